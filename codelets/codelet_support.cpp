@@ -1,0 +1,123 @@
+#include "codelet_support.hpp"
+
+#include <cstring>
+#include <stdexcept>
+
+#include "tessera/error.hpp"
+
+namespace tessera::detail {
+
+namespace {
+
+// Runs after the task's work (asynchronous GPU work included) is complete.
+void task_finished(void* cl_arg) { static_cast<TaskHeader*>(cl_arg)->submission->task_finished(); }
+
+constexpr int tag_field_bits = 20;
+constexpr uint64_t tag_field_mask = (uint64_t(1) << tag_field_bits) - 1;
+
+uint64_t encode_task_tag(TaskKind kind, int step, int i, int j) {
+  return (uint64_t(kind) << 60) | ((uint64_t(step) & tag_field_mask) << 40) |
+         ((uint64_t(i) & tag_field_mask) << 20) | (uint64_t(j) & tag_field_mask);
+}
+
+}  // namespace
+
+starpu_perfmodel make_history_model(const std::string& symbol) {
+  starpu_perfmodel model;
+  std::memset(&model, 0, sizeof model);
+  model.type = STARPU_HISTORY_BASED;
+  // StarPU keeps the pointer: the names live as long as the process.
+  model.symbol = strdup(symbol.c_str());
+  return model;
+}
+
+starpu_codelet make_codelet(const CodeletSpec& spec) {
+  starpu_codelet cl;
+  std::memset(&cl, 0, sizeof cl);
+  cl.name = spec.name;
+  if (spec.cpu) {
+    cl.where |= STARPU_CPU;
+    cl.cpu_funcs[0] = spec.cpu;
+  }
+#ifdef TESSERA_HAVE_CUDA
+  unsigned n = 0;
+  for (starpu_cuda_func_t f : {spec.cuda_vendor, spec.cuda_custom}) {
+    if (!f) continue;
+    cl.cuda_funcs[n] = f;
+    cl.cuda_flags[n] = spec.cuda_async ? STARPU_CUDA_ASYNC : 0;
+    ++n;
+  }
+  if (n > 0) cl.where |= STARPU_CUDA;
+#endif
+  cl.nbuffers = static_cast<int>(spec.modes.size());
+  int i = 0;
+  for (starpu_data_access_mode mode : spec.modes) cl.modes[i++] = mode;
+  cl.can_execute = spec.can_execute;
+  cl.model = spec.model;
+  return cl;
+}
+
+uint32_t where_of(Mode mode) {
+  switch (mode) {
+    case Mode::cpu: return STARPU_CPU;
+    case Mode::gpu: return STARPU_CUDA;
+    case Mode::hybrid: return STARPU_CPU | STARPU_CUDA;
+  }
+  return STARPU_CPU;
+}
+
+void submit_task(const TaskContext& ctx, starpu_codelet* codelet, TaskKind kind, void* args,
+                 std::size_t args_size, std::initializer_list<TaskBuffer> buffers, int priority,
+                 const TileRef& traced_tile, int step) {
+  starpu_task* task = starpu_task_create();
+  task->cl = codelet;
+  int index = 0;
+  for (const TaskBuffer& buffer : buffers) {
+    if (index >= codelet->nbuffers || codelet->modes[index] != buffer.mode) {
+      task->destroy = 0;
+      starpu_task_destroy(task);
+      std::free(args);
+      throw std::logic_error(std::string("task buffers do not match codelet ") + codelet->name);
+    }
+    task->handles[index++] = static_cast<starpu_data_handle_t>(buffer.handle);
+  }
+  task->cl_arg = args;
+  task->cl_arg_size = args_size;
+  task->cl_arg_free = 1;
+  task->priority = priority;
+  // Conversions run where the data's home is; the tile operations where the mode allows.
+  task->where = (codelet->where & STARPU_CUDA) ? static_cast<int32_t>(where_of(ctx.mode) & codelet->where)
+                                                : static_cast<int32_t>(codelet->where);
+  task->callback_func = task_finished;
+  task->callback_arg = args;
+  task->name = to_string(kind);
+  task->tag_id = encode_task_tag(kind, step, traced_tile.i, traced_tile.j);
+  ctx.submission->task_submitted();
+  const int ret = starpu_task_submit(task);
+  if (ret != 0) {
+    ctx.submission->task_withdrawn();
+    task->destroy = 0;
+    starpu_task_destroy(task);  // frees args (cl_arg_free)
+    throw RuntimeError(std::string("the runtime refused a ") + to_string(kind) + " task (" +
+                       (ret == -ENODEV ? "no worker can run it in this mode" : "error " + std::to_string(ret)) + ")");
+  }
+}
+
+TaskTag decode_task_tag(uint64_t tag) {
+  return {static_cast<TaskKind>(tag >> 60), static_cast<int>((tag >> 40) & tag_field_mask),
+          static_cast<int>((tag >> 20) & tag_field_mask), static_cast<int>(tag & tag_field_mask)};
+}
+
+#ifdef TESSERA_HAVE_CUDA
+CudaWorkerContext& current_cuda_context(const TaskHeader& header) {
+  return header.resources->cuda(starpu_worker_get_id_check());
+}
+
+bool cuda_implementation_allowed(const TaskHeader& header, unsigned implementation, bool custom_supported) {
+  const bool custom = implementation == 1;
+  if (custom) return custom_supported && header.gpu_kernels != GpuKernels::vendor;
+  return header.gpu_kernels != GpuKernels::custom || !custom_supported;
+}
+#endif
+
+}  // namespace tessera::detail

@@ -1,0 +1,131 @@
+// What every codelet file shares: the argument header each task carries, the view of a StarPU
+// matrix buffer, perf-model and codelet construction, and task submission with completion
+// accounting. Codelets stay thin adapters from StarPU buffers to kernel functions.
+#pragma once
+
+#include <starpu.h>
+
+#include <cstdint>
+#include <cstdlib>
+#include <exception>
+#include <initializer_list>
+#include <new>
+#include <string>
+#include <type_traits>
+#include <utility>
+
+#include "runtime_resources.hpp"
+#include "submission.hpp"
+#include "tasks.hpp"
+
+namespace tessera::detail {
+
+// Header of every task's argument block (the StarPU cl_arg, malloc'ed, freed by StarPU after the
+// callback). Each operation's argument struct starts with it.
+struct TaskHeader {
+  Submission* submission;
+  const RuntimeResources* resources;
+  GpuKernels gpu_kernels;
+  TaskKind kind;
+};
+
+template <class T>
+struct TileView {
+  T* ptr;
+  int rows;
+  int cols;
+  int ld;
+};
+
+template <class T>
+TileView<T> tile_view(void* buffer) {
+  auto* m = static_cast<starpu_matrix_interface*>(buffer);
+  return {reinterpret_cast<T*>(m->ptr), static_cast<int>(m->nx), static_cast<int>(m->ny), static_cast<int>(m->ld)};
+}
+
+template <class T>
+constexpr char precision_letter() {
+  static_assert(std::is_same_v<T, float> || std::is_same_v<T, double>, "float or double");
+  return std::is_same_v<T, double> ? 'd' : 's';
+}
+
+// A history-based perf model named tessera_<precision><op> (one file per host in StarPU's
+// sampling directory); StarPU keeps one history per implementation and architecture.
+starpu_perfmodel make_history_model(const std::string& symbol);
+
+// The parts of a codelet that differ between operations. CUDA implementation 0 is the vendor
+// library's, 1 Tessera's own kernel (nullptr where there is none).
+struct CodeletSpec {
+  const char* name;
+  starpu_cpu_func_t cpu = nullptr;
+  starpu_cuda_func_t cuda_vendor = nullptr;
+  starpu_cuda_func_t cuda_custom = nullptr;
+  bool cuda_async = true;  // the CUDA functions only enqueue work on the worker's stream
+  std::initializer_list<starpu_data_access_mode> modes;
+  int (*can_execute)(unsigned worker, starpu_task* task, unsigned implementation) = nullptr;
+  starpu_perfmodel* model = nullptr;
+};
+starpu_codelet make_codelet(const CodeletSpec& spec);
+
+// Where tasks of a resolved mode may run.
+uint32_t where_of(Mode mode);
+
+// Runs a task body: skipped once the submission has stopped (a failure upstream), and any
+// exception is recorded in the submission instead of escaping into the runtime's C code.
+template <class Body>
+void run_task_body(const TaskHeader& header, const char* what, Body&& body, bool even_after_failure = false) {
+  if (header.submission->stopped() && !even_after_failure) return;
+  try {
+    body();
+  } catch (const std::exception& e) {
+    header.submission->record_error(std::string(what) + ": " + e.what());
+  } catch (...) {
+    header.submission->record_error(std::string(what) + ": unknown exception");
+  }
+}
+
+// Args must start with a TaskHeader and be trivially copyable.
+template <class Args>
+const Args& task_args(void* cl_arg) {
+  return *static_cast<const Args*>(cl_arg);
+}
+
+struct TaskBuffer {
+  void* handle;
+  starpu_data_access_mode mode;
+};
+
+// Submits one task; the submission counts it until its callback has run. Throws RuntimeError if
+// the runtime refuses the task (no worker can run it).
+void submit_task(const TaskContext& ctx, starpu_codelet* codelet, TaskKind kind, void* args,
+                 std::size_t args_size, std::initializer_list<TaskBuffer> buffers, int priority,
+                 const TileRef& traced_tile, int step);
+
+template <class Args>
+void submit(const TaskContext& ctx, starpu_codelet* codelet, Args args, std::initializer_list<TaskBuffer> buffers,
+            int priority, const TileRef& traced_tile, int step) {
+  static_assert(std::is_trivially_copyable_v<Args>, "task arguments are copied bytewise");
+  args.header = TaskHeader{ctx.submission, ctx.resources, ctx.gpu_kernels, args.header.kind};
+  void* block = std::malloc(sizeof(Args));
+  if (!block) throw std::bad_alloc();
+  new (block) Args(args);
+  submit_task(ctx, codelet, args.header.kind, block, sizeof(Args), buffers, priority, traced_tile, step);
+}
+
+// Decodes the trace tag of a task submitted by submit_task.
+struct TaskTag {
+  TaskKind kind;
+  int step;
+  int i;
+  int j;
+};
+TaskTag decode_task_tag(uint64_t tag);
+
+#ifdef TESSERA_HAVE_CUDA
+// The CUDA context of the calling worker.
+CudaWorkerContext& current_cuda_context(const TaskHeader& header);
+// Implementation index 0 of each CUDA codelet is the vendor library, 1 Tessera's own kernel.
+bool cuda_implementation_allowed(const TaskHeader& header, unsigned implementation, bool custom_supported);
+#endif
+
+}  // namespace tessera::detail

@@ -1,0 +1,162 @@
+// Conversions between the caller's column-major matrix and the tiles (copy_in, copy_out: CPU
+// tasks, so they run in parallel over the CPU workers), and copy_tile (tile -> tile, optionally
+// with the strict upper triangle zeroed; CPU and CUDA).
+#include <string>
+
+#include "codelet_support.hpp"
+#include "kernels/cpu/blas.hpp"
+
+#ifdef TESSERA_HAVE_CUDA
+#include "kernels/cuda/check.hpp"
+#include "kernels/cuda/matrix_utils.hpp"
+#endif
+
+namespace tessera::detail {
+
+namespace {
+
+template <class T>
+struct CopyArgs {
+  TaskHeader header;
+  BlockMap<T> block;
+  int tile_row0;
+  bool skip_after_failure;
+};
+
+template <class T>
+T* block_origin(const BlockMap<T>& b) {
+  return b.base + b.row0 + static_cast<long>(b.col0) * b.ld;
+}
+
+template <class T>
+void copy_in_cpu(void* buffers[], void* cl_arg) {
+  const auto& args = task_args<CopyArgs<T>>(cl_arg);
+  run_task_body(args.header, "copy_in", [&] {
+    const TileView<T> tile = tile_view<T>(buffers[0]);
+    const BlockMap<T>& b = args.block;
+    // The block is tile-shaped, or transposed (rows and columns swapped).
+    const int m = b.transpose ? tile.cols : tile.rows;
+    const int n = b.transpose ? tile.rows : tile.cols;
+    const int bad_row = kernels::cpu::copy_block(b.transpose, b.lower_only, m, n, block_origin(b), b.ld, tile.ptr, tile.ld);
+    if (bad_row >= 0) args.header.submission->record_non_finite(args.tile_row0 + bad_row + 1);
+  }, /*even_after_failure=*/true);
+}
+
+template <class T>
+void copy_out_cpu(void* buffers[], void* cl_arg) {
+  const auto& args = task_args<CopyArgs<T>>(cl_arg);
+  run_task_body(args.header, "copy_out", [&] {
+    const TileView<T> tile = tile_view<T>(buffers[0]);
+    const BlockMap<T>& b = args.block;
+    if (b.lower_only && b.transpose) {
+      // Diagonal tile of an upper-stored matrix: the tile's lower triangle goes above the diagonal.
+      for (int j = 0; j < tile.cols; ++j)
+        for (int i = j; i < tile.rows; ++i) block_origin(b)[j + static_cast<long>(i) * b.ld] = tile.ptr[i + static_cast<long>(j) * tile.ld];
+    } else {
+      // Copying the tile (or its transpose) into the block is copy_block with the roles swapped.
+      kernels::cpu::copy_block(b.transpose, b.lower_only, tile.rows, tile.cols, tile.ptr, tile.ld, block_origin(b), b.ld);
+    }
+  }, /*even_after_failure=*/!args.skip_after_failure);
+}
+
+template <class T>
+starpu_codelet* copy_in_codelet() {
+  static starpu_perfmodel model = make_history_model(std::string("tessera_") + precision_letter<T>() + "copy_in");
+  static starpu_codelet codelet = make_codelet({"copy_in", copy_in_cpu<T>, nullptr, nullptr, false, {STARPU_W}, nullptr, &model});
+  return &codelet;
+}
+
+template <class T>
+starpu_codelet* copy_out_codelet() {
+  static starpu_perfmodel model = make_history_model(std::string("tessera_") + precision_letter<T>() + "copy_out");
+  static starpu_codelet codelet = make_codelet({"copy_out", copy_out_cpu<T>, nullptr, nullptr, false, {STARPU_R}, nullptr, &model});
+  return &codelet;
+}
+
+template <class T>
+struct CopyTileArgs {
+  TaskHeader header;
+  bool zero_upper;
+};
+
+template <class T>
+void copy_tile_cpu(void* buffers[], void* cl_arg) {
+  const auto& args = task_args<CopyTileArgs<T>>(cl_arg);
+  run_task_body(args.header, "copy_tile", [&] {
+    const TileView<T> src = tile_view<T>(buffers[0]);
+    const TileView<T> dst = tile_view<T>(buffers[1]);
+    if (args.zero_upper)
+      kernels::cpu::copy_lower(src.rows, src.cols, src.ptr, src.ld, dst.ptr, dst.ld);
+    else
+      kernels::cpu::copy_block(false, false, src.rows, src.cols, src.ptr, src.ld, dst.ptr, dst.ld);
+  }, /*even_after_failure=*/true);
+}
+
+#ifdef TESSERA_HAVE_CUDA
+template <class T>
+void copy_tile_cuda(void* buffers[], void* cl_arg) {
+  const auto& args = task_args<CopyTileArgs<T>>(cl_arg);
+  run_task_body(args.header, "copy_tile (CUDA)", [&] {
+    const TileView<T> src = tile_view<T>(buffers[0]);
+    const TileView<T> dst = tile_view<T>(buffers[1]);
+    cudaStream_t stream = starpu_cuda_get_local_stream();
+    if (args.zero_upper)
+      kernels::cuda::copy_lower(src.rows, src.cols, src.ptr, src.ld, dst.ptr, dst.ld, stream);
+    else
+      TESSERA_CUDA_CHECK(cudaMemcpy2DAsync(dst.ptr, sizeof(T) * dst.ld, src.ptr, sizeof(T) * src.ld,
+                                           sizeof(T) * src.rows, src.cols, cudaMemcpyDeviceToDevice, stream));
+  }, /*even_after_failure=*/true);
+}
+#endif
+
+template <class T>
+starpu_codelet* copy_tile_codelet() {
+  static starpu_perfmodel model = make_history_model(std::string("tessera_") + precision_letter<T>() + "copy_tile");
+  static starpu_codelet codelet = make_codelet({"copy_tile", copy_tile_cpu<T>,
+#ifdef TESSERA_HAVE_CUDA
+                                                copy_tile_cuda<T>,
+#else
+                                                nullptr,
+#endif
+                                                nullptr, true, {STARPU_R, STARPU_W}, nullptr, &model});
+  return &codelet;
+}
+
+}  // namespace
+
+template <class T>
+void insert_copy_in(const TaskContext& ctx, const BlockMap<T>& from, const TileRef& tile, int priority) {
+  CopyArgs<T> args{};
+  args.header.kind = TaskKind::copy_in;
+  args.block = from;
+  args.tile_row0 = tile.row0;
+  submit(ctx, copy_in_codelet<T>(), args, {{tile.handle, STARPU_W}}, priority, tile, 0);
+}
+
+template <class T>
+void insert_copy_out(const TaskContext& ctx, const TileRef& tile, const BlockMap<T>& to, bool skip_after_failure,
+                     int priority) {
+  CopyArgs<T> args{};
+  args.header.kind = TaskKind::copy_out;
+  args.block = to;
+  args.tile_row0 = tile.row0;
+  args.skip_after_failure = skip_after_failure;
+  submit(ctx, copy_out_codelet<T>(), args, {{tile.handle, STARPU_R}}, priority, tile, 0);
+}
+
+template <class T>
+void insert_copy_tile(const TaskContext& ctx, const TileRef& src, const TileRef& dst, bool zero_upper, int priority) {
+  CopyTileArgs<T> args{};
+  args.header.kind = TaskKind::other;
+  args.zero_upper = zero_upper;
+  submit(ctx, copy_tile_codelet<T>(), args, {{src.handle, STARPU_R}, {dst.handle, STARPU_W}}, priority, dst, 0);
+}
+
+template void insert_copy_in<float>(const TaskContext&, const BlockMap<float>&, const TileRef&, int);
+template void insert_copy_in<double>(const TaskContext&, const BlockMap<double>&, const TileRef&, int);
+template void insert_copy_out<float>(const TaskContext&, const TileRef&, const BlockMap<float>&, bool, int);
+template void insert_copy_out<double>(const TaskContext&, const TileRef&, const BlockMap<double>&, bool, int);
+template void insert_copy_tile<float>(const TaskContext&, const TileRef&, const TileRef&, bool, int);
+template void insert_copy_tile<double>(const TaskContext&, const TileRef&, const TileRef&, bool, int);
+
+}  // namespace tessera::detail

@@ -1,0 +1,99 @@
+// gemm: C := alpha op(A) op(B) + beta C (the trailing update C -= A B^T, and the solves' updates).
+// CPU: OpenBLAS. CUDA: cuBLAS, and Tessera's kernel for C -= A B^T.
+#include <string>
+
+#include "codelet_support.hpp"
+#include "kernels/cpu/blas.hpp"
+
+#ifdef TESSERA_HAVE_CUDA
+#include "kernels/cuda/tile_kernels.hpp"
+#include "kernels/cuda/vendor.hpp"
+#endif
+
+namespace tessera::detail {
+
+namespace {
+
+template <class T>
+struct GemmArgs {
+  TaskHeader header;
+  Trans transa;
+  Trans transb;
+  T alpha;
+  T beta;
+};
+
+template <class T>
+int inner_dimension(const GemmArgs<T>& args, const TileView<T>& A) {
+  return args.transa == Trans::yes ? A.rows : A.cols;
+}
+
+template <class T>
+void gemm_cpu(void* buffers[], void* cl_arg) {
+  const auto& args = task_args<GemmArgs<T>>(cl_arg);
+  run_task_body(args.header, "gemm", [&] {
+    const TileView<T> A = tile_view<T>(buffers[0]);
+    const TileView<T> B = tile_view<T>(buffers[1]);
+    const TileView<T> C = tile_view<T>(buffers[2]);
+    kernels::cpu::gemm(args.transa == Trans::yes, args.transb == Trans::yes, C.rows, C.cols, inner_dimension(args, A),
+                       args.alpha, A.ptr, A.ld, B.ptr, B.ld, args.beta, C.ptr, C.ld);
+  });
+}
+
+#ifdef TESSERA_HAVE_CUDA
+template <class T>
+void gemm_cuda_vendor(void* buffers[], void* cl_arg) {
+  const auto& args = task_args<GemmArgs<T>>(cl_arg);
+  run_task_body(args.header, "gemm (cuBLAS)", [&] {
+    CudaWorkerContext& ctx = current_cuda_context(args.header);
+    const TileView<T> A = tile_view<T>(buffers[0]);
+    const TileView<T> B = tile_view<T>(buffers[1]);
+    const TileView<T> C = tile_view<T>(buffers[2]);
+    kernels::cuda::vendor::gemm(ctx.cublas, args.transa == Trans::yes, args.transb == Trans::yes, C.rows, C.cols,
+                                inner_dimension(args, A), args.alpha, A.ptr, A.ld, B.ptr, B.ld, args.beta, C.ptr,
+                                C.ld);
+  });
+}
+
+template <class T>
+int gemm_can_execute(unsigned worker, starpu_task* task, unsigned implementation) {
+  if (starpu_worker_get_type(static_cast<int>(worker)) != STARPU_CUDA_WORKER) return 1;
+  return cuda_implementation_allowed(task_args<GemmArgs<T>>(task->cl_arg).header, implementation, false);
+}
+#endif
+
+template <class T>
+starpu_codelet* gemm_codelet() {
+  static starpu_perfmodel model = make_history_model(std::string("tessera_") + precision_letter<T>() + "gemm");
+  static starpu_codelet codelet = make_codelet({
+      "gemm", gemm_cpu<T>,
+#ifdef TESSERA_HAVE_CUDA
+      gemm_cuda_vendor<T>, nullptr, true, {STARPU_R, STARPU_R, STARPU_RW}, gemm_can_execute<T>,
+#else
+      nullptr, nullptr, true, {STARPU_R, STARPU_R, STARPU_RW}, nullptr,
+#endif
+      &model});
+  return &codelet;
+}
+
+}  // namespace
+
+template <class T>
+void insert_gemm(const TaskContext& ctx, Trans transa, Trans transb, T alpha, const TileRef& A, const TileRef& B,
+                 T beta, const TileRef& C, int priority) {
+  GemmArgs<T> args{};
+  args.header.kind = TaskKind::gemm;
+  args.transa = transa;
+  args.transb = transb;
+  args.alpha = alpha;
+  args.beta = beta;
+  submit(ctx, gemm_codelet<T>(), args, {{A.handle, STARPU_R}, {B.handle, STARPU_R}, {C.handle, STARPU_RW}}, priority,
+         C, transa == Trans::yes ? A.i : A.j);
+}
+
+template void insert_gemm<float>(const TaskContext&, Trans, Trans, float, const TileRef&, const TileRef&, float,
+                                 const TileRef&, int);
+template void insert_gemm<double>(const TaskContext&, Trans, Trans, double, const TileRef&, const TileRef&, double,
+                                  const TileRef&, int);
+
+}  // namespace tessera::detail

@@ -1,0 +1,90 @@
+// CPU tile kernels: thin typed wrappers over single-threaded OpenBLAS/LAPACKE calls, column-major.
+// Plain functions of (sizes, pointers, leading dimensions) that the codelets and tests call.
+#pragma once
+
+#include <cblas.h>
+#include <lapacke.h>
+
+#include <cmath>
+#include <type_traits>
+
+namespace tessera::kernels::cpu {
+
+// Cholesky of the lower triangle of the n x n tile A; returns LAPACK info (local 1-based column).
+inline int potrf(int n, double* A, int lda) { return LAPACKE_dpotrf_work(LAPACK_COL_MAJOR, 'L', n, A, lda); }
+inline int potrf(int n, float* A, int lda) { return LAPACKE_spotrf_work(LAPACK_COL_MAJOR, 'L', n, A, lda); }
+
+// B := alpha op(L)^{-1} B (left) or alpha B op(L)^{-T...} (right); L lower, non-unit.
+inline void trsm(bool left, bool trans, int m, int n, double alpha, const double* L, int ldl,
+                 double* B, int ldb) {
+  cblas_dtrsm(CblasColMajor, left ? CblasLeft : CblasRight, CblasLower, trans ? CblasTrans : CblasNoTrans,
+              CblasNonUnit, m, n, alpha, L, ldl, B, ldb);
+}
+inline void trsm(bool left, bool trans, int m, int n, float alpha, const float* L, int ldl, float* B,
+                 int ldb) {
+  cblas_strsm(CblasColMajor, left ? CblasLeft : CblasRight, CblasLower, trans ? CblasTrans : CblasNoTrans,
+              CblasNonUnit, m, n, alpha, L, ldl, B, ldb);
+}
+
+// C := alpha A A^T + beta C on the lower triangle; C n x n, A n x k.
+inline void syrk(int n, int k, double alpha, const double* A, int lda, double beta, double* C, int ldc) {
+  cblas_dsyrk(CblasColMajor, CblasLower, CblasNoTrans, n, k, alpha, A, lda, beta, C, ldc);
+}
+inline void syrk(int n, int k, float alpha, const float* A, int lda, float beta, float* C, int ldc) {
+  cblas_ssyrk(CblasColMajor, CblasLower, CblasNoTrans, n, k, alpha, A, lda, beta, C, ldc);
+}
+
+// C := alpha op(A) op(B) + beta C; C m x n.
+inline void gemm(bool transa, bool transb, int m, int n, int k, double alpha, const double* A, int lda,
+                 const double* B, int ldb, double beta, double* C, int ldc) {
+  cblas_dgemm(CblasColMajor, transa ? CblasTrans : CblasNoTrans, transb ? CblasTrans : CblasNoTrans, m, n,
+              k, alpha, A, lda, B, ldb, beta, C, ldc);
+}
+inline void gemm(bool transa, bool transb, int m, int n, int k, float alpha, const float* A, int lda,
+                 const float* B, int ldb, float beta, float* C, int ldc) {
+  cblas_sgemm(CblasColMajor, transa ? CblasTrans : CblasNoTrans, transb ? CblasTrans : CblasNoTrans, m, n,
+              k, alpha, A, lda, B, ldb, beta, C, ldc);
+}
+
+// Copies the m x n block src (leading dimension lds) into dst (ldd), or its transpose (then dst
+// is n x m). With lower_only, only entries on or below the diagonal of dst are written and
+// scanned. Returns the smallest row of dst holding a NaN or infinity, or -1.
+template <class T>
+int copy_block(bool transpose, bool lower_only, int m, int n, const T* src, int lds, T* dst, int ldd) {
+  const int rows = transpose ? n : m;
+  const int cols = transpose ? m : n;
+  int first_bad_row = -1;
+  for (int j = 0; j < cols; ++j) {
+    for (int i = lower_only ? j : 0; i < rows; ++i) {
+      const T v = transpose ? src[j + static_cast<long>(i) * lds] : src[i + static_cast<long>(j) * lds];
+      dst[i + static_cast<long>(j) * ldd] = v;
+      if (!std::isfinite(v) && (first_bad_row < 0 || i < first_bad_row)) first_bad_row = i;
+    }
+  }
+  return first_bad_row;
+}
+
+// dst := src on and below the diagonal, 0 above it (n x n tiles).
+template <class T>
+void copy_lower(int m, int n, const T* src, int lds, T* dst, int ldd) {
+  for (int j = 0; j < n; ++j)
+    for (int i = 0; i < m; ++i) dst[i + static_cast<long>(j) * ldd] = i >= j ? src[i + static_cast<long>(j) * lds] : T(0);
+}
+
+// Adds the column sums of |A| (m x n) to colsum[0..n) and its row sums to rowsum[0..m); with
+// lower_only (square diagonal tile) only the lower triangle counts, and the diagonal goes to the
+// column sums alone, so that colsum + rowsum of a symmetric matrix gives its full column sums.
+template <class T>
+void abs_sums(bool lower_only, int m, int n, const T* A, int lda, T* colsum, T* rowsum) {
+  for (int j = 0; j < n; ++j) {
+    T s = 0;
+    for (int i = lower_only ? j : 0; i < m; ++i) {
+      const T a = std::abs(A[i + static_cast<long>(j) * lda]);
+      s += a;
+      if (!lower_only || i != j) rowsum[i] += a;
+    }
+    colsum[j] += s;
+  }
+}
+
+}  // namespace tessera::kernels::cpu

@@ -1,0 +1,95 @@
+// Batched Cholesky kernels for many small SPD matrices (column-major, each matrix k at
+// A + k * strideA). Plain functions: all pointers are device pointers, launches are asynchronous
+// on `stream`, launch errors throw tessera::CudaError. info[k] receives LAPACK's info for matrix k.
+#pragma once
+
+#include <cuda_runtime.h>
+
+#include <cstdint>
+
+namespace tessera::kernels::cuda {
+
+enum class BatchUplo { lower, upper };
+
+struct BatchedOptions {
+  bool fast_math = false;  // approximate sqrt/reciprocal; off unless a user asks for it
+
+  // Kernel shape overrides for tuning sweeps; 0 keeps the built-in per-n choice.
+  // n <= 32: `threads` is the thread-block size (32, 64, 128 or 256).
+  // n > 32: (`panel_width`, `threads`, `rows_per_thread`) names one of the shapes listed by
+  // potrf_batched_panel_shapes(); any other combination throws tessera::InvalidArgument.
+  int panel_width = 0;
+  int threads = 0;
+  int rows_per_thread = 0;
+};
+
+// Factor batch matrices of order n in place (A_k = L_k L_k^T or U_k^T U_k).
+// Only the referenced triangle is read and written. On failure info[k] is the 1-based column of
+// the first non-positive (or NaN) pivot; the columns before it hold the factor of the leading
+// minor and the rest of that matrix is unspecified. Other matrices of the batch are unaffected.
+template <class T>
+void potrf_batched(BatchUplo uplo, int n, T* A, int lda, long long strideA, int batch, int* info,
+                   cudaStream_t stream, const BatchedOptions& opts = {});
+
+// Solve A_k X_k = B_k with the factors from potrf_batched; B_k is n x nrhs at B + k * strideB.
+// Matrices whose info is non-zero are skipped (their B is left as it was). info may be null
+// (every matrix is then solved).
+template <class T>
+void potrs_batched(BatchUplo uplo, int n, int nrhs, const T* A, int lda, long long strideA, T* B,
+                   int ldb, long long strideB, int batch, const int* info, cudaStream_t stream);
+
+// Variable sizes: matrix k has order n[k] (>= 0), leading dimension lda[k] and starts at
+// A + offsetA[k] (element offsets). n, lda, offsetA, info are device arrays of length batch;
+// max_n bounds every n[k].
+template <class T>
+void potrf_vbatched(BatchUplo uplo, const int* n, int max_n, T* A, const long long* offsetA,
+                    const int* lda, int batch, int* info, cudaStream_t stream,
+                    const BatchedOptions& opts = {});
+
+// Variable-size solve with the factors from potrf_vbatched: B_k (n[k] x nrhs, leading dimension
+// ldb[k]) starts at B + offsetB[k]. Device arrays as for potrf_vbatched; info may be null.
+template <class T>
+void potrs_vbatched(BatchUplo uplo, const int* n, int max_n, int nrhs, const T* A,
+                    const long long* offsetA, const int* lda, T* B, const long long* offsetB,
+                    const int* ldb, int batch, const int* info, cudaStream_t stream);
+
+// ---- interleaved ("batch-index fastest") layout ---------------------------------------------
+// Matrices are grouped in chunks of 32 (kInterleaveWidth); inside a chunk the batch index varies
+// fastest. Element (i, j) of matrix b lives at
+//   Ai[((c * n * n) + j * n + i) * 32 + b % 32],   c = b / 32,
+// so a warp that reads element (i, j) of 32 neighbouring matrices reads 32 consecutive values.
+// The last chunk is padded to 32 matrices (the padding is never read or written).
+inline constexpr int kInterleaveWidth = 32;
+
+// Number of elements an interleaved batch occupies.
+constexpr long long interleaved_elements(int n, int batch) {
+  return (static_cast<long long>(batch) + kInterleaveWidth - 1) / kInterleaveWidth *
+         kInterleaveWidth * n * n;
+}
+
+// Copy a strided batch (whole n x n matrices) into the interleaved layout, and back.
+template <class T>
+void interleave_batched(int n, const T* A, int lda, long long strideA, int batch, T* Ai,
+                        cudaStream_t stream);
+template <class T>
+void deinterleave_batched(int n, const T* Ai, int batch, T* A, int lda, long long strideA,
+                          cudaStream_t stream);
+
+// potrf_batched on an interleaved batch (same info and triangle conventions). Fastest for
+// n <= 32; larger n is correct but reads less efficiently.
+template <class T>
+void potrf_batched_interleaved(BatchUplo uplo, int n, T* Ai, int batch, int* info,
+                               cudaStream_t stream, const BatchedOptions& opts = {});
+
+// ---- tuning introspection --------------------------------------------------------------------
+struct PanelShape {
+  int panel_width;      // NB: columns factored per panel
+  int threads;          // thread-block size
+  int rows_per_thread;  // rows of the panel each thread keeps in registers
+};
+
+// The panel shapes compiled in (n > 32 kernels), and the one potrf_batched picks for order n.
+int potrf_batched_panel_shapes(const PanelShape** shapes);
+PanelShape potrf_batched_default_shape(int n);
+
+}  // namespace tessera::kernels::cuda

@@ -1,0 +1,62 @@
+// Typed wrappers over the cuBLAS and cuSOLVER calls the tile codelets use (column-major, device
+// pointers, asynchronous on the handle's stream). Every status is checked.
+#pragma once
+
+#include <cublas_v2.h>
+#include <cusolverDn.h>
+
+#include "check.hpp"
+
+namespace tessera::kernels::cuda::vendor {
+
+inline cublasOperation_t op(bool trans) { return trans ? CUBLAS_OP_T : CUBLAS_OP_N; }
+
+// Workspace elements cuSOLVER needs for potrf on an n x n lower tile.
+inline int potrf_workspace(cusolverDnHandle_t h, int n, double* A, int lda) {
+  int lwork = 0;
+  TESSERA_CUSOLVER_CHECK(cusolverDnDpotrf_bufferSize(h, CUBLAS_FILL_MODE_LOWER, n, A, lda, &lwork));
+  return lwork;
+}
+inline int potrf_workspace(cusolverDnHandle_t h, int n, float* A, int lda) {
+  int lwork = 0;
+  TESSERA_CUSOLVER_CHECK(cusolverDnSpotrf_bufferSize(h, CUBLAS_FILL_MODE_LOWER, n, A, lda, &lwork));
+  return lwork;
+}
+// Writes LAPACK info to the device int *d_info.
+inline void potrf(cusolverDnHandle_t h, int n, double* A, int lda, double* work, int lwork, int* d_info) {
+  TESSERA_CUSOLVER_CHECK(cusolverDnDpotrf(h, CUBLAS_FILL_MODE_LOWER, n, A, lda, work, lwork, d_info));
+}
+inline void potrf(cusolverDnHandle_t h, int n, float* A, int lda, float* work, int lwork, int* d_info) {
+  TESSERA_CUSOLVER_CHECK(cusolverDnSpotrf(h, CUBLAS_FILL_MODE_LOWER, n, A, lda, work, lwork, d_info));
+}
+
+inline void trsm(cublasHandle_t h, bool left, bool trans, int m, int n, double alpha, const double* L, int ldl,
+                 double* B, int ldb) {
+  TESSERA_CUBLAS_CHECK(cublasDtrsm(h, left ? CUBLAS_SIDE_LEFT : CUBLAS_SIDE_RIGHT, CUBLAS_FILL_MODE_LOWER, op(trans),
+                                   CUBLAS_DIAG_NON_UNIT, m, n, &alpha, L, ldl, B, ldb));
+}
+inline void trsm(cublasHandle_t h, bool left, bool trans, int m, int n, float alpha, const float* L, int ldl,
+                 float* B, int ldb) {
+  TESSERA_CUBLAS_CHECK(cublasStrsm(h, left ? CUBLAS_SIDE_LEFT : CUBLAS_SIDE_RIGHT, CUBLAS_FILL_MODE_LOWER, op(trans),
+                                   CUBLAS_DIAG_NON_UNIT, m, n, &alpha, L, ldl, B, ldb));
+}
+
+inline void syrk(cublasHandle_t h, int n, int k, double alpha, const double* A, int lda, double beta, double* C,
+                 int ldc) {
+  TESSERA_CUBLAS_CHECK(cublasDsyrk(h, CUBLAS_FILL_MODE_LOWER, CUBLAS_OP_N, n, k, &alpha, A, lda, &beta, C, ldc));
+}
+inline void syrk(cublasHandle_t h, int n, int k, float alpha, const float* A, int lda, float beta, float* C,
+                 int ldc) {
+  TESSERA_CUBLAS_CHECK(cublasSsyrk(h, CUBLAS_FILL_MODE_LOWER, CUBLAS_OP_N, n, k, &alpha, A, lda, &beta, C, ldc));
+}
+
+inline void gemm(cublasHandle_t h, bool transa, bool transb, int m, int n, int k, double alpha, const double* A,
+                 int lda, const double* B, int ldb, double beta, double* C, int ldc) {
+  TESSERA_CUBLAS_CHECK(cublasDgemm(h, op(transa), op(transb), m, n, k, &alpha, A, lda, B, ldb, &beta, C, ldc));
+}
+inline void gemm(cublasHandle_t h, bool transa, bool transb, int m, int n, int k, float alpha, const float* A,
+                 int lda, const float* B, int ldb, float beta, float* C, int ldc) {
+  TESSERA_CUBLAS_CHECK(cublasSgemm(h, op(transa), op(transb), m, n, k, &alpha, A, lda, B, ldb, &beta, C, ldc));
+}
+
+}  // namespace tessera::kernels::cuda::vendor

@@ -1,0 +1,49 @@
+// abs_sums: column and row sums of |tile| into a host array, from which the 1-norm of a tile
+// matrix is assembled (backward-error checks). CPU only: the tiles come to the host for it.
+#include <string>
+
+#include "codelet_support.hpp"
+#include "kernels/cpu/blas.hpp"
+
+namespace tessera::detail {
+
+namespace {
+
+template <class T>
+struct AbsSumsArgs {
+  TaskHeader header;
+  bool lower_only;
+  T* sums;
+};
+
+template <class T>
+void abs_sums_cpu(void* buffers[], void* cl_arg) {
+  const auto& args = task_args<AbsSumsArgs<T>>(cl_arg);
+  run_task_body(args.header, "abs_sums", [&] {
+    const TileView<T> tile = tile_view<T>(buffers[0]);
+    kernels::cpu::abs_sums(args.lower_only, tile.rows, tile.cols, tile.ptr, tile.ld, args.sums, args.sums + tile.cols);
+  }, /*even_after_failure=*/true);
+}
+
+template <class T>
+starpu_codelet* abs_sums_codelet() {
+  static starpu_perfmodel model = make_history_model(std::string("tessera_") + precision_letter<T>() + "abs_sums");
+  static starpu_codelet codelet = make_codelet({"abs_sums", abs_sums_cpu<T>, nullptr, nullptr, false, {STARPU_R}, nullptr, &model});
+  return &codelet;
+}
+
+}  // namespace
+
+template <class T>
+void insert_abs_sums(const TaskContext& ctx, const TileRef& tile, bool lower_only, T* sums, int priority) {
+  AbsSumsArgs<T> args{};
+  args.header.kind = TaskKind::other;
+  args.lower_only = lower_only;
+  args.sums = sums;
+  submit(ctx, abs_sums_codelet<T>(), args, {{tile.handle, STARPU_R}}, priority, tile, 0);
+}
+
+template void insert_abs_sums<float>(const TaskContext&, const TileRef&, bool, float*, int);
+template void insert_abs_sums<double>(const TaskContext&, const TileRef&, bool, double*, int);
+
+}  // namespace tessera::detail

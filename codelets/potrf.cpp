@@ -1,0 +1,93 @@
+// potrf: Cholesky of a diagonal tile (lower). CPU: LAPACKE. CUDA: cuSOLVER, and Tessera's fused
+// potf2 kernel. Info from either device lands in the submission with the tile's global column.
+#include <stdexcept>
+#include <string>
+
+#include "codelet_support.hpp"
+#include "kernels/cpu/blas.hpp"
+
+#ifdef TESSERA_HAVE_CUDA
+#include "kernels/cuda/tile_kernels.hpp"
+#include "kernels/cuda/vendor.hpp"
+#endif
+
+namespace tessera::detail {
+
+namespace {
+
+struct PotrfArgs {
+  TaskHeader header;
+  int first_col;  // global 0-based column of the tile
+};
+
+void report_info(const PotrfArgs& args, int info) {
+  if (info > 0) args.header.submission->record_not_positive_definite(args.first_col + info);
+  if (info < 0) throw std::logic_error("potrf kernel rejected argument " + std::to_string(-info));
+}
+
+template <class T>
+void potrf_cpu(void* buffers[], void* cl_arg) {
+  const auto& args = task_args<PotrfArgs>(cl_arg);
+  run_task_body(args.header, "potrf", [&] {
+    const TileView<T> A = tile_view<T>(buffers[0]);
+    report_info(args, kernels::cpu::potrf(A.rows, A.ptr, A.ld));
+  });
+}
+
+#ifdef TESSERA_HAVE_CUDA
+// The CUDA implementations are synchronous: the info is read back before the task ends, so that
+// every task depending on this tile already sees a failure and skips its work.
+void report_device_info(const PotrfArgs& args, CudaWorkerContext& ctx) {
+  int info = 0;
+  TESSERA_CUDA_CHECK(cudaMemcpyAsync(&info, ctx.device_info, sizeof(int), cudaMemcpyDeviceToHost, ctx.stream));
+  TESSERA_CUDA_CHECK(cudaStreamSynchronize(ctx.stream));
+  report_info(args, info);
+}
+
+template <class T>
+void potrf_cuda_vendor(void* buffers[], void* cl_arg) {
+  const auto& args = task_args<PotrfArgs>(cl_arg);
+  run_task_body(args.header, "potrf (cuSOLVER)", [&] {
+    CudaWorkerContext& ctx = current_cuda_context(args.header);
+    const TileView<T> A = tile_view<T>(buffers[0]);
+    const int lwork = kernels::cuda::vendor::potrf_workspace(ctx.cusolver, A.rows, A.ptr, A.ld);
+    T* work = static_cast<T*>(ctx.workspace_of(sizeof(T) * static_cast<std::size_t>(lwork)));
+    kernels::cuda::vendor::potrf(ctx.cusolver, A.rows, A.ptr, A.ld, work, lwork, ctx.device_info);
+    report_device_info(args, ctx);
+  });
+}
+
+int potrf_can_execute(unsigned worker, starpu_task* task, unsigned implementation) {
+  if (starpu_worker_get_type(static_cast<int>(worker)) != STARPU_CUDA_WORKER) return 1;
+  return cuda_implementation_allowed(task_args<PotrfArgs>(task->cl_arg).header, implementation, false);
+}
+#endif
+
+template <class T>
+starpu_codelet* potrf_codelet() {
+  static starpu_perfmodel model = make_history_model(std::string("tessera_") + precision_letter<T>() + "potrf");
+  static starpu_codelet codelet = make_codelet({
+      "potrf", potrf_cpu<T>,
+#ifdef TESSERA_HAVE_CUDA
+      potrf_cuda_vendor<T>, nullptr, false, {STARPU_RW}, potrf_can_execute,
+#else
+      nullptr, nullptr, false, {STARPU_RW}, nullptr,
+#endif
+      &model});
+  return &codelet;
+}
+
+}  // namespace
+
+template <class T>
+void insert_potrf(const TaskContext& ctx, const TileRef& A, int priority) {
+  PotrfArgs args{};
+  args.header.kind = TaskKind::potrf;
+  args.first_col = A.col0;
+  submit(ctx, potrf_codelet<T>(), args, {{A.handle, STARPU_RW}}, priority, A, A.j);
+}
+
+template void insert_potrf<float>(const TaskContext&, const TileRef&, int);
+template void insert_potrf<double>(const TaskContext&, const TileRef&, int);
+
+}  // namespace tessera::detail

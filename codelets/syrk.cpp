@@ -1,0 +1,81 @@
+// syrk: C := alpha A A^T + beta C on the lower triangle of a diagonal tile (the trailing update).
+// CPU: OpenBLAS. CUDA: cuBLAS, and Tessera's kernel for C -= A A^T.
+#include <string>
+
+#include "codelet_support.hpp"
+#include "kernels/cpu/blas.hpp"
+
+#ifdef TESSERA_HAVE_CUDA
+#include "kernels/cuda/tile_kernels.hpp"
+#include "kernels/cuda/vendor.hpp"
+#endif
+
+namespace tessera::detail {
+
+namespace {
+
+template <class T>
+struct SyrkArgs {
+  TaskHeader header;
+  T alpha;
+  T beta;
+};
+
+template <class T>
+void syrk_cpu(void* buffers[], void* cl_arg) {
+  const auto& args = task_args<SyrkArgs<T>>(cl_arg);
+  run_task_body(args.header, "syrk", [&] {
+    const TileView<T> A = tile_view<T>(buffers[0]);
+    const TileView<T> C = tile_view<T>(buffers[1]);
+    kernels::cpu::syrk(C.rows, A.cols, args.alpha, A.ptr, A.ld, args.beta, C.ptr, C.ld);
+  });
+}
+
+#ifdef TESSERA_HAVE_CUDA
+template <class T>
+void syrk_cuda_vendor(void* buffers[], void* cl_arg) {
+  const auto& args = task_args<SyrkArgs<T>>(cl_arg);
+  run_task_body(args.header, "syrk (cuBLAS)", [&] {
+    CudaWorkerContext& ctx = current_cuda_context(args.header);
+    const TileView<T> A = tile_view<T>(buffers[0]);
+    const TileView<T> C = tile_view<T>(buffers[1]);
+    kernels::cuda::vendor::syrk(ctx.cublas, C.rows, A.cols, args.alpha, A.ptr, A.ld, args.beta, C.ptr, C.ld);
+  });
+}
+
+template <class T>
+int syrk_can_execute(unsigned worker, starpu_task* task, unsigned implementation) {
+  if (starpu_worker_get_type(static_cast<int>(worker)) != STARPU_CUDA_WORKER) return 1;
+  return cuda_implementation_allowed(task_args<SyrkArgs<T>>(task->cl_arg).header, implementation, false);
+}
+#endif
+
+template <class T>
+starpu_codelet* syrk_codelet() {
+  static starpu_perfmodel model = make_history_model(std::string("tessera_") + precision_letter<T>() + "syrk");
+  static starpu_codelet codelet = make_codelet({
+      "syrk", syrk_cpu<T>,
+#ifdef TESSERA_HAVE_CUDA
+      syrk_cuda_vendor<T>, nullptr, true, {STARPU_R, STARPU_RW}, syrk_can_execute<T>,
+#else
+      nullptr, nullptr, true, {STARPU_R, STARPU_RW}, nullptr,
+#endif
+      &model});
+  return &codelet;
+}
+
+}  // namespace
+
+template <class T>
+void insert_syrk(const TaskContext& ctx, T alpha, const TileRef& A, T beta, const TileRef& C, int priority) {
+  SyrkArgs<T> args{};
+  args.header.kind = TaskKind::syrk;
+  args.alpha = alpha;
+  args.beta = beta;
+  submit(ctx, syrk_codelet<T>(), args, {{A.handle, STARPU_R}, {C.handle, STARPU_RW}}, priority, C, A.j);
+}
+
+template void insert_syrk<float>(const TaskContext&, float, const TileRef&, float, const TileRef&, int);
+template void insert_syrk<double>(const TaskContext&, double, const TileRef&, double, const TileRef&, int);
+
+}  // namespace tessera::detail

@@ -1,0 +1,103 @@
+// Cholesky factorization and solves of symmetric positive definite matrices.
+//
+// Every operation is submitted as a task graph and returns at once with a Request; wait() blocks
+// until the tasks are done and returns LAPACK's info: 0 on success, k > 0 when the leading minor
+// of order k is not positive definite (or holds a NaN or infinity). Misuse throws
+// tessera::InvalidArgument; a failure of the machinery (a CUDA error inside a task, no worker able
+// to run the chosen mode) throws tessera::Error from the call or from wait().
+#pragma once
+
+#include <memory>
+
+#include "tessera/options.hpp"
+#include "tessera/runtime.hpp"
+#include "tessera/tile_matrix.hpp"
+
+namespace tessera {
+
+namespace detail {
+class Submission;
+}
+
+class Request {
+ public:
+  Request() = default;
+  // Used by Tessera's own submission functions.
+  Request(std::shared_ptr<detail::Submission> submission, std::shared_ptr<void> keep_alive);
+  Request(Request&&) noexcept = default;
+  Request& operator=(Request&&) noexcept;
+  // Waits: the tasks may still use memory the request refers to.
+  ~Request();
+
+  // Blocks until every task of the request has finished; returns info. Throws tessera::Error
+  // if a task failed. May be called again (returns the same info).
+  int wait();
+  bool done() const;
+  // After wait(): true when info points at a NaN or infinity in the input.
+  bool non_finite_input() const;
+
+ private:
+  void finish();
+
+  std::shared_ptr<detail::Submission> submission_;
+  std::shared_ptr<void> keep_alive_;  // temporaries the tasks use (tiles of a LAPACK-layout call)
+};
+
+// ---- on tile matrices ------------------------------------------------------------------------
+
+// Tiles of A <- the n x n matrix at `src` (column-major, leading dimension ld >= n); only the
+// triangle `uplo` is read. The other direction writes only that triangle of dst.
+template <class T>
+Request load_async(TileMatrix<T>& A, Uplo uplo, const T* src, int ld);
+template <class T>
+Request store_async(const TileMatrix<T>& A, Uplo uplo, T* dst, int ld);
+// General (right-hand side) tile matrices: the whole rows x cols block.
+template <class T>
+Request load_async(TileMatrix<T>& B, const T* src, int ld);
+template <class T>
+Request store_async(const TileMatrix<T>& B, T* dst, int ld);
+
+// A = L L^T in place (lower tiles). options.uplo and options.nb are not used here: the tiles
+// already fix them.
+template <class T>
+Request potrf_async(TileMatrix<T>& A, const FactorOptions& options = {});
+// B := A^{-1} B with A factored by potrf_async; B general with the same nb.
+template <class T>
+Request potrs_async(const TileMatrix<T>& L, TileMatrix<T>& B, const FactorOptions& options = {});
+
+// ---- on LAPACK-layout arrays (column-major, the triangle options.uplo) ---------------------------
+
+template <class T>
+Request potrf_async(Runtime& runtime, int n, T* A, int lda, const FactorOptions& options = {});
+template <class T>
+Request potrs_async(Runtime& runtime, int n, int nrhs, const T* A, int lda, T* B, int ldb,
+                    const FactorOptions& options = {});
+template <class T>
+Request posv_async(Runtime& runtime, int n, int nrhs, T* A, int lda, T* B, int ldb,
+                   const FactorOptions& options = {});
+
+template <class T>
+int potrf(Runtime& runtime, int n, T* A, int lda, const FactorOptions& options = {}) {
+  return potrf_async(runtime, n, A, lda, options).wait();
+}
+template <class T>
+int potrs(Runtime& runtime, int n, int nrhs, const T* A, int lda, T* B, int ldb, const FactorOptions& options = {}) {
+  return potrs_async(runtime, n, nrhs, A, lda, B, ldb, options).wait();
+}
+template <class T>
+int posv(Runtime& runtime, int n, int nrhs, T* A, int lda, T* B, int ldb, const FactorOptions& options = {}) {
+  return posv_async(runtime, n, nrhs, A, lda, B, ldb, options).wait();
+}
+
+// ---- checks -------------------------------------------------------------------------------------
+
+// ||A - L L^T||_1 / (n ||A||_1 eps) with A held by `A` and L by `L` (lower tiles of the same
+// size), computed as tile tasks on the chosen mode's workers (on the GPU in gpu mode). The
+// tiles of L are only read.
+template <class T>
+double backward_error(const TileMatrix<T>& A, const TileMatrix<T>& L, Mode mode = Mode::hybrid);
+
+// The tile size Tessera picks for an n x n matrix when FactorOptions::nb is 0.
+int default_tile_size(int n, bool double_precision, Mode resolved_mode);
+
+}  // namespace tessera

@@ -1,0 +1,40 @@
+// Exceptions Tessera throws for misuse and for failures of the machinery (runtime, CUDA).
+// Numerical failure (a matrix that is not positive definite) is never an exception:
+// it is reported as LAPACK-style info.
+#pragma once
+
+#include <stdexcept>
+#include <string>
+
+namespace tessera {
+
+// Base class of every exception Tessera throws.
+class Error : public std::runtime_error {
+ public:
+  using std::runtime_error::runtime_error;
+};
+
+// An argument that violates the API's contract (bad size, null pointer, unknown name).
+// `position` is the 1-based index of the offending argument where it has one, else 0.
+class InvalidArgument : public Error {
+ public:
+  InvalidArgument(const std::string& what, int position = 0) : Error(what), position_(position) {}
+  int position() const noexcept { return position_; }
+
+ private:
+  int position_;
+};
+
+// The runtime (StarPU) could not start, or cannot run what was asked (gpu mode with no GPU).
+class RuntimeError : public Error {
+ public:
+  using Error::Error;
+};
+
+// A CUDA, cuBLAS or cuSOLVER call failed.
+class CudaError : public Error {
+ public:
+  using Error::Error;
+};
+
+}  // namespace tessera

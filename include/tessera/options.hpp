@@ -1,0 +1,68 @@
+// Options of the runtime and of each factorization, with their defaults. Environment variables
+// (TESSERA_*) are read in one place only: RuntimeOptions::from_environment and
+// FactorOptions::from_environment (src/environment.cpp).
+#pragma once
+
+#include <functional>
+#include <string>
+
+namespace tessera {
+
+enum class Uplo { lower, upper };
+
+// Where the tasks of a factorization run.
+//   cpu:    CPU workers only.
+//   gpu:    every factorization task on CUDA workers (the diagonal-tile factorization included);
+//           CPU workers only move data between the user's layout and the tiles.
+//   hybrid: CPU and CUDA workers together, placed by the scheduler.
+enum class Mode { cpu, gpu, hybrid };
+
+// Which GPU implementation of a tile kernel may run: the vendor one (cuBLAS/cuSOLVER), Tessera's
+// own CUDA kernels, or both, the scheduler choosing per tile size from the perf models.
+enum class GpuKernels { vendor, custom, any };
+
+// Kind of a tile task, for priority functions and traces.
+enum class TaskKind { potrf, trsm, syrk, gemm, copy_in, copy_out, other };
+
+// Priority of the task of kind `kind` at step k on tile (i, j) of an nt x nt tile matrix.
+// Larger runs first. Algorithms call it; they never compute priorities themselves.
+using PriorityFunction = std::function<int(TaskKind kind, int k, int i, int j, int nt)>;
+
+// Critical path first: the tasks of the next panel (potrf, its trsm, and the updates that feed
+// the next diagonal tile) ahead of the rest of the trailing update.
+int critical_path_priority(TaskKind kind, int k, int i, int j, int nt);
+// No priorities at all (every task 0): the schedule is the scheduler's alone.
+int no_priority(TaskKind kind, int k, int i, int j, int nt);
+
+struct RuntimeOptions {
+  int ncpus = -1;              // CPU workers; -1: StarPU's default (STARPU_NCPU if set)
+  int ncuda = -1;              // CUDA devices; -1: every device (STARPU_NCUDA if set)
+  int workers_per_cuda = 4;    // StarPU workers (streams) per GPU, so tasks overlap on a GPU
+  std::string scheduler;       // policy name; "" -> "dmdas" (STARPU_SCHED if set)
+  bool quiet = true;           // silence StarPU's warnings about uncalibrated perf models
+
+  // Defaults overridden by TESSERA_NCPU, TESSERA_NCUDA, TESSERA_WORKERS_PER_CUDA, TESSERA_POLICY.
+  static RuntimeOptions from_environment();
+};
+
+struct FactorOptions {
+  Uplo uplo = Uplo::lower;
+  int nb = 0;                  // tile size; 0 -> chosen per n, precision and mode
+  Mode mode = Mode::hybrid;    // hybrid with no CUDA worker runs on the CPUs
+  GpuKernels gpu_kernels = GpuKernels::any;
+  PriorityFunction priority = critical_path_priority;
+
+  // Defaults overridden by TESSERA_NB, TESSERA_MODE, TESSERA_GPU_KERNELS.
+  static FactorOptions from_environment();
+};
+
+// Names <-> enums (throw InvalidArgument on unknown names).
+Mode parse_mode(const std::string& name);
+const char* to_string(Mode mode);
+Uplo parse_uplo(const std::string& name);
+const char* to_string(Uplo uplo);
+GpuKernels parse_gpu_kernels(const std::string& name);
+const char* to_string(GpuKernels kernels);
+const char* to_string(TaskKind kind);
+
+}  // namespace tessera

@@ -1,0 +1,37 @@
+/* Tessera's C API, LAPACK-compatible: column-major matrices, uplo 'L' or 'U'.
+ *
+ * Return value = LAPACK info: 0 on success; -i when the i-th argument is invalid (nothing is
+ * read or written then); k > 0 when the leading minor of order k is not positive definite, or
+ * holds a NaN or an infinity (k is a global 1-based column index).
+ *
+ * The calls start a default runtime on first use (worker counts and policy from TESSERA_NCPU,
+ * TESSERA_NCUDA, TESSERA_POLICY, STARPU_NCPU, STARPU_SCHED...), or use the StarPU the program
+ * already started. The tile size comes from TESSERA_NB or is chosen per n; the mode from
+ * TESSERA_MODE (cpu, gpu or hybrid; hybrid by default). They are safe to call from several
+ * threads at once. A failure of the machinery (no GPU in gpu mode, a CUDA error) returns
+ * TESSERA_RUNTIME_FAILURE and prints one line to stderr.
+ */
+#ifndef TESSERA_TESSERA_H
+#define TESSERA_TESSERA_H
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define TESSERA_RUNTIME_FAILURE (-1000)
+
+int tessera_dpotrf(char uplo, int n, double *A, int lda);
+int tessera_spotrf(char uplo, int n, float *A, int lda);
+int tessera_dpotrs(char uplo, int n, int nrhs, const double *A, int lda, double *B, int ldb);
+int tessera_spotrs(char uplo, int n, int nrhs, const float *A, int lda, float *B, int ldb);
+int tessera_dposv(char uplo, int n, int nrhs, double *A, int lda, double *B, int ldb);
+int tessera_sposv(char uplo, int n, int nrhs, float *A, int lda, float *B, int ldb);
+
+/* The library's version, e.g. "0.1.0". */
+const char *tessera_version(void);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif

@@ -1,0 +1,8 @@
+// Tessera's C++ API: everything in one include.
+#pragma once
+
+#include "tessera/cholesky.hpp"
+#include "tessera/error.hpp"
+#include "tessera/options.hpp"
+#include "tessera/runtime.hpp"
+#include "tessera/tile_matrix.hpp"

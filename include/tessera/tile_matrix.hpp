@@ -1,0 +1,68 @@
+// A matrix cut into nb x nb tiles (the last row and column of tiles partial when nb does not
+// divide the size), each tile contiguous in memory and registered with StarPU as one data handle.
+// A symmetric matrix stores its lower tiles only; an upper-stored matrix is transposed on the way
+// in and out, so one lower algorithm serves both. Host memory is pinned when GPUs are present.
+#pragma once
+
+#include <starpu.h>
+
+#include <cstddef>
+#include <vector>
+
+#include "tessera/runtime.hpp"
+
+namespace tessera {
+
+enum class TileStructure {
+  symmetric_lower,  // tiles (i, j) with i >= j of a square symmetric matrix
+  general,          // every tile (right-hand sides, solutions)
+  block_diagonal,   // tiles (i, i) of a square matrix only
+};
+
+template <class T>
+class TileMatrix {
+ public:
+  // Throws InvalidArgument for negative sizes or nb < 1, Error if memory runs out.
+  TileMatrix(Runtime& runtime, int rows, int cols, int nb, TileStructure structure);
+  // A symmetric n x n matrix.
+  TileMatrix(Runtime& runtime, int n, int nb) : TileMatrix(runtime, n, n, nb, TileStructure::symmetric_lower) {}
+  // Waits for every task still using the tiles, then releases them.
+  ~TileMatrix();
+  TileMatrix(const TileMatrix&) = delete;
+  TileMatrix& operator=(const TileMatrix&) = delete;
+
+  int rows() const noexcept { return rows_; }
+  int cols() const noexcept { return cols_; }
+  int nb() const noexcept { return nb_; }
+  int tile_rows() const noexcept { return tile_rows_; }
+  int tile_cols() const noexcept { return tile_cols_; }
+  TileStructure structure() const noexcept { return structure_; }
+  int tile_height(int i) const noexcept { return i == tile_rows_ - 1 ? rows_ - i * nb_ : nb_; }
+  int tile_width(int j) const noexcept { return j == tile_cols_ - 1 ? cols_ - j * nb_ : nb_; }
+  bool stored(int i, int j) const noexcept {
+    return structure_ == TileStructure::general || (structure_ == TileStructure::symmetric_lower ? i >= j : i == j);
+  }
+
+  // The StarPU handle of a stored tile, for applications that submit their own tasks on it.
+  starpu_data_handle_t handle(int i, int j) const;
+  Runtime& runtime() const noexcept { return *runtime_; }
+
+ private:
+  std::size_t tile_index(int i, int j) const noexcept;
+
+  Runtime* runtime_;
+  int rows_;
+  int cols_;
+  int nb_;
+  int tile_rows_;
+  int tile_cols_;
+  TileStructure structure_;
+  T* storage_ = nullptr;
+  std::size_t storage_bytes_ = 0;
+  std::vector<starpu_data_handle_t> handles_;
+};
+
+extern template class TileMatrix<float>;
+extern template class TileMatrix<double>;
+
+}  // namespace tessera

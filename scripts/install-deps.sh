@@ -1,0 +1,105 @@
+#!/usr/bin/env bash
+# Installs everything Tessera needs on a fresh Debian 12 machine:
+#   * Debian packages (compilers, CMake, OpenBLAS + LAPACKE, hwloc, GoogleTest, CLI11, fmt, nlohmann-json)
+#   * StarPU 1.3.10 built from Debian's own source package into $TESSERA_DEPS_PREFIX/starpu
+#     (Debian's binary StarPU caps CPU workers at 4 and has no CUDA).
+# StarPU gains CUDA when nvcc is found (or TESSERA_CUDA=ON); TESSERA_CUDA=OFF forces a CPU-only build.
+# The StarPU build is skipped when the prefix already holds a build made with the same flags.
+set -euo pipefail
+
+here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+prefix_root=${TESSERA_DEPS_PREFIX:-/opt/tessera-deps}
+starpu_prefix=$prefix_root/starpu
+starpu_version=1.3.10
+
+sudo_cmd=()
+[ "$(id -u)" -eq 0 ] || sudo_cmd=(sudo)
+
+log() { printf '[install-deps] %s\n' "$*" >&2; }
+
+install_debian_packages() {
+  local packages=(
+    build-essential cmake pkg-config dpkg-dev ca-certificates patch
+    libopenblas-dev liblapacke-dev libhwloc-dev
+    libgtest-dev libgmock-dev libcli11-dev libfmt-dev nlohmann-json3-dev
+    python3
+  )
+  local missing=()
+  for p in "${packages[@]}"; do
+    dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+  done
+  if [ ${#missing[@]} -gt 0 ]; then
+    log "installing Debian packages: ${missing[*]}"
+    "${sudo_cmd[@]}" apt-get update -qq
+    DEBIAN_FRONTEND=noninteractive "${sudo_cmd[@]}" apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+  fi
+}
+
+# A deb-src entry derived from the machine's own Debian sources, so `apt-get source` works.
+enable_debian_sources() {
+  local src=/etc/apt/sources.list.d/debian.sources
+  local out=/etc/apt/sources.list.d/tessera-deb-src.sources
+  [ -f "$out" ] && return 0
+  if [ -f "$src" ]; then
+    sed 's/^Types: deb$/Types: deb-src/' "$src" | "${sudo_cmd[@]}" tee "$out" >/dev/null
+  elif [ -f /etc/apt/sources.list ]; then
+    sed -n 's/^deb /deb-src /p' /etc/apt/sources.list | "${sudo_cmd[@]}" tee /etc/apt/sources.list.d/tessera-deb-src.list >/dev/null
+  else
+    log "no Debian sources file found; cannot fetch StarPU's source package"; exit 1
+  fi
+  "${sudo_cmd[@]}" apt-get update -qq
+}
+
+find_cuda() {
+  local nvcc_path
+  case "${TESSERA_CUDA:-AUTO}" in
+    OFF|off|0|no) return 1 ;;
+  esac
+  nvcc_path=$(command -v nvcc || true)
+  [ -n "$nvcc_path" ] || { [ -x /usr/local/cuda/bin/nvcc ] && nvcc_path=/usr/local/cuda/bin/nvcc; }
+  if [ -z "$nvcc_path" ]; then
+    case "${TESSERA_CUDA:-AUTO}" in
+      ON|on|1|yes) log "TESSERA_CUDA=ON but nvcc was not found"; exit 1 ;;
+    esac
+    return 1
+  fi
+  dirname "$(dirname "$(readlink -f "$nvcc_path")")"
+}
+
+build_starpu() {
+  local cuda_dir flags
+  flags=(--enable-maxcpus=256 --disable-build-examples --disable-build-tests --disable-build-doc
+         --disable-fortran --disable-opencl --disable-socl --disable-starpufft --disable-starpupy
+         --without-fxt --disable-fstack-protector-all --disable-full-gdb-information)
+  if cuda_dir=$(find_cuda); then
+    flags+=(--enable-cuda "--with-cuda-dir=$cuda_dir" --enable-maxcudadev=8)
+  else
+    flags+=(--disable-cuda)
+  fi
+  local stamp="starpu $starpu_version ${flags[*]}"
+  if [ -f "$starpu_prefix/.tessera-build" ] && [ "$(cat "$starpu_prefix/.tessera-build")" = "$stamp" ]; then
+    log "StarPU already built in $starpu_prefix"
+    return 0
+  fi
+  enable_debian_sources
+  local work
+  work=$(mktemp -d)
+  trap 'rm -rf "$work"' RETURN
+  log "building StarPU $starpu_version from Debian's source package (${flags[*]})"
+  (cd "$work" && apt-get source -qq "starpu=$starpu_version*" >/dev/null 2>&1 || apt-get source -qq starpu >/dev/null)
+  local srcdir
+  srcdir=$(find "$work" -maxdepth 1 -type d -name "starpu-$starpu_version*" | head -n 1)
+  [ -n "$srcdir" ] || { log "StarPU $starpu_version source not found"; exit 1; }
+  # CUDA 13 removed cudaDeviceProp::computeMode and the legacy cublas.h API that StarPU 1.3 uses.
+  patch -d "$srcdir" -p1 -s < "$here/patches/starpu-1.3.10-cuda13.patch"
+  (cd "$srcdir" && ./configure -q --prefix="$starpu_prefix" "${flags[@]}" CFLAGS="-O2 -g" >"$work/configure.log" 2>&1) \
+    || { tail -n 40 "$work/configure.log"; exit 1; }
+  "${sudo_cmd[@]}" rm -rf "$starpu_prefix"
+  make -C "$srcdir" -s -j"$(nproc)" >"$work/make.log" 2>&1 || { tail -n 40 "$work/make.log"; exit 1; }
+  "${sudo_cmd[@]}" make -C "$srcdir" -s install >"$work/install.log" 2>&1 || { tail -n 40 "$work/install.log"; exit 1; }
+  echo "$stamp" | "${sudo_cmd[@]}" tee "$starpu_prefix/.tessera-build" >/dev/null
+  log "StarPU installed in $starpu_prefix"
+}
+
+install_debian_packages
+build_starpu

@@ -1,0 +1,162 @@
+// The public submission functions: argument checks, temporaries, then the tile algorithms.
+#include <string>
+#include <type_traits>
+
+#include "algorithms.hpp"
+#include "request_support.hpp"
+#include "tessera/cholesky.hpp"
+#include "tessera/error.hpp"
+
+namespace tessera {
+
+namespace {
+
+using detail::make_context;
+using detail::make_request;
+using detail::Submission;
+
+void require(bool ok, const std::string& what) {
+  if (!ok) throw InvalidArgument(what);
+}
+
+void check_lapack_matrix(const char* name, int rows, int cols, const void* ptr, int ld) {
+  require(rows >= 0 && cols >= 0, std::string(name) + ": negative size");
+  require(ld >= std::max(1, rows), std::string(name) + ": leading dimension " + std::to_string(ld) + " < max(1, " +
+                                        std::to_string(rows) + ")");
+  require(ptr != nullptr || rows == 0 || cols == 0, std::string(name) + ": null pointer");
+}
+
+template <class T>
+int tile_size_for(const Runtime& runtime, int n, const FactorOptions& options) {
+  require(options.nb >= 0, "nb must be positive (or 0 to let Tessera choose)");
+  return options.nb > 0 ? options.nb : default_tile_size(n, std::is_same_v<T, double>, runtime.resolve(options.mode));
+}
+
+template <class T>
+void check_same_runtime_and_tiles(const TileMatrix<T>& L, const TileMatrix<T>& B) {
+  require(&L.runtime() == &B.runtime(), "tile matrices belong to different runtimes");
+  require(L.structure() == TileStructure::symmetric_lower, "the factor must be a symmetric tile matrix");
+  require(B.structure() == TileStructure::general, "right-hand sides must be a general tile matrix");
+  require(L.rows() == B.rows() && L.nb() == B.nb(), "factor and right-hand sides differ in rows or tile size");
+}
+
+// The tiles of a LAPACK-layout solve: the matrix (or its factor) and the right-hand sides.
+template <class T>
+struct MatrixAndRhs {
+  MatrixAndRhs(Runtime& runtime, int n, int nrhs, int nb) : A(runtime, n, nb), B(runtime, n, nrhs, nb, TileStructure::general) {}
+  TileMatrix<T> A;
+  TileMatrix<T> B;
+};
+
+}  // namespace
+
+template <class T>
+Request load_async(TileMatrix<T>& A, Uplo uplo, const T* src, int ld) {
+  check_lapack_matrix("load", A.rows(), A.cols(), src, ld);
+  return make_request(nullptr, [&](Submission& s) {
+    detail::insert_load(make_context(A.runtime(), s, Mode::cpu, GpuKernels::any), A, uplo, src, ld, critical_path_priority);
+  });
+}
+
+template <class T>
+Request store_async(const TileMatrix<T>& A, Uplo uplo, T* dst, int ld) {
+  check_lapack_matrix("store", A.rows(), A.cols(), dst, ld);
+  return make_request(nullptr, [&](Submission& s) {
+    detail::insert_store(make_context(A.runtime(), s, Mode::cpu, GpuKernels::any), A, uplo, dst, ld, false,
+                         critical_path_priority);
+  });
+}
+
+template <class T>
+Request load_async(TileMatrix<T>& B, const T* src, int ld) {
+  return load_async(B, Uplo::lower, src, ld);
+}
+
+template <class T>
+Request store_async(const TileMatrix<T>& B, T* dst, int ld) {
+  return store_async(B, Uplo::lower, dst, ld);
+}
+
+template <class T>
+Request potrf_async(TileMatrix<T>& A, const FactorOptions& options) {
+  require(A.structure() == TileStructure::symmetric_lower, "potrf needs a symmetric tile matrix");
+  return make_request(nullptr, [&](Submission& s) {
+    detail::insert_cholesky(make_context(A.runtime(), s, options.mode, options.gpu_kernels), A, options.priority);
+  });
+}
+
+template <class T>
+Request potrs_async(const TileMatrix<T>& L, TileMatrix<T>& B, const FactorOptions& options) {
+  check_same_runtime_and_tiles(L, B);
+  return make_request(nullptr, [&](Submission& s) {
+    detail::insert_cholesky_solve(make_context(L.runtime(), s, options.mode, options.gpu_kernels), L, B,
+                                  options.priority);
+  });
+}
+
+template <class T>
+Request potrf_async(Runtime& runtime, int n, T* A, int lda, const FactorOptions& options) {
+  check_lapack_matrix("A", n, n, A, lda);
+  auto tiles = std::make_shared<TileMatrix<T>>(runtime, n, tile_size_for<T>(runtime, n, options));
+  return make_request(tiles, [&](Submission& s) {
+    const detail::TaskContext ctx = make_context(runtime, s, options.mode, options.gpu_kernels);
+    detail::insert_load(ctx, *tiles, options.uplo, A, lda, options.priority);
+    detail::insert_cholesky(ctx, *tiles, options.priority);
+    detail::insert_store(ctx, *tiles, options.uplo, A, lda, false, options.priority);
+  });
+}
+
+template <class T>
+Request potrs_async(Runtime& runtime, int n, int nrhs, const T* A, int lda, T* B, int ldb,
+                    const FactorOptions& options) {
+  check_lapack_matrix("A", n, n, A, lda);
+  check_lapack_matrix("B", n, nrhs, B, ldb);
+  const int nb = tile_size_for<T>(runtime, n, options);
+  auto tiles = std::make_shared<MatrixAndRhs<T>>(runtime, n, nrhs, nb);
+  return make_request(tiles, [&](Submission& s) {
+    const detail::TaskContext ctx = make_context(runtime, s, options.mode, options.gpu_kernels);
+    detail::insert_load(ctx, tiles->A, options.uplo, A, lda, options.priority);
+    detail::insert_load(ctx, tiles->B, Uplo::lower, B, ldb, options.priority);
+    detail::insert_cholesky_solve(ctx, tiles->A, tiles->B, options.priority);
+    detail::insert_store(ctx, tiles->B, Uplo::lower, B, ldb, true, options.priority);
+  });
+}
+
+template <class T>
+Request posv_async(Runtime& runtime, int n, int nrhs, T* A, int lda, T* B, int ldb, const FactorOptions& options) {
+  check_lapack_matrix("A", n, n, A, lda);
+  check_lapack_matrix("B", n, nrhs, B, ldb);
+  const int nb = tile_size_for<T>(runtime, n, options);
+  auto tiles = std::make_shared<MatrixAndRhs<T>>(runtime, n, nrhs, nb);
+  return make_request(tiles, [&](Submission& s) {
+    const detail::TaskContext ctx = make_context(runtime, s, options.mode, options.gpu_kernels);
+    detail::insert_load(ctx, tiles->A, options.uplo, A, lda, options.priority);
+    detail::insert_load(ctx, tiles->B, Uplo::lower, B, ldb, options.priority);
+    detail::insert_cholesky(ctx, tiles->A, options.priority);
+    detail::insert_store(ctx, tiles->A, options.uplo, A, lda, false, options.priority);
+    detail::insert_cholesky_solve(ctx, tiles->A, tiles->B, options.priority);
+    // LAPACK leaves B as it was when the factorization fails.
+    detail::insert_store(ctx, tiles->B, Uplo::lower, B, ldb, true, options.priority);
+  });
+}
+
+template Request load_async<float>(TileMatrix<float>&, Uplo, const float*, int);
+template Request store_async<float>(const TileMatrix<float>&, Uplo, float*, int);
+template Request load_async<float>(TileMatrix<float>&, const float*, int);
+template Request store_async<float>(const TileMatrix<float>&, float*, int);
+template Request potrf_async<float>(TileMatrix<float>&, const FactorOptions&);
+template Request potrs_async<float>(const TileMatrix<float>&, TileMatrix<float>&, const FactorOptions&);
+template Request potrf_async<float>(Runtime&, int, float*, int, const FactorOptions&);
+template Request potrs_async<float>(Runtime&, int, int, const float*, int, float*, int, const FactorOptions&);
+template Request posv_async<float>(Runtime&, int, int, float*, int, float*, int, const FactorOptions&);
+template Request load_async<double>(TileMatrix<double>&, Uplo, const double*, int);
+template Request store_async<double>(const TileMatrix<double>&, Uplo, double*, int);
+template Request load_async<double>(TileMatrix<double>&, const double*, int);
+template Request store_async<double>(const TileMatrix<double>&, double*, int);
+template Request potrf_async<double>(TileMatrix<double>&, const FactorOptions&);
+template Request potrs_async<double>(const TileMatrix<double>&, TileMatrix<double>&, const FactorOptions&);
+template Request potrf_async<double>(Runtime&, int, double*, int, const FactorOptions&);
+template Request potrs_async<double>(Runtime&, int, int, const double*, int, double*, int, const FactorOptions&);
+template Request posv_async<double>(Runtime&, int, int, double*, int, double*, int, const FactorOptions&);
+
+}  // namespace tessera

@@ -1,0 +1,14 @@
+// Per-CUDA-worker handles and workspaces (see runtime_resources.hpp). Without CUDA these do nothing.
+#pragma once
+
+#include "runtime_resources.hpp"
+
+namespace tessera::detail {
+
+// Runs on every CUDA worker: handles bound to the worker's stream, a first workspace.
+void create_cuda_contexts(RuntimeResources& resources);
+void destroy_cuda_contexts(RuntimeResources& resources);
+// Distinct GPUs driven by the runtime's CUDA workers.
+int cuda_devices_in_use();
+
+}  // namespace tessera::detail

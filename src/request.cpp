@@ -1,0 +1,46 @@
+#include "request_support.hpp"
+
+#include "tessera/error.hpp"
+
+namespace tessera {
+
+Request::Request(std::shared_ptr<detail::Submission> submission, std::shared_ptr<void> keep_alive)
+    : submission_(std::move(submission)), keep_alive_(std::move(keep_alive)) {}
+
+Request& Request::operator=(Request&& other) noexcept {
+  if (this != &other) {
+    finish();
+    submission_ = std::move(other.submission_);
+    keep_alive_ = std::move(other.keep_alive_);
+  }
+  return *this;
+}
+
+Request::~Request() { finish(); }
+
+void Request::finish() {
+  if (submission_) submission_->wait();
+  keep_alive_.reset();  // tasks are done: temporaries may go
+}
+
+int Request::wait() {
+  if (!submission_) return 0;
+  finish();
+  const std::string error = submission_->error();
+  if (!error.empty()) throw Error(error);
+  return submission_->info();
+}
+
+bool Request::done() const { return !submission_ || submission_->done(); }
+
+bool Request::non_finite_input() const { return submission_ && submission_->non_finite_input(); }
+
+namespace detail {
+
+TaskContext make_context(Runtime& runtime, Submission& submission, Mode requested, GpuKernels kernels) {
+  return {&submission, &runtime.resources(), runtime.resolve(requested), kernels};
+}
+
+}  // namespace detail
+
+}  // namespace tessera

@@ -1,0 +1,29 @@
+// Building Requests: a submission, the temporaries its tasks use, and the guarantee that a
+// failure while inserting tasks still waits for those already submitted.
+#pragma once
+
+#include <memory>
+#include <utility>
+
+#include "submission.hpp"
+#include "tasks.hpp"
+#include "tessera/cholesky.hpp"
+
+namespace tessera::detail {
+
+TaskContext make_context(Runtime& runtime, Submission& submission, Mode requested, GpuKernels kernels);
+
+// insert(Submission&) inserts the tasks; keep_alive holds what they use until they are done.
+template <class Insert>
+Request make_request(std::shared_ptr<void> keep_alive, Insert&& insert) {
+  auto submission = std::make_shared<Submission>();
+  try {
+    insert(*submission);
+  } catch (...) {
+    submission->wait();
+    throw;
+  }
+  return Request(std::move(submission), std::move(keep_alive));
+}
+
+}  // namespace tessera::detail

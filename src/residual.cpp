@@ -1,0 +1,91 @@
+// Backward error ||A - L L^T||_1 / (n ||A||_1 eps) as tile tasks: R = A - L L^T by syrk/gemm on
+// the chosen mode's workers (the GPU does the O(n^3) part in gpu mode), then the 1-norms from
+// per-tile column and row sums.
+#include <algorithm>
+#include <cmath>
+#include <limits>
+#include <vector>
+
+#include "algorithms.hpp"
+#include "request_support.hpp"
+#include "tessera/cholesky.hpp"
+#include "tessera/error.hpp"
+
+namespace tessera {
+
+namespace {
+
+// Per-tile sums of |tile|: columns first, then rows.
+template <class T>
+using TileSums = std::vector<std::vector<T>>;
+
+template <class T>
+void insert_sums(const detail::TaskContext& ctx, const TileMatrix<T>& M, TileSums<T>& sums) {
+  for (int j = 0; j < M.tile_cols(); ++j)
+    for (int i = j; i < M.tile_rows(); ++i) {
+      sums.emplace_back(static_cast<std::size_t>(M.tile_height(i) + M.tile_width(j)), T(0));
+      detail::insert_abs_sums<T>(ctx, detail::tile_ref(M, i, j), i == j, sums.back().data(), 0);
+    }
+}
+
+// 1-norm of a symmetric matrix from the sums of its lower tiles (in insert_sums' order).
+template <class T>
+double symmetric_one_norm(const TileMatrix<T>& M, const TileSums<T>& sums) {
+  std::vector<double> column(static_cast<std::size_t>(M.cols()), 0.0);
+  std::size_t t = 0;
+  for (int j = 0; j < M.tile_cols(); ++j)
+    for (int i = j; i < M.tile_rows(); ++i, ++t) {
+      const std::vector<T>& s = sums[t];
+      const int width = M.tile_width(j);
+      for (int c = 0; c < width; ++c) column[static_cast<std::size_t>(j * M.nb() + c)] += s[static_cast<std::size_t>(c)];
+      for (int r = 0; r < M.tile_height(i); ++r)
+        column[static_cast<std::size_t>(i * M.nb() + r)] += s[static_cast<std::size_t>(width + r)];
+    }
+  double norm = 0;
+  for (double c : column) norm = (std::isnan(c) || std::isnan(norm)) ? std::nan("") : std::max(norm, c);
+  return norm;
+}
+
+}  // namespace
+
+template <class T>
+double backward_error(const TileMatrix<T>& A, const TileMatrix<T>& L, Mode mode) {
+  if (&A.runtime() != &L.runtime() || A.rows() != L.rows() || A.nb() != L.nb() ||
+      A.structure() != TileStructure::symmetric_lower || L.structure() != TileStructure::symmetric_lower)
+    throw InvalidArgument("backward_error: A and L must be symmetric tile matrices of one size, tile size and runtime");
+  const int n = A.rows();
+  if (n == 0) return 0.0;
+  Runtime& runtime = A.runtime();
+  TileMatrix<T> R(runtime, n, A.nb());
+  TileMatrix<T> diagonal(runtime, n, n, A.nb(), TileStructure::block_diagonal);  // L(k,k) with zeros above
+  TileSums<T> r_sums, a_sums;
+  const int nt = A.tile_rows();
+  auto factor = [&](int i, int k) { return i == k ? detail::tile_ref(diagonal, k, k) : detail::tile_ref(L, i, k); };
+  detail::make_request(nullptr, [&](detail::Submission& s) {
+    const detail::TaskContext ctx = detail::make_context(runtime, s, mode, GpuKernels::vendor);
+    for (int k = 0; k < nt; ++k) detail::insert_copy_tile<T>(ctx, detail::tile_ref(L, k, k), factor(k, k), true, 0);
+    for (int j = 0; j < nt; ++j)
+      for (int i = j; i < nt; ++i) detail::insert_copy_tile<T>(ctx, detail::tile_ref(A, i, j), detail::tile_ref(R, i, j), false, 0);
+    // R(i, j) -= sum_{k <= j} L(i, k) L(j, k)^T
+    for (int k = 0; k < nt; ++k)
+      for (int i = k; i < nt; ++i) {
+        detail::insert_syrk<T>(ctx, T(-1), factor(i, k), T(1), detail::tile_ref(R, i, i), 0);
+        for (int j = k; j < i; ++j)
+          detail::insert_gemm<T>(ctx, detail::Trans::no, detail::Trans::yes, T(-1), factor(i, k), factor(j, k), T(1),
+                                 detail::tile_ref(R, i, j), 0);
+      }
+    insert_sums(ctx, R, r_sums);
+    insert_sums(ctx, A, a_sums);
+  }).wait();
+  const double norm_r = symmetric_one_norm(R, r_sums);
+  const double norm_a = symmetric_one_norm(A, a_sums);
+  const double eps = std::numeric_limits<T>::epsilon();
+  if (std::isnan(norm_r) || std::isnan(norm_a)) return std::nan("");
+  if (norm_a == 0) return norm_r == 0 ? 0.0 : std::numeric_limits<double>::infinity();
+  return norm_r / (static_cast<double>(n) * norm_a * eps);
+}
+
+template double backward_error<float>(const TileMatrix<float>&, const TileMatrix<float>&, Mode);
+template double backward_error<double>(const TileMatrix<double>&, const TileMatrix<double>&, Mode);
+
+}  // namespace tessera

@@ -1,0 +1,58 @@
+// State shared by the tasks of one request (a factorization, a solve, a conversion): how many are
+// still in flight, the LAPACK info they found, and the first error any of them raised. Tasks run
+// on runtime worker threads; the request's owner waits on it from its own thread.
+#pragma once
+
+#include <atomic>
+#include <climits>
+#include <condition_variable>
+#include <mutex>
+#include <string>
+
+namespace tessera::detail {
+
+class Submission {
+ public:
+  Submission() = default;
+  Submission(const Submission&) = delete;
+  Submission& operator=(const Submission&) = delete;
+
+  // Called once per task: at submission, and when the task (callback included) has finished.
+  void task_submitted() noexcept;
+  void task_finished() noexcept;
+  // A task that could not be submitted is withdrawn so that wait() does not wait for it.
+  void task_withdrawn() noexcept { task_finished(); }
+
+  // Blocks until every submitted task has finished.
+  void wait();
+  bool done() const noexcept;
+
+  // A leading minor that is not positive definite, at global 1-based column `column`.
+  void record_not_positive_definite(int column) noexcept;
+  // A NaN or infinity in the input at global 1-based column `column`.
+  void record_non_finite(int column) noexcept;
+  // An exception raised inside a task (CUDA failure, allocation failure...).
+  void record_error(const std::string& message);
+
+  // True once a failure makes the remaining tasks' work pointless: they return at once.
+  bool stopped() const noexcept { return stopped_.load(std::memory_order_relaxed); }
+
+  // LAPACK info: 0, or the smallest failing column (not positive definite or non-finite).
+  int info() const noexcept;
+  bool non_finite_input() const noexcept { return non_finite_.load() != INT_MAX; }
+  // Empty when no task raised an error.
+  std::string error() const;
+
+ private:
+  static void atomic_min(std::atomic<int>& target, int value) noexcept;
+
+  std::atomic<int> pending_{0};
+  std::atomic<int> not_spd_{INT_MAX};
+  std::atomic<int> non_finite_{INT_MAX};
+  std::atomic<bool> stopped_{false};
+  mutable std::mutex mutex_;
+  std::condition_variable all_done_;
+  std::string error_;
+};
+
+}  // namespace tessera::detail

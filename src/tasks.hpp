@@ -1,0 +1,91 @@
+// The runtime-independent interface through which the algorithms in src/ insert tile tasks.
+// Algorithms see tiles as opaque references and never include StarPU; the codelets in codelets/
+// implement these functions on StarPU (implicit dependencies from the access modes).
+#pragma once
+
+#include "tessera/options.hpp"
+
+namespace tessera::detail {
+
+class Submission;
+class RuntimeResources;
+
+// One tile: an opaque runtime handle, its shape, its tile indices (for traces) and the global
+// row and column of its first element.
+struct TileRef {
+  void* handle = nullptr;
+  int rows = 0;
+  int cols = 0;
+  int i = 0;
+  int j = 0;
+  int row0 = 0;
+  int col0 = 0;
+};
+
+enum class Side { left, right };
+enum class Trans { no, yes };
+
+// What every inserted task needs: where its state lives and where it may run.
+struct TaskContext {
+  Submission* submission = nullptr;
+  const RuntimeResources* resources = nullptr;
+  Mode mode = Mode::cpu;          // already resolved against the workers present
+  GpuKernels gpu_kernels = GpuKernels::any;
+};
+
+// A = L L^T on the lower triangle of the diagonal tile A; a local failure at (1-based) column c is
+// reported as info = A.col0 + c.
+template <class T>
+void insert_potrf(const TaskContext& ctx, const TileRef& A, int priority);
+
+// B := alpha op(L)^{-1} B (side left) or alpha B op(L)^{-1} (side right); L lower triangular.
+template <class T>
+void insert_trsm(const TaskContext& ctx, Side side, Trans trans, T alpha, const TileRef& L,
+                 const TileRef& B, int priority);
+
+// C := alpha A A^T + beta C on the lower triangle of C.
+template <class T>
+void insert_syrk(const TaskContext& ctx, T alpha, const TileRef& A, T beta, const TileRef& C,
+                 int priority);
+
+// C := alpha op(A) op(B) + beta C.
+template <class T>
+void insert_gemm(const TaskContext& ctx, Trans transa, Trans transb, T alpha, const TileRef& A,
+                 const TileRef& B, T beta, const TileRef& C, int priority);
+
+// How a tile maps onto a block of a column-major matrix held by the caller: the block starts at
+// (row0, col0) of the matrix (leading dimension ld) and is the tile itself, or its transpose when
+// `transpose` (an upper-stored symmetric matrix). With lower_only the tile is a diagonal tile of
+// a symmetric matrix: only its lower triangle is read or written.
+template <class T>
+struct BlockMap {
+  T* base;
+  int ld;
+  int row0;
+  int col0;
+  bool transpose;
+  bool lower_only;
+};
+
+// Tile <- block. A NaN or infinity at tile row r is reported to the submission as a failure of
+// the leading minor of order tile.row0 + r + 1 (the smallest minor it belongs to).
+template <class T>
+void insert_copy_in(const TaskContext& ctx, const BlockMap<T>& from, const TileRef& tile, int priority);
+
+// Block <- tile. With skip_after_failure the copy does not happen once the submission has
+// failed (posv leaves B untouched when the factorization fails, as LAPACK does).
+template <class T>
+void insert_copy_out(const TaskContext& ctx, const TileRef& tile, const BlockMap<T>& to, bool skip_after_failure,
+                     int priority);
+
+// dst <- src (same shape); with zero_upper, zeros replace src's strict upper triangle.
+template <class T>
+void insert_copy_tile(const TaskContext& ctx, const TileRef& src, const TileRef& dst, bool zero_upper, int priority);
+
+// sums (2 * max(rows, cols) values, host memory owned by the caller until the submission ends):
+// sums[0..cols) += column sums of |tile|, sums[cols..cols+rows) += row sums (lower_only as in
+// kernels::cpu::abs_sums).
+template <class T>
+void insert_abs_sums(const TaskContext& ctx, const TileRef& tile, bool lower_only, T* sums, int priority);
+
+}  // namespace tessera::detail

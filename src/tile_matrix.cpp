@@ -1,0 +1,77 @@
+#include "tessera/tile_matrix.hpp"
+
+#include <string>
+
+#include "tessera/error.hpp"
+
+namespace tessera {
+
+template <class T>
+TileMatrix<T>::TileMatrix(Runtime& runtime, int rows, int cols, int nb, TileStructure structure)
+    : runtime_(&runtime), rows_(rows), cols_(cols), nb_(nb), structure_(structure) {
+  if (rows < 0 || cols < 0) throw InvalidArgument("TileMatrix: negative size " + std::to_string(rows) + " x " + std::to_string(cols));
+  if (nb < 1) throw InvalidArgument("TileMatrix: tile size nb = " + std::to_string(nb) + " must be at least 1");
+  if (structure != TileStructure::general && rows != cols)
+    throw InvalidArgument("TileMatrix: a symmetric or block-diagonal matrix must be square");
+  tile_rows_ = (rows + nb - 1) / nb;
+  tile_cols_ = (cols + nb - 1) / nb;
+
+  // One allocation for every stored tile, tile after tile, each tile column-major.
+  std::vector<std::size_t> offsets;
+  std::size_t elements = 0;
+  for (int j = 0; j < tile_cols_; ++j)
+    for (int i = 0; i < tile_rows_; ++i)
+      if (stored(i, j)) {
+        offsets.push_back(elements);
+        elements += static_cast<std::size_t>(tile_height(i)) * static_cast<std::size_t>(tile_width(j));
+      }
+  storage_bytes_ = elements * sizeof(T);
+  if (storage_bytes_ > 0) {
+    void* memory = nullptr;
+    if (starpu_malloc_flags(&memory, storage_bytes_, STARPU_MALLOC_PINNED) != 0 || !memory)
+      throw Error("TileMatrix: cannot allocate " + std::to_string(storage_bytes_ >> 20) + " MiB for a " +
+                  std::to_string(rows) + " x " + std::to_string(cols) + " matrix");
+    storage_ = static_cast<T*>(memory);
+  }
+  handles_.reserve(offsets.size());
+  std::size_t t = 0;
+  for (int j = 0; j < tile_cols_; ++j)
+    for (int i = 0; i < tile_rows_; ++i)
+      if (stored(i, j)) {
+        starpu_data_handle_t h = nullptr;
+        const int height = tile_height(i);
+        starpu_matrix_data_register(&h, STARPU_MAIN_RAM, reinterpret_cast<uintptr_t>(storage_ + offsets[t++]),
+                                    static_cast<uint32_t>(height), static_cast<uint32_t>(height),
+                                    static_cast<uint32_t>(tile_width(j)), sizeof(T));
+        handles_.push_back(h);
+      }
+}
+
+template <class T>
+TileMatrix<T>::~TileMatrix() {
+  // Unregistering waits for the tasks that use a tile; the host copy is then up to date.
+  for (starpu_data_handle_t h : handles_) starpu_data_unregister(h);
+  if (storage_) starpu_free_flags(storage_, storage_bytes_, STARPU_MALLOC_PINNED);
+}
+
+template <class T>
+std::size_t TileMatrix<T>::tile_index(int i, int j) const noexcept {
+  if (structure_ == TileStructure::general) return static_cast<std::size_t>(j) * tile_rows_ + i;
+  if (structure_ == TileStructure::block_diagonal) return static_cast<std::size_t>(i);
+  // Column j of a lower tile matrix holds tiles j..tile_rows-1; columns before it hold
+  // sum_{c<j} (tile_rows - c) tiles.
+  const std::size_t before = static_cast<std::size_t>(j) * tile_rows_ - static_cast<std::size_t>(j) * (j - 1) / 2;
+  return before + (i - j);
+}
+
+template <class T>
+starpu_data_handle_t TileMatrix<T>::handle(int i, int j) const {
+  if (i < 0 || j < 0 || i >= tile_rows_ || j >= tile_cols_ || !stored(i, j))
+    throw InvalidArgument("TileMatrix: no stored tile (" + std::to_string(i) + ", " + std::to_string(j) + ")");
+  return handles_[tile_index(i, j)];
+}
+
+template class TileMatrix<float>;
+template class TileMatrix<double>;
+
+}  // namespace tessera

@@ -1,0 +1,3 @@
+namespace tessera {
+const char* version() noexcept { return TESSERA_VERSION; }
+}  // namespace tessera

@@ -1,0 +1,112 @@
+// Shared helpers for the tests: a runtime for the whole test binary, random SPD matrices with
+// fixed seeds, and residuals computed in double on the host.
+#pragma once
+
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdlib>
+#include <limits>
+#include <memory>
+#include <random>
+#include <vector>
+
+#include "tessera/tessera.hpp"
+
+namespace tessera::test {
+
+// One runtime per test binary (StarPU runs once per process), two CPU workers by default.
+inline Runtime& runtime() {
+  static std::unique_ptr<Runtime> rt = [] {
+    RuntimeOptions options = RuntimeOptions::from_environment();
+    if (options.ncpus < 0) options.ncpus = 2;
+    return std::make_unique<Runtime>(options);
+  }();
+  return *rt;
+}
+
+inline bool have_gpu() { return runtime().cuda_workers() > 0; }
+
+#define TESSERA_SKIP_WITHOUT_GPU()                                                               \
+  do {                                                                                           \
+    if (!::tessera::test::have_gpu()) GTEST_SKIP() << "no CUDA worker: this machine has no usable GPU"; \
+  } while (0)
+
+// A random SPD matrix, column-major with leading dimension ld, both triangles filled:
+// A = G G^T / n + I for a random G, well conditioned.
+template <class T>
+std::vector<T> random_spd(int n, int ld, unsigned seed) {
+  std::mt19937 gen(seed);
+  std::uniform_real_distribution<double> dist(-1.0, 1.0);
+  std::vector<double> G(static_cast<std::size_t>(n) * n);
+  for (double& g : G) g = dist(gen);
+  std::vector<T> A(static_cast<std::size_t>(ld) * std::max(n, 1), T(-7));  // padding rows stay -7
+  for (int j = 0; j < n; ++j)
+    for (int i = j; i < n; ++i) {
+      double s = 0;
+      for (int k = 0; k < n; ++k) s += G[i + static_cast<std::size_t>(k) * n] * G[j + static_cast<std::size_t>(k) * n];
+      s = s / n + (i == j ? 1.0 : 0.0);
+      A[i + static_cast<std::size_t>(j) * ld] = static_cast<T>(s);
+      A[j + static_cast<std::size_t>(i) * ld] = static_cast<T>(s);
+    }
+  return A;
+}
+
+template <class T>
+std::vector<T> random_matrix(int rows, int cols, int ld, unsigned seed) {
+  std::mt19937 gen(seed);
+  std::uniform_real_distribution<double> dist(-1.0, 1.0);
+  std::vector<T> B(static_cast<std::size_t>(ld) * std::max(cols, 1), T(-7));
+  for (int j = 0; j < cols; ++j)
+    for (int i = 0; i < rows; ++i) B[i + static_cast<std::size_t>(j) * ld] = static_cast<T>(dist(gen));
+  return B;
+}
+
+// ||A - F^T F|| or ||A - F F^T||_1 / (n ||A||_1 eps) from the triangle `uplo` of the factor F
+// (computed in double on the host; the other triangle of F is ignored).
+template <class T>
+double factor_backward_error(Uplo uplo, int n, const std::vector<T>& A, const std::vector<T>& F, int ld) {
+  auto L = [&](int i, int j) -> double {  // the lower factor, from either storage
+    if (i < j) return 0.0;
+    return uplo == Uplo::lower ? F[i + static_cast<std::size_t>(j) * ld] : F[j + static_cast<std::size_t>(i) * ld];
+  };
+  std::vector<double> colsum_r(n, 0.0), colsum_a(n, 0.0);
+  for (int j = 0; j < n; ++j)
+    for (int i = 0; i < n; ++i) {
+      double llt = 0;
+      for (int k = 0; k <= std::min(i, j); ++k) llt += L(i, k) * L(j, k);
+      const double a = A[i + static_cast<std::size_t>(j) * ld];
+      colsum_r[j] += std::abs(a - llt);
+      colsum_a[j] += std::abs(a);
+    }
+  const double nr = *std::max_element(colsum_r.begin(), colsum_r.end());
+  const double na = *std::max_element(colsum_a.begin(), colsum_a.end());
+  return nr / (n * na * std::numeric_limits<T>::epsilon());
+}
+
+// ||A X - B||_1 / (||A||_1 ||X||_1 n eps), A symmetric (full storage).
+template <class T>
+double solve_backward_error(int n, int nrhs, const std::vector<T>& A, int lda, const std::vector<T>& X,
+                            const std::vector<T>& B, int ldb) {
+  double nr = 0, na = 0, nx = 0;
+  for (int j = 0; j < n; ++j) {
+    double s = 0;
+    for (int i = 0; i < n; ++i) s += std::abs(double(A[i + static_cast<std::size_t>(j) * lda]));
+    na = std::max(na, s);
+  }
+  for (int r = 0; r < nrhs; ++r) {
+    double sr = 0, sx = 0;
+    for (int i = 0; i < n; ++i) {
+      double ax = 0;
+      for (int k = 0; k < n; ++k) ax += double(A[i + static_cast<std::size_t>(k) * lda]) * X[k + static_cast<std::size_t>(r) * ldb];
+      sr += std::abs(ax - B[i + static_cast<std::size_t>(r) * ldb]);
+      sx += std::abs(double(X[i + static_cast<std::size_t>(r) * ldb]));
+    }
+    nr = std::max(nr, sr);
+    nx = std::max(nx, sx);
+  }
+  return nr / (na * nx * n * std::numeric_limits<T>::epsilon());
+}
+
+}  // namespace tessera::test
