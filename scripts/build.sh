@@ -1,0 +1,9 @@
+#!/usr/bin/env bash
+# Installs the dependencies (scripts/install-deps.sh) and builds Tessera into build/ (or $BUILD_DIR).
+# Extra arguments go to CMake's configure step.
+set -euo pipefail
+cd "$(dirname "${BASH_SOURCE[0]}")/.."
+./scripts/install-deps.sh
+build_dir=${BUILD_DIR:-build}
+cmake -S . -B "$build_dir" -DCMAKE_BUILD_TYPE="${BUILD_TYPE:-Release}" "$@" >/dev/null
+cmake --build "$build_dir" -j"$(nproc)"

@@ -1,0 +1,130 @@
+// The tile-matrix API, the C API doing real work, asynchronous submissions from several threads.
+#include <gtest/gtest.h>
+
+#include <thread>
+
+#include "tessera/tessera.h"
+#include "test_support.hpp"
+
+namespace tessera::test {
+namespace {
+
+TEST(TileMatrixApi, LoadFactorCheckStore) {
+  const int n = 150, nb = 32;
+  const std::vector<double> A = random_spd<double>(n, n, 21);
+  TileMatrix<double> original(runtime(), n, nb), factor(runtime(), n, nb);
+  load_async(original, Uplo::lower, A.data(), n).wait();
+  load_async(factor, Uplo::lower, A.data(), n).wait();
+  FactorOptions options;
+  options.mode = Mode::cpu;
+  ASSERT_EQ(potrf_async(factor, options).wait(), 0);
+  const double error = backward_error(original, factor, Mode::cpu);
+  EXPECT_LT(error, 1.0);
+  EXPECT_GE(error, 0.0);
+  std::vector<double> F(A.size(), 0.0);
+  store_async(factor, Uplo::lower, F.data(), n).wait();
+  EXPECT_LT(factor_backward_error(Uplo::lower, n, A, F, n), 1.0);
+}
+
+TEST(TileMatrixApi, BackwardErrorDetectsAWrongFactor) {
+  const int n = 64, nb = 16;
+  const std::vector<double> A = random_spd<double>(n, n, 22);
+  std::vector<double> wrong = A;
+  wrong[5 + 3 * n] += 1e-6;  // a perturbed entry of the would-be factor
+  TileMatrix<double> original(runtime(), n, nb), factor(runtime(), n, nb);
+  load_async(original, Uplo::lower, A.data(), n).wait();
+  load_async(factor, Uplo::lower, wrong.data(), n).wait();
+  ASSERT_EQ(potrf_async(factor).wait(), 0);
+  EXPECT_GT(backward_error(original, factor, Mode::cpu), 100.0);
+}
+
+TEST(TileMatrixApi, SolveWithTiles) {
+  const int n = 90, nrhs = 7, nb = 25;
+  const std::vector<double> A = random_spd<double>(n, n, 23);
+  const std::vector<double> B = random_matrix<double>(n, nrhs, n, 24);
+  TileMatrix<double> L(runtime(), n, nb);
+  TileMatrix<double> X(runtime(), n, nrhs, nb, TileStructure::general);
+  load_async(L, Uplo::upper, A.data(), n).wait();
+  load_async(X, B.data(), n).wait();
+  ASSERT_EQ(potrf_async(L).wait(), 0);
+  ASSERT_EQ(potrs_async(L, X).wait(), 0);
+  std::vector<double> x(B.size());
+  store_async(X, x.data(), n).wait();
+  EXPECT_LT(solve_backward_error(n, nrhs, A, n, x, B, n), 1.0);
+}
+
+TEST(TileMatrixApi, TileHandlesAreExposed) {
+  TileMatrix<float> A(runtime(), 10, 4);
+  EXPECT_EQ(A.tile_rows(), 3);
+  EXPECT_EQ(A.tile_height(2), 2);
+  EXPECT_NE(A.handle(2, 1), nullptr);
+  EXPECT_THROW(A.handle(1, 2), InvalidArgument);  // upper tiles are not stored
+}
+
+TEST(CApi, FactorsAndSolvesBothPrecisions) {
+  const int n = 123, nrhs = 4;
+  const std::vector<double> A = random_spd<double>(n, n, 31);
+  std::vector<double> F = A;
+  ASSERT_EQ(tessera_dpotrf('U', n, F.data(), n), 0);
+  EXPECT_LT(factor_backward_error(Uplo::upper, n, A, F, n), 1.0);
+  const std::vector<double> B = random_matrix<double>(n, nrhs, n, 32);
+  std::vector<double> X = B;
+  ASSERT_EQ(tessera_dpotrs('U', n, nrhs, F.data(), n, X.data(), n), 0);
+  EXPECT_LT(solve_backward_error(n, nrhs, A, n, X, B, n), 1.0);
+  std::vector<double> G = A, Y = B;
+  ASSERT_EQ(tessera_dposv('L', n, nrhs, G.data(), n, Y.data(), n), 0);
+  EXPECT_LT(solve_backward_error(n, nrhs, A, n, Y, B, n), 1.0);
+
+  const std::vector<float> As = random_spd<float>(n, n + 3, 33);
+  std::vector<float> Fs = As;
+  ASSERT_EQ(tessera_spotrf('L', n, Fs.data(), n + 3), 0);
+  EXPECT_LT(factor_backward_error(Uplo::lower, n, As, Fs, n + 3), 1.0);
+  const std::vector<float> Bs = random_matrix<float>(n, 2, n, 34);
+  std::vector<float> Xs = Bs, Gs = As;
+  ASSERT_EQ(tessera_sposv('L', n, 2, Gs.data(), n + 3, Xs.data(), n), 0);
+  EXPECT_LT(solve_backward_error(n, 2, As, n + 3, Xs, Bs, n), 1.0);
+}
+
+TEST(CApi, NotPositiveDefinite) {
+  double A[9] = {4, 2, 0, 2, 1, 0, 0, 0, 1};  // second minor singular
+  EXPECT_EQ(tessera_dpotrf('L', 3, A, 3), 2);
+}
+
+TEST(Concurrency, FourThreadsFactorAtOnce) {
+  std::vector<std::thread> threads;
+  std::vector<double> errors(4, -1.0);
+  std::vector<int> infos(4, -1);
+  for (int t = 0; t < 4; ++t)
+    threads.emplace_back([t, &errors, &infos] {
+      const int n = 100 + 37 * t;
+      const std::vector<double> A = random_spd<double>(n, n, 50u + t);
+      std::vector<double> F = A;
+      infos[t] = t % 2 ? tessera_dpotrf('L', n, F.data(), n) : potrf(runtime(), n, F.data(), n);
+      errors[t] = factor_backward_error(Uplo::lower, n, A, F, n);
+    });
+  for (auto& th : threads) th.join();
+  for (int t = 0; t < 4; ++t) {
+    EXPECT_EQ(infos[t], 0) << "thread " << t;
+    EXPECT_LT(errors[t], 1.0) << "thread " << t;
+  }
+}
+
+TEST(Concurrency, SeveralRequestsInFlight) {
+  const int n = 120;
+  std::vector<std::vector<double>> originals, factors;
+  std::vector<Request> requests;
+  FactorOptions options;
+  options.nb = 24;
+  for (int r = 0; r < 6; ++r) {
+    originals.push_back(random_spd<double>(n, n, 60u + r));
+    factors.push_back(originals.back());
+  }
+  for (int r = 0; r < 6; ++r) requests.push_back(potrf_async(runtime(), n, factors[r].data(), n, options));
+  for (int r = 0; r < 6; ++r) {
+    EXPECT_EQ(requests[r].wait(), 0);
+    EXPECT_LT(factor_backward_error(Uplo::lower, n, originals[r], factors[r], n), 1.0);
+  }
+}
+
+}  // namespace
+}  // namespace tessera::test
