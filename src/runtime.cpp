@@ -81,9 +81,15 @@ Runtime::Runtime(const RuntimeOptions& options) : impl_(std::make_unique<Impl>()
 }
 
 Runtime::~Runtime() {
-  if (!starpu_is_initialized()) return;  // the host application already shut its StarPU down
+  if (!starpu_is_initialized()) {
+    // The host application already shut its StarPU down, and with it the means to free pinned
+    // memory and CUDA handles: leave them to the end of the process.
+    static_cast<void>(impl_->resources.release());
+    return;
+  }
   starpu_task_wait_for_all();
   detail::destroy_cuda_contexts(*impl_->resources);
+  impl_->resources.reset();  // pinned memory goes back while StarPU can still free it
   openblas_set_num_threads(impl_->saved_blas_threads);
   if (!impl_->attached) starpu_shutdown();
 }

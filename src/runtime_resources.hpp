@@ -4,6 +4,7 @@
 #pragma once
 
 #include <cstddef>
+#include <mutex>
 #include <vector>
 
 #ifdef TESSERA_HAVE_CUDA
@@ -28,14 +29,42 @@ struct CudaWorkerContext {
 #endif
 };
 
+// Pinned host memory for tiles, kept between factorizations: pinning gigabytes costs more than
+// factoring them on a GPU, so blocks go back to the pool instead of to the system.
+class HostMemoryPool {
+ public:
+  HostMemoryPool() = default;
+  HostMemoryPool(const HostMemoryPool&) = delete;
+  HostMemoryPool& operator=(const HostMemoryPool&) = delete;
+  ~HostMemoryPool();
+
+  // A block of at least `bytes` (nullptr when the system has no memory left).
+  void* allocate(std::size_t bytes);
+  // Back to the pool; the pool frees its oldest blocks beyond its byte limit.
+  void release(void* block, std::size_t bytes);
+
+ private:
+  struct Block {
+    void* memory;
+    std::size_t bytes;
+  };
+  static void free_block(const Block& block);
+
+  std::mutex mutex_;
+  std::vector<Block> free_;  // oldest first
+  std::size_t cached_bytes_ = 0;
+};
+
 class RuntimeResources {
  public:
   explicit RuntimeResources(int max_workers) : cuda_(static_cast<std::size_t>(max_workers)) {}
   // The context of CUDA worker `worker` (StarPU worker id); only that worker may use it.
   CudaWorkerContext& cuda(int worker) const { return cuda_[static_cast<std::size_t>(worker)]; }
+  HostMemoryPool& host_memory() const { return host_memory_; }
 
  private:
   mutable std::vector<CudaWorkerContext> cuda_;
+  mutable HostMemoryPool host_memory_;
 };
 
 }  // namespace tessera::detail

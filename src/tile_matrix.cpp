@@ -2,6 +2,7 @@
 
 #include <string>
 
+#include "runtime_resources.hpp"
 #include "tessera/error.hpp"
 
 namespace tessera {
@@ -27,8 +28,8 @@ TileMatrix<T>::TileMatrix(Runtime& runtime, int rows, int cols, int nb, TileStru
       }
   storage_bytes_ = elements * sizeof(T);
   if (storage_bytes_ > 0) {
-    void* memory = nullptr;
-    if (starpu_malloc_flags(&memory, storage_bytes_, STARPU_MALLOC_PINNED) != 0 || !memory)
+    void* memory = runtime.resources().host_memory().allocate(storage_bytes_);
+    if (!memory)
       throw Error("TileMatrix: cannot allocate " + std::to_string(storage_bytes_ >> 20) + " MiB for a " +
                   std::to_string(rows) + " x " + std::to_string(cols) + " matrix");
     storage_ = static_cast<T*>(memory);
@@ -51,7 +52,7 @@ template <class T>
 TileMatrix<T>::~TileMatrix() {
   // Unregistering waits for the tasks that use a tile; the host copy is then up to date.
   for (starpu_data_handle_t h : handles_) starpu_data_unregister(h);
-  if (storage_) starpu_free_flags(storage_, storage_bytes_, STARPU_MALLOC_PINNED);
+  if (storage_) runtime_->resources().host_memory().release(storage_, storage_bytes_);
 }
 
 template <class T>
