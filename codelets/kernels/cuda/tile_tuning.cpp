@@ -1,0 +1,310 @@
+#include "tile_tuning.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <fstream>
+#include <memory>
+#include <nlohmann/json.hpp>
+#include <ostream>
+#include <random>
+#include <sstream>
+
+#include "check.hpp"
+
+namespace tessera::kernels::cuda {
+
+// ---- table ---------------------------------------------------------------------------------
+
+void TileTuningTable::set(const TileTuningEntry& entry) {
+  for (TileTuningEntry& e : entries_) {
+    if (e.gpu == entry.gpu && e.precision == entry.precision && e.op == entry.op &&
+        e.nb == entry.nb) {
+      e = entry;
+      return;
+    }
+  }
+  entries_.push_back(entry);
+}
+
+std::optional<TileKernelConfig> TileTuningTable::lookup(const std::string& gpu, char precision,
+                                                        const std::string& op, int nb) const {
+  const TileTuningEntry* best = nullptr;
+  double best_dist = 0;
+  const double target = std::log(static_cast<double>(std::max(nb, 1)));
+  for (const TileTuningEntry& e : entries_) {
+    if (e.gpu != gpu || e.precision != precision || e.op != op) continue;
+    const double dist = std::fabs(std::log(static_cast<double>(std::max(e.nb, 1))) - target);
+    if (!best || dist < best_dist - 1e-12 || (std::fabs(dist - best_dist) <= 1e-12 && e.nb < best->nb)) {
+      best = &e;
+      best_dist = dist;
+    }
+  }
+  if (!best) return std::nullopt;
+  return best->cfg;
+}
+
+std::string TileTuningTable::to_json() const {
+  nlohmann::json entries = nlohmann::json::array();
+  for (const TileTuningEntry& e : entries_) {
+    entries.push_back({{"gpu", e.gpu},
+                       {"precision", std::string(1, e.precision)},
+                       {"op", e.op},
+                       {"nb", e.nb},
+                       {"ib", e.cfg.ib},
+                       {"threads", e.cfg.threads},
+                       {"tile", e.cfg.tile},
+                       {"tile_n", e.cfg.tile_n},
+                       {"variant", e.cfg.variant},
+                       {"crossover", e.cfg.crossover},
+                       {"time_us", e.time_us}});
+  }
+  return nlohmann::json{{"version", 1}, {"entries", entries}}.dump(2);
+}
+
+TileTuningTable TileTuningTable::from_json(const std::string& text) {
+  TileTuningTable table;
+  try {
+    const nlohmann::json doc = nlohmann::json::parse(text);
+    for (const nlohmann::json& j : doc.at("entries")) {
+      TileTuningEntry e;
+      e.gpu = j.at("gpu").get<std::string>();
+      const std::string p = j.at("precision").get<std::string>();
+      if (p != "s" && p != "d") throw InvalidArgument("tuning table: precision must be s or d");
+      e.precision = p[0];
+      e.op = j.at("op").get<std::string>();
+      if (e.op != "potf2" && e.op != "trsm" && e.op != "syrk" && e.op != "gemm")
+        throw InvalidArgument("tuning table: unknown op " + e.op);
+      e.nb = j.at("nb").get<int>();
+      e.cfg.ib = j.value("ib", 0);
+      e.cfg.threads = j.value("threads", 0);
+      e.cfg.tile = j.value("tile", 0);
+      e.cfg.tile_n = j.value("tile_n", 0);
+      e.cfg.variant = j.value("variant", 0);
+      e.cfg.crossover = j.value("crossover", 0);
+      e.time_us = j.value("time_us", 0.0);
+      table.set(e);
+    }
+  } catch (const nlohmann::json::exception& ex) {
+    throw InvalidArgument(std::string("tuning table: ") + ex.what());
+  }
+  return table;
+}
+
+void TileTuningTable::save(const std::string& path) const {
+  std::ofstream out(path);
+  if (!out) throw InvalidArgument("tuning table: cannot write " + path);
+  out << to_json() << '\n';
+}
+
+TileTuningTable TileTuningTable::load(const std::string& path) {
+  std::ifstream in(path);
+  if (!in) throw InvalidArgument("tuning table: cannot read " + path);
+  std::stringstream text;
+  text << in.rdbuf();
+  return from_json(text.str());
+}
+
+std::string current_gpu_name() {
+  int dev = 0;
+  TESSERA_CUDA_CHECK(cudaGetDevice(&dev));
+  cudaDeviceProp prop{};
+  TESSERA_CUDA_CHECK(cudaGetDeviceProperties(&prop, dev));
+  return prop.name;
+}
+
+// ---- candidates ----------------------------------------------------------------------------
+
+std::vector<TileKernelConfig> tile_kernel_candidates(char precision, const std::string& op, int nb) {
+  std::vector<TileKernelConfig> out;
+  const auto cfg = [](int ib, int threads, int tile, int tile_n, int variant, int crossover) {
+    TileKernelConfig c;
+    c.ib = ib, c.threads = threads, c.tile = tile, c.tile_n = tile_n, c.variant = variant,
+    c.crossover = crossover;
+    return c;
+  };
+  if (op == "gemm") {
+    out = {cfg(0, 128, 32, 32, 0, 0),  cfg(0, 128, 32, 64, 0, 0),
+           cfg(0, 128, 64, 32, 0, 0),  cfg(0, 128, 64, 64, 0, 0),
+           cfg(0, 256, 64, 64, 0, 0),  cfg(0, precision == 'd' ? 128 : 256, 128, 64, 0, 0),
+           cfg(0, 256, 128, 128, 0, 0)};
+  } else if (op == "syrk") {
+    out = {cfg(0, 128, 32, 32, 0, 0), cfg(0, 128, 64, 64, 0, 0), cfg(0, 256, 64, 64, 0, 0),
+           cfg(0, 256, 128, 128, 0, 0)};
+  } else if (op == "trsm") {
+    for (int ib : {32, 64}) {
+      for (int tile : {32, 64}) out.push_back(cfg(ib, 0, tile, 0, 2, 0));
+      for (int threads : {64, 128}) out.push_back(cfg(ib, threads, 0, 0, 1, 0));
+    }
+  } else if (op == "potf2") {
+    for (int ib : {16, 32}) {
+      const int max_fused =
+          precision == 'd' ? potf2_fused_max_n<double>(ib) : potf2_fused_max_n<float>(ib);
+      for (int threads : {128, 256}) {
+        if (nb <= max_fused) out.push_back(cfg(ib, threads, 0, 0, 0, nb));  // one fused kernel
+        for (int cross : {64, 96, 128, 160, 192, 256}) {
+          if (cross < nb && cross <= max_fused) out.push_back(cfg(ib, threads, 0, 0, 0, cross));
+        }
+      }
+    }
+  } else {
+    throw InvalidArgument("tile_kernel_candidates: unknown op " + op);
+  }
+  return out;
+}
+
+// ---- timing --------------------------------------------------------------------------------
+
+namespace {
+
+template <class T>
+struct DeviceBuffer {
+  T* ptr = nullptr;
+  explicit DeviceBuffer(std::size_t count) {
+    if (count) TESSERA_CUDA_CHECK(cudaMalloc(&ptr, count * sizeof(T)));
+  }
+  ~DeviceBuffer() {
+    if (ptr) cudaFree(ptr);
+  }
+  DeviceBuffer(const DeviceBuffer&) = delete;
+  DeviceBuffer& operator=(const DeviceBuffer&) = delete;
+};
+
+struct Events {
+  cudaEvent_t start = nullptr, stop = nullptr;
+  Events() {
+    TESSERA_CUDA_CHECK(cudaEventCreate(&start));
+    TESSERA_CUDA_CHECK(cudaEventCreate(&stop));
+  }
+  ~Events() {
+    cudaEventDestroy(start);
+    cudaEventDestroy(stop);
+  }
+};
+
+template <class T>
+std::vector<T> random_general(int rows, int cols, std::mt19937_64& rng) {
+  std::uniform_real_distribution<double> u(-1.0, 1.0);
+  std::vector<T> a(static_cast<std::size_t>(rows) * cols);
+  for (T& x : a) x = static_cast<T>(u(rng));
+  return a;
+}
+
+// Lower triangle with a dominant diagonal in [1, 2] (upper part zero): well conditioned.
+template <class T>
+std::vector<T> random_lower(int n, std::mt19937_64& rng) {
+  std::uniform_real_distribution<double> u(-1.0, 1.0);
+  std::vector<T> a(static_cast<std::size_t>(n) * n, T(0));
+  for (int c = 0; c < n; ++c)
+    for (int r = c; r < n; ++r)
+      a[r + static_cast<std::size_t>(c) * n] =
+          static_cast<T>(r == c ? 1.5 + 0.5 * u(rng) : u(rng) / n);
+  return a;
+}
+
+// Symmetric, diagonally dominant: SPD.
+template <class T>
+std::vector<T> random_spd(int n, std::mt19937_64& rng) {
+  std::uniform_real_distribution<double> u(-1.0, 1.0);
+  std::vector<T> a(static_cast<std::size_t>(n) * n);
+  for (int c = 0; c < n; ++c)
+    for (int r = c; r < n; ++r) {
+      const double v = r == c ? n + 1.0 + u(rng) : u(rng);
+      a[r + static_cast<std::size_t>(c) * n] = static_cast<T>(v);
+      a[c + static_cast<std::size_t>(r) * n] = static_cast<T>(v);
+    }
+  return a;
+}
+
+template <class T>
+double time_op(const std::string& op, int nb, const TileKernelConfig& cfg, int repetitions,
+               std::uint64_t seed) {
+  std::mt19937_64 rng(seed);
+  const std::size_t elems = static_cast<std::size_t>(nb) * nb;
+  // Enough copies of the operand the call overwrites that a batch lasts well above the event
+  // resolution, bounded by memory.
+  const int copies = static_cast<int>(std::clamp<std::size_t>((std::size_t{64} << 20) / (elems * sizeof(T) + 1), 2, 16));
+  std::vector<T> in = op == "potf2" ? random_spd<T>(nb, rng) : random_general<T>(nb, nb, rng);
+  std::vector<T> a = op == "trsm" ? random_lower<T>(nb, rng) : random_general<T>(nb, nb, rng);
+  std::vector<T> b = random_general<T>(nb, nb, rng);
+
+  DeviceBuffer<T> pristine(elems), work(elems * copies), dA(elems), dB(elems);
+  DeviceBuffer<int> info(copies);
+  TESSERA_CUDA_CHECK(cudaMemcpy(pristine.ptr, in.data(), elems * sizeof(T), cudaMemcpyHostToDevice));
+  TESSERA_CUDA_CHECK(cudaMemcpy(dA.ptr, a.data(), elems * sizeof(T), cudaMemcpyHostToDevice));
+  TESSERA_CUDA_CHECK(cudaMemcpy(dB.ptr, b.data(), elems * sizeof(T), cudaMemcpyHostToDevice));
+  std::size_t ws_bytes = 0;
+  if (op == "trsm") ws_bytes = trsm_rlt_workspace_bytes<T>(nb, nb, cfg);
+  if (op == "potf2") ws_bytes = potf2_workspace_bytes<T>(nb, cfg);
+  DeviceBuffer<unsigned char> ws(ws_bytes);
+
+  cudaStream_t stream = nullptr;
+  TESSERA_CUDA_CHECK(cudaStreamCreate(&stream));
+  std::unique_ptr<CUstream_st, void (*)(cudaStream_t)> stream_guard(
+      stream, [](cudaStream_t s) { cudaStreamDestroy(s); });
+  Events ev;
+
+  const auto run_one = [&](int i) {
+    T* x = work.ptr + elems * i;
+    if (op == "potf2")
+      potf2<T>(nb, x, nb, info.ptr + i, ws.ptr, ws_bytes, stream, cfg);
+    else if (op == "trsm")
+      trsm_rlt<T>(nb, nb, dA.ptr, nb, x, nb, ws.ptr, ws_bytes, stream, cfg);
+    else if (op == "syrk")
+      syrk_ln<T>(nb, nb, dA.ptr, nb, x, nb, stream, cfg);
+    else
+      gemm_nt<T>(nb, nb, nb, dA.ptr, nb, dB.ptr, nb, x, nb, stream, cfg);
+  };
+  std::vector<double> samples;
+  for (int rep = -1; rep < repetitions; ++rep) {  // rep -1: warm-up
+    for (int i = 0; i < copies; ++i)
+      TESSERA_CUDA_CHECK(cudaMemcpyAsync(work.ptr + elems * i, pristine.ptr, elems * sizeof(T),
+                                         cudaMemcpyDeviceToDevice, stream));
+    TESSERA_CUDA_CHECK(cudaEventRecord(ev.start, stream));
+    for (int i = 0; i < copies; ++i) run_one(i);
+    TESSERA_CUDA_CHECK(cudaEventRecord(ev.stop, stream));
+    TESSERA_CUDA_CHECK(cudaEventSynchronize(ev.stop));
+    float ms = 0;
+    TESSERA_CUDA_CHECK(cudaEventElapsedTime(&ms, ev.start, ev.stop));
+    if (rep >= 0) samples.push_back(1000.0 * ms / copies);
+  }
+  std::sort(samples.begin(), samples.end());
+  return samples[samples.size() / 2];
+}
+
+}  // namespace
+
+double time_tile_kernel(char precision, const std::string& op, int nb, const TileKernelConfig& cfg,
+                        int repetitions, std::uint64_t seed) {
+  if (nb <= 0 || repetitions <= 0) throw InvalidArgument("time_tile_kernel: nb and repetitions must be positive");
+  return precision == 'd' ? time_op<double>(op, nb, cfg, repetitions, seed)
+                          : time_op<float>(op, nb, cfg, repetitions, seed);
+}
+
+TileTuningTable tune_tile_kernels(char precision, const std::vector<int>& nbs, int repetitions,
+                                  std::uint64_t seed, std::vector<TileTuningEntry>* all,
+                                  std::ostream* log) {
+  if (precision != 's' && precision != 'd') throw InvalidArgument("tune_tile_kernels: precision must be 's' or 'd'");
+  const std::string gpu = current_gpu_name();
+  TileTuningTable table;
+  for (const char* op : {"potf2", "trsm", "syrk", "gemm"}) {
+    for (int nb : nbs) {
+      TileTuningEntry best;
+      bool have = false;
+      for (const TileKernelConfig& cfg : tile_kernel_candidates(precision, op, nb)) {
+        const double us = time_tile_kernel(precision, op, nb, cfg, repetitions, seed);
+        TileTuningEntry e{gpu, precision, op, nb, cfg, us};
+        if (all) all->push_back(e);
+        if (log)
+          *log << "tune " << precision << ' ' << op << " nb=" << nb << " ib=" << cfg.ib
+               << " threads=" << cfg.threads << " tile=" << cfg.tile << 'x' << cfg.tile_n
+               << " variant=" << cfg.variant << " crossover=" << cfg.crossover << " : " << us
+               << " us\n";
+        if (!have || us < best.time_us) best = e, have = true;
+      }
+      if (have) table.set(best);
+    }
+  }
+  return table;
+}
+
+}  // namespace tessera::kernels::cuda
