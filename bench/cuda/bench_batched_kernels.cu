@@ -1,0 +1,645 @@
+// Batched Cholesky benchmark: Tessera's batched kernels against cuSOLVER's potrfBatched /
+// potrsBatched on the same random SPD data, double and float.
+//
+// For every n: factorization alone (standard layout; interleaved layout for n <= 32; the fast-math
+// variant), solve alone (nrhs = 1) and factor + solve. Times are CUDA-event medians after a
+// warm-up, with the inputs restored and the L2 cache flushed (untimed) before every repetition.
+// GFLOP/s counts n^3/3 per factorization and 2 n^2 per solve. For n <= 64 the factorization is
+// also compared with its memory floor: each matrix read and written once (2 n^2 sizeof(T) bytes)
+// at the device-to-device copy bandwidth measured here. Backward errors are maxima over the
+// whole batch: |A - L L^T|_max / |A|_max and |A x - b|_inf / (|A|_inf |x|_inf + |b|_inf).
+//
+//   bench_batched_kernels [--json out.json] [--batch N] [--reps R] [--sizes 5,8,...]
+//                         [--precision double|float|both] [--tune] [--no-main]
+// --tune measures every compiled panel shape (n > 32) and register-kernel block size (n <= 32)
+// and prints the fastest per n (how the built-in table was chosen).
+#include <cublas_v2.h>
+#include <cuda_runtime.h>
+#include <cusolverDn.h>
+#include <fmt/core.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdint>
+#include <cstdlib>
+#include <fstream>
+#include <functional>
+#include <limits>
+#include <nlohmann/json.hpp>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "cuda/batched_kernels.hpp"
+#include "cuda/check.hpp"
+
+namespace tk = tessera::kernels::cuda;
+using json = nlohmann::json;
+
+namespace {
+
+// ---- options --------------------------------------------------------------------------------
+
+struct Options {
+  std::string json_path;
+  int batch = 10000;
+  int big_batch = 1000;  // n >= 256 (the reference numbers for those sizes use batch 1000)
+  int reps = 15;
+  std::vector<int> sizes = {5, 8, 16, 24, 32, 48, 64, 100, 128, 256, 512};
+  bool do_double = true, do_float = true;
+  bool tune = false;
+  bool main_run = true;
+};
+
+std::vector<int> parse_list(const std::string& s) {
+  std::vector<int> out;
+  std::stringstream ss(s);
+  std::string item;
+  while (std::getline(ss, item, ',')) out.push_back(std::stoi(item));
+  return out;
+}
+
+Options parse_options(int argc, char** argv) {
+  Options o;
+  for (int i = 1; i < argc; ++i) {
+    const std::string a = argv[i];
+    const auto value = [&]() -> std::string {
+      if (i + 1 >= argc) throw std::runtime_error("missing value after " + a);
+      return argv[++i];
+    };
+    if (a == "--json") o.json_path = value();
+    else if (a == "--batch") o.batch = std::stoi(value());
+    else if (a == "--big-batch") o.big_batch = std::stoi(value());
+    else if (a == "--reps") o.reps = std::stoi(value());
+    else if (a == "--sizes") o.sizes = parse_list(value());
+    else if (a == "--tune") o.tune = true;
+    else if (a == "--no-main") o.main_run = false;
+    else if (a == "--precision") {
+      const std::string p = value();
+      o.do_double = p == "double" || p == "both";
+      o.do_float = p == "float" || p == "both";
+    } else {
+      throw std::runtime_error("unknown argument " + a);
+    }
+  }
+  return o;
+}
+
+// ---- device helpers -------------------------------------------------------------------------
+
+template <class T>
+class Device {
+ public:
+  explicit Device(std::size_t count) : count_(count) {
+    TESSERA_CUDA_CHECK(cudaMalloc(&ptr_, std::max<std::size_t>(count, 1) * sizeof(T)));
+  }
+  ~Device() { cudaFree(ptr_); }
+  Device(const Device&) = delete;
+  Device& operator=(const Device&) = delete;
+  T* get() const { return ptr_; }
+  std::size_t count() const { return count_; }
+  std::size_t bytes() const { return count_ * sizeof(T); }
+
+ private:
+  T* ptr_ = nullptr;
+  std::size_t count_;
+};
+
+__device__ __forceinline__ std::uint64_t mix64(std::uint64_t x) {
+  x += 0x9e3779b97f4a7c15ULL;
+  x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ULL;
+  x = (x ^ (x >> 27)) * 0x94d049bb133111ebULL;
+  return x ^ (x >> 31);
+}
+
+// Uniform in [-1, 1), never exactly zero.
+__device__ __forceinline__ double uniform_pm1(std::uint64_t key) {
+  const double u = static_cast<double>(mix64(key) >> 11) * (1.0 / 9007199254740992.0);
+  const double v = 2.0 * u - 1.0;
+  return v == 0.0 ? 0.5 : v;
+}
+
+// Symmetric, diagonally dominant (hence SPD) random matrices, both triangles stored.
+template <class T>
+__global__ void make_spd_kernel(T* A, int n, long long stride, int batch, std::uint64_t seed) {
+  const long long nn = static_cast<long long>(n) * n;
+  const long long total = nn * batch;
+  for (long long e = blockIdx.x * static_cast<long long>(blockDim.x) + threadIdx.x; e < total;
+       e += static_cast<long long>(gridDim.x) * blockDim.x) {
+    const long long k = e / nn;
+    const int r = static_cast<int>(e % nn);
+    const int i = r % n, j = r / n;
+    const int lo = min(i, j), hi = max(i, j);
+    const std::uint64_t key = seed ^ (static_cast<std::uint64_t>(k) << 32) ^ (lo * 65537u + hi);
+    double v = uniform_pm1(key);
+    if (i == j) v = n + 1.5 + 0.5 * v;
+    A[k * stride + static_cast<long long>(j) * n + i] = static_cast<T>(v);
+  }
+}
+
+template <class T>
+__global__ void make_rhs_kernel(T* B, long long count, std::uint64_t seed) {
+  for (long long e = blockIdx.x * static_cast<long long>(blockDim.x) + threadIdx.x; e < count;
+       e += static_cast<long long>(gridDim.x) * blockDim.x)
+    B[e] = static_cast<T>(uniform_pm1(seed ^ (static_cast<std::uint64_t>(e) * 0x100000001ULL)));
+}
+
+// Per matrix: max |A - L L^T| over the referenced triangle / max |A|.
+template <class T>
+__global__ void factor_error_kernel(const T* A, const T* F, int n, long long stride, bool upper,
+                                    const int* info, double* err) {
+  const long long k = blockIdx.x;
+  const T* a = A + k * stride;
+  const T* f = F + k * stride;
+  const auto l = [&](int i, int c) -> double {  // L(i, c), c <= i
+    return upper ? static_cast<double>(f[c + static_cast<long long>(i) * n])
+                 : static_cast<double>(f[i + static_cast<long long>(c) * n]);
+  };
+  double worst = 0, amax = 0;
+  const long long pairs = static_cast<long long>(n) * n;
+  for (long long p = threadIdx.x; p < pairs; p += blockDim.x) {
+    const int i = static_cast<int>(p % n), j = static_cast<int>(p / n);
+    if (i < j) continue;
+    double s = 0;
+    for (int c = 0; c <= j; ++c) s += l(i, c) * l(j, c);
+    worst = fmax(worst, fabs(s - static_cast<double>(a[i + static_cast<long long>(j) * n])));
+    amax = fmax(amax, fabs(static_cast<double>(a[i + static_cast<long long>(j) * n])));
+  }
+  __shared__ double sw[256], sa[256];
+  sw[threadIdx.x] = worst;
+  sa[threadIdx.x] = amax;
+  __syncthreads();
+  for (int s = blockDim.x / 2; s > 0; s >>= 1) {
+    if (threadIdx.x < s) {
+      sw[threadIdx.x] = fmax(sw[threadIdx.x], sw[threadIdx.x + s]);
+      sa[threadIdx.x] = fmax(sa[threadIdx.x], sa[threadIdx.x + s]);
+    }
+    __syncthreads();
+  }
+  if (threadIdx.x == 0) {
+    const bool failed = info && info[k] != 0;
+    err[k] = failed ? INFINITY : sw[0] / sa[0];
+  }
+}
+
+// Per system: |A x - b|_inf / (|A|_inf |x|_inf + |b|_inf), one block per matrix (nrhs = 1).
+template <class T>
+__global__ void solve_error_kernel(const T* A, const T* X, const T* B, int n, long long strideA,
+                                   long long strideB, double* err) {
+  const long long k = blockIdx.x;
+  const T* a = A + k * strideA;
+  const T* x = X + k * strideB;
+  const T* b = B + k * strideB;
+  double rmax = 0, anorm = 0, xmax = 0, bmax = 0;
+  for (int i = threadIdx.x; i < n; i += blockDim.x) {
+    double ax = 0, arow = 0;
+    for (int j = 0; j < n; ++j) {
+      const double aij = a[i + static_cast<long long>(j) * n];
+      ax += aij * static_cast<double>(x[j]);
+      arow += fabs(aij);
+    }
+    rmax = fmax(rmax, fabs(ax - static_cast<double>(b[i])));
+    anorm = fmax(anorm, arow);
+    xmax = fmax(xmax, fabs(static_cast<double>(x[i])));
+    bmax = fmax(bmax, fabs(static_cast<double>(b[i])));
+  }
+  __shared__ double s[4][256];
+  s[0][threadIdx.x] = rmax;
+  s[1][threadIdx.x] = anorm;
+  s[2][threadIdx.x] = xmax;
+  s[3][threadIdx.x] = bmax;
+  __syncthreads();
+  for (int h = blockDim.x / 2; h > 0; h >>= 1) {
+    if (threadIdx.x < h)
+      for (int q = 0; q < 4; ++q) s[q][threadIdx.x] = fmax(s[q][threadIdx.x], s[q][threadIdx.x + h]);
+    __syncthreads();
+  }
+  if (threadIdx.x == 0) err[k] = s[0][0] / (s[1][0] * s[2][0] + s[3][0]);
+}
+
+__global__ void flush_kernel(const float4* buf, std::size_t count, float* sink) {
+  float acc = 0;
+  for (std::size_t e = blockIdx.x * static_cast<std::size_t>(blockDim.x) + threadIdx.x; e < count;
+       e += static_cast<std::size_t>(gridDim.x) * blockDim.x) {
+    const float4 v = buf[e];
+    acc += v.x + v.y + v.z + v.w;
+  }
+  if (acc == 123.456f) *sink = acc;  // keeps the loads alive
+}
+
+template <class T>
+__global__ void pointer_array_kernel(T* base, long long stride, int batch, T** out) {
+  const int k = blockIdx.x * blockDim.x + threadIdx.x;
+  if (k < batch) out[k] = base + k * stride;
+}
+
+unsigned grid_for(long long work, int threads) {
+  return static_cast<unsigned>(std::min<long long>((work + threads - 1) / threads, 65535LL * 16));
+}
+
+// ---- timing ---------------------------------------------------------------------------------
+
+class Timer {
+ public:
+  Timer() {
+    TESSERA_CUDA_CHECK(cudaEventCreate(&start_));
+    TESSERA_CUDA_CHECK(cudaEventCreate(&stop_));
+    int dev = 0;
+    TESSERA_CUDA_CHECK(cudaGetDevice(&dev));
+    int l2 = 0;
+    TESSERA_CUDA_CHECK(cudaDeviceGetAttribute(&l2, cudaDevAttrL2CacheSize, dev));
+    flush_count_ = std::max<std::size_t>(4u * l2, 256u << 20) / sizeof(float4);
+    TESSERA_CUDA_CHECK(cudaMalloc(&flush_buf_, flush_count_ * sizeof(float4)));
+    TESSERA_CUDA_CHECK(cudaMemset(flush_buf_, 0, flush_count_ * sizeof(float4)));
+    TESSERA_CUDA_CHECK(cudaMalloc(&sink_, sizeof(float)));
+  }
+  ~Timer() {
+    cudaEventDestroy(start_);
+    cudaEventDestroy(stop_);
+    cudaFree(flush_buf_);
+    cudaFree(sink_);
+  }
+
+  // Median over `reps` of the time of work(), with prepare() and an L2 flush before each.
+  double median_ms(int reps, const std::function<void()>& prepare,
+                   const std::function<void()>& work) {
+    for (int w = 0; w < 2; ++w) {
+      prepare();
+      work();
+    }
+    TESSERA_CUDA_CHECK(cudaDeviceSynchronize());
+    std::vector<float> t;
+    for (int r = 0; r < reps; ++r) {
+      prepare();
+      flush();
+      TESSERA_CUDA_CHECK(cudaEventRecord(start_));
+      work();
+      TESSERA_CUDA_CHECK(cudaEventRecord(stop_));
+      TESSERA_CUDA_CHECK(cudaEventSynchronize(stop_));
+      float ms = 0;
+      TESSERA_CUDA_CHECK(cudaEventElapsedTime(&ms, start_, stop_));
+      t.push_back(ms);
+    }
+    std::sort(t.begin(), t.end());
+    return t[t.size() / 2];
+  }
+
+  void flush() {
+    flush_kernel<<<1024, 256>>>(flush_buf_, flush_count_, sink_);
+    TESSERA_CUDA_CHECK_LAUNCH();
+  }
+
+ private:
+  cudaEvent_t start_, stop_;
+  float4* flush_buf_ = nullptr;
+  float* sink_ = nullptr;
+  std::size_t flush_count_ = 0;
+};
+
+// Device-to-device copy bandwidth (bytes read + bytes written per second).
+double measure_copy_bandwidth(Timer& timer) {
+  const std::size_t bytes = std::size_t(1) << 30;
+  Device<char> a(bytes), b(bytes);
+  TESSERA_CUDA_CHECK(cudaMemset(a.get(), 1, bytes));
+  const double ms = timer.median_ms(
+      9, [] {}, [&] { TESSERA_CUDA_CHECK(cudaMemcpyAsync(b.get(), a.get(), bytes, cudaMemcpyDeviceToDevice)); });
+  return 2.0 * bytes / (ms * 1e-3);
+}
+
+double max_on_device(const Device<double>& v, int count) {
+  std::vector<double> h(count);
+  TESSERA_CUDA_CHECK(cudaMemcpy(h.data(), v.get(), count * sizeof(double), cudaMemcpyDeviceToHost));
+  double m = 0;
+  for (double x : h) m = std::max(m, std::isnan(x) ? std::numeric_limits<double>::infinity() : x);
+  return m;
+}
+
+int nonzero_info(const Device<int>& info, int count) {
+  std::vector<int> h(count);
+  TESSERA_CUDA_CHECK(cudaMemcpy(h.data(), info.get(), count * sizeof(int), cudaMemcpyDeviceToHost));
+  return static_cast<int>(std::count_if(h.begin(), h.end(), [](int v) { return v != 0; }));
+}
+
+// ---- cuSOLVER -------------------------------------------------------------------------------
+
+struct Solver {
+  cusolverDnHandle_t handle = nullptr;
+  Solver() { TESSERA_CUSOLVER_CHECK(cusolverDnCreate(&handle)); }
+  ~Solver() { cusolverDnDestroy(handle); }
+};
+
+cusolverStatus_t vendor_potrf(cusolverDnHandle_t h, int n, double** A, int lda, int* info, int batch) {
+  return cusolverDnDpotrfBatched(h, CUBLAS_FILL_MODE_LOWER, n, A, lda, info, batch);
+}
+cusolverStatus_t vendor_potrf(cusolverDnHandle_t h, int n, float** A, int lda, int* info, int batch) {
+  return cusolverDnSpotrfBatched(h, CUBLAS_FILL_MODE_LOWER, n, A, lda, info, batch);
+}
+cusolverStatus_t vendor_potrs(cusolverDnHandle_t h, int n, double** A, int lda, double** B, int ldb,
+                              int* info, int batch) {
+  return cusolverDnDpotrsBatched(h, CUBLAS_FILL_MODE_LOWER, n, 1, A, lda, B, ldb, info, batch);
+}
+cusolverStatus_t vendor_potrs(cusolverDnHandle_t h, int n, float** A, int lda, float** B, int ldb,
+                              int* info, int batch) {
+  return cusolverDnSpotrsBatched(h, CUBLAS_FILL_MODE_LOWER, n, 1, A, lda, B, ldb, info, batch);
+}
+
+// ---- one size ------------------------------------------------------------------------------
+
+template <class T>
+const char* precision_name() {
+  return sizeof(T) == 8 ? "double" : "float";
+}
+
+double gflops(double flops, double ms) { return flops / (ms * 1e-3) / 1e9; }
+
+template <class T>
+struct Problem {
+  int n, batch;
+  long long nn;
+  Device<T> orig, work, rhs, x;
+  Device<int> info;
+  Device<double> err;
+  Problem(int n_, int batch_)
+      : n(n_), batch(batch_), nn(static_cast<long long>(n_) * n_), orig(nn * batch_),
+        work(nn * batch_), rhs(static_cast<std::size_t>(n_) * batch_),
+        x(static_cast<std::size_t>(n_) * batch_), info(batch_), err(batch_) {
+    make_spd_kernel<T><<<grid_for(nn * batch, 256), 256>>>(orig.get(), n, nn, batch, 0x5eed + n);
+    TESSERA_CUDA_CHECK_LAUNCH();
+    make_rhs_kernel<T><<<grid_for(n * static_cast<long long>(batch), 256), 256>>>(
+        rhs.get(), static_cast<long long>(n) * batch, 0xb0b + n);
+    TESSERA_CUDA_CHECK_LAUNCH();
+  }
+  void restore_A() {
+    TESSERA_CUDA_CHECK(cudaMemcpyAsync(work.get(), orig.get(), orig.bytes(), cudaMemcpyDeviceToDevice));
+  }
+  void restore_B() {
+    TESSERA_CUDA_CHECK(cudaMemcpyAsync(x.get(), rhs.get(), rhs.bytes(), cudaMemcpyDeviceToDevice));
+  }
+  double factor_error(const T* factored, bool upper, const int* inf) {
+    factor_error_kernel<T><<<batch, 256>>>(orig.get(), factored, n, nn, upper, inf, err.get());
+    TESSERA_CUDA_CHECK_LAUNCH();
+    return max_on_device(err, batch);
+  }
+  double solve_error() {
+    solve_error_kernel<T><<<batch, 256>>>(orig.get(), x.get(), rhs.get(), n, nn, n, err.get());
+    TESSERA_CUDA_CHECK_LAUNCH();
+    return max_on_device(err, batch);
+  }
+};
+
+template <class T>
+json bench_size(int n, int batch, int reps, double copy_bw, Timer& timer, Solver& solver) {
+  Problem<T> p(n, batch);
+  const double f_flops = static_cast<double>(batch) * n * n * n / 3.0;
+  const double s_flops = static_cast<double>(batch) * 2.0 * n * n;
+  const double floor_ms = 2.0 * batch * p.nn * sizeof(T) / copy_bw * 1e3;
+  json r;
+  r["precision"] = precision_name<T>();
+  r["n"] = n;
+  r["batch"] = batch;
+  r["memory_floor_ms"] = floor_ms;
+
+  const auto lower = tk::BatchUplo::lower;
+  // Tessera, standard layout.
+  const auto factor = [&](const tk::BatchedOptions& o) {
+    tk::potrf_batched<T>(lower, n, p.work.get(), n, p.nn, batch, p.info.get(), nullptr, o);
+  };
+  double ms = timer.median_ms(reps, [&] { p.restore_A(); }, [&] { factor({}); });
+  TESSERA_CUDA_CHECK(cudaDeviceSynchronize());
+  r["tessera_ms"] = ms;
+  r["tessera_gflops"] = gflops(f_flops, ms);
+  r["tessera_failed"] = nonzero_info(p.info, batch);
+  r["tessera_backward_error"] = p.factor_error(p.work.get(), false, p.info.get());
+  r["tessera_floor_fraction"] = floor_ms / ms;
+
+  tk::BatchedOptions fast;
+  fast.fast_math = true;
+  ms = timer.median_ms(reps, [&] { p.restore_A(); }, [&] { factor(fast); });
+  TESSERA_CUDA_CHECK(cudaDeviceSynchronize());
+  r["fast_ms"] = ms;
+  r["fast_gflops"] = gflops(f_flops, ms);
+  r["fast_backward_error"] = p.factor_error(p.work.get(), false, p.info.get());
+
+  // Upper storage (same data, read as U = L^T), for the record.
+  ms = timer.median_ms(std::max(3, reps / 3), [&] { p.restore_A(); }, [&] {
+    tk::potrf_batched<T>(tk::BatchUplo::upper, n, p.work.get(), n, p.nn, batch, p.info.get(), nullptr);
+  });
+  TESSERA_CUDA_CHECK(cudaDeviceSynchronize());
+  r["upper_ms"] = ms;
+  r["upper_backward_error"] = p.factor_error(p.work.get(), true, p.info.get());
+
+  // Interleaved layout (n <= 32).
+  if (n <= 32) {
+    const long long ni = tk::interleaved_elements(n, batch);
+    Device<T> iorig(ni), iwork(ni);
+    tk::interleave_batched<T>(n, p.orig.get(), n, p.nn, batch, iorig.get(), nullptr);
+    ms = timer.median_ms(
+        reps,
+        [&] { TESSERA_CUDA_CHECK(cudaMemcpyAsync(iwork.get(), iorig.get(), iorig.bytes(), cudaMemcpyDeviceToDevice)); },
+        [&] { tk::potrf_batched_interleaved<T>(lower, n, iwork.get(), batch, p.info.get(), nullptr); });
+    tk::deinterleave_batched<T>(n, iwork.get(), batch, p.work.get(), n, p.nn, nullptr);
+    TESSERA_CUDA_CHECK(cudaDeviceSynchronize());
+    r["interleaved_ms"] = ms;
+    r["interleaved_gflops"] = gflops(f_flops, ms);
+    r["interleaved_floor_fraction"] = floor_ms / ms;
+    r["interleaved_backward_error"] = p.factor_error(p.work.get(), false, p.info.get());
+  }
+
+  // cuSOLVER on the same data (array of pointers).
+  Device<T*> aptr(batch), bptr(batch);
+  Device<int> vinfo(1);
+  pointer_array_kernel<T><<<(batch + 255) / 256, 256>>>(p.work.get(), p.nn, batch, aptr.get());
+  pointer_array_kernel<T><<<(batch + 255) / 256, 256>>>(p.x.get(), n, batch, bptr.get());
+  TESSERA_CUDA_CHECK_LAUNCH();
+  const auto vendor_factor = [&] {
+    TESSERA_CUSOLVER_CHECK(vendor_potrf(solver.handle, n, aptr.get(), n, p.info.get(), batch));
+  };
+  const auto vendor_solve = [&] {
+    TESSERA_CUSOLVER_CHECK(vendor_potrs(solver.handle, n, aptr.get(), n, bptr.get(), n, vinfo.get(), batch));
+  };
+  ms = timer.median_ms(reps, [&] { p.restore_A(); }, vendor_factor);
+  TESSERA_CUDA_CHECK(cudaDeviceSynchronize());
+  r["cusolver_ms"] = ms;
+  r["cusolver_gflops"] = gflops(f_flops, ms);
+  r["cusolver_backward_error"] = p.factor_error(p.work.get(), false, p.info.get());
+  r["speedup_vs_cusolver"] = ms / r["tessera_ms"].get<double>();
+
+  // Solves (nrhs = 1) with each library's own factor.
+  p.restore_A();
+  vendor_factor();
+  ms = timer.median_ms(reps, [&] { p.restore_B(); }, vendor_solve);
+  TESSERA_CUDA_CHECK(cudaDeviceSynchronize());
+  r["cusolver_solve_ms"] = ms;
+  r["cusolver_solve_gflops"] = gflops(s_flops, ms);
+  r["cusolver_solve_error"] = p.solve_error();
+
+  p.restore_A();
+  factor({});
+  ms = timer.median_ms(reps, [&] { p.restore_B(); }, [&] {
+    tk::potrs_batched<T>(lower, n, 1, p.work.get(), n, p.nn, p.x.get(), n, n, batch, p.info.get(), nullptr);
+  });
+  TESSERA_CUDA_CHECK(cudaDeviceSynchronize());
+  r["tessera_solve_ms"] = ms;
+  r["tessera_solve_gflops"] = gflops(s_flops, ms);
+  r["tessera_solve_error"] = p.solve_error();
+  r["solve_speedup_vs_cusolver"] = r["cusolver_solve_ms"].get<double>() / ms;
+
+  // Factor + solve.
+  ms = timer.median_ms(reps, [&] { p.restore_A(); p.restore_B(); }, [&] { vendor_factor(); vendor_solve(); });
+  r["cusolver_factor_solve_ms"] = ms;
+  ms = timer.median_ms(reps, [&] { p.restore_A(); p.restore_B(); }, [&] {
+    factor({});
+    tk::potrs_batched<T>(lower, n, 1, p.work.get(), n, p.nn, p.x.get(), n, n, batch, p.info.get(), nullptr);
+  });
+  TESSERA_CUDA_CHECK(cudaDeviceSynchronize());
+  r["tessera_factor_solve_ms"] = ms;
+  r["factor_solve_gflops"] = gflops(f_flops + s_flops, ms);
+  r["factor_solve_speedup_vs_cusolver"] = r["cusolver_factor_solve_ms"].get<double>() / ms;
+  r["tessera_factor_solve_error"] = p.solve_error();
+  return r;
+}
+
+// ---- tuning sweep ---------------------------------------------------------------------------
+
+template <class T>
+json tune_size(int n, int batch, int reps, Timer& timer) {
+  Problem<T> p(n, batch);
+  const double f_flops = static_cast<double>(batch) * n * n * n / 3.0;
+  json rows = json::array();
+  std::vector<tk::BatchedOptions> candidates;
+  if (n <= 32) {
+    for (int t : {32, 64, 128, 256}) {
+      tk::BatchedOptions o;
+      o.threads = t;
+      candidates.push_back(o);
+    }
+  } else {
+    const tk::PanelShape* shapes = nullptr;
+    const int count = tk::potrf_batched_panel_shapes(&shapes);
+    for (int s = 0; s < count; ++s) {
+      tk::BatchedOptions o;
+      o.panel_width = shapes[s].panel_width;
+      o.threads = shapes[s].threads;
+      o.rows_per_thread = shapes[s].rows_per_thread;
+      o.update_width = shapes[s].update_width;
+      candidates.push_back(o);
+    }
+  }
+  double best = 1e30;
+  json best_row;
+  for (const tk::BatchedOptions& o : candidates) {
+    const double ms = timer.median_ms(reps, [&] { p.restore_A(); }, [&] {
+      tk::potrf_batched<T>(tk::BatchUplo::lower, n, p.work.get(), n, p.nn, batch, p.info.get(), nullptr, o);
+    });
+    TESSERA_CUDA_CHECK(cudaDeviceSynchronize());
+    const double errv = p.factor_error(p.work.get(), false, p.info.get());
+    json row = {{"precision", precision_name<T>()}, {"n", n}, {"batch", batch},
+                {"panel_width", o.panel_width}, {"threads", o.threads},
+                {"rows_per_thread", o.rows_per_thread}, {"update_width", o.update_width},
+                {"ms", ms},
+                {"gflops", gflops(f_flops, ms)}, {"backward_error", errv}};
+    if (ms < best) {
+      best = ms;
+      best_row = row;
+    }
+    rows.push_back(row);
+  }
+  const tk::PanelShape def = tk::potrf_batched_default_shape(n, static_cast<int>(sizeof(T)));
+  fmt::print("tune {:6s} n={:4d}  best: nb={:2d} threads={:3d} rows={:d} kb={:2d}  {:8.3f} ms {:8.1f} GF/s"
+             "   (built-in nb={} threads={} rows={} kb={})\n",
+             precision_name<T>(), n, best_row["panel_width"].get<int>(),
+             best_row["threads"].get<int>(), best_row["rows_per_thread"].get<int>(),
+             best_row["update_width"].get<int>(), best, best_row["gflops"].get<double>(),
+             n > 32 ? def.panel_width : 0, n > 32 ? def.threads : 128,
+             n > 32 ? def.rows_per_thread : 0, n > 32 ? def.update_width : 0);
+  return rows;
+}
+
+void print_tables(const json& results, double copy_bw) {
+  fmt::print("\nD2D copy bandwidth: {:.0f} GB/s (read + write)\n", copy_bw / 1e9);
+  fmt::print("\nFactorization (lower, GFLOP/s with n^3/3; floor%% = memory floor / time, n <= 64)\n");
+  fmt::print("{:6s} {:>4s} {:>6s} | {:>8s} {:>8s} {:>6s} | {:>8s} {:>8s} {:>6s} | {:>8s} {:>8s} | {:>6s} | {:>8s} {:>8s} | {:>8s} {:>8s} {:>8s}\n",
+             "prec", "n", "batch", "ours ms", "GF/s", "floor%", "intl ms", "GF/s", "floor%",
+             "cuS ms", "GF/s", "speed", "fast ms", "fast err", "err", "cuS err", "upper ms");
+  for (const json& r : results) {
+    const bool small = r["n"].get<int>() <= 64;
+    const bool inter = r.contains("interleaved_ms");
+    fmt::print("{:6s} {:4d} {:6d} | {:8.4f} {:8.1f} {:>6s} | {:>8s} {:>8s} {:>6s} | {:8.4f} {:8.1f} | {:5.2f}x | {:8.4f} {:8.1e} | {:8.1e} {:8.1e} {:8.4f}\n",
+               r["precision"].get<std::string>(), r["n"].get<int>(), r["batch"].get<int>(),
+               r["tessera_ms"].get<double>(), r["tessera_gflops"].get<double>(),
+               small ? fmt::format("{:.0f}%", 100 * r["tessera_floor_fraction"].get<double>()) : "-",
+               inter ? fmt::format("{:.4f}", r["interleaved_ms"].get<double>()) : "-",
+               inter ? fmt::format("{:.1f}", r["interleaved_gflops"].get<double>()) : "-",
+               inter ? fmt::format("{:.0f}%", 100 * r["interleaved_floor_fraction"].get<double>()) : "-",
+               r["cusolver_ms"].get<double>(), r["cusolver_gflops"].get<double>(),
+               r["speedup_vs_cusolver"].get<double>(), r["fast_ms"].get<double>(),
+               r["fast_backward_error"].get<double>(), r["tessera_backward_error"].get<double>(),
+               r["cusolver_backward_error"].get<double>(), r["upper_ms"].get<double>());
+  }
+  fmt::print("\nSolve (nrhs = 1, GFLOP/s with 2 n^2) and factor + solve\n");
+  fmt::print("{:6s} {:>4s} | {:>9s} {:>8s} {:>9s} {:>8s} {:>6s} {:>8s} {:>8s} | {:>9s} {:>9s} {:>6s}\n",
+             "prec", "n", "ours ms", "GF/s", "cuS ms", "GF/s", "speed", "err", "cuS err",
+             "ours f+s", "cuS f+s", "speed");
+  for (const json& r : results)
+    fmt::print("{:6s} {:4d} | {:9.4f} {:8.1f} {:9.4f} {:8.1f} {:5.2f}x {:8.1e} {:8.1e} | {:9.4f} {:9.4f} {:5.2f}x\n",
+               r["precision"].get<std::string>(), r["n"].get<int>(),
+               r["tessera_solve_ms"].get<double>(), r["tessera_solve_gflops"].get<double>(),
+               r["cusolver_solve_ms"].get<double>(), r["cusolver_solve_gflops"].get<double>(),
+               r["solve_speedup_vs_cusolver"].get<double>(), r["tessera_solve_error"].get<double>(),
+               r["cusolver_solve_error"].get<double>(), r["tessera_factor_solve_ms"].get<double>(),
+               r["cusolver_factor_solve_ms"].get<double>(),
+               r["factor_solve_speedup_vs_cusolver"].get<double>());
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  try {
+    const Options opt = parse_options(argc, argv);
+    int count = 0;
+    if (cudaGetDeviceCount(&count) != cudaSuccess || count == 0) {
+      fmt::print(stderr, "bench_batched_kernels: no CUDA device\n");
+      return 2;
+    }
+    cudaDeviceProp prop{};
+    TESSERA_CUDA_CHECK(cudaGetDeviceProperties(&prop, 0));
+    Timer timer;
+    Solver solver;
+    const double copy_bw = measure_copy_bandwidth(timer);
+    fmt::print("device: {} ({} SMs, L2 {} MiB), copy bandwidth {:.0f} GB/s\n", prop.name,
+               prop.multiProcessorCount, prop.l2CacheSize >> 20, copy_bw / 1e9);
+
+    json out;
+    out["device"] = prop.name;
+    out["copy_bandwidth_gbs"] = copy_bw / 1e9;
+    json results = json::array(), tuning = json::array();
+    const auto batch_for = [&](int n) { return n >= 256 ? opt.big_batch : opt.batch; };
+    const auto run_precision = [&](auto tag) {
+      using T = decltype(tag);
+      if (opt.tune) {
+        for (int n : {5, 8, 16, 24, 32, 33, 48, 64, 80, 100, 128, 160, 200, 256, 384, 512}) {
+          const json rows = tune_size<T>(n, batch_for(n), std::max(3, opt.reps / 3), timer);
+          for (const json& row : rows) tuning.push_back(row);
+        }
+      }
+      if (opt.main_run)
+        for (int n : opt.sizes) {
+          results.push_back(bench_size<T>(n, batch_for(n), opt.reps, copy_bw, timer, solver));
+          fmt::print("done {} n={}\n", precision_name<T>(), n);
+        }
+    };
+    if (opt.do_double) run_precision(double{});
+    if (opt.do_float) run_precision(float{});
+    out["results"] = results;
+    out["tuning"] = tuning;
+    if (!opt.json_path.empty()) {
+      std::ofstream f(opt.json_path);
+      f << out.dump(2) << "\n";
+    }
+    if (opt.main_run) print_tables(results, copy_bw);
+    return 0;
+  } catch (const std::exception& e) {
+    fmt::print(stderr, "bench_batched_kernels: {}\n", e.what());
+    return 1;
+  }
+}

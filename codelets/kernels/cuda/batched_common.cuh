@@ -1,0 +1,158 @@
+// Pieces shared by the batched Cholesky kernels: how a kernel finds matrix k of a batch, the
+// pivot arithmetic (IEEE or fast), and the internal launchers the public entry points dispatch to.
+#pragma once
+
+#include <cuda_runtime.h>
+
+#include "cuda/batched_kernels.hpp"
+
+namespace tessera::kernels::cuda::batched_detail {
+
+enum class BatchLayout { strided, interleaved, variable };
+
+// How the register kernel moves its matrices between global and shared memory.
+enum class Staging {
+  element,      // one element per access (any layout)
+  contiguous,   // strided, lda == n, stride == n*n, 16-byte aligned: 16-byte vectors
+  interleaved,  // interleaved, 16-byte aligned: one vector = one element of neighbouring matrices
+};
+
+// Everything a kernel needs to locate matrix k. For `variable`, n/lda/offset come from the
+// device arrays and `n` holds max_n.
+template <class T>
+struct BatchDesc {
+  BatchLayout layout = BatchLayout::strided;
+  T* A = nullptr;
+  int n = 0;
+  int lda = 0;
+  long long stride = 0;
+  const int* nvec = nullptr;
+  const int* ldvec = nullptr;
+  const long long* offvec = nullptr;
+  int batch = 0;
+  int* info = nullptr;
+  bool upper = false;
+  bool fast = false;
+  Staging staging = Staging::element;  // register kernel only; chosen by its launcher
+};
+
+// One matrix as stored: element (r, c) at p[r * rs + c * cs].
+template <class T>
+struct StoredMatrix {
+  T* p;
+  long long rs;
+  long long cs;
+  int n;
+};
+
+template <class T>
+__device__ __forceinline__ StoredMatrix<T> stored_matrix(const BatchDesc<T>& d, int k) {
+  switch (d.layout) {
+    case BatchLayout::interleaved: {
+      const long long chunk = k / kInterleaveWidth;
+      const long long nn = static_cast<long long>(d.n) * d.n;
+      return {d.A + chunk * nn * kInterleaveWidth + k % kInterleaveWidth, kInterleaveWidth,
+              static_cast<long long>(kInterleaveWidth) * d.n, d.n};
+    }
+    case BatchLayout::variable:
+      return {d.A + d.offvec[k], 1, d.ldvec[k], d.nvec[k]};
+    default:
+      return {d.A + static_cast<long long>(k) * d.stride, 1, d.lda, d.n};
+  }
+}
+
+// ---- pivot arithmetic ---------------------------------------------------------------------
+// x is the updated diagonal entry. Returns false for a non-positive or NaN pivot; otherwise
+// d = sqrt(x) and r = 1/d. The IEEE path rounds both correctly; the fast path uses the
+// approximate reciprocal square root (flushing subnormals), refined once in double.
+__device__ __forceinline__ float rsqrt_approx_ftz(float x) {
+  float r;
+  asm("rsqrt.approx.ftz.f32 %0, %1;" : "=f"(r) : "f"(x));
+  return r;
+}
+__device__ __forceinline__ double rsqrt_approx_ftz(double x) {
+  double r;
+  asm("rsqrt.approx.ftz.f64 %0, %1;" : "=d"(r) : "d"(x));
+  return r;
+}
+__device__ __forceinline__ float mul_ftz(float a, float b) {
+  float r;
+  asm("mul.rn.ftz.f32 %0, %1, %2;" : "=f"(r) : "f"(a), "f"(b));
+  return r;
+}
+
+__device__ __forceinline__ void pivot_ieee(float x, float& d, float& r) {
+  d = __fsqrt_rn(x);
+  r = __frcp_rn(d);
+}
+__device__ __forceinline__ void pivot_ieee(double x, double& d, double& r) {
+  d = __dsqrt_rn(x);
+  r = __drcp_rn(d);
+}
+__device__ __forceinline__ void pivot_fast(float x, float& d, float& r) {
+  r = rsqrt_approx_ftz(x);
+  d = mul_ftz(x, r);
+}
+__device__ __forceinline__ void pivot_fast(double x, double& d, double& r) {
+  const double r0 = rsqrt_approx_ftz(x);
+  // One Newton step: r = r0 * (1.5 - 0.5 * x * r0^2), written to keep the correction small.
+  const double e = fma(-0.5 * x * r0, r0, 0.5);
+  r = fma(r0, e, r0);
+  d = x * r;
+}
+
+template <class T>
+__device__ __forceinline__ bool pivot(T x, bool fast, T& d, T& r) {
+  if (!(x > T(0))) return false;
+  if (fast)
+    pivot_fast(x, d, r);
+  else
+    pivot_ieee(x, d, r);
+  return true;
+}
+
+// 16-byte vector of T.
+template <class T>
+struct Vec16;
+template <>
+struct Vec16<float> {
+  using type = float4;
+  static constexpr int width = 4;
+};
+template <>
+struct Vec16<double> {
+  using type = double2;
+  static constexpr int width = 2;
+};
+
+template <class T>
+__device__ __forceinline__ T vec_get(const typename Vec16<T>::type& v, int e);
+template <>
+__device__ __forceinline__ float vec_get<float>(const float4& v, int e) {
+  return e == 0 ? v.x : e == 1 ? v.y : e == 2 ? v.z : v.w;
+}
+template <>
+__device__ __forceinline__ double vec_get<double>(const double2& v, int e) {
+  return e == 0 ? v.x : v.y;
+}
+__device__ __forceinline__ float4 vec_make(const float (&v)[4]) {
+  return make_float4(v[0], v[1], v[2], v[3]);
+}
+__device__ __forceinline__ double2 vec_make(const double (&v)[2]) {
+  return make_double2(v[0], v[1]);
+}
+
+// ---- internal launchers (one per kernel family) ---------------------------------------------
+// n <= 32: one group of n threads per matrix, rows in registers. Matrices with n_k > 32 (in a
+// variable batch) are skipped.
+template <class T>
+void launch_potrf_small(const BatchDesc<T>& desc, int group_n, cudaStream_t stream,
+                        const BatchedOptions& opts);
+
+// Any n: one thread block per matrix, left-looking over panels. Matrices with n_k <= min_n are
+// skipped (a variable batch sends those to the small kernel).
+template <class T>
+void launch_potrf_panel(const BatchDesc<T>& desc, int shape_n, int min_n, cudaStream_t stream,
+                        const BatchedOptions& opts);
+
+}  // namespace tessera::kernels::cuda::batched_detail

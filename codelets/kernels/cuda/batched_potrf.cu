@@ -1,0 +1,120 @@
+// Public batched factorization entry points: argument checks and the choice of kernel family.
+//   n <= 32       register kernel (batched_potrf_small.cu)
+//   n > 32        panel kernel    (batched_potrf_panel.cu)
+// A variable batch runs both: the register kernel takes the matrices with n_k <= 32, the panel
+// kernel the rest (each skips the other's matrices).
+#include <string>
+
+#include "cuda/batched_common.cuh"
+#include "cuda/check.hpp"
+#include "tessera/error.hpp"
+
+namespace tessera::kernels::cuda {
+namespace {
+
+constexpr int kRegisterMaxN = 32;
+
+void require(bool ok, const std::string& what, int position) {
+  if (!ok) throw InvalidArgument("batched potrf: " + what, position);
+}
+
+template <class T>
+void run_uniform(batched_detail::BatchDesc<T> desc, cudaStream_t stream,
+                 const BatchedOptions& opts) {
+  if (desc.batch == 0) return;
+  if (desc.n == 0) {
+    TESSERA_CUDA_CHECK(cudaMemsetAsync(desc.info, 0, sizeof(int) * desc.batch, stream));
+    return;
+  }
+  desc.fast = opts.fast_math;
+  if (desc.n <= kRegisterMaxN)
+    batched_detail::launch_potrf_small(desc, desc.n, stream, opts);
+  else
+    batched_detail::launch_potrf_panel(desc, desc.n, 0, stream, opts);
+}
+
+}  // namespace
+
+template <class T>
+void potrf_batched(BatchUplo uplo, int n, T* A, int lda, long long strideA, int batch, int* info,
+                   cudaStream_t stream, const BatchedOptions& opts) {
+  require(n >= 0, "n must be >= 0", 2);
+  require(lda >= (n > 1 ? n : 1), "lda must be >= max(1, n)", 4);
+  require(batch >= 0, "batch must be >= 0", 6);
+  require(batch <= 1 || strideA >= static_cast<long long>(lda) * (n - 1) + n,
+          "strideA must separate the matrices", 5);
+  require(batch == 0 || info != nullptr, "info must not be null", 7);
+  require(batch == 0 || n == 0 || A != nullptr, "A must not be null", 3);
+  batched_detail::BatchDesc<T> desc;
+  desc.layout = batched_detail::BatchLayout::strided;
+  desc.A = A;
+  desc.n = n;
+  desc.lda = lda;
+  desc.stride = strideA;
+  desc.batch = batch;
+  desc.info = info;
+  desc.upper = uplo == BatchUplo::upper;
+  run_uniform(desc, stream, opts);
+}
+
+template <class T>
+void potrf_batched_interleaved(BatchUplo uplo, int n, T* Ai, int batch, int* info,
+                               cudaStream_t stream, const BatchedOptions& opts) {
+  require(n >= 0, "n must be >= 0", 2);
+  require(batch >= 0, "batch must be >= 0", 4);
+  require(batch == 0 || info != nullptr, "info must not be null", 5);
+  require(batch == 0 || n == 0 || Ai != nullptr, "A must not be null", 3);
+  batched_detail::BatchDesc<T> desc;
+  desc.layout = batched_detail::BatchLayout::interleaved;
+  desc.A = Ai;
+  desc.n = n;
+  desc.lda = n;
+  desc.batch = batch;
+  desc.info = info;
+  desc.upper = uplo == BatchUplo::upper;
+  run_uniform(desc, stream, opts);
+}
+
+template <class T>
+void potrf_vbatched(BatchUplo uplo, const int* n, int max_n, T* A, const long long* offsetA,
+                    const int* lda, int batch, int* info, cudaStream_t stream,
+                    const BatchedOptions& opts) {
+  require(max_n >= 0, "max_n must be >= 0", 3);
+  require(batch >= 0, "batch must be >= 0", 7);
+  if (batch == 0) return;
+  require(n != nullptr && offsetA != nullptr && lda != nullptr && info != nullptr,
+          "n, offsetA, lda and info must not be null", 2);
+  batched_detail::BatchDesc<T> desc;
+  desc.layout = batched_detail::BatchLayout::variable;
+  desc.A = A;
+  desc.n = max_n;
+  desc.nvec = n;
+  desc.ldvec = lda;
+  desc.offvec = offsetA;
+  desc.batch = batch;
+  desc.info = info;
+  desc.upper = uplo == BatchUplo::upper;
+  desc.fast = opts.fast_math;
+  // The register kernel sizes its thread groups by the largest order it has to take.
+  const int small_n = max_n < kRegisterMaxN ? (max_n > 0 ? max_n : 1) : kRegisterMaxN;
+  BatchedOptions small_opts = opts;
+  if (max_n > kRegisterMaxN) small_opts.threads = 0;  // `threads` then names the panel shape
+  batched_detail::launch_potrf_small(desc, small_n, stream, small_opts);
+  if (max_n > kRegisterMaxN)
+    batched_detail::launch_potrf_panel(desc, max_n, kRegisterMaxN, stream, opts);
+}
+
+template void potrf_batched<float>(BatchUplo, int, float*, int, long long, int, int*,
+                                   cudaStream_t, const BatchedOptions&);
+template void potrf_batched<double>(BatchUplo, int, double*, int, long long, int, int*,
+                                    cudaStream_t, const BatchedOptions&);
+template void potrf_batched_interleaved<float>(BatchUplo, int, float*, int, int*, cudaStream_t,
+                                               const BatchedOptions&);
+template void potrf_batched_interleaved<double>(BatchUplo, int, double*, int, int*, cudaStream_t,
+                                                const BatchedOptions&);
+template void potrf_vbatched<float>(BatchUplo, const int*, int, float*, const long long*,
+                                    const int*, int, int*, cudaStream_t, const BatchedOptions&);
+template void potrf_vbatched<double>(BatchUplo, const int*, int, double*, const long long*,
+                                     const int*, int, int*, cudaStream_t, const BatchedOptions&);
+
+}  // namespace tessera::kernels::cuda

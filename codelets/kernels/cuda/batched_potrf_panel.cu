@@ -1,0 +1,343 @@
+// Batched Cholesky for n > 32 (correct for any n): one thread block per matrix, left-looking
+// over panels of NB columns.
+//
+// For panel [p0, p0+NB) the block walks the rows below p0 in chunks of NT*R rows. Each thread
+// keeps R rows x NB columns of the chunk in registers and
+//   1. subtracts L(rows, 0:p0) * L(p0:p0+NB, 0:p0)^T, streaming the previous columns KB at a
+//      time: its own rows' values straight from global memory (coalesced across the block), the
+//      NB rows of the diagonal block through a double-buffered shared-memory tile that every
+//      thread reads by broadcast;
+//   2. factors the panel: in the first chunk (which holds the diagonal block) column by column
+//      with the pivot and each finished column published in shared memory; later chunks reuse
+//      the finished diagonal block (a triangular solve, no barriers);
+//   3. writes the chunk back.
+// Only the referenced triangle is read or written. Upper storage is read as its transpose
+// (L(i, j) = U(j, i)), which changes the strides only.
+#include <algorithm>
+#include <array>
+#include <string>
+#include <type_traits>
+
+#include "cuda/batched_common.cuh"
+#include "cuda/batched_static_for.cuh"
+#include "cuda/check.hpp"
+#include "tessera/error.hpp"
+
+namespace tessera::kernels::cuda::batched_detail {
+namespace {
+
+// NB: panel width; NT: threads; R: rows per thread; KB: previous columns per update step.
+template <class T, int NB, int NT, int R, int KB>
+struct PanelCfg {
+  static constexpr int V = Vec16<T>::width;
+  static constexpr int DS = (NB * KB + NT - 1) / NT;  // diagonal-tile elements each thread loads
+  static constexpr int MR = NT * R;                   // rows per chunk
+  static_assert(NT >= NB, "the diagonal block's rows must belong to distinct threads");
+  static_assert(NB % V == 0, "panel rows are read as 16-byte vectors");
+};
+
+template <class T, int NB, int KB>
+struct PanelShared {
+  alignas(16) T D[2][KB][NB];  // D[b][k][c] = L(p0 + c, q + k)
+  alignas(16) T Ld[NB][NB];    // Ld[j][c] = L(p0 + c, p0 + j): finished diagonal block
+  T piv_r[NB];                 // 1 / L(p0 + j, p0 + j)
+  T piv_d[NB];                 // L(p0 + j, p0 + j)
+  int fail;
+};
+
+// Lower-factor view of one matrix: L(i, j) = p[i * rs + j * cs].
+template <class T>
+struct LowerView {
+  T* p;
+  long long rs, cs;
+  int n;
+  __device__ __forceinline__ T& operator()(int i, int j) const { return p[i * rs + j * cs]; }
+};
+
+// out[c] = row[c] for c in (J, NB), 16-byte reads (row is 16-byte aligned, NB a multiple of V).
+template <class T, int NB, int J>
+__device__ __forceinline__ void read_tail(const T* row, T (&out)[NB]) {
+  constexpr int V = Vec16<T>::width;
+#pragma unroll
+  for (int pos = (J + 1) / V * V; pos < NB; pos += V) {
+    const auto v = *reinterpret_cast<const typename Vec16<T>::type*>(row + pos);
+#pragma unroll
+    for (int e = 0; e < V; ++e)
+      if (pos + e > J) out[pos + e] = vec_get<T>(v, e);
+  }
+}
+
+template <class T, int NB, int NT, int R>
+__device__ __forceinline__ void load_panel(const LowerView<T>& L, int row0, int p0, int nbp,
+                                           T (&a)[R][NB]) {
+#pragma unroll
+  for (int r = 0; r < R; ++r) {
+    const int i = row0 + static_cast<int>(threadIdx.x) + r * NT;
+#pragma unroll
+    for (int c = 0; c < NB; ++c)
+      a[r][c] = (i < L.n && c < nbp && i >= p0 + c) ? L(i, p0 + c) : T(0);
+  }
+}
+
+template <class T, int NB, int NT, int R>
+__device__ __forceinline__ void store_panel(const LowerView<T>& L, int row0, int p0, int nbp,
+                                            const T (&a)[R][NB]) {
+#pragma unroll
+  for (int r = 0; r < R; ++r) {
+    const int i = row0 + static_cast<int>(threadIdx.x) + r * NT;
+#pragma unroll
+    for (int c = 0; c < NB; ++c)
+      if (i < L.n && c < nbp && i >= p0 + c) L(i, p0 + c) = a[r][c];
+  }
+}
+
+// a -= L(rows, 0:p0) * L(p0:p0+NB, 0:p0)^T, KB previous columns per step (the last step is
+// padded with zeros when KB does not divide p0).
+template <class T, int NB, int NT, int R, int KB>
+__device__ __forceinline__ void update_panel(const LowerView<T>& L, int row0, int p0,
+                                             T (&a)[R][NB], PanelShared<T, NB, KB>& sh) {
+  constexpr int DS = PanelCfg<T, NB, NT, R, KB>::DS;
+  const int t = threadIdx.x;
+  const auto fetch = [&](int q, T(&own)[R][KB], T(&dreg)[DS]) {
+#pragma unroll
+    for (int r = 0; r < R; ++r) {
+      const int i = row0 + t + r * NT;
+#pragma unroll
+      for (int kk = 0; kk < KB; ++kk) own[r][kk] = (i < L.n && q + kk < p0) ? L(i, q + kk) : T(0);
+    }
+#pragma unroll
+    for (int s = 0; s < DS; ++s) {
+      const int e = t + s * NT;
+      const int c = e % NB, kk = e / NB;
+      dreg[s] = (e < NB * KB && p0 + c < L.n && q + kk < p0) ? L(p0 + c, q + kk) : T(0);
+    }
+  };
+  const auto publish = [&](int buf, const T(&dreg)[DS]) {
+#pragma unroll
+    for (int s = 0; s < DS; ++s) {
+      const int e = t + s * NT;
+      if (e < NB * KB) sh.D[buf][e / NB][e % NB] = dreg[s];
+    }
+  };
+
+  T own[R][KB], dreg[DS];
+  fetch(0, own, dreg);
+  publish(0, dreg);
+  __syncthreads();
+  const int steps = (p0 + KB - 1) / KB;
+  for (int step = 0; step < steps; ++step) {
+    const int buf = step & 1;
+    const bool more = step + 1 < steps;
+    T own_next[R][KB], dreg_next[DS];
+    if (more) fetch((step + 1) * KB, own_next, dreg_next);
+#pragma unroll
+    for (int kk = 0; kk < KB; ++kk) {
+      T dv[NB];
+      read_tail<T, NB, -1>(sh.D[buf][kk], dv);
+#pragma unroll
+      for (int r = 0; r < R; ++r) {
+        if (row0 + r * NT >= L.n) continue;  // whole row block below the matrix
+#pragma unroll
+        for (int c = 0; c < NB; ++c) a[r][c] = fma(-own[r][kk], dv[c], a[r][c]);
+      }
+    }
+    if (more) {
+      publish(buf ^ 1, dreg_next);
+#pragma unroll
+      for (int r = 0; r < R; ++r)
+#pragma unroll
+        for (int kk = 0; kk < KB; ++kk) own[r][kk] = own_next[r][kk];
+    }
+    __syncthreads();
+  }
+}
+
+// First chunk of a panel: factor the diagonal block and scale the rows below it.
+// Returns 0 or the 1-based global column of the failing pivot.
+template <class T, int NB, int NT, int R, int KB>
+__device__ __forceinline__ int factor_diagonal(int p0, int nbp, T (&a)[R][NB],
+                                               PanelShared<T, NB, KB>& sh, bool fast) {
+  const int t = threadIdx.x;
+  int fail = 0;
+  static_for<0, NB>([&](auto jc) {
+    constexpr int j = decltype(jc)::value;
+    if (fail || j >= nbp) return;
+    if (t == j) {
+      T d, r;
+      if (pivot(a[0][j], fast, d, r)) {
+        sh.piv_d[j] = d;
+        sh.piv_r[j] = r;
+      } else {
+        sh.fail = p0 + j + 1;
+      }
+    }
+    __syncthreads();
+    if (sh.fail) {
+      fail = sh.fail;
+      return;
+    }
+    const T d = sh.piv_d[j], rinv = sh.piv_r[j];
+#pragma unroll
+    for (int r = 0; r < R; ++r) a[r][j] = (r == 0 && t == j) ? d : a[r][j] * rinv;
+    if (t < NB) sh.Ld[j][t] = a[0][j];
+    __syncthreads();
+    if constexpr (j + 1 < NB) {
+      T lv[NB];
+      read_tail<T, NB, j>(sh.Ld[j], lv);
+#pragma unroll
+      for (int r = 0; r < R; ++r)
+#pragma unroll
+        for (int c = j + 1; c < NB; ++c) a[r][c] = fma(-a[r][j], lv[c], a[r][c]);
+    }
+  });
+  return fail;
+}
+
+// Later chunks: rows entirely below the diagonal block, solved against the finished block.
+template <class T, int NB, int NT, int R, int KB>
+__device__ __forceinline__ void solve_below(int nbp, T (&a)[R][NB], const PanelShared<T, NB, KB>& sh) {
+  static_for<0, NB>([&](auto jc) {
+    constexpr int j = decltype(jc)::value;
+    if (j >= nbp) return;
+    const T rinv = sh.piv_r[j];
+#pragma unroll
+    for (int r = 0; r < R; ++r) a[r][j] *= rinv;
+    if constexpr (j + 1 < NB) {
+      T lv[NB];
+      read_tail<T, NB, j>(sh.Ld[j], lv);
+#pragma unroll
+      for (int r = 0; r < R; ++r)
+#pragma unroll
+        for (int c = j + 1; c < NB; ++c) a[r][c] = fma(-a[r][j], lv[c], a[r][c]);
+    }
+  });
+}
+
+template <class T, int NB, int NT, int R, int KB>
+__global__ void __launch_bounds__(NT) potrf_panel_kernel(BatchDesc<T> d, int min_n) {
+  using C = PanelCfg<T, NB, NT, R, KB>;
+  __shared__ PanelShared<T, NB, KB> sh;
+  const int k = blockIdx.x;
+  const StoredMatrix<T> sm = stored_matrix(d, k);
+  if (sm.n <= min_n) return;  // left to the small kernel (variable batches)
+  const LowerView<T> L{sm.p, d.upper ? sm.cs : sm.rs, d.upper ? sm.rs : sm.cs, sm.n};
+  const int n = sm.n;
+  if (threadIdx.x == 0) sh.fail = 0;
+
+  for (int p0 = 0; p0 < n; p0 += NB) {
+    const int nbp = min(NB, n - p0);
+    for (int row0 = p0; row0 < n; row0 += C::MR) {
+      T a[R][NB];
+      load_panel<T, NB, NT, R>(L, row0, p0, nbp, a);
+      if (p0 > 0) update_panel<T, NB, NT, R, KB>(L, row0, p0, a, sh);
+      int fail = 0;
+      if (row0 == p0)
+        fail = factor_diagonal<T, NB, NT, R, KB>(p0, nbp, a, sh, d.fast);
+      else
+        solve_below<T, NB, NT, R, KB>(nbp, a, sh);
+      store_panel<T, NB, NT, R>(L, row0, p0, nbp, a);
+      if (fail) {
+        if (threadIdx.x == 0) d.info[k] = fail;
+        return;
+      }
+      __syncthreads();  // shared tiles are reused; the next panel reads what was just stored
+    }
+  }
+  if (threadIdx.x == 0) d.info[k] = 0;
+}
+
+template <class T, int NB, int NT, int R, int KB>
+void launch_shape(const BatchDesc<T>& d, int min_n, cudaStream_t stream) {
+  potrf_panel_kernel<T, NB, NT, R, KB><<<static_cast<unsigned>(d.batch), NT, 0, stream>>>(d, min_n);
+  TESSERA_CUDA_CHECK_LAUNCH();
+}
+
+template <class T>
+using PanelLauncher = void (*)(const BatchDesc<T>&, int, cudaStream_t);
+
+struct ShapeEntry {
+  PanelShape shape;
+  PanelLauncher<float> launch_float;
+  PanelLauncher<double> launch_double;
+};
+
+template <int NB, int NT, int R, int KB>
+constexpr ShapeEntry shape_entry() {
+  return {{NB, NT, R, KB}, &launch_shape<float, NB, NT, R, KB>,
+          &launch_shape<double, NB, NT, R, KB>};
+}
+
+// Every compiled shape; the tuning sweep in bench_batched_kernels measures them all.
+constexpr ShapeEntry kShapeTable[] = {
+    shape_entry<8, 32, 1, 8>(),   shape_entry<8, 32, 1, 16>(),  shape_entry<8, 32, 2, 8>(),
+    shape_entry<8, 64, 1, 8>(),   shape_entry<8, 64, 1, 16>(),  shape_entry<16, 32, 1, 8>(),
+    shape_entry<16, 32, 1, 16>(), shape_entry<16, 32, 2, 4>(),  shape_entry<16, 64, 1, 8>(),
+    shape_entry<16, 64, 1, 16>(), shape_entry<16, 64, 2, 4>(),  shape_entry<16, 128, 1, 8>(),
+    shape_entry<32, 32, 1, 4>(),  shape_entry<32, 64, 1, 4>(),  shape_entry<32, 64, 1, 8>(),
+    shape_entry<32, 128, 1, 4>(),
+};
+constexpr int kShapeCount = sizeof(kShapeTable) / sizeof(kShapeTable[0]);
+
+const PanelShape* shape_list() {
+  static const auto shapes = [] {
+    std::array<PanelShape, kShapeCount> s{};
+    for (int i = 0; i < kShapeCount; ++i) s[i] = kShapeTable[i].shape;
+    return s;
+  }();
+  return shapes.data();
+}
+
+const ShapeEntry& find_shape(const PanelShape& s) {
+  for (const ShapeEntry& e : kShapeTable)
+    if (e.shape.panel_width == s.panel_width && e.shape.threads == s.threads &&
+        e.shape.rows_per_thread == s.rows_per_thread && e.shape.update_width == s.update_width)
+      return e;
+  throw InvalidArgument("batched potrf: panel shape (" + std::to_string(s.panel_width) + ", " +
+                        std::to_string(s.threads) + ", " + std::to_string(s.rows_per_thread) +
+                        ", " + std::to_string(s.update_width) + ") is not compiled in");
+}
+
+}  // namespace
+
+template <class T>
+void launch_potrf_panel(const BatchDesc<T>& desc, int shape_n, int min_n, cudaStream_t stream,
+                        const BatchedOptions& opts) {
+  PanelShape shape = potrf_batched_default_shape(shape_n, static_cast<int>(sizeof(T)));
+  if (opts.panel_width) shape.panel_width = opts.panel_width;
+  if (opts.threads) shape.threads = opts.threads;
+  if (opts.rows_per_thread) shape.rows_per_thread = opts.rows_per_thread;
+  if (opts.update_width) shape.update_width = opts.update_width;
+  const ShapeEntry& e = find_shape(shape);
+  if constexpr (std::is_same_v<T, float>)
+    e.launch_float(desc, min_n, stream);
+  else
+    e.launch_double(desc, min_n, stream);
+}
+
+template void launch_potrf_panel<float>(const BatchDesc<float>&, int, int, cudaStream_t,
+                                        const BatchedOptions&);
+template void launch_potrf_panel<double>(const BatchDesc<double>&, int, int, cudaStream_t,
+                                         const BatchedOptions&);
+
+}  // namespace tessera::kernels::cuda::batched_detail
+
+namespace tessera::kernels::cuda {
+
+int potrf_batched_panel_shapes(const PanelShape** shapes) {
+  if (shapes) *shapes = batched_detail::shape_list();
+  return batched_detail::kShapeCount;
+}
+
+// Built-in shape per order and precision: the fastest shape of the tuning sweep
+// (bench_batched_kernels --tune, H100; see docs/kernels-batched.md). Small blocks win: the
+// kernel is bound by the latency of its barriers and loads, so more resident matrices per SM
+// matter more than wider blocks.
+PanelShape potrf_batched_default_shape(int n, int element_bytes) {
+  const bool single = element_bytes == 4;
+  if (n <= 40) return {8, 32, 1, 8};
+  if (n <= (single ? 160 : 200)) return {16, 32, 1, 8};
+  if (n <= (single ? 224 : 320)) return {16, 64, 1, 8};
+  return {32, 64, 1, 8};
+}
+
+}  // namespace tessera::kernels::cuda

@@ -1,0 +1,411 @@
+// Batched Cholesky for n <= 32: register-resident rows, one group of N threads per matrix.
+//
+// A thread block owns M = (32 / N) * warps matrices. It stages their referenced triangles into
+// shared memory with coalesced loads (16-byte vectors when the batch is contiguous; the
+// interleaved layout is coalesced by construction), then thread i of a group keeps row i of the
+// lower factor in registers and runs the right-looking factorization: at step j the pivot comes
+// by shuffle, every row scales its entry of column j and writes it to the packed factor in shared
+// memory, and after a warp barrier each row reads column j back (broadcast 16-byte reads) for its
+// rank-1 update. Column j of the packed factor then holds its final value, so the write-back needs
+// no extra pass over the registers. Upper storage is transposed while staging (U = L^T).
+#include <array>
+#include <utility>
+
+#include "cuda/batched_common.cuh"
+#include "cuda/batched_static_for.cuh"
+#include "cuda/check.hpp"
+#include "tessera/error.hpp"
+
+namespace tessera::kernels::cuda::batched_detail {
+namespace {
+
+constexpr int kMaxSmallThreads = 256;
+constexpr int kDefaultSmallThreads = 128;
+// Accesses each thread issues before the first shared-memory store while staging. All staging
+// paths live in one kernel, so these also bound its register count (more in flight measured
+// slower: 16 vectors raised the kernel to ~160 registers and cost occupancy).
+constexpr int kVectorsInFlight = 4;
+constexpr int kElementsInFlight = 4;
+
+// Lower triangle of one N x N factor packed column by column in shared memory.
+template <class T, int N>
+struct PackedL {
+  static constexpr int V = Vec16<T>::width;
+  static constexpr int elems = N * (N + 1) / 2;
+  static constexpr int stride = (elems + V - 1) / V * V;  // keeps every matrix 16-byte aligned
+  __host__ __device__ static constexpr int col(int j) { return j * N - j * (j - 1) / 2; }
+  __host__ __device__ static constexpr int at(int i, int j) { return col(j) + i - j; }
+};
+
+// Packed slot of stored element rc (= c * N + r), or -1 outside the referenced triangle.
+template <class T, int N>
+__device__ __forceinline__ int packed_slot(int rc, bool upper) {
+  const int r = rc % N, c = rc / N;
+  const int i = upper ? c : r;
+  const int j = upper ? r : c;
+  return i >= j ? PackedL<T, N>::at(i, j) : -1;
+}
+
+// Walks a 2-D index space (fast index in [0, F), then slow) from `start` in steps of `step`
+// without a division per element.
+struct IndexWalker {
+  int fast, slow, F, dfast, dslow;
+  __device__ IndexWalker(int start, int f, int step)
+      : fast(start % f), slow(start / f), F(f), dfast(step % f), dslow(step / f) {}
+  __device__ void advance() {
+    fast += dfast;
+    slow += dslow;
+    if (fast >= F) {
+      fast -= F;
+      ++slow;
+    }
+  }
+};
+
+// Order of matrix k for this kernel, or -1 if the kernel must leave it alone (a variable batch
+// sends orders above N to the panel kernel).
+template <class T, int N>
+__device__ __forceinline__ int small_order(const BatchDesc<T>& d, long long k) {
+  if (d.layout != BatchLayout::variable) return N;
+  const int nk = d.nvec[k];
+  return nk <= N ? nk : -1;
+}
+
+// Element staging (any layout): matrix-major for strided/variable batches, matrix-fastest for
+// the interleaved layout, so that neighbouring threads touch neighbouring addresses. Inside a
+// variable batch's padding (rows/columns >= n_k) the factor is the identity.
+template <class T, int N, bool ToShared>
+__device__ void stage_elements(const BatchDesc<T>& d, T* smem, long long k0, int M, int count) {
+  constexpr int NN = N * N;
+  constexpr int U = kElementsInFlight;
+  const bool matrix_fastest = d.layout == BatchLayout::interleaved;
+  IndexWalker w(threadIdx.x, matrix_fastest ? M : NN, blockDim.x);
+  const int slow_end = matrix_fastest ? NN : M;
+  while (w.slow < slow_end) {
+    T v[U];
+    T* gptr[U];
+    int slot[U];
+#pragma unroll
+    for (int u = 0; u < U; ++u) {
+      slot[u] = -1;
+      gptr[u] = nullptr;
+      v[u] = T(0);
+      if (w.slow < slow_end) {
+        const int m = matrix_fastest ? w.fast : w.slow;
+        const int rc = matrix_fastest ? w.slow : w.fast;
+        if (m < count) {
+          const long long k = k0 + m;
+          const int nk = small_order<T, N>(d, k);
+          const int s = nk >= 0 ? packed_slot<T, N>(rc, d.upper) : -1;
+          if (s >= 0) {
+            const int r = rc % N, c = rc / N;
+            slot[u] = m * PackedL<T, N>::stride + s;
+            v[u] = r == c ? T(1) : T(0);
+            if (r < nk && c < nk) {
+              const StoredMatrix<T> sm = stored_matrix(d, static_cast<int>(k));
+              gptr[u] = sm.p + r * sm.rs + c * sm.cs;
+            }
+          }
+        }
+      }
+      w.advance();
+    }
+    if constexpr (ToShared) {
+#pragma unroll
+      for (int u = 0; u < U; ++u)
+        if (gptr[u]) v[u] = *gptr[u];
+#pragma unroll
+      for (int u = 0; u < U; ++u)
+        if (slot[u] >= 0) smem[slot[u]] = v[u];
+    } else {
+#pragma unroll
+      for (int u = 0; u < U; ++u)
+        if (gptr[u]) *gptr[u] = smem[slot[u]];
+    }
+  }
+}
+
+// Contiguous strided batch (lda == n, stride == n*n, 16-byte aligned): the block's matrices are
+// one contiguous range, read and written with 16-byte vectors. Vectors that hold no element of
+// the referenced triangle are not read; vectors that straddle its edge are written element-wise
+// so the other triangle is never written.
+template <class T, int N, bool ToShared>
+__device__ void stage_contiguous(const BatchDesc<T>& d, T* smem, long long k0, int count) {
+  using Vt = typename Vec16<T>::type;
+  using P = PackedL<T, N>;
+  constexpr int V = Vec16<T>::width;
+  constexpr int NN = N * N;
+  constexpr int U = kVectorsInFlight;
+  T* const base = d.A + k0 * NN;
+  const int total = count * NN;
+  const int nvec = total / V;
+  for (int v0 = threadIdx.x; v0 < nvec; v0 += U * blockDim.x) {
+    int slot[U][V];
+    bool any[U], all[U];
+#pragma unroll
+    for (int u = 0; u < U; ++u) {
+      const int vi = v0 + u * blockDim.x;
+      any[u] = false;
+      all[u] = vi < nvec;
+#pragma unroll
+      for (int e = 0; e < V; ++e) {
+        const int el = vi * V + e;
+        const int s = vi < nvec ? packed_slot<T, N>(el % NN, d.upper) : -1;
+        slot[u][e] = s >= 0 ? (el / NN) * P::stride + s : -1;
+        any[u] |= s >= 0;
+        all[u] &= s >= 0;
+      }
+    }
+    if constexpr (ToShared) {
+      Vt val[U];
+#pragma unroll
+      for (int u = 0; u < U; ++u)
+        if (any[u]) val[u] = reinterpret_cast<const Vt*>(base)[v0 + u * blockDim.x];
+#pragma unroll
+      for (int u = 0; u < U; ++u) {
+        if (!any[u]) continue;
+#pragma unroll
+        for (int e = 0; e < V; ++e)
+          if (slot[u][e] >= 0) smem[slot[u][e]] = vec_get<T>(val[u], e);
+      }
+    } else {
+#pragma unroll
+      for (int u = 0; u < U; ++u) {
+        const int vi = v0 + u * blockDim.x;
+        if (all[u]) {
+          T tmp[V];
+#pragma unroll
+          for (int e = 0; e < V; ++e) tmp[e] = smem[slot[u][e]];
+          reinterpret_cast<Vt*>(base)[vi] = vec_make(tmp);
+        } else if (any[u]) {
+#pragma unroll
+          for (int e = 0; e < V; ++e)
+            if (slot[u][e] >= 0) base[vi * V + e] = smem[slot[u][e]];
+        }
+      }
+    }
+  }
+  // Elements after the last whole vector (only when count * n * n is not a multiple of V).
+  for (int el = nvec * V + threadIdx.x; el < total; el += blockDim.x) {
+    const int s = packed_slot<T, N>(el % NN, d.upper);
+    if (s < 0) continue;
+    if constexpr (ToShared)
+      smem[(el / NN) * P::stride + s] = base[el];
+    else
+      base[el] = smem[(el / NN) * P::stride + s];
+  }
+}
+
+// Interleaved batch, 16-byte aligned, M a multiple of V: one 16-byte vector holds the same
+// element of V neighbouring matrices, so a warp moves whole 32-byte sectors.
+template <class T, int N, bool ToShared>
+__device__ void stage_interleaved(const BatchDesc<T>& d, T* smem, long long k0, int M,
+                                  int count) {
+  using Vt = typename Vec16<T>::type;
+  using P = PackedL<T, N>;
+  constexpr int V = Vec16<T>::width;
+  constexpr int NN = N * N;
+  constexpr int U = kVectorsInFlight;
+  IndexWalker w(threadIdx.x, M / V, blockDim.x);  // fast: vector of matrices, slow: element
+  while (w.slow < NN) {
+    Vt val[U];
+    int slot[U], m0[U];
+    long long off[U];
+#pragma unroll
+    for (int u = 0; u < U; ++u) {
+      slot[u] = -1;
+      m0[u] = w.fast * V;
+      off[u] = 0;
+      if (w.slow < NN && m0[u] < count) {
+        slot[u] = packed_slot<T, N>(w.slow, d.upper);
+        const long long k = k0 + m0[u];
+        off[u] = ((k / kInterleaveWidth) * NN + w.slow) * kInterleaveWidth + k % kInterleaveWidth;
+      }
+      w.advance();
+    }
+    if constexpr (ToShared) {
+#pragma unroll
+      for (int u = 0; u < U; ++u)
+        if (slot[u] >= 0) val[u] = *reinterpret_cast<const Vt*>(d.A + off[u]);
+#pragma unroll
+      for (int u = 0; u < U; ++u) {
+        if (slot[u] < 0) continue;
+#pragma unroll
+        for (int e = 0; e < V; ++e)
+          if (m0[u] + e < count) smem[(m0[u] + e) * P::stride + slot[u]] = vec_get<T>(val[u], e);
+      }
+    } else {
+#pragma unroll
+      for (int u = 0; u < U; ++u) {
+        if (slot[u] < 0) continue;
+        if (m0[u] + V <= count) {
+          T tmp[V];
+#pragma unroll
+          for (int e = 0; e < V; ++e) tmp[e] = smem[(m0[u] + e) * P::stride + slot[u]];
+          *reinterpret_cast<Vt*>(d.A + off[u]) = vec_make(tmp);
+        } else {
+#pragma unroll
+          for (int e = 0; e < V; ++e)  // matrices past the batch end are padding: not written
+            if (m0[u] + e < count) d.A[off[u] + e] = smem[(m0[u] + e) * P::stride + slot[u]];
+        }
+      }
+    }
+  }
+}
+
+template <class T, int N, bool ToShared>
+__device__ __forceinline__ void stage(const BatchDesc<T>& d, T* smem, long long k0, int M,
+                                      int count) {
+  switch (d.staging) {
+    case Staging::contiguous:
+      stage_contiguous<T, N, ToShared>(d, smem, k0, count);
+      break;
+    case Staging::interleaved:
+      stage_interleaved<T, N, ToShared>(d, smem, k0, M, count);
+      break;
+    default:
+      stage_elements<T, N, ToShared>(d, smem, k0, M, count);
+  }
+}
+
+// colv[c] = L(c, J) for c in (J, N) from the packed factor, with 16-byte reads where a whole
+// aligned vector lies inside column J (rows >= J, all written in this step).
+template <class T, int N, int J>
+__device__ __forceinline__ void read_column(const T* S, T (&colv)[N]) {
+  using P = PackedL<T, N>;
+  constexpr int V = P::V;
+  constexpr int lo = P::at(J + 1, J);
+  constexpr int hi = P::at(N - 1, J);
+  constexpr int first = lo / V * V;
+#pragma unroll
+  for (int pos = first; pos <= hi; pos += V) {
+    if (pos >= P::col(J) && pos + V - 1 <= hi) {
+      const auto v = *reinterpret_cast<const typename Vec16<T>::type*>(S + pos);
+#pragma unroll
+      for (int e = 0; e < V; ++e)
+        if (pos + e >= lo) colv[J + 1 + pos + e - lo] = vec_get<T>(v, e);
+    } else {
+#pragma unroll
+      for (int e = 0; e < V; ++e)
+        if (pos + e >= lo && pos + e <= hi) colv[J + 1 + pos + e - lo] = S[pos + e];
+    }
+  }
+}
+
+// Factor one staged matrix. Thread i (0 <= i < N) of the group holds row i; `base` is the
+// group's first lane. Returns 0 or the 1-based column of the failing pivot (columns from there on
+// keep their staged values in S).
+template <class T, int N>
+__device__ __forceinline__ int factor_rows(T* S, int i, int base, unsigned gmask, bool fast) {
+  using P = PackedL<T, N>;
+  T a[N];
+#pragma unroll
+  for (int c = 0; c < N; ++c) a[c] = c <= i ? S[P::col(c) + i - c] : T(0);
+  int fail = 0;
+  static_for<0, N>([&](auto jc) {
+    constexpr int j = decltype(jc)::value;
+    if (fail) return;
+    const T x = __shfl_sync(gmask, a[j], base + j);
+    T dj, rj;
+    if (!pivot(x, fast, dj, rj)) {
+      fail = j + 1;
+      return;
+    }
+    const T l = i == j ? dj : a[j] * rj;
+    if (i >= j) S[P::col(j) + i - j] = l;
+    if constexpr (j + 1 < N) {
+      __syncwarp(gmask);
+      T colv[N];
+      read_column<T, N, j>(S, colv);
+#pragma unroll
+      for (int c = j + 1; c < N; ++c) a[c] = fma(-l, colv[c], a[c]);
+    }
+  });
+  return fail;
+}
+
+template <int N>
+__device__ __forceinline__ unsigned group_mask(int base) {
+  if constexpr (N == 32)
+    return 0xffffffffu;
+  else
+    return ((1u << N) - 1u) << base;
+}
+
+template <class T, int N>
+__global__ void __launch_bounds__(kMaxSmallThreads) potrf_small_kernel(BatchDesc<T> d) {
+  extern __shared__ __align__(16) unsigned char small_smem_raw[];
+  T* const smem = reinterpret_cast<T*>(small_smem_raw);
+  constexpr int G = 32 / N;  // matrices per warp
+  const int M = G * static_cast<int>(blockDim.x / 32);
+  const long long k0 = static_cast<long long>(blockIdx.x) * M;
+  const int count = static_cast<int>(min(static_cast<long long>(M), d.batch - k0));
+
+  stage<T, N, true>(d, smem, k0, M, count);
+  __syncthreads();
+
+  const int lane = threadIdx.x & 31;
+  const int g = lane / N;
+  const int m = static_cast<int>(threadIdx.x / 32) * G + g;
+  if (g < G && m < count) {
+    const long long k = k0 + m;
+    const int nk = small_order<T, N>(d, k);
+    if (nk >= 0) {
+      const int base = g * N;
+      int fail = factor_rows<T, N>(smem + m * PackedL<T, N>::stride, lane - base, base,
+                                   group_mask<N>(base), d.fast);
+      if (fail > nk) fail = 0;  // the identity padding of a smaller matrix cannot fail
+      if (lane == base) d.info[k] = fail;
+    }
+  }
+  __syncthreads();
+  stage<T, N, false>(d, smem, k0, M, count);
+}
+
+template <class T, int N>
+void launch_small_n(BatchDesc<T> d, int threads, cudaStream_t stream) {
+  using P = PackedL<T, N>;
+  constexpr int G = 32 / N;
+  const int M = G * threads / 32;
+  const std::size_t smem = static_cast<std::size_t>(M) * P::stride * sizeof(T);
+  const bool aligned = reinterpret_cast<std::uintptr_t>(d.A) % 16 == 0;
+  d.staging = Staging::element;
+  if (d.layout == BatchLayout::strided && aligned && d.lda == N &&
+      d.stride == static_cast<long long>(N) * N && (M * N * N) % P::V == 0)
+    d.staging = Staging::contiguous;
+  if (d.layout == BatchLayout::interleaved && aligned && M % P::V == 0)
+    d.staging = Staging::interleaved;
+  const long long blocks = (static_cast<long long>(d.batch) + M - 1) / M;
+  potrf_small_kernel<T, N><<<static_cast<unsigned>(blocks), threads, smem, stream>>>(d);
+  TESSERA_CUDA_CHECK_LAUNCH();
+}
+
+template <class T>
+using SmallLauncher = void (*)(BatchDesc<T>, int, cudaStream_t);
+
+template <class T, int... Is>
+constexpr std::array<SmallLauncher<T>, sizeof...(Is)> small_launchers(
+    std::integer_sequence<int, Is...>) {
+  return {&launch_small_n<T, Is + 1>...};
+}
+
+}  // namespace
+
+template <class T>
+void launch_potrf_small(const BatchDesc<T>& desc, int group_n, cudaStream_t stream,
+                        const BatchedOptions& opts) {
+  static constexpr auto launchers = small_launchers<T>(std::make_integer_sequence<int, 32>{});
+  if (group_n < 1 || group_n > 32)
+    throw InvalidArgument("batched potrf: the register kernel takes 1 <= n <= 32");
+  const int threads = opts.threads != 0 ? opts.threads : kDefaultSmallThreads;
+  if (threads != 32 && threads != 64 && threads != 128 && threads != 256)
+    throw InvalidArgument("batched potrf: threads must be 32, 64, 128 or 256 for n <= 32");
+  launchers[group_n - 1](desc, threads, stream);
+}
+
+template void launch_potrf_small<float>(const BatchDesc<float>&, int, cudaStream_t,
+                                        const BatchedOptions&);
+template void launch_potrf_small<double>(const BatchDesc<double>&, int, cudaStream_t,
+                                         const BatchedOptions&);
+
+}  // namespace tessera::kernels::cuda::batched_detail

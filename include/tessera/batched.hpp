@@ -1,0 +1,64 @@
+// Batched mode: many small SPD factorizations and solves as StarPU tasks. The batch is cut into
+// chunks of consecutive matrices, one task per chunk; a chunk runs on a CPU worker (LAPACKE per
+// matrix) or on a GPU (Tessera's batched kernels), placed by the scheduler. info[k] is LAPACK's
+// info for matrix k: a matrix that is not positive definite only sets its own info.
+//
+// Matrices are column-major. In a strided batch matrix k starts at A + k * strideA (strideA >=
+// lda * n); in a variable-size batch matrix k has order n[k] and leading dimension lda[k] and
+// starts at A + offsets[k], with offsets increasing and the matrices disjoint. Only the triangle
+// options.uplo is read and written. Arrays must stay valid until the request is done.
+#pragma once
+
+#include "tessera/cholesky.hpp"
+
+namespace tessera {
+
+struct BatchOptions {
+  Uplo uplo = Uplo::lower;
+  Mode mode = Mode::hybrid;
+  int chunk = 0;           // matrices per task; 0 -> chosen from the batch and the workers
+  bool fast_math = false;  // GPU only: approximate reciprocal square roots (see README)
+};
+
+// A_k = L_k L_k^T (or U_k^T U_k) for every k.
+template <class T>
+Request potrf_batched_async(Runtime& runtime, int n, T* A, int lda, long long strideA, int batch, int* info,
+                            const BatchOptions& options = {});
+// B_k := A_k^{-1} B_k with the factors of potrf_batched (B_k n x nrhs at B + k * strideB).
+template <class T>
+Request potrs_batched_async(Runtime& runtime, int n, int nrhs, const T* A, int lda, long long strideA, T* B, int ldb,
+                            long long strideB, int batch, const BatchOptions& options = {});
+// Factor, then solve every matrix whose factorization succeeded (the others keep their B).
+template <class T>
+Request posv_batched_async(Runtime& runtime, int n, int nrhs, T* A, int lda, long long strideA, T* B, int ldb,
+                           long long strideB, int batch, int* info, const BatchOptions& options = {});
+
+// Variable sizes (n[k] >= 0). B_k is n[k] x nrhs at B + offsetsB[k] with leading dimension ldb[k].
+template <class T>
+Request potrf_vbatched_async(Runtime& runtime, const int* n, T* A, const long long* offsets, const int* lda, int batch,
+                             int* info, const BatchOptions& options = {});
+template <class T>
+Request potrs_vbatched_async(Runtime& runtime, const int* n, int nrhs, const T* A, const long long* offsets,
+                             const int* lda, T* B, const long long* offsetsB, const int* ldb, int batch,
+                             const BatchOptions& options = {});
+template <class T>
+Request posv_vbatched_async(Runtime& runtime, const int* n, int nrhs, T* A, const long long* offsets, const int* lda,
+                            T* B, const long long* offsetsB, const int* ldb, int batch, int* info,
+                            const BatchOptions& options = {});
+
+// Synchronous forms: wait and return once every matrix is done (the per-matrix info is in info).
+template <class T>
+void potrf_batched(Runtime& runtime, int n, T* A, int lda, long long strideA, int batch, int* info,
+                   const BatchOptions& options = {}) {
+  potrf_batched_async(runtime, n, A, lda, strideA, batch, info, options).wait();
+}
+template <class T>
+void posv_batched(Runtime& runtime, int n, int nrhs, T* A, int lda, long long strideA, T* B, int ldb,
+                  long long strideB, int batch, int* info, const BatchOptions& options = {}) {
+  posv_batched_async(runtime, n, nrhs, A, lda, strideA, B, ldb, strideB, batch, info, options).wait();
+}
+
+// Matrices per task Tessera picks for a batch when BatchOptions::chunk is 0.
+int default_batch_chunk(const Runtime& runtime, int batch, Mode resolved_mode);
+
+}  // namespace tessera

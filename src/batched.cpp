@@ -1,0 +1,268 @@
+// Batched mode: argument checks, chunking, registration of the caller's arrays, and the chunk
+// tasks. The caller's memory is registered in place (no copy on the host); it receives the
+// results when the request's registrations are released, before wait() returns.
+#include "tessera/batched.hpp"
+
+#include <algorithm>
+#include <numeric>
+#include <string>
+#include <vector>
+
+#include "request_support.hpp"
+#include "tessera/error.hpp"
+
+namespace tessera {
+
+namespace {
+
+using detail::Submission;
+
+// Registrations and internal arrays that live until the request's tasks are done; releasing the
+// registrations leaves the results in the caller's memory.
+struct BatchState {
+  std::vector<void*> handles;
+  std::vector<int> internal_info;
+  std::vector<long long> relative_offsets;
+  std::vector<long long> relative_offsets_b;
+  ~BatchState() {
+    for (void* h : handles) detail::release_data(h);
+  }
+  void* keep(void* handle) {
+    handles.push_back(handle);
+    return handle;
+  }
+};
+
+void require(bool ok, const std::string& what) {
+  if (!ok) throw InvalidArgument(what);
+}
+
+struct Chunk {
+  int first;
+  int count;
+};
+
+std::vector<Chunk> chunks_of(const Runtime& runtime, int batch, const BatchOptions& options, Mode mode) {
+  require(options.chunk >= 0, "chunk must be positive (or 0 to let Tessera choose)");
+  const int size = options.chunk > 0 ? options.chunk : default_batch_chunk(runtime, batch, mode);
+  std::vector<Chunk> chunks;
+  for (int first = 0; first < batch; first += size) chunks.push_back({first, std::min(size, batch - first)});
+  return chunks;
+}
+
+void check_strided(const char* name, int n, int cols, const void* A, int lda, long long stride, int batch) {
+  require(n >= 0 && cols >= 0 && batch >= 0, std::string(name) + ": negative size or batch");
+  require(lda >= std::max(1, n), std::string(name) + ": leading dimension below max(1, n)");
+  require(batch <= 1 || n == 0 || cols == 0 || stride >= static_cast<long long>(lda) * cols,
+          std::string(name) + ": stride smaller than one matrix (matrices would overlap)");
+  require(A != nullptr || n == 0 || cols == 0 || batch == 0, std::string(name) + ": null pointer");
+}
+
+// Elements a matrix of rows x cols with leading dimension ld spans.
+long long span(int rows, int cols, int ld) { return cols == 0 || rows == 0 ? 1 : static_cast<long long>(ld) * (cols - 1) + rows; }
+
+template <class T>
+void* register_chunk_blocks(BatchState& state, T* base, int rows, int cols, int ld, long long stride, const Chunk& c) {
+  const long long elements = span(rows, cols, ld);
+  return state.keep(detail::register_blocks(base + static_cast<long long>(c.first) * stride, sizeof(T), elements,
+                                            c.count > 1 ? stride : elements, c.count));
+}
+
+// The variable-size matrices [first, first + count) in one array: offsets relative to the first.
+struct VariableSpan {
+  long long start;
+  long long end;
+};
+
+VariableSpan variable_span(const int* rows, int cols_fixed, const int* cols, const long long* offsets, const int* ld,
+                           const Chunk& c) {
+  VariableSpan s{offsets[c.first], offsets[c.first] + 1};
+  for (int k = c.first; k < c.first + c.count; ++k) {
+    const int m = rows[k], n = cols ? cols[k] : cols_fixed;
+    s.end = std::max(s.end, offsets[k] + span(m, n, ld[k]));
+  }
+  return s;
+}
+
+void check_variable(const char* name, const int* rows, int cols_fixed, const int* cols, const void* A,
+                    const long long* offsets, const int* ld, int batch) {
+  require(batch >= 0, std::string(name) + ": negative batch");
+  if (batch == 0) return;
+  require(rows && offsets && ld && A, std::string(name) + ": null pointer");
+  long long previous_end = 0;
+  for (int k = 0; k < batch; ++k) {
+    const int m = rows[k], n = cols ? cols[k] : cols_fixed;
+    require(m >= 0, std::string(name) + ": negative order of matrix " + std::to_string(k));
+    require(ld[k] >= std::max(1, m), std::string(name) + ": leading dimension of matrix " + std::to_string(k) + " below its order");
+    require(offsets[k] >= previous_end,
+            std::string(name) + ": matrix " + std::to_string(k) + " overlaps the previous one (offsets must increase)");
+    previous_end = offsets[k] + span(m, n, ld[k]);
+  }
+}
+
+template <class T>
+detail::VariableChunk register_variable_chunk(BatchState& state, T* base, const int* rows, int cols_fixed, const int* cols,
+                                               const long long* offsets, const int* ld, const Chunk& c,
+                                               std::vector<long long>& relative) {
+  const VariableSpan s = variable_span(rows, cols_fixed, cols, offsets, ld, c);
+  for (int k = c.first; k < c.first + c.count; ++k) relative[k] = offsets[k] - s.start;
+  detail::VariableChunk chunk{};
+  chunk.data = state.keep(detail::register_array(base + s.start, sizeof(T), s.end - s.start));
+  chunk.sizes = state.keep(detail::register_array(const_cast<int*>(rows + c.first), sizeof(int), c.count));
+  chunk.lds = state.keep(detail::register_array(const_cast<int*>(ld + c.first), sizeof(int), c.count));
+  chunk.offsets = state.keep(detail::register_array(relative.data() + c.first, sizeof(long long), c.count));
+  chunk.count = c.count;
+  chunk.max_n = *std::max_element(rows + c.first, rows + c.first + c.count);
+  return chunk;
+}
+
+// The tasks of a strided request: factor (when info is given as output), then solve (nrhs >= 0).
+template <class T>
+Request submit_strided(Runtime& runtime, int n, int nrhs, T* A, int lda, long long strideA, T* B, int ldb,
+                       long long strideB, int batch, int* info, bool factor, const BatchOptions& options) {
+  auto state = std::make_shared<BatchState>();
+  const bool solve = nrhs > 0 && n > 0;
+  if (!factor) {
+    state->internal_info.assign(static_cast<std::size_t>(batch), 0);  // potrs alone: solve every matrix
+    info = state->internal_info.data();
+  }
+  const Mode mode = runtime.resolve(options.mode);
+  if (n == 0) std::fill(info, info + batch, 0);  // nothing to factor or solve
+  return detail::make_request(state, [&](Submission& s) {
+    if (batch == 0 || n == 0) return;
+    const detail::TaskContext ctx = detail::make_context(runtime, s, mode, GpuKernels::any);
+    for (const Chunk& c : chunks_of(runtime, batch, options, mode)) {
+      void* info_handle = state->keep(detail::register_array(info + c.first, sizeof(int), c.count));
+      void* a = register_chunk_blocks(*state, A, n, n, lda, strideA, c);
+      if (factor) detail::insert_potrf_chunk<T>(ctx, options.uplo, n, lda, a, info_handle, options.fast_math, 0);
+      if (solve) {
+        void* b = register_chunk_blocks(*state, B, n, nrhs, ldb, strideB, c);
+        detail::insert_potrs_chunk<T>(ctx, options.uplo, n, nrhs, lda, ldb, a, info_handle, b, 0);
+      }
+    }
+  });
+}
+
+template <class T>
+Request submit_variable(Runtime& runtime, const int* n, int nrhs, T* A, const long long* offsets, const int* lda, T* B,
+                        const long long* offsetsB, const int* ldb, int batch, int* info, bool factor,
+                        const BatchOptions& options) {
+  auto state = std::make_shared<BatchState>();
+  if (!factor) {
+    state->internal_info.assign(static_cast<std::size_t>(batch), 0);
+    info = state->internal_info.data();
+  }
+  state->relative_offsets.resize(static_cast<std::size_t>(batch));
+  state->relative_offsets_b.resize(static_cast<std::size_t>(batch));
+  const Mode mode = runtime.resolve(options.mode);
+  return detail::make_request(state, [&](Submission& s) {
+    if (batch == 0) return;
+    const detail::TaskContext ctx = detail::make_context(runtime, s, mode, GpuKernels::any);
+    for (const Chunk& c : chunks_of(runtime, batch, options, mode)) {
+      const detail::VariableChunk a =
+          register_variable_chunk(*state, A, n, 0, n, offsets, lda, c, state->relative_offsets);
+      void* info_handle = state->keep(detail::register_array(info + c.first, sizeof(int), c.count));
+      if (factor) detail::insert_vpotrf_chunk<T>(ctx, options.uplo, a, info_handle, options.fast_math, 0);
+      if (nrhs > 0) {
+        const detail::VariableChunk b =
+            register_variable_chunk(*state, B, n, nrhs, nullptr, offsetsB, ldb, c, state->relative_offsets_b);
+        detail::insert_vpotrs_chunk<T>(ctx, options.uplo, nrhs, a, info_handle, b, 0);
+      }
+    }
+  });
+}
+
+}  // namespace
+
+int default_batch_chunk(const Runtime& runtime, int batch, Mode mode) {
+  // A few chunks per worker so transfers overlap computation and the scheduler can balance; GPU
+  // chunks stay large enough to fill the device.
+  const int workers = mode == Mode::gpu ? runtime.cuda_workers()
+                      : mode == Mode::cpu ? runtime.cpu_workers()
+                                          : runtime.cpu_workers() + runtime.cuda_workers();
+  const int chunks = std::max(1, 2 * workers);
+  const int minimum = mode == Mode::cpu ? 1 : 256;
+  return std::max(1, std::max(std::min(minimum, batch), (batch + chunks - 1) / chunks));
+}
+
+template <class T>
+Request potrf_batched_async(Runtime& runtime, int n, T* A, int lda, long long strideA, int batch, int* info,
+                            const BatchOptions& options) {
+  check_strided("A", n, n, A, lda, strideA, batch);
+  require(info != nullptr || batch == 0, "info: null pointer");
+  return submit_strided<T>(runtime, n, 0, A, lda, strideA, nullptr, 1, 0, batch, info, true, options);
+}
+
+template <class T>
+Request potrs_batched_async(Runtime& runtime, int n, int nrhs, const T* A, int lda, long long strideA, T* B, int ldb,
+                            long long strideB, int batch, const BatchOptions& options) {
+  check_strided("A", n, n, A, lda, strideA, batch);
+  check_strided("B", n, nrhs, B, ldb, strideB, batch);
+  // The factors are only read; registering them read-write never writes different values back.
+  return submit_strided<T>(runtime, n, nrhs, const_cast<T*>(A), lda, strideA, B, ldb, strideB, batch, nullptr, false,
+                           options);
+}
+
+template <class T>
+Request posv_batched_async(Runtime& runtime, int n, int nrhs, T* A, int lda, long long strideA, T* B, int ldb,
+                           long long strideB, int batch, int* info, const BatchOptions& options) {
+  check_strided("A", n, n, A, lda, strideA, batch);
+  check_strided("B", n, nrhs, B, ldb, strideB, batch);
+  require(info != nullptr || batch == 0, "info: null pointer");
+  return submit_strided<T>(runtime, n, nrhs, A, lda, strideA, B, ldb, strideB, batch, info, true, options);
+}
+
+template <class T>
+Request potrf_vbatched_async(Runtime& runtime, const int* n, T* A, const long long* offsets, const int* lda, int batch,
+                             int* info, const BatchOptions& options) {
+  check_variable("A", n, 0, n, A, offsets, lda, batch);
+  require(info != nullptr || batch == 0, "info: null pointer");
+  return submit_variable<T>(runtime, n, 0, A, offsets, lda, nullptr, nullptr, nullptr, batch, info, true, options);
+}
+
+template <class T>
+Request potrs_vbatched_async(Runtime& runtime, const int* n, int nrhs, const T* A, const long long* offsets,
+                             const int* lda, T* B, const long long* offsetsB, const int* ldb, int batch,
+                             const BatchOptions& options) {
+  require(nrhs >= 0, "nrhs: negative");
+  check_variable("A", n, 0, n, A, offsets, lda, batch);
+  check_variable("B", n, nrhs, nullptr, B, offsetsB, ldb, batch);
+  return submit_variable<T>(runtime, n, nrhs, const_cast<T*>(A), offsets, lda, B, offsetsB, ldb, batch, nullptr, false,
+                            options);
+}
+
+template <class T>
+Request posv_vbatched_async(Runtime& runtime, const int* n, int nrhs, T* A, const long long* offsets, const int* lda,
+                            T* B, const long long* offsetsB, const int* ldb, int batch, int* info,
+                            const BatchOptions& options) {
+  require(nrhs >= 0, "nrhs: negative");
+  check_variable("A", n, 0, n, A, offsets, lda, batch);
+  check_variable("B", n, nrhs, nullptr, B, offsetsB, ldb, batch);
+  require(info != nullptr || batch == 0, "info: null pointer");
+  return submit_variable<T>(runtime, n, nrhs, A, offsets, lda, B, offsetsB, ldb, batch, info, true, options);
+}
+
+template Request potrf_batched_async<float>(Runtime&, int, float*, int, long long, int, int*, const BatchOptions&);
+template Request potrf_batched_async<double>(Runtime&, int, double*, int, long long, int, int*, const BatchOptions&);
+template Request potrs_batched_async<float>(Runtime&, int, int, const float*, int, long long, float*, int, long long, int,
+                                            const BatchOptions&);
+template Request potrs_batched_async<double>(Runtime&, int, int, const double*, int, long long, double*, int, long long, int,
+                                             const BatchOptions&);
+template Request posv_batched_async<float>(Runtime&, int, int, float*, int, long long, float*, int, long long, int, int*,
+                                           const BatchOptions&);
+template Request posv_batched_async<double>(Runtime&, int, int, double*, int, long long, double*, int, long long, int, int*,
+                                            const BatchOptions&);
+template Request potrf_vbatched_async<float>(Runtime&, const int*, float*, const long long*, const int*, int, int*,
+                                             const BatchOptions&);
+template Request potrf_vbatched_async<double>(Runtime&, const int*, double*, const long long*, const int*, int, int*,
+                                              const BatchOptions&);
+template Request potrs_vbatched_async<float>(Runtime&, const int*, int, const float*, const long long*, const int*, float*,
+                                             const long long*, const int*, int, const BatchOptions&);
+template Request potrs_vbatched_async<double>(Runtime&, const int*, int, const double*, const long long*, const int*,
+                                              double*, const long long*, const int*, int, const BatchOptions&);
+template Request posv_vbatched_async<float>(Runtime&, const int*, int, float*, const long long*, const int*, float*,
+                                            const long long*, const int*, int, int*, const BatchOptions&);
+template Request posv_vbatched_async<double>(Runtime&, const int*, int, double*, const long long*, const int*, double*,
+                                             const long long*, const int*, int, int*, const BatchOptions&);
+
+}  // namespace tessera
