@@ -1,33 +1,107 @@
 #include "registry.hpp"
 
+#include <cstring>
 #include <sstream>
 
 #include "tessera/error.hpp"
+#include "tessera/policies.hpp"
 
 namespace tessera::detail {
 
 namespace {
 
+PolicyEntry entry(const char* name, const char* description, starpu_sched_policy* policy = nullptr) {
+  PolicyEntry e;
+  e.name = name;
+  e.description = description;
+  e.policy = policy;
+  return e;
+}
+
 // Tessera's own policies, each defined in its own file of this folder.
-std::vector<PolicyEntry> own_policies() { return {}; }
+std::vector<PolicyEntry> own_policies() {
+  PolicyEntry panel_cpu = entry("panel-cpu",
+                                "diagonal-tile factorization on CPU workers, trailing updates on GPUs by data "
+                                "ownership, critical path first",
+                                &panel_cpu_policy);
+  panel_cpu.runs_gpu_mode = false;
+  panel_cpu.restriction = "it runs the diagonal-tile factorization on CPU workers, which gpu mode excludes";
+  PolicyEntry heft = entry("critical-path-heft",
+                           "earliest finish time from perf models and transfer estimates, critical path first, "
+                           "per-worker priority queues with prefetch",
+                           &critical_path_heft_policy);
+  PolicyEntry locality_ws = entry("locality-ws",
+                                  "work stealing for workers of one kind: a task goes to the worker that last "
+                                  "wrote its tile, idle workers steal the most urgent task nearby",
+                                  &locality_ws_policy);
+  locality_ws.runs_hybrid_mode = false;
+  locality_ws.restriction = "it balances workers of one kind (cpu or gpu mode)";
+  return {heft, panel_cpu, locality_ws};
+}
+
+// Tessera supplies heteroprio's buckets (StarPU's description of heteroprio is its name).
+PolicyEntry builtin_entry(const starpu_sched_policy& policy) {
+  PolicyEntry e = entry(policy.policy_name, policy.policy_description ? policy.policy_description : "");
+  if (e.name == "heteroprio") {
+    e.description = "StarPU's heteroprio with Tessera's buckets: critical path first, CPUs kept off GPU work";
+    e.init = init_heteroprio_buckets;
+  }
+  return e;
+}
 
 }  // namespace
 
 std::vector<PolicyEntry> scheduling_policies() {
   std::vector<PolicyEntry> all = own_policies();
-  for (starpu_sched_policy** p = starpu_sched_get_predefined_policies(); *p; ++p)
-    all.push_back({(*p)->policy_name, (*p)->policy_description ? (*p)->policy_description : "", nullptr, false});
+  for (starpu_sched_policy** p = starpu_sched_get_predefined_policies(); *p; ++p) all.push_back(builtin_entry(**p));
   return all;
 }
 
-PolicyEntry find_scheduling_policy(const std::string& name) {
-  const auto all = scheduling_policies();
-  for (const auto& entry : all)
+std::optional<PolicyEntry> scheduling_policy_named(const std::string& name) {
+  for (auto& entry : scheduling_policies())
     if (entry.name == name) return entry;
+  return std::nullopt;
+}
+
+PolicyEntry policy_or_unrestricted(const std::string& name) {
+  if (auto known = scheduling_policy_named(name)) return *known;
+  return entry(name.c_str(), "");
+}
+
+PolicyEntry find_scheduling_policy(const std::string& name) {
+  if (auto entry = scheduling_policy_named(name)) return *entry;
   std::ostringstream msg;
   msg << "unknown scheduling policy '" << name << "'; known policies:";
-  for (const auto& entry : all) msg << ' ' << entry.name;
+  for (const auto& entry : scheduling_policies()) msg << ' ' << entry.name;
   throw InvalidArgument(msg.str());
 }
 
+unsigned current_sched_ctx() {
+  const unsigned ctx = starpu_sched_ctx_get_context();
+  return ctx == STARPU_NMAX_SCHED_CTXS ? 0 : ctx;  // a thread with no context of its own submits to the initial one
+}
+
+int submitted_priority(TaskKind kind, uint32_t where, int priority) {
+  // The init callback identifies heteroprio started with Tessera's buckets; a host application's
+  // own heteroprio keeps the priorities it was given.
+  if (starpu_sched_ctx_get_sched_policy_init(current_sched_ctx()) == init_heteroprio_buckets)
+    return heteroprio_bucket(kind, where);
+  return priority;
+}
+
 }  // namespace tessera::detail
+
+namespace tessera {
+
+std::vector<PolicyInfo> scheduling_policies() {
+  std::vector<PolicyInfo> all;
+  for (const detail::PolicyEntry& entry : detail::scheduling_policies()) {
+    PolicyInfo info{entry.name, entry.description, entry.policy != nullptr, {}};
+    for (Mode mode : {Mode::cpu, Mode::gpu, Mode::hybrid})
+      if (entry.runs(mode)) info.modes.push_back(mode);
+    all.push_back(info);
+  }
+  return all;
+}
+
+}  // namespace tessera

@@ -1,0 +1,22 @@
+// The scheduling policies a Runtime can start (RuntimeOptions::scheduler, TESSERA_POLICY, the
+// CLI's --policy): Tessera's own, then StarPU's built-in ones.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "tessera/options.hpp"
+
+namespace tessera {
+
+struct PolicyInfo {
+  std::string name;
+  std::string description;  // one line
+  bool tessera = false;     // Tessera's own (scheduler_policies/), else StarPU's
+  std::vector<Mode> modes;  // the modes it can run
+};
+
+// Tessera's first.
+std::vector<PolicyInfo> scheduling_policies();
+
+}  // namespace tessera

@@ -1,0 +1,56 @@
+// The executed schedule of one or more requests: for each task, its kernel, its tile, the worker
+// that ran it and when. Pass a Trace in FactorOptions::trace; once the request is done, write it
+// as Chrome trace-event JSON (.json: Perfetto, chrome://tracing) or as an SVG Gantt chart (.svg).
+#pragma once
+
+#include <mutex>
+#include <string>
+#include <vector>
+
+#include "tessera/options.hpp"
+
+namespace tessera {
+
+struct TraceEvent {
+  TaskKind kind = TaskKind::other;
+  int step = 0;             // k of the algorithm's loop
+  int i = 0;                // the tile the task writes
+  int j = 0;
+  int worker = -1;          // StarPU worker id
+  std::string worker_name;  // "CPU 0", "CUDA 0", ...
+  double start_us = 0;      // runtime clock, microseconds
+  double end_us = 0;
+};
+
+class Trace {
+ public:
+  // With `save_to`, the destructor writes the trace to that file (the format from its extension):
+  // how TESSERA_TRACE works. Throws InvalidArgument for an extension other than .json or .svg.
+  explicit Trace(std::string save_to = {});
+  ~Trace();
+  Trace(const Trace&) = delete;
+  Trace& operator=(const Trace&) = delete;
+
+  // Thread-safe: tasks finish on the runtime's worker threads.
+  void record(TraceEvent event);
+  // Every event so far, by start time.
+  std::vector<TraceEvent> events() const;
+  void clear();
+
+  // Times relative to the first start, in microseconds (Chrome's unit).
+  std::string chrome_json() const;
+  // One row per worker, one colour per kernel, a legend and a time axis.
+  std::string svg() const;
+  // By extension: .json or .svg. Throws InvalidArgument for another extension, Error when the
+  // file cannot be written.
+  void write(const std::string& path) const;
+  // Throws InvalidArgument unless the file name ends in .json or .svg.
+  static void check_file_name(const std::string& path);
+
+ private:
+  mutable std::mutex mutex_;
+  std::vector<TraceEvent> events_;
+  std::string save_to_;
+};
+
+}  // namespace tessera

@@ -1,0 +1,67 @@
+#include "policy_support.hpp"
+
+#include <climits>
+
+#include "codelet_support.hpp"
+
+namespace tessera::detail::policy {
+
+TaskInfo task_info(const starpu_task* task) {
+  TaskInfo info;
+  if (!is_tessera_task_tag(task->tag_id)) return info;
+  const TaskTag tag = decode_task_tag(task->tag_id);
+  info.kind = tag.kind;
+  info.step = tag.step;
+  info.i = tag.i;
+  info.j = tag.j;
+  info.tessera = true;
+  return info;
+}
+
+bool on_critical_path(const TaskInfo& info) {
+  switch (info.kind) {
+    case TaskKind::potrf:
+    case TaskKind::trsm: return true;
+    case TaskKind::syrk:
+    case TaskKind::gemm: return info.j == info.step + 1;
+    default: return false;
+  }
+}
+
+void TaskQueue::push(starpu_task* task, int64_t key, int tag) {
+  entries_.emplace(std::make_pair(key, arrivals_++), Entry{task, tag});
+}
+
+std::vector<int> context_workers(unsigned sched_ctx) {
+  int* ids = nullptr;
+  const unsigned count = starpu_sched_ctx_get_workers_list_raw(sched_ctx, &ids);
+  return std::vector<int>(ids, ids + count);
+}
+
+int first_implementation(int worker, starpu_task* task) {
+  unsigned implementation = 0;
+  if (!starpu_worker_can_execute_task_first_impl(static_cast<unsigned>(worker), task, &implementation)) return -1;
+  return static_cast<int>(implementation);
+}
+
+void wake_worker(int worker) {
+#ifndef STARPU_NON_BLOCKING_DRIVERS
+  starpu_wake_worker_relax_light(worker);
+#else
+  static_cast<void>(worker);
+#endif
+}
+
+bool assign_implementation(int worker, starpu_task* task) {
+  const int implementation = first_implementation(worker, task);
+  if (implementation < 0) return false;
+  starpu_task_set_implementation(task, static_cast<unsigned>(implementation));
+  return true;
+}
+
+void allow_any_priority(unsigned sched_ctx) {
+  if (!starpu_sched_ctx_min_priority_is_set(sched_ctx)) starpu_sched_ctx_set_min_priority(sched_ctx, INT_MIN);
+  if (!starpu_sched_ctx_max_priority_is_set(sched_ctx)) starpu_sched_ctx_set_max_priority(sched_ctx, INT_MAX);
+}
+
+}  // namespace tessera::detail::policy

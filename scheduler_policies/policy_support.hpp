@@ -1,0 +1,131 @@
+// What Tessera's policies share: what a task is (decoded from its tag), a priority-ordered queue of
+// ready tasks, the workers of a scheduling context, and the locking and hand-over rules StarPU
+// imposes on a policy. Each policy keeps its state in the data StarPU stores per scheduling
+// context (starpu_sched_ctx_set_policy_data).
+#pragma once
+
+#include <starpu.h>
+
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <utility>
+#include <vector>
+
+#include "tessera/options.hpp"
+
+namespace tessera::detail::policy {
+
+// A Tessera task's kind, step and written tile; an application's own task is TaskKind::other.
+struct TaskInfo {
+  TaskKind kind = TaskKind::other;
+  int step = 0;
+  int i = 0;
+  int j = 0;
+  bool tessera = false;
+};
+TaskInfo task_info(const starpu_task* task);
+
+// On the Cholesky critical path: the diagonal factorization, the panel solves, and the updates
+// of the next panel (tiles (i, k+1) at step k).
+bool on_critical_path(const TaskInfo& info);
+
+// Ready tasks, the largest key first, first in first out among equal keys.
+class TaskQueue {
+ public:
+  struct Entry {
+    starpu_task* task;
+    int tag;  // what the policy remembers of the task (its placement, ...)
+  };
+
+  void push(starpu_task* task, int64_t key, int tag = 0);
+  // Removes and returns the first entry, in order, that `accept(const Entry&)` accepts.
+  template <class Accept>
+  bool pop_first(Accept&& accept, Entry& out) {
+    for (auto it = entries_.begin(); it != entries_.end(); ++it)
+      if (accept(it->second)) {
+        out = it->second;
+        entries_.erase(it);
+        return true;
+      }
+    return false;
+  }
+  bool empty() const { return entries_.empty(); }
+  std::size_t size() const { return entries_.size(); }
+
+ private:
+  // (key, arrival): descending key, ascending arrival.
+  struct Order {
+    bool operator()(const std::pair<int64_t, uint64_t>& a, const std::pair<int64_t, uint64_t>& b) const {
+      return a.first != b.first ? a.first > b.first : a.second < b.second;
+    }
+  };
+  std::map<std::pair<int64_t, uint64_t>, Entry, Order> entries_;
+  uint64_t arrivals_ = 0;
+};
+
+// The workers of a scheduling context.
+std::vector<int> context_workers(unsigned sched_ctx);
+
+// The first implementation `worker` may run `task` with (the task's `where`, the codelet's
+// implementations and its can_execute), or -1.
+int first_implementation(int worker, starpu_task* task);
+
+// Takes a policy mutex. A worker in the middle of a scheduling operation lets other threads see
+// it as relaxed while it waits, as StarPU requires, so that none of them waits on it in turn.
+// Never call into StarPU's worker locking or waking while holding one.
+class PolicyLock {
+ public:
+  explicit PolicyLock(std::mutex& mutex) : lock_(mutex, std::defer_lock) {
+    starpu_worker_relax_on();
+    lock_.lock();
+    starpu_worker_relax_off();
+  }
+
+ private:
+  std::unique_lock<std::mutex> lock_;
+};
+
+// Tells `worker` a task is waiting for it. Needed only where StarPU's drivers sleep; with
+// non-blocking drivers idle workers poll.
+void wake_worker(int worker);
+
+// Hands `task` to `worker` with the implementation that worker can run; false if it can run none.
+bool assign_implementation(int worker, starpu_task* task);
+
+// Policy state per scheduling context, owned by StarPU's policy-data slot.
+template <class State>
+void create_state(unsigned sched_ctx) {
+  starpu_sched_ctx_set_policy_data(sched_ctx, new State());
+}
+template <class State>
+State& state_of(unsigned sched_ctx) {
+  return *static_cast<State*>(starpu_sched_ctx_get_policy_data(sched_ctx));
+}
+template <class State>
+void destroy_state(unsigned sched_ctx) {
+  delete static_cast<State*>(starpu_sched_ctx_get_policy_data(sched_ctx));
+  starpu_sched_ctx_set_policy_data(sched_ctx, nullptr);
+}
+
+// For a policy whose state keeps one queue per worker id (`count`, `workers[id].member`).
+template <class State>
+void create_state_with_worker_queues(unsigned sched_ctx) {
+  using Queue = typename decltype(State::workers)::element_type;
+  create_state<State>(sched_ctx);
+  State& state = state_of<State>(sched_ctx);
+  state.count = static_cast<int>(starpu_worker_get_count());
+  state.workers = std::make_unique<Queue[]>(static_cast<std::size_t>(state.count));
+}
+template <class State>
+void set_membership(unsigned sched_ctx, const int* ids, unsigned count, bool member) {
+  State& state = state_of<State>(sched_ctx);
+  for (unsigned n = 0; n < count; ++n) state.workers[ids[n]].member = member;
+}
+
+// Tessera's policies accept any integer priority (Tessera's critical-path ranks grow with the
+// tile count).
+void allow_any_priority(unsigned sched_ctx);
+
+}  // namespace tessera::detail::policy

@@ -1,0 +1,273 @@
+// Scheduling policies: the runtime's policy (TESSERA_POLICY; tests/CMakeLists.txt runs these tests
+// once per policy, each in its own process) factors correctly in every mode it supports, refuses
+// the others, keeps its placement contract (read from the recorded schedule), keeps the task
+// graph's order, and neither hangs nor loses tasks under concurrent submissions, an application's
+// own tasks, and many factorizations in a row.
+#include <gtest/gtest.h>
+#include <starpu.h>
+
+#include <algorithm>
+#include <atomic>
+#include <cerrno>
+#include <map>
+#include <memory>
+#include <optional>
+#include <random>
+#include <set>
+#include <string>
+#include <thread>
+#include <tuple>
+#include <vector>
+
+#include "policy_modes.hpp"
+#include "tessera/policies.hpp"
+#include "tessera/trace.hpp"
+#include "test_support.hpp"
+
+namespace tessera::test {
+namespace {
+
+const Mode kModes[] = {Mode::cpu, Mode::gpu, Mode::hybrid};
+
+bool on_cuda(const TraceEvent& e) { return starpu_worker_get_type(e.worker) == STARPU_CUDA_WORKER; }
+
+// (kind, step, i, j) of every task of a LAPACK-layout potrf on nt x nt tiles.
+using TaskId = std::tuple<TaskKind, int, int, int>;
+
+std::multiset<TaskId> expected_potrf_tasks(int nt) {
+  std::multiset<TaskId> tasks;
+  for (int j = 0; j < nt; ++j)
+    for (int i = j; i < nt; ++i) {
+      tasks.insert({TaskKind::copy_in, 0, i, j});
+      tasks.insert({TaskKind::copy_out, 0, i, j});
+    }
+  for (int k = 0; k < nt; ++k) {
+    tasks.insert({TaskKind::potrf, k, k, k});
+    for (int i = k + 1; i < nt; ++i) {
+      tasks.insert({TaskKind::trsm, k, i, k});
+      tasks.insert({TaskKind::syrk, k, i, i});
+      for (int j = k + 1; j < i; ++j) tasks.insert({TaskKind::gemm, k, i, j});
+    }
+  }
+  return tasks;
+}
+
+// The order in which the tasks writing tile (i, j) must run: loaded, updated step by step, then
+// factored (diagonal) or solved (panel), then stored.
+int write_rank(const TraceEvent& e) {
+  switch (e.kind) {
+    case TaskKind::copy_in: return -1;
+    case TaskKind::syrk:
+    case TaskKind::gemm: return e.step;
+    case TaskKind::potrf:
+    case TaskKind::trsm: return 1 << 20;
+    case TaskKind::copy_out: return 1 << 21;
+    default: return 0;
+  }
+}
+
+// Every tile's writers ran one after the other in the graph's order; each trsm ran after its
+// diagonal tile's potrf. The runtime clock is shared by all workers.
+void expect_graph_order(const std::vector<TraceEvent>& events) {
+  std::map<std::pair<int, int>, std::vector<TraceEvent>> writers;
+  std::map<int, double> potrf_end;
+  for (const TraceEvent& e : events) {
+    writers[{e.i, e.j}].push_back(e);
+    if (e.kind == TaskKind::potrf) potrf_end[e.step] = e.end_us;
+  }
+  for (auto& [tile, list] : writers) {
+    std::sort(list.begin(), list.end(), [](const TraceEvent& a, const TraceEvent& b) { return write_rank(a) < write_rank(b); });
+    for (std::size_t n = 1; n < list.size(); ++n)
+      EXPECT_GE(list[n].start_us, list[n - 1].end_us)
+          << to_string(list[n].kind) << " k=" << list[n].step << " on tile (" << tile.first << "," << tile.second
+          << ") started before " << to_string(list[n - 1].kind) << " k=" << list[n - 1].step << " ended";
+  }
+  for (const TraceEvent& e : events)
+    if (e.kind == TaskKind::trsm) EXPECT_GE(e.start_us, potrf_end.at(e.step)) << "trsm (" << e.i << "," << e.j << ")";
+}
+
+// What every policy promises: the mode's workers only. What panel-cpu promises on top: the
+// diagonal tiles on CPU workers, the updates on GPUs.
+void expect_placement(const std::vector<TraceEvent>& events, Mode resolved) {
+  const std::string policy = runtime().scheduler();
+  for (const TraceEvent& e : events) {
+    const bool tile_kernel = e.kind == TaskKind::potrf || e.kind == TaskKind::trsm || e.kind == TaskKind::syrk ||
+                             e.kind == TaskKind::gemm;
+    const std::string what = std::string(to_string(e.kind)) + " on " + e.worker_name;
+    if (!tile_kernel || resolved == Mode::cpu) EXPECT_FALSE(on_cuda(e)) << what << " in " << to_string(resolved) << " mode";
+    if (tile_kernel && resolved == Mode::gpu) EXPECT_TRUE(on_cuda(e)) << what << " in gpu mode";
+    if (policy == "panel-cpu" && resolved == Mode::hybrid && tile_kernel) {
+      if (e.kind == TaskKind::potrf) EXPECT_FALSE(on_cuda(e)) << what << ": panel-cpu runs potrf on CPUs";
+      if (e.kind != TaskKind::potrf) EXPECT_TRUE(on_cuda(e)) << what << ": panel-cpu runs the updates on GPUs";
+    }
+  }
+}
+
+std::vector<TraceEvent> traced_potrf(int n, int nb, Mode mode, Uplo uplo, unsigned seed) {
+  const std::vector<double> A = random_spd<double>(n, n, seed);
+  std::vector<double> F = A;
+  FactorOptions options;
+  options.nb = nb;
+  options.mode = mode;
+  options.uplo = uplo;
+  options.trace = std::make_shared<Trace>();
+  EXPECT_EQ(potrf(runtime(), n, F.data(), n, options), 0);
+  EXPECT_LT(factor_backward_error(uplo, n, A, F, n), 1.0) << "n=" << n << " nb=" << nb << " " << to_string(mode);
+  return options.trace->events();
+}
+
+TEST(Policies, ListedByNameTesseraFirst) {
+  const std::vector<PolicyInfo> all = scheduling_policies();
+  std::set<std::string> names;
+  bool builtins_started = false;
+  for (const PolicyInfo& p : all) {
+    EXPECT_TRUE(names.insert(p.name).second) << p.name << " listed twice";
+    EXPECT_FALSE(p.description.empty()) << p.name;
+    EXPECT_FALSE(builtins_started && p.tessera) << p.name << " listed after StarPU's policies";
+    builtins_started = builtins_started || !p.tessera;
+  }
+  for (const char* name : {"panel-cpu", "critical-path-heft", "locality-ws", "dmdas", "lws", "heteroprio"})
+    EXPECT_EQ(names.count(name), 1u) << name;
+  EXPECT_EQ(runtime().scheduler(), running_policy().name);
+}
+
+TEST(Policies, FactorsCorrectlyInEveryModeItRuns) {
+  for (Mode mode : kModes) {
+    if (!resolved_here(mode) || !policy_runs(*resolved_here(mode))) continue;
+    unsigned seed = 11;
+    for (const auto& [n, nb] : {std::pair{1, 8}, {17, 8}, {100, 16}, {257, 64}, {500, 96}})
+      for (Uplo uplo : {Uplo::lower, Uplo::upper}) {
+        const std::vector<TraceEvent> events = traced_potrf(n, nb, mode, uplo, seed++);
+        const int nt = (n + nb - 1) / nb;
+        EXPECT_EQ(events.size(), expected_potrf_tasks(nt).size()) << "n=" << n << " nb=" << nb;
+      }
+  }
+}
+
+TEST(Policies, RefusesTheModesItCannotRun) {
+  if (!have_gpu()) GTEST_SKIP() << "no CUDA worker: every policy runs the cpu mode a GPU-less machine resolves to";
+  for (Mode mode : {Mode::gpu, Mode::hybrid}) {
+    if (policy_runs(mode)) continue;
+    std::vector<double> A = random_spd<double>(64, 64, 3);
+    FactorOptions options;
+    options.mode = mode;
+    options.nb = 16;
+    EXPECT_THROW(potrf(runtime(), 64, A.data(), 64, options), RuntimeError) << to_string(mode);
+  }
+}
+
+TEST(Policies, KeepsItsPlacementContract) {
+  for (Mode mode : kModes) {
+    if (!resolved_here(mode) || !policy_runs(*resolved_here(mode))) continue;
+    const std::vector<TraceEvent> events = traced_potrf(600, 64, mode, Uplo::lower, 5);
+    ASSERT_FALSE(events.empty());
+    expect_placement(events, *resolved_here(mode));
+  }
+}
+
+TEST(Policies, KeepsTheGraphOrder) {
+  const std::vector<TraceEvent> events = traced_potrf(640, 64, a_mode_the_policy_runs(), Uplo::lower, 6);
+  std::multiset<TaskId> ran;
+  for (const TraceEvent& e : events) ran.insert({e.kind, e.step, e.i, e.j});
+  EXPECT_EQ(ran, expected_potrf_tasks(10));
+  expect_graph_order(events);
+  // A CPU worker runs one task at a time.
+  std::map<int, std::vector<TraceEvent>> by_worker;
+  for (const TraceEvent& e : events)
+    if (!on_cuda(e)) by_worker[e.worker].push_back(e);
+  for (auto& [worker, list] : by_worker)
+    for (std::size_t n = 1; n < list.size(); ++n) EXPECT_GE(list[n].start_us, list[n - 1].end_us) << list[n].worker_name;
+}
+
+// An application's own tasks: no tag, no name, priority 0, CPU only.
+std::atomic<int> application_tasks_run{0};
+void application_kernel(void**, void*) { ++application_tasks_run; }
+
+starpu_codelet* application_codelet(uint32_t where) {
+  static starpu_codelet cpu_codelet = [] {
+    starpu_codelet cl;
+    starpu_codelet_init(&cl);
+    cl.cpu_funcs[0] = application_kernel;
+    cl.nbuffers = 0;
+    return cl;
+  }();
+  static starpu_codelet cuda_only_codelet = [] {
+    starpu_codelet cl;
+    starpu_codelet_init(&cl);
+    cl.cpu_funcs[0] = application_kernel;
+    cl.where = STARPU_CUDA;  // claims CUDA only: a GPU-less machine cannot run it
+    cl.nbuffers = 0;
+    return cl;
+  }();
+  return where == STARPU_CUDA ? &cuda_only_codelet : &cpu_codelet;
+}
+
+int submit_application_task(uint32_t where) {
+  starpu_task* task = starpu_task_create();
+  task->cl = application_codelet(where);
+  const int ret = starpu_task_submit(task);
+  if (ret != 0) {
+    task->destroy = 0;
+    starpu_task_destroy(task);
+  }
+  return ret;
+}
+
+TEST(Policies, ConcurrentRequestsAndApplicationTasks) {
+  runtime();
+  const int before = application_tasks_run.load();
+  constexpr int threads = 4, per_thread = 3, application_tasks = 300;
+  std::atomic<int> failures{0};
+  std::vector<std::thread> pool;
+  for (int t = 0; t < threads; ++t)
+    pool.emplace_back([&, t] {
+      for (int r = 0; r < per_thread; ++r) {
+        const int n = 150 + 37 * t + 11 * r;
+        const std::vector<double> A = random_spd<double>(n, n, 100u + 10u * t + r);
+        std::vector<double> F = A;
+        FactorOptions options;
+        options.nb = 32 + 8 * t;
+        options.mode = a_mode_the_policy_runs();
+        if (potrf(runtime(), n, F.data(), n, options) != 0 || factor_backward_error(Uplo::lower, n, A, F, n) >= 1.0)
+          ++failures;
+      }
+    });
+  pool.emplace_back([&] {
+    for (int a = 0; a < application_tasks; ++a)
+      if (submit_application_task(STARPU_CPU) != 0) ++failures;
+  });
+  for (auto& th : pool) th.join();
+  starpu_task_wait_for_all();
+  EXPECT_EQ(failures.load(), 0);
+  EXPECT_EQ(application_tasks_run.load() - before, application_tasks);
+}
+
+TEST(Policies, TaskNoWorkerCanRunIsRefusedNotHung) {
+  if (have_gpu()) GTEST_SKIP() << "this machine has CUDA workers: a CUDA-only task can run";
+  runtime();
+  EXPECT_EQ(submit_application_task(STARPU_CUDA), -ENODEV);
+  const int before = application_tasks_run.load();
+  EXPECT_EQ(submit_application_task(STARPU_CPU), 0);
+  starpu_task_wait_for_all();
+  EXPECT_EQ(application_tasks_run.load(), before + 1);
+}
+
+TEST(Policies, FiftyRandomFactorizationsInARow) {
+  std::mt19937 gen(2024);
+  std::uniform_int_distribution<int> size(1, 320), tile(8, 96), coin(0, 1);
+  for (int r = 0; r < 50; ++r) {
+    const int n = size(gen), nb = tile(gen);
+    const Uplo uplo = coin(gen) ? Uplo::lower : Uplo::upper;
+    const std::vector<double> A = random_spd<double>(n, n, 500u + r);
+    std::vector<double> F = A;
+    FactorOptions options;
+    options.nb = nb;
+    options.uplo = uplo;
+    options.mode = a_mode_the_policy_runs();
+    ASSERT_EQ(potrf(runtime(), n, F.data(), n, options), 0) << "run " << r << ": n=" << n << " nb=" << nb;
+    ASSERT_LT(factor_backward_error(uplo, n, A, F, n), 1.0) << "run " << r << ": n=" << n << " nb=" << nb;
+  }
+}
+
+}  // namespace
+}  // namespace tessera::test
