@@ -1,0 +1,20 @@
+#!/usr/bin/env bash
+# A Fortran LAPACK program under LD_PRELOAD=libtessera_lapack.so, every call through Tessera: the
+# results must be right and each call's verbose line must show the Tessera path.
+#   run_fortran_test.sh FORTRAN_PROGRAM LIBTESSERA_LAPACK
+set -uo pipefail
+program=$1 library=$2 n=400
+log=$(mktemp)
+trap 'rm -f "$log"' EXIT
+
+LD_PRELOAD=$library TESSERA_LAPACK_MIN_N=0 TESSERA_LAPACK_VERBOSE=1 TESSERA_MODE=cpu TESSERA_NB=64 \
+  STARPU_SILENT=1 timeout 120 "$program" >"$log" 2>&1
+status=$?
+cat "$log"
+
+fail() { echo "FAILED: $*"; exit 1; }
+[ "$status" -eq 0 ] || fail "the Fortran program exited with $status"
+for call in "DPOTRF uplo=U n=$n" "DPOTRS uplo=U n=$n nrhs=3" "DPOSV uplo=L n=$n nrhs=3"; do
+  grep -q "^tessera-lapack: $call: tessera cpu, info=0," "$log" || fail "$call did not go through Tessera"
+done
+echo "Fortran caller test passed"
