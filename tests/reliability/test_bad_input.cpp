@@ -1,0 +1,383 @@
+// Bad input and injected faults: a matrix that stops being positive definite at every column and
+// through every tile, NaN and infinity in every tile, empty matrices, tiles larger than the
+// matrix, buffers at every alignment a pointer can have, right-hand sides overlapping the matrix,
+// and matrices too large for memory. Every fault must give a clear answer (LAPACK info, a negative
+// C status, or a tessera::Error), leave memory it must not write untouched, and leave the runtime
+// able to factor the next matrix correctly.
+#include <gtest/gtest.h>
+#include <sys/mman.h>
+
+#include <climits>
+#include <cmath>
+#include <cstdio>
+#include <cstring>
+#include <limits>
+#include <string>
+#include <vector>
+
+#include "../test_support.hpp"
+#include "reliability_support.hpp"
+#include "tessera/tessera.h"
+
+namespace tessera::test {
+namespace {
+
+// Modes that run on this machine: hybrid without a GPU is cpu mode again, so it only adds cases
+// where a GPU is present.
+std::vector<Mode> available_modes() {
+  if (have_gpu()) return {Mode::cpu, Mode::gpu, Mode::hybrid};
+  return {Mode::cpu};
+}
+
+FactorOptions options_of(int nb, Uplo uplo, Mode mode) {
+  FactorOptions options;
+  options.nb = nb;
+  options.uplo = uplo;
+  options.mode = mode;
+  return options;
+}
+
+// The next factorization after a fault must still be right.
+void expect_runtime_usable(const std::string& after) {
+  const int n = 57;
+  const std::vector<double> A = random_spd<double>(n, n, 1234);
+  std::vector<double> F = A;
+  ASSERT_EQ(potrf(runtime(), n, F.data(), n, options_of(16, Uplo::lower, Mode::cpu)), 0) << "after " << after;
+  EXPECT_LT(factor_backward_error(Uplo::lower, n, A, F, n), 1.0) << "after " << after;
+}
+
+// Entries of A (n x n, leading dimension ld) that a factorization of triangle `uplo` must not
+// write: the other triangle and the padding rows.
+template <class T>
+void expect_unreferenced_untouched(const std::vector<T>& before, const std::vector<T>& after, int n, int ld, Uplo uplo,
+                                   const std::string& what) {
+  for (int j = 0; j < n; ++j)
+    for (int i = 0; i < ld; ++i) {
+      const bool referenced = i < n && (uplo == Uplo::lower ? i >= j : i <= j);
+      const std::size_t k = i + static_cast<std::size_t>(j) * ld;
+      if (!referenced && std::memcmp(&before[k], &after[k], sizeof(T)) != 0) {
+        ADD_FAILURE() << what << ": entry (" << i << ", " << j << ") outside the referenced triangle was written";
+        return;
+      }
+    }
+}
+
+// ---- not positive definite ------------------------------------------------------------------
+
+// Three tiles of 8, 8 and 7 rows: first, middle and partial last tile.
+constexpr int kN = 23;
+constexpr int kNb = 8;
+
+TEST(NotPositiveDefinite, AtEveryColumnBothTrianglesEveryMode) {
+  const int ld = kN + 3;
+  for (Mode mode : available_modes())
+    for (Uplo uplo : {Uplo::lower, Uplo::upper})
+      for (int column = 1; column <= kN; ++column) {
+        std::vector<double> A = random_spd<double>(kN, ld, 100u + column);
+        A[(column - 1) + static_cast<std::size_t>(column - 1) * ld] = -100.0;
+        std::vector<double> F = A;
+        const std::string what = std::string("column ") + std::to_string(column) + " " + to_string(uplo) + " " + to_string(mode);
+        EXPECT_EQ(potrf(runtime(), kN, F.data(), ld, options_of(kNb, uplo, mode)), column) << what;
+        expect_unreferenced_untouched(A, F, kN, ld, uplo, what);
+
+        // posv: same info, and B left exactly as it was (LAPACK's contract).
+        std::vector<double> G = A;
+        std::vector<double> B = random_matrix<double>(kN, 3, kN, 7u + column);
+        const std::vector<double> B0 = B;
+        EXPECT_EQ(posv(runtime(), kN, 3, G.data(), ld, B.data(), kN, options_of(kNb, uplo, mode)), column) << what;
+        EXPECT_EQ(B, B0) << what;
+      }
+  expect_runtime_usable("not positive definite at every column");
+}
+
+TEST(NotPositiveDefinite, OffDiagonalEntryInEveryTile) {
+  // A(r, c) = A(c, r) = 1000 makes the 2 x 2 principal submatrix on rows c and r indefinite:
+  // the leading minors up to order r stay positive definite, the one of order r + 1 does not.
+  const int tiles = (kN + kNb - 1) / kNb;
+  auto first = [](int t) { return t * kNb; };
+  auto last = [](int t) { return std::min(kN, (t + 1) * kNb) - 1; };
+  int cases = 0;
+  for (Mode mode : available_modes())
+    for (Uplo uplo : {Uplo::lower, Uplo::upper})
+      for (int ti = 0; ti < tiles; ++ti)
+        for (int tj = 0; tj <= ti; ++tj)
+          for (int r : {first(ti), last(ti)})
+            for (int c : {first(tj), last(tj)}) {
+              if (r <= c) continue;
+              std::vector<double> A = random_spd<double>(kN, kN, 300u + r * 31 + c);
+              A[r + static_cast<std::size_t>(c) * kN] = 1000.0;
+              A[c + static_cast<std::size_t>(r) * kN] = 1000.0;
+              EXPECT_EQ(potrf(runtime(), kN, A.data(), kN, options_of(kNb, uplo, mode)), r + 1)
+                  << "tile (" << ti << ", " << tj << ") entry (" << r << ", " << c << ") " << to_string(uplo) << " "
+                  << to_string(mode);
+              ++cases;
+            }
+  EXPECT_GT(cases, 0);
+  expect_runtime_usable("indefinite off-diagonal entries");
+}
+
+TEST(NotPositiveDefinite, CApiReportsTheColumnAndStaysUsable) {
+  // The C API picks its own tile size; every column of a matrix of a few default tiles.
+  const int n = 150;
+  for (int column : {1, 2, 63, 64, 65, 128, 129, 149, 150}) {
+    std::vector<double> A = random_spd<double>(n, n, 500u + column);
+    A[(column - 1) + static_cast<std::size_t>(column - 1) * n] = -1.0;
+    EXPECT_EQ(tessera_dpotrf('L', n, A.data(), n), column);
+    std::vector<float> S = random_spd<float>(n, n, 600u + column);
+    S[(column - 1) + static_cast<std::size_t>(column - 1) * n] = -1.0f;
+    EXPECT_EQ(tessera_spotrf('U', n, S.data(), n), column);
+  }
+  expect_runtime_usable("C API failures");
+}
+
+// ---- NaN and infinity -----------------------------------------------------------------------
+
+template <class T>
+void expect_non_finite_reported_in_every_tile(T bad) {
+  const int tiles = (kN + kNb - 1) / kNb;
+  for (Mode mode : available_modes())
+    for (Uplo uplo : {Uplo::lower, Uplo::upper})
+      for (int ti = 0; ti < tiles; ++ti)
+        for (int tj = 0; tj <= ti; ++tj) {
+          // The last row of tile row ti and the first column of tile column tj: r >= c.
+          const int r = std::min(kN, (ti + 1) * kNb) - 1;
+          const int c = tj * kNb;
+          std::vector<T> A = random_spd<T>(kN, kN, 700u + ti * 7 + tj);
+          // The entry lies in the referenced triangle of either storage.
+          if (uplo == Uplo::lower)
+            A[r + static_cast<std::size_t>(c) * kN] = bad;
+          else
+            A[c + static_cast<std::size_t>(r) * kN] = bad;
+          const std::vector<T> A0 = A;
+          Request request = potrf_async(runtime(), kN, A.data(), kN, options_of(kNb, uplo, mode));
+          const std::string what = "value " + std::to_string(double(bad)) + " in tile (" + std::to_string(ti) + ", " +
+                                   std::to_string(tj) + ") " + to_string(uplo) + " " + to_string(mode);
+          // The smallest leading minor holding the entry has order r + 1.
+          EXPECT_EQ(request.wait(), r + 1) << what;
+          EXPECT_TRUE(request.non_finite_input()) << what;
+          expect_unreferenced_untouched(A0, A, kN, kN, uplo, what);
+        }
+}
+
+TEST(NonFinite, NanInEveryTile) {
+  expect_non_finite_reported_in_every_tile<double>(std::numeric_limits<double>::quiet_NaN());
+  expect_non_finite_reported_in_every_tile<float>(std::numeric_limits<float>::quiet_NaN());
+  expect_runtime_usable("NaN input");
+}
+
+TEST(NonFinite, InfinityInEveryTile) {
+  expect_non_finite_reported_in_every_tile<double>(std::numeric_limits<double>::infinity());
+  expect_non_finite_reported_in_every_tile<double>(-std::numeric_limits<double>::infinity());
+  expect_non_finite_reported_in_every_tile<float>(std::numeric_limits<float>::infinity());
+  expect_runtime_usable("infinite input");
+}
+
+TEST(NonFinite, NanInRightHandSideIsNotAFactorizationFailure) {
+  // LAPACK's posv factors A and lets a NaN of B propagate into X; it never reports a leading
+  // minor of the (positive definite) A as failing because of B.
+  const int n = 40, nrhs = 2;
+  const std::vector<double> A = random_spd<double>(n, n, 801);
+  std::vector<double> B = random_matrix<double>(n, nrhs, n, 802);
+  B[17] = std::numeric_limits<double>::quiet_NaN();
+  std::vector<double> F = A, X = B;
+  EXPECT_EQ(posv(runtime(), n, nrhs, F.data(), n, X.data(), n, options_of(16, Uplo::lower, Mode::cpu)), 0);
+  EXPECT_LT(factor_backward_error(Uplo::lower, n, A, F, n), 1.0);  // A was factored
+  EXPECT_TRUE(std::isnan(X[17]));
+  // The second right-hand side has no NaN: its solution is right.
+  std::vector<double> A2(A), B2(B.begin() + n, B.end()), X2(X.begin() + n, X.end());
+  EXPECT_LT(solve_backward_error(n, 1, A2, n, X2, B2, n), 1.0);
+
+  std::vector<double> Y = B;
+  EXPECT_EQ(potrs(runtime(), n, nrhs, F.data(), n, Y.data(), n, options_of(16, Uplo::lower, Mode::cpu)), 0);
+  EXPECT_TRUE(std::isnan(Y[17]));
+  expect_runtime_usable("NaN in a right-hand side");
+}
+
+// ---- empty matrices and tiles larger than the matrix ----------------------------------------
+
+TEST(Sizes, EmptyMatricesSucceedWithoutTouchingMemory) {
+  for (Mode mode : available_modes()) {
+    const FactorOptions options = options_of(0, Uplo::lower, mode);
+    EXPECT_EQ(potrf<double>(runtime(), 0, nullptr, 1, options), 0);
+    EXPECT_EQ(potrs<double>(runtime(), 0, 4, nullptr, 1, nullptr, 1, options), 0);
+    EXPECT_EQ(posv<float>(runtime(), 0, 0, nullptr, 1, nullptr, 1, options), 0);
+    // nrhs = 0: posv still factors A, B is not referenced.
+    const std::vector<double> A = random_spd<double>(9, 9, 901);
+    std::vector<double> F = A;
+    EXPECT_EQ(posv<double>(runtime(), 9, 0, F.data(), 9, nullptr, 9, options), 0);
+    EXPECT_LT(factor_backward_error(Uplo::lower, 9, A, F, 9), 1.0);
+  }
+  TileMatrix<double> empty(runtime(), 0, 8);
+  EXPECT_EQ(empty.tile_rows(), 0);
+  EXPECT_EQ(load_async(empty, Uplo::lower, static_cast<const double*>(nullptr), 1).wait(), 0);
+  EXPECT_EQ(potrf_async(empty).wait(), 0);
+  TileMatrix<double> no_rhs(runtime(), 0, 0, 8, TileStructure::general);
+  EXPECT_EQ(potrs_async(empty, no_rhs).wait(), 0);
+
+  EXPECT_EQ(tessera_spotrf('U', 0, nullptr, 1), 0);
+  EXPECT_EQ(tessera_sposv('L', 0, 2, nullptr, 1, nullptr, 1), 0);
+  EXPECT_EQ(tessera_spotrs('L', 3, 0, nullptr, 3, nullptr, 3), -4);  // A is still referenced
+  expect_runtime_usable("empty matrices");
+}
+
+TEST(Sizes, TileLargerThanMatrix) {
+  const int n = 37;
+  for (int nb : {n, n + 1, 2 * n, 4096, INT_MAX / 2, INT_MAX - 1, INT_MAX})
+    for (Uplo uplo : {Uplo::lower, Uplo::upper}) {
+      const std::vector<double> A = random_spd<double>(n, n + 2, 1000u + nb % 97);
+      std::vector<double> F = A;
+      ASSERT_EQ(potrf(runtime(), n, F.data(), n + 2, options_of(nb, uplo, Mode::cpu)), 0) << "nb=" << nb;
+      EXPECT_LT(factor_backward_error(uplo, n, A, F, n + 2), 1.0) << "nb=" << nb;
+      expect_unreferenced_untouched(A, F, n, n + 2, uplo, "nb=" + std::to_string(nb));
+      const std::vector<double> B = random_matrix<double>(n, 2, n, 1001);
+      std::vector<double> X = B;
+      ASSERT_EQ(potrs(runtime(), n, 2, F.data(), n + 2, X.data(), n, options_of(nb, uplo, Mode::cpu)), 0);
+      EXPECT_LT(solve_backward_error(n, 2, A, n + 2, X, B, n), 1.0) << "nb=" << nb;
+    }
+  TileMatrix<float> one_tile(runtime(), n, INT_MAX);
+  EXPECT_EQ(one_tile.tile_rows(), 1);
+  EXPECT_EQ(one_tile.tile_height(0), n);
+}
+
+// ---- alignment --------------------------------------------------------------------------------
+
+// Every alignment a T* can have within a 64-byte line (LAPACK callers pass sub-matrices and
+// arrays from any allocator), for A and B independently.
+template <class T>
+void check_every_alignment() {
+  const int n = 45, nrhs = 3, lda = n + 1, ldb = n;
+  const std::vector<T> A = random_spd<T>(n, lda, 1100);
+  const std::vector<T> B = random_matrix<T>(n, nrhs, ldb, 1101);
+  const std::size_t per_line = 64 / sizeof(T);
+  for (std::size_t offset = 0; offset < per_line; ++offset) {
+    PlacedBuffer<T> F(A.size(), offset), X(B.size(), per_line - 1 - offset);
+    std::copy(A.begin(), A.end(), F.data());
+    std::copy(B.begin(), B.end(), X.data());
+    const FactorOptions options = options_of(16, offset % 2 ? Uplo::upper : Uplo::lower, Mode::cpu);
+    ASSERT_EQ(posv(runtime(), n, nrhs, F.data(), lda, X.data(), ldb, options), 0) << "offset " << offset;
+    const std::vector<T> factor(F.data(), F.data() + A.size()), solution(X.data(), X.data() + B.size());
+    EXPECT_LT(factor_backward_error(options.uplo, n, A, factor, lda), 1.0) << "offset " << offset;
+    EXPECT_LT(solve_backward_error(n, nrhs, A, lda, solution, B, ldb), 1.0) << "offset " << offset;
+  }
+}
+
+TEST(Alignment, EveryElementOffsetWithinACacheLine) {
+  check_every_alignment<double>();
+  check_every_alignment<float>();
+}
+
+// ---- right-hand sides overlapping the matrix ---------------------------------------------------
+
+// A and B placed inside one array; InvalidArgument (argument 6, B) from the C++ API and -6 from
+// the C API when B shares an element with the n x n block of A, and nothing read or written.
+struct Placement {
+  const char* name;
+  int lda;
+  int ldb;
+  std::size_t a_start;  // elements from the array's start
+  std::size_t b_start;
+  bool overlaps;
+};
+
+TEST(Overlap, RightHandSidesSharingMemoryWithTheMatrixAreRejected) {
+  constexpr int n = 20, nrhs = 3, ld = n + 5;
+  constexpr std::size_t a_span = std::size_t(ld) * (n - 1) + n;  // with lda = ld
+  constexpr std::size_t b_span = std::size_t(ld) * (nrhs - 1) + n;  // with ldb = ld
+  const Placement placements[] = {
+      {"B is A", ld, ld, 0, 0, true},
+      {"B starts in A's third column", ld, ld, 0, 2 * ld, true},
+      {"B's last element is A's first", ld, ld, b_span - 1, 0, true},
+      {"B starts at A's last element", ld, ld, 0, a_span - 1, true},
+      {"B in A's padding rows", 2 * n, 2 * n, 0, n, false},
+      {"B right after A", ld, n, 0, a_span, false},
+  };
+  for (const Placement& p : placements) {
+    const std::size_t a_size = std::size_t(p.lda) * (n - 1) + n;
+    const std::size_t b_size = std::size_t(p.ldb) * (nrhs - 1) + n;
+    std::vector<double> memory(std::max(p.a_start + a_size, p.b_start + b_size) + 8, 0.0);
+    // A: positive definite in its n x n block; B: random where it does not overlap A.
+    const std::vector<double> spd = random_spd<double>(n, p.lda, 1200);
+    const std::vector<double> rhs = random_matrix<double>(n, nrhs, p.ldb, 1201);
+    for (std::size_t k = 0; k < b_size; ++k) memory[p.b_start + k] = rhs[k];
+    for (int j = 0; j < n; ++j)
+      for (int i = 0; i < n; ++i)
+        memory[p.a_start + i + std::size_t(j) * p.lda] = spd[i + std::size_t(j) * p.lda];
+    double* A = memory.data() + p.a_start;
+    double* B = memory.data() + p.b_start;
+    const std::vector<double> before = memory;
+    const FactorOptions options = options_of(8, Uplo::lower, Mode::cpu);
+    if (p.overlaps) {
+      try {
+        posv(runtime(), n, nrhs, A, p.lda, B, p.ldb, options);
+        ADD_FAILURE() << p.name << ": posv accepted overlapping B";
+      } catch (const InvalidArgument& e) {
+        EXPECT_EQ(e.position(), 6) << p.name;
+      }
+      EXPECT_THROW(potrs(runtime(), n, nrhs, A, p.lda, B, p.ldb, options), InvalidArgument) << p.name;
+      EXPECT_EQ(tessera_dposv('L', n, nrhs, A, p.lda, B, p.ldb), -6) << p.name;
+      EXPECT_EQ(tessera_dpotrs('U', n, nrhs, A, p.lda, B, p.ldb), -6) << p.name;
+      EXPECT_EQ(memory, before) << p.name << ": memory was touched";
+    } else {
+      // Disjoint elements of one array are fine: the solve is right.
+      ASSERT_EQ(posv(runtime(), n, nrhs, A, p.lda, B, p.ldb, options), 0) << p.name;
+      const std::vector<double> x(B, B + b_size);
+      const std::vector<double> b(before.begin() + p.b_start, before.begin() + p.b_start + b_size);
+      EXPECT_LT(solve_backward_error(n, nrhs, spd, p.lda, x, b, p.ldb), 1.0) << p.name;
+    }
+  }
+  // Float, through the C API: B aliasing A exactly, and B inside A.
+  std::vector<float> S = random_spd<float>(4, 4, 1203);
+  const std::vector<float> S0 = S;
+  EXPECT_EQ(tessera_sposv('L', 4, 1, S.data(), 4, S.data(), 4), -6);
+  EXPECT_EQ(tessera_spotrs('L', 4, 1, S.data(), 4, S.data() + 3, 4), -6);
+  EXPECT_EQ(S, S0);
+  // A bad ldb is reported before the overlap (LAPACK's argument order).
+  EXPECT_EQ(tessera_sposv('L', 4, 1, S.data(), 4, S.data(), 3), -7);
+  expect_runtime_usable("overlapping right-hand sides");
+}
+
+// ---- matrices too large for memory ---------------------------------------------------------------
+
+TEST(OutOfMemory, TileMatrixLargerThanTheMachineIsAClearError) {
+  expect_runtime_usable("warm-up");
+  const double rss_before = resident_mib();
+  for (int round = 0; round < 3; ++round) {
+    // 2,000,000^2 / 2 doubles: 16 TB of tiles.
+    try {
+      TileMatrix<double> huge(runtime(), 2'000'000, 512);
+      ADD_FAILURE() << "a 2,000,000 x 2,000,000 tile matrix was allocated";
+    } catch (const InvalidArgument& e) {
+      ADD_FAILURE() << "InvalidArgument instead of an allocation error: " << e.what();
+    } catch (const Error& e) {
+      EXPECT_NE(std::string(e.what()).find("cannot allocate"), std::string::npos) << e.what();
+    }
+    // Sizes whose byte count overflows 64 bits, and whose tile count overflows int arithmetic.
+    EXPECT_THROW(TileMatrix<double>(runtime(), INT_MAX, 1 << 30), Error);
+    EXPECT_THROW(TileMatrix<float>(runtime(), 2'000'000'000, 500'000'000), Error);
+    EXPECT_THROW(TileMatrix<double>(runtime(), INT_MAX, INT_MAX, 1 << 30, TileStructure::general), Error);
+  }
+  const double rss_after = resident_mib();
+  std::printf("[ RSS      ] before %.1f MiB, after 3 rounds of refused allocations %.1f MiB\n", rss_before, rss_after);
+  // The refused attempts keep nothing: only allocator noise remains (the tile index of the 16 TB
+  // matrix, 61 MB, goes back before the exception leaves; under AddressSanitizer it sits in the
+  // quarantine, 256 MiB at most).
+  EXPECT_LT(rss_after - rss_before, under_address_sanitizer() ? 300.0 : 32.0);
+  expect_runtime_usable("refused allocations");
+}
+
+TEST(OutOfMemory, CApiRefusesWithoutReadingTheMatrix) {
+  // A 2,000,000 x 2,000,000 matrix whose memory is reserved but unreadable: Tessera must refuse
+  // before its first read (which would fault).
+  const int n = 2'000'000;
+  const std::size_t bytes = static_cast<std::size_t>(n) * n * sizeof(double);
+  void* reserved = mmap(nullptr, bytes, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+  if (reserved == MAP_FAILED) GTEST_SKIP() << "cannot reserve " << (bytes >> 40) << " TiB of address space here";
+  EXPECT_EQ(tessera_dpotrf('L', n, static_cast<double*>(reserved), n), TESSERA_RUNTIME_FAILURE);
+  EXPECT_EQ(tessera_dposv('L', n, 1, static_cast<double*>(reserved), n, static_cast<double*>(reserved) + n, n),
+            -6);  // B inside A: rejected before anything else
+  munmap(reserved, bytes);
+  expect_runtime_usable("a refused C API call");
+}
+
+}  // namespace
+}  // namespace tessera::test
