@@ -3,20 +3,31 @@
 #include <cstring>
 #include <stdexcept>
 
+#include "registry.hpp"
 #include "tessera/error.hpp"
+#include "trace.hpp"
 
 namespace tessera::detail {
 
 namespace {
 
 // Runs after the task's work (asynchronous GPU work included) is complete.
-void task_finished(void* cl_arg) { static_cast<TaskHeader*>(cl_arg)->submission->task_finished(); }
+void task_finished(void* cl_arg) {
+  Submission& submission = *static_cast<TaskHeader*>(cl_arg)->submission;
+  if (Trace* trace = submission.trace()) record_executed_task(*trace, starpu_task_get_current());
+  submission.task_finished();
+}
 
+// Tag layout: a marker bit (Tessera's task, not an application's), 3 bits of kind, 20 bits each
+// of step, i and j.
+constexpr uint64_t tessera_tag_marker = uint64_t(1) << 63;
+constexpr uint64_t tag_kind_mask = 7;
+static_assert(static_cast<uint64_t>(TaskKind::other) <= tag_kind_mask, "every task kind fits the tag's 3 bits");
 constexpr int tag_field_bits = 20;
 constexpr uint64_t tag_field_mask = (uint64_t(1) << tag_field_bits) - 1;
 
 uint64_t encode_task_tag(TaskKind kind, int step, int i, int j) {
-  return (uint64_t(kind) << 60) | ((uint64_t(step) & tag_field_mask) << 40) |
+  return tessera_tag_marker | ((uint64_t(kind) & tag_kind_mask) << 60) | ((uint64_t(step) & tag_field_mask) << 40) |
          ((uint64_t(i) & tag_field_mask) << 20) | (uint64_t(j) & tag_field_mask);
 }
 
@@ -84,10 +95,11 @@ void submit_task(const TaskContext& ctx, starpu_codelet* codelet, TaskKind kind,
   task->cl_arg = args;
   task->cl_arg_size = args_size;
   task->cl_arg_free = 1;
-  task->priority = priority;
   // Conversions run where the data's home is; the tile operations where the mode allows.
   task->where = (codelet->where & STARPU_CUDA) ? static_cast<int32_t>(where_of(ctx.mode) & codelet->where)
                                                 : static_cast<int32_t>(codelet->where);
+  task->priority = submitted_priority(kind, static_cast<uint32_t>(task->where), priority);
+  if (ctx.submission->trace()) enable_task_profiling();
   task->callback_func = task_finished;
   task->callback_arg = args;
   task->name = to_string(kind);
@@ -103,8 +115,10 @@ void submit_task(const TaskContext& ctx, starpu_codelet* codelet, TaskKind kind,
   }
 }
 
+bool is_tessera_task_tag(uint64_t tag) { return (tag & tessera_tag_marker) != 0; }
+
 TaskTag decode_task_tag(uint64_t tag) {
-  return {static_cast<TaskKind>(tag >> 60), static_cast<int>((tag >> 40) & tag_field_mask),
+  return {static_cast<TaskKind>((tag >> 60) & tag_kind_mask), static_cast<int>((tag >> 40) & tag_field_mask),
           static_cast<int>((tag >> 20) & tag_field_mask), static_cast<int>(tag & tag_field_mask)};
 }
 

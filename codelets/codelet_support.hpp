@@ -120,12 +120,25 @@ struct TaskTag {
   int j;
 };
 TaskTag decode_task_tag(uint64_t tag);
+// True for the tag of a task submitted by submit_task (an application's own tasks carry 0 or
+// their own tags).
+bool is_tessera_task_tag(uint64_t tag);
 
 #ifdef TESSERA_HAVE_CUDA
 // The CUDA context of the calling worker.
 CudaWorkerContext& current_cuda_context(const TaskHeader& header);
 // Implementation index 0 of each CUDA codelet is the vendor library, 1 Tessera's own kernel.
 bool cuda_implementation_allowed(const TaskHeader& header, unsigned implementation, bool custom_supported);
+
+// can_execute for codelets with a vendor and a custom CUDA implementation: CPU workers always;
+// on CUDA workers, what FactorOptions::gpu_kernels allows, the custom kernel only for the
+// arguments it supports (custom_supports).
+template <class Args, bool (*custom_supports)(const Args&)>
+int can_execute_with_kernel_choice(unsigned worker, starpu_task* task, unsigned implementation) {
+  if (starpu_worker_get_type(static_cast<int>(worker)) != STARPU_CUDA_WORKER) return 1;
+  const Args& args = task_args<Args>(task->cl_arg);
+  return cuda_implementation_allowed(args.header, implementation, custom_supports(args));
+}
 #endif
 
 }  // namespace tessera::detail

@@ -38,7 +38,7 @@ void copy_in_cpu(void* buffers[], void* cl_arg) {
     const int m = b.transpose ? tile.cols : tile.rows;
     const int n = b.transpose ? tile.rows : tile.cols;
     const int bad_row = kernels::cpu::copy_block(b.transpose, b.lower_only, m, n, block_origin(b), b.ld, tile.ptr, tile.ld);
-    if (bad_row >= 0) args.header.submission->record_non_finite(args.tile_row0 + bad_row + 1);
+    if (bad_row >= 0 && b.in_matrix) args.header.submission->record_non_finite(args.tile_row0 + bad_row + 1);
   }, /*even_after_failure=*/true);
 }
 

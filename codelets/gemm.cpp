@@ -55,10 +55,23 @@ void gemm_cuda_vendor(void* buffers[], void* cl_arg) {
   });
 }
 
+// Tessera's kernel does the trailing update's form, C -= A B^T.
 template <class T>
-int gemm_can_execute(unsigned worker, starpu_task* task, unsigned implementation) {
-  if (starpu_worker_get_type(static_cast<int>(worker)) != STARPU_CUDA_WORKER) return 1;
-  return cuda_implementation_allowed(task_args<GemmArgs<T>>(task->cl_arg).header, implementation, false);
+bool gemm_custom_supports(const GemmArgs<T>& args) {
+  return args.transa == Trans::no && args.transb == Trans::yes && args.alpha == T(-1) && args.beta == T(1);
+}
+
+template <class T>
+void gemm_cuda_custom(void* buffers[], void* cl_arg) {
+  const auto& args = task_args<GemmArgs<T>>(cl_arg);
+  run_task_body(args.header, "gemm (Tessera CUDA)", [&] {
+    CudaWorkerContext& ctx = current_cuda_context(args.header);
+    const TileView<T> A = tile_view<T>(buffers[0]);
+    const TileView<T> B = tile_view<T>(buffers[1]);
+    const TileView<T> C = tile_view<T>(buffers[2]);
+    const kernels::cuda::TileKernelConfig cfg = ctx.tile_config(precision_letter<T>(), "gemm", C.rows);
+    kernels::cuda::gemm_nt<T>(C.rows, C.cols, A.cols, A.ptr, A.ld, B.ptr, B.ld, C.ptr, C.ld, ctx.stream, cfg);
+  });
 }
 #endif
 
@@ -68,7 +81,8 @@ starpu_codelet* gemm_codelet() {
   static starpu_codelet codelet = make_codelet({
       "gemm", gemm_cpu<T>,
 #ifdef TESSERA_HAVE_CUDA
-      gemm_cuda_vendor<T>, nullptr, true, {STARPU_R, STARPU_R, STARPU_RW}, gemm_can_execute<T>,
+      gemm_cuda_vendor<T>, gemm_cuda_custom<T>, true, {STARPU_R, STARPU_R, STARPU_RW},
+      can_execute_with_kernel_choice<GemmArgs<T>, gemm_custom_supports<T>>,
 #else
       nullptr, nullptr, true, {STARPU_R, STARPU_R, STARPU_RW}, nullptr,
 #endif

@@ -57,10 +57,21 @@ void potrf_cuda_vendor(void* buffers[], void* cl_arg) {
   });
 }
 
-int potrf_can_execute(unsigned worker, starpu_task* task, unsigned implementation) {
-  if (starpu_worker_get_type(static_cast<int>(worker)) != STARPU_CUDA_WORKER) return 1;
-  return cuda_implementation_allowed(task_args<PotrfArgs>(task->cl_arg).header, implementation, false);
+template <class T>
+void potrf_cuda_custom(void* buffers[], void* cl_arg) {
+  const auto& args = task_args<PotrfArgs>(cl_arg);
+  run_task_body(args.header, "potrf (Tessera CUDA)", [&] {
+    CudaWorkerContext& ctx = current_cuda_context(args.header);
+    const TileView<T> A = tile_view<T>(buffers[0]);
+    const kernels::cuda::TileKernelConfig cfg = ctx.tile_config(precision_letter<T>(), "potf2", A.rows);
+    const std::size_t bytes = kernels::cuda::potf2_workspace_bytes<T>(A.rows, cfg);
+    void* work = bytes > 0 ? ctx.workspace_of(bytes) : nullptr;
+    kernels::cuda::potf2<T>(A.rows, A.ptr, A.ld, ctx.device_info, work, bytes, ctx.stream, cfg);
+    report_device_info(args, ctx);
+  });
 }
+
+bool potrf_custom_supports(const PotrfArgs&) { return true; }
 #endif
 
 template <class T>
@@ -69,7 +80,8 @@ starpu_codelet* potrf_codelet() {
   static starpu_codelet codelet = make_codelet({
       "potrf", potrf_cpu<T>,
 #ifdef TESSERA_HAVE_CUDA
-      potrf_cuda_vendor<T>, nullptr, false, {STARPU_RW}, potrf_can_execute,
+      potrf_cuda_vendor<T>, potrf_cuda_custom<T>, false, {STARPU_RW},
+      can_execute_with_kernel_choice<PotrfArgs, potrf_custom_supports>,
 #else
       nullptr, nullptr, false, {STARPU_RW}, nullptr,
 #endif

@@ -43,10 +43,22 @@ void syrk_cuda_vendor(void* buffers[], void* cl_arg) {
   });
 }
 
+// Tessera's kernel does the trailing update's form, C -= A A^T.
 template <class T>
-int syrk_can_execute(unsigned worker, starpu_task* task, unsigned implementation) {
-  if (starpu_worker_get_type(static_cast<int>(worker)) != STARPU_CUDA_WORKER) return 1;
-  return cuda_implementation_allowed(task_args<SyrkArgs<T>>(task->cl_arg).header, implementation, false);
+bool syrk_custom_supports(const SyrkArgs<T>& args) {
+  return args.alpha == T(-1) && args.beta == T(1);
+}
+
+template <class T>
+void syrk_cuda_custom(void* buffers[], void* cl_arg) {
+  const auto& args = task_args<SyrkArgs<T>>(cl_arg);
+  run_task_body(args.header, "syrk (Tessera CUDA)", [&] {
+    CudaWorkerContext& ctx = current_cuda_context(args.header);
+    const TileView<T> A = tile_view<T>(buffers[0]);
+    const TileView<T> C = tile_view<T>(buffers[1]);
+    const kernels::cuda::TileKernelConfig cfg = ctx.tile_config(precision_letter<T>(), "syrk", C.rows);
+    kernels::cuda::syrk_ln<T>(C.rows, A.cols, A.ptr, A.ld, C.ptr, C.ld, ctx.stream, cfg);
+  });
 }
 #endif
 
@@ -56,7 +68,8 @@ starpu_codelet* syrk_codelet() {
   static starpu_codelet codelet = make_codelet({
       "syrk", syrk_cpu<T>,
 #ifdef TESSERA_HAVE_CUDA
-      syrk_cuda_vendor<T>, nullptr, true, {STARPU_R, STARPU_RW}, syrk_can_execute<T>,
+      syrk_cuda_vendor<T>, syrk_cuda_custom<T>, true, {STARPU_R, STARPU_RW},
+      can_execute_with_kernel_choice<SyrkArgs<T>, syrk_custom_supports<T>>,
 #else
       nullptr, nullptr, true, {STARPU_R, STARPU_RW}, nullptr,
 #endif

@@ -47,10 +47,24 @@ void trsm_cuda_vendor(void* buffers[], void* cl_arg) {
   });
 }
 
+// Tessera's kernel solves the factorization's panel form, B := B L^{-T}.
 template <class T>
-int trsm_can_execute(unsigned worker, starpu_task* task, unsigned implementation) {
-  if (starpu_worker_get_type(static_cast<int>(worker)) != STARPU_CUDA_WORKER) return 1;
-  return cuda_implementation_allowed(task_args<TrsmArgs<T>>(task->cl_arg).header, implementation, false);
+bool trsm_custom_supports(const TrsmArgs<T>& args) {
+  return args.side == Side::right && args.trans == Trans::yes && args.alpha == T(1);
+}
+
+template <class T>
+void trsm_cuda_custom(void* buffers[], void* cl_arg) {
+  const auto& args = task_args<TrsmArgs<T>>(cl_arg);
+  run_task_body(args.header, "trsm (Tessera CUDA)", [&] {
+    CudaWorkerContext& ctx = current_cuda_context(args.header);
+    const TileView<T> L = tile_view<T>(buffers[0]);
+    const TileView<T> B = tile_view<T>(buffers[1]);
+    const kernels::cuda::TileKernelConfig cfg = ctx.tile_config(precision_letter<T>(), "trsm", B.cols);
+    const std::size_t bytes = kernels::cuda::trsm_rlt_workspace_bytes<T>(B.rows, B.cols, cfg);
+    void* work = bytes > 0 ? ctx.workspace_of(bytes) : nullptr;
+    kernels::cuda::trsm_rlt<T>(B.rows, B.cols, L.ptr, L.ld, B.ptr, B.ld, work, bytes, ctx.stream, cfg);
+  });
 }
 #endif
 
@@ -60,7 +74,8 @@ starpu_codelet* trsm_codelet() {
   static starpu_codelet codelet = make_codelet({
       "trsm", trsm_cpu<T>,
 #ifdef TESSERA_HAVE_CUDA
-      trsm_cuda_vendor<T>, nullptr, true, {STARPU_R, STARPU_RW}, trsm_can_execute<T>,
+      trsm_cuda_vendor<T>, trsm_cuda_custom<T>, true, {STARPU_R, STARPU_RW},
+      can_execute_with_kernel_choice<TrsmArgs<T>, trsm_custom_supports<T>>,
 #else
       nullptr, nullptr, true, {STARPU_R, STARPU_RW}, nullptr,
 #endif

@@ -3,6 +3,7 @@
 #include <type_traits>
 
 #include "algorithms.hpp"
+#include "memory_overlap.hpp"
 #include "request_support.hpp"
 #include "tessera/cholesky.hpp"
 #include "tessera/error.hpp"
@@ -24,6 +25,14 @@ void check_lapack_matrix(const char* name, int rows, int cols, const void* ptr, 
   require(ld >= std::max(1, rows), std::string(name) + ": leading dimension " + std::to_string(ld) + " < max(1, " +
                                         std::to_string(rows) + ")");
   require(ptr != nullptr || rows == 0 || cols == 0, std::string(name) + ": null pointer");
+}
+
+// B sharing an element with A would be written while A is read: an invalid B (argument 6, as in
+// the C API).
+template <class T>
+void check_apart(int n, int nrhs, const T* A, int lda, const T* B, int ldb) {
+  if (n > 0 && nrhs > 0 && detail::right_hand_sides_overlap(A, lda, B, ldb, n, nrhs, sizeof(T)))
+    throw InvalidArgument("B overlaps A: the right-hand sides must not share memory with the matrix", 6);
 }
 
 template <class T>
@@ -81,6 +90,7 @@ template <class T>
 Request potrf_async(TileMatrix<T>& A, const FactorOptions& options) {
   require(A.structure() == TileStructure::symmetric_lower, "potrf needs a symmetric tile matrix");
   return make_request(nullptr, [&](Submission& s) {
+    s.set_trace(options.trace);
     detail::insert_cholesky(make_context(A.runtime(), s, options.mode, options.gpu_kernels), A, options.priority);
   });
 }
@@ -89,6 +99,7 @@ template <class T>
 Request potrs_async(const TileMatrix<T>& L, TileMatrix<T>& B, const FactorOptions& options) {
   check_same_runtime_and_tiles(L, B);
   return make_request(nullptr, [&](Submission& s) {
+    s.set_trace(options.trace);
     detail::insert_cholesky_solve(make_context(L.runtime(), s, options.mode, options.gpu_kernels), L, B,
                                   options.priority);
   });
@@ -99,6 +110,7 @@ Request potrf_async(Runtime& runtime, int n, T* A, int lda, const FactorOptions&
   check_lapack_matrix("A", n, n, A, lda);
   auto tiles = std::make_shared<TileMatrix<T>>(runtime, n, tile_size_for<T>(runtime, n, options));
   return make_request(tiles, [&](Submission& s) {
+    s.set_trace(options.trace);
     const detail::TaskContext ctx = make_context(runtime, s, options.mode, options.gpu_kernels);
     detail::insert_load(ctx, *tiles, options.uplo, A, lda, options.priority);
     detail::insert_cholesky(ctx, *tiles, options.priority);
@@ -111,9 +123,11 @@ Request potrs_async(Runtime& runtime, int n, int nrhs, const T* A, int lda, T* B
                     const FactorOptions& options) {
   check_lapack_matrix("A", n, n, A, lda);
   check_lapack_matrix("B", n, nrhs, B, ldb);
+  check_apart(n, nrhs, A, lda, B, ldb);
   const int nb = tile_size_for<T>(runtime, n, options);
   auto tiles = std::make_shared<MatrixAndRhs<T>>(runtime, n, nrhs, nb);
   return make_request(tiles, [&](Submission& s) {
+    s.set_trace(options.trace);
     const detail::TaskContext ctx = make_context(runtime, s, options.mode, options.gpu_kernels);
     detail::insert_load(ctx, tiles->A, options.uplo, A, lda, options.priority);
     detail::insert_load(ctx, tiles->B, Uplo::lower, B, ldb, options.priority);
@@ -126,9 +140,11 @@ template <class T>
 Request posv_async(Runtime& runtime, int n, int nrhs, T* A, int lda, T* B, int ldb, const FactorOptions& options) {
   check_lapack_matrix("A", n, n, A, lda);
   check_lapack_matrix("B", n, nrhs, B, ldb);
+  check_apart(n, nrhs, A, lda, B, ldb);
   const int nb = tile_size_for<T>(runtime, n, options);
   auto tiles = std::make_shared<MatrixAndRhs<T>>(runtime, n, nrhs, nb);
   return make_request(tiles, [&](Submission& s) {
+    s.set_trace(options.trace);
     const detail::TaskContext ctx = make_context(runtime, s, options.mode, options.gpu_kernels);
     detail::insert_load(ctx, tiles->A, options.uplo, A, lda, options.priority);
     detail::insert_load(ctx, tiles->B, Uplo::lower, B, ldb, options.priority);

@@ -12,7 +12,7 @@ BlockMap<T> block_of(const TileMatrix<T>& A, Uplo uplo, const T* base, int ld, i
   const bool transpose = symmetric && uplo == Uplo::upper;
   const int row0 = (transpose ? j : i) * A.nb();
   const int col0 = (transpose ? i : j) * A.nb();
-  return {const_cast<T*>(base), ld, row0, col0, transpose, symmetric && i == j};
+  return {const_cast<T*>(base), ld, row0, col0, transpose, symmetric && i == j, symmetric};
 }
 
 }  // namespace

@@ -37,6 +37,8 @@ void create_on_worker(void* arg) {
     TESSERA_CUDA_CHECK(cudaMalloc(reinterpret_cast<void**>(&ctx.device_info), sizeof(int)));
     TESSERA_CUDA_CHECK(cudaMalloc(&ctx.workspace, initial_workspace_bytes));
     ctx.workspace_bytes = initial_workspace_bytes;
+    ctx.tuning = &job->resources->tile_tuning();
+    ctx.gpu_name = kernels::cuda::current_gpu_name();
   } catch (const std::exception& e) {
     std::lock_guard<std::mutex> lock(job->mutex);
     if (job->error.empty()) job->error = e.what();
@@ -66,8 +68,22 @@ void* CudaWorkerContext::workspace_of(std::size_t bytes) {
   return workspace;
 }
 
-void create_cuda_contexts(RuntimeResources& resources) {
+kernels::cuda::TileKernelConfig CudaWorkerContext::tile_config(char precision, const char* op, int nb) {
+  const auto key = std::make_tuple(precision, std::string(op), nb);
+  auto it = tuned.find(key);
+  if (it == tuned.end()) {
+    const auto found = tuning ? tuning->lookup(gpu_name, precision, op, nb) : std::nullopt;
+    it = tuned.emplace(key, found.value_or(kernels::cuda::TileKernelConfig{})).first;
+  }
+  return it->second;
+}
+
+const char* default_tile_tuning_json();
+
+void create_cuda_contexts(RuntimeResources& resources, const std::string& tuning_file) {
   if (starpu_cuda_worker_get_count() == 0) return;
+  resources.tile_tuning() = tuning_file.empty() ? kernels::cuda::TileTuningTable::from_json(default_tile_tuning_json())
+                                                : kernels::cuda::TileTuningTable::load(tuning_file);
   ContextJob job;
   job.resources = &resources;
   starpu_execute_on_each_worker(create_on_worker, &job, STARPU_CUDA);
@@ -89,7 +105,7 @@ int cuda_devices_in_use() {
 
 #else
 
-void create_cuda_contexts(RuntimeResources&) {}
+void create_cuda_contexts(RuntimeResources&, const std::string&) {}
 void destroy_cuda_contexts(RuntimeResources&) {}
 int cuda_devices_in_use() { return 0; }
 

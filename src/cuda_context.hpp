@@ -1,12 +1,15 @@
 // Per-CUDA-worker handles and workspaces (see runtime_resources.hpp). Without CUDA these do nothing.
 #pragma once
 
+#include <string>
+
 #include "runtime_resources.hpp"
 
 namespace tessera::detail {
 
-// Runs on every CUDA worker: handles bound to the worker's stream, a first workspace.
-void create_cuda_contexts(RuntimeResources& resources);
+// Runs on every CUDA worker: handles bound to the worker's stream, a first workspace, and the
+// tile-kernel tuning table (from tuning_file, or the one shipped with Tessera when empty).
+void create_cuda_contexts(RuntimeResources& resources, const std::string& tuning_file);
 void destroy_cuda_contexts(RuntimeResources& resources);
 // Distinct GPUs driven by the runtime's CUDA workers.
 int cuda_devices_in_use();

@@ -4,6 +4,8 @@
 
 #include "tessera/error.hpp"
 #include "tessera/options.hpp"
+#include "tessera/trace.hpp"
+#include "lapack/intercept_options.hpp"
 
 namespace tessera {
 
@@ -37,6 +39,7 @@ RuntimeOptions RuntimeOptions::from_environment() {
   options.ncuda = env_int("TESSERA_NCUDA", options.ncuda, 0);
   options.workers_per_cuda = env_int("TESSERA_WORKERS_PER_CUDA", options.workers_per_cuda, 1);
   if (const char* policy = env("TESSERA_POLICY")) options.scheduler = policy;
+  if (const char* tuning = env("TESSERA_TUNING_FILE")) options.tuning_file = tuning;
   return options;
 }
 
@@ -45,6 +48,14 @@ FactorOptions FactorOptions::from_environment() {
   options.nb = env_int("TESSERA_NB", options.nb, 1);
   if (const char* mode = env("TESSERA_MODE")) options.mode = parse_mode(mode);
   if (const char* kernels = env("TESSERA_GPU_KERNELS")) options.gpu_kernels = parse_gpu_kernels(kernels);
+  if (const char* trace = env("TESSERA_TRACE")) options.trace = std::make_shared<Trace>(trace);
+  return options;
+}
+
+LapackInterceptOptions LapackInterceptOptions::from_environment() {
+  LapackInterceptOptions options;
+  options.min_n = env_int("TESSERA_LAPACK_MIN_N", options.min_n, 0);
+  options.verbose = env_int("TESSERA_LAPACK_VERBOSE", options.verbose ? 1 : 0, 0) != 0;
   return options;
 }
 

@@ -66,11 +66,15 @@ bool parse_fields(const std::string& line, Out&... out) {
   return rest.empty();
 }
 
+// The whole token must be the number (a NUL byte inside it ends strtod's string, not the token).
+// Overflow is an error; underflow gives the subnormal or zero strtod returns, which is how
+// write_matrix_market's subnormals read back.
 bool parse_real(const std::string& token, double& value) {
   errno = 0;
   char* end = nullptr;
   value = std::strtod(token.c_str(), &end);
-  return end != token.c_str() && *end == '\0' && errno != ERANGE;
+  const bool overflow = errno == ERANGE && std::isinf(value);
+  return !token.empty() && end == token.c_str() + token.size() && !overflow;
 }
 
 void read_size(Reader& reader, bool coordinate, long& rows, long& cols, long& entries) {
@@ -125,7 +129,7 @@ DenseMatrix read_matrix_market(std::istream& in, std::size_t max_elements) {
       A(static_cast<int>(i - 1), static_cast<int>(j - 1)) = v;
       if (symmetric) A(static_cast<int>(j - 1), static_cast<int>(i - 1)) = v;
     }
-  } else {
+  } else if (rows > 0) {  // (an empty matrix of 2^31 columns has nothing to read: no loop over them)
     for (long j = 0; j < cols; ++j)
       for (long i = symmetric ? j : 0; i < rows; ++i) {
         std::string token;

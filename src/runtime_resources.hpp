@@ -11,6 +11,12 @@
 #include <cublas_v2.h>
 #include <cuda_runtime.h>
 #include <cusolverDn.h>
+
+#include <map>
+#include <string>
+#include <tuple>
+
+#include "kernels/cuda/tile_tuning.hpp"
 #endif
 
 namespace tessera::detail {
@@ -26,6 +32,14 @@ struct CudaWorkerContext {
 
   // A workspace of at least `bytes`, grown in stream order (never synchronizes the device).
   void* workspace_of(std::size_t bytes);
+
+  // The tuned parameters of Tessera's kernel `op` at tile size nb on this worker's GPU (the
+  // kernel's built-in defaults when the tuning table has nothing for this GPU).
+  kernels::cuda::TileKernelConfig tile_config(char precision, const char* op, int nb);
+
+  const kernels::cuda::TileTuningTable* tuning = nullptr;
+  std::string gpu_name;
+  std::map<std::tuple<char, std::string, int>, kernels::cuda::TileKernelConfig> tuned;
 #endif
 };
 
@@ -61,10 +75,17 @@ class RuntimeResources {
   // The context of CUDA worker `worker` (StarPU worker id); only that worker may use it.
   CudaWorkerContext& cuda(int worker) const { return cuda_[static_cast<std::size_t>(worker)]; }
   HostMemoryPool& host_memory() const { return host_memory_; }
+#ifdef TESSERA_HAVE_CUDA
+  kernels::cuda::TileTuningTable& tile_tuning() { return tile_tuning_; }
+  const kernels::cuda::TileTuningTable& tile_tuning() const { return tile_tuning_; }
+#endif
 
  private:
   mutable std::vector<CudaWorkerContext> cuda_;
   mutable HostMemoryPool host_memory_;
+#ifdef TESSERA_HAVE_CUDA
+  kernels::cuda::TileTuningTable tile_tuning_;
+#endif
 };
 
 }  // namespace tessera::detail

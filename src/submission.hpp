@@ -6,8 +6,13 @@
 #include <atomic>
 #include <climits>
 #include <condition_variable>
+#include <memory>
 #include <mutex>
 #include <string>
+
+namespace tessera {
+class Trace;
+}
 
 namespace tessera::detail {
 
@@ -43,6 +48,11 @@ class Submission {
   // Empty when no task raised an error.
   std::string error() const;
 
+  // Where the tasks record their execution (none by default); set before the first task is
+  // submitted. The submission keeps the trace alive until it is destroyed.
+  void set_trace(std::shared_ptr<Trace> trace) noexcept { trace_ = std::move(trace); }
+  Trace* trace() const noexcept { return trace_.get(); }
+
  private:
   static void atomic_min(std::atomic<int>& target, int value) noexcept;
 
@@ -53,6 +63,7 @@ class Submission {
   mutable std::mutex mutex_;
   std::condition_variable all_done_;
   std::string error_;
+  std::shared_ptr<Trace> trace_;
 };
 
 }  // namespace tessera::detail

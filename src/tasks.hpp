@@ -56,7 +56,8 @@ void insert_gemm(const TaskContext& ctx, Trans transa, Trans transb, T alpha, co
 // How a tile maps onto a block of a column-major matrix held by the caller: the block starts at
 // (row0, col0) of the matrix (leading dimension ld) and is the tile itself, or its transpose when
 // `transpose` (an upper-stored symmetric matrix). With lower_only the tile is a diagonal tile of
-// a symmetric matrix: only its lower triangle is read or written.
+// a symmetric matrix: only its lower triangle is read or written. in_matrix: the block belongs to
+// the symmetric matrix being factored (not to right-hand sides, whose NaNs simply propagate).
 template <class T>
 struct BlockMap {
   T* base;
@@ -65,10 +66,12 @@ struct BlockMap {
   int col0;
   bool transpose;
   bool lower_only;
+  bool in_matrix;
 };
 
-// Tile <- block. A NaN or infinity at tile row r is reported to the submission as a failure of
-// the leading minor of order tile.row0 + r + 1 (the smallest minor it belongs to).
+// Tile <- block. For a block in_matrix, a NaN or infinity at tile row r is reported to the
+// submission as a failure of the leading minor of order tile.row0 + r + 1 (the smallest minor it
+// belongs to).
 template <class T>
 void insert_copy_in(const TaskContext& ctx, const BlockMap<T>& from, const TileRef& tile, int priority);
 
@@ -87,5 +90,47 @@ void insert_copy_tile(const TaskContext& ctx, const TileRef& src, const TileRef&
 // kernels::cpu::abs_sums).
 template <class T>
 void insert_abs_sums(const TaskContext& ctx, const TileRef& tile, bool lower_only, T* sums, int priority);
+
+}  // namespace tessera::detail
+
+// ---- batched mode ------------------------------------------------------------------------------
+
+namespace tessera::detail {
+
+// Memory the caller owns, registered with the runtime for the tasks of one request: `count`
+// blocks of `block_elements` elements, `stride` elements apart (the matrices of one chunk of a
+// batch), or one contiguous array. release_data waits for the tasks using it and leaves the
+// latest contents in the caller's memory.
+void* register_blocks(void* base, std::size_t element_size, long long block_elements, long long stride, int count);
+void* register_array(void* base, std::size_t element_size, long long count);
+void release_data(void* handle);
+
+// Matrices `matrices` (registered by register_blocks, one block per matrix, leading dimension
+// lda inside a block) of order n factored in place; info (an int array of the chunk's size)
+// receives each matrix's LAPACK info.
+template <class T>
+void insert_potrf_chunk(const TaskContext& ctx, Uplo uplo, int n, int lda, void* matrices, void* info, bool fast_math,
+                        int priority);
+// rhs (blocks of n x nrhs, leading dimension ldb) := A^{-1} rhs for every matrix whose info is 0.
+template <class T>
+void insert_potrs_chunk(const TaskContext& ctx, Uplo uplo, int n, int nrhs, int lda, int ldb, void* matrices,
+                        void* info, void* rhs, int priority);
+
+// Variable sizes: `data` is a registered array holding the chunk's matrices; sizes, lds and
+// offsets (element offsets into data) are registered int / int / long long arrays.
+struct VariableChunk {
+  void* data;
+  void* sizes;
+  void* lds;
+  void* offsets;
+  int count;
+  int max_n;
+};
+template <class T>
+void insert_vpotrf_chunk(const TaskContext& ctx, Uplo uplo, const VariableChunk& a, void* info, bool fast_math,
+                         int priority);
+template <class T>
+void insert_vpotrs_chunk(const TaskContext& ctx, Uplo uplo, int nrhs, const VariableChunk& a, void* info,
+                         const VariableChunk& b, int priority);
 
 }  // namespace tessera::detail

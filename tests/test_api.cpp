@@ -26,6 +26,21 @@ TEST(TileMatrixApi, LoadFactorCheckStore) {
   EXPECT_LT(factor_backward_error(Uplo::lower, n, A, F, n), 1.0);
 }
 
+TEST(RuntimeApi, TasksSubmittedWhilePausedRunAfterResume) {
+  const int n = 200;
+  const std::vector<double> original = random_spd<double>(n, n, 41);
+  std::vector<double> A = original;
+  FactorOptions options;
+  options.mode = Mode::cpu;
+  options.nb = 64;
+  runtime().pause_workers();
+  Request request = potrf_async(runtime(), n, A.data(), n, options);
+  runtime().resume_workers();
+  ASSERT_EQ(request.wait(), 0);
+  EXPECT_LT(factor_backward_error(Uplo::lower, n, original, A, n), 1.0);
+  EXPECT_THROW(runtime().resume_workers(), InvalidArgument);
+}
+
 TEST(TileMatrixApi, BackwardErrorDetectsAWrongFactor) {
   const int n = 64, nb = 16;
   const std::vector<double> A = random_spd<double>(n, n, 22);

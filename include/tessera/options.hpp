@@ -4,9 +4,12 @@
 #pragma once
 
 #include <functional>
+#include <memory>
 #include <string>
 
 namespace tessera {
+
+class Trace;
 
 enum class Uplo { lower, upper };
 
@@ -40,8 +43,10 @@ struct RuntimeOptions {
   int workers_per_cuda = 4;    // StarPU workers (streams) per GPU, so tasks overlap on a GPU
   std::string scheduler;       // policy name; "" -> "dmdas" (STARPU_SCHED if set)
   bool quiet = true;           // silence StarPU's warnings about uncalibrated perf models
+  std::string tuning_file;     // tile-kernel tuning table (JSON); "" -> the one shipped for sm_90
 
-  // Defaults overridden by TESSERA_NCPU, TESSERA_NCUDA, TESSERA_WORKERS_PER_CUDA, TESSERA_POLICY.
+  // Defaults overridden by TESSERA_NCPU, TESSERA_NCUDA, TESSERA_WORKERS_PER_CUDA, TESSERA_POLICY,
+  // TESSERA_TUNING_FILE.
   static RuntimeOptions from_environment();
 };
 
@@ -50,9 +55,13 @@ struct FactorOptions {
   int nb = 0;                  // tile size; 0 -> chosen per n, precision and mode
   Mode mode = Mode::hybrid;    // hybrid with no CUDA worker runs on the CPUs
   GpuKernels gpu_kernels = GpuKernels::any;
+  // Under heteroprio each task's priority is instead the bucket of its kind and placement.
   PriorityFunction priority = critical_path_priority;
+  // Where the executed schedule is recorded (tessera/trace.hpp); none by default.
+  std::shared_ptr<Trace> trace;
 
-  // Defaults overridden by TESSERA_NB, TESSERA_MODE, TESSERA_GPU_KERNELS.
+  // Defaults overridden by TESSERA_NB, TESSERA_MODE, TESSERA_GPU_KERNELS, and TESSERA_TRACE
+  // (a .json or .svg file each request's trace is written to when the request is done).
   static FactorOptions from_environment();
 };
 

@@ -33,6 +33,14 @@ class Runtime {
   // CUDA worker throws RuntimeError; hybrid with none runs on the CPUs (and says so once).
   Mode resolve(Mode requested) const;
 
+  // Idle StarPU workers poll for tasks in a tight loop. A program that uses Tessera now and then
+  // (the LAPACK drop-in) lets them sleep in between: pause_workers() stops task processing
+  // (starpu_pause), resume_workers() restarts it; pauses nest. Tasks submitted while paused wait
+  // for the resume. No effect on an attached Runtime, whose StarPU belongs to the application.
+  // The destructor resumes what is still paused before it stops StarPU.
+  void pause_workers();
+  void resume_workers();
+
   // The runtime behind the C API: started on first use with RuntimeOptions::from_environment(),
   // or attached to a running StarPU; it lives until the process exits.
   static Runtime& shared();

@@ -2,7 +2,8 @@
  *
  * Return value = LAPACK info: 0 on success; -i when the i-th argument is invalid (nothing is
  * read or written then); k > 0 when the leading minor of order k is not positive definite, or
- * holds a NaN or an infinity (k is a global 1-based column index).
+ * holds a NaN or an infinity (k is a global 1-based column index). In potrs and posv, a B that
+ * shares an element with the n x n block of A is invalid: -6 (checked after the other arguments).
  *
  * The calls start a default runtime on first use (worker counts and policy from TESSERA_NCPU,
  * TESSERA_NCUDA, TESSERA_POLICY, STARPU_NCPU, STARPU_SCHED...), or use the StarPU the program
@@ -26,6 +27,17 @@ int tessera_dpotrs(char uplo, int n, int nrhs, const double *A, int lda, double 
 int tessera_spotrs(char uplo, int n, int nrhs, const float *A, int lda, float *B, int ldb);
 int tessera_dposv(char uplo, int n, int nrhs, double *A, int lda, double *B, int ldb);
 int tessera_sposv(char uplo, int n, int nrhs, float *A, int lda, float *B, int ldb);
+
+/* Batched mode: batch matrices of order n, matrix k at A + k * strideA (strideA >= lda * n), B_k at
+ * B + k * strideB. Return value: 0, or -i for a bad i-th argument; info[k] is LAPACK's info of
+ * matrix k (a matrix that is not positive definite only sets its own info; posv leaves its B as
+ * it was). The mode comes from TESSERA_MODE as for the other calls. */
+int tessera_dpotrf_batched(char uplo, int n, double *A, int lda, long long strideA, int batch, int *info);
+int tessera_spotrf_batched(char uplo, int n, float *A, int lda, long long strideA, int batch, int *info);
+int tessera_dposv_batched(char uplo, int n, int nrhs, double *A, int lda, long long strideA, double *B, int ldb,
+                          long long strideB, int batch, int *info);
+int tessera_sposv_batched(char uplo, int n, int nrhs, float *A, int lda, long long strideA, float *B, int ldb,
+                          long long strideB, int batch, int *info);
 
 /* The library's version, e.g. "0.1.0". */
 const char *tessera_version(void);

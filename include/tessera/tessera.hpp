@@ -1,8 +1,11 @@
 // Tessera's C++ API: everything in one include.
 #pragma once
 
+#include "tessera/batched.hpp"
 #include "tessera/cholesky.hpp"
 #include "tessera/error.hpp"
 #include "tessera/options.hpp"
+#include "tessera/policies.hpp"
 #include "tessera/runtime.hpp"
 #include "tessera/tile_matrix.hpp"
+#include "tessera/trace.hpp"

@@ -8,15 +8,20 @@
 #include <chrono>
 #include <cstdio>
 #include <exception>
+#include <iostream>
 #include <optional>
 #include <random>
 #include <string>
 #include <thread>
 #include <vector>
 
+#include "batched_command.hpp"
 #include "tessera/machine.hpp"
 #include "tessera/matrix_market.hpp"
+#include "tessera/policies.hpp"
 #include "tessera/tessera.hpp"
+#include "tessera/trace.hpp"
+#include "tessera/tuning.hpp"
 
 namespace {
 
@@ -33,6 +38,7 @@ struct PotrfCommand {
   std::string gpu_kernels = "any";
   std::string input;
   std::string output;
+  std::string trace;
   unsigned seed = 1;
   int ncpu = -1;
   int ncuda = -1;
@@ -99,6 +105,10 @@ int run_potrf(const PotrfCommand& cmd) {
   options.mode = tessera::parse_mode(cmd.mode);
   options.gpu_kernels = tessera::parse_gpu_kernels(cmd.gpu_kernels);
   if (cmd.nb > 0) options.nb = cmd.nb;
+  if (!cmd.trace.empty()) {
+    tessera::Trace::check_file_name(cmd.trace);
+    options.trace = std::make_shared<tessera::Trace>();
+  }
 
   int n = cmd.n;
   std::vector<T> A = cmd.input.empty() ? generate_spd<T>(n, cmd.seed) : matrix_from_file<T>(cmd.input, n);
@@ -111,6 +121,11 @@ int run_potrf(const PotrfCommand& cmd) {
   tessera::Request request = tessera::potrf_async(runtime, n, A.data(), std::max(1, n), options);
   const int info = wait_with_progress(request, n, cmd.json);
   const double seconds = std::chrono::duration<double>(Clock::now() - start).count();
+  if (!cmd.trace.empty()) {
+    options.trace->write(cmd.trace);
+    if (!cmd.json)
+      std::fprintf(stderr, "tessera: schedule of %zu tasks written to %s\n", options.trace->events().size(), cmd.trace.c_str());
+  }
 
   std::optional<double> error;
   if (cmd.check && info == 0 && n > 0) {
@@ -192,6 +207,21 @@ int run_info(int ncpu, int ncuda, const std::string& policy, bool as_json) {
   return 0;
 }
 
+int run_policies(bool as_json) {
+  const std::vector<tessera::PolicyInfo> policies = tessera::scheduling_policies();
+  json rows = json::array();
+  for (const auto& p : policies) {
+    std::string modes;
+    for (tessera::Mode m : p.modes) modes += (modes.empty() ? "" : ",") + std::string(tessera::to_string(m));
+    if (as_json)
+      rows.push_back({{"name", p.name}, {"description", p.description}, {"tessera", p.tessera}, {"modes", modes}});
+    else
+      fmt::print("{:<32} {:<8} {:<15} {}\n", p.name, p.tessera ? "tessera" : "starpu", modes, p.description);
+  }
+  if (as_json) fmt::print("{}\n", rows.dump(2));
+  return 0;
+}
+
 void add_runtime_flags(CLI::App* cmd, int& ncpu, int& ncuda) {
   cmd->add_option("--ncpu", ncpu, "CPU workers (default: StarPU's choice or TESSERA_NCPU)")->check(CLI::NonNegativeNumber);
   cmd->add_option("--ncuda", ncuda, "GPUs to use (default: all or TESSERA_NCUDA)")->check(CLI::NonNegativeNumber);
@@ -211,10 +241,11 @@ int main(int argc, char** argv) {
   potrf_cmd->add_option("--uplo", potrf.uplo, "triangle: L or U")->check(CLI::IsMember({"L", "U", "l", "u"}));
   potrf_cmd->add_option("--precision", potrf.precision, "d (double) or s (single)")->check(CLI::IsMember({"d", "s"}));
   potrf_cmd->add_option("--mode", potrf.mode, "cpu, gpu or hybrid")->check(CLI::IsMember({"cpu", "gpu", "hybrid"}));
-  potrf_cmd->add_option("--policy", potrf.policy, "scheduling policy (default dmdas; see StarPU's list)");
+  potrf_cmd->add_option("--policy", potrf.policy, "scheduling policy (default dmdas; `tessera policies` lists them)");
   potrf_cmd->add_option("--gpu-kernels", potrf.gpu_kernels, "vendor, custom or any")->check(CLI::IsMember({"vendor", "custom", "any"}));
   potrf_cmd->add_option("--input", potrf.input, "Matrix Market file (array or coordinate, real)");
   potrf_cmd->add_option("--output", potrf.output, "write the factor L as a Matrix Market file");
+  potrf_cmd->add_option("--trace", potrf.trace, "write the executed schedule: FILE.json (Chrome trace events) or FILE.svg (Gantt chart)");
   potrf_cmd->add_option("--seed", potrf.seed, "seed of the random matrix");
   potrf_cmd->add_flag("--json", potrf.json, "print one JSON object");
   potrf_cmd->add_flag("!--no-check", potrf.check, "skip the backward-error check");
@@ -228,9 +259,47 @@ int main(int argc, char** argv) {
   info_cmd->add_option("--policy", info_policy, "scheduling policy");
   info_cmd->add_flag("--json", info_json, "print JSON");
 
+  bool policies_json = false;
+  CLI::App* policies_cmd = app.add_subcommand("policies", "the scheduling policies --policy accepts, Tessera's first");
+  policies_cmd->add_flag("--json", policies_json, "print JSON");
+
+  tessera::cli::BatchedCommand batched;
+  CLI::App* batched_cmd = app.add_subcommand("batched", "factor (and solve) a batch of small random SPD matrices");
+  batched_cmd->add_option("--n", batched.n, "order of each matrix")->check(CLI::NonNegativeNumber);
+  batched_cmd->add_option("--count", batched.count, "matrices in the batch")->check(CLI::NonNegativeNumber);
+  batched_cmd->add_option("--nrhs", batched.nrhs, "right-hand sides per matrix (0: factor only)")->check(CLI::NonNegativeNumber);
+  batched_cmd->add_option("--precision", batched.precision, "d (double) or s (single)")->check(CLI::IsMember({"d", "s"}));
+  batched_cmd->add_option("--mode", batched.mode, "cpu, gpu or hybrid")->check(CLI::IsMember({"cpu", "gpu", "hybrid"}));
+  batched_cmd->add_option("--uplo", batched.uplo, "triangle: L or U")->check(CLI::IsMember({"L", "U", "l", "u"}));
+  batched_cmd->add_option("--chunk", batched.chunk, "matrices per task (default: chosen)")->check(CLI::NonNegativeNumber);
+  batched_cmd->add_option("--seed", batched.seed, "seed of the random matrices");
+  batched_cmd->add_flag("--fast-math", batched.fast_math, "approximate square roots on the GPU");
+  batched_cmd->add_flag("--json", batched.json, "print one JSON object");
+  add_runtime_flags(batched_cmd, batched.ncpu, batched.ncuda);
+
+  tessera::TuningRequest tuning;
+  std::string tuning_output = "tessera-tuning.json";
+  std::vector<std::string> tuning_precisions = {"d", "s"};
+  CLI::App* tune_cmd = app.add_subcommand("tune", "tune the CUDA tile kernels on this GPU and write a tuning file");
+  tune_cmd->add_option("--output", tuning_output, "tuning file to write (merged when it exists)");
+  tune_cmd->add_option("--nb", tuning.tile_sizes, "tile sizes to tune")->check(CLI::PositiveNumber);
+  tune_cmd->add_option("--precision", tuning_precisions, "precisions: d, s")->check(CLI::IsMember({"d", "s"}));
+  tune_cmd->add_option("--repetitions", tuning.repetitions, "timed repetitions per configuration (median)")->check(CLI::PositiveNumber);
+  tune_cmd->add_option("--seed", tuning.seed, "seed of the random inputs");
+  tune_cmd->add_option("--device", tuning.device, "CUDA device");
+
   CLI11_PARSE(app, argc, argv);
   try {
     if (*info_cmd) return run_info(info_ncpu, info_ncuda, info_policy, info_json);
+    if (*batched_cmd) return tessera::cli::run_batched(batched);
+    if (*policies_cmd) return run_policies(policies_json);
+    if (*tune_cmd) {
+      tuning.precisions.clear();
+      for (const auto& p : tuning_precisions) tuning.precisions.push_back(p[0]);
+      tessera::tune_tile_kernels(tuning, tuning_output, &std::cerr);
+      fmt::print("tuning written to {} (use it with TESSERA_TUNING_FILE={})\n", tuning_output, tuning_output);
+      return 0;
+    }
     if (*potrf_cmd) return potrf.precision == "d" ? run_potrf<double>(potrf) : run_potrf<float>(potrf);
   } catch (const std::exception& e) {
     std::fprintf(stderr, "tessera: %s\n", e.what());

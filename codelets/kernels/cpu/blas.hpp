@@ -14,6 +14,16 @@ namespace tessera::kernels::cpu {
 inline int potrf(int n, double* A, int lda) { return LAPACKE_dpotrf_work(LAPACK_COL_MAJOR, 'L', n, A, lda); }
 inline int potrf(int n, float* A, int lda) { return LAPACKE_spotrf_work(LAPACK_COL_MAJOR, 'L', n, A, lda); }
 
+// Batched mode: one small matrix, triangle uplo ('L' or 'U'); returns LAPACK info.
+inline int potrf(char uplo, int n, double* A, int lda) { return LAPACKE_dpotrf_work(LAPACK_COL_MAJOR, uplo, n, A, lda); }
+inline int potrf(char uplo, int n, float* A, int lda) { return LAPACKE_spotrf_work(LAPACK_COL_MAJOR, uplo, n, A, lda); }
+inline int potrs(char uplo, int n, int nrhs, const double* A, int lda, double* B, int ldb) {
+  return LAPACKE_dpotrs_work(LAPACK_COL_MAJOR, uplo, n, nrhs, A, lda, B, ldb);
+}
+inline int potrs(char uplo, int n, int nrhs, const float* A, int lda, float* B, int ldb) {
+  return LAPACKE_spotrs_work(LAPACK_COL_MAJOR, uplo, n, nrhs, A, lda, B, ldb);
+}
+
 // B := alpha op(L)^{-1} B (left) or alpha B op(L)^{-T...} (right); L lower, non-unit.
 inline void trsm(bool left, bool trans, int m, int n, double alpha, const double* L, int ldl,
                  double* B, int ldb) {

@@ -16,17 +16,20 @@ struct BatchedOptions {
 
   // Kernel shape overrides for tuning sweeps; 0 keeps the built-in per-n choice.
   // n <= 32: `threads` is the thread-block size (32, 64, 128 or 256).
-  // n > 32: (`panel_width`, `threads`, `rows_per_thread`) names one of the shapes listed by
-  // potrf_batched_panel_shapes(); any other combination throws tessera::InvalidArgument.
+  // n > 32: (`panel_width`, `threads`, `rows_per_thread`, `update_width`) names one of the
+  // shapes listed by potrf_batched_panel_shapes(); fields left 0 take the built-in shape's value,
+  // and a combination that is not compiled in throws tessera::InvalidArgument.
   int panel_width = 0;
   int threads = 0;
   int rows_per_thread = 0;
+  int update_width = 0;
 };
 
 // Factor batch matrices of order n in place (A_k = L_k L_k^T or U_k^T U_k).
 // Only the referenced triangle is read and written. On failure info[k] is the 1-based column of
-// the first non-positive (or NaN) pivot; the columns before it hold the factor of the leading
-// minor and the rest of that matrix is unspecified. Other matrices of the batch are unaffected.
+// the first non-positive (or NaN) pivot; as in LAPACK, the leading (info-1) x (info-1) block then
+// holds the factor of that leading minor and the rest of the matrix's triangle is unspecified.
+// Other matrices of the batch are unaffected.
 template <class T>
 void potrf_batched(BatchUplo uplo, int n, T* A, int lda, long long strideA, int batch, int* info,
                    cudaStream_t stream, const BatchedOptions& opts = {});
@@ -86,10 +89,12 @@ struct PanelShape {
   int panel_width;      // NB: columns factored per panel
   int threads;          // thread-block size
   int rows_per_thread;  // rows of the panel each thread keeps in registers
+  int update_width;     // previous columns streamed per step of the panel update
 };
 
-// The panel shapes compiled in (n > 32 kernels), and the one potrf_batched picks for order n.
+// The panel shapes compiled in (n > 32 kernels), and the one potrf_batched picks for order n
+// and element size (4: float, 8: double).
 int potrf_batched_panel_shapes(const PanelShape** shapes);
-PanelShape potrf_batched_default_shape(int n);
+PanelShape potrf_batched_default_shape(int n, int element_bytes = 8);
 
 }  // namespace tessera::kernels::cuda
