@@ -10,6 +10,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cmath>
 #include <fstream>
 #include <limits>
 #include <nlohmann/json.hpp>
@@ -148,6 +149,19 @@ double time_resident(tessera::Runtime& runtime, int n, int nb, const std::vector
   return seconds;
 }
 
+// Median over `repetitions` runs after one that warms up (and calibrates the perf models of the
+// implementations `options.gpu_kernels` allows).
+double time_resident_median(tessera::Runtime& runtime, int n, int nb, const std::vector<double>& A,
+                            const tessera::FactorOptions& options, int repetitions) {
+  std::vector<double> times;
+  for (int rep = 0; rep < repetitions + 1; ++rep) {
+    const double t = time_resident(runtime, n, nb, A, options);
+    if (rep > 0) times.push_back(t);
+  }
+  std::sort(times.begin(), times.end());
+  return times[times.size() / 2];
+}
+
 struct ModeResult {
   double seconds = 0;
   double backward_error = 0;
@@ -178,13 +192,19 @@ ModeResult time_mode(tessera::Runtime& runtime, int n, int nb, const std::vector
   return result;
 }
 
-std::vector<int> parse_list(const std::string& list) {
-  std::vector<int> values;
+std::vector<std::string> split_commas(const std::string& list) {
+  std::vector<std::string> items;
   for (std::size_t p = 0; p < list.size();) {
     const std::size_t q = list.find(',', p);
-    values.push_back(std::stoi(list.substr(p, q - p)));
+    items.push_back(list.substr(p, q - p));
     p = q == std::string::npos ? list.size() : q + 1;
   }
+  return items;
+}
+
+std::vector<int> parse_list(const std::string& list) {
+  std::vector<int> values;
+  for (const std::string& item : split_commas(list)) values.push_back(std::stoi(item));
   return values;
 }
 
@@ -196,6 +216,7 @@ int main(int argc, char** argv) {
   int repetitions = 2;
   std::string json_path;
   std::string modes = "gpu,hybrid,resident";
+  std::vector<tessera::GpuKernels> kernel_choices;  // compared with tiles resident, gpu mode
   for (int i = 1; i < argc; ++i) {
     const std::string arg = argv[i];
     if (arg == "--sizes" && i + 1 < argc) sizes = parse_list(argv[++i]);
@@ -203,8 +224,17 @@ int main(int argc, char** argv) {
     else if (arg == "--repetitions" && i + 1 < argc) repetitions = std::stoi(argv[++i]);
     else if (arg == "--json" && i + 1 < argc) json_path = argv[++i];
     else if (arg == "--modes" && i + 1 < argc) modes = argv[++i];
-    else {
-      fmt::print(stderr, "usage: {} [--sizes N,...] [--nb NB,...] [--repetitions R] [--modes gpu,hybrid,resident] [--json FILE]\n",
+    else if (arg == "--gpu-kernels" && i + 1 < argc) {
+      try {
+        for (const std::string& name : split_commas(argv[++i])) kernel_choices.push_back(tessera::parse_gpu_kernels(name));
+      } catch (const std::exception& e) {
+        fmt::print(stderr, "bench_gpu_potrf: {}\n", e.what());
+        return 2;
+      }
+    } else {
+      fmt::print(stderr,
+                 "usage: {} [--sizes N,...] [--nb NB,...] [--repetitions R] [--modes gpu,hybrid,resident] "
+                 "[--gpu-kernels vendor,custom,any] [--json FILE]\n",
                  argv[0]);
       return 2;
     }
@@ -245,6 +275,19 @@ int main(int argc, char** argv) {
                         {"tessera_resident_tflops", tflops(n, resident)}, {"cusolver_resident_tflops", tflops(n, cus.resident)},
                         {"cusolver_with_copies_tflops", tflops(n, cus.with_copies)}, {"dgemm_tflops", gemm},
                         {"backward_error_gpu", gpu.backward_error}, {"backward_error_hybrid", hybrid.backward_error}});
+        // The same resident factorization with each choice of GPU kernels, against the first.
+        double first = nan;
+        for (tessera::GpuKernels kernels : kernel_choices) {
+          tessera::FactorOptions options;
+          options.mode = tessera::Mode::gpu;
+          options.gpu_kernels = kernels;
+          const double t = time_resident_median(runtime, n, nb, A, options, repetitions);
+          if (std::isnan(first)) first = t;
+          fmt::print("{:>6} {:>5} | tiles on GPU, gpu kernels {:<6}: {:>7.2f} TFLOP/s, {:.3f}x {}\n", n, nb,
+                     tessera::to_string(kernels), tflops(n, t), first / t, tessera::to_string(kernel_choices.front()));
+          rows.push_back({{"n", n}, {"nb", nb}, {"gpu_kernels", tessera::to_string(kernels)}, {"tessera_resident_s", t},
+                          {"tessera_resident_tflops", tflops(n, t)}, {"speedup_over_first_choice", first / t}});
+        }
       }
     }
     fmt::print("(TFLOP/s with n^3/3 flops; T- = Tessera end to end from host memory; T-resid = tiles already on the GPU)\n");

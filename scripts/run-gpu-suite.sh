@@ -40,6 +40,10 @@ done 2>&1 | tee "$logs/batched.txt"
 step "GPU benchmark"
 "$bin/bench_gpu_potrf" --sizes "$sizes" --json "$logs/bench_gpu.json" 2>&1 | tee "$logs/bench_gpu.txt" || status=1
 
+step "GPU kernels: vendor only against the perf models' choice (custom and vendor), tiles on the GPU"
+"$bin/bench_gpu_potrf" --sizes 8192,30000 --modes none --gpu-kernels vendor,any --json "$logs/bench_kernels.json" 2>&1 \
+  | tee "$logs/bench_kernels.txt" || status=1
+
 step "LAPACK interposer: system LAPACK, then Tessera in gpu mode"
 "$bin/bench_lapack_potrf" --sizes 2000,4000,8000 --reps 3 2>&1 | tee "$logs/lapack_system.txt"
 LD_PRELOAD="$bin/libtessera_lapack.so" TESSERA_MODE=gpu TESSERA_LAPACK_MIN_N=0 TESSERA_LAPACK_VERBOSE=1 \
