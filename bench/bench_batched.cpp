@@ -16,6 +16,7 @@
 #include <thread>
 #include <vector>
 
+#include "bench_support.hpp"
 #include "kernels/cuda/check.hpp"
 #include "tessera/batched.hpp"
 
@@ -153,15 +154,7 @@ Times tessera_times(tessera::Runtime& runtime, int n, int count, const std::vect
   return best;
 }
 
-std::vector<int> parse_list(const std::string& list) {
-  std::vector<int> values;
-  for (std::size_t p = 0; p < list.size();) {
-    const std::size_t q = list.find(',', p);
-    values.push_back(std::stoi(list.substr(p, q - p)));
-    p = q == std::string::npos ? list.size() : q + 1;
-  }
-  return values;
-}
+using tessera::bench::parse_int_list;
 
 template <class T>
 void run(tessera::Runtime& runtime, const std::vector<int>& sizes, int batch, int reps, nlohmann::json& rows) {
@@ -199,7 +192,7 @@ int main(int argc, char** argv) {
   std::string json_path, precisions = "d,s";
   for (int i = 1; i < argc; ++i) {
     const std::string arg = argv[i];
-    if (arg == "--sizes" && i + 1 < argc) sizes = parse_list(argv[++i]);
+    if (arg == "--sizes" && i + 1 < argc) sizes = parse_int_list(argv[++i]);
     else if (arg == "--batch" && i + 1 < argc) batch = std::stoi(argv[++i]);
     else if (arg == "--repetitions" && i + 1 < argc) reps = std::stoi(argv[++i]);
     else if (arg == "--precision" && i + 1 < argc) precisions = argv[++i];

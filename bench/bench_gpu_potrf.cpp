@@ -20,6 +20,7 @@
 #include <thread>
 #include <vector>
 
+#include "bench_support.hpp"
 #include "kernels/cuda/check.hpp"
 #include "tessera/tessera.hpp"
 
@@ -192,21 +193,8 @@ ModeResult time_mode(tessera::Runtime& runtime, int n, int nb, const std::vector
   return result;
 }
 
-std::vector<std::string> split_commas(const std::string& list) {
-  std::vector<std::string> items;
-  for (std::size_t p = 0; p < list.size();) {
-    const std::size_t q = list.find(',', p);
-    items.push_back(list.substr(p, q - p));
-    p = q == std::string::npos ? list.size() : q + 1;
-  }
-  return items;
-}
-
-std::vector<int> parse_list(const std::string& list) {
-  std::vector<int> values;
-  for (const std::string& item : split_commas(list)) values.push_back(std::stoi(item));
-  return values;
-}
+using tessera::bench::parse_int_list;
+using tessera::bench::split_commas;
 
 }  // namespace
 
@@ -219,8 +207,8 @@ int main(int argc, char** argv) {
   std::vector<tessera::GpuKernels> kernel_choices;  // compared with tiles resident, gpu mode
   for (int i = 1; i < argc; ++i) {
     const std::string arg = argv[i];
-    if (arg == "--sizes" && i + 1 < argc) sizes = parse_list(argv[++i]);
-    else if (arg == "--nb" && i + 1 < argc) tile_sizes = parse_list(argv[++i]);
+    if (arg == "--sizes" && i + 1 < argc) sizes = parse_int_list(argv[++i]);
+    else if (arg == "--nb" && i + 1 < argc) tile_sizes = parse_int_list(argv[++i]);
     else if (arg == "--repetitions" && i + 1 < argc) repetitions = std::stoi(argv[++i]);
     else if (arg == "--json" && i + 1 < argc) json_path = argv[++i];
     else if (arg == "--modes" && i + 1 < argc) modes = argv[++i];

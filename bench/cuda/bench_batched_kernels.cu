@@ -26,10 +26,10 @@
 #include <functional>
 #include <limits>
 #include <nlohmann/json.hpp>
-#include <sstream>
 #include <string>
 #include <vector>
 
+#include "../bench_support.hpp"
 #include "cuda/batched_kernels.hpp"
 #include "cuda/check.hpp"
 
@@ -51,13 +51,7 @@ struct Options {
   bool main_run = true;
 };
 
-std::vector<int> parse_list(const std::string& s) {
-  std::vector<int> out;
-  std::stringstream ss(s);
-  std::string item;
-  while (std::getline(ss, item, ',')) out.push_back(std::stoi(item));
-  return out;
-}
+using tessera::bench::parse_int_list;
 
 Options parse_options(int argc, char** argv) {
   Options o;
@@ -71,7 +65,7 @@ Options parse_options(int argc, char** argv) {
     else if (a == "--batch") o.batch = std::stoi(value());
     else if (a == "--big-batch") o.big_batch = std::stoi(value());
     else if (a == "--reps") o.reps = std::stoi(value());
-    else if (a == "--sizes") o.sizes = parse_list(value());
+    else if (a == "--sizes") o.sizes = parse_int_list(value());
     else if (a == "--tune") o.tune = true;
     else if (a == "--no-main") o.main_run = false;
     else if (a == "--precision") {

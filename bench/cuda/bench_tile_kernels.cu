@@ -21,10 +21,10 @@
 #include <iostream>
 #include <nlohmann/json.hpp>
 #include <random>
-#include <sstream>
 #include <string>
 #include <vector>
 
+#include "../bench_support.hpp"
 #include "cuda/check.hpp"
 #include "cuda/tile_kernels.hpp"
 #include "cuda/tile_tuning.hpp"
@@ -44,13 +44,7 @@ struct Options {
   bool wants(const std::string& op) const { return ("," + ops + ",").find("," + op + ",") != std::string::npos; }
 };
 
-std::vector<int> parse_list(const std::string& s) {
-  std::vector<int> out;
-  std::stringstream ss(s);
-  std::string item;
-  while (std::getline(ss, item, ',')) out.push_back(std::stoi(item));
-  return out;
-}
+using tessera::bench::parse_int_list;
 
 Options parse(int argc, char** argv) {
   Options o;
@@ -60,7 +54,7 @@ Options parse(int argc, char** argv) {
       if (i + 1 >= argc) throw std::runtime_error("missing value after " + a);
       return argv[++i];
     };
-    if (a == "--nb") o.nbs = parse_list(next());
+    if (a == "--nb") o.nbs = parse_int_list(next());
     else if (a == "--reps") o.reps = std::stoi(next());
     else if (a == "--precision") o.precision = next();
     else if (a == "--json") o.json_path = next();
