@@ -1,4 +1,6 @@
 // The public submission functions: argument checks, temporaries, then the tile algorithms.
+#include <algorithm>
+#include <cstddef>
 #include <string>
 #include <type_traits>
 
@@ -39,6 +41,22 @@ template <class T>
 int tile_size_for(const Runtime& runtime, int n, const FactorOptions& options) {
   require(options.nb >= 0, "nb must be positive (or 0 to let Tessera choose)");
   return options.nb > 0 ? options.nb : default_tile_size(n, std::is_same_v<T, double>, runtime.resolve(options.mode));
+}
+
+// In gpu and hybrid modes a task may be placed on a GPU, so the largest task's tiles (the three
+// of a trailing-update gemm) must fit in the memory StarPU may use there: StarPU would otherwise
+// retry the allocation for ever.
+template <class T>
+void check_tiles_fit_gpu(const Runtime& runtime, Mode requested, int tile_order) {
+  const std::size_t capacity = runtime.gpu_memory_bytes();
+  if (capacity == 0 || runtime.resolve(requested) == Mode::cpu) return;
+  const double task_bytes = 3.0 * tile_order * tile_order * sizeof(T);
+  if (task_bytes <= static_cast<double>(capacity)) return;
+  const double mib = 1024.0 * 1024.0;
+  throw InvalidArgument("tiles of order " + std::to_string(tile_order) + ": one task's three tiles need " +
+                        std::to_string(static_cast<long long>(task_bytes / mib)) + " MiB, more than the " +
+                        std::to_string(static_cast<long long>(capacity / mib)) +
+                        " MiB StarPU may use on the GPU; choose a smaller nb or cpu mode");
 }
 
 template <class T>
@@ -89,6 +107,7 @@ Request store_async(const TileMatrix<T>& B, T* dst, int ld) {
 template <class T>
 Request potrf_async(TileMatrix<T>& A, const FactorOptions& options) {
   require(A.structure() == TileStructure::symmetric_lower, "potrf needs a symmetric tile matrix");
+  check_tiles_fit_gpu<T>(A.runtime(), options.mode, std::min(A.nb(), A.rows()));
   return make_request(nullptr, [&](Submission& s) {
     s.set_trace(options.trace);
     detail::insert_cholesky(make_context(A.runtime(), s, options.mode, options.gpu_kernels), A, options.priority);
@@ -98,6 +117,7 @@ Request potrf_async(TileMatrix<T>& A, const FactorOptions& options) {
 template <class T>
 Request potrs_async(const TileMatrix<T>& L, TileMatrix<T>& B, const FactorOptions& options) {
   check_same_runtime_and_tiles(L, B);
+  check_tiles_fit_gpu<T>(L.runtime(), options.mode, std::min(L.nb(), L.rows()));
   return make_request(nullptr, [&](Submission& s) {
     s.set_trace(options.trace);
     detail::insert_cholesky_solve(make_context(L.runtime(), s, options.mode, options.gpu_kernels), L, B,
@@ -108,7 +128,9 @@ Request potrs_async(const TileMatrix<T>& L, TileMatrix<T>& B, const FactorOption
 template <class T>
 Request potrf_async(Runtime& runtime, int n, T* A, int lda, const FactorOptions& options) {
   check_lapack_matrix("A", n, n, A, lda);
-  auto tiles = std::make_shared<TileMatrix<T>>(runtime, n, tile_size_for<T>(runtime, n, options));
+  const int nb = tile_size_for<T>(runtime, n, options);
+  check_tiles_fit_gpu<T>(runtime, options.mode, std::min(nb, n));
+  auto tiles = std::make_shared<TileMatrix<T>>(runtime, n, nb);
   return make_request(tiles, [&](Submission& s) {
     s.set_trace(options.trace);
     const detail::TaskContext ctx = make_context(runtime, s, options.mode, options.gpu_kernels);
@@ -125,6 +147,7 @@ Request potrs_async(Runtime& runtime, int n, int nrhs, const T* A, int lda, T* B
   check_lapack_matrix("B", n, nrhs, B, ldb);
   check_apart(n, nrhs, A, lda, B, ldb);
   const int nb = tile_size_for<T>(runtime, n, options);
+  check_tiles_fit_gpu<T>(runtime, options.mode, std::min(nb, n));
   auto tiles = std::make_shared<MatrixAndRhs<T>>(runtime, n, nrhs, nb);
   return make_request(tiles, [&](Submission& s) {
     s.set_trace(options.trace);
@@ -142,6 +165,7 @@ Request posv_async(Runtime& runtime, int n, int nrhs, T* A, int lda, T* B, int l
   check_lapack_matrix("B", n, nrhs, B, ldb);
   check_apart(n, nrhs, A, lda, B, ldb);
   const int nb = tile_size_for<T>(runtime, n, options);
+  check_tiles_fit_gpu<T>(runtime, options.mode, std::min(nb, n));
   auto tiles = std::make_shared<MatrixAndRhs<T>>(runtime, n, nrhs, nb);
   return make_request(tiles, [&](Submission& s) {
     s.set_trace(options.trace);

@@ -24,6 +24,7 @@ struct Runtime::Impl {
   int cpu_workers = 0;
   int cuda_workers = 0;
   int cuda_devices = 0;
+  std::size_t gpu_memory_bytes = 0;
   int saved_blas_threads = 1;
   std::mutex pause_mutex;
   int pause_depth = 0;  // starpu_pause() calls not yet resumed
@@ -63,6 +64,18 @@ void set_starpu_environment_defaults(const RuntimeOptions& options) {
 std::string running_policy_name() {
   starpu_sched_policy* policy = starpu_sched_ctx_get_sched_policy(detail::current_sched_ctx());
   return policy && policy->policy_name ? policy->policy_name : "unknown";
+}
+
+std::size_t smallest_cuda_memory_node_bytes() {
+  std::size_t smallest = 0;
+  for (unsigned worker = 0; worker < starpu_worker_get_count(); ++worker) {
+    if (starpu_worker_get_type(static_cast<int>(worker)) != STARPU_CUDA_WORKER) continue;
+    const starpu_ssize_t total = starpu_memory_get_total(starpu_worker_get_memory_node(worker));
+    if (total <= 0) continue;  // StarPU does not know this node's size
+    const auto bytes = static_cast<std::size_t>(total);
+    if (smallest == 0 || bytes < smallest) smallest = bytes;
+  }
+  return smallest;
 }
 
 void start_starpu(const RuntimeOptions& options, std::string& scheduler) {
@@ -113,6 +126,7 @@ Runtime::Runtime(const RuntimeOptions& options) : impl_(std::make_unique<Impl>()
   impl_->cpu_workers = static_cast<int>(starpu_cpu_worker_get_count());
   impl_->cuda_workers = static_cast<int>(starpu_cuda_worker_get_count());
   impl_->cuda_devices = detail::cuda_devices_in_use();
+  impl_->gpu_memory_bytes = smallest_cuda_memory_node_bytes();
   // Parallelism comes from the task graph: every CPU task calls single-threaded BLAS.
   impl_->saved_blas_threads = openblas_get_num_threads();
   openblas_set_num_threads(1);
@@ -154,6 +168,7 @@ bool Runtime::attached() const noexcept { return impl_->attached; }
 int Runtime::cpu_workers() const noexcept { return impl_->cpu_workers; }
 int Runtime::cuda_workers() const noexcept { return impl_->cuda_workers; }
 int Runtime::cuda_devices() const noexcept { return impl_->cuda_devices; }
+std::size_t Runtime::gpu_memory_bytes() const noexcept { return impl_->gpu_memory_bytes; }
 std::string Runtime::scheduler() const { return impl_->scheduler; }
 const detail::RuntimeResources& Runtime::resources() const noexcept { return *impl_->resources; }
 

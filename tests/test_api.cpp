@@ -41,6 +41,15 @@ TEST(RuntimeApi, TasksSubmittedWhilePausedRunAfterResume) {
   EXPECT_THROW(runtime().resume_workers(), InvalidArgument);
 }
 
+// Without a GPU there is no GPU memory to check tiles against; with one, StarPU knows its size
+// (tessera_gpu_memory_test checks the refusal of tiles that cannot fit).
+TEST(RuntimeApi, GpuMemoryIsKnownExactlyWhenAGpuIsUsed) {
+  if (have_gpu())
+    EXPECT_GT(runtime().gpu_memory_bytes(), std::size_t{256} << 20);
+  else
+    EXPECT_EQ(runtime().gpu_memory_bytes(), 0u);
+}
+
 TEST(TileMatrixApi, BackwardErrorDetectsAWrongFactor) {
   const int n = 64, nb = 16;
   const std::vector<double> A = random_spd<double>(n, n, 22);

@@ -4,6 +4,7 @@
 // several threads.
 #pragma once
 
+#include <cstddef>
 #include <memory>
 #include <string>
 
@@ -27,6 +28,9 @@ class Runtime {
   int cpu_workers() const noexcept;
   int cuda_workers() const noexcept;
   int cuda_devices() const noexcept;
+  // The memory StarPU may use on the smallest GPU in use (STARPU_LIMIT_CUDA_MEM applies), in
+  // bytes; 0 with no CUDA worker or where StarPU does not know it.
+  std::size_t gpu_memory_bytes() const noexcept;
   std::string scheduler() const;
 
   // The mode a factorization asked for, resolved against the workers present: gpu mode with no
