@@ -56,7 +56,7 @@ run() {  # run TOOL NAME BINARY [ARGS...]
   local line
   line=$(grep -hE '(ERROR|RACECHECK) SUMMARY' "$log" | tail -n 1)
   local tests
-  tests=$(grep -hE '^\[  (PASSED|FAILED|SKIPPED) \]' "$out" | tr '\n' ' ')
+  tests=$(grep -hE '^\[  (PASSED|FAILED|SKIPPED) +\]' "$out" | tr '\n' ' ')
   summary+=("$(printf '%-9s %-26s rc=%-3s %4ss  %s  %s' "$tool" "$name" "$rc" $((SECONDS - start)) "${line:-no summary (see $log)}" "$tests")")
   [ $rc -eq 0 ] || status=1
 }
