@@ -44,10 +44,11 @@ int tile_size_for(const Runtime& runtime, int n, const FactorOptions& options) {
 }
 
 // In gpu and hybrid modes a task may be placed on a GPU, so the largest task's tiles (the three
-// of a trailing-update gemm) must fit in the memory StarPU may use there: StarPU would otherwise
-// retry the allocation for ever.
+// of a trailing-update gemm; tiles of order min(nb, n)) must fit in the memory StarPU may use
+// there: StarPU would otherwise retry the allocation for ever.
 template <class T>
-void check_tiles_fit_gpu(const Runtime& runtime, Mode requested, int tile_order) {
+void check_tiles_fit_gpu(const Runtime& runtime, Mode requested, int nb, int n) {
+  const int tile_order = std::min(nb, n);
   const std::size_t capacity = runtime.gpu_memory_bytes();
   if (capacity == 0 || runtime.resolve(requested) == Mode::cpu) return;
   const double task_bytes = 3.0 * tile_order * tile_order * sizeof(T);
@@ -107,7 +108,7 @@ Request store_async(const TileMatrix<T>& B, T* dst, int ld) {
 template <class T>
 Request potrf_async(TileMatrix<T>& A, const FactorOptions& options) {
   require(A.structure() == TileStructure::symmetric_lower, "potrf needs a symmetric tile matrix");
-  check_tiles_fit_gpu<T>(A.runtime(), options.mode, std::min(A.nb(), A.rows()));
+  check_tiles_fit_gpu<T>(A.runtime(), options.mode, A.nb(), A.rows());
   return make_request(nullptr, [&](Submission& s) {
     s.set_trace(options.trace);
     detail::insert_cholesky(make_context(A.runtime(), s, options.mode, options.gpu_kernels), A, options.priority);
@@ -117,7 +118,7 @@ Request potrf_async(TileMatrix<T>& A, const FactorOptions& options) {
 template <class T>
 Request potrs_async(const TileMatrix<T>& L, TileMatrix<T>& B, const FactorOptions& options) {
   check_same_runtime_and_tiles(L, B);
-  check_tiles_fit_gpu<T>(L.runtime(), options.mode, std::min(L.nb(), L.rows()));
+  check_tiles_fit_gpu<T>(L.runtime(), options.mode, L.nb(), L.rows());
   return make_request(nullptr, [&](Submission& s) {
     s.set_trace(options.trace);
     detail::insert_cholesky_solve(make_context(L.runtime(), s, options.mode, options.gpu_kernels), L, B,
@@ -129,7 +130,7 @@ template <class T>
 Request potrf_async(Runtime& runtime, int n, T* A, int lda, const FactorOptions& options) {
   check_lapack_matrix("A", n, n, A, lda);
   const int nb = tile_size_for<T>(runtime, n, options);
-  check_tiles_fit_gpu<T>(runtime, options.mode, std::min(nb, n));
+  check_tiles_fit_gpu<T>(runtime, options.mode, nb, n);
   auto tiles = std::make_shared<TileMatrix<T>>(runtime, n, nb);
   return make_request(tiles, [&](Submission& s) {
     s.set_trace(options.trace);
@@ -147,7 +148,7 @@ Request potrs_async(Runtime& runtime, int n, int nrhs, const T* A, int lda, T* B
   check_lapack_matrix("B", n, nrhs, B, ldb);
   check_apart(n, nrhs, A, lda, B, ldb);
   const int nb = tile_size_for<T>(runtime, n, options);
-  check_tiles_fit_gpu<T>(runtime, options.mode, std::min(nb, n));
+  check_tiles_fit_gpu<T>(runtime, options.mode, nb, n);
   auto tiles = std::make_shared<MatrixAndRhs<T>>(runtime, n, nrhs, nb);
   return make_request(tiles, [&](Submission& s) {
     s.set_trace(options.trace);
@@ -165,7 +166,7 @@ Request posv_async(Runtime& runtime, int n, int nrhs, T* A, int lda, T* B, int l
   check_lapack_matrix("B", n, nrhs, B, ldb);
   check_apart(n, nrhs, A, lda, B, ldb);
   const int nb = tile_size_for<T>(runtime, n, options);
-  check_tiles_fit_gpu<T>(runtime, options.mode, std::min(nb, n));
+  check_tiles_fit_gpu<T>(runtime, options.mode, nb, n);
   auto tiles = std::make_shared<MatrixAndRhs<T>>(runtime, n, nrhs, nb);
   return make_request(tiles, [&](Submission& s) {
     s.set_trace(options.trace);
