@@ -2,6 +2,7 @@
 // potf2 kernel. Info from either device lands in the submission with the tile's global column.
 #include <stdexcept>
 #include <string>
+#include <vector>
 
 #include "codelet_support.hpp"
 #include "kernels/cpu/blas.hpp"
@@ -35,13 +36,31 @@ void potrf_cpu(void* buffers[], void* cl_arg) {
 }
 
 #ifdef TESSERA_HAVE_CUDA
+// A GPU factorization that reports info = c has factored columns 0..c-2, each with a positive
+// diagonal (the square root of a positive pivot). A diagonal that is not positive there marks an
+// earlier failure that the kernel let through (a pivot at the end of one of its inner blocks
+// turned into a NaN that failed the next column): that column is LAPACK's info.
+template <class T>
+int first_failed_column(const TileView<T>& A, int reported, CudaWorkerContext& ctx) {
+  if (reported <= 1) return reported;
+  std::vector<T> diagonal(static_cast<std::size_t>(reported - 1));
+  const std::size_t pitch = (static_cast<std::size_t>(A.ld) + 1) * sizeof(T);
+  TESSERA_CUDA_CHECK(cudaMemcpy2DAsync(diagonal.data(), sizeof(T), A.ptr, pitch, sizeof(T), diagonal.size(),
+                                       cudaMemcpyDeviceToHost, ctx.stream));
+  TESSERA_CUDA_CHECK(cudaStreamSynchronize(ctx.stream));
+  for (std::size_t j = 0; j < diagonal.size(); ++j)
+    if (!(diagonal[j] > T(0))) return static_cast<int>(j) + 1;
+  return reported;
+}
+
 // The CUDA implementations are synchronous: the info is read back before the task ends, so that
 // every task depending on this tile already sees a failure and skips its work.
-void report_device_info(const PotrfArgs& args, CudaWorkerContext& ctx) {
+template <class T>
+void report_device_info(const PotrfArgs& args, const TileView<T>& A, CudaWorkerContext& ctx) {
   int info = 0;
   TESSERA_CUDA_CHECK(cudaMemcpyAsync(&info, ctx.device_info, sizeof(int), cudaMemcpyDeviceToHost, ctx.stream));
   TESSERA_CUDA_CHECK(cudaStreamSynchronize(ctx.stream));
-  report_info(args, info);
+  report_info(args, info > 0 ? first_failed_column(A, info, ctx) : info);
 }
 
 template <class T>
@@ -53,7 +72,7 @@ void potrf_cuda_vendor(void* buffers[], void* cl_arg) {
     const int lwork = kernels::cuda::vendor::potrf_workspace(ctx.cusolver, A.rows, A.ptr, A.ld);
     T* work = static_cast<T*>(ctx.workspace_of(sizeof(T) * static_cast<std::size_t>(lwork)));
     kernels::cuda::vendor::potrf(ctx.cusolver, A.rows, A.ptr, A.ld, work, lwork, ctx.device_info);
-    report_device_info(args, ctx);
+    report_device_info(args, A, ctx);
   });
 }
 
@@ -67,7 +86,7 @@ void potrf_cuda_custom(void* buffers[], void* cl_arg) {
     const std::size_t bytes = kernels::cuda::potf2_workspace_bytes<T>(A.rows, cfg);
     void* work = bytes > 0 ? ctx.workspace_of(bytes) : nullptr;
     kernels::cuda::potf2<T>(A.rows, A.ptr, A.ld, ctx.device_info, work, bytes, ctx.stream, cfg);
-    report_device_info(args, ctx);
+    report_device_info(args, A, ctx);
   });
 }
 

@@ -21,6 +21,7 @@ class ByteReader {
   }
 
   bool exhausted() const { return pos_ >= size_; }
+  std::size_t position() const { return pos_; }  // bytes read so far (at most size)
 
  private:
   const std::uint8_t* data_;

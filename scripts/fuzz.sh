@@ -2,7 +2,7 @@
 # Builds Tessera's libFuzzer targets (fuzz/) with Clang, AddressSanitizer and UBSan in a build
 # directory of their own, and runs each for a bounded time on its seed corpus (fuzz/corpus/<target>,
 # only read). See docs/reliability.md.
-#   scripts/fuzz.sh [target ...]          targets: matrix_market c_api (default: both)
+#   scripts/fuzz.sh [target ...]          targets: matrix_market c_api environment (default: all three)
 # Environment: FUZZ_SECONDS (60 per target), FUZZ_BUILD_DIR (build-fuzz).
 # New inputs go to $FUZZ_BUILD_DIR/corpus/<target>; a crash, leak, timeout or violated invariant
 # leaves its input in $FUZZ_BUILD_DIR/crashes/<target>/ and makes the script fail.
@@ -12,7 +12,7 @@ TESSERA_FUZZ_DEPS=1 ./scripts/install-deps.sh
 build_dir=${FUZZ_BUILD_DIR:-build-fuzz}
 seconds=${FUZZ_SECONDS:-60}
 targets=("$@")
-[ ${#targets[@]} -gt 0 ] || targets=(matrix_market c_api)
+[ ${#targets[@]} -gt 0 ] || targets=(matrix_market c_api environment)
 
 CC=clang-14 CXX=clang++-14 cmake -S . -B "$build_dir" -DCMAKE_BUILD_TYPE=RelWithDebInfo -DTESSERA_CUDA=OFF \
   -DTESSERA_SANITIZE=ON -DTESSERA_FUZZ=ON -DTESSERA_BUILD_TESTS=OFF -DTESSERA_BUILD_BENCH=OFF \
@@ -23,6 +23,7 @@ cmake --build "$build_dir" -j"$(nproc)" --target "${targets[@]/#/fuzz_}" >"$buil
 export STARPU_SILENT=1
 export ASAN_SYMBOLIZER_PATH=${ASAN_SYMBOLIZER_PATH:-/usr/lib/llvm-14/bin/llvm-symbolizer}
 export UBSAN_OPTIONS=${UBSAN_OPTIONS:-print_stacktrace=1:halt_on_error=1}
+export LSAN_OPTIONS=${LSAN_OPTIONS:-suppressions=$PWD/tests/sanitizers/lsan.supp:print_suppressions=0}
 status=0
 for target in "${targets[@]}"; do
   corpus=$build_dir/corpus/$target

@@ -5,7 +5,7 @@
 #   scripts/run-gpu-suite.sh BIN_DIR LOG_DIR [bench sizes, default 4096,8192,16384,30000,40000]
 # BIN_DIR holds the binaries (tessera, tessera_tests, tessera_attach_test,
 # tessera_cuda_kernel_tests, bench_gpu_potrf, bench_cpu_potrf, bench_lapack_potrf,
-# libtessera_lapack.so); logs and JSON go to LOG_DIR. StarPU's perf models persist in
+# libtessera_lapack.so and libtessera_lapack_backend.so, which it loads from its own directory); logs and JSON go to LOG_DIR. StarPU's perf models persist in
 # $STARPU_PERF_MODEL_DIR when set. SKIP_CPU_BENCH=1 leaves the CPU benchmark out.
 set -uo pipefail
 bin=$1

@@ -81,15 +81,16 @@ struct MatrixAndRhs {
 template <class T>
 Request load_async(TileMatrix<T>& A, Uplo uplo, const T* src, int ld) {
   check_lapack_matrix("load", A.rows(), A.cols(), src, ld);
-  return make_request(nullptr, [&](Submission& s) {
-    detail::insert_load(make_context(A.runtime(), s, Mode::cpu, GpuKernels::any), A, uplo, src, ld, critical_path_priority);
+  return make_request(A.runtime(), nullptr, [&](Submission& s) {
+    detail::insert_load(make_context(A.runtime(), s, Mode::cpu, GpuKernels::any), A, uplo, src, ld,
+                        detail::NonFiniteInput::fails_factorization, critical_path_priority);
   });
 }
 
 template <class T>
 Request store_async(const TileMatrix<T>& A, Uplo uplo, T* dst, int ld) {
   check_lapack_matrix("store", A.rows(), A.cols(), dst, ld);
-  return make_request(nullptr, [&](Submission& s) {
+  return make_request(A.runtime(), nullptr, [&](Submission& s) {
     detail::insert_store(make_context(A.runtime(), s, Mode::cpu, GpuKernels::any), A, uplo, dst, ld, false,
                          critical_path_priority);
   });
@@ -109,7 +110,7 @@ template <class T>
 Request potrf_async(TileMatrix<T>& A, const FactorOptions& options) {
   require(A.structure() == TileStructure::symmetric_lower, "potrf needs a symmetric tile matrix");
   check_tiles_fit_gpu<T>(A.runtime(), options.mode, A.nb(), A.rows());
-  return make_request(nullptr, [&](Submission& s) {
+  return make_request(A.runtime(), nullptr, [&](Submission& s) {
     s.set_trace(options.trace);
     detail::insert_cholesky(make_context(A.runtime(), s, options.mode, options.gpu_kernels), A, options.priority);
   });
@@ -119,7 +120,7 @@ template <class T>
 Request potrs_async(const TileMatrix<T>& L, TileMatrix<T>& B, const FactorOptions& options) {
   check_same_runtime_and_tiles(L, B);
   check_tiles_fit_gpu<T>(L.runtime(), options.mode, L.nb(), L.rows());
-  return make_request(nullptr, [&](Submission& s) {
+  return make_request(L.runtime(), nullptr, [&](Submission& s) {
     s.set_trace(options.trace);
     detail::insert_cholesky_solve(make_context(L.runtime(), s, options.mode, options.gpu_kernels), L, B,
                                   options.priority);
@@ -132,10 +133,10 @@ Request potrf_async(Runtime& runtime, int n, T* A, int lda, const FactorOptions&
   const int nb = tile_size_for<T>(runtime, n, options);
   check_tiles_fit_gpu<T>(runtime, options.mode, nb, n);
   auto tiles = std::make_shared<TileMatrix<T>>(runtime, n, nb);
-  return make_request(tiles, [&](Submission& s) {
+  return make_request(runtime, tiles, [&](Submission& s) {
     s.set_trace(options.trace);
     const detail::TaskContext ctx = make_context(runtime, s, options.mode, options.gpu_kernels);
-    detail::insert_load(ctx, *tiles, options.uplo, A, lda, options.priority);
+    detail::insert_load(ctx, *tiles, options.uplo, A, lda, detail::NonFiniteInput::fails_factorization, options.priority);
     detail::insert_cholesky(ctx, *tiles, options.priority);
     detail::insert_store(ctx, *tiles, options.uplo, A, lda, false, options.priority);
   });
@@ -150,11 +151,12 @@ Request potrs_async(Runtime& runtime, int n, int nrhs, const T* A, int lda, T* B
   const int nb = tile_size_for<T>(runtime, n, options);
   check_tiles_fit_gpu<T>(runtime, options.mode, nb, n);
   auto tiles = std::make_shared<MatrixAndRhs<T>>(runtime, n, nrhs, nb);
-  return make_request(tiles, [&](Submission& s) {
+  return make_request(runtime, tiles, [&](Submission& s) {
     s.set_trace(options.trace);
     const detail::TaskContext ctx = make_context(runtime, s, options.mode, options.gpu_kernels);
-    detail::insert_load(ctx, tiles->A, options.uplo, A, lda, options.priority);
-    detail::insert_load(ctx, tiles->B, Uplo::lower, B, ldb, options.priority);
+    // A holds a factor: a NaN in it propagates into the solution, as in LAPACK's xPOTRS.
+    detail::insert_load(ctx, tiles->A, options.uplo, A, lda, detail::NonFiniteInput::propagates, options.priority);
+    detail::insert_load(ctx, tiles->B, Uplo::lower, B, ldb, detail::NonFiniteInput::propagates, options.priority);
     detail::insert_cholesky_solve(ctx, tiles->A, tiles->B, options.priority);
     detail::insert_store(ctx, tiles->B, Uplo::lower, B, ldb, true, options.priority);
   });
@@ -168,11 +170,11 @@ Request posv_async(Runtime& runtime, int n, int nrhs, T* A, int lda, T* B, int l
   const int nb = tile_size_for<T>(runtime, n, options);
   check_tiles_fit_gpu<T>(runtime, options.mode, nb, n);
   auto tiles = std::make_shared<MatrixAndRhs<T>>(runtime, n, nrhs, nb);
-  return make_request(tiles, [&](Submission& s) {
+  return make_request(runtime, tiles, [&](Submission& s) {
     s.set_trace(options.trace);
     const detail::TaskContext ctx = make_context(runtime, s, options.mode, options.gpu_kernels);
-    detail::insert_load(ctx, tiles->A, options.uplo, A, lda, options.priority);
-    detail::insert_load(ctx, tiles->B, Uplo::lower, B, ldb, options.priority);
+    detail::insert_load(ctx, tiles->A, options.uplo, A, lda, detail::NonFiniteInput::fails_factorization, options.priority);
+    detail::insert_load(ctx, tiles->B, Uplo::lower, B, ldb, detail::NonFiniteInput::propagates, options.priority);
     detail::insert_cholesky(ctx, tiles->A, options.priority);
     detail::insert_store(ctx, tiles->A, options.uplo, A, lda, false, options.priority);
     detail::insert_cholesky_solve(ctx, tiles->A, tiles->B, options.priority);

@@ -8,7 +8,9 @@
 #include <string>
 #include <vector>
 
+#include "memory_overlap.hpp"
 #include "request_support.hpp"
+#include "runtime_control.hpp"
 #include "tessera/error.hpp"
 
 namespace tessera {
@@ -20,11 +22,14 @@ using detail::Submission;
 // Registrations and internal arrays that live until the request's tasks are done; releasing the
 // registrations leaves the results in the caller's memory.
 struct BatchState {
+  explicit BatchState(Runtime& r) : runtime(r) {}
+  Runtime& runtime;
   std::vector<void*> handles;
   std::vector<int> internal_info;
   std::vector<long long> relative_offsets;
   std::vector<long long> relative_offsets_b;
   ~BatchState() {
+    const detail::TransfersInFlight transfers(runtime);  // results come home through the workers
     for (void* h : handles) detail::release_data(h);
   }
   void* keep(void* handle) {
@@ -58,8 +63,38 @@ void check_strided(const char* name, int n, int cols, const void* A, int lda, lo
   require(A != nullptr || n == 0 || cols == 0 || batch == 0, std::string(name) + ": null pointer");
 }
 
-// Elements a matrix of rows x cols with leading dimension ld spans.
-long long span(int rows, int cols, int ld) { return cols == 0 || rows == 0 ? 1 : static_cast<long long>(ld) * (cols - 1) + rows; }
+// Elements a matrix of rows x cols with leading dimension ld spans (none when it is empty).
+long long span(int rows, int cols, int ld) { return cols == 0 || rows == 0 ? 0 : static_cast<long long>(ld) * (cols - 1) + rows; }
+
+template <class T>
+detail::ByteBlock byte_block(const T* base, long long offset, int rows, int cols, int ld) {
+  return {reinterpret_cast<std::uintptr_t>(base + offset), static_cast<std::uint64_t>(rows) * sizeof(T),
+          static_cast<std::uint64_t>(cols), static_cast<std::uint64_t>(ld) * sizeof(T)};
+}
+
+// The right-hand sides are written while the matrices are read: no element may be shared (an
+// invalid B, argument 7 of xPOSV_BATCHED as in the C API).
+void require_apart(bool overlap) {
+  if (overlap) throw InvalidArgument("B overlaps A: the right-hand sides must not share memory with the matrices", 7);
+}
+
+template <class T>
+void check_strided_apart(int n, int nrhs, const T* A, int lda, long long strideA, const T* B, int ldb,
+                         long long strideB, int batch) {
+  if (n == 0 || nrhs == 0 || batch == 0) return;
+  require_apart(detail::any_blocks_overlap(
+      batch, [&](int k) { return byte_block(A, k * strideA, n, n, lda); }, batch,
+      [&](int k) { return byte_block(B, k * strideB, n, nrhs, ldb); }));
+}
+
+template <class T>
+void check_variable_apart(const int* n, int nrhs, const T* A, const long long* offsets, const int* lda, const T* B,
+                          const long long* offsetsB, const int* ldb, int batch) {
+  if (nrhs == 0 || batch == 0) return;
+  require_apart(detail::any_blocks_overlap(
+      batch, [&](int k) { return byte_block(A, offsets[k], n[k], n[k], lda[k]); }, batch,
+      [&](int k) { return byte_block(B, offsetsB[k], n[k], nrhs, ldb[k]); }));
+}
 
 template <class T>
 void* register_chunk_blocks(BatchState& state, T* base, int rows, int cols, int ld, long long stride, const Chunk& c) {
@@ -74,14 +109,19 @@ struct VariableSpan {
   long long end;
 };
 
+// Empty matrices hold no element: their offsets do not count (relative offset 0, never read).
 VariableSpan variable_span(const int* rows, int cols_fixed, const int* cols, const long long* offsets, const int* ld,
                            const Chunk& c) {
-  VariableSpan s{offsets[c.first], offsets[c.first] + 1};
+  bool any = false;
+  VariableSpan s{0, 1};
   for (int k = c.first; k < c.first + c.count; ++k) {
-    const int m = rows[k], n = cols ? cols[k] : cols_fixed;
-    s.end = std::max(s.end, offsets[k] + span(m, n, ld[k]));
+    const long long elements = span(rows[k], cols ? cols[k] : cols_fixed, ld[k]);
+    if (elements == 0) continue;
+    if (!any) s = {offsets[k], offsets[k] + elements};
+    any = true;
+    s.end = std::max(s.end, offsets[k] + elements);
   }
-  return s;
+  return s;  // (chunks of empty matrices only are never registered)
 }
 
 void check_variable(const char* name, const int* rows, int cols_fixed, const int* cols, const void* A,
@@ -94,9 +134,11 @@ void check_variable(const char* name, const int* rows, int cols_fixed, const int
     const int m = rows[k], n = cols ? cols[k] : cols_fixed;
     require(m >= 0, std::string(name) + ": negative order of matrix " + std::to_string(k));
     require(ld[k] >= std::max(1, m), std::string(name) + ": leading dimension of matrix " + std::to_string(k) + " below its order");
+    const long long elements = span(m, n, ld[k]);
+    if (elements == 0) continue;  // an empty matrix holds nothing: any offset will do
     require(offsets[k] >= previous_end,
             std::string(name) + ": matrix " + std::to_string(k) + " overlaps the previous one (offsets must increase)");
-    previous_end = offsets[k] + span(m, n, ld[k]);
+    previous_end = offsets[k] + elements;
   }
 }
 
@@ -105,7 +147,8 @@ detail::VariableChunk register_variable_chunk(BatchState& state, T* base, const 
                                                const long long* offsets, const int* ld, const Chunk& c,
                                                std::vector<long long>& relative) {
   const VariableSpan s = variable_span(rows, cols_fixed, cols, offsets, ld, c);
-  for (int k = c.first; k < c.first + c.count; ++k) relative[k] = offsets[k] - s.start;
+  for (int k = c.first; k < c.first + c.count; ++k)
+    relative[k] = span(rows[k], cols ? cols[k] : cols_fixed, ld[k]) == 0 ? 0 : offsets[k] - s.start;
   detail::VariableChunk chunk{};
   chunk.data = state.keep(detail::register_array(base + s.start, sizeof(T), s.end - s.start));
   chunk.sizes = state.keep(detail::register_array(const_cast<int*>(rows + c.first), sizeof(int), c.count));
@@ -120,7 +163,7 @@ detail::VariableChunk register_variable_chunk(BatchState& state, T* base, const 
 template <class T>
 Request submit_strided(Runtime& runtime, int n, int nrhs, T* A, int lda, long long strideA, T* B, int ldb,
                        long long strideB, int batch, int* info, bool factor, const BatchOptions& options) {
-  auto state = std::make_shared<BatchState>();
+  auto state = std::make_shared<BatchState>(runtime);
   const bool solve = nrhs > 0 && n > 0;
   if (!factor) {
     state->internal_info.assign(static_cast<std::size_t>(batch), 0);  // potrs alone: solve every matrix
@@ -128,7 +171,7 @@ Request submit_strided(Runtime& runtime, int n, int nrhs, T* A, int lda, long lo
   }
   const Mode mode = runtime.resolve(options.mode);
   if (n == 0) std::fill(info, info + batch, 0);  // nothing to factor or solve
-  return detail::make_request(state, [&](Submission& s) {
+  return detail::make_request(runtime, state, [&](Submission& s) {
     if (batch == 0 || n == 0) return;
     const detail::TaskContext ctx = detail::make_context(runtime, s, mode, GpuKernels::any);
     for (const Chunk& c : chunks_of(runtime, batch, options, mode)) {
@@ -147,7 +190,7 @@ template <class T>
 Request submit_variable(Runtime& runtime, const int* n, int nrhs, T* A, const long long* offsets, const int* lda, T* B,
                         const long long* offsetsB, const int* ldb, int batch, int* info, bool factor,
                         const BatchOptions& options) {
-  auto state = std::make_shared<BatchState>();
+  auto state = std::make_shared<BatchState>(runtime);
   if (!factor) {
     state->internal_info.assign(static_cast<std::size_t>(batch), 0);
     info = state->internal_info.data();
@@ -155,10 +198,14 @@ Request submit_variable(Runtime& runtime, const int* n, int nrhs, T* A, const lo
   state->relative_offsets.resize(static_cast<std::size_t>(batch));
   state->relative_offsets_b.resize(static_cast<std::size_t>(batch));
   const Mode mode = runtime.resolve(options.mode);
-  return detail::make_request(state, [&](Submission& s) {
+  return detail::make_request(runtime, state, [&](Submission& s) {
     if (batch == 0) return;
     const detail::TaskContext ctx = detail::make_context(runtime, s, mode, GpuKernels::any);
     for (const Chunk& c : chunks_of(runtime, batch, options, mode)) {
+      if (std::all_of(n + c.first, n + c.first + c.count, [](int order) { return order == 0; })) {
+        std::fill(info + c.first, info + c.first + c.count, 0);  // nothing to factor or solve
+        continue;
+      }
       const detail::VariableChunk a =
           register_variable_chunk(*state, A, n, 0, n, offsets, lda, c, state->relative_offsets);
       void* info_handle = state->keep(detail::register_array(info + c.first, sizeof(int), c.count));
@@ -198,6 +245,7 @@ Request potrs_batched_async(Runtime& runtime, int n, int nrhs, const T* A, int l
                             long long strideB, int batch, const BatchOptions& options) {
   check_strided("A", n, n, A, lda, strideA, batch);
   check_strided("B", n, nrhs, B, ldb, strideB, batch);
+  check_strided_apart(n, nrhs, A, lda, strideA, B, ldb, strideB, batch);
   // The factors are only read; registering them read-write never writes different values back.
   return submit_strided<T>(runtime, n, nrhs, const_cast<T*>(A), lda, strideA, B, ldb, strideB, batch, nullptr, false,
                            options);
@@ -208,6 +256,7 @@ Request posv_batched_async(Runtime& runtime, int n, int nrhs, T* A, int lda, lon
                            long long strideB, int batch, int* info, const BatchOptions& options) {
   check_strided("A", n, n, A, lda, strideA, batch);
   check_strided("B", n, nrhs, B, ldb, strideB, batch);
+  check_strided_apart(n, nrhs, A, lda, strideA, B, ldb, strideB, batch);
   require(info != nullptr || batch == 0, "info: null pointer");
   return submit_strided<T>(runtime, n, nrhs, A, lda, strideA, B, ldb, strideB, batch, info, true, options);
 }
@@ -227,6 +276,7 @@ Request potrs_vbatched_async(Runtime& runtime, const int* n, int nrhs, const T* 
   require(nrhs >= 0, "nrhs: negative");
   check_variable("A", n, 0, n, A, offsets, lda, batch);
   check_variable("B", n, nrhs, nullptr, B, offsetsB, ldb, batch);
+  check_variable_apart(n, nrhs, A, offsets, lda, B, offsetsB, ldb, batch);
   return submit_variable<T>(runtime, n, nrhs, const_cast<T*>(A), offsets, lda, B, offsetsB, ldb, batch, nullptr, false,
                             options);
 }
@@ -238,6 +288,7 @@ Request posv_vbatched_async(Runtime& runtime, const int* n, int nrhs, T* A, cons
   require(nrhs >= 0, "nrhs: negative");
   check_variable("A", n, 0, n, A, offsets, lda, batch);
   check_variable("B", n, nrhs, nullptr, B, offsetsB, ldb, batch);
+  check_variable_apart(n, nrhs, A, offsets, lda, B, offsetsB, ldb, batch);
   require(info != nullptr || batch == 0, "info: null pointer");
   return submit_variable<T>(runtime, n, nrhs, A, offsets, lda, B, offsetsB, ldb, batch, info, true, options);
 }

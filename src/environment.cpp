@@ -1,4 +1,10 @@
-// The one place where Tessera reads its environment variables.
+// The one place where Tessera reads (and, for StarPU's defaults, writes) environment variables.
+#include "environment.hpp"
+
+#include <unistd.h>
+
+#include <cerrno>
+#include <climits>
 #include <cstdlib>
 #include <string>
 
@@ -40,6 +46,7 @@ RuntimeOptions RuntimeOptions::from_environment() {
   options.workers_per_cuda = env_int("TESSERA_WORKERS_PER_CUDA", options.workers_per_cuda, 1);
   if (const char* policy = env("TESSERA_POLICY")) options.scheduler = policy;
   if (const char* tuning = env("TESSERA_TUNING_FILE")) options.tuning_file = tuning;
+  options.verbose = env_int("TESSERA_VERBOSE", options.verbose ? 1 : 0, 0) != 0;
   return options;
 }
 
@@ -114,5 +121,108 @@ const char* to_string(TaskKind kind) {
   }
   return "?";
 }
+
+namespace detail {
+
+namespace {
+
+// StarPU 1.3 parses these with starpu_get_env_number and aborts the process on a value that is
+// not a whole non-negative integer (src/common/utils.c, include/starpu_helper.h).
+constexpr const char* starpu_integer_variables[] = {
+    "STARPU_BACKOFF_MAX", "STARPU_BACKOFF_MIN", "STARPU_BUS_CALIBRATE", "STARPU_BUS_STATS", "STARPU_CALIBRATE",
+    "STARPU_CALIBRATE_MINIMUM", "STARPU_CATCH_SIGNALS", "STARPU_CHECK_ENTIRE_PLATFORM", "STARPU_CUDA_PIPELINE",
+    "STARPU_CUDA_THREAD_PER_DEV", "STARPU_CUDA_THREAD_PER_WORKER", "STARPU_DIDUSE_BARRIER",
+    "STARPU_DISABLE_ASYNCHRONOUS_COPY", "STARPU_DISABLE_ASYNCHRONOUS_CUDA_COPY",
+    "STARPU_DISABLE_ASYNCHRONOUS_OPENCL_COPY", "STARPU_DISABLE_KERNELS", "STARPU_DISABLE_PINNING",
+    "STARPU_DISK_SWAP_SIZE", "STARPU_DISPLAY_BINDINGS", "STARPU_ENABLE_CUDA_GPU_GPU_DIRECT", "STARPU_FXT_TRACE",
+    "STARPU_GENERATE_TRACE", "STARPU_GLOBAL_ARBITER", "STARPU_HISTORY_MAX_ERROR", "STARPU_LIMIT_BANDWIDTH",
+    "STARPU_LIMIT_CPU_MEM", "STARPU_LIMIT_CPU_NUMA_MEM", "STARPU_LIMIT_CUDA_MEM", "STARPU_LIMIT_MAX_SUBMITTED_TASKS",
+    "STARPU_LIMIT_MIN_SUBMITTED_TASKS", "STARPU_LIMIT_OPENCL_MEM", "STARPU_MAIN_THREAD_BIND",
+    "STARPU_MAIN_THREAD_COREID", "STARPU_MAIN_THREAD_CPUID", "STARPU_MALLOC_SIMULATION_FOLD",
+    "STARPU_MAX_MEMORY_USE", "STARPU_MAX_PRIO", "STARPU_MAX_WORKERSIZE", "STARPU_MEMORY_STATS",
+    "STARPU_MINIMUM_AVAILABLE_MEM", "STARPU_MINIMUM_CLEAN_BUFFERS", "STARPU_MIN_PRIO", "STARPU_MIN_WORKERSIZE",
+    "STARPU_NCPU", "STARPU_NCPUS", "STARPU_NCUDA", "STARPU_NOPENCL", "STARPU_NTASKS_THRESHOLD",
+    "STARPU_NTHREADS_PER_CORE", "STARPU_NWORKER_PER_CUDA", "STARPU_OPENCL_ONLY_ON_CPUS", "STARPU_OPENCL_ON_CPUS",
+    "STARPU_OPENCL_PIPELINE", "STARPU_PCI_FLAT", "STARPU_PERF_MODEL_HOMOGENEOUS_CPU",
+    "STARPU_PERF_MODEL_HOMOGENEOUS_CUDA", "STARPU_PERF_MODEL_HOMOGENEOUS_OPENCL", "STARPU_PREFETCH",
+    "STARPU_RESERVE_NCPU", "STARPU_SCHED_READY", "STARPU_SCHED_SORTED_ABOVE", "STARPU_SCHED_SORTED_BELOW",
+    "STARPU_SILENT", "STARPU_SINGLE_COMBINED_WORKER", "STARPU_STATS", "STARPU_SYNTHESIZE_ARITY_COMBINED_WORKER",
+    "STARPU_TARGET_AVAILABLE_MEM", "STARPU_TARGET_CLEAN_BUFFERS", "STARPU_TASK_BREAK_ON_EXEC",
+    "STARPU_TASK_BREAK_ON_POP", "STARPU_TASK_BREAK_ON_PUSH", "STARPU_TASK_BREAK_ON_SCHED", "STARPU_TASK_PROGRESS",
+    "STARPU_TRACE_BUFFER_SIZE", "STARPU_USE_NUMA", "STARPU_WATCHDOG_CRASH", "STARPU_WATCHDOG_DELAY",
+    "STARPU_WORKERS_GETBIND", "STARPU_WORKERS_NOBIND", "STARPU_WORKER_TREE"};
+
+// Parsed with starpu_get_env_float_default: the whole value must be a number.
+constexpr const char* starpu_real_variables[] = {"STARPU_EXP_LEN_THRESHOLD", "STARPU_IDLE_POWER", "STARPU_SCHED_ALPHA",
+                                                 "STARPU_SCHED_BETA", "STARPU_SCHED_GAMMA", "STARPU_WINDOW_TIME_SIZE"};
+
+// StarPU reads an empty value as 0, so only a set, non-empty value is checked; values beyond int
+// are refused too, since StarPU truncates them to int.
+void check_starpu_integer(const char* name) {
+  const char* value = std::getenv(name);
+  if (!value || !*value) return;
+  errno = 0;
+  char* end = nullptr;
+  const long parsed = std::strtol(value, &end, 10);
+  if (*end != '\0' || errno == ERANGE || parsed < 0 || parsed > INT_MAX)
+    throw InvalidArgument(std::string(name) + "='" + value + "' is not a non-negative integer (StarPU would abort)");
+}
+
+void check_starpu_real(const char* name) {
+  const char* value = std::getenv(name);
+  if (!value || !*value) return;
+  char* end = nullptr;
+  std::strtof(value, &end);
+  if (*end != '\0') throw InvalidArgument(std::string(name) + "='" + value + "' is not a number (StarPU would abort)");
+}
+
+}  // namespace
+
+void check_starpu_environment() {
+  for (const char* name : starpu_integer_variables) check_starpu_integer(name);
+  for (const char* name : starpu_real_variables) check_starpu_real(name);
+}
+
+std::optional<std::string> starpu_sched_from_environment() {
+  if (const char* policy = env("STARPU_SCHED")) return std::string(policy);
+  return std::nullopt;
+}
+
+void set_starpu_environment_defaults(const RuntimeOptions& options) {
+  if (options.quiet) setenv("STARPU_SILENT", "1", 0);
+  // StarPU 1.3 reads a perf model's calibration flag separately when a task starts, ends and is
+  // accounted, and turns calibration on in the middle of a run when a model lacks samples: a task
+  // caught in between is timed with a start and no end, and StarPU aborts ("measured >= 0").
+  // Calibrating from the start keeps the flag constant (and only adds two clock reads per task).
+  setenv("STARPU_CALIBRATE", "1", 0);
+  if (options.workers_per_cuda > 0)
+    setenv("STARPU_NWORKER_PER_CUDA", std::to_string(options.workers_per_cuda).c_str(), 0);
+}
+
+// StarPU 1.3's rules (src/core/perfmodel/perfmodel.c, src/common/utils.c): STARPU_PERF_MODEL_DIR,
+// else <home>/.starpu/sampling with the first of XDG_CACHE_HOME, STARPU_HOME, HOME, TMPDIR, TEMP,
+// TMP; the host name is STARPU_HOSTNAME, else the machine's name up to its first dot.
+PerfModelLocation perf_model_location() {
+  PerfModelLocation location;
+  if (const char* dir = std::getenv("STARPU_PERF_MODEL_DIR")) {
+    location.directory = dir;
+  } else {
+    const char* home = nullptr;
+    for (const char* name : {"XDG_CACHE_HOME", "STARPU_HOME", "HOME", "TMPDIR", "TEMP", "TMP"})
+      if ((home = std::getenv(name))) break;
+    location.directory = std::string(home ? home : "/tmp") + "/.starpu/sampling";
+  }
+  if (const char* forced = env("STARPU_HOSTNAME")) {
+    location.hostname = forced;
+  } else {
+    char name[256] = {};
+    gethostname(name, sizeof name - 1);
+    location.hostname = name;
+    location.hostname = location.hostname.substr(0, location.hostname.find('.'));
+  }
+  return location;
+}
+
+}  // namespace detail
 
 }  // namespace tessera

@@ -25,6 +25,11 @@ HostMemoryPool::~HostMemoryPool() {
   for (const Block& block : free_) free_block(block);
 }
 
+std::size_t HostMemoryPool::cached_bytes() const {
+  std::lock_guard<std::mutex> lock(mutex_);
+  return cached_bytes_;
+}
+
 void* HostMemoryPool::allocate(std::size_t bytes) {
   {
     std::lock_guard<std::mutex> lock(mutex_);
@@ -33,21 +38,30 @@ void* HostMemoryPool::allocate(std::size_t bytes) {
     for (auto it = free_.begin(); it != free_.end(); ++it)
       if (it->bytes >= bytes && it->bytes / 2 <= bytes && (best == free_.end() || it->bytes < best->bytes)) best = it;
     if (best != free_.end()) {
-      void* memory = best->memory;
-      cached_bytes_ -= best->bytes;
+      const Block reused = *best;
+      cached_bytes_ -= reused.bytes;
       free_.erase(best);
-      return memory;
+      in_use_[reused.memory] = reused.bytes;
+      return reused.memory;
     }
   }
   void* memory = nullptr;
   if (starpu_malloc_flags(&memory, bytes, STARPU_MALLOC_PINNED) != 0) return nullptr;
+  std::lock_guard<std::mutex> lock(mutex_);
+  in_use_[memory] = bytes;
   return memory;
 }
 
-void HostMemoryPool::release(void* block, std::size_t bytes) {
+// The block keeps the size it was allocated with: a reused block may be larger than the request
+// that last borrowed it, and recording the smaller size would make it unfit for its own size.
+void HostMemoryPool::release(void* block) {
   std::vector<Block> evicted;
   {
     std::lock_guard<std::mutex> lock(mutex_);
+    const auto lent = in_use_.find(block);
+    if (lent == in_use_.end()) return;  // not from this pool
+    const std::size_t bytes = lent->second;
+    in_use_.erase(lent);
     free_.push_back({block, bytes});
     cached_bytes_ += bytes;
     const std::size_t limit = cache_limit_bytes();

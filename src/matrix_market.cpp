@@ -77,77 +77,116 @@ bool parse_real(const std::string& token, double& value) {
   return !token.empty() && end == token.c_str() + token.size() && !overflow;
 }
 
+// A token of the input, quoted and cut short, for error messages.
+std::string shown(const std::string& token) {
+  constexpr std::size_t kShown = 40;
+  return "'" + (token.size() <= kShown ? token : token.substr(0, kShown) + "...") + "'";
+}
+
+struct Header {
+  bool coordinate = false;
+  bool symmetric = false;
+};
+
+// The banner line: %%MatrixMarket matrix <format> <field> <symmetry>, keywords in any case.
+// Field and symmetry keywords of the format that Tessera cannot represent are refused by name.
+Header read_header(Reader& reader) {
+  std::istringstream words(lower(reader.header()));
+  std::string banner, object, format, field, symmetry, extra;
+  words >> banner >> object >> format >> field >> symmetry >> extra;
+  if (banner != "%%matrixmarket") reader.fail("not a Matrix Market file: the first line must start with %%MatrixMarket");
+  if (object != "matrix") reader.fail("object " + shown(object) + " is not supported (matrix)");
+  if (format != "array" && format != "coordinate") reader.fail("unknown format " + shown(format) + " (array or coordinate)");
+  if (field == "pattern") reader.fail("field 'pattern' is not supported: the file has no values (real or integer)");
+  if (field == "complex") reader.fail("field 'complex' is not supported: Tessera reads real matrices (real or integer)");
+  if (field != "real" && field != "integer" && field != "double")
+    reader.fail("unknown field " + shown(field) + " (real or integer)");
+  if (symmetry == "skew-symmetric")
+    reader.fail("symmetry 'skew-symmetric' is not supported: such a matrix is never positive definite (general or symmetric)");
+  if (symmetry == "hermitian") reader.fail("symmetry 'hermitian' is not supported: it is for complex matrices (general or symmetric)");
+  if (symmetry != "general" && symmetry != "symmetric")
+    reader.fail("unknown symmetry " + shown(symmetry) + " (general or symmetric)");
+  if (!extra.empty()) reader.fail("unexpected " + shown(extra) + " after the symmetry");
+  return {format == "coordinate", symmetry == "symmetric"};
+}
+
 void read_size(Reader& reader, bool coordinate, long& rows, long& cols, long& entries) {
   std::string line;
   if (!reader.next_data_line(line)) reader.fail("missing size line");
   const bool ok = coordinate ? parse_fields(line, rows, cols, entries) : parse_fields(line, rows, cols);
-  if (!ok || rows < 0 || cols < 0 || (coordinate && entries < 0)) reader.fail("bad size line '" + line + "'");
+  if (!ok || rows < 0 || cols < 0 || (coordinate && entries < 0)) reader.fail("bad size line " + shown(line));
   if (rows > std::numeric_limits<int>::max() || cols > std::numeric_limits<int>::max()) reader.fail("matrix too large");
 }
 
 double read_value(Reader& reader, const std::string& token) {
   double v = 0;
-  if (!parse_real(token, v)) reader.fail("bad number '" + token + "'");
+  if (!parse_real(token, v)) reader.fail("bad number " + shown(token));
   return v;
+}
+
+// Coordinate entries are added to the zero matrix: a duplicate sums with the earlier ones.
+void read_coordinate_entries(Reader& reader, long entries, bool symmetric, DenseMatrix& A) {
+  std::string line;
+  for (long e = 0; e < entries; ++e) {
+    if (!reader.next_data_line(line)) reader.fail("expected " + std::to_string(entries) + " entries, found " + std::to_string(e));
+    long i = 0, j = 0;
+    std::string token;
+    if (!parse_fields(line, i, j, token)) reader.fail("bad entry " + shown(line));
+    if (i < 1 || i > A.rows || j < 1 || j > A.cols)
+      reader.fail("entry (" + std::to_string(i) + ", " + std::to_string(j) + ") outside the matrix");
+    if (symmetric && i < j) reader.fail("symmetric file with an entry above the diagonal");
+    const double v = read_value(reader, token);
+    A(static_cast<int>(i - 1), static_cast<int>(j - 1)) += v;
+    if (symmetric && i != j) A(static_cast<int>(j - 1), static_cast<int>(i - 1)) += v;
+  }
+}
+
+// Array values column by column; a symmetric file holds each column from the diagonal down.
+void read_array_values(Reader& reader, bool symmetric, DenseMatrix& A) {
+  if (A.rows == 0) return;  // (an empty matrix of 2^31 columns has nothing to read: no loop over them)
+  std::string line;
+  for (int j = 0; j < A.cols; ++j)
+    for (int i = symmetric ? j : 0; i < A.rows; ++i) {
+      std::string token;
+      if (!reader.next_data_line(line) || !parse_fields(line, token)) reader.fail("expected one value per line");
+      const double v = read_value(reader, token);
+      A(i, j) = v;
+      if (symmetric) A(j, i) = v;
+    }
 }
 
 }  // namespace
 
-DenseMatrix read_matrix_market(std::istream& in, std::size_t max_elements) {
+DenseMatrix read_matrix_market(std::istream& in, std::size_t max_elements, const MatrixMarketSizeCheck& check_size) {
   Reader reader(in);
-  std::istringstream header(lower(reader.header()));
-  std::string banner, object, format, field, symmetry;
-  header >> banner >> object >> format >> field >> symmetry;
-  if (banner != "%%matrixmarket" || object != "matrix") reader.fail("not a Matrix Market matrix header");
-  if (format != "array" && format != "coordinate") reader.fail("unknown format '" + format + "'");
-  if (field != "real" && field != "integer" && field != "double") reader.fail("unsupported field '" + field + "' (real or integer)");
-  if (symmetry != "general" && symmetry != "symmetric") reader.fail("unsupported symmetry '" + symmetry + "'");
-  const bool coordinate = format == "coordinate";
-  const bool symmetric = symmetry == "symmetric";
-
+  const Header header = read_header(reader);
   long rows = 0, cols = 0, entries = 0;
-  read_size(reader, coordinate, rows, cols, entries);
-  if (symmetric && rows != cols) reader.fail("a symmetric matrix must be square");
+  read_size(reader, header.coordinate, rows, cols, entries);
+  if (header.symmetric && rows != cols) reader.fail("a symmetric matrix must be square");
+  if (check_size) check_size(static_cast<int>(rows), static_cast<int>(cols));
   if (rows != 0 && static_cast<std::size_t>(cols) > max_elements / static_cast<std::size_t>(rows))
-    reader.fail("matrix of " + std::to_string(rows) + " x " + std::to_string(cols) + " exceeds the size limit");
+    reader.fail("matrix of " + std::to_string(rows) + " x " + std::to_string(cols) + " exceeds the limit of " +
+                std::to_string(max_elements) + " elements");
 
   DenseMatrix A;
   A.rows = static_cast<int>(rows);
   A.cols = static_cast<int>(cols);
   A.values.assign(static_cast<std::size_t>(rows) * static_cast<std::size_t>(cols), 0.0);
+  if (header.coordinate)
+    read_coordinate_entries(reader, entries, header.symmetric, A);
+  else
+    read_array_values(reader, header.symmetric, A);
   std::string line;
-  if (coordinate) {
-    if (static_cast<std::size_t>(entries) > A.values.size()) reader.fail("more entries than the matrix holds");
-    for (long e = 0; e < entries; ++e) {
-      if (!reader.next_data_line(line)) reader.fail("expected " + std::to_string(entries) + " entries, found " + std::to_string(e));
-      long i = 0, j = 0;
-      std::string token;
-      if (!parse_fields(line, i, j, token)) reader.fail("bad entry '" + line + "'");
-      if (i < 1 || i > rows || j < 1 || j > cols) reader.fail("entry (" + std::to_string(i) + ", " + std::to_string(j) + ") outside the matrix");
-      if (symmetric && i < j) reader.fail("symmetric file with an entry above the diagonal");
-      const double v = read_value(reader, token);
-      A(static_cast<int>(i - 1), static_cast<int>(j - 1)) = v;
-      if (symmetric) A(static_cast<int>(j - 1), static_cast<int>(i - 1)) = v;
-    }
-  } else if (rows > 0) {  // (an empty matrix of 2^31 columns has nothing to read: no loop over them)
-    for (long j = 0; j < cols; ++j)
-      for (long i = symmetric ? j : 0; i < rows; ++i) {
-        std::string token;
-        if (!reader.next_data_line(line) || !parse_fields(line, token)) reader.fail("expected one value per line");
-        const double v = read_value(reader, token);
-        A(static_cast<int>(i), static_cast<int>(j)) = v;
-        if (symmetric) A(static_cast<int>(j), static_cast<int>(i)) = v;
-      }
-  }
   if (reader.next_data_line(line)) reader.fail("unexpected data after the last entry");
   return A;
 }
 
-DenseMatrix read_matrix_market_file(const std::string& path) {
+DenseMatrix read_matrix_market_file(const std::string& path, std::size_t max_elements,
+                                    const MatrixMarketSizeCheck& check_size) {
   std::ifstream in(path);
   if (!in) throw InvalidArgument("cannot open '" + path + "': " + std::strerror(errno));
   try {
-    return read_matrix_market(in);
+    return read_matrix_market(in, max_elements, check_size);
   } catch (const InvalidArgument& e) {
     throw InvalidArgument(path + ": " + e.what());
   }

@@ -38,4 +38,51 @@ inline bool right_hand_sides_overlap(const void* A, int lda, const void* B, int 
   return false;
 }
 
+// A column-major block in memory, in bytes: `cols` columns of `rows` bytes, `ld` bytes apart,
+// the first at address `start`. ld >= rows; an empty block (rows or cols 0) holds nothing.
+struct ByteBlock {
+  std::uintptr_t start;
+  std::uint64_t rows;
+  std::uint64_t cols;
+  std::uint64_t ld;
+
+  bool empty() const { return rows == 0 || cols == 0; }
+  std::uintptr_t end() const { return start + (cols - 1) * ld + rows; }  // one past the last byte
+};
+
+// True when the two blocks share a byte. For each column of a, only the first column of b that
+// ends after that column starts can overlap it (b's columns are disjoint and ordered).
+inline bool blocks_overlap(const ByteBlock& a, const ByteBlock& b) {
+  if (a.empty() || b.empty() || a.end() <= b.start || b.end() <= a.start) return false;
+  for (std::uint64_t c = 0; c < a.cols; ++c) {
+    const std::uintptr_t s = a.start + c * a.ld, e = s + a.rows;
+    if (e <= b.start) continue;
+    // First column r of b with b.start + r ldb + rows_b > s.
+    const std::uint64_t r = s < b.start + b.rows ? 0 : (s - b.start - b.rows) / b.ld + 1;
+    if (r >= b.cols) return false;  // b ends before this and every later column of a
+    if (b.start + r * b.ld < e) return true;
+  }
+  return false;
+}
+
+// True when a block of `bs` shares a byte with a block of `as`. Each list must be ordered by
+// address with disjoint address ranges (the batched layouts' rule); a sweep pairs only the blocks
+// whose ranges meet, then compares them column by column.
+template <class BlockA, class BlockB>
+bool any_blocks_overlap(int count_a, BlockA&& block_a, int count_b, BlockB&& block_b) {
+  int first_a = 0;
+  for (int j = 0; j < count_b; ++j) {
+    const ByteBlock b = block_b(j);
+    if (b.empty()) continue;
+    while (first_a < count_a && (block_a(first_a).empty() || block_a(first_a).end() <= b.start)) ++first_a;
+    for (int k = first_a; k < count_a; ++k) {
+      const ByteBlock a = block_a(k);
+      if (a.empty()) continue;
+      if (a.start >= b.end()) break;
+      if (blocks_overlap(a, b)) return true;
+    }
+  }
+  return false;
+}
+
 }  // namespace tessera::detail

@@ -13,16 +13,21 @@ namespace tessera::detail {
 
 TaskContext make_context(Runtime& runtime, Submission& submission, Mode requested, GpuKernels kernels);
 
-// insert(Submission&) inserts the tasks; keep_alive holds what they use until they are done.
+// insert(Submission&) inserts the tasks on `runtime`; keep_alive holds what they use until they
+// are done. Throws RuntimeError when the calling thread cannot use the runtime (inside a StarPU
+// task, in a forked child).
 template <class Insert>
-Request make_request(std::shared_ptr<void> keep_alive, Insert&& insert) {
+Request make_request(Runtime& runtime, std::shared_ptr<void> keep_alive, Insert&& insert) {
   auto submission = std::make_shared<Submission>();
+  submission->open(runtime);
   try {
     insert(*submission);
   } catch (...) {
+    submission->seal();
     submission->wait();
     throw;
   }
+  submission->seal();
   return Request(std::move(submission), std::move(keep_alive));
 }
 

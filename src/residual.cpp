@@ -61,7 +61,7 @@ double backward_error(const TileMatrix<T>& A, const TileMatrix<T>& L, Mode mode)
   TileSums<T> r_sums, a_sums;
   const int nt = A.tile_rows();
   auto factor = [&](int i, int k) { return i == k ? detail::tile_ref(diagonal, k, k) : detail::tile_ref(L, i, k); };
-  detail::make_request(nullptr, [&](detail::Submission& s) {
+  detail::make_request(runtime, nullptr, [&](detail::Submission& s) {
     const detail::TaskContext ctx = detail::make_context(runtime, s, mode, GpuKernels::vendor);
     for (int k = 0; k < nt; ++k) detail::insert_copy_tile<T>(ctx, detail::tile_ref(L, k, k), factor(k, k), true, 0);
     for (int j = 0; j < nt; ++j)

@@ -1,10 +1,12 @@
 #include "tessera/runtime.hpp"
 
 #include <starpu.h>
+#include <unistd.h>
 
 #include <cblas.h>
 
 #include <atomic>
+#include <optional>
 #include <cstdio>
 #include <cstdlib>
 #include <mutex>
@@ -12,14 +14,80 @@
 #include <vector>
 
 #include "cuda_context.hpp"
+#include "environment.hpp"
+#include "perfmodel_files.hpp"
 #include "registry.hpp"
+#include "runtime_control.hpp"
 #include "runtime_resources.hpp"
 #include "tessera/error.hpp"
 
 namespace tessera {
 
+// Whether StarPU's workers should sleep: paused explicitly (and not moving data home), or idle
+// with no request in flight and no runtime wanting them awake. StarPU is one per process and the
+// Runtimes Tessera starts share it, so this state is process-wide (worker_sleep()); Tessera holds
+// at most one starpu_pause() of its own. Attached runtimes never take part.
+struct WorkerSleep {
+  std::mutex mutex;
+  int awake_votes = 0;       // runtimes whose workers must not sleep when idle
+  int explicit_pauses = 0;   // pause_workers() not yet resumed, all runtimes
+  int requests = 0;          // requests in flight
+  int forced_awake = 0;      // scopes that need the workers whatever else holds (data going home)
+  bool starpu_paused = false;
+
+  bool should_sleep() const {
+    if (forced_awake > 0) return false;
+    return explicit_pauses > 0 || (awake_votes == 0 && requests == 0);
+  }
+  // Called with the mutex held after any change.
+  void apply() {
+    const bool sleep = should_sleep();
+    if (sleep == starpu_paused) return;
+    if (sleep)
+      starpu_pause();
+    else
+      starpu_resume();
+    starpu_paused = sleep;
+  }
+};
+
+// Keeps the workers awake for a scope (work Tessera itself runs on them), paused or idle.
+class WorkersAwake {
+ public:
+  explicit WorkersAwake(bool take_part);
+  ~WorkersAwake();
+  WorkersAwake(const WorkersAwake&) = delete;
+  WorkersAwake& operator=(const WorkersAwake&) = delete;
+
+ private:
+  bool take_part_;
+};
+
+WorkerSleep& worker_sleep() {
+  static WorkerSleep sleep;
+  return sleep;
+}
+
+// Runs `change` on the process-wide state under its lock, then pauses or resumes accordingly.
+template <class Change>
+void change_worker_sleep(Change&& change) {
+  WorkerSleep& sleep = worker_sleep();
+  std::lock_guard<std::mutex> lock(sleep.mutex);
+  change(sleep);
+  sleep.apply();
+}
+
+WorkersAwake::WorkersAwake(bool take_part) : take_part_(take_part) {
+  if (take_part_) change_worker_sleep([](WorkerSleep& sleep) { ++sleep.forced_awake; });
+}
+WorkersAwake::~WorkersAwake() {
+  if (take_part_) change_worker_sleep([](WorkerSleep& sleep) { --sleep.forced_awake; });
+}
+
 struct Runtime::Impl {
   bool attached = false;
+  bool verbose = false;
+  pid_t owner_pid = 0;  // the process that started or attached to StarPU
   std::string scheduler;
   int cpu_workers = 0;
   int cuda_workers = 0;
@@ -27,10 +95,21 @@ struct Runtime::Impl {
   std::size_t gpu_memory_bytes = 0;
   int saved_blas_threads = 1;
   std::mutex pause_mutex;
-  int pause_depth = 0;  // starpu_pause() calls not yet resumed
+  bool votes_awake = false;  // this runtime's workers stay awake when idle (see WorkerSleep)
+  int explicit_pauses = 0;   // its pause_workers() not yet resumed
+  mutable std::mutex notices_mutex;
+  std::vector<std::string> notices;
   mutable std::atomic<bool> said_hybrid_without_gpu{false};
   std::unique_ptr<detail::RuntimeResources> resources;
   detail::PolicyEntry policy;  // the running policy (an unknown one: no mode restriction)
+
+  void notice(const std::string& text, bool print) {
+    {
+      std::lock_guard<std::mutex> lock(notices_mutex);
+      notices.push_back(text);
+    }
+    if (print) std::fprintf(stderr, "tessera: %s\n", text.c_str());
+  }
 };
 
 namespace {
@@ -49,16 +128,12 @@ StarpuOwnership& starpu_ownership() {
   return ownership;
 }
 
-// StarPU reads these at start; the user's own settings win.
-void set_starpu_environment_defaults(const RuntimeOptions& options) {
-  if (options.quiet) setenv("STARPU_SILENT", "1", 0);
-  // StarPU 1.3 reads a perf model's calibration flag separately when a task starts, ends and is
-  // accounted, and turns calibration on in the middle of a run when a model lacks samples: a task
-  // caught in between is timed with a start and no end, and StarPU aborts ("measured >= 0").
-  // Calibrating from the start keeps the flag constant (and only adds two clock reads per task).
-  setenv("STARPU_CALIBRATE", "1", 0);
-  if (options.workers_per_cuda > 0)
-    setenv("STARPU_NWORKER_PER_CUDA", std::to_string(options.workers_per_cuda).c_str(), 0);
+// Resources that cannot be freed any more (StarPU already stopped, or this is a forked child
+// without StarPU's threads) stay until the process ends, in a list that is never destroyed, so
+// that leak checkers see them as kept on purpose.
+void retain_until_exit(std::unique_ptr<detail::RuntimeResources> resources) {
+  static auto* retained = new std::vector<std::unique_ptr<detail::RuntimeResources>>();
+  retained->push_back(std::move(resources));
 }
 
 std::string running_policy_name() {
@@ -78,26 +153,33 @@ std::size_t smallest_cuda_memory_node_bytes() {
   return smallest;
 }
 
-void start_starpu(const RuntimeOptions& options, std::string& scheduler) {
+// Starts StarPU, refusing first what it would abort on; returns the running policy's name and,
+// through set_aside, the corrupt performance-model files renamed first.
+std::string start_starpu(const RuntimeOptions& options, std::vector<std::string>& set_aside) {
+  detail::check_starpu_environment();  // starpu_conf_init already parses StarPU's variables
   starpu_conf conf;
   starpu_conf_init(&conf);
   if (options.ncpus >= 0) conf.ncpus = options.ncpus;
   if (options.ncuda >= 0) conf.ncuda = options.ncuda;
-  scheduler = options.scheduler.empty() ? "dmdas" : options.scheduler;
-  const detail::PolicyEntry policy = detail::find_scheduling_policy(scheduler);
+  const std::string requested = options.scheduler.empty() ? "dmdas" : options.scheduler;
+  const detail::PolicyEntry policy = detail::find_scheduling_policy(requested);
   if (policy.policy)
     conf.sched_policy = policy.policy;
   else
     conf.sched_policy_name = policy.name.c_str();
-  // STARPU_SCHED overrides a policy chosen by name (StarPU's rule), not one passed as a struct.
-  const char* env_policy = std::getenv("STARPU_SCHED");
-  const auto started = !policy.policy && env_policy && *env_policy ? detail::scheduling_policy_named(env_policy) : policy;
-  if (started) conf.sched_policy_init = started->init;
-  set_starpu_environment_defaults(options);
+  // STARPU_SCHED overrides a policy chosen by name (StarPU's rule), not one passed as a struct; an
+  // unknown name is refused as TESSERA_POLICY's is (StarPU would silently run its default).
+  const std::optional<std::string> env_policy = detail::starpu_sched_from_environment();
+  const detail::PolicyEntry started =
+      env_policy && !policy.policy ? detail::find_scheduling_policy(*env_policy) : policy;
+  conf.sched_policy_init = started.init;
+  // Performance-model files StarPU could not parse are set aside, so that it recalibrates.
+  set_aside = detail::set_aside_corrupt_perf_models(detail::perf_model_location());
+  detail::set_starpu_environment_defaults(options);
   const int ret = starpu_init(&conf);
   if (ret == -ENODEV) throw RuntimeError("StarPU could not start: no worker is available (check STARPU_NCPU/STARPU_NCUDA)");
   if (ret != 0) throw RuntimeError("StarPU could not start (starpu_init returned " + std::to_string(ret) + ")");
-  scheduler = running_policy_name();
+  return running_policy_name();
 }
 
 // A policy refuses the modes its placement cannot serve (panel-cpu needs CPU workers).
@@ -115,11 +197,18 @@ Runtime::Runtime(const RuntimeOptions& options) : impl_(std::make_unique<Impl>()
   std::lock_guard<std::mutex> lock(ownership.mutex);
   const bool running = starpu_is_initialized() != 0;
   impl_->attached = running && ownership.tessera_references == 0;
+  impl_->verbose = options.verbose;
+  impl_->owner_pid = getpid();
   if (running) {
     if (!impl_->attached && starpu_init(nullptr) != 0) throw RuntimeError("StarPU could not be shared");
     impl_->scheduler = running_policy_name();
   } else {
-    start_starpu(options, impl_->scheduler);
+    std::vector<std::string> set_aside;
+    impl_->scheduler = start_starpu(options, set_aside);
+    for (const std::string& path : set_aside)
+      impl_->notice("StarPU performance-model file " + path + " was corrupt; set aside as " + path +
+                        ".corrupt, it will be recalibrated",
+                    true);
   }
   impl_->policy = detail::policy_or_unrestricted(impl_->scheduler);
   if (!impl_->attached) ++ownership.tessera_references;
@@ -132,7 +221,16 @@ Runtime::Runtime(const RuntimeOptions& options) : impl_(std::make_unique<Impl>()
   openblas_set_num_threads(1);
   impl_->resources = std::make_unique<detail::RuntimeResources>(static_cast<int>(starpu_worker_get_count()));
   try {
-    detail::create_cuda_contexts(*impl_->resources, options.tuning_file);
+    {
+      // The contexts are made by a task on each CUDA worker, which must be awake even when
+      // another Runtime sharing this StarPU lets the workers sleep.
+      const WorkersAwake awake(!impl_->attached);
+      detail::create_cuda_contexts(*impl_->resources, options.tuning_file);
+    }
+    if (!impl_->attached) {
+      impl_->votes_awake = !options.pause_when_idle;
+      change_worker_sleep([&](WorkerSleep& sleep) { sleep.awake_votes += impl_->votes_awake; });  // idle from the start
+    }
   } catch (...) {
     if (!impl_->attached) {
       --ownership.tessera_references;
@@ -143,24 +241,38 @@ Runtime::Runtime(const RuntimeOptions& options) : impl_(std::make_unique<Impl>()
 }
 
 Runtime::~Runtime() {
+  // A child made by fork() has none of StarPU's threads: stopping them would wait for ever.
+  if (getpid() != impl_->owner_pid) {
+    retain_until_exit(std::move(impl_->resources));
+    return;
+  }
   StarpuOwnership& ownership = starpu_ownership();
   std::lock_guard<std::mutex> lock(ownership.mutex);
   if (!starpu_is_initialized()) {
     // The host application already shut its StarPU down, and with it the means to free pinned
     // memory and CUDA handles: leave them to the end of the process, held by a list that is never
     // destroyed (so that leak checkers see them as retained on purpose, not lost).
-    static auto* retained = new std::vector<std::unique_ptr<detail::RuntimeResources>>();
-    retained->push_back(std::move(impl_->resources));
+    retain_until_exit(std::move(impl_->resources));
     return;
   }
-  for (; impl_->pause_depth > 0; --impl_->pause_depth) starpu_resume();
+  // Awake while the last tasks and the data go home; this runtime's pauses and vote end here.
+  if (!impl_->attached)
+    change_worker_sleep([&](WorkerSleep& sleep) {
+      ++sleep.forced_awake;
+      sleep.explicit_pauses -= impl_->explicit_pauses;
+      sleep.awake_votes -= impl_->votes_awake;
+    });
   starpu_task_wait_for_all();
   detail::destroy_cuda_contexts(*impl_->resources);
   impl_->resources.reset();  // pinned memory goes back while StarPU can still free it
   openblas_set_num_threads(impl_->saved_blas_threads);
-  if (!impl_->attached) {
-    --ownership.tessera_references;
-    starpu_shutdown();  // only the last reference really stops StarPU
+  if (impl_->attached) return;
+  const bool last = --ownership.tessera_references == 0;
+  if (!last) change_worker_sleep([](WorkerSleep& sleep) { --sleep.forced_awake; });
+  starpu_shutdown();  // only the last reference really stops StarPU
+  if (last) {  // StarPU stopped awake; the next start pauses again
+    std::lock_guard<std::mutex> lock(worker_sleep().mutex);
+    --worker_sleep().forced_awake;
   }
 }
 
@@ -190,7 +302,7 @@ Mode Runtime::resolve(Mode requested) const {
     case Mode::hybrid:
       if (impl_->cuda_workers > 0) return allowed_by_policy(impl_->policy, Mode::hybrid);
       if (!impl_->said_hybrid_without_gpu.exchange(true))
-        std::fprintf(stderr, "tessera: hybrid mode without CUDA workers: running on the CPUs only\n");
+        impl_->notice("hybrid mode without CUDA workers: running on the CPUs only", impl_->verbose);
       return Mode::cpu;
   }
   return Mode::cpu;
@@ -199,25 +311,108 @@ Mode Runtime::resolve(Mode requested) const {
 void Runtime::pause_workers() {
   if (impl_->attached) return;
   std::lock_guard<std::mutex> lock(impl_->pause_mutex);
-  starpu_pause();
-  ++impl_->pause_depth;
+  ++impl_->explicit_pauses;
+  change_worker_sleep([](WorkerSleep& sleep) { ++sleep.explicit_pauses; });
 }
 
 void Runtime::resume_workers() {
   if (impl_->attached) return;
   std::lock_guard<std::mutex> lock(impl_->pause_mutex);
-  if (impl_->pause_depth == 0) throw InvalidArgument("Runtime::resume_workers: the workers are not paused");
-  starpu_resume();
-  --impl_->pause_depth;
+  if (impl_->explicit_pauses == 0) throw InvalidArgument("Runtime::resume_workers: the workers are not paused");
+  --impl_->explicit_pauses;
+  change_worker_sleep([](WorkerSleep& sleep) { --sleep.explicit_pauses; });
 }
 
+bool Runtime::workers_paused() const {
+  std::lock_guard<std::mutex> lock(worker_sleep().mutex);
+  return worker_sleep().starpu_paused;
+}
+
+void Runtime::set_pause_when_idle(bool pause) {
+  if (impl_->attached) return;
+  std::lock_guard<std::mutex> lock(impl_->pause_mutex);
+  const bool awake = !pause;
+  if (awake == impl_->votes_awake) return;
+  impl_->votes_awake = awake;
+  change_worker_sleep([&](WorkerSleep& sleep) { sleep.awake_votes += awake ? 1 : -1; });
+}
+
+std::vector<std::string> Runtime::notices() const {
+  std::lock_guard<std::mutex> lock(impl_->notices_mutex);
+  return impl_->notices;
+}
+
+namespace {
+
+// The shared runtime and whether it is gone. It is destroyed at exit, before the atexit handlers
+// registered ahead of its construction run, and such a handler may still call Tessera (a LAPACK
+// program cleaning up, through the drop-in): it must get an error, not a destroyed runtime. The
+// flag is trivially destructible, so it outlives every exit handler.
+struct SharedRuntime {
+  explicit SharedRuntime(const RuntimeOptions& options) : runtime(options) {}
+  ~SharedRuntime() { ended().store(true); }  // before `runtime` is torn down
+  SharedRuntime(const SharedRuntime&) = delete;
+  SharedRuntime& operator=(const SharedRuntime&) = delete;
+
+  static std::atomic<bool>& ended() {
+    static std::atomic<bool> flag{false};
+    return flag;
+  }
+
+  Runtime runtime;
+};
+
+}  // namespace
+
 Runtime& Runtime::shared() {
+  if (SharedRuntime::ended().load())
+    throw RuntimeError("the shared runtime has already stopped: the process is exiting");
   // Constructed in place (not assigned into a static pointer made earlier): its destructor is
   // registered for the end of the process after the constructor has initialized CUDA, so it runs
   // before the CUDA runtime's own exit handlers, while StarPU can still stop its CUDA workers.
   // A constructor that throws leaves it unconstructed, and the next call tries again.
-  static Runtime runtime(RuntimeOptions::from_environment());
-  return runtime;
+  static SharedRuntime shared(RuntimeOptions::from_environment());
+  return shared.runtime;
 }
+
+bool Runtime::shared_ended() noexcept { return SharedRuntime::ended().load(); }
+
+namespace detail {
+
+void RuntimeControl::check_callable(const Runtime& runtime) {
+  if (getpid() != runtime.impl_->owner_pid)
+    throw RuntimeError("Tessera's runtime was started by process " + std::to_string(runtime.impl_->owner_pid) +
+                       "; a child made by fork() has none of its threads and cannot use it");
+  if (starpu_worker_get_id() >= 0)
+    throw RuntimeError(
+        "Tessera cannot be called from inside a StarPU task: the call would wait for tasks that need this "
+        "worker; submit from an application thread instead");
+}
+
+void RuntimeControl::begin_work(Runtime& runtime) {
+  if (runtime.impl_->attached) return;
+  change_worker_sleep([](WorkerSleep& sleep) { ++sleep.requests; });
+}
+
+void RuntimeControl::end_work(Runtime& runtime) noexcept {
+  if (runtime.impl_->attached) return;
+  change_worker_sleep([](WorkerSleep& sleep) { --sleep.requests; });
+}
+
+void RuntimeControl::begin_transfers(Runtime& runtime) {
+  if (runtime.impl_->attached) return;
+  change_worker_sleep([](WorkerSleep& sleep) { ++sleep.forced_awake; });
+}
+
+void RuntimeControl::end_transfers(Runtime& runtime) noexcept {
+  if (runtime.impl_->attached) return;
+  change_worker_sleep([](WorkerSleep& sleep) { --sleep.forced_awake; });
+}
+
+void RuntimeControl::handles_handed_out(Runtime& runtime) noexcept {
+  runtime.set_pause_when_idle(false);
+}
+
+}  // namespace detail
 
 }  // namespace tessera

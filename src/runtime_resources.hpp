@@ -5,6 +5,7 @@
 
 #include <cstddef>
 #include <mutex>
+#include <unordered_map>
 #include <vector>
 
 #ifdef TESSERA_HAVE_CUDA
@@ -54,8 +55,10 @@ class HostMemoryPool {
 
   // A block of at least `bytes` (nullptr when the system has no memory left).
   void* allocate(std::size_t bytes);
-  // Back to the pool; the pool frees its oldest blocks beyond its byte limit.
-  void release(void* block, std::size_t bytes);
+  // A block from allocate() back to the pool; the pool frees its oldest blocks beyond its limit.
+  void release(void* block);
+  // Bytes pinned in blocks waiting for reuse.
+  std::size_t cached_bytes() const;
 
  private:
   struct Block {
@@ -64,8 +67,9 @@ class HostMemoryPool {
   };
   static void free_block(const Block& block);
 
-  std::mutex mutex_;
-  std::vector<Block> free_;  // oldest first
+  mutable std::mutex mutex_;
+  std::vector<Block> free_;                            // oldest first
+  std::unordered_map<void*, std::size_t> in_use_;      // each lent block's real size
   std::size_t cached_bytes_ = 0;
 };
 

@@ -2,7 +2,16 @@
 
 #include <algorithm>
 
+#include "runtime_control.hpp"
+
 namespace tessera::detail {
+
+void Submission::open(Runtime& runtime) {
+  RuntimeControl::check_callable(runtime);
+  RuntimeControl::begin_work(runtime);
+  runtime_ = &runtime;
+  task_submitted();  // the seal: the count cannot reach zero while tasks are still being inserted
+}
 
 void Submission::task_submitted() noexcept { pending_.fetch_add(1, std::memory_order_relaxed); }
 
@@ -10,7 +19,9 @@ void Submission::task_submitted() noexcept { pending_.fetch_add(1, std::memory_o
 // object while the last task is still about to touch the mutex.
 void Submission::task_finished() noexcept {
   std::lock_guard<std::mutex> lock(mutex_);
-  if (pending_.fetch_sub(1, std::memory_order_acq_rel) == 1) all_done_.notify_all();
+  if (pending_.fetch_sub(1, std::memory_order_acq_rel) != 1) return;
+  if (runtime_) RuntimeControl::end_work(*runtime_);
+  all_done_.notify_all();
 }
 
 void Submission::wait() {

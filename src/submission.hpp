@@ -11,6 +11,7 @@
 #include <string>
 
 namespace tessera {
+class Runtime;
 class Trace;
 }
 
@@ -21,6 +22,11 @@ class Submission {
   Submission() = default;
   Submission(const Submission&) = delete;
   Submission& operator=(const Submission&) = delete;
+
+  // Opens the submission on `runtime`: until seal() (every task inserted) and the last task's
+  // end, the request counts as work in flight and the runtime's workers stay awake.
+  void open(Runtime& runtime);
+  void seal() noexcept { task_finished(); }
 
   // Called once per task: at submission, and when the task (callback included) has finished.
   void task_submitted() noexcept;
@@ -56,6 +62,7 @@ class Submission {
  private:
   static void atomic_min(std::atomic<int>& target, int value) noexcept;
 
+  Runtime* runtime_ = nullptr;  // set by open(); told when the last task is done
   std::atomic<int> pending_{0};
   std::atomic<int> not_spd_{INT_MAX};
   std::atomic<int> non_finite_{INT_MAX};

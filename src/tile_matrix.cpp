@@ -4,6 +4,7 @@
 
 #include <string>
 
+#include "runtime_control.hpp"
 #include "runtime_resources.hpp"
 #include "tessera/error.hpp"
 
@@ -26,6 +27,7 @@ double physical_memory_bytes() {
 template <class T>
 TileMatrix<T>::TileMatrix(Runtime& runtime, int rows, int cols, int nb, TileStructure structure)
     : runtime_(&runtime), rows_(rows), cols_(cols), nb_(nb), structure_(structure) {
+  detail::RuntimeControl::check_callable(runtime);
   if (rows < 0 || cols < 0) throw InvalidArgument("TileMatrix: negative size " + std::to_string(rows) + " x " + std::to_string(cols));
   if (nb < 1) throw InvalidArgument("TileMatrix: tile size nb = " + std::to_string(nb) + " must be at least 1");
   if (structure != TileStructure::general && rows != cols)
@@ -83,9 +85,11 @@ TileMatrix<T>::TileMatrix(Runtime& runtime, int rows, int cols, int nb, TileStru
 
 template <class T>
 TileMatrix<T>::~TileMatrix() {
-  // Unregistering waits for the tasks that use a tile; the host copy is then up to date.
+  // Unregistering waits for the tasks that use a tile and brings the data home, which needs the
+  // workers awake; the host copy is then up to date.
+  const detail::TransfersInFlight transfers(*runtime_);
   for (starpu_data_handle_t h : handles_) starpu_data_unregister(h);
-  if (storage_) runtime_->resources().host_memory().release(storage_, storage_bytes_);
+  if (storage_) runtime_->resources().host_memory().release(storage_);
 }
 
 template <class T>
@@ -100,6 +104,13 @@ std::size_t TileMatrix<T>::tile_index(int i, int j) const noexcept {
 
 template <class T>
 starpu_data_handle_t TileMatrix<T>::handle(int i, int j) const {
+  const starpu_data_handle_t h = stored_handle(i, j);
+  detail::RuntimeControl::handles_handed_out(*runtime_);
+  return h;
+}
+
+template <class T>
+starpu_data_handle_t TileMatrix<T>::stored_handle(int i, int j) const {
   if (i < 0 || j < 0 || i >= tile_rows_ || j >= tile_cols_ || !stored(i, j))
     throw InvalidArgument("TileMatrix: no stored tile (" + std::to_string(i) + ", " + std::to_string(j) + ")");
   return handles_[tile_index(i, j)];

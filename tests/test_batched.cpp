@@ -175,5 +175,65 @@ TEST(BatchedApi, RejectsOverlappingVariableMatrices) {
   EXPECT_THROW(potrf_vbatched_async(runtime(), n, A.data(), offsets, lda, 2, info), InvalidArgument);
 }
 
+// posv reads A while it writes B: a B sharing an element with an A is an invalid B (argument 7 of
+// xPOSV_BATCHED), nothing touched, as the non-batched posv's -6. B in A's padding rows, or
+// interleaved with the matrices in one array, shares nothing and is fine.
+TEST(BatchedApi, RejectsRightHandSidesOverlappingMatrices) {
+  const int n = 3, lda = 3, batch = 4;
+  const long long stride = 2LL * n * n;  // [A_k | B_k] interleaved: B_k fills the gap after A_k
+  std::vector<double> buffer(static_cast<std::size_t>(stride) * batch, 0.0);
+  for (int k = 0; k < batch; ++k) {
+    const std::vector<double> A = random_spd<double>(n, lda, 40u + k);
+    std::copy(A.begin(), A.end(), buffer.begin() + k * stride);
+    for (int i = 0; i < n * n; ++i) buffer[k * stride + n * n + i] = 1.0;
+  }
+  const std::vector<double> before = buffer;
+  std::vector<int> info(batch, -9);
+  // B_k starting one element before A_k ends: shares the last element of A_k.
+  double* bad_b = buffer.data() + n * n - 1;
+  EXPECT_EQ(tessera_dposv_batched('L', n, n, buffer.data(), lda, stride, bad_b, n, stride, batch, info.data()), -7);
+  // Only B_1 (elements 37..45) over A_2 (36..44); B_0 and B_2 apart: found too.
+  EXPECT_EQ(tessera_dposv_batched('L', n, n, buffer.data(), lda, stride, buffer.data() + 27, n, 10, 3, info.data()), -7);
+  EXPECT_EQ(buffer, before);
+  EXPECT_THROW(posv_batched_async(runtime(), n, n, buffer.data(), lda, stride, buffer.data() + stride, n, stride, 2,
+                                  info.data()),
+               InvalidArgument);  // B_0 is A_1
+  std::vector<double> fresh = before;
+  EXPECT_THROW(potrs_batched_async(runtime(), n, 1, fresh.data(), lda, stride, fresh.data() + 1, n, stride, batch),
+               InvalidArgument);
+  EXPECT_EQ(fresh, before);
+  // Interleaved and apart: solved.
+  buffer = before;
+  ASSERT_EQ(tessera_dposv_batched('L', n, n, buffer.data(), lda, stride, buffer.data() + n * n, n, stride, batch,
+                                  info.data()),
+            0);
+  for (int k = 0; k < batch; ++k) EXPECT_EQ(info[k], 0);
+
+  // Variable sizes: the same rule.
+  const int sizes[2] = {3, 3}, lds[2] = {3, 3};
+  const long long offsets[2] = {0, 9}, offsets_b[2] = {5, 20};  // B_0 inside A_0
+  std::vector<double> V(40, 1.0);
+  EXPECT_THROW(posv_vbatched_async(runtime(), sizes, 1, V.data(), offsets, lds, V.data(), offsets_b, lds, 2,
+                                   info.data()),
+               InvalidArgument);
+}
+
+// An empty matrix holds no element: its offset may repeat a neighbour's (it was refused).
+TEST(BatchedApi, EmptyVariableMatricesMayShareOffsets) {
+  const int sizes[4] = {0, 3, 0, 2}, lds[4] = {1, 3, 1, 2};
+  const long long offsets[4] = {0, 0, 9, 9};
+  std::vector<double> A(13, 0.0);
+  const std::vector<double> A1 = random_spd<double>(3, 3, 5), A3 = random_spd<double>(2, 2, 6);
+  std::copy(A1.begin(), A1.end(), A.begin());
+  std::copy(A3.begin(), A3.end(), A.begin() + 9);
+  std::vector<int> info(4, -9);
+  BatchOptions options;
+  options.mode = Mode::cpu;
+  options.chunk = 1;  // a chunk of an empty matrix alone too
+  potrf_vbatched_async(runtime(), sizes, A.data(), offsets, lds, 4, info.data(), options).wait();
+  EXPECT_EQ(info, std::vector<int>({0, 0, 0, 0}));
+  EXPECT_NEAR(A[0] * A[0], A1[0], 1e-12);
+}
+
 }  // namespace
 }  // namespace tessera::test

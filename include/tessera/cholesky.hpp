@@ -2,7 +2,9 @@
 //
 // Every operation is submitted as a task graph and returns at once with a Request; wait() blocks
 // until the tasks are done and returns LAPACK's info: 0 on success, k > 0 when the leading minor
-// of order k is not positive definite (or holds a NaN or infinity). Misuse throws
+// of order k is not positive definite (or holds a NaN or infinity). A solve never fails that way:
+// a NaN or infinity in its factor or right-hand sides propagates into the solution (LAPACK's
+// xPOTRS). Misuse throws
 // tessera::InvalidArgument; a failure of the machinery (a CUDA error inside a task, no worker able
 // to run the chosen mode) throws tessera::Error from the call or from wait().
 #pragma once
@@ -46,7 +48,9 @@ class Request {
 // ---- on tile matrices ------------------------------------------------------------------------
 
 // Tiles of A <- the n x n matrix at `src` (column-major, leading dimension ld >= n); only the
-// triangle `uplo` is read. The other direction writes only that triangle of dst.
+// triangle `uplo` is read. The other direction writes only that triangle of dst. Loading a
+// symmetric matrix reports a NaN or infinity as a factorization would (info, non_finite_input());
+// the tiles are loaded all the same, so a factor loaded for potrs_async still solves.
 template <class T>
 Request load_async(TileMatrix<T>& A, Uplo uplo, const T* src, int ld);
 template <class T>

@@ -2,6 +2,8 @@
 // ("coordinate") real matrices, general or symmetric, read into a dense column-major matrix.
 #pragma once
 
+#include <cstddef>
+#include <functional>
 #include <iosfwd>
 #include <string>
 #include <vector>
@@ -16,14 +18,24 @@ struct DenseMatrix {
   double operator()(int i, int j) const { return values[static_cast<std::size_t>(j) * rows + i]; }
 };
 
-// Reads a Matrix Market stream; symmetric files are mirrored into both triangles. Throws
-// InvalidArgument naming the line on malformed input, or when the matrix would exceed
+// Asked about the declared size as soon as the size line is read, before anything is allocated
+// for the matrix; it refuses a matrix by throwing (the exception reaches the reader's caller).
+using MatrixMarketSizeCheck = std::function<void(int rows, int cols)>;
+
+// Reads a Matrix Market stream. Fields real, integer (and double); symmetry general or
+// symmetric (a symmetric file holds the lower triangle and is mirrored into both). Duplicate
+// coordinate entries are summed, as the format specifies (in a symmetric file too). Headers
+// with pattern or complex fields, or skew-symmetric or hermitian symmetry, are refused by name.
+// Throws InvalidArgument naming the line on malformed input, or when the matrix would exceed
 // max_elements entries.
-DenseMatrix read_matrix_market(std::istream& in, std::size_t max_elements = std::size_t(1) << 32);
-DenseMatrix read_matrix_market_file(const std::string& path);
+DenseMatrix read_matrix_market(std::istream& in, std::size_t max_elements = std::size_t(1) << 32,
+                               const MatrixMarketSizeCheck& check_size = nullptr);
+DenseMatrix read_matrix_market_file(const std::string& path, std::size_t max_elements = std::size_t(1) << 32,
+                                    const MatrixMarketSizeCheck& check_size = nullptr);
 
 // Writes the rows x cols column-major matrix A (leading dimension ld) in array format; with
-// lower_only, as a symmetric matrix from its lower triangle.
+// lower_only, as a symmetric matrix from its lower triangle, else as a general matrix with every
+// entry.
 void write_matrix_market(std::ostream& out, int rows, int cols, const double* A, int ld, bool lower_only);
 void write_matrix_market_file(const std::string& path, int rows, int cols, const double* A, int ld, bool lower_only);
 

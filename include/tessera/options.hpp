@@ -44,9 +44,15 @@ struct RuntimeOptions {
   std::string scheduler;       // policy name; "" -> "dmdas" (STARPU_SCHED if set)
   bool quiet = true;           // silence StarPU's warnings about uncalibrated perf models
   std::string tuning_file;     // tile-kernel tuning table (JSON); "" -> the one shipped for sm_90
+  // Idle StarPU workers poll for work: a Runtime that started StarPU puts them to sleep whenever
+  // no Tessera work is in flight, so the application keeps its cores (see Runtime::pause_workers).
+  bool pause_when_idle = true;
+  // Notes on stderr (hybrid mode running on the CPUs alone...); Tessera prints nothing otherwise,
+  // except one line when it sets aside a corrupt StarPU performance-model file.
+  bool verbose = false;
 
   // Defaults overridden by TESSERA_NCPU, TESSERA_NCUDA, TESSERA_WORKERS_PER_CUDA, TESSERA_POLICY,
-  // TESSERA_TUNING_FILE.
+  // TESSERA_TUNING_FILE, TESSERA_VERBOSE (0 or 1).
   static RuntimeOptions from_environment();
 };
 

@@ -7,6 +7,7 @@
 #include <cstddef>
 #include <memory>
 #include <string>
+#include <vector>
 
 #include "tessera/options.hpp"
 
@@ -14,6 +15,7 @@ namespace tessera {
 
 namespace detail {
 class RuntimeResources;
+struct RuntimeControl;
 }
 
 class Runtime {
@@ -37,21 +39,38 @@ class Runtime {
   // CUDA worker throws RuntimeError; hybrid with none runs on the CPUs (and says so once).
   Mode resolve(Mode requested) const;
 
-  // Idle StarPU workers poll for tasks in a tight loop. A program that uses Tessera now and then
-  // (the LAPACK drop-in) lets them sleep in between: pause_workers() stops task processing
-  // (starpu_pause), resume_workers() restarts it; pauses nest. Tasks submitted while paused wait
-  // for the resume. No effect on an attached Runtime, whose StarPU belongs to the application.
+  // Idle StarPU workers poll for tasks in a tight loop. A Runtime that started StarPU lets them
+  // sleep (starpu_pause) whenever none of its requests is in flight, and wakes them for the next
+  // one (RuntimeOptions::pause_when_idle). Once TileMatrix::handle() has given an application a
+  // tile's StarPU handle, its own tasks may be in flight at any time: the workers then stay awake.
+  // For explicit control: pause_workers() stops task processing until resume_workers(); pauses
+  // nest, and tasks submitted while paused wait for the resume (tiles are still unregistered:
+  // transfers run). No effect on an attached Runtime, whose StarPU belongs to the application.
   // The destructor resumes what is still paused before it stops StarPU.
   void pause_workers();
   void resume_workers();
+  // True while the workers sleep (paused explicitly, or idle).
+  bool workers_paused() const;
+  // Whether idle workers sleep (RuntimeOptions::pause_when_idle): an application that submits its
+  // own StarPU tasks to a Runtime Tessera started turns it off first, or its tasks wait for
+  // Tessera's next request.
+  void set_pause_when_idle(bool pause);
 
   // The runtime behind the C API: started on first use with RuntimeOptions::from_environment(),
-  // or attached to a running StarPU; it lives until the process exits.
+  // or attached to a running StarPU; it lives until the process exits. Once it has been destroyed
+  // at exit (an atexit handler registered before its first use runs after that), shared() throws
+  // RuntimeError and shared_ended() is true.
   static Runtime& shared();
+  static bool shared_ended() noexcept;
 
   const detail::RuntimeResources& resources() const noexcept;
 
+  // Things worth telling a person (a hybrid request run on the CPUs alone, a performance-model
+  // file set aside); printed on stderr as well when RuntimeOptions::verbose.
+  std::vector<std::string> notices() const;
+
  private:
+  friend struct detail::RuntimeControl;
   struct Impl;
   std::unique_ptr<Impl> impl_;
 };

@@ -13,6 +13,10 @@
 
 namespace tessera {
 
+namespace detail {
+struct TileAccess;
+}
+
 enum class TileStructure {
   symmetric_lower,  // tiles (i, j) with i >= j of a square symmetric matrix
   general,          // every tile (right-hand sides, solutions)
@@ -43,12 +47,15 @@ class TileMatrix {
     return structure_ == TileStructure::general || (structure_ == TileStructure::symmetric_lower ? i >= j : i == j);
   }
 
-  // The StarPU handle of a stored tile, for applications that submit their own tasks on it.
+  // The StarPU handle of a stored tile, for applications that submit their own tasks on it. From
+  // then on the runtime's workers stay awake when idle (see Runtime::pause_workers).
   starpu_data_handle_t handle(int i, int j) const;
   Runtime& runtime() const noexcept { return *runtime_; }
 
  private:
+  friend struct detail::TileAccess;
   std::size_t tile_index(int i, int j) const noexcept;
+  starpu_data_handle_t stored_handle(int i, int j) const;
 
   Runtime* runtime_;
   int rows_;

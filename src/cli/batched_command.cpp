@@ -12,6 +12,7 @@
 #include <thread>
 #include <vector>
 
+#include "memory_budget.hpp"
 #include "tessera/batched.hpp"
 #include "tessera/tessera.hpp"
 
@@ -21,10 +22,12 @@ namespace {
 
 using Clock = std::chrono::steady_clock;
 
+unsigned worker_threads() { return std::max(1u, std::thread::hardware_concurrency()); }
+
 // Runs body(k) for k in [0, count) on all hardware threads.
 template <class Body>
 void parallel_for(int count, Body&& body) {
-  const int threads = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
+  const int threads = static_cast<int>(worker_threads());
   std::atomic<int> next{0};
   std::vector<std::thread> pool;
   for (int t = 0; t < threads; ++t)
@@ -95,10 +98,18 @@ double solve_error(int n, int nrhs, const T* A, const T* X, const T* B) {
 }
 
 template <class T>
+void require_memory_for(const BatchedCommand& cmd) {
+  const BatchedFootprint run{cmd.n, cmd.count, cmd.nrhs, sizeof(T), worker_threads()};
+  require_memory(bytes_needed(run),
+                 fmt::format("batched: {} matrices of order {} in {} precision", cmd.count, cmd.n,
+                             sizeof(T) == 8 ? "double" : "single"),
+                 "the matrices and right-hand sides, and their copies for the check");
+}
+
+template <class T>
 int run(const BatchedCommand& cmd) {
-  RuntimeOptions runtime_options = RuntimeOptions::from_environment();
-  if (cmd.ncpu >= 0) runtime_options.ncpus = cmd.ncpu;
-  if (cmd.ncuda >= 0) runtime_options.ncuda = cmd.ncuda;
+  const RuntimeOptions startup = runtime_options(cmd.runtime);
+  require_memory_for<T>(cmd);
   const int n = cmd.n, count = cmd.count, nrhs = cmd.nrhs;
   const long long stride = static_cast<long long>(n) * n, strideB = static_cast<long long>(n) * std::max(nrhs, 1);
   std::vector<T> A(static_cast<std::size_t>(stride) * count), B(static_cast<std::size_t>(strideB) * count);
@@ -109,7 +120,7 @@ int run(const BatchedCommand& cmd) {
   const std::vector<T> A0 = A, B0 = B;
   std::vector<int> info(static_cast<std::size_t>(count), -1);
 
-  Runtime runtime(runtime_options);
+  Runtime runtime(startup);
   BatchOptions options;
   options.uplo = parse_uplo(cmd.uplo);
   options.mode = parse_mode(cmd.mode);

@@ -3,6 +3,8 @@
 
 #include <string>
 
+#include "runtime_flags.hpp"
+
 namespace tessera::cli {
 
 struct BatchedCommand {
@@ -16,10 +18,11 @@ struct BatchedCommand {
   unsigned seed = 1;
   bool fast_math = false;
   bool json = false;
-  int ncpu = -1;
-  int ncuda = -1;
+  RuntimeFlags runtime;
 };
 
+// Exit status: 0, or 3 when a matrix failed or the largest backward error is not below 1.
+// Throws tessera::Error (exit 1) when the batch cannot fit in memory, before allocating it.
 int run_batched(const BatchedCommand& cmd);
 
 }  // namespace tessera::cli

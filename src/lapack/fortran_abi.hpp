@@ -1,34 +1,68 @@
-// LAPACK's Fortran calling convention as gfortran compiles it (LP64 integers): every argument by
-// reference, INFO last among the regular arguments, then one hidden length per CHARACTER
-// argument (size_t since gfortran 8). Programs written in C often leave the hidden length out;
-// for a CHARACTER*1 argument no LAPACK reads it, so Tessera passes it on unchanged and never
-// reads it either.
+// LAPACK's Fortran calling convention as gfortran compiles it: every argument by reference, INFO
+// last among the regular arguments, then one hidden length per CHARACTER argument (size_t since
+// gfortran 8). Programs written in C often leave the hidden length out; for a CHARACTER*1 argument
+// no LAPACK reads it, so Tessera passes it on unchanged and never reads it either.
+//
+// LAPACK libraries export the same routines under several spellings, one per integer width and
+// symbol prefix (a family); lapack_interface.cpp exports libtessera_lapack's routines in each:
+//   dpotrf_            LP64 (32-bit INTEGER): reference LAPACK, OpenBLAS, MKL, Debian's numpy
+//   scipy_dpotrf_      LP64, prefixed: the OpenBLAS bundled in SciPy's wheels (scipy-openblas32)
+//   dpotrf_64_         ILP64 (64-bit INTEGER): OpenBLAS built with INTERFACE64 and a suffix (Julia)
+//   scipy_dpotrf_64_   ILP64, prefixed: the OpenBLAS bundled in numpy 2's wheels (scipy-openblas64)
 #pragma once
 
 #include <cstddef>
+#include <cstdint>
+#include <string>
 
 namespace tessera::lapack {
 
-using fortran_int = int;
 using fortran_strlen = std::size_t;
 
-template <class T>
-using PotrfRoutine = void (*)(const char* uplo, const fortran_int* n, T* a, const fortran_int* lda,
-                              fortran_int* info, fortran_strlen uplo_len);
-template <class T>
-using PotrsRoutine = void (*)(const char* uplo, const fortran_int* n, const fortran_int* nrhs, const T* a,
-                              const fortran_int* lda, T* b, const fortran_int* ldb, fortran_int* info,
-                              fortran_strlen uplo_len);
-template <class T>
-using PosvRoutine = void (*)(const char* uplo, const fortran_int* n, const fortran_int* nrhs, T* a,
-                             const fortran_int* lda, T* b, const fortran_int* ldb, fortran_int* info,
-                             fortran_strlen uplo_len);
+struct Lp64 {
+  using Int = std::int32_t;
+  static constexpr const char* prefix = "";
+  static constexpr const char* suffix = "_";
+};
+struct ScipyLp64 {
+  using Int = std::int32_t;
+  static constexpr const char* prefix = "scipy_";
+  static constexpr const char* suffix = "_";
+};
+struct Ilp64 {
+  using Int = std::int64_t;
+  static constexpr const char* prefix = "";
+  static constexpr const char* suffix = "_64_";
+};
+struct ScipyIlp64 {
+  using Int = std::int64_t;
+  static constexpr const char* prefix = "scipy_";
+  static constexpr const char* suffix = "_64_";
+};
+
+// A routine's symbol in a family: "dpotrf" -> "scipy_dpotrf_64_".
+template <class Family>
+std::string symbol_of(const char* base_name) {
+  return std::string(Family::prefix) + base_name + Family::suffix;
+}
+
+template <class T, class Int>
+using PotrfRoutine = void (*)(const char* uplo, const Int* n, T* a, const Int* lda, Int* info, fortran_strlen uplo_len);
+template <class T, class Int>
+using PotrsRoutine = void (*)(const char* uplo, const Int* n, const Int* nrhs, const T* a, const Int* lda, T* b,
+                              const Int* ldb, Int* info, fortran_strlen uplo_len);
+template <class T, class Int>
+using PosvRoutine = void (*)(const char* uplo, const Int* n, const Int* nrhs, T* a, const Int* lda, T* b,
+                             const Int* ldb, Int* info, fortran_strlen uplo_len);
+// XERBLA(SRNAME, INFO): SRNAME is CHARACTER*(*), INFO the family's INTEGER.
+template <class Int>
+using XerblaRoutine = void (*)(const char* srname, const Int* info, fortran_strlen srname_len);
 
 // Each routine's name as LAPACK passes it to XERBLA (six characters, blank padded: 'DPOSV ') and
-// its symbol.
+// the base of its symbol.
 struct RoutineName {
   const char* xerbla_name;
-  const char* symbol;
+  const char* base_name;
 };
 
 template <class T>
@@ -36,25 +70,19 @@ struct RoutineNames;
 
 template <>
 struct RoutineNames<double> {
-  static constexpr RoutineName potrf{"DPOTRF", "dpotrf_"};
-  static constexpr RoutineName potrs{"DPOTRS", "dpotrs_"};
-  static constexpr RoutineName posv{"DPOSV ", "dposv_"};
+  static constexpr RoutineName potrf{"DPOTRF", "dpotrf"};
+  static constexpr RoutineName potrs{"DPOTRS", "dpotrs"};
+  static constexpr RoutineName posv{"DPOSV ", "dposv"};
 };
 
 template <>
 struct RoutineNames<float> {
-  static constexpr RoutineName potrf{"SPOTRF", "spotrf_"};
-  static constexpr RoutineName potrs{"SPOTRS", "spotrs_"};
-  static constexpr RoutineName posv{"SPOSV ", "sposv_"};
+  static constexpr RoutineName potrf{"SPOTRF", "spotrf"};
+  static constexpr RoutineName potrs{"SPOTRS", "spotrs"};
+  static constexpr RoutineName posv{"SPOSV ", "sposv"};
 };
 
 // XERBLA's name argument is CHARACTER*(*): always six characters here.
 constexpr fortran_strlen xerbla_name_length = 6;
 
 }  // namespace tessera::lapack
-
-extern "C" {
-// LAPACK's error handler, resolved like LAPACK's own calls to it: the program's definition when
-// it has one, else the LAPACK library's.
-void xerbla_(const char* srname, const tessera::lapack::fortran_int* info, tessera::lapack::fortran_strlen srname_len);
-}

@@ -4,34 +4,34 @@
 // resolves to it, including calls that Tessera itself causes: the CPU tile kernel calls
 // LAPACKE_dpotrf_work, and LAPACKE calls the dpotrf_ symbol, on a StarPU worker thread. Running
 // Tessera from there would start a task graph inside a task of another and wait on it, which
-// deadlocks (or recurses without end). So a call made on a StarPU worker, or made while this
+// deadlocks (or recurses without end). So a call made on a StarPU worker goes straight to the
+// LAPACK Tessera is linked with (single-threaded while Tessera runs), and a call made while this
 // thread is already inside an intercepted call (the next LAPACK's dposv_ calls dpotrf_ and
-// dpotrs_, which resolve back here), goes straight to the next LAPACK, unchecked and unreported.
-// This guard is chosen over binding Tessera's kernel to OpenBLAS's own symbol because the
-// offending call comes from liblapacke's PLT, not from libtessera (-Bsymbolic on libtessera could
-// not change it), because libtessera stays an ordinary library that uses the process's LAPACK,
-// and because the same guard also covers a host application's own StarPU tasks that call LAPACK
-// and LAPACK's calls into itself.
+// dpotrs_, which resolve back here) goes straight to the next LAPACK; both unchecked and
+// unreported. This guard is chosen over binding Tessera's kernel to OpenBLAS's own symbol because
+// the offending call comes from liblapacke's PLT, not from libtessera (-Bsymbolic on libtessera
+// could not change it), because libtessera stays an ordinary library that uses the process's
+// LAPACK, and because the same guard also covers a host application's own StarPU tasks that call
+// LAPACK and LAPACK's calls into itself.
 #include "intercept.hpp"
 
 #include <pthread.h>
-#include <starpu.h>
-#include <cblas.h>
 
 #include <algorithm>
 #include <atomic>
 #include <chrono>
+#include <climits>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
-#include <exception>
 #include <mutex>
 #include <optional>
 #include <string>
+#include <type_traits>
 
+#include "backend_loader.hpp"
 #include "intercept_options.hpp"
 #include "next_lapack.hpp"
-#include "tessera/cholesky.hpp"
 
 namespace tessera::lapack {
 
@@ -40,7 +40,8 @@ namespace {
 // ---- process-wide state ------------------------------------------------------------------
 // LAPACK's interface has no handle to keep state in, so the interposer's state is per process:
 // its options (read once, constant afterwards), whether Tessera was switched off after a failure,
-// and call counters for the verbose summary. Each is initialized once or atomic.
+// and call counters for the verbose summary. Each is initialized once or atomic, and trivially
+// destructible, so that calls from exit handlers still find it.
 
 struct Counters {
   std::atomic<long> through_tessera{0};
@@ -73,50 +74,72 @@ thread_local bool inside_intercepted_call = false;
 void print_summary() {
   const Counters& c = counters();
   std::fprintf(stderr,
-               "tessera-lapack: %ld calls through Tessera, %ld to the system LAPACK, %ld nested calls passed to "
-               "the system LAPACK\n",
+               "tessera-lapack: %ld calls through Tessera, %ld to the system LAPACK, %ld nested calls passed on "
+               "unchecked\n",
                c.through_tessera.load(), c.to_next_lapack.load(), c.nested.load());
 }
 
+// Read through the backend (libtessera reads the environment), which the first call loads.
 LapackInterceptOptions read_options() {
-  try {
-    return LapackInterceptOptions::from_environment();
-  } catch (const std::exception& e) {
-    std::fprintf(stderr, "tessera-lapack: %s; using the defaults (TESSERA_LAPACK_MIN_N=%d, not verbose)\n", e.what(),
-                 LapackInterceptOptions::default_min_n);
-    return {};
-  }
+  LapackInterceptOptions read;
+  const Backend* backend = loaded_backend().backend;
+  if (!backend) return read;  // the defaults: the first call routed to Tessera says why
+  BackendOptions from_environment;
+  backend->read_options(&from_environment);
+  if (*from_environment.error)
+    std::fprintf(stderr, "tessera-lapack: %s; using the defaults (TESSERA_LAPACK_MIN_N=%d, not verbose)\n",
+                 from_environment.error, LapackInterceptOptions::default_min_n);
+  read.min_n = from_environment.min_n;
+  read.verbose = from_environment.verbose;
+  return read;
 }
 
 const LapackInterceptOptions& options() {
   static const LapackInterceptOptions options = [] {
     const LapackInterceptOptions read = read_options();
-    if (read.verbose) {
-      const std::string& next = next_lapack().library;
-      std::fprintf(stderr, "tessera-lapack: TESSERA_LAPACK_MIN_N=%d; smaller calls go to %s\n", read.min_n,
-                   next.empty() ? "Tessera too (no other LAPACK in the search order)" : next.c_str());
-      std::atexit(print_summary);
-    }
+    if (read.verbose) std::atexit(print_summary);
     return read;
   }();
   return options;
+}
+
+// The family's next LAPACK for a call from `caller`; the verbose startup line names its file.
+template <class Family>
+const LapackLibrary<Family>& next_for_call(const void* caller) {
+  const LapackLibrary<Family>& next = next_lapack<Family>(caller, loaded_backend().handle);
+  static std::once_flag said;
+  if (options().verbose)
+    std::call_once(said, [&] {
+      const char* where = *next.file ? next.file : "Tessera too (no other LAPACK in the search order)";
+      if (std::is_same_v<Family, Lp64>)
+        std::fprintf(stderr, "tessera-lapack: TESSERA_LAPACK_MIN_N=%d; smaller calls go to %s\n", options().min_n, where);
+      else
+        std::fprintf(stderr, "tessera-lapack: TESSERA_LAPACK_MIN_N=%d; smaller calls to %s go to %s\n", options().min_n,
+                     symbol_of<Family>("*").c_str(), where);
+    });
+  return next;
 }
 
 // ---- one call --------------------------------------------------------------------------------
 
 struct CallDescription {
   RoutineName name;
+  std::string symbol;  // shown for the families other than LP64 ("scipy_dpotrf_64_")
   char uplo;
-  int n;
-  int nrhs;
-  bool has_nrhs;  // false for potrf
-  double work;    // arithmetic, in flops
+  long long n;
+  long long nrhs;  // -1 for potrf
+  double work;     // arithmetic, in flops
 };
 
 // Flops of a Cholesky factorization of order n, and of the two triangular solves with nrhs
 // right-hand sides.
-double factorization_work(int n) { return static_cast<double>(n) * n * n / 3.0; }
-double solve_work(int n, int nrhs) { return 2.0 * n * n * nrhs; }
+double factorization_work(long long n) { return static_cast<double>(n) * n * n / 3.0; }
+double solve_work(long long n, long long nrhs) { return 2.0 * n * n * nrhs; }
+
+template <class Family>
+CallDescription describe_call(const RoutineName& name, char uplo, long long n, long long nrhs, double work) {
+  return {name, std::is_same_v<Family, Lp64> ? std::string() : symbol_of<Family>(name.base_name), uplo, n, nrhs, work};
+}
 
 std::string describe(const CallDescription& call) {
   const std::size_t length = std::strcspn(call.name.xerbla_name, " ");
@@ -124,13 +147,14 @@ std::string describe(const CallDescription& call) {
   text += " uplo=";
   text += (call.uplo >= 0x21 && call.uplo <= 0x7e) ? call.uplo : '?';
   text += " n=" + std::to_string(call.n);
-  if (call.has_nrhs) text += " nrhs=" + std::to_string(call.nrhs);
+  if (call.nrhs >= 0) text += " nrhs=" + std::to_string(call.nrhs);
+  if (!call.symbol.empty()) text += " (" + call.symbol + ")";
   return text;
 }
 
-void report(const CallDescription& call, const std::string& path, int info, double seconds) {
+void report(const CallDescription& call, const std::string& path, long long info, double seconds) {
   if (!options().verbose) return;
-  std::fprintf(stderr, "tessera-lapack: %s: %s, info=%d, %.6f s\n", describe(call).c_str(), path.c_str(), info,
+  std::fprintf(stderr, "tessera-lapack: %s: %s, info=%lld, %.6f s\n", describe(call).c_str(), path.c_str(), info,
                seconds);
 }
 
@@ -139,23 +163,38 @@ void report(const CallDescription& call, const std::string& path, int info, doub
   std::abort();
 }
 
-[[noreturn]] void fatal_nested(const RoutineName& name) {
+[[noreturn]] void fatal_nested(const std::string& symbol) {
   std::fprintf(stderr,
                "tessera-lapack: %s was called from a StarPU worker or from inside LAPACK, and no LAPACK follows "
                "libtessera_lapack in the search order to take it\n",
-               name.symbol);
+               symbol.c_str());
   std::abort();
 }
 
-void switch_tessera_off(const CallDescription& call, const std::string& why) {
+void switch_tessera_off(const CallDescription& call, const char* why) {
   if (!tessera_switched_off().exchange(true))
     std::fprintf(stderr, "tessera-lapack: %s: Tessera cannot run (%s); this call and later ones go to the system LAPACK\n",
-                 describe(call).c_str(), why.c_str());
+                 describe(call).c_str(), why);
 }
 
-bool on_starpu_worker() { return starpu_is_initialized() && starpu_worker_get_id() >= 0; }
+bool on_runtime_worker() {
+  const Backend* backend = backend_if_loaded();  // no backend, no runtime: never loaded from here
+  return backend && backend->on_runtime_worker();
+}
 
-bool is_nested_call() { return inside_intercepted_call || on_starpu_worker(); }
+bool is_nested_call() { return inside_intercepted_call || on_runtime_worker(); }
+
+// Where a nested call goes: from Tessera's tile kernels (on the runtime's workers), to the LAPACK
+// Tessera is linked with where it has the family; from inside LAPACK, to the next LAPACK.
+template <class Family, class T>
+const LapackRoutines<T, typename Family::Int>& nested_routines(const void* caller) {
+  void* tessera_lapack = loaded_backend().handle;
+  if (!inside_intercepted_call && tessera_lapack) {
+    const auto& own = tessera_own_lapack<Family>(tessera_lapack).template routines<T>();
+    if (own.complete()) return own;
+  }
+  return next_lapack<Family>(caller, tessera_lapack).template routines<T>();
+}
 
 class InterceptedCallScope {
  public:
@@ -165,81 +204,66 @@ class InterceptedCallScope {
   InterceptedCallScope& operator=(const InterceptedCallScope&) = delete;
 };
 
-// Between intercepted calls the program gets its cores back: StarPU's workers sleep instead of
-// polling (Runtime::pause_workers), and OpenBLAS runs with the program's own thread count again
-// (Tessera's CPU tasks need one thread each while they run). The first call in flight takes the
-// cores, the last one to finish gives them back.
-class CoresTaken {
- public:
-  CoresTaken() {
-    std::lock_guard<std::mutex> lock(state().mutex);
-    if (state().calls_in_flight++ == 0) state().program_blas_threads = openblas_get_num_threads();
-  }
-  // Once the runtime runs (Runtime::shared() starts it and sets one BLAS thread).
-  void runtime_ready(Runtime& runtime) {
-    std::lock_guard<std::mutex> lock(state().mutex);
-    state().runtime = &runtime;
-    if (state().paused) {
-      runtime.resume_workers();
-      state().paused = false;
-    }
-    openblas_set_num_threads(1);
-  }
-  ~CoresTaken() {
-    std::lock_guard<std::mutex> lock(state().mutex);
-    if (--state().calls_in_flight > 0) return;
-    if (state().runtime && !state().paused) {
-      state().runtime->pause_workers();
-      state().paused = true;
-    }
-    openblas_set_num_threads(state().program_blas_threads);
-  }
-  CoresTaken(const CoresTaken&) = delete;
-  CoresTaken& operator=(const CoresTaken&) = delete;
-
- private:
-  struct State {
-    std::mutex mutex;
-    int calls_in_flight = 0;
-    int program_blas_threads = 1;
-    Runtime* runtime = nullptr;
-    bool paused = false;
-  };
-  static State& state() {
-    static State s;
-    return s;
-  }
-};
-
 // LAPACK's LSAME: one character, case-insensitive.
 bool same_letter(char c, char upper_case) { return c == upper_case || c == upper_case - 'A' + 'a'; }
 bool valid_uplo(char uplo) { return same_letter(uplo, 'U') || same_letter(uplo, 'L'); }
 
 // Reference LAPACK's checks of xPOTRF, in its order: the position of the first bad argument, or 0.
-int potrf_bad_argument(char uplo, int n, int lda) {
+template <class Int>
+int potrf_bad_argument(char uplo, Int n, Int lda) {
   if (!valid_uplo(uplo)) return 1;
   if (n < 0) return 2;
-  if (lda < std::max(1, n)) return 4;
+  if (lda < std::max<Int>(1, n)) return 4;
   return 0;
 }
 
 // Reference LAPACK's checks of xPOTRS and xPOSV (the same arguments at the same positions).
-int solve_bad_argument(char uplo, int n, int nrhs, int lda, int ldb) {
+template <class Int>
+int solve_bad_argument(char uplo, Int n, Int nrhs, Int lda, Int ldb) {
   if (!valid_uplo(uplo)) return 1;
   if (n < 0) return 2;
   if (nrhs < 0) return 3;
-  if (lda < std::max(1, n)) return 5;
-  if (ldb < std::max(1, n)) return 7;
+  if (lda < std::max<Int>(1, n)) return 5;
+  if (ldb < std::max<Int>(1, n)) return 7;
   return 0;
 }
 
-// As LAPACK does with a bad argument: INFO = -position, XERBLA(name, position), return.
-bool reject_bad_argument(const CallDescription& call, int position, fortran_int* info) {
+// Tessera counts in int: the position of the first (valid) argument beyond INT_MAX, or 0. Only
+// the 64-bit families can pass one.
+template <class Int>
+int potrf_beyond_int(Int n, Int lda) {
+  if (n > INT_MAX) return 2;
+  if (lda > INT_MAX) return 4;
+  return 0;
+}
+
+template <class Int>
+int solve_beyond_int(Int n, Int nrhs, Int lda, Int ldb) {
+  if (n > INT_MAX) return 2;
+  if (nrhs > INT_MAX) return 3;
+  if (lda > INT_MAX) return 5;
+  if (ldb > INT_MAX) return 7;
+  return 0;
+}
+
+// As LAPACK does with a bad argument: INFO = -position, XERBLA(name, position), return. Without
+// any XERBLA in reach, reference XERBLA's message (but no STOP).
+template <class Int>
+void call_xerbla(const CallDescription& call, int position, XerblaRoutine<Int> xerbla) {
+  const Int xerbla_info = position;
+  if (xerbla)
+    xerbla(call.name.xerbla_name, &xerbla_info, xerbla_name_length);
+  else
+    std::fprintf(stderr, " ** On entry to %.6s parameter number %2d had an illegal value\n", call.name.xerbla_name,
+                 position);
+}
+
+template <class Int>
+bool reject_bad_argument(const CallDescription& call, int position, Int* info, XerblaRoutine<Int> xerbla) {
   if (position == 0) return false;
   *info = -position;
-  report(call, "illegal value of argument " + std::to_string(position) + " (xerbla_ called)", *info, 0.0);
-  const fortran_int xerbla_info = position;
-  xerbla_(call.name.xerbla_name, &xerbla_info, xerbla_name_length);
+  report(call, "illegal value of argument " + std::to_string(position) + " (xerbla called)", *info, 0.0);
+  call_xerbla(call, position, xerbla);
   return true;
 }
 
@@ -254,46 +278,49 @@ Route choose_route(const CallDescription& call, bool have_next) {
   return call.work >= factorization_work(options().min_n) ? Route::tessera : Route::next_lapack;
 }
 
-// Submits through Tessera (starting the shared runtime on first use) and waits; TESSERA_MODE,
-// TESSERA_NB... are read for each call, as the C API does. std::nullopt when Tessera could not take
-// the call: it failed before any task ran, so the arrays are untouched and the call goes to the
-// next LAPACK. A failure once tasks ran may leave the arrays half written, which LAPACK's INFO
-// cannot express: the process stops with the reason rather than return a wrong result.
-template <class Submit>
-std::optional<int> run_on_tessera(const CallDescription& call, Submit&& submit, Mode& resolved_mode) {
-  CoresTaken cores;  // declared first: destroyed after the request, which may wait
-  Request request;
-  try {
-    FactorOptions factor_options = FactorOptions::from_environment();
-    factor_options.uplo = same_letter(call.uplo, 'U') ? Uplo::upper : Uplo::lower;
-    Runtime& runtime = Runtime::shared();
-    note_runtime_started();
-    cores.runtime_ready(runtime);
-    resolved_mode = runtime.resolve(factor_options.mode);
-    request = submit(runtime, factor_options);
-  } catch (const std::exception& e) {
-    switch_tessera_off(call, e.what());
+// Through the backend (starting the shared runtime on first use). std::nullopt when Tessera did
+// not take the call (the arrays are untouched): it goes to the next LAPACK. A failure once tasks
+// ran may leave the arrays half written, which LAPACK's INFO cannot express: the process stops
+// with the reason rather than return a wrong result.
+std::optional<BackendResult> run_on_tessera(const CallDescription& call, const BackendCall& backend_call) {
+  const LoadedBackend& loaded = loaded_backend();
+  if (!loaded.backend) {
+    switch_tessera_off(call, loaded.error);
     return std::nullopt;
   }
-  try {
-    return request.wait();
-  } catch (const std::exception& e) {
-    fatal(call, std::string("a Tessera task failed after the arrays started to change: ") + e.what());
+  BackendResult result;
+  switch (loaded.backend->run(&backend_call, &result)) {
+    case BackendStatus::done:
+      note_runtime_started();
+      return result;
+    case BackendStatus::declined:  // the runtime stopped at exit: the next LAPACK, quietly
+      return std::nullopt;
+    case BackendStatus::cannot_run:
+      switch_tessera_off(call, result.message);
+      return std::nullopt;
+    case BackendStatus::failed_after_start:
+      fatal(call, std::string("a Tessera task failed after the arrays started to change: ") + result.message);
   }
+  return std::nullopt;
 }
 
 // What every routine does once its arguments are valid and there is work: Tessera or the next
-// LAPACK, then the verbose line.
-template <class OnTessera, class OnNext>
-void dispatch(const CallDescription& call, bool have_next, OnTessera&& on_tessera, OnNext&& on_next, fortran_int* info) {
+// LAPACK, then the verbose line. Sizes beyond Tessera's int go to the next LAPACK, or are refused
+// as LAPACK refuses a bad argument when there is none.
+template <class Int, class MakeBackendCall, class OnNext>
+void dispatch(const CallDescription& call, bool have_next, int beyond_int, MakeBackendCall&& make_backend_call,
+              OnNext&& on_next, Int* info, XerblaRoutine<Int> xerbla) {
   const auto start = std::chrono::steady_clock::now();
   const auto seconds = [&] { return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count(); };
-  if (choose_route(call, have_next) == Route::tessera) {
-    Mode mode = Mode::cpu;
-    if (const std::optional<int> result = run_on_tessera(call, on_tessera, mode)) {
-      *info = *result;
+  if (beyond_int && !have_next) {
+    reject_bad_argument(call, beyond_int, info, xerbla);
+    return;
+  }
+  if (!beyond_int && choose_route(call, have_next) == Route::tessera) {
+    if (const std::optional<BackendResult> result = run_on_tessera(call, make_backend_call())) {
+      *info = result->info;
       counters().through_tessera++;
-      report(call, std::string("tessera ") + to_string(mode), *info, seconds());
+      report(call, std::string("tessera ") + result->mode, *info, seconds());
       return;
     }
   }
@@ -305,87 +332,104 @@ void dispatch(const CallDescription& call, bool have_next, OnTessera&& on_tesser
 
 }  // namespace
 
-template <class T>
-void potrf(const char* uplo, const fortran_int* n, T* a, const fortran_int* lda, fortran_int* info,
-           fortran_strlen uplo_len) noexcept {
-  const LapackRoutines<T>& next = next_lapack().routines<T>();
+template <class Family, class T>
+void potrf(const char* uplo, const typename Family::Int* n, T* a, const typename Family::Int* lda,
+           typename Family::Int* info, fortran_strlen uplo_len, const void* caller) noexcept {
   if (is_nested_call()) {
-    if (!next.potrf) fatal_nested(RoutineNames<T>::potrf);
+    const auto& nested = nested_routines<Family, T>(caller);
+    if (!nested.potrf) fatal_nested(symbol_of<Family>(RoutineNames<T>::potrf.base_name));
     counters().nested++;
-    next.potrf(uplo, n, a, lda, info, uplo_len);
+    nested.potrf(uplo, n, a, lda, info, uplo_len);
     return;
   }
   const InterceptedCallScope scope;
-  const CallDescription call{RoutineNames<T>::potrf, *uplo, *n, 0, false, factorization_work(*n)};
-  if (reject_bad_argument(call, potrf_bad_argument(*uplo, *n, *lda), info)) return;
+  const LapackLibrary<Family>& next = next_for_call<Family>(caller);
+  const auto& routines = next.template routines<T>();
+  const CallDescription call = describe_call<Family>(RoutineNames<T>::potrf, *uplo, *n, -1, factorization_work(*n));
+  if (reject_bad_argument(call, potrf_bad_argument(*uplo, *n, *lda), info, next.xerbla)) return;
   *info = 0;
   if (*n == 0) return report(call, "quick return", 0, 0.0);
   dispatch(
-      call, next.complete(),
-      [&](Runtime& runtime, const FactorOptions& factor) { return potrf_async(runtime, *n, a, *lda, factor); },
-      [&] { next.potrf(uplo, n, a, lda, info, uplo_len); }, info);
+      call, routines.complete(), potrf_beyond_int(*n, *lda),
+      [&] {
+        return BackendCall{Operation::potrf, std::is_same_v<T, double>, *uplo, static_cast<int>(*n), 0, a,
+                           static_cast<int>(*lda), nullptr, 1};
+      },
+      [&] { routines.potrf(uplo, n, a, lda, info, uplo_len); }, info, next.xerbla);
 }
 
-template <class T>
-void potrs(const char* uplo, const fortran_int* n, const fortran_int* nrhs, const T* a, const fortran_int* lda, T* b,
-           const fortran_int* ldb, fortran_int* info, fortran_strlen uplo_len) noexcept {
-  const LapackRoutines<T>& next = next_lapack().routines<T>();
+template <class Family, class T>
+void potrs(const char* uplo, const typename Family::Int* n, const typename Family::Int* nrhs, const T* a,
+           const typename Family::Int* lda, T* b, const typename Family::Int* ldb, typename Family::Int* info,
+           fortran_strlen uplo_len, const void* caller) noexcept {
   if (is_nested_call()) {
-    if (!next.potrs) fatal_nested(RoutineNames<T>::potrs);
+    const auto& nested = nested_routines<Family, T>(caller);
+    if (!nested.potrs) fatal_nested(symbol_of<Family>(RoutineNames<T>::potrs.base_name));
     counters().nested++;
-    next.potrs(uplo, n, nrhs, a, lda, b, ldb, info, uplo_len);
+    nested.potrs(uplo, n, nrhs, a, lda, b, ldb, info, uplo_len);
     return;
   }
   const InterceptedCallScope scope;
-  const CallDescription call{RoutineNames<T>::potrs, *uplo, *n, *nrhs, true, solve_work(*n, *nrhs)};
-  if (reject_bad_argument(call, solve_bad_argument(*uplo, *n, *nrhs, *lda, *ldb), info)) return;
+  const LapackLibrary<Family>& next = next_for_call<Family>(caller);
+  const auto& routines = next.template routines<T>();
+  const CallDescription call = describe_call<Family>(RoutineNames<T>::potrs, *uplo, *n, *nrhs, solve_work(*n, *nrhs));
+  if (reject_bad_argument(call, solve_bad_argument(*uplo, *n, *nrhs, *lda, *ldb), info, next.xerbla)) return;
   *info = 0;
   if (*n == 0 || *nrhs == 0) return report(call, "quick return", 0, 0.0);
   dispatch(
-      call, next.complete(),
-      [&](Runtime& runtime, const FactorOptions& factor) {
-        return potrs_async(runtime, *n, *nrhs, a, *lda, b, *ldb, factor);
+      call, routines.complete(), solve_beyond_int(*n, *nrhs, *lda, *ldb),
+      [&] {
+        return BackendCall{Operation::potrs, std::is_same_v<T, double>, *uplo, static_cast<int>(*n),
+                           static_cast<int>(*nrhs), const_cast<T*>(a), static_cast<int>(*lda), b,
+                           static_cast<int>(*ldb)};
       },
-      [&] { next.potrs(uplo, n, nrhs, a, lda, b, ldb, info, uplo_len); }, info);
+      [&] { routines.potrs(uplo, n, nrhs, a, lda, b, ldb, info, uplo_len); }, info, next.xerbla);
 }
 
-template <class T>
-void posv(const char* uplo, const fortran_int* n, const fortran_int* nrhs, T* a, const fortran_int* lda, T* b,
-          const fortran_int* ldb, fortran_int* info, fortran_strlen uplo_len) noexcept {
-  const LapackRoutines<T>& next = next_lapack().routines<T>();
+template <class Family, class T>
+void posv(const char* uplo, const typename Family::Int* n, const typename Family::Int* nrhs, T* a,
+          const typename Family::Int* lda, T* b, const typename Family::Int* ldb, typename Family::Int* info,
+          fortran_strlen uplo_len, const void* caller) noexcept {
   if (is_nested_call()) {
-    if (!next.posv) fatal_nested(RoutineNames<T>::posv);
+    const auto& nested = nested_routines<Family, T>(caller);
+    if (!nested.posv) fatal_nested(symbol_of<Family>(RoutineNames<T>::posv.base_name));
     counters().nested++;
-    next.posv(uplo, n, nrhs, a, lda, b, ldb, info, uplo_len);
+    nested.posv(uplo, n, nrhs, a, lda, b, ldb, info, uplo_len);
     return;
   }
   const InterceptedCallScope scope;
-  const CallDescription call{RoutineNames<T>::posv, *uplo, *n, *nrhs, true,
-                             factorization_work(*n) + solve_work(*n, *nrhs)};
-  if (reject_bad_argument(call, solve_bad_argument(*uplo, *n, *nrhs, *lda, *ldb), info)) return;
+  const LapackLibrary<Family>& next = next_for_call<Family>(caller);
+  const auto& routines = next.template routines<T>();
+  const CallDescription call = describe_call<Family>(RoutineNames<T>::posv, *uplo, *n, *nrhs,
+                                                     factorization_work(*n) + solve_work(*n, *nrhs));
+  if (reject_bad_argument(call, solve_bad_argument(*uplo, *n, *nrhs, *lda, *ldb), info, next.xerbla)) return;
   *info = 0;
   if (*n == 0) return report(call, "quick return", 0, 0.0);
   dispatch(
-      call, next.complete(),
-      [&](Runtime& runtime, const FactorOptions& factor) {
-        // With no right-hand side LAPACK's xPOSV only factors A.
-        return *nrhs == 0 ? potrf_async(runtime, *n, a, *lda, factor)
-                          : posv_async(runtime, *n, *nrhs, a, *lda, b, *ldb, factor);
+      call, routines.complete(), solve_beyond_int(*n, *nrhs, *lda, *ldb),
+      [&] {
+        return BackendCall{Operation::posv, std::is_same_v<T, double>, *uplo, static_cast<int>(*n),
+                           static_cast<int>(*nrhs), a, static_cast<int>(*lda), b, static_cast<int>(*ldb)};
       },
-      [&] { next.posv(uplo, n, nrhs, a, lda, b, ldb, info, uplo_len); }, info);
+      [&] { routines.posv(uplo, n, nrhs, a, lda, b, ldb, info, uplo_len); }, info, next.xerbla);
 }
 
-template void potrf<double>(const char*, const fortran_int*, double*, const fortran_int*, fortran_int*,
-                            fortran_strlen) noexcept;
-template void potrf<float>(const char*, const fortran_int*, float*, const fortran_int*, fortran_int*,
-                           fortran_strlen) noexcept;
-template void potrs<double>(const char*, const fortran_int*, const fortran_int*, const double*, const fortran_int*,
-                            double*, const fortran_int*, fortran_int*, fortran_strlen) noexcept;
-template void potrs<float>(const char*, const fortran_int*, const fortran_int*, const float*, const fortran_int*,
-                           float*, const fortran_int*, fortran_int*, fortran_strlen) noexcept;
-template void posv<double>(const char*, const fortran_int*, const fortran_int*, double*, const fortran_int*, double*,
-                           const fortran_int*, fortran_int*, fortran_strlen) noexcept;
-template void posv<float>(const char*, const fortran_int*, const fortran_int*, float*, const fortran_int*, float*,
-                          const fortran_int*, fortran_int*, fortran_strlen) noexcept;
+// Every family in both precisions.
+#define TESSERA_LAPACK_INSTANTIATE(Family, T)                                                                      \
+  template void potrf<Family, T>(const char*, const Family::Int*, T*, const Family::Int*, Family::Int*,            \
+                                 fortran_strlen, const void*) noexcept;                                             \
+  template void potrs<Family, T>(const char*, const Family::Int*, const Family::Int*, const T*, const Family::Int*, \
+                                 T*, const Family::Int*, Family::Int*, fortran_strlen, const void*) noexcept;       \
+  template void posv<Family, T>(const char*, const Family::Int*, const Family::Int*, T*, const Family::Int*, T*,    \
+                                const Family::Int*, Family::Int*, fortran_strlen, const void*) noexcept;
+TESSERA_LAPACK_INSTANTIATE(Lp64, double)
+TESSERA_LAPACK_INSTANTIATE(Lp64, float)
+TESSERA_LAPACK_INSTANTIATE(ScipyLp64, double)
+TESSERA_LAPACK_INSTANTIATE(ScipyLp64, float)
+TESSERA_LAPACK_INSTANTIATE(Ilp64, double)
+TESSERA_LAPACK_INSTANTIATE(Ilp64, float)
+TESSERA_LAPACK_INSTANTIATE(ScipyIlp64, double)
+TESSERA_LAPACK_INSTANTIATE(ScipyIlp64, float)
+#undef TESSERA_LAPACK_INSTANTIATE
 
 }  // namespace tessera::lapack

@@ -1,22 +1,26 @@
-// The intercepted LAPACK routines, with LAPACK's Fortran arguments: LAPACK's argument checks and
-// XERBLA calls, then the next LAPACK in the search order for small matrices and nested calls, or
-// Tessera. lapack_interface.cpp exports them under LAPACK's symbols.
+// The intercepted LAPACK routines, with LAPACK's Fortran arguments in each symbol family
+// (fortran_abi.hpp): LAPACK's argument checks and XERBLA calls, then the next LAPACK for small
+// matrices and nested calls, or Tessera. lapack_interface.cpp exports them under LAPACK's symbols;
+// `caller` is the return address of the exported function (whose LAPACK the call would have
+// reached, next_lapack.hpp).
 #pragma once
 
 #include "fortran_abi.hpp"
 
 namespace tessera::lapack {
 
-template <class T>
-void potrf(const char* uplo, const fortran_int* n, T* a, const fortran_int* lda, fortran_int* info,
-           fortran_strlen uplo_len) noexcept;
+template <class Family, class T>
+void potrf(const char* uplo, const typename Family::Int* n, T* a, const typename Family::Int* lda,
+           typename Family::Int* info, fortran_strlen uplo_len, const void* caller) noexcept;
 
-template <class T>
-void potrs(const char* uplo, const fortran_int* n, const fortran_int* nrhs, const T* a, const fortran_int* lda, T* b,
-           const fortran_int* ldb, fortran_int* info, fortran_strlen uplo_len) noexcept;
+template <class Family, class T>
+void potrs(const char* uplo, const typename Family::Int* n, const typename Family::Int* nrhs, const T* a,
+           const typename Family::Int* lda, T* b, const typename Family::Int* ldb, typename Family::Int* info,
+           fortran_strlen uplo_len, const void* caller) noexcept;
 
-template <class T>
-void posv(const char* uplo, const fortran_int* n, const fortran_int* nrhs, T* a, const fortran_int* lda, T* b,
-          const fortran_int* ldb, fortran_int* info, fortran_strlen uplo_len) noexcept;
+template <class Family, class T>
+void posv(const char* uplo, const typename Family::Int* n, const typename Family::Int* nrhs, T* a,
+          const typename Family::Int* lda, T* b, const typename Family::Int* ldb, typename Family::Int* info,
+          fortran_strlen uplo_len, const void* caller) noexcept;
 
 }  // namespace tessera::lapack

@@ -1,48 +1,53 @@
-// libtessera_lapack's exported symbols: LAPACK's Cholesky routines with LAPACK's Fortran ABI, so
-// that a program calling dpotrf_ & co. reaches Tessera when this library comes first in the
+// libtessera_lapack's exported symbols: LAPACK's Cholesky routines with LAPACK's Fortran ABI, in
+// every symbol family of fortran_abi.hpp (dpotrf_, scipy_dpotrf_, dpotrf_64_, scipy_dpotrf_64_),
+// so that a program calling any of them reaches Tessera when this library comes first in the
 // search order (LD_PRELOAD, or linked before -llapack). Everything else in the library is hidden.
 #include "fortran_abi.hpp"
 #include "intercept.hpp"
 
-#define TESSERA_LAPACK_EXPORT __attribute__((visibility("default")))
+#define TESSERA_LAPACK_EXPORT extern "C" __attribute__((visibility("default"), noinline))
 
-using tessera::lapack::fortran_int;
 using tessera::lapack::fortran_strlen;
 
-extern "C" {
+// The six routines of one family. Each passes its return address on: the caller's own LAPACK is
+// the next one when the global search order has none (next_lapack.hpp).
+#define TESSERA_LAPACK_FAMILY(Family, PREFIX, SUFFIX)                                                                \
+  TESSERA_LAPACK_EXPORT void PREFIX##dpotrf##SUFFIX(const char* uplo, const Family::Int* n, double* a,               \
+                                                    const Family::Int* lda, Family::Int* info,                       \
+                                                    fortran_strlen uplo_len) {                                       \
+    tessera::lapack::potrf<Family>(uplo, n, a, lda, info, uplo_len, __builtin_return_address(0));                   \
+  }                                                                                                                  \
+  TESSERA_LAPACK_EXPORT void PREFIX##spotrf##SUFFIX(const char* uplo, const Family::Int* n, float* a,                \
+                                                    const Family::Int* lda, Family::Int* info,                       \
+                                                    fortran_strlen uplo_len) {                                       \
+    tessera::lapack::potrf<Family>(uplo, n, a, lda, info, uplo_len, __builtin_return_address(0));                   \
+  }                                                                                                                  \
+  TESSERA_LAPACK_EXPORT void PREFIX##dpotrs##SUFFIX(const char* uplo, const Family::Int* n, const Family::Int* nrhs, \
+                                                    const double* a, const Family::Int* lda, double* b,              \
+                                                    const Family::Int* ldb, Family::Int* info,                       \
+                                                    fortran_strlen uplo_len) {                                       \
+    tessera::lapack::potrs<Family>(uplo, n, nrhs, a, lda, b, ldb, info, uplo_len, __builtin_return_address(0));     \
+  }                                                                                                                  \
+  TESSERA_LAPACK_EXPORT void PREFIX##spotrs##SUFFIX(const char* uplo, const Family::Int* n, const Family::Int* nrhs, \
+                                                    const float* a, const Family::Int* lda, float* b,                \
+                                                    const Family::Int* ldb, Family::Int* info,                       \
+                                                    fortran_strlen uplo_len) {                                       \
+    tessera::lapack::potrs<Family>(uplo, n, nrhs, a, lda, b, ldb, info, uplo_len, __builtin_return_address(0));     \
+  }                                                                                                                  \
+  TESSERA_LAPACK_EXPORT void PREFIX##dposv##SUFFIX(const char* uplo, const Family::Int* n, const Family::Int* nrhs,  \
+                                                   double* a, const Family::Int* lda, double* b,                     \
+                                                   const Family::Int* ldb, Family::Int* info,                        \
+                                                   fortran_strlen uplo_len) {                                        \
+    tessera::lapack::posv<Family>(uplo, n, nrhs, a, lda, b, ldb, info, uplo_len, __builtin_return_address(0));      \
+  }                                                                                                                  \
+  TESSERA_LAPACK_EXPORT void PREFIX##sposv##SUFFIX(const char* uplo, const Family::Int* n, const Family::Int* nrhs,  \
+                                                   float* a, const Family::Int* lda, float* b,                       \
+                                                   const Family::Int* ldb, Family::Int* info,                        \
+                                                   fortran_strlen uplo_len) {                                        \
+    tessera::lapack::posv<Family>(uplo, n, nrhs, a, lda, b, ldb, info, uplo_len, __builtin_return_address(0));      \
+  }
 
-TESSERA_LAPACK_EXPORT void dpotrf_(const char* uplo, const fortran_int* n, double* a, const fortran_int* lda,
-                                   fortran_int* info, fortran_strlen uplo_len) {
-  tessera::lapack::potrf(uplo, n, a, lda, info, uplo_len);
-}
-
-TESSERA_LAPACK_EXPORT void spotrf_(const char* uplo, const fortran_int* n, float* a, const fortran_int* lda,
-                                   fortran_int* info, fortran_strlen uplo_len) {
-  tessera::lapack::potrf(uplo, n, a, lda, info, uplo_len);
-}
-
-TESSERA_LAPACK_EXPORT void dpotrs_(const char* uplo, const fortran_int* n, const fortran_int* nrhs, const double* a,
-                                   const fortran_int* lda, double* b, const fortran_int* ldb, fortran_int* info,
-                                   fortran_strlen uplo_len) {
-  tessera::lapack::potrs(uplo, n, nrhs, a, lda, b, ldb, info, uplo_len);
-}
-
-TESSERA_LAPACK_EXPORT void spotrs_(const char* uplo, const fortran_int* n, const fortran_int* nrhs, const float* a,
-                                   const fortran_int* lda, float* b, const fortran_int* ldb, fortran_int* info,
-                                   fortran_strlen uplo_len) {
-  tessera::lapack::potrs(uplo, n, nrhs, a, lda, b, ldb, info, uplo_len);
-}
-
-TESSERA_LAPACK_EXPORT void dposv_(const char* uplo, const fortran_int* n, const fortran_int* nrhs, double* a,
-                                  const fortran_int* lda, double* b, const fortran_int* ldb, fortran_int* info,
-                                  fortran_strlen uplo_len) {
-  tessera::lapack::posv(uplo, n, nrhs, a, lda, b, ldb, info, uplo_len);
-}
-
-TESSERA_LAPACK_EXPORT void sposv_(const char* uplo, const fortran_int* n, const fortran_int* nrhs, float* a,
-                                  const fortran_int* lda, float* b, const fortran_int* ldb, fortran_int* info,
-                                  fortran_strlen uplo_len) {
-  tessera::lapack::posv(uplo, n, nrhs, a, lda, b, ldb, info, uplo_len);
-}
-
-}  // extern "C"
+TESSERA_LAPACK_FAMILY(tessera::lapack::Lp64, , _)
+TESSERA_LAPACK_FAMILY(tessera::lapack::ScipyLp64, scipy_, _)
+TESSERA_LAPACK_FAMILY(tessera::lapack::Ilp64, , _64_)
+TESSERA_LAPACK_FAMILY(tessera::lapack::ScipyIlp64, scipy_, _64_)

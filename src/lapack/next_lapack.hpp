@@ -1,39 +1,58 @@
-// The LAPACK a program would have called without libtessera_lapack: for each routine, the next
-// definition of its symbol after this library in the dynamic linker's search order
-// (dlsym(RTLD_NEXT)). Under LD_PRELOAD that is the system LAPACK (or OpenBLAS, which libtessera
-// itself loads); linked before -llapack, it is that library.
+// The LAPACK a call would have reached without libtessera_lapack, found per symbol family
+// (fortran_abi.hpp):
+//   1. the next definition after this library in the process's global search order
+//      (dlsym(RTLD_NEXT)): the LAPACK the program was linked against, or a library it preloads;
+//   2. else the one the calling object sees among its own dependencies: a module loaded with
+//      RTLD_LOCAL (a Python extension such as numpy's _umath_linalg, a plugin) keeps its LAPACK
+//      out of the global search order;
+//   3. else the LAPACK that Tessera itself is linked with (OpenBLAS), which libtessera_lapack
+//      loads with the rest of Tessera, out of the global search order.
+// XERBLA is looked up the way the replaced routine would have bound it: the program's own or a
+// global one first, then the caller's, then the next LAPACK's.
 #pragma once
 
-#include <string>
+#include <type_traits>
 
 #include "fortran_abi.hpp"
 
 namespace tessera::lapack {
 
-template <class T>
+template <class T, class Int>
 struct LapackRoutines {
-  PotrfRoutine<T> potrf = nullptr;
-  PotrsRoutine<T> potrs = nullptr;
-  PosvRoutine<T> posv = nullptr;
+  PotrfRoutine<T, Int> potrf = nullptr;
+  PotrsRoutine<T, Int> potrs = nullptr;
+  PosvRoutine<T, Int> posv = nullptr;
 
   bool complete() const { return potrf && potrs && posv; }
 };
 
-struct NextLapack {
-  LapackRoutines<double> d;
-  LapackRoutines<float> s;
-  std::string library;  // the file that holds the next dpotrf_ ("" when there is none)
+template <class Family>
+struct LapackLibrary {
+  using Int = typename Family::Int;
+  LapackRoutines<double, Int> d;
+  LapackRoutines<float, Int> s;
+  XerblaRoutine<Int> xerbla = nullptr;
+  const char* file = "";  // the file holding dpotrf ("" when none); the dynamic loader owns it
 
   template <class T>
-  const LapackRoutines<T>& routines() const;
+  const LapackRoutines<T, Int>& routines() const {
+    if constexpr (std::is_same_v<T, double>) {
+      return d;
+    } else {
+      return s;
+    }
+  }
 };
 
-template <>
-inline const LapackRoutines<double>& NextLapack::routines<double>() const { return d; }
-template <>
-inline const LapackRoutines<float>& NextLapack::routines<float>() const { return s; }
+// The next LAPACK of the family, resolved on the family's first call from that call's caller
+// (`tessera_lapack` is the dlopen handle of the library that links Tessera, or null); once per
+// process, safe from any thread. Trivially destructible: still valid in exit handlers.
+template <class Family>
+const LapackLibrary<Family>& next_lapack(const void* caller, void* tessera_lapack);
 
-// Resolved on first use, once per process; safe from any thread.
-const NextLapack& next_lapack();
+// The family's routines in the LAPACK Tessera is linked with (empty where it lacks the family),
+// for calls that Tessera's own tile kernels make on the runtime's workers.
+template <class Family>
+const LapackLibrary<Family>& tessera_own_lapack(void* tessera_lapack);
 
 }  // namespace tessera::lapack

@@ -18,6 +18,8 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "lapack_test_support.h"
+
 void dpotrf_(const char *uplo, const int *n, double *a, const int *lda, int *info, size_t uplo_len);
 void spotrf_(const char *uplo, const int *n, float *a, const int *lda, int *info, size_t uplo_len);
 void dposv_(const char *uplo, const int *n, const int *nrhs, double *a, const int *lda, double *b, const int *ldb,
@@ -45,18 +47,6 @@ static double *spd_matrix(int n, unsigned seed) {
   return A;
 }
 
-/* max |A - L L^T| / max |A| over the lower triangle, L in the lower triangle of F. */
-static double factor_residual(int n, const double *A, const double *F) {
-  double diff = 0, scale = 0;
-  for (int j = 0; j < n; ++j)
-    for (int i = j; i < n; ++i) {
-      double s = 0;
-      for (int k = 0; k <= j; ++k) s += F[i + k * n] * F[j + k * n];
-      diff = fmax(diff, fabs(A[i + j * n] - s));
-      scale = fmax(scale, fabs(A[i + j * n]));
-    }
-  return diff / scale;
-}
 
 static void check(int ok, const char *what, double value) {
   printf("%s: %s (%g)\n", ok ? "ok" : "FAILED", what, value);

@@ -5,6 +5,7 @@
 // C status, or a tessera::Error), leave memory it must not write untouched, and leave the runtime
 // able to factor the next matrix correctly.
 #include <gtest/gtest.h>
+#include <lapacke.h>
 #include <sys/mman.h>
 
 #include <climits>
@@ -13,6 +14,7 @@
 #include <cstring>
 #include <limits>
 #include <string>
+#include <type_traits>
 #include <vector>
 
 #include "../test_support.hpp"
@@ -191,6 +193,108 @@ TEST(NonFinite, NanInRightHandSideIsNotAFactorizationFailure) {
   EXPECT_EQ(potrs(runtime(), n, nrhs, F.data(), n, Y.data(), n, options_of(16, Uplo::lower, Mode::cpu)), 0);
   EXPECT_TRUE(std::isnan(Y[17]));
   expect_runtime_usable("NaN in a right-hand side");
+}
+
+// LAPACK's xPOTRS has no positive INFO: a NaN or infinity in the factor propagates into the
+// solution. A factor of order n with one non-finite entry in triangle `uplo`, and right-hand
+// sides; the solution Tessera gives must be non-finite exactly where LAPACKE's is and agree
+// elsewhere.
+template <class T>
+struct FactorWithNonFinite {
+  int n;
+  int nrhs;
+  Uplo uplo;
+  std::vector<T> factor;
+  std::vector<T> rhs;
+  std::vector<T> lapack_solution;
+
+  FactorWithNonFinite(int order, int rhs_count, Uplo triangle, int row, int col, T bad)
+      : n(order), nrhs(rhs_count), uplo(triangle) {
+    factor = random_spd<T>(n, n, 820u + static_cast<unsigned>(n));
+    const char lapack_uplo = uplo == Uplo::lower ? 'L' : 'U';
+    EXPECT_EQ(lapack_potrf(lapack_uplo, factor), 0);
+    // (row, col) with row >= col names an entry of the lower factor; upper storage holds it transposed.
+    const std::size_t at = uplo == Uplo::lower ? row + static_cast<std::size_t>(col) * n : col + static_cast<std::size_t>(row) * n;
+    factor[at] = bad;
+    rhs = random_matrix<T>(n, nrhs, n, 830u + static_cast<unsigned>(n));
+    lapack_solution = rhs;
+    // LAPACKE_xpotrs would refuse the NaN (-5) before LAPACK sees it: its _work form does not check.
+    EXPECT_EQ(lapack_potrs(lapack_uplo, lapack_solution), 0);
+  }
+
+  int lapack_potrf(char lapack_uplo, std::vector<T>& a) const {
+    if constexpr (std::is_same_v<T, double>) {
+      return LAPACKE_dpotrf(LAPACK_COL_MAJOR, lapack_uplo, n, a.data(), n);
+    } else {
+      return LAPACKE_spotrf(LAPACK_COL_MAJOR, lapack_uplo, n, a.data(), n);
+    }
+  }
+  int lapack_potrs(char lapack_uplo, std::vector<T>& b) const {
+    if constexpr (std::is_same_v<T, double>) {
+      return LAPACKE_dpotrs_work(LAPACK_COL_MAJOR, lapack_uplo, n, nrhs, factor.data(), n, b.data(), n);
+    } else {
+      return LAPACKE_spotrs_work(LAPACK_COL_MAJOR, lapack_uplo, n, nrhs, factor.data(), n, b.data(), n);
+    }
+  }
+
+  void expect_like_lapack(int info, const std::vector<T>& solution, const std::string& what) const {
+    EXPECT_EQ(info, 0) << what << ": xPOTRS has no positive INFO";
+    int non_finite = 0;
+    for (std::size_t k = 0; k < solution.size(); ++k) {
+      const T ours = solution[k], lapack = lapack_solution[k];
+      non_finite += !std::isfinite(lapack);
+      ASSERT_EQ(std::isfinite(ours), std::isfinite(lapack)) << what << ": element " << k << " is " << ours
+                                                            << ", LAPACKE gives " << lapack;
+      if (std::isfinite(lapack)) {
+        ASSERT_NEAR(ours, lapack, 1e3 * std::numeric_limits<T>::epsilon() * (1 + std::abs(lapack))) << what << ": element " << k;
+      }
+    }
+    EXPECT_GT(non_finite, 0) << what << ": the case must put a NaN or infinity into the solution";
+  }
+};
+
+template <class T>
+void expect_potrs_propagates(int n, int nrhs, Uplo uplo, int row, int col, T bad) {
+  const FactorWithNonFinite<T> c(n, nrhs, uplo, row, col, bad);
+  const std::string where = "n=" + std::to_string(n) + " uplo=" + to_string(uplo) + " L(" + std::to_string(row) + "," +
+                            std::to_string(col) + ")=" + std::to_string(bad);
+  for (Mode mode : available_modes()) {
+    std::vector<T> X = c.rhs;
+    const int info = potrs(runtime(), n, nrhs, c.factor.data(), n, X.data(), n, options_of(16, uplo, mode));
+    c.expect_like_lapack(info, X, "C++ potrs " + where + " " + to_string(mode));
+  }
+  std::vector<T> X = c.rhs;
+  const char c_uplo = uplo == Uplo::lower ? 'L' : 'U';
+  int info = 0;
+  if constexpr (std::is_same_v<T, double>) {
+    info = tessera_dpotrs(c_uplo, n, nrhs, c.factor.data(), n, X.data(), n);
+  } else {
+    info = tessera_spotrs(c_uplo, n, nrhs, c.factor.data(), n, X.data(), n);
+  }
+  c.expect_like_lapack(info, X, "C API potrs " + where);
+
+  // Tiles: the factor loaded into a tile matrix (its load reports the entry as a factorization
+  // would), then the solve on tiles propagates it.
+  TileMatrix<T> L(runtime(), n, 16);
+  TileMatrix<T> B(runtime(), n, nrhs, 16, TileStructure::general);
+  load_async(L, uplo, c.factor.data(), n).wait();
+  ASSERT_EQ(load_async(B, c.rhs.data(), n).wait(), 0);
+  EXPECT_EQ(potrs_async(L, B).wait(), 0);
+  X.assign(c.rhs.size(), T(0));
+  ASSERT_EQ(store_async(B, X.data(), n).wait(), 0);
+  c.expect_like_lapack(0, X, "tile potrs " + where);
+}
+
+TEST(NonFinite, NanOrInfinityInTheFactorPropagatesThroughPotrs) {
+  const double nan = std::numeric_limits<double>::quiet_NaN();
+  const double inf = std::numeric_limits<double>::infinity();
+  expect_potrs_propagates<double>(41, 3, Uplo::lower, 20, 7, nan);
+  expect_potrs_propagates<double>(41, 3, Uplo::upper, 20, 7, nan);
+  expect_potrs_propagates<double>(37, 2, Uplo::lower, 0, 0, nan);
+  expect_potrs_propagates<double>(37, 2, Uplo::upper, 33, 17, -inf);
+  expect_potrs_propagates<float>(29, 1, Uplo::lower, 28, 28, std::numeric_limits<float>::quiet_NaN());
+  expect_potrs_propagates<float>(29, 2, Uplo::upper, 19, 3, std::numeric_limits<float>::infinity());
+  expect_runtime_usable("a NaN in the factor of a solve");
 }
 
 // ---- empty matrices and tiles larger than the matrix ----------------------------------------

@@ -55,7 +55,7 @@ TEST(MatrixMarket, SizesPastTheLimitsAreRejected) {
   EXPECT_THROW(read(header + "-1 3\n"), InvalidArgument);
   EXPECT_THROW(read(header + "2000 2000\n", 1000 * 1000), InvalidArgument);  // past max_elements
   EXPECT_THROW(read(header + "99999999999999999999 1\n"), InvalidArgument);
-  EXPECT_THROW(read("%%MatrixMarket matrix coordinate real general\n2 2 5\n"), InvalidArgument);  // 5 > 4 entries
+  EXPECT_THROW(read("%%MatrixMarket matrix coordinate real general\n2 2 5\n"), InvalidArgument);  // entries missing
   EXPECT_THROW(read("%%MatrixMarket matrix coordinate real general\n2 2 1\n3 1 1.0\n"), InvalidArgument);
   EXPECT_THROW(read("%%MatrixMarket matrix coordinate real symmetric\n2 2 1\n1 2 1.0\n"), InvalidArgument);
   // Empty matrices are fine, however many columns, and quick: nothing is looped over.
@@ -100,6 +100,76 @@ TEST(MatrixMarket, EdgeValuesSurviveAWriteAndARead) {
       EXPECT_EQ(std::memcmp(&values[i], &m.values[i], sizeof(double)), 0) << "value " << values[i] << " read as " << m(i, 0);
     }
   }
+}
+
+// The format sums duplicate coordinate entries (scipy.io.mmread does too); keeping only the last
+// value would read a different matrix from the same file.
+TEST(MatrixMarket, DuplicateCoordinateEntriesAreSummed) {
+  const DenseMatrix general = read(
+      "%%MatrixMarket matrix coordinate real general\n2 2 4\n"
+      "1 1 1.5\n2 1 3\n1 1 2.25\n2 1 -1\n");
+  EXPECT_EQ(general(0, 0), 3.75);
+  EXPECT_EQ(general(1, 0), 2.0);
+  EXPECT_EQ(general(0, 1), 0.0);
+  // In a symmetric file a duplicate of (i, j) sums too, and the sum is mirrored; a duplicate
+  // diagonal entry is added once per occurrence, not once per triangle.
+  const DenseMatrix symmetric = read(
+      "%%MatrixMarket matrix coordinate real symmetric\n2 2 5\n"
+      "2 1 0.5\n1 1 4\n2 1 0.25\n2 2 1\n2 2 1\n");
+  EXPECT_EQ(symmetric(1, 0), 0.75);
+  EXPECT_EQ(symmetric(0, 1), 0.75);
+  EXPECT_EQ(symmetric(0, 0), 4.0);
+  EXPECT_EQ(symmetric(1, 1), 2.0);
+  // More entries than the matrix has elements is fine when they repeat.
+  EXPECT_EQ(read("%%MatrixMarket matrix coordinate integer general\n1 1 3\n1 1 1\n1 1 2\n1 1 3\n")(0, 0), 6.0);
+}
+
+std::string refusal(const std::string& text) {
+  try {
+    read(text);
+  } catch (const InvalidArgument& e) {
+    return e.what();
+  }
+  return "(accepted)";
+}
+
+TEST(MatrixMarket, HeaderKeywordsTesseraCannotRepresentAreRefusedByName) {
+  const std::string size = "\n1 1 1\n1 1 1\n";
+  EXPECT_NE(refusal("%%MatrixMarket matrix coordinate pattern general\n1 1 1\n1 1\n").find("'pattern'"), std::string::npos);
+  EXPECT_NE(refusal("%%MatrixMarket matrix coordinate complex general\n1 1 1\n1 1 1 0\n").find("'complex'"), std::string::npos);
+  EXPECT_NE(refusal("%%MatrixMarket matrix coordinate real skew-symmetric" + size).find("'skew-symmetric'"), std::string::npos);
+  EXPECT_NE(refusal("%%MatrixMarket matrix coordinate complex hermitian" + size).find("'complex'"), std::string::npos);
+  EXPECT_NE(refusal("%%MatrixMarket matrix coordinate real hermitian" + size).find("'hermitian'"), std::string::npos);
+  EXPECT_NE(refusal("%%MatrixMarket vector coordinate real general" + size).find("object 'vector'"), std::string::npos);
+  EXPECT_NE(refusal("%%MatrixMarket matrix sparse real general" + size).find("format 'sparse'"), std::string::npos);
+  EXPECT_NE(refusal("%%MatrixMarket matrix coordinate real" + size).find("symmetry ''"), std::string::npos);
+  EXPECT_NE(refusal("%%MatrixMarket matrix coordinate real general extra" + size).find("'extra'"), std::string::npos);
+  EXPECT_NE(refusal("%MatrixMarket matrix coordinate real general" + size).find("%%MatrixMarket"), std::string::npos);
+  // A long junk keyword is cut short in the message.
+  EXPECT_LT(refusal("%%MatrixMarket matrix " + std::string(10000, 'x') + " real general" + size).size(), 200u);
+  // Keywords in any case, tabs between them, CRLF line ends.
+  EXPECT_EQ(read("%%MATRIXMARKET\tMatrix Coordinate\tReal SYMMETRIC\r\n1 1 1\r\n1 1 2\r\n")(0, 0), 2.0);
+}
+
+TEST(MatrixMarket, SizeCheckRunsBeforeTheMatrixIsAllocated) {
+  // 40000 x 40000 in 62 bytes: the caller refuses it from the size line, before 12.8 GB of zeros.
+  const std::string huge = "%%MatrixMarket matrix coordinate real general\n40000 40000 1\n1 1 1\n";
+  int checked_rows = -1, checked_cols = -1;
+  struct Refused {};
+  std::istringstream in(huge);
+  EXPECT_THROW(read_matrix_market(in, std::size_t(1) << 40,
+                                  [&](int rows, int cols) {
+                                    checked_rows = rows;
+                                    checked_cols = cols;
+                                    throw Refused{};
+                                  }),
+               Refused);
+  EXPECT_EQ(checked_rows, 40000);
+  EXPECT_EQ(checked_cols, 40000);
+  // A check that lets the matrix through changes nothing.
+  std::istringstream small(kSymmetricCoordinate);
+  const DenseMatrix m = read_matrix_market(small, 100, [](int, int) {});
+  EXPECT_EQ(m(1, 0), -1.5);
 }
 
 }  // namespace

@@ -1,0 +1,66 @@
+#include "checks.hpp"
+
+#include <fmt/core.h>
+#include <sched.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <climits>
+#include <cstring>
+#include <filesystem>
+#include <ostream>
+#include <thread>
+
+#include "tessera/error.hpp"
+
+namespace tessera::cli {
+
+CLI::Validator integer_in(long long minimum, long long maximum, const std::string& kind) {
+  auto check = [=](std::string& text) -> std::string {
+    long long value = 0;
+    if (!CLI::detail::lexical_cast(text, value) || value < minimum) return text + " is not a " + kind + " integer";
+    if (value > maximum) return text + " is larger than " + std::to_string(maximum);
+    return {};
+  };
+  const std::string description = minimum == 0 ? "NONNEGATIVE" : minimum == 1 ? "POSITIVE" : ">=" + std::to_string(minimum);
+  return CLI::Validator(check, description, kind + " integer");
+}
+
+CLI::Validator non_negative_int() { return integer_in(0, INT_MAX, "non-negative"); }
+CLI::Validator positive_int() { return integer_in(1, INT_MAX, "positive"); }
+
+void require_writable(const std::string& option, const std::string& path) {
+  namespace fs = std::filesystem;
+  const auto refuse = [&](const std::string& why) {
+    throw InvalidArgument(fmt::format("{} {}: {}", option, path, why));
+  };
+  std::error_code error;
+  const fs::file_status status = fs::status(path, error);
+  if (fs::is_directory(status)) refuse("is a directory");
+  if (fs::exists(status)) {
+    if (access(path.c_str(), W_OK) != 0) refuse(std::strerror(errno));
+    return;
+  }
+  const fs::path parent = fs::path(path).parent_path();
+  const std::string directory = parent.empty() ? "." : parent.string();
+  if (!fs::is_directory(directory, error)) refuse("no directory " + directory);
+  if (access(directory.c_str(), W_OK | X_OK) != 0) refuse(fmt::format("cannot create it in {}: {}", directory, std::strerror(errno)));
+}
+
+int available_cpus() {
+  cpu_set_t mask;
+  CPU_ZERO(&mask);
+  if (sched_getaffinity(0, sizeof mask, &mask) == 0 && CPU_COUNT(&mask) > 0) return CPU_COUNT(&mask);
+  return static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
+}
+
+int cap_cpu_workers(int requested, bool oversubscribe, const std::string& source, std::ostream& warnings) {
+  const int cpus = available_cpus();
+  if (requested <= cpus || oversubscribe) return requested;
+  warnings << fmt::format("tessera: warning: {} asks for more CPU workers than the {} CPUs available; starting {} "
+                          "(--oversubscribe starts {})\n",
+                          source, cpus, cpus, requested);
+  return cpus;
+}
+
+}  // namespace tessera::cli

@@ -1,0 +1,255 @@
+#include "potrf_command.hpp"
+
+#include <fmt/core.h>
+#include <nlohmann/json.hpp>
+#include <unistd.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <cstdio>
+#include <memory>
+#include <optional>
+#include <random>
+#include <thread>
+#include <type_traits>
+#include <vector>
+
+#include "checks.hpp"
+#include "memory_budget.hpp"
+#include "tessera/matrix_market.hpp"
+#include "tessera/tessera.hpp"
+#include "tessera/trace.hpp"
+
+namespace tessera::cli {
+
+namespace {
+
+using Clock = std::chrono::steady_clock;
+using nlohmann::json;
+
+template <class T>
+constexpr bool kDouble = std::is_same_v<T, double>;
+
+// A random symmetric, strictly diagonally dominant matrix (hence SPD): off-diagonal entries
+// uniform in (-1, 1), diagonal n. Columns are generated in parallel, each from its own seed, so
+// the matrix depends on the seed alone.
+template <class T>
+std::vector<T> generate_spd(int n, unsigned seed) {
+  std::vector<T> A(static_cast<std::size_t>(n) * n);
+  const unsigned threads = std::max(1u, std::min(std::thread::hardware_concurrency(), 64u));
+  std::vector<std::thread> pool;
+  for (unsigned t = 0; t < threads; ++t)
+    pool.emplace_back([&, t] {
+      for (int j = static_cast<int>(t); j < n; j += static_cast<int>(threads)) {
+        std::mt19937_64 gen(seed * 1000003ull + static_cast<unsigned long long>(j));
+        std::uniform_real_distribution<double> dist(-1.0, 1.0);
+        T* column = A.data() + static_cast<std::size_t>(j) * n;
+        for (int i = j + 1; i < n; ++i) column[i] = static_cast<T>(dist(gen));
+        column[j] = static_cast<T>(n);
+      }
+    });
+  for (auto& th : pool) th.join();
+  for (int j = 0; j < n; ++j)  // mirror into the upper triangle
+    for (int i = j + 1; i < n; ++i) A[j + static_cast<std::size_t>(i) * n] = A[i + static_cast<std::size_t>(j) * n];
+  return A;
+}
+
+// The tile size the run will use, or the largest Tessera may choose before the mode is known.
+template <class T>
+int largest_tile_size(int n, const FactorOptions& options) {
+  if (options.nb > 0) return options.nb;
+  return std::max(default_tile_size(n, kDouble<T>, Mode::cpu), default_tile_size(n, kDouble<T>, Mode::gpu));
+}
+
+template <class T>
+void require_memory_for(const PotrfCommand& cmd, const FactorOptions& options, int n) {
+  const PotrfFootprint run{n, largest_tile_size<T>(n, options), sizeof(T), cmd.check, !cmd.input.empty(), !cmd.output.empty()};
+  std::string what = fmt::format("potrf of order {} in {} precision", n, kDouble<T> ? "double" : "single");
+  if (!cmd.input.empty()) what = cmd.input + ": " + what;
+  std::string held = cmd.check ? "the matrix, its copy for the check, the tiles of the factorization and of the check"
+                               : "the matrix and its tiles";
+  if (cmd.check) {
+    PotrfFootprint unchecked = run;
+    unchecked.check = false;
+    held += fmt::format("; {:.1f} GiB with --no-check", bytes_needed(unchecked) / kGiB);
+  }
+  require_memory(bytes_needed(run), what, held);
+}
+
+// potrf reads one triangle: a matrix that is not exactly symmetric would get a verdict that
+// depends on --uplo. Exact equality (NaN matching NaN): a symmetric matrix written out entry by
+// entry is exactly symmetric, and a tolerance would let --uplo matter again inside it.
+void require_symmetric(const DenseMatrix& M, const std::string& path) {
+  for (int j = 0; j < M.cols; ++j)
+    for (int i = j + 1; i < M.rows; ++i) {
+      const double lower = M(i, j), upper = M(j, i);
+      if (lower == upper || (std::isnan(lower) && std::isnan(upper))) continue;
+      throw InvalidArgument(fmt::format("{}: the matrix is not symmetric: entry ({}, {}) is {} but entry ({}, {}) is {}; "
+                                        "potrf reads one triangle, so a general file must hold a symmetric matrix",
+                                        path, i + 1, j + 1, lower, j + 1, i + 1, upper));
+    }
+}
+
+template <class T>
+std::vector<T> matrix_from_file(const PotrfCommand& cmd, const FactorOptions& options, int& n) {
+  const auto affordable = [&](int rows, int cols) {
+    if (rows != cols) throw InvalidArgument(fmt::format("the matrix is {} x {}, not square", rows, cols));
+    require_memory_for<T>(cmd, options, rows);
+  };
+  const auto max_elements = static_cast<std::size_t>(physical_memory_bytes() / sizeof(double));
+  DenseMatrix M = read_matrix_market_file(cmd.input, max_elements, affordable);
+  require_symmetric(M, cmd.input);
+  n = M.rows;
+  if constexpr (kDouble<T>) return std::move(M.values);
+  else return std::vector<T>(M.values.begin(), M.values.end());
+}
+
+template <class T>
+std::vector<T> input_matrix(const PotrfCommand& cmd, const FactorOptions& options, int& n) {
+  if (!cmd.input.empty()) return matrix_from_file<T>(cmd, options, n);
+  n = cmd.n;
+  require_memory_for<T>(cmd, options, n);
+  return generate_spd<T>(n, cmd.seed);
+}
+
+// The environment's options with the command's flags applied; output files checked first.
+FactorOptions factor_options(const PotrfCommand& cmd) {
+  FactorOptions options = FactorOptions::from_environment();
+  options.uplo = parse_uplo(cmd.uplo);
+  if (!cmd.mode.empty()) options.mode = parse_mode(cmd.mode);
+  if (!cmd.gpu_kernels.empty()) options.gpu_kernels = parse_gpu_kernels(cmd.gpu_kernels);
+  if (cmd.nb > 0) options.nb = cmd.nb;
+  if (!cmd.output.empty()) require_writable("--output", cmd.output);
+  if (!cmd.trace.empty()) {
+    Trace::check_file_name(cmd.trace);
+    require_writable("--trace", cmd.trace);
+    options.trace = std::make_shared<Trace>();
+  }
+  return options;
+}
+
+// Waits for the request; on a terminal, shows a progress line on stderr once a second after
+// the first (carriage returns would litter a file or a pipe).
+int wait_with_progress(Request& request, int n, bool show_progress) {
+  const auto start = Clock::now();
+  bool printed = false;
+  while (!request.done()) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+    const double elapsed = std::chrono::duration<double>(Clock::now() - start).count();
+    if (show_progress && elapsed >= 1.0 && elapsed - static_cast<int>(elapsed) < 0.05) {
+      std::fprintf(stderr, "\rtessera: factoring n = %d ... %.0f s", n, elapsed);
+      printed = true;
+    }
+  }
+  if (printed) std::fprintf(stderr, "\n");
+  return request.wait();
+}
+
+struct Factorization {
+  int info = 0;
+  bool non_finite_input = false;
+  double seconds = 0;
+};
+
+// The request ends here, so its tiles are released before the check allocates its own.
+template <class T>
+Factorization factor(Runtime& runtime, std::vector<T>& A, int n, const FactorOptions& options, bool show_progress) {
+  const auto start = Clock::now();
+  Request request = potrf_async(runtime, n, A.data(), std::max(1, n), options);
+  Factorization result;
+  result.info = wait_with_progress(request, n, show_progress);
+  result.seconds = std::chrono::duration<double>(Clock::now() - start).count();
+  result.non_finite_input = request.non_finite_input();
+  return result;
+}
+
+template <class T>
+double residual(Runtime& runtime, const std::vector<T>& original, const std::vector<T>& factor, int n,
+                const FactorOptions& options, Mode mode) {
+  TileMatrix<T> a(runtime, n, options.nb), l(runtime, n, options.nb);
+  load_async(a, options.uplo, original.data(), n).wait();
+  load_async(l, options.uplo, factor.data(), n).wait();
+  return backward_error(a, l, mode);
+}
+
+// Writes L (U^T for an upper factorization) as a general matrix with zeros above the diagonal:
+// under a symmetric header every reader would mirror L into the upper triangle. The factor is
+// made lower triangular in place, then written (through a double copy in single precision).
+template <class T>
+void write_factor(const std::string& path, std::vector<T>& A, int n, Uplo uplo) {
+  for (int j = 0; j < n; ++j)
+    for (int i = j + 1; i < n; ++i) {
+      T& lower = A[i + static_cast<std::size_t>(j) * n];
+      T& upper = A[j + static_cast<std::size_t>(i) * n];
+      if (uplo == Uplo::upper) lower = upper;
+      upper = T(0);
+    }
+  if constexpr (kDouble<T>) {
+    write_matrix_market_file(path, n, n, A.data(), std::max(1, n), false);
+  } else {
+    const std::vector<double> widened(A.begin(), A.end());
+    write_matrix_market_file(path, n, n, widened.data(), std::max(1, n), false);
+  }
+}
+
+void print_row(const PotrfCommand& cmd, const Runtime& runtime, const FactorOptions& options, Mode mode, int n,
+               const Factorization& f, const std::optional<double>& error, bool ok) {
+  const double gflops = f.seconds > 0 ? (double(n) * n * n / 3.0) / f.seconds * 1e-9 : 0.0;
+  if (cmd.json) {
+    json row = {{"n", n}, {"nb", options.nb}, {"uplo", cmd.uplo}, {"precision", cmd.precision},
+                {"mode", to_string(mode)}, {"policy", runtime.scheduler()},
+                {"gpu_kernels", to_string(options.gpu_kernels)},
+                {"workers", {{"cpu", runtime.cpu_workers()}, {"cuda", runtime.cuda_workers()}}},
+                {"seconds", f.seconds}, {"gflops", gflops}, {"info", f.info}, {"ok", ok}};
+    row["backward_error"] = error ? json(*error) : json(nullptr);
+    if (f.non_finite_input) row["non_finite_input"] = true;
+    fmt::print("{}\n", row.dump());
+    return;
+  }
+  fmt::print("{:>7} {:>5} {:>4} {:>6} {:>8} {:>9} {:>9} {:>10} {:>10} {:>5} {}\n", "n", "nb", "prec", "mode", "policy",
+             "workers", "seconds", "GFLOP/s", "error", "info", "ok");
+  fmt::print("{:>7} {:>5} {:>4} {:>6} {:>8} {:>4}+{:<4} {:>9.4f} {:>10.2f} {:>10} {:>5} {}\n", n, options.nb,
+             cmd.precision, to_string(mode), runtime.scheduler(), runtime.cpu_workers(), runtime.cuda_workers(),
+             f.seconds, gflops, error ? fmt::format("{:.3g}", *error) : "-", f.info, ok ? "ok" : "FAILED");
+}
+
+template <class T>
+int run(const PotrfCommand& cmd) {
+  FactorOptions options = factor_options(cmd);
+  RuntimeOptions startup = runtime_options(cmd.runtime);
+  if (!cmd.policy.empty()) startup.scheduler = cmd.policy;
+
+  int n = 0;
+  std::vector<T> A = input_matrix<T>(cmd, options, n);
+  Runtime runtime(startup);
+  const Mode mode = runtime.resolve(options.mode);
+  options.nb = options.nb > 0 ? options.nb : default_tile_size(n, kDouble<T>, mode);
+  std::vector<T> original = cmd.check ? A : std::vector<T>();
+
+  const Factorization f = factor(runtime, A, n, options, !cmd.json && isatty(STDERR_FILENO));
+  if (!cmd.trace.empty()) {
+    options.trace->write(cmd.trace);
+    if (!cmd.json)
+      std::fprintf(stderr, "tessera: schedule of %zu tasks written to %s\n", options.trace->events().size(), cmd.trace.c_str());
+  }
+  std::optional<double> error;
+  if (cmd.check && f.info == 0 && n > 0) error = residual(runtime, original, A, n, options, mode);
+  std::vector<T>().swap(original);
+  if (!cmd.output.empty() && f.info == 0) write_factor(cmd.output, A, n, options.uplo);
+
+  const bool ok = f.info == 0 && (!error || *error < 1.0);
+  print_row(cmd, runtime, options, mode, n, f, error, ok);
+  if (f.info > 0) {
+    std::fprintf(stderr, "tessera: the matrix is not positive definite: the leading minor of order %d %s\n", f.info,
+                 f.non_finite_input ? "holds a NaN or an infinity" : "is not positive definite");
+    return 2;
+  }
+  return ok ? 0 : 3;
+}
+
+}  // namespace
+
+int run_potrf(const PotrfCommand& cmd) { return cmd.precision == "d" ? run<double>(cmd) : run<float>(cmd); }
+
+}  // namespace tessera::cli

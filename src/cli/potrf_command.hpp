@@ -1,0 +1,31 @@
+// `tessera potrf`: factor a random SPD matrix or a Matrix Market file, report one row.
+#pragma once
+
+#include <string>
+
+#include "runtime_flags.hpp"
+
+namespace tessera::cli {
+
+struct PotrfCommand {
+  int n = 1000;              // order of the random matrix
+  int nb = 0;                // 0: TESSERA_NB, else chosen per n, precision and mode
+  std::string uplo = "L";
+  std::string precision = "d";
+  std::string mode;          // empty: TESSERA_MODE, else hybrid
+  std::string policy;        // empty: TESSERA_POLICY, else dmdas
+  std::string gpu_kernels;   // empty: TESSERA_GPU_KERNELS, else any
+  std::string input;
+  std::string output;
+  std::string trace;
+  unsigned seed = 1;
+  RuntimeFlags runtime;
+  bool json = false;
+  bool check = true;
+};
+
+// Exit status: 0, 2 when the matrix is not positive definite, 3 when the backward error is not
+// below 1. Throws tessera::Error (exit 1) on bad input, before anything large is allocated.
+int run_potrf(const PotrfCommand& cmd);
+
+}  // namespace tessera::cli

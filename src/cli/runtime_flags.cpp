@@ -1,0 +1,29 @@
+#include "runtime_flags.hpp"
+
+#include <iostream>
+#include <string>
+
+#include "checks.hpp"
+
+namespace tessera::cli {
+
+void add_runtime_flags(CLI::App* command, RuntimeFlags& flags) {
+  command->add_option("--ncpu", flags.ncpu, "CPU workers, at most the CPUs present (default: TESSERA_NCPU, else StarPU's choice: every core, less one per GPU used)")
+      ->check(non_negative_int());
+  command->add_option("--ncuda", flags.ncuda, "GPUs to use (default: TESSERA_NCUDA, else all)")->check(non_negative_int());
+  command->add_flag("--oversubscribe", flags.oversubscribe, "start every CPU worker --ncpu or TESSERA_NCPU asks for, even more than the CPUs present");
+}
+
+RuntimeOptions runtime_options(const RuntimeFlags& flags) {
+  RuntimeOptions options = RuntimeOptions::from_environment();
+  const bool from_flag = flags.ncpu >= 0;
+  if (from_flag) options.ncpus = flags.ncpu;
+  if (flags.ncuda >= 0) options.ncuda = flags.ncuda;
+  if (options.ncpus >= 0) {
+    const std::string source = (from_flag ? "--ncpu " : "TESSERA_NCPU=") + std::to_string(options.ncpus);
+    options.ncpus = cap_cpu_workers(options.ncpus, flags.oversubscribe, source, std::cerr);
+  }
+  return options;
+}
+
+}  // namespace tessera::cli

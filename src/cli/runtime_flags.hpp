@@ -1,0 +1,22 @@
+// The runtime flags every command that starts a runtime shares: --ncpu, --ncuda, --oversubscribe.
+#pragma once
+
+#include <CLI/CLI.hpp>
+
+#include "tessera/options.hpp"
+
+namespace tessera::cli {
+
+struct RuntimeFlags {
+  int ncpu = -1;   // -1: TESSERA_NCPU, else StarPU's choice
+  int ncuda = -1;  // -1: TESSERA_NCUDA, else every GPU
+  bool oversubscribe = false;
+};
+
+void add_runtime_flags(CLI::App* command, RuntimeFlags& flags);
+
+// The environment's options with the flags applied; more CPU workers than CPUs are capped, with
+// a warning on stderr, unless --oversubscribe.
+RuntimeOptions runtime_options(const RuntimeFlags& flags);
+
+}  // namespace tessera::cli

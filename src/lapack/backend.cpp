@@ -1,0 +1,138 @@
+// libtessera_lapack_backend: runs the calls that libtessera_lapack sends through Tessera, on the
+// shared runtime (backend.hpp says why it is a library of its own).
+#include "backend.hpp"
+
+#include <cblas.h>
+#include <starpu.h>
+
+#include <cstdio>
+#include <exception>
+#include <mutex>
+
+#include "intercept_options.hpp"
+#include "tessera/cholesky.hpp"
+#include "tessera/error.hpp"
+
+namespace tessera::lapack {
+
+namespace {
+
+template <std::size_t size>
+void copy_text(char (&to)[size], const char* text) {
+  std::snprintf(to, size, "%s", text);
+}
+
+void read_options(BackendOptions* options) {
+  try {
+    const LapackInterceptOptions read = LapackInterceptOptions::from_environment();
+    options->min_n = read.min_n;
+    options->verbose = read.verbose;
+  } catch (const std::exception& e) {
+    const LapackInterceptOptions defaults;
+    options->min_n = defaults.min_n;
+    options->verbose = defaults.verbose;
+    copy_text(options->error, e.what());
+  }
+}
+
+bool on_runtime_worker() { return starpu_is_initialized() && starpu_worker_get_id() >= 0; }
+
+// Between calls the program gets its cores back: StarPU's workers sleep instead of polling
+// (Runtime::pause_workers), and OpenBLAS runs with the program's own thread count again
+// (Tessera's CPU tasks need one thread each while they run). The first call in flight takes the
+// cores, the last one to finish gives them back.
+class CoresTaken {
+ public:
+  CoresTaken() {
+    std::lock_guard<std::mutex> lock(state().mutex);
+    if (state().calls_in_flight++ == 0) state().program_blas_threads = openblas_get_num_threads();
+  }
+  // Once the runtime runs (Runtime::shared() starts it and sets one BLAS thread).
+  void runtime_ready(Runtime& runtime) {
+    std::lock_guard<std::mutex> lock(state().mutex);
+    state().runtime = &runtime;
+    if (state().paused) {
+      runtime.resume_workers();
+      state().paused = false;
+    }
+    openblas_set_num_threads(1);
+  }
+  ~CoresTaken() {
+    std::lock_guard<std::mutex> lock(state().mutex);
+    if (--state().calls_in_flight > 0) return;
+    if (state().runtime && !state().paused && !Runtime::shared_ended()) {
+      state().runtime->pause_workers();
+      state().paused = true;
+    }
+    openblas_set_num_threads(state().program_blas_threads);
+  }
+  CoresTaken(const CoresTaken&) = delete;
+  CoresTaken& operator=(const CoresTaken&) = delete;
+
+ private:
+  // Trivially destructible: still there for calls from exit handlers.
+  struct State {
+    std::mutex mutex;
+    int calls_in_flight = 0;
+    int program_blas_threads = 1;
+    Runtime* runtime = nullptr;
+    bool paused = false;
+  };
+  static State& state() {
+    static State s;
+    return s;
+  }
+};
+
+template <class T>
+Request submit(Runtime& runtime, const BackendCall& call, const FactorOptions& options) {
+  T* a = static_cast<T*>(call.a);
+  T* b = static_cast<T*>(call.b);
+  switch (call.operation) {
+    case Operation::potrf: return potrf_async(runtime, call.n, a, call.lda, options);
+    case Operation::potrs: return potrs_async(runtime, call.n, call.nrhs, static_cast<const T*>(a), call.lda, b, call.ldb, options);
+    case Operation::posv:
+      // With no right-hand side LAPACK's xPOSV only factors A.
+      return call.nrhs == 0 ? potrf_async(runtime, call.n, a, call.lda, options)
+                            : posv_async(runtime, call.n, call.nrhs, a, call.lda, b, call.ldb, options);
+  }
+  throw InvalidArgument("unknown operation");
+}
+
+// Submits through Tessera (starting the shared runtime on first use) and waits; TESSERA_MODE,
+// TESSERA_NB... are read for each call, as the C API does. A failure before any task ran leaves
+// the arrays untouched (cannot_run); one once tasks ran may leave them half written, which
+// LAPACK's INFO cannot express (failed_after_start).
+BackendStatus run(const BackendCall* call, BackendResult* result) {
+  if (Runtime::shared_ended()) return BackendStatus::declined;  // an exit handler's call
+  CoresTaken cores;  // declared first: destroyed after the request, which may wait
+  Request request;
+  try {
+    FactorOptions options = FactorOptions::from_environment();
+    options.uplo = (call->uplo == 'U' || call->uplo == 'u') ? Uplo::upper : Uplo::lower;
+    Runtime& runtime = Runtime::shared();
+    cores.runtime_ready(runtime);
+    copy_text(result->mode, to_string(runtime.resolve(options.mode)));
+    request = call->double_precision ? submit<double>(runtime, *call, options) : submit<float>(runtime, *call, options);
+  } catch (const std::exception& e) {
+    copy_text(result->message, e.what());
+    return BackendStatus::cannot_run;
+  }
+  try {
+    result->info = request.wait();
+    return BackendStatus::done;
+  } catch (const std::exception& e) {
+    copy_text(result->message, e.what());
+    return BackendStatus::failed_after_start;
+  }
+}
+
+}  // namespace
+
+}  // namespace tessera::lapack
+
+extern "C" __attribute__((visibility("default"))) const tessera::lapack::Backend* tessera_lapack_backend() {
+  static const tessera::lapack::Backend backend{tessera::lapack::backend_version, tessera::lapack::read_options,
+                                                tessera::lapack::on_runtime_worker, tessera::lapack::run};
+  return &backend;
+}

@@ -1,0 +1,65 @@
+// The boundary between libtessera_lapack (the LAPACK symbols a program calls) and
+// libtessera_lapack_backend (Tessera behind them).
+//
+// libtessera_lapack depends on nothing that defines a LAPACK or BLAS symbol: whatever a preloaded
+// library depends on joins the process's global search order, ahead of the libraries that Python
+// extensions and plugins load for themselves, and would take their place. Tessera and the
+// OpenBLAS it is linked with would then answer XERBLA calls meant for numpy's own handler and the
+// routines libtessera_lapack does not handle. So libtessera_lapack loads the backend (libtessera,
+// StarPU, OpenBLAS) with dlopen(RTLD_LOCAL) on the first call, from its own directory, and talks
+// to it through this table of plain functions only.
+#pragma once
+
+namespace tessera::lapack {
+
+inline constexpr int backend_version = 1;
+inline constexpr const char* backend_file = "libtessera_lapack_backend.so";
+inline constexpr const char* backend_entry_point = "tessera_lapack_backend";
+
+enum class Operation : int { potrf, potrs, posv };
+
+// One call with LAPACK's meaning, its arguments already checked and within int.
+struct BackendCall {
+  Operation operation;
+  bool double_precision;
+  char uplo;  // 'U' or 'L' (either case)
+  int n;
+  int nrhs;
+  void* a;
+  int lda;
+  void* b;
+  int ldb;
+};
+
+enum class BackendStatus : int {
+  done,                // info and mode are set
+  declined,            // not Tessera's to take (the shared runtime stopped at exit): arrays untouched
+  cannot_run,          // Tessera cannot run here (message says why): arrays untouched
+  failed_after_start,  // a task failed once the arrays began to change (message says why)
+};
+
+struct BackendResult {
+  int info = 0;
+  char mode[16] = {};      // "cpu", "gpu" or "hybrid": where the call ran
+  char message[512] = {};  // why, for cannot_run and failed_after_start
+};
+
+struct BackendOptions {
+  int min_n = 0;
+  bool verbose = false;
+  char error[512] = {};  // an invalid setting (the defaults are used then)
+};
+
+struct Backend {
+  int version;
+  // LapackInterceptOptions from the environment (src/environment.cpp).
+  void (*read_options)(BackendOptions* options);
+  // True on a worker thread of the runtime's StarPU.
+  bool (*on_runtime_worker)();
+  BackendStatus (*run)(const BackendCall* call, BackendResult* result);
+};
+
+}  // namespace tessera::lapack
+
+// The backend's one exported symbol.
+extern "C" const tessera::lapack::Backend* tessera_lapack_backend();

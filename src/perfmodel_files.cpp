@@ -1,0 +1,184 @@
+#include "perfmodel_files.hpp"
+
+#include <cmath>
+#include <cstdio>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <memory>
+#include <system_error>
+
+namespace tessera::detail {
+
+namespace {
+
+namespace fs = std::filesystem;
+
+constexpr int kPerfModelVersion = 45;  // StarPU 1.3's _STARPU_PERFMODEL_VERSION
+constexpr int kMaxDeviceTypes = 5;     // StarPU 1.3 device types are 0..5
+constexpr int kMaxDevicesPerComb = 256;
+
+using File = std::unique_ptr<FILE, int (*)(FILE*)>;
+
+// A reader following StarPU 1.3's parser step by step (the same scanf conversions in the same
+// order), reporting failure where StarPU would assert.
+class ModelReader {
+ public:
+  explicit ModelReader(FILE* f) : f_(f) {}
+
+  // Between fields StarPU skips empty lines and comment lines ('#' first), nothing else.
+  void skip_comments() {
+    for (;;) {
+      int c = std::getc(f_);
+      while (c == '\n') c = std::getc(f_);
+      if (c != '#') {
+        if (c != EOF) std::ungetc(c, f_);
+        return;
+      }
+      while (c != '\n' && c != EOF) c = std::getc(f_);
+    }
+  }
+
+  bool integer_line(int& value) {
+    skip_comments();
+    return std::fscanf(f_, "%d\n", &value) == 1;
+  }
+  bool unsigned_line(unsigned& value) {
+    skip_comments();
+    return std::fscanf(f_, "%u\n", &value) == 1;
+  }
+  // StarPU writes NaN as "nan" (read by scanf) or, with its own NaN reader, "NaN".
+  bool real(const char* format) {
+    double v = 0;
+    return std::fscanf(f_, format, &v) == 1;
+  }
+  bool end_of_line() { return std::fscanf(f_, "\n") == 0; }
+
+  bool regression() {
+    skip_comments();
+    double s[4];
+    if (std::fscanf(f_, "%le\t%le\t%le\t%le\t", &s[0], &s[1], &s[2], &s[3]) != 4) return false;
+    if (!real("%le") || !real("\t%le")) return false;
+    unsigned nsample = 0;
+    unsigned long minx = 0, maxx = 0;
+    if (std::fscanf(f_, "\t%u\t%lu\t%lu\n", &nsample, &minx, &maxx) != 3) return false;
+    skip_comments();
+    if (!real("%le") || !real("\t%le") || !real("%le") || !end_of_line()) return false;
+    skip_comments();
+    unsigned ncoeff = 0;
+    if (std::fscanf(f_, "%u", &ncoeff) != 1 || ncoeff > 1024) return false;
+    for (unsigned i = 0; i < ncoeff; ++i)
+      if (!real("%le")) return false;
+    return end_of_line();
+  }
+
+  // One history line: footprint, size, [flops,] mean, deviation, sum, sum2, samples; the values
+  // StarPU asserts on must not be negative.
+  bool history_entry() {
+    skip_comments();
+    char line[1024];
+    if (!std::fgets(line, sizeof line, f_) || !std::strchr(line, '\n')) return false;
+    unsigned footprint = 0, nsample = 0;
+    unsigned long size = 0;
+    double flops = 0, mean = 0, deviation = 0, sum = 0, sum2 = 0;
+    if (std::sscanf(line, "%x\t%lu\t%le\t%le\t%le\t%le\t%le\t%u", &footprint, &size, &flops, &mean, &deviation, &sum,
+                    &sum2, &nsample) != 8) {
+      flops = 0;
+      if (std::sscanf(line, "%x\t%lu\t%le\t%le\t%le\t%le\t%u", &footprint, &size, &mean, &deviation, &sum, &sum2,
+                      &nsample) != 7)
+        return false;
+    }
+    return (std::isnan(flops) || flops >= 0) && mean >= 0 && deviation >= 0 && sum >= 0 && sum2 >= 0;
+  }
+
+  bool per_arch() {
+    unsigned entries = 0;
+    if (!unsigned_line(entries) || !regression()) return false;
+    for (unsigned e = 0; e < entries; ++e)
+      if (!history_entry()) return false;
+    return true;
+  }
+
+  bool combination() {
+    int devices = 0;
+    if (!integer_line(devices) || devices < 1 || devices > kMaxDevicesPerComb) return false;
+    for (int d = 0; d < devices; ++d) {
+      int type = 0, id = 0, cores = 0;
+      if (!integer_line(type) || !integer_line(id) || !integer_line(cores)) return false;
+      if (type < 0 || type > kMaxDeviceTypes || id < 0 || cores < 0) return false;
+    }
+    unsigned implementations = 0;
+    if (!unsigned_line(implementations) || implementations < 1) return false;
+    for (unsigned i = 0; i < implementations; ++i)
+      if (!per_arch()) return false;
+    return true;
+  }
+
+  bool model() {
+    int version = 0, combinations = 0;
+    if (!integer_line(version) || version != kPerfModelVersion) return false;
+    if (!integer_line(combinations) || combinations < 0) return false;
+    for (int c = 0; c < combinations; ++c)
+      if (!combination()) return false;
+    return true;
+  }
+
+ private:
+  FILE* f_;
+};
+
+void set_aside(const fs::path& file, std::vector<std::string>& set_aside_paths) {
+  std::error_code ec;
+  fs::path target = file;
+  target += ".corrupt";
+  fs::rename(file, target, ec);
+  if (ec) fs::remove(file, ec);  // a file StarPU would abort on must not stay in place
+  set_aside_paths.push_back(file.string());
+}
+
+bool ends_with(const std::string& s, const std::string& suffix) {
+  return s.size() >= suffix.size() && s.compare(s.size() - suffix.size(), suffix.size(), suffix) == 0;
+}
+
+}  // namespace
+
+bool perf_model_file_is_sound(const std::string& path) {
+  File f(std::fopen(path.c_str(), "r"), &std::fclose);
+  if (!f) return true;  // unreadable: StarPU will not read it either
+  if (std::fseek(f.get(), 0, SEEK_END) != 0) return false;
+  if (std::ftell(f.get()) == 0) return true;
+  std::rewind(f.get());
+  return ModelReader(f.get()).model();
+}
+
+bool bus_file_is_sound(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) return true;
+  const std::string bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  if (bytes.empty() || bytes.back() != '\n') return false;
+  for (const char c : bytes)
+    if (!(c == '\n' || c == '\t' || (c >= 0x20 && c < 0x7f))) return false;
+  return true;
+}
+
+std::vector<std::string> set_aside_corrupt_perf_models(const PerfModelLocation& location) {
+  std::vector<std::string> bad;
+  std::error_code ec;
+  const fs::path root(location.directory);
+  const std::string host_suffix = "." + location.hostname;
+  const fs::path codelets = root / "codelets" / std::to_string(kPerfModelVersion);
+  for (fs::directory_iterator it(codelets, ec), end; !ec && it != end; it.increment(ec)) {
+    const std::string name = it->path().filename().string();
+    if (it->is_regular_file(ec) && ends_with(name, host_suffix) && !perf_model_file_is_sound(it->path().string()))
+      set_aside(it->path(), bad);
+  }
+  // Bus files: <host>.affinity, .bandwidth, .config, .latency (the platform XML files are only
+  // read by simulation builds).
+  for (const char* kind : {".affinity", ".bandwidth", ".config", ".latency"}) {
+    const fs::path file = root / "bus" / (location.hostname + kind);
+    if (fs::is_regular_file(file, ec) && !bus_file_is_sound(file.string())) set_aside(file, bad);
+  }
+  return bad;
+}
+
+}  // namespace tessera::detail

@@ -1,0 +1,37 @@
+// What Tessera's own code needs of a Runtime beyond its public interface: whether the calling
+// thread may use it, and when its workers must be awake.
+#pragma once
+
+#include "tessera/runtime.hpp"
+
+namespace tessera::detail {
+
+struct RuntimeControl {
+  // Throws RuntimeError when the calling thread cannot use `runtime`: it runs a StarPU task (a
+  // request waited on there would wait on its own worker; StarPU forbids unregistering data in a
+  // task), or it is a child made by fork() after the runtime started (no StarPU threads there).
+  static void check_callable(const Runtime& runtime);
+
+  // A request in flight: the workers run it, unless paused explicitly.
+  static void begin_work(Runtime& runtime);
+  static void end_work(Runtime& runtime) noexcept;
+  // Data going home (tiles unregistered): the workers move it even while paused explicitly.
+  static void begin_transfers(Runtime& runtime);
+  static void end_transfers(Runtime& runtime) noexcept;
+  // The application got a StarPU handle and may submit its own tasks: never pause when idle.
+  static void handles_handed_out(Runtime& runtime) noexcept;
+};
+
+// Scopes for the calls above.
+class TransfersInFlight {
+ public:
+  explicit TransfersInFlight(Runtime& runtime) : runtime_(runtime) { RuntimeControl::begin_transfers(runtime_); }
+  ~TransfersInFlight() { RuntimeControl::end_transfers(runtime_); }
+  TransfersInFlight(const TransfersInFlight&) = delete;
+  TransfersInFlight& operator=(const TransfersInFlight&) = delete;
+
+ private:
+  Runtime& runtime_;
+};
+
+}  // namespace tessera::detail

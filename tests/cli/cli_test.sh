@@ -1,0 +1,252 @@
+#!/usr/bin/env bash
+# Runs the built `tessera` binary and checks exit statuses, messages and files.
+#   cli_test.sh TESSERA_BINARY CASE [ADDRESS_SPACE_KIB]
+# Each CASE is one CTest test (tests/cli/CMakeLists.txt). ADDRESS_SPACE_KIB (default 2 GiB) bounds
+# the runs that must refuse a matrix before allocating it; "none" leaves it unbounded (a sanitized
+# binary reserves terabytes of address space for its shadow memory).
+set -uo pipefail
+tessera=$1
+case_name=$2
+address_space_kib=${3:-2097152}
+work=$(mktemp -d)
+trap 'rm -rf "$work"' EXIT
+cd "$work" || exit 1
+
+fail() {
+  echo "FAILED: $*" >&2
+  exit 1
+}
+
+# run ARGS...: runs tessera with stdout in out.txt and stderr in err.txt; sets $status.
+run() {
+  "$tessera" "$@" >out.txt 2>err.txt
+  status=$?
+}
+
+# expect STATUS ARGS...: runs tessera and checks its exit status.
+expect() {
+  local want=$1
+  shift
+  run "$@"
+  [ "$status" -eq "$want" ] || fail "tessera $* exited with $status, expected $want; stderr: $(cat err.txt)"
+}
+
+# stderr_is TEXT: stderr is exactly this one line.
+stderr_is() {
+  [ "$(cat err.txt)" = "$1" ] || fail "stderr is '$(cat err.txt)', expected '$1'"
+}
+
+stderr_has() {
+  grep -qF -- "$1" err.txt || fail "stderr lacks '$1': $(cat err.txt)"
+}
+
+mtx() { printf '%s\n' "$@" >"$file"; }
+
+# Every parse error exits 1 with one line; help and version exit 0.
+parse_errors_exit_1() {
+  expect 1 potrf --bogus
+  stderr_is "tessera: The following argument was not expected: --bogus"
+  expect 1
+  stderr_is "tessera: A subcommand is required"
+  expect 1 potrf --n -5
+  stderr_is "tessera: --n: -5 is not a non-negative integer"
+  expect 1 potrf --n abc
+  stderr_is "tessera: --n: abc is not a non-negative integer"
+  expect 1 potrf --n 3000000000
+  stderr_is "tessera: --n: 3000000000 is larger than 2147483647"
+  expect 1 potrf --nb 0
+  stderr_is "tessera: --nb: 0 is not a positive integer"
+  expect 1 potrf --uplo X
+  expect 1 potrf --seed -1
+  stderr_is "tessera: --seed: -1 is not a non-negative integer"
+  expect 1 potrf --n
+  expect 1 batched --count -1
+  stderr_is "tessera: --count: -1 is not a non-negative integer"
+  expect 1 batched --n -5
+  stderr_is "tessera: --n: -5 is not a non-negative integer"
+  expect 1 batched --ncpu -2
+  expect 1 batched --unknown 3
+  expect 1 info --ncuda x
+  expect 1 tune --repetitions 0
+  for args in "potrf --bogus" "" "batched --n -5" "potrf --nb 0"; do
+    # shellcheck disable=SC2086
+    run $args
+    [ "$(wc -l <err.txt)" -eq 1 ] || fail "tessera $args: more than one line on stderr: $(cat err.txt)"
+  done
+  expect 0 --help
+  expect 0 --version
+  grep -q '^tessera ' out.txt || fail "--version printed $(cat out.txt)"
+  expect 0 potrf --help
+  expect 0 batched --help
+}
+
+# --input gives the order (and the matrix): --n or --seed with it is refused, not ignored.
+input_excludes_n_and_seed() {
+  local file=spd.mtx
+  mtx "%%MatrixMarket matrix array real symmetric" "2 2" "4" "1" "3"
+  expect 1 potrf --input spd.mtx --n 5
+  grep -qxE "tessera: (--n excludes --input|--input excludes --n)" err.txt || fail "stderr: $(cat err.txt)"
+  expect 1 potrf --input spd.mtx --seed 3
+  grep -qxE "tessera: (--seed excludes --input|--input excludes --seed)" err.txt || fail "stderr: $(cat err.txt)"
+  expect 0 potrf --input spd.mtx --ncpu 1
+}
+
+# Every option of potrf and batched says its default in --help.
+defaults_in_help() {
+  local command option text
+  for command in potrf batched; do
+    "$tessera" $command --help >help.txt || fail "$command --help"
+    # One block per option: its line and the wrapped description under it.
+    awk '/^  -/{if (block) print block; block=$0; next} /^   /{block=block" "$0} END{print block}' help.txt >options.txt
+    while read -r option text; do
+      case "$option" in -h,--help | --json | --no-check* | --fast-math | --oversubscribe | --input* | --output* | --trace*) continue ;; esac
+      echo "$option $text" | grep -qE '=[^ ]|default' || fail "$command $option: no default in --help: $option $text"
+    done <options.txt
+  done
+}
+
+# More CPU workers than CPUs are capped with a warning, unless --oversubscribe.
+ncpu_capped_at_cpus() {
+  local cpus
+  cpus=$(nproc)
+  expect 0 potrf --n 64 --no-check --json --ncpu 1000 --mode cpu
+  stderr_has "tessera: warning: --ncpu 1000 asks for more CPU workers than the $cpus CPUs available; starting $cpus"
+  grep -qF "\"workers\":{\"cpu\":$cpus," out.txt || fail "workers not capped at $cpus: $(cat out.txt)"
+  expect 0 potrf --n 64 --no-check --json --ncpu $((cpus + 1)) --oversubscribe --mode cpu
+  grep -qF "\"workers\":{\"cpu\":$((cpus + 1))," out.txt || fail "--oversubscribe did not start $((cpus + 1)) workers: $(cat out.txt)"
+  grep -q warning err.txt && fail "warning despite --oversubscribe: $(cat err.txt)"
+  TESSERA_NCPU=1000 run batched --n 4 --count 10 --json --mode cpu
+  [ "$status" -eq 0 ] || fail "batched exited with $status: $(cat err.txt)"
+  stderr_has "tessera: warning: TESSERA_NCPU=1000 asks for more CPU workers"
+}
+
+# --output and --trace are checked before the factorization: exit 1 at once (factoring and
+# checking n = 10000 takes tens of seconds on a few cores), no result row.
+output_paths_checked_before_factoring() {
+  mkdir existing_directory directory.json
+  local args
+  for args in "--output missing_directory/L.mtx" "--output existing_directory" "--trace missing_directory/t.json" \
+    "--trace directory.json"; do
+    # shellcheck disable=SC2086
+    timeout 10 "$tessera" potrf --n 10000 --mode cpu $args >out.txt 2>err.txt
+    status=$?
+    [ "$status" -eq 1 ] || fail "potrf $args exited with $status (124: still running after 10 s)"
+    [ ! -s out.txt ] || fail "potrf $args factored before refusing the path: $(cat out.txt)"
+    stderr_has "tessera: ${args%% *} "
+  done
+  stderr_is "tessera: --trace directory.json: is a directory"
+  run potrf --n 10000 --mode cpu --output missing_directory/L.mtx
+  stderr_is "tessera: --output missing_directory/L.mtx: no directory missing_directory"
+  run potrf --n 10000 --mode cpu --output existing_directory
+  stderr_is "tessera: --output existing_directory: is a directory"
+  [ ! -e L.mtx ] || fail "a file was created"
+  expect 0 potrf --n 20 --output L.mtx --trace t.json
+  [ -s L.mtx ] && [ -s t.json ] || fail "--output or --trace not written"
+}
+
+# The progress line (with carriage returns) only goes to a terminal.
+progress_only_on_a_terminal() {
+  expect 0 potrf --n 6000 --no-check --ncpu 1 --mode cpu
+  if grep -q $'\r' err.txt; then fail "carriage returns in a file: $(od -c err.txt | head -n 3)"; fi
+  [ ! -s err.txt ] || fail "stderr not empty: $(cat err.txt)"
+  # On a terminal (a pseudo-terminal from script(1)) it still shows, when the run lasts long
+  # enough for one (seconds: the 7th column of the result row).
+  if command -v script >/dev/null; then
+    script -qec "'$tessera' potrf --n 6000 --no-check --ncpu 1 --mode cpu" /dev/null >tty.txt
+    local seconds
+    seconds=$(awk '$1 == "6000" { print int($7) }' tty.txt)
+    if [ "${seconds:-0}" -ge 2 ]; then
+      grep -q 'factoring n = 6000' tty.txt || fail "no progress line on a terminal: $(cat tty.txt)"
+    fi
+  fi
+}
+
+# The factor is written as a general matrix, zeros above the diagonal, that multiplies back to A.
+factor_written_as_general_lower_triangular() {
+  local file=spd.mtx uplo
+  mtx "%%MatrixMarket matrix array real symmetric" "4 4" "4" "1" "0.5" "0" "5" "1" "0.25" "6" "2" "7"
+  for uplo in L U; do
+    expect 0 potrf --input spd.mtx --uplo $uplo --output L.mtx
+    [ "$(head -n 1 L.mtx)" = "%%MatrixMarket matrix array real general" ] || fail "header: $(head -n 1 L.mtx)"
+    [ "$(sed -n 2p L.mtx)" = "4 4" ] || fail "size line: $(sed -n 2p L.mtx)"
+    [ "$(tail -n +3 L.mtx | wc -l)" -eq 16 ] || fail "not 16 values"
+    # Column-major values: L(i,j) above the diagonal must be 0, and L L^T must be A.
+    tail -n +3 L.mtx | awk -v a="4 1 0.5 0 1 5 1 0.25 0.5 1 6 2 0 0.25 2 7" '
+      { L[(NR - 1) % 4, int((NR - 1) / 4)] = $1 + 0 }
+      END {
+        split(a, A, " ")
+        for (i = 0; i < 4; i++)
+          for (j = 0; j < 4; j++) {
+            if (j > i && L[i, j] != 0) { print "L(" i + 1 "," j + 1 ") = " L[i, j] " above the diagonal"; exit 1 }
+            s = 0
+            for (k = 0; k < 4; k++) s += L[i, k] * L[j, k]
+            d = s - A[1 + i + 4 * j]
+            if (d > 1e-12 || d < -1e-12) { print "(L L^T)(" i + 1 "," j + 1 ") = " s ", A = " A[1 + i + 4 * j]; exit 1 }
+          }
+      }' || fail "uplo $uplo: the file does not hold L"
+  done
+}
+
+# A general file is factored only if exactly symmetric: otherwise --uplo would pick the matrix.
+general_input_must_be_symmetric() {
+  local file=asymmetric.mtx uplo
+  mtx "%%MatrixMarket matrix array real general" "3 3" "4" "1" "0" "1" "4" "1" "0" "1.0000000000000002" "4"
+  for uplo in L U; do
+    expect 1 potrf --input asymmetric.mtx --uplo $uplo
+    stderr_is "tessera: asymmetric.mtx: the matrix is not symmetric: entry (3, 2) is 1 but entry (2, 3) is 1.0000000000000002; potrf reads one triangle, so a general file must hold a symmetric matrix"
+    [ ! -s out.txt ] || fail "factored anyway: $(cat out.txt)"
+  done
+  file=coordinate.mtx
+  mtx "%%MatrixMarket matrix coordinate real general" "2 2 3" "1 1 4" "2 1 1" "2 2 4"
+  expect 1 potrf --input coordinate.mtx
+  stderr_has "entry (2, 1) is 1 but entry (1, 2) is 0"
+  file=symmetric_general.mtx
+  mtx "%%MatrixMarket matrix coordinate real general" "2 2 4" "1 1 4" "2 1 1" "1 2 1" "2 2 4"
+  expect 0 potrf --input symmetric_general.mtx --uplo U
+}
+
+# Duplicate coordinate entries sum (general and symmetric files).
+duplicate_entries_summed() {
+  local file=duplicates.mtx
+  # Summed: [4 1.5; 1.5 4], L = [2 0; 0.75 sqrt(3.4375)]. Keeping the last value would give
+  # [0.5 0.5; 0.5 4].
+  mtx "%%MatrixMarket matrix coordinate real symmetric" "2 2 5" "1 1 3.5" "2 1 1" "2 2 4" "1 1 0.5" "2 1 0.5"
+  expect 0 potrf --input duplicates.mtx --output L.mtx
+  [ "$(sed -n 3p L.mtx)" = "2" ] && [ "$(sed -n 4p L.mtx)" = "0.75" ] || fail "L = $(tail -n +3 L.mtx | tr '\n' ' ')"
+  file=general_duplicates.mtx
+  mtx "%%MatrixMarket matrix coordinate real general" "2 2 6" "1 1 2" "1 1 2" "2 1 1" "1 2 1" "2 2 1" "2 2 3"
+  expect 0 potrf --input general_duplicates.mtx --output L.mtx
+  [ "$(sed -n 3p L.mtx)" = "2" ] && [ "$(sed -n 4p L.mtx)" = "0.5" ] || fail "L = $(tail -n +3 L.mtx | tr '\n' ' ')"
+}
+
+# run_bounded ARGS...: tessera in a bounded address space for at most 20 s; sets $status.
+run_bounded() {
+  (
+    [ "$address_space_kib" = none ] || ulimit -v "$address_space_kib"
+    timeout 20 "$tessera" "$@" >out.txt 2>err.txt
+  )
+  status=$?
+}
+
+# A matrix the machine cannot hold is refused before it is allocated: at once, in little memory.
+oversized_matrix_refused_before_allocating() {
+  local memory_kib n
+  memory_kib=$(awk '/^MemTotal:/ { print $2 }' /proc/meminfo)
+  # 40000 (12.8 GB per copy) as reported on a 24 GB machine; larger where the machine is.
+  n=$(awk -v kib="$memory_kib" 'BEGIN { n = int(sqrt(kib * 1024 / 8)) + 1; print (n > 40000 ? n : 40000) }')
+  printf '%%%%MatrixMarket matrix coordinate real general\n%s %s 1\n1 1 1\n' "$n" "$n" >huge.mtx
+  # In 2 GiB of address space (by default): enough to start, far too little for the matrix.
+  run_bounded potrf --input huge.mtx
+  [ "$status" -eq 1 ] || fail "huge file: exit $status: $(cat err.txt)"
+  grep -qE "^tessera: huge.mtx: potrf of order $n in double precision needs [0-9.]+ GiB \(.*\), more than this machine's [0-9.]+ GiB of memory$" err.txt ||
+    fail "huge file: $(cat err.txt)"
+  run_bounded potrf --n $((2 * n)) --no-check --precision s
+  [ "$status" -eq 1 ] || fail "--n $((2 * n)): exit $status: $(cat err.txt)"
+  stderr_has "tessera: potrf of order $((2 * n)) in single precision needs"
+  run_bounded batched --n 1000 --count 1000000
+  [ "$status" -eq 1 ] || fail "batched: exit $status: $(cat err.txt)"
+  stderr_has "tessera: batched: 1000000 matrices of order 1000 in double precision needs"
+}
+
+"$case_name"
+echo "passed: $case_name"

@@ -1,0 +1,355 @@
+// Defects that harmed the caller's process rather than a result: StarPU variables it would abort
+// on, corrupt performance-model files, calls from inside a StarPU task or from a forked child,
+// workers spinning between calls, a pinned-memory pool that grew on a repeated workload, and
+// notes printed unasked. Each TEST runs in its own process (CTest), with no other runtime alive.
+#include <gtest/gtest.h>
+#include <starpu.h>
+#include <sys/resource.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "../test_support.hpp"
+#include "perfmodel_files.hpp"
+#include "reliability_support.hpp"
+#include "runtime_resources.hpp"
+#include "tessera/tessera.h"
+
+namespace tessera::test {
+namespace {
+
+namespace fs = std::filesystem;
+
+RuntimeOptions cpu_workers(int n) {
+  RuntimeOptions options;
+  options.ncpus = n;
+  options.ncuda = 0;
+  return options;
+}
+
+int factor_small(Runtime& runtime, int n = 96) {
+  std::vector<double> A = random_spd<double>(n, n, 7);
+  FactorOptions options;
+  options.mode = Mode::cpu;
+  options.nb = 32;
+  return potrf(runtime, n, A.data(), n, options);
+}
+
+// Sets a variable for the scope of one test.
+class ScopedEnv {
+ public:
+  ScopedEnv(const char* name, const char* value) : name_(name) {
+    if (const char* old = std::getenv(name)) old_ = old;
+    setenv(name, value, 1);
+  }
+  ~ScopedEnv() {
+    if (old_.empty())
+      unsetenv(name_);
+    else
+      setenv(name_, old_.c_str(), 1);
+  }
+
+ private:
+  const char* name_;
+  std::string old_;
+};
+
+// ---- StarPU variables StarPU would abort on -------------------------------------------------
+
+struct BadVariable {
+  const char* name;
+  const char* value;
+};
+
+class BadStarpuVariable : public ::testing::TestWithParam<BadVariable> {};
+
+TEST_P(BadStarpuVariable, IsRefusedBeforeStarpuStartsAndTheProcessGoesOn) {
+  {
+    const ScopedEnv bad(GetParam().name, GetParam().value);
+    try {
+      Runtime runtime(cpu_workers(2));
+      FAIL() << "the runtime started with " << GetParam().name << "=" << GetParam().value;
+    } catch (const InvalidArgument& e) {
+      EXPECT_NE(std::string(e.what()).find(GetParam().value), std::string::npos) << e.what();
+    }
+    // The C API reports a failure instead of stopping the process.
+    std::vector<double> A = random_spd<double>(20, 20, 1);
+    EXPECT_EQ(tessera_dpotrf('L', 20, A.data(), 20), TESSERA_RUNTIME_FAILURE);
+  }
+  // Once the variable is gone, the same process starts the runtime and factors.
+  Runtime runtime(cpu_workers(2));
+  EXPECT_EQ(factor_small(runtime), 0);
+}
+
+INSTANTIATE_TEST_SUITE_P(Variables, BadStarpuVariable,
+                         ::testing::Values(BadVariable{"STARPU_NCPU", "-1"}, BadVariable{"STARPU_NCPU", "abc"},
+                                           BadVariable{"STARPU_NCUDA", "-1"}, BadVariable{"STARPU_CALIBRATE", "abc"},
+                                           BadVariable{"STARPU_NWORKER_PER_CUDA", "-5"},
+                                           BadVariable{"STARPU_LIMIT_CUDA_MEM", "1e3"},
+                                           BadVariable{"STARPU_SCHED_ALPHA", "fast"},
+                                           BadVariable{"STARPU_SCHED", "bogus"},
+                                           BadVariable{"STARPU_SCHED", "graph_test"}),
+                         [](const ::testing::TestParamInfo<BadVariable>& param) {
+                           std::string name = std::string(param.param.name) + "_" + param.param.value;
+                           for (char& c : name)
+                             if (!std::isalnum(static_cast<unsigned char>(c))) c = '_';
+                           return name + "_" + std::to_string(param.index);
+                         });
+
+TEST(StarpuVariables, ValidValuesStillStart) {
+  const ScopedEnv ncpu("STARPU_NCPU", "1");
+  const ScopedEnv calibrate("STARPU_CALIBRATE", "1");
+  const ScopedEnv sched("STARPU_SCHED", "eager");
+  RuntimeOptions options;
+  options.ncuda = 0;
+  Runtime runtime(options);
+  EXPECT_EQ(runtime.cpu_workers(), 1);
+  EXPECT_EQ(runtime.scheduler(), "eager");
+  EXPECT_EQ(factor_small(runtime), 0);
+}
+
+// ---- corrupt performance-model files ------------------------------------------------------
+
+class PerfModelDirectory : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    dir_ = fs::temp_directory_path() / ("tessera-perfmodels-" + std::to_string(getpid()));
+    fs::remove_all(dir_);
+    fs::create_directories(dir_);
+    model_dir_ = std::make_unique<ScopedEnv>("STARPU_PERF_MODEL_DIR", dir_.c_str());
+    host_ = std::make_unique<ScopedEnv>("STARPU_HOSTNAME", "tessera-test-host");
+  }
+  void TearDown() override {
+    host_.reset();
+    model_dir_.reset();
+    fs::remove_all(dir_);
+  }
+  fs::path model_file(const char* symbol) const {
+    return dir_ / "codelets" / "45" / (std::string(symbol) + ".tessera-test-host");
+  }
+
+  fs::path dir_;
+  std::unique_ptr<ScopedEnv> model_dir_, host_;
+};
+
+void truncate_file(const fs::path& file, std::uintmax_t keep) { fs::resize_file(file, keep); }
+
+TEST_F(PerfModelDirectory, TruncatedModelIsSetAsideAndRecalibrated) {
+  {
+    Runtime runtime(cpu_workers(2));
+    EXPECT_EQ(factor_small(runtime), 0);
+    EXPECT_TRUE(runtime.notices().empty());
+  }  // StarPU writes its models at shutdown
+  const fs::path model = model_file("tessera_dpotrf");
+  ASSERT_TRUE(fs::exists(model)) << "StarPU wrote no model at " << model;
+  ASSERT_TRUE(detail::perf_model_file_is_sound(model.string()));
+  truncate_file(model, fs::file_size(model) * 2 / 3);
+  ASSERT_FALSE(detail::perf_model_file_is_sound(model.string()));
+  {
+    Runtime runtime(cpu_workers(2));  // StarPU 1.3 aborted here, in its model parser
+    EXPECT_EQ(factor_small(runtime), 0);
+    ASSERT_EQ(runtime.notices().size(), 1u);
+    EXPECT_NE(runtime.notices()[0].find(model.string()), std::string::npos) << runtime.notices()[0];
+  }
+  EXPECT_TRUE(fs::exists(model.string() + ".corrupt"));
+  EXPECT_TRUE(fs::exists(model) && detail::perf_model_file_is_sound(model.string())) << "not recalibrated";
+  Runtime runtime(cpu_workers(2));  // said once: nothing to set aside any more
+  EXPECT_TRUE(runtime.notices().empty());
+}
+
+TEST_F(PerfModelDirectory, EveryTruncationOfAModelIsSafe) {
+  {
+    Runtime runtime(cpu_workers(2));
+    EXPECT_EQ(factor_small(runtime), 0);
+  }
+  const fs::path model = model_file("tessera_dgemm");
+  ASSERT_TRUE(fs::exists(model));
+  std::ifstream in(model, std::ios::binary);
+  const std::string bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  const fs::path copy = dir_ / "copy";
+  int sound = 0;
+  for (std::size_t keep = 1; keep < bytes.size(); ++keep) {
+    std::ofstream(copy, std::ios::binary | std::ios::trunc).write(bytes.data(), static_cast<std::streamsize>(keep));
+    sound += detail::perf_model_file_is_sound(copy.string());
+  }
+  // Only a cut right after a complete entry of the last history can still parse.
+  EXPECT_LT(sound, 3) << "of " << bytes.size() << " truncations";
+  std::string garbage = bytes;
+  for (std::size_t i = garbage.size() / 3; i < garbage.size() / 2; ++i) garbage[i] = 'x';
+  std::ofstream(copy, std::ios::binary | std::ios::trunc) << garbage;
+  EXPECT_FALSE(detail::perf_model_file_is_sound(copy.string()));
+}
+
+TEST_F(PerfModelDirectory, TruncatedBusFileIsSetAside) {
+  { Runtime runtime(cpu_workers(2)); }
+  const fs::path latency = dir_ / "bus" / "tessera-test-host.latency";
+  ASSERT_TRUE(fs::exists(latency));
+  truncate_file(latency, fs::file_size(latency) / 2);
+  Runtime runtime(cpu_workers(2));
+  EXPECT_EQ(factor_small(runtime), 0);
+  EXPECT_EQ(runtime.notices().size(), 1u);
+  EXPECT_TRUE(fs::exists(latency.string() + ".corrupt"));
+}
+
+// ---- calls from places that cannot run a request ------------------------------------------
+
+struct InTaskResult {
+  Runtime* runtime;
+  std::string cpp_error;
+  int c_api_info = 0;
+};
+
+void call_tessera_from_task(void* /*buffers*/[], void* arg) {
+  auto* result = static_cast<InTaskResult*>(arg);
+  std::vector<double> A = random_spd<double>(40, 40, 3);
+  try {
+    FactorOptions options;
+    options.mode = Mode::cpu;
+    potrf(*result->runtime, 40, A.data(), 40, options);
+  } catch (const RuntimeError& e) {
+    result->cpp_error = e.what();
+  }
+  result->c_api_info = tessera_dpotrf('L', 40, A.data(), 40);
+}
+
+class CallFromTask : public ::testing::TestWithParam<int> {};
+
+// The embedding case: the application starts StarPU and calls Tessera from one of its tasks.
+// With one worker the call waited for ever on its own worker; with two StarPU aborted.
+TEST_P(CallFromTask, IsRefusedAtOnce) {
+  starpu_conf conf;
+  starpu_conf_init(&conf);
+  conf.ncpus = GetParam();
+  conf.ncuda = 0;
+  ASSERT_EQ(starpu_init(&conf), 0);
+  {
+    Runtime runtime;  // attaches
+    InTaskResult result{&runtime, "", 0};
+    starpu_codelet cl;
+    starpu_codelet_init(&cl);
+    cl.cpu_funcs[0] = call_tessera_from_task;
+    cl.nbuffers = 0;
+    starpu_task* task = starpu_task_create();
+    task->cl = &cl;
+    task->cl_arg = &result;
+    task->synchronous = 1;
+    ASSERT_EQ(starpu_task_submit(task), 0);
+    EXPECT_NE(result.cpp_error.find("inside a StarPU task"), std::string::npos) << result.cpp_error;
+    EXPECT_EQ(result.c_api_info, TESSERA_RUNTIME_FAILURE);
+    EXPECT_EQ(factor_small(runtime), 0);  // from the application's thread it works
+  }
+  starpu_shutdown();
+}
+
+INSTANTIATE_TEST_SUITE_P(Workers, CallFromTask, ::testing::Values(1, 2));
+
+TEST(ForkedChild, CApiCallIsRefusedAndTheChildExits) {
+  std::vector<double> A = random_spd<double>(60, 60, 5);
+  setenv("TESSERA_MODE", "cpu", 1);
+  ASSERT_EQ(tessera_dpotrf('L', 60, A.data(), 60), 0);  // the shared runtime runs in the parent
+  const pid_t child = fork();
+  ASSERT_GE(child, 0);
+  if (child == 0) {
+    alarm(60);  // a hang ends the child with SIGALRM
+    std::vector<double> B = random_spd<double>(60, 60, 5);
+    const int info = tessera_dpotrf('L', 60, B.data(), 60);
+    std::exit(info == TESSERA_RUNTIME_FAILURE ? 0 : 10);  // exit() runs the static destructors too
+  }
+  int status = 0;
+  ASSERT_EQ(waitpid(child, &status, 0), child);
+  ASSERT_TRUE(WIFEXITED(status)) << "the child was killed by signal " << WTERMSIG(status);
+  EXPECT_EQ(WEXITSTATUS(status), 0) << "the child's call was not refused";
+  EXPECT_EQ(tessera_dpotrf('L', 60, random_spd<double>(60, 60, 5).data(), 60), 0);  // the parent goes on
+}
+
+// ---- resources ----------------------------------------------------------------------------
+
+double process_cpu_seconds() {
+  rusage usage{};
+  getrusage(RUSAGE_SELF, &usage);
+  return usage.ru_utime.tv_sec + usage.ru_stime.tv_sec + 1e-6 * (usage.ru_utime.tv_usec + usage.ru_stime.tv_usec);
+}
+
+double cpu_seconds_while_sleeping(double seconds) {
+  const double before = process_cpu_seconds();
+  std::this_thread::sleep_for(std::chrono::duration<double>(seconds));
+  return process_cpu_seconds() - before;
+}
+
+// Two workers polling for tasks burned two cores while the program slept.
+TEST(IdleWorkers, SleepBetweenRequests) {
+  Runtime runtime(cpu_workers(2));
+  EXPECT_EQ(factor_small(runtime), 0);
+  EXPECT_TRUE(runtime.workers_paused());
+  EXPECT_LT(cpu_seconds_while_sleeping(1.0), 0.2);
+  EXPECT_EQ(factor_small(runtime, 200), 0);  // woken for the next request
+  // Explicit control: awake on demand, asleep again when asked.
+  runtime.set_pause_when_idle(false);
+  EXPECT_FALSE(runtime.workers_paused());
+  runtime.pause_workers();
+  EXPECT_TRUE(runtime.workers_paused());
+  runtime.resume_workers();
+  runtime.set_pause_when_idle(true);
+  EXPECT_TRUE(runtime.workers_paused());
+}
+
+TEST(IdleWorkers, TileMatrixKeepsItsDataAcrossSleeps) {
+  Runtime runtime(cpu_workers(2));
+  const int n = 150;
+  const std::vector<double> A = random_spd<double>(n, n, 9);
+  std::vector<double> F(A.size(), 0.0);
+  TileMatrix<double> tiles(runtime, n, 40);
+  ASSERT_EQ(load_async(tiles, Uplo::lower, A.data(), n).wait(), 0);
+  EXPECT_TRUE(runtime.workers_paused());
+  FactorOptions options;
+  options.mode = Mode::cpu;
+  ASSERT_EQ(potrf_async(tiles, options).wait(), 0);
+  ASSERT_EQ(store_async(tiles, Uplo::lower, F.data(), n).wait(), 0);
+  EXPECT_LT(factor_backward_error(Uplo::lower, n, A, F, n), kResidualThreshold);
+}
+
+// The same 60 sizes, largest first, 5 times: the pool must hold the same blocks after every
+// round (a reused larger block used to come back recorded at the smaller size, so the next
+// round could not reuse it and pinned new memory).
+TEST(HostMemoryPool, RepeatedWorkloadIsFlat) {
+  Runtime runtime(cpu_workers(2));
+  std::vector<std::size_t> after_round;
+  for (int round = 0; round < 5; ++round) {
+    for (int k = 0; k < 60; ++k) {
+      const int n = 400 - 3 * k;
+      TileMatrix<double> tiles(runtime, n, n);  // one tile: the block is n^2 doubles
+    }
+    after_round.push_back(runtime.resources().host_memory().cached_bytes());
+  }
+  for (int round = 1; round < 5; ++round) EXPECT_EQ(after_round[round], after_round[0]) << "round " << round;
+}
+
+// ---- a library prints nothing unless asked ------------------------------------------------
+
+TEST(Quiet, HybridOnCpusIsANoticeNotAPrint) {
+  for (const bool verbose : {false, true}) {
+    RuntimeOptions options = cpu_workers(2);
+    options.verbose = verbose;
+    Runtime runtime(options);
+    ::testing::internal::CaptureStderr();
+    std::vector<double> A = random_spd<double>(64, 64, 2);
+    FactorOptions factor;
+    factor.mode = Mode::hybrid;
+    EXPECT_EQ(potrf(runtime, 64, A.data(), 64, factor), 0);
+    const std::string printed = ::testing::internal::GetCapturedStderr();
+    ASSERT_EQ(runtime.notices().size(), 1u);
+    EXPECT_NE(runtime.notices()[0].find("CPUs only"), std::string::npos);
+    EXPECT_EQ(printed.empty(), !verbose) << printed;
+  }
+}
+
+}  // namespace
+}  // namespace tessera::test
