@@ -1,10 +1,13 @@
 #include "perfmodel_files.hpp"
 
+#include <fcntl.h>
+#include <unistd.h>
+
+#include <cerrno>
 #include <cmath>
 #include <cstdio>
 #include <cstring>
 #include <filesystem>
-#include <fstream>
 #include <memory>
 #include <system_error>
 
@@ -19,6 +22,32 @@ constexpr int kMaxDeviceTypes = 5;     // StarPU 1.3 device types are 0..5
 constexpr int kMaxDevicesPerComb = 256;
 
 using File = std::unique_ptr<FILE, int (*)(FILE*)>;
+
+// StarPU holds a POSIX read lock on a perf-model or bus file while it reads it, and a write lock
+// while it rewrites it (truncate, then write) at the end of another process's run. Reading under
+// the same lock never sees a file half rewritten: without it, processes running side by side
+// took each other's files for corrupt.
+class SharedFileLock {
+ public:
+  explicit SharedFileLock(FILE* f) : fd_(fileno(f)) {
+    struct flock lock {};
+    lock.l_type = F_RDLCK;
+    lock.l_whence = SEEK_SET;
+    while (fcntl(fd_, F_SETLKW, &lock) == -1 && errno == EINTR) {
+    }
+  }
+  ~SharedFileLock() {
+    struct flock lock {};
+    lock.l_type = F_UNLCK;
+    lock.l_whence = SEEK_SET;
+    fcntl(fd_, F_SETLK, &lock);
+  }
+  SharedFileLock(const SharedFileLock&) = delete;
+  SharedFileLock& operator=(const SharedFileLock&) = delete;
+
+ private:
+  int fd_;
+};
 
 // A reader following StarPU 1.3's parser step by step (the same scanf conversions in the same
 // order), reporting failure where StarPU would assert.
@@ -145,6 +174,7 @@ bool ends_with(const std::string& s, const std::string& suffix) {
 bool perf_model_file_is_sound(const std::string& path) {
   File f(std::fopen(path.c_str(), "r"), &std::fclose);
   if (!f) return true;  // unreadable: StarPU will not read it either
+  const SharedFileLock lock(f.get());
   if (std::fseek(f.get(), 0, SEEK_END) != 0) return false;
   if (std::ftell(f.get()) == 0) return true;
   std::rewind(f.get());
@@ -152,9 +182,14 @@ bool perf_model_file_is_sound(const std::string& path) {
 }
 
 bool bus_file_is_sound(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) return true;
-  const std::string bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  File f(std::fopen(path.c_str(), "rb"), &std::fclose);
+  if (!f) return true;
+  std::string bytes;
+  {
+    const SharedFileLock lock(f.get());
+    char buffer[4096];
+    for (std::size_t got; (got = std::fread(buffer, 1, sizeof buffer, f.get())) > 0;) bytes.append(buffer, got);
+  }
   if (bytes.empty() || bytes.back() != '\n') return false;
   for (const char c : bytes)
     if (!(c == '\n' || c == '\t' || (c >= 0x20 && c < 0x7f))) return false;

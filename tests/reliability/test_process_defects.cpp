@@ -4,6 +4,7 @@
 // notes printed unasked. Each TEST runs in its own process (CTest), with no other runtime alive.
 #include <gtest/gtest.h>
 #include <starpu.h>
+#include <fcntl.h>
 #include <sys/resource.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -104,6 +105,17 @@ INSTANTIATE_TEST_SUITE_P(Variables, BadStarpuVariable,
                            return name + "_" + std::to_string(param.index);
                          });
 
+TEST(StarpuVariables, ThreadPerCudaWorkerWithThreadPerDeviceIsRefused) {
+  const ScopedEnv per_worker("STARPU_CUDA_THREAD_PER_WORKER", "1");
+  const ScopedEnv per_device("STARPU_CUDA_THREAD_PER_DEV", "1");
+  try {
+    Runtime runtime(cpu_workers(2));
+    FAIL() << "the runtime started with both thread settings";
+  } catch (const InvalidArgument& e) {
+    EXPECT_NE(std::string(e.what()).find("STARPU_CUDA_THREAD_PER_DEV"), std::string::npos) << e.what();
+  }
+}
+
 TEST(StarpuVariables, ValidValuesStillStart) {
   const ScopedEnv ncpu("STARPU_NCPU", "1");
   const ScopedEnv calibrate("STARPU_CALIBRATE", "1");
@@ -197,6 +209,62 @@ TEST_F(PerfModelDirectory, TruncatedBusFileIsSetAside) {
   EXPECT_EQ(factor_small(runtime), 0);
   EXPECT_EQ(runtime.notices().size(), 1u);
   EXPECT_TRUE(fs::exists(latency.string() + ".corrupt"));
+}
+
+std::string file_bytes(const fs::path& file) {
+  std::ifstream in(file, std::ios::binary);
+  return std::string((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+}
+
+// Another process rewriting its models at the end of its run, as StarPU does: under a write lock,
+// truncated first, then written. A runtime starting meanwhile must wait for the lock instead of
+// taking the half-written files for corrupt (processes side by side did, now and then).
+TEST_F(PerfModelDirectory, FilesBeingRewrittenByAnotherProcessAreNotSetAside) {
+  {
+    Runtime runtime(cpu_workers(2));
+    EXPECT_EQ(factor_small(runtime), 0);
+  }
+  const std::vector<fs::path> files = {model_file("tessera_dpotrf"), dir_ / "bus" / "tessera-test-host.latency"};
+  std::vector<std::string> contents;
+  for (const fs::path& file : files) {
+    ASSERT_TRUE(fs::exists(file)) << file;
+    contents.push_back(file_bytes(file));
+  }
+  int ready[2];
+  ASSERT_EQ(pipe(ready), 0);
+  const pid_t child = fork();
+  ASSERT_GE(child, 0);
+  if (child == 0) {
+    std::vector<FILE*> open_files;
+    for (const fs::path& file : files) {
+      FILE* f = std::fopen(file.c_str(), "a+");
+      struct flock lock {};
+      lock.l_type = F_WRLCK;
+      lock.l_whence = SEEK_SET;
+      if (!f || fcntl(fileno(f), F_SETLKW, &lock) != 0 || ftruncate(fileno(f), 0) != 0) _exit(2);
+      open_files.push_back(f);
+    }
+    if (write(ready[1], "x", 1) != 1) _exit(3);
+    std::this_thread::sleep_for(std::chrono::milliseconds(400));
+    for (std::size_t i = 0; i < files.size(); ++i) {
+      std::fwrite(contents[i].data(), 1, contents[i].size(), open_files[i]);
+      std::fclose(open_files[i]);  // flushes, then releases the lock
+    }
+    _exit(0);
+  }
+  char byte = 0;
+  ASSERT_EQ(read(ready[0], &byte, 1), 1);  // the files are empty and locked now
+  close(ready[0]);
+  close(ready[1]);
+  {
+    Runtime runtime(cpu_workers(2));
+    EXPECT_TRUE(runtime.notices().empty()) << runtime.notices().front();
+    EXPECT_EQ(factor_small(runtime), 0);
+  }
+  int status = 0;
+  ASSERT_EQ(waitpid(child, &status, 0), child);
+  EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+  for (const fs::path& file : files) EXPECT_FALSE(fs::exists(file.string() + ".corrupt")) << file;
 }
 
 // ---- calls from places that cannot run a request ------------------------------------------
