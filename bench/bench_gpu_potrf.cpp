@@ -1,7 +1,12 @@
-// GPU Cholesky benchmark, double precision, one process and one run: Tessera gpu and hybrid modes
-// end to end (host matrix in, factor in the host matrix out), Tessera with the tiles already on
-// the GPU, cuSOLVER dpotrf on the same matrix (device-resident, and with its host-device copies),
-// and the cuBLAS DGEMM rate as the roofline. Prints a table; --json FILE writes the rows.
+// GPU Cholesky benchmark, one process and one run, in double and float, both triangles:
+//   cuSOLVER potrf with the matrix on the GPU (resident), with copies from and to pinned host
+//   memory, and with copies from and to pageable host memory (the caller's plain array);
+//   cuBLAS GEMM (the roofline);
+//   Tessera with the tiles already on the GPU (gpu mode), and end to end from the caller's
+//   array in gpu, hybrid and auto modes.
+// Each figure is the median of --repetitions runs after one warm-up run (whose time is kept in
+// the JSON as "first": with an empty STARPU_PERF_MODEL_DIR it is the uncalibrated run). Prints a
+// table with ratios against the peers measured in the same run; --json FILE writes the rows.
 #include <cublas_v2.h>
 #include <cuda_runtime.h>
 #include <cusolverDn.h>
@@ -10,14 +15,17 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cstdio>
 #include <cmath>
 #include <fstream>
 #include <limits>
+#include <map>
 #include <nlohmann/json.hpp>
 #include <random>
 #include <stdexcept>
 #include <string>
 #include <thread>
+#include <type_traits>
 #include <vector>
 
 #include "bench_support.hpp"
@@ -28,13 +36,16 @@ namespace {
 
 using Clock = std::chrono::steady_clock;
 using nlohmann::json;
+constexpr double nan_value = std::numeric_limits<double>::quiet_NaN();
 
 double seconds_since(Clock::time_point start) { return std::chrono::duration<double>(Clock::now() - start).count(); }
+double tflops(int n, double seconds) { return double(n) * n * n / 3.0 / seconds * 1e-12; }
 
-// Symmetric, strictly diagonally dominant: SPD. Only the lower triangle is filled (the only one
-// either library reads). Columns in parallel, each from its own seed.
-std::vector<double> spd(int n, unsigned seed) {
-  std::vector<double> A(static_cast<std::size_t>(n) * n);
+// Symmetric (both triangles), strictly diagonally dominant: SPD. Columns in parallel, each from
+// its own seed.
+template <class T>
+std::vector<T> spd(int n, unsigned seed) {
+  std::vector<T> A(static_cast<std::size_t>(n) * n);
   const unsigned threads = std::max(1u, std::thread::hardware_concurrency());
   std::vector<std::thread> pool;
   for (unsigned t = 0; t < threads; ++t)
@@ -42,87 +53,147 @@ std::vector<double> spd(int n, unsigned seed) {
       for (int j = static_cast<int>(t); j < n; j += static_cast<int>(threads)) {
         std::mt19937_64 gen(seed * 7919ull + static_cast<unsigned long long>(j));
         std::uniform_real_distribution<double> dist(-1.0, 1.0);
-        for (int i = j + 1; i < n; ++i) A[i + static_cast<std::size_t>(j) * n] = dist(gen);
-        A[j + static_cast<std::size_t>(j) * n] = n;
+        for (int i = j + 1; i < n; ++i) A[i + static_cast<std::size_t>(j) * n] = static_cast<T>(dist(gen));
+        A[j + static_cast<std::size_t>(j) * n] = static_cast<T>(n);
       }
     });
   for (auto& th : pool) th.join();
+  for (int j = 0; j < n; ++j)  // mirror, so that either triangle holds the matrix
+    for (int i = j + 1; i < n; ++i) A[j + static_cast<std::size_t>(i) * n] = A[i + static_cast<std::size_t>(j) * n];
   return A;
 }
 
-double tflops(int n, double seconds) { return double(n) * n * n / 3.0 / seconds * 1e-12; }
+double median(std::vector<double> v) {
+  std::sort(v.begin(), v.end());
+  return v.empty() ? nan_value : v[v.size() / 2];
+}
+
+// One warm-up call of `run` (returned as first), then the median of `repetitions` calls.
+struct Timing {
+  double first = nan_value;
+  double median = nan_value;
+};
+template <class Run>
+Timing time_runs(int repetitions, Run&& run) {
+  Timing t;
+  t.first = run();
+  std::vector<double> times;
+  for (int rep = 0; rep < repetitions; ++rep) times.push_back(run());
+  t.median = median(times);
+  return t;
+}
+
+// ---- cuSOLVER -------------------------------------------------------------------------------
+
+cublasFillMode_t fill(tessera::Uplo uplo) {
+  return uplo == tessera::Uplo::lower ? CUBLAS_FILL_MODE_LOWER : CUBLAS_FILL_MODE_UPPER;
+}
+cusolverStatus_t potrf_workspace(cusolverDnHandle_t h, cublasFillMode_t f, int n, double* a, int& lwork) {
+  return cusolverDnDpotrf_bufferSize(h, f, n, a, n, &lwork);
+}
+cusolverStatus_t potrf_workspace(cusolverDnHandle_t h, cublasFillMode_t f, int n, float* a, int& lwork) {
+  return cusolverDnSpotrf_bufferSize(h, f, n, a, n, &lwork);
+}
+cusolverStatus_t vendor_potrf(cusolverDnHandle_t h, cublasFillMode_t f, int n, double* a, double* w, int lw, int* info) {
+  return cusolverDnDpotrf(h, f, n, a, n, w, lw, info);
+}
+cusolverStatus_t vendor_potrf(cusolverDnHandle_t h, cublasFillMode_t f, int n, float* a, float* w, int lw, int* info) {
+  return cusolverDnSpotrf(h, f, n, a, n, w, lw, info);
+}
 
 struct CusolverTimes {
-  double resident = 0;     // potrf alone, matrix on the device
-  double with_copies = 0;  // H2D + potrf + D2H
+  Timing resident;  // potrf alone, matrix on the device
+  Timing pinned;    // H2D from pinned memory + potrf + D2H to pinned memory
+  Timing pageable;  // the same from and to the caller's pageable array
 };
 
-CusolverTimes time_cusolver(int n, const std::vector<double>& A, std::vector<double>& out) {
+template <class T>
+CusolverTimes time_cusolver(int n, tessera::Uplo uplo, const std::vector<T>& A, int repetitions) {
   cusolverDnHandle_t handle;
   TESSERA_CUSOLVER_CHECK(cusolverDnCreate(&handle));
-  double* dA = nullptr;
+  const std::size_t bytes = sizeof(T) * A.size();
+  T* dA = nullptr;
   int* dinfo = nullptr;
-  const std::size_t bytes = sizeof(double) * A.size();
+  T* pinned = nullptr;
   TESSERA_CUDA_CHECK(cudaMalloc(&dA, bytes));
   TESSERA_CUDA_CHECK(cudaMalloc(&dinfo, sizeof(int)));
+  TESSERA_CUDA_CHECK(cudaMallocHost(&pinned, bytes));
+  std::copy(A.begin(), A.end(), pinned);
+  std::vector<T> out(A.size());
   int lwork = 0;
-  TESSERA_CUSOLVER_CHECK(cusolverDnDpotrf_bufferSize(handle, CUBLAS_FILL_MODE_LOWER, n, dA, n, &lwork));
-  double* work = nullptr;
-  TESSERA_CUDA_CHECK(cudaMalloc(&work, sizeof(double) * static_cast<std::size_t>(lwork)));
-  CusolverTimes best{1e30, 1e30};
-  for (int rep = 0; rep < 3; ++rep) {  // the first is the warm-up; keep the best of the others
-    const auto start = Clock::now();
-    TESSERA_CUDA_CHECK(cudaMemcpy(dA, A.data(), bytes, cudaMemcpyHostToDevice));
-    TESSERA_CUDA_CHECK(cudaDeviceSynchronize());
-    const auto factor_start = Clock::now();
-    TESSERA_CUSOLVER_CHECK(cusolverDnDpotrf(handle, CUBLAS_FILL_MODE_LOWER, n, dA, n, work, lwork, dinfo));
-    TESSERA_CUDA_CHECK(cudaDeviceSynchronize());
-    const double resident = seconds_since(factor_start);
-    TESSERA_CUDA_CHECK(cudaMemcpy(out.data(), dA, bytes, cudaMemcpyDeviceToHost));
-    const double total = seconds_since(start);
+  TESSERA_CUSOLVER_CHECK(potrf_workspace(handle, fill(uplo), n, dA, lwork));
+  T* work = nullptr;
+  TESSERA_CUDA_CHECK(cudaMalloc(&work, sizeof(T) * static_cast<std::size_t>(std::max(lwork, 1))));
+  auto factor = [&] {
+    TESSERA_CUSOLVER_CHECK(vendor_potrf(handle, fill(uplo), n, dA, work, lwork, dinfo));
     int info = 0;
-    TESSERA_CUDA_CHECK(cudaMemcpy(&info, dinfo, sizeof(int), cudaMemcpyDeviceToHost));
-    if (info != 0) throw std::runtime_error("cuSOLVER dpotrf info " + std::to_string(info));
-    if (rep > 0) best = {std::min(best.resident, resident), std::min(best.with_copies, total)};
-  }
+    TESSERA_CUDA_CHECK(cudaMemcpy(&info, dinfo, sizeof(int), cudaMemcpyDeviceToHost));  // synchronizes
+    if (info != 0) throw std::runtime_error("cuSOLVER potrf info " + std::to_string(info));
+  };
+  auto round_trip = [&](const T* from, T* to) {
+    const auto start = Clock::now();
+    TESSERA_CUDA_CHECK(cudaMemcpy(dA, from, bytes, cudaMemcpyHostToDevice));
+    factor();
+    TESSERA_CUDA_CHECK(cudaMemcpy(to, dA, bytes, cudaMemcpyDeviceToHost));
+    return seconds_since(start);
+  };
+  CusolverTimes times;
+  times.pageable = time_runs(repetitions, [&] { return round_trip(A.data(), out.data()); });
+  times.pinned = time_runs(repetitions, [&] { return round_trip(pinned, pinned); });
+  times.resident = time_runs(repetitions, [&] {
+    TESSERA_CUDA_CHECK(cudaMemcpy(dA, A.data(), bytes, cudaMemcpyHostToDevice));
+    const auto start = Clock::now();
+    factor();
+    return seconds_since(start);
+  });
   cudaFree(work);
+  cudaFreeHost(pinned);
   cudaFree(dinfo);
   cudaFree(dA);
   cusolverDnDestroy(handle);
-  return best;
+  return times;
 }
 
-double dgemm_tflops() {
+cublasStatus_t vendor_gemm(cublasHandle_t h, int n, const double* a, const double* b, double* c) {
+  const double one = 1.0;
+  return cublasDgemm(h, CUBLAS_OP_N, CUBLAS_OP_T, n, n, n, &one, a, n, b, n, &one, c, n);
+}
+cublasStatus_t vendor_gemm(cublasHandle_t h, int n, const float* a, const float* b, float* c) {
+  const float one = 1.0f;
+  return cublasSgemm(h, CUBLAS_OP_N, CUBLAS_OP_T, n, n, n, &one, a, n, b, n, &one, c, n);
+}
+
+// cuBLAS GEMM (N, T) at n = 8192, TFLOP/s: the roofline.
+template <class T>
+double gemm_tflops() {
   const int n = 8192;
   cublasHandle_t handle;
   TESSERA_CUBLAS_CHECK(cublasCreate(&handle));
-  double *a, *b, *c;
-  const std::size_t bytes = sizeof(double) * n * n;
+  T *a, *b, *c;
+  const std::size_t bytes = sizeof(T) * n * n;
   TESSERA_CUDA_CHECK(cudaMalloc(&a, bytes));
   TESSERA_CUDA_CHECK(cudaMalloc(&b, bytes));
   TESSERA_CUDA_CHECK(cudaMalloc(&c, bytes));
-  std::vector<double> h(static_cast<std::size_t>(n) * n);
+  std::vector<T> h(static_cast<std::size_t>(n) * n);
   std::mt19937_64 gen(3);
   std::uniform_real_distribution<double> dist(-1, 1);
-  for (double& x : h) x = dist(gen);
-  TESSERA_CUDA_CHECK(cudaMemcpy(a, h.data(), bytes, cudaMemcpyHostToDevice));
-  TESSERA_CUDA_CHECK(cudaMemcpy(b, h.data(), bytes, cudaMemcpyHostToDevice));
-  TESSERA_CUDA_CHECK(cudaMemcpy(c, h.data(), bytes, cudaMemcpyHostToDevice));
-  const double one = 1.0;
-  double best = 1e30;
-  for (int rep = 0; rep < 4; ++rep) {
+  for (T& x : h) x = static_cast<T>(dist(gen));
+  for (T* d : {a, b, c}) TESSERA_CUDA_CHECK(cudaMemcpy(d, h.data(), bytes, cudaMemcpyHostToDevice));
+  const Timing t = time_runs(3, [&] {
     TESSERA_CUDA_CHECK(cudaDeviceSynchronize());
     const auto start = Clock::now();
-    TESSERA_CUBLAS_CHECK(cublasDgemm(handle, CUBLAS_OP_N, CUBLAS_OP_T, n, n, n, &one, a, n, b, n, &one, c, n));
+    TESSERA_CUBLAS_CHECK(vendor_gemm(handle, n, a, b, c));
     TESSERA_CUDA_CHECK(cudaDeviceSynchronize());
-    if (rep > 0) best = std::min(best, seconds_since(start));
-  }
+    return seconds_since(start);
+  });
   cudaFree(a);
   cudaFree(b);
   cudaFree(c);
   cublasDestroy(handle);
-  return 2.0 * n * n * n / best * 1e-12;
+  return 2.0 * n * n * n / t.median * 1e-12;
 }
+
+// ---- Tessera --------------------------------------------------------------------------------
 
 // The GPU's memory node, where resident tiles are fetched to.
 unsigned gpu_memory_node() {
@@ -132,10 +203,11 @@ unsigned gpu_memory_node() {
   return starpu_worker_get_memory_node(static_cast<unsigned>(workers[0]));
 }
 
-// Tessera's factorization with every tile already on the GPU (and left there).
-double time_resident(tessera::Runtime& runtime, int n, int nb, const std::vector<double>& A,
+// Tessera's factorization with every tile already on the GPU (and left there), gpu mode.
+template <class T>
+double time_resident(tessera::Runtime& runtime, int n, int nb, const std::vector<T>& A,
                      const tessera::FactorOptions& options) {
-  tessera::TileMatrix<double> tiles(runtime, n, nb);
+  tessera::TileMatrix<T> tiles(runtime, n, nb);
   tessera::load_async(tiles, tessera::Uplo::lower, A.data(), n).wait();
   const unsigned node = gpu_memory_node();
   for (int j = 0; j < tiles.tile_cols(); ++j)
@@ -150,136 +222,184 @@ double time_resident(tessera::Runtime& runtime, int n, int nb, const std::vector
   return seconds;
 }
 
-// Median over `repetitions` runs after one that warms up (and calibrates the perf models of the
-// implementations `options.gpu_kernels` allows).
-double time_resident_median(tessera::Runtime& runtime, int n, int nb, const std::vector<double>& A,
-                            const tessera::FactorOptions& options, int repetitions) {
-  std::vector<double> times;
-  for (int rep = 0; rep < repetitions + 1; ++rep) {
-    const double t = time_resident(runtime, n, nb, A, options);
-    if (rep > 0) times.push_back(t);
-  }
-  std::sort(times.begin(), times.end());
-  return times[times.size() / 2];
-}
-
-struct ModeResult {
-  double seconds = 0;
-  double backward_error = 0;
-};
-
-ModeResult time_mode(tessera::Runtime& runtime, int n, int nb, const std::vector<double>& A, tessera::Mode mode,
-                     int repetitions) {
-  tessera::FactorOptions options;
-  options.mode = mode;
-  options.nb = nb;
-  std::vector<double> work;
-  std::vector<double> times;
-  for (int rep = 0; rep < repetitions + 1; ++rep) {  // the first run warms up and calibrates
+// End to end from the caller's array, in the options' mode; the backward error of the last run.
+template <class T>
+Timing time_end_to_end(tessera::Runtime& runtime, int n, const std::vector<T>& A, const tessera::FactorOptions& options,
+                       int repetitions, double* backward_error) {
+  std::vector<T> work;
+  const Timing t = time_runs(repetitions, [&] {
     work = A;
     const auto start = Clock::now();
     const int info = tessera::potrf(runtime, n, work.data(), n, options);
-    const double t = seconds_since(start);
+    const double seconds = seconds_since(start);
     if (info != 0) throw std::runtime_error("Tessera potrf info " + std::to_string(info));
-    if (rep > 0) times.push_back(t);
+    return seconds;
+  });
+  if (backward_error) {
+    const int nb = tessera::default_tile_size(n, std::is_same_v<T, double>, tessera::Mode::gpu);
+    tessera::TileMatrix<T> a(runtime, n, nb), l(runtime, n, nb);
+    tessera::load_async(a, options.uplo, A.data(), n).wait();
+    tessera::load_async(l, options.uplo, work.data(), n).wait();
+    *backward_error = tessera::backward_error(a, l, tessera::Mode::gpu);
   }
-  std::sort(times.begin(), times.end());
-  ModeResult result;
-  result.seconds = times[times.size() / 2];
-  tessera::TileMatrix<double> a(runtime, n, nb), l(runtime, n, nb);
-  tessera::load_async(a, tessera::Uplo::lower, A.data(), n).wait();
-  tessera::load_async(l, tessera::Uplo::lower, work.data(), n).wait();
-  result.backward_error = tessera::backward_error(a, l, tessera::Mode::gpu);
-  return result;
+  return t;
+}
+
+// Each row is printed and saved as soon as it is measured: a run stopped by a time limit keeps
+// every row it finished.
+void save(const json& rows, const std::string& path) {
+  std::fflush(stdout);
+  if (!path.empty()) std::ofstream(path) << rows.dump(2) << "\n";
+}
+
+struct Settings {
+  std::vector<int> sizes = {4096, 8192, 16384, 30000, 40000};
+  std::vector<int> tile_sizes;  // 0: Tessera's default per n
+  std::vector<std::string> precisions = {"d", "s"};
+  std::vector<tessera::Uplo> uplos = {tessera::Uplo::lower, tessera::Uplo::upper};
+  std::string modes = "resident,gpu,hybrid,auto";
+  std::vector<tessera::GpuKernels> kernel_choices;  // compared with tiles resident
+  int repetitions = 2;
+  std::string json_path;
+  bool wanted(const char* mode) const { return split_has(modes, mode); }
+  static bool split_has(const std::string& list, const std::string& item) {
+    for (const std::string& s : tessera::bench::split_commas(list))
+      if (s == item) return true;
+    return false;
+  }
+};
+
+template <class T>
+void run_precision(tessera::Runtime& runtime, const Settings& s, json& rows) {
+  const char letter = std::is_same_v<T, double> ? 'd' : 's';
+  const double roofline = gemm_tflops<T>();
+  fmt::print("\n{} precision. cuBLAS {}GEMM (8192, N/T): {:.1f} TFLOP/s\n", letter == 'd' ? "Double" : "Single",
+             letter == 'd' ? 'D' : 'S', roofline);
+  std::fflush(stdout);
+  fmt::print("{:>6} {:>2} {:>5} | {:>7} {:>7} {:>7} | {:>7} {:>7} {:>7} {:>7} | {:>9} {:>9} {:>9} {:>9} {:>8} {:>8}\n", "n",
+             "ul", "nb", "cus-res", "cus-pin", "cus-pag", "T-res", "T-gpu", "T-hyb", "T-auto", "res/cus", "gpu/cusR",
+             "gpu/cusP", "auto/cusP", "hyb/gpu", "auto/gpu");
+  for (int n : s.sizes) {
+    const std::vector<T> A = spd<T>(n, 11u + static_cast<unsigned>(n));
+    for (tessera::Uplo uplo : s.uplos) {
+      const CusolverTimes cus = time_cusolver(n, uplo, A, s.repetitions);
+      const std::vector<int> nbs = s.tile_sizes.empty() ? std::vector<int>{0} : s.tile_sizes;
+      for (int nb_choice : nbs) {
+        const int nb = nb_choice > 0 ? nb_choice : tessera::default_tile_size(n, letter == 'd', tessera::Mode::gpu);
+        tessera::FactorOptions options;
+        options.uplo = uplo;
+        options.nb = nb_choice;
+        options.mode = tessera::Mode::gpu;
+        Timing resident;
+        if (s.wanted("resident") && uplo == tessera::Uplo::lower)  // the tiles are the same for either triangle
+          resident = time_runs(s.repetitions, [&] { return time_resident(runtime, n, nb, A, options); });
+        std::map<std::string, Timing> e2e;
+        double error_gpu = nan_value;
+        for (tessera::Mode mode : {tessera::Mode::gpu, tessera::Mode::hybrid, tessera::Mode::automatic}) {
+          if (!s.wanted(tessera::to_string(mode))) continue;
+          options.mode = mode;
+          e2e[tessera::to_string(mode)] =
+              time_end_to_end(runtime, n, A, options, s.repetitions, mode == tessera::Mode::gpu ? &error_gpu : nullptr);
+        }
+        auto med = [&](const char* m) { return e2e.count(m) ? e2e[m].median : nan_value; };
+        auto first = [&](const char* m) { return e2e.count(m) ? e2e[m].first : nan_value; };
+        fmt::print(
+            "{:>6} {:>2} {:>5} | {:>7.2f} {:>7.2f} {:>7.2f} | {:>7.2f} {:>7.2f} {:>7.2f} {:>7.2f} | {:>9.2f} {:>9.2f} {:>9.2f} "
+            "{:>9.2f} {:>8.2f} {:>8.2f}\n",
+            n, uplo == tessera::Uplo::lower ? "L" : "U", nb, tflops(n, cus.resident.median), tflops(n, cus.pinned.median),
+            tflops(n, cus.pageable.median), tflops(n, resident.median), tflops(n, med("gpu")), tflops(n, med("hybrid")),
+            tflops(n, med("auto")), cus.resident.median / resident.median, cus.resident.median / med("gpu"),
+            cus.pinned.median / med("gpu"), cus.pinned.median / med("auto"), med("gpu") / med("hybrid"),
+            med("gpu") / med("auto"));
+        rows.push_back({{"precision", std::string(1, letter)}, {"n", n}, {"uplo", uplo == tessera::Uplo::lower ? "L" : "U"},
+                        {"nb", nb}, {"gemm_tflops", roofline},
+                        {"cusolver_resident_s", cus.resident.median}, {"cusolver_pinned_s", cus.pinned.median},
+                        {"cusolver_pageable_s", cus.pageable.median}, {"tessera_resident_s", resident.median},
+                        {"tessera_resident_first_s", resident.first}, {"tessera_gpu_s", med("gpu")},
+                        {"tessera_gpu_first_s", first("gpu")}, {"tessera_hybrid_s", med("hybrid")},
+                        {"tessera_hybrid_first_s", first("hybrid")}, {"tessera_auto_s", med("auto")},
+                        {"tessera_auto_first_s", first("auto")}, {"backward_error_gpu", error_gpu}});
+        save(rows, s.json_path);
+        double first_choice = nan_value;  // the resident factorization with each choice of GPU kernels
+        for (tessera::GpuKernels kernels : s.kernel_choices) {
+          if (uplo != tessera::Uplo::lower) break;
+          tessera::FactorOptions choice;
+          choice.mode = tessera::Mode::gpu;
+          choice.gpu_kernels = kernels;
+          const double t = time_runs(s.repetitions, [&] { return time_resident(runtime, n, nb, A, choice); }).median;
+          if (std::isnan(first_choice)) first_choice = t;
+          fmt::print("{:>6} {:>2} {:>5} | tiles on GPU, gpu kernels {:<6}: {:>7.2f} TFLOP/s, {:.3f}x {}\n", n, "L", nb,
+                     tessera::to_string(kernels), tflops(n, t), first_choice / t,
+                     tessera::to_string(s.kernel_choices.front()));
+          rows.push_back({{"precision", std::string(1, letter)}, {"n", n}, {"nb", nb},
+                          {"gpu_kernels", tessera::to_string(kernels)}, {"tessera_resident_s", t}});
+          save(rows, s.json_path);
+        }
+      }
+    }
+  }
 }
 
 using tessera::bench::parse_int_list;
 using tessera::bench::split_commas;
 
+int usage(const char* program) {
+  fmt::print(stderr,
+             "usage: {} [--sizes N,...] [--precisions d,s] [--uplos L,U] [--nb NB,...] [--repetitions R]\n"
+             "       [--modes resident,gpu,hybrid,auto] [--gpu-kernels vendor,custom,any] [--json FILE]\n",
+             program);
+  return 2;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
-  std::vector<int> sizes = {4096, 8192, 16384, 30000, 40000};
-  std::vector<int> tile_sizes;  // 0: Tessera's default per n
-  int repetitions = 2;
-  std::string json_path;
-  std::string modes = "gpu,hybrid,resident";
-  std::vector<tessera::GpuKernels> kernel_choices;  // compared with tiles resident, gpu mode
-  for (int i = 1; i < argc; ++i) {
-    const std::string arg = argv[i];
-    if (arg == "--sizes" && i + 1 < argc) sizes = parse_int_list(argv[++i]);
-    else if (arg == "--nb" && i + 1 < argc) tile_sizes = parse_int_list(argv[++i]);
-    else if (arg == "--repetitions" && i + 1 < argc) repetitions = std::stoi(argv[++i]);
-    else if (arg == "--json" && i + 1 < argc) json_path = argv[++i];
-    else if (arg == "--modes" && i + 1 < argc) modes = argv[++i];
-    else if (arg == "--gpu-kernels" && i + 1 < argc) {
-      try {
-        for (const std::string& name : split_commas(argv[++i])) kernel_choices.push_back(tessera::parse_gpu_kernels(name));
-      } catch (const std::exception& e) {
-        fmt::print(stderr, "bench_gpu_potrf: {}\n", e.what());
-        return 2;
-      }
-    } else {
-      fmt::print(stderr,
-                 "usage: {} [--sizes N,...] [--nb NB,...] [--repetitions R] [--modes gpu,hybrid,resident] "
-                 "[--gpu-kernels vendor,custom,any] [--json FILE]\n",
-                 argv[0]);
-      return 2;
+  Settings s;
+  try {
+    for (int i = 1; i < argc; ++i) {
+      const std::string arg = argv[i];
+      if (i + 1 >= argc) return usage(argv[0]);
+      const std::string value = argv[++i];
+      if (arg == "--sizes") s.sizes = parse_int_list(value);
+      else if (arg == "--nb") s.tile_sizes = parse_int_list(value);
+      else if (arg == "--precisions") s.precisions = split_commas(value);
+      else if (arg == "--repetitions") s.repetitions = std::stoi(value);
+      else if (arg == "--json") s.json_path = value;
+      else if (arg == "--modes") s.modes = value;
+      else if (arg == "--uplos") {
+        s.uplos.clear();
+        for (const std::string& u : split_commas(value)) s.uplos.push_back(tessera::parse_uplo(u));
+      } else if (arg == "--gpu-kernels") {
+        for (const std::string& name : split_commas(value)) s.kernel_choices.push_back(tessera::parse_gpu_kernels(name));
+      } else return usage(argv[0]);
     }
+  } catch (const std::exception& e) {
+    fmt::print(stderr, "bench_gpu_potrf: {}\n", e.what());
+    return 2;
   }
   try {
-    const double gemm = dgemm_tflops();
     tessera::Runtime runtime(tessera::RuntimeOptions::from_environment());
     if (runtime.cuda_workers() == 0) throw std::runtime_error("no CUDA worker: this benchmark needs a GPU");
-    fmt::print("cuBLAS DGEMM (8192, N/T): {:.1f} TFLOP/s; Tessera runtime: {} CPU + {} CUDA workers, scheduler {}\n",
-               gemm, runtime.cpu_workers(), runtime.cuda_workers(), runtime.scheduler());
-    fmt::print("{:>6} {:>5} | {:>9} {:>9} | {:>9} {:>9} {:>9} | {:>8} {:>8} | {:>8} {:>8}\n", "n", "nb", "cuSOLVER",
-               "+copies", "T-gpu", "T-hybrid", "T-resid", "gpu/cus+", "hyb/gpu", "err-gpu", "err-hyb");
+    cudaDeviceProp props{};
+    TESSERA_CUDA_CHECK(cudaGetDeviceProperties(&props, 0));
+    const tessera::ModeChoice automatic = runtime.automatic_mode();
+    fmt::print("{}; Tessera runtime: {} CPU + {} CUDA workers, scheduler {}; auto runs {} ({})\n", props.name,
+               runtime.cpu_workers(), runtime.cuda_workers(), runtime.scheduler(), tessera::to_string(automatic.mode),
+               automatic.reason);
+    std::fflush(stdout);
     json rows = json::array();
-    for (int n : sizes) {
-      const std::vector<double> A = spd(n, 11u + static_cast<unsigned>(n));
-      std::vector<double> out(A.size());
-      const CusolverTimes cus = time_cusolver(n, A, out);
-      const std::vector<int> nbs = tile_sizes.empty() ? std::vector<int>{0} : tile_sizes;
-      for (int nb_choice : nbs) {
-        const int nb = nb_choice > 0 ? nb_choice : tessera::default_tile_size(n, true, tessera::Mode::gpu);
-        auto wanted = [&](const char* mode) { return modes.find(mode) != std::string::npos; };
-        const double nan = std::numeric_limits<double>::quiet_NaN();
-        const ModeResult gpu = wanted("gpu") ? time_mode(runtime, n, nb, A, tessera::Mode::gpu, repetitions) : ModeResult{nan, nan};
-        const ModeResult hybrid =
-            wanted("hybrid") ? time_mode(runtime, n, nb, A, tessera::Mode::hybrid, repetitions) : ModeResult{nan, nan};
-        tessera::FactorOptions resident_options;
-        resident_options.mode = tessera::Mode::gpu;
-        const double resident = wanted("resident") ? std::min(time_resident(runtime, n, nb, A, resident_options),
-                                                              time_resident(runtime, n, nb, A, resident_options))
-                                                   : nan;
-        fmt::print("{:>6} {:>5} | {:>9.2f} {:>9.2f} | {:>9.2f} {:>9.2f} {:>9.2f} | {:>8.2f} {:>8.2f} | {:>8.2g} {:>8.2g}\n", n,
-                   nb, tflops(n, cus.resident), tflops(n, cus.with_copies), tflops(n, gpu.seconds),
-                   tflops(n, hybrid.seconds), tflops(n, resident), cus.with_copies / gpu.seconds,
-                   gpu.seconds / hybrid.seconds, gpu.backward_error, hybrid.backward_error);
-        rows.push_back({{"n", n}, {"nb", nb}, {"cusolver_resident_s", cus.resident}, {"cusolver_with_copies_s", cus.with_copies},
-                        {"tessera_gpu_s", gpu.seconds}, {"tessera_hybrid_s", hybrid.seconds}, {"tessera_resident_s", resident},
-                        {"tessera_gpu_tflops", tflops(n, gpu.seconds)}, {"tessera_hybrid_tflops", tflops(n, hybrid.seconds)},
-                        {"tessera_resident_tflops", tflops(n, resident)}, {"cusolver_resident_tflops", tflops(n, cus.resident)},
-                        {"cusolver_with_copies_tflops", tflops(n, cus.with_copies)}, {"dgemm_tflops", gemm},
-                        {"backward_error_gpu", gpu.backward_error}, {"backward_error_hybrid", hybrid.backward_error}});
-        // The same resident factorization with each choice of GPU kernels, against the first.
-        double first = nan;
-        for (tessera::GpuKernels kernels : kernel_choices) {
-          tessera::FactorOptions options;
-          options.mode = tessera::Mode::gpu;
-          options.gpu_kernels = kernels;
-          const double t = time_resident_median(runtime, n, nb, A, options, repetitions);
-          if (std::isnan(first)) first = t;
-          fmt::print("{:>6} {:>5} | tiles on GPU, gpu kernels {:<6}: {:>7.2f} TFLOP/s, {:.3f}x {}\n", n, nb,
-                     tessera::to_string(kernels), tflops(n, t), first / t, tessera::to_string(kernel_choices.front()));
-          rows.push_back({{"n", n}, {"nb", nb}, {"gpu_kernels", tessera::to_string(kernels)}, {"tessera_resident_s", t},
-                          {"tessera_resident_tflops", tflops(n, t)}, {"speedup_over_first_choice", first / t}});
-        }
-      }
+    for (const std::string& p : s.precisions) {
+      if (p == "d") run_precision<double>(runtime, s, rows);
+      else if (p == "s") run_precision<float>(runtime, s, rows);
+      else throw std::runtime_error("unknown precision '" + p + "' (d or s)");
     }
-    fmt::print("(TFLOP/s with n^3/3 flops; T- = Tessera end to end from host memory; T-resid = tiles already on the GPU)\n");
-    if (!json_path.empty()) std::ofstream(json_path) << rows.dump(2) << "\n";
+    fmt::print(
+        "(TFLOP/s with n^3/3 flops, medians of {} runs after a warm-up. cus-res: cuSOLVER, matrix on the GPU; cus-pin, "
+        "cus-pag: with copies from and to pinned / pageable memory. T-res: Tessera gpu mode, tiles on the GPU; T-gpu, "
+        "T-hyb, T-auto: Tessera end to end from the caller's array. gpu/cusR: T-gpu against cus-res; gpu/cusP, auto/cusP: "
+        "against cus-pin)\n",
+        s.repetitions);
+    save(rows, s.json_path);
   } catch (const std::exception& e) {
     fmt::print(stderr, "bench_gpu_potrf: {}\n", e.what());
     return 1;

@@ -73,6 +73,7 @@ uint32_t where_of(Mode mode) {
     case Mode::cpu: return STARPU_CPU;
     case Mode::gpu: return STARPU_CUDA;
     case Mode::hybrid: return STARPU_CPU | STARPU_CUDA;
+    case Mode::automatic: break;  // resolved by the Runtime before any task is inserted
   }
   return STARPU_CPU;
 }

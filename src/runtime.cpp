@@ -13,6 +13,7 @@
 #include <string>
 #include <vector>
 
+#include "automatic_mode.hpp"
 #include "cuda_context.hpp"
 #include "environment.hpp"
 #include "perfmodel_files.hpp"
@@ -102,6 +103,7 @@ struct Runtime::Impl {
   mutable std::atomic<bool> said_hybrid_without_gpu{false};
   std::unique_ptr<detail::RuntimeResources> resources;
   detail::PolicyEntry policy;  // the running policy (an unknown one: no mode restriction)
+  ModeChoice automatic;        // what Mode::automatic runs as
 
   void notice(const std::string& text, bool print) {
     {
@@ -190,6 +192,19 @@ Mode allowed_by_policy(const detail::PolicyEntry& policy, Mode mode) {
   return mode;
 }
 
+// The estimate's choice, or the next mode the policy runs (hybrid, then cpu).
+ModeChoice automatic_choice(const detail::PolicyEntry& policy, int cpu_workers) {
+  ModeChoice choice = detail::choose_automatic_mode(cpu_workers, detail::cuda_worker_throughputs());
+  for (Mode mode : {choice.mode, Mode::hybrid, Mode::cpu}) {
+    if (!policy.runs(mode)) continue;
+    if (mode != choice.mode)
+      choice.reason += std::string("; policy '") + policy.name + "' cannot run " + to_string(choice.mode) + " mode";
+    choice.mode = mode;
+    return choice;
+  }
+  return choice;  // a policy that runs no mode fails every request with its reason
+}
+
 }  // namespace
 
 Runtime::Runtime(const RuntimeOptions& options) : impl_(std::make_unique<Impl>()) {
@@ -216,6 +231,7 @@ Runtime::Runtime(const RuntimeOptions& options) : impl_(std::make_unique<Impl>()
   impl_->cuda_workers = static_cast<int>(starpu_cuda_worker_get_count());
   impl_->cuda_devices = detail::cuda_devices_in_use();
   impl_->gpu_memory_bytes = smallest_cuda_memory_node_bytes();
+  impl_->automatic = automatic_choice(impl_->policy, impl_->cpu_workers);
   // Parallelism comes from the task graph: every CPU task calls single-threaded BLAS.
   impl_->saved_blas_threads = openblas_get_num_threads();
   openblas_set_num_threads(1);
@@ -304,9 +320,13 @@ Mode Runtime::resolve(Mode requested) const {
       if (!impl_->said_hybrid_without_gpu.exchange(true))
         impl_->notice("hybrid mode without CUDA workers: running on the CPUs only", impl_->verbose);
       return Mode::cpu;
+    case Mode::automatic:
+      return resolve(impl_->automatic.mode);
   }
   return Mode::cpu;
 }
+
+ModeChoice Runtime::automatic_mode() const { return impl_->automatic; }
 
 void Runtime::pause_workers() {
   if (impl_->attached) return;

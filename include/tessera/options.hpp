@@ -18,7 +18,10 @@ enum class Uplo { lower, upper };
 //   gpu:    every factorization task on CUDA workers (the diagonal-tile factorization included);
 //           CPU workers only move data between the user's layout and the tiles.
 //   hybrid: CPU and CUDA workers together, placed by the scheduler.
-enum class Mode { cpu, gpu, hybrid };
+//   automatic ("auto"): gpu where the GPUs hold nearly all of the machine's estimated
+//           double-precision throughput, hybrid where the CPUs add a share worth scheduling, cpu
+//           without a CUDA worker (Runtime::automatic_mode says which and why).
+enum class Mode { cpu, gpu, hybrid, automatic };
 
 // Which GPU implementation of a tile kernel may run: the vendor one (cuBLAS/cuSOLVER), Tessera's
 // own CUDA kernels, or both, the scheduler choosing per tile size from the perf models.
@@ -59,7 +62,7 @@ struct RuntimeOptions {
 struct FactorOptions {
   Uplo uplo = Uplo::lower;
   int nb = 0;                  // tile size; 0 -> chosen per n, precision and mode
-  Mode mode = Mode::hybrid;    // hybrid with no CUDA worker runs on the CPUs
+  Mode mode = Mode::automatic;  // see Mode; hybrid with no CUDA worker runs on the CPUs
   GpuKernels gpu_kernels = GpuKernels::any;
   // Under heteroprio each task's priority is instead the bucket of its kind and placement.
   PriorityFunction priority = critical_path_priority;

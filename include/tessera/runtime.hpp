@@ -18,6 +18,12 @@ class RuntimeResources;
 struct RuntimeControl;
 }
 
+// What Mode::automatic runs as on a runtime's workers, and why.
+struct ModeChoice {
+  Mode mode = Mode::cpu;
+  std::string reason;
+};
+
 class Runtime {
  public:
   explicit Runtime(const RuntimeOptions& options = {});
@@ -36,8 +42,12 @@ class Runtime {
   std::string scheduler() const;
 
   // The mode a factorization asked for, resolved against the workers present: gpu mode with no
-  // CUDA worker throws RuntimeError; hybrid with none runs on the CPUs (and says so once).
+  // CUDA worker throws RuntimeError; hybrid with none runs on the CPUs (and says so once);
+  // automatic runs as automatic_mode() says.
   Mode resolve(Mode requested) const;
+  // gpu, hybrid or cpu, chosen once from the workers present (see Mode::automatic), among the
+  // modes the scheduling policy runs.
+  ModeChoice automatic_mode() const;
 
   // Idle StarPU workers poll for tasks in a tight loop. A Runtime that started StarPU lets them
   // sleep (starpu_pause) whenever none of its requests is in flight, and wakes them for the next

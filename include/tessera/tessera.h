@@ -8,7 +8,7 @@
  * The calls start a default runtime on first use (worker counts and policy from TESSERA_NCPU,
  * TESSERA_NCUDA, TESSERA_POLICY, STARPU_NCPU, STARPU_SCHED...), or use the StarPU the program
  * already started. The tile size comes from TESSERA_NB or is chosen per n; the mode from
- * TESSERA_MODE (cpu, gpu or hybrid; hybrid by default). They are safe to call from several
+ * TESSERA_MODE (cpu, gpu, hybrid or auto; auto by default). They are safe to call from several
  * threads at once. A failure of the machinery (no GPU in gpu mode, a CUDA error) returns
  * TESSERA_RUNTIME_FAILURE and prints one line to stderr.
  */

@@ -30,6 +30,7 @@ int run_info(const tessera::cli::RuntimeFlags& flags, const std::string& policy,
   tessera::RuntimeOptions options = tessera::cli::runtime_options(flags);
   if (!policy.empty()) options.scheduler = policy;
   tessera::Runtime runtime(options);
+  const tessera::ModeChoice automatic = runtime.automatic_mode();
   json gpus = json::array();
   for (const auto& g : machine.gpus)
     gpus.push_back({{"index", g.index}, {"name", g.name}, {"pci_bus_id", g.pci_bus_id}, {"memory_gib", g.memory_gib},
@@ -39,7 +40,8 @@ int run_info(const tessera::cli::RuntimeFlags& flags, const std::string& policy,
                      {"processing_units", machine.processing_units}, {"numa_nodes", machine.numa_nodes},
                      {"cuda_built", machine.cuda_built}, {"cuda_status", machine.cuda_status}, {"gpus", gpus},
                      {"workers", {{"cpu", runtime.cpu_workers()}, {"cuda", runtime.cuda_workers()}}},
-                     {"cuda_devices_used", runtime.cuda_devices()}, {"scheduler", runtime.scheduler()}};
+                     {"cuda_devices_used", runtime.cuda_devices()}, {"scheduler", runtime.scheduler()},
+                     {"auto_mode", {{"mode", tessera::to_string(automatic.mode)}, {"reason", automatic.reason}}}};
   if (as_json) {
     fmt::print("{}\n", info.dump(2));
     return 0;
@@ -58,6 +60,7 @@ int run_info(const tessera::cli::RuntimeFlags& flags, const std::string& policy,
   }
   fmt::print("workers Tessera starts: {} CPU, {} CUDA (on {} GPU(s)); scheduler {}\n", runtime.cpu_workers(),
              runtime.cuda_workers(), runtime.cuda_devices(), runtime.scheduler());
+  fmt::print("auto mode runs {}: {}\n", tessera::to_string(automatic.mode), automatic.reason);
   return 0;
 }
 
@@ -99,7 +102,7 @@ int run_tune(TuneCommand& tune) {
 
 const std::vector<std::string> kUplos = {"L", "U", "l", "u"};
 const std::vector<std::string> kPrecisions = {"d", "s"};
-const std::vector<std::string> kModes = {"cpu", "gpu", "hybrid"};
+const std::vector<std::string> kModes = {"cpu", "gpu", "hybrid", "auto"};
 
 CLI::App* add_potrf_command(CLI::App& app, tessera::cli::PotrfCommand& potrf) {
   using namespace tessera::cli;
@@ -108,7 +111,7 @@ CLI::App* add_potrf_command(CLI::App& app, tessera::cli::PotrfCommand& potrf) {
   cmd->add_option("--nb", potrf.nb, "tile size (default: TESSERA_NB, else chosen per n, precision and mode)")->check(positive_int());
   cmd->add_option("--uplo", potrf.uplo, "triangle: L or U")->check(CLI::IsMember(kUplos))->capture_default_str();
   cmd->add_option("--precision", potrf.precision, "d (double) or s (single)")->check(CLI::IsMember(kPrecisions))->capture_default_str();
-  cmd->add_option("--mode", potrf.mode, "cpu, gpu or hybrid (default: TESSERA_MODE, else hybrid)")->check(CLI::IsMember(kModes));
+  cmd->add_option("--mode", potrf.mode, "cpu, gpu, hybrid or auto (default: TESSERA_MODE, else auto; `tessera info` says what auto runs)")->check(CLI::IsMember(kModes));
   cmd->add_option("--policy", potrf.policy, "scheduling policy (default: TESSERA_POLICY, else dmdas; `tessera policies` lists them)");
   cmd->add_option("--gpu-kernels", potrf.gpu_kernels, "vendor, custom or any (default: TESSERA_GPU_KERNELS, else any)")
       ->check(CLI::IsMember({"vendor", "custom", "any"}));
@@ -142,7 +145,7 @@ CLI::App* add_batched_command(CLI::App& app, tessera::cli::BatchedCommand& batch
   cmd->add_option("--count", batched.count, "matrices in the batch")->check(non_negative_int())->capture_default_str();
   cmd->add_option("--nrhs", batched.nrhs, "right-hand sides per matrix (0: factor only)")->check(non_negative_int())->capture_default_str();
   cmd->add_option("--precision", batched.precision, "d (double) or s (single)")->check(CLI::IsMember(kPrecisions))->capture_default_str();
-  cmd->add_option("--mode", batched.mode, "cpu, gpu or hybrid")->check(CLI::IsMember(kModes))->capture_default_str();
+  cmd->add_option("--mode", batched.mode, "cpu, gpu, hybrid or auto")->check(CLI::IsMember(kModes))->capture_default_str();
   cmd->add_option("--uplo", batched.uplo, "triangle: L or U")->check(CLI::IsMember(kUplos))->capture_default_str();
   cmd->add_option("--chunk", batched.chunk, "matrices per task (default 0: chosen from the batch and the workers)")->check(non_negative_int());
   cmd->add_option("--seed", batched.seed, "seed of the random matrices")

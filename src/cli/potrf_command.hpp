@@ -12,7 +12,7 @@ struct PotrfCommand {
   int nb = 0;                // 0: TESSERA_NB, else chosen per n, precision and mode
   std::string uplo = "L";
   std::string precision = "d";
-  std::string mode;          // empty: TESSERA_MODE, else hybrid
+  std::string mode;          // empty: TESSERA_MODE, else auto
   std::string policy;        // empty: TESSERA_POLICY, else dmdas
   std::string gpu_kernels;   // empty: TESSERA_GPU_KERNELS, else any
   std::string input;

@@ -1,0 +1,62 @@
+// Mode::automatic: the estimate behind the choice, and what a runtime resolves it to.
+#include <gtest/gtest.h>
+
+#include "automatic_mode.hpp"
+#include "test_support.hpp"
+
+namespace tessera {
+namespace {
+
+using detail::GpuThroughput;
+
+const GpuThroughput h100{132, 1.98, 90};        // H100 SXM: 67 TFLOP/s FP64 on its tensor cores
+const GpuThroughput consumer{128, 2.52, 89};    // an RTX 4090: FP64 at 1/64 of FP32
+
+TEST(AutomaticMode, EstimatesMatchPublishedPeaks) {
+  EXPECT_NEAR(detail::estimated_gpu_gflops(h100), 66900, 200);
+  EXPECT_NEAR(detail::estimated_gpu_gflops(consumer), 1290, 10);
+  EXPECT_DOUBLE_EQ(detail::estimated_cpu_gflops(16), 640);
+}
+
+TEST(AutomaticMode, GpuWhereTheGpusDominate) {
+  const ModeChoice choice = detail::choose_automatic_mode(15, {h100});
+  EXPECT_EQ(choice.mode, Mode::gpu);
+  EXPECT_NE(choice.reason.find("99."), std::string::npos) << choice.reason;
+}
+
+TEST(AutomaticMode, HybridWhereTheCpusMatter) {
+  EXPECT_EQ(detail::choose_automatic_mode(16, {consumer}).mode, Mode::hybrid);
+  // An H100 beside 128 cores: the CPUs hold about 7%, under the 10% worth scheduling onto.
+  EXPECT_EQ(detail::choose_automatic_mode(128, {h100}).mode, Mode::gpu);
+  EXPECT_EQ(detail::choose_automatic_mode(256, {h100}).mode, Mode::hybrid);
+  // A GPU whose attributes could not be read counts as present but adds nothing.
+  EXPECT_EQ(detail::choose_automatic_mode(2, {GpuThroughput{}}).mode, Mode::hybrid);
+}
+
+TEST(AutomaticMode, CpuWithoutGpus) {
+  const ModeChoice choice = detail::choose_automatic_mode(2, {});
+  EXPECT_EQ(choice.mode, Mode::cpu);
+  EXPECT_EQ(choice.reason, "no CUDA worker");
+}
+
+TEST(AutomaticMode, RuntimeResolvesAutoToItsChoice) {
+  Runtime& rt = test::runtime();
+  const ModeChoice choice = rt.automatic_mode();
+  EXPECT_FALSE(choice.reason.empty());
+  EXPECT_EQ(rt.resolve(Mode::automatic), choice.mode);
+  if (rt.cuda_workers() == 0) EXPECT_EQ(choice.mode, Mode::cpu);
+  EXPECT_EQ(parse_mode("auto"), Mode::automatic);
+  EXPECT_STREQ(to_string(Mode::automatic), "auto");
+  EXPECT_EQ(FactorOptions{}.mode, Mode::automatic);
+}
+
+TEST(AutomaticMode, DefaultOptionsFactorCorrectly) {
+  const int n = 97;
+  std::vector<double> A = test::random_spd<double>(n, n, 5);
+  const std::vector<double> original = A;
+  ASSERT_EQ(potrf(test::runtime(), n, A.data(), n, FactorOptions{}), 0);
+  EXPECT_LT(test::factor_backward_error(Uplo::lower, n, original, A, n), 10.0);
+}
+
+}  // namespace
+}  // namespace tessera
