@@ -1,6 +1,7 @@
 // The one place where Tessera reads (and, for StarPU's defaults, writes) environment variables.
 #include "environment.hpp"
 
+#include <starpu.h>
 #include <unistd.h>
 
 #include <cerrno>
@@ -170,6 +171,27 @@ void check_starpu_integer(const char* name) {
     throw InvalidArgument(std::string(name) + "='" + value + "' is not a non-negative integer (StarPU would abort)");
 }
 
+// Variables StarPU 1.3 also asserts on when their value is out of a range (src/core/topology.c,
+// src/core/detect_combined_workers.c). An empty value reads as 0.
+struct StarpuRange {
+  const char* name;
+  long low;
+  long high;
+};
+constexpr StarpuRange starpu_ranged_variables[] = {
+    {"STARPU_NWORKER_PER_CUDA", 1, STARPU_NMAXWORKERS - 1},
+    {"STARPU_SYNTHESIZE_ARITY_COMBINED_WORKER", 1, INT_MAX},
+};
+
+void check_starpu_range(const StarpuRange& range) {
+  const char* value = std::getenv(range.name);
+  if (!value) return;
+  const long parsed = std::strtol(value, nullptr, 10);  // already checked to be a whole number
+  if (parsed < range.low || parsed > range.high)
+    throw InvalidArgument(std::string(range.name) + "='" + value + "' is outside " + std::to_string(range.low) +
+                          ".." + std::to_string(range.high) + " (StarPU would abort)");
+}
+
 void check_starpu_real(const char* name) {
   const char* value = std::getenv(name);
   if (!value || !*value) return;
@@ -183,6 +205,7 @@ void check_starpu_real(const char* name) {
 void check_starpu_environment() {
   for (const char* name : starpu_integer_variables) check_starpu_integer(name);
   for (const char* name : starpu_real_variables) check_starpu_real(name);
+  for (const StarpuRange& range : starpu_ranged_variables) check_starpu_range(range);
   // StarPU asserts on a thread per CUDA worker together with any thread-per-device setting.
   const char* per_worker = std::getenv("STARPU_CUDA_THREAD_PER_WORKER");
   if (per_worker && std::strtol(per_worker, nullptr, 10) == 1 && std::getenv("STARPU_CUDA_THREAD_PER_DEV"))
@@ -202,6 +225,9 @@ void set_starpu_environment_defaults(const RuntimeOptions& options) {
   // caught in between is timed with a start and no end, and StarPU aborts ("measured >= 0").
   // Calibrating from the start keeps the flag constant (and only adds two clock reads per task).
   setenv("STARPU_CALIBRATE", "1", 0);
+  if (options.workers_per_cuda >= STARPU_NMAXWORKERS)
+    throw InvalidArgument("RuntimeOptions::workers_per_cuda = " + std::to_string(options.workers_per_cuda) +
+                          " is not below StarPU's " + std::to_string(STARPU_NMAXWORKERS) + " workers");
   if (options.workers_per_cuda > 0)
     setenv("STARPU_NWORKER_PER_CUDA", std::to_string(options.workers_per_cuda).c_str(), 0);
   // One driver thread per CUDA worker: a task that waits on its stream (potrf reads its info

@@ -94,6 +94,9 @@ INSTANTIATE_TEST_SUITE_P(Variables, BadStarpuVariable,
                          ::testing::Values(BadVariable{"STARPU_NCPU", "-1"}, BadVariable{"STARPU_NCPU", "abc"},
                                            BadVariable{"STARPU_NCUDA", "-1"}, BadVariable{"STARPU_CALIBRATE", "abc"},
                                            BadVariable{"STARPU_NWORKER_PER_CUDA", "-5"},
+                                           BadVariable{"STARPU_NWORKER_PER_CUDA", "0"},
+                                           BadVariable{"STARPU_NWORKER_PER_CUDA", "100000"},
+                                           BadVariable{"STARPU_SYNTHESIZE_ARITY_COMBINED_WORKER", "0"},
                                            BadVariable{"STARPU_LIMIT_CUDA_MEM", "1e3"},
                                            BadVariable{"STARPU_SCHED_ALPHA", "fast"},
                                            BadVariable{"STARPU_SCHED", "bogus"},
@@ -114,6 +117,14 @@ TEST(StarpuVariables, ThreadPerCudaWorkerWithThreadPerDeviceIsRefused) {
   } catch (const InvalidArgument& e) {
     EXPECT_NE(std::string(e.what()).find("STARPU_CUDA_THREAD_PER_DEV"), std::string::npos) << e.what();
   }
+}
+
+TEST(StarpuVariables, MoreWorkersPerCudaThanStarpuHoldsIsRefused) {
+  RuntimeOptions options = cpu_workers(2);
+  options.workers_per_cuda = 100000;
+  EXPECT_THROW(Runtime runtime(options), InvalidArgument);
+  Runtime runtime(cpu_workers(2));
+  EXPECT_EQ(factor_small(runtime), 0);
 }
 
 TEST(StarpuVariables, ValidValuesStillStart) {
