@@ -211,7 +211,7 @@ const TileRef no_tile{};
 
 void* register_blocks(void* base, std::size_t element_size, long long block_elements, long long stride, int count) {
   if (block_elements <= 0 || count <= 0 || stride < block_elements || block_elements > UINT32_MAX || stride > UINT32_MAX)
-    throw InvalidArgument("batch too large for one chunk: " + std::to_string(block_elements) + " elements per matrix, stride " +
+    throw ResourceError("batch too large for one chunk: " + std::to_string(block_elements) + " elements per matrix, stride " +
                           std::to_string(stride));
   starpu_data_handle_t handle = nullptr;
   starpu_matrix_data_register(&handle, STARPU_MAIN_RAM, reinterpret_cast<uintptr_t>(base), static_cast<uint32_t>(stride),

@@ -71,16 +71,15 @@ starpu_codelet make_codelet(const CodeletSpec& spec);
 uint32_t where_of(Mode mode);
 
 // Runs a task body: skipped once the submission has stopped (a failure upstream), and any
-// exception is recorded in the submission instead of escaping into the runtime's C code.
+// exception is recorded in the submission (with its type) instead of escaping into the runtime's
+// C code.
 template <class Body>
 void run_task_body(const TaskHeader& header, const char* what, Body&& body, bool even_after_failure = false) {
   if (header.submission->stopped() && !even_after_failure) return;
   try {
     body();
-  } catch (const std::exception& e) {
-    header.submission->record_error(std::string(what) + ": " + e.what());
   } catch (...) {
-    header.submission->record_error(std::string(what) + ": unknown exception");
+    header.submission->record_current_exception(what);
   }
 }
 

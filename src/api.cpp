@@ -54,7 +54,7 @@ void check_tiles_fit_gpu(const Runtime& runtime, Mode requested, int nb, int n) 
   const double task_bytes = 3.0 * tile_order * tile_order * sizeof(T);
   if (task_bytes <= static_cast<double>(capacity)) return;
   const double mib = 1024.0 * 1024.0;
-  throw InvalidArgument("tiles of order " + std::to_string(tile_order) + ": one task's three tiles need " +
+  throw ResourceError("tiles of order " + std::to_string(tile_order) + ": one task's three tiles need " +
                         std::to_string(static_cast<long long>(task_bytes / mib)) + " MiB, more than the " +
                         std::to_string(static_cast<long long>(capacity / mib)) +
                         " MiB StarPU may use on the GPU; choose a smaller nb or cpu mode");

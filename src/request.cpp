@@ -26,8 +26,7 @@ void Request::finish() {
 int Request::wait() {
   if (!submission_) return 0;
   finish();
-  const std::string error = submission_->error();
-  if (!error.empty()) throw Error(error);
+  if (const std::exception_ptr error = submission_->error()) std::rethrow_exception(error);
   return submission_->info();
 }
 

@@ -1,5 +1,10 @@
 #include "submission.hpp"
 
+#include <new>
+#include <string>
+
+#include "tessera/error.hpp"
+
 #include <algorithm>
 
 #include "runtime_control.hpp"
@@ -50,10 +55,38 @@ void Submission::record_non_finite(int column) noexcept {
   stopped_.store(true, std::memory_order_relaxed);
 }
 
-void Submission::record_error(const std::string& message) {
+namespace {
+
+// The exception being handled, as the same Tessera type with the task's name in front of its
+// message; anything else that is not a Tessera error (std::bad_alloc included) as it is. An
+// argument position inside a task is not one of the caller's arguments: it is dropped.
+std::exception_ptr with_task_context(const char* what) {
+  try {
+    throw;
+  } catch (const InvalidArgument& e) {
+    return std::make_exception_ptr(InvalidArgument(std::string(what) + ": " + e.what()));
+  } catch (const ResourceError& e) {
+    return std::make_exception_ptr(ResourceError(std::string(what) + ": " + e.what()));
+  } catch (const CudaError& e) {
+    return std::make_exception_ptr(CudaError(std::string(what) + ": " + e.what()));
+  } catch (const RuntimeError& e) {
+    return std::make_exception_ptr(RuntimeError(std::string(what) + ": " + e.what()));
+  } catch (const std::bad_alloc&) {
+    return std::current_exception();
+  } catch (const std::exception& e) {
+    return std::make_exception_ptr(Error(std::string(what) + ": " + e.what()));
+  } catch (...) {
+    return std::make_exception_ptr(Error(std::string(what) + ": unknown exception"));
+  }
+}
+
+}  // namespace
+
+void Submission::record_current_exception(const char* what) {
+  std::exception_ptr error = with_task_context(what);
   {
     std::lock_guard<std::mutex> lock(mutex_);
-    if (error_.empty()) error_ = message;
+    if (!error_) error_ = std::move(error);
   }
   stopped_.store(true, std::memory_order_relaxed);
 }
@@ -63,7 +96,7 @@ int Submission::info() const noexcept {
   return column == INT_MAX ? 0 : column;
 }
 
-std::string Submission::error() const {
+std::exception_ptr Submission::error() const {
   std::lock_guard<std::mutex> lock(mutex_);
   return error_;
 }

@@ -7,6 +7,7 @@
 #include <climits>
 #include <condition_variable>
 #include <memory>
+#include <exception>
 #include <mutex>
 #include <string>
 
@@ -42,8 +43,9 @@ class Submission {
   void record_not_positive_definite(int column) noexcept;
   // A NaN or infinity in the input at global 1-based column `column`.
   void record_non_finite(int column) noexcept;
-  // An exception raised inside a task (CUDA failure, allocation failure...).
-  void record_error(const std::string& message);
+  // The exception being handled inside a task (CUDA failure, allocation failure...); `what`
+  // names the task. The first one is kept, with its type.
+  void record_current_exception(const char* what);
 
   // True once a failure makes the remaining tasks' work pointless: they return at once.
   bool stopped() const noexcept { return stopped_.load(std::memory_order_relaxed); }
@@ -51,8 +53,8 @@ class Submission {
   // LAPACK info: 0, or the smallest failing column (not positive definite or non-finite).
   int info() const noexcept;
   bool non_finite_input() const noexcept { return non_finite_.load() != INT_MAX; }
-  // Empty when no task raised an error.
-  std::string error() const;
+  // Null when no task raised an error.
+  std::exception_ptr error() const;
 
   // Where the tasks record their execution (none by default); set before the first task is
   // submitted. The submission keeps the trace alive until it is destroyed.
@@ -69,7 +71,7 @@ class Submission {
   std::atomic<bool> stopped_{false};
   mutable std::mutex mutex_;
   std::condition_variable all_done_;
-  std::string error_;
+  std::exception_ptr error_;
   std::shared_ptr<Trace> trace_;
 };
 

@@ -48,7 +48,7 @@ TileMatrix<T>::TileMatrix(Runtime& runtime, int rows, int cols, int nb, TileStru
   }
   const double bytes_needed = elements_needed * sizeof(T) + tiles * kRuntimeBytesPerTile;
   if (bytes_needed > physical_memory_bytes())
-    throw Error("TileMatrix: cannot allocate " + std::to_string(static_cast<long long>(bytes_needed / (1 << 20))) +
+    throw ResourceError("TileMatrix: cannot allocate " + std::to_string(static_cast<long long>(bytes_needed / (1 << 20))) +
                 " MiB for the tiles of a " + std::to_string(rows) + " x " + std::to_string(cols) + " matrix (nb = " +
                 std::to_string(nb) + "): more than the machine's memory");
 
@@ -65,7 +65,7 @@ TileMatrix<T>::TileMatrix(Runtime& runtime, int rows, int cols, int nb, TileStru
   if (storage_bytes_ > 0) {
     void* memory = runtime.resources().host_memory().allocate(storage_bytes_);
     if (!memory)
-      throw Error("TileMatrix: cannot allocate " + std::to_string(storage_bytes_ >> 20) + " MiB for a " +
+      throw ResourceError("TileMatrix: cannot allocate " + std::to_string(storage_bytes_ >> 20) + " MiB for a " +
                   std::to_string(rows) + " x " + std::to_string(cols) + " matrix");
     storage_ = static_cast<T*>(memory);
   }

@@ -5,8 +5,10 @@
 // of order k is not positive definite (or holds a NaN or infinity). A solve never fails that way:
 // a NaN or infinity in its factor or right-hand sides propagates into the solution (LAPACK's
 // xPOTRS). Misuse throws
-// tessera::InvalidArgument; a failure of the machinery (a CUDA error inside a task, no worker able
-// to run the chosen mode) throws tessera::Error from the call or from wait().
+// tessera::InvalidArgument; what does not fit the machine (memory, tiles too large for the GPU)
+// tessera::ResourceError; a failure of the machinery (a CUDA error inside a task, no worker able
+// to run the chosen mode) tessera::CudaError or tessera::RuntimeError, from the call or from
+// wait(); all derive from tessera::Error.
 #pragma once
 
 #include <memory>
@@ -31,8 +33,9 @@ class Request {
   // Waits: the tasks may still use memory the request refers to.
   ~Request();
 
-  // Blocks until every task of the request has finished; returns info. Throws tessera::Error
-  // if a task failed. May be called again (returns the same info).
+  // Blocks until every task of the request has finished; returns info. Rethrows the first
+  // exception a task raised, with its type (CudaError, ResourceError...; the task named in its
+  // message). May be called again (returns the same info).
   int wait();
   bool done() const;
   // After wait(): true when info points at a NaN or infinity in the input.

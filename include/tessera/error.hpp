@@ -1,4 +1,6 @@
-// Exceptions Tessera throws for misuse and for failures of the machinery (runtime, CUDA).
+// Exceptions Tessera throws for misuse and for failures of the machinery (runtime, CUDA). An
+// exception raised inside a task reaches Request::wait with its type (message prefixed with the
+// task that raised it).
 // Numerical failure (a matrix that is not positive definite) is never an exception:
 // it is reported as LAPACK-style info.
 #pragma once
@@ -27,6 +29,13 @@ class InvalidArgument : public Error {
 
 // The runtime (StarPU) could not start, or cannot run what was asked (gpu mode with no GPU).
 class RuntimeError : public Error {
+ public:
+  using Error::Error;
+};
+
+// What was asked for does not fit the machine: host or GPU memory, or one launch's or one
+// chunk's limits. The same call with smaller sizes (or tiles) can succeed.
+class ResourceError : public Error {
  public:
   using Error::Error;
 };

@@ -52,7 +52,7 @@ double bytes_needed(const BatchedFootprint& run) {
 void require_memory(double bytes, const std::string& what, const std::string& held) {
   const double available = physical_memory_bytes();
   if (bytes <= available) return;
-  throw Error(fmt::format("{} needs {:.1f} GiB ({}), more than this machine's {:.1f} GiB of memory", what, bytes / kGiB,
+  throw ResourceError(fmt::format("{} needs {:.1f} GiB ({}), more than this machine's {:.1f} GiB of memory", what, bytes / kGiB,
                           held, available / kGiB));
 }
 

@@ -307,7 +307,7 @@ void launch_solve(const SolveDesc<T>& d, BatchUplo uplo, int max_n, cudaStream_t
   if (warps == 0 || max_n == 0) return;
   const long long blocks = (warps + kSolveWarps - 1) / kSolveWarps;
   if (blocks > 0x7fffffffLL)
-    throw InvalidArgument("batched potrs: batch * nrhs is too large for one launch");
+    throw ResourceError("batched potrs: batch * nrhs is too large for one launch");
   if (uplo == BatchUplo::lower)
     launch_for_lower<T, true>(d, max_n, static_cast<unsigned>(blocks), stream);
   else
