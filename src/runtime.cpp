@@ -287,7 +287,7 @@ Runtime::~Runtime() {
   if (!last) change_worker_sleep([](WorkerSleep& sleep) { --sleep.forced_awake; });
   starpu_shutdown();  // only the last reference really stops StarPU
   if (last) {  // StarPU stopped awake; the next start pauses again
-    std::lock_guard<std::mutex> lock(worker_sleep().mutex);
+    std::lock_guard<std::mutex> sleep_lock(worker_sleep().mutex);
     --worker_sleep().forced_awake;
   }
 }

@@ -9,3 +9,4 @@
 #include "tessera/runtime.hpp"
 #include "tessera/tile_matrix.hpp"
 #include "tessera/trace.hpp"
+#include "tessera/version.h"
