@@ -5,15 +5,9 @@
 #   run_at_exit_test.sh AT_EXIT_PROGRAM LIBTESSERA_LAPACK after-first-use|only-at-exit
 set -uo pipefail
 program=$1 library=$2 when=$3 n=301
-log=$(mktemp)
-trap 'rm -f "$log"' EXIT
+. "$(dirname "${BASH_SOURCE[0]}")/preload_support.sh"
 
-LD_PRELOAD=$library TESSERA_LAPACK_MIN_N=0 TESSERA_LAPACK_VERBOSE=1 TESSERA_MODE=cpu \
-  STARPU_SILENT=1 timeout 120 "$program" "$when" >"$log" 2>&1
-status=$?
-cat "$log"
-
-fail() { echo "FAILED: $*"; exit 1; }
+run_preloaded "$library" 120 -- "$program" "$when"
 [ "$status" -eq 0 ] || fail "at_exit_program exited with $status"
 grep -q "^in an atexit handler: dpotrf_ info 0, .*: ok" "$log" || fail "the atexit handler's call did not factor"
 line="^tessera-lapack: DPOTRF uplo=L n=$n"

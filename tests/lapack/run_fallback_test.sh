@@ -4,15 +4,9 @@
 #   run_fallback_test.sh PRELOAD_PROGRAM LIBTESSERA_LAPACK
 set -uo pipefail
 program=$1 library=$2 n=300
-log=$(mktemp)
-trap 'rm -f "$log"' EXIT
+. "$(dirname "${BASH_SOURCE[0]}")/preload_support.sh"
 
-LD_PRELOAD=$library TESSERA_LAPACK_MIN_N=0 TESSERA_LAPACK_VERBOSE=1 TESSERA_MODE=no-such-mode \
-  STARPU_SILENT=1 timeout 120 "$program" "$n" >"$log" 2>&1
-status=$?
-cat "$log"
-
-fail() { echo "FAILED: $*"; exit 1; }
+run_preloaded "$library" 120 TESSERA_MODE=no-such-mode -- "$program" "$n"
 [ "$status" -eq 0 ] || fail "preload_program exited with $status"
 [ "$(grep -c "Tessera cannot run (unknown mode 'no-such-mode'" "$log")" -eq 1 ] || fail "expected the reason once"
 for call in "DPOTRF uplo=L n=$n" "DPOSV uplo=U n=$n nrhs=1" "SPOTRF uplo=L n=$n"; do

@@ -4,15 +4,9 @@
 #   run_fortran_test.sh FORTRAN_PROGRAM LIBTESSERA_LAPACK
 set -uo pipefail
 program=$1 library=$2 n=400
-log=$(mktemp)
-trap 'rm -f "$log"' EXIT
+. "$(dirname "${BASH_SOURCE[0]}")/preload_support.sh"
 
-LD_PRELOAD=$library TESSERA_LAPACK_MIN_N=0 TESSERA_LAPACK_VERBOSE=1 TESSERA_MODE=cpu TESSERA_NB=64 \
-  STARPU_SILENT=1 timeout 120 "$program" >"$log" 2>&1
-status=$?
-cat "$log"
-
-fail() { echo "FAILED: $*"; exit 1; }
+run_preloaded "$library" 120 TESSERA_NB=64 -- "$program"
 [ "$status" -eq 0 ] || fail "the Fortran program exited with $status"
 for call in "DPOTRF uplo=U n=$n" "DPOTRS uplo=U n=$n nrhs=3" "DPOSV uplo=L n=$n nrhs=3"; do
   grep -q "^tessera-lapack: $call: tessera cpu, info=0," "$log" || fail "$call did not go through Tessera"

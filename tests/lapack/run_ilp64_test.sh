@@ -5,15 +5,9 @@
 #   run_ilp64_test.sh ILP64_PROGRAM LIBTESSERA_LAPACK
 set -uo pipefail
 program=$1 library=$2 n=157
-log=$(mktemp)
-trap 'rm -f "$log"' EXIT
+. "$(dirname "${BASH_SOURCE[0]}")/preload_support.sh"
 
-LD_PRELOAD=$library TESSERA_LAPACK_MIN_N=0 TESSERA_LAPACK_VERBOSE=1 TESSERA_MODE=cpu TESSERA_NB=64 \
-  STARPU_SILENT=1 timeout 120 "$program" >"$log" 2>&1
-status=$?
-cat "$log"
-
-fail() { echo "FAILED: $*"; exit 1; }
+run_preloaded "$library" 120 TESSERA_NB=64 -- "$program"
 [ "$status" -eq 0 ] || fail "ilp64_program exited with $status"
 for call in "DPOTRF uplo=L n=$n (dpotrf_64_)" "DPOTRS uplo=U n=$n nrhs=2 (dpotrs_64_)" \
             "DPOSV uplo=L n=$n nrhs=2 (scipy_dposv_64_)" "SPOSV uplo=U n=$n nrhs=2 (sposv_64_)" \

@@ -5,15 +5,9 @@
 #   run_plugin_test.sh PLUGIN_HOST LAPACK_PLUGIN LIBTESSERA_LAPACK REFERENCE_LIBLAPACK
 set -uo pipefail
 host=$1 plugin=$2 library=$3 reference=$4
-log=$(mktemp)
-trap 'rm -f "$log"' EXIT
+. "$(dirname "${BASH_SOURCE[0]}")/preload_support.sh"
 
-LD_PRELOAD=$library TESSERA_LAPACK_MIN_N=200 TESSERA_LAPACK_VERBOSE=1 TESSERA_MODE=cpu TESSERA_NB=64 \
-  STARPU_SILENT=1 timeout 120 "$host" "$plugin" >"$log" 2>&1
-status=$?
-cat "$log"
-
-fail() { echo "FAILED: $*"; exit 1; }
+run_preloaded "$library" 120 TESSERA_LAPACK_MIN_N=200 TESSERA_NB=64 -- "$host" "$plugin"
 [ "$status" -eq 0 ] || fail "plugin_host exited with $status"
 next=$(sed -n 's/^tessera-lapack: TESSERA_LAPACK_MIN_N=200; smaller calls go to //p' "$log")
 [ -n "$next" ] || fail "no verbose line naming the next LAPACK"

@@ -7,15 +7,9 @@
 #   run_preload_test.sh PRELOAD_PROGRAM LIBTESSERA_LAPACK
 set -uo pipefail
 program=$1 library=$2 n=600
-log=$(mktemp)
-trap 'rm -f "$log"' EXIT
+. "$(dirname "${BASH_SOURCE[0]}")/preload_support.sh"
 
-LD_PRELOAD=$library TESSERA_LAPACK_MIN_N=0 TESSERA_LAPACK_VERBOSE=1 TESSERA_MODE=cpu TESSERA_NB=64 \
-  STARPU_SILENT=1 timeout 240 "$program" "$n" >"$log" 2>&1
-status=$?
-cat "$log"
-
-fail() { echo "FAILED: $*"; exit 1; }
+run_preloaded "$library" 240 TESSERA_NB=64 -- "$program" "$n"
 [ "$status" -eq 0 ] || fail "preload_program exited with $status"
 grep -q "^dpotrf_ resolves to .*libtessera_lapack" "$log" || fail "LD_PRELOAD did not put libtessera_lapack first"
 grep -q "^tessera-lapack: DPOTRF uplo=L n=$n: tessera cpu, info=0," "$log" || fail "no DPOTRF line through Tessera"
