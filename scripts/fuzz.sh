@@ -37,7 +37,7 @@ for target in "${targets[@]}"; do
     status=1
     echo "fuzz_$target FAILED; input(s) in $crashes:"
     ls "$crashes"
-    grep -E 'ERROR|invariant violated|SUMMARY|runtime error' "$build_dir/fuzz_$target.log" | head -n 20
+    grep -E 'ERROR|invariant violated|SUMMARY|runtime error' "$build_dir/fuzz_$target.log" | head -n 20 || true
   fi
   grep -E '^#[0-9]+ +DONE|stat::number_of_executed_units|stat::average_exec_per_sec|stat::peak_rss_mb' \
     "$build_dir/fuzz_$target.log" || true

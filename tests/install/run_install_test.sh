@@ -26,9 +26,12 @@ cmake -S "$source/tests/install/consumer" -B "$work/consumer" -DCMAKE_PREFIX_PAT
   -DTESSERA_EXAMPLES_DIR="$source/examples" >"$work/consumer-configure.log" \
   || { cat "$work/consumer-configure.log"; exit 1; }
 cmake --build "$work/consumer" >"$work/consumer-build.log" 2>&1 || { cat "$work/consumer-build.log"; exit 1; }
-# The consumer must use the installed library, not the build tree's.
-ldd "$work/consumer/consumer_minimal" | grep -q "$work/prefix/lib/libtessera" \
-  || { echo "consumer_minimal does not load the installed libtessera:"; ldd "$work/consumer/consumer_minimal"; exit 1; }
+# The consumer must use the installed library, not the build tree's. ldd's output is kept whole
+# before it is searched: piped into `grep -q`, the loader can be killed by SIGPIPE once grep has
+# its match, and pipefail would fail the test on a library that was found.
+loaded=$(ldd "$work/consumer/consumer_minimal")
+grep -qF "$work/prefix/lib/libtessera" <<<"$loaded" \
+  || { echo "consumer_minimal does not load the installed libtessera:"; echo "$loaded"; exit 1; }
 "$work/consumer/consumer_minimal"
 "$work/consumer/consumer_c_api"
 

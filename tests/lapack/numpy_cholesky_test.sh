@@ -100,7 +100,7 @@ grep -qF "tessera-lapack: DPOTRF uplo=L n=$n$shown: tessera $mode, info=0," "$lo
   || fail "numpy's $symbol call did not go through Tessera"
 grep -qE "^tessera-lapack: DPOTRF uplo=[LU] n=$n( \($symbol\))?: tessera $mode, info=$((n / 2 + 1))," "$log" \
   || fail "the matrix that is not positive definite did not report info $((n / 2 + 1)) through Tessera"
-next=$(sed -nE 's/^tessera-lapack: TESSERA_LAPACK_MIN_N=0; smaller calls (to [^ ]+ )?go to //p' "$log" | head -n 1)
+next=$(sed -nE '/^tessera-lapack: TESSERA_LAPACK_MIN_N=0; /{s/^.*smaller calls (to [^ ]+ )?go to //p;q}' "$log")
 [ "$(readlink -f "$next")" = "$(readlink -f "$numpy_lapack")" ] \
   || fail "the next LAPACK is '$next', not numpy's own $numpy_lapack"
 echo "numpy end-to-end test passed ($python, $symbol)"
