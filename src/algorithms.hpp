@@ -1,34 +1,20 @@
 // The tile algorithms: loops that insert tasks through tasks.hpp. They know tiles and priorities,
-// nothing of the runtime underneath.
+// nothing of the runtime underneath (tests/task_graph runs them on a recording backend).
 #pragma once
 
 #include "tasks.hpp"
 #include "tessera/options.hpp"
-#include "tessera/tile_matrix.hpp"
+#include "tile_grid.hpp"
 
 namespace tessera::detail {
 
-// Tessera's own access to tile handles (TileMatrix::handle() is the application's).
-struct TileAccess {
-  template <class T>
-  static void* handle(const TileMatrix<T>& A, int i, int j) {
-    return A.stored_handle(i, j);
-  }
-};
-
-template <class T>
-TileRef tile_ref(const TileMatrix<T>& A, int i, int j) {
-  return {TileAccess::handle(A, i, j), A.tile_height(i), A.tile_width(j), i, j, i * A.nb(), j * A.nb()};
-}
-
 // Right-looking tile Cholesky of the lower tiles of A.
 template <class T>
-void insert_cholesky(const TaskContext& ctx, const TileMatrix<T>& A, const PriorityFunction& priority);
+void insert_cholesky(const TaskContext& ctx, const TileGrid& A, const PriorityFunction& priority);
 
 // B := L^{-T} L^{-1} B (forward then backward substitution with the lower tiles of L).
 template <class T>
-void insert_cholesky_solve(const TaskContext& ctx, const TileMatrix<T>& L, const TileMatrix<T>& B,
-                           const PriorityFunction& priority);
+void insert_cholesky_solve(const TaskContext& ctx, const TileGrid& L, const TileGrid& B, const PriorityFunction& priority);
 
 // What a NaN or infinity in a symmetric matrix being loaded means: a leading minor that fails in
 // a matrix about to be factored (LAPACK's xPOTRF reports it), or just a value of a factor that a
@@ -39,10 +25,26 @@ enum class NonFiniteInput { fails_factorization, propagates };
 // the triangle `uplo` of the caller's matrix is read or written (the upper one transposed).
 // Right-hand sides (general tile matrices) always let a NaN propagate.
 template <class T>
-void insert_load(const TaskContext& ctx, const TileMatrix<T>& A, Uplo uplo, const T* src, int ld,
-                 NonFiniteInput non_finite, const PriorityFunction& priority);
+void insert_load(const TaskContext& ctx, const TileGrid& A, Uplo uplo, const T* src, int ld, NonFiniteInput non_finite,
+                 const PriorityFunction& priority);
 template <class T>
-void insert_store(const TaskContext& ctx, const TileMatrix<T>& A, Uplo uplo, T* dst, int ld, bool skip_after_failure,
+void insert_store(const TaskContext& ctx, const TileGrid& A, Uplo uplo, T* dst, int ld, bool skip_after_failure,
                   const PriorityFunction& priority);
+
+}  // namespace tessera::detail
+
+namespace tessera::detail {
+
+// LAPACK's xPOTRF, xPOTRS and xPOSV on the caller's column-major matrices (triangle uplo of a,
+// lda; b, ldb), through the tiles A and B: conversions in, the algorithm, conversions out.
+template <class T>
+void insert_lapack_potrf(const TaskContext& ctx, const TileGrid& A, Uplo uplo, T* a, int lda,
+                         const PriorityFunction& priority);
+template <class T>
+void insert_lapack_potrs(const TaskContext& ctx, const TileGrid& A, const TileGrid& B, Uplo uplo, const T* a, int lda,
+                         T* b, int ldb, const PriorityFunction& priority);
+template <class T>
+void insert_lapack_posv(const TaskContext& ctx, const TileGrid& A, const TileGrid& B, Uplo uplo, T* a, int lda, T* b,
+                        int ldb, const PriorityFunction& priority);
 
 }  // namespace tessera::detail

@@ -4,7 +4,7 @@
 #include <string>
 #include <type_traits>
 
-#include "algorithms.hpp"
+#include "tile_access.hpp"
 #include "memory_overlap.hpp"
 #include "request_support.hpp"
 #include "tessera/cholesky.hpp"
@@ -136,9 +136,7 @@ Request potrf_async(Runtime& runtime, int n, T* A, int lda, const FactorOptions&
   return make_request(runtime, tiles, [&](Submission& s) {
     s.set_trace(options.trace);
     const detail::TaskContext ctx = make_context(runtime, s, options.mode, options.gpu_kernels);
-    detail::insert_load(ctx, *tiles, options.uplo, A, lda, detail::NonFiniteInput::fails_factorization, options.priority);
-    detail::insert_cholesky(ctx, *tiles, options.priority);
-    detail::insert_store(ctx, *tiles, options.uplo, A, lda, false, options.priority);
+    detail::insert_lapack_potrf<T>(ctx, detail::tile_grid(*tiles), options.uplo, A, lda, options.priority);
   });
 }
 
@@ -154,11 +152,8 @@ Request potrs_async(Runtime& runtime, int n, int nrhs, const T* A, int lda, T* B
   return make_request(runtime, tiles, [&](Submission& s) {
     s.set_trace(options.trace);
     const detail::TaskContext ctx = make_context(runtime, s, options.mode, options.gpu_kernels);
-    // A holds a factor: a NaN in it propagates into the solution, as in LAPACK's xPOTRS.
-    detail::insert_load(ctx, tiles->A, options.uplo, A, lda, detail::NonFiniteInput::propagates, options.priority);
-    detail::insert_load(ctx, tiles->B, Uplo::lower, B, ldb, detail::NonFiniteInput::propagates, options.priority);
-    detail::insert_cholesky_solve(ctx, tiles->A, tiles->B, options.priority);
-    detail::insert_store(ctx, tiles->B, Uplo::lower, B, ldb, true, options.priority);
+    detail::insert_lapack_potrs<T>(ctx, detail::tile_grid(tiles->A), detail::tile_grid(tiles->B), options.uplo, A, lda, B,
+                                   ldb, options.priority);
   });
 }
 
@@ -173,13 +168,8 @@ Request posv_async(Runtime& runtime, int n, int nrhs, T* A, int lda, T* B, int l
   return make_request(runtime, tiles, [&](Submission& s) {
     s.set_trace(options.trace);
     const detail::TaskContext ctx = make_context(runtime, s, options.mode, options.gpu_kernels);
-    detail::insert_load(ctx, tiles->A, options.uplo, A, lda, detail::NonFiniteInput::fails_factorization, options.priority);
-    detail::insert_load(ctx, tiles->B, Uplo::lower, B, ldb, detail::NonFiniteInput::propagates, options.priority);
-    detail::insert_cholesky(ctx, tiles->A, options.priority);
-    detail::insert_store(ctx, tiles->A, options.uplo, A, lda, false, options.priority);
-    detail::insert_cholesky_solve(ctx, tiles->A, tiles->B, options.priority);
-    // LAPACK leaves B as it was when the factorization fails.
-    detail::insert_store(ctx, tiles->B, Uplo::lower, B, ldb, true, options.priority);
+    detail::insert_lapack_posv<T>(ctx, detail::tile_grid(tiles->A), detail::tile_grid(tiles->B), options.uplo, A, lda, B,
+                                  ldb, options.priority);
   });
 }
 

@@ -7,7 +7,7 @@ namespace {
 // The block of the caller's matrix that tile (i, j) holds: for an upper-stored symmetric matrix
 // the lower tile (i, j) is the transpose of the upper block (j, i).
 template <class T>
-BlockMap<T> block_of(const TileMatrix<T>& A, Uplo uplo, const T* base, int ld, int i, int j,
+BlockMap<T> block_of(const TileGrid& A, Uplo uplo, const T* base, int ld, int i, int j,
                      NonFiniteInput non_finite = NonFiniteInput::propagates) {
   const bool symmetric = A.structure() == TileStructure::symmetric_lower;
   const bool reports_non_finite = symmetric && non_finite == NonFiniteInput::fails_factorization;
@@ -20,31 +20,31 @@ BlockMap<T> block_of(const TileMatrix<T>& A, Uplo uplo, const T* base, int ld, i
 }  // namespace
 
 template <class T>
-void insert_load(const TaskContext& ctx, const TileMatrix<T>& A, Uplo uplo, const T* src, int ld,
+void insert_load(const TaskContext& ctx, const TileGrid& A, Uplo uplo, const T* src, int ld,
                  NonFiniteInput non_finite, const PriorityFunction& priority) {
   const int nt = A.tile_rows();
   for (int j = 0; j < A.tile_cols(); ++j)
     for (int i = 0; i < A.tile_rows(); ++i)
       if (A.stored(i, j))
-        insert_copy_in<T>(ctx, block_of(A, uplo, src, ld, i, j, non_finite), tile_ref(A, i, j), priority(TaskKind::copy_in, 0, i, j, nt));
+        insert_copy_in<T>(ctx, block_of(A, uplo, src, ld, i, j, non_finite), A.ref(i, j), priority(TaskKind::copy_in, 0, i, j, nt));
 }
 
 template <class T>
-void insert_store(const TaskContext& ctx, const TileMatrix<T>& A, Uplo uplo, T* dst, int ld, bool skip_after_failure,
+void insert_store(const TaskContext& ctx, const TileGrid& A, Uplo uplo, T* dst, int ld, bool skip_after_failure,
                   const PriorityFunction& priority) {
   const int nt = A.tile_rows();
   for (int j = 0; j < A.tile_cols(); ++j)
     for (int i = 0; i < A.tile_rows(); ++i)
       if (A.stored(i, j))
-        insert_copy_out<T>(ctx, tile_ref(A, i, j), block_of(A, uplo, dst, ld, i, j), skip_after_failure,
+        insert_copy_out<T>(ctx, A.ref(i, j), block_of(A, uplo, dst, ld, i, j), skip_after_failure,
                            priority(TaskKind::copy_out, 0, i, j, nt));
 }
 
-template void insert_load<float>(const TaskContext&, const TileMatrix<float>&, Uplo, const float*, int, NonFiniteInput,
+template void insert_load<float>(const TaskContext&, const TileGrid&, Uplo, const float*, int, NonFiniteInput,
                                  const PriorityFunction&);
-template void insert_load<double>(const TaskContext&, const TileMatrix<double>&, Uplo, const double*, int, NonFiniteInput,
+template void insert_load<double>(const TaskContext&, const TileGrid&, Uplo, const double*, int, NonFiniteInput,
                                   const PriorityFunction&);
-template void insert_store<float>(const TaskContext&, const TileMatrix<float>&, Uplo, float*, int, bool, const PriorityFunction&);
-template void insert_store<double>(const TaskContext&, const TileMatrix<double>&, Uplo, double*, int, bool, const PriorityFunction&);
+template void insert_store<float>(const TaskContext&, const TileGrid&, Uplo, float*, int, bool, const PriorityFunction&);
+template void insert_store<double>(const TaskContext&, const TileGrid&, Uplo, double*, int, bool, const PriorityFunction&);
 
 }  // namespace tessera::detail

@@ -6,7 +6,7 @@
 #include <limits>
 #include <vector>
 
-#include "algorithms.hpp"
+#include "tile_access.hpp"
 #include "request_support.hpp"
 #include "tessera/cholesky.hpp"
 #include "tessera/error.hpp"

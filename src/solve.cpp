@@ -5,31 +5,31 @@ namespace tessera::detail {
 // Forward: L Y = B, column of tiles k after k. Backward: L^T X = Y, from the last tile row up;
 // (L^T)(i, k) = L(k, i)^T for i < k.
 template <class T>
-void insert_cholesky_solve(const TaskContext& ctx, const TileMatrix<T>& L, const TileMatrix<T>& B,
+void insert_cholesky_solve(const TaskContext& ctx, const TileGrid& L, const TileGrid& B,
                            const PriorityFunction& priority) {
   const int nt = L.tile_rows();
   const int nr = B.tile_cols();
   for (int k = 0; k < nt; ++k)
     for (int r = 0; r < nr; ++r) {
-      insert_trsm<T>(ctx, Side::left, Trans::no, T(1), tile_ref(L, k, k), tile_ref(B, k, r),
+      insert_trsm<T>(ctx, Side::left, Trans::no, T(1), L.ref(k, k), B.ref(k, r),
                      priority(TaskKind::trsm, k, k, r, nt));
       for (int i = k + 1; i < nt; ++i)
-        insert_gemm<T>(ctx, Trans::no, Trans::no, T(-1), tile_ref(L, i, k), tile_ref(B, k, r), T(1), tile_ref(B, i, r),
+        insert_gemm<T>(ctx, Trans::no, Trans::no, T(-1), L.ref(i, k), B.ref(k, r), T(1), B.ref(i, r),
                        priority(TaskKind::gemm, k, i, r, nt));
     }
   for (int k = nt - 1; k >= 0; --k)
     for (int r = 0; r < nr; ++r) {
-      insert_trsm<T>(ctx, Side::left, Trans::yes, T(1), tile_ref(L, k, k), tile_ref(B, k, r),
+      insert_trsm<T>(ctx, Side::left, Trans::yes, T(1), L.ref(k, k), B.ref(k, r),
                      priority(TaskKind::trsm, nt - 1 - k, k, r, nt));
       for (int i = 0; i < k; ++i)
-        insert_gemm<T>(ctx, Trans::yes, Trans::no, T(-1), tile_ref(L, k, i), tile_ref(B, k, r), T(1), tile_ref(B, i, r),
+        insert_gemm<T>(ctx, Trans::yes, Trans::no, T(-1), L.ref(k, i), B.ref(k, r), T(1), B.ref(i, r),
                        priority(TaskKind::gemm, nt - 1 - k, i, r, nt));
     }
 }
 
-template void insert_cholesky_solve<float>(const TaskContext&, const TileMatrix<float>&, const TileMatrix<float>&,
+template void insert_cholesky_solve<float>(const TaskContext&, const TileGrid&, const TileGrid&,
                                            const PriorityFunction&);
-template void insert_cholesky_solve<double>(const TaskContext&, const TileMatrix<double>&, const TileMatrix<double>&,
+template void insert_cholesky_solve<double>(const TaskContext&, const TileGrid&, const TileGrid&,
                                             const PriorityFunction&);
 
 }  // namespace tessera::detail

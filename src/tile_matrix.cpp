@@ -6,6 +6,7 @@
 
 #include "runtime_control.hpp"
 #include "runtime_resources.hpp"
+#include "tile_grid.hpp"
 #include "tessera/error.hpp"
 
 namespace tessera {
@@ -33,8 +34,8 @@ TileMatrix<T>::TileMatrix(Runtime& runtime, int rows, int cols, int nb, TileStru
   if (structure != TileStructure::general && rows != cols)
     throw InvalidArgument("TileMatrix: a symmetric or block-diagonal matrix must be square");
   // Without overflow: rows + nb - 1 exceeds int when nb is near INT_MAX.
-  tile_rows_ = rows / nb + (rows % nb != 0);
-  tile_cols_ = cols / nb + (cols % nb != 0);
+  tile_rows_ = detail::TileGrid::tiles(rows, nb);
+  tile_cols_ = detail::TileGrid::tiles(cols, nb);
 
   // Tiles and elements counted per tile column, before anything is allocated: a matrix the
   // machine cannot hold is refused at once (pinning more than physical memory cannot succeed,

@@ -10,18 +10,13 @@
 #include <vector>
 
 #include "tessera/runtime.hpp"
+#include "tessera/tile_structure.hpp"
 
 namespace tessera {
 
 namespace detail {
 struct TileAccess;
 }
-
-enum class TileStructure {
-  symmetric_lower,  // tiles (i, j) with i >= j of a square symmetric matrix
-  general,          // every tile (right-hand sides, solutions)
-  block_diagonal,   // tiles (i, i) of a square matrix only
-};
 
 template <class T>
 class TileMatrix {
@@ -43,9 +38,7 @@ class TileMatrix {
   TileStructure structure() const noexcept { return structure_; }
   int tile_height(int i) const noexcept { return i == tile_rows_ - 1 ? rows_ - i * nb_ : nb_; }
   int tile_width(int j) const noexcept { return j == tile_cols_ - 1 ? cols_ - j * nb_ : nb_; }
-  bool stored(int i, int j) const noexcept {
-    return structure_ == TileStructure::general || (structure_ == TileStructure::symmetric_lower ? i >= j : i == j);
-  }
+  bool stored(int i, int j) const noexcept { return tile_stored(structure_, i, j); }
 
   // The StarPU handle of a stored tile, for applications that submit their own tasks on it. From
   // then on the runtime's workers stay awake when idle (see Runtime::pause_workers).

@@ -1,0 +1,54 @@
+// Tessera's own access to the tiles of a TileMatrix (TileMatrix::handle() is the application's):
+// the grid the algorithms take, and single tiles for the requests built outside algorithms.hpp.
+#pragma once
+
+#include <vector>
+
+#include "algorithms.hpp"
+#include "tessera/tile_matrix.hpp"
+
+namespace tessera::detail {
+
+struct TileAccess {
+  template <class T>
+  static void* handle(const TileMatrix<T>& A, int i, int j) {
+    return A.stored_handle(i, j);
+  }
+};
+
+template <class T>
+TileRef tile_ref(const TileMatrix<T>& A, int i, int j) {
+  return {TileAccess::handle(A, i, j), A.tile_height(i), A.tile_width(j), i, j, i * A.nb(), j * A.nb()};
+}
+
+template <class T>
+TileGrid tile_grid(const TileMatrix<T>& A) {
+  std::vector<void*> handles(static_cast<std::size_t>(A.tile_rows()) * A.tile_cols(), nullptr);
+  for (int j = 0; j < A.tile_cols(); ++j)
+    for (int i = 0; i < A.tile_rows(); ++i)
+      if (A.stored(i, j)) handles[static_cast<std::size_t>(j) * A.tile_rows() + i] = TileAccess::handle(A, i, j);
+  return TileGrid(A.rows(), A.cols(), A.nb(), A.structure(), std::move(handles));
+}
+
+// The algorithms on tile matrices.
+template <class T>
+void insert_cholesky(const TaskContext& ctx, const TileMatrix<T>& A, const PriorityFunction& priority) {
+  insert_cholesky<T>(ctx, tile_grid(A), priority);
+}
+template <class T>
+void insert_cholesky_solve(const TaskContext& ctx, const TileMatrix<T>& L, const TileMatrix<T>& B,
+                           const PriorityFunction& priority) {
+  insert_cholesky_solve<T>(ctx, tile_grid(L), tile_grid(B), priority);
+}
+template <class T>
+void insert_load(const TaskContext& ctx, const TileMatrix<T>& A, Uplo uplo, const T* src, int ld, NonFiniteInput non_finite,
+                 const PriorityFunction& priority) {
+  insert_load<T>(ctx, tile_grid(A), uplo, src, ld, non_finite, priority);
+}
+template <class T>
+void insert_store(const TaskContext& ctx, const TileMatrix<T>& A, Uplo uplo, T* dst, int ld, bool skip_after_failure,
+                  const PriorityFunction& priority) {
+  insert_store<T>(ctx, tile_grid(A), uplo, dst, ld, skip_after_failure, priority);
+}
+
+}  // namespace tessera::detail

@@ -1,0 +1,236 @@
+#include "recording_backend.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <stdexcept>
+
+namespace tessera::detail {
+
+// ---- the recorded graph ----------------------------------------------------------------------
+
+void Submission::record(TaskKind kind, int priority, std::vector<RecordedAccess> accesses, std::function<void()> run) {
+  const std::size_t id = tasks_.size();
+  std::vector<std::size_t> predecessors;
+  for (const RecordedAccess& access : accesses) {
+    HandleState& state = handles_[access.handle];
+    if (state.last_writer >= 0) predecessors.push_back(static_cast<std::size_t>(state.last_writer));
+    if (access.writes) {
+      predecessors.insert(predecessors.end(), state.readers_since.begin(), state.readers_since.end());
+      state.last_writer = static_cast<long>(id);
+      state.readers_since.clear();
+    } else {
+      state.readers_since.push_back(id);
+    }
+  }
+  std::sort(predecessors.begin(), predecessors.end());
+  predecessors.erase(std::unique(predecessors.begin(), predecessors.end()), predecessors.end());
+  predecessors.erase(std::remove(predecessors.begin(), predecessors.end(), id), predecessors.end());
+  tasks_.push_back({kind, priority, std::move(accesses), std::move(predecessors), std::move(run)});
+}
+
+void Submission::report_failure(int info) {
+  if (info_ == 0 || info < info_) info_ = info;
+}
+
+void Submission::execute_in_random_order(std::mt19937& random) const {
+  std::vector<std::size_t> waiting(tasks_.size());
+  std::vector<std::vector<std::size_t>> successors(tasks_.size());
+  for (std::size_t t = 0; t < tasks_.size(); ++t) {
+    waiting[t] = tasks_[t].predecessors.size();
+    for (std::size_t p : tasks_[t].predecessors) successors[p].push_back(t);
+  }
+  std::vector<std::size_t> ready;
+  for (std::size_t t = 0; t < tasks_.size(); ++t)
+    if (waiting[t] == 0) ready.push_back(t);
+  std::size_t executed = 0;
+  while (!ready.empty()) {
+    const std::size_t pick = std::uniform_int_distribution<std::size_t>(0, ready.size() - 1)(random);
+    const std::size_t t = ready[pick];
+    ready.erase(ready.begin() + static_cast<long>(pick));
+    tasks_[t].run();
+    ++executed;
+    for (std::size_t s : successors[t])
+      if (--waiting[s] == 0) ready.push_back(s);
+  }
+  if (executed != tasks_.size()) throw std::logic_error("the recorded graph has a cycle");
+}
+
+int Submission::longest_path() const {
+  std::vector<int> depth(tasks_.size(), 1);  // predecessors always come earlier
+  int longest = 0;
+  for (std::size_t t = 0; t < tasks_.size(); ++t) {
+    for (std::size_t p : tasks_[t].predecessors) depth[t] = std::max(depth[t], depth[p] + 1);
+    longest = std::max(longest, depth[t]);
+  }
+  return longest;
+}
+
+template <class T>
+HostTiles<T>::HostTiles(int rows, int cols, int nb, TileStructure structure)
+    : storage_(static_cast<std::size_t>(TileGrid::tiles(rows, nb)) * TileGrid::tiles(cols, nb)),
+      grid_(rows, cols, nb, structure, {}) {
+  const int tile_rows = TileGrid::tiles(rows, nb);
+  std::vector<void*> handles(storage_.size(), nullptr);
+  for (int j = 0; j < TileGrid::tiles(cols, nb); ++j)
+    for (int i = 0; i < tile_rows; ++i) {
+      if (!tile_stored(structure, i, j)) continue;
+      std::vector<T>& tile = storage_[static_cast<std::size_t>(j) * tile_rows + i];
+      tile.assign(static_cast<std::size_t>(grid_.tile_height(i)) * grid_.tile_width(j), T(0));
+      handles[static_cast<std::size_t>(j) * tile_rows + i] = tile.data();
+    }
+  grid_ = TileGrid(rows, cols, nb, structure, std::move(handles));
+}
+
+template class HostTiles<float>;
+template class HostTiles<double>;
+
+// ---- host implementations of the tile operations ---------------------------------------------
+
+namespace {
+
+// Element (r, c) of a tile (column-major, leading dimension = its height).
+template <class T>
+T& at(const TileRef& tile, int r, int c) {
+  return static_cast<T*>(tile.handle)[r + static_cast<std::size_t>(c) * tile.rows];
+}
+
+RecordedAccess reads(const TileRef& tile) { return {tile.i, tile.j, tile.handle, false}; }
+RecordedAccess writes(const TileRef& tile) { return {tile.i, tile.j, tile.handle, true}; }
+
+// Element (r, c) of op(L) for a lower triangular L.
+template <class T>
+T op_lower(const TileRef& L, Trans trans, int r, int c) {
+  const int row = trans == Trans::yes ? c : r;
+  const int col = trans == Trans::yes ? r : c;
+  return row >= col ? at<T>(L, row, col) : T(0);
+}
+
+// x := M^{-1} x for the triangular M = op(L) of order n; x has stride `step`.
+template <class T>
+void triangular_solve(const TileRef& L, Trans trans, T* x, std::ptrdiff_t step) {
+  const int n = L.rows;
+  const bool lower = trans == Trans::no;
+  for (int s = 0; s < n; ++s) {
+    const int r = lower ? s : n - 1 - s;
+    T sum = x[r * step];
+    for (int c = 0; c < n; ++c)
+      if (lower ? c < r : c > r) sum -= op_lower<T>(L, trans, r, c) * x[c * step];
+    x[r * step] = sum / op_lower<T>(L, trans, r, r);
+  }
+}
+
+}  // namespace
+
+template <class T>
+void insert_potrf(const TaskContext& ctx, const TileRef& A, int priority) {
+  Submission& s = *ctx.submission;
+  s.record(TaskKind::potrf, priority, {writes(A)}, [A, &s] {
+    for (int c = 0; c < A.rows; ++c) {
+      T d = at<T>(A, c, c);
+      for (int k = 0; k < c; ++k) d -= at<T>(A, c, k) * at<T>(A, c, k);
+      if (!(d > T(0))) {
+        s.report_failure(A.col0 + c + 1);
+        return;
+      }
+      at<T>(A, c, c) = std::sqrt(d);
+      for (int r = c + 1; r < A.rows; ++r) {
+        T v = at<T>(A, r, c);
+        for (int k = 0; k < c; ++k) v -= at<T>(A, r, k) * at<T>(A, c, k);
+        at<T>(A, r, c) = v / at<T>(A, c, c);
+      }
+    }
+  });
+}
+
+template <class T>
+void insert_trsm(const TaskContext& ctx, Side side, Trans trans, T alpha, const TileRef& L, const TileRef& B, int priority) {
+  ctx.submission->record(TaskKind::trsm, priority, {reads(L), writes(B)}, [=] {
+    T* b = static_cast<T*>(B.handle);
+    for (int r = 0; r < B.rows; ++r)
+      for (int c = 0; c < B.cols; ++c) at<T>(B, r, c) *= alpha;
+    if (side == Side::left) {
+      for (int c = 0; c < B.cols; ++c) triangular_solve<T>(L, trans, b + static_cast<std::size_t>(c) * B.rows, 1);
+    } else {
+      // X op(L) = B  <=>  op(L)^T X^T = B^T: each row of B against the other transposition.
+      const Trans other = trans == Trans::yes ? Trans::no : Trans::yes;
+      for (int r = 0; r < B.rows; ++r) triangular_solve<T>(L, other, b + r, B.rows);
+    }
+  });
+}
+
+template <class T>
+void insert_syrk(const TaskContext& ctx, T alpha, const TileRef& A, T beta, const TileRef& C, int priority) {
+  ctx.submission->record(TaskKind::syrk, priority, {reads(A), writes(C)}, [=] {
+    for (int c = 0; c < C.cols; ++c)
+      for (int r = c; r < C.rows; ++r) {
+        T sum = 0;
+        for (int k = 0; k < A.cols; ++k) sum += at<T>(A, r, k) * at<T>(A, c, k);
+        at<T>(C, r, c) = alpha * sum + beta * at<T>(C, r, c);
+      }
+  });
+}
+
+template <class T>
+void insert_gemm(const TaskContext& ctx, Trans transa, Trans transb, T alpha, const TileRef& A, const TileRef& B, T beta,
+                 const TileRef& C, int priority) {
+  ctx.submission->record(TaskKind::gemm, priority, {reads(A), reads(B), writes(C)}, [=] {
+    const int depth = transa == Trans::no ? A.cols : A.rows;
+    for (int c = 0; c < C.cols; ++c)
+      for (int r = 0; r < C.rows; ++r) {
+        T sum = 0;
+        for (int k = 0; k < depth; ++k)
+          sum += (transa == Trans::no ? at<T>(A, r, k) : at<T>(A, k, r)) *
+                 (transb == Trans::no ? at<T>(B, k, c) : at<T>(B, c, k));
+        at<T>(C, r, c) = alpha * sum + beta * at<T>(C, r, c);
+      }
+  });
+}
+
+namespace {
+
+// The caller's element that tile element (r, c) corresponds to.
+template <class T>
+T& block_element(const BlockMap<T>& block, int r, int c) {
+  const int row = block.transpose ? c : r;
+  const int col = block.transpose ? r : c;
+  return block.base[(block.row0 + row) + static_cast<std::size_t>(block.col0 + col) * block.ld];
+}
+
+}  // namespace
+
+template <class T>
+void insert_copy_in(const TaskContext& ctx, const BlockMap<T>& from, const TileRef& tile, int priority) {
+  Submission& s = *ctx.submission;
+  s.record(TaskKind::copy_in, priority, {writes(tile)}, [from, tile, &s] {
+    for (int c = 0; c < tile.cols; ++c)
+      for (int r = from.lower_only ? c : 0; r < tile.rows; ++r) {
+        at<T>(tile, r, c) = block_element(from, r, c);
+        if (from.in_matrix && !std::isfinite(at<T>(tile, r, c))) s.report_failure(tile.row0 + r + 1);
+      }
+  });
+}
+
+template <class T>
+void insert_copy_out(const TaskContext& ctx, const TileRef& tile, const BlockMap<T>& to, bool skip_after_failure, int priority) {
+  Submission& s = *ctx.submission;
+  s.record(TaskKind::copy_out, priority, {reads(tile)}, [tile, to, skip_after_failure, &s] {
+    if (skip_after_failure && s.info() != 0) return;
+    for (int c = 0; c < tile.cols; ++c)
+      for (int r = to.lower_only ? c : 0; r < tile.rows; ++r) block_element(to, r, c) = at<T>(tile, r, c);
+  });
+}
+
+template void insert_potrf<float>(const TaskContext&, const TileRef&, int);
+template void insert_trsm<float>(const TaskContext&, Side, Trans, float, const TileRef&, const TileRef&, int);
+template void insert_syrk<float>(const TaskContext&, float, const TileRef&, float, const TileRef&, int);
+template void insert_gemm<float>(const TaskContext&, Trans, Trans, float, const TileRef&, const TileRef&, float, const TileRef&, int);
+template void insert_copy_in<float>(const TaskContext&, const BlockMap<float>&, const TileRef&, int);
+template void insert_copy_out<float>(const TaskContext&, const TileRef&, const BlockMap<float>&, bool, int);
+template void insert_potrf<double>(const TaskContext&, const TileRef&, int);
+template void insert_trsm<double>(const TaskContext&, Side, Trans, double, const TileRef&, const TileRef&, int);
+template void insert_syrk<double>(const TaskContext&, double, const TileRef&, double, const TileRef&, int);
+template void insert_gemm<double>(const TaskContext&, Trans, Trans, double, const TileRef&, const TileRef&, double, const TileRef&, int);
+template void insert_copy_in<double>(const TaskContext&, const BlockMap<double>&, const TileRef&, int);
+template void insert_copy_out<double>(const TaskContext&, const TileRef&, const BlockMap<double>&, bool, int);
+
+}  // namespace tessera::detail

@@ -1,0 +1,291 @@
+// The tile algorithms of src/ on the recording backend, without StarPU: the shape of the DAGs they
+// insert (task counts, every dependency, the longest chain), the priority each task gets, and
+// LAPACK-layout posv/potrf/potrs executed in random orders that respect the recorded
+// dependencies (a missing dependency or a wrong access mode shows as a wrong answer).
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <climits>
+#include <cmath>
+#include <limits>
+#include <map>
+#include <random>
+#include <set>
+#include <tuple>
+#include <vector>
+
+#include "algorithms.hpp"
+#include "recording_backend.hpp"
+
+namespace tessera::detail {
+namespace {
+
+// A task of the tile Cholesky or solve by what it does: its kind and (k, i, j) as the priority
+// function sees them.
+using TaskKey = std::tuple<TaskKind, int, int, int>;
+
+// (k, i, j) of a Cholesky task from its tile accesses (codelet buffer order: reads, then the write).
+TaskKey cholesky_key(const RecordedTask& t) {
+  const auto& a = t.accesses;
+  switch (t.kind) {
+    case TaskKind::potrf: return {t.kind, a[0].i, a[0].i, a[0].i};            // RW (k,k)
+    case TaskKind::trsm: return {t.kind, a[0].i, a[1].i, a[0].i};             // R (k,k), RW (i,k)
+    case TaskKind::syrk: return {t.kind, a[0].j, a[1].i, a[1].i};             // R (i,k), RW (i,i)
+    case TaskKind::gemm: return {t.kind, a[0].j, a[2].i, a[2].j};             // R (i,k), R (j,k), RW (i,j)
+    default: return {t.kind, -1, -1, -1};
+  }
+}
+
+std::map<TaskKind, int> count_kinds(const Submission& s) {
+  std::map<TaskKind, int> counts;
+  for (const RecordedTask& t : s.tasks()) ++counts[t.kind];
+  return counts;
+}
+
+class CholeskyGraph : public ::testing::TestWithParam<int> {};
+
+TEST_P(CholeskyGraph, TaskCountsEveryDependencyAndTheCriticalPath) {
+  const int nt = GetParam();
+  const int nb = 4;
+  HostTiles<double> tiles(nt * nb - 1, nt * nb - 1, nb, TileStructure::symmetric_lower);  // partial last tile
+  Submission s;
+  insert_cholesky<double>(recording_context(s), tiles.grid(), critical_path_priority);
+
+  const std::map<TaskKind, int> counts = count_kinds(s);
+  EXPECT_EQ(counts.at(TaskKind::potrf), nt);
+  EXPECT_EQ(counts.count(TaskKind::trsm) ? counts.at(TaskKind::trsm) : 0, nt * (nt - 1) / 2);
+  EXPECT_EQ(counts.count(TaskKind::syrk) ? counts.at(TaskKind::syrk) : 0, nt * (nt - 1) / 2);
+  EXPECT_EQ(counts.count(TaskKind::gemm) ? counts.at(TaskKind::gemm) : 0, nt * (nt - 1) * (nt - 2) / 6);
+  EXPECT_EQ(static_cast<int>(s.tasks().size()), nt * (nt + 1) * (nt + 2) / 6);
+
+  // Every task's predecessors are exactly the tasks that produce what it reads and the previous
+  // update of the tile it writes.
+  std::map<TaskKey, std::size_t> index;
+  for (std::size_t t = 0; t < s.tasks().size(); ++t)
+    ASSERT_TRUE(index.emplace(cholesky_key(s.tasks()[t]), t).second) << "two tasks with one key";
+  auto task = [&](TaskKind kind, int k, int i, int j) { return index.at({kind, k, i, j}); };
+  auto last_update = [&](int i, int j, int k) {  // the update of tile (i, j) at step k - 1
+    return i == j ? task(TaskKind::syrk, k - 1, i, i) : task(TaskKind::gemm, k - 1, i, j);
+  };
+  for (std::size_t t = 0; t < s.tasks().size(); ++t) {
+    const auto [kind, k, i, j] = cholesky_key(s.tasks()[t]);
+    std::set<std::size_t> expected;
+    if (k > 0) expected.insert(last_update(i, j, k));
+    if (kind == TaskKind::trsm) expected.insert(task(TaskKind::potrf, k, k, k));
+    if (kind == TaskKind::syrk) expected.insert(task(TaskKind::trsm, k, i, k));
+    if (kind == TaskKind::gemm) expected.insert({task(TaskKind::trsm, k, i, k), task(TaskKind::trsm, k, j, k)});
+    const std::vector<std::size_t>& actual = s.tasks()[t].predecessors;
+    EXPECT_EQ(std::set<std::size_t>(actual.begin(), actual.end()), expected)
+        << "kind " << static_cast<int>(kind) << " k=" << k << " i=" << i << " j=" << j;
+    EXPECT_EQ(s.tasks()[t].priority, critical_path_priority(kind, k, i, j, nt)) << "kind " << static_cast<int>(kind);
+  }
+  // potrf -> trsm -> syrk -> next potrf, nt - 1 times.
+  EXPECT_EQ(s.longest_path(), 3 * nt - 2);
+}
+
+TEST_P(CholeskyGraph, EachTaskGetsThePriorityOfItsOwnCoordinates) {
+  const int nt = GetParam();
+  HostTiles<float> tiles(nt * 3, nt * 3, 3, TileStructure::symmetric_lower);
+  // An injective priority: a task that passed wrong coordinates would decode to another task.
+  const PriorityFunction encode = [nt](TaskKind kind, int k, int i, int j, int tiles_per_side) {
+    EXPECT_EQ(tiles_per_side, nt);
+    return ((static_cast<int>(kind) * 32 + k) * 32 + i) * 32 + j;
+  };
+  Submission s;
+  insert_cholesky<float>(recording_context(s), tiles.grid(), encode);
+  for (const RecordedTask& t : s.tasks()) {
+    const auto [kind, k, i, j] = cholesky_key(t);
+    EXPECT_EQ(t.priority, encode(kind, k, i, j, nt));
+  }
+}
+
+TEST_P(CholeskyGraph, TheNextDiagonalTileOutranksTheRestOfTheTrailingUpdate) {
+  const int nt = GetParam();
+  HostTiles<double> tiles(nt * 2, nt * 2, 2, TileStructure::symmetric_lower);
+  Submission s;
+  insert_cholesky<double>(recording_context(s), tiles.grid(), critical_path_priority);
+  // Within step k, the tasks that lead to potrf(k + 1) (trsm (k+1, k), syrk (k+1, k+1)) rank
+  // above every other update of the step.
+  for (const RecordedTask& a : s.tasks())
+    for (const RecordedTask& b : s.tasks()) {
+      const auto [kind_a, ka, ia, ja] = cholesky_key(a);
+      const auto [kind_b, kb, ib, jb] = cholesky_key(b);
+      const bool a_leads = ka == kb && ia == ka + 1 && (kind_a == TaskKind::trsm || kind_a == TaskKind::syrk);
+      const bool b_updates = kb == ka && (kind_b == TaskKind::syrk || kind_b == TaskKind::gemm) && ib > ka + 1;
+      if (a_leads && b_updates) {
+        EXPECT_GT(a.priority, b.priority);
+      }
+    }
+}
+
+INSTANTIATE_TEST_SUITE_P(TileCounts, CholeskyGraph, ::testing::Values(1, 2, 3, 5, 8));
+
+TEST(TileGrid, ATileLargerThanTheMatrixIsOneTile) {
+  for (int nb : {37, 38, 4096, INT_MAX - 1, INT_MAX}) {
+    const TileGrid grid(37, 3, nb, TileStructure::general, std::vector<void*>(1, nullptr));
+    EXPECT_EQ(grid.tile_rows(), 1) << nb;
+    EXPECT_EQ(grid.tile_cols(), 1) << nb;
+    EXPECT_EQ(grid.tile_height(0), 37) << nb;
+    EXPECT_EQ(grid.tile_width(0), 3) << nb;
+  }
+  EXPECT_EQ(TileGrid::tiles(0, 5), 0);
+  EXPECT_EQ(TileGrid::tiles(INT_MAX, INT_MAX - 1), 2);
+}
+
+TEST(SolveGraph, TaskCountsAndTheCriticalPath) {
+  for (int nt : {1, 2, 4, 7})
+    for (int nr : {1, 3}) {
+      HostTiles<double> L(nt * 5, nt * 5, 5, TileStructure::symmetric_lower);
+      HostTiles<double> B(nt * 5, nr * 5 - 2, 5, TileStructure::general);
+      Submission s;
+      insert_cholesky_solve<double>(recording_context(s), L.grid(), B.grid(), critical_path_priority);
+      const std::map<TaskKind, int> counts = count_kinds(s);
+      EXPECT_EQ(counts.at(TaskKind::trsm), 2 * nt * nr) << nt << " " << nr;
+      EXPECT_EQ(counts.count(TaskKind::gemm) ? counts.at(TaskKind::gemm) : 0, nt * (nt - 1) * nr);
+      // Forward trsm/gemm alternating down the tiles, then back up.
+      EXPECT_EQ(s.longest_path(), 4 * nt - 2) << nt << " " << nr;
+      // The factor is only read.
+      std::set<const void*> factor;
+      for (int j = 0; j < nt; ++j)
+        for (int i = j; i < nt; ++i) factor.insert(L.grid().ref(i, j).handle);
+      for (const RecordedTask& t : s.tasks())
+        for (const RecordedAccess& a : t.accesses)
+          if (a.writes) {
+            EXPECT_EQ(factor.count(a.handle), 0u);
+          }
+    }
+}
+
+// ---- executing the DAGs ----------------------------------------------------------------------
+
+template <class T>
+std::vector<T> random_spd(int n, int lda, std::mt19937& random) {
+  std::uniform_real_distribution<double> value(-1.0, 1.0);
+  std::vector<double> m(static_cast<std::size_t>(n) * n);
+  for (double& x : m) x = value(random);
+  std::vector<T> a(static_cast<std::size_t>(lda) * n, T(-7));  // -7 marks elements outside the matrix
+  for (int j = 0; j < n; ++j)
+    for (int i = 0; i < n; ++i) {
+      double sum = i == j ? n : 0.0;
+      for (int k = 0; k < n; ++k) sum += m[i + static_cast<std::size_t>(k) * n] * m[j + static_cast<std::size_t>(k) * n] / n;
+      a[i + static_cast<std::size_t>(j) * lda] = static_cast<T>(sum);
+    }
+  return a;
+}
+
+template <class T>
+double tolerance(int n) {
+  return 50.0 * n * std::numeric_limits<T>::epsilon();
+}
+
+template <class T>
+class LapackLayout : public ::testing::Test {};
+using Precisions = ::testing::Types<float, double>;
+TYPED_TEST_SUITE(LapackLayout, Precisions);
+
+TYPED_TEST(LapackLayout, PosvInRandomOrdersSolvesAndKeepsTheOtherTriangle) {
+  using T = TypeParam;
+  const int nb = 8;
+  std::mt19937 random(2026);
+  for (Uplo uplo : {Uplo::lower, Uplo::upper})
+    for (int n : {1, nb - 1, nb, nb + 1, 2 * nb + 3, 37})
+      for (int order = 0; order < 3; ++order) {
+        const int lda = n + 2, ldb = n + 1, nrhs = 2;
+        const std::vector<T> a0 = random_spd<T>(n, lda, random);
+        std::vector<T> b0(static_cast<std::size_t>(ldb) * nrhs);
+        for (T& x : b0) x = static_cast<T>(std::uniform_real_distribution<double>(-1, 1)(random));
+        std::vector<T> a = a0, b = b0;
+        HostTiles<T> A(n, n, nb, TileStructure::symmetric_lower);
+        HostTiles<T> B(n, nrhs, nb, TileStructure::general);
+        Submission s;
+        insert_lapack_posv<T>(recording_context(s), A.grid(), B.grid(), uplo, a.data(), lda, b.data(), ldb,
+                              critical_path_priority);
+        s.execute_in_random_order(random);
+        ASSERT_EQ(s.info(), 0);
+        const auto in_triangle = [uplo](int i, int j) { return uplo == Uplo::lower ? i >= j : i <= j; };
+        // The factor's entry (i, j) of the stored triangle, 0 outside it; A0 x = b.
+        const auto factor = [&](int i, int j) { return in_triangle(i, j) ? double(a[i + static_cast<std::size_t>(j) * lda]) : 0.0; };
+        double worst = 0, worst_solve = 0;
+        for (int j = 0; j < n; ++j)
+          for (int i = 0; i < n; ++i) {
+            if (!in_triangle(i, j)) {
+              EXPECT_EQ(a[i + static_cast<std::size_t>(j) * lda], a0[i + static_cast<std::size_t>(j) * lda]) << "other triangle written";
+              continue;
+            }
+            double llt = 0;  // (L L^T)(i, j), or (U^T U)(i, j)
+            for (int k = 0; k < n; ++k)
+              llt += uplo == Uplo::lower ? factor(i, k) * factor(j, k) : factor(k, i) * factor(k, j);
+            worst = std::max(worst, std::abs(llt - a0[i + static_cast<std::size_t>(j) * lda]) / n);
+          }
+        for (int r = 0; r < nrhs; ++r)
+          for (int i = 0; i < n; ++i) {
+            double ax = 0;
+            for (int k = 0; k < n; ++k) {
+              const int row = std::min(i, k), col = std::max(i, k);  // a0 is symmetric in both triangles
+              ax += a0[row + static_cast<std::size_t>(col) * lda] * b[k + static_cast<std::size_t>(r) * ldb];
+            }
+            worst_solve = std::max(worst_solve, std::abs(ax - b0[i + static_cast<std::size_t>(r) * ldb]));
+          }
+        EXPECT_LT(worst, tolerance<T>(n)) << "n=" << n;
+        EXPECT_LT(worst_solve, 100 * tolerance<T>(n)) << "n=" << n;
+        EXPECT_EQ(a[lda - 1], a0[lda - 1]) << "padding below the matrix written";
+      }
+}
+
+TYPED_TEST(LapackLayout, APivotThatFailsGivesItsColumnAndLeavesBAsItWas) {
+  using T = TypeParam;
+  const int nb = 4, n = 13, lda = n, ldb = n;
+  std::mt19937 random(7);
+  for (int failing : {0, 3, 4, 5, 12})
+    for (Uplo uplo : {Uplo::lower, Uplo::upper}) {
+      std::vector<T> a = random_spd<T>(n, lda, random);
+      a[failing + static_cast<std::size_t>(failing) * lda] = T(-1);
+      std::vector<T> b(n, T(1));
+      HostTiles<T> A(n, n, nb, TileStructure::symmetric_lower);
+      HostTiles<T> B(n, 1, nb, TileStructure::general);
+      Submission s;
+      insert_lapack_posv<T>(recording_context(s), A.grid(), B.grid(), uplo, a.data(), lda, b.data(), ldb,
+                            critical_path_priority);
+      s.execute_in_random_order(random);
+      EXPECT_EQ(s.info(), failing + 1);
+      EXPECT_EQ(b, std::vector<T>(n, T(1)));
+    }
+}
+
+TYPED_TEST(LapackLayout, PotrfThenPotrsEqualsPosv) {
+  using T = TypeParam;
+  const int nb = 5, n = 23, nrhs = 3;
+  std::mt19937 random(11);
+  const std::vector<T> a0 = random_spd<T>(n, n, random);
+  std::vector<T> b0(static_cast<std::size_t>(n) * nrhs);
+  for (T& x : b0) x = static_cast<T>(std::uniform_real_distribution<double>(-1, 1)(random));
+
+  std::vector<T> a1 = a0, b1 = b0, a2 = a0, b2 = b0;
+  HostTiles<T> A1(n, n, nb, TileStructure::symmetric_lower), B1(n, nrhs, nb, TileStructure::general);
+  Submission posv;
+  insert_lapack_posv<T>(recording_context(posv), A1.grid(), B1.grid(), Uplo::upper, a1.data(), n, b1.data(), n,
+                        critical_path_priority);
+  posv.execute_in_random_order(random);
+
+  HostTiles<T> A2(n, n, nb, TileStructure::symmetric_lower), B2(n, nrhs, nb, TileStructure::general);
+  Submission potrf, potrs;
+  insert_lapack_potrf<T>(recording_context(potrf), A2.grid(), Uplo::upper, a2.data(), n, critical_path_priority);
+  potrf.execute_in_random_order(random);
+  HostTiles<T> A3(n, n, nb, TileStructure::symmetric_lower);
+  insert_lapack_potrs<T>(recording_context(potrs), A3.grid(), B2.grid(), Uplo::upper, a2.data(), n, b2.data(), n,
+                         critical_path_priority);
+  potrs.execute_in_random_order(random);
+  // The same operations on the same values in any order: the same results to the last bit.
+  EXPECT_EQ(a1, a2);
+  EXPECT_EQ(b1, b2);
+  // potrs reads A only.
+  for (const RecordedTask& t : potrs.tasks())
+    if (t.kind != TaskKind::copy_in && t.kind != TaskKind::copy_out)
+      for (const RecordedAccess& access : t.accesses)
+        if (access.writes) {
+          EXPECT_EQ(access.handle, t.accesses.back().handle);
+        }
+}
+
+}  // namespace
+}  // namespace tessera::detail
