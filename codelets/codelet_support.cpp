@@ -4,6 +4,7 @@
 #include <stdexcept>
 
 #include "registry.hpp"
+#include "task_tags.hpp"
 #include "tessera/error.hpp"
 #include "trace.hpp"
 
@@ -16,19 +17,6 @@ void task_finished(void* cl_arg) {
   Submission& submission = *static_cast<TaskHeader*>(cl_arg)->submission;
   if (Trace* trace = submission.trace()) record_executed_task(*trace, starpu_task_get_current());
   submission.task_finished();
-}
-
-// Tag layout: a marker bit (Tessera's task, not an application's), 3 bits of kind, 20 bits each
-// of step, i and j.
-constexpr uint64_t tessera_tag_marker = uint64_t(1) << 63;
-constexpr uint64_t tag_kind_mask = 7;
-static_assert(static_cast<uint64_t>(TaskKind::other) <= tag_kind_mask, "every task kind fits the tag's 3 bits");
-constexpr int tag_field_bits = 20;
-constexpr uint64_t tag_field_mask = (uint64_t(1) << tag_field_bits) - 1;
-
-uint64_t encode_task_tag(TaskKind kind, int step, int i, int j) {
-  return tessera_tag_marker | ((uint64_t(kind) & tag_kind_mask) << 60) | ((uint64_t(step) & tag_field_mask) << 40) |
-         ((uint64_t(i) & tag_field_mask) << 20) | (uint64_t(j) & tag_field_mask);
 }
 
 }  // namespace
@@ -114,13 +102,6 @@ void submit_task(const TaskContext& ctx, starpu_codelet* codelet, TaskKind kind,
     throw RuntimeError(std::string("the runtime refused a ") + to_string(kind) + " task (" +
                        (ret == -ENODEV ? "no worker can run it in this mode" : "error " + std::to_string(ret)) + ")");
   }
-}
-
-bool is_tessera_task_tag(uint64_t tag) { return (tag & tessera_tag_marker) != 0; }
-
-TaskTag decode_task_tag(uint64_t tag) {
-  return {static_cast<TaskKind>((tag >> 60) & tag_kind_mask), static_cast<int>((tag >> 40) & tag_field_mask),
-          static_cast<int>((tag >> 20) & tag_field_mask), static_cast<int>(tag & tag_field_mask)};
 }
 
 #ifdef TESSERA_HAVE_CUDA

@@ -111,17 +111,6 @@ void submit(const TaskContext& ctx, starpu_codelet* codelet, Args args, std::ini
   submit_task(ctx, codelet, args.header.kind, block, sizeof(Args), buffers, priority, traced_tile, step);
 }
 
-// Decodes the trace tag of a task submitted by submit_task.
-struct TaskTag {
-  TaskKind kind;
-  int step;
-  int i;
-  int j;
-};
-TaskTag decode_task_tag(uint64_t tag);
-// True for the tag of a task submitted by submit_task (an application's own tasks carry 0 or
-// their own tags).
-bool is_tessera_task_tag(uint64_t tag);
 
 #ifdef TESSERA_HAVE_CUDA
 // The CUDA context of the calling worker.

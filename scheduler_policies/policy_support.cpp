@@ -2,7 +2,7 @@
 
 #include <climits>
 
-#include "codelet_support.hpp"
+#include "task_tags.hpp"
 
 namespace tessera::detail::policy {
 

@@ -12,7 +12,7 @@
 #include "tessera/error.hpp"
 #include "tessera/options.hpp"
 #include "tessera/trace.hpp"
-#include "lapack/intercept_options.hpp"
+#include "tessera/lapack_options.hpp"
 
 namespace tessera {
 

@@ -11,7 +11,7 @@
 #include <set>
 #include <utility>
 
-#include "codelet_support.hpp"
+#include "task_tags.hpp"
 #include "tessera/error.hpp"
 
 namespace tessera {

@@ -9,6 +9,8 @@
 // options.uplo is read and written. Arrays must stay valid until the request is done.
 #pragma once
 
+#include "tessera/export.h"
+
 #include "tessera/cholesky.hpp"
 
 namespace tessera {
@@ -22,27 +24,27 @@ struct BatchOptions {
 
 // A_k = L_k L_k^T (or U_k^T U_k) for every k.
 template <class T>
-Request potrf_batched_async(Runtime& runtime, int n, T* A, int lda, long long strideA, int batch, int* info,
+TESSERA_EXPORT Request potrf_batched_async(Runtime& runtime, int n, T* A, int lda, long long strideA, int batch, int* info,
                             const BatchOptions& options = {});
 // B_k := A_k^{-1} B_k with the factors of potrf_batched (B_k n x nrhs at B + k * strideB).
 template <class T>
-Request potrs_batched_async(Runtime& runtime, int n, int nrhs, const T* A, int lda, long long strideA, T* B, int ldb,
+TESSERA_EXPORT Request potrs_batched_async(Runtime& runtime, int n, int nrhs, const T* A, int lda, long long strideA, T* B, int ldb,
                             long long strideB, int batch, const BatchOptions& options = {});
 // Factor, then solve every matrix whose factorization succeeded (the others keep their B).
 template <class T>
-Request posv_batched_async(Runtime& runtime, int n, int nrhs, T* A, int lda, long long strideA, T* B, int ldb,
+TESSERA_EXPORT Request posv_batched_async(Runtime& runtime, int n, int nrhs, T* A, int lda, long long strideA, T* B, int ldb,
                            long long strideB, int batch, int* info, const BatchOptions& options = {});
 
 // Variable sizes (n[k] >= 0). B_k is n[k] x nrhs at B + offsetsB[k] with leading dimension ldb[k].
 template <class T>
-Request potrf_vbatched_async(Runtime& runtime, const int* n, T* A, const long long* offsets, const int* lda, int batch,
+TESSERA_EXPORT Request potrf_vbatched_async(Runtime& runtime, const int* n, T* A, const long long* offsets, const int* lda, int batch,
                              int* info, const BatchOptions& options = {});
 template <class T>
-Request potrs_vbatched_async(Runtime& runtime, const int* n, int nrhs, const T* A, const long long* offsets,
+TESSERA_EXPORT Request potrs_vbatched_async(Runtime& runtime, const int* n, int nrhs, const T* A, const long long* offsets,
                              const int* lda, T* B, const long long* offsetsB, const int* ldb, int batch,
                              const BatchOptions& options = {});
 template <class T>
-Request posv_vbatched_async(Runtime& runtime, const int* n, int nrhs, T* A, const long long* offsets, const int* lda,
+TESSERA_EXPORT Request posv_vbatched_async(Runtime& runtime, const int* n, int nrhs, T* A, const long long* offsets, const int* lda,
                             T* B, const long long* offsetsB, const int* ldb, int batch, int* info,
                             const BatchOptions& options = {});
 
@@ -59,6 +61,6 @@ void posv_batched(Runtime& runtime, int n, int nrhs, T* A, int lda, long long st
 }
 
 // Matrices per task Tessera picks for a batch when BatchOptions::chunk is 0.
-int default_batch_chunk(const Runtime& runtime, int batch, Mode resolved_mode);
+TESSERA_EXPORT int default_batch_chunk(const Runtime& runtime, int batch, Mode resolved_mode);
 
 }  // namespace tessera

@@ -11,6 +11,8 @@
 // wait(); all derive from tessera::Error.
 #pragma once
 
+#include "tessera/export.h"
+
 #include <memory>
 
 #include "tessera/options.hpp"
@@ -23,7 +25,7 @@ namespace detail {
 class Submission;
 }
 
-class Request {
+class TESSERA_EXPORT Request {
  public:
   Request() = default;
   // Used by Tessera's own submission functions.
@@ -55,32 +57,32 @@ class Request {
 // symmetric matrix reports a NaN or infinity as a factorization would (info, non_finite_input());
 // the tiles are loaded all the same, so a factor loaded for potrs_async still solves.
 template <class T>
-Request load_async(TileMatrix<T>& A, Uplo uplo, const T* src, int ld);
+TESSERA_EXPORT Request load_async(TileMatrix<T>& A, Uplo uplo, const T* src, int ld);
 template <class T>
-Request store_async(const TileMatrix<T>& A, Uplo uplo, T* dst, int ld);
+TESSERA_EXPORT Request store_async(const TileMatrix<T>& A, Uplo uplo, T* dst, int ld);
 // General (right-hand side) tile matrices: the whole rows x cols block.
 template <class T>
-Request load_async(TileMatrix<T>& B, const T* src, int ld);
+TESSERA_EXPORT Request load_async(TileMatrix<T>& B, const T* src, int ld);
 template <class T>
-Request store_async(const TileMatrix<T>& B, T* dst, int ld);
+TESSERA_EXPORT Request store_async(const TileMatrix<T>& B, T* dst, int ld);
 
 // A = L L^T in place (lower tiles). options.uplo and options.nb are not used here: the tiles
 // already fix them.
 template <class T>
-Request potrf_async(TileMatrix<T>& A, const FactorOptions& options = {});
+TESSERA_EXPORT Request potrf_async(TileMatrix<T>& A, const FactorOptions& options = {});
 // B := A^{-1} B with A factored by potrf_async; B general with the same nb.
 template <class T>
-Request potrs_async(const TileMatrix<T>& L, TileMatrix<T>& B, const FactorOptions& options = {});
+TESSERA_EXPORT Request potrs_async(const TileMatrix<T>& L, TileMatrix<T>& B, const FactorOptions& options = {});
 
 // ---- on LAPACK-layout arrays (column-major, the triangle options.uplo) ---------------------------
 
 template <class T>
-Request potrf_async(Runtime& runtime, int n, T* A, int lda, const FactorOptions& options = {});
+TESSERA_EXPORT Request potrf_async(Runtime& runtime, int n, T* A, int lda, const FactorOptions& options = {});
 template <class T>
-Request potrs_async(Runtime& runtime, int n, int nrhs, const T* A, int lda, T* B, int ldb,
+TESSERA_EXPORT Request potrs_async(Runtime& runtime, int n, int nrhs, const T* A, int lda, T* B, int ldb,
                     const FactorOptions& options = {});
 template <class T>
-Request posv_async(Runtime& runtime, int n, int nrhs, T* A, int lda, T* B, int ldb,
+TESSERA_EXPORT Request posv_async(Runtime& runtime, int n, int nrhs, T* A, int lda, T* B, int ldb,
                    const FactorOptions& options = {});
 
 template <class T>
@@ -102,9 +104,9 @@ int posv(Runtime& runtime, int n, int nrhs, T* A, int lda, T* B, int ldb, const 
 // size), computed as tile tasks on the chosen mode's workers (on the GPU in gpu mode). The
 // tiles of L are only read.
 template <class T>
-double backward_error(const TileMatrix<T>& A, const TileMatrix<T>& L, Mode mode = Mode::hybrid);
+TESSERA_EXPORT double backward_error(const TileMatrix<T>& A, const TileMatrix<T>& L, Mode mode = Mode::hybrid);
 
 // The tile size Tessera picks for an n x n matrix when FactorOptions::nb is 0.
-int default_tile_size(int n, bool double_precision, Mode resolved_mode);
+TESSERA_EXPORT int default_tile_size(int n, bool double_precision, Mode resolved_mode);
 
 }  // namespace tessera

@@ -5,20 +5,22 @@
 // it is reported as LAPACK-style info.
 #pragma once
 
+#include "tessera/export.h"
+
 #include <stdexcept>
 #include <string>
 
 namespace tessera {
 
 // Base class of every exception Tessera throws.
-class Error : public std::runtime_error {
+class TESSERA_EXPORT Error : public std::runtime_error {
  public:
   using std::runtime_error::runtime_error;
 };
 
 // An argument that violates the API's contract (bad size, null pointer, unknown name).
 // `position` is the 1-based index of the offending argument where it has one, else 0.
-class InvalidArgument : public Error {
+class TESSERA_EXPORT InvalidArgument : public Error {
  public:
   InvalidArgument(const std::string& what, int position = 0) : Error(what), position_(position) {}
   int position() const noexcept { return position_; }
@@ -28,20 +30,20 @@ class InvalidArgument : public Error {
 };
 
 // The runtime (StarPU) could not start, or cannot run what was asked (gpu mode with no GPU).
-class RuntimeError : public Error {
+class TESSERA_EXPORT RuntimeError : public Error {
  public:
   using Error::Error;
 };
 
 // What was asked for does not fit the machine: host or GPU memory, or one launch's or one
 // chunk's limits. The same call with smaller sizes (or tiles) can succeed.
-class ResourceError : public Error {
+class TESSERA_EXPORT ResourceError : public Error {
  public:
   using Error::Error;
 };
 
 // A CUDA, cuBLAS or cuSOLVER call failed.
-class CudaError : public Error {
+class TESSERA_EXPORT CudaError : public Error {
  public:
   using Error::Error;
 };

@@ -1,6 +1,8 @@
 // The machine as Tessera sees it: hwloc's topology and the CUDA devices with their NUMA affinity.
 #pragma once
 
+#include "tessera/export.h"
+
 #include <string>
 #include <vector>
 
@@ -25,6 +27,6 @@ struct MachineInfo {
   std::vector<GpuInfo> gpus;
 };
 
-MachineInfo machine_info();
+TESSERA_EXPORT MachineInfo machine_info();
 
 }  // namespace tessera

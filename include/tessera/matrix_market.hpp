@@ -2,6 +2,8 @@
 // ("coordinate") real matrices, general or symmetric, read into a dense column-major matrix.
 #pragma once
 
+#include "tessera/export.h"
+
 #include <cstddef>
 #include <functional>
 #include <iosfwd>
@@ -28,15 +30,15 @@ using MatrixMarketSizeCheck = std::function<void(int rows, int cols)>;
 // with pattern or complex fields, or skew-symmetric or hermitian symmetry, are refused by name.
 // Throws InvalidArgument naming the line on malformed input, or when the matrix would exceed
 // max_elements entries.
-DenseMatrix read_matrix_market(std::istream& in, std::size_t max_elements = std::size_t(1) << 32,
+TESSERA_EXPORT DenseMatrix read_matrix_market(std::istream& in, std::size_t max_elements = std::size_t(1) << 32,
                                const MatrixMarketSizeCheck& check_size = nullptr);
-DenseMatrix read_matrix_market_file(const std::string& path, std::size_t max_elements = std::size_t(1) << 32,
+TESSERA_EXPORT DenseMatrix read_matrix_market_file(const std::string& path, std::size_t max_elements = std::size_t(1) << 32,
                                     const MatrixMarketSizeCheck& check_size = nullptr);
 
 // Writes the rows x cols column-major matrix A (leading dimension ld) in array format; with
 // lower_only, as a symmetric matrix from its lower triangle, else as a general matrix with every
 // entry.
-void write_matrix_market(std::ostream& out, int rows, int cols, const double* A, int ld, bool lower_only);
-void write_matrix_market_file(const std::string& path, int rows, int cols, const double* A, int ld, bool lower_only);
+TESSERA_EXPORT void write_matrix_market(std::ostream& out, int rows, int cols, const double* A, int ld, bool lower_only);
+TESSERA_EXPORT void write_matrix_market_file(const std::string& path, int rows, int cols, const double* A, int ld, bool lower_only);
 
 }  // namespace tessera

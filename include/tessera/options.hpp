@@ -3,6 +3,8 @@
 // FactorOptions::from_environment (src/environment.cpp).
 #pragma once
 
+#include "tessera/export.h"
+
 #include <functional>
 #include <memory>
 #include <string>
@@ -36,11 +38,11 @@ using PriorityFunction = std::function<int(TaskKind kind, int k, int i, int j, i
 
 // Critical path first: the tasks of the next panel (potrf, its trsm, and the updates that feed
 // the next diagonal tile) ahead of the rest of the trailing update.
-int critical_path_priority(TaskKind kind, int k, int i, int j, int nt);
+TESSERA_EXPORT int critical_path_priority(TaskKind kind, int k, int i, int j, int nt);
 // No priorities at all (every task 0): the schedule is the scheduler's alone.
-int no_priority(TaskKind kind, int k, int i, int j, int nt);
+TESSERA_EXPORT int no_priority(TaskKind kind, int k, int i, int j, int nt);
 
-struct RuntimeOptions {
+struct TESSERA_EXPORT RuntimeOptions {
   int ncpus = -1;              // CPU workers; -1: StarPU's default (STARPU_NCPU if set)
   int ncuda = -1;              // CUDA devices; -1: every device (STARPU_NCUDA if set)
   int workers_per_cuda = 4;    // StarPU workers (streams) per GPU, so tasks overlap on a GPU
@@ -59,7 +61,7 @@ struct RuntimeOptions {
   static RuntimeOptions from_environment();
 };
 
-struct FactorOptions {
+struct TESSERA_EXPORT FactorOptions {
   Uplo uplo = Uplo::lower;
   int nb = 0;                  // tile size; 0 -> chosen per n, precision and mode
   Mode mode = Mode::automatic;  // see Mode; hybrid with no CUDA worker runs on the CPUs
@@ -75,12 +77,12 @@ struct FactorOptions {
 };
 
 // Names <-> enums (throw InvalidArgument on unknown names).
-Mode parse_mode(const std::string& name);
-const char* to_string(Mode mode);
-Uplo parse_uplo(const std::string& name);
-const char* to_string(Uplo uplo);
-GpuKernels parse_gpu_kernels(const std::string& name);
-const char* to_string(GpuKernels kernels);
-const char* to_string(TaskKind kind);
+TESSERA_EXPORT Mode parse_mode(const std::string& name);
+TESSERA_EXPORT const char* to_string(Mode mode);
+TESSERA_EXPORT Uplo parse_uplo(const std::string& name);
+TESSERA_EXPORT const char* to_string(Uplo uplo);
+TESSERA_EXPORT GpuKernels parse_gpu_kernels(const std::string& name);
+TESSERA_EXPORT const char* to_string(GpuKernels kernels);
+TESSERA_EXPORT const char* to_string(TaskKind kind);
 
 }  // namespace tessera

@@ -2,6 +2,8 @@
 // CLI's --policy): Tessera's own, then StarPU's built-in ones.
 #pragma once
 
+#include "tessera/export.h"
+
 #include <string>
 #include <vector>
 
@@ -17,6 +19,6 @@ struct PolicyInfo {
 };
 
 // Tessera's first.
-std::vector<PolicyInfo> scheduling_policies();
+TESSERA_EXPORT std::vector<PolicyInfo> scheduling_policies();
 
 }  // namespace tessera

@@ -4,6 +4,8 @@
 // several threads.
 #pragma once
 
+#include "tessera/export.h"
+
 #include <cstddef>
 #include <memory>
 #include <string>
@@ -24,7 +26,7 @@ struct ModeChoice {
   std::string reason;
 };
 
-class Runtime {
+class TESSERA_EXPORT Runtime {
  public:
   explicit Runtime(const RuntimeOptions& options = {});
   ~Runtime();
@@ -85,6 +87,6 @@ class Runtime {
   std::unique_ptr<Impl> impl_;
 };
 
-const char* version() noexcept;
+TESSERA_EXPORT const char* version() noexcept;
 
 }  // namespace tessera

@@ -15,32 +15,34 @@
 #ifndef TESSERA_TESSERA_H
 #define TESSERA_TESSERA_H
 
+#include "tessera/export.h"
+
 #ifdef __cplusplus
 extern "C" {
 #endif
 
 #define TESSERA_RUNTIME_FAILURE (-1000)
 
-int tessera_dpotrf(char uplo, int n, double *A, int lda);
-int tessera_spotrf(char uplo, int n, float *A, int lda);
-int tessera_dpotrs(char uplo, int n, int nrhs, const double *A, int lda, double *B, int ldb);
-int tessera_spotrs(char uplo, int n, int nrhs, const float *A, int lda, float *B, int ldb);
-int tessera_dposv(char uplo, int n, int nrhs, double *A, int lda, double *B, int ldb);
-int tessera_sposv(char uplo, int n, int nrhs, float *A, int lda, float *B, int ldb);
+TESSERA_EXPORT int tessera_dpotrf(char uplo, int n, double *A, int lda);
+TESSERA_EXPORT int tessera_spotrf(char uplo, int n, float *A, int lda);
+TESSERA_EXPORT int tessera_dpotrs(char uplo, int n, int nrhs, const double *A, int lda, double *B, int ldb);
+TESSERA_EXPORT int tessera_spotrs(char uplo, int n, int nrhs, const float *A, int lda, float *B, int ldb);
+TESSERA_EXPORT int tessera_dposv(char uplo, int n, int nrhs, double *A, int lda, double *B, int ldb);
+TESSERA_EXPORT int tessera_sposv(char uplo, int n, int nrhs, float *A, int lda, float *B, int ldb);
 
 /* Batched mode: batch matrices of order n, matrix k at A + k * strideA (strideA >= lda * n), B_k at
  * B + k * strideB. Return value: 0, or -i for a bad i-th argument; info[k] is LAPACK's info of
  * matrix k (a matrix that is not positive definite only sets its own info; posv leaves its B as
  * it was). The mode comes from TESSERA_MODE as for the other calls. */
-int tessera_dpotrf_batched(char uplo, int n, double *A, int lda, long long strideA, int batch, int *info);
-int tessera_spotrf_batched(char uplo, int n, float *A, int lda, long long strideA, int batch, int *info);
-int tessera_dposv_batched(char uplo, int n, int nrhs, double *A, int lda, long long strideA, double *B, int ldb,
+TESSERA_EXPORT int tessera_dpotrf_batched(char uplo, int n, double *A, int lda, long long strideA, int batch, int *info);
+TESSERA_EXPORT int tessera_spotrf_batched(char uplo, int n, float *A, int lda, long long strideA, int batch, int *info);
+TESSERA_EXPORT int tessera_dposv_batched(char uplo, int n, int nrhs, double *A, int lda, long long strideA, double *B, int ldb,
                           long long strideB, int batch, int *info);
-int tessera_sposv_batched(char uplo, int n, int nrhs, float *A, int lda, long long strideA, float *B, int ldb,
+TESSERA_EXPORT int tessera_sposv_batched(char uplo, int n, int nrhs, float *A, int lda, long long strideA, float *B, int ldb,
                           long long strideB, int batch, int *info);
 
 /* The library's version, e.g. "0.1.0". */
-const char *tessera_version(void);
+TESSERA_EXPORT const char *tessera_version(void);
 
 #ifdef __cplusplus
 }

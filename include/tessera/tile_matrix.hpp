@@ -4,6 +4,8 @@
 // in and out, so one lower algorithm serves both. Host memory is pinned when GPUs are present.
 #pragma once
 
+#include "tessera/export.h"
+
 #include <starpu.h>
 
 #include <cstddef>
@@ -19,7 +21,7 @@ struct TileAccess;
 }
 
 template <class T>
-class TileMatrix {
+class TESSERA_EXPORT TileMatrix {
  public:
   // Throws InvalidArgument for negative sizes or nb < 1, Error if memory runs out.
   TileMatrix(Runtime& runtime, int rows, int cols, int nb, TileStructure structure);

@@ -3,6 +3,8 @@
 // as Chrome trace-event JSON (.json: Perfetto, chrome://tracing) or as an SVG Gantt chart (.svg).
 #pragma once
 
+#include "tessera/export.h"
+
 #include <mutex>
 #include <string>
 #include <vector>
@@ -22,7 +24,7 @@ struct TraceEvent {
   double end_us = 0;
 };
 
-class Trace {
+class TESSERA_EXPORT Trace {
  public:
   // With `save_to`, the destructor writes the trace to that file (the format from its extension):
   // how TESSERA_TRACE works. Throws InvalidArgument for an extension other than .json or .svg.

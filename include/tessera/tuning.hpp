@@ -4,6 +4,8 @@
 // JSON tuning file, which RuntimeOptions::tuning_file (or TESSERA_TUNING_FILE) loads at start.
 #pragma once
 
+#include "tessera/export.h"
+
 #include <iosfwd>
 #include <string>
 #include <vector>
@@ -20,6 +22,6 @@ struct TuningRequest {
 
 // Tunes and writes the table to output_path (merged into an existing file there). Progress lines
 // go to log when given. Throws RuntimeError when Tessera has no CUDA or no GPU is present.
-void tune_tile_kernels(const TuningRequest& request, const std::string& output_path, std::ostream* log);
+TESSERA_EXPORT void tune_tile_kernels(const TuningRequest& request, const std::string& output_path, std::ostream* log);
 
 }  // namespace tessera

@@ -9,7 +9,7 @@
 #include <exception>
 #include <mutex>
 
-#include "intercept_options.hpp"
+#include "tessera/lapack_options.hpp"
 #include "tessera/cholesky.hpp"
 #include "tessera/error.hpp"
 

@@ -30,7 +30,7 @@
 #include <type_traits>
 
 #include "backend_loader.hpp"
-#include "intercept_options.hpp"
+#include "tessera/lapack_options.hpp"
 #include "next_lapack.hpp"
 
 namespace tessera::lapack {

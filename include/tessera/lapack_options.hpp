@@ -3,9 +3,11 @@
 // environment in src/environment.cpp only.
 #pragma once
 
+#include "tessera/export.h"
+
 namespace tessera {
 
-struct LapackInterceptOptions {
+struct TESSERA_EXPORT LapackInterceptOptions {
   // Measured with scripts/lapack-crossover.sh in cpu mode on a shared 2-core machine (8 runs):
   // below n = 400 the system LAPACK (OpenBLAS) was always faster, by 1.2x to 5x; above, the ratio
   // swung between 0.4x and 2x from run to run with the machine's load, and from n = 2000 on it

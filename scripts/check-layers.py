@@ -1,0 +1,119 @@
+#!/usr/bin/env python3
+"""Checks that the includes between Tessera's layers run one way (docs/architecture.md).
+
+Every source file belongs to one layer (LAYERS, first matching pattern); each #include "..." that
+resolves to another layer's file must be an edge of ALLOWED, and the layer graph must have no
+cycle. Exits 1 and names each offending include otherwise.
+  check-layers.py [SOURCE_DIR]
+"""
+import fnmatch
+import pathlib
+import re
+import sys
+
+# (layer, patterns relative to the source tree); the first match wins.
+LAYERS = [
+    ("kernels", ["codelets/kernels/*"]),
+    ("public-api", ["include/tessera/*"]),
+    ("algorithms", ["src/tasks.hpp", "src/tile_grid.hpp", "src/algorithms.hpp", "src/cholesky.cpp",
+                    "src/solve.cpp", "src/conversion.cpp", "src/lapack_layout.cpp", "src/priorities.cpp"]),
+    ("task-tags", ["codelets/task_tags.*"]),
+    ("policies", ["scheduler_policies/*"]),
+    ("lapack-drop-in", ["src/lapack/*"]),
+    ("cli", ["src/cli/*"]),
+    # The StarPU runtime layer: codelets, runtime control, submissions, traces, resources.
+    ("runtime", ["codelets/*", "src/runtime*", "src/submission.*", "src/trace.*", "src/cuda_context.*", "src/host_memory_pool.cpp",
+                 "src/perfmodel_files.*", "src/environment.*", "src/automatic_mode.*", "src/request*",
+                 "src/tile_matrix.cpp", "src/tile_size.cpp", "src/tuning.cpp", "src/machine_info.cpp",
+                 "src/default_tuning.cpp.in"]),
+    # The public API's implementation: requests built from the algorithms on the runtime.
+    ("api", ["src/*"]),
+]
+
+# layer -> the layers it may include. Lower layers never include higher ones.
+ALLOWED = {
+    "kernels": {"public-api"},
+    "public-api": set(),
+    "algorithms": {"public-api"},
+    "task-tags": {"public-api"},
+    "policies": {"task-tags", "public-api"},
+    "runtime": {"algorithms", "task-tags", "policies", "kernels", "public-api"},
+    "api": {"runtime", "algorithms", "public-api", "kernels"},
+    "lapack-drop-in": {"public-api"},
+    "cli": {"public-api", "kernels"},
+}
+
+# Search path of the library's targets (CMakeLists.txt), after the including file's folder.
+SEARCH = ["src", "codelets", "codelets/kernels", "scheduler_policies", "include"]
+INCLUDE = re.compile(r'^\s*#\s*include\s+"([^"]+)"', re.M)
+
+
+def layer_of(path):
+    for layer, patterns in LAYERS:
+        if any(fnmatch.fnmatch(path, p) or fnmatch.fnmatch(path, p + "/*") for p in patterns):
+            return layer
+    return None
+
+
+def resolve(root, source, name):
+    for folder in [source.parent] + [root / s for s in SEARCH]:
+        candidate = (folder / name).resolve()
+        if candidate.is_file() and root in candidate.parents:
+            return candidate.relative_to(root).as_posix()
+    return None  # a generated header or another project's
+
+
+def cycle(edges):
+    state = {}
+
+    def visit(node, path):
+        state[node] = "open"
+        for nxt in sorted(edges.get(node, ())):
+            if state.get(nxt) == "open":
+                return path + [node, nxt]
+            if nxt not in state:
+                found = visit(nxt, path + [node])
+                if found:
+                    return found
+        state[node] = "done"
+        return None
+
+    for node in sorted(edges):
+        if node not in state:
+            found = visit(node, [])
+            if found:
+                return found
+    return None
+
+
+def main():
+    root = pathlib.Path(sys.argv[1] if len(sys.argv) > 1 else pathlib.Path(__file__).parent.parent).resolve()
+    files = [p for d in ["src", "codelets", "scheduler_policies", "include"] for p in sorted((root / d).rglob("*"))
+             if p.suffix in {".cpp", ".hpp", ".h", ".cu", ".cuh", ".in"}]
+    problems, edges = [], {}
+    for source in files:
+        rel = source.relative_to(root).as_posix()
+        from_layer = layer_of(rel)
+        if from_layer is None:
+            problems.append(f"{rel}: in no layer (add it to LAYERS in {pathlib.Path(__file__).name})")
+            continue
+        for name in INCLUDE.findall(source.read_text(errors="replace")):
+            target = resolve(root, source, name)
+            to_layer = layer_of(target) if target else None
+            if to_layer is None or to_layer == from_layer:
+                continue
+            edges.setdefault(from_layer, set()).add(to_layer)
+            if to_layer not in ALLOWED[from_layer]:
+                problems.append(f"{rel}: includes {target}: {from_layer} may not depend on {to_layer}")
+    found = cycle(edges)
+    if found:
+        problems.append("layers include each other in a cycle: " + " -> ".join(found))
+    for p in problems:
+        print(p)
+    print(f"{len(files)} files, {sum(len(v) for v in edges.values())} layer dependencies, "
+          f"{len(problems)} problem(s)")
+    return 1 if problems else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
