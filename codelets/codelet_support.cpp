@@ -1,5 +1,7 @@
 #include "codelet_support.hpp"
 
+#include <algorithm>
+#include <cmath>
 #include <cstring>
 #include <stdexcept>
 
@@ -107,6 +109,22 @@ void submit_task(const TaskContext& ctx, starpu_codelet* codelet, TaskKind kind,
 #ifdef TESSERA_HAVE_CUDA
 CudaWorkerContext& current_cuda_context(const TaskHeader& header) {
   return header.resources->cuda(starpu_worker_get_id_check());
+}
+
+bool cpu_may_run_uncalibrated(bool gpu_may_run, int tile_order) {
+  return !gpu_may_run || tile_order <= kLargestBlindCpuTile;
+}
+
+int cpu_worker_may_run(const TaskHeader& header, unsigned worker, starpu_task* task, unsigned implementation) {
+  if (!header.resources->placement_by_perf_models()) return 1;
+  const bool gpu_may_run = (task->where & STARPU_CUDA) != 0 && starpu_cuda_worker_get_count() > 0;
+  const unsigned nbuffers = STARPU_TASK_GET_NBUFFERS(task);
+  // The written tile is the task's last buffer; its order is the tile size.
+  const starpu_data_handle_t written = STARPU_TASK_GET_HANDLE(task, nbuffers - 1);
+  const int tile_order = static_cast<int>(std::max(starpu_matrix_get_nx(written), starpu_matrix_get_ny(written)));
+  if (cpu_may_run_uncalibrated(gpu_may_run, tile_order)) return 1;
+  starpu_perfmodel_arch* arch = starpu_worker_get_perf_archtype(static_cast<int>(worker), task->sched_ctx);
+  return std::isnan(starpu_task_expected_length(task, arch, implementation)) ? 0 : 1;
 }
 
 bool cuda_implementation_allowed(const TaskHeader& header, unsigned implementation, bool custom_supported) {

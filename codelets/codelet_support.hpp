@@ -118,13 +118,26 @@ CudaWorkerContext& current_cuda_context(const TaskHeader& header);
 // Implementation index 0 of each CUDA codelet is the vendor library, 1 Tessera's own kernel.
 bool cuda_implementation_allowed(const TaskHeader& header, unsigned implementation, bool custom_supported);
 
-// can_execute for codelets with a vendor and a custom CUDA implementation: CPU workers always;
-// on CUDA workers, what FactorOptions::gpu_kernels allows, the custom kernel only for the
-// arguments it supports (custom_supports).
+// A CPU worker may take a task it has no timing for (the scheduler would put it there to
+// calibrate) only where no GPU can take it, or where its tiles are small enough that a blind
+// placement costs little: a trailing-update gemm of order 2048 runs for about half a second on one
+// core, longer than the whole factorization takes on the GPU.
+constexpr int kLargestBlindCpuTile = 256;
+bool cpu_may_run_uncalibrated(bool gpu_may_run, int tile_order);
+
+// On a CPU worker: under a policy that places tasks by perf models, what cpu_may_run_uncalibrated
+// allows, or the CPU's timing of this task's footprint is known. Policies that place by other
+// rules (panel-cpu, heteroprio, work stealing) are not second-guessed.
+int cpu_worker_may_run(const TaskHeader& header, unsigned worker, starpu_task* task, unsigned implementation);
+
+// can_execute for codelets with a vendor and a custom CUDA implementation: CPU workers as
+// cpu_worker_may_run says; on CUDA workers, what FactorOptions::gpu_kernels allows, the custom
+// kernel only for the arguments it supports (custom_supports).
 template <class Args, bool (*custom_supports)(const Args&)>
 int can_execute_with_kernel_choice(unsigned worker, starpu_task* task, unsigned implementation) {
-  if (starpu_worker_get_type(static_cast<int>(worker)) != STARPU_CUDA_WORKER) return 1;
   const Args& args = task_args<Args>(task->cl_arg);
+  if (starpu_worker_get_type(static_cast<int>(worker)) != STARPU_CUDA_WORKER)
+    return cpu_worker_may_run(args.header, worker, task, implementation);
   return cuda_implementation_allowed(args.header, implementation, custom_supports(args));
 }
 #endif

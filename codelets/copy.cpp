@@ -50,8 +50,7 @@ void copy_out_cpu(void* buffers[], void* cl_arg) {
     const BlockMap<T>& b = args.block;
     if (b.lower_only && b.transpose) {
       // Diagonal tile of an upper-stored matrix: the tile's lower triangle goes above the diagonal.
-      for (int j = 0; j < tile.cols; ++j)
-        for (int i = j; i < tile.rows; ++i) block_origin(b)[j + static_cast<long>(i) * b.ld] = tile.ptr[i + static_cast<long>(j) * tile.ld];
+      kernels::cpu::copy_lower_to_upper_transposed(tile.cols, tile.ptr, tile.ld, block_origin(b), b.ld);
     } else {
       // Copying the tile (or its transpose) into the block is copy_block with the roles swapped.
       kernels::cpu::copy_block(b.transpose, b.lower_only, tile.rows, tile.cols, tile.ptr, tile.ld, block_origin(b), b.ld);

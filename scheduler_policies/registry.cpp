@@ -30,6 +30,7 @@ std::vector<PolicyEntry> own_policies() {
                            "earliest finish time from perf models and transfer estimates, critical path first, "
                            "per-worker priority queues with prefetch",
                            &critical_path_heft_policy);
+  heft.places_by_perf_models = true;
   PolicyEntry locality_ws = entry("locality-ws",
                                   "work stealing for workers of one kind: a task goes to the worker that last "
                                   "wrote its tile, idle workers steal the most urgent task nearby",
@@ -53,6 +54,7 @@ bool offered(const starpu_sched_policy& policy) {
 // Tessera supplies heteroprio's buckets (StarPU's description of heteroprio is its name).
 PolicyEntry builtin_entry(const starpu_sched_policy& policy) {
   PolicyEntry e = entry(policy.policy_name, policy.policy_description ? policy.policy_description : "");
+  e.places_by_perf_models = e.name.rfind("dm", 0) == 0 || e.name.find("heft") != std::string::npos;
   if (e.name == "modular-gemm") {
     // Built for StarPU's own gemm example (it places tasks by their model's name): with CUDA
     // workers a factorization did not complete within two minutes on an H100.
@@ -114,7 +116,7 @@ namespace tessera {
 std::vector<PolicyInfo> scheduling_policies() {
   std::vector<PolicyInfo> all;
   for (const detail::PolicyEntry& entry : detail::scheduling_policies()) {
-    PolicyInfo info{entry.name, entry.description, entry.policy != nullptr, {}};
+    PolicyInfo info{entry.name, entry.description, entry.policy != nullptr, {}, entry.places_by_perf_models};
     for (Mode mode : {Mode::cpu, Mode::gpu, Mode::hybrid})
       if (entry.runs(mode)) info.modes.push_back(mode);
     all.push_back(info);

@@ -20,6 +20,9 @@ struct PolicyEntry {
   bool needs_cuda = false;                // meaningless without CUDA workers
   bool runs_gpu_mode = true;              // false: its placement needs CPU workers for some tasks
   bool runs_hybrid_mode = true;           // false: it balances workers of one kind only
+  // It places tasks by the perf models' estimates, and runs a task on a worker whose model has no
+  // estimate yet in order to calibrate it (StarPU's dm* and heft policies, critical-path-heft).
+  bool places_by_perf_models = false;
   std::string restriction;                // why it refuses a mode, for the error message
   // starpu_conf::sched_policy_init: what the policy needs set up at start (heteroprio's buckets).
   void (*init)(unsigned sched_ctx) = nullptr;

@@ -48,6 +48,7 @@ RuntimeOptions RuntimeOptions::from_environment() {
   if (const char* policy = env("TESSERA_POLICY")) options.scheduler = policy;
   if (const char* tuning = env("TESSERA_TUNING_FILE")) options.tuning_file = tuning;
   options.verbose = env_int("TESSERA_VERBOSE", options.verbose ? 1 : 0, 0) != 0;
+  if (const char* tiles = env("TESSERA_HOST_TILES")) options.host_tiles = parse_host_tiles(tiles);
   return options;
 }
 
@@ -101,6 +102,23 @@ GpuKernels parse_gpu_kernels(const std::string& name) {
   if (s == "custom") return GpuKernels::custom;
   if (s == "any" || s == "mixed") return GpuKernels::any;
   throw InvalidArgument("unknown GPU kernel choice '" + name + "' (expected vendor, custom or any)");
+}
+
+HostTiles parse_host_tiles(const std::string& name) {
+  const std::string s = lower_case(name);
+  if (s == "pin-on-reuse") return HostTiles::pin_on_reuse;
+  if (s == "pinned") return HostTiles::pinned;
+  if (s == "pageable") return HostTiles::pageable;
+  throw InvalidArgument("unknown host tile memory '" + name + "' (expected pin-on-reuse, pinned or pageable)");
+}
+
+const char* to_string(HostTiles tiles) {
+  switch (tiles) {
+    case HostTiles::pin_on_reuse: return "pin-on-reuse";
+    case HostTiles::pinned: return "pinned";
+    case HostTiles::pageable: return "pageable";
+  }
+  return "?";
 }
 
 const char* to_string(GpuKernels kernels) {

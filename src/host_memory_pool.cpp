@@ -9,7 +9,7 @@ namespace tessera::detail {
 
 namespace {
 
-// The pool keeps at most a quarter of the machine's memory pinned while idle.
+// The pool keeps at most a quarter of the machine's memory while idle.
 std::size_t cache_limit_bytes() {
   const long pages = sysconf(_SC_PHYS_PAGES);
   const long page_size = sysconf(_SC_PAGE_SIZE);
@@ -17,9 +17,22 @@ std::size_t cache_limit_bytes() {
   return static_cast<std::size_t>(pages) * static_cast<std::size_t>(page_size) / 4;
 }
 
+// Pinning only speeds up copies to GPUs; without a CUDA worker it would only cost.
+bool gpus_present() { return starpu_cuda_worker_get_count() > 0; }
+
 }  // namespace
 
-void HostMemoryPool::free_block(const Block& block) { starpu_free_flags(block.memory, block.bytes, STARPU_MALLOC_PINNED); }
+void HostMemoryPool::free_block(const Block& block) {
+  if (block.pinned == Pinned::registered) starpu_memory_unpin(block.memory, block.bytes);
+  starpu_free_flags(block.memory, block.bytes, block.pinned == Pinned::allocated ? STARPU_MALLOC_PINNED : 0);
+}
+
+// Memory that has been written once pins quickly (the pages exist); a block that cannot be pinned
+// stays pageable, which is slower to copy but correct.
+void HostMemoryPool::pin_for_reuse(Block& block) const {
+  if (pinning_ != HostTiles::pin_on_reuse || block.pinned != Pinned::no || !gpus_present()) return;
+  if (starpu_memory_pin(block.memory, block.bytes) == 0) block.pinned = Pinned::registered;
+}
 
 HostMemoryPool::~HostMemoryPool() {
   for (const Block& block : free_) free_block(block);
@@ -30,25 +43,38 @@ std::size_t HostMemoryPool::cached_bytes() const {
   return cached_bytes_;
 }
 
-void* HostMemoryPool::allocate(std::size_t bytes) {
-  {
-    std::lock_guard<std::mutex> lock(mutex_);
-    // The smallest cached block that fits without wasting more than half of it.
-    auto best = free_.end();
-    for (auto it = free_.begin(); it != free_.end(); ++it)
-      if (it->bytes >= bytes && it->bytes / 2 <= bytes && (best == free_.end() || it->bytes < best->bytes)) best = it;
-    if (best != free_.end()) {
-      const Block reused = *best;
-      cached_bytes_ -= reused.bytes;
-      free_.erase(best);
-      in_use_[reused.memory] = reused.bytes;
-      return reused.memory;
-    }
-  }
-  void* memory = nullptr;
-  if (starpu_malloc_flags(&memory, bytes, STARPU_MALLOC_PINNED) != 0) return nullptr;
+std::size_t HostMemoryPool::pinned_bytes() const {
   std::lock_guard<std::mutex> lock(mutex_);
-  in_use_[memory] = bytes;
+  std::size_t bytes = 0;
+  for (const Block& b : free_)
+    if (b.pinned != Pinned::no) bytes += b.bytes;
+  for (const auto& [memory, b] : in_use_)
+    if (b.pinned != Pinned::no) bytes += b.bytes;
+  return bytes;
+}
+
+void* HostMemoryPool::allocate(std::size_t bytes) {
+  std::unique_lock<std::mutex> lock(mutex_);
+  // The smallest cached block that fits without wasting more than half of it.
+  auto best = free_.end();
+  for (auto it = free_.begin(); it != free_.end(); ++it)
+    if (it->bytes >= bytes && it->bytes / 2 <= bytes && (best == free_.end() || it->bytes < best->bytes)) best = it;
+  if (best != free_.end()) {
+    Block reused = *best;
+    cached_bytes_ -= reused.bytes;
+    free_.erase(best);
+    lock.unlock();
+    pin_for_reuse(reused);
+    lock.lock();
+    in_use_[reused.memory] = reused;
+    return reused.memory;
+  }
+  lock.unlock();
+  const bool pin_now = pinning_ == HostTiles::pinned && gpus_present();
+  void* memory = nullptr;
+  if (starpu_malloc_flags(&memory, bytes, pin_now ? STARPU_MALLOC_PINNED : 0) != 0) return nullptr;
+  lock.lock();
+  in_use_[memory] = Block{memory, bytes, pin_now ? Pinned::allocated : Pinned::no};
   return memory;
 }
 
@@ -60,10 +86,10 @@ void HostMemoryPool::release(void* block) {
     std::lock_guard<std::mutex> lock(mutex_);
     const auto lent = in_use_.find(block);
     if (lent == in_use_.end()) return;  // not from this pool
-    const std::size_t bytes = lent->second;
+    const Block released = lent->second;
     in_use_.erase(lent);
-    free_.push_back({block, bytes});
-    cached_bytes_ += bytes;
+    free_.push_back(released);
+    cached_bytes_ += released.bytes;
     const std::size_t limit = cache_limit_bytes();
     while (cached_bytes_ > limit && !free_.empty()) {
       evicted.push_back(free_.front());

@@ -235,7 +235,9 @@ Runtime::Runtime(const RuntimeOptions& options) : impl_(std::make_unique<Impl>()
   // Parallelism comes from the task graph: every CPU task calls single-threaded BLAS.
   impl_->saved_blas_threads = openblas_get_num_threads();
   openblas_set_num_threads(1);
-  impl_->resources = std::make_unique<detail::RuntimeResources>(static_cast<int>(starpu_worker_get_count()));
+  impl_->resources = std::make_unique<detail::RuntimeResources>(static_cast<int>(starpu_worker_get_count()),
+                                                                options.host_tiles,
+                                                                impl_->policy.places_by_perf_models);
   try {
     {
       // The contexts are made by a task on each CUDA worker, which must be awake even when

@@ -8,6 +8,8 @@
 #include <unordered_map>
 #include <vector>
 
+#include "tessera/options.hpp"
+
 #ifdef TESSERA_HAVE_CUDA
 #include <cublas_v2.h>
 #include <cuda_runtime.h>
@@ -44,11 +46,12 @@ struct CudaWorkerContext {
 #endif
 };
 
-// Pinned host memory for tiles, kept between factorizations: pinning gigabytes costs more than
-// factoring them on a GPU, so blocks go back to the pool instead of to the system.
+// Host memory for tiles, kept between factorizations: pinning gigabytes costs more than
+// factoring them on a GPU, so blocks go back to the pool instead of to the system. How blocks are
+// pinned: RuntimeOptions::host_tiles.
 class HostMemoryPool {
  public:
-  HostMemoryPool() = default;
+  explicit HostMemoryPool(HostTiles pinning = HostTiles::pin_on_reuse) : pinning_(pinning) {}
   HostMemoryPool(const HostMemoryPool&) = delete;
   HostMemoryPool& operator=(const HostMemoryPool&) = delete;
   ~HostMemoryPool();
@@ -57,28 +60,40 @@ class HostMemoryPool {
   void* allocate(std::size_t bytes);
   // A block from allocate() back to the pool; the pool frees its oldest blocks beyond its limit.
   void release(void* block);
-  // Bytes pinned in blocks waiting for reuse.
+  // Bytes in blocks waiting for reuse.
   std::size_t cached_bytes() const;
+  // Bytes pinned, in use or cached.
+  std::size_t pinned_bytes() const;
 
  private:
+  enum class Pinned { no, allocated, registered };
   struct Block {
     void* memory;
     std::size_t bytes;
+    Pinned pinned;
   };
   static void free_block(const Block& block);
+  void pin_for_reuse(Block& block) const;
 
+  const HostTiles pinning_;
   mutable std::mutex mutex_;
   std::vector<Block> free_;                            // oldest first
-  std::unordered_map<void*, std::size_t> in_use_;      // each lent block's real size
+  std::unordered_map<void*, Block> in_use_;
   std::size_t cached_bytes_ = 0;
 };
 
 class RuntimeResources {
  public:
-  explicit RuntimeResources(int max_workers) : cuda_(static_cast<std::size_t>(max_workers)) {}
+  RuntimeResources(int max_workers, HostTiles host_tiles, bool placement_by_perf_models)
+      : cuda_(static_cast<std::size_t>(max_workers)),
+        host_memory_(host_tiles),
+        placement_by_perf_models_(placement_by_perf_models) {}
   // The context of CUDA worker `worker` (StarPU worker id); only that worker may use it.
   CudaWorkerContext& cuda(int worker) const { return cuda_[static_cast<std::size_t>(worker)]; }
   HostMemoryPool& host_memory() const { return host_memory_; }
+  // The running policy places tasks by perf-model estimates (and calibrates by placing tasks on
+  // workers without one).
+  bool placement_by_perf_models() const { return placement_by_perf_models_; }
 #ifdef TESSERA_HAVE_CUDA
   kernels::cuda::TileTuningTable& tile_tuning() { return tile_tuning_; }
   const kernels::cuda::TileTuningTable& tile_tuning() const { return tile_tuning_; }
@@ -87,6 +102,7 @@ class RuntimeResources {
  private:
   mutable std::vector<CudaWorkerContext> cuda_;
   mutable HostMemoryPool host_memory_;
+  bool placement_by_perf_models_;
 #ifdef TESSERA_HAVE_CUDA
   kernels::cuda::TileTuningTable tile_tuning_;
 #endif

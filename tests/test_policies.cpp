@@ -165,6 +165,25 @@ TEST(Policies, KeepsItsPlacementContract) {
   }
 }
 
+// With no CPU timing for a tile size, a policy that places tasks by perf models would run tasks
+// on CPU workers to calibrate them; in hybrid mode that puts half-second tasks on the critical
+// path of a factorization the GPU finishes in milliseconds. No CPU worker may take such a task
+// blind. The tile order 389 is used by no other test, so no CPU timing of it exists (hybrid runs
+// never create one).
+TEST(Policies, HybridModeRunsNoLargeTaskOnACpuWithoutItsTiming) {
+  if (!have_gpu()) GTEST_SKIP() << "no CUDA worker: hybrid mode runs on the CPUs alone";
+  if (!running_policy().uses_perf_models || !policy_runs(Mode::hybrid))
+    GTEST_SKIP() << runtime().scheduler() << " does not place tasks by perf models in hybrid mode";
+  const int nb = 389;
+  const std::vector<TraceEvent> events = traced_potrf(3 * nb, nb, Mode::hybrid, Uplo::lower, 8);
+  ASSERT_EQ(events.size(), expected_potrf_tasks(3).size());
+  for (const TraceEvent& e : events) {
+    const bool tile_kernel = e.kind == TaskKind::potrf || e.kind == TaskKind::trsm || e.kind == TaskKind::syrk ||
+                             e.kind == TaskKind::gemm;
+    if (tile_kernel) EXPECT_TRUE(on_cuda(e)) << to_string(e.kind) << " (" << e.i << ", " << e.j << ") on " << e.worker_name;
+  }
+}
+
 TEST(Policies, KeepsTheGraphOrder) {
   const std::vector<TraceEvent> events = traced_potrf(640, 64, a_mode_the_policy_runs(), Uplo::lower, 6);
   std::multiset<TaskId> ran;

@@ -16,6 +16,9 @@ struct PolicyInfo {
   std::string description;  // one line
   bool tessera = false;     // Tessera's own (scheduler_policies/), else StarPU's
   std::vector<Mode> modes;  // the modes it can run
+  // It places tasks by perf-model estimates. Under such a policy a CPU worker takes a task with
+  // tiles larger than 256 in hybrid mode only once the CPU's timing for that tile size is known.
+  bool uses_perf_models = false;
 };
 
 // Tessera's first.

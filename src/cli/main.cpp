@@ -71,7 +71,8 @@ int run_policies(bool as_json) {
     std::string modes;
     for (tessera::Mode m : p.modes) modes += (modes.empty() ? "" : ",") + std::string(tessera::to_string(m));
     if (as_json)
-      rows.push_back({{"name", p.name}, {"description", p.description}, {"tessera", p.tessera}, {"modes", modes}});
+      rows.push_back({{"name", p.name}, {"description", p.description}, {"tessera", p.tessera}, {"modes", modes},
+                      {"uses_perf_models", p.uses_perf_models}});
     else
       fmt::print("{:<32} {:<8} {:<15} {}\n", p.name, p.tessera ? "tessera" : "starpu", modes, p.description);
   }

@@ -411,6 +411,29 @@ TEST(HostMemoryPool, RepeatedWorkloadIsFlat) {
   for (int round = 1; round < 5; ++round) EXPECT_EQ(after_round[round], after_round[0]) << "round " << round;
 }
 
+// A block is pinned when it is reused (pin-on-reuse), at once (pinned) or never (pageable); only
+// where a GPU's copies profit from it.
+TEST(HostMemoryPool, PinsBlocksAsTheOptionsSay) {
+  for (const HostTiles pinning : {HostTiles::pin_on_reuse, HostTiles::pinned, HostTiles::pageable}) {
+    RuntimeOptions options;
+    options.host_tiles = pinning;
+    Runtime runtime(options);
+    const bool gpu = runtime.cuda_workers() > 0;
+    detail::HostMemoryPool& pool = runtime.resources().host_memory();
+    const std::size_t bytes = std::size_t(8) << 20;
+    void* first = pool.allocate(bytes);
+    ASSERT_NE(first, nullptr);
+    EXPECT_EQ(pool.pinned_bytes(), gpu && pinning == HostTiles::pinned ? bytes : 0) << to_string(pinning);
+    pool.release(first);
+    void* again = pool.allocate(bytes);
+    EXPECT_EQ(again, first) << "the cached block is reused";
+    EXPECT_EQ(pool.pinned_bytes(), gpu && pinning != HostTiles::pageable ? bytes : 0) << to_string(pinning);
+    pool.release(again);
+  }
+  EXPECT_EQ(parse_host_tiles("Pin-On-Reuse"), HostTiles::pin_on_reuse);
+  EXPECT_THROW(parse_host_tiles("locked"), InvalidArgument);
+}
+
 // ---- a library prints nothing unless asked ------------------------------------------------
 
 TEST(Quiet, HybridOnCpusIsANoticeNotAPrint) {

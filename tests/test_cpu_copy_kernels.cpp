@@ -1,0 +1,82 @@
+// The CPU conversion kernels between a caller's column-major matrix and tiles, against their
+// element-by-element definitions: sizes around the transpose block (1, 31, 32, 33, 70), both
+// directions, lower triangle only, and the first non-finite row they report.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <limits>
+#include <vector>
+
+#include "kernels/cpu/blas.hpp"
+
+namespace tessera {
+namespace {
+
+using kernels::cpu::kTransposeBlock;
+
+std::vector<double> numbered(int rows, int cols, int ld) {
+  std::vector<double> a(static_cast<std::size_t>(ld) * cols, -1.0);
+  for (int j = 0; j < cols; ++j)
+    for (int i = 0; i < rows; ++i) a[i + static_cast<std::size_t>(j) * ld] = 1000.0 * i + j + 0.5;
+  return a;
+}
+
+TEST(CpuCopyKernels, CopyBlockMatchesItsDefinition) {
+  for (int m : {1, kTransposeBlock - 1, kTransposeBlock, kTransposeBlock + 1, 70})
+    for (int n : {1, kTransposeBlock + 1, 70})
+      for (bool transpose : {false, true})
+        for (bool lower_only : {false, true}) {
+          const int rows = transpose ? n : m, cols = transpose ? m : n;
+          if (lower_only && rows != cols) continue;
+          const int lds = m + 3, ldd = rows + 2;
+          const std::vector<double> src = numbered(m, n, lds);
+          std::vector<double> dst(static_cast<std::size_t>(ldd) * cols, -7.0);
+          EXPECT_EQ(kernels::cpu::copy_block(transpose, lower_only, m, n, src.data(), lds, dst.data(), ldd), -1);
+          for (int j = 0; j < cols; ++j)
+            for (int i = 0; i < ldd; ++i) {
+              const double got = dst[i + static_cast<std::size_t>(j) * ldd];
+              const bool written = i < rows && (!lower_only || i >= j);
+              const double want = !written ? -7.0 : transpose ? src[j + static_cast<std::size_t>(i) * lds]
+                                                              : src[i + static_cast<std::size_t>(j) * lds];
+              ASSERT_EQ(got, want) << "m=" << m << " n=" << n << " transpose=" << transpose
+                                   << " lower_only=" << lower_only << " at (" << i << ", " << j << ")";
+            }
+        }
+}
+
+TEST(CpuCopyKernels, CopyBlockReportsTheFirstNonFiniteRowOfTheDestination) {
+  const int n = 70, ld = n;
+  for (bool transpose : {false, true}) {
+    std::vector<double> src = numbered(n, n, ld);
+    // Destination rows 50 (a NaN) and 40 (an infinity), both in column 3 of the destination.
+    auto at = [&](int i, int j) -> double& {
+      return transpose ? src[j + static_cast<std::size_t>(i) * ld] : src[i + static_cast<std::size_t>(j) * ld];
+    };
+    at(50, 3) = std::numeric_limits<double>::quiet_NaN();
+    at(40, 3) = std::numeric_limits<double>::infinity();
+    std::vector<double> dst(static_cast<std::size_t>(ld) * n);
+    EXPECT_EQ(kernels::cpu::copy_block(transpose, true, n, n, src.data(), ld, dst.data(), ld), 40) << transpose;
+    // Above the diagonal nothing is read: a NaN there is not reported.
+    std::vector<double> upper = numbered(n, n, ld);
+    (transpose ? upper[60 + static_cast<std::size_t>(2) * ld] : upper[2 + static_cast<std::size_t>(60) * ld]) =
+        std::numeric_limits<double>::quiet_NaN();
+    EXPECT_EQ(kernels::cpu::copy_block(transpose, true, n, n, upper.data(), ld, dst.data(), ld), -1) << transpose;
+  }
+}
+
+TEST(CpuCopyKernels, LowerTriangleGoesAboveTheDiagonalTransposed) {
+  for (int n : {1, kTransposeBlock - 1, kTransposeBlock, kTransposeBlock + 1, 70}) {
+    const int lds = n + 1, ldd = n + 5;
+    const std::vector<double> src = numbered(n, n, lds);
+    std::vector<double> dst(static_cast<std::size_t>(ldd) * n, -7.0);
+    kernels::cpu::copy_lower_to_upper_transposed(n, src.data(), lds, dst.data(), ldd);
+    for (int j = 0; j < n; ++j)
+      for (int i = 0; i < ldd; ++i) {
+        const double want = i <= j && i < n ? src[j + static_cast<std::size_t>(i) * lds] : -7.0;
+        ASSERT_EQ(dst[i + static_cast<std::size_t>(j) * ldd], want) << "n=" << n << " at (" << i << ", " << j << ")";
+      }
+  }
+}
+
+}  // namespace
+}  // namespace tessera
