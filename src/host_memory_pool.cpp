@@ -31,7 +31,7 @@ void HostMemoryPool::free_block(const Block& block) {
 // stays pageable, which is slower to copy but correct.
 void HostMemoryPool::pin_for_reuse(Block& block) const {
   if (pinning_ != HostTiles::pin_on_reuse || block.pinned != Pinned::no || !gpus_present()) return;
-  if (starpu_memory_pin(block.memory, block.bytes) == 0) block.pinned = Pinned::registered;
+  block.pinned = starpu_memory_pin(block.memory, block.bytes) == 0 ? Pinned::registered : Pinned::refused;
 }
 
 HostMemoryPool::~HostMemoryPool() {
@@ -47,9 +47,9 @@ std::size_t HostMemoryPool::pinned_bytes() const {
   std::lock_guard<std::mutex> lock(mutex_);
   std::size_t bytes = 0;
   for (const Block& b : free_)
-    if (b.pinned != Pinned::no) bytes += b.bytes;
+    if (b.pinned == Pinned::allocated || b.pinned == Pinned::registered) bytes += b.bytes;
   for (const auto& [memory, b] : in_use_)
-    if (b.pinned != Pinned::no) bytes += b.bytes;
+    if (b.pinned == Pinned::allocated || b.pinned == Pinned::registered) bytes += b.bytes;
   return bytes;
 }
 

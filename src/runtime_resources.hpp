@@ -66,7 +66,7 @@ class HostMemoryPool {
   std::size_t pinned_bytes() const;
 
  private:
-  enum class Pinned { no, allocated, registered };
+  enum class Pinned { no, allocated, registered, refused };  // refused: pinning failed once, not retried
   struct Block {
     void* memory;
     std::size_t bytes;
