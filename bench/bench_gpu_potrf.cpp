@@ -30,6 +30,7 @@
 
 #include "bench_support.hpp"
 #include "kernels/cuda/check.hpp"
+#include "tessera/starpu_interop.hpp"
 #include "tessera/tessera.hpp"
 
 namespace {
@@ -212,8 +213,8 @@ double time_resident(tessera::Runtime& runtime, int n, int nb, const std::vector
   const unsigned node = gpu_memory_node();
   for (int j = 0; j < tiles.tile_cols(); ++j)
     for (int i = j; i < tiles.tile_rows(); ++i) {
-      starpu_data_acquire_on_node(tiles.handle(i, j), static_cast<int>(node), STARPU_R);
-      starpu_data_release_on_node(tiles.handle(i, j), static_cast<int>(node));
+      starpu_data_acquire_on_node(tessera::starpu_interop::tile_handle(tiles, i, j), static_cast<int>(node), STARPU_R);
+      starpu_data_release_on_node(tessera::starpu_interop::tile_handle(tiles, i, j), static_cast<int>(node));
     }
   const auto start = Clock::now();
   const int info = tessera::potrf_async(tiles, options).wait();

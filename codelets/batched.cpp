@@ -231,19 +231,19 @@ void release_data(void* handle) { starpu_data_unregister(static_cast<starpu_data
 
 template <class T>
 void insert_potrf_chunk(const TaskContext& ctx, Uplo uplo, int n, int lda, void* matrices, void* info, bool fast_math,
-                        int priority) {
+                        const TaskHints& hints) {
   BatchArgs args{};
   args.header.kind = TaskKind::other;
   args.uplo = uplo;
   args.n = n;
   args.lda = lda;
   args.fast_math = fast_math;
-  submit(ctx, potrf_chunk_codelet<T>(), args, {{matrices, STARPU_RW}, {info, STARPU_W}}, priority, no_tile, 0);
+  submit(ctx, potrf_chunk_codelet<T>(), args, {{matrices, STARPU_RW}, {info, STARPU_W}}, hints, no_tile, 0);
 }
 
 template <class T>
 void insert_potrs_chunk(const TaskContext& ctx, Uplo uplo, int n, int nrhs, int lda, int ldb, void* matrices, void* info,
-                        void* rhs, int priority) {
+                        void* rhs, const TaskHints& hints) {
   BatchArgs args{};
   args.header.kind = TaskKind::other;
   args.uplo = uplo;
@@ -251,24 +251,24 @@ void insert_potrs_chunk(const TaskContext& ctx, Uplo uplo, int n, int nrhs, int 
   args.nrhs = nrhs;
   args.lda = lda;
   args.ldb = ldb;
-  submit(ctx, potrs_chunk_codelet<T>(), args, {{matrices, STARPU_R}, {info, STARPU_R}, {rhs, STARPU_RW}}, priority, no_tile, 0);
+  submit(ctx, potrs_chunk_codelet<T>(), args, {{matrices, STARPU_R}, {info, STARPU_R}, {rhs, STARPU_RW}}, hints, no_tile, 0);
 }
 
 template <class T>
-void insert_vpotrf_chunk(const TaskContext& ctx, Uplo uplo, const VariableChunk& a, void* info, bool fast_math, int priority) {
+void insert_vpotrf_chunk(const TaskContext& ctx, Uplo uplo, const VariableChunk& a, void* info, bool fast_math, const TaskHints& hints) {
   BatchArgs args{};
   args.header.kind = TaskKind::other;
   args.uplo = uplo;
   args.max_n = a.max_n;
   args.fast_math = fast_math;
   submit(ctx, vpotrf_chunk_codelet<T>(), args,
-         {{a.data, STARPU_RW}, {a.sizes, STARPU_R}, {a.lds, STARPU_R}, {a.offsets, STARPU_R}, {info, STARPU_W}}, priority, no_tile,
+         {{a.data, STARPU_RW}, {a.sizes, STARPU_R}, {a.lds, STARPU_R}, {a.offsets, STARPU_R}, {info, STARPU_W}}, hints, no_tile,
          0);
 }
 
 template <class T>
 void insert_vpotrs_chunk(const TaskContext& ctx, Uplo uplo, int nrhs, const VariableChunk& a, void* info,
-                         const VariableChunk& b, int priority) {
+                         const VariableChunk& b, const TaskHints& hints) {
   BatchArgs args{};
   args.header.kind = TaskKind::other;
   args.uplo = uplo;
@@ -277,16 +277,16 @@ void insert_vpotrs_chunk(const TaskContext& ctx, Uplo uplo, int nrhs, const Vari
   submit(ctx, vpotrs_chunk_codelet<T>(), args,
          {{a.data, STARPU_R}, {a.sizes, STARPU_R}, {a.lds, STARPU_R}, {a.offsets, STARPU_R}, {info, STARPU_R},
           {b.data, STARPU_RW}, {b.lds, STARPU_R}, {b.offsets, STARPU_R}},
-         priority, no_tile, 0);
+         hints, no_tile, 0);
 }
 
-template void insert_potrf_chunk<float>(const TaskContext&, Uplo, int, int, void*, void*, bool, int);
-template void insert_potrf_chunk<double>(const TaskContext&, Uplo, int, int, void*, void*, bool, int);
-template void insert_potrs_chunk<float>(const TaskContext&, Uplo, int, int, int, int, void*, void*, void*, int);
-template void insert_potrs_chunk<double>(const TaskContext&, Uplo, int, int, int, int, void*, void*, void*, int);
-template void insert_vpotrf_chunk<float>(const TaskContext&, Uplo, const VariableChunk&, void*, bool, int);
-template void insert_vpotrf_chunk<double>(const TaskContext&, Uplo, const VariableChunk&, void*, bool, int);
-template void insert_vpotrs_chunk<float>(const TaskContext&, Uplo, int, const VariableChunk&, void*, const VariableChunk&, int);
-template void insert_vpotrs_chunk<double>(const TaskContext&, Uplo, int, const VariableChunk&, void*, const VariableChunk&, int);
+template void insert_potrf_chunk<float>(const TaskContext&, Uplo, int, int, void*, void*, bool, const TaskHints&);
+template void insert_potrf_chunk<double>(const TaskContext&, Uplo, int, int, void*, void*, bool, const TaskHints&);
+template void insert_potrs_chunk<float>(const TaskContext&, Uplo, int, int, int, int, void*, void*, void*, const TaskHints&);
+template void insert_potrs_chunk<double>(const TaskContext&, Uplo, int, int, int, int, void*, void*, void*, const TaskHints&);
+template void insert_vpotrf_chunk<float>(const TaskContext&, Uplo, const VariableChunk&, void*, bool, const TaskHints&);
+template void insert_vpotrf_chunk<double>(const TaskContext&, Uplo, const VariableChunk&, void*, bool, const TaskHints&);
+template void insert_vpotrs_chunk<float>(const TaskContext&, Uplo, int, const VariableChunk&, void*, const VariableChunk&, const TaskHints&);
+template void insert_vpotrs_chunk<double>(const TaskContext&, Uplo, int, const VariableChunk&, void*, const VariableChunk&, const TaskHints&);
 
 }  // namespace tessera::detail

@@ -68,9 +68,10 @@ uint32_t where_of(Mode mode) {
   return STARPU_CPU;
 }
 
-void submit_task(const TaskContext& ctx, starpu_codelet* codelet, TaskKind kind, void* args,
-                 std::size_t args_size, std::initializer_list<TaskBuffer> buffers, int priority,
-                 const TileRef& traced_tile, int step) {
+void submit_task(const TaskContext& ctx, starpu_codelet* codelet, const TaskHeader& header, void* args,
+                 std::size_t args_size, std::initializer_list<TaskBuffer> buffers, const TileRef& traced_tile,
+                 int step) {
+  const TaskKind kind = header.kind;
   starpu_task* task = starpu_task_create();
   task->cl = codelet;
   int index = 0;
@@ -89,8 +90,7 @@ void submit_task(const TaskContext& ctx, starpu_codelet* codelet, TaskKind kind,
   // Conversions run where the data's home is; the tile operations where the mode allows.
   task->where = (codelet->where & STARPU_CUDA) ? static_cast<int32_t>(where_of(ctx.mode) & codelet->where)
                                                 : static_cast<int32_t>(codelet->where);
-  task->priority = submitted_priority(kind, static_cast<uint32_t>(task->where), priority);
-  if (ctx.submission->trace()) enable_task_profiling();
+  task->priority = submitted_priority(header.hints, static_cast<uint32_t>(task->where));
   task->callback_func = task_finished;
   task->callback_arg = args;
   task->name = to_string(kind);

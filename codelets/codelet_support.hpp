@@ -5,6 +5,7 @@
 
 #include <starpu.h>
 
+#include <cstddef>
 #include <cstdint>
 #include <cstdlib>
 #include <exception>
@@ -16,13 +17,16 @@
 
 #include "runtime_resources.hpp"
 #include "submission.hpp"
+#include "task_tags.hpp"
 #include "tasks.hpp"
 
 namespace tessera::detail {
 
 // Header of every task's argument block (the StarPU cl_arg, malloc'ed, freed by StarPU after the
-// callback). Each operation's argument struct starts with it.
+// callback). Each operation's argument struct starts with it, and it starts with the task's
+// scheduling hints, where the policies read them (task_tags.hpp).
 struct TaskHeader {
+  TaskHints hints;  // first: see task_hints() in task_tags.hpp
   Submission* submission;
   const RuntimeResources* resources;
   GpuKernels gpu_kernels;
@@ -96,19 +100,20 @@ struct TaskBuffer {
 
 // Submits one task; the submission counts it until its callback has run. Throws RuntimeError if
 // the runtime refuses the task (no worker can run it).
-void submit_task(const TaskContext& ctx, starpu_codelet* codelet, TaskKind kind, void* args,
-                 std::size_t args_size, std::initializer_list<TaskBuffer> buffers, int priority,
-                 const TileRef& traced_tile, int step);
+void submit_task(const TaskContext& ctx, starpu_codelet* codelet, const TaskHeader& header, void* args,
+                 std::size_t args_size, std::initializer_list<TaskBuffer> buffers, const TileRef& traced_tile,
+                 int step);
 
 template <class Args>
 void submit(const TaskContext& ctx, starpu_codelet* codelet, Args args, std::initializer_list<TaskBuffer> buffers,
-            int priority, const TileRef& traced_tile, int step) {
+            const TaskHints& hints, const TileRef& traced_tile, int step) {
   static_assert(std::is_trivially_copyable_v<Args>, "task arguments are copied bytewise");
-  args.header = TaskHeader{ctx.submission, ctx.resources, ctx.gpu_kernels, args.header.kind};
+  static_assert(offsetof(Args, header) == 0, "the arguments start with the task header");
+  args.header = TaskHeader{hints, ctx.submission, ctx.resources, ctx.gpu_kernels, args.header.kind};
   void* block = std::malloc(sizeof(Args));
   if (!block) throw std::bad_alloc();
   new (block) Args(args);
-  submit_task(ctx, codelet, args.header.kind, block, sizeof(Args), buffers, priority, traced_tile, step);
+  submit_task(ctx, codelet, args.header, block, sizeof(Args), buffers, traced_tile, step);
 }
 
 

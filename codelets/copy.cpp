@@ -124,38 +124,38 @@ starpu_codelet* copy_tile_codelet() {
 }  // namespace
 
 template <class T>
-void insert_copy_in(const TaskContext& ctx, const BlockMap<T>& from, const TileRef& tile, int priority) {
+void insert_copy_in(const TaskContext& ctx, const BlockMap<T>& from, const TileRef& tile, const TaskHints& hints) {
   CopyArgs<T> args{};
   args.header.kind = TaskKind::copy_in;
   args.block = from;
   args.tile_row0 = tile.row0;
-  submit(ctx, copy_in_codelet<T>(), args, {{tile.handle, STARPU_W}}, priority, tile, 0);
+  submit(ctx, copy_in_codelet<T>(), args, {{tile.handle, STARPU_W}}, hints, tile, 0);
 }
 
 template <class T>
 void insert_copy_out(const TaskContext& ctx, const TileRef& tile, const BlockMap<T>& to, bool skip_after_failure,
-                     int priority) {
+                     const TaskHints& hints) {
   CopyArgs<T> args{};
   args.header.kind = TaskKind::copy_out;
   args.block = to;
   args.tile_row0 = tile.row0;
   args.skip_after_failure = skip_after_failure;
-  submit(ctx, copy_out_codelet<T>(), args, {{tile.handle, STARPU_R}}, priority, tile, 0);
+  submit(ctx, copy_out_codelet<T>(), args, {{tile.handle, STARPU_R}}, hints, tile, 0);
 }
 
 template <class T>
-void insert_copy_tile(const TaskContext& ctx, const TileRef& src, const TileRef& dst, bool zero_upper, int priority) {
+void insert_copy_tile(const TaskContext& ctx, const TileRef& src, const TileRef& dst, bool zero_upper, const TaskHints& hints) {
   CopyTileArgs<T> args{};
   args.header.kind = TaskKind::other;
   args.zero_upper = zero_upper;
-  submit(ctx, copy_tile_codelet<T>(), args, {{src.handle, STARPU_R}, {dst.handle, STARPU_W}}, priority, dst, 0);
+  submit(ctx, copy_tile_codelet<T>(), args, {{src.handle, STARPU_R}, {dst.handle, STARPU_W}}, hints, dst, 0);
 }
 
-template void insert_copy_in<float>(const TaskContext&, const BlockMap<float>&, const TileRef&, int);
-template void insert_copy_in<double>(const TaskContext&, const BlockMap<double>&, const TileRef&, int);
-template void insert_copy_out<float>(const TaskContext&, const TileRef&, const BlockMap<float>&, bool, int);
-template void insert_copy_out<double>(const TaskContext&, const TileRef&, const BlockMap<double>&, bool, int);
-template void insert_copy_tile<float>(const TaskContext&, const TileRef&, const TileRef&, bool, int);
-template void insert_copy_tile<double>(const TaskContext&, const TileRef&, const TileRef&, bool, int);
+template void insert_copy_in<float>(const TaskContext&, const BlockMap<float>&, const TileRef&, const TaskHints&);
+template void insert_copy_in<double>(const TaskContext&, const BlockMap<double>&, const TileRef&, const TaskHints&);
+template void insert_copy_out<float>(const TaskContext&, const TileRef&, const BlockMap<float>&, bool, const TaskHints&);
+template void insert_copy_out<double>(const TaskContext&, const TileRef&, const BlockMap<double>&, bool, const TaskHints&);
+template void insert_copy_tile<float>(const TaskContext&, const TileRef&, const TileRef&, bool, const TaskHints&);
+template void insert_copy_tile<double>(const TaskContext&, const TileRef&, const TileRef&, bool, const TaskHints&);
 
 }  // namespace tessera::detail

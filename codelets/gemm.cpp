@@ -94,20 +94,20 @@ starpu_codelet* gemm_codelet() {
 
 template <class T>
 void insert_gemm(const TaskContext& ctx, Trans transa, Trans transb, T alpha, const TileRef& A, const TileRef& B,
-                 T beta, const TileRef& C, int priority) {
+                 T beta, const TileRef& C, const TaskHints& hints) {
   GemmArgs<T> args{};
   args.header.kind = TaskKind::gemm;
   args.transa = transa;
   args.transb = transb;
   args.alpha = alpha;
   args.beta = beta;
-  submit(ctx, gemm_codelet<T>(), args, {{A.handle, STARPU_R}, {B.handle, STARPU_R}, {C.handle, STARPU_RW}}, priority,
+  submit(ctx, gemm_codelet<T>(), args, {{A.handle, STARPU_R}, {B.handle, STARPU_R}, {C.handle, STARPU_RW}}, hints,
          C, transa == Trans::yes ? A.i : A.j);
 }
 
 template void insert_gemm<float>(const TaskContext&, Trans, Trans, float, const TileRef&, const TileRef&, float,
-                                 const TileRef&, int);
+                                 const TileRef&, const TaskHints&);
 template void insert_gemm<double>(const TaskContext&, Trans, Trans, double, const TileRef&, const TileRef&, double,
-                                  const TileRef&, int);
+                                  const TileRef&, const TaskHints&);
 
 }  // namespace tessera::detail

@@ -35,15 +35,15 @@ starpu_codelet* abs_sums_codelet() {
 }  // namespace
 
 template <class T>
-void insert_abs_sums(const TaskContext& ctx, const TileRef& tile, bool lower_only, T* sums, int priority) {
+void insert_abs_sums(const TaskContext& ctx, const TileRef& tile, bool lower_only, T* sums, const TaskHints& hints) {
   AbsSumsArgs<T> args{};
   args.header.kind = TaskKind::other;
   args.lower_only = lower_only;
   args.sums = sums;
-  submit(ctx, abs_sums_codelet<T>(), args, {{tile.handle, STARPU_R}}, priority, tile, 0);
+  submit(ctx, abs_sums_codelet<T>(), args, {{tile.handle, STARPU_R}}, hints, tile, 0);
 }
 
-template void insert_abs_sums<float>(const TaskContext&, const TileRef&, bool, float*, int);
-template void insert_abs_sums<double>(const TaskContext&, const TileRef&, bool, double*, int);
+template void insert_abs_sums<float>(const TaskContext&, const TileRef&, bool, float*, const TaskHints&);
+template void insert_abs_sums<double>(const TaskContext&, const TileRef&, bool, double*, const TaskHints&);
 
 }  // namespace tessera::detail

@@ -111,14 +111,14 @@ starpu_codelet* potrf_codelet() {
 }  // namespace
 
 template <class T>
-void insert_potrf(const TaskContext& ctx, const TileRef& A, int priority) {
+void insert_potrf(const TaskContext& ctx, const TileRef& A, const TaskHints& hints) {
   PotrfArgs args{};
   args.header.kind = TaskKind::potrf;
   args.first_col = A.col0;
-  submit(ctx, potrf_codelet<T>(), args, {{A.handle, STARPU_RW}}, priority, A, A.j);
+  submit(ctx, potrf_codelet<T>(), args, {{A.handle, STARPU_RW}}, hints, A, A.j);
 }
 
-template void insert_potrf<float>(const TaskContext&, const TileRef&, int);
-template void insert_potrf<double>(const TaskContext&, const TileRef&, int);
+template void insert_potrf<float>(const TaskContext&, const TileRef&, const TaskHints&);
+template void insert_potrf<double>(const TaskContext&, const TileRef&, const TaskHints&);
 
 }  // namespace tessera::detail

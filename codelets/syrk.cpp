@@ -80,15 +80,15 @@ starpu_codelet* syrk_codelet() {
 }  // namespace
 
 template <class T>
-void insert_syrk(const TaskContext& ctx, T alpha, const TileRef& A, T beta, const TileRef& C, int priority) {
+void insert_syrk(const TaskContext& ctx, T alpha, const TileRef& A, T beta, const TileRef& C, const TaskHints& hints) {
   SyrkArgs<T> args{};
   args.header.kind = TaskKind::syrk;
   args.alpha = alpha;
   args.beta = beta;
-  submit(ctx, syrk_codelet<T>(), args, {{A.handle, STARPU_R}, {C.handle, STARPU_RW}}, priority, C, A.j);
+  submit(ctx, syrk_codelet<T>(), args, {{A.handle, STARPU_R}, {C.handle, STARPU_RW}}, hints, C, A.j);
 }
 
-template void insert_syrk<float>(const TaskContext&, float, const TileRef&, float, const TileRef&, int);
-template void insert_syrk<double>(const TaskContext&, double, const TileRef&, double, const TileRef&, int);
+template void insert_syrk<float>(const TaskContext&, float, const TileRef&, float, const TileRef&, const TaskHints&);
+template void insert_syrk<double>(const TaskContext&, double, const TileRef&, double, const TileRef&, const TaskHints&);
 
 }  // namespace tessera::detail

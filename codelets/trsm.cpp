@@ -87,16 +87,16 @@ starpu_codelet* trsm_codelet() {
 
 template <class T>
 void insert_trsm(const TaskContext& ctx, Side side, Trans trans, T alpha, const TileRef& L, const TileRef& B,
-                 int priority) {
+                 const TaskHints& hints) {
   TrsmArgs<T> args{};
   args.header.kind = TaskKind::trsm;
   args.side = side;
   args.trans = trans;
   args.alpha = alpha;
-  submit(ctx, trsm_codelet<T>(), args, {{L.handle, STARPU_R}, {B.handle, STARPU_RW}}, priority, B, L.j);
+  submit(ctx, trsm_codelet<T>(), args, {{L.handle, STARPU_R}, {B.handle, STARPU_RW}}, hints, B, L.j);
 }
 
-template void insert_trsm<float>(const TaskContext&, Side, Trans, float, const TileRef&, const TileRef&, int);
-template void insert_trsm<double>(const TaskContext&, Side, Trans, double, const TileRef&, const TileRef&, int);
+template void insert_trsm<float>(const TaskContext&, Side, Trans, float, const TileRef&, const TileRef&, const TaskHints&);
+template void insert_trsm<double>(const TaskContext&, Side, Trans, double, const TileRef&, const TileRef&, const TaskHints&);
 
 }  // namespace tessera::detail

@@ -6,6 +6,7 @@
 #include <cstdio>
 #include <vector>
 
+#include "tessera/starpu_interop.hpp"
 #include "tessera/tessera.hpp"
 
 namespace {
@@ -47,11 +48,11 @@ int main() {
     // The application's task on the first tile, then Tessera's factorization: StarPU orders them
     // through the tile's handle.
     double two = 2.0;
-    starpu_task_insert(&scale, STARPU_RW, tiles.handle(0, 0), STARPU_VALUE, &two, sizeof two, 0);
+    starpu_task_insert(&scale, STARPU_RW, tessera::starpu_interop::tile_handle(tiles, 0, 0), STARPU_VALUE, &two, sizeof two, 0);
     const int info = tessera::potrf_async(tiles).wait();
     // More application work on the factor's tiles, e.g. scaling the last one.
     double half = 0.5;
-    starpu_task_insert(&scale, STARPU_RW, tiles.handle(3, 3), STARPU_VALUE, &half, sizeof half, 0);
+    starpu_task_insert(&scale, STARPU_RW, tessera::starpu_interop::tile_handle(tiles, 3, 3), STARPU_VALUE, &half, sizeof half, 0);
     starpu_task_wait_for_all();
     std::printf("embedded factorization: info = %d, runtime attached = %s\n", info, runtime.attached() ? "yes" : "no");
     if (info != 0 || !runtime.attached()) return 1;

@@ -1,9 +1,9 @@
 // critical-path-heft: each ready task goes to the worker (and implementation) where it is expected
 // to finish first: the worker's queued work, plus the moving of the task's tiles to that worker
 // (StarPU's transfer estimates), plus the task's length from its history perf model for that
-// worker's architecture and implementation. The Cholesky critical path (potrf, the panel trsm,
-// the updates of the next panel) jumps the queues: such a task only waits for the critical work
-// already queued, and each worker serves critical tasks first, then by priority. The chosen
+// worker's architecture and implementation. A task its hints flag critical (critical_path_hints:
+// potrf, the panel trsm, the updates of the next panel) jumps the queues: it only waits for the
+// critical work already queued, and each worker serves critical tasks first, then by priority. The chosen
 // worker prefetches the task's tiles at once.
 //
 // Perf models start uncalibrated (no estimate). A kind of worker StarPU rates at least as fast as
@@ -142,7 +142,7 @@ void remove_workers(unsigned ctx, int* ids, unsigned count) {
 
 int push_task(starpu_task* task) {
   HeftState& state = policy::state_of<HeftState>(task->sched_ctx);
-  const bool critical = policy::on_critical_path(policy::task_info(task));
+  const bool critical = policy::hints_of(task).critical;
   const Candidate c = choose_placement(state, task->sched_ctx, task, critical);
   if (c.worker < 0) return -1;  // no worker of this context can run it: StarPU pushes it again
   starpu_task_set_implementation(task, c.implementation);

@@ -83,8 +83,8 @@ void init_heteroprio_buckets(unsigned sched_ctx) {
   if (gpus) map_cuda_buckets(sched_ctx, cpus);
 }
 
-int heteroprio_bucket(TaskKind kind, uint32_t where) {
-  return static_cast<int>(bucket_of(kind, placement_of(where)));
+int heteroprio_bucket(TaskKind bucket, uint32_t where) {
+  return static_cast<int>(bucket_of(bucket, placement_of(where)));
 }
 
 }  // namespace tessera::detail

@@ -1,8 +1,9 @@
-// panel-cpu: the classic hybrid placement. The diagonal-tile factorization (potrf) runs on CPU
-// workers; the panel solves and the trailing updates (trsm, syrk, gemm) on GPUs, each on the GPU
+// panel-cpu: the classic hybrid placement. Each task goes to the kind of worker its hints prefer
+// (critical_path_hints: the diagonal-tile factorization on CPU workers; the panel solves and the
+// trailing updates on GPUs), each on the GPU
 // that already holds the tile it writes, so that tiles do not travel back and forth. Workers
 // sharing a memory node (the CPUs; the streams of one GPU) share one queue ordered by priority
-// (Tessera's critical-path ranks). An idle worker takes work from another queue, but never a task
+// (the hints' priorities). An idle worker takes work from another queue, but never a task
 // placed on the other kind of worker. Tasks that only one kind of worker can run (a mode's
 // restriction, conversions, an application's tasks) go wherever they can run.
 #include <atomic>
@@ -22,14 +23,13 @@ enum class Arch { any = 0, cpu = 1, cuda = 2 };
 
 Arch arch_of_worker(int worker) { return starpu_worker_get_type(worker) == STARPU_CUDA_WORKER ? Arch::cuda : Arch::cpu; }
 
-Arch preferred_arch(TaskKind kind) {
+Arch arch_of(WorkerKind kind) {
   switch (kind) {
-    case TaskKind::potrf: return Arch::cpu;
-    case TaskKind::trsm:
-    case TaskKind::syrk:
-    case TaskKind::gemm: return Arch::cuda;
-    default: return Arch::any;
+    case WorkerKind::cpu: return Arch::cpu;
+    case WorkerKind::gpu: return Arch::cuda;
+    case WorkerKind::any: break;
   }
+  return Arch::any;
 }
 
 // Workers of one kind sharing a memory node, and their queue. A queue entry's tag is the kind of
@@ -68,7 +68,7 @@ bool holds_written_tiles(unsigned node, const starpu_task* task) {
 
 // The group a ready task goes to, and the kind of worker it is placed for.
 WorkerGroup* choose_group(const PanelCpuState& state, starpu_task* task, Arch& placed_for) {
-  const Arch preferred = preferred_arch(policy::task_info(task).kind);
+  const Arch preferred = arch_of(policy::hints_of(task).preferred);
   std::vector<WorkerGroup*> able, preferred_able;
   for (const auto& group : state.groups) {
     if (!group_can_run(state, *group, task)) continue;

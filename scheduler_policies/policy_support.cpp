@@ -6,27 +6,7 @@
 
 namespace tessera::detail::policy {
 
-TaskInfo task_info(const starpu_task* task) {
-  TaskInfo info;
-  if (!is_tessera_task_tag(task->tag_id)) return info;
-  const TaskTag tag = decode_task_tag(task->tag_id);
-  info.kind = tag.kind;
-  info.step = tag.step;
-  info.i = tag.i;
-  info.j = tag.j;
-  info.tessera = true;
-  return info;
-}
-
-bool on_critical_path(const TaskInfo& info) {
-  switch (info.kind) {
-    case TaskKind::potrf:
-    case TaskKind::trsm: return true;
-    case TaskKind::syrk:
-    case TaskKind::gemm: return info.j == info.step + 1;
-    default: return false;
-  }
-}
+TaskHints hints_of(const starpu_task* task) { return task_hints(task->tag_id, task->cl_arg, task->priority); }
 
 void TaskQueue::push(starpu_task* task, int64_t key, int tag) {
   entries_.emplace(std::make_pair(key, arrivals_++), Entry{task, tag});

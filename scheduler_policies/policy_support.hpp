@@ -1,4 +1,4 @@
-// What Tessera's policies share: what a task is (decoded from its tag), a priority-ordered queue of
+// What Tessera's policies share: a task's scheduling hints, a priority-ordered queue of
 // ready tasks, the workers of a scheduling context, and the locking and hand-over rules StarPU
 // imposes on a policy. Each policy keeps its state in the data StarPU stores per scheduling
 // context (starpu_sched_ctx_set_policy_data).
@@ -17,19 +17,9 @@
 
 namespace tessera::detail::policy {
 
-// A Tessera task's kind, step and written tile; an application's own task is TaskKind::other.
-struct TaskInfo {
-  TaskKind kind = TaskKind::other;
-  int step = 0;
-  int i = 0;
-  int j = 0;
-  bool tessera = false;
-};
-TaskInfo task_info(const starpu_task* task);
-
-// On the Cholesky critical path: the diagonal factorization, the panel solves, and the updates
-// of the next panel (tiles (i, k+1) at step k).
-bool on_critical_path(const TaskInfo& info);
+// A task's scheduling hints (FactorOptions::hints); an application's own task has only its
+// priority. Policies decide from these, never from a task's tiles.
+TaskHints hints_of(const starpu_task* task);
 
 // Ready tasks, the largest key first, first in first out among equal keys.
 class TaskQueue {

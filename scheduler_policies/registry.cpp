@@ -101,12 +101,12 @@ unsigned current_sched_ctx() {
   return ctx == STARPU_NMAX_SCHED_CTXS ? 0 : ctx;  // a thread with no context of its own submits to the initial one
 }
 
-int submitted_priority(TaskKind kind, uint32_t where, int priority) {
+int submitted_priority(const TaskHints& hints, uint32_t where) {
   // The init callback identifies heteroprio started with Tessera's buckets; a host application's
   // own heteroprio keeps the priorities it was given.
   if (starpu_sched_ctx_get_sched_policy_init(current_sched_ctx()) == init_heteroprio_buckets)
-    return heteroprio_bucket(kind, where);
-  return priority;
+    return heteroprio_bucket(hints.bucket, where);
+  return hints.priority;
 }
 
 }  // namespace tessera::detail

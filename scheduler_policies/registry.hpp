@@ -44,18 +44,19 @@ PolicyEntry policy_or_unrestricted(const std::string& name);
 // The scheduling context the calling thread submits to.
 unsigned current_sched_ctx();
 
-// The priority a Tessera task is submitted with: `priority` itself, except under a policy whose
-// priorities mean something else (heteroprio started with Tessera's buckets: the bucket of the
-// task's kind and of where it may run).
-int submitted_priority(TaskKind kind, uint32_t where, int priority);
+// The StarPU priority a Tessera task is submitted with: its hints' priority, except under a policy
+// whose priorities mean something else (heteroprio started with Tessera's buckets: the hinted
+// bucket for where the task may run).
+int submitted_priority(const TaskHints& hints, uint32_t where);
 
 // Tessera's own policies (each in its own file).
 extern starpu_sched_policy panel_cpu_policy;
 extern starpu_sched_policy critical_path_heft_policy;
 extern starpu_sched_policy locality_ws_policy;
 
-// heteroprio_buckets.cpp: the buckets of Tessera's task kinds, and a task's bucket.
+// heteroprio_buckets.cpp: the buckets of Tessera's task kinds, and the StarPU priority of a task
+// in the bucket of `bucket`'s kind that may run on `where`.
 void init_heteroprio_buckets(unsigned sched_ctx);
-int heteroprio_bucket(TaskKind kind, uint32_t where);
+int heteroprio_bucket(TaskKind bucket, uint32_t where);
 
 }  // namespace tessera::detail

@@ -3,6 +3,7 @@
 
 #include <thread>
 
+#include "tessera/starpu_interop.hpp"
 #include "tessera/tessera.h"
 #include "test_support.hpp"
 
@@ -81,8 +82,8 @@ TEST(TileMatrixApi, TileHandlesAreExposed) {
   TileMatrix<float> A(runtime(), 10, 4);
   EXPECT_EQ(A.tile_rows(), 3);
   EXPECT_EQ(A.tile_height(2), 2);
-  EXPECT_NE(A.handle(2, 1), nullptr);
-  EXPECT_THROW(A.handle(1, 2), InvalidArgument);  // upper tiles are not stored
+  EXPECT_NE(starpu_interop::tile_handle(A, 2, 1), nullptr);
+  EXPECT_THROW(starpu_interop::tile_handle(A, 1, 2), InvalidArgument);  // upper tiles are not stored
 }
 
 TEST(CApi, FactorsAndSolvesBothPrecisions) {

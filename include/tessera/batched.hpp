@@ -20,6 +20,9 @@ struct BatchOptions {
   Mode mode = Mode::hybrid;
   int chunk = 0;           // matrices per task; 0 -> chosen from the batch and the workers
   bool fast_math = false;  // GPU only: approximate reciprocal square roots (see README)
+  // Each chunk's tasks are TaskKind::other at step k = the chunk's index, nt = the chunk count
+  // (critical_path_hints: chunks in order).
+  SchedulingHints hints = critical_path_hints;
 };
 
 // A_k = L_k L_k^T (or U_k^T U_k) for every k.

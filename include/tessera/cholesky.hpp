@@ -55,11 +55,14 @@ class TESSERA_EXPORT Request {
 // Tiles of A <- the n x n matrix at `src` (column-major, leading dimension ld >= n); only the
 // triangle `uplo` is read. The other direction writes only that triangle of dst. Loading a
 // symmetric matrix reports a NaN or infinity as a factorization would (info, non_finite_input());
-// the tiles are loaded all the same, so a factor loaded for potrs_async still solves.
+// the tiles are loaded all the same, so a factor loaded for potrs_async still solves. The copy
+// tasks are scheduled by `hints` (TaskKind::copy_in, copy_out).
 template <class T>
-TESSERA_EXPORT Request load_async(TileMatrix<T>& A, Uplo uplo, const T* src, int ld);
+TESSERA_EXPORT Request load_async(TileMatrix<T>& A, Uplo uplo, const T* src, int ld,
+                                  const SchedulingHints& hints = critical_path_hints);
 template <class T>
-TESSERA_EXPORT Request store_async(const TileMatrix<T>& A, Uplo uplo, T* dst, int ld);
+TESSERA_EXPORT Request store_async(const TileMatrix<T>& A, Uplo uplo, T* dst, int ld,
+                                   const SchedulingHints& hints = critical_path_hints);
 // General (right-hand side) tile matrices: the whole rows x cols block.
 template <class T>
 TESSERA_EXPORT Request load_async(TileMatrix<T>& B, const T* src, int ld);

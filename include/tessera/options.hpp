@@ -29,18 +29,37 @@ enum class Mode { cpu, gpu, hybrid, automatic };
 // own CUDA kernels, or both, the scheduler choosing per tile size from the perf models.
 enum class GpuKernels { vendor, custom, any };
 
-// Kind of a tile task, for priority functions and traces.
+// Kind of a tile task, for scheduling hints and traces. Batched chunks, residual checks and
+// tile copies are `other`.
 enum class TaskKind { potrf, trsm, syrk, gemm, copy_in, copy_out, other };
 
-// Priority of the task of kind `kind` at step k on tile (i, j) of an nt x nt tile matrix.
-// Larger runs first. Algorithms call it; they never compute priorities themselves.
-using PriorityFunction = std::function<int(TaskKind kind, int k, int i, int j, int nt)>;
+// Which kind of worker a task would rather run on (a hint: the policies that place by kind of
+// worker, such as panel-cpu, read it; the others ignore it).
+enum class WorkerKind { any, cpu, gpu };
 
-// Critical path first: the tasks of the next panel (potrf, its trsm, and the updates that feed
-// the next diagonal tile) ahead of the rest of the trailing update.
-TESSERA_EXPORT int critical_path_priority(TaskKind kind, int k, int i, int j, int nt);
-// No priorities at all (every task 0): the schedule is the scheduler's alone.
-TESSERA_EXPORT int no_priority(TaskKind kind, int k, int i, int j, int nt);
+// What the scheduling policies know of a task. Every task Tessera submits carries its hints, and
+// policies read them instead of looking at tiles.
+struct TaskHints {
+  int priority = 0;                       // larger runs first
+  bool critical = false;                  // on the critical path (critical-path-heft serves these first)
+  WorkerKind preferred = WorkerKind::any;
+  // heteroprio's bucket: the tasks of one kind share one (one per kind and placement); a task may
+  // join another kind's bucket, e.g. to be served with the panel.
+  TaskKind bucket = TaskKind::other;
+};
+
+// The hints of the task of kind `kind` at step k writing tile (i, j) of an nt x nt tile matrix
+// (conversions: step 0; batched chunks: k is the chunk, nt the number of chunks). Algorithms call
+// it; they never compute priorities themselves.
+using SchedulingHints = std::function<TaskHints(TaskKind kind, int k, int i, int j, int nt)>;
+
+// Critical path first: the tasks of the next panel (potrf, its trsm, and the updates that feed the
+// next diagonal tile) ahead of the rest of the trailing update, flagged critical; the panel
+// (potrf) preferred on a CPU and the updates on a GPU; each kind in its own heteroprio bucket.
+TESSERA_EXPORT TaskHints critical_path_hints(TaskKind kind, int k, int i, int j, int nt);
+// No preference at all (priority 0, nothing critical, any worker): the schedule is the
+// scheduler's alone; each kind in its own heteroprio bucket.
+TESSERA_EXPORT TaskHints neutral_hints(TaskKind kind, int k, int i, int j, int nt);
 
 // Host memory for tiles is kept between factorizations (a pool). How it is pinned:
 //   pin_on_reuse: a new block is pageable, and pinned when a later factorization reuses it.
@@ -79,8 +98,9 @@ struct TESSERA_EXPORT FactorOptions {
   int nb = 0;                  // tile size; 0 -> chosen per n, precision and mode
   Mode mode = Mode::automatic;  // see Mode; hybrid with no CUDA worker runs on the CPUs
   GpuKernels gpu_kernels = GpuKernels::any;
-  // Under heteroprio each task's priority is instead the bucket of its kind and placement.
-  PriorityFunction priority = critical_path_priority;
+  // What the scheduling policies are told of each task (under heteroprio a task's StarPU priority
+  // is its bucket and placement instead of hints.priority).
+  SchedulingHints hints = critical_path_hints;
   // Where the executed schedule is recorded (tessera/trace.hpp); none by default.
   std::shared_ptr<Trace> trace;
 

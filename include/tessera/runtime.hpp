@@ -53,7 +53,7 @@ class TESSERA_EXPORT Runtime {
 
   // Idle StarPU workers poll for tasks in a tight loop. A Runtime that started StarPU lets them
   // sleep (starpu_pause) whenever none of its requests is in flight, and wakes them for the next
-  // one (RuntimeOptions::pause_when_idle). Once TileMatrix::handle() has given an application a
+  // one (RuntimeOptions::pause_when_idle). Once starpu_interop::tile_handle() has given an application a
   // tile's StarPU handle, its own tasks may be in flight at any time: the workers then stay awake.
   // For explicit control: pause_workers() stops task processing until resume_workers(); pauses
   // nest, and tasks submitted while paused wait for the resume (tiles are still unregistered:
@@ -74,6 +74,9 @@ class TESSERA_EXPORT Runtime {
   // RuntimeError and shared_ended() is true.
   static Runtime& shared();
   static bool shared_ended() noexcept;
+  // True on a thread running a StarPU task, where every Tessera call throws RuntimeError (it
+  // would wait for tasks that need this very worker).
+  static bool called_from_task() noexcept;
 
   const detail::RuntimeResources& resources() const noexcept;
 
@@ -88,5 +91,7 @@ class TESSERA_EXPORT Runtime {
 };
 
 TESSERA_EXPORT const char* version() noexcept;
+// The version of the StarPU Tessera was built with ("1.3.10").
+TESSERA_EXPORT const char* starpu_version() noexcept;
 
 }  // namespace tessera

@@ -1,12 +1,11 @@
 // A matrix cut into nb x nb tiles (the last row and column of tiles partial when nb does not
-// divide the size), each tile contiguous in memory and registered with StarPU as one data handle.
+// divide the size), each tile contiguous in memory and registered with the runtime as one data
+// handle (tessera/starpu_interop.hpp hands them to applications that submit their own tasks).
 // A symmetric matrix stores its lower tiles only; an upper-stored matrix is transposed on the way
 // in and out, so one lower algorithm serves both. Host memory is pinned when GPUs are present.
 #pragma once
 
 #include "tessera/export.h"
-
-#include <starpu.h>
 
 #include <cstddef>
 #include <vector>
@@ -18,6 +17,9 @@ namespace tessera {
 
 namespace detail {
 struct TileAccess;
+}
+namespace starpu_interop {
+struct TileHandles;
 }
 
 template <class T>
@@ -42,15 +44,15 @@ class TESSERA_EXPORT TileMatrix {
   int tile_width(int j) const noexcept { return j == tile_cols_ - 1 ? cols_ - j * nb_ : nb_; }
   bool stored(int i, int j) const noexcept { return tile_stored(structure_, i, j); }
 
-  // The StarPU handle of a stored tile, for applications that submit their own tasks on it. From
-  // then on the runtime's workers stay awake when idle (see Runtime::pause_workers).
-  starpu_data_handle_t handle(int i, int j) const;
   Runtime& runtime() const noexcept { return *runtime_; }
 
  private:
   friend struct detail::TileAccess;
+  friend struct starpu_interop::TileHandles;
   std::size_t tile_index(int i, int j) const noexcept;
-  starpu_data_handle_t stored_handle(int i, int j) const;
+  // The runtime's handle of a stored tile (opaque here); throws InvalidArgument for a tile that
+  // is not stored.
+  void* stored_handle(int i, int j) const;
 
   Runtime* runtime_;
   int rows_;
@@ -61,7 +63,7 @@ class TESSERA_EXPORT TileMatrix {
   TileStructure structure_;
   T* storage_ = nullptr;
   std::size_t storage_bytes_ = 0;
-  std::vector<starpu_data_handle_t> handles_;
+  std::vector<void*> handles_;
 };
 
 extern template class TileMatrix<float>;

@@ -35,7 +35,7 @@ int run_info(const tessera::cli::RuntimeFlags& flags, const std::string& policy,
   for (const auto& g : machine.gpus)
     gpus.push_back({{"index", g.index}, {"name", g.name}, {"pci_bus_id", g.pci_bus_id}, {"memory_gib", g.memory_gib},
                     {"compute_capability", g.compute_capability}, {"numa_nodes", g.numa_nodes}});
-  const json info = {{"tessera", tessera::version()}, {"starpu", STARPU_MAJOR_VERSION * 100 + STARPU_MINOR_VERSION},
+  const json info = {{"tessera", tessera::version()}, {"starpu", tessera::starpu_version()},
                      {"packages", machine.packages}, {"cores", machine.cores},
                      {"processing_units", machine.processing_units}, {"numa_nodes", machine.numa_nodes},
                      {"cuda_built", machine.cuda_built}, {"cuda_status", machine.cuda_status}, {"gpus", gpus},
@@ -46,8 +46,7 @@ int run_info(const tessera::cli::RuntimeFlags& flags, const std::string& policy,
     fmt::print("{}\n", info.dump(2));
     return 0;
   }
-  fmt::print("Tessera {} on StarPU {}.{}.{}\n", tessera::version(), STARPU_MAJOR_VERSION, STARPU_MINOR_VERSION,
-             STARPU_RELEASE_VERSION);
+  fmt::print("Tessera {} on StarPU {}\n", tessera::version(), tessera::starpu_version());
   fmt::print("machine: {} package(s), {} cores, {} hardware threads, {} NUMA node(s)\n", machine.packages,
              machine.cores, machine.processing_units, machine.numa_nodes);
   fmt::print("CUDA: {}{}\n", machine.cuda_built ? "built in" : "not built",

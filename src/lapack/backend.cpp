@@ -2,12 +2,8 @@
 // shared runtime (backend.hpp says why it is a library of its own).
 #include "backend.hpp"
 
-#include <cblas.h>
-#include <starpu.h>
-
 #include <cstdio>
 #include <exception>
-#include <mutex>
 
 #include "tessera/lapack_options.hpp"
 #include "tessera/cholesky.hpp"
@@ -35,54 +31,7 @@ void read_options(BackendOptions* options) {
   }
 }
 
-bool on_runtime_worker() { return starpu_is_initialized() && starpu_worker_get_id() >= 0; }
-
-// Between calls the program gets its cores back: StarPU's workers sleep instead of polling
-// (Runtime::pause_workers), and OpenBLAS runs with the program's own thread count again
-// (Tessera's CPU tasks need one thread each while they run). The first call in flight takes the
-// cores, the last one to finish gives them back.
-class CoresTaken {
- public:
-  CoresTaken() {
-    std::lock_guard<std::mutex> lock(state().mutex);
-    if (state().calls_in_flight++ == 0) state().program_blas_threads = openblas_get_num_threads();
-  }
-  // Once the runtime runs (Runtime::shared() starts it and sets one BLAS thread).
-  void runtime_ready(Runtime& runtime) {
-    std::lock_guard<std::mutex> lock(state().mutex);
-    state().runtime = &runtime;
-    if (state().paused) {
-      runtime.resume_workers();
-      state().paused = false;
-    }
-    openblas_set_num_threads(1);
-  }
-  ~CoresTaken() {
-    std::lock_guard<std::mutex> lock(state().mutex);
-    if (--state().calls_in_flight > 0) return;
-    if (state().runtime && !state().paused && !Runtime::shared_ended()) {
-      state().runtime->pause_workers();
-      state().paused = true;
-    }
-    openblas_set_num_threads(state().program_blas_threads);
-  }
-  CoresTaken(const CoresTaken&) = delete;
-  CoresTaken& operator=(const CoresTaken&) = delete;
-
- private:
-  // Trivially destructible: still there for calls from exit handlers.
-  struct State {
-    std::mutex mutex;
-    int calls_in_flight = 0;
-    int program_blas_threads = 1;
-    Runtime* runtime = nullptr;
-    bool paused = false;
-  };
-  static State& state() {
-    static State s;
-    return s;
-  }
-};
+bool on_runtime_worker() { return Runtime::called_from_task(); }
 
 template <class T>
 Request submit(Runtime& runtime, const BackendCall& call, const FactorOptions& options) {
@@ -105,13 +54,11 @@ Request submit(Runtime& runtime, const BackendCall& call, const FactorOptions& o
 // LAPACK's INFO cannot express (failed_after_start).
 BackendStatus run(const BackendCall* call, BackendResult* result) {
   if (Runtime::shared_ended()) return BackendStatus::declined;  // an exit handler's call
-  CoresTaken cores;  // declared first: destroyed after the request, which may wait
   Request request;
   try {
     FactorOptions options = FactorOptions::from_environment();
     options.uplo = (call->uplo == 'U' || call->uplo == 'u') ? Uplo::upper : Uplo::lower;
     Runtime& runtime = Runtime::shared();
-    cores.runtime_ready(runtime);
     copy_text(result->mode, to_string(runtime.resolve(options.mode)));
     request = call->double_precision ? submit<double>(runtime, *call, options) : submit<float>(runtime, *call, options);
   } catch (const std::exception& e) {

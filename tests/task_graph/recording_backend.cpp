@@ -8,7 +8,7 @@ namespace tessera::detail {
 
 // ---- the recorded graph ----------------------------------------------------------------------
 
-void Submission::record(TaskKind kind, int priority, std::vector<RecordedAccess> accesses, std::function<void()> run) {
+void Submission::record(TaskKind kind, const TaskHints& hints, std::vector<RecordedAccess> accesses, std::function<void()> run) {
   const std::size_t id = tasks_.size();
   std::vector<std::size_t> predecessors;
   for (const RecordedAccess& access : accesses) {
@@ -25,7 +25,7 @@ void Submission::record(TaskKind kind, int priority, std::vector<RecordedAccess>
   std::sort(predecessors.begin(), predecessors.end());
   predecessors.erase(std::unique(predecessors.begin(), predecessors.end()), predecessors.end());
   predecessors.erase(std::remove(predecessors.begin(), predecessors.end(), id), predecessors.end());
-  tasks_.push_back({kind, priority, std::move(accesses), std::move(predecessors), std::move(run)});
+  tasks_.push_back({kind, hints, std::move(accesses), std::move(predecessors), std::move(run)});
 }
 
 void Submission::report_failure(int info) {
@@ -122,9 +122,9 @@ void triangular_solve(const TileRef& L, Trans trans, T* x, std::ptrdiff_t step) 
 }  // namespace
 
 template <class T>
-void insert_potrf(const TaskContext& ctx, const TileRef& A, int priority) {
+void insert_potrf(const TaskContext& ctx, const TileRef& A, const TaskHints& hints) {
   Submission& s = *ctx.submission;
-  s.record(TaskKind::potrf, priority, {writes(A)}, [A, &s] {
+  s.record(TaskKind::potrf, hints, {writes(A)}, [A, &s] {
     for (int c = 0; c < A.rows; ++c) {
       T d = at<T>(A, c, c);
       for (int k = 0; k < c; ++k) d -= at<T>(A, c, k) * at<T>(A, c, k);
@@ -143,8 +143,8 @@ void insert_potrf(const TaskContext& ctx, const TileRef& A, int priority) {
 }
 
 template <class T>
-void insert_trsm(const TaskContext& ctx, Side side, Trans trans, T alpha, const TileRef& L, const TileRef& B, int priority) {
-  ctx.submission->record(TaskKind::trsm, priority, {reads(L), writes(B)}, [=] {
+void insert_trsm(const TaskContext& ctx, Side side, Trans trans, T alpha, const TileRef& L, const TileRef& B, const TaskHints& hints) {
+  ctx.submission->record(TaskKind::trsm, hints, {reads(L), writes(B)}, [=] {
     T* b = static_cast<T*>(B.handle);
     for (int r = 0; r < B.rows; ++r)
       for (int c = 0; c < B.cols; ++c) at<T>(B, r, c) *= alpha;
@@ -159,8 +159,8 @@ void insert_trsm(const TaskContext& ctx, Side side, Trans trans, T alpha, const 
 }
 
 template <class T>
-void insert_syrk(const TaskContext& ctx, T alpha, const TileRef& A, T beta, const TileRef& C, int priority) {
-  ctx.submission->record(TaskKind::syrk, priority, {reads(A), writes(C)}, [=] {
+void insert_syrk(const TaskContext& ctx, T alpha, const TileRef& A, T beta, const TileRef& C, const TaskHints& hints) {
+  ctx.submission->record(TaskKind::syrk, hints, {reads(A), writes(C)}, [=] {
     for (int c = 0; c < C.cols; ++c)
       for (int r = c; r < C.rows; ++r) {
         T sum = 0;
@@ -172,8 +172,8 @@ void insert_syrk(const TaskContext& ctx, T alpha, const TileRef& A, T beta, cons
 
 template <class T>
 void insert_gemm(const TaskContext& ctx, Trans transa, Trans transb, T alpha, const TileRef& A, const TileRef& B, T beta,
-                 const TileRef& C, int priority) {
-  ctx.submission->record(TaskKind::gemm, priority, {reads(A), reads(B), writes(C)}, [=] {
+                 const TileRef& C, const TaskHints& hints) {
+  ctx.submission->record(TaskKind::gemm, hints, {reads(A), reads(B), writes(C)}, [=] {
     const int depth = transa == Trans::no ? A.cols : A.rows;
     for (int c = 0; c < C.cols; ++c)
       for (int r = 0; r < C.rows; ++r) {
@@ -199,9 +199,9 @@ T& block_element(const BlockMap<T>& block, int r, int c) {
 }  // namespace
 
 template <class T>
-void insert_copy_in(const TaskContext& ctx, const BlockMap<T>& from, const TileRef& tile, int priority) {
+void insert_copy_in(const TaskContext& ctx, const BlockMap<T>& from, const TileRef& tile, const TaskHints& hints) {
   Submission& s = *ctx.submission;
-  s.record(TaskKind::copy_in, priority, {writes(tile)}, [from, tile, &s] {
+  s.record(TaskKind::copy_in, hints, {writes(tile)}, [from, tile, &s] {
     for (int c = 0; c < tile.cols; ++c)
       for (int r = from.lower_only ? c : 0; r < tile.rows; ++r) {
         at<T>(tile, r, c) = block_element(from, r, c);
@@ -211,26 +211,26 @@ void insert_copy_in(const TaskContext& ctx, const BlockMap<T>& from, const TileR
 }
 
 template <class T>
-void insert_copy_out(const TaskContext& ctx, const TileRef& tile, const BlockMap<T>& to, bool skip_after_failure, int priority) {
+void insert_copy_out(const TaskContext& ctx, const TileRef& tile, const BlockMap<T>& to, bool skip_after_failure, const TaskHints& hints) {
   Submission& s = *ctx.submission;
-  s.record(TaskKind::copy_out, priority, {reads(tile)}, [tile, to, skip_after_failure, &s] {
+  s.record(TaskKind::copy_out, hints, {reads(tile)}, [tile, to, skip_after_failure, &s] {
     if (skip_after_failure && s.info() != 0) return;
     for (int c = 0; c < tile.cols; ++c)
       for (int r = to.lower_only ? c : 0; r < tile.rows; ++r) block_element(to, r, c) = at<T>(tile, r, c);
   });
 }
 
-template void insert_potrf<float>(const TaskContext&, const TileRef&, int);
-template void insert_trsm<float>(const TaskContext&, Side, Trans, float, const TileRef&, const TileRef&, int);
-template void insert_syrk<float>(const TaskContext&, float, const TileRef&, float, const TileRef&, int);
-template void insert_gemm<float>(const TaskContext&, Trans, Trans, float, const TileRef&, const TileRef&, float, const TileRef&, int);
-template void insert_copy_in<float>(const TaskContext&, const BlockMap<float>&, const TileRef&, int);
-template void insert_copy_out<float>(const TaskContext&, const TileRef&, const BlockMap<float>&, bool, int);
-template void insert_potrf<double>(const TaskContext&, const TileRef&, int);
-template void insert_trsm<double>(const TaskContext&, Side, Trans, double, const TileRef&, const TileRef&, int);
-template void insert_syrk<double>(const TaskContext&, double, const TileRef&, double, const TileRef&, int);
-template void insert_gemm<double>(const TaskContext&, Trans, Trans, double, const TileRef&, const TileRef&, double, const TileRef&, int);
-template void insert_copy_in<double>(const TaskContext&, const BlockMap<double>&, const TileRef&, int);
-template void insert_copy_out<double>(const TaskContext&, const TileRef&, const BlockMap<double>&, bool, int);
+template void insert_potrf<float>(const TaskContext&, const TileRef&, const TaskHints&);
+template void insert_trsm<float>(const TaskContext&, Side, Trans, float, const TileRef&, const TileRef&, const TaskHints&);
+template void insert_syrk<float>(const TaskContext&, float, const TileRef&, float, const TileRef&, const TaskHints&);
+template void insert_gemm<float>(const TaskContext&, Trans, Trans, float, const TileRef&, const TileRef&, float, const TileRef&, const TaskHints&);
+template void insert_copy_in<float>(const TaskContext&, const BlockMap<float>&, const TileRef&, const TaskHints&);
+template void insert_copy_out<float>(const TaskContext&, const TileRef&, const BlockMap<float>&, bool, const TaskHints&);
+template void insert_potrf<double>(const TaskContext&, const TileRef&, const TaskHints&);
+template void insert_trsm<double>(const TaskContext&, Side, Trans, double, const TileRef&, const TileRef&, const TaskHints&);
+template void insert_syrk<double>(const TaskContext&, double, const TileRef&, double, const TileRef&, const TaskHints&);
+template void insert_gemm<double>(const TaskContext&, Trans, Trans, double, const TileRef&, const TileRef&, double, const TileRef&, const TaskHints&);
+template void insert_copy_in<double>(const TaskContext&, const BlockMap<double>&, const TileRef&, const TaskHints&);
+template void insert_copy_out<double>(const TaskContext&, const TileRef&, const BlockMap<double>&, bool, const TaskHints&);
 
 }  // namespace tessera::detail

@@ -1,5 +1,5 @@
 // A backend of the task interface (src/tasks.hpp) that records the DAG instead of running it on
-// StarPU: each task with its kind, priority and tile accesses, and the dependencies StarPU would
+// StarPU: each task with its kind, scheduling hints and tile accesses, and the dependencies StarPU would
 // infer from those accesses (sequential consistency: a reader waits for the last writer, a writer
 // for the last writer and every reader since). Each task also keeps a host implementation, so a
 // recorded DAG can be executed in any order its dependencies allow and its result checked.
@@ -25,7 +25,7 @@ struct RecordedAccess {
 
 struct RecordedTask {
   TaskKind kind;
-  int priority;
+  TaskHints hints;
   std::vector<RecordedAccess> accesses;  // in the order the codelet lists its buffers
   std::vector<std::size_t> predecessors;  // indices of the tasks this one waits for, increasing
   std::function<void()> run;
@@ -34,7 +34,7 @@ struct RecordedTask {
 // The recording backend's submission: what the algorithms inserted, in insertion order.
 class Submission {
  public:
-  void record(TaskKind kind, int priority, std::vector<RecordedAccess> accesses, std::function<void()> run);
+  void record(TaskKind kind, const TaskHints& hints, std::vector<RecordedAccess> accesses, std::function<void()> run);
   const std::vector<RecordedTask>& tasks() const noexcept { return tasks_; }
 
   // A factorization failure reported by a task (the smallest global column, 1-based; 0: none).

@@ -49,7 +49,7 @@ TEST_P(CholeskyGraph, TaskCountsEveryDependencyAndTheCriticalPath) {
   const int nb = 4;
   HostTiles<double> tiles(nt * nb - 1, nt * nb - 1, nb, TileStructure::symmetric_lower);  // partial last tile
   Submission s;
-  insert_cholesky<double>(recording_context(s), tiles.grid(), critical_path_priority);
+  insert_cholesky<double>(recording_context(s), tiles.grid(), critical_path_hints);
 
   const std::map<TaskKind, int> counts = count_kinds(s);
   EXPECT_EQ(counts.at(TaskKind::potrf), nt);
@@ -77,25 +77,41 @@ TEST_P(CholeskyGraph, TaskCountsEveryDependencyAndTheCriticalPath) {
     const std::vector<std::size_t>& actual = s.tasks()[t].predecessors;
     EXPECT_EQ(std::set<std::size_t>(actual.begin(), actual.end()), expected)
         << "kind " << static_cast<int>(kind) << " k=" << k << " i=" << i << " j=" << j;
-    EXPECT_EQ(s.tasks()[t].priority, critical_path_priority(kind, k, i, j, nt)) << "kind " << static_cast<int>(kind);
+    const TaskHints& hints = s.tasks()[t].hints;
+    const TaskHints expected_hints = critical_path_hints(kind, k, i, j, nt);
+    EXPECT_EQ(hints.priority, expected_hints.priority) << "kind " << static_cast<int>(kind);
+    // Critical: potrf, the panel trsm, and the updates of the next panel (column k + 1).
+    EXPECT_EQ(hints.critical, kind == TaskKind::potrf || kind == TaskKind::trsm || j == k + 1);
+    EXPECT_EQ(hints.preferred, kind == TaskKind::potrf ? WorkerKind::cpu : WorkerKind::gpu);
+    EXPECT_EQ(hints.bucket, kind);
   }
   // potrf -> trsm -> syrk -> next potrf, nt - 1 times.
   EXPECT_EQ(s.longest_path(), 3 * nt - 2);
 }
 
-TEST_P(CholeskyGraph, EachTaskGetsThePriorityOfItsOwnCoordinates) {
+TEST_P(CholeskyGraph, EachTaskGetsTheHintsOfItsOwnCoordinates) {
   const int nt = GetParam();
   HostTiles<float> tiles(nt * 3, nt * 3, 3, TileStructure::symmetric_lower);
-  // An injective priority: a task that passed wrong coordinates would decode to another task.
-  const PriorityFunction encode = [nt](TaskKind kind, int k, int i, int j, int tiles_per_side) {
+  // Injective hints: a task that passed wrong coordinates would decode to another task. Every
+  // field is set from the coordinates, so that each one is seen to reach the task unchanged.
+  const SchedulingHints encode = [nt](TaskKind kind, int k, int i, int j, int tiles_per_side) {
     EXPECT_EQ(tiles_per_side, nt);
-    return ((static_cast<int>(kind) * 32 + k) * 32 + i) * 32 + j;
+    TaskHints hints;
+    hints.priority = ((static_cast<int>(kind) * 32 + k) * 32 + i) * 32 + j;
+    hints.critical = (i + j) % 2 == 1;
+    hints.preferred = static_cast<WorkerKind>((i + k) % 3);
+    hints.bucket = static_cast<TaskKind>((j + k) % 7);
+    return hints;
   };
   Submission s;
   insert_cholesky<float>(recording_context(s), tiles.grid(), encode);
   for (const RecordedTask& t : s.tasks()) {
     const auto [kind, k, i, j] = cholesky_key(t);
-    EXPECT_EQ(t.priority, encode(kind, k, i, j, nt));
+    const TaskHints expected = encode(kind, k, i, j, nt);
+    EXPECT_EQ(t.hints.priority, expected.priority);
+    EXPECT_EQ(t.hints.critical, expected.critical);
+    EXPECT_EQ(t.hints.preferred, expected.preferred);
+    EXPECT_EQ(t.hints.bucket, expected.bucket);
   }
 }
 
@@ -103,7 +119,7 @@ TEST_P(CholeskyGraph, TheNextDiagonalTileOutranksTheRestOfTheTrailingUpdate) {
   const int nt = GetParam();
   HostTiles<double> tiles(nt * 2, nt * 2, 2, TileStructure::symmetric_lower);
   Submission s;
-  insert_cholesky<double>(recording_context(s), tiles.grid(), critical_path_priority);
+  insert_cholesky<double>(recording_context(s), tiles.grid(), critical_path_hints);
   // Within step k, the tasks that lead to potrf(k + 1) (trsm (k+1, k), syrk (k+1, k+1)) rank
   // above every other update of the step.
   for (const RecordedTask& a : s.tasks())
@@ -113,7 +129,7 @@ TEST_P(CholeskyGraph, TheNextDiagonalTileOutranksTheRestOfTheTrailingUpdate) {
       const bool a_leads = ka == kb && ia == ka + 1 && (kind_a == TaskKind::trsm || kind_a == TaskKind::syrk);
       const bool b_updates = kb == ka && (kind_b == TaskKind::syrk || kind_b == TaskKind::gemm) && ib > ka + 1;
       if (a_leads && b_updates) {
-        EXPECT_GT(a.priority, b.priority);
+        EXPECT_GT(a.hints.priority, b.hints.priority);
       }
     }
 }
@@ -138,7 +154,7 @@ TEST(SolveGraph, TaskCountsAndTheCriticalPath) {
       HostTiles<double> L(nt * 5, nt * 5, 5, TileStructure::symmetric_lower);
       HostTiles<double> B(nt * 5, nr * 5 - 2, 5, TileStructure::general);
       Submission s;
-      insert_cholesky_solve<double>(recording_context(s), L.grid(), B.grid(), critical_path_priority);
+      insert_cholesky_solve<double>(recording_context(s), L.grid(), B.grid(), critical_path_hints);
       const std::map<TaskKind, int> counts = count_kinds(s);
       EXPECT_EQ(counts.at(TaskKind::trsm), 2 * nt * nr) << nt << " " << nr;
       EXPECT_EQ(counts.count(TaskKind::gemm) ? counts.at(TaskKind::gemm) : 0, nt * (nt - 1) * nr);
@@ -199,7 +215,7 @@ TYPED_TEST(LapackLayout, PosvInRandomOrdersSolvesAndKeepsTheOtherTriangle) {
         HostTiles<T> B(n, nrhs, nb, TileStructure::general);
         Submission s;
         insert_lapack_posv<T>(recording_context(s), A.grid(), B.grid(), uplo, a.data(), lda, b.data(), ldb,
-                              critical_path_priority);
+                              critical_path_hints);
         s.execute_in_random_order(random);
         ASSERT_EQ(s.info(), 0);
         const auto in_triangle = [uplo](int i, int j) { return uplo == Uplo::lower ? i >= j : i <= j; };
@@ -245,7 +261,7 @@ TYPED_TEST(LapackLayout, APivotThatFailsGivesItsColumnAndLeavesBAsItWas) {
       HostTiles<T> B(n, 1, nb, TileStructure::general);
       Submission s;
       insert_lapack_posv<T>(recording_context(s), A.grid(), B.grid(), uplo, a.data(), lda, b.data(), ldb,
-                            critical_path_priority);
+                            critical_path_hints);
       s.execute_in_random_order(random);
       EXPECT_EQ(s.info(), failing + 1);
       EXPECT_EQ(b, std::vector<T>(n, T(1)));
@@ -264,16 +280,16 @@ TYPED_TEST(LapackLayout, PotrfThenPotrsEqualsPosv) {
   HostTiles<T> A1(n, n, nb, TileStructure::symmetric_lower), B1(n, nrhs, nb, TileStructure::general);
   Submission posv;
   insert_lapack_posv<T>(recording_context(posv), A1.grid(), B1.grid(), Uplo::upper, a1.data(), n, b1.data(), n,
-                        critical_path_priority);
+                        critical_path_hints);
   posv.execute_in_random_order(random);
 
   HostTiles<T> A2(n, n, nb, TileStructure::symmetric_lower), B2(n, nrhs, nb, TileStructure::general);
   Submission potrf, potrs;
-  insert_lapack_potrf<T>(recording_context(potrf), A2.grid(), Uplo::upper, a2.data(), n, critical_path_priority);
+  insert_lapack_potrf<T>(recording_context(potrf), A2.grid(), Uplo::upper, a2.data(), n, critical_path_hints);
   potrf.execute_in_random_order(random);
   HostTiles<T> A3(n, n, nb, TileStructure::symmetric_lower);
   insert_lapack_potrs<T>(recording_context(potrs), A3.grid(), B2.grid(), Uplo::upper, a2.data(), n, b2.data(), n,
-                         critical_path_priority);
+                         critical_path_hints);
   potrs.execute_in_random_order(random);
   // The same operations on the same values in any order: the same results to the last bit.
   EXPECT_EQ(a1, a2);

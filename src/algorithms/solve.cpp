@@ -6,30 +6,30 @@ namespace tessera::detail {
 // (L^T)(i, k) = L(k, i)^T for i < k.
 template <class T>
 void insert_cholesky_solve(const TaskContext& ctx, const TileGrid& L, const TileGrid& B,
-                           const PriorityFunction& priority) {
+                           const SchedulingHints& hints) {
   const int nt = L.tile_rows();
   const int nr = B.tile_cols();
   for (int k = 0; k < nt; ++k)
     for (int r = 0; r < nr; ++r) {
       insert_trsm<T>(ctx, Side::left, Trans::no, T(1), L.ref(k, k), B.ref(k, r),
-                     priority(TaskKind::trsm, k, k, r, nt));
+                     hints(TaskKind::trsm, k, k, r, nt));
       for (int i = k + 1; i < nt; ++i)
         insert_gemm<T>(ctx, Trans::no, Trans::no, T(-1), L.ref(i, k), B.ref(k, r), T(1), B.ref(i, r),
-                       priority(TaskKind::gemm, k, i, r, nt));
+                       hints(TaskKind::gemm, k, i, r, nt));
     }
   for (int k = nt - 1; k >= 0; --k)
     for (int r = 0; r < nr; ++r) {
       insert_trsm<T>(ctx, Side::left, Trans::yes, T(1), L.ref(k, k), B.ref(k, r),
-                     priority(TaskKind::trsm, nt - 1 - k, k, r, nt));
+                     hints(TaskKind::trsm, nt - 1 - k, k, r, nt));
       for (int i = 0; i < k; ++i)
         insert_gemm<T>(ctx, Trans::yes, Trans::no, T(-1), L.ref(k, i), B.ref(k, r), T(1), B.ref(i, r),
-                       priority(TaskKind::gemm, nt - 1 - k, i, r, nt));
+                       hints(TaskKind::gemm, nt - 1 - k, i, r, nt));
     }
 }
 
 template void insert_cholesky_solve<float>(const TaskContext&, const TileGrid&, const TileGrid&,
-                                           const PriorityFunction&);
+                                           const SchedulingHints&);
 template void insert_cholesky_solve<double>(const TaskContext&, const TileGrid&, const TileGrid&,
-                                            const PriorityFunction&);
+                                            const SchedulingHints&);
 
 }  // namespace tessera::detail

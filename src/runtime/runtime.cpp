@@ -3,8 +3,6 @@
 #include <starpu.h>
 #include <unistd.h>
 
-#include <cblas.h>
-
 #include <atomic>
 #include <optional>
 #include <cstdio>
@@ -17,6 +15,7 @@
 #include "cuda_context.hpp"
 #include "environment.hpp"
 #include "perfmodel_files.hpp"
+#include "process_state.hpp"
 #include "registry.hpp"
 #include "runtime_control.hpp"
 #include "runtime_resources.hpp"
@@ -27,7 +26,8 @@ namespace tessera {
 // Whether StarPU's workers should sleep: paused explicitly (and not moving data home), or idle
 // with no request in flight and no runtime wanting them awake. StarPU is one per process and the
 // Runtimes Tessera starts share it, so this state is process-wide (worker_sleep()); Tessera holds
-// at most one starpu_pause() of its own. Attached runtimes never take part.
+// at most one starpu_pause() of its own. Attached runtimes never take part. While the workers may
+// run tasks BLAS is single-threaded; asleep, the program has its own thread count back.
 struct WorkerSleep {
   std::mutex mutex;
   int awake_votes = 0;       // runtimes whose workers must not sleep when idle
@@ -35,6 +35,7 @@ struct WorkerSleep {
   int requests = 0;          // requests in flight
   int forced_awake = 0;      // scopes that need the workers whatever else holds (data going home)
   bool starpu_paused = false;
+  std::optional<detail::SingleThreadedBlas> blas;  // held while the workers are awake
 
   bool should_sleep() const {
     if (forced_awake > 0) return false;
@@ -43,12 +44,15 @@ struct WorkerSleep {
   // Called with the mutex held after any change.
   void apply() {
     const bool sleep = should_sleep();
-    if (sleep == starpu_paused) return;
-    if (sleep)
-      starpu_pause();
-    else
-      starpu_resume();
-    starpu_paused = sleep;
+    if (sleep != starpu_paused) {
+      if (sleep)
+        starpu_pause();
+      else
+        starpu_resume();
+      starpu_paused = sleep;
+    }
+    if (!starpu_paused && !blas) blas.emplace();
+    if (starpu_paused) blas.reset();
   }
 };
 
@@ -94,7 +98,7 @@ struct Runtime::Impl {
   int cuda_workers = 0;
   int cuda_devices = 0;
   std::size_t gpu_memory_bytes = 0;
-  int saved_blas_threads = 1;
+  std::optional<detail::SingleThreadedBlas> attached_blas;  // an attached runtime's, for its lifetime
   std::mutex pause_mutex;
   bool votes_awake = false;  // this runtime's workers stay awake when idle (see WorkerSleep)
   int explicit_pauses = 0;   // its pause_workers() not yet resumed
@@ -232,9 +236,9 @@ Runtime::Runtime(const RuntimeOptions& options) : impl_(std::make_unique<Impl>()
   impl_->cuda_devices = detail::cuda_devices_in_use();
   impl_->gpu_memory_bytes = smallest_cuda_memory_node_bytes();
   impl_->automatic = automatic_choice(impl_->policy, impl_->cpu_workers);
-  // Parallelism comes from the task graph: every CPU task calls single-threaded BLAS.
-  impl_->saved_blas_threads = openblas_get_num_threads();
-  openblas_set_num_threads(1);
+  // Parallelism comes from the task graph: every CPU task calls single-threaded BLAS (for a
+  // runtime Tessera started, whenever its workers are awake: see WorkerSleep).
+  if (impl_->attached) impl_->attached_blas.emplace();
   impl_->resources = std::make_unique<detail::RuntimeResources>(static_cast<int>(starpu_worker_get_count()),
                                                                 options.host_tiles,
                                                                 impl_->policy.places_by_perf_models);
@@ -283,7 +287,6 @@ Runtime::~Runtime() {
   starpu_task_wait_for_all();
   detail::destroy_cuda_contexts(*impl_->resources);
   impl_->resources.reset();  // pinned memory goes back while StarPU can still free it
-  openblas_set_num_threads(impl_->saved_blas_threads);
   if (impl_->attached) return;
   const bool last = --ownership.tessera_references == 0;
   if (!last) change_worker_sleep([](WorkerSleep& sleep) { --sleep.forced_awake; });
@@ -291,6 +294,7 @@ Runtime::~Runtime() {
   if (last) {  // StarPU stopped awake; the next start pauses again
     std::lock_guard<std::mutex> sleep_lock(worker_sleep().mutex);
     --worker_sleep().forced_awake;
+    worker_sleep().blas.reset();
   }
 }
 
@@ -398,6 +402,15 @@ Runtime& Runtime::shared() {
 }
 
 bool Runtime::shared_ended() noexcept { return SharedRuntime::ended().load(); }
+const char* starpu_version() noexcept {
+#define TESSERA_TEXT(x) #x
+#define TESSERA_VERSION_TEXT(major, minor, release) TESSERA_TEXT(major) "." TESSERA_TEXT(minor) "." TESSERA_TEXT(release)
+  return TESSERA_VERSION_TEXT(STARPU_MAJOR_VERSION, STARPU_MINOR_VERSION, STARPU_RELEASE_VERSION);
+#undef TESSERA_VERSION_TEXT
+#undef TESSERA_TEXT
+}
+
+bool Runtime::called_from_task() noexcept { return starpu_is_initialized() && starpu_worker_get_id() >= 0; }
 
 namespace detail {
 

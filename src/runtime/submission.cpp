@@ -25,8 +25,14 @@ void Submission::task_submitted() noexcept { pending_.fetch_add(1, std::memory_o
 void Submission::task_finished() noexcept {
   std::lock_guard<std::mutex> lock(mutex_);
   if (pending_.fetch_sub(1, std::memory_order_acq_rel) != 1) return;
+  profiling_.reset();
   if (runtime_) RuntimeControl::end_work(*runtime_);
   all_done_.notify_all();
+}
+
+void Submission::set_trace(std::shared_ptr<Trace> trace) {
+  trace_ = std::move(trace);
+  if (trace_) profiling_.emplace();
 }
 
 void Submission::wait() {

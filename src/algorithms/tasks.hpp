@@ -36,22 +36,22 @@ struct TaskContext {
 // A = L L^T on the lower triangle of the diagonal tile A; a local failure at (1-based) column c is
 // reported as info = A.col0 + c.
 template <class T>
-void insert_potrf(const TaskContext& ctx, const TileRef& A, int priority);
+void insert_potrf(const TaskContext& ctx, const TileRef& A, const TaskHints& hints);
 
 // B := alpha op(L)^{-1} B (side left) or alpha B op(L)^{-1} (side right); L lower triangular.
 template <class T>
 void insert_trsm(const TaskContext& ctx, Side side, Trans trans, T alpha, const TileRef& L,
-                 const TileRef& B, int priority);
+                 const TileRef& B, const TaskHints& hints);
 
 // C := alpha A A^T + beta C on the lower triangle of C.
 template <class T>
 void insert_syrk(const TaskContext& ctx, T alpha, const TileRef& A, T beta, const TileRef& C,
-                 int priority);
+                 const TaskHints& hints);
 
 // C := alpha op(A) op(B) + beta C.
 template <class T>
 void insert_gemm(const TaskContext& ctx, Trans transa, Trans transb, T alpha, const TileRef& A,
-                 const TileRef& B, T beta, const TileRef& C, int priority);
+                 const TileRef& B, T beta, const TileRef& C, const TaskHints& hints);
 
 // How a tile maps onto a block of a column-major matrix held by the caller: the block starts at
 // (row0, col0) of the matrix (leading dimension ld) and is the tile itself, or its transpose when
@@ -73,23 +73,23 @@ struct BlockMap {
 // submission as a failure of the leading minor of order tile.row0 + r + 1 (the smallest minor it
 // belongs to).
 template <class T>
-void insert_copy_in(const TaskContext& ctx, const BlockMap<T>& from, const TileRef& tile, int priority);
+void insert_copy_in(const TaskContext& ctx, const BlockMap<T>& from, const TileRef& tile, const TaskHints& hints);
 
 // Block <- tile. With skip_after_failure the copy does not happen once the submission has
 // failed (posv leaves B untouched when the factorization fails, as LAPACK does).
 template <class T>
 void insert_copy_out(const TaskContext& ctx, const TileRef& tile, const BlockMap<T>& to, bool skip_after_failure,
-                     int priority);
+                     const TaskHints& hints);
 
 // dst <- src (same shape); with zero_upper, zeros replace src's strict upper triangle.
 template <class T>
-void insert_copy_tile(const TaskContext& ctx, const TileRef& src, const TileRef& dst, bool zero_upper, int priority);
+void insert_copy_tile(const TaskContext& ctx, const TileRef& src, const TileRef& dst, bool zero_upper, const TaskHints& hints);
 
 // sums (2 * max(rows, cols) values, host memory owned by the caller until the submission ends):
 // sums[0..cols) += column sums of |tile|, sums[cols..cols+rows) += row sums (lower_only as in
 // kernels::cpu::abs_sums).
 template <class T>
-void insert_abs_sums(const TaskContext& ctx, const TileRef& tile, bool lower_only, T* sums, int priority);
+void insert_abs_sums(const TaskContext& ctx, const TileRef& tile, bool lower_only, T* sums, const TaskHints& hints);
 
 }  // namespace tessera::detail
 
@@ -110,11 +110,11 @@ void release_data(void* handle);
 // receives each matrix's LAPACK info.
 template <class T>
 void insert_potrf_chunk(const TaskContext& ctx, Uplo uplo, int n, int lda, void* matrices, void* info, bool fast_math,
-                        int priority);
+                        const TaskHints& hints);
 // rhs (blocks of n x nrhs, leading dimension ldb) := A^{-1} rhs for every matrix whose info is 0.
 template <class T>
 void insert_potrs_chunk(const TaskContext& ctx, Uplo uplo, int n, int nrhs, int lda, int ldb, void* matrices,
-                        void* info, void* rhs, int priority);
+                        void* info, void* rhs, const TaskHints& hints);
 
 // Variable sizes: `data` is a registered array holding the chunk's matrices; sizes, lds and
 // offsets (element offsets into data) are registered int / int / long long arrays.
@@ -128,9 +128,9 @@ struct VariableChunk {
 };
 template <class T>
 void insert_vpotrf_chunk(const TaskContext& ctx, Uplo uplo, const VariableChunk& a, void* info, bool fast_math,
-                         int priority);
+                         const TaskHints& hints);
 template <class T>
 void insert_vpotrs_chunk(const TaskContext& ctx, Uplo uplo, int nrhs, const VariableChunk& a, void* info,
-                         const VariableChunk& b, int priority);
+                         const VariableChunk& b, const TaskHints& hints);
 
 }  // namespace tessera::detail

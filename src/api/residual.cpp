@@ -19,12 +19,15 @@ namespace {
 template <class T>
 using TileSums = std::vector<std::vector<T>>;
 
+// The check's tasks need no order of their own.
+TaskHints unranked(TaskKind kind) { return neutral_hints(kind, 0, 0, 0, 0); }
+
 template <class T>
 void insert_sums(const detail::TaskContext& ctx, const TileMatrix<T>& M, TileSums<T>& sums) {
   for (int j = 0; j < M.tile_cols(); ++j)
     for (int i = j; i < M.tile_rows(); ++i) {
       sums.emplace_back(static_cast<std::size_t>(M.tile_height(i) + M.tile_width(j)), T(0));
-      detail::insert_abs_sums<T>(ctx, detail::tile_ref(M, i, j), i == j, sums.back().data(), 0);
+      detail::insert_abs_sums<T>(ctx, detail::tile_ref(M, i, j), i == j, sums.back().data(), unranked(TaskKind::other));
     }
 }
 
@@ -63,16 +66,17 @@ double backward_error(const TileMatrix<T>& A, const TileMatrix<T>& L, Mode mode)
   auto factor = [&](int i, int k) { return i == k ? detail::tile_ref(diagonal, k, k) : detail::tile_ref(L, i, k); };
   detail::make_request(runtime, nullptr, [&](detail::Submission& s) {
     const detail::TaskContext ctx = detail::make_context(runtime, s, mode, GpuKernels::vendor);
-    for (int k = 0; k < nt; ++k) detail::insert_copy_tile<T>(ctx, detail::tile_ref(L, k, k), factor(k, k), true, 0);
+    for (int k = 0; k < nt; ++k) detail::insert_copy_tile<T>(ctx, detail::tile_ref(L, k, k), factor(k, k), true, unranked(TaskKind::other));
     for (int j = 0; j < nt; ++j)
-      for (int i = j; i < nt; ++i) detail::insert_copy_tile<T>(ctx, detail::tile_ref(A, i, j), detail::tile_ref(R, i, j), false, 0);
+      for (int i = j; i < nt; ++i) detail::insert_copy_tile<T>(ctx, detail::tile_ref(A, i, j), detail::tile_ref(R, i, j), false,
+                                                             unranked(TaskKind::other));
     // R(i, j) -= sum_{k <= j} L(i, k) L(j, k)^T
     for (int k = 0; k < nt; ++k)
       for (int i = k; i < nt; ++i) {
-        detail::insert_syrk<T>(ctx, T(-1), factor(i, k), T(1), detail::tile_ref(R, i, i), 0);
+        detail::insert_syrk<T>(ctx, T(-1), factor(i, k), T(1), detail::tile_ref(R, i, i), unranked(TaskKind::syrk));
         for (int j = k; j < i; ++j)
           detail::insert_gemm<T>(ctx, detail::Trans::no, detail::Trans::yes, T(-1), factor(i, k), factor(j, k), T(1),
-                                 detail::tile_ref(R, i, j), 0);
+                                 detail::tile_ref(R, i, j), unranked(TaskKind::gemm));
       }
     insert_sums(ctx, R, r_sums);
     insert_sums(ctx, A, a_sums);

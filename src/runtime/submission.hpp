@@ -9,7 +9,10 @@
 #include <memory>
 #include <exception>
 #include <mutex>
+#include <optional>
 #include <string>
+
+#include "process_state.hpp"
 
 namespace tessera {
 class Runtime;
@@ -58,7 +61,8 @@ class Submission {
 
   // Where the tasks record their execution (none by default); set before the first task is
   // submitted. The submission keeps the trace alive until it is destroyed.
-  void set_trace(std::shared_ptr<Trace> trace) noexcept { trace_ = std::move(trace); }
+  // StarPU's task profiling stays on until the last task is done.
+  void set_trace(std::shared_ptr<Trace> trace);
   Trace* trace() const noexcept { return trace_.get(); }
 
  private:
@@ -73,6 +77,7 @@ class Submission {
   std::condition_variable all_done_;
   std::exception_ptr error_;
   std::shared_ptr<Trace> trace_;
+  std::optional<TaskProfiling> profiling_;  // while a traced request's tasks are in flight
 };
 
 }  // namespace tessera::detail

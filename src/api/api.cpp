@@ -79,20 +79,19 @@ struct MatrixAndRhs {
 }  // namespace
 
 template <class T>
-Request load_async(TileMatrix<T>& A, Uplo uplo, const T* src, int ld) {
+Request load_async(TileMatrix<T>& A, Uplo uplo, const T* src, int ld, const SchedulingHints& hints) {
   check_lapack_matrix("load", A.rows(), A.cols(), src, ld);
   return make_request(A.runtime(), nullptr, [&](Submission& s) {
     detail::insert_load(make_context(A.runtime(), s, Mode::cpu, GpuKernels::any), A, uplo, src, ld,
-                        detail::NonFiniteInput::fails_factorization, critical_path_priority);
+                        detail::NonFiniteInput::fails_factorization, hints);
   });
 }
 
 template <class T>
-Request store_async(const TileMatrix<T>& A, Uplo uplo, T* dst, int ld) {
+Request store_async(const TileMatrix<T>& A, Uplo uplo, T* dst, int ld, const SchedulingHints& hints) {
   check_lapack_matrix("store", A.rows(), A.cols(), dst, ld);
   return make_request(A.runtime(), nullptr, [&](Submission& s) {
-    detail::insert_store(make_context(A.runtime(), s, Mode::cpu, GpuKernels::any), A, uplo, dst, ld, false,
-                         critical_path_priority);
+    detail::insert_store(make_context(A.runtime(), s, Mode::cpu, GpuKernels::any), A, uplo, dst, ld, false, hints);
   });
 }
 
@@ -112,7 +111,7 @@ Request potrf_async(TileMatrix<T>& A, const FactorOptions& options) {
   check_tiles_fit_gpu<T>(A.runtime(), options.mode, A.nb(), A.rows());
   return make_request(A.runtime(), nullptr, [&](Submission& s) {
     s.set_trace(options.trace);
-    detail::insert_cholesky(make_context(A.runtime(), s, options.mode, options.gpu_kernels), A, options.priority);
+    detail::insert_cholesky(make_context(A.runtime(), s, options.mode, options.gpu_kernels), A, options.hints);
   });
 }
 
@@ -123,7 +122,7 @@ Request potrs_async(const TileMatrix<T>& L, TileMatrix<T>& B, const FactorOption
   return make_request(L.runtime(), nullptr, [&](Submission& s) {
     s.set_trace(options.trace);
     detail::insert_cholesky_solve(make_context(L.runtime(), s, options.mode, options.gpu_kernels), L, B,
-                                  options.priority);
+                                  options.hints);
   });
 }
 
@@ -136,7 +135,7 @@ Request potrf_async(Runtime& runtime, int n, T* A, int lda, const FactorOptions&
   return make_request(runtime, tiles, [&](Submission& s) {
     s.set_trace(options.trace);
     const detail::TaskContext ctx = make_context(runtime, s, options.mode, options.gpu_kernels);
-    detail::insert_lapack_potrf<T>(ctx, detail::tile_grid(*tiles), options.uplo, A, lda, options.priority);
+    detail::insert_lapack_potrf<T>(ctx, detail::tile_grid(*tiles), options.uplo, A, lda, options.hints);
   });
 }
 
@@ -153,7 +152,7 @@ Request potrs_async(Runtime& runtime, int n, int nrhs, const T* A, int lda, T* B
     s.set_trace(options.trace);
     const detail::TaskContext ctx = make_context(runtime, s, options.mode, options.gpu_kernels);
     detail::insert_lapack_potrs<T>(ctx, detail::tile_grid(tiles->A), detail::tile_grid(tiles->B), options.uplo, A, lda, B,
-                                   ldb, options.priority);
+                                   ldb, options.hints);
   });
 }
 
@@ -169,12 +168,12 @@ Request posv_async(Runtime& runtime, int n, int nrhs, T* A, int lda, T* B, int l
     s.set_trace(options.trace);
     const detail::TaskContext ctx = make_context(runtime, s, options.mode, options.gpu_kernels);
     detail::insert_lapack_posv<T>(ctx, detail::tile_grid(tiles->A), detail::tile_grid(tiles->B), options.uplo, A, lda, B,
-                                  ldb, options.priority);
+                                  ldb, options.hints);
   });
 }
 
-template Request load_async<float>(TileMatrix<float>&, Uplo, const float*, int);
-template Request store_async<float>(const TileMatrix<float>&, Uplo, float*, int);
+template Request load_async<float>(TileMatrix<float>&, Uplo, const float*, int, const SchedulingHints&);
+template Request store_async<float>(const TileMatrix<float>&, Uplo, float*, int, const SchedulingHints&);
 template Request load_async<float>(TileMatrix<float>&, const float*, int);
 template Request store_async<float>(const TileMatrix<float>&, float*, int);
 template Request potrf_async<float>(TileMatrix<float>&, const FactorOptions&);
@@ -182,8 +181,8 @@ template Request potrs_async<float>(const TileMatrix<float>&, TileMatrix<float>&
 template Request potrf_async<float>(Runtime&, int, float*, int, const FactorOptions&);
 template Request potrs_async<float>(Runtime&, int, int, const float*, int, float*, int, const FactorOptions&);
 template Request posv_async<float>(Runtime&, int, int, float*, int, float*, int, const FactorOptions&);
-template Request load_async<double>(TileMatrix<double>&, Uplo, const double*, int);
-template Request store_async<double>(const TileMatrix<double>&, Uplo, double*, int);
+template Request load_async<double>(TileMatrix<double>&, Uplo, const double*, int, const SchedulingHints&);
+template Request store_async<double>(const TileMatrix<double>&, Uplo, double*, int, const SchedulingHints&);
 template Request load_async<double>(TileMatrix<double>&, const double*, int);
 template Request store_async<double>(const TileMatrix<double>&, double*, int);
 template Request potrf_async<double>(TileMatrix<double>&, const FactorOptions&);

@@ -235,10 +235,6 @@ void Trace::write(const std::string& path) const {
 
 namespace detail {
 
-void enable_task_profiling() {
-  if (!starpu_profiling_status_get()) starpu_profiling_status_set(STARPU_PROFILING_ENABLE);
-}
-
 void record_executed_task(Trace& trace, const starpu_task* task) {
   if (!task || !task->profiling_info) return;
   starpu_profiling_task_info& info = *task->profiling_info;

@@ -1,4 +1,4 @@
-// Tessera's own access to the tiles of a TileMatrix (TileMatrix::handle() is the application's):
+// Tessera's own access to the tiles of a TileMatrix (starpu_interop::tile_handle() is the application's):
 // the grid the algorithms take, and single tiles for the requests built outside algorithms.hpp.
 #pragma once
 
@@ -32,23 +32,23 @@ TileGrid tile_grid(const TileMatrix<T>& A) {
 
 // The algorithms on tile matrices.
 template <class T>
-void insert_cholesky(const TaskContext& ctx, const TileMatrix<T>& A, const PriorityFunction& priority) {
-  insert_cholesky<T>(ctx, tile_grid(A), priority);
+void insert_cholesky(const TaskContext& ctx, const TileMatrix<T>& A, const SchedulingHints& hints) {
+  insert_cholesky<T>(ctx, tile_grid(A), hints);
 }
 template <class T>
 void insert_cholesky_solve(const TaskContext& ctx, const TileMatrix<T>& L, const TileMatrix<T>& B,
-                           const PriorityFunction& priority) {
-  insert_cholesky_solve<T>(ctx, tile_grid(L), tile_grid(B), priority);
+                           const SchedulingHints& hints) {
+  insert_cholesky_solve<T>(ctx, tile_grid(L), tile_grid(B), hints);
 }
 template <class T>
 void insert_load(const TaskContext& ctx, const TileMatrix<T>& A, Uplo uplo, const T* src, int ld, NonFiniteInput non_finite,
-                 const PriorityFunction& priority) {
-  insert_load<T>(ctx, tile_grid(A), uplo, src, ld, non_finite, priority);
+                 const SchedulingHints& hints) {
+  insert_load<T>(ctx, tile_grid(A), uplo, src, ld, non_finite, hints);
 }
 template <class T>
 void insert_store(const TaskContext& ctx, const TileMatrix<T>& A, Uplo uplo, T* dst, int ld, bool skip_after_failure,
-                  const PriorityFunction& priority) {
-  insert_store<T>(ctx, tile_grid(A), uplo, dst, ld, skip_after_failure, priority);
+                  const SchedulingHints& hints) {
+  insert_store<T>(ctx, tile_grid(A), uplo, dst, ld, skip_after_failure, hints);
 }
 
 }  // namespace tessera::detail

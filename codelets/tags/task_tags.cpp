@@ -21,6 +21,13 @@ uint64_t encode_task_tag(TaskKind kind, int step, int i, int j) {
 
 bool is_tessera_task_tag(uint64_t tag) { return (tag & tessera_tag_marker) != 0; }
 
+TaskHints task_hints(uint64_t tag, const void* cl_arg, int priority) {
+  if (is_tessera_task_tag(tag) && cl_arg) return *static_cast<const TaskHints*>(cl_arg);
+  TaskHints hints;
+  hints.priority = priority;
+  return hints;
+}
+
 TaskTag decode_task_tag(uint64_t tag) {
   return {static_cast<TaskKind>((tag >> 60) & tag_kind_mask), static_cast<int>((tag >> 40) & tag_field_mask),
           static_cast<int>((tag >> 20) & tag_field_mask), static_cast<int>(tag & tag_field_mask)};

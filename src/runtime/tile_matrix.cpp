@@ -1,5 +1,7 @@
 #include "tessera/tile_matrix.hpp"
 
+#include <starpu.h>
+
 #include <unistd.h>
 
 #include <string>
@@ -89,7 +91,7 @@ TileMatrix<T>::~TileMatrix() {
   // Unregistering waits for the tasks that use a tile and brings the data home, which needs the
   // workers awake; the host copy is then up to date.
   const detail::TransfersInFlight transfers(*runtime_);
-  for (starpu_data_handle_t h : handles_) starpu_data_unregister(h);
+  for (void* h : handles_) starpu_data_unregister(static_cast<starpu_data_handle_t>(h));
   if (storage_) runtime_->resources().host_memory().release(storage_);
 }
 
@@ -104,14 +106,7 @@ std::size_t TileMatrix<T>::tile_index(int i, int j) const noexcept {
 }
 
 template <class T>
-starpu_data_handle_t TileMatrix<T>::handle(int i, int j) const {
-  const starpu_data_handle_t h = stored_handle(i, j);
-  detail::RuntimeControl::handles_handed_out(*runtime_);
-  return h;
-}
-
-template <class T>
-starpu_data_handle_t TileMatrix<T>::stored_handle(int i, int j) const {
+void* TileMatrix<T>::stored_handle(int i, int j) const {
   if (i < 0 || j < 0 || i >= tile_rows_ || j >= tile_cols_ || !stored(i, j))
     throw InvalidArgument("TileMatrix: no stored tile (" + std::to_string(i) + ", " + std::to_string(j) + ")");
   return handles_[tile_index(i, j)];

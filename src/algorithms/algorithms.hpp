@@ -1,4 +1,4 @@
-// The tile algorithms: loops that insert tasks through tasks.hpp. They know tiles and priorities,
+// The tile algorithms: loops that insert tasks through tasks.hpp. They know tiles and scheduling hints,
 // nothing of the runtime underneath (tests/task_graph runs them on a recording backend).
 #pragma once
 
@@ -10,11 +10,11 @@ namespace tessera::detail {
 
 // Right-looking tile Cholesky of the lower tiles of A.
 template <class T>
-void insert_cholesky(const TaskContext& ctx, const TileGrid& A, const PriorityFunction& priority);
+void insert_cholesky(const TaskContext& ctx, const TileGrid& A, const SchedulingHints& hints);
 
 // B := L^{-T} L^{-1} B (forward then backward substitution with the lower tiles of L).
 template <class T>
-void insert_cholesky_solve(const TaskContext& ctx, const TileGrid& L, const TileGrid& B, const PriorityFunction& priority);
+void insert_cholesky_solve(const TaskContext& ctx, const TileGrid& L, const TileGrid& B, const SchedulingHints& hints);
 
 // What a NaN or infinity in a symmetric matrix being loaded means: a leading minor that fails in
 // a matrix about to be factored (LAPACK's xPOTRF reports it), or just a value of a factor that a
@@ -26,10 +26,10 @@ enum class NonFiniteInput { fails_factorization, propagates };
 // Right-hand sides (general tile matrices) always let a NaN propagate.
 template <class T>
 void insert_load(const TaskContext& ctx, const TileGrid& A, Uplo uplo, const T* src, int ld, NonFiniteInput non_finite,
-                 const PriorityFunction& priority);
+                 const SchedulingHints& hints);
 template <class T>
 void insert_store(const TaskContext& ctx, const TileGrid& A, Uplo uplo, T* dst, int ld, bool skip_after_failure,
-                  const PriorityFunction& priority);
+                  const SchedulingHints& hints);
 
 }  // namespace tessera::detail
 
@@ -39,12 +39,12 @@ namespace tessera::detail {
 // lda; b, ldb), through the tiles A and B: conversions in, the algorithm, conversions out.
 template <class T>
 void insert_lapack_potrf(const TaskContext& ctx, const TileGrid& A, Uplo uplo, T* a, int lda,
-                         const PriorityFunction& priority);
+                         const SchedulingHints& hints);
 template <class T>
 void insert_lapack_potrs(const TaskContext& ctx, const TileGrid& A, const TileGrid& B, Uplo uplo, const T* a, int lda,
-                         T* b, int ldb, const PriorityFunction& priority);
+                         T* b, int ldb, const SchedulingHints& hints);
 template <class T>
 void insert_lapack_posv(const TaskContext& ctx, const TileGrid& A, const TileGrid& B, Uplo uplo, T* a, int lda, T* b,
-                        int ldb, const PriorityFunction& priority);
+                        int ldb, const SchedulingHints& hints);
 
 }  // namespace tessera::detail

@@ -7,9 +7,6 @@
 
 namespace tessera::detail {
 
-// Tasks keep profiling information only when profiling was on at their submission.
-void enable_task_profiling();
-
 // Records `task` (its kind and tile from its tag, its worker and times from its profiling
 // information); a task submitted before profiling was on has none and is skipped.
 void record_executed_task(Trace& trace, const starpu_task* task);

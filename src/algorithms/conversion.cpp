@@ -21,30 +21,30 @@ BlockMap<T> block_of(const TileGrid& A, Uplo uplo, const T* base, int ld, int i,
 
 template <class T>
 void insert_load(const TaskContext& ctx, const TileGrid& A, Uplo uplo, const T* src, int ld,
-                 NonFiniteInput non_finite, const PriorityFunction& priority) {
+                 NonFiniteInput non_finite, const SchedulingHints& hints) {
   const int nt = A.tile_rows();
   for (int j = 0; j < A.tile_cols(); ++j)
     for (int i = 0; i < A.tile_rows(); ++i)
       if (A.stored(i, j))
-        insert_copy_in<T>(ctx, block_of(A, uplo, src, ld, i, j, non_finite), A.ref(i, j), priority(TaskKind::copy_in, 0, i, j, nt));
+        insert_copy_in<T>(ctx, block_of(A, uplo, src, ld, i, j, non_finite), A.ref(i, j), hints(TaskKind::copy_in, 0, i, j, nt));
 }
 
 template <class T>
 void insert_store(const TaskContext& ctx, const TileGrid& A, Uplo uplo, T* dst, int ld, bool skip_after_failure,
-                  const PriorityFunction& priority) {
+                  const SchedulingHints& hints) {
   const int nt = A.tile_rows();
   for (int j = 0; j < A.tile_cols(); ++j)
     for (int i = 0; i < A.tile_rows(); ++i)
       if (A.stored(i, j))
         insert_copy_out<T>(ctx, A.ref(i, j), block_of(A, uplo, dst, ld, i, j), skip_after_failure,
-                           priority(TaskKind::copy_out, 0, i, j, nt));
+                           hints(TaskKind::copy_out, 0, i, j, nt));
 }
 
 template void insert_load<float>(const TaskContext&, const TileGrid&, Uplo, const float*, int, NonFiniteInput,
-                                 const PriorityFunction&);
+                                 const SchedulingHints&);
 template void insert_load<double>(const TaskContext&, const TileGrid&, Uplo, const double*, int, NonFiniteInput,
-                                  const PriorityFunction&);
-template void insert_store<float>(const TaskContext&, const TileGrid&, Uplo, float*, int, bool, const PriorityFunction&);
-template void insert_store<double>(const TaskContext&, const TileGrid&, Uplo, double*, int, bool, const PriorityFunction&);
+                                  const SchedulingHints&);
+template void insert_store<float>(const TaskContext&, const TileGrid&, Uplo, float*, int, bool, const SchedulingHints&);
+template void insert_store<double>(const TaskContext&, const TileGrid&, Uplo, double*, int, bool, const SchedulingHints&);
 
 }  // namespace tessera::detail

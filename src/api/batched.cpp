@@ -55,6 +55,12 @@ std::vector<Chunk> chunks_of(const Runtime& runtime, int batch, const BatchOptio
   return chunks;
 }
 
+// The hints of a chunk's tasks: step = the chunk's index among `chunks`.
+TaskHints chunk_hints(const BatchOptions& options, const Chunk& chunk, const std::vector<Chunk>& chunks) {
+  const int index = static_cast<int>(&chunk - chunks.data());
+  return options.hints(TaskKind::other, index, 0, 0, static_cast<int>(chunks.size()));
+}
+
 void check_strided(const char* name, int n, int cols, const void* A, int lda, long long stride, int batch) {
   require(n >= 0 && cols >= 0 && batch >= 0, std::string(name) + ": negative size or batch");
   require(lda >= std::max(1, n), std::string(name) + ": leading dimension below max(1, n)");
@@ -174,13 +180,15 @@ Request submit_strided(Runtime& runtime, int n, int nrhs, T* A, int lda, long lo
   return detail::make_request(runtime, state, [&](Submission& s) {
     if (batch == 0 || n == 0) return;
     const detail::TaskContext ctx = detail::make_context(runtime, s, mode, GpuKernels::any);
-    for (const Chunk& c : chunks_of(runtime, batch, options, mode)) {
+    const std::vector<Chunk> chunks = chunks_of(runtime, batch, options, mode);
+    for (const Chunk& c : chunks) {
+      const TaskHints hints = chunk_hints(options, c, chunks);
       void* info_handle = state->keep(detail::register_array(info + c.first, sizeof(int), c.count));
       void* a = register_chunk_blocks(*state, A, n, n, lda, strideA, c);
-      if (factor) detail::insert_potrf_chunk<T>(ctx, options.uplo, n, lda, a, info_handle, options.fast_math, 0);
+      if (factor) detail::insert_potrf_chunk<T>(ctx, options.uplo, n, lda, a, info_handle, options.fast_math, hints);
       if (solve) {
         void* b = register_chunk_blocks(*state, B, n, nrhs, ldb, strideB, c);
-        detail::insert_potrs_chunk<T>(ctx, options.uplo, n, nrhs, lda, ldb, a, info_handle, b, 0);
+        detail::insert_potrs_chunk<T>(ctx, options.uplo, n, nrhs, lda, ldb, a, info_handle, b, hints);
       }
     }
   });
@@ -201,7 +209,9 @@ Request submit_variable(Runtime& runtime, const int* n, int nrhs, T* A, const lo
   return detail::make_request(runtime, state, [&](Submission& s) {
     if (batch == 0) return;
     const detail::TaskContext ctx = detail::make_context(runtime, s, mode, GpuKernels::any);
-    for (const Chunk& c : chunks_of(runtime, batch, options, mode)) {
+    const std::vector<Chunk> chunks = chunks_of(runtime, batch, options, mode);
+    for (const Chunk& c : chunks) {
+      const TaskHints hints = chunk_hints(options, c, chunks);
       if (std::all_of(n + c.first, n + c.first + c.count, [](int order) { return order == 0; })) {
         std::fill(info + c.first, info + c.first + c.count, 0);  // nothing to factor or solve
         continue;
@@ -209,11 +219,11 @@ Request submit_variable(Runtime& runtime, const int* n, int nrhs, T* A, const lo
       const detail::VariableChunk a =
           register_variable_chunk(*state, A, n, 0, n, offsets, lda, c, state->relative_offsets);
       void* info_handle = state->keep(detail::register_array(info + c.first, sizeof(int), c.count));
-      if (factor) detail::insert_vpotrf_chunk<T>(ctx, options.uplo, a, info_handle, options.fast_math, 0);
+      if (factor) detail::insert_vpotrf_chunk<T>(ctx, options.uplo, a, info_handle, options.fast_math, hints);
       if (nrhs > 0) {
         const detail::VariableChunk b =
             register_variable_chunk(*state, B, n, nrhs, nullptr, offsetsB, ldb, c, state->relative_offsets_b);
-        detail::insert_vpotrs_chunk<T>(ctx, options.uplo, nrhs, a, info_handle, b, 0);
+        detail::insert_vpotrs_chunk<T>(ctx, options.uplo, nrhs, a, info_handle, b, hints);
       }
     }
   });

@@ -1,0 +1,71 @@
+#include "process_state.hpp"
+
+#include <cblas.h>
+#include <starpu.h>
+
+#include <mutex>
+
+namespace tessera::detail {
+
+namespace {
+
+// One process-wide setting changed by the first of its users and restored by the last.
+template <class Setting>
+class CountedSetting {
+ public:
+  void acquire() {
+    std::lock_guard<std::mutex> lock(mutex_);
+    if (users_++ == 0) saved_ = Setting::change();
+  }
+  void release() noexcept {
+    std::lock_guard<std::mutex> lock(mutex_);
+    if (--users_ == 0) Setting::restore(saved_);
+  }
+
+ private:
+  std::mutex mutex_;
+  int users_ = 0;
+  typename Setting::Saved saved_{};
+};
+
+struct BlasThreadsSetting {
+  using Saved = int;
+  static Saved change() {
+    const int program_threads = openblas_get_num_threads();
+    openblas_set_num_threads(1);
+    return program_threads;
+  }
+  static void restore(Saved program_threads) noexcept { openblas_set_num_threads(program_threads); }
+};
+
+struct ProfilingSetting {
+  using Saved = bool;  // whether the program had it on
+  static Saved change() {
+    const bool was_on = starpu_profiling_status_get() != 0;
+    if (!was_on) starpu_profiling_status_set(STARPU_PROFILING_ENABLE);
+    return was_on;
+  }
+  static void restore(Saved was_on) noexcept {
+    if (!was_on && starpu_is_initialized()) starpu_profiling_status_set(STARPU_PROFILING_DISABLE);
+  }
+};
+
+// Never destroyed, so that runtimes ending in exit handlers still find them.
+CountedSetting<BlasThreadsSetting>& blas_threads() {
+  static auto* setting = new CountedSetting<BlasThreadsSetting>();
+  return *setting;
+}
+CountedSetting<ProfilingSetting>& profiling() {
+  static auto* setting = new CountedSetting<ProfilingSetting>();
+  return *setting;
+}
+
+}  // namespace
+
+SingleThreadedBlas::SingleThreadedBlas() { blas_threads().acquire(); }
+SingleThreadedBlas::~SingleThreadedBlas() { blas_threads().release(); }
+
+TaskProfiling::TaskProfiling() { profiling().acquire(); }
+TaskProfiling::~TaskProfiling() { profiling().release(); }
+
+}  // namespace tessera::detail
