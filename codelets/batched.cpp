@@ -164,45 +164,37 @@ void vpotrs_chunk_cuda(void* buffers[], void* cl_arg) {
                                      count, array_view<int>(buffers[4]), starpu_cuda_get_local_stream());
   });
 }
-#define TESSERA_BATCH_CUDA(f) f
-#else
-#define TESSERA_BATCH_CUDA(f) nullptr
 #endif
 
 template <class T>
 starpu_codelet* potrf_chunk_codelet() {
-  static starpu_perfmodel model = make_history_model(std::string("tessera_") + precision_letter<T>() + "potrf_batched");
-  static starpu_codelet codelet = make_codelet({"potrf_batched", potrf_chunk_cpu<T>, TESSERA_BATCH_CUDA(potrf_chunk_cuda<T>),
-                                                nullptr, true, {STARPU_RW, STARPU_W}, nullptr, &model});
+  static starpu_codelet codelet = make_tile_codelet<T>({"potrf_batched", potrf_chunk_cpu<T>, TESSERA_IF_CUDA(potrf_chunk_cuda<T>),
+                                                nullptr, true, {STARPU_RW, STARPU_W}});
   return &codelet;
 }
 
 template <class T>
 starpu_codelet* potrs_chunk_codelet() {
-  static starpu_perfmodel model = make_history_model(std::string("tessera_") + precision_letter<T>() + "potrs_batched");
-  static starpu_codelet codelet = make_codelet({"potrs_batched", potrs_chunk_cpu<T>, TESSERA_BATCH_CUDA(potrs_chunk_cuda<T>),
-                                                nullptr, true, {STARPU_R, STARPU_R, STARPU_RW}, nullptr, &model});
+  static starpu_codelet codelet = make_tile_codelet<T>({"potrs_batched", potrs_chunk_cpu<T>, TESSERA_IF_CUDA(potrs_chunk_cuda<T>),
+                                                nullptr, true, {STARPU_R, STARPU_R, STARPU_RW}});
   return &codelet;
 }
 
 template <class T>
 starpu_codelet* vpotrf_chunk_codelet() {
-  static starpu_perfmodel model = make_history_model(std::string("tessera_") + precision_letter<T>() + "potrf_vbatched");
   static starpu_codelet codelet =
-      make_codelet({"potrf_vbatched", vpotrf_chunk_cpu<T>, TESSERA_BATCH_CUDA(vpotrf_chunk_cuda<T>), nullptr, true,
-                    {STARPU_RW, STARPU_R, STARPU_R, STARPU_R, STARPU_W}, nullptr, &model});
+      make_tile_codelet<T>({"potrf_vbatched", vpotrf_chunk_cpu<T>, TESSERA_IF_CUDA(vpotrf_chunk_cuda<T>), nullptr, true,
+                    {STARPU_RW, STARPU_R, STARPU_R, STARPU_R, STARPU_W}});
   return &codelet;
 }
 
 template <class T>
 starpu_codelet* vpotrs_chunk_codelet() {
-  static starpu_perfmodel model = make_history_model(std::string("tessera_") + precision_letter<T>() + "potrs_vbatched");
   static starpu_codelet codelet =
-      make_codelet({"potrs_vbatched", vpotrs_chunk_cpu<T>, TESSERA_BATCH_CUDA(vpotrs_chunk_cuda<T>), nullptr, true,
-                    {STARPU_R, STARPU_R, STARPU_R, STARPU_R, STARPU_R, STARPU_RW, STARPU_R, STARPU_R}, nullptr, &model});
+      make_tile_codelet<T>({"potrs_vbatched", vpotrs_chunk_cpu<T>, TESSERA_IF_CUDA(vpotrs_chunk_cuda<T>), nullptr, true,
+                    {STARPU_R, STARPU_R, STARPU_R, STARPU_R, STARPU_R, STARPU_RW, STARPU_R, STARPU_R}});
   return &codelet;
 }
-#undef TESSERA_BATCH_CUDA
 
 // The tile that traces show for a chunk: none (chunks have no tile coordinates).
 const TileRef no_tile{};

@@ -71,6 +71,21 @@ struct CodeletSpec {
 };
 starpu_codelet make_codelet(const CodeletSpec& spec);
 
+// A CUDA implementation where Tessera is built with CUDA, none otherwise.
+#ifdef TESSERA_HAVE_CUDA
+#define TESSERA_IF_CUDA(implementation) implementation
+#else
+#define TESSERA_IF_CUDA(implementation) nullptr
+#endif
+
+// The codelet `spec` describes, with a history perf model named tessera_<precision><name>
+// (allocated once per codelet: StarPU keeps it until the process ends).
+template <class T>
+starpu_codelet make_tile_codelet(CodeletSpec spec) {
+  spec.model = new starpu_perfmodel(make_history_model(std::string("tessera_") + precision_letter<T>() + spec.name));
+  return make_codelet(spec);
+}
+
 // Where tasks of a resolved mode may run.
 uint32_t where_of(Mode mode);
 
@@ -91,6 +106,20 @@ void run_task_body(const TaskHeader& header, const char* what, Body&& body, bool
 template <class Args>
 const Args& task_args(void* cl_arg) {
   return *static_cast<const Args*>(cl_arg);
+}
+
+template <class T, class Body, class Front, std::size_t... I>
+void call_with_tiles(void* buffers[], std::index_sequence<I...>, Body& body, const Front& front) {
+  body(front, tile_view<T>(buffers[I])...);
+}
+
+// A codelet implementation's usual shape: body(args, tile...) with the task's arguments and its
+// first `Tiles` buffers as tiles, under run_task_body's rules.
+template <class Args, class T, std::size_t Tiles, class Body>
+void run_on_tiles(void* buffers[], void* cl_arg, const char* what, Body&& body, bool even_after_failure = false) {
+  const Args& args = task_args<Args>(cl_arg);
+  run_task_body(args.header, what, [&] { call_with_tiles<T>(buffers, std::make_index_sequence<Tiles>{}, body, args); },
+                even_after_failure);
 }
 
 struct TaskBuffer {
@@ -134,6 +163,14 @@ bool cpu_may_run_uncalibrated(bool gpu_may_run, int tile_order);
 // allows, or the CPU's timing of this task's footprint is known. Policies that place by other
 // rules (panel-cpu, heteroprio, work stealing) are not second-guessed.
 int cpu_worker_may_run(const TaskHeader& header, unsigned worker, starpu_task* task, unsigned implementation);
+
+// On a CUDA worker: body(args, the worker's CUDA context, tile...), as run_on_tiles.
+template <class Args, class T, std::size_t Tiles, class Body>
+void run_on_cuda_tiles(void* buffers[], void* cl_arg, const char* what, Body&& body) {
+  run_on_tiles<Args, T, Tiles>(buffers, cl_arg, what, [&](const Args& args, auto... tiles) {
+    body(args, current_cuda_context(args.header), tiles...);
+  });
+}
 
 // can_execute for codelets with a vendor and a custom CUDA implementation: CPU workers as
 // cpu_worker_may_run says; on CUDA workers, what FactorOptions::gpu_kernels allows, the custom

@@ -1,8 +1,6 @@
 // Conversions between the caller's column-major matrix and the tiles (copy_in, copy_out: CPU
 // tasks, so they run in parallel over the CPU workers), and copy_tile (tile -> tile, optionally
 // with the strict upper triangle zeroed; CPU and CUDA).
-#include <string>
-
 #include "codelet_support.hpp"
 #include "kernels/cpu/blas.hpp"
 
@@ -60,15 +58,13 @@ void copy_out_cpu(void* buffers[], void* cl_arg) {
 
 template <class T>
 starpu_codelet* copy_in_codelet() {
-  static starpu_perfmodel model = make_history_model(std::string("tessera_") + precision_letter<T>() + "copy_in");
-  static starpu_codelet codelet = make_codelet({"copy_in", copy_in_cpu<T>, nullptr, nullptr, false, {STARPU_W}, nullptr, &model});
+  static starpu_codelet codelet = make_tile_codelet<T>({"copy_in", copy_in_cpu<T>, nullptr, nullptr, false, {STARPU_W}});
   return &codelet;
 }
 
 template <class T>
 starpu_codelet* copy_out_codelet() {
-  static starpu_perfmodel model = make_history_model(std::string("tessera_") + precision_letter<T>() + "copy_out");
-  static starpu_codelet codelet = make_codelet({"copy_out", copy_out_cpu<T>, nullptr, nullptr, false, {STARPU_R}, nullptr, &model});
+  static starpu_codelet codelet = make_tile_codelet<T>({"copy_out", copy_out_cpu<T>, nullptr, nullptr, false, {STARPU_R}});
   return &codelet;
 }
 
@@ -80,44 +76,38 @@ struct CopyTileArgs {
 
 template <class T>
 void copy_tile_cpu(void* buffers[], void* cl_arg) {
-  const auto& args = task_args<CopyTileArgs<T>>(cl_arg);
-  run_task_body(args.header, "copy_tile", [&] {
-    const TileView<T> src = tile_view<T>(buffers[0]);
-    const TileView<T> dst = tile_view<T>(buffers[1]);
-    if (args.zero_upper)
-      kernels::cpu::copy_lower(src.rows, src.cols, src.ptr, src.ld, dst.ptr, dst.ld);
-    else
-      kernels::cpu::copy_block(false, false, src.rows, src.cols, src.ptr, src.ld, dst.ptr, dst.ld);
-  }, /*even_after_failure=*/true);
+  run_on_tiles<CopyTileArgs<T>, T, 2>(
+      buffers, cl_arg, "copy_tile",
+      [](const CopyTileArgs<T>& args, TileView<T> src, TileView<T> dst) {
+        if (args.zero_upper)
+          kernels::cpu::copy_lower(src.rows, src.cols, src.ptr, src.ld, dst.ptr, dst.ld);
+        else
+          kernels::cpu::copy_block(false, false, src.rows, src.cols, src.ptr, src.ld, dst.ptr, dst.ld);
+      },
+      /*even_after_failure=*/true);
 }
 
 #ifdef TESSERA_HAVE_CUDA
 template <class T>
 void copy_tile_cuda(void* buffers[], void* cl_arg) {
-  const auto& args = task_args<CopyTileArgs<T>>(cl_arg);
-  run_task_body(args.header, "copy_tile (CUDA)", [&] {
-    const TileView<T> src = tile_view<T>(buffers[0]);
-    const TileView<T> dst = tile_view<T>(buffers[1]);
-    cudaStream_t stream = starpu_cuda_get_local_stream();
-    if (args.zero_upper)
-      kernels::cuda::copy_lower(src.rows, src.cols, src.ptr, src.ld, dst.ptr, dst.ld, stream);
-    else
-      TESSERA_CUDA_CHECK(cudaMemcpy2DAsync(dst.ptr, sizeof(T) * dst.ld, src.ptr, sizeof(T) * src.ld,
-                                           sizeof(T) * src.rows, src.cols, cudaMemcpyDeviceToDevice, stream));
-  }, /*even_after_failure=*/true);
+  run_on_tiles<CopyTileArgs<T>, T, 2>(
+      buffers, cl_arg, "copy_tile (CUDA)",
+      [](const CopyTileArgs<T>& args, TileView<T> src, TileView<T> dst) {
+        cudaStream_t stream = starpu_cuda_get_local_stream();
+        if (args.zero_upper)
+          kernels::cuda::copy_lower(src.rows, src.cols, src.ptr, src.ld, dst.ptr, dst.ld, stream);
+        else
+          TESSERA_CUDA_CHECK(cudaMemcpy2DAsync(dst.ptr, sizeof(T) * dst.ld, src.ptr, sizeof(T) * src.ld,
+                                               sizeof(T) * src.rows, src.cols, cudaMemcpyDeviceToDevice, stream));
+      },
+      /*even_after_failure=*/true);
 }
 #endif
 
 template <class T>
 starpu_codelet* copy_tile_codelet() {
-  static starpu_perfmodel model = make_history_model(std::string("tessera_") + precision_letter<T>() + "copy_tile");
-  static starpu_codelet codelet = make_codelet({"copy_tile", copy_tile_cpu<T>,
-#ifdef TESSERA_HAVE_CUDA
-                                                copy_tile_cuda<T>,
-#else
-                                                nullptr,
-#endif
-                                                nullptr, true, {STARPU_R, STARPU_W}, nullptr, &model});
+  static starpu_codelet codelet = make_tile_codelet<T>(
+      {"copy_tile", copy_tile_cpu<T>, TESSERA_IF_CUDA(copy_tile_cuda<T>), nullptr, true, {STARPU_R, STARPU_W}});
   return &codelet;
 }
 

@@ -1,7 +1,5 @@
 // gemm: C := alpha op(A) op(B) + beta C (the trailing update C -= A B^T, and the solves' updates).
 // CPU: OpenBLAS. CUDA: cuBLAS, and Tessera's kernel for C -= A B^T.
-#include <string>
-
 #include "codelet_support.hpp"
 #include "kernels/cpu/blas.hpp"
 
@@ -30,11 +28,8 @@ int inner_dimension(const GemmArgs<T>& args, const TileView<T>& A) {
 
 template <class T>
 void gemm_cpu(void* buffers[], void* cl_arg) {
-  const auto& args = task_args<GemmArgs<T>>(cl_arg);
-  run_task_body(args.header, "gemm", [&] {
-    const TileView<T> A = tile_view<T>(buffers[0]);
-    const TileView<T> B = tile_view<T>(buffers[1]);
-    const TileView<T> C = tile_view<T>(buffers[2]);
+  run_on_tiles<GemmArgs<T>, T, 3>(buffers, cl_arg, "gemm",
+                                  [](const GemmArgs<T>& args, TileView<T> A, TileView<T> B, TileView<T> C) {
     kernels::cpu::gemm(args.transa == Trans::yes, args.transb == Trans::yes, C.rows, C.cols, inner_dimension(args, A),
                        args.alpha, A.ptr, A.ld, B.ptr, B.ld, args.beta, C.ptr, C.ld);
   });
@@ -43,16 +38,13 @@ void gemm_cpu(void* buffers[], void* cl_arg) {
 #ifdef TESSERA_HAVE_CUDA
 template <class T>
 void gemm_cuda_vendor(void* buffers[], void* cl_arg) {
-  const auto& args = task_args<GemmArgs<T>>(cl_arg);
-  run_task_body(args.header, "gemm (cuBLAS)", [&] {
-    CudaWorkerContext& ctx = current_cuda_context(args.header);
-    const TileView<T> A = tile_view<T>(buffers[0]);
-    const TileView<T> B = tile_view<T>(buffers[1]);
-    const TileView<T> C = tile_view<T>(buffers[2]);
-    kernels::cuda::vendor::gemm(ctx.cublas, args.transa == Trans::yes, args.transb == Trans::yes, C.rows, C.cols,
-                                inner_dimension(args, A), args.alpha, A.ptr, A.ld, B.ptr, B.ld, args.beta, C.ptr,
-                                C.ld);
-  });
+  run_on_cuda_tiles<GemmArgs<T>, T, 3>(
+      buffers, cl_arg, "gemm (cuBLAS)",
+      [](const GemmArgs<T>& args, CudaWorkerContext& ctx, TileView<T> A, TileView<T> B, TileView<T> C) {
+        kernels::cuda::vendor::gemm(ctx.cublas, args.transa == Trans::yes, args.transb == Trans::yes, C.rows, C.cols,
+                                    inner_dimension(args, A), args.alpha, A.ptr, A.ld, B.ptr, B.ld, args.beta, C.ptr,
+                                    C.ld);
+      });
 }
 
 // Tessera's kernel does the trailing update's form, C -= A B^T.
@@ -63,30 +55,21 @@ bool gemm_custom_supports(const GemmArgs<T>& args) {
 
 template <class T>
 void gemm_cuda_custom(void* buffers[], void* cl_arg) {
-  const auto& args = task_args<GemmArgs<T>>(cl_arg);
-  run_task_body(args.header, "gemm (Tessera CUDA)", [&] {
-    CudaWorkerContext& ctx = current_cuda_context(args.header);
-    const TileView<T> A = tile_view<T>(buffers[0]);
-    const TileView<T> B = tile_view<T>(buffers[1]);
-    const TileView<T> C = tile_view<T>(buffers[2]);
-    const kernels::cuda::TileKernelConfig cfg = ctx.tile_config(precision_letter<T>(), "gemm", C.rows);
-    kernels::cuda::gemm_nt<T>(C.rows, C.cols, A.cols, A.ptr, A.ld, B.ptr, B.ld, C.ptr, C.ld, ctx.stream, cfg);
-  });
+  run_on_cuda_tiles<GemmArgs<T>, T, 3>(
+      buffers, cl_arg, "gemm (Tessera CUDA)",
+      [](const GemmArgs<T>&, CudaWorkerContext& ctx, TileView<T> A, TileView<T> B, TileView<T> C) {
+        const kernels::cuda::TileKernelConfig cfg = ctx.tile_config(precision_letter<T>(), "gemm", C.rows);
+        kernels::cuda::gemm_nt<T>(C.rows, C.cols, A.cols, A.ptr, A.ld, B.ptr, B.ld, C.ptr, C.ld, ctx.stream, cfg);
+      });
 }
 #endif
 
 template <class T>
 starpu_codelet* gemm_codelet() {
-  static starpu_perfmodel model = make_history_model(std::string("tessera_") + precision_letter<T>() + "gemm");
-  static starpu_codelet codelet = make_codelet({
-      "gemm", gemm_cpu<T>,
-#ifdef TESSERA_HAVE_CUDA
-      gemm_cuda_vendor<T>, gemm_cuda_custom<T>, true, {STARPU_R, STARPU_R, STARPU_RW},
-      can_execute_with_kernel_choice<GemmArgs<T>, gemm_custom_supports<T>>,
-#else
-      nullptr, nullptr, true, {STARPU_R, STARPU_R, STARPU_RW}, nullptr,
-#endif
-      &model});
+  static starpu_codelet codelet = make_tile_codelet<T>(
+      {"gemm", gemm_cpu<T>, TESSERA_IF_CUDA(gemm_cuda_vendor<T>), TESSERA_IF_CUDA(gemm_cuda_custom<T>), true,
+       {STARPU_R, STARPU_R, STARPU_RW},
+       TESSERA_IF_CUDA((can_execute_with_kernel_choice<GemmArgs<T>, gemm_custom_supports<T>>))});
   return &codelet;
 }
 

@@ -1,7 +1,5 @@
 // abs_sums: column and row sums of |tile| into a host array, from which the 1-norm of a tile
 // matrix is assembled (backward-error checks). CPU only: the tiles come to the host for it.
-#include <string>
-
 #include "codelet_support.hpp"
 #include "kernels/cpu/blas.hpp"
 
@@ -18,17 +16,17 @@ struct AbsSumsArgs {
 
 template <class T>
 void abs_sums_cpu(void* buffers[], void* cl_arg) {
-  const auto& args = task_args<AbsSumsArgs<T>>(cl_arg);
-  run_task_body(args.header, "abs_sums", [&] {
-    const TileView<T> tile = tile_view<T>(buffers[0]);
-    kernels::cpu::abs_sums(args.lower_only, tile.rows, tile.cols, tile.ptr, tile.ld, args.sums, args.sums + tile.cols);
-  }, /*even_after_failure=*/true);
+  run_on_tiles<AbsSumsArgs<T>, T, 1>(
+      buffers, cl_arg, "abs_sums",
+      [](const AbsSumsArgs<T>& args, TileView<T> tile) {
+        kernels::cpu::abs_sums(args.lower_only, tile.rows, tile.cols, tile.ptr, tile.ld, args.sums, args.sums + tile.cols);
+      },
+      /*even_after_failure=*/true);
 }
 
 template <class T>
 starpu_codelet* abs_sums_codelet() {
-  static starpu_perfmodel model = make_history_model(std::string("tessera_") + precision_letter<T>() + "abs_sums");
-  static starpu_codelet codelet = make_codelet({"abs_sums", abs_sums_cpu<T>, nullptr, nullptr, false, {STARPU_R}, nullptr, &model});
+  static starpu_codelet codelet = make_tile_codelet<T>({"abs_sums", abs_sums_cpu<T>, nullptr, nullptr, false, {STARPU_R}});
   return &codelet;
 }
 

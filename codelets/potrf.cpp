@@ -28,9 +28,7 @@ void report_info(const PotrfArgs& args, int info) {
 
 template <class T>
 void potrf_cpu(void* buffers[], void* cl_arg) {
-  const auto& args = task_args<PotrfArgs>(cl_arg);
-  run_task_body(args.header, "potrf", [&] {
-    const TileView<T> A = tile_view<T>(buffers[0]);
+  run_on_tiles<PotrfArgs, T, 1>(buffers, cl_arg, "potrf", [](const PotrfArgs& args, TileView<T> A) {
     report_info(args, kernels::cpu::potrf(A.rows, A.ptr, A.ld));
   });
 }
@@ -65,10 +63,8 @@ void report_device_info(const PotrfArgs& args, const TileView<T>& A, CudaWorkerC
 
 template <class T>
 void potrf_cuda_vendor(void* buffers[], void* cl_arg) {
-  const auto& args = task_args<PotrfArgs>(cl_arg);
-  run_task_body(args.header, "potrf (cuSOLVER)", [&] {
-    CudaWorkerContext& ctx = current_cuda_context(args.header);
-    const TileView<T> A = tile_view<T>(buffers[0]);
+  run_on_cuda_tiles<PotrfArgs, T, 1>(buffers, cl_arg, "potrf (cuSOLVER)",
+                                     [](const PotrfArgs& args, CudaWorkerContext& ctx, TileView<T> A) {
     const int lwork = kernels::cuda::vendor::potrf_workspace(ctx.cusolver, A.rows, A.ptr, A.ld);
     T* work = static_cast<T*>(ctx.workspace_of(sizeof(T) * static_cast<std::size_t>(lwork)));
     kernels::cuda::vendor::potrf(ctx.cusolver, A.rows, A.ptr, A.ld, work, lwork, ctx.device_info);
@@ -78,10 +74,8 @@ void potrf_cuda_vendor(void* buffers[], void* cl_arg) {
 
 template <class T>
 void potrf_cuda_custom(void* buffers[], void* cl_arg) {
-  const auto& args = task_args<PotrfArgs>(cl_arg);
-  run_task_body(args.header, "potrf (Tessera CUDA)", [&] {
-    CudaWorkerContext& ctx = current_cuda_context(args.header);
-    const TileView<T> A = tile_view<T>(buffers[0]);
+  run_on_cuda_tiles<PotrfArgs, T, 1>(buffers, cl_arg, "potrf (Tessera CUDA)",
+                                     [](const PotrfArgs& args, CudaWorkerContext& ctx, TileView<T> A) {
     const kernels::cuda::TileKernelConfig cfg = ctx.tile_config(precision_letter<T>(), "potf2", A.rows);
     const std::size_t bytes = kernels::cuda::potf2_workspace_bytes<T>(A.rows, cfg);
     void* work = bytes > 0 ? ctx.workspace_of(bytes) : nullptr;
@@ -95,16 +89,9 @@ bool potrf_custom_supports(const PotrfArgs&) { return true; }
 
 template <class T>
 starpu_codelet* potrf_codelet() {
-  static starpu_perfmodel model = make_history_model(std::string("tessera_") + precision_letter<T>() + "potrf");
-  static starpu_codelet codelet = make_codelet({
-      "potrf", potrf_cpu<T>,
-#ifdef TESSERA_HAVE_CUDA
-      potrf_cuda_vendor<T>, potrf_cuda_custom<T>, false, {STARPU_RW},
-      can_execute_with_kernel_choice<PotrfArgs, potrf_custom_supports>,
-#else
-      nullptr, nullptr, false, {STARPU_RW}, nullptr,
-#endif
-      &model});
+  static starpu_codelet codelet = make_tile_codelet<T>(
+      {"potrf", potrf_cpu<T>, TESSERA_IF_CUDA(potrf_cuda_vendor<T>), TESSERA_IF_CUDA(potrf_cuda_custom<T>), false,
+       {STARPU_RW}, TESSERA_IF_CUDA((can_execute_with_kernel_choice<PotrfArgs, potrf_custom_supports>))});
   return &codelet;
 }
 

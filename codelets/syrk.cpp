@@ -1,7 +1,5 @@
 // syrk: C := alpha A A^T + beta C on the lower triangle of a diagonal tile (the trailing update).
 // CPU: OpenBLAS. CUDA: cuBLAS, and Tessera's kernel for C -= A A^T.
-#include <string>
-
 #include "codelet_support.hpp"
 #include "kernels/cpu/blas.hpp"
 
@@ -23,10 +21,7 @@ struct SyrkArgs {
 
 template <class T>
 void syrk_cpu(void* buffers[], void* cl_arg) {
-  const auto& args = task_args<SyrkArgs<T>>(cl_arg);
-  run_task_body(args.header, "syrk", [&] {
-    const TileView<T> A = tile_view<T>(buffers[0]);
-    const TileView<T> C = tile_view<T>(buffers[1]);
+  run_on_tiles<SyrkArgs<T>, T, 2>(buffers, cl_arg, "syrk", [](const SyrkArgs<T>& args, TileView<T> A, TileView<T> C) {
     kernels::cpu::syrk(C.rows, A.cols, args.alpha, A.ptr, A.ld, args.beta, C.ptr, C.ld);
   });
 }
@@ -34,11 +29,8 @@ void syrk_cpu(void* buffers[], void* cl_arg) {
 #ifdef TESSERA_HAVE_CUDA
 template <class T>
 void syrk_cuda_vendor(void* buffers[], void* cl_arg) {
-  const auto& args = task_args<SyrkArgs<T>>(cl_arg);
-  run_task_body(args.header, "syrk (cuBLAS)", [&] {
-    CudaWorkerContext& ctx = current_cuda_context(args.header);
-    const TileView<T> A = tile_view<T>(buffers[0]);
-    const TileView<T> C = tile_view<T>(buffers[1]);
+  run_on_cuda_tiles<SyrkArgs<T>, T, 2>(buffers, cl_arg, "syrk (cuBLAS)",
+                                        [](const SyrkArgs<T>& args, CudaWorkerContext& ctx, TileView<T> A, TileView<T> C) {
     kernels::cuda::vendor::syrk(ctx.cublas, C.rows, A.cols, args.alpha, A.ptr, A.ld, args.beta, C.ptr, C.ld);
   });
 }
@@ -51,11 +43,8 @@ bool syrk_custom_supports(const SyrkArgs<T>& args) {
 
 template <class T>
 void syrk_cuda_custom(void* buffers[], void* cl_arg) {
-  const auto& args = task_args<SyrkArgs<T>>(cl_arg);
-  run_task_body(args.header, "syrk (Tessera CUDA)", [&] {
-    CudaWorkerContext& ctx = current_cuda_context(args.header);
-    const TileView<T> A = tile_view<T>(buffers[0]);
-    const TileView<T> C = tile_view<T>(buffers[1]);
+  run_on_cuda_tiles<SyrkArgs<T>, T, 2>(buffers, cl_arg, "syrk (Tessera CUDA)",
+                                        [](const SyrkArgs<T>&, CudaWorkerContext& ctx, TileView<T> A, TileView<T> C) {
     const kernels::cuda::TileKernelConfig cfg = ctx.tile_config(precision_letter<T>(), "syrk", C.rows);
     kernels::cuda::syrk_ln<T>(C.rows, A.cols, A.ptr, A.ld, C.ptr, C.ld, ctx.stream, cfg);
   });
@@ -64,16 +53,9 @@ void syrk_cuda_custom(void* buffers[], void* cl_arg) {
 
 template <class T>
 starpu_codelet* syrk_codelet() {
-  static starpu_perfmodel model = make_history_model(std::string("tessera_") + precision_letter<T>() + "syrk");
-  static starpu_codelet codelet = make_codelet({
-      "syrk", syrk_cpu<T>,
-#ifdef TESSERA_HAVE_CUDA
-      syrk_cuda_vendor<T>, syrk_cuda_custom<T>, true, {STARPU_R, STARPU_RW},
-      can_execute_with_kernel_choice<SyrkArgs<T>, syrk_custom_supports<T>>,
-#else
-      nullptr, nullptr, true, {STARPU_R, STARPU_RW}, nullptr,
-#endif
-      &model});
+  static starpu_codelet codelet = make_tile_codelet<T>(
+      {"syrk", syrk_cpu<T>, TESSERA_IF_CUDA(syrk_cuda_vendor<T>), TESSERA_IF_CUDA(syrk_cuda_custom<T>), true,
+       {STARPU_R, STARPU_RW}, TESSERA_IF_CUDA((can_execute_with_kernel_choice<SyrkArgs<T>, syrk_custom_supports<T>>))});
   return &codelet;
 }
 

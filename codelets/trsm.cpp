@@ -1,8 +1,6 @@
 // trsm: triangular solve with a lower tile. The factorization's panel solve is B := B L^{-T}
 // (right, transposed); the solves use the left-side forms. CPU: OpenBLAS. CUDA: cuBLAS, and
 // Tessera's kernel for the panel form.
-#include <string>
-
 #include "codelet_support.hpp"
 #include "kernels/cpu/blas.hpp"
 
@@ -25,10 +23,7 @@ struct TrsmArgs {
 
 template <class T>
 void trsm_cpu(void* buffers[], void* cl_arg) {
-  const auto& args = task_args<TrsmArgs<T>>(cl_arg);
-  run_task_body(args.header, "trsm", [&] {
-    const TileView<T> L = tile_view<T>(buffers[0]);
-    const TileView<T> B = tile_view<T>(buffers[1]);
+  run_on_tiles<TrsmArgs<T>, T, 2>(buffers, cl_arg, "trsm", [](const TrsmArgs<T>& args, TileView<T> L, TileView<T> B) {
     kernels::cpu::trsm(args.side == Side::left, args.trans == Trans::yes, B.rows, B.cols, args.alpha, L.ptr, L.ld,
                        B.ptr, B.ld);
   });
@@ -37,11 +32,8 @@ void trsm_cpu(void* buffers[], void* cl_arg) {
 #ifdef TESSERA_HAVE_CUDA
 template <class T>
 void trsm_cuda_vendor(void* buffers[], void* cl_arg) {
-  const auto& args = task_args<TrsmArgs<T>>(cl_arg);
-  run_task_body(args.header, "trsm (cuBLAS)", [&] {
-    CudaWorkerContext& ctx = current_cuda_context(args.header);
-    const TileView<T> L = tile_view<T>(buffers[0]);
-    const TileView<T> B = tile_view<T>(buffers[1]);
+  run_on_cuda_tiles<TrsmArgs<T>, T, 2>(buffers, cl_arg, "trsm (cuBLAS)",
+                                        [](const TrsmArgs<T>& args, CudaWorkerContext& ctx, TileView<T> L, TileView<T> B) {
     kernels::cuda::vendor::trsm(ctx.cublas, args.side == Side::left, args.trans == Trans::yes, B.rows, B.cols,
                                 args.alpha, L.ptr, L.ld, B.ptr, B.ld);
   });
@@ -55,11 +47,8 @@ bool trsm_custom_supports(const TrsmArgs<T>& args) {
 
 template <class T>
 void trsm_cuda_custom(void* buffers[], void* cl_arg) {
-  const auto& args = task_args<TrsmArgs<T>>(cl_arg);
-  run_task_body(args.header, "trsm (Tessera CUDA)", [&] {
-    CudaWorkerContext& ctx = current_cuda_context(args.header);
-    const TileView<T> L = tile_view<T>(buffers[0]);
-    const TileView<T> B = tile_view<T>(buffers[1]);
+  run_on_cuda_tiles<TrsmArgs<T>, T, 2>(buffers, cl_arg, "trsm (Tessera CUDA)",
+                                        [](const TrsmArgs<T>&, CudaWorkerContext& ctx, TileView<T> L, TileView<T> B) {
     const kernels::cuda::TileKernelConfig cfg = ctx.tile_config(precision_letter<T>(), "trsm", B.cols);
     const std::size_t bytes = kernels::cuda::trsm_rlt_workspace_bytes<T>(B.rows, B.cols, cfg);
     void* work = bytes > 0 ? ctx.workspace_of(bytes) : nullptr;
@@ -70,16 +59,9 @@ void trsm_cuda_custom(void* buffers[], void* cl_arg) {
 
 template <class T>
 starpu_codelet* trsm_codelet() {
-  static starpu_perfmodel model = make_history_model(std::string("tessera_") + precision_letter<T>() + "trsm");
-  static starpu_codelet codelet = make_codelet({
-      "trsm", trsm_cpu<T>,
-#ifdef TESSERA_HAVE_CUDA
-      trsm_cuda_vendor<T>, trsm_cuda_custom<T>, true, {STARPU_R, STARPU_RW},
-      can_execute_with_kernel_choice<TrsmArgs<T>, trsm_custom_supports<T>>,
-#else
-      nullptr, nullptr, true, {STARPU_R, STARPU_RW}, nullptr,
-#endif
-      &model});
+  static starpu_codelet codelet = make_tile_codelet<T>(
+      {"trsm", trsm_cpu<T>, TESSERA_IF_CUDA(trsm_cuda_vendor<T>), TESSERA_IF_CUDA(trsm_cuda_custom<T>), true,
+       {STARPU_R, STARPU_RW}, TESSERA_IF_CUDA((can_execute_with_kernel_choice<TrsmArgs<T>, trsm_custom_supports<T>>))});
   return &codelet;
 }
 

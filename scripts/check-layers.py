@@ -34,6 +34,10 @@ STARPU_FREE = {"kernels", "public-api", "algorithms", "api", "lapack-drop-in", "
 STARPU_INTEROP_HEADER = "include/tessera/starpu_interop.hpp"
 STARPU_INCLUDE = re.compile(r'^\s*#\s*include\s+[<"]starpu[^>"]*[>"]', re.M)
 
+# The process environment has one owner: every read and write of the library goes through it.
+ENVIRONMENT_OWNER = "src/runtime/environment.cpp"
+ENVIRONMENT_ACCESS = re.compile(r'\b(getenv|secure_getenv|setenv|putenv|unsetenv)\s*\(')
+
 # layer -> the layers it may include. Lower layers never include higher ones.
 ALLOWED = {
     "kernels": {"public-api"},
@@ -103,6 +107,8 @@ def main():
             problems.append(f"{rel}: in no layer (add it to LAYERS in {pathlib.Path(__file__).name})")
             continue
         text = source.read_text(errors="replace")
+        if rel != ENVIRONMENT_OWNER and ENVIRONMENT_ACCESS.search(text):
+            problems.append(f"{rel}: reads or writes the environment, which only {ENVIRONMENT_OWNER} does")
         if from_layer in STARPU_FREE and rel != STARPU_INTEROP_HEADER and STARPU_INCLUDE.search(text):
             problems.append(f"{rel}: includes StarPU, which the {from_layer} layer never does")
         for name in INCLUDE.findall(text):

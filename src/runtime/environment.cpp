@@ -1,4 +1,7 @@
 // The one place where Tessera reads (and, for StarPU's defaults, writes) environment variables.
+// Every access goes through read_variable() and set_default_variable(), under one lock, so that a
+// runtime starting in one thread (which sets StarPU's defaults) never changes the environment
+// under a read of Tessera's in another; values are copied out under the lock.
 #include "environment.hpp"
 
 #include <starpu.h>
@@ -7,6 +10,8 @@
 #include <cerrno>
 #include <climits>
 #include <cstdlib>
+#include <mutex>
+#include <optional>
 #include <string>
 
 #include "tessera/error.hpp"
@@ -18,18 +23,37 @@ namespace tessera {
 
 namespace {
 
-const char* env(const char* name) {
+std::mutex& environment_mutex() {
+  static std::mutex mutex;
+  return mutex;
+}
+
+// The variable's value if it is set (possibly empty).
+std::optional<std::string> read_variable(const char* name) {
+  std::lock_guard<std::mutex> lock(environment_mutex());
   const char* value = std::getenv(name);
-  return value && *value ? value : nullptr;
+  return value ? std::optional<std::string>(value) : std::nullopt;
+}
+
+// Sets `name` unless the user already did.
+void set_default_variable(const char* name, const std::string& value) {
+  std::lock_guard<std::mutex> lock(environment_mutex());
+  setenv(name, value.c_str(), 0);
+}
+
+// The variable's value if it is set and not empty.
+std::optional<std::string> env(const char* name) {
+  std::optional<std::string> value = read_variable(name);
+  return value && !value->empty() ? value : std::nullopt;
 }
 
 int env_int(const char* name, int fallback, int min_value) {
-  const char* value = env(name);
+  const std::optional<std::string> value = env(name);
   if (!value) return fallback;
   char* end = nullptr;
-  const long parsed = std::strtol(value, &end, 10);
+  const long parsed = std::strtol(value->c_str(), &end, 10);
   if (*end != '\0' || parsed < min_value || parsed > 1 << 24)
-    throw InvalidArgument(std::string(name) + "='" + value + "' is not an integer >= " + std::to_string(min_value));
+    throw InvalidArgument(std::string(name) + "='" + *value + "' is not an integer >= " + std::to_string(min_value));
   return static_cast<int>(parsed);
 }
 
@@ -45,19 +69,19 @@ RuntimeOptions RuntimeOptions::from_environment() {
   options.ncpus = env_int("TESSERA_NCPU", options.ncpus, 0);
   options.ncuda = env_int("TESSERA_NCUDA", options.ncuda, 0);
   options.workers_per_cuda = env_int("TESSERA_WORKERS_PER_CUDA", options.workers_per_cuda, 1);
-  if (const char* policy = env("TESSERA_POLICY")) options.scheduler = policy;
-  if (const char* tuning = env("TESSERA_TUNING_FILE")) options.tuning_file = tuning;
+  if (const std::optional<std::string> policy = env("TESSERA_POLICY")) options.scheduler = *policy;
+  if (const std::optional<std::string> tuning = env("TESSERA_TUNING_FILE")) options.tuning_file = *tuning;
   options.verbose = env_int("TESSERA_VERBOSE", options.verbose ? 1 : 0, 0) != 0;
-  if (const char* tiles = env("TESSERA_HOST_TILES")) options.host_tiles = parse_host_tiles(tiles);
+  if (const std::optional<std::string> tiles = env("TESSERA_HOST_TILES")) options.host_tiles = parse_host_tiles(*tiles);
   return options;
 }
 
 FactorOptions FactorOptions::from_environment() {
   FactorOptions options;
   options.nb = env_int("TESSERA_NB", options.nb, 1);
-  if (const char* mode = env("TESSERA_MODE")) options.mode = parse_mode(mode);
-  if (const char* kernels = env("TESSERA_GPU_KERNELS")) options.gpu_kernels = parse_gpu_kernels(kernels);
-  if (const char* trace = env("TESSERA_TRACE")) options.trace = std::make_shared<Trace>(trace);
+  if (const std::optional<std::string> mode = env("TESSERA_MODE")) options.mode = parse_mode(*mode);
+  if (const std::optional<std::string> kernels = env("TESSERA_GPU_KERNELS")) options.gpu_kernels = parse_gpu_kernels(*kernels);
+  if (const std::optional<std::string> trace = env("TESSERA_TRACE")) options.trace = std::make_shared<Trace>(*trace);
   return options;
 }
 
@@ -180,13 +204,13 @@ constexpr const char* starpu_real_variables[] = {"STARPU_EXP_LEN_THRESHOLD", "ST
 // StarPU reads an empty value as 0, so only a set, non-empty value is checked; values beyond int
 // are refused too, since StarPU truncates them to int.
 void check_starpu_integer(const char* name) {
-  const char* value = std::getenv(name);
-  if (!value || !*value) return;
+  const std::optional<std::string> value = env(name);
+  if (!value) return;
   errno = 0;
   char* end = nullptr;
-  const long parsed = std::strtol(value, &end, 10);
+  const long parsed = std::strtol(value->c_str(), &end, 10);
   if (*end != '\0' || errno == ERANGE || parsed < 0 || parsed > INT_MAX)
-    throw InvalidArgument(std::string(name) + "='" + value + "' is not a non-negative integer (StarPU would abort)");
+    throw InvalidArgument(std::string(name) + "='" + *value + "' is not a non-negative integer (StarPU would abort)");
 }
 
 // Variables StarPU 1.3 also asserts on when their value is out of a range (src/core/topology.c,
@@ -202,20 +226,20 @@ constexpr StarpuRange starpu_ranged_variables[] = {
 };
 
 void check_starpu_range(const StarpuRange& range) {
-  const char* value = std::getenv(range.name);
+  const std::optional<std::string> value = read_variable(range.name);
   if (!value) return;
-  const long parsed = std::strtol(value, nullptr, 10);  // already checked to be a whole number
+  const long parsed = std::strtol(value->c_str(), nullptr, 10);  // already checked to be a whole number
   if (parsed < range.low || parsed > range.high)
-    throw InvalidArgument(std::string(range.name) + "='" + value + "' is outside " + std::to_string(range.low) +
+    throw InvalidArgument(std::string(range.name) + "='" + *value + "' is outside " + std::to_string(range.low) +
                           ".." + std::to_string(range.high) + " (StarPU would abort)");
 }
 
 void check_starpu_real(const char* name) {
-  const char* value = std::getenv(name);
-  if (!value || !*value) return;
+  const std::optional<std::string> value = env(name);
+  if (!value) return;
   char* end = nullptr;
-  std::strtof(value, &end);
-  if (*end != '\0') throw InvalidArgument(std::string(name) + "='" + value + "' is not a number (StarPU would abort)");
+  std::strtof(value->c_str(), &end);
+  if (*end != '\0') throw InvalidArgument(std::string(name) + "='" + *value + "' is not a number (StarPU would abort)");
 }
 
 }  // namespace
@@ -225,33 +249,33 @@ void check_starpu_environment() {
   for (const char* name : starpu_real_variables) check_starpu_real(name);
   for (const StarpuRange& range : starpu_ranged_variables) check_starpu_range(range);
   // StarPU asserts on a thread per CUDA worker together with any thread-per-device setting.
-  const char* per_worker = std::getenv("STARPU_CUDA_THREAD_PER_WORKER");
-  if (per_worker && std::strtol(per_worker, nullptr, 10) == 1 && std::getenv("STARPU_CUDA_THREAD_PER_DEV"))
+  const std::optional<std::string> per_worker = read_variable("STARPU_CUDA_THREAD_PER_WORKER");
+  if (per_worker && std::strtol(per_worker->c_str(), nullptr, 10) == 1 && read_variable("STARPU_CUDA_THREAD_PER_DEV"))
     throw InvalidArgument(
         "STARPU_CUDA_THREAD_PER_WORKER=1 and STARPU_CUDA_THREAD_PER_DEV cannot be set together (StarPU would abort)");
 }
 
 std::optional<std::string> starpu_sched_from_environment() {
-  if (const char* policy = env("STARPU_SCHED")) return std::string(policy);
+  return env("STARPU_SCHED");
   return std::nullopt;
 }
 
 void set_starpu_environment_defaults(const RuntimeOptions& options) {
-  if (options.quiet) setenv("STARPU_SILENT", "1", 0);
+  if (options.quiet) set_default_variable("STARPU_SILENT", "1");
   // StarPU 1.3 reads a perf model's calibration flag separately when a task starts, ends and is
   // accounted, and turns calibration on in the middle of a run when a model lacks samples: a task
   // caught in between is timed with a start and no end, and StarPU aborts ("measured >= 0").
   // Calibrating from the start keeps the flag constant (and only adds two clock reads per task).
-  setenv("STARPU_CALIBRATE", "1", 0);
+  set_default_variable("STARPU_CALIBRATE", "1");
   if (options.workers_per_cuda >= STARPU_NMAXWORKERS)
     throw InvalidArgument("RuntimeOptions::workers_per_cuda = " + std::to_string(options.workers_per_cuda) +
                           " is not below StarPU's " + std::to_string(STARPU_NMAXWORKERS) + " workers");
   if (options.workers_per_cuda > 0)
-    setenv("STARPU_NWORKER_PER_CUDA", std::to_string(options.workers_per_cuda).c_str(), 0);
+    set_default_variable("STARPU_NWORKER_PER_CUDA", std::to_string(options.workers_per_cuda));
   // One driver thread per CUDA worker: a task that waits on its stream (potrf reads its info
   // back) then holds up only its own stream, not the launches of the GPU's other workers. On an
   // H100, n = 16384, tiles on the GPU: 27.3 -> 33.4 TFLOP/s.
-  if (!std::getenv("STARPU_CUDA_THREAD_PER_DEV")) setenv("STARPU_CUDA_THREAD_PER_WORKER", "1", 0);
+  if (!read_variable("STARPU_CUDA_THREAD_PER_DEV")) set_default_variable("STARPU_CUDA_THREAD_PER_WORKER", "1");
 }
 
 // StarPU 1.3's rules (src/core/perfmodel/perfmodel.c, src/common/utils.c): STARPU_PERF_MODEL_DIR,
@@ -259,16 +283,16 @@ void set_starpu_environment_defaults(const RuntimeOptions& options) {
 // TMP; the host name is STARPU_HOSTNAME, else the machine's name up to its first dot.
 PerfModelLocation perf_model_location() {
   PerfModelLocation location;
-  if (const char* dir = std::getenv("STARPU_PERF_MODEL_DIR")) {
-    location.directory = dir;
+  if (const std::optional<std::string> dir = read_variable("STARPU_PERF_MODEL_DIR")) {
+    location.directory = *dir;
   } else {
-    const char* home = nullptr;
+    std::optional<std::string> home;
     for (const char* name : {"XDG_CACHE_HOME", "STARPU_HOME", "HOME", "TMPDIR", "TEMP", "TMP"})
-      if ((home = std::getenv(name))) break;
-    location.directory = std::string(home ? home : "/tmp") + "/.starpu/sampling";
+      if ((home = read_variable(name))) break;
+    location.directory = home.value_or("/tmp") + "/.starpu/sampling";
   }
-  if (const char* forced = env("STARPU_HOSTNAME")) {
-    location.hostname = forced;
+  if (const std::optional<std::string> forced = env("STARPU_HOSTNAME")) {
+    location.hostname = *forced;
   } else {
     char name[256] = {};
     gethostname(name, sizeof name - 1);

@@ -28,6 +28,7 @@ class CountedSetting {
   typename Setting::Saved saved_{};
 };
 
+#ifdef TESSERA_BLAS_HAS_OPENBLAS_THREADS
 struct BlasThreadsSetting {
   using Saved = int;
   static Saved change() {
@@ -37,6 +38,14 @@ struct BlasThreadsSetting {
   }
   static void restore(Saved program_threads) noexcept { openblas_set_num_threads(program_threads); }
 };
+#else
+// A BLAS without OpenBLAS's thread control (CMakeLists.txt: BLA_VENDOR) must be sequential.
+struct BlasThreadsSetting {
+  using Saved = int;
+  static Saved change() { return 1; }
+  static void restore(Saved) noexcept {}
+};
+#endif
 
 struct ProfilingSetting {
   using Saved = bool;  // whether the program had it on

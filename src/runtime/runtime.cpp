@@ -52,7 +52,11 @@ struct WorkerSleep {
       starpu_paused = sleep;
     }
     if (!starpu_paused && !blas) blas.emplace();
-    if (starpu_paused) blas.reset();
+    // Giving the program its BLAS threads back may start threads, which inherit the calling
+    // thread's CPU binding: a worker ending the last request leaves it to the application thread
+    // that waits for it (RuntimeControl::work_waited).
+    const bool application_thread = starpu_worker_get_id() < 0;
+    if (starpu_paused && application_thread) blas.reset();
   }
 };
 
@@ -432,6 +436,12 @@ void RuntimeControl::begin_work(Runtime& runtime) {
 void RuntimeControl::end_work(Runtime& runtime) noexcept {
   if (runtime.impl_->attached) return;
   change_worker_sleep([](WorkerSleep& sleep) { --sleep.requests; });
+}
+
+void RuntimeControl::work_waited() noexcept {
+  WorkerSleep& sleep = worker_sleep();
+  std::lock_guard<std::mutex> lock(sleep.mutex);
+  if (sleep.starpu_paused) sleep.blas.reset();
 }
 
 void RuntimeControl::begin_transfers(Runtime& runtime) {

@@ -15,6 +15,9 @@ struct RuntimeControl {
   // A request in flight: the workers run it, unless paused explicitly.
   static void begin_work(Runtime& runtime);
   static void end_work(Runtime& runtime) noexcept;
+  // The application thread that waited for a request: process-wide settings the workers may not
+  // restore themselves are restored here once the runtime is idle (see WorkerSleep::apply).
+  static void work_waited() noexcept;
   // Data going home (tiles unregistered): the workers move it even while paused explicitly.
   static void begin_transfers(Runtime& runtime);
   static void end_transfers(Runtime& runtime) noexcept;

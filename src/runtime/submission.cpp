@@ -36,8 +36,11 @@ void Submission::set_trace(std::shared_ptr<Trace> trace) {
 }
 
 void Submission::wait() {
-  std::unique_lock<std::mutex> lock(mutex_);
-  all_done_.wait(lock, [this] { return pending_.load(std::memory_order_acquire) == 0; });
+  {
+    std::unique_lock<std::mutex> lock(mutex_);
+    all_done_.wait(lock, [this] { return pending_.load(std::memory_order_acquire) == 0; });
+  }
+  RuntimeControl::work_waited();
 }
 
 bool Submission::done() const noexcept {
