@@ -12,15 +12,30 @@
 namespace tessera::kernels::cuda {
 namespace {
 
+using batched_detail::BatchDesc;
+using batched_detail::BatchLayout;
+
 constexpr int kRegisterMaxN = 32;
 
 void require(bool ok, const std::string& what, int position) {
   if (!ok) throw InvalidArgument("batched potrf: " + what, position);
 }
 
+// The fields every layout sets; each entry point adds its layout's own.
 template <class T>
-void run_uniform(batched_detail::BatchDesc<T> desc, cudaStream_t stream,
-                 const BatchedOptions& opts) {
+BatchDesc<T> batch_desc(BatchLayout layout, BatchUplo uplo, T* A, int n, int batch, int* info) {
+  BatchDesc<T> desc;
+  desc.layout = layout;
+  desc.A = A;
+  desc.n = n;
+  desc.batch = batch;
+  desc.info = info;
+  desc.upper = uplo == BatchUplo::upper;
+  return desc;
+}
+
+template <class T>
+void run_uniform(BatchDesc<T> desc, cudaStream_t stream, const BatchedOptions& opts) {
   if (desc.batch == 0) return;
   if (desc.n == 0) {
     TESSERA_CUDA_CHECK(cudaMemsetAsync(desc.info, 0, sizeof(int) * desc.batch, stream));
@@ -45,15 +60,9 @@ void potrf_batched(BatchUplo uplo, int n, T* A, int lda, long long strideA, int 
           "strideA must separate the matrices", 5);
   require(batch == 0 || info != nullptr, "info must not be null", 7);
   require(batch == 0 || n == 0 || A != nullptr, "A must not be null", 3);
-  batched_detail::BatchDesc<T> desc;
-  desc.layout = batched_detail::BatchLayout::strided;
-  desc.A = A;
-  desc.n = n;
+  BatchDesc<T> desc = batch_desc(BatchLayout::strided, uplo, A, n, batch, info);
   desc.lda = lda;
   desc.stride = strideA;
-  desc.batch = batch;
-  desc.info = info;
-  desc.upper = uplo == BatchUplo::upper;
   run_uniform(desc, stream, opts);
 }
 
@@ -64,14 +73,8 @@ void potrf_batched_interleaved(BatchUplo uplo, int n, T* Ai, int batch, int* inf
   require(batch >= 0, "batch must be >= 0", 4);
   require(batch == 0 || info != nullptr, "info must not be null", 5);
   require(batch == 0 || n == 0 || Ai != nullptr, "A must not be null", 3);
-  batched_detail::BatchDesc<T> desc;
-  desc.layout = batched_detail::BatchLayout::interleaved;
-  desc.A = Ai;
-  desc.n = n;
+  BatchDesc<T> desc = batch_desc(BatchLayout::interleaved, uplo, Ai, n, batch, info);
   desc.lda = n;
-  desc.batch = batch;
-  desc.info = info;
-  desc.upper = uplo == BatchUplo::upper;
   run_uniform(desc, stream, opts);
 }
 
@@ -84,16 +87,10 @@ void potrf_vbatched(BatchUplo uplo, const int* n, int max_n, T* A, const long lo
   if (batch == 0) return;
   require(n != nullptr && offsetA != nullptr && lda != nullptr && info != nullptr,
           "n, offsetA, lda and info must not be null", 2);
-  batched_detail::BatchDesc<T> desc;
-  desc.layout = batched_detail::BatchLayout::variable;
-  desc.A = A;
-  desc.n = max_n;
+  BatchDesc<T> desc = batch_desc(BatchLayout::variable, uplo, A, max_n, batch, info);
   desc.nvec = n;
   desc.ldvec = lda;
   desc.offvec = offsetA;
-  desc.batch = batch;
-  desc.info = info;
-  desc.upper = uplo == BatchUplo::upper;
   desc.fast = opts.fast_math;
   // The register kernel sizes its thread groups by the largest order it has to take.
   const int small_n = max_n < kRegisterMaxN ? (max_n > 0 ? max_n : 1) : kRegisterMaxN;

@@ -152,6 +152,20 @@ __device__ __forceinline__ void update_panel(const LowerView<T>& L, int row0, in
   }
 }
 
+// a(:, c) -= a(:, J) L(p0 + c, p0 + J) for the columns c > J of the panel; lj is column J of the
+// finished diagonal block (sh.Ld[J]).
+template <class T, int NB, int R, int J>
+__device__ __forceinline__ void eliminate_column(T (&a)[R][NB], const T* lj) {
+  if constexpr (J + 1 < NB) {
+    T lv[NB];
+    read_tail<T, NB, J>(lj, lv);
+#pragma unroll
+    for (int r = 0; r < R; ++r)
+#pragma unroll
+      for (int c = J + 1; c < NB; ++c) a[r][c] = fma(-a[r][J], lv[c], a[r][c]);
+  }
+}
+
 // First chunk of a panel: factor the diagonal block and scale the rows below it.
 // Returns 0 or the 1-based global column of the failing pivot.
 template <class T, int NB, int NT, int R, int KB>
@@ -181,14 +195,7 @@ __device__ __forceinline__ int factor_diagonal(int p0, int nbp, T (&a)[R][NB],
     for (int r = 0; r < R; ++r) a[r][j] = (r == 0 && t == j) ? d : a[r][j] * rinv;
     if (t < NB) sh.Ld[j][t] = a[0][j];
     __syncthreads();
-    if constexpr (j + 1 < NB) {
-      T lv[NB];
-      read_tail<T, NB, j>(sh.Ld[j], lv);
-#pragma unroll
-      for (int r = 0; r < R; ++r)
-#pragma unroll
-        for (int c = j + 1; c < NB; ++c) a[r][c] = fma(-a[r][j], lv[c], a[r][c]);
-    }
+    eliminate_column<T, NB, R, j>(a, sh.Ld[j]);
   });
   return fail;
 }
@@ -202,14 +209,7 @@ __device__ __forceinline__ void solve_below(int nbp, T (&a)[R][NB], const PanelS
     const T rinv = sh.piv_r[j];
 #pragma unroll
     for (int r = 0; r < R; ++r) a[r][j] *= rinv;
-    if constexpr (j + 1 < NB) {
-      T lv[NB];
-      read_tail<T, NB, j>(sh.Ld[j], lv);
-#pragma unroll
-      for (int r = 0; r < R; ++r)
-#pragma unroll
-        for (int c = j + 1; c < NB; ++c) a[r][c] = fma(-a[r][j], lv[c], a[r][c]);
-    }
+    eliminate_column<T, NB, R, j>(a, sh.Ld[j]);
   });
 }
 

@@ -21,23 +21,33 @@ constexpr int kSolveWarps = 4;  // right-hand sides per thread block
 constexpr unsigned kFullMask = 0xffffffffu;
 constexpr int kMaxRegisterBlocks = 16;  // rows per lane kept in registers (n <= 512)
 
-template <class T>
-struct SolveDesc {
-  const T* A = nullptr;
+// Every matrix of a uniform batch: order n, matrices strideA apart, right-hand sides strideB apart.
+struct UniformSolveLayout {
   int n = 0;
   int lda = 0;
   long long strideA = 0;
-  T* B = nullptr;
   int ldb = 0;
   long long strideB = 0;
-  const int* nvec = nullptr;  // variable batches: per-matrix order, leading dimensions, offsets
-  const int* ldavec = nullptr;
+};
+
+// A variable batch: per-matrix order, leading dimensions and offsets (device arrays).
+struct VariableSolveLayout {
+  const int* n = nullptr;
+  const int* lda = nullptr;
   const long long* offA = nullptr;
-  const int* ldbvec = nullptr;
+  const int* ldb = nullptr;
   const long long* offB = nullptr;
+};
+
+template <class T>
+struct SolveDesc {
+  const T* A = nullptr;
+  T* B = nullptr;
   int nrhs = 0;
   int batch = 0;
   const int* info = nullptr;
+  UniformSolveLayout uniform;
+  VariableSolveLayout variable;  // the batch is variable when variable.n is set
 };
 
 template <class T>
@@ -50,12 +60,32 @@ struct SolveSystem {
 
 template <class T>
 __device__ __forceinline__ SolveSystem<T> system_at(const SolveDesc<T>& d, int k, int col) {
-  if (d.nvec)
-    return {d.A + d.offA[k], d.ldavec[k],
-            d.B + d.offB[k] + static_cast<long long>(col) * d.ldbvec[k], d.nvec[k]};
-  return {d.A + k * d.strideA, d.lda, d.B + k * d.strideB + static_cast<long long>(col) * d.ldb,
-          d.n};
+  const VariableSolveLayout& v = d.variable;
+  if (v.n)
+    return {d.A + v.offA[k], v.lda[k], d.B + v.offB[k] + static_cast<long long>(col) * v.ldb[k],
+            v.n[k]};
+  const UniformSolveLayout& u = d.uniform;
+  return {d.A + k * u.strideA, u.lda, d.B + k * u.strideB + static_cast<long long>(col) * u.ldb,
+          u.n};
 }
+
+// Body of every solve kernel: warp w of the grid runs Solve(system, lane) on matrix w / nrhs,
+// column w % nrhs; nothing past the batch or for a matrix whose factorization failed (nonzero
+// info). Solve is a template argument so that the call is direct and inlined.
+template <auto Solve, class T>
+__device__ __forceinline__ void solve_warp_system(const SolveDesc<T>& d) {
+  const long long w = static_cast<long long>(blockIdx.x) * kSolveWarps + threadIdx.x / 32;
+  const int lane = threadIdx.x & 31;
+  if (w >= static_cast<long long>(d.batch) * d.nrhs) return;
+  const int k = static_cast<int>(w / d.nrhs), col = static_cast<int>(w % d.nrhs);
+  if (d.info && d.info[k] != 0) return;
+  Solve(system_at(d, k, col), lane);
+}
+
+// The two sweeps of a solve. axpy: x_j = x_j / A(j,j), then x_i -= A(i,j) x_j over the
+// off-diagonal part of column j. dot: x_j = (x_j - sum of the off-diagonal products of
+// column j) / A(j,j).
+enum class Sweep { axpy, dot };
 
 // Entries of column j a sweep combines with x: below the diagonal for lower, above for upper.
 template <bool Lower>
@@ -77,13 +107,7 @@ __device__ __forceinline__ T warp_sum(T v) {
 // diagonal is a multiplication by its (correctly rounded) reciprocal, computed off the chain.
 
 template <class T, bool Lower>
-__global__ void __launch_bounds__(kSolveWarps * 32) potrs_warp32_kernel(SolveDesc<T> d) {
-  const long long w = static_cast<long long>(blockIdx.x) * kSolveWarps + threadIdx.x / 32;
-  const int lane = threadIdx.x & 31;
-  if (w >= static_cast<long long>(d.batch) * d.nrhs) return;
-  const int k = static_cast<int>(w / d.nrhs), col = static_cast<int>(w % d.nrhs);
-  if (d.info && d.info[k] != 0) return;
-  const SolveSystem<T> s = system_at(d, k, col);
+__device__ __forceinline__ void solve_warp32(const SolveSystem<T>& s, int lane) {
   const int n = s.n;
   if (n <= 0 || n > 32) return;
   const bool active = lane < n;
@@ -120,6 +144,11 @@ __global__ void __launch_bounds__(kSolveWarps * 32) potrs_warp32_kernel(SolveDes
   if (active) s.b[lane] = x;
 }
 
+template <class T, bool Lower>
+__global__ void __launch_bounds__(kSolveWarps * 32) potrs_warp32_kernel(SolveDesc<T> d) {
+  solve_warp_system<solve_warp32<T, Lower>>(d);
+}
+
 // ---- n <= 512: right-hand side in registers, factor streamed ---------------------------------
 // Lane l keeps rows l, l+32, ... (MB blocks). The factor is read one stored column at a time and
 // the next column is fetched while the current one is applied. (Fetching 2 to 8 columns ahead
@@ -144,9 +173,10 @@ __device__ __forceinline__ T pick(const T (&v)[MB], int m) {
   return r;
 }
 
-// x_j = x_j / A(j,j), then x_i -= A(i,j) x_j over the off-diagonal part of column j.
-template <class T, int MB, bool Lower, bool Forward>
-__device__ void axpy_sweep(const T* A, long long lda, int n, int lane, T (&x)[MB]) {
+// One sweep over the stored columns j of A (Forward: 0 to n-1); the next column is fetched while
+// column j is applied.
+template <class T, int MB, bool Lower, bool Forward, Sweep KIND>
+__device__ void register_sweep(const T* A, long long lda, int n, int lane, T (&x)[MB]) {
   int j = Forward ? 0 : n - 1;
   T l[MB];
   load_column<T, MB, Lower>(A + j * lda, j, n, lane, l);
@@ -155,45 +185,29 @@ __device__ void axpy_sweep(const T* A, long long lda, int n, int lane, T (&x)[MB
     const bool more = s + 1 < n;
     T ln[MB];
     if (more) load_column<T, MB, Lower>(A + jn * lda, jn, n, lane, ln);
-    const int mo = j >> 5;
-    const T y = __shfl_sync(kFullMask, pick(x, mo) / pick(l, mo), j & 31);
+    if constexpr (KIND == Sweep::axpy) {
+      const int mo = j >> 5;
+      const T y = __shfl_sync(kFullMask, pick(x, mo) / pick(l, mo), j & 31);
 #pragma unroll
-    for (int m = 0; m < MB; ++m) {
-      const int i = lane + 32 * m;
-      if (i == j)
-        x[m] = y;
-      else if (i < n && off_diagonal<Lower>(i, j))
-        x[m] = fma(-l[m], y, x[m]);
+      for (int m = 0; m < MB; ++m) {
+        const int i = lane + 32 * m;
+        if (i == j)
+          x[m] = y;
+        else if (i < n && off_diagonal<Lower>(i, j))
+          x[m] = fma(-l[m], y, x[m]);
+      }
+    } else {
+      T part = T(0);
+#pragma unroll
+      for (int m = 0; m < MB; ++m) {
+        const int i = lane + 32 * m;
+        if (i < n && off_diagonal<Lower>(i, j)) part = fma(l[m], x[m], part);
+      }
+      part = warp_sum(part);
+#pragma unroll
+      for (int m = 0; m < MB; ++m)
+        if (lane + 32 * m == j) x[m] = (x[m] - part) / l[m];
     }
-    if (more) {
-#pragma unroll
-      for (int m = 0; m < MB; ++m) l[m] = ln[m];
-    }
-    j = jn;
-  }
-}
-
-// x_j = (x_j - sum of the off-diagonal products of column j) / A(j,j).
-template <class T, int MB, bool Lower, bool Forward>
-__device__ void dot_sweep(const T* A, long long lda, int n, int lane, T (&x)[MB]) {
-  int j = Forward ? 0 : n - 1;
-  T l[MB];
-  load_column<T, MB, Lower>(A + j * lda, j, n, lane, l);
-  for (int s = 0; s < n; ++s) {
-    const int jn = Forward ? j + 1 : j - 1;
-    const bool more = s + 1 < n;
-    T ln[MB];
-    if (more) load_column<T, MB, Lower>(A + jn * lda, jn, n, lane, ln);
-    T part = T(0);
-#pragma unroll
-    for (int m = 0; m < MB; ++m) {
-      const int i = lane + 32 * m;
-      if (i < n && off_diagonal<Lower>(i, j)) part = fma(l[m], x[m], part);
-    }
-    part = warp_sum(part);
-#pragma unroll
-    for (int m = 0; m < MB; ++m)
-      if (lane + 32 * m == j) x[m] = (x[m] - part) / l[m];
     if (more) {
 #pragma unroll
       for (int m = 0; m < MB; ++m) l[m] = ln[m];
@@ -203,13 +217,7 @@ __device__ void dot_sweep(const T* A, long long lda, int n, int lane, T (&x)[MB]
 }
 
 template <class T, int MB, bool Lower>
-__global__ void __launch_bounds__(kSolveWarps * 32) potrs_register_kernel(SolveDesc<T> d) {
-  const long long w = static_cast<long long>(blockIdx.x) * kSolveWarps + threadIdx.x / 32;
-  const int lane = threadIdx.x & 31;
-  if (w >= static_cast<long long>(d.batch) * d.nrhs) return;
-  const int k = static_cast<int>(w / d.nrhs), col = static_cast<int>(w % d.nrhs);
-  if (d.info && d.info[k] != 0) return;
-  const SolveSystem<T> s = system_at(d, k, col);
+__device__ __forceinline__ void solve_registers(const SolveSystem<T>& s, int lane) {
   if (s.n <= 0 || s.n > 32 * MB) return;
   T x[MB];
 #pragma unroll
@@ -218,11 +226,11 @@ __global__ void __launch_bounds__(kSolveWarps * 32) potrs_register_kernel(SolveD
     x[m] = i < s.n ? s.b[i] : T(0);
   }
   if constexpr (Lower) {
-    axpy_sweep<T, MB, true, true>(s.A, s.lda, s.n, lane, x);   // L y = b
-    dot_sweep<T, MB, true, false>(s.A, s.lda, s.n, lane, x);   // L^T x = y
+    register_sweep<T, MB, true, true, Sweep::axpy>(s.A, s.lda, s.n, lane, x);    // L y = b
+    register_sweep<T, MB, true, false, Sweep::dot>(s.A, s.lda, s.n, lane, x);    // L^T x = y
   } else {
-    dot_sweep<T, MB, false, true>(s.A, s.lda, s.n, lane, x);   // U^T y = b
-    axpy_sweep<T, MB, false, false>(s.A, s.lda, s.n, lane, x); // U x = y
+    register_sweep<T, MB, false, true, Sweep::dot>(s.A, s.lda, s.n, lane, x);    // U^T y = b
+    register_sweep<T, MB, false, false, Sweep::axpy>(s.A, s.lda, s.n, lane, x);  // U x = y
   }
 #pragma unroll
   for (int m = 0; m < MB; ++m) {
@@ -231,55 +239,54 @@ __global__ void __launch_bounds__(kSolveWarps * 32) potrs_register_kernel(SolveD
   }
 }
 
+template <class T, int MB, bool Lower>
+__global__ void __launch_bounds__(kSolveWarps * 32) potrs_register_kernel(SolveDesc<T> d) {
+  solve_warp_system<solve_registers<T, MB, Lower>>(d);
+}
+
 // ---- right-hand side in global memory (n > 512) ---------------------------------------------
 // Lane l reads and writes only rows l, l+32, ... of b, so the lanes never share an element.
 
-template <class T, bool Lower, bool Forward>
-__device__ void axpy_sweep_global(const T* A, long long lda, int n, int lane, T* b) {
+template <class T, bool Lower, bool Forward, Sweep KIND>
+__device__ void global_sweep(const T* A, long long lda, int n, int lane, T* b) {
   for (int s = 0; s < n; ++s) {
     const int j = Forward ? s : n - 1 - s;
     const T* col = A + j * lda;
-    T y = T(0);
-    if (lane == (j & 31)) y = b[j] / col[j];
-    y = __shfl_sync(kFullMask, y, j & 31);
-    for (int i = lane; i < n; i += 32) {
-      if (i == j)
-        b[i] = y;
-      else if (off_diagonal<Lower>(i, j))
-        b[i] = fma(-col[i], y, b[i]);
+    if constexpr (KIND == Sweep::axpy) {
+      T y = T(0);
+      if (lane == (j & 31)) y = b[j] / col[j];
+      y = __shfl_sync(kFullMask, y, j & 31);
+      for (int i = lane; i < n; i += 32) {
+        if (i == j)
+          b[i] = y;
+        else if (off_diagonal<Lower>(i, j))
+          b[i] = fma(-col[i], y, b[i]);
+      }
+    } else {
+      T part = T(0);
+      for (int i = lane; i < n; i += 32)
+        if (off_diagonal<Lower>(i, j)) part = fma(col[i], b[i], part);
+      part = warp_sum(part);
+      if (lane == (j & 31)) b[j] = (b[j] - part) / col[j];
     }
   }
 }
 
-template <class T, bool Lower, bool Forward>
-__device__ void dot_sweep_global(const T* A, long long lda, int n, int lane, T* b) {
-  for (int s = 0; s < n; ++s) {
-    const int j = Forward ? s : n - 1 - s;
-    const T* col = A + j * lda;
-    T part = T(0);
-    for (int i = lane; i < n; i += 32)
-      if (off_diagonal<Lower>(i, j)) part = fma(col[i], b[i], part);
-    part = warp_sum(part);
-    if (lane == (j & 31)) b[j] = (b[j] - part) / col[j];
+template <class T, bool Lower>
+__device__ __forceinline__ void solve_global(const SolveSystem<T>& s, int lane) {
+  if (s.n <= 0) return;
+  if constexpr (Lower) {
+    global_sweep<T, true, true, Sweep::axpy>(s.A, s.lda, s.n, lane, s.b);
+    global_sweep<T, true, false, Sweep::dot>(s.A, s.lda, s.n, lane, s.b);
+  } else {
+    global_sweep<T, false, true, Sweep::dot>(s.A, s.lda, s.n, lane, s.b);
+    global_sweep<T, false, false, Sweep::axpy>(s.A, s.lda, s.n, lane, s.b);
   }
 }
 
 template <class T, bool Lower>
 __global__ void __launch_bounds__(kSolveWarps * 32) potrs_global_kernel(SolveDesc<T> d) {
-  const long long w = static_cast<long long>(blockIdx.x) * kSolveWarps + threadIdx.x / 32;
-  const int lane = threadIdx.x & 31;
-  if (w >= static_cast<long long>(d.batch) * d.nrhs) return;
-  const int k = static_cast<int>(w / d.nrhs), col = static_cast<int>(w % d.nrhs);
-  if (d.info && d.info[k] != 0) return;
-  const SolveSystem<T> s = system_at(d, k, col);
-  if (s.n <= 0) return;
-  if constexpr (Lower) {
-    axpy_sweep_global<T, true, true>(s.A, s.lda, s.n, lane, s.b);
-    dot_sweep_global<T, true, false>(s.A, s.lda, s.n, lane, s.b);
-  } else {
-    dot_sweep_global<T, false, true>(s.A, s.lda, s.n, lane, s.b);
-    axpy_sweep_global<T, false, false>(s.A, s.lda, s.n, lane, s.b);
-  }
+  solve_warp_system<solve_global<T, Lower>>(d);
 }
 
 template <class T, bool Lower>
@@ -333,17 +340,8 @@ void potrs_batched(BatchUplo uplo, int n, int nrhs, const T* A, int lda, long lo
   require(batch <= 1 || nrhs == 0 ||
               strideB >= static_cast<long long>(ldb) * (nrhs - 1) + n,
           "strideB must separate the right-hand sides", 9);
-  SolveDesc<T> d;
-  d.A = A;
-  d.n = n;
-  d.lda = lda;
-  d.strideA = strideA;
-  d.B = B;
-  d.ldb = ldb;
-  d.strideB = strideB;
-  d.nrhs = nrhs;
-  d.batch = batch;
-  d.info = info;
+  SolveDesc<T> d{A, B, nrhs, batch, info};
+  d.uniform = {n, lda, strideA, ldb, strideB};
   launch_solve(d, uplo, n, stream);
 }
 
@@ -356,17 +354,8 @@ void potrs_vbatched(BatchUplo uplo, const int* n, int max_n, int nrhs, const T* 
   require(batch >= 0, "batch must be >= 0", 11);
   if (batch == 0 || nrhs == 0) return;
   require(n && offsetA && lda && offsetB && ldb, "size, offset and ld arrays must not be null", 2);
-  SolveDesc<T> d;
-  d.A = A;
-  d.B = B;
-  d.nvec = n;
-  d.ldavec = lda;
-  d.offA = offsetA;
-  d.ldbvec = ldb;
-  d.offB = offsetB;
-  d.nrhs = nrhs;
-  d.batch = batch;
-  d.info = info;
+  SolveDesc<T> d{A, B, nrhs, batch, info};
+  d.variable = {n, lda, offsetA, ldb, offsetB};
   launch_solve(d, uplo, max_n, stream);
 }
 

@@ -18,35 +18,36 @@ namespace tessera::cuda_detail {
 const char* cublas_status_name(cublasStatus_t status);
 const char* cusolver_status_name(cusolverStatus_t status);
 
+// One check per library's status type; the macros below pass the call's text and place.
+inline void check_cuda(cudaError_t status, const char* expr, const char* file, int line) {
+  if (status != cudaSuccess)
+    throw_cuda_error("CUDA", static_cast<int>(status), cudaGetErrorString(status), expr, file,
+                     line);
+}
+
+inline void check_cublas(cublasStatus_t status, const char* expr, const char* file, int line) {
+  if (status != CUBLAS_STATUS_SUCCESS)
+    throw_cuda_error("cuBLAS", static_cast<int>(status), cublas_status_name(status), expr, file,
+                     line);
+}
+
+inline void check_cusolver(cusolverStatus_t status, const char* expr, const char* file, int line) {
+  if (status != CUSOLVER_STATUS_SUCCESS)
+    throw_cuda_error("cuSOLVER", static_cast<int>(status), cusolver_status_name(status), expr, file,
+                     line);
+}
+
 }  // namespace tessera::cuda_detail
 
-#define TESSERA_CUDA_CHECK(call)                                                               \
-  do {                                                                                         \
-    const cudaError_t tessera_status_ = (call);                                                \
-    if (tessera_status_ != cudaSuccess)                                                        \
-      ::tessera::cuda_detail::throw_cuda_error("CUDA", static_cast<int>(tessera_status_),      \
-                                               cudaGetErrorString(tessera_status_), #call,     \
-                                               __FILE__, __LINE__);                            \
-  } while (0)
+// The call is a function argument, so it is evaluated exactly once.
+#define TESSERA_CUDA_CHECK(call) \
+  ::tessera::cuda_detail::check_cuda((call), #call, __FILE__, __LINE__)
 
 // Checks the launch just made (bad configuration, missing kernel image).
 #define TESSERA_CUDA_CHECK_LAUNCH() TESSERA_CUDA_CHECK(cudaPeekAtLastError())
 
-#define TESSERA_CUBLAS_CHECK(call)                                                             \
-  do {                                                                                         \
-    const cublasStatus_t tessera_status_ = (call);                                             \
-    if (tessera_status_ != CUBLAS_STATUS_SUCCESS)                                              \
-      ::tessera::cuda_detail::throw_cuda_error(                                                \
-          "cuBLAS", static_cast<int>(tessera_status_),                                         \
-          ::tessera::cuda_detail::cublas_status_name(tessera_status_), #call, __FILE__, __LINE__); \
-  } while (0)
+#define TESSERA_CUBLAS_CHECK(call) \
+  ::tessera::cuda_detail::check_cublas((call), #call, __FILE__, __LINE__)
 
-#define TESSERA_CUSOLVER_CHECK(call)                                                           \
-  do {                                                                                         \
-    const cusolverStatus_t tessera_status_ = (call);                                           \
-    if (tessera_status_ != CUSOLVER_STATUS_SUCCESS)                                            \
-      ::tessera::cuda_detail::throw_cuda_error(                                                \
-          "cuSOLVER", static_cast<int>(tessera_status_),                                       \
-          ::tessera::cuda_detail::cusolver_status_name(tessera_status_), #call, __FILE__,      \
-          __LINE__);                                                                           \
-  } while (0)
+#define TESSERA_CUSOLVER_CHECK(call) \
+  ::tessera::cuda_detail::check_cusolver((call), #call, __FILE__, __LINE__)

@@ -82,6 +82,23 @@ __device__ __forceinline__ void dmma_16x8x16(double (&d)[4], const double (&a)[8
 #endif
 }
 
+// Forward substitution of one row p (its first w <= N columns) against a lower-triangular block
+// L (L(c, j) at L[j * ld + c], invd = 1 / diagonal): for each j, p_j *= invd[j], then
+// p_c -= p_j L(c, j) for c > j.
+template <class T, int N>
+__device__ __forceinline__ void substitute_row(T (&p)[N], int w, const T* L, int ld,
+                                               const T* invd) {
+#pragma unroll
+  for (int jj = 0; jj < N; ++jj) {
+    if (jj < w) {
+      const T xv = p[jj] * invd[jj];
+      p[jj] = xv;
+#pragma unroll
+      for (int c = jj + 1; c < N; ++c) p[c] = fma(-xv, L[jj * ld + c], p[c]);
+    }
+  }
+}
+
 template <class T>
 __device__ __forceinline__ T reciprocal_sqrt(T x);
 template <>
@@ -105,6 +122,11 @@ void* pool_alloc(std::size_t bytes, cudaStream_t stream);
 void pool_free(void* p, cudaStream_t stream);
 
 [[noreturn]] void invalid_config(const std::string& what);
+
+// Argument check of the public entry points (position: LAPACK-style argument number).
+inline void require(bool ok, const char* what, int position) {
+  if (!ok) throw InvalidArgument(std::string("tile kernels: ") + what, position);
+}
 
 // ---- internal entry points -----------------------------------------------------------------
 

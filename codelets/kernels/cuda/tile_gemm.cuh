@@ -74,6 +74,71 @@ __device__ __forceinline__ void gemm_stage_panel(T* xs, const T* X, int ldx, int
   }
 }
 
+// Shared memory of the pipeline: kGemmStages k tiles of the A panel (BM rows), then of the B panel.
+template <class T, int BM, int BN>
+constexpr std::size_t gemm_smem_bytes() {
+  return sizeof(T) * kGemmStages * kGemmBK *
+         static_cast<std::size_t>(BM + kSmemPad + BN + kSmemPad);
+}
+
+// The cp.async pipeline of both kernel families: k tile kt of the block's A and B panels is read
+// from stage kt % kGemmStages of shared memory (k-major, row strides LDS_A and LDS_B) while the
+// copies of the next kGemmStages - 1 tiles are in flight. The kernel keeps its own k loop:
+//   pipe.start(); for (kt < pipe.ktiles) { pipe.advance(kt); use pipe.a_stage(kt), b_stage(kt) }
+template <class T, int BM, int BN, int THREADS, int VEC>
+struct GemmPipeline {
+  static constexpr int LDS_A = BM + kSmemPad, LDS_B = BN + kSmemPad;
+  int m, n, k;
+  const T* A;
+  int lda;
+  const T* B;
+  int ldb;
+  int row0, col0, tid, ktiles;
+  T* As;
+  T* Bs;
+
+  __device__ __forceinline__ GemmPipeline(int m_, int n_, int k_, const T* A_, int lda_,
+                                          const T* B_, int ldb_, int row0_, int col0_)
+      : m(m_), n(n_), k(k_), A(A_), lda(lda_), B(B_), ldb(ldb_), row0(row0_), col0(col0_),
+        tid(static_cast<int>(threadIdx.x)), ktiles(ceil_div(k_, kGemmBK)) {
+    extern __shared__ __align__(16) unsigned char gemm_smem[];
+    As = reinterpret_cast<T*>(gemm_smem);
+    Bs = As + kGemmStages * kGemmBK * LDS_A;
+  }
+
+  __device__ __forceinline__ void load_stage(int stage, int kt) const {
+    gemm_stage_panel<T, BM, LDS_A, THREADS, VEC>(As + stage * kGemmBK * LDS_A, A, lda, row0, m,
+                                                 kt * kGemmBK, k, tid);
+    gemm_stage_panel<T, BN, LDS_B, THREADS, VEC>(Bs + stage * kGemmBK * LDS_B, B, ldb, col0, n,
+                                                 kt * kGemmBK, k, tid);
+  }
+
+  // Issues the first kGemmStages - 1 k tiles.
+  __device__ __forceinline__ void start() const {
+#pragma unroll
+    for (int s = 0; s < kGemmStages - 1; ++s) {
+      if (s < ktiles) load_stage(s, s);
+      cp_async_commit();
+    }
+  }
+
+  // Waits until k tile kt has landed (for every thread), then issues tile kt + kGemmStages - 1.
+  __device__ __forceinline__ void advance(int kt) const {
+    cp_async_wait<kGemmStages - 2>();
+    __syncthreads();
+    const int next = kt + kGemmStages - 1;
+    if (next < ktiles) load_stage(next % kGemmStages, next);
+    cp_async_commit();
+  }
+
+  __device__ __forceinline__ const T* a_stage(int kt) const {
+    return As + (kt % kGemmStages) * kGemmBK * LDS_A;
+  }
+  __device__ __forceinline__ const T* b_stage(int kt) const {
+    return Bs + (kt % kGemmStages) * kGemmBK * LDS_B;
+  }
+};
+
 template <GemmMode MODE, class T>
 __device__ __forceinline__ void gemm_store(T* C, int ldc, int m, int n, int r, int c, T v) {
   if (r < m && c < n && (MODE != GemmMode::lower_update || r >= c)) {
@@ -97,23 +162,12 @@ __global__ void __launch_bounds__(WARPS_M* WARPS_N * 32, 1)
   static_assert(WM % 16 == 0 && WN % 8 == 0, "warp tile must be made of 16x8 MMA tiles");
   static_assert(kGemmBK == 16, "one m16n8k16 step per stage");
 
-  extern __shared__ __align__(16) unsigned char gemm_smem[];
-  double* As = reinterpret_cast<double*>(gemm_smem);
-  double* Bs = As + kGemmStages * kGemmBK * LDS_A;
-
   int bm, bn;
   gemm_block_coords<MODE>(bm, bn);
   const int row0 = bm * BM, col0 = bn * BN;
   const int tid = static_cast<int>(threadIdx.x);
   const int warp = tid / 32, lane = tid % 32, g = lane / 4, t = lane % 4;
   const int wr = (warp % WARPS_M) * WM, wc = (warp / WARPS_M) * WN;
-
-  auto load_stage = [&](int stage, int kt) {
-    gemm_stage_panel<double, BM, LDS_A, THREADS, VEC>(As + stage * kGemmBK * LDS_A, A, lda, row0,
-                                                      m, kt * kGemmBK, k, tid);
-    gemm_stage_panel<double, BN, LDS_B, THREADS, VEC>(Bs + stage * kGemmBK * LDS_B, B, ldb, col0,
-                                                      n, kt * kGemmBK, k, tid);
-  };
 
   double acc[MI][NI][4];
 #pragma unroll
@@ -123,21 +177,12 @@ __global__ void __launch_bounds__(WARPS_M* WARPS_N * 32, 1)
 #pragma unroll
       for (int v = 0; v < 4; ++v) acc[mi][ni][v] = 0.0;
 
-  const int ktiles = ceil_div(k, kGemmBK);
-#pragma unroll
-  for (int s = 0; s < kGemmStages - 1; ++s) {
-    if (s < ktiles) load_stage(s, s);
-    cp_async_commit();
-  }
-  for (int kt = 0; kt < ktiles; ++kt) {
-    cp_async_wait<kGemmStages - 2>();
-    __syncthreads();
-    const int next = kt + kGemmStages - 1;
-    if (next < ktiles) load_stage(next % kGemmStages, next);
-    cp_async_commit();
-
-    const double* as = As + (kt % kGemmStages) * kGemmBK * LDS_A + wr + g;
-    const double* bs = Bs + (kt % kGemmStages) * kGemmBK * LDS_B + wc + g;
+  const GemmPipeline<double, BM, BN, THREADS, VEC> pipe(m, n, k, A, lda, B, ldb, row0, col0);
+  pipe.start();
+  for (int kt = 0; kt < pipe.ktiles; ++kt) {
+    pipe.advance(kt);
+    const double* as = pipe.a_stage(kt) + wr + g;
+    const double* bs = pipe.b_stage(kt) + wc + g;
     double bf[NI][4];
 #pragma unroll
     for (int ni = 0; ni < NI; ++ni)
@@ -197,22 +242,11 @@ __global__ void __launch_bounds__((BM / TM) * (BN / TN), 1)
   constexpr int HM = TM / 2, HN = TN / 2;
   static_assert(TM % 2 == 0 && TN % 2 == 0, "micro-tile is two halves");
 
-  extern __shared__ __align__(16) unsigned char gemm_smem[];
-  T* As = reinterpret_cast<T*>(gemm_smem);
-  T* Bs = As + kGemmStages * kGemmBK * LDS_A;
-
   int bm, bn;
   gemm_block_coords<MODE>(bm, bn);
   const int row0 = bm * BM, col0 = bn * BN;
   const int tid = static_cast<int>(threadIdx.x);
   const int tx = tid % (BN / TN), ty = tid / (BN / TN);
-
-  auto load_stage = [&](int stage, int kt) {
-    gemm_stage_panel<T, BM, LDS_A, THREADS, VEC>(As + stage * kGemmBK * LDS_A, A, lda, row0, m,
-                                                 kt * kGemmBK, k, tid);
-    gemm_stage_panel<T, BN, LDS_B, THREADS, VEC>(Bs + stage * kGemmBK * LDS_B, B, ldb, col0, n,
-                                                 kt * kGemmBK, k, tid);
-  };
 
   T acc[TM][TN];
 #pragma unroll
@@ -220,21 +254,12 @@ __global__ void __launch_bounds__((BM / TM) * (BN / TN), 1)
 #pragma unroll
     for (int j = 0; j < TN; ++j) acc[i][j] = T(0);
 
-  const int ktiles = ceil_div(k, kGemmBK);
-#pragma unroll
-  for (int s = 0; s < kGemmStages - 1; ++s) {
-    if (s < ktiles) load_stage(s, s);
-    cp_async_commit();
-  }
-  for (int kt = 0; kt < ktiles; ++kt) {
-    cp_async_wait<kGemmStages - 2>();
-    __syncthreads();
-    const int next = kt + kGemmStages - 1;
-    if (next < ktiles) load_stage(next % kGemmStages, next);
-    cp_async_commit();
-
-    const T* as = As + (kt % kGemmStages) * kGemmBK * LDS_A + ty * HM;
-    const T* bs = Bs + (kt % kGemmStages) * kGemmBK * LDS_B + tx * HN;
+  const GemmPipeline<T, BM, BN, THREADS, VEC> pipe(m, n, k, A, lda, B, ldb, row0, col0);
+  pipe.start();
+  for (int kt = 0; kt < pipe.ktiles; ++kt) {
+    pipe.advance(kt);
+    const T* as = pipe.a_stage(kt) + ty * HM;
+    const T* bs = pipe.b_stage(kt) + tx * HN;
 #pragma unroll
     for (int kk = 0; kk < kGemmBK; ++kk) {
       T a[2][HM], b[2][HN];
@@ -285,34 +310,49 @@ bool gemm_operands_aligned(const T* A, int lda, const T* B, int ldb) {
   return aligned(A, lda) && aligned(B, ldb);
 }
 
-template <int BM, int BN, int WARPS_M, int WARPS_N, int VEC>
-void launch_dmma_vec(GemmMode mode, int m, int n, int k, const double* A, int lda,
-                     const double* B, int ldb, double* C, int ldc, cudaStream_t stream) {
-  constexpr int threads = WARPS_M * WARPS_N * 32;
-  const std::size_t smem = sizeof(double) * kGemmStages * kGemmBK *
-                           static_cast<std::size_t>(BM + kSmemPad + BN + kSmemPad);
+template <GemmMode MODE>
+using GemmModeConstant = std::integral_constant<GemmMode, MODE>;
+
+// Launches kernel_for(GemmModeConstant<mode>{}), the BM x BN block kernel of the runtime mode.
+// Only square blocks take lower_update and only blocks up to 64 x 64 take overwrite (the modes
+// the callers use with them), so the other combinations are not instantiated.
+template <int BM, int BN, class T, class KernelFor>
+void gemm_launch_mode(KernelFor kernel_for, GemmMode mode, int threads, int m, int n, int k,
+                      const T* A, int lda, const T* B, int ldb, T* C, int ldc,
+                      cudaStream_t stream) {
+  const std::size_t smem = gemm_smem_bytes<T, BM, BN>();
   const dim3 grid = gemm_grid(mode, m, n, BM, BN);
+  const auto run = [&](auto kernel) {
+    gemm_run(kernel, threads, smem, grid, stream, m, n, k, A, lda, B, ldb, C, ldc);
+  };
   switch (mode) {
     case GemmMode::update:
-      gemm_run(gemm_dmma_kernel<BM, BN, WARPS_M, WARPS_N, GemmMode::update, VEC>, threads, smem,
-               grid, stream, m, n, k, A, lda, B, ldb, C, ldc);
+      run(kernel_for(GemmModeConstant<GemmMode::update>{}));
       return;
     case GemmMode::lower_update:
       if constexpr (BM == BN) {
-        gemm_run(gemm_dmma_kernel<BM, BN, WARPS_M, WARPS_N, GemmMode::lower_update, VEC>, threads,
-                 smem, grid, stream, m, n, k, A, lda, B, ldb, C, ldc);
+        run(kernel_for(GemmModeConstant<GemmMode::lower_update>{}));
         return;
       }
       break;
     case GemmMode::overwrite:
       if constexpr (BM <= 64 && BN <= 64) {
-        gemm_run(gemm_dmma_kernel<BM, BN, WARPS_M, WARPS_N, GemmMode::overwrite, VEC>, threads,
-                 smem, grid, stream, m, n, k, A, lda, B, ldb, C, ldc);
+        run(kernel_for(GemmModeConstant<GemmMode::overwrite>{}));
         return;
       }
       break;
   }
   invalid_config("gemm shape not instantiated for this mode");
+}
+
+template <int BM, int BN, int WARPS_M, int WARPS_N, int VEC>
+void launch_dmma_vec(GemmMode mode, int m, int n, int k, const double* A, int lda,
+                     const double* B, int ldb, double* C, int ldc, cudaStream_t stream) {
+  const auto kernel_for = [](auto mode_constant) {
+    return gemm_dmma_kernel<BM, BN, WARPS_M, WARPS_N, decltype(mode_constant)::value, VEC>;
+  };
+  gemm_launch_mode<BM, BN>(kernel_for, mode, WARPS_M * WARPS_N * 32, m, n, k, A, lda, B, ldb, C,
+                           ldc, stream);
 }
 
 template <int BM, int BN, int WARPS_M, int WARPS_N>
@@ -327,31 +367,11 @@ void launch_dmma(GemmMode mode, int m, int n, int k, const double* A, int lda, c
 template <class T, int BM, int BN, int TM, int TN, int VEC>
 void launch_fma_vec(GemmMode mode, int m, int n, int k, const T* A, int lda, const T* B, int ldb,
                     T* C, int ldc, cudaStream_t stream) {
-  constexpr int threads = (BM / TM) * (BN / TN);
-  const std::size_t smem =
-      sizeof(T) * kGemmStages * kGemmBK * static_cast<std::size_t>(BM + kSmemPad + BN + kSmemPad);
-  const dim3 grid = gemm_grid(mode, m, n, BM, BN);
-  switch (mode) {
-    case GemmMode::update:
-      gemm_run(gemm_fma_kernel<T, BM, BN, TM, TN, GemmMode::update, VEC>, threads, smem, grid,
-               stream, m, n, k, A, lda, B, ldb, C, ldc);
-      return;
-    case GemmMode::lower_update:
-      if constexpr (BM == BN) {
-        gemm_run(gemm_fma_kernel<T, BM, BN, TM, TN, GemmMode::lower_update, VEC>, threads, smem,
-                 grid, stream, m, n, k, A, lda, B, ldb, C, ldc);
-        return;
-      }
-      break;
-    case GemmMode::overwrite:
-      if constexpr (BM <= 64 && BN <= 64) {
-        gemm_run(gemm_fma_kernel<T, BM, BN, TM, TN, GemmMode::overwrite, VEC>, threads, smem,
-                 grid, stream, m, n, k, A, lda, B, ldb, C, ldc);
-        return;
-      }
-      break;
-  }
-  invalid_config("gemm shape not instantiated for this mode");
+  const auto kernel_for = [](auto mode_constant) {
+    return gemm_fma_kernel<T, BM, BN, TM, TN, decltype(mode_constant)::value, VEC>;
+  };
+  gemm_launch_mode<BM, BN>(kernel_for, mode, (BM / TM) * (BN / TN), m, n, k, A, lda, B, ldb, C,
+                           ldc, stream);
 }
 
 template <class T, int BM, int BN, int TM, int TN>

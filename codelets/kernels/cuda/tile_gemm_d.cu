@@ -33,16 +33,9 @@ void gemm_launch<double>(GemmMode mode, int m, int n, int k, const double* A, in
 
 namespace tessera::kernels::cuda {
 
-template <>
-void gemm_nt<double>(int m, int n, int k, const double* A, int lda, const double* B, int ldb,
-                     double* C, int ldc, cudaStream_t stream, const TileKernelConfig& cfg) {
-  detail::gemm_nt_checked(m, n, k, A, lda, B, ldb, C, ldc, stream, cfg);
-}
-
-template <>
-void syrk_ln<double>(int n, int k, const double* A, int lda, double* C, int ldc,
-                     cudaStream_t stream, const TileKernelConfig& cfg) {
-  detail::syrk_ln_checked(n, k, A, lda, C, ldc, stream, cfg);
-}
+template void gemm_nt<double>(int, int, int, const double*, int, const double*, int, double*, int,
+                              cudaStream_t, const TileKernelConfig&);
+template void syrk_ln<double>(int, int, const double*, int, double*, int, cudaStream_t,
+                              const TileKernelConfig&);
 
 }  // namespace tessera::kernels::cuda

@@ -26,16 +26,9 @@ void gemm_launch<float>(GemmMode mode, int m, int n, int k, const float* A, int 
 
 namespace tessera::kernels::cuda {
 
-template <>
-void gemm_nt<float>(int m, int n, int k, const float* A, int lda, const float* B, int ldb,
-                    float* C, int ldc, cudaStream_t stream, const TileKernelConfig& cfg) {
-  detail::gemm_nt_checked(m, n, k, A, lda, B, ldb, C, ldc, stream, cfg);
-}
-
-template <>
-void syrk_ln<float>(int n, int k, const float* A, int lda, float* C, int ldc,
-                    cudaStream_t stream, const TileKernelConfig& cfg) {
-  detail::syrk_ln_checked(n, k, A, lda, C, ldc, stream, cfg);
-}
+template void gemm_nt<float>(int, int, int, const float*, int, const float*, int, float*, int,
+                             cudaStream_t, const TileKernelConfig&);
+template void syrk_ln<float>(int, int, const float*, int, float*, int, cudaStream_t,
+                             const TileKernelConfig&);
 
 }  // namespace tessera::kernels::cuda

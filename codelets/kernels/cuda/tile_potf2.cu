@@ -16,7 +16,6 @@
 #include <type_traits>
 
 #include "tile_common.cuh"
-#include "tile_gemm_api.cuh"
 
 namespace tessera::kernels::cuda {
 namespace detail {
@@ -189,15 +188,7 @@ __device__ void fused_solve_below(T* P, int ld, int R, int w, const T* invd, T* 
     T p[IB];
 #pragma unroll
     for (int c = 0; c < IB; ++c) p[c] = c < w ? P[c * ld + r] : T(0);
-#pragma unroll
-    for (int jj = 0; jj < IB; ++jj) {
-      if (jj < w) {
-        const T xv = p[jj] * invd[jj];
-        p[jj] = xv;
-#pragma unroll
-        for (int c = jj + 1; c < IB; ++c) p[c] = fma(-xv, P[jj * ld + c], p[c]);
-      }
-    }
+    substitute_row<T, IB>(p, w, P, ld, invd);
 #pragma unroll
     for (int c = 0; c < IB; ++c) {
       if (c < w) {

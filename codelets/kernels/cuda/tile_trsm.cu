@@ -11,7 +11,6 @@
 #include <string>
 
 #include "tile_common.cuh"
-#include "tile_gemm_api.cuh"
 
 namespace tessera::kernels::cuda {
 namespace detail {
@@ -98,15 +97,7 @@ __global__ void __launch_bounds__(THREADS) trsm_leaf_direct_kernel(int m, int w,
   T p[NL];
 #pragma unroll
   for (int c = 0; c < NL; ++c) p[c] = c < w ? B[r + static_cast<std::size_t>(c) * ldb] : T(0);
-#pragma unroll
-  for (int jj = 0; jj < NL; ++jj) {
-    if (jj < w) {
-      const T xv = p[jj] * invd[jj];
-      p[jj] = xv;
-#pragma unroll
-      for (int c = jj + 1; c < NL; ++c) p[c] = fma(-xv, Ls[jj * LDS + c], p[c]);
-    }
-  }
+  substitute_row<T, NL>(p, w, Ls, LDS, invd);
 #pragma unroll
   for (int c = 0; c < NL; ++c)
     if (c < w) B[r + static_cast<std::size_t>(c) * ldb] = p[c];
