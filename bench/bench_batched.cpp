@@ -13,10 +13,11 @@
 #include <random>
 #include <stdexcept>
 #include <string>
-#include <thread>
+#include <type_traits>
 #include <vector>
 
 #include "bench_support.hpp"
+#include "cli/spd_matrices.hpp"
 #include "kernels/cuda/check.hpp"
 #include "tessera/batched.hpp"
 
@@ -30,44 +31,32 @@ double seconds_since(Clock::time_point start) { return std::chrono::duration<dou
 template <class T>
 std::vector<T> spd_batch(int n, int count, unsigned seed) {
   std::vector<T> A(static_cast<std::size_t>(n) * n * count);
-  const unsigned threads = std::max(1u, std::thread::hardware_concurrency());
-  std::vector<std::thread> pool;
-  for (unsigned t = 0; t < threads; ++t)
-    pool.emplace_back([&, t] {
-      for (int k = static_cast<int>(t); k < count; k += static_cast<int>(threads)) {
-        std::mt19937_64 gen(seed * 7919ull + static_cast<unsigned long long>(k));
-        std::uniform_real_distribution<double> dist(-1.0, 1.0);
-        T* M = A.data() + static_cast<std::size_t>(k) * n * n;
-        for (int j = 0; j < n; ++j) {
-          M[j + static_cast<std::size_t>(j) * n] = static_cast<T>(n);
-          for (int i = j + 1; i < n; ++i) M[i + static_cast<std::size_t>(j) * n] = M[j + static_cast<std::size_t>(i) * n] = static_cast<T>(dist(gen));
-        }
-      }
-    });
-  for (auto& th : pool) th.join();
+  tessera::cli::parallel_for(count, [&](int k) {
+    std::mt19937_64 gen(seed * 7919ull + static_cast<unsigned long long>(k));
+    std::uniform_real_distribution<double> dist(-1.0, 1.0);
+    T* M = A.data() + static_cast<std::size_t>(k) * n * n;
+    for (int j = 0; j < n; ++j) {
+      M[j + static_cast<std::size_t>(j) * n] = static_cast<T>(n);
+      for (int i = j + 1; i < n; ++i) M[i + static_cast<std::size_t>(j) * n] = M[j + static_cast<std::size_t>(i) * n] = static_cast<T>(dist(gen));
+    }
+  });
   return A;
 }
 
+// cuSOLVER's batched potrf and potrs in precision T.
 template <class T>
-struct Cusolver;
-template <>
-struct Cusolver<double> {
-  static cusolverStatus_t potrf(cusolverDnHandle_t h, int n, double** A, int lda, int* info, int batch) {
-    return cusolverDnDpotrfBatched(h, CUBLAS_FILL_MODE_LOWER, n, A, lda, info, batch);
-  }
-  static cusolverStatus_t potrs(cusolverDnHandle_t h, int n, double** A, int lda, double** B, int ldb, int* info, int batch) {
-    return cusolverDnDpotrsBatched(h, CUBLAS_FILL_MODE_LOWER, n, 1, A, lda, B, ldb, info, batch);
-  }
+struct CusolverBatched {
+  cusolverStatus_t(CUSOLVERAPI* potrf)(cusolverDnHandle_t, cublasFillMode_t, int, T**, int, int*, int);
+  cusolverStatus_t(CUSOLVERAPI* potrs)(cusolverDnHandle_t, cublasFillMode_t, int, int, T**, int, T**, int, int*, int);
 };
-template <>
-struct Cusolver<float> {
-  static cusolverStatus_t potrf(cusolverDnHandle_t h, int n, float** A, int lda, int* info, int batch) {
-    return cusolverDnSpotrfBatched(h, CUBLAS_FILL_MODE_LOWER, n, A, lda, info, batch);
-  }
-  static cusolverStatus_t potrs(cusolverDnHandle_t h, int n, float** A, int lda, float** B, int ldb, int* info, int batch) {
-    return cusolverDnSpotrsBatched(h, CUBLAS_FILL_MODE_LOWER, n, 1, A, lda, B, ldb, info, batch);
-  }
-};
+
+template <class T>
+CusolverBatched<T> cusolver_batched() {
+  if constexpr (std::is_same_v<T, double>)
+    return {cusolverDnDpotrfBatched, cusolverDnDpotrsBatched};
+  else
+    return {cusolverDnSpotrfBatched, cusolverDnSpotrsBatched};
+}
 
 struct Times {
   double factor = 0;  // best of the repetitions
@@ -77,6 +66,7 @@ struct Times {
 // cuSOLVER on the device (resident) and with the copies of A (and b) in and out.
 template <class T>
 Times cusolver_times(int n, int count, const std::vector<T>& A, int reps, Times& with_copies) {
+  const CusolverBatched<T> cusolver = cusolver_batched<T>();
   cusolverDnHandle_t handle;
   TESSERA_CUSOLVER_CHECK(cusolverDnCreate(&handle));
   const std::size_t elements = A.size();
@@ -105,8 +95,8 @@ Times cusolver_times(int n, int count, const std::vector<T>& A, int reps, Times&
       if (solve) TESSERA_CUDA_CHECK(cudaMemcpy(dB, b.data(), sizeof(T) * b.size(), cudaMemcpyHostToDevice));
       TESSERA_CUDA_CHECK(cudaDeviceSynchronize());
       const auto compute = Clock::now();
-      TESSERA_CUSOLVER_CHECK(Cusolver<T>::potrf(handle, n, dAp, n, dinfo, count));
-      if (solve) TESSERA_CUSOLVER_CHECK(Cusolver<T>::potrs(handle, n, dAp, n, dBp, n, dinfo, count));
+      TESSERA_CUSOLVER_CHECK(cusolver.potrf(handle, CUBLAS_FILL_MODE_LOWER, n, dAp, n, dinfo, count));
+      if (solve) TESSERA_CUSOLVER_CHECK(cusolver.potrs(handle, CUBLAS_FILL_MODE_LOWER, n, 1, dAp, n, dBp, n, dinfo, count));
       TESSERA_CUDA_CHECK(cudaDeviceSynchronize());
       const double t = seconds_since(compute);
       TESSERA_CUDA_CHECK(cudaMemcpy(out.data(), dA, sizeof(T) * elements, cudaMemcpyDeviceToHost));

@@ -24,11 +24,11 @@
 #include <random>
 #include <stdexcept>
 #include <string>
-#include <thread>
 #include <type_traits>
 #include <vector>
 
 #include "bench_support.hpp"
+#include "cli/spd_matrices.hpp"
 #include "kernels/cuda/check.hpp"
 #include "tessera/starpu_interop.hpp"
 #include "tessera/tessera.hpp"
@@ -42,26 +42,10 @@ constexpr double nan_value = std::numeric_limits<double>::quiet_NaN();
 double seconds_since(Clock::time_point start) { return std::chrono::duration<double>(Clock::now() - start).count(); }
 double tflops(int n, double seconds) { return double(n) * n * n / 3.0 / seconds * 1e-12; }
 
-// Symmetric (both triangles), strictly diagonally dominant: SPD. Columns in parallel, each from
-// its own seed.
+// Symmetric (both triangles), strictly diagonally dominant: SPD. Each column from its own seed.
 template <class T>
 std::vector<T> spd(int n, unsigned seed) {
-  std::vector<T> A(static_cast<std::size_t>(n) * n);
-  const unsigned threads = std::max(1u, std::thread::hardware_concurrency());
-  std::vector<std::thread> pool;
-  for (unsigned t = 0; t < threads; ++t)
-    pool.emplace_back([&, t] {
-      for (int j = static_cast<int>(t); j < n; j += static_cast<int>(threads)) {
-        std::mt19937_64 gen(seed * 7919ull + static_cast<unsigned long long>(j));
-        std::uniform_real_distribution<double> dist(-1.0, 1.0);
-        for (int i = j + 1; i < n; ++i) A[i + static_cast<std::size_t>(j) * n] = static_cast<T>(dist(gen));
-        A[j + static_cast<std::size_t>(j) * n] = static_cast<T>(n);
-      }
-    });
-  for (auto& th : pool) th.join();
-  for (int j = 0; j < n; ++j)  // mirror, so that either triangle holds the matrix
-    for (int i = j + 1; i < n; ++i) A[j + static_cast<std::size_t>(i) * n] = A[i + static_cast<std::size_t>(j) * n];
-  return A;
+  return tessera::cli::dominant_spd<T>(n, [seed](int j) { return seed * 7919ull + static_cast<unsigned long long>(j); });
 }
 
 double median(std::vector<double> v) {

@@ -16,11 +16,10 @@
 #include <fstream>
 #include <map>
 #include <memory>
-#include <random>
 #include <string>
-#include <thread>
 #include <vector>
 
+#include "cli/spd_matrices.hpp"
 #include "tessera/policies.hpp"
 #include "tessera/tessera.hpp"
 
@@ -68,36 +67,29 @@ std::vector<std::string> split(const std::string& list) {
 }
 
 bool parse_arguments(int argc, char** argv, Config& c) {
+  const std::map<std::string, int*> int_options = {
+      {"--rounds", &c.rounds}, {"--calibrate", &c.calibrate}, {"--warmup", &c.warmup}, {"--repetitions", &c.repetitions},
+      {"--nb", &c.nb},         {"--ncpu", &c.ncpu},           {"--ncuda", &c.ncuda}};
+  const std::map<std::string, std::string*> string_options = {{"--calibration-policy", &c.calibration_policy},
+                                                              {"--json", &c.json_path}};
+  const std::map<std::string, std::vector<std::string>*> list_options = {{"--modes", &c.modes},
+                                                                         {"--policies", &c.policies}};
   for (int i = 1; i < argc; ++i) {
     const std::string arg = argv[i];
     const bool has_value = i + 1 < argc;
-    if (arg == "--sizes" && has_value) {
+    if (arg == "--check") {
+      c.check = true;
+    } else if (!has_value) {
+      return false;
+    } else if (arg == "--sizes") {
       c.sizes.clear();
       for (const auto& s : split(argv[++i])) c.sizes.push_back(std::stoi(s));
-    } else if (arg == "--modes" && has_value) {
-      c.modes = split(argv[++i]);
-    } else if (arg == "--policies" && has_value) {
-      c.policies = split(argv[++i]);
-    } else if (arg == "--rounds" && has_value) {
-      c.rounds = std::stoi(argv[++i]);
-    } else if (arg == "--calibrate" && has_value) {
-      c.calibrate = std::stoi(argv[++i]);
-    } else if (arg == "--calibration-policy" && has_value) {
-      c.calibration_policy = argv[++i];
-    } else if (arg == "--warmup" && has_value) {
-      c.warmup = std::stoi(argv[++i]);
-    } else if (arg == "--repetitions" && has_value) {
-      c.repetitions = std::stoi(argv[++i]);
-    } else if (arg == "--nb" && has_value) {
-      c.nb = std::stoi(argv[++i]);
-    } else if (arg == "--ncpu" && has_value) {
-      c.ncpu = std::stoi(argv[++i]);
-    } else if (arg == "--ncuda" && has_value) {
-      c.ncuda = std::stoi(argv[++i]);
-    } else if (arg == "--json" && has_value) {
-      c.json_path = argv[++i];
-    } else if (arg == "--check") {
-      c.check = true;
+    } else if (const auto int_option = int_options.find(arg); int_option != int_options.end()) {
+      *int_option->second = std::stoi(argv[++i]);
+    } else if (const auto string_option = string_options.find(arg); string_option != string_options.end()) {
+      *string_option->second = argv[++i];
+    } else if (const auto list_option = list_options.find(arg); list_option != list_options.end()) {
+      *list_option->second = split(argv[++i]);
     } else {
       return false;
     }
@@ -105,26 +97,8 @@ bool parse_arguments(int argc, char** argv, Config& c) {
   return !c.sizes.empty() && !c.modes.empty() && !c.policies.empty() && c.rounds > 0 && c.repetitions > 0;
 }
 
-// Symmetric, strictly diagonally dominant (hence SPD): off-diagonal uniform in (-1, 1), diagonal
-// n; columns filled in parallel, each from its own seed.
-std::vector<double> spd_matrix(int n) {
-  std::vector<double> A(static_cast<std::size_t>(n) * n);
-  const unsigned threads = std::max(1u, std::min(std::thread::hardware_concurrency(), 64u));
-  std::vector<std::thread> pool;
-  for (unsigned t = 0; t < threads; ++t)
-    pool.emplace_back([&, t] {
-      for (int j = static_cast<int>(t); j < n; j += static_cast<int>(threads)) {
-        std::mt19937_64 gen(1000003ull * static_cast<unsigned>(n) + static_cast<unsigned>(j));
-        std::uniform_real_distribution<double> dist(-1.0, 1.0);
-        for (int i = j + 1; i < n; ++i) A[i + static_cast<std::size_t>(j) * n] = dist(gen);
-        A[j + static_cast<std::size_t>(j) * n] = n;
-      }
-    });
-  for (auto& th : pool) th.join();
-  for (int j = 0; j < n; ++j)
-    for (int i = j + 1; i < n; ++i) A[j + static_cast<std::size_t>(i) * n] = A[i + static_cast<std::size_t>(j) * n];
-  return A;
-}
+// The matrix `tessera potrf --n N --seed N` factors.
+std::vector<double> spd_matrix(int n) { return tessera::cli::potrf_input_matrix<double>(n, static_cast<unsigned>(n)); }
 
 double median(std::vector<double> v) {
   std::sort(v.begin(), v.end());

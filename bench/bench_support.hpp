@@ -1,6 +1,7 @@
 // Command-line helpers the benchmarks share.
 #pragma once
 
+#include <stdexcept>
 #include <string>
 #include <vector>
 
@@ -23,5 +24,26 @@ inline std::vector<int> parse_int_list(const std::string& list) {
   for (const std::string& item : split_commas(list)) values.push_back(std::stoi(item));
   return values;
 }
+
+// Walks a command line option by option; value() takes the word after the current option.
+//   for (Arguments args(argc, argv); args.next();) if (args.option() == "--reps") reps = std::stoi(args.value());
+class Arguments {
+ public:
+  Arguments(int argc, char** argv) : argc_(argc), argv_(argv) {}
+
+  // Moves to the next option; false past the last.
+  bool next() { return ++index_ < argc_; }
+  std::string option() const { return argv_[index_]; }
+  // The current option's value; throws when the command line ends first.
+  std::string value() {
+    if (index_ + 1 >= argc_) throw std::runtime_error("missing value after " + option());
+    return argv_[++index_];
+  }
+
+ private:
+  int argc_;
+  char** argv_;
+  int index_ = 0;
+};
 
 }  // namespace tessera::bench

@@ -16,6 +16,7 @@
 #include <limits>
 #include <random>
 #include <string>
+#include <type_traits>
 #include <vector>
 
 #include "byte_reader.hpp"
@@ -234,20 +235,25 @@ Real solve_backward_error(const Case& c, const std::vector<Real>& S, const T* X,
   return denominator > 0 ? one_norm(R, n, c.nrhs) / denominator : 0;
 }
 
-int call(const Case& c, double* A, double* B) {
-  switch (c.op) {
-    case Operation::potrf: return tessera_dpotrf(c.uplo, c.n, A, c.lda);
-    case Operation::potrs: return tessera_dpotrs(c.uplo, c.n, c.nrhs, A, c.lda, B, c.ldb);
-    case Operation::posv: return tessera_dposv(c.uplo, c.n, c.nrhs, A, c.lda, B, c.ldb);
-  }
-  return 0;
-}
+// The C API's routines of one precision.
+template <class T>
+struct CRoutines {
+  int (*potrf)(char, int, T*, int);
+  int (*potrs)(char, int, int, const T*, int, T*, int);
+  int (*posv)(char, int, int, T*, int, T*, int);
+};
 
-int call(const Case& c, float* A, float* B) {
+template <class T>
+int call(const Case& c, T* A, T* B) {
+  CRoutines<T> routines;
+  if constexpr (std::is_same_v<T, double>)
+    routines = {tessera_dpotrf, tessera_dpotrs, tessera_dposv};
+  else
+    routines = {tessera_spotrf, tessera_spotrs, tessera_sposv};
   switch (c.op) {
-    case Operation::potrf: return tessera_spotrf(c.uplo, c.n, A, c.lda);
-    case Operation::potrs: return tessera_spotrs(c.uplo, c.n, c.nrhs, A, c.lda, B, c.ldb);
-    case Operation::posv: return tessera_sposv(c.uplo, c.n, c.nrhs, A, c.lda, B, c.ldb);
+    case Operation::potrf: return routines.potrf(c.uplo, c.n, A, c.lda);
+    case Operation::potrs: return routines.potrs(c.uplo, c.n, c.nrhs, A, c.lda, B, c.ldb);
+    case Operation::posv: return routines.posv(c.uplo, c.n, c.nrhs, A, c.lda, B, c.ldb);
   }
   return 0;
 }

@@ -19,6 +19,7 @@
 #include <tuple>
 #include <vector>
 
+#include "application_tasks.hpp"
 #include "policy_modes.hpp"
 #include "tessera/policies.hpp"
 #include "tessera/trace.hpp"
@@ -198,26 +199,11 @@ TEST(Policies, KeepsTheGraphOrder) {
     for (std::size_t n = 1; n < list.size(); ++n) EXPECT_GE(list[n].start_us, list[n - 1].end_us) << list[n].worker_name;
 }
 
-// An application's own tasks: no tag, no name, priority 0, CPU only.
-std::atomic<int> application_tasks_run{0};
-void application_kernel(void**, void*) { ++application_tasks_run; }
-
+// An application's own tasks (application_tasks.hpp), on the CPUs or claiming CUDA only.
 starpu_codelet* application_codelet(uint32_t where) {
-  static starpu_codelet cpu_codelet = [] {
-    starpu_codelet cl;
-    starpu_codelet_init(&cl);
-    cl.cpu_funcs[0] = application_kernel;
-    cl.nbuffers = 0;
-    return cl;
-  }();
-  static starpu_codelet cuda_only_codelet = [] {
-    starpu_codelet cl;
-    starpu_codelet_init(&cl);
-    cl.cpu_funcs[0] = application_kernel;
-    cl.where = STARPU_CUDA;  // claims CUDA only: a GPU-less machine cannot run it
-    cl.nbuffers = 0;
-    return cl;
-  }();
+  static starpu_codelet cpu_codelet = make_application_codelet();
+  // Claims CUDA only: a GPU-less machine cannot run it.
+  static starpu_codelet cuda_only_codelet = make_application_codelet(STARPU_CUDA);
   return where == STARPU_CUDA ? &cuda_only_codelet : &cpu_codelet;
 }
 

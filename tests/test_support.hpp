@@ -13,6 +13,8 @@
 #include <random>
 #include <vector>
 
+#include "../src/cli/residuals.hpp"
+#include "../src/cli/spd_matrices.hpp"
 #include "tessera/tessera.hpp"
 
 namespace tessera {
@@ -58,12 +60,7 @@ std::vector<T> random_spd(int n, int ld, unsigned seed) {
   }
   std::vector<double> G(static_cast<std::size_t>(n) * n);
   for (double& g : G) g = dist(gen);
-  for (int j = 0; j < n; ++j)
-    for (int i = j; i < n; ++i) {
-      double s = 0;
-      for (int k = 0; k < n; ++k) s += G[i + static_cast<std::size_t>(k) * n] * G[j + static_cast<std::size_t>(k) * n];
-      at(i, j) = at(j, i) = static_cast<T>(s / n + (i == j ? 1.0 : 0.0));
-    }
+  cli::gram_plus_identity(n, G, [&](int i, int j, double value) { at(i, j) = at(j, i) = static_cast<T>(value); });
   return A;
 }
 
@@ -112,28 +109,12 @@ double factor_backward_error(Uplo uplo, int n, const std::vector<T>& A, const st
   return nr / (n * na * std::numeric_limits<T>::epsilon());
 }
 
-// ||A X - B||_1 / (||A||_1 ||X||_1 n eps), A symmetric (full storage).
+// ||A X - B||_1 / (||A||_1 ||X||_1 n eps), A symmetric (full storage): the formula of the
+// command line's check, NaN for a NaN residual.
 template <class T>
 double solve_backward_error(int n, int nrhs, const std::vector<T>& A, int lda, const std::vector<T>& X,
                             const std::vector<T>& B, int ldb) {
-  double nr = 0, na = 0, nx = 0;
-  for (int j = 0; j < n; ++j) {
-    double s = 0;
-    for (int i = 0; i < n; ++i) s += std::abs(double(A[i + static_cast<std::size_t>(j) * lda]));
-    na = std::max(na, s);
-  }
-  for (int r = 0; r < nrhs; ++r) {
-    double sr = 0, sx = 0;
-    for (int i = 0; i < n; ++i) {
-      double ax = 0;
-      for (int k = 0; k < n; ++k) ax += double(A[i + static_cast<std::size_t>(k) * lda]) * X[k + static_cast<std::size_t>(r) * ldb];
-      sr += std::abs(ax - B[i + static_cast<std::size_t>(r) * ldb]);
-      sx += std::abs(double(X[i + static_cast<std::size_t>(r) * ldb]));
-    }
-    nr = std::max(nr, sr);
-    nx = std::max(nx, sx);
-  }
-  return nr / (na * nx * n * std::numeric_limits<T>::epsilon());
+  return cli::solve_backward_error(n, nrhs, A.data(), lda, X.data(), ldb, B.data(), ldb);
 }
 
 }  // namespace tessera::test

@@ -30,6 +30,7 @@
 #include <vector>
 
 #include "../bench_support.hpp"
+#include "device_support.hpp"
 #include "cuda/batched_kernels.hpp"
 #include "cuda/check.hpp"
 
@@ -55,21 +56,17 @@ using tessera::bench::parse_int_list;
 
 Options parse_options(int argc, char** argv) {
   Options o;
-  for (int i = 1; i < argc; ++i) {
-    const std::string a = argv[i];
-    const auto value = [&]() -> std::string {
-      if (i + 1 >= argc) throw std::runtime_error("missing value after " + a);
-      return argv[++i];
-    };
-    if (a == "--json") o.json_path = value();
-    else if (a == "--batch") o.batch = std::stoi(value());
-    else if (a == "--big-batch") o.big_batch = std::stoi(value());
-    else if (a == "--reps") o.reps = std::stoi(value());
-    else if (a == "--sizes") o.sizes = parse_int_list(value());
+  for (tessera::bench::Arguments args(argc, argv); args.next();) {
+    const std::string a = args.option();
+    if (a == "--json") o.json_path = args.value();
+    else if (a == "--batch") o.batch = std::stoi(args.value());
+    else if (a == "--big-batch") o.big_batch = std::stoi(args.value());
+    else if (a == "--reps") o.reps = std::stoi(args.value());
+    else if (a == "--sizes") o.sizes = parse_int_list(args.value());
     else if (a == "--tune") o.tune = true;
     else if (a == "--no-main") o.main_run = false;
     else if (a == "--precision") {
-      const std::string p = value();
+      const std::string p = args.value();
       o.do_double = p == "double" || p == "both";
       o.do_float = p == "float" || p == "both";
     } else {
@@ -81,23 +78,7 @@ Options parse_options(int argc, char** argv) {
 
 // ---- device helpers -------------------------------------------------------------------------
 
-template <class T>
-class Device {
- public:
-  explicit Device(std::size_t count) : count_(count) {
-    TESSERA_CUDA_CHECK(cudaMalloc(&ptr_, std::max<std::size_t>(count, 1) * sizeof(T)));
-  }
-  ~Device() { cudaFree(ptr_); }
-  Device(const Device&) = delete;
-  Device& operator=(const Device&) = delete;
-  T* get() const { return ptr_; }
-  std::size_t count() const { return count_; }
-  std::size_t bytes() const { return count_ * sizeof(T); }
-
- private:
-  T* ptr_ = nullptr;
-  std::size_t count_;
-};
+using tessera::bench::Device;
 
 __device__ __forceinline__ std::uint64_t mix64(std::uint64_t x) {
   x += 0x9e3779b97f4a7c15ULL;
@@ -590,8 +571,7 @@ void print_tables(const json& results, double copy_bw) {
 int main(int argc, char** argv) {
   try {
     const Options opt = parse_options(argc, argv);
-    int count = 0;
-    if (cudaGetDeviceCount(&count) != cudaSuccess || count == 0) {
+    if (!tessera::bench::cuda_device_present()) {
       fmt::print(stderr, "bench_batched_kernels: no CUDA device\n");
       return 2;
     }

@@ -25,6 +25,7 @@
 #include <vector>
 
 #include "../bench_support.hpp"
+#include "device_support.hpp"
 #include "cuda/check.hpp"
 #include "cuda/tile_kernels.hpp"
 #include "cuda/tile_tuning.hpp"
@@ -48,36 +49,21 @@ using tessera::bench::parse_int_list;
 
 Options parse(int argc, char** argv) {
   Options o;
-  for (int i = 1; i < argc; ++i) {
-    const std::string a = argv[i];
-    const auto next = [&]() -> std::string {
-      if (i + 1 >= argc) throw std::runtime_error("missing value after " + a);
-      return argv[++i];
-    };
-    if (a == "--nb") o.nbs = parse_int_list(next());
-    else if (a == "--reps") o.reps = std::stoi(next());
-    else if (a == "--precision") o.precision = next();
-    else if (a == "--json") o.json_path = next();
-    else if (a == "--tune") o.tune_path = next();
-    else if (a == "--tune-reps") o.tune_reps = std::stoi(next());
-    else if (a == "--ops") o.ops = next();
+  for (tessera::bench::Arguments args(argc, argv); args.next();) {
+    const std::string a = args.option();
+    if (a == "--nb") o.nbs = parse_int_list(args.value());
+    else if (a == "--reps") o.reps = std::stoi(args.value());
+    else if (a == "--precision") o.precision = args.value();
+    else if (a == "--json") o.json_path = args.value();
+    else if (a == "--tune") o.tune_path = args.value();
+    else if (a == "--tune-reps") o.tune_reps = std::stoi(args.value());
+    else if (a == "--ops") o.ops = args.value();
     else throw std::runtime_error("unknown option " + a);
   }
   return o;
 }
 
-template <class T>
-struct Buffer {
-  T* ptr = nullptr;
-  explicit Buffer(std::size_t n) {
-    if (n) TESSERA_CUDA_CHECK(cudaMalloc(&ptr, n * sizeof(T)));
-  }
-  ~Buffer() {
-    if (ptr) cudaFree(ptr);
-  }
-  Buffer(const Buffer&) = delete;
-  Buffer& operator=(const Buffer&) = delete;
-};
+using tessera::bench::Device;
 
 // Median time per call (us) of run(i) over copies i of the overwritten operand.
 double median_us(cudaStream_t stream, int copies, int reps, const std::function<void()>& restore,
@@ -162,64 +148,64 @@ void bench_precision(const Options& o, cudaStream_t stream, cublasHandle_t blas,
         spd[r + static_cast<std::size_t>(c) * nb] = static_cast<T>(v);
         spd[c + static_cast<std::size_t>(r) * nb] = static_cast<T>(v);
       }
-    Buffer<T> dGen(elems), dOther(elems), dLower(elems), dSpd(elems), work(elems * copies);
-    Buffer<int> info(copies);
-    TESSERA_CUDA_CHECK(cudaMemcpy(dGen.ptr, general.data(), elems * sizeof(T), cudaMemcpyHostToDevice));
-    TESSERA_CUDA_CHECK(cudaMemcpy(dOther.ptr, other.data(), elems * sizeof(T), cudaMemcpyHostToDevice));
-    TESSERA_CUDA_CHECK(cudaMemcpy(dLower.ptr, lower.data(), elems * sizeof(T), cudaMemcpyHostToDevice));
-    TESSERA_CUDA_CHECK(cudaMemcpy(dSpd.ptr, spd.data(), elems * sizeof(T), cudaMemcpyHostToDevice));
+    Device<T> dGen(elems), dOther(elems), dLower(elems), dSpd(elems), work(elems * copies);
+    Device<int> info(copies);
+    TESSERA_CUDA_CHECK(cudaMemcpy(dGen.get(), general.data(), elems * sizeof(T), cudaMemcpyHostToDevice));
+    TESSERA_CUDA_CHECK(cudaMemcpy(dOther.get(), other.data(), elems * sizeof(T), cudaMemcpyHostToDevice));
+    TESSERA_CUDA_CHECK(cudaMemcpy(dLower.get(), lower.data(), elems * sizeof(T), cudaMemcpyHostToDevice));
+    TESSERA_CUDA_CHECK(cudaMemcpy(dSpd.get(), spd.data(), elems * sizeof(T), cudaMemcpyHostToDevice));
     const auto restore_from = [&](const T* src) {
       return [&, src]() {
         for (int i = 0; i < copies; ++i)
-          TESSERA_CUDA_CHECK(cudaMemcpyAsync(work.ptr + elems * i, src, elems * sizeof(T),
+          TESSERA_CUDA_CHECK(cudaMemcpyAsync(work.get() + elems * i, src, elems * sizeof(T),
                                              cudaMemcpyDeviceToDevice, stream));
       };
     };
-    const auto copy = [&](int i) { return work.ptr + elems * i; };
+    const auto copy = [&](int i) { return work.get() + elems * i; };
     const T one = 1, minus_one = -1;
     const double n3 = double(nb) * nb * nb;
 
     const std::size_t first_row = rows.size();
     if (o.wants("potf2")) {
       int lwork = 0;
-      TESSERA_CUSOLVER_CHECK(vendor_potrf_bufsize(solver, nb, work.ptr, nb, &lwork));
-      Buffer<T> vws(static_cast<std::size_t>(std::max(lwork, 1)));
+      TESSERA_CUSOLVER_CHECK(vendor_potrf_bufsize(solver, nb, work.get(), nb, &lwork));
+      Device<T> vws(static_cast<std::size_t>(std::max(lwork, 1)));
       const std::size_t ws = tk::potf2_workspace_bytes<T>(nb);
-      Buffer<unsigned char> cws(ws);
-      const double v = median_us(stream, copies, o.reps, restore_from(dSpd.ptr), [&](int i) {
-        TESSERA_CUSOLVER_CHECK(vendor_potrf(solver, nb, copy(i), nb, vws.ptr, lwork, info.ptr + i));
+      Device<unsigned char> cws(ws);
+      const double v = median_us(stream, copies, o.reps, restore_from(dSpd.get()), [&](int i) {
+        TESSERA_CUSOLVER_CHECK(vendor_potrf(solver, nb, copy(i), nb, vws.get(), lwork, info.get() + i));
       });
-      const double c = median_us(stream, copies, o.reps, restore_from(dSpd.ptr), [&](int i) {
-        tk::potf2<T>(nb, copy(i), nb, info.ptr + i, cws.ptr, ws, stream);
+      const double c = median_us(stream, copies, o.reps, restore_from(dSpd.get()), [&](int i) {
+        tk::potf2<T>(nb, copy(i), nb, info.get() + i, cws.get(), ws, stream);
       });
       rows.push_back({p, "potf2", nb, v, c, n3 / 3.0});
     }
     if (o.wants("trsm")) {
       const std::size_t ws = tk::trsm_rlt_workspace_bytes<T>(nb, nb);
-      Buffer<unsigned char> cws(ws);
-      const double v = median_us(stream, copies, o.reps, restore_from(dGen.ptr), [&](int i) {
-        TESSERA_CUBLAS_CHECK(vendor_trsm(blas, nb, nb, &one, dLower.ptr, nb, copy(i), nb));
+      Device<unsigned char> cws(ws);
+      const double v = median_us(stream, copies, o.reps, restore_from(dGen.get()), [&](int i) {
+        TESSERA_CUBLAS_CHECK(vendor_trsm(blas, nb, nb, &one, dLower.get(), nb, copy(i), nb));
       });
-      const double c = median_us(stream, copies, o.reps, restore_from(dGen.ptr), [&](int i) {
-        tk::trsm_rlt<T>(nb, nb, dLower.ptr, nb, copy(i), nb, cws.ptr, ws, stream);
+      const double c = median_us(stream, copies, o.reps, restore_from(dGen.get()), [&](int i) {
+        tk::trsm_rlt<T>(nb, nb, dLower.get(), nb, copy(i), nb, cws.get(), ws, stream);
       });
       rows.push_back({p, "trsm", nb, v, c, n3});
     }
     if (o.wants("syrk")) {
-      const double v = median_us(stream, copies, o.reps, restore_from(dGen.ptr), [&](int i) {
-        TESSERA_CUBLAS_CHECK(vendor_syrk(blas, nb, nb, &minus_one, dOther.ptr, nb, &one, copy(i), nb));
+      const double v = median_us(stream, copies, o.reps, restore_from(dGen.get()), [&](int i) {
+        TESSERA_CUBLAS_CHECK(vendor_syrk(blas, nb, nb, &minus_one, dOther.get(), nb, &one, copy(i), nb));
       });
-      const double c = median_us(stream, copies, o.reps, restore_from(dGen.ptr), [&](int i) {
-        tk::syrk_ln<T>(nb, nb, dOther.ptr, nb, copy(i), nb, stream);
+      const double c = median_us(stream, copies, o.reps, restore_from(dGen.get()), [&](int i) {
+        tk::syrk_ln<T>(nb, nb, dOther.get(), nb, copy(i), nb, stream);
       });
       rows.push_back({p, "syrk", nb, v, c, n3});
     }
     if (o.wants("gemm")) {
-      const double v = median_us(stream, copies, o.reps, restore_from(dGen.ptr), [&](int i) {
-        TESSERA_CUBLAS_CHECK(vendor_gemm(blas, nb, nb, nb, &minus_one, dOther.ptr, nb, dLower.ptr, nb, &one, copy(i), nb));
+      const double v = median_us(stream, copies, o.reps, restore_from(dGen.get()), [&](int i) {
+        TESSERA_CUBLAS_CHECK(vendor_gemm(blas, nb, nb, nb, &minus_one, dOther.get(), nb, dLower.get(), nb, &one, copy(i), nb));
       });
-      const double c = median_us(stream, copies, o.reps, restore_from(dGen.ptr), [&](int i) {
-        tk::gemm_nt<T>(nb, nb, nb, dOther.ptr, nb, dLower.ptr, nb, copy(i), nb, stream);
+      const double c = median_us(stream, copies, o.reps, restore_from(dGen.get()), [&](int i) {
+        tk::gemm_nt<T>(nb, nb, nb, dOther.get(), nb, dLower.get(), nb, copy(i), nb, stream);
       });
       rows.push_back({p, "gemm", nb, v, c, 2.0 * n3});
     }
@@ -233,8 +219,7 @@ void bench_precision(const Options& o, cudaStream_t stream, cublasHandle_t blas,
 int main(int argc, char** argv) {
   try {
     const Options o = parse(argc, argv);
-    int count = 0;
-    if (cudaGetDeviceCount(&count) != cudaSuccess || count == 0) {
+    if (!tessera::bench::cuda_device_present()) {
       std::cerr << "bench_tile_kernels: no CUDA device\n";
       return 1;
     }

@@ -4,15 +4,15 @@
 #include <nlohmann/json.hpp>
 
 #include <algorithm>
-#include <atomic>
 #include <chrono>
 #include <cmath>
 #include <limits>
 #include <random>
-#include <thread>
 #include <vector>
 
 #include "memory_budget.hpp"
+#include "residuals.hpp"
+#include "spd_matrices.hpp"
 #include "tessera/batched.hpp"
 #include "tessera/tessera.hpp"
 
@@ -22,21 +22,6 @@ namespace {
 
 using Clock = std::chrono::steady_clock;
 
-unsigned worker_threads() { return std::max(1u, std::thread::hardware_concurrency()); }
-
-// Runs body(k) for k in [0, count) on all hardware threads.
-template <class Body>
-void parallel_for(int count, Body&& body) {
-  const int threads = static_cast<int>(worker_threads());
-  std::atomic<int> next{0};
-  std::vector<std::thread> pool;
-  for (int t = 0; t < threads; ++t)
-    pool.emplace_back([&] {
-      for (int k = next++; k < count; k = next++) body(k);
-    });
-  for (auto& th : pool) th.join();
-}
-
 // Matrix k: G G^T / n + I from its own seed, both triangles.
 template <class T>
 void random_spd(int n, unsigned seed, int k, T* A) {
@@ -44,12 +29,9 @@ void random_spd(int n, unsigned seed, int k, T* A) {
   std::uniform_real_distribution<double> dist(-1.0, 1.0);
   std::vector<double> G(static_cast<std::size_t>(n) * n);
   for (double& g : G) g = dist(gen);
-  for (int j = 0; j < n; ++j)
-    for (int i = j; i < n; ++i) {
-      double s = 0;
-      for (int l = 0; l < n; ++l) s += G[i + static_cast<std::size_t>(l) * n] * G[j + static_cast<std::size_t>(l) * n];
-      A[i + static_cast<std::size_t>(j) * n] = A[j + static_cast<std::size_t>(i) * n] = static_cast<T>(s / n + (i == j));
-    }
+  gram_plus_identity(n, G, [&](int i, int j, double value) {
+    A[i + static_cast<std::size_t>(j) * n] = A[j + static_cast<std::size_t>(i) * n] = static_cast<T>(value);
+  });
 }
 
 // ||A - L L^T||_1 / (n ||A||_1 eps) of one matrix from the triangle uplo of its factor F.
@@ -72,29 +54,6 @@ double factor_error(bool lower, int n, const T* A, const T* F) {
     na = std::max(na, a);
   }
   return nr / (n * na * std::numeric_limits<T>::epsilon());
-}
-
-// ||A X - B||_1 / (||A||_1 ||X||_1 n eps) of one system.
-template <class T>
-double solve_error(int n, int nrhs, const T* A, const T* X, const T* B) {
-  double nr = 0, na = 0, nx = 0;
-  for (int j = 0; j < n; ++j) {
-    double a = 0;
-    for (int i = 0; i < n; ++i) a += std::abs(double(A[i + static_cast<std::size_t>(j) * n]));
-    na = std::max(na, a);
-  }
-  for (int r = 0; r < nrhs; ++r) {
-    double res = 0, x = 0;
-    for (int i = 0; i < n; ++i) {
-      double ax = 0;
-      for (int l = 0; l < n; ++l) ax += double(A[i + static_cast<std::size_t>(l) * n]) * X[l + static_cast<std::size_t>(r) * n];
-      res += std::abs(ax - B[i + static_cast<std::size_t>(r) * n]);
-      x += std::abs(double(X[i + static_cast<std::size_t>(r) * n]));
-    }
-    nr = std::isnan(res) ? res : std::max(nr, res);
-    nx = std::max(nx, x);
-  }
-  return nr / (na * std::max(nx, 1e-300) * n * std::numeric_limits<T>::epsilon());
 }
 
 template <class T>
@@ -138,7 +97,8 @@ int run(const BatchedCommand& cmd) {
   std::vector<double> errors(static_cast<std::size_t>(count), 0.0);
   parallel_for(count, [&](int k) {
     if (info[k] != 0 || n == 0) return;
-    errors[k] = nrhs > 0 ? solve_error(n, nrhs, A0.data() + k * stride, B.data() + k * strideB, B0.data() + k * strideB)
+    errors[k] = nrhs > 0 ? solve_backward_error(n, nrhs, A0.data() + k * stride, n, B.data() + k * strideB, n,
+                                                B0.data() + k * strideB, n)
                          : factor_error(options.uplo == Uplo::lower, n, A0.data() + k * stride, A.data() + k * stride);
   });
   const int failed = static_cast<int>(std::count_if(info.begin(), info.end(), [](int i) { return i != 0; }));

@@ -10,13 +10,13 @@
 #include <cstdio>
 #include <memory>
 #include <optional>
-#include <random>
 #include <thread>
 #include <type_traits>
 #include <vector>
 
 #include "checks.hpp"
 #include "memory_budget.hpp"
+#include "spd_matrices.hpp"
 #include "tessera/matrix_market.hpp"
 #include "tessera/tessera.hpp"
 #include "tessera/trace.hpp"
@@ -30,30 +30,6 @@ using nlohmann::json;
 
 template <class T>
 constexpr bool kDouble = std::is_same_v<T, double>;
-
-// A random symmetric, strictly diagonally dominant matrix (hence SPD): off-diagonal entries
-// uniform in (-1, 1), diagonal n. Columns are generated in parallel, each from its own seed, so
-// the matrix depends on the seed alone.
-template <class T>
-std::vector<T> generate_spd(int n, unsigned seed) {
-  std::vector<T> A(static_cast<std::size_t>(n) * n);
-  const unsigned threads = std::max(1u, std::min(std::thread::hardware_concurrency(), 64u));
-  std::vector<std::thread> pool;
-  for (unsigned t = 0; t < threads; ++t)
-    pool.emplace_back([&, t] {
-      for (int j = static_cast<int>(t); j < n; j += static_cast<int>(threads)) {
-        std::mt19937_64 gen(seed * 1000003ull + static_cast<unsigned long long>(j));
-        std::uniform_real_distribution<double> dist(-1.0, 1.0);
-        T* column = A.data() + static_cast<std::size_t>(j) * n;
-        for (int i = j + 1; i < n; ++i) column[i] = static_cast<T>(dist(gen));
-        column[j] = static_cast<T>(n);
-      }
-    });
-  for (auto& th : pool) th.join();
-  for (int j = 0; j < n; ++j)  // mirror into the upper triangle
-    for (int i = j + 1; i < n; ++i) A[j + static_cast<std::size_t>(i) * n] = A[i + static_cast<std::size_t>(j) * n];
-  return A;
-}
 
 // The tile size the run will use, or the largest Tessera may choose before the mode is known.
 template <class T>
@@ -110,7 +86,7 @@ std::vector<T> input_matrix(const PotrfCommand& cmd, const FactorOptions& option
   if (!cmd.input.empty()) return matrix_from_file<T>(cmd, options, n);
   n = cmd.n;
   require_memory_for<T>(cmd, options, n);
-  return generate_spd<T>(n, cmd.seed);
+  return potrf_input_matrix<T>(n, cmd.seed);
 }
 
 // The environment's options with the command's flags applied; output files checked first.

@@ -5,25 +5,16 @@
 
 #include <atomic>
 
+#include "../application_tasks.hpp"
 #include "../test_support.hpp"
 #include "tessera/tessera.h"
 
 namespace tessera::test {
 namespace {
 
-std::atomic<int> application_tasks_run{0};
-
-void application_kernel(void**, void*) { ++application_tasks_run; }
-
 // An application task, submitted by the application itself.
 void run_application_task() {
-  static starpu_codelet codelet = [] {
-    starpu_codelet cl;
-    starpu_codelet_init(&cl);
-    cl.cpu_funcs[0] = application_kernel;
-    cl.nbuffers = 0;
-    return cl;
-  }();
+  static starpu_codelet codelet = make_application_codelet();
   ASSERT_EQ(starpu_task_insert(&codelet, 0), 0);
   starpu_task_wait_for_all();
 }

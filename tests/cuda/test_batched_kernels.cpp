@@ -20,24 +20,15 @@
 #include <vector>
 
 #include "cuda/batched_kernels.hpp"
+#include "kernel_test_support.hpp"
 #include "tessera/error.hpp"
 
 namespace tk = tessera::kernels::cuda;
+using namespace tessera::test;  // kernel_test_support.hpp
 
 namespace {
 
 // ---- environment ----------------------------------------------------------------------------
-
-std::string missing_gpu_reason() {
-  int count = 0;
-  const cudaError_t err = cudaGetDeviceCount(&count);
-  if (err != cudaSuccess) {
-    cudaGetLastError();
-    return std::string("cudaGetDeviceCount failed: ") + cudaGetErrorString(err);
-  }
-  if (count == 0) return "cudaGetDeviceCount returned 0";
-  return {};
-}
 
 bool quick_mode() {
   const char* v = std::getenv("TESSERA_BATCHED_TEST_QUICK");
@@ -58,21 +49,6 @@ std::vector<int> large_orders() {
 
 const char* uplo_name(tk::BatchUplo u) { return u == tk::BatchUplo::lower ? "lower" : "upper"; }
 constexpr tk::BatchUplo kUplos[] = {tk::BatchUplo::lower, tk::BatchUplo::upper};
-
-template <class T>
-constexpr double eps() {
-  return std::numeric_limits<T>::epsilon();
-}
-
-template <class T>
-T nan_value() {
-  return std::numeric_limits<T>::quiet_NaN();
-}
-
-template <class T>
-bool same_bits(T a, T b) {
-  return std::memcmp(&a, &b, sizeof(T)) == 0;
-}
 
 // ---- device memory --------------------------------------------------------------------------
 
@@ -206,7 +182,7 @@ HostBatch<T> build_batch(tk::BatchUplo uplo, const std::vector<int>& orders,
                          std::size_t total, std::mt19937_64& rng, bool with_failures) {
   HostBatch<T> hb;
   hb.uplo = uplo;
-  hb.data.assign(total, nan_value<T>());
+  hb.data.assign(total, poison<T>());
   hb.referenced.assign(total, 0);
   const int batch = static_cast<int>(orders.size());
   for (int k = 0; k < batch; ++k) {
@@ -355,6 +331,19 @@ void run_uniform_case(tk::BatchUplo uplo, int n, int lda, long long stride, int 
   check_batch(hb, dA.download(), dinfo.download(), where.str());
 }
 
+// For each n of orders, in both triangles: the tight layout (lda = n, stride = n*n), then a padded
+// one (lda = n + pad, gap elements between the matrices). Stops at the first fatal failure.
+template <class T>
+void run_tight_and_padded(const std::vector<int>& orders, int pad, int gap, int batch, std::mt19937_64& rng) {
+  for (int n : orders)
+    for (tk::BatchUplo uplo : kUplos) {
+      run_uniform_case<T>(uplo, n, n, static_cast<long long>(n) * n, batch, rng, {}, "tight");
+      if (::testing::Test::HasFatalFailure()) return;
+      run_uniform_case<T>(uplo, n, n + pad, static_cast<long long>(n + pad) * n + gap, batch, rng, {}, "padded");
+      if (::testing::Test::HasFatalFailure()) return;
+    }
+}
+
 // ---- fixtures -------------------------------------------------------------------------------
 
 template <class T>
@@ -369,40 +358,23 @@ class BatchedTest : public ::testing::Test {
 
 using Precisions = ::testing::Types<float, double>;
 
-template <class T>
-class BatchedPotrf : public BatchedTest<T> {};
-TYPED_TEST_SUITE(BatchedPotrf, Precisions);
+// A suite of typed tests on BatchedTest in both precisions; the suites group the tests by kernel.
+#define BATCHED_TYPED_SUITE(Name)          \
+  template <class T>                       \
+  class Name : public BatchedTest<T> {};   \
+  TYPED_TEST_SUITE(Name, Precisions)
 
-template <class T>
-class BatchedPotrfInterleaved : public BatchedTest<T> {};
-TYPED_TEST_SUITE(BatchedPotrfInterleaved, Precisions);
-
-template <class T>
-class BatchedPotrfVariable : public BatchedTest<T> {};
-TYPED_TEST_SUITE(BatchedPotrfVariable, Precisions);
-
-template <class T>
-class BatchedPotrs : public BatchedTest<T> {};
-TYPED_TEST_SUITE(BatchedPotrs, Precisions);
-
-template <class T>
-class BatchedArguments : public BatchedTest<T> {};
-TYPED_TEST_SUITE(BatchedArguments, Precisions);
+BATCHED_TYPED_SUITE(BatchedPotrf);
+BATCHED_TYPED_SUITE(BatchedPotrfInterleaved);
+BATCHED_TYPED_SUITE(BatchedPotrfVariable);
+BATCHED_TYPED_SUITE(BatchedPotrs);
+BATCHED_TYPED_SUITE(BatchedArguments);
 
 // ---- potrf_batched --------------------------------------------------------------------------
 
 // Every n from 1 to 64, tight (contiguous, vector staging) and padded (lda > n, stride > lda*n).
 TYPED_TEST(BatchedPotrf, EverySmallOrderBothLayoutsOfStrides) {
-  using T = TypeParam;
-  const int batch = quick_mode() ? 45 : 131;
-  for (int n : small_orders())
-    for (tk::BatchUplo uplo : kUplos) {
-      run_uniform_case<T>(uplo, n, n, static_cast<long long>(n) * n, batch, this->rng, {}, "tight");
-      if (this->HasFatalFailure()) return;
-      run_uniform_case<T>(uplo, n, n + 3, static_cast<long long>(n + 3) * n + 5, batch, this->rng,
-                          {}, "padded");
-      if (this->HasFatalFailure()) return;
-    }
+  run_tight_and_padded<TypeParam>(small_orders(), 3, 5, quick_mode() ? 45 : 131, this->rng);
 }
 
 TYPED_TEST(BatchedPotrf, StrideLargerThanMatrixOnly) {
@@ -416,16 +388,7 @@ TYPED_TEST(BatchedPotrf, StrideLargerThanMatrixOnly) {
 }
 
 TYPED_TEST(BatchedPotrf, SampledLargeOrders) {
-  using T = TypeParam;
-  const int batch = quick_mode() ? 3 : 13;
-  for (int n : large_orders())
-    for (tk::BatchUplo uplo : kUplos) {
-      run_uniform_case<T>(uplo, n, n, static_cast<long long>(n) * n, batch, this->rng, {}, "tight");
-      if (this->HasFatalFailure()) return;
-      run_uniform_case<T>(uplo, n, n + 1, static_cast<long long>(n + 1) * n + 3, batch,
-                          this->rng, {}, "padded");
-      if (this->HasFatalFailure()) return;
-    }
+  run_tight_and_padded<TypeParam>(large_orders(), 1, 3, quick_mode() ? 3 : 13, this->rng);
 }
 
 // Every thread-block size of the register kernel and every compiled panel shape (the tuning
@@ -522,7 +485,7 @@ void run_interleaved_case(tk::BatchUplo uplo, int n, int batch, std::mt19937_64&
   DeviceBuffer<int> dinfo(poisoned_info(batch));
   tk::interleave_batched<T>(n, dA.get(), n, nn, batch, dI.get(), nullptr);
   tk::potrf_batched_interleaved<T>(uplo, n, dI.get(), batch, dinfo.get(), nullptr, opts);
-  DeviceBuffer<T> dOut(std::vector<T>(hb.data.size(), nan_value<T>()));
+  DeviceBuffer<T> dOut(std::vector<T>(hb.data.size(), poison<T>()));
   tk::deinterleave_batched<T>(n, dI.get(), batch, dOut.get(), n, nn, nullptr);
   synchronize();
   const std::vector<T> inter = dI.download();
@@ -704,7 +667,7 @@ template <class T>
 std::vector<T> random_rhs(std::size_t total, const std::vector<long long>& off,
                           const std::vector<int>& ld, const std::vector<int>& orders, int nrhs,
                           std::mt19937_64& rng) {
-  std::vector<T> b(total, nan_value<T>());
+  std::vector<T> b(total, poison<T>());
   std::uniform_real_distribution<double> dist(-1, 1);
   for (std::size_t k = 0; k < orders.size(); ++k)
     for (int c = 0; c < nrhs; ++c)

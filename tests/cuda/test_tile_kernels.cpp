@@ -18,31 +18,18 @@
 
 #include "cuda/tile_kernels.hpp"
 #include "cuda/tile_tuning.hpp"
+#include "kernel_test_support.hpp"
 #include "tessera/error.hpp"
 
 namespace tk = tessera::kernels::cuda;
+using namespace tessera::test;  // kernel_test_support.hpp
 
 namespace {
 
-bool cuda_device_present(std::string& why) {
-  int count = 0;
-  const cudaError_t err = cudaGetDeviceCount(&count);
-  if (err != cudaSuccess) {
-    why = std::string("cudaGetDeviceCount failed: ") + cudaGetErrorString(err);
-    cudaGetLastError();
-    return false;
-  }
-  if (count == 0) {
-    why = "cudaGetDeviceCount returned 0";
-    return false;
-  }
-  return true;
-}
-
-#define REQUIRE_CUDA_DEVICE()                                          \
-  do {                                                                 \
-    std::string why_;                                                  \
-    if (!cuda_device_present(why_)) GTEST_SKIP() << "no CUDA device: " << why_; \
+#define REQUIRE_CUDA_DEVICE()                                                      \
+  do {                                                                             \
+    const std::string why_ = missing_gpu_reason();                                 \
+    if (!why_.empty()) GTEST_SKIP() << "no CUDA device: " << why_;                 \
   } while (0)
 
 // TESSERA_TILE_TEST_QUICK=1 keeps the small cases only (for runs under compute-sanitizer).
@@ -77,21 +64,6 @@ struct DeviceArray {
 void sync_and_check() {
   ASSERT_EQ(cudaDeviceSynchronize(), cudaSuccess);
   ASSERT_EQ(cudaGetLastError(), cudaSuccess);
-}
-
-template <class T>
-constexpr double eps() {
-  return std::numeric_limits<T>::epsilon();
-}
-
-template <class T>
-T poison() {
-  return std::numeric_limits<T>::quiet_NaN();
-}
-
-template <class T>
-bool same_bits(T a, T b) {
-  return std::memcmp(&a, &b, sizeof(T)) == 0;
 }
 
 // ld x cols column-major storage, (-1, 1) entries in the rows x cols block, NaN padding.

@@ -21,26 +21,14 @@ void dpotrf_(const char *uplo, const int *n, double *a, const int *lda, int *inf
 
 enum { n = 301 };
 
-/* Symmetric and diagonally dominant (fixed linear congruential sequence): positive definite. */
-static void spd_matrix(double *A) {
-  unsigned long long state = 11;
-  for (int j = 0; j < n; ++j)
-    for (int i = j; i < n; ++i) {
-      state = state * 6364136223846793005ULL + 1442695040888963407ULL;
-      const double value = (double)(state >> 11) / 9007199254740992.0 - 0.5;
-      A[i + j * n] = A[j + i * n] = i == j ? n : value;
-    }
-}
-
-
 static int factor_and_check(const char *when) {
   static double A[n * n], F[n * n];
-  spd_matrix(A);
+  fill_dominant_spd_matrix(n, 11, A);
   memcpy(F, A, sizeof A);
   const int size = n;
   int info = -99;
   dpotrf_("L", &size, F, &size, &info, 1);
-  const double residual = factor_residual(n, A, F);
+  const double residual = factor_residual('L', n, A, F);
   const int ok = info == 0 && residual < 1e-13;
   printf("%s: dpotrf_ info %d, max|A - L L^T| / max|A| = %g: %s\n", when, info, residual, ok ? "ok" : "FAILED");
   fflush(stdout);
@@ -52,11 +40,7 @@ static void at_exit(void) {
 }
 
 int main(int argc, char **argv) {
-  const int after_first_use = argc == 2 && strcmp(argv[1], "after-first-use") == 0;
-  if (argc != 2 || (!after_first_use && strcmp(argv[1], "only-at-exit") != 0)) {
-    fprintf(stderr, "usage: %s after-first-use|only-at-exit\n", argv[0]);
-    return 2;
-  }
+  const int after_first_use = after_first_use_argument(argc, argv);
   atexit(at_exit);
   if (after_first_use && !factor_and_check("in main")) return 1;
   return 0;

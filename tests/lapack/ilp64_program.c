@@ -18,6 +18,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "lapack_test_support.h"
+
 typedef void (*potrf_d)(const char *, const int64_t *, double *, const int64_t *, int64_t *, size_t);
 typedef void (*potrf_s)(const char *, const int64_t *, float *, const int64_t *, int64_t *, size_t);
 typedef void (*solve_d)(const char *, const int64_t *, const int64_t *, double *, const int64_t *, double *,
@@ -61,32 +63,6 @@ void scipy_xerbla_64_(const char *name, const int64_t *position, size_t length) 
   record_xerbla(name, position, length);
 }
 
-/* Symmetric, diagonally dominant (positive definite), both triangles, lda = n. */
-static double *spd_matrix(int n, uint64_t state) {
-  double *A = malloc(sizeof(double) * n * n);
-  for (int j = 0; j < n; ++j)
-    for (int i = j; i < n; ++i) {
-      state = state * 6364136223846793005ULL + 1442695040888963407ULL;
-      const double value = (double)(state >> 11) / 9007199254740992.0 - 0.5;
-      A[i + j * n] = A[j + i * n] = i == j ? n : value;
-    }
-  return A;
-}
-
-/* max |A - L L^T| / max |A|, L = the factor held in triangle uplo of F (U^T for upper). */
-static double factor_residual(char uplo, int n, const double *A, const double *F) {
-  double diff = 0, scale = 0;
-  for (int j = 0; j < n; ++j)
-    for (int i = j; i < n; ++i) {
-      double s = 0;
-      for (int k = 0; k <= j; ++k)
-        s += uplo == 'L' ? F[i + k * n] * F[j + k * n] : F[k + i * n] * F[k + j * n];
-      diff = fmax(diff, fabs(A[i + j * n] - s));
-      scale = fmax(scale, fabs(A[i + j * n]));
-    }
-  return diff / scale;
-}
-
 /* b = A (1, ..., 1)^T for each of nrhs columns. */
 static double *ones_rhs(int n, int nrhs, const double *A) {
   double *b = malloc(sizeof(double) * n * nrhs);
@@ -112,7 +88,7 @@ static void factorizations_and_solves(void) {
   const solve_d dpotrs = (solve_d)routine("dpotrs_64_");
   const solve_s sposv = (solve_s)routine("sposv_64_");
   const solve_s spotrs = (solve_s)routine("scipy_spotrs_64_");
-  double *A = spd_matrix((int)n, 5u), *F = malloc(sizeof(double) * n * n);
+  double *A = dominant_spd_matrix((int)n, 5u), *F = malloc(sizeof(double) * n * n);
   float *S = malloc(sizeof(float) * n * n), *sb = malloc(sizeof(float) * n * nrhs);
   const char uplos[2] = {'L', 'U'};
   for (int u = 0; u < 2; ++u) {

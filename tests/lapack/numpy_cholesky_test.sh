@@ -11,6 +11,8 @@
 # no python3 with numpy is installed.
 set -uo pipefail
 library=$1 n=${2:-700}
+here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+. "$here/preload_support.sh"
 
 python=
 for candidate in ${PYTHON:-} /usr/bin/python3 python3; do
@@ -23,10 +25,6 @@ if [ -z "$python" ]; then
   echo "SKIPPED: no python3 with numpy (install python3-numpy)"
   exit 77
 fi
-
-log=$(mktemp)
-trap 'rm -f "$log"' EXIT
-fail() { echo "FAILED: $*"; exit 1; }
 
 # The symbol numpy calls and the library that defines it among numpy's own dependencies.
 umath=$("$python" -c 'import numpy.linalg._umath_linalg as m; print(m.__file__)') || fail "numpy has no _umath_linalg"
@@ -61,8 +59,7 @@ echo "without libtessera_lapack: $without"
 echo "with libtessera_lapack:    $with"
 [ -n "$without" ] && [ "$with" = "$without" ] || fail "lapack_lite.dorgqr with a bad argument behaves differently under the library"
 
-LD_PRELOAD=$library TESSERA_LAPACK_MIN_N=0 TESSERA_LAPACK_VERBOSE=1 TESSERA_MODE=${TESSERA_MODE:-cpu} \
-  STARPU_SILENT=1 timeout 300 "$python" - "$n" >"$log" 2>&1 <<'PY'
+run_preloaded "$library" 300 TESSERA_MODE="${TESSERA_MODE:-cpu}" -- "$python" - "$n" <<'PY'
 import sys
 import numpy as np
 
@@ -87,8 +84,6 @@ except np.linalg.LinAlgError as error:
     print(f"not positive definite: LinAlgError: {error}")
 sys.exit(0 if ok else 1)
 PY
-status=$?
-cat "$log"
 
 [ "$status" -eq 0 ] || fail "$python exited with $status"
 mode=${TESSERA_MODE:-cpu}

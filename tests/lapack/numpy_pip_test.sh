@@ -9,7 +9,7 @@
 set -uo pipefail
 venv=$1 library=$2 n=700
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
-fail() { echo "FAILED: $*"; exit 1; }
+. "$here/preload_support.sh"
 python=$venv/bin/python
 
 if ! "$python" -c 'import numpy, scipy' >/dev/null 2>&1; then
@@ -37,7 +37,6 @@ fi
 
 # numpy: the whole numpy test with this interpreter; its call must be a 64-bit-integer one.
 numpy_log=$(mktemp)
-log=$(mktemp)
 trap 'rm -f "$numpy_log" "$log"' EXIT
 PYTHON=$python "$here/numpy_cholesky_test.sh" "$library" "$n" >"$numpy_log" 2>&1
 status=$?
@@ -47,8 +46,7 @@ grep -qE "^numpy end-to-end test passed \(.*, [a-z_]+_64_\)$" "$numpy_log" \
   || fail "numpy from PyPI did not call a 64-bit-integer dpotrf"
 
 # SciPy: a factorization and a solve, and a matrix that is not positive definite.
-LD_PRELOAD=$library TESSERA_LAPACK_MIN_N=0 TESSERA_LAPACK_VERBOSE=1 TESSERA_MODE=${TESSERA_MODE:-cpu} \
-  STARPU_SILENT=1 timeout 300 "$python" - "$n" >"$log" 2>&1 <<'PY'
+run_preloaded "$library" 300 TESSERA_MODE="${TESSERA_MODE:-cpu}" -- "$python" - "$n" <<'PY'
 import sys
 import numpy as np
 import scipy
@@ -75,8 +73,6 @@ except np.linalg.LinAlgError as error:
     print(f"not positive definite: LinAlgError: {error}")
 sys.exit(0 if ok else 1)
 PY
-status=$?
-cat "$log"
 mode=${TESSERA_MODE:-cpu}
 [ "$status" -eq 0 ] || fail "$python (scipy) exited with $status"
 grep -qF "tessera-lapack: DPOTRF uplo=U n=$n (scipy_dpotrf_): tessera $mode, info=0," "$log" \

@@ -37,19 +37,6 @@ static void *symbol(void *plugin, const char *name) {
   return found;
 }
 
-/* Symmetric, diagonally dominant (positive definite), both triangles, lda = n. */
-static double *spd_matrix(int n, uint64_t state) {
-  double *A = malloc(sizeof(double) * n * n);
-  for (int j = 0; j < n; ++j)
-    for (int i = j; i < n; ++i) {
-      state = state * 6364136223846793005ULL + 1442695040888963407ULL;
-      const double value = (double)(state >> 11) / 9007199254740992.0 - 0.5;
-      A[i + j * n] = A[j + i * n] = i == j ? n : value;
-    }
-  return A;
-}
-
-
 typedef int (*xerbla_calls_fn)(char name[8], int *position);
 typedef void (*dpotrf_fn)(char, int, double *, int, int *);
 typedef void (*dposv_fn)(char, int, int, double *, int, double *, int, int *);
@@ -92,11 +79,11 @@ int main(int argc, char **argv) {
   const int sizes[] = {57, 263};
   for (int s = 0; s < 2; ++s) {
     const int n = sizes[s];
-    double *A = spd_matrix(n, 100u + (unsigned)n), *F = malloc(sizeof(double) * n * n);
+    double *A = dominant_spd_matrix(n, 100u + (unsigned)n), *F = malloc(sizeof(double) * n * n);
     memcpy(F, A, sizeof(double) * n * n);
     info = -99;
     potrf('L', n, F, n, &info);
-    const double residual = factor_residual(n, A, F);
+    const double residual = factor_residual('L', n, A, F);
     printf("dpotrf_ n=%d: info %d, max|A - L L^T| / max|A| = %g\n", n, info, residual);
     check(info == 0 && residual < 1e-13, "dpotrf_ factors");
     free(A), free(F);
@@ -104,7 +91,7 @@ int main(int argc, char **argv) {
 
   /* DPOSV through the plugin's LAPACK, which calls dpotrf_ and dpotrs_ itself: x = (1, ..., 1). */
   const int n = 61, nrhs = 1;
-  double *A = spd_matrix(n, 7u), *b = malloc(sizeof(double) * n);
+  double *A = dominant_spd_matrix(n, 7u), *b = malloc(sizeof(double) * n);
   for (int i = 0; i < n; ++i) {
     b[i] = 0;
     for (int k = 0; k < n; ++k) b[i] += A[i + k * n];

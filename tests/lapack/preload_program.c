@@ -64,7 +64,7 @@ int main(int argc, char **argv) {
   int info = -99;
   dpotrf_("L", &n, F, &n, &info, 1);
   check(info == 0, "dpotrf_ info 0", info);
-  const double residual = factor_residual(n, A, F);
+  const double residual = factor_residual('L', n, A, F);
   check(residual < 1e-13, "dpotrf_ max|A - L L^T| / max|A|", residual);
 
   /* dposv_ on the upper triangle: A x = b with x = (1, ..., 1). */
@@ -87,7 +87,7 @@ int main(int argc, char **argv) {
   info = -99;
   spotrf_("L", &n, S, &n, &info, 1);
   for (int k = 0; k < n * n; ++k) F[k] = S[k];
-  const double single_residual = factor_residual(n, A, F);
+  const double single_residual = factor_residual('L', n, A, F);
   check(info == 0 && single_residual < 1e-5, "spotrf_ max|A - L L^T| / max|A|", single_residual);
 
   /* fork() after the runtime started: the child's call must complete (on the system LAPACK). */
@@ -97,7 +97,7 @@ int main(int argc, char **argv) {
     memcpy(F, A, sizeof(double) * n * n);
     info = -99;
     dpotrf_("L", &n, F, &n, &info, 1);
-    const double child_residual = factor_residual(n, A, F);
+    const double child_residual = factor_residual('L', n, A, F);
     printf("child after fork: dpotrf_ info %d, max|A - L L^T| / max|A| = %g\n", info, child_residual);
     fflush(stdout);
     _exit(info == 0 && child_residual < 1e-13 ? 0 : 1);

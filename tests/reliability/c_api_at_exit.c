@@ -45,7 +45,7 @@ static int factor_and_check(const char *when, int expected_status) {
   const int status = tessera_dpotrf('L', n, F, n);
   int ok = status == expected_status;
   if (status == 0)
-    ok = ok && factor_residual(n, A, F) < 1e-13;
+    ok = ok && factor_residual('L', n, A, F) < 1e-13;
   else
     ok = ok && memcmp(A, F, sizeof A) == 0; /* a refused call reads and writes nothing */
   printf("%s: tessera_dpotrf returned %d (expected %d): %s\n", when, status, expected_status, ok ? "ok" : "FAILED");
@@ -58,11 +58,7 @@ static void at_exit(void) {
 }
 
 int main(int argc, char **argv) {
-  const int after_first_use = argc == 2 && strcmp(argv[1], "after-first-use") == 0;
-  if (argc != 2 || (!after_first_use && strcmp(argv[1], "only-at-exit") != 0)) {
-    fprintf(stderr, "usage: %s after-first-use|only-at-exit\n", argv[0]);
-    return 2;
-  }
+  const int after_first_use = after_first_use_argument(argc, argv);
   atexit(at_exit);
   expect_failure = after_first_use;
   if (after_first_use && !factor_and_check("in main", 0)) return 1;

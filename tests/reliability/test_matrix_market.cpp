@@ -7,6 +7,7 @@
 #include <chrono>
 #include <cmath>
 #include <cstring>
+#include <initializer_list>
 #include <limits>
 #include <sstream>
 #include <string>
@@ -20,6 +21,16 @@ namespace {
 DenseMatrix read(const std::string& text, std::size_t max_elements = std::size_t(1) << 20) {
   std::istringstream in(text);
   return read_matrix_market(in, max_elements);
+}
+
+struct Entry {
+  int row, col;
+  double value;
+};
+
+// Each listed entry of m holds exactly its value.
+void expect_entries(const DenseMatrix& m, std::initializer_list<Entry> entries) {
+  for (const Entry& e : entries) EXPECT_EQ(m(e.row, e.col), e.value) << "entry (" << e.row << ", " << e.col << ")";
 }
 
 const char kSymmetricCoordinate[] =
@@ -108,18 +119,13 @@ TEST(MatrixMarket, DuplicateCoordinateEntriesAreSummed) {
   const DenseMatrix general = read(
       "%%MatrixMarket matrix coordinate real general\n2 2 4\n"
       "1 1 1.5\n2 1 3\n1 1 2.25\n2 1 -1\n");
-  EXPECT_EQ(general(0, 0), 3.75);
-  EXPECT_EQ(general(1, 0), 2.0);
-  EXPECT_EQ(general(0, 1), 0.0);
+  expect_entries(general, {{0, 0, 3.75}, {1, 0, 2.0}, {0, 1, 0.0}});
   // In a symmetric file a duplicate of (i, j) sums too, and the sum is mirrored; a duplicate
   // diagonal entry is added once per occurrence, not once per triangle.
   const DenseMatrix symmetric = read(
       "%%MatrixMarket matrix coordinate real symmetric\n2 2 5\n"
       "2 1 0.5\n1 1 4\n2 1 0.25\n2 2 1\n2 2 1\n");
-  EXPECT_EQ(symmetric(1, 0), 0.75);
-  EXPECT_EQ(symmetric(0, 1), 0.75);
-  EXPECT_EQ(symmetric(0, 0), 4.0);
-  EXPECT_EQ(symmetric(1, 1), 2.0);
+  expect_entries(symmetric, {{1, 0, 0.75}, {0, 1, 0.75}, {0, 0, 4.0}, {1, 1, 2.0}});
   // More entries than the matrix has elements is fine when they repeat.
   EXPECT_EQ(read("%%MatrixMarket matrix coordinate integer general\n1 1 3\n1 1 1\n1 1 2\n1 1 3\n")(0, 0), 6.0);
 }

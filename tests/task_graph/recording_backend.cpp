@@ -220,17 +220,18 @@ void insert_copy_out(const TaskContext& ctx, const TileRef& tile, const BlockMap
   });
 }
 
-template void insert_potrf<float>(const TaskContext&, const TileRef&, const TaskHints&);
-template void insert_trsm<float>(const TaskContext&, Side, Trans, float, const TileRef&, const TileRef&, const TaskHints&);
-template void insert_syrk<float>(const TaskContext&, float, const TileRef&, float, const TileRef&, const TaskHints&);
-template void insert_gemm<float>(const TaskContext&, Trans, Trans, float, const TileRef&, const TileRef&, float, const TileRef&, const TaskHints&);
-template void insert_copy_in<float>(const TaskContext&, const BlockMap<float>&, const TileRef&, const TaskHints&);
-template void insert_copy_out<float>(const TaskContext&, const TileRef&, const BlockMap<float>&, bool, const TaskHints&);
-template void insert_potrf<double>(const TaskContext&, const TileRef&, const TaskHints&);
-template void insert_trsm<double>(const TaskContext&, Side, Trans, double, const TileRef&, const TileRef&, const TaskHints&);
-template void insert_syrk<double>(const TaskContext&, double, const TileRef&, double, const TileRef&, const TaskHints&);
-template void insert_gemm<double>(const TaskContext&, Trans, Trans, double, const TileRef&, const TileRef&, double, const TileRef&, const TaskHints&);
-template void insert_copy_in<double>(const TaskContext&, const BlockMap<double>&, const TileRef&, const TaskHints&);
-template void insert_copy_out<double>(const TaskContext&, const TileRef&, const BlockMap<double>&, bool, const TaskHints&);
+// The task interface in both precisions, as the StarPU backend provides it.
+#define TESSERA_RECORDING_INSTANTIATE(T)                                                                     \
+  template void insert_potrf<T>(const TaskContext&, const TileRef&, const TaskHints&);                      \
+  template void insert_trsm<T>(const TaskContext&, Side, Trans, T, const TileRef&, const TileRef&,           \
+                               const TaskHints&);                                                            \
+  template void insert_syrk<T>(const TaskContext&, T, const TileRef&, T, const TileRef&, const TaskHints&); \
+  template void insert_gemm<T>(const TaskContext&, Trans, Trans, T, const TileRef&, const TileRef&, T,       \
+                               const TileRef&, const TaskHints&);                                            \
+  template void insert_copy_in<T>(const TaskContext&, const BlockMap<T>&, const TileRef&, const TaskHints&); \
+  template void insert_copy_out<T>(const TaskContext&, const TileRef&, const BlockMap<T>&, bool, const TaskHints&);
+TESSERA_RECORDING_INSTANTIATE(float)
+TESSERA_RECORDING_INSTANTIATE(double)
+#undef TESSERA_RECORDING_INSTANTIATE
 
 }  // namespace tessera::detail
