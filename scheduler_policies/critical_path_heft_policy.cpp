@@ -229,18 +229,11 @@ void post_exec_hook(starpu_task*, unsigned ctx) {
 }
 
 starpu_sched_policy make_policy() {
-  starpu_sched_policy p{};
-  p.init_sched = init;
-  p.deinit_sched = deinit;
-  p.add_workers = add_workers;
-  p.remove_workers = remove_workers;
-  p.push_task = push_task;
-  p.pop_task = pop_task;
+  starpu_sched_policy p = policy::make_sched_policy(
+      "critical-path-heft", "earliest finish time from perf models and transfers, critical path first",
+      {init, deinit, add_workers, remove_workers, push_task, pop_task});
   p.pre_exec_hook = pre_exec_hook;
   p.post_exec_hook = post_exec_hook;
-  p.policy_name = "critical-path-heft";
-  p.policy_description = "earliest finish time from perf models and transfers, critical path first";
-  p.worker_type = STARPU_WORKER_LIST;
   return p;
 }
 

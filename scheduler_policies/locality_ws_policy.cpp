@@ -159,17 +159,9 @@ starpu_task* pop_task(unsigned ctx) {
 }
 
 starpu_sched_policy make_policy() {
-  starpu_sched_policy p{};
-  p.init_sched = init;
-  p.deinit_sched = deinit;
-  p.add_workers = add_workers;
-  p.remove_workers = remove_workers;
-  p.push_task = push_task;
-  p.pop_task = pop_task;
-  p.policy_name = "locality-ws";
-  p.policy_description = "work stealing: tasks go to the last writer of their tile, critical path first";
-  p.worker_type = STARPU_WORKER_LIST;
-  return p;
+  return policy::make_sched_policy(
+      "locality-ws", "work stealing: tasks go to the last writer of their tile, critical path first",
+      {init, deinit, add_workers, remove_workers, push_task, pop_task});
 }
 
 }  // namespace

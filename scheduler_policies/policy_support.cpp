@@ -39,6 +39,20 @@ bool assign_implementation(int worker, starpu_task* task) {
   return true;
 }
 
+starpu_sched_policy make_sched_policy(const char* name, const char* description, const PolicyCallbacks& callbacks) {
+  starpu_sched_policy p{};
+  p.init_sched = callbacks.init;
+  p.deinit_sched = callbacks.deinit;
+  p.add_workers = callbacks.add_workers;
+  p.remove_workers = callbacks.remove_workers;
+  p.push_task = callbacks.push_task;
+  p.pop_task = callbacks.pop_task;
+  p.policy_name = name;
+  p.policy_description = description;
+  p.worker_type = STARPU_WORKER_LIST;
+  return p;
+}
+
 void allow_any_priority(unsigned sched_ctx) {
   if (!starpu_sched_ctx_min_priority_is_set(sched_ctx)) starpu_sched_ctx_set_min_priority(sched_ctx, INT_MIN);
   if (!starpu_sched_ctx_max_priority_is_set(sched_ctx)) starpu_sched_ctx_set_max_priority(sched_ctx, INT_MAX);

@@ -114,6 +114,17 @@ void set_membership(unsigned sched_ctx, const int* ids, unsigned count, bool mem
   for (unsigned n = 0; n < count; ++n) state.workers[ids[n]].member = member;
 }
 
+// A policy's descriptor from its callbacks, over StarPU's worker lists (StarPU copies it at start).
+struct PolicyCallbacks {
+  void (*init)(unsigned sched_ctx);
+  void (*deinit)(unsigned sched_ctx);
+  void (*add_workers)(unsigned sched_ctx, int* ids, unsigned count);
+  void (*remove_workers)(unsigned sched_ctx, int* ids, unsigned count);
+  int (*push_task)(starpu_task* task);
+  starpu_task* (*pop_task)(unsigned sched_ctx);
+};
+starpu_sched_policy make_sched_policy(const char* name, const char* description, const PolicyCallbacks& callbacks);
+
 // Tessera's policies accept any integer priority (Tessera's critical-path ranks grow with the
 // tile count).
 void allow_any_priority(unsigned sched_ctx);

@@ -71,10 +71,18 @@ CountedSetting<ProfilingSetting>& profiling() {
 
 }  // namespace
 
-SingleThreadedBlas::SingleThreadedBlas() { blas_threads().acquire(); }
-SingleThreadedBlas::~SingleThreadedBlas() { blas_threads().release(); }
+ProcessSettingHolder::ProcessSettingHolder(ProcessSetting setting) : setting_(setting) {
+  if (setting_ == ProcessSetting::single_threaded_blas)
+    blas_threads().acquire();
+  else
+    profiling().acquire();
+}
 
-TaskProfiling::TaskProfiling() { profiling().acquire(); }
-TaskProfiling::~TaskProfiling() { profiling().release(); }
+ProcessSettingHolder::~ProcessSettingHolder() {
+  if (setting_ == ProcessSetting::single_threaded_blas)
+    blas_threads().release();
+  else
+    profiling().release();
+}
 
 }  // namespace tessera::detail

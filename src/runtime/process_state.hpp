@@ -8,22 +8,28 @@
 
 namespace tessera::detail {
 
-// Single-threaded BLAS for the guard's lifetime (nested guards share it).
-class SingleThreadedBlas {
+enum class ProcessSetting { single_threaded_blas, task_profiling };
+
+// Holds one process-wide setting for its lifetime (nested holders share it).
+class ProcessSettingHolder {
  public:
-  SingleThreadedBlas();
-  ~SingleThreadedBlas();
-  SingleThreadedBlas(const SingleThreadedBlas&) = delete;
-  SingleThreadedBlas& operator=(const SingleThreadedBlas&) = delete;
+  explicit ProcessSettingHolder(ProcessSetting setting);
+  ~ProcessSettingHolder();
+  ProcessSettingHolder(const ProcessSettingHolder&) = delete;
+  ProcessSettingHolder& operator=(const ProcessSettingHolder&) = delete;
+
+ private:
+  ProcessSetting setting_;
 };
 
-// StarPU's task profiling on for the guard's lifetime (a program that had it on keeps it on).
-class TaskProfiling {
- public:
-  TaskProfiling();
-  ~TaskProfiling();
-  TaskProfiling(const TaskProfiling&) = delete;
-  TaskProfiling& operator=(const TaskProfiling&) = delete;
+// Single-threaded BLAS for the holder's lifetime.
+struct SingleThreadedBlas : ProcessSettingHolder {
+  SingleThreadedBlas() : ProcessSettingHolder(ProcessSetting::single_threaded_blas) {}
+};
+
+// StarPU's task profiling on for the holder's lifetime (a program that had it on keeps it on).
+struct TaskProfiling : ProcessSettingHolder {
+  TaskProfiling() : ProcessSettingHolder(ProcessSetting::task_profiling) {}
 };
 
 }  // namespace tessera::detail
