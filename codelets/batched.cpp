@@ -212,7 +212,7 @@ void* register_blocks(void* base, std::size_t element_size, long long block_elem
 }
 
 void* register_array(void* base, std::size_t element_size, long long count) {
-  if (count <= 0 || count > UINT32_MAX) throw InvalidArgument("array of " + std::to_string(count) + " elements cannot be registered");
+  if (count <= 0 || count > UINT32_MAX) throw ResourceError("array of " + std::to_string(count) + " elements cannot be registered");
   starpu_data_handle_t handle = nullptr;
   starpu_vector_data_register(&handle, STARPU_MAIN_RAM, reinterpret_cast<uintptr_t>(base), static_cast<uint32_t>(count),
                               element_size);

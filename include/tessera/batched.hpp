@@ -4,9 +4,10 @@
 // info for matrix k: a matrix that is not positive definite only sets its own info.
 //
 // Matrices are column-major. In a strided batch matrix k starts at A + k * strideA (strideA >=
-// lda * n); in a variable-size batch matrix k has order n[k] and leading dimension lda[k] and
-// starts at A + offsets[k], with offsets increasing and the matrices disjoint. Only the triangle
-// options.uplo is read and written. Arrays must stay valid until the request is done.
+// lda * n when batch > 1 and n > 0); in a variable-size batch matrix k has order n[k] and leading
+// dimension lda[k] and starts at A + offsets[k], with offsets increasing and the matrices
+// disjoint (tessera/lapack_arguments.hpp has the rules). Only the triangle options.uplo is read
+// and written. Arrays must stay valid until the request is done.
 #pragma once
 
 #include "tessera/export.h"

@@ -30,8 +30,9 @@ TESSERA_EXPORT int tessera_spotrs(char uplo, int n, int nrhs, const float *A, in
 TESSERA_EXPORT int tessera_dposv(char uplo, int n, int nrhs, double *A, int lda, double *B, int ldb);
 TESSERA_EXPORT int tessera_sposv(char uplo, int n, int nrhs, float *A, int lda, float *B, int ldb);
 
-/* Batched mode: batch matrices of order n, matrix k at A + k * strideA (strideA >= lda * n), B_k at
- * B + k * strideB. Return value: 0, or -i for a bad i-th argument; info[k] is LAPACK's info of
+/* Batched mode: batch matrices of order n, matrix k at A + k * strideA, B_k at B + k * strideB
+ * (strideA >= lda * n and strideB >= ldb * nrhs when batch > 1 and the matrices are not empty;
+ * tessera/lapack_arguments.hpp). Return value: 0, or -i for a bad i-th argument; info[k] is LAPACK's info of
  * matrix k (a matrix that is not positive definite only sets its own info; posv leaves its B as
  * it was). The mode comes from TESSERA_MODE as for the other calls. */
 TESSERA_EXPORT int tessera_dpotrf_batched(char uplo, int n, double *A, int lda, long long strideA, int batch, int *info);

@@ -4,9 +4,9 @@
 #include <string>
 #include <type_traits>
 
-#include "tile_access.hpp"
-#include "memory_overlap.hpp"
+#include "argument_errors.hpp"
 #include "request_support.hpp"
+#include "tile_access.hpp"
 #include "tessera/cholesky.hpp"
 #include "tessera/error.hpp"
 
@@ -17,24 +17,18 @@ namespace {
 using detail::make_context;
 using detail::make_request;
 using detail::Submission;
+using detail::TaskContext;
+using detail::TileGrid;
 
 void require(bool ok, const std::string& what) {
   if (!ok) throw InvalidArgument(what);
 }
 
-void check_lapack_matrix(const char* name, int rows, int cols, const void* ptr, int ld) {
-  require(rows >= 0 && cols >= 0, std::string(name) + ": negative size");
-  require(ld >= std::max(1, rows), std::string(name) + ": leading dimension " + std::to_string(ld) + " < max(1, " +
-                                        std::to_string(rows) + ")");
-  require(ptr != nullptr || rows == 0 || cols == 0, std::string(name) + ": null pointer");
-}
-
-// B sharing an element with A would be written while A is read: an invalid B (argument 6, as in
-// the C API).
-template <class T>
-void check_apart(int n, int nrhs, const T* A, int lda, const T* B, int ldb) {
-  if (n > 0 && nrhs > 0 && detail::right_hand_sides_overlap(A, lda, B, ldb, n, nrhs, sizeof(T)))
-    throw InvalidArgument("B overlaps A: the right-hand sides must not share memory with the matrix", 6);
+// The caller's array of a tile matrix's copy in or out (the matrix's sizes are valid already).
+void check_lapack_array(const char* routine, int rows, int cols, const void* array, int ld) {
+  require(ld >= std::max(1, rows), std::string(routine) + ": leading dimension " + std::to_string(ld) + " < max(1, " +
+                                       std::to_string(rows) + ")");
+  require(array != nullptr || rows == 0 || cols == 0, std::string(routine) + ": null pointer");
 }
 
 template <class T>
@@ -80,7 +74,7 @@ struct MatrixAndRhs {
 
 template <class T>
 Request load_async(TileMatrix<T>& A, Uplo uplo, const T* src, int ld, const SchedulingHints& hints) {
-  check_lapack_matrix("load", A.rows(), A.cols(), src, ld);
+  check_lapack_array("load", A.rows(), A.cols(), src, ld);
   return make_request(A.runtime(), nullptr, [&](Submission& s) {
     detail::insert_load(make_context(A.runtime(), s, Mode::cpu, GpuKernels::any), A, uplo, src, ld,
                         detail::NonFiniteInput::fails_factorization, hints);
@@ -89,7 +83,7 @@ Request load_async(TileMatrix<T>& A, Uplo uplo, const T* src, int ld, const Sche
 
 template <class T>
 Request store_async(const TileMatrix<T>& A, Uplo uplo, T* dst, int ld, const SchedulingHints& hints) {
-  check_lapack_matrix("store", A.rows(), A.cols(), dst, ld);
+  check_lapack_array("store", A.rows(), A.cols(), dst, ld);
   return make_request(A.runtime(), nullptr, [&](Submission& s) {
     detail::insert_store(make_context(A.runtime(), s, Mode::cpu, GpuKernels::any), A, uplo, dst, ld, false, hints);
   });
@@ -128,7 +122,7 @@ Request potrs_async(const TileMatrix<T>& L, TileMatrix<T>& B, const FactorOption
 
 template <class T>
 Request potrf_async(Runtime& runtime, int n, T* A, int lda, const FactorOptions& options) {
-  check_lapack_matrix("A", n, n, A, lda);
+  detail::throw_if_invalid("potrf", potrf_argument_error(detail::uplo_letter(options.uplo), n, A, lda));
   const int nb = tile_size_for<T>(runtime, n, options);
   check_tiles_fit_gpu<T>(runtime, options.mode, nb, n);
   auto tiles = std::make_shared<TileMatrix<T>>(runtime, n, nb);
@@ -139,37 +133,42 @@ Request potrf_async(Runtime& runtime, int n, T* A, int lda, const FactorOptions&
   });
 }
 
-template <class T>
-Request potrs_async(Runtime& runtime, int n, int nrhs, const T* A, int lda, T* B, int ldb,
-                    const FactorOptions& options) {
-  check_lapack_matrix("A", n, n, A, lda);
-  check_lapack_matrix("B", n, nrhs, B, ldb);
-  check_apart(n, nrhs, A, lda, B, ldb);
+// A solve in LAPACK layout (potrs, posv): the matrix and the right-hand sides copied into tiles,
+// then `insert_solve` inserts the tasks on the two tile grids.
+template <class T, class InsertSolve>
+Request submit_lapack_solve(Runtime& runtime, int n, int nrhs, const FactorOptions& options,
+                            InsertSolve&& insert_solve) {
   const int nb = tile_size_for<T>(runtime, n, options);
   check_tiles_fit_gpu<T>(runtime, options.mode, nb, n);
   auto tiles = std::make_shared<MatrixAndRhs<T>>(runtime, n, nrhs, nb);
   return make_request(runtime, tiles, [&](Submission& s) {
     s.set_trace(options.trace);
-    const detail::TaskContext ctx = make_context(runtime, s, options.mode, options.gpu_kernels);
-    detail::insert_lapack_potrs<T>(ctx, detail::tile_grid(tiles->A), detail::tile_grid(tiles->B), options.uplo, A, lda, B,
-                                   ldb, options.hints);
+    insert_solve(make_context(runtime, s, options.mode, options.gpu_kernels), detail::tile_grid(tiles->A),
+                 detail::tile_grid(tiles->B));
   });
 }
 
 template <class T>
+Request potrs_async(Runtime& runtime, int n, int nrhs, const T* A, int lda, T* B, int ldb,
+                    const FactorOptions& options) {
+  detail::throw_if_invalid("potrs",
+                           potrs_argument_error(detail::uplo_letter(options.uplo), n, nrhs, A, lda, B, ldb));
+  return submit_lapack_solve<T>(runtime, n, nrhs, options,
+                                [&](const TaskContext& ctx, const TileGrid& a_tiles, const TileGrid& b_tiles) {
+                                  detail::insert_lapack_potrs<T>(ctx, a_tiles, b_tiles, options.uplo, A, lda, B, ldb,
+                                                                options.hints);
+                                });
+}
+
+template <class T>
 Request posv_async(Runtime& runtime, int n, int nrhs, T* A, int lda, T* B, int ldb, const FactorOptions& options) {
-  check_lapack_matrix("A", n, n, A, lda);
-  check_lapack_matrix("B", n, nrhs, B, ldb);
-  check_apart(n, nrhs, A, lda, B, ldb);
-  const int nb = tile_size_for<T>(runtime, n, options);
-  check_tiles_fit_gpu<T>(runtime, options.mode, nb, n);
-  auto tiles = std::make_shared<MatrixAndRhs<T>>(runtime, n, nrhs, nb);
-  return make_request(runtime, tiles, [&](Submission& s) {
-    s.set_trace(options.trace);
-    const detail::TaskContext ctx = make_context(runtime, s, options.mode, options.gpu_kernels);
-    detail::insert_lapack_posv<T>(ctx, detail::tile_grid(tiles->A), detail::tile_grid(tiles->B), options.uplo, A, lda, B,
-                                  ldb, options.hints);
-  });
+  detail::throw_if_invalid("posv",
+                           posv_argument_error<T>(detail::uplo_letter(options.uplo), n, nrhs, A, lda, B, ldb));
+  return submit_lapack_solve<T>(runtime, n, nrhs, options,
+                                [&](const TaskContext& ctx, const TileGrid& a_tiles, const TileGrid& b_tiles) {
+                                  detail::insert_lapack_posv<T>(ctx, a_tiles, b_tiles, options.uplo, A, lda, B, ldb,
+                                                                options.hints);
+                                });
 }
 
 template Request load_async<float>(TileMatrix<float>&, Uplo, const float*, int, const SchedulingHints&);

@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "argument_errors.hpp"
 #include "memory_overlap.hpp"
 #include "request_support.hpp"
 #include "runtime_control.hpp"
@@ -17,6 +18,7 @@ namespace tessera {
 
 namespace {
 
+using detail::elements_spanned;
 using detail::Submission;
 
 // Registrations and internal arrays that live until the request's tasks are done; releasing the
@@ -61,50 +63,9 @@ TaskHints chunk_hints(const BatchOptions& options, const Chunk& chunk, const std
   return options.hints(TaskKind::other, index, 0, 0, static_cast<int>(chunks.size()));
 }
 
-void check_strided(const char* name, int n, int cols, const void* A, int lda, long long stride, int batch) {
-  require(n >= 0 && cols >= 0 && batch >= 0, std::string(name) + ": negative size or batch");
-  require(lda >= std::max(1, n), std::string(name) + ": leading dimension below max(1, n)");
-  require(batch <= 1 || n == 0 || cols == 0 || stride >= static_cast<long long>(lda) * cols,
-          std::string(name) + ": stride smaller than one matrix (matrices would overlap)");
-  require(A != nullptr || n == 0 || cols == 0 || batch == 0, std::string(name) + ": null pointer");
-}
-
-// Elements a matrix of rows x cols with leading dimension ld spans (none when it is empty).
-long long span(int rows, int cols, int ld) { return cols == 0 || rows == 0 ? 0 : static_cast<long long>(ld) * (cols - 1) + rows; }
-
-template <class T>
-detail::ByteBlock byte_block(const T* base, long long offset, int rows, int cols, int ld) {
-  return {reinterpret_cast<std::uintptr_t>(base + offset), static_cast<std::uint64_t>(rows) * sizeof(T),
-          static_cast<std::uint64_t>(cols), static_cast<std::uint64_t>(ld) * sizeof(T)};
-}
-
-// The right-hand sides are written while the matrices are read: no element may be shared (an
-// invalid B, argument 7 of xPOSV_BATCHED as in the C API).
-void require_apart(bool overlap) {
-  if (overlap) throw InvalidArgument("B overlaps A: the right-hand sides must not share memory with the matrices", 7);
-}
-
-template <class T>
-void check_strided_apart(int n, int nrhs, const T* A, int lda, long long strideA, const T* B, int ldb,
-                         long long strideB, int batch) {
-  if (n == 0 || nrhs == 0 || batch == 0) return;
-  require_apart(detail::any_blocks_overlap(
-      batch, [&](int k) { return byte_block(A, k * strideA, n, n, lda); }, batch,
-      [&](int k) { return byte_block(B, k * strideB, n, nrhs, ldb); }));
-}
-
-template <class T>
-void check_variable_apart(const int* n, int nrhs, const T* A, const long long* offsets, const int* lda, const T* B,
-                          const long long* offsetsB, const int* ldb, int batch) {
-  if (nrhs == 0 || batch == 0) return;
-  require_apart(detail::any_blocks_overlap(
-      batch, [&](int k) { return byte_block(A, offsets[k], n[k], n[k], lda[k]); }, batch,
-      [&](int k) { return byte_block(B, offsetsB[k], n[k], nrhs, ldb[k]); }));
-}
-
 template <class T>
 void* register_chunk_blocks(BatchState& state, T* base, int rows, int cols, int ld, long long stride, const Chunk& c) {
-  const long long elements = span(rows, cols, ld);
+  const long long elements = elements_spanned(rows, cols, ld);
   return state.keep(detail::register_blocks(base + static_cast<long long>(c.first) * stride, sizeof(T), elements,
                                             c.count > 1 ? stride : elements, c.count));
 }
@@ -121,7 +82,7 @@ VariableSpan variable_span(const int* rows, int cols_fixed, const int* cols, con
   bool any = false;
   VariableSpan s{0, 1};
   for (int k = c.first; k < c.first + c.count; ++k) {
-    const long long elements = span(rows[k], cols ? cols[k] : cols_fixed, ld[k]);
+    const long long elements = elements_spanned(rows[k], cols ? cols[k] : cols_fixed, ld[k]);
     if (elements == 0) continue;
     if (!any) s = {offsets[k], offsets[k] + elements};
     any = true;
@@ -130,31 +91,13 @@ VariableSpan variable_span(const int* rows, int cols_fixed, const int* cols, con
   return s;  // (chunks of empty matrices only are never registered)
 }
 
-void check_variable(const char* name, const int* rows, int cols_fixed, const int* cols, const void* A,
-                    const long long* offsets, const int* ld, int batch) {
-  require(batch >= 0, std::string(name) + ": negative batch");
-  if (batch == 0) return;
-  require(rows && offsets && ld && A, std::string(name) + ": null pointer");
-  long long previous_end = 0;
-  for (int k = 0; k < batch; ++k) {
-    const int m = rows[k], n = cols ? cols[k] : cols_fixed;
-    require(m >= 0, std::string(name) + ": negative order of matrix " + std::to_string(k));
-    require(ld[k] >= std::max(1, m), std::string(name) + ": leading dimension of matrix " + std::to_string(k) + " below its order");
-    const long long elements = span(m, n, ld[k]);
-    if (elements == 0) continue;  // an empty matrix holds nothing: any offset will do
-    require(offsets[k] >= previous_end,
-            std::string(name) + ": matrix " + std::to_string(k) + " overlaps the previous one (offsets must increase)");
-    previous_end = offsets[k] + elements;
-  }
-}
-
 template <class T>
 detail::VariableChunk register_variable_chunk(BatchState& state, T* base, const int* rows, int cols_fixed, const int* cols,
                                                const long long* offsets, const int* ld, const Chunk& c,
                                                std::vector<long long>& relative) {
   const VariableSpan s = variable_span(rows, cols_fixed, cols, offsets, ld, c);
   for (int k = c.first; k < c.first + c.count; ++k)
-    relative[k] = span(rows[k], cols ? cols[k] : cols_fixed, ld[k]) == 0 ? 0 : offsets[k] - s.start;
+    relative[k] = elements_spanned(rows[k], cols ? cols[k] : cols_fixed, ld[k]) == 0 ? 0 : offsets[k] - s.start;
   detail::VariableChunk chunk{};
   chunk.data = state.keep(detail::register_array(base + s.start, sizeof(T), s.end - s.start));
   chunk.sizes = state.keep(detail::register_array(const_cast<int*>(rows + c.first), sizeof(int), c.count));
@@ -245,17 +188,16 @@ int default_batch_chunk(const Runtime& runtime, int batch, Mode mode) {
 template <class T>
 Request potrf_batched_async(Runtime& runtime, int n, T* A, int lda, long long strideA, int batch, int* info,
                             const BatchOptions& options) {
-  check_strided("A", n, n, A, lda, strideA, batch);
-  require(info != nullptr || batch == 0, "info: null pointer");
+  detail::throw_if_invalid("potrf_batched", potrf_batched_argument_error(detail::uplo_letter(options.uplo), n, A, lda,
+                                                                          strideA, batch, info));
   return submit_strided<T>(runtime, n, 0, A, lda, strideA, nullptr, 1, 0, batch, info, true, options);
 }
 
 template <class T>
 Request potrs_batched_async(Runtime& runtime, int n, int nrhs, const T* A, int lda, long long strideA, T* B, int ldb,
                             long long strideB, int batch, const BatchOptions& options) {
-  check_strided("A", n, n, A, lda, strideA, batch);
-  check_strided("B", n, nrhs, B, ldb, strideB, batch);
-  check_strided_apart(n, nrhs, A, lda, strideA, B, ldb, strideB, batch);
+  detail::throw_if_invalid("potrs_batched", potrs_batched_argument_error<T>(detail::uplo_letter(options.uplo), n, nrhs,
+                                                                             A, lda, strideA, B, ldb, strideB, batch));
   // The factors are only read; registering them read-write never writes different values back.
   return submit_strided<T>(runtime, n, nrhs, const_cast<T*>(A), lda, strideA, B, ldb, strideB, batch, nullptr, false,
                            options);
@@ -264,18 +206,16 @@ Request potrs_batched_async(Runtime& runtime, int n, int nrhs, const T* A, int l
 template <class T>
 Request posv_batched_async(Runtime& runtime, int n, int nrhs, T* A, int lda, long long strideA, T* B, int ldb,
                            long long strideB, int batch, int* info, const BatchOptions& options) {
-  check_strided("A", n, n, A, lda, strideA, batch);
-  check_strided("B", n, nrhs, B, ldb, strideB, batch);
-  check_strided_apart(n, nrhs, A, lda, strideA, B, ldb, strideB, batch);
-  require(info != nullptr || batch == 0, "info: null pointer");
+  detail::throw_if_invalid("posv_batched", posv_batched_argument_error<T>(detail::uplo_letter(options.uplo), n, nrhs, A,
+                                                                           lda, strideA, B, ldb, strideB, batch, info));
   return submit_strided<T>(runtime, n, nrhs, A, lda, strideA, B, ldb, strideB, batch, info, true, options);
 }
 
 template <class T>
 Request potrf_vbatched_async(Runtime& runtime, const int* n, T* A, const long long* offsets, const int* lda, int batch,
                              int* info, const BatchOptions& options) {
-  check_variable("A", n, 0, n, A, offsets, lda, batch);
-  require(info != nullptr || batch == 0, "info: null pointer");
+  detail::throw_if_invalid("potrf_vbatched", potrf_vbatched_argument_error(detail::uplo_letter(options.uplo), n, A,
+                                                                            offsets, lda, batch, info));
   return submit_variable<T>(runtime, n, 0, A, offsets, lda, nullptr, nullptr, nullptr, batch, info, true, options);
 }
 
@@ -283,10 +223,9 @@ template <class T>
 Request potrs_vbatched_async(Runtime& runtime, const int* n, int nrhs, const T* A, const long long* offsets,
                              const int* lda, T* B, const long long* offsetsB, const int* ldb, int batch,
                              const BatchOptions& options) {
-  require(nrhs >= 0, "nrhs: negative");
-  check_variable("A", n, 0, n, A, offsets, lda, batch);
-  check_variable("B", n, nrhs, nullptr, B, offsetsB, ldb, batch);
-  check_variable_apart(n, nrhs, A, offsets, lda, B, offsetsB, ldb, batch);
+  detail::throw_if_invalid("potrs_vbatched",
+                           potrs_vbatched_argument_error<T>(detail::uplo_letter(options.uplo), n, nrhs, A, offsets,
+                                                            lda, B, offsetsB, ldb, batch));
   return submit_variable<T>(runtime, n, nrhs, const_cast<T*>(A), offsets, lda, B, offsetsB, ldb, batch, nullptr, false,
                             options);
 }
@@ -295,11 +234,9 @@ template <class T>
 Request posv_vbatched_async(Runtime& runtime, const int* n, int nrhs, T* A, const long long* offsets, const int* lda,
                             T* B, const long long* offsetsB, const int* ldb, int batch, int* info,
                             const BatchOptions& options) {
-  require(nrhs >= 0, "nrhs: negative");
-  check_variable("A", n, 0, n, A, offsets, lda, batch);
-  check_variable("B", n, nrhs, nullptr, B, offsetsB, ldb, batch);
-  check_variable_apart(n, nrhs, A, offsets, lda, B, offsetsB, ldb, batch);
-  require(info != nullptr || batch == 0, "info: null pointer");
+  detail::throw_if_invalid("posv_vbatched", posv_vbatched_argument_error<T>(detail::uplo_letter(options.uplo), n, nrhs,
+                                                                             A, offsets, lda, B, offsetsB, ldb, batch,
+                                                                             info));
   return submit_variable<T>(runtime, n, nrhs, A, offsets, lda, B, offsetsB, ldb, batch, info, true, options);
 }
 

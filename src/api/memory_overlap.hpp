@@ -38,6 +38,11 @@ inline bool right_hand_sides_overlap(const void* A, int lda, const void* B, int 
   return false;
 }
 
+// Elements a rows x cols column-major matrix with leading dimension ld spans (none when empty).
+inline long long elements_spanned(int rows, int cols, int ld) {
+  return rows == 0 || cols == 0 ? 0 : static_cast<long long>(ld) * (cols - 1) + rows;
+}
+
 // A column-major block in memory, in bytes: `cols` columns of `rows` bytes, `ld` bytes apart,
 // the first at address `start`. ld >= rows; an empty block (rows or cols 0) holds nothing.
 struct ByteBlock {

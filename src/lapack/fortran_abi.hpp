@@ -19,26 +19,17 @@ namespace tessera::lapack {
 
 using fortran_strlen = std::size_t;
 
-struct Lp64 {
-  using Int = std::int32_t;
-  static constexpr const char* prefix = "";
-  static constexpr const char* suffix = "_";
+// A family's symbols: the INTEGER's width decides the suffix, and SciPy's wheels add a prefix.
+template <class Integer, bool scipy_prefix>
+struct SymbolFamily {
+  using Int = Integer;
+  static constexpr const char* prefix = scipy_prefix ? "scipy_" : "";
+  static constexpr const char* suffix = sizeof(Integer) == 8 ? "_64_" : "_";
 };
-struct ScipyLp64 {
-  using Int = std::int32_t;
-  static constexpr const char* prefix = "scipy_";
-  static constexpr const char* suffix = "_";
-};
-struct Ilp64 {
-  using Int = std::int64_t;
-  static constexpr const char* prefix = "";
-  static constexpr const char* suffix = "_64_";
-};
-struct ScipyIlp64 {
-  using Int = std::int64_t;
-  static constexpr const char* prefix = "scipy_";
-  static constexpr const char* suffix = "_64_";
-};
+using Lp64 = SymbolFamily<std::int32_t, false>;
+using ScipyLp64 = SymbolFamily<std::int32_t, true>;
+using Ilp64 = SymbolFamily<std::int64_t, false>;
+using ScipyIlp64 = SymbolFamily<std::int64_t, true>;
 
 // A routine's symbol in a family: "dpotrf" -> "scipy_dpotrf_64_".
 template <class Family>

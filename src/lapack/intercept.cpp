@@ -17,10 +17,8 @@
 
 #include <pthread.h>
 
-#include <algorithm>
 #include <atomic>
 #include <chrono>
-#include <climits>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -30,8 +28,9 @@
 #include <type_traits>
 
 #include "backend_loader.hpp"
-#include "tessera/lapack_options.hpp"
 #include "next_lapack.hpp"
+#include "tessera/lapack_arguments.hpp"
+#include "tessera/lapack_options.hpp"
 
 namespace tessera::lapack {
 
@@ -204,48 +203,6 @@ class InterceptedCallScope {
   InterceptedCallScope& operator=(const InterceptedCallScope&) = delete;
 };
 
-// LAPACK's LSAME: one character, case-insensitive.
-bool same_letter(char c, char upper_case) { return c == upper_case || c == upper_case - 'A' + 'a'; }
-bool valid_uplo(char uplo) { return same_letter(uplo, 'U') || same_letter(uplo, 'L'); }
-
-// Reference LAPACK's checks of xPOTRF, in its order: the position of the first bad argument, or 0.
-template <class Int>
-int potrf_bad_argument(char uplo, Int n, Int lda) {
-  if (!valid_uplo(uplo)) return 1;
-  if (n < 0) return 2;
-  if (lda < std::max<Int>(1, n)) return 4;
-  return 0;
-}
-
-// Reference LAPACK's checks of xPOTRS and xPOSV (the same arguments at the same positions).
-template <class Int>
-int solve_bad_argument(char uplo, Int n, Int nrhs, Int lda, Int ldb) {
-  if (!valid_uplo(uplo)) return 1;
-  if (n < 0) return 2;
-  if (nrhs < 0) return 3;
-  if (lda < std::max<Int>(1, n)) return 5;
-  if (ldb < std::max<Int>(1, n)) return 7;
-  return 0;
-}
-
-// Tessera counts in int: the position of the first (valid) argument beyond INT_MAX, or 0. Only
-// the 64-bit families can pass one.
-template <class Int>
-int potrf_beyond_int(Int n, Int lda) {
-  if (n > INT_MAX) return 2;
-  if (lda > INT_MAX) return 4;
-  return 0;
-}
-
-template <class Int>
-int solve_beyond_int(Int n, Int nrhs, Int lda, Int ldb) {
-  if (n > INT_MAX) return 2;
-  if (nrhs > INT_MAX) return 3;
-  if (lda > INT_MAX) return 5;
-  if (ldb > INT_MAX) return 7;
-  return 0;
-}
-
 // As LAPACK does with a bad argument: INFO = -position, XERBLA(name, position), return. Without
 // any XERBLA in reach, reference XERBLA's message (but no STOP).
 template <class Int>
@@ -304,19 +261,21 @@ std::optional<BackendResult> run_on_tessera(const CallDescription& call, const B
   return std::nullopt;
 }
 
-// What every routine does once its arguments are valid and there is work: Tessera or the next
-// LAPACK, then the verbose line. Sizes beyond Tessera's int go to the next LAPACK, or are refused
-// as LAPACK refuses a bad argument when there is none.
+// What every routine does once LAPACK's checks passed and there is work: Tessera or the next
+// LAPACK, then the verbose line. `refused_by_tessera` is the position of an argument that LAPACK
+// accepts but Tessera does not (a size beyond int, a null array, B sharing memory with A): such a
+// call goes to the next LAPACK, which does what LAPACK does with it, or is refused as LAPACK
+// refuses a bad argument when there is none.
 template <class Int, class MakeBackendCall, class OnNext>
-void dispatch(const CallDescription& call, bool have_next, int beyond_int, MakeBackendCall&& make_backend_call,
+void dispatch(const CallDescription& call, bool have_next, int refused_by_tessera, MakeBackendCall&& make_backend_call,
               OnNext&& on_next, Int* info, XerblaRoutine<Int> xerbla) {
   const auto start = std::chrono::steady_clock::now();
   const auto seconds = [&] { return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count(); };
-  if (beyond_int && !have_next) {
-    reject_bad_argument(call, beyond_int, info, xerbla);
+  if (refused_by_tessera && !have_next) {
+    reject_bad_argument(call, refused_by_tessera, info, xerbla);
     return;
   }
-  if (!beyond_int && choose_route(call, have_next) == Route::tessera) {
+  if (!refused_by_tessera && choose_route(call, have_next) == Route::tessera) {
     if (const std::optional<BackendResult> result = run_on_tessera(call, make_backend_call())) {
       *info = result->info;
       counters().through_tessera++;
@@ -330,27 +289,72 @@ void dispatch(const CallDescription& call, bool have_next, int beyond_int, MakeB
   report(call, "system LAPACK", *info, seconds());
 }
 
+// A nested call goes straight to the routine that `routine_of` picks from the nested LAPACK,
+// unchecked and unreported; false when the call is not nested.
+template <class Family, class T, class RoutineOf, class... Arguments>
+bool passed_on_when_nested(const RoutineName& name, RoutineOf routine_of, const void* caller,
+                           Arguments... arguments) {
+  if (!is_nested_call()) return false;
+  const auto routine = routine_of(nested_routines<Family, T>(caller));
+  if (!routine) fatal_nested(symbol_of<Family>(name.base_name));
+  counters().nested++;
+  routine(arguments...);
+  return true;
+}
+
+// xPOTRS and xPOSV: the same arguments and checks. xPOSV factors A first (Matrix is T; const T
+// for xPOTRS), and still does so without right-hand sides.
+template <Operation operation, class Family, class T, class Matrix>
+void solve(const char* uplo, const typename Family::Int* n, const typename Family::Int* nrhs, Matrix* a,
+           const typename Family::Int* lda, T* b, const typename Family::Int* ldb, typename Family::Int* info,
+           fortran_strlen uplo_len, const void* caller) noexcept {
+  constexpr bool factors = operation == Operation::posv;
+  const RoutineName& name = factors ? RoutineNames<T>::posv : RoutineNames<T>::potrs;
+  const auto routine_of = [](const auto& routines) {
+    if constexpr (operation == Operation::posv)
+      return routines.posv;
+    else
+      return routines.potrs;
+  };
+  if (passed_on_when_nested<Family, T>(name, routine_of, caller, uplo, n, nrhs, a, lda, b, ldb, info, uplo_len)) return;
+  const InterceptedCallScope scope;
+  const LapackLibrary<Family>& next = next_for_call<Family>(caller);
+  const auto& routines = next.template routines<T>();
+  const double work = (factors ? factorization_work(*n) : 0.0) + solve_work(*n, *nrhs);
+  const CallDescription call = describe_call<Family>(name, *uplo, *n, *nrhs, work);
+  const int lapack_refuses = factors ? reference_posv_argument_error(*uplo, *n, *nrhs, *lda, *ldb).position
+                                     : reference_potrs_argument_error(*uplo, *n, *nrhs, *lda, *ldb).position;
+  if (reject_bad_argument(call, lapack_refuses, info, next.xerbla)) return;
+  *info = 0;
+  if (*n == 0 || (!factors && *nrhs == 0)) return report(call, "quick return", 0, 0.0);
+  const int tessera_refuses = factors ? posv_argument_error<T>(*uplo, *n, *nrhs, a, *lda, b, *ldb).position
+                                      : potrs_argument_error<T>(*uplo, *n, *nrhs, a, *lda, b, *ldb).position;
+  dispatch(
+      call, routines.complete(), tessera_refuses,
+      [&] {
+        return BackendCall{operation, std::is_same_v<T, double>, *uplo, static_cast<int>(*n), static_cast<int>(*nrhs),
+                           const_cast<T*>(a), static_cast<int>(*lda), b, static_cast<int>(*ldb)};
+      },
+      [&] { routine_of(routines)(uplo, n, nrhs, a, lda, b, ldb, info, uplo_len); }, info, next.xerbla);
+}
+
 }  // namespace
 
 template <class Family, class T>
 void potrf(const char* uplo, const typename Family::Int* n, T* a, const typename Family::Int* lda,
            typename Family::Int* info, fortran_strlen uplo_len, const void* caller) noexcept {
-  if (is_nested_call()) {
-    const auto& nested = nested_routines<Family, T>(caller);
-    if (!nested.potrf) fatal_nested(symbol_of<Family>(RoutineNames<T>::potrf.base_name));
-    counters().nested++;
-    nested.potrf(uplo, n, a, lda, info, uplo_len);
+  const auto routine_of = [](const auto& routines) { return routines.potrf; };
+  if (passed_on_when_nested<Family, T>(RoutineNames<T>::potrf, routine_of, caller, uplo, n, a, lda, info, uplo_len))
     return;
-  }
   const InterceptedCallScope scope;
   const LapackLibrary<Family>& next = next_for_call<Family>(caller);
   const auto& routines = next.template routines<T>();
   const CallDescription call = describe_call<Family>(RoutineNames<T>::potrf, *uplo, *n, -1, factorization_work(*n));
-  if (reject_bad_argument(call, potrf_bad_argument(*uplo, *n, *lda), info, next.xerbla)) return;
+  if (reject_bad_argument(call, reference_potrf_argument_error(*uplo, *n, *lda).position, info, next.xerbla)) return;
   *info = 0;
   if (*n == 0) return report(call, "quick return", 0, 0.0);
   dispatch(
-      call, routines.complete(), potrf_beyond_int(*n, *lda),
+      call, routines.complete(), potrf_argument_error<T>(*uplo, *n, a, *lda).position,
       [&] {
         return BackendCall{Operation::potrf, std::is_same_v<T, double>, *uplo, static_cast<int>(*n), 0, a,
                            static_cast<int>(*lda), nullptr, 1};
@@ -362,56 +366,14 @@ template <class Family, class T>
 void potrs(const char* uplo, const typename Family::Int* n, const typename Family::Int* nrhs, const T* a,
            const typename Family::Int* lda, T* b, const typename Family::Int* ldb, typename Family::Int* info,
            fortran_strlen uplo_len, const void* caller) noexcept {
-  if (is_nested_call()) {
-    const auto& nested = nested_routines<Family, T>(caller);
-    if (!nested.potrs) fatal_nested(symbol_of<Family>(RoutineNames<T>::potrs.base_name));
-    counters().nested++;
-    nested.potrs(uplo, n, nrhs, a, lda, b, ldb, info, uplo_len);
-    return;
-  }
-  const InterceptedCallScope scope;
-  const LapackLibrary<Family>& next = next_for_call<Family>(caller);
-  const auto& routines = next.template routines<T>();
-  const CallDescription call = describe_call<Family>(RoutineNames<T>::potrs, *uplo, *n, *nrhs, solve_work(*n, *nrhs));
-  if (reject_bad_argument(call, solve_bad_argument(*uplo, *n, *nrhs, *lda, *ldb), info, next.xerbla)) return;
-  *info = 0;
-  if (*n == 0 || *nrhs == 0) return report(call, "quick return", 0, 0.0);
-  dispatch(
-      call, routines.complete(), solve_beyond_int(*n, *nrhs, *lda, *ldb),
-      [&] {
-        return BackendCall{Operation::potrs, std::is_same_v<T, double>, *uplo, static_cast<int>(*n),
-                           static_cast<int>(*nrhs), const_cast<T*>(a), static_cast<int>(*lda), b,
-                           static_cast<int>(*ldb)};
-      },
-      [&] { routines.potrs(uplo, n, nrhs, a, lda, b, ldb, info, uplo_len); }, info, next.xerbla);
+  solve<Operation::potrs, Family, T>(uplo, n, nrhs, a, lda, b, ldb, info, uplo_len, caller);
 }
 
 template <class Family, class T>
 void posv(const char* uplo, const typename Family::Int* n, const typename Family::Int* nrhs, T* a,
           const typename Family::Int* lda, T* b, const typename Family::Int* ldb, typename Family::Int* info,
           fortran_strlen uplo_len, const void* caller) noexcept {
-  if (is_nested_call()) {
-    const auto& nested = nested_routines<Family, T>(caller);
-    if (!nested.posv) fatal_nested(symbol_of<Family>(RoutineNames<T>::posv.base_name));
-    counters().nested++;
-    nested.posv(uplo, n, nrhs, a, lda, b, ldb, info, uplo_len);
-    return;
-  }
-  const InterceptedCallScope scope;
-  const LapackLibrary<Family>& next = next_for_call<Family>(caller);
-  const auto& routines = next.template routines<T>();
-  const CallDescription call = describe_call<Family>(RoutineNames<T>::posv, *uplo, *n, *nrhs,
-                                                     factorization_work(*n) + solve_work(*n, *nrhs));
-  if (reject_bad_argument(call, solve_bad_argument(*uplo, *n, *nrhs, *lda, *ldb), info, next.xerbla)) return;
-  *info = 0;
-  if (*n == 0) return report(call, "quick return", 0, 0.0);
-  dispatch(
-      call, routines.complete(), solve_beyond_int(*n, *nrhs, *lda, *ldb),
-      [&] {
-        return BackendCall{Operation::posv, std::is_same_v<T, double>, *uplo, static_cast<int>(*n),
-                           static_cast<int>(*nrhs), a, static_cast<int>(*lda), b, static_cast<int>(*ldb)};
-      },
-      [&] { routines.posv(uplo, n, nrhs, a, lda, b, ldb, info, uplo_len); }, info, next.xerbla);
+  solve<Operation::posv, Family, T>(uplo, n, nrhs, a, lda, b, ldb, info, uplo_len, caller);
 }
 
 // Every family in both precisions.

@@ -9,43 +9,32 @@
 
 using tessera::lapack::fortran_strlen;
 
-// The six routines of one family. Each passes its return address on: the caller's own LAPACK is
-// the next one when the global search order has none (next_lapack.hpp).
-#define TESSERA_LAPACK_FAMILY(Family, PREFIX, SUFFIX)                                                                \
-  TESSERA_LAPACK_EXPORT void PREFIX##dpotrf##SUFFIX(const char* uplo, const Family::Int* n, double* a,               \
-                                                    const Family::Int* lda, Family::Int* info,                       \
-                                                    fortran_strlen uplo_len) {                                       \
+// The three routines of one family in one precision (LETTER d with double, s with float). Each
+// passes its return address on: the caller's own LAPACK is the next one when the global search
+// order has none (next_lapack.hpp).
+#define TESSERA_LAPACK_PRECISION(Family, PREFIX, SUFFIX, LETTER, T)                                                  \
+  TESSERA_LAPACK_EXPORT void PREFIX##LETTER##potrf##SUFFIX(const char* uplo, const Family::Int* n, T* a,             \
+                                                           const Family::Int* lda, Family::Int* info,                \
+                                                           fortran_strlen uplo_len) {                                \
     tessera::lapack::potrf<Family>(uplo, n, a, lda, info, uplo_len, __builtin_return_address(0));                   \
   }                                                                                                                  \
-  TESSERA_LAPACK_EXPORT void PREFIX##spotrf##SUFFIX(const char* uplo, const Family::Int* n, float* a,                \
-                                                    const Family::Int* lda, Family::Int* info,                       \
-                                                    fortran_strlen uplo_len) {                                       \
-    tessera::lapack::potrf<Family>(uplo, n, a, lda, info, uplo_len, __builtin_return_address(0));                   \
-  }                                                                                                                  \
-  TESSERA_LAPACK_EXPORT void PREFIX##dpotrs##SUFFIX(const char* uplo, const Family::Int* n, const Family::Int* nrhs, \
-                                                    const double* a, const Family::Int* lda, double* b,              \
-                                                    const Family::Int* ldb, Family::Int* info,                       \
-                                                    fortran_strlen uplo_len) {                                       \
+  TESSERA_LAPACK_EXPORT void PREFIX##LETTER##potrs##SUFFIX(const char* uplo, const Family::Int* n,                   \
+                                                           const Family::Int* nrhs, const T* a,                      \
+                                                           const Family::Int* lda, T* b, const Family::Int* ldb,     \
+                                                           Family::Int* info, fortran_strlen uplo_len) {             \
     tessera::lapack::potrs<Family>(uplo, n, nrhs, a, lda, b, ldb, info, uplo_len, __builtin_return_address(0));     \
   }                                                                                                                  \
-  TESSERA_LAPACK_EXPORT void PREFIX##spotrs##SUFFIX(const char* uplo, const Family::Int* n, const Family::Int* nrhs, \
-                                                    const float* a, const Family::Int* lda, float* b,                \
-                                                    const Family::Int* ldb, Family::Int* info,                       \
-                                                    fortran_strlen uplo_len) {                                       \
-    tessera::lapack::potrs<Family>(uplo, n, nrhs, a, lda, b, ldb, info, uplo_len, __builtin_return_address(0));     \
-  }                                                                                                                  \
-  TESSERA_LAPACK_EXPORT void PREFIX##dposv##SUFFIX(const char* uplo, const Family::Int* n, const Family::Int* nrhs,  \
-                                                   double* a, const Family::Int* lda, double* b,                     \
-                                                   const Family::Int* ldb, Family::Int* info,                        \
-                                                   fortran_strlen uplo_len) {                                        \
-    tessera::lapack::posv<Family>(uplo, n, nrhs, a, lda, b, ldb, info, uplo_len, __builtin_return_address(0));      \
-  }                                                                                                                  \
-  TESSERA_LAPACK_EXPORT void PREFIX##sposv##SUFFIX(const char* uplo, const Family::Int* n, const Family::Int* nrhs,  \
-                                                   float* a, const Family::Int* lda, float* b,                       \
-                                                   const Family::Int* ldb, Family::Int* info,                        \
-                                                   fortran_strlen uplo_len) {                                        \
+  TESSERA_LAPACK_EXPORT void PREFIX##LETTER##posv##SUFFIX(const char* uplo, const Family::Int* n,                    \
+                                                          const Family::Int* nrhs, T* a, const Family::Int* lda,     \
+                                                          T* b, const Family::Int* ldb, Family::Int* info,           \
+                                                          fortran_strlen uplo_len) {                                 \
     tessera::lapack::posv<Family>(uplo, n, nrhs, a, lda, b, ldb, info, uplo_len, __builtin_return_address(0));      \
   }
+
+// The six routines of one family.
+#define TESSERA_LAPACK_FAMILY(Family, PREFIX, SUFFIX)          \
+  TESSERA_LAPACK_PRECISION(Family, PREFIX, SUFFIX, d, double) \
+  TESSERA_LAPACK_PRECISION(Family, PREFIX, SUFFIX, s, float)
 
 TESSERA_LAPACK_FAMILY(tessera::lapack::Lp64, , _)
 TESSERA_LAPACK_FAMILY(tessera::lapack::ScipyLp64, scipy_, _)
