@@ -124,22 +124,23 @@ std::size_t span_of(int rows, int cols, int ld) {
 
 bool referenced(char uplo, int i, int j) { return (uplo == 'U' || uplo == 'u') ? i <= j : i >= j; }
 
-// LAPACK's checks in Tessera's order, then B sharing an element with the n x n block of A
+// Reference LAPACK's checks in its order (uplo, n, [nrhs,] lda, [ldb]), then Tessera's: null
+// pointers to matrices that hold elements, then B sharing an element with the n x n block of A
 // (found element by element: independent of Tessera's own test).
 int expected_argument_status(const Case& c, bool b_shares_an_element_with_a) {
   if (!std::strchr("LlUu", c.uplo) || c.uplo == '\0') return -1;
   if (c.n < 0) return -2;
   const int min_ld = std::max(1, c.n);
   if (c.op == Operation::potrf) {
-    if (c.a_null && c.n > 0) return -3;
     if (c.lda < min_ld) return -4;
+    if (c.a_null && c.n > 0) return -3;
     return 0;
   }
   if (c.nrhs < 0) return -3;
-  if (c.a_null && c.n > 0) return -4;
   if (c.lda < min_ld) return -5;
-  if (c.b_null && c.n > 0 && c.nrhs > 0) return -6;
   if (c.ldb < min_ld) return -7;
+  if (c.a_null && c.n > 0) return -4;
+  if (c.b_null && c.n > 0 && c.nrhs > 0) return -6;
   if (b_shares_an_element_with_a) return -6;
   return 0;
 }
