@@ -1,0 +1,104 @@
+// Device-resident operations: the matrices are already in GPU memory, as with cuSOLVER. Every
+// pointer below is a device pointer unless its comment says otherwise; matrices are column-major
+// and only the triangle `uplo` is read and written.
+//
+// Streams: work is ordered after what is already on the caller's `stream` and its result is ready
+// on that stream (anything the caller enqueues on it afterwards sees it). The batched `_ex` forms
+// never synchronise: per-matrix info stays in device memory. The checking forms synchronise the
+// stream and return how many matrices failed. The dense forms run Tessera's tile DAG on tiles
+// registered in place (no copy of the matrix) and, as that DAG is driven from the host, return
+// once the result is complete.
+//
+// Misuse throws InvalidArgument (LAPACK's argument position in the message, tessera/
+// lapack_arguments.hpp); a CUDA failure CudaError. Built without CUDA, every call throws
+// RuntimeError.
+#pragma once
+
+#include "tessera/export.h"
+
+#include "tessera/cholesky.hpp"
+#include "tessera/options.hpp"
+#include "tessera/runtime.hpp"
+
+// cudaStream_t without <cuda_runtime.h>: the same type (CUDA defines it as CUstream_st*).
+struct CUstream_st;
+
+namespace tessera::device {
+
+using Stream = CUstream_st*;
+
+// ---- batched, strided: matrix k at A + k * strideA ----------------------------------------------
+
+// A_k = L_k L_k^T (or U_k^T U_k); info[k] (device, batch ints) is LAPACK's info for matrix k.
+template <class T>
+TESSERA_EXPORT void potrf_batched_ex(Uplo uplo, int n, T* A, int lda, long long strideA, int batch,
+                                     int* info, Stream stream);
+// B_k := A_k^{-1} B_k (B_k n x nrhs at B + k * strideB) with potrf_batched's factors; a matrix
+// whose info[k] is non-zero keeps its B_k. info may be null (every matrix solved).
+template <class T>
+TESSERA_EXPORT void potrs_batched_ex(Uplo uplo, int n, int nrhs, const T* A, int lda,
+                                     long long strideA, T* B, int ldb, long long strideB, int batch,
+                                     const int* info, Stream stream);
+template <class T>
+TESSERA_EXPORT void posv_batched_ex(Uplo uplo, int n, int nrhs, T* A, int lda, long long strideA,
+                                    T* B, int ldb, long long strideB, int batch, int* info,
+                                    Stream stream);
+
+// ---- batched, arrays of pointers: A_array (device) holds batch device pointers ---------------------
+
+template <class T>
+TESSERA_EXPORT void potrf_batched_ex(Uplo uplo, int n, T* const* A_array, int lda, int batch,
+                                     int* info, Stream stream);
+template <class T>
+TESSERA_EXPORT void potrs_batched_ex(Uplo uplo, int n, int nrhs, const T* const* A_array, int lda,
+                                     T* const* B_array, int ldb, int batch, const int* info,
+                                     Stream stream);
+template <class T>
+TESSERA_EXPORT void posv_batched_ex(Uplo uplo, int n, int nrhs, T* const* A_array, int lda,
+                                    T* const* B_array, int ldb, int batch, int* info, Stream stream);
+
+// Variable sizes: n, lda, ldb are device arrays of batch ints; max_n (host) bounds every n[k].
+template <class T>
+TESSERA_EXPORT void potrf_vbatched_ex(Uplo uplo, const int* n, int max_n, T* const* A_array,
+                                      const int* lda, int batch, int* info, Stream stream);
+template <class T>
+TESSERA_EXPORT void potrs_vbatched_ex(Uplo uplo, const int* n, int max_n, int nrhs,
+                                      const T* const* A_array, const int* lda, T* const* B_array,
+                                      const int* ldb, int batch, const int* info, Stream stream);
+template <class T>
+TESSERA_EXPORT void posv_vbatched_ex(Uplo uplo, const int* n, int max_n, int nrhs,
+                                     T* const* A_array, const int* lda, T* const* B_array,
+                                     const int* ldb, int batch, int* info, Stream stream);
+
+// ---- checking forms: synchronise `stream`; host_info (host, batch ints) may be null ----------------
+
+// Returns how many matrices are not positive definite; host_info[k] gets each one's info.
+template <class T>
+TESSERA_EXPORT int potrf_batched(Uplo uplo, int n, T* A, int lda, long long strideA, int batch,
+                                 int* host_info, Stream stream);
+template <class T>
+TESSERA_EXPORT int posv_batched(Uplo uplo, int n, int nrhs, T* A, int lda, long long strideA, T* B,
+                                int ldb, long long strideB, int batch, int* host_info,
+                                Stream stream);
+
+// Zeros the triangle opposite `uplo` of each n x n matrix (strict part), e.g. to return the factor
+// alone as numpy.linalg.cholesky does. Never synchronises.
+template <class T>
+TESSERA_EXPORT void zero_opposite_triangle(Uplo uplo, int n, T* A, int lda, long long strideA,
+                                           int batch, Stream stream);
+
+// ---- dense, through the tile DAG on `runtime` (options.mode: gpu, hybrid or automatic) -----------
+
+// A (n x n, lda) factored in place; returns LAPACK's info. The tiles are views of A (registered
+// in place on the GPU that holds A); waits for `stream` first, and returns with the factor in A.
+template <class T>
+TESSERA_EXPORT int potrf(Runtime& runtime, int n, T* A, int lda, Stream stream,
+                         const FactorOptions& options = {});
+template <class T>
+TESSERA_EXPORT int potrs(Runtime& runtime, int n, int nrhs, const T* A, int lda, T* B, int ldb,
+                         Stream stream, const FactorOptions& options = {});
+template <class T>
+TESSERA_EXPORT int posv(Runtime& runtime, int n, int nrhs, T* A, int lda, T* B, int ldb,
+                        Stream stream, const FactorOptions& options = {});
+
+}  // namespace tessera::device
