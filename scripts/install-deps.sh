@@ -2,7 +2,7 @@
 # Installs everything Tessera needs on a fresh Debian 12 machine:
 #   * Debian packages (compilers, CMake, OpenBLAS + LAPACKE, hwloc, GoogleTest, CLI11, fmt, nlohmann-json;
 #     reference LAPACK, numpy and python3-venv (numpy and SciPy from PyPI) for the tests of
-#     libtessera_lapack)
+#     libtessera_lapack; python3-dev for the Python package's native module)
 #   * StarPU 1.3.10 built from Debian's own source package into $TESSERA_DEPS_PREFIX/starpu
 #     (Debian's binary StarPU caps CPU workers at 4 and has no CUDA).
 # StarPU gains CUDA when nvcc is found (or TESSERA_CUDA=ON); TESSERA_CUDA=OFF forces a CPU-only build.
@@ -25,7 +25,7 @@ install_debian_packages() {
     libopenblas-dev liblapacke-dev libhwloc-dev
     libgtest-dev libgmock-dev libcli11-dev libfmt-dev nlohmann-json3-dev
     python3
-    liblapack3 python3-numpy python3-venv
+    liblapack3 python3-numpy python3-venv python3-dev
   )
   # Clang, its sanitizer and libFuzzer runtimes, and llvm-symbolizer, for scripts/fuzz.sh.
   if [ "${TESSERA_FUZZ_DEPS:-0}" = 1 ]; then packages+=(clang-14 libclang-rt-14-dev llvm-14); fi

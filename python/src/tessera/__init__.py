@@ -1,0 +1,192 @@
+"""Tessera: Cholesky factorizations and SPD solves of numpy, CuPy, PyTorch and JAX arrays.
+
+    import tessera
+    L = tessera.cholesky(a)             # a: (n, n) or a stack (..., n, n)
+    x = tessera.cho_solve(L, b)         # b: (..., n) or (..., n, k)
+    L, info = tessera.cholesky_ex(a)    # never raises for a matrix that is not SPD
+
+Host (numpy) arrays run through Tessera's task runtime in the mode asked for; GPU arrays stay on
+their GPU, and results come back as the same kind of array, ordered on the library's current
+stream. See the package's README section in Tessera's README.md.
+"""
+import numpy as np
+
+from . import _core
+from ._arrays import NumPyArrays, classify, host_result, square_shape
+from ._runtime import Runtime, check_mode, native_runtime
+
+__version__ = "0.2.0"
+library_version = _core.library_version
+
+TesseraError = _core.TesseraError
+ResourceError = _core.ResourceError
+CudaError = _core.CudaError
+
+__all__ = ["cholesky", "cholesky_ex", "cho_solve", "posv", "Runtime", "NotPositiveDefiniteError", "TesseraError",
+           "ResourceError", "CudaError", "__version__"]
+
+# GPU matrices of at least this order go through the tile DAG one by one; smaller ones (and stacks
+# of them) through the batched kernels in one launch.
+DENSE_DEVICE_MIN_N = 1024
+
+
+class NotPositiveDefiniteError(np.linalg.LinAlgError):
+    """A matrix is not positive definite. ``column`` is LAPACK's info: the 1-based order of the first
+    leading minor that is not positive definite; for a stack, an array of one info per matrix
+    (0 for those that were factored)."""
+
+    def __init__(self, column):
+        self.column = column
+        if np.ndim(column) == 0:
+            message = f"the matrix is not positive definite (leading minor of order {int(column)})"
+        else:
+            failed = np.flatnonzero(np.asarray(column))
+            message = (f"{failed.size} of {np.size(column)} matrices are not positive definite "
+                       f"(the first: matrix {failed[0]}, leading minor of order {np.asarray(column).flat[failed[0]]})")
+        super().__init__(message)
+
+
+def cholesky(a, *, lower=True, mode=None, policy=None):
+    """The Cholesky factor of a (or of each matrix of a stack (..., n, n)): L with a = L L^T
+    (lower) or U with a = U^T U, zeros in the other triangle. Only that triangle of a is read.
+    Raises NotPositiveDefiniteError. ``mode``: "auto", "gpu", "cpu" or "hybrid" (host arrays and
+    large GPU matrices); ``policy``: a scheduling policy by name."""
+    factor, _, host_info = _factor(a, lower, mode, policy, read_info=True)
+    if np.any(host_info):
+        raise NotPositiveDefiniteError(int(host_info) if host_info.ndim == 0 else host_info)
+    return factor
+
+
+def cholesky_ex(a, *, lower=True, mode=None, policy=None):
+    """(factor, info) as cholesky, without raising for numerical failure: info (int32, shape
+    a.shape[:-2], the same kind of array as a) is LAPACK's info per matrix. On a GPU array of
+    order below DENSE_DEVICE_MIN_N it never synchronises; the factor of a failed matrix is
+    partial, as LAPACK leaves it."""
+    factor, info, _ = _factor(a, lower, mode, policy, read_info=False)
+    return factor, info
+
+
+def cho_solve(c, b, *, lower=True, mode=None, policy=None):
+    """x with A x = b, given the Cholesky factor c of A (from cholesky, triangle `lower`). b: (..., n)
+    for vectors, or (..., n, k); the leading dimensions broadcast against c's."""
+    return _solve(c, b, lower, mode, policy)
+
+
+def posv(a, b, *, lower=True, mode=None, policy=None):
+    """x with a x = b for symmetric positive definite a (only its triangle `lower` is read).
+    Raises NotPositiveDefiniteError."""
+    return cho_solve(cholesky(a, lower=lower, mode=mode, policy=policy), b, lower=lower, mode=mode, policy=policy)
+
+
+# ---- implementation ---------------------------------------------------------------------------
+
+
+def _suffix(dtype):
+    return "_f4" if np.dtype(dtype) == np.float32 else "_f8"
+
+
+def _stored_uplo(lower):
+    # A C-ordered matrix is the transpose of the column-major one Tessera reads: its lower
+    # triangle is Tessera's upper.
+    return "upper" if lower else "lower"
+
+
+def _factor(a, lower, mode, policy, read_info):
+    """(factor, info, info as a numpy array when read_info), factor and info of the input's kind."""
+    check_mode(mode)
+    where, arrays, native = classify(a)
+    if where == "host":
+        factor, info = _factor_host(native, lower, mode, policy)
+        return host_result(factor, arrays), host_result(info, arrays), info
+    factor, info = _factor_device(arrays.adapter, native, lower, mode, policy)
+    host_info = arrays.adapter.to_host(info) if read_info else None
+    return arrays.to_input_kind(factor), arrays.to_input_kind(info), host_info
+
+
+def _factor_host(a, lower, mode, policy):
+    arrays = NumPyArrays()
+    n, batch = square_shape(a.shape)
+    dtype = arrays.dtype(a)
+    f = arrays.stack(a, (batch, n, n), dtype, copy=True)
+    info = np.zeros(batch, dtype=np.int32)
+    if n > 0 and batch > 0:
+        runtime, default_mode = native_runtime(policy)
+        getattr(runtime, "potrf" + _suffix(dtype))(f, _stored_uplo(lower), mode or default_mode, info)
+    rows, cols = np.triu_indices(n, 1) if lower else np.tril_indices(n, -1)
+    f[:, rows, cols] = 0
+    return f.reshape(a.shape), info.reshape(a.shape[:-2])
+
+
+def _factor_device(ad, a, lower, mode, policy):
+    n, batch = square_shape(tuple(a.shape))
+    dtype = ad.dtype(a)
+    lead = tuple(a.shape[:-2])
+    uplo = _stored_uplo(lower)
+    with ad.device_guard(a):
+        f = ad.stack(a, (batch, n, n), dtype, copy=True)
+        info = ad.empty_info(a, (batch,))
+        if n > 0 and batch > 0:
+            stream, suffix = ad.stream(a), _suffix(dtype)
+            if n >= DENSE_DEVICE_MIN_N:
+                _factor_dense_device(ad, f, info, n, batch, dtype, uplo, mode, policy, stream)
+            else:
+                getattr(_core, "potrf_batched_device" + suffix)(ad.pointer(f), n, batch, uplo, ad.pointer(info), stream,
+                                                                True)
+    return f.reshape(lead + (n, n)), info.reshape(lead)
+
+
+def _factor_dense_device(ad, f, info, n, batch, dtype, uplo, mode, policy, stream):
+    runtime, default_mode = native_runtime(policy)
+    suffix, base, step = _suffix(dtype), ad.pointer(f), n * n * np.dtype(dtype).itemsize
+    for k in range(batch):
+        column = getattr(runtime, "potrf_device" + suffix)(base + k * step, n, uplo, mode or default_mode, stream)
+        if column:
+            ad.set_info(info, k, column)
+    getattr(_core, "zero_opposite_device" + suffix)(base, n, batch, uplo, stream)
+
+
+def _solve(c, b, lower, mode, policy):
+    check_mode(mode)
+    where, arrays, native_c = classify(c)
+    where_b, arrays_b, native_b = classify(b)
+    if where != where_b:
+        raise TypeError("c and b must both be host arrays or both GPU arrays")
+    ad = NumPyArrays() if where == "host" else arrays.adapter
+    n, batch_c = square_shape(tuple(native_c.shape))
+    vector = native_b.ndim == native_c.ndim - 1
+    b_shape = tuple(native_b.shape) + ((1,) if vector else ())
+    if len(b_shape) < 2 or b_shape[-2] != n:
+        raise ValueError(f"b must have shape (..., {n}) or (..., {n}, k), not {tuple(native_b.shape)}")
+    lead = tuple(np.broadcast_shapes(tuple(native_c.shape[:-2]), b_shape[:-2]))
+    batch, k = int(np.prod(lead, dtype=np.int64)), b_shape[-1]
+    dtype = np.result_type(ad.dtype(native_c), ad.dtype(native_b))
+    factors = ad.stack(ad.broadcast(native_c, lead + (n, n)), (batch, n, n), dtype, copy=False)
+    columns = ad.broadcast(native_b.reshape(b_shape), lead + (n, k))
+    # Each right-hand side block column-major: (batch, k, n) C-ordered.
+    x = ad.stack(ad.swap_last(columns), (batch, k, n), dtype, copy=True)
+    if n > 0 and k > 0 and batch > 0:
+        if where == "host":
+            runtime, default_mode = native_runtime(policy)
+            getattr(runtime, "potrs" + _suffix(dtype))(factors, x, _stored_uplo(lower), mode or default_mode)
+        else:
+            _solve_device(ad, native_c, factors, x, n, k, batch, dtype, lower, mode, policy)
+    x = ad.swap_last(x).reshape(lead + ((n,) if vector else (n, k)))
+    if where == "host":
+        return host_result(x, arrays)
+    return arrays.to_input_kind(x)
+
+
+def _solve_device(ad, like, factors, x, n, k, batch, dtype, lower, mode, policy):
+    suffix, uplo = _suffix(dtype), _stored_uplo(lower)
+    with ad.device_guard(like):
+        stream = ad.stream(like)
+        if n >= DENSE_DEVICE_MIN_N:
+            runtime, default_mode = native_runtime(policy)
+            size = np.dtype(dtype).itemsize
+            for i in range(batch):
+                getattr(runtime, "potrs_device" + suffix)(ad.pointer(factors) + i * n * n * size,
+                                                          ad.pointer(x) + i * n * k * size, n, k, uplo,
+                                                          mode or default_mode, stream)
+        else:
+            getattr(_core, "potrs_batched_device" + suffix)(ad.pointer(factors), ad.pointer(x), n, k, batch, uplo,
+                                                            stream)

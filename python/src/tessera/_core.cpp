@@ -1,0 +1,226 @@
+// The Python package's native module: thin bindings of Tessera's C++ API. The Python layer
+// (tessera/__init__.py) shapes every input into a C-ordered stack of matrices (batch, rows, cols)
+// before it gets here, so these functions see one layout: matrix k at k * rows * cols elements,
+// row-major, which Tessera reads as the column-major transpose (the caller flips uplo for that).
+// Host arrays arrive as numpy arrays; device arrays as raw device pointers with their stream, so
+// that a call costs no more than a kernel launch. The GIL is released while Tessera works.
+#include <nanobind/nanobind.h>
+#include <nanobind/ndarray.h>
+#include <nanobind/stl/optional.h>
+#include <nanobind/stl/string.h>
+#include <nanobind/stl/vector.h>
+
+#include <algorithm>
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <vector>
+#include <string>
+
+#include "tessera/batched.hpp"
+#include "tessera/cholesky.hpp"
+#include "tessera/device.hpp"
+#include "tessera/error.hpp"
+#include "tessera/policies.hpp"
+#include "tessera/runtime.hpp"
+#include "tessera/version.h"
+
+namespace nb = nanobind;
+
+namespace {
+
+using HostStack = nb::ndarray<nb::device::cpu, nb::c_contig, nb::ndim<3>>;
+using ReadOnlyHostStack = nb::ndarray<nb::ro, nb::device::cpu, nb::c_contig, nb::ndim<3>>;
+using HostInfo = nb::ndarray<int32_t, nb::device::cpu, nb::c_contig, nb::ndim<1>>;
+
+tessera::Uplo parse_stored_uplo(const std::string& uplo) { return tessera::parse_uplo(uplo); }
+
+int checked_int(size_t value, const char* what) {
+  if (value > static_cast<size_t>(INT32_MAX)) throw tessera::InvalidArgument(std::string(what) + " exceeds 2^31 - 1");
+  return static_cast<int>(value);
+}
+
+// A stack of square matrices: its order and count.
+struct StackShape {
+  int n;
+  int batch;
+};
+
+template <class Stack>
+StackShape square_stack(const Stack& a) {
+  if (a.shape(1) != a.shape(2)) throw tessera::InvalidArgument("the matrices must be square");
+  return {checked_int(a.shape(1), "the matrix order"), checked_int(a.shape(0), "the number of matrices")};
+}
+
+// The factorizations a Runtime runs for Python: host (numpy) stacks through the task runtime.
+class PyRuntime {
+ public:
+  PyRuntime(int ncpu, int ncuda, const std::string& policy, bool verbose)
+      : runtime_(std::make_unique<tessera::Runtime>(options(ncpu, ncuda, policy, verbose))) {}
+
+  tessera::Runtime& get() {
+    if (!runtime_) throw tessera::RuntimeError("this Tessera runtime has been shut down");
+    return *runtime_;
+  }
+  // Shuts StarPU down now, whoever still holds this object.
+  void close() {
+    nb::gil_scoped_release unlocked;
+    runtime_.reset();
+  }
+
+  template <class T>
+  void potrf(HostStack a, const std::string& uplo, const std::string& mode, HostInfo info) {
+    const StackShape s = square_stack(a);
+    if (info.shape(0) != static_cast<size_t>(s.batch)) throw tessera::InvalidArgument("info has the wrong length");
+    T* data = static_cast<T*>(a.data());
+    nb::gil_scoped_release unlocked;
+    if (s.batch == 1) {
+      info.data()[0] = tessera::potrf(get(), s.n, data, std::max(1, s.n), factor_options(uplo, mode));
+    } else {
+      tessera::potrf_batched(get(), s.n, data, std::max(1, s.n), stride(s.n, s.n), s.batch, info.data(),
+                             batch_options(uplo, mode));
+    }
+  }
+
+  // b holds each right-hand side block column-major (batch, nrhs, n); c the factors.
+  template <class T>
+  void potrs(ReadOnlyHostStack c, HostStack b, const std::string& uplo, const std::string& mode) {
+    const StackShape s = square_stack(c);
+    if (b.shape(0) != c.shape(0) || b.shape(2) != c.shape(1))
+      throw tessera::InvalidArgument("the right-hand sides do not match the factors");
+    const int nrhs = checked_int(b.shape(1), "the number of right-hand sides");
+    const T* factors = static_cast<const T*>(c.data());
+    T* rhs = static_cast<T*>(b.data());
+    const int ld = std::max(1, s.n);
+    nb::gil_scoped_release unlocked;
+    if (s.batch == 1) {
+      tessera::potrs(get(), s.n, nrhs, factors, ld, rhs, ld, factor_options(uplo, mode));
+    } else {
+      tessera::potrs_batched_async(get(), s.n, nrhs, factors, ld, stride(s.n, s.n), rhs, ld, stride(s.n, nrhs),
+                                   s.batch, batch_options(uplo, mode))
+          .wait();
+    }
+  }
+
+  // Dense factorization of one matrix in GPU memory through the tile DAG; returns info.
+  template <class T>
+  int potrf_device(uintptr_t a, int n, const std::string& uplo, const std::string& mode, uintptr_t stream) {
+    nb::gil_scoped_release unlocked;
+    return tessera::device::potrf(get(), n, reinterpret_cast<T*>(a), std::max(1, n),
+                                  reinterpret_cast<tessera::device::Stream>(stream), factor_options(uplo, mode));
+  }
+
+  template <class T>
+  void potrs_device(uintptr_t c, uintptr_t b, int n, int nrhs, const std::string& uplo, const std::string& mode,
+                    uintptr_t stream) {
+    nb::gil_scoped_release unlocked;
+    tessera::device::potrs(get(), n, nrhs, reinterpret_cast<const T*>(c), std::max(1, n), reinterpret_cast<T*>(b),
+                           std::max(1, n), reinterpret_cast<tessera::device::Stream>(stream), factor_options(uplo, mode));
+  }
+
+ private:
+  static tessera::RuntimeOptions options(int ncpu, int ncuda, const std::string& policy, bool verbose) {
+    tessera::RuntimeOptions o = tessera::RuntimeOptions::from_environment();
+    if (ncpu >= 0) o.ncpus = ncpu;
+    if (ncuda >= 0) o.ncuda = ncuda;
+    if (!policy.empty()) o.scheduler = policy;
+    o.verbose = verbose;
+    return o;
+  }
+  static long long stride(int rows, int cols) { return static_cast<long long>(rows) * cols; }
+  static tessera::FactorOptions factor_options(const std::string& uplo, const std::string& mode) {
+    tessera::FactorOptions o = tessera::FactorOptions::from_environment();
+    o.uplo = parse_stored_uplo(uplo);
+    if (!mode.empty()) o.mode = tessera::parse_mode(mode);
+    return o;
+  }
+  static tessera::BatchOptions batch_options(const std::string& uplo, const std::string& mode) {
+    tessera::BatchOptions o;
+    o.uplo = parse_stored_uplo(uplo);
+    o.mode = mode.empty() ? tessera::FactorOptions::from_environment().mode : tessera::parse_mode(mode);
+    return o;
+  }
+
+  std::unique_ptr<tessera::Runtime> runtime_;
+};
+
+// ---- device stacks: the batched kernels on the caller's stream, never synchronising -----------
+
+template <class T>
+void potrf_batched_device(uintptr_t a, int n, int batch, const std::string& uplo, uintptr_t info, uintptr_t stream,
+                          bool zero_opposite) {
+  const tessera::Uplo u = parse_stored_uplo(uplo);
+  const auto s = reinterpret_cast<tessera::device::Stream>(stream);
+  T* A = reinterpret_cast<T*>(a);
+  const long long stride = static_cast<long long>(n) * n;
+  nb::gil_scoped_release unlocked;
+  tessera::device::potrf_batched_ex(u, n, A, std::max(1, n), stride, batch, reinterpret_cast<int*>(info), s);
+  if (zero_opposite) tessera::device::zero_opposite_triangle(u, n, A, std::max(1, n), stride, batch, s);
+}
+
+template <class T>
+void potrs_batched_device(uintptr_t c, uintptr_t b, int n, int nrhs, int batch, const std::string& uplo,
+                          uintptr_t stream) {
+  nb::gil_scoped_release unlocked;
+  tessera::device::potrs_batched_ex(parse_stored_uplo(uplo), n, nrhs, reinterpret_cast<const T*>(c), std::max(1, n),
+                                    static_cast<long long>(n) * n, reinterpret_cast<T*>(b), std::max(1, n),
+                                    static_cast<long long>(n) * nrhs, batch, nullptr,
+                                    reinterpret_cast<tessera::device::Stream>(stream));
+}
+
+template <class T>
+void zero_opposite_device(uintptr_t a, int n, int batch, const std::string& uplo, uintptr_t stream) {
+  nb::gil_scoped_release unlocked;
+  tessera::device::zero_opposite_triangle(parse_stored_uplo(uplo), n, reinterpret_cast<T*>(a), std::max(1, n),
+                                          static_cast<long long>(n) * n, batch,
+                                          reinterpret_cast<tessera::device::Stream>(stream));
+}
+
+// Binds f<float> as name + "_f4" and f<double> as name + "_f8".
+template <class Bind>
+void for_each_precision(Bind bind) {
+  bind(float{}, "_f4");
+  bind(double{}, "_f8");
+}
+
+}  // namespace
+
+NB_MODULE(_core, m) {
+  m.doc() = "Tessera's native module (use the tessera package instead)";
+  m.attr("library_version") = tessera::version();
+  m.attr("starpu_version") = tessera::starpu_version();
+  m.def("policy_names", [] {
+    std::vector<std::string> names;
+    for (const tessera::PolicyInfo& p : tessera::scheduling_policies()) names.push_back(p.name);
+    return names;
+  });
+
+  auto error = nb::exception<tessera::Error>(m, "TesseraError", PyExc_RuntimeError);
+  nb::exception<tessera::InvalidArgument>(m, "InvalidArgumentError", PyExc_ValueError);
+  nb::exception<tessera::ResourceError>(m, "ResourceError", error.ptr());
+  nb::exception<tessera::CudaError>(m, "CudaError", error.ptr());
+  nb::exception<tessera::RuntimeError>(m, "RuntimeStartError", error.ptr());
+
+  auto runtime = nb::class_<PyRuntime>(m, "Runtime")
+                     .def(nb::init<int, int, const std::string&, bool>(), nb::arg("ncpu"), nb::arg("ncuda"),
+                          nb::arg("policy"), nb::arg("verbose"), nb::call_guard<nb::gil_scoped_release>())
+                     .def("close", &PyRuntime::close)
+                     .def_prop_ro("cpu_workers", [](PyRuntime& r) { return r.get().cpu_workers(); })
+                     .def_prop_ro("cuda_workers", [](PyRuntime& r) { return r.get().cuda_workers(); })
+                     .def_prop_ro("scheduler", [](PyRuntime& r) { return r.get().scheduler(); })
+                     .def("resolve", [](PyRuntime& r, const std::string& mode) {
+                       return std::string(tessera::to_string(r.get().resolve(tessera::parse_mode(mode))));
+                     });
+
+  for_each_precision([&](auto zero, const char* suffix) {
+    using T = decltype(zero);
+    const std::string s = suffix;
+    runtime.def(("potrf" + s).c_str(), &PyRuntime::potrf<T>);
+    runtime.def(("potrs" + s).c_str(), &PyRuntime::potrs<T>);
+    runtime.def(("potrf_device" + s).c_str(), &PyRuntime::potrf_device<T>);
+    runtime.def(("potrs_device" + s).c_str(), &PyRuntime::potrs_device<T>);
+    m.def(("potrf_batched_device" + s).c_str(), &potrf_batched_device<T>);
+    m.def(("potrs_batched_device" + s).c_str(), &potrs_batched_device<T>);
+    m.def(("zero_opposite_device" + s).c_str(), &zero_opposite_device<T>);
+  });
+}

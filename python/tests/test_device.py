@@ -1,0 +1,191 @@
+"""tessera on GPU arrays (CuPy, PyTorch, JAX): results against numpy, per-matrix info, the kind of
+array handed back, and the stream semantics. Skipped where no GPU (or no GPU library) is present."""
+import time
+
+import numpy as np
+import pytest
+
+import tessera
+from conftest import backward_error, not_spd_at, spd, tolerance
+
+
+def _torch():
+    try:
+        import torch
+    except ImportError:
+        return None
+    return torch if torch.cuda.is_available() else None
+
+
+def _cupy():
+    try:
+        import cupy
+
+        return cupy if cupy.cuda.runtime.getDeviceCount() > 0 else None
+    except Exception:  # no module, no driver or no device
+        return None
+
+
+class TorchKind:
+    name = "torch"
+
+    def __init__(self, torch):
+        self.torch = torch
+
+    def put(self, a):
+        return self.torch.from_numpy(np.ascontiguousarray(a)).cuda()
+
+    def get(self, x):
+        assert isinstance(x, self.torch.Tensor) and x.is_cuda
+        return x.cpu().numpy()
+
+
+class CuPyKind:
+    name = "cupy"
+
+    def __init__(self, cupy):
+        self.cupy = cupy
+
+    def put(self, a):
+        return self.cupy.asarray(a)
+
+    def get(self, x):
+        assert isinstance(x, self.cupy.ndarray)
+        return self.cupy.asnumpy(x)
+
+
+def _kinds():
+    kinds = []
+    torch, cupy = _torch(), _cupy()
+    if torch is not None:
+        kinds.append(TorchKind(torch))
+    if cupy is not None:
+        kinds.append(CuPyKind(cupy))
+    return kinds
+
+
+KINDS = _kinds()
+pytestmark = pytest.mark.skipif(not KINDS, reason="no CUDA GPU with PyTorch or CuPy: the GPU-array tests need one")
+
+
+@pytest.fixture(params=KINDS, ids=lambda k: k.name)
+def kind(request):
+    return request.param
+
+
+@pytest.mark.parametrize("dtype", [np.float64, np.float32])
+@pytest.mark.parametrize("lower", [True, False])
+@pytest.mark.parametrize("n, batch", [(1, ()), (8, (1000,)), (31, (7,)), (33, (2, 3)), (100, (5,)), (300, ()),
+                                      (1100, ())])
+def test_factor_matches_numpy(kind, n, batch, lower, dtype):
+    a = spd(n, batch=batch, dtype=dtype)
+    factor, info = tessera.cholesky_ex(kind.put(a), lower=lower)
+    f, i = kind.get(factor), kind.get(info)
+    assert f.shape == a.shape and f.dtype == dtype and i.shape == batch and i.dtype == np.int32
+    assert not i.any()
+    assert backward_error(a, f, lower) < tolerance(dtype, n)
+    other = np.triu(f, 1) if lower else np.tril(f, -1)
+    assert not other.any()
+
+
+@pytest.mark.parametrize("n", [8, 40, 1100])
+def test_members_that_are_not_positive_definite(kind, n):
+    batch = 6 if n < 1024 else 2
+    a = spd(n, batch=(batch,))
+    a[1] = not_spd_at(a[1], 1)
+    a[-1] = not_spd_at(a[-1], n)
+    expected = np.zeros(batch, np.int32)
+    expected[1], expected[-1] = 1, n
+    factor, info = tessera.cholesky_ex(kind.put(a))
+    assert np.array_equal(kind.get(info), expected)
+    good = expected == 0
+    assert backward_error(a[good], kind.get(factor)[good], True) < tolerance(np.float64, n)
+    with pytest.raises(tessera.NotPositiveDefiniteError) as error:
+        tessera.cholesky(kind.put(a))
+    assert np.array_equal(error.value.column, expected)
+    with pytest.raises(tessera.NotPositiveDefiniteError) as error:
+        tessera.cholesky(kind.put(a[-1]))
+    assert error.value.column == n
+
+
+@pytest.mark.parametrize("lower", [True, False])
+@pytest.mark.parametrize("n, batch", [(16, (50,)), (64, ()), (1100, ())])
+def test_solves(kind, n, batch, lower):
+    a = spd(n, batch=batch)
+    rng = np.random.default_rng(7)
+    b = rng.standard_normal(batch + (n, 3))
+    c = tessera.cholesky(kind.put(a), lower=lower)
+    x = kind.get(tessera.cho_solve(c, kind.put(b), lower=lower))
+    assert np.allclose(a @ x, b, atol=1e-8)
+    v = rng.standard_normal(batch + (n,))
+    y = kind.get(tessera.posv(kind.put(a), kind.put(v), lower=lower))
+    assert np.allclose(np.einsum("...ij,...j->...i", a, y), v, atol=1e-8)
+
+
+def test_empty_and_non_contiguous(kind):
+    factor, info = tessera.cholesky_ex(kind.put(np.zeros((3, 0, 0))))
+    assert kind.get(factor).shape == (3, 0, 0) and kind.get(info).shape == (3,)
+    a = spd(20)
+    big = np.zeros((40, 40))
+    big[::2, ::2] = a
+    strided = kind.put(big)[::2, ::2]
+    assert np.allclose(kind.get(tessera.cholesky(strided)), np.linalg.cholesky(a))
+
+
+def test_the_input_is_left_as_it_was(kind):
+    a = spd(24)
+    x = kind.put(a)
+    tessera.cholesky(x)
+    assert np.array_equal(kind.get(x), a)
+
+
+def test_torch_stream_order_and_no_synchronisation():
+    torch = _torch()
+    if torch is None:
+        pytest.skip("needs PyTorch with a CUDA GPU")
+    a = spd(32, batch=(2000,))
+    host = torch.from_numpy(a).pin_memory()
+    stream = torch.cuda.Stream()
+    tessera.cholesky_ex(torch.eye(4, dtype=torch.float64, device="cuda"))  # first-call costs
+    torch.cuda.synchronize()
+    with torch.cuda.stream(stream):
+        device_a = torch.empty_like(host, device="cuda")
+        torch.cuda._sleep(200_000_000)  # ~0.1 s of GPU time queued ahead on the stream
+        device_a.copy_(host, non_blocking=True)
+        start = time.perf_counter()
+        factor, info = tessera.cholesky_ex(device_a)
+        returned = time.perf_counter() - start
+        assert not stream.query(), "the work queued before the call is done: the call synchronised"
+    stream.synchronize()
+    assert returned < 0.05, f"cholesky_ex took {returned:.3f} s to return"
+    assert not info.cpu().numpy().any()
+    assert backward_error(a, factor.cpu().numpy(), True) < tolerance(np.float64, 32)
+
+
+def test_cupy_stream_order():
+    cupy = _cupy()
+    if cupy is None:
+        pytest.skip("needs CuPy with a CUDA GPU")
+    a = spd(48, batch=(500,))
+    stream = cupy.cuda.Stream(non_blocking=True)
+    with stream:
+        x = cupy.asarray(a)
+        factor, info = tessera.cholesky_ex(x)
+        result = cupy.asnumpy(factor, stream=stream)
+    stream.synchronize()
+    assert backward_error(a, result, True) < tolerance(np.float64, 48)
+
+
+def test_jax_arrays_come_back_as_jax_arrays(monkeypatch):
+    monkeypatch.setenv("XLA_PYTHON_CLIENT_PREALLOCATE", "false")  # leave GPU memory to the others
+    jax = pytest.importorskip("jax")
+    jax.config.update("jax_enable_x64", True)
+    if not any(d.platform == "gpu" for d in jax.devices()):
+        pytest.skip("JAX sees no GPU")
+    import jax.numpy as jnp
+
+    a = spd(40, batch=(3,))
+    x = jnp.asarray(a)
+    factor = tessera.cholesky(x)
+    assert isinstance(factor, jax.Array)
+    assert backward_error(a, np.asarray(factor), True) < tolerance(np.float64, 40)

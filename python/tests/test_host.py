@@ -1,0 +1,238 @@
+"""tessera on numpy arrays: results against numpy and SciPy, every error path, dtypes, orders,
+strides, empty and 1 x 1 matrices, stacks with members that are not positive definite."""
+import threading
+import time
+
+import numpy as np
+import pytest
+
+import tessera
+from conftest import backward_error, not_spd_at, spd, tolerance
+
+scipy_linalg = pytest.importorskip("scipy.linalg")
+
+DTYPES = [np.float64, np.float32]
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+@pytest.mark.parametrize("lower", [True, False])
+@pytest.mark.parametrize("n", [1, 2, 17, 63, 64, 65, 131, 300])
+def test_cholesky_matches_numpy(small_tiles, n, lower, dtype):
+    a = spd(n, dtype=dtype)
+    factor = tessera.cholesky(a, lower=lower)
+    assert factor.dtype == dtype and factor.shape == (n, n)
+    reference = np.linalg.cholesky(a.astype(np.float64))
+    expected = reference if lower else reference.T
+    assert np.allclose(factor, expected, rtol=0, atol=tolerance(dtype, n) * np.abs(expected).max())
+    # The other triangle is zero, as in numpy.linalg.cholesky.
+    other = np.triu(factor, 1) if lower else np.tril(factor, -1)
+    assert not other.any()
+
+
+@pytest.mark.parametrize("mode", ["cpu", "hybrid", "auto"])
+def test_modes(mode):
+    a = spd(150)
+    assert backward_error(a, tessera.cholesky(a, mode=mode), True) < tolerance(np.float64, 150)
+
+
+def test_only_the_requested_triangle_is_read():
+    a = spd(40)
+    poisoned = np.triu(np.full_like(a, np.nan), 1) + np.tril(a)
+    assert np.allclose(tessera.cholesky(poisoned), np.linalg.cholesky(a))
+    poisoned = np.tril(np.full_like(a, np.nan), -1) + np.triu(a)
+    assert np.allclose(tessera.cholesky(poisoned, lower=False), np.linalg.cholesky(a).T)
+
+
+def test_orders_strides_and_integer_input():
+    a = spd(50)
+    fortran = np.asfortranarray(a)
+    assert np.allclose(tessera.cholesky(fortran), np.linalg.cholesky(a))
+    big = np.zeros((100, 100))
+    big[::2, ::2] = a
+    view = big[::2, ::2]
+    assert not view.flags.c_contiguous
+    assert np.allclose(tessera.cholesky(view), np.linalg.cholesky(a))
+    integers = np.array([[4, 2], [2, 3]])
+    factor = tessera.cholesky(integers)
+    assert factor.dtype == np.float64
+    assert np.allclose(factor, np.linalg.cholesky(integers.astype(float)))
+    # Lists work too, and the input is never modified.
+    assert np.allclose(tessera.cholesky([[4.0]]), [[2.0]])
+    copy = a.copy()
+    tessera.cholesky(a)
+    assert np.array_equal(a, copy)
+
+
+@pytest.mark.parametrize("shape", [(0, 0), (3, 0, 0), (0, 4, 4), (2, 0, 5, 5)])
+def test_empty(shape):
+    factor, info = tessera.cholesky_ex(np.zeros(shape))
+    assert factor.shape == shape and info.shape == shape[:-2] and info.dtype == np.int32
+    assert tessera.cholesky(np.zeros(shape)).shape == shape
+
+
+def test_one_by_one():
+    assert tessera.cholesky(np.array([[9.0]]))[0, 0] == 3.0
+    with pytest.raises(tessera.NotPositiveDefiniteError) as error:
+        tessera.cholesky(np.array([[-1.0]]))
+    assert error.value.column == 1
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+@pytest.mark.parametrize("lower", [True, False])
+@pytest.mark.parametrize("column", [1, 64, 65, 97])
+def test_not_positive_definite_reports_the_column(small_tiles, column, lower, dtype):
+    a = not_spd_at(spd(97, dtype=dtype), column)
+    with pytest.raises(tessera.NotPositiveDefiniteError) as error:
+        tessera.cholesky(a, lower=lower)
+    assert isinstance(error.value, np.linalg.LinAlgError)
+    assert error.value.column == column
+    factor, info = tessera.cholesky_ex(a, lower=lower)
+    assert int(info) == column and info.shape == ()
+    # LAPACK leaves the factor of the leading minor of order column - 1.
+    k = column - 1
+    lead = np.linalg.cholesky(a[:k, :k].astype(np.float64)) if k else np.zeros((0, 0))
+    got = factor[:k, :k] if lower else factor[:k, :k].T
+    assert np.allclose(got, lead, atol=tolerance(dtype, 97) * 10)
+
+
+def test_nan_is_reported():
+    a = spd(30)
+    a[10, 10] = np.nan
+    _, info = tessera.cholesky_ex(a)
+    assert int(info) == 11
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+@pytest.mark.parametrize("lower", [True, False])
+@pytest.mark.parametrize("n", [1, 8, 33])
+def test_stack_with_failed_members(n, lower, dtype):
+    a = spd(n, batch=(3, 5), dtype=dtype)
+    a[0, 2] = not_spd_at(a[0, 2], 1)
+    a[2, 4] = not_spd_at(a[2, 4], n)
+    factor, info = tessera.cholesky_ex(a, lower=lower)
+    assert factor.shape == a.shape and info.shape == (3, 5)
+    expected = np.zeros((3, 5), np.int32)
+    expected[0, 2], expected[2, 4] = 1, n
+    assert np.array_equal(info, expected)
+    good = info == 0
+    assert backward_error(a[good], factor[good], lower) < tolerance(dtype, n)
+    with pytest.raises(tessera.NotPositiveDefiniteError) as error:
+        tessera.cholesky(a, lower=lower)
+    assert np.array_equal(error.value.column, expected)
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+@pytest.mark.parametrize("lower", [True, False])
+@pytest.mark.parametrize("n", [1, 7, 65, 200])
+def test_cho_solve_matches_scipy(small_tiles, n, lower, dtype):
+    a = spd(n, dtype=dtype)
+    c = tessera.cholesky(a, lower=lower)
+    rng = np.random.default_rng(n)
+    for b in (rng.standard_normal(n).astype(dtype), rng.standard_normal((n, 3)).astype(dtype)):
+        x = tessera.cho_solve(c, b, lower=lower)
+        assert x.shape == b.shape and x.dtype == dtype
+        expected = scipy_linalg.cho_solve((c.astype(np.float64), lower), b.astype(np.float64))
+        assert np.allclose(x, expected, rtol=tolerance(dtype, n) * 100, atol=tolerance(dtype, n) * 100)
+
+
+def test_batched_solve_and_broadcasting():
+    a = spd(12, batch=(4,))
+    c = tessera.cholesky(a)
+    rng = np.random.default_rng(3)
+    b = rng.standard_normal((4, 12, 2))
+    x = tessera.cho_solve(c, b)
+    assert np.allclose(a @ x, b)
+    vectors = rng.standard_normal((4, 12))
+    assert np.allclose(np.einsum("kij,kj->ki", a, tessera.cho_solve(c, vectors)), vectors)
+    # One factor against a stack of right-hand sides.
+    many = rng.standard_normal((6, 12, 1))
+    x = tessera.cho_solve(c[0], many)
+    assert x.shape == (6, 12, 1) and np.allclose(a[0] @ x, many)
+
+
+def test_posv():
+    a = spd(90)
+    b = np.random.default_rng(1).standard_normal((90, 4))
+    x = tessera.posv(a, b)
+    assert np.allclose(a @ x, b)
+    assert np.allclose(tessera.posv(a, b, lower=False), x)
+    with pytest.raises(tessera.NotPositiveDefiniteError) as error:
+        tessera.posv(not_spd_at(a, 40), b)
+    assert error.value.column == 40
+
+
+def test_argument_errors():
+    with pytest.raises(ValueError, match="square"):
+        tessera.cholesky(np.zeros((3, 4)))
+    with pytest.raises(ValueError, match="dimension"):
+        tessera.cholesky(np.zeros(3))
+    with pytest.raises(TypeError, match="complex"):
+        tessera.cholesky(np.eye(2, dtype=np.complex128))
+    with pytest.raises(TypeError, match="float16"):
+        tessera.cholesky(np.eye(2, dtype=np.float16))
+    with pytest.raises(ValueError, match="mode"):
+        tessera.cholesky(np.eye(2), mode="fast")
+    with pytest.raises(ValueError, match=r"\(\.\.\., 3\)"):
+        tessera.cho_solve(np.eye(3), np.ones(4))
+    with pytest.raises(ValueError):
+        tessera.cho_solve(np.eye(3)[None].repeat(2, 0), np.ones((3, 3, 1)))  # 2 and 3 do not broadcast
+
+
+def test_runtime_context_manager():
+    with tessera.Runtime(mode="cpu", ncpu=1) as runtime:
+        assert runtime.cpu_workers == 1
+        a = spd(100)
+        assert np.allclose(tessera.cholesky(a), np.linalg.cholesky(a))
+        with pytest.raises(RuntimeError, match="already active"):
+            with tessera.Runtime():
+                pass
+    with pytest.raises(RuntimeError, match="not running"):
+        runtime.cpu_workers
+    with pytest.raises(ValueError, match="mode"):
+        tessera.Runtime(mode="fastest")
+
+
+def test_policy_by_name():
+    a = spd(100)
+    assert np.allclose(tessera.cholesky(a, policy="eager"), np.linalg.cholesky(a))
+    with pytest.raises(ValueError):
+        tessera.cholesky(a, policy="no-such-policy")
+    assert np.allclose(tessera.cholesky(a), np.linalg.cholesky(a))
+
+
+def test_the_gil_is_released_while_factoring():
+    a = spd(1500)
+    tessera.cholesky(a, mode="cpu")  # the runtime is started before timing
+    running = threading.Event()
+    finished = threading.Event()
+
+    def factor():
+        running.set()
+        for _ in range(3):
+            tessera.cholesky(a, mode="cpu")
+        finished.set()
+
+    worker = threading.Thread(target=factor)
+    worker.start()
+    running.wait()
+    ticks = 0
+    start = time.perf_counter()
+    while not finished.is_set():
+        ticks += 1
+    elapsed = time.perf_counter() - start
+    worker.join()
+    # With the GIL held for a whole factorization this thread would barely run (one tick per
+    # switch interval); released, it spins freely.
+    assert elapsed > 0 and ticks / elapsed > 1e5, (ticks, elapsed)
+
+
+def test_torch_cpu_tensors_stay_tensors():
+    torch = pytest.importorskip("torch")
+    a = torch.from_numpy(spd(20))
+    factor = tessera.cholesky(a)
+    assert isinstance(factor, torch.Tensor)
+    assert torch.allclose(factor, torch.linalg.cholesky(a))
+
+
+def test_versions():
+    assert tessera.__version__.split(".")[:2] == tessera.library_version.split(".")[:2]
