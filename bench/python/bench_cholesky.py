@@ -45,7 +45,7 @@ DEFAULTS = {
     "dense": "4096,8192,16384,30000",
     "host": "1000,4000,8000",
     "host_batched": "10000x32",
-    "reps": {"batched": 10, "dense": 3, "host": 3},
+    "reps": {"batched": 20, "dense": 5, "host": 3},
 }
 QUICK = {
     "batched": "10000x32,1000x256",
@@ -224,9 +224,9 @@ def run_case(suite, precision, batch, n, args, peers):
     synchronize = module("torch").cuda.synchronize if device else host_synchronize
     residual = device_residual if device else host_residual
     tolerance = n * float(np.finfo(PRECISIONS[precision]).eps)
-    reps = args.reps if args.reps is not None else args.defaults["reps"][suite]
     for name, peer in peers.items():
-        row["peers"][name] = measure(peer, A, synchronize, residual, tolerance, reps, flops, UNITS[suite][1])
+        row["peers"][name] = measure(peer, A, synchronize, residual, tolerance, repetitions(suite, args), flops,
+                                     UNITS[suite][1])
     A = None
     free_memory()
     rates = {name: cell.get("rate") for name, cell in row["peers"].items()}
@@ -315,7 +315,7 @@ def parse_arguments():
     parser.add_argument("--host", help=f"host matrix sizes (default {DEFAULTS['host']})")
     parser.add_argument("--host-batched", help=f"host stacks COUNTxN (default {DEFAULTS['host_batched']})")
     parser.add_argument("--mode", default="auto", help="tessera's mode for the host calls")
-    parser.add_argument("--reps", type=int, help="timed calls per cell (default: batched 10, dense 3, host 3)")
+    parser.add_argument("--reps", type=int, help="timed calls per cell (default: batched 20, dense 5, host 3)")
     parser.add_argument("--quick", action="store_true", help="few sizes and calls, for a check that all runs")
     parser.add_argument("--seed", type=int, default=2024)
     parser.add_argument("--json", help="write the machine and every row here (rewritten after each row)")
@@ -326,10 +326,17 @@ def parse_arguments():
             setattr(args, key, args.defaults[key])
     args.suites = [s for s in args.suites.split(",") if s]
     args.precisions = [p for p in args.precisions.split(",") if p]
+    if args.reps is not None and args.reps < 1:
+        parser.error("--reps must be at least 1")
     unknown = set(args.suites) - set(SUITE_PEERS) | set(args.precisions) - set(PRECISIONS)
     if unknown:
         parser.error(f"unknown suite or precision: {', '.join(sorted(unknown))}")
     return args
+
+
+def repetitions(suite, args):
+    """Timed calls per cell."""
+    return args.reps or args.defaults["reps"][suite]
 
 
 def cases(suite, args):
@@ -360,7 +367,7 @@ def main():
             names.insert(0, "tessera")
         peers = {name: all_peers[name] for name in names}
         for precision in args.precisions:
-            table_header(suite, precision, peers, args.reps or args.defaults["reps"][suite])
+            table_header(suite, precision, peers, repetitions(suite, args))
             for batch, n in cases(suite, args):
                 row = run_case(suite, precision, batch, n, args, peers)
                 report["rows"].append(row)

@@ -84,15 +84,15 @@ class NumpyArrays:
         K[np.diag_indices_from(K)] += value
 
 
-class TorchArrays:
-    """torch tensors on a device; the GPU ones stay on it through Tessera's calls."""
+class CudaArrays:
+    """torch tensors on the current CUDA device: they stay there through Tessera's calls."""
 
-    def __init__(self, device):
+    def __init__(self):
         import torch
 
         self.xp = torch
-        self.device = torch.device(device)
-        self.name = f"{device} ({torch.cuda.get_device_name(self.device)})" if device == "cuda" else device
+        self.device = torch.device("cuda", torch.cuda.current_device())
+        self.name = f"cuda ({torch.cuda.get_device_name(self.device)})"
 
     def asarray(self, x):
         return self.xp.as_tensor(x, device=self.device)
@@ -101,11 +101,18 @@ class TorchArrays:
         return x.cpu().numpy()
 
     def synchronize(self):
-        if self.device.type == "cuda":
-            self.xp.cuda.synchronize(self.device)
+        self.xp.cuda.synchronize(self.device)
 
     def add_to_diagonal(self, K, value):
         K.diagonal().add_(value)
+
+
+def cuda_available():
+    try:
+        import torch
+    except ImportError:
+        return False
+    return torch.cuda.is_available()
 
 
 def timed(call, arrays):
@@ -235,9 +242,11 @@ def main():
     parser.add_argument("--no-gpytorch", action="store_true", help="leave GPyTorch out")
     parser.add_argument("--seed", type=int, default=20000)
     args = parser.parse_args()
+    if args.device == "cuda" and not cuda_available():
+        parser.error("no CUDA device through torch here: use --device cpu")
 
     hyper = Hyperparameters()
-    arrays = TorchArrays("cuda") if args.device == "cuda" else NumpyArrays()
+    arrays = CudaArrays() if args.device == "cuda" else NumpyArrays()
     X, y, X_test = make_data(args.n, args.n_test, args.seed, hyper.noise_variance)
     print(f"exact GP regression: N = {args.n} points in 2-D, {args.n_test} test points, float64, {hyper}")
     print(f"tessera {tessera.__version__} on {arrays.name}; scikit-learn on {os.cpu_count()} CPUs")
@@ -247,7 +256,7 @@ def main():
     differences = relative_differences(lml, mean, lml_ref, mean_ref)
     report("Tessera", lml, times, differences)
     report("scikit-learn", lml_ref, times_ref)
-    if not args.no_gpytorch and isinstance(arrays, TorchArrays):
+    if not args.no_gpytorch and isinstance(arrays, CudaArrays):
         try:
             lml_g, mean_g, times_g = gpytorch_gp(X, y, X_test, hyper, arrays)
         except ImportError as error:
