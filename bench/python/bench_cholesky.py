@@ -1,0 +1,382 @@
+#!/usr/bin/env python3
+"""Times tessera's Cholesky factorization against its Python peers on the same arrays, in one run.
+
+Suites (--suites, default all three):
+  batched  device-resident stacks: tessera.cholesky_ex vs torch.linalg.cholesky_ex vs
+           cupy.linalg.cholesky, GFLOP/s (n^3/3 per matrix);
+  dense    device-resident matrices: tessera.cholesky vs torch.linalg.cholesky_ex vs
+           cupy.linalg.cholesky, TFLOP/s;
+  host     numpy arrays: tessera.cholesky (--mode, default auto) vs numpy.linalg.cholesky vs
+           scipy.linalg.cholesky, single matrices and a stack, GFLOP/s.
+The device arrays are torch tensors on the current CUDA device; cupy and tessera take them through
+DLPack (no copy). Each cell is one library on one array: a first call (its fresh-call cost, reported
+apart: the first cell of a library in the process also pays that library's start-up), then --reps
+timed calls whose median gives the rate. A call is timed from a synchronised device to the device's
+synchronisation after it, so whatever stream a library uses is counted. Every result is checked:
+||A x - L (L^T x)|| / (||A||_F ||x||) for a random x, at most n * eps. A library that is missing,
+fails or runs out of memory gets 'n/a' in its cell and the run goes on; memory is handed back to
+the device (torch and cupy caches emptied) between cells.
+
+    python3 bench/python/bench_cholesky.py --json results.json             # everything
+    python3 bench/python/bench_cholesky.py --quick                         # a short run
+    python3 bench/python/bench_cholesky.py --suites dense --precisions d --max-n 16384
+    python3 bench/python/bench_cholesky.py --suites batched --batched 10000x32,1000x512 --reps 20
+
+Ratios are rate ratios: tessera/torch > 1 means Tessera is faster. bench/python/plot_cholesky.sh
+plots the batched rows of the JSON.
+"""
+import argparse
+import gc
+import importlib
+import json
+import os
+import platform
+import statistics
+import sys
+import time
+
+import numpy as np
+
+DEVICE = "cuda"  # the torch device of the device suites: the current CUDA device
+PRECISIONS = {"d": "float64", "s": "float32"}
+PRECISION_NAMES = {"d": "double", "s": "single"}
+DEFAULTS = {
+    "batched": "10000x8,10000x16,10000x32,10000x64,10000x128,10000x256,1000x256,1000x512",
+    "dense": "4096,8192,16384,30000",
+    "host": "1000,4000,8000",
+    "host_batched": "10000x32",
+    "reps": {"batched": 20, "dense": 5, "host": 3},
+}
+QUICK = {
+    "batched": "10000x32,1000x256",
+    "dense": "4096",
+    "host": "1000",
+    "host_batched": "1000x32",
+    "reps": {"batched": 3, "dense": 2, "host": 2},
+}
+SUITE_PEERS = {"batched": ("tessera", "torch", "cupy"), "dense": ("tessera", "torch", "cupy"),
+               "host": ("tessera", "numpy", "scipy")}
+UNITS = {"batched": ("GFLOP/s", 1e9, ".1f"), "dense": ("TFLOP/s", 1e12, ".2f"), "host": ("GFLOP/s", 1e9, ".1f")}
+
+MODULES = {}  # import name -> module, or the error that kept it out
+
+
+def module(name):
+    """The module, or None when it cannot be imported (the reason stays in MODULES)."""
+    if name not in MODULES:
+        try:
+            MODULES[name] = importlib.import_module(name)
+        except Exception as error:  # a peer that cannot even load is that peer's 'n/a'
+            MODULES[name] = error
+    found = MODULES[name]
+    return None if isinstance(found, Exception) else found
+
+
+def short(error):
+    """One line for an exception."""
+    text = str(error).strip().splitlines()
+    return f"{type(error).__name__}: {text[0] if text else ''}"[:200]
+
+
+# ---- arrays -----------------------------------------------------------------------------------------
+
+
+def host_synchronize():
+    """Host calls return with their result."""
+
+
+def free_memory():
+    """Drops unreferenced arrays and hands the torch and cupy caches back to the device."""
+    gc.collect()
+    torch = module("torch")
+    if torch is not None and torch.cuda.is_available():
+        torch.cuda.synchronize()
+        torch.cuda.empty_cache()
+    cupy = module("cupy")
+    if cupy is not None:
+        cupy.get_default_memory_pool().free_all_blocks()
+        cupy.get_default_pinned_memory_pool().free_all_blocks()
+
+
+def spd_device(batch, n, precision, seed):
+    """A torch stack of shape (batch, n, n) (no batch axis for batch None) on the current CUDA device:
+    symmetric, off-diagonal entries uniform in [-1, 1], diagonal n (diagonally dominant, so SPD)."""
+    torch = module("torch")
+    shape = (n, n) if batch is None else (batch, n, n)
+    generator = torch.Generator(device=DEVICE).manual_seed(seed)
+    A = torch.rand(shape, dtype=getattr(torch, PRECISIONS[precision]), device=DEVICE, generator=generator)
+    A.mul_(2).sub_(1)
+    A = A + A.mT
+    A.mul_(0.5)
+    A.diagonal(dim1=-2, dim2=-1).fill_(n)
+    return A
+
+
+def spd_host(batch, n, precision, seed):
+    """The numpy counterpart of spd_device."""
+    rng = np.random.default_rng(seed)
+    shape = (n, n) if batch is None else (batch, n, n)
+    A = rng.uniform(-1.0, 1.0, size=shape).astype(PRECISIONS[precision])
+    A = A + np.swapaxes(A, -1, -2)
+    A *= 0.5
+    diagonal = np.arange(n)
+    A[..., diagonal, diagonal] = n
+    return A
+
+
+def device_residual(A, L):
+    """max over the stack of ||A x - L (L^T x)|| / (||A||_F ||x||), computed by torch."""
+    torch = module("torch")
+    L = L if isinstance(L, torch.Tensor) else torch.from_dlpack(L)
+    x = torch.randn(A.shape[:-1] + (1,), dtype=A.dtype, device=A.device)
+    r = A @ x - L @ (L.mT @ x)
+    ratio = torch.linalg.norm(r, dim=(-2, -1)) / (
+        torch.linalg.norm(A, dim=(-2, -1)) * torch.linalg.norm(x, dim=(-2, -1)))
+    return float(torch.nan_to_num(ratio, nan=float("inf")).max())
+
+
+def host_residual(A, L):
+    """The numpy counterpart of device_residual."""
+    x = np.random.default_rng(1).standard_normal(A.shape[:-1] + (1,)).astype(A.dtype)
+    r = A @ x - L @ (np.swapaxes(L, -1, -2) @ x)
+    ratio = np.linalg.norm(r, axis=(-2, -1)) / (np.linalg.norm(A, axis=(-2, -1)) * np.linalg.norm(x, axis=(-2, -1)))
+    return float(np.nan_to_num(ratio, nan=np.inf).max())
+
+
+# ---- the libraries: name -> (module name, prepare(A) untimed, factor(prepared) timed) -------------
+# A library whose module did not import is never called: its cells are 'n/a'.
+
+
+def same(A):
+    return A
+
+
+def device_peers(suite):
+    tessera, torch, cupy = module("tessera"), module("torch"), module("cupy")
+
+    def factor_tessera(A):
+        return tessera.cholesky_ex(A)[0] if suite == "batched" else tessera.cholesky(A)
+
+    return {
+        "tessera": ("tessera", same, factor_tessera),
+        "torch": ("torch", same, lambda A: torch.linalg.cholesky_ex(A)[0]),
+        "cupy": ("cupy", lambda A: cupy.from_dlpack(A), lambda A: cupy.linalg.cholesky(A)),
+    }
+
+
+def host_peers(mode):
+    tessera, linalg = module("tessera"), module("scipy.linalg")
+    return {
+        "tessera": ("tessera", same, lambda A: tessera.cholesky(A, mode=mode)),
+        "numpy": ("numpy", same, np.linalg.cholesky),
+        "scipy": ("scipy.linalg", same, lambda A: linalg.cholesky(A, lower=True)),
+    }
+
+
+# ---- timing -----------------------------------------------------------------------------------------
+
+
+def time_calls(call, synchronize, reps):
+    """A first call, then reps timed ones, each from one synchronisation to the next; returns
+    (first seconds, the reps' seconds, the last result)."""
+    seconds = []
+    for _ in range(reps + 1):
+        result = None  # the previous result is freed before the next call allocates its own
+        synchronize()
+        start = time.perf_counter()
+        result = call()
+        synchronize()
+        seconds.append(time.perf_counter() - start)
+    return seconds[0], seconds[1:], result
+
+
+def measure(peer, A, synchronize, residual, tolerance, reps, flops, unit_scale):
+    """One cell: the timings of one library on A and the check of its factor, or its error."""
+    module_name, prepare, factor = peer
+    if module(module_name) is None:
+        return {"error": short(MODULES[module_name])}
+    try:
+        prepared = prepare(A)
+        first, seconds, L = time_calls(lambda: factor(prepared), synchronize, reps)
+        check = residual(A, L)
+    except Exception as error:  # out of memory, unsupported shape, wrong dtype...: this cell only
+        return {"error": short(error)}
+    finally:
+        prepared = L = None
+        free_memory()
+    median = statistics.median(seconds)
+    return {"first_s": first, "median_s": median, "times_s": seconds, "rate": flops / median / unit_scale,
+            "residual": check, "residual_ok": check <= tolerance}
+
+
+def run_case(suite, precision, batch, n, args, peers):
+    """Factors one array (a stack when batch is given) with each library; the row for the JSON."""
+    device = suite != "host"
+    matrices = 1 if batch is None else batch
+    flops = matrices * n ** 3 / 3
+    row = {"suite": suite, "precision": precision, "n": n, "batch": batch, "flops": flops, "peers": {}, "ratios": {}}
+    try:
+        A = (spd_device if device else spd_host)(batch, n, precision, args.seed)
+    except Exception as error:
+        row["peers"] = {name: {"error": "matrix generation: " + short(error)} for name in peers}
+        free_memory()
+        return row
+    synchronize = module("torch").cuda.synchronize if device else host_synchronize
+    residual = device_residual if device else host_residual
+    tolerance = n * float(np.finfo(PRECISIONS[precision]).eps)
+    for name, peer in peers.items():
+        row["peers"][name] = measure(peer, A, synchronize, residual, tolerance, repetitions(suite, args), flops,
+                                     UNITS[suite][1])
+    A = None
+    free_memory()
+    rates = {name: cell.get("rate") for name, cell in row["peers"].items()}
+    row["ratios"] = {f"tessera/{name}": rates["tessera"] / rate for name, rate in rates.items()
+                     if name != "tessera" and rate and rates.get("tessera")}
+    return row
+
+
+# ---- output -----------------------------------------------------------------------------------------
+
+
+def table_header(suite, precision, peers, reps):
+    unit = UNITS[suite][0]
+    title = {"batched": "batched, device-resident", "dense": "dense, device-resident",
+             "host": "host (numpy arrays)"}[suite]
+    print(f"\n{title}, {PRECISION_NAMES[precision]}: {unit} from the median of {reps} calls after a first one "
+          f"(T/x: Tessera's rate over x's); first: that first call, seconds; '*': residual check failed")
+    others = [p for p in peers if p != "tessera"]
+    columns = [f"{'batch':>6} {'n':>6}", " ".join(f"{p:>9}" for p in peers),
+               " ".join(f"{'T/' + p:>8}" for p in others), " ".join(f"{'first ' + p:>13}" for p in peers)]
+    print(" | ".join(columns))
+
+
+def table_row(row, peers):
+    def rate(cell):
+        if "error" in cell:
+            return f"{'n/a':>9}"
+        return f"{cell['rate']:>8{UNITS[row['suite']][2]}}{' ' if cell['residual_ok'] else '*'}"
+
+    def first(cell):
+        return f"{'n/a':>13}" if "error" in cell else f"{cell['first_s']:>13.4g}"
+
+    ratios = [row["ratios"].get(f"tessera/{p}") for p in peers if p != "tessera"]
+    columns = [f"{row['batch'] or '':>6} {row['n']:>6}", " ".join(rate(row["peers"][p]) for p in peers),
+               " ".join(f"{'n/a':>8}" if r is None else f"{r:>8.3f}" for r in ratios),
+               " ".join(first(row["peers"][p]) for p in peers)]
+    print(" | ".join(columns), flush=True)
+    for p in peers:
+        if "error" in row["peers"][p]:
+            print(f"    {p}: {row['peers'][p]['error']}")
+
+
+def machine():
+    """The GPU, the CPU count and the libraries' versions."""
+    info = {"python": platform.python_version(), "platform": platform.platform(), "cpus": os.cpu_count(),
+            "versions": {}}
+    for name in ("tessera", "numpy", "scipy", "torch", "cupy"):
+        found = module(name)
+        info["versions"][name] = getattr(found, "__version__", "?") if found else "n/a (" + short(MODULES[name]) + ")"
+    torch, cupy = module("torch"), module("cupy")
+    if torch is not None and torch.cuda.is_available():
+        info["gpu"] = torch.cuda.get_device_name()
+        info["versions"]["torch CUDA"] = torch.version.cuda
+    if cupy is not None:
+        try:
+            info["versions"]["cupy CUDA runtime"] = cupy.cuda.runtime.runtimeGetVersion()
+        except Exception as error:
+            info["versions"]["cupy CUDA runtime"] = short(error)
+    return info
+
+
+# ---- command line -----------------------------------------------------------------------------------
+
+
+def batch_list(text):
+    """'10000x32,1000x256' -> [(10000, 32), (1000, 256)]; '' -> []."""
+    pairs = []
+    for item in filter(None, text.split(",")):
+        count, n = item.lower().split("x")
+        pairs.append((int(count), int(n)))
+    return pairs
+
+
+def size_list(text):
+    return [int(n) for n in filter(None, text.split(","))]
+
+
+def parse_arguments():
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--suites", default="batched,dense,host", help="comma-separated: batched, dense, host")
+    parser.add_argument("--precisions", default="d,s", help="comma-separated: d (float64), s (float32)")
+    parser.add_argument("--peers", help="comma-separated subset of tessera,torch,cupy,numpy,scipy")
+    parser.add_argument("--batched", help=f"device stacks COUNTxN (default {DEFAULTS['batched']})")
+    parser.add_argument("--dense", help=f"device matrix sizes (default {DEFAULTS['dense']})")
+    parser.add_argument("--max-n", type=int, help="leave out dense sizes above this n")
+    parser.add_argument("--host", help=f"host matrix sizes (default {DEFAULTS['host']})")
+    parser.add_argument("--host-batched", help=f"host stacks COUNTxN (default {DEFAULTS['host_batched']})")
+    parser.add_argument("--mode", default="auto", help="tessera's mode for the host calls")
+    parser.add_argument("--reps", type=int, help="timed calls per cell (default: batched 20, dense 5, host 3)")
+    parser.add_argument("--quick", action="store_true", help="few sizes and calls, for a check that all runs")
+    parser.add_argument("--seed", type=int, default=2024)
+    parser.add_argument("--json", help="write the machine and every row here (rewritten after each row)")
+    args = parser.parse_args()
+    args.defaults = QUICK if args.quick else DEFAULTS
+    for key in ("batched", "dense", "host", "host_batched"):
+        if getattr(args, key) is None:
+            setattr(args, key, args.defaults[key])
+    args.suites = [s for s in args.suites.split(",") if s]
+    args.precisions = [p for p in args.precisions.split(",") if p]
+    if args.reps is not None and args.reps < 1:
+        parser.error("--reps must be at least 1")
+    unknown = set(args.suites) - set(SUITE_PEERS) | set(args.precisions) - set(PRECISIONS)
+    if unknown:
+        parser.error(f"unknown suite or precision: {', '.join(sorted(unknown))}")
+    return args
+
+
+def repetitions(suite, args):
+    """Timed calls per cell."""
+    return args.reps or args.defaults["reps"][suite]
+
+
+def cases(suite, args):
+    """The (batch, n) pairs of a suite; batch None for one matrix."""
+    if suite == "batched":
+        return batch_list(args.batched)
+    if suite == "dense":
+        return [(None, n) for n in size_list(args.dense) if args.max_n is None or n <= args.max_n]
+    return [(None, n) for n in size_list(args.host)] + batch_list(args.host_batched)
+
+
+def main():
+    args = parse_arguments()
+    report = {"machine": machine(), "settings": {k: v for k, v in vars(args).items() if k != "defaults"},
+              "rows": []}
+    info = report["machine"]
+    print(f"GPU: {info.get('gpu', 'none')}; {info['cpus']} CPUs; python {info['python']}")
+    print("versions: " + ", ".join(f"{k} {v}" for k, v in info["versions"].items()))
+    torch = module("torch")
+    has_gpu = torch is not None and torch.cuda.is_available()
+    for suite in args.suites:
+        if suite != "host" and not has_gpu:
+            print(f"\n{suite}: skipped, the device arrays need torch with a CUDA device")
+            continue
+        all_peers = device_peers(suite) if suite != "host" else host_peers(args.mode)
+        names = [p for p in SUITE_PEERS[suite] if not args.peers or p in args.peers.split(",")]
+        if "tessera" not in names:
+            names.insert(0, "tessera")
+        peers = {name: all_peers[name] for name in names}
+        for precision in args.precisions:
+            table_header(suite, precision, peers, repetitions(suite, args))
+            for batch, n in cases(suite, args):
+                row = run_case(suite, precision, batch, n, args, peers)
+                report["rows"].append(row)
+                table_row(row, peers)
+                if args.json:
+                    with open(args.json, "w") as f:
+                        json.dump(report, f, indent=1)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
