@@ -16,6 +16,7 @@
 #include <vector>
 
 #include "tessera/device.hpp"
+#include "tessera/tessera.h"
 #include "test_support.hpp"
 
 #ifdef TESSERA_HAVE_CUDA
@@ -94,6 +95,26 @@ TEST(DeviceArguments, RuntimeWithoutCudaWorkerIsRuntimeError) {
   std::vector<float> Af(16, 1.0f);
   EXPECT_THROW(device::potrf(runtime(), 4, Af.data(), 4, nullptr), RuntimeError);
   EXPECT_EQ(A, std::vector<double>(16, 1.0));
+}
+
+TEST(DeviceArguments, CApiReturnsMinusPosition) {
+  double a[8] = {}, b[8] = {};
+  float af[8] = {}, bf[8] = {};
+  EXPECT_EQ(tessera_dpotrf_device('X', 2, a, 2, nullptr), -1);
+  EXPECT_EQ(tessera_dpotrf_device('L', -1, a, 2, nullptr), -2);
+  EXPECT_EQ(tessera_dpotrf_device('L', 2, nullptr, 2, nullptr), -3);
+  EXPECT_EQ(tessera_spotrf_device('U', 2, af, 1, nullptr), -4);
+  EXPECT_EQ(tessera_dpotrs_device('L', 2, -1, a, 2, b, 2, nullptr), -3);
+  EXPECT_EQ(tessera_dpotrs_device('L', 2, 1, a, 1, b, 2, nullptr), -5);
+  EXPECT_EQ(tessera_spotrs_device('L', 2, 1, af, 2, nullptr, 2, nullptr), -6);
+  EXPECT_EQ(tessera_dposv_device('L', 2, 1, a, 2, b, 1, nullptr), -7);
+  EXPECT_EQ(tessera_dposv_device('L', 2, 1, a, 2, a + 1, 2, nullptr), -6);
+  EXPECT_EQ(tessera_sposv_device('Q', 2, 1, af, 2, bf, 2, nullptr), -1);
+  // Zero sizes return at once, as the host forms do.
+  EXPECT_EQ(tessera_dpotrf_device('L', 0, nullptr, 1, nullptr), 0);
+  EXPECT_EQ(tessera_dpotrs_device('U', 3, 0, a, 3, nullptr, 3, nullptr), 0);
+  EXPECT_EQ(tessera_sposv_device('L', 0, 2, nullptr, 1, nullptr, 1, nullptr), 0);
+  if (!have_gpu()) EXPECT_EQ(tessera_dpotrf_device('L', 2, a, 2, nullptr), TESSERA_RUNTIME_FAILURE);
 }
 
 #ifdef TESSERA_HAVE_CUDA
@@ -404,6 +425,8 @@ TEST(DeviceDense, HostPointerIsInvalidArgumentGpu) {
   // Pinned host memory is host memory too.
   PinnedArray<float> pinned(static_cast<std::size_t>(n) * n);
   expect_not_device_memory(3, "potrf pinned", [&] { device::potrf(runtime(), n, pinned.get(), n, nullptr); });
+  EXPECT_EQ(tessera_dpotrf_device('L', n, A.data(), n, nullptr), -3);
+  EXPECT_EQ(tessera_dposv_device('U', n, 1, device_A.get(), n, B.data(), n, nullptr), -6);
   EXPECT_EQ(A, A0);
   EXPECT_EQ(B, B0);
   EXPECT_EQ(device_A.to_host(), A0);
@@ -418,6 +441,36 @@ TEST(DeviceDense, NegativeTileSizeIsInvalidArgumentGpu) {
   options.nb = -4;
   EXPECT_THROW(device::potrf(runtime(), 8, device_A.get(), 8, nullptr, options), InvalidArgument);
   EXPECT_EQ(device_A.to_host(), A);
+}
+
+TEST(DeviceDense, CApiFactorsAndSolvesGpu) {
+  TESSERA_SKIP_WITHOUT_GPU();
+  const int n = 300, lda = 303, nrhs = 2;
+  const std::vector<double> A = random_spd<double>(n, lda, 6);
+  const std::vector<double> B = random_matrix<double>(n, nrhs, n, 7);
+  const DeviceCopy<double> device_A(A), device_X(B);
+  ASSERT_EQ(tessera_dposv_device('U', n, nrhs, device_A.get(), lda, device_X.get(), n, nullptr), 0);
+  EXPECT_LT(solve_backward_error(n, nrhs, A, lda, device_X.to_host(), B, n), 1.0);
+  const DeviceCopy<double> device_Y(B);
+  ASSERT_EQ(tessera_dpotrs_device('U', n, nrhs, device_A.get(), lda, device_Y.get(), n, nullptr), 0);
+  EXPECT_LT(solve_backward_error(n, nrhs, A, lda, device_Y.to_host(), B, n), 1.0);
+
+  const std::vector<float> Af = random_spd<float>(n, n, 8);
+  const std::vector<float> Bf = random_matrix<float>(n, 1, n, 9);
+  const DeviceCopy<float> device_Af(Af), device_Xf(Bf), device_Yf(Bf);
+  ASSERT_EQ(tessera_spotrf_device('L', n, device_Af.get(), n, nullptr), 0);
+  EXPECT_LT(factor_backward_error(Uplo::lower, n, Af, device_Af.to_host(), n), 1.0);
+  ASSERT_EQ(tessera_spotrs_device('L', n, 1, device_Af.get(), n, device_Xf.get(), n, nullptr), 0);
+  EXPECT_LT(solve_backward_error(n, 1, Af, n, device_Xf.to_host(), Bf, n), 1.0);
+  const DeviceCopy<float> device_Af2(Af);
+  ASSERT_EQ(tessera_sposv_device('L', n, 1, device_Af2.get(), n, device_Yf.get(), n, nullptr), 0);
+  EXPECT_LT(solve_backward_error(n, 1, Af, n, device_Yf.to_host(), Bf, n), 1.0);
+
+  // Not positive definite: the global column, as the host form returns it.
+  std::vector<double> failing = A;
+  failing[100 + static_cast<std::size_t>(100) * lda] = -100;
+  const DeviceCopy<double> device_failing(failing);
+  EXPECT_EQ(tessera_dpotrf_device('L', n, device_failing.get(), lda, nullptr), 101);
 }
 
 TEST(DeviceDense, ManagedMemoryGpu) {
