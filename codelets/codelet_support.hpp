@@ -33,6 +33,9 @@ struct TaskHeader {
   TaskKind kind;
 };
 
+// A tile as a task sees it. ld comes from the interface, never from the height: a tile of a view
+// (TileMatrix over a caller's matrix) has the matrix's leading dimension where it is registered,
+// while StarPU's copies of it on other memory nodes are packed (ld = rows).
 template <class T>
 struct TileView {
   T* ptr;

@@ -6,8 +6,9 @@
 // on that stream (anything the caller enqueues on it afterwards sees it). The batched `_ex` forms
 // never synchronise: per-matrix info stays in device memory. The checking forms synchronise the
 // stream and return how many matrices failed. The dense forms run Tessera's tile DAG on tiles
-// registered in place (no copy of the matrix) and, as that DAG is driven from the host, return
-// once the result is complete.
+// registered in place (no copy of the matrix) and, as that DAG is driven from the host, first
+// synchronise `stream` (cudaStreamSynchronize: the calling thread waits for the work already on
+// it), then return once the result is complete in the caller's memory.
 //
 // Misuse throws InvalidArgument (LAPACK's argument position in the message, tessera/
 // lapack_arguments.hpp); a CUDA failure CudaError. Built without CUDA, every call throws
@@ -87,16 +88,32 @@ template <class T>
 TESSERA_EXPORT void zero_opposite_triangle(Uplo uplo, int n, T* A, int lda, long long strideA,
                                            int batch, Stream stream);
 
-// ---- dense, through the tile DAG on `runtime` (options.mode: gpu, hybrid or automatic) -----------
+// ---- dense, through the tile DAG on `runtime` -------------------------------------------------------
+//
+// The tiles are views of A and B: each nb x nb block is registered with the runtime in place, its
+// home the GPU that holds the matrix (which needs a CUDA worker of `runtime`: RuntimeError
+// otherwise), so the tasks on that GPU work on the caller's memory and the results are there on
+// return, never copied through host memory. options.mode: gpu (every task on the GPUs), hybrid or
+// automatic (the scheduler may move tiles to CPU workers and back), or cpu (every task on the
+// CPUs: each tile goes to host memory and back; correct, not fast). Upper storage is factored in a
+// workspace of n x n elements on A's GPU holding A's upper triangle transposed (the tile algorithm
+// is lower-only and A's lower triangle is never written), at the cost of that memory (ResourceError
+// when the GPU has not that much free) and one pass over the triangle each way. Only the triangle
+// `uplo` of A is read and changed. Info: the first pivot the tile kernels find not positive, a NaN
+// included (as LAPACK's and cuSOLVER's kernels do: a NaN or infinity elsewhere is reported where
+// it reaches a pivot, if it does). Misuse: InvalidArgument with LAPACK's positions
+// (tessera/lapack_arguments.hpp), checked before any CUDA call; then a host pointer for A or B is
+// an InvalidArgument at its position too. A runtime without a CUDA worker: RuntimeError.
 
-// A (n x n, lda) factored in place; returns LAPACK's info. The tiles are views of A (registered
-// in place on the GPU that holds A); waits for `stream` first, and returns with the factor in A.
+// A (n x n, lda) factored in place; returns LAPACK's info.
 template <class T>
 TESSERA_EXPORT int potrf(Runtime& runtime, int n, T* A, int lda, Stream stream,
                          const FactorOptions& options = {});
+// B (n x nrhs, ldb; on any GPU of the runtime) := A^{-1} B with A factored by potrf; returns 0.
 template <class T>
 TESSERA_EXPORT int potrs(Runtime& runtime, int n, int nrhs, const T* A, int lda, T* B, int ldb,
                          Stream stream, const FactorOptions& options = {});
+// potrf, then potrs once the factor exists: B is left as it was when info > 0, as in LAPACK.
 template <class T>
 TESSERA_EXPORT int posv(Runtime& runtime, int n, int nrhs, T* A, int lda, T* B, int ldb,
                         Stream stream, const FactorOptions& options = {});

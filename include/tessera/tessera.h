@@ -42,6 +42,22 @@ TESSERA_EXPORT int tessera_dposv_batched(char uplo, int n, int nrhs, double *A, 
 TESSERA_EXPORT int tessera_sposv_batched(char uplo, int n, int nrhs, float *A, int lda, long long strideA, float *B, int ldb,
                           long long strideB, int batch, int *info);
 
+/* Device-resident dense forms (tessera/device.hpp): A and B are in GPU memory (cudaMalloc'ed, or
+ * managed), column-major; stream is a cudaStream_t (NULL: the legacy default stream). The call
+ * waits for the work already on stream, factors or solves through Tessera's tile graph on the
+ * shared runtime, the tiles registered in place on the GPU, and returns once the result is in A
+ * (and B). Return value as for the host forms, zero sizes included (0 at once); a host pointer for
+ * A or B is an invalid argument too (-3 for A in potrf, -4 for A and -6 for B in potrs and posv); a
+ * runtime without a CUDA worker, or a Tessera built without CUDA, returns TESSERA_RUNTIME_FAILURE. */
+TESSERA_EXPORT int tessera_dpotrf_device(char uplo, int n, double *A, int lda, void *stream);
+TESSERA_EXPORT int tessera_spotrf_device(char uplo, int n, float *A, int lda, void *stream);
+TESSERA_EXPORT int tessera_dpotrs_device(char uplo, int n, int nrhs, const double *A, int lda, double *B, int ldb,
+                                         void *stream);
+TESSERA_EXPORT int tessera_spotrs_device(char uplo, int n, int nrhs, const float *A, int lda, float *B, int ldb,
+                                         void *stream);
+TESSERA_EXPORT int tessera_dposv_device(char uplo, int n, int nrhs, double *A, int lda, double *B, int ldb, void *stream);
+TESSERA_EXPORT int tessera_sposv_device(char uplo, int n, int nrhs, float *A, int lda, float *B, int ldb, void *stream);
+
 /* The library's version, e.g. "0.1.0". */
 TESSERA_EXPORT const char *tessera_version(void);
 

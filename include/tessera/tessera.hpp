@@ -3,6 +3,7 @@
 
 #include "tessera/batched.hpp"
 #include "tessera/cholesky.hpp"
+#include "tessera/device.hpp"
 #include "tessera/error.hpp"
 #include "tessera/options.hpp"
 #include "tessera/policies.hpp"

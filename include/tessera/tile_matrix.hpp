@@ -3,6 +3,8 @@
 // handle (tessera/starpu_interop.hpp hands them to applications that submit their own tasks).
 // A symmetric matrix stores its lower tiles only; an upper-stored matrix is transposed on the way
 // in and out, so one lower algorithm serves both. Host memory is pinned when GPUs are present.
+// Tessera's device-resident API (tessera/device.hpp) also makes tile matrices that are views of a
+// column-major matrix in GPU memory: their tiles are registered in place.
 #pragma once
 
 #include "tessera/export.h"
@@ -49,6 +51,14 @@ class TESSERA_EXPORT TileMatrix {
  private:
   friend struct detail::TileAccess;
   friend struct starpu_interop::TileHandles;
+  // A view (made by detail::TileAccess::view) of the rows x cols column-major matrix at `matrix`,
+  // leading dimension ld, in the memory of CUDA device `cuda_device` (host memory when negative):
+  // tile (i, j) is registered in place at matrix + i nb + j nb ld, with that memory as its home,
+  // so releasing the view leaves the latest values there (a GPU's never go through host memory).
+  // Throws RuntimeError when the runtime has no CUDA worker on that device.
+  TileMatrix(Runtime& runtime, int rows, int cols, int nb, TileStructure structure, T* matrix, int ld, int cuda_device);
+  // Both constructors: checks the sizes and counts the tiles.
+  void set_tile_grid();
   std::size_t tile_index(int i, int j) const noexcept;
   // The runtime's handle of a stored tile (opaque here); throws InvalidArgument for a tile that
   // is not stored.

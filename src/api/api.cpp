@@ -1,12 +1,11 @@
 // The public submission functions: argument checks, temporaries, then the tile algorithms.
 #include <algorithm>
-#include <cstddef>
 #include <string>
-#include <type_traits>
 
 #include "argument_errors.hpp"
 #include "request_support.hpp"
 #include "tile_access.hpp"
+#include "tile_requirements.hpp"
 #include "tessera/cholesky.hpp"
 #include "tessera/error.hpp"
 
@@ -19,6 +18,8 @@ using detail::make_request;
 using detail::Submission;
 using detail::TaskContext;
 using detail::TileGrid;
+using detail::check_tiles_fit_gpu;
+using detail::tile_size_for;
 
 void require(bool ok, const std::string& what) {
   if (!ok) throw InvalidArgument(what);
@@ -29,29 +30,6 @@ void check_lapack_array(const char* routine, int rows, int cols, const void* arr
   require(ld >= std::max(1, rows), std::string(routine) + ": leading dimension " + std::to_string(ld) + " < max(1, " +
                                        std::to_string(rows) + ")");
   require(array != nullptr || rows == 0 || cols == 0, std::string(routine) + ": null pointer");
-}
-
-template <class T>
-int tile_size_for(const Runtime& runtime, int n, const FactorOptions& options) {
-  require(options.nb >= 0, "nb must be positive (or 0 to let Tessera choose)");
-  return options.nb > 0 ? options.nb : default_tile_size(n, std::is_same_v<T, double>, runtime.resolve(options.mode));
-}
-
-// In gpu and hybrid modes a task may be placed on a GPU, so the largest task's tiles (the three
-// of a trailing-update gemm; tiles of order min(nb, n)) must fit in the memory StarPU may use
-// there: StarPU would otherwise retry the allocation for ever.
-template <class T>
-void check_tiles_fit_gpu(const Runtime& runtime, Mode requested, int nb, int n) {
-  const int tile_order = std::min(nb, n);
-  const std::size_t capacity = runtime.gpu_memory_bytes();
-  if (capacity == 0 || runtime.resolve(requested) == Mode::cpu) return;
-  const double task_bytes = 3.0 * tile_order * tile_order * sizeof(T);
-  if (task_bytes <= static_cast<double>(capacity)) return;
-  const double mib = 1024.0 * 1024.0;
-  throw ResourceError("tiles of order " + std::to_string(tile_order) + ": one task's three tiles need " +
-                        std::to_string(static_cast<long long>(task_bytes / mib)) + " MiB, more than the " +
-                        std::to_string(static_cast<long long>(capacity / mib)) +
-                        " MiB StarPU may use on the GPU; choose a smaller nb or cpu mode");
 }
 
 template <class T>

@@ -7,6 +7,7 @@
 
 #include "tessera/batched.hpp"
 #include "tessera/cholesky.hpp"
+#include "tessera/device.hpp"
 #include "tessera/error.hpp"
 #include "tessera/lapack_arguments.hpp"
 
@@ -57,6 +58,39 @@ int posv(const char* routine, char uplo, int n, int nrhs, T* A, int lda, T* B, i
     return -error.position;
   if (n == 0) return 0;
   return guarded(routine, [&] { return tessera::posv(Runtime::shared(), n, nrhs, A, lda, B, ldb, options_for(uplo)); });
+}
+
+// The device forms: the same checks and zero sizes as the host forms above, then the C++ device
+// API (which also refuses a host pointer, at its position).
+tessera::device::Stream as_stream(void* stream) { return static_cast<tessera::device::Stream>(stream); }
+
+template <class T>
+int potrf_device(const char* routine, char uplo, int n, T* A, int lda, void* stream) {
+  if (const ArgumentError error = tessera::potrf_argument_error(uplo, n, A, lda)) return -error.position;
+  if (n == 0) return 0;
+  return guarded(routine, [&] {
+    return tessera::device::potrf(Runtime::shared(), n, A, lda, as_stream(stream), options_for(uplo));
+  });
+}
+
+template <class T>
+int potrs_device(const char* routine, char uplo, int n, int nrhs, const T* A, int lda, T* B, int ldb, void* stream) {
+  if (const ArgumentError error = tessera::potrs_argument_error<T>(uplo, n, nrhs, A, lda, B, ldb))
+    return -error.position;
+  if (n == 0 || nrhs == 0) return 0;
+  return guarded(routine, [&] {
+    return tessera::device::potrs(Runtime::shared(), n, nrhs, A, lda, B, ldb, as_stream(stream), options_for(uplo));
+  });
+}
+
+template <class T>
+int posv_device(const char* routine, char uplo, int n, int nrhs, T* A, int lda, T* B, int ldb, void* stream) {
+  if (const ArgumentError error = tessera::posv_argument_error<T>(uplo, n, nrhs, A, lda, B, ldb))
+    return -error.position;
+  if (n == 0) return 0;
+  return guarded(routine, [&] {
+    return tessera::device::posv(Runtime::shared(), n, nrhs, A, lda, B, ldb, as_stream(stream), options_for(uplo));
+  });
 }
 
 tessera::BatchOptions batch_options_for(char uplo) {
@@ -121,6 +155,24 @@ int tessera_dposv(char uplo, int n, int nrhs, double* A, int lda, double* B, int
 }
 int tessera_sposv(char uplo, int n, int nrhs, float* A, int lda, float* B, int ldb) {
   return posv("tessera_sposv", uplo, n, nrhs, A, lda, B, ldb);
+}
+int tessera_dpotrf_device(char uplo, int n, double* A, int lda, void* stream) {
+  return potrf_device("tessera_dpotrf_device", uplo, n, A, lda, stream);
+}
+int tessera_spotrf_device(char uplo, int n, float* A, int lda, void* stream) {
+  return potrf_device("tessera_spotrf_device", uplo, n, A, lda, stream);
+}
+int tessera_dpotrs_device(char uplo, int n, int nrhs, const double* A, int lda, double* B, int ldb, void* stream) {
+  return potrs_device("tessera_dpotrs_device", uplo, n, nrhs, A, lda, B, ldb, stream);
+}
+int tessera_spotrs_device(char uplo, int n, int nrhs, const float* A, int lda, float* B, int ldb, void* stream) {
+  return potrs_device("tessera_spotrs_device", uplo, n, nrhs, A, lda, B, ldb, stream);
+}
+int tessera_dposv_device(char uplo, int n, int nrhs, double* A, int lda, double* B, int ldb, void* stream) {
+  return posv_device("tessera_dposv_device", uplo, n, nrhs, A, lda, B, ldb, stream);
+}
+int tessera_sposv_device(char uplo, int n, int nrhs, float* A, int lda, float* B, int ldb, void* stream) {
+  return posv_device("tessera_sposv_device", uplo, n, nrhs, A, lda, B, ldb, stream);
 }
 const char* tessera_version(void) { return tessera::version(); }
 

@@ -1,7 +1,9 @@
 // Tessera's own access to the tiles of a TileMatrix (starpu_interop::tile_handle() is the application's):
-// the grid the algorithms take, and single tiles for the requests built outside algorithms.hpp.
+// the grid the algorithms take, single tiles for the requests built outside algorithms.hpp, and
+// tile matrices that are views of a caller's matrix (in GPU memory for tessera/device.hpp).
 #pragma once
 
+#include <memory>
 #include <vector>
 
 #include "algorithms.hpp"
@@ -9,10 +11,22 @@
 
 namespace tessera::detail {
 
+// The home of a view's tiles when they are not on a GPU.
+constexpr int kHostMemory = -1;
+
 struct TileAccess {
   template <class T>
   static void* handle(const TileMatrix<T>& A, int i, int j) {
     return A.stored_handle(i, j);
+  }
+
+  // The rows x cols column-major matrix at `matrix` (leading dimension ld) in the memory of CUDA
+  // device `cuda_device`, or in host memory (kHostMemory), as tiles registered in place (see
+  // TileMatrix's view constructor).
+  template <class T>
+  static std::unique_ptr<TileMatrix<T>> view(Runtime& runtime, int rows, int cols, int nb, TileStructure structure,
+                                             T* matrix, int ld, int cuda_device) {
+    return std::unique_ptr<TileMatrix<T>>(new TileMatrix<T>(runtime, rows, cols, nb, structure, matrix, ld, cuda_device));
   }
 };
 

@@ -4,6 +4,7 @@
 
 #include <unistd.h>
 
+#include <algorithm>
 #include <string>
 
 #include "runtime_control.hpp"
@@ -25,35 +26,79 @@ double physical_memory_bytes() {
   return pages > 0 && page_size > 0 ? double(pages) * double(page_size) : 1e300;
 }
 
+struct StoredTiles {
+  double tiles = 0;
+  double elements = 0;
+};
+
+// Counted per tile column (in double: no overflow), before anything is allocated.
+template <class T>
+StoredTiles count_stored_tiles(const TileMatrix<T>& A) {
+  StoredTiles count;
+  for (int j = 0; j < A.tile_cols(); ++j) {
+    const bool diagonal_only = A.structure() == TileStructure::block_diagonal;
+    const int first = A.structure() == TileStructure::general ? 0 : j;
+    count.tiles += diagonal_only ? 1 : A.tile_rows() - first;
+    count.elements += double(diagonal_only ? A.tile_height(j) : A.rows() - first * A.nb()) * A.tile_width(j);
+  }
+  return count;
+}
+
+// A matrix the machine cannot hold is refused at once: pinning more than physical memory cannot
+// succeed, and StarPU aborts when it runs out of memory for handles.
+template <class T>
+void check_fits_host_memory(double bytes_needed, const TileMatrix<T>& A) {
+  if (bytes_needed <= physical_memory_bytes()) return;
+  throw ResourceError("TileMatrix: cannot allocate " + std::to_string(static_cast<long long>(bytes_needed / (1 << 20))) +
+                      " MiB for the tiles of a " + std::to_string(A.rows()) + " x " + std::to_string(A.cols()) +
+                      " matrix (nb = " + std::to_string(A.nb()) + "): more than the machine's memory");
+}
+
+// StarPU's memory node of CUDA device `device`: the node its CUDA workers use.
+unsigned cuda_memory_node(int device) {
+  const unsigned workers = starpu_worker_get_count();
+  for (unsigned w = 0; w < workers; ++w) {
+    const int worker = static_cast<int>(w);
+    if (starpu_worker_get_type(worker) == STARPU_CUDA_WORKER && starpu_worker_get_devid(worker) == device)
+      return starpu_worker_get_memory_node(w);
+  }
+  throw RuntimeError("the matrix is in the memory of GPU " + std::to_string(device) +
+                     ", which the runtime has no CUDA worker on (see TESSERA_NCUDA, STARPU_NCUDA)");
+}
+
+// One tile as a StarPU matrix handle whose home is `node`: `height` rows of `width` columns,
+// `ld` elements apart. The tile kernels read the leading dimension from the handle's interface
+// (a copy elsewhere may be packed, ld = height).
+template <class T>
+void* register_tile(unsigned node, T* origin, int ld, int height, int width) {
+  starpu_data_handle_t h = nullptr;
+  starpu_matrix_data_register(&h, static_cast<int>(node), reinterpret_cast<uintptr_t>(origin), static_cast<uint32_t>(ld),
+                              static_cast<uint32_t>(height), static_cast<uint32_t>(width), sizeof(T));
+  return h;
+}
+
 }  // namespace
+
+template <class T>
+void TileMatrix<T>::set_tile_grid() {
+  if (rows_ < 0 || cols_ < 0)
+    throw InvalidArgument("TileMatrix: negative size " + std::to_string(rows_) + " x " + std::to_string(cols_));
+  if (nb_ < 1) throw InvalidArgument("TileMatrix: tile size nb = " + std::to_string(nb_) + " must be at least 1");
+  if (structure_ != TileStructure::general && rows_ != cols_)
+    throw InvalidArgument("TileMatrix: a symmetric or block-diagonal matrix must be square");
+  // Without overflow: rows + nb - 1 exceeds int when nb is near INT_MAX.
+  tile_rows_ = detail::TileGrid::tiles(rows_, nb_);
+  tile_cols_ = detail::TileGrid::tiles(cols_, nb_);
+}
 
 template <class T>
 TileMatrix<T>::TileMatrix(Runtime& runtime, int rows, int cols, int nb, TileStructure structure)
     : runtime_(&runtime), rows_(rows), cols_(cols), nb_(nb), structure_(structure) {
   detail::RuntimeControl::check_callable(runtime);
-  if (rows < 0 || cols < 0) throw InvalidArgument("TileMatrix: negative size " + std::to_string(rows) + " x " + std::to_string(cols));
-  if (nb < 1) throw InvalidArgument("TileMatrix: tile size nb = " + std::to_string(nb) + " must be at least 1");
-  if (structure != TileStructure::general && rows != cols)
-    throw InvalidArgument("TileMatrix: a symmetric or block-diagonal matrix must be square");
-  // Without overflow: rows + nb - 1 exceeds int when nb is near INT_MAX.
-  tile_rows_ = detail::TileGrid::tiles(rows, nb);
-  tile_cols_ = detail::TileGrid::tiles(cols, nb);
+  set_tile_grid();
 
-  // Tiles and elements counted per tile column, before anything is allocated: a matrix the
-  // machine cannot hold is refused at once (pinning more than physical memory cannot succeed,
-  // and StarPU aborts when it runs out of memory for handles).
-  double tiles = 0, elements_needed = 0;
-  for (int j = 0; j < tile_cols_; ++j) {
-    const bool diagonal_only = structure == TileStructure::block_diagonal;
-    const int first = structure == TileStructure::general ? 0 : j;
-    tiles += diagonal_only ? 1 : tile_rows_ - first;
-    elements_needed += double(diagonal_only ? tile_height(j) : rows - first * nb) * tile_width(j);
-  }
-  const double bytes_needed = elements_needed * sizeof(T) + tiles * kRuntimeBytesPerTile;
-  if (bytes_needed > physical_memory_bytes())
-    throw ResourceError("TileMatrix: cannot allocate " + std::to_string(static_cast<long long>(bytes_needed / (1 << 20))) +
-                " MiB for the tiles of a " + std::to_string(rows) + " x " + std::to_string(cols) + " matrix (nb = " +
-                std::to_string(nb) + "): more than the machine's memory");
+  const StoredTiles stored_tiles = count_stored_tiles(*this);
+  check_fits_host_memory(stored_tiles.elements * sizeof(T) + stored_tiles.tiles * kRuntimeBytesPerTile, *this);
 
   // One allocation for every stored tile, tile after tile, each tile column-major.
   std::vector<std::size_t> offsets;
@@ -77,19 +122,37 @@ TileMatrix<T>::TileMatrix(Runtime& runtime, int rows, int cols, int nb, TileStru
   for (int j = 0; j < tile_cols_; ++j)
     for (int i = 0; i < tile_rows_; ++i)
       if (stored(i, j)) {
-        starpu_data_handle_t h = nullptr;
         const int height = tile_height(i);
-        starpu_matrix_data_register(&h, STARPU_MAIN_RAM, reinterpret_cast<uintptr_t>(storage_ + offsets[t++]),
-                                    static_cast<uint32_t>(height), static_cast<uint32_t>(height),
-                                    static_cast<uint32_t>(tile_width(j)), sizeof(T));
-        handles_.push_back(h);
+        handles_.push_back(register_tile(STARPU_MAIN_RAM, storage_ + offsets[t++], height, height, tile_width(j)));
+      }
+}
+
+template <class T>
+TileMatrix<T>::TileMatrix(Runtime& runtime, int rows, int cols, int nb, TileStructure structure, T* matrix, int ld,
+                          int cuda_device)
+    : runtime_(&runtime), rows_(rows), cols_(cols), nb_(nb), structure_(structure) {
+  detail::RuntimeControl::check_callable(runtime);
+  set_tile_grid();
+  if (ld < std::max(1, rows))
+    throw InvalidArgument("TileMatrix view: leading dimension " + std::to_string(ld) + " < max(1, " +
+                          std::to_string(rows) + ")");
+  if (!matrix && rows > 0 && cols > 0) throw InvalidArgument("TileMatrix view: null matrix");
+  const double tiles = count_stored_tiles(*this).tiles;
+  check_fits_host_memory(tiles * kRuntimeBytesPerTile, *this);
+  const unsigned node = cuda_device < 0 ? STARPU_MAIN_RAM : cuda_memory_node(cuda_device);
+  handles_.reserve(static_cast<std::size_t>(tiles));
+  for (int j = 0; j < tile_cols_; ++j)
+    for (int i = 0; i < tile_rows_; ++i)
+      if (stored(i, j)) {
+        T* origin = matrix + static_cast<std::size_t>(i) * nb + static_cast<std::size_t>(j) * nb * ld;
+        handles_.push_back(register_tile(node, origin, ld, tile_height(i), tile_width(j)));
       }
 }
 
 template <class T>
 TileMatrix<T>::~TileMatrix() {
-  // Unregistering waits for the tasks that use a tile and brings the data home, which needs the
-  // workers awake; the host copy is then up to date.
+  // Unregistering waits for the tasks that use a tile and brings the data home (host memory, or
+  // the GPU of a view), which needs the workers awake; the home copy is then up to date.
   const detail::TransfersInFlight transfers(*runtime_);
   for (void* h : handles_) starpu_data_unregister(static_cast<starpu_data_handle_t>(h));
   if (storage_) runtime_->resources().host_memory().release(storage_);

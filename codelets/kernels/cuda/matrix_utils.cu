@@ -12,6 +12,37 @@ __global__ void copy_lower_kernel(int m, int n, const T* src, int lds, T* dst, i
   if (i < m && j < n) dst[i + static_cast<long>(j) * ldd] = i >= j ? src[i + static_cast<long>(j) * lds] : T(0);
 }
 
+constexpr int kTransposeBlock = 32;
+constexpr int kTransposeRows = 8;  // threads per block: kTransposeBlock x kTransposeRows
+
+__host__ __device__ constexpr bool in_triangle(Triangle t, int i, int j) {
+  return t == Triangle::lower ? i >= j : i <= j;
+}
+
+// One 32 x 32 block of dst per thread block (block row blockIdx.x, block column blockIdx.y), through
+// shared memory so that both the reads of src and the writes of dst are along columns.
+template <class T>
+__global__ void transpose_triangle_kernel(Triangle to, int n, const T* src, int lds, T* dst, int ldd) {
+  const int row0 = static_cast<int>(blockIdx.x) * kTransposeBlock;
+  const int col0 = static_cast<int>(blockIdx.y) * kTransposeBlock;
+  // Blocks wholly outside the triangle have nothing to do.
+  if (!in_triangle(to, row0 + (to == Triangle::lower ? kTransposeBlock - 1 : 0),
+                   col0 + (to == Triangle::lower ? 0 : kTransposeBlock - 1)))
+    return;
+  __shared__ T block[kTransposeBlock][kTransposeBlock + 1];
+  const int tx = static_cast<int>(threadIdx.x);
+  // Read src(col0 + tx, row0 + r), the element that goes to dst(row0 + r, col0 + tx).
+  for (int r = static_cast<int>(threadIdx.y); r < kTransposeBlock; r += kTransposeRows) {
+    const int i = row0 + r, j = col0 + tx;
+    if (i < n && j < n && in_triangle(to, i, j)) block[r][tx] = src[j + static_cast<long long>(i) * lds];
+  }
+  __syncthreads();
+  for (int c = static_cast<int>(threadIdx.y); c < kTransposeBlock; c += kTransposeRows) {
+    const int i = row0 + tx, j = col0 + c;
+    if (i < n && j < n && in_triangle(to, i, j)) dst[i + static_cast<long long>(j) * ldd] = block[tx][c];
+  }
+}
+
 }  // namespace
 
 template <class T>
@@ -22,7 +53,19 @@ void copy_lower(int m, int n, const T* src, int lds, T* dst, int ldd, cudaStream
   TESSERA_CUDA_CHECK_LAUNCH();
 }
 
+template <class T>
+void transpose_triangle(Triangle to, int n, const T* src, int lds, T* dst, int ldd, cudaStream_t stream) {
+  if (n <= 0) return;
+  const unsigned blocks = static_cast<unsigned>((n + kTransposeBlock - 1) / kTransposeBlock);
+  // A grid's y extent is at most 65535 blocks: orders up to 2 million, beyond any GPU's memory.
+  const dim3 grid(blocks, blocks);
+  transpose_triangle_kernel<<<grid, dim3(kTransposeBlock, kTransposeRows), 0, stream>>>(to, n, src, lds, dst, ldd);
+  TESSERA_CUDA_CHECK_LAUNCH();
+}
+
 template void copy_lower<float>(int, int, const float*, int, float*, int, cudaStream_t);
 template void copy_lower<double>(int, int, const double*, int, double*, int, cudaStream_t);
+template void transpose_triangle<float>(Triangle, int, const float*, int, float*, int, cudaStream_t);
+template void transpose_triangle<double>(Triangle, int, const double*, int, double*, int, cudaStream_t);
 
 }  // namespace tessera::kernels::cuda

@@ -1,0 +1,201 @@
+// The dense functions of the device-resident API (tessera/device.hpp): the caller's matrices in
+// GPU memory become tile matrices registered in place (views whose home is that GPU), and the
+// tile algorithms of the host path run on them, with no copy in or out.
+#include "tessera/device.hpp"
+
+#include <memory>
+#include <optional>
+#include <string>
+
+#include "argument_errors.hpp"
+#include "device_memory.hpp"
+#include "request_support.hpp"
+#include "tile_access.hpp"
+#include "tile_requirements.hpp"
+#include "tessera/error.hpp"
+
+namespace tessera::device {
+
+namespace {
+
+std::string qualified(const char* routine) { return std::string("tessera::device::") + routine; }
+
+}  // namespace
+
+#ifdef TESSERA_HAVE_CUDA
+
+namespace {
+
+using detail::TileAccess;
+
+void require_cuda_workers(const char* routine, const Runtime& runtime) {
+  if (runtime.cuda_workers() == 0)
+    throw RuntimeError(qualified(routine) +
+                       ": the runtime has no CUDA worker, and a matrix in GPU memory needs one (no usable GPU, or "
+                       "TESSERA_NCUDA=0)");
+}
+
+// The GPU holding a matrix argument; host memory is an invalid argument at its LAPACK position.
+int device_holding(const char* routine, const void* matrix, const char* name, int position) {
+  const int device = detail::cuda_device_holding(matrix);
+  if (device < 0)
+    throw InvalidArgument(qualified(routine) + ": " + name + " (argument " + std::to_string(position) +
+                              ") is not device memory: the device API takes matrices in GPU memory (tessera::" +
+                              routine + " takes them in host memory)",
+                          position);
+  return device;
+}
+
+template <class T>
+std::unique_ptr<TileMatrix<T>> symmetric_view(Runtime& runtime, int n, int nb, T* matrix, int ld, int device) {
+  return TileAccess::view(runtime, n, n, nb, TileStructure::symmetric_lower, matrix, ld, device);
+}
+
+// The symmetric matrix of a call as lower tiles, in place. Lower storage: a view of A itself.
+// Upper storage: the tile algorithm is lower-only and A's lower triangle is the caller's, so the
+// tiles are a view of a workspace on A's GPU holding the upper triangle transposed (n x n
+// elements more on that GPU during the call, and one pass over the triangle in and one out:
+// memory-bound copies, small beside the factorization's O(n^3) work). Algorithms on upper tiles
+// themselves (the transposed forms of each tile kernel) would need neither.
+template <class T>
+class LowerTiles {
+ public:
+  LowerTiles(Runtime& runtime, int n, int nb, Uplo uplo, T* A, int lda, int device) {
+    if (uplo == Uplo::lower) {
+      tiles_ = symmetric_view(runtime, n, nb, A, lda, device);
+    } else {
+      transposed_.emplace(device, n, A, lda);
+      tiles_ = symmetric_view(runtime, n, nb, transposed_->lower(), transposed_->ld(), device);
+    }
+  }
+
+  const TileMatrix<T>& tiles() const { return *tiles_; }
+
+  // Releases the tiles, which leaves their latest values in GPU memory, and puts the factor in
+  // the triangle the caller stores it in.
+  void store(T* A, int lda) {
+    tiles_.reset();
+    if (transposed_) transposed_->store(A, lda);
+  }
+
+ private:
+  std::optional<detail::TransposedUpper<T>> transposed_;  // declared first: outlives the tiles
+  std::unique_ptr<TileMatrix<T>> tiles_;
+};
+
+// One request on `runtime` (insert(ctx) inserts its tasks), waited for; returns its info.
+template <class Insert>
+int run_request(Runtime& runtime, const FactorOptions& options, Insert&& insert) {
+  Request request = detail::make_request(runtime, nullptr, [&](detail::Submission& submission) {
+    submission.set_trace(options.trace);
+    insert(detail::make_context(runtime, submission, options.mode, options.gpu_kernels));
+  });
+  return request.wait();
+}
+
+template <class T>
+int factor(Runtime& runtime, const LowerTiles<T>& A, const FactorOptions& options) {
+  return run_request(runtime, options, [&](const detail::TaskContext& ctx) {
+    detail::insert_cholesky(ctx, A.tiles(), options.hints);
+  });
+}
+
+template <class T>
+void solve(Runtime& runtime, const LowerTiles<T>& A, const TileMatrix<T>& B, const FactorOptions& options) {
+  run_request(runtime, options, [&](const detail::TaskContext& ctx) {
+    detail::insert_cholesky_solve(ctx, A.tiles(), B, options.hints);
+  });
+}
+
+// The tile size of an n x n call, checked against the GPU's memory.
+template <class T>
+int checked_tile_size(const Runtime& runtime, int n, const FactorOptions& options) {
+  const int nb = detail::tile_size_for<T>(runtime, n, options);
+  detail::check_tiles_fit_gpu<T>(runtime, options.mode, nb, n);
+  return nb;
+}
+
+}  // namespace
+
+template <class T>
+int potrf(Runtime& runtime, int n, T* A, int lda, Stream stream, const FactorOptions& options) {
+  detail::throw_if_invalid("device::potrf", potrf_argument_error(detail::uplo_letter(options.uplo), n, A, lda));
+  require_cuda_workers("potrf", runtime);
+  if (n == 0) return 0;
+  const int nb = checked_tile_size<T>(runtime, n, options);
+  const int device = device_holding("potrf", A, "A", 3);
+  detail::synchronize_stream(stream);
+  LowerTiles<T> tiles(runtime, n, nb, options.uplo, A, lda, device);
+  const int info = factor(runtime, tiles, options);
+  tiles.store(A, lda);
+  return info;
+}
+
+template <class T>
+int potrs(Runtime& runtime, int n, int nrhs, const T* A, int lda, T* B, int ldb, Stream stream,
+          const FactorOptions& options) {
+  detail::throw_if_invalid("device::potrs",
+                           potrs_argument_error(detail::uplo_letter(options.uplo), n, nrhs, A, lda, B, ldb));
+  require_cuda_workers("potrs", runtime);
+  if (n == 0 || nrhs == 0) return 0;
+  const int nb = checked_tile_size<T>(runtime, n, options);
+  const int a_device = device_holding("potrs", A, "A", 4);
+  const int b_device = device_holding("potrs", B, "B", 6);
+  detail::synchronize_stream(stream);
+  // The factor's tiles are only read (no task writes them, so nothing is written back).
+  LowerTiles<T> factor_tiles(runtime, n, nb, options.uplo, const_cast<T*>(A), lda, a_device);
+  const auto rhs = TileAccess::view(runtime, n, nrhs, nb, TileStructure::general, B, ldb, b_device);
+  solve(runtime, factor_tiles, *rhs, options);
+  return 0;
+}
+
+template <class T>
+int posv(Runtime& runtime, int n, int nrhs, T* A, int lda, T* B, int ldb, Stream stream, const FactorOptions& options) {
+  detail::throw_if_invalid("device::posv",
+                           posv_argument_error<T>(detail::uplo_letter(options.uplo), n, nrhs, A, lda, B, ldb));
+  require_cuda_workers("posv", runtime);
+  if (n == 0) return 0;
+  const int nb = checked_tile_size<T>(runtime, n, options);
+  const int a_device = device_holding("posv", A, "A", 4);
+  const int b_device = nrhs > 0 ? device_holding("posv", B, "B", 6) : -1;
+  detail::synchronize_stream(stream);
+  LowerTiles<T> tiles(runtime, n, nb, options.uplo, A, lda, a_device);
+  std::unique_ptr<TileMatrix<T>> rhs;
+  if (nrhs > 0) rhs = TileAccess::view(runtime, n, nrhs, nb, TileStructure::general, B, ldb, b_device);
+  // Factor, then solve only once the factor is known to exist: the right-hand sides are the
+  // caller's memory, which LAPACK leaves as it was when the factorization fails (the host path
+  // copies them back only then). The solve then starts after the last tile is factored instead
+  // of following the factorization panel by panel.
+  const int info = factor(runtime, tiles, options);
+  if (info == 0 && rhs) solve(runtime, tiles, *rhs, options);
+  tiles.store(A, lda);
+  return info;
+}
+
+#else
+
+template <class T>
+int potrf(Runtime&, int, T*, int, Stream, const FactorOptions&) {
+  throw RuntimeError(qualified("potrf") + ": Tessera was built without CUDA");
+}
+
+template <class T>
+int potrs(Runtime&, int, int, const T*, int, T*, int, Stream, const FactorOptions&) {
+  throw RuntimeError(qualified("potrs") + ": Tessera was built without CUDA");
+}
+
+template <class T>
+int posv(Runtime&, int, int, T*, int, T*, int, Stream, const FactorOptions&) {
+  throw RuntimeError(qualified("posv") + ": Tessera was built without CUDA");
+}
+
+#endif
+
+template int potrf<float>(Runtime&, int, float*, int, Stream, const FactorOptions&);
+template int potrf<double>(Runtime&, int, double*, int, Stream, const FactorOptions&);
+template int potrs<float>(Runtime&, int, int, const float*, int, float*, int, Stream, const FactorOptions&);
+template int potrs<double>(Runtime&, int, int, const double*, int, double*, int, Stream, const FactorOptions&);
+template int posv<float>(Runtime&, int, int, float*, int, float*, int, Stream, const FactorOptions&);
+template int posv<double>(Runtime&, int, int, double*, int, double*, int, Stream, const FactorOptions&);
+
+}  // namespace tessera::device

@@ -1,0 +1,117 @@
+#include "device_memory.hpp"
+
+#ifdef TESSERA_HAVE_CUDA
+
+#include <cuda_runtime.h>
+
+#include <cstddef>
+#include <string>
+
+#include "kernels/cuda/check.hpp"
+#include "kernels/cuda/matrix_utils.hpp"
+#include "tessera/error.hpp"
+
+namespace tessera::detail {
+
+namespace {
+
+// Makes `device` current for the scope, then restores the caller's.
+class CurrentDevice {
+ public:
+  explicit CurrentDevice(int device) {
+    TESSERA_CUDA_CHECK(cudaGetDevice(&previous_));
+    TESSERA_CUDA_CHECK(cudaSetDevice(device));
+  }
+  ~CurrentDevice() { cudaSetDevice(previous_); }
+  CurrentDevice(const CurrentDevice&) = delete;
+  CurrentDevice& operator=(const CurrentDevice&) = delete;
+
+ private:
+  int previous_ = 0;
+};
+
+cudaStream_t as_stream(void* stream) { return static_cast<cudaStream_t>(stream); }
+
+// Columns a whole number of 256 bytes apart, so that every tile's columns keep the alignment of
+// the allocation (Tessera's tile kernels load 16 bytes at a time where columns allow it).
+int padded_ld(int n, std::size_t element_bytes) {
+  const int per_256 = static_cast<int>(256 / element_bytes);
+  return (n + per_256 - 1) / per_256 * per_256;
+}
+
+void require_free_memory(int device, std::size_t bytes) {
+  std::size_t free_bytes = 0, total_bytes = 0;
+  TESSERA_CUDA_CHECK(cudaMemGetInfo(&free_bytes, &total_bytes));
+  if (bytes <= free_bytes) return;
+  const std::size_t mib = std::size_t(1) << 20;
+  throw ResourceError("an upper-stored matrix is factored in a lower workspace of " + std::to_string(bytes / mib) +
+                      " MiB, and GPU " + std::to_string(device) + " has " + std::to_string(free_bytes / mib) +
+                      " MiB free; a lower-stored matrix needs none");
+}
+
+}  // namespace
+
+int cuda_device_holding(const void* pointer) {
+  cudaPointerAttributes attributes{};
+  const cudaError_t status = cudaPointerGetAttributes(&attributes, pointer);
+  if (status == cudaErrorInvalidValue) {  // CUDA before 11 for memory it does not know
+    cudaGetLastError();
+    return -1;
+  }
+  TESSERA_CUDA_CHECK(status);
+  const bool on_device = attributes.type == cudaMemoryTypeDevice || attributes.type == cudaMemoryTypeManaged;
+  return on_device ? attributes.device : -1;
+}
+
+void synchronize_stream(void* stream) { TESSERA_CUDA_CHECK(cudaStreamSynchronize(as_stream(stream))); }
+
+template <class T>
+TransposedUpper<T>::TransposedUpper(int device, int n, const T* upper, int ld)
+    : device_(device), n_(n), ld_(padded_ld(n, sizeof(T))) {
+  const CurrentDevice current(device_);
+  const std::size_t bytes = static_cast<std::size_t>(ld_) * static_cast<std::size_t>(n_) * sizeof(T);
+  require_free_memory(device_, bytes);
+  TESSERA_CUDA_CHECK(cudaMalloc(reinterpret_cast<void**>(&lower_), bytes));
+  cudaStream_t stream = nullptr;
+  try {
+    TESSERA_CUDA_CHECK(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking));
+    stream_ = stream;
+    kernels::cuda::transpose_triangle(kernels::cuda::Triangle::lower, n_, upper, ld, lower_, ld_, stream);
+    TESSERA_CUDA_CHECK(cudaStreamSynchronize(stream));
+  } catch (...) {
+    release();
+    throw;
+  }
+}
+
+template <class T>
+TransposedUpper<T>::~TransposedUpper() {
+  int previous = 0;
+  cudaGetDevice(&previous);
+  cudaSetDevice(device_);
+  release();
+  cudaSetDevice(previous);
+}
+
+template <class T>
+void TransposedUpper<T>::release() noexcept {
+  // Nothing to report to: a failure here leaves at worst the memory allocated.
+  if (stream_) cudaStreamDestroy(as_stream(stream_));
+  cudaFree(lower_);
+  stream_ = nullptr;
+  lower_ = nullptr;
+}
+
+template <class T>
+void TransposedUpper<T>::store(T* upper, int ld) const {
+  const CurrentDevice current(device_);
+  kernels::cuda::transpose_triangle(kernels::cuda::Triangle::upper, n_, lower_, ld_, upper, ld, as_stream(stream_));
+  TESSERA_CUDA_CHECK(cudaStreamSynchronize(as_stream(stream_)));
+}
+
+template class TransposedUpper<float>;
+template class TransposedUpper<double>;
+
+}  // namespace tessera::detail
+
+#endif

@@ -1,0 +1,512 @@
+// The dense device-resident API (tessera/device.hpp): potrf, potrs and posv on matrices in GPU
+// memory, factored in place through the tile DAG. Residuals and LAPACK info in every mode and
+// both triangles, LAPACK's solution on the host as the reference, nothing outside the triangle
+// changed, the caller's stream waited for. The argument checks run without a GPU (they come
+// before any CUDA call); everything else skips where the runtime has no CUDA worker.
+#include <gtest/gtest.h>
+#include <lapacke.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstring>
+#include <limits>
+#include <string>
+#include <tuple>
+#include <type_traits>
+#include <vector>
+
+#include "tessera/device.hpp"
+#include "tessera/tessera.h"
+#include "test_support.hpp"
+
+#ifdef TESSERA_HAVE_CUDA
+#include <cuda_runtime.h>
+#endif
+
+namespace tessera::test {
+namespace {
+
+// ---- argument checks: no GPU needed ---------------------------------------------------------------
+
+// Built with CUDA, `call` throws InvalidArgument at `position` before anything touches CUDA or
+// the memory; built without, every device call throws RuntimeError.
+template <class Call>
+void expect_refused_at(int position, const char* what, Call&& call) {
+#ifdef TESSERA_HAVE_CUDA
+  try {
+    call();
+    ADD_FAILURE() << what << ": accepted";
+  } catch (const InvalidArgument& e) {
+    EXPECT_EQ(e.position(), position) << what << ": " << e.what();
+  } catch (const std::exception& e) {
+    ADD_FAILURE() << what << ": not an InvalidArgument: " << e.what();
+  }
+#else
+  EXPECT_THROW(call(), RuntimeError) << what;
+#endif
+}
+
+template <class T>
+void expect_arguments_refused() {
+  // Stands for device memory: never read or written, since every call here is refused.
+  std::vector<T> storage(64, T(1));
+  T* A = storage.data();
+  T* B = storage.data() + 32;
+  const FactorOptions options;
+  Runtime& rt = runtime();
+  expect_refused_at(2, "potrf n < 0", [&] { device::potrf(rt, -1, A, 4, nullptr, options); });
+  expect_refused_at(3, "potrf null A", [&] { device::potrf<T>(rt, 4, nullptr, 4, nullptr, options); });
+  expect_refused_at(4, "potrf lda < n", [&] { device::potrf(rt, 4, A, 3, nullptr, options); });
+
+  expect_refused_at(2, "potrs n < 0", [&] { device::potrs<T>(rt, -1, 1, A, 4, B, 4, nullptr, options); });
+  expect_refused_at(3, "potrs nrhs < 0", [&] { device::potrs<T>(rt, 4, -1, A, 4, B, 4, nullptr, options); });
+  expect_refused_at(4, "potrs null A", [&] { device::potrs<T>(rt, 4, 1, nullptr, 4, B, 4, nullptr, options); });
+  expect_refused_at(5, "potrs lda < n", [&] { device::potrs<T>(rt, 4, 1, A, 3, B, 4, nullptr, options); });
+  expect_refused_at(6, "potrs null B", [&] { device::potrs<T>(rt, 4, 1, A, 4, nullptr, 4, nullptr, options); });
+  expect_refused_at(7, "potrs ldb < n", [&] { device::potrs<T>(rt, 4, 1, A, 4, B, 3, nullptr, options); });
+  expect_refused_at(6, "potrs B inside A", [&] { device::potrs<T>(rt, 4, 1, A, 4, A + 2, 4, nullptr, options); });
+
+  expect_refused_at(2, "posv n < 0", [&] { device::posv<T>(rt, -1, 1, A, 4, B, 4, nullptr, options); });
+  expect_refused_at(3, "posv nrhs < 0", [&] { device::posv<T>(rt, 4, -1, A, 4, B, 4, nullptr, options); });
+  expect_refused_at(4, "posv null A", [&] { device::posv<T>(rt, 4, 1, nullptr, 4, B, 4, nullptr, options); });
+  expect_refused_at(5, "posv lda < n", [&] { device::posv<T>(rt, 4, 1, A, 3, B, 4, nullptr, options); });
+  expect_refused_at(6, "posv null B", [&] { device::posv<T>(rt, 4, 1, A, 4, nullptr, 4, nullptr, options); });
+  expect_refused_at(7, "posv ldb < n", [&] { device::posv<T>(rt, 4, 1, A, 4, B, 3, nullptr, options); });
+  expect_refused_at(6, "posv B inside A", [&] { device::posv<T>(rt, 4, 1, A, 4, A + 5, 4, nullptr, options); });
+  EXPECT_EQ(storage, std::vector<T>(64, T(1)));
+}
+
+TEST(DeviceArguments, RefusedWithLapackPositionsBeforeAnyCudaCall) {
+  expect_arguments_refused<double>();
+  expect_arguments_refused<float>();
+}
+
+TEST(DeviceArguments, RuntimeWithoutCudaWorkerIsRuntimeError) {
+  if (have_gpu()) GTEST_SKIP() << "the test runtime has CUDA workers: this checks a runtime without one";
+  std::vector<double> A(16, 1.0), B(8, 1.0);
+  try {
+    device::potrf(runtime(), 4, A.data(), 4, nullptr);
+    ADD_FAILURE() << "accepted";
+  } catch (const RuntimeError& e) {
+    EXPECT_NE(std::string(e.what()).find("CUDA"), std::string::npos) << e.what();
+  }
+  EXPECT_THROW(device::potrs<double>(runtime(), 4, 2, A.data(), 4, B.data(), 4, nullptr), RuntimeError);
+  EXPECT_THROW(device::posv<double>(runtime(), 4, 2, A.data(), 4, B.data(), 4, nullptr), RuntimeError);
+  std::vector<float> Af(16, 1.0f);
+  EXPECT_THROW(device::potrf(runtime(), 4, Af.data(), 4, nullptr), RuntimeError);
+  EXPECT_EQ(A, std::vector<double>(16, 1.0));
+}
+
+TEST(DeviceArguments, CApiReturnsMinusPosition) {
+  double a[8] = {}, b[8] = {};
+  float af[8] = {}, bf[8] = {};
+  EXPECT_EQ(tessera_dpotrf_device('X', 2, a, 2, nullptr), -1);
+  EXPECT_EQ(tessera_dpotrf_device('L', -1, a, 2, nullptr), -2);
+  EXPECT_EQ(tessera_dpotrf_device('L', 2, nullptr, 2, nullptr), -3);
+  EXPECT_EQ(tessera_spotrf_device('U', 2, af, 1, nullptr), -4);
+  EXPECT_EQ(tessera_dpotrs_device('L', 2, -1, a, 2, b, 2, nullptr), -3);
+  EXPECT_EQ(tessera_dpotrs_device('L', 2, 1, a, 1, b, 2, nullptr), -5);
+  EXPECT_EQ(tessera_spotrs_device('L', 2, 1, af, 2, nullptr, 2, nullptr), -6);
+  EXPECT_EQ(tessera_dposv_device('L', 2, 1, a, 2, b, 1, nullptr), -7);
+  EXPECT_EQ(tessera_dposv_device('L', 2, 1, a, 2, a + 1, 2, nullptr), -6);
+  EXPECT_EQ(tessera_sposv_device('Q', 2, 1, af, 2, bf, 2, nullptr), -1);
+  // Zero sizes return at once, as the host forms do.
+  EXPECT_EQ(tessera_dpotrf_device('L', 0, nullptr, 1, nullptr), 0);
+  EXPECT_EQ(tessera_dpotrs_device('U', 3, 0, a, 3, nullptr, 3, nullptr), 0);
+  EXPECT_EQ(tessera_sposv_device('L', 0, 2, nullptr, 1, nullptr, 1, nullptr), 0);
+  if (!have_gpu()) EXPECT_EQ(tessera_dpotrf_device('L', 2, a, 2, nullptr), TESSERA_RUNTIME_FAILURE);
+}
+
+#ifdef TESSERA_HAVE_CUDA
+
+// ---- on the GPU --------------------------------------------------------------------------------
+
+#define EXPECT_CUDA_OK(call)                                                          \
+  do {                                                                                \
+    const cudaError_t status_ = (call);                                               \
+    EXPECT_EQ(status_, cudaSuccess) << #call << ": " << cudaGetErrorString(status_); \
+  } while (0)
+
+// A host array's copy in GPU memory (cudaMalloc, or cudaMallocManaged).
+template <class T>
+class DeviceCopy {
+ public:
+  explicit DeviceCopy(const std::vector<T>& host, bool managed = false) : count_(host.size()) {
+    if (managed)
+      EXPECT_CUDA_OK(cudaMallocManaged(&data_, bytes()));
+    else
+      EXPECT_CUDA_OK(cudaMalloc(&data_, bytes()));
+    EXPECT_CUDA_OK(cudaMemcpy(data_, host.data(), bytes(), cudaMemcpyHostToDevice));
+  }
+  ~DeviceCopy() { cudaFree(data_); }
+  DeviceCopy(const DeviceCopy&) = delete;
+  DeviceCopy& operator=(const DeviceCopy&) = delete;
+
+  T* get() const { return data_; }
+  std::vector<T> to_host() const {
+    std::vector<T> host(count_);
+    EXPECT_CUDA_OK(cudaMemcpy(host.data(), data_, bytes(), cudaMemcpyDeviceToHost));
+    return host;
+  }
+
+ private:
+  std::size_t bytes() const { return count_ * sizeof(T); }
+  std::size_t count_;
+  T* data_ = nullptr;
+};
+
+// Pinned host memory, so that copies enqueued on a stream really run asynchronously.
+template <class T>
+class PinnedArray {
+ public:
+  explicit PinnedArray(std::size_t count) : count_(count) { EXPECT_CUDA_OK(cudaMallocHost(&data_, count * sizeof(T))); }
+  ~PinnedArray() { cudaFreeHost(data_); }
+  PinnedArray(const PinnedArray&) = delete;
+  PinnedArray& operator=(const PinnedArray&) = delete;
+  T* get() const { return data_; }
+  std::vector<T> to_vector() const { return std::vector<T>(data_, data_ + count_); }
+
+ private:
+  std::size_t count_;
+  T* data_ = nullptr;
+};
+
+struct DenseCase {
+  int n;
+  int nb;        // 0: Tessera's choice
+  int extra_ld;  // lda = n + extra_ld
+};
+
+// One tile, a partial tile either side of a boundary, a prime order, and many small tiles.
+const DenseCase kCases[] = {{1, 64, 0}, {63, 64, 5}, {65, 64, 1}, {997, 128, 3}, {997, 0, 2}, {2000, 48, 7}};
+
+std::string case_name(const char* precision, const DenseCase& c, Uplo uplo, Mode mode) {
+  return std::string(precision) + " n=" + std::to_string(c.n) + " nb=" + std::to_string(c.nb) + " lda=n+" +
+         std::to_string(c.extra_ld) + " " + to_string(uplo) + " " + to_string(mode);
+}
+
+template <class T>
+const char* precision_name() {
+  return std::is_same_v<T, double> ? "double" : "float";
+}
+
+// Every element outside the triangle `uplo` of the n x n matrix (the other triangle, and the
+// padding rows below row n) is as it was, to the bit.
+template <class T>
+void expect_outside_triangle_unchanged(Uplo uplo, int n, int ld, const std::vector<T>& before,
+                                       const std::vector<T>& after, const std::string& name) {
+  for (int j = 0; j < n; ++j)
+    for (int i = 0; i < ld; ++i) {
+      const bool referenced = i < n && (uplo == Uplo::lower ? i >= j : i <= j);
+      const std::size_t e = i + static_cast<std::size_t>(j) * ld;
+      if (!referenced && std::memcmp(&before[e], &after[e], sizeof(T)) != 0) {
+        ADD_FAILURE() << name << ": element (" << i << ", " << j << ") outside the triangle changed";
+        return;
+      }
+    }
+}
+
+FactorOptions options_for(int nb, Uplo uplo, Mode mode) {
+  FactorOptions options;
+  options.nb = nb;
+  options.uplo = uplo;
+  options.mode = mode;
+  return options;
+}
+
+// With poison_other_triangle the triangle opposite `uplo` holds NaN: LAPACK never references it,
+// and on the device it shares the diagonal tiles with the referenced one.
+template <class T>
+void check_potrf_in_place(const DenseCase& c, Uplo uplo, Mode mode, unsigned seed, bool poison_other_triangle = false) {
+  const std::string name = case_name(precision_name<T>(), c, uplo, mode);
+  const int ld = c.n + c.extra_ld;
+  const std::vector<T> symmetric = random_spd<T>(c.n, ld, seed);
+  std::vector<T> A = symmetric;
+  if (poison_other_triangle)
+    for (int j = 0; j < c.n; ++j)
+      for (int i = 0; i < c.n; ++i)
+        if (uplo == Uplo::lower ? i < j : i > j) A[i + static_cast<std::size_t>(j) * ld] = std::numeric_limits<T>::quiet_NaN();
+  const DeviceCopy<T> device_A(A);
+  ASSERT_EQ(device::potrf(runtime(), c.n, device_A.get(), ld, nullptr, options_for(c.nb, uplo, mode)), 0) << name;
+  const std::vector<T> F = device_A.to_host();
+  EXPECT_LT(factor_backward_error(uplo, c.n, symmetric, F, ld), 1.0) << name;
+  expect_outside_triangle_unchanged(uplo, c.n, ld, A, F, name);
+}
+
+int lapack_posv(char uplo, int n, int nrhs, double* A, int lda, double* B, int ldb) {
+  return LAPACKE_dposv(LAPACK_COL_MAJOR, uplo, n, nrhs, A, lda, B, ldb);
+}
+int lapack_posv(char uplo, int n, int nrhs, float* A, int lda, float* B, int ldb) {
+  return LAPACKE_sposv(LAPACK_COL_MAJOR, uplo, n, nrhs, A, lda, B, ldb);
+}
+
+// posv on the device, then potrs on its factor: small residuals, the same solution as LAPACK's on
+// the host (the matrices are well conditioned), nothing changed outside A's triangle or B's block.
+template <class T>
+void check_solves(int n, int nrhs, int nb, Uplo uplo, Mode mode, unsigned seed) {
+  const std::string name = case_name(precision_name<T>(), {n, nb, 1}, uplo, mode) + " nrhs=" + std::to_string(nrhs);
+  const int lda = n + 1, ldb = n + 2;
+  const std::vector<T> A = random_spd<T>(n, lda, seed);
+  const std::vector<T> B = random_matrix<T>(n, nrhs, ldb, seed + 1);
+  const FactorOptions options = options_for(nb, uplo, mode);
+
+  const DeviceCopy<T> device_A(A), device_X(B);
+  ASSERT_EQ(device::posv(runtime(), n, nrhs, device_A.get(), lda, device_X.get(), ldb, nullptr, options), 0) << name;
+  const std::vector<T> F = device_A.to_host(), X = device_X.to_host();
+  EXPECT_LT(factor_backward_error(uplo, n, A, F, lda), 1.0) << name;
+  EXPECT_LT(solve_backward_error(n, nrhs, A, lda, X, B, ldb), 1.0) << "posv " << name;
+  expect_outside_triangle_unchanged(uplo, n, lda, A, F, name);
+
+  const DeviceCopy<T> device_Y(B);
+  ASSERT_EQ(device::potrs(runtime(), n, nrhs, device_A.get(), lda, device_Y.get(), ldb, nullptr, options), 0) << name;
+  const std::vector<T> Y = device_Y.to_host();
+  EXPECT_LT(solve_backward_error(n, nrhs, A, lda, Y, B, ldb), 1.0) << "potrs " << name;
+  EXPECT_EQ(device_A.to_host(), F) << "potrs changed its factor: " << name;
+
+  std::vector<T> reference_F = A, reference_X = B;
+  ASSERT_EQ(lapack_posv(uplo == Uplo::lower ? 'L' : 'U', n, nrhs, reference_F.data(), lda, reference_X.data(), ldb), 0);
+  double largest = 0, difference = 0, difference_potrs = 0;
+  for (int r = 0; r < nrhs; ++r)
+    for (int i = 0; i < n; ++i) {
+      const std::size_t e = i + static_cast<std::size_t>(r) * ldb;
+      largest = std::max(largest, std::abs(double(reference_X[e])));
+      difference = std::max(difference, std::abs(double(X[e]) - double(reference_X[e])));
+      difference_potrs = std::max(difference_potrs, std::abs(double(Y[e]) - double(reference_X[e])));
+    }
+  const double tolerance = 20.0 * n * std::numeric_limits<T>::epsilon() * largest;
+  EXPECT_LE(difference, tolerance) << "posv against LAPACK: " << name;
+  EXPECT_LE(difference_potrs, tolerance) << "potrs against LAPACK: " << name;
+  // B's padding rows are the caller's.
+  for (int r = 0; r < nrhs; ++r)
+    for (int i = n; i < ldb; ++i) {
+      const std::size_t e = i + static_cast<std::size_t>(r) * ldb;
+      ASSERT_EQ(X[e], B[e]) << name;
+      ASSERT_EQ(Y[e], B[e]) << name;
+    }
+}
+
+// An SPD matrix whose leading minor of order `column` (1-based) is not positive definite.
+template <class T>
+std::vector<T> spd_failing_at(int n, int ld, int column, unsigned seed) {
+  std::vector<T> A = random_spd<T>(n, ld, seed);
+  A[(column - 1) + static_cast<std::size_t>(column - 1) * ld] = T(-100);
+  return A;
+}
+
+template <class T>
+void expect_info(int n, int nb, int column, Uplo uplo, Mode mode) {
+  const std::string name = std::string(precision_name<T>()) + " n=" + std::to_string(n) + " nb=" + std::to_string(nb) +
+                           " column=" + std::to_string(column) + " " + to_string(uplo) + " " + to_string(mode);
+  const int ld = n + 2, nrhs = 2;
+  const std::vector<T> A = spd_failing_at<T>(n, ld, column, 40u + column);
+  const std::vector<T> B = random_matrix<T>(n, nrhs, n, 7);
+  const FactorOptions options = options_for(nb, uplo, mode);
+  const DeviceCopy<T> factored(A);
+  EXPECT_EQ(device::potrf(runtime(), n, factored.get(), ld, nullptr, options), column) << name;
+  const DeviceCopy<T> solved(A), rhs(B);
+  EXPECT_EQ(device::posv(runtime(), n, nrhs, solved.get(), ld, rhs.get(), n, nullptr, options), column) << name;
+  EXPECT_EQ(rhs.to_host(), B) << "posv changed B although the factorization failed: " << name;
+}
+
+class DeviceDense : public ::testing::TestWithParam<std::tuple<Uplo, Mode>> {};
+
+TEST_P(DeviceDense, DoubleFactorsInPlace) {
+  TESSERA_SKIP_WITHOUT_GPU();
+  const auto [uplo, mode] = GetParam();
+  unsigned seed = 1;
+  for (const DenseCase& c : kCases) check_potrf_in_place<double>(c, uplo, mode, seed++);
+}
+
+TEST_P(DeviceDense, FloatFactorsInPlace) {
+  TESSERA_SKIP_WITHOUT_GPU();
+  const auto [uplo, mode] = GetParam();
+  unsigned seed = 100;
+  for (const DenseCase& c : kCases) check_potrf_in_place<float>(c, uplo, mode, seed++);
+}
+
+TEST_P(DeviceDense, OtherTriangleIsNeverRead) {
+  TESSERA_SKIP_WITHOUT_GPU();
+  const auto [uplo, mode] = GetParam();
+  for (const DenseCase& c : {DenseCase{65, 64, 1}, DenseCase{300, 48, 3}}) {
+    check_potrf_in_place<double>(c, uplo, mode, 50, /*poison_other_triangle=*/true);
+    check_potrf_in_place<float>(c, uplo, mode, 51, /*poison_other_triangle=*/true);
+  }
+}
+
+TEST_P(DeviceDense, SolvesMatchLapack) {
+  TESSERA_SKIP_WITHOUT_GPU();
+  const auto [uplo, mode] = GetParam();
+  check_solves<double>(1, 1, 64, uplo, mode, 7);
+  check_solves<double>(63, 3, 64, uplo, mode, 8);
+  check_solves<double>(65, 40, 64, uplo, mode, 9);
+  check_solves<double>(997, 5, 128, uplo, mode, 10);
+  check_solves<double>(2000, 3, 96, uplo, mode, 11);
+  check_solves<float>(65, 2, 64, uplo, mode, 12);
+  check_solves<float>(997, 4, 100, uplo, mode, 13);
+}
+
+TEST_P(DeviceDense, NotPositiveDefiniteGivesLapackInfo) {
+  TESSERA_SKIP_WITHOUT_GPU();
+  const auto [uplo, mode] = GetParam();
+  const int n = 70, nb = 16;
+  // The first column, either side of tile boundaries, the last column.
+  for (int column : {1, 16, 17, 33, 70}) {
+    expect_info<double>(n, nb, column, uplo, mode);
+    expect_info<float>(n, nb, column, uplo, mode);
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(AllModes, DeviceDense,
+                         ::testing::Combine(::testing::Values(Uplo::lower, Uplo::upper),
+                                            ::testing::Values(Mode::gpu, Mode::hybrid, Mode::cpu)),
+                         [](const auto& info) {
+                           return std::string(to_string(std::get<0>(info.param))) + "_" + to_string(std::get<1>(info.param));
+                         });
+
+// Work enqueued on the caller's non-blocking stream before the call (a long copy, then the
+// matrix's own) is finished before the factorization reads the matrix, and the factor is there
+// for work enqueued on the stream after the call.
+TEST(DeviceDense, WaitsForTheCallersStreamGpu) {
+  TESSERA_SKIP_WITHOUT_GPU();
+  const int n = 600, ld = 601;
+  const std::size_t elements = static_cast<std::size_t>(ld) * n;
+  const std::size_t busy_bytes = std::size_t(256) << 20;
+  for (Uplo uplo : {Uplo::lower, Uplo::upper}) {
+    const std::vector<double> A = random_spd<double>(n, ld, 31);
+    PinnedArray<double> staged(elements), result(elements);
+    std::copy(A.begin(), A.end(), staged.get());
+    PinnedArray<char> busy_host(busy_bytes);
+    char* busy_device = nullptr;
+    double* device_A = nullptr;
+    EXPECT_CUDA_OK(cudaMalloc(&busy_device, busy_bytes));
+    EXPECT_CUDA_OK(cudaMalloc(&device_A, elements * sizeof(double)));
+    EXPECT_CUDA_OK(cudaMemset(device_A, 0xff, elements * sizeof(double)));  // NaN until the copy lands
+    EXPECT_CUDA_OK(cudaDeviceSynchronize());
+    cudaStream_t stream = nullptr;
+    EXPECT_CUDA_OK(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking));
+
+    EXPECT_CUDA_OK(cudaMemcpyAsync(busy_device, busy_host.get(), busy_bytes, cudaMemcpyHostToDevice, stream));
+    EXPECT_CUDA_OK(cudaMemcpyAsync(device_A, staged.get(), elements * sizeof(double), cudaMemcpyHostToDevice, stream));
+    FactorOptions options;
+    options.uplo = uplo;
+    options.nb = 128;
+    options.mode = Mode::gpu;
+    EXPECT_EQ(device::potrf(runtime(), n, device_A, ld, stream, options), 0) << to_string(uplo);
+    EXPECT_CUDA_OK(cudaMemcpyAsync(result.get(), device_A, elements * sizeof(double), cudaMemcpyDeviceToHost, stream));
+    EXPECT_CUDA_OK(cudaStreamSynchronize(stream));
+    EXPECT_LT(factor_backward_error(uplo, n, A, result.to_vector(), ld), 1.0) << to_string(uplo);
+
+    EXPECT_CUDA_OK(cudaStreamDestroy(stream));
+    EXPECT_CUDA_OK(cudaFree(device_A));
+    EXPECT_CUDA_OK(cudaFree(busy_device));
+  }
+}
+
+TEST(DeviceDense, HostPointerIsInvalidArgumentGpu) {
+  TESSERA_SKIP_WITHOUT_GPU();
+  const int n = 8;
+  std::vector<double> A = random_spd<double>(n, n, 3), B = random_matrix<double>(n, 1, n, 4);
+  const std::vector<double> A0 = A, B0 = B;
+  const DeviceCopy<double> device_A(A), device_B(B);
+  const auto expect_not_device_memory = [](int position, const char* what, auto&& call) {
+    try {
+      call();
+      ADD_FAILURE() << what << ": accepted";
+    } catch (const InvalidArgument& e) {
+      EXPECT_EQ(e.position(), position) << what;
+      EXPECT_NE(std::string(e.what()).find("not device memory"), std::string::npos) << e.what();
+    }
+  };
+  expect_not_device_memory(3, "potrf", [&] { device::potrf(runtime(), n, A.data(), n, nullptr); });
+  expect_not_device_memory(4, "potrs A", [&] { device::potrs<double>(runtime(), n, 1, A.data(), n, device_B.get(), n, nullptr); });
+  expect_not_device_memory(6, "potrs B", [&] { device::potrs<double>(runtime(), n, 1, device_A.get(), n, B.data(), n, nullptr); });
+  expect_not_device_memory(4, "posv A", [&] { device::posv(runtime(), n, 1, A.data(), n, device_B.get(), n, nullptr); });
+  expect_not_device_memory(6, "posv B", [&] { device::posv(runtime(), n, 1, device_A.get(), n, B.data(), n, nullptr); });
+  // Pinned host memory is host memory too.
+  PinnedArray<float> pinned(static_cast<std::size_t>(n) * n);
+  expect_not_device_memory(3, "potrf pinned", [&] { device::potrf(runtime(), n, pinned.get(), n, nullptr); });
+  EXPECT_EQ(tessera_dpotrf_device('L', n, A.data(), n, nullptr), -3);
+  EXPECT_EQ(tessera_dposv_device('U', n, 1, device_A.get(), n, B.data(), n, nullptr), -6);
+  EXPECT_EQ(A, A0);
+  EXPECT_EQ(B, B0);
+  EXPECT_EQ(device_A.to_host(), A0);
+  EXPECT_EQ(device_B.to_host(), B0);
+}
+
+TEST(DeviceDense, NegativeTileSizeIsInvalidArgumentGpu) {
+  TESSERA_SKIP_WITHOUT_GPU();
+  const std::vector<double> A = random_spd<double>(8, 8, 5);
+  const DeviceCopy<double> device_A(A);
+  FactorOptions options;
+  options.nb = -4;
+  EXPECT_THROW(device::potrf(runtime(), 8, device_A.get(), 8, nullptr, options), InvalidArgument);
+  EXPECT_EQ(device_A.to_host(), A);
+}
+
+TEST(DeviceDense, CApiFactorsAndSolvesGpu) {
+  TESSERA_SKIP_WITHOUT_GPU();
+  const int n = 300, lda = 303, nrhs = 2;
+  const std::vector<double> A = random_spd<double>(n, lda, 6);
+  const std::vector<double> B = random_matrix<double>(n, nrhs, n, 7);
+  const DeviceCopy<double> device_A(A), device_X(B);
+  ASSERT_EQ(tessera_dposv_device('U', n, nrhs, device_A.get(), lda, device_X.get(), n, nullptr), 0);
+  EXPECT_LT(solve_backward_error(n, nrhs, A, lda, device_X.to_host(), B, n), 1.0);
+  const DeviceCopy<double> device_Y(B);
+  ASSERT_EQ(tessera_dpotrs_device('U', n, nrhs, device_A.get(), lda, device_Y.get(), n, nullptr), 0);
+  EXPECT_LT(solve_backward_error(n, nrhs, A, lda, device_Y.to_host(), B, n), 1.0);
+
+  const std::vector<float> Af = random_spd<float>(n, n, 8);
+  const std::vector<float> Bf = random_matrix<float>(n, 1, n, 9);
+  const DeviceCopy<float> device_Af(Af), device_Xf(Bf), device_Yf(Bf);
+  ASSERT_EQ(tessera_spotrf_device('L', n, device_Af.get(), n, nullptr), 0);
+  EXPECT_LT(factor_backward_error(Uplo::lower, n, Af, device_Af.to_host(), n), 1.0);
+  ASSERT_EQ(tessera_spotrs_device('L', n, 1, device_Af.get(), n, device_Xf.get(), n, nullptr), 0);
+  EXPECT_LT(solve_backward_error(n, 1, Af, n, device_Xf.to_host(), Bf, n), 1.0);
+  const DeviceCopy<float> device_Af2(Af);
+  ASSERT_EQ(tessera_sposv_device('L', n, 1, device_Af2.get(), n, device_Yf.get(), n, nullptr), 0);
+  EXPECT_LT(solve_backward_error(n, 1, Af, n, device_Yf.to_host(), Bf, n), 1.0);
+
+  // Not positive definite: the global column, as the host form returns it.
+  std::vector<double> failing = A;
+  failing[100 + static_cast<std::size_t>(100) * lda] = -100;
+  const DeviceCopy<double> device_failing(failing);
+  EXPECT_EQ(tessera_dpotrf_device('L', n, device_failing.get(), lda, nullptr), 101);
+}
+
+TEST(DeviceDense, ManagedMemoryGpu) {
+  TESSERA_SKIP_WITHOUT_GPU();
+  const int n = 300, ld = 300;
+  const std::vector<double> A = random_spd<double>(n, ld, 12);
+  const DeviceCopy<double> managed(A, /*managed=*/true);
+  FactorOptions options;
+  options.nb = 64;
+  options.mode = Mode::gpu;
+  ASSERT_EQ(device::potrf(runtime(), n, managed.get(), ld, nullptr, options), 0);
+  EXPECT_LT(factor_backward_error(Uplo::lower, n, A, managed.to_host(), ld), 1.0);
+}
+
+// B on another GPU than A: each matrix's tiles have their own home.
+TEST(DeviceDense, RightHandSidesOnAnotherGpu) {
+  TESSERA_SKIP_WITHOUT_GPU();
+  if (runtime().cuda_devices() < 2) GTEST_SKIP() << "the runtime drives one GPU: this needs two";
+  const int n = 400, nrhs = 3;
+  const std::vector<double> A = random_spd<double>(n, n, 13);
+  const std::vector<double> B = random_matrix<double>(n, nrhs, n, 14);
+  int previous = 0;
+  EXPECT_CUDA_OK(cudaGetDevice(&previous));
+  EXPECT_CUDA_OK(cudaSetDevice(0));
+  const DeviceCopy<double> device_A(A);
+  EXPECT_CUDA_OK(cudaSetDevice(1));
+  const DeviceCopy<double> device_X(B);
+  EXPECT_CUDA_OK(cudaSetDevice(previous));
+  FactorOptions options;
+  options.nb = 64;
+  options.mode = Mode::gpu;
+  ASSERT_EQ(device::posv(runtime(), n, nrhs, device_A.get(), n, device_X.get(), n, nullptr, options), 0);
+  EXPECT_LT(solve_backward_error(n, nrhs, A, n, device_X.to_host(), B, n), 1.0);
+}
+
+#endif  // TESSERA_HAVE_CUDA
+
+}  // namespace
+}  // namespace tessera::test
