@@ -5,8 +5,9 @@
 #   scripts/gpu-sanitize.sh BIN_DIR LOG_DIR
 # BIN_DIR: a build directory of a CUDA build (tests in BIN_DIR/tests/...), or a directory holding
 # the binaries themselves (as for scripts/run-gpu-suite.sh). Logs go to LOG_DIR.
-# Binaries: tessera_cuda_kernel_tests (Tessera's kernels without StarPU; their quick sizes) and
-# tessera_tests filtered to the gpu and hybrid cases. racecheck and synccheck slow kernels down
+# Binaries: tessera_cuda_kernel_tests (Tessera's kernels without StarPU; their quick sizes),
+# tessera_cuda_device_tests (the device-resident batched API; memcheck only: it adds global-memory
+# addressing to the same kernels) and tessera_tests filtered to the gpu and hybrid cases. racecheck and synccheck slow kernels down
 # by two orders of magnitude, so they run a lighter filter. Environment, to change what runs:
 #   GPU_SANITIZE_TOOLS     (memcheck racecheck synccheck)
 #   GPU_SANITIZE_FILTER    gtest filter of tessera_tests under memcheck
@@ -62,12 +63,14 @@ run() {  # run TOOL NAME BINARY [ARGS...]
 }
 
 kernels=$(find_binary tessera_cuda_kernel_tests) || echo "tessera_cuda_kernel_tests not found under $bin (a CUDA build?)"
+device=$(find_binary tessera_cuda_device_tests) || echo "tessera_cuda_device_tests not found under $bin (a CUDA build?)"
 library=$(find_binary tessera_tests) || { echo "tessera_tests not found under $bin" >&2; exit 2; }
 nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv,noheader 2>/dev/null | tee "$logs/gpu.txt"
 "$sanitizer" --version | tail -n 1
 
 for tool in "${tools[@]}"; do
   [ -n "$kernels" ] && run "$tool" kernel_tests "$kernels" --gtest_brief=1
+  [ -n "$device" ] && [ "$tool" = memcheck ] && run "$tool" device_tests "$device" --gtest_brief=1
   if [ "$tool" = memcheck ]; then
     run "$tool" tessera_tests "$library" --gtest_brief=1 --gtest_filter="$full_filter"
   else

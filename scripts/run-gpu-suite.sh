@@ -4,7 +4,7 @@
 # and CPU benchmarks.
 #   scripts/run-gpu-suite.sh BIN_DIR LOG_DIR [bench sizes, default 4096,8192,16384,30000,40000]
 # BIN_DIR holds the binaries (tessera, tessera_tests, tessera_attach_test,
-# tessera_cuda_kernel_tests, bench_gpu_potrf, bench_cpu_potrf, bench_lapack_potrf,
+# tessera_cuda_kernel_tests, tessera_cuda_device_tests, bench_gpu_potrf, bench_cpu_potrf, bench_lapack_potrf,
 # libtessera_lapack.so and libtessera_lapack_backend.so, which it loads from its own directory); logs and JSON go to LOG_DIR. StarPU's perf models persist in
 # $STARPU_PERF_MODEL_DIR when set. SKIP_CPU_BENCH=1 leaves the CPU benchmark out.
 set -uo pipefail
@@ -27,6 +27,8 @@ grep -E "FAILED|tests ran|PASSED|SKIPPED \]" "$logs/tests.txt" | tail -n 12
 tail -n 2 "$logs/attach.txt"
 [ -x "$bin/tessera_cuda_kernel_tests" ] && "$bin/tessera_cuda_kernel_tests" --gtest_brief=1 >"$logs/kernel_tests.txt" 2>&1 || status=1
 grep -E "FAILED|tests ran|PASSED" "$logs/kernel_tests.txt" | tail -n 6
+[ -x "$bin/tessera_cuda_device_tests" ] && "$bin/tessera_cuda_device_tests" --gtest_brief=1 >"$logs/device_tests.txt" 2>&1 || status=1
+grep -E "FAILED|tests ran|PASSED" "$logs/device_tests.txt" | tail -n 6
 
 step "command-line tool, gpu mode"
 "$bin/tessera" potrf --n 30000 --mode gpu --json | tee "$logs/cli.json" || status=1

@@ -13,6 +13,22 @@
 // Misuse throws InvalidArgument (LAPACK's argument position in the message, tessera/
 // lapack_arguments.hpp); a CUDA failure CudaError. Built without CUDA, every call throws
 // RuntimeError.
+//
+// Batched forms, in detail:
+//   - Arguments are checked on the host before anything is enqueued; nothing is read through a
+//     device pointer there. The positions are tessera/lapack_arguments.hpp's lists (uplo is 1).
+//   - n = 0 (max_n = 0 for vbatched), nrhs = 0 for potrs, or batch = 0: the call returns at once
+//     and enqueues nothing (info is not written; the checking forms do not synchronise and set
+//     host_info to 0).
+//   - vbatched: the per-matrix sizes are device memory, so they are checked on the device: a
+//     matrix with n[k] < 0, n[k] > max_n, lda[k] < max(1, n[k]) or (posv) ldb[k] < max(1, n[k])
+//     is left as it is and gets info[k] = -position of that size (potrf: n 2, max_n 3, lda 5;
+//     posv: n 2, max_n 3, lda 6, ldb 8). potrs_vbatched cannot report (its info is an input): it
+//     skips such a matrix. The other matrices are factored and solved normally.
+//   - The pointers inside A_array and B_array are not checked (as in cuBLAS and cuSOLVER).
+//   - The vbatched and checking forms take a few bytes per matrix of temporary device memory,
+//     allocated and freed in stream order on `stream` (cudaMallocAsync/cudaFreeAsync).
+//   - Call with the device that owns `stream` current, as for a kernel launch.
 #pragma once
 
 #include "tessera/export.h"
@@ -58,7 +74,8 @@ template <class T>
 TESSERA_EXPORT void posv_batched_ex(Uplo uplo, int n, int nrhs, T* const* A_array, int lda,
                                     T* const* B_array, int ldb, int batch, int* info, Stream stream);
 
-// Variable sizes: n, lda, ldb are device arrays of batch ints; max_n (host) bounds every n[k].
+// Variable sizes: n, lda, ldb are device arrays of batch ints; max_n (host) bounds every n[k]
+// (a matrix beyond it is refused through its info, above). Matrices with n[k] = 0 get info 0.
 template <class T>
 TESSERA_EXPORT void potrf_vbatched_ex(Uplo uplo, const int* n, int max_n, T* const* A_array,
                                       const int* lda, int batch, int* info, Stream stream);

@@ -22,6 +22,20 @@
 //   potrs_vbatched uplo 1, n 2, nrhs 3, A 4, offsets 5, lda 6, B 7, offsetsB 8, ldb 9, batch 10
 //   posv_vbatched  as potrs_vbatched, then info 11
 //
+// Device-resident batches (tessera/device.hpp; uplo 1 as well):
+//   potrf_batched (pointers)  uplo 1, n 2, A_array 3, lda 4, batch 5, info 6
+//   potrs_batched (pointers)  uplo 1, n 2, nrhs 3, A_array 4, lda 5, B_array 6, ldb 7, batch 8
+//   posv_batched (pointers)   as potrs_batched (pointers), then info 9
+//   potrf_vbatched (device)   uplo 1, n 2, max_n 3, A_array 4, lda 5, batch 6, info 7
+//   potrs_vbatched (device)   uplo 1, n 2, max_n 3, nrhs 4, A_array 5, lda 6, B_array 7, ldb 8, batch 9
+//   posv_vbatched (device)    as potrs_vbatched (device), then info 10
+//   strided matrices          uplo 1, n 2, A 3, lda 4, strideA 5, batch 6 (zero_opposite_triangle,
+//                             and potrf_batched's checking form, whose host info may be null)
+// Their pointer arrays and per-matrix sizes lie in device memory and are not read here: only the
+// scalars and the arrays' own pointers are checked (a null array is refused once batch > 0).
+// The per-matrix sizes n[k], lda[k], ldb[k] of a device-resident variable batch are checked on the
+// device (info[k] = -position; tessera/device.hpp).
+//
 // Strided batches (matrix k at A + k * strideA). With two or more matrices that hold elements,
 // strideA >= lda * n and strideB >= ldb * nrhs: whole column-major matrices one after another,
 // never overlapping, the rule of cuBLAS's, cuSOLVER's and rocSOLVER's strided batched routines;
@@ -93,5 +107,34 @@ TESSERA_EXPORT ArgumentError posv_vbatched_argument_error(char uplo, const int* 
                                                           const long long* offsets, const int* lda, const T* b,
                                                           const long long* offsets_b, const int* ldb, int batch,
                                                           const int* info);
+
+// Device-resident batches: nothing is read through the pointers (the list above).
+template <class T>
+TESSERA_EXPORT ArgumentError strided_matrices_argument_error(char uplo, int n, const T* a, int lda, long long stride_a,
+                                                             int batch);
+template <class T>
+TESSERA_EXPORT ArgumentError potrf_batched_pointers_argument_error(char uplo, int n, const T* const* a_array, int lda,
+                                                                   int batch, const int* info);
+template <class T>
+TESSERA_EXPORT ArgumentError potrs_batched_pointers_argument_error(char uplo, int n, int nrhs, const T* const* a_array,
+                                                                   int lda, const T* const* b_array, int ldb,
+                                                                   int batch);
+template <class T>
+TESSERA_EXPORT ArgumentError posv_batched_pointers_argument_error(char uplo, int n, int nrhs, const T* const* a_array,
+                                                                  int lda, const T* const* b_array, int ldb, int batch,
+                                                                  const int* info);
+template <class T>
+TESSERA_EXPORT ArgumentError potrf_vbatched_device_argument_error(char uplo, const int* n, int max_n,
+                                                                  const T* const* a_array, const int* lda, int batch,
+                                                                  const int* info);
+template <class T>
+TESSERA_EXPORT ArgumentError potrs_vbatched_device_argument_error(char uplo, const int* n, int max_n, int nrhs,
+                                                                  const T* const* a_array, const int* lda,
+                                                                  const T* const* b_array, const int* ldb, int batch);
+template <class T>
+TESSERA_EXPORT ArgumentError posv_vbatched_device_argument_error(char uplo, const int* n, int max_n, int nrhs,
+                                                                 const T* const* a_array, const int* lda,
+                                                                 const T* const* b_array, const int* ldb, int batch,
+                                                                 const int* info);
 
 }  // namespace tessera

@@ -58,6 +58,36 @@ TESSERA_EXPORT int tessera_spotrs_device(char uplo, int n, int nrhs, const float
 TESSERA_EXPORT int tessera_dposv_device(char uplo, int n, int nrhs, double *A, int lda, double *B, int ldb, void *stream);
 TESSERA_EXPORT int tessera_sposv_device(char uplo, int n, int nrhs, float *A, int lda, float *B, int ldb, void *stream);
 
+/* Device-resident batched mode (tessera/device.hpp): the same strided batches with A, B and info
+ * in GPU memory; stream is a cudaStream_t (NULL: the default stream). The _ex calls enqueue the
+ * work on the stream and return without waiting: info[k] stays in device memory. potrs skips the
+ * matrices whose info[k] is not 0 (info may be NULL there: every matrix is solved). Return value:
+ * 0, or -i for a bad i-th argument (uplo 1, ..., as in the batched calls above; stream is last).
+ * tessera_?potrf_batched_device waits for the stream, writes each matrix's info to host_info
+ * (host memory, batch ints; may be NULL) and returns how many matrices are not positive definite,
+ * or -i. These calls need no runtime; a CUDA failure, or a Tessera built without CUDA, returns
+ * TESSERA_RUNTIME_FAILURE. */
+TESSERA_EXPORT int tessera_dpotrf_batched_device_ex(char uplo, int n, double *A, int lda, long long strideA, int batch,
+                                                    int *info, void *stream);
+TESSERA_EXPORT int tessera_spotrf_batched_device_ex(char uplo, int n, float *A, int lda, long long strideA, int batch,
+                                                    int *info, void *stream);
+TESSERA_EXPORT int tessera_dpotrs_batched_device_ex(char uplo, int n, int nrhs, const double *A, int lda,
+                                                    long long strideA, double *B, int ldb, long long strideB, int batch,
+                                                    const int *info, void *stream);
+TESSERA_EXPORT int tessera_spotrs_batched_device_ex(char uplo, int n, int nrhs, const float *A, int lda,
+                                                    long long strideA, float *B, int ldb, long long strideB, int batch,
+                                                    const int *info, void *stream);
+TESSERA_EXPORT int tessera_dposv_batched_device_ex(char uplo, int n, int nrhs, double *A, int lda, long long strideA,
+                                                   double *B, int ldb, long long strideB, int batch, int *info,
+                                                   void *stream);
+TESSERA_EXPORT int tessera_sposv_batched_device_ex(char uplo, int n, int nrhs, float *A, int lda, long long strideA,
+                                                   float *B, int ldb, long long strideB, int batch, int *info,
+                                                   void *stream);
+TESSERA_EXPORT int tessera_dpotrf_batched_device(char uplo, int n, double *A, int lda, long long strideA, int batch,
+                                                 int *host_info, void *stream);
+TESSERA_EXPORT int tessera_spotrf_batched_device(char uplo, int n, float *A, int lda, long long strideA, int batch,
+                                                 int *host_info, void *stream);
+
 /* The library's version, e.g. "0.1.0". */
 TESSERA_EXPORT const char *tessera_version(void);
 

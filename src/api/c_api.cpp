@@ -123,9 +123,100 @@ int posv_batched(const char* routine, char uplo, int n, int nrhs, T* A, int lda,
   });
 }
 
+// ---- device-resident batches: no runtime, the kernels on the caller's stream ----------------------
+
+tessera::Uplo uplo_of(char uplo) { return (uplo == 'U' || uplo == 'u') ? tessera::Uplo::upper : tessera::Uplo::lower; }
+
+tessera::device::Stream stream_of(void* stream) { return static_cast<tessera::device::Stream>(stream); }
+
+template <class T>
+int potrf_batched_device_ex(const char* routine, char uplo, int n, T* A, int lda, long long strideA, int batch,
+                            int* info, void* stream) {
+  if (const ArgumentError error = tessera::potrf_batched_argument_error(uplo, n, A, lda, strideA, batch, info))
+    return -error.position;
+  return guarded(routine, [&] {
+    tessera::device::potrf_batched_ex(uplo_of(uplo), n, A, lda, strideA, batch, info, stream_of(stream));
+    return 0;
+  });
+}
+
+template <class T>
+int potrs_batched_device_ex(const char* routine, char uplo, int n, int nrhs, const T* A, int lda, long long strideA,
+                            T* B, int ldb, long long strideB, int batch, const int* info, void* stream) {
+  if (const ArgumentError error =
+          tessera::potrs_batched_argument_error<T>(uplo, n, nrhs, A, lda, strideA, B, ldb, strideB, batch))
+    return -error.position;
+  return guarded(routine, [&] {
+    tessera::device::potrs_batched_ex(uplo_of(uplo), n, nrhs, A, lda, strideA, B, ldb, strideB, batch, info,
+                                      stream_of(stream));
+    return 0;
+  });
+}
+
+template <class T>
+int posv_batched_device_ex(const char* routine, char uplo, int n, int nrhs, T* A, int lda, long long strideA, T* B,
+                           int ldb, long long strideB, int batch, int* info, void* stream) {
+  if (const ArgumentError error =
+          tessera::posv_batched_argument_error<T>(uplo, n, nrhs, A, lda, strideA, B, ldb, strideB, batch, info))
+    return -error.position;
+  return guarded(routine, [&] {
+    tessera::device::posv_batched_ex(uplo_of(uplo), n, nrhs, A, lda, strideA, B, ldb, strideB, batch, info,
+                                     stream_of(stream));
+    return 0;
+  });
+}
+
+template <class T>
+int potrf_batched_device(const char* routine, char uplo, int n, T* A, int lda, long long strideA, int batch,
+                         int* host_info, void* stream) {
+  if (const ArgumentError error = tessera::strided_matrices_argument_error(uplo, n, A, lda, strideA, batch))
+    return -error.position;
+  return guarded(routine, [&] {
+    return tessera::device::potrf_batched(uplo_of(uplo), n, A, lda, strideA, batch, host_info, stream_of(stream));
+  });
+}
+
 }  // namespace
 
 extern "C" {
+
+int tessera_dpotrf_batched_device_ex(char uplo, int n, double* A, int lda, long long strideA, int batch, int* info,
+                                     void* stream) {
+  return potrf_batched_device_ex("tessera_dpotrf_batched_device_ex", uplo, n, A, lda, strideA, batch, info, stream);
+}
+int tessera_spotrf_batched_device_ex(char uplo, int n, float* A, int lda, long long strideA, int batch, int* info,
+                                     void* stream) {
+  return potrf_batched_device_ex("tessera_spotrf_batched_device_ex", uplo, n, A, lda, strideA, batch, info, stream);
+}
+int tessera_dpotrs_batched_device_ex(char uplo, int n, int nrhs, const double* A, int lda, long long strideA,
+                                     double* B, int ldb, long long strideB, int batch, const int* info, void* stream) {
+  return potrs_batched_device_ex("tessera_dpotrs_batched_device_ex", uplo, n, nrhs, A, lda, strideA, B, ldb, strideB,
+                                 batch, info, stream);
+}
+int tessera_spotrs_batched_device_ex(char uplo, int n, int nrhs, const float* A, int lda, long long strideA, float* B,
+                                     int ldb, long long strideB, int batch, const int* info, void* stream) {
+  return potrs_batched_device_ex("tessera_spotrs_batched_device_ex", uplo, n, nrhs, A, lda, strideA, B, ldb, strideB,
+                                 batch, info, stream);
+}
+int tessera_dposv_batched_device_ex(char uplo, int n, int nrhs, double* A, int lda, long long strideA, double* B,
+                                    int ldb, long long strideB, int batch, int* info, void* stream) {
+  return posv_batched_device_ex("tessera_dposv_batched_device_ex", uplo, n, nrhs, A, lda, strideA, B, ldb, strideB,
+                                batch, info, stream);
+}
+int tessera_sposv_batched_device_ex(char uplo, int n, int nrhs, float* A, int lda, long long strideA, float* B,
+                                    int ldb, long long strideB, int batch, int* info, void* stream) {
+  return posv_batched_device_ex("tessera_sposv_batched_device_ex", uplo, n, nrhs, A, lda, strideA, B, ldb, strideB,
+                                batch, info, stream);
+}
+int tessera_dpotrf_batched_device(char uplo, int n, double* A, int lda, long long strideA, int batch, int* host_info,
+                                  void* stream) {
+  return potrf_batched_device("tessera_dpotrf_batched_device", uplo, n, A, lda, strideA, batch, host_info, stream);
+}
+int tessera_spotrf_batched_device(char uplo, int n, float* A, int lda, long long strideA, int batch, int* host_info,
+                                  void* stream) {
+  return potrf_batched_device("tessera_spotrf_batched_device", uplo, n, A, lda, strideA, batch, host_info, stream);
+}
+
 
 int tessera_dpotrf_batched(char uplo, int n, double* A, int lda, long long strideA, int batch, int* info) {
   return potrf_batched("tessera_dpotrf_batched", uplo, n, A, lda, strideA, batch, info);

@@ -33,6 +33,7 @@ struct ArgumentList {
   int ldb = 0;
   int batch = 0;
   int info = 0;
+  int max_n = 0;  // device-resident variable batches
 };
 
 constexpr ArgumentList potrf_list{2, 0, 3, 0, 4};
@@ -43,6 +44,13 @@ constexpr ArgumentList posv_batched_list{2, 3, 4, 6, 5, 7, 9, 8, 10, 11};
 constexpr ArgumentList potrf_vbatched_list{2, 0, 3, 4, 5, 0, 0, 0, 6, 7};
 constexpr ArgumentList potrs_vbatched_list{2, 3, 4, 5, 6, 7, 8, 9, 10};
 constexpr ArgumentList posv_vbatched_list{2, 3, 4, 5, 6, 7, 8, 9, 10, 11};
+constexpr ArgumentList strided_matrices_list{2, 0, 3, 5, 4, 0, 0, 0, 6, 0};
+constexpr ArgumentList potrf_pointers_list{2, 0, 3, 0, 4, 0, 0, 0, 5, 6};
+constexpr ArgumentList potrs_pointers_list{2, 3, 4, 0, 5, 6, 0, 7, 8, 0};
+constexpr ArgumentList posv_pointers_list{2, 3, 4, 0, 5, 6, 0, 7, 8, 9};
+constexpr ArgumentList potrf_vbatched_device_list{2, 0, 4, 0, 5, 0, 0, 0, 6, 7, 3};
+constexpr ArgumentList potrs_vbatched_device_list{2, 4, 5, 0, 6, 7, 0, 8, 9, 0, 3};
+constexpr ArgumentList posv_vbatched_device_list{2, 4, 5, 0, 6, 7, 0, 8, 9, 10, 3};
 
 bool valid_uplo(char uplo) { return uplo == 'U' || uplo == 'u' || uplo == 'L' || uplo == 'l'; }
 
@@ -204,6 +212,47 @@ ArgumentError variable_error(const ArgumentList& list, char uplo, const int* n, 
   return {};
 }
 
+// ---- device-resident batches ---------------------------------------------------------------------
+// The pointer arrays and per-matrix sizes are device memory: only their own pointers are checked.
+
+// Arrays of pointers, uniform sizes: uplo, n, nrhs, lda, ldb, batch, then A_array, B_array, info.
+// A list without B (potrf) passes nrhs = 0.
+template <class T>
+ArgumentError pointer_array_error(const ArgumentList& list, char uplo, int n, int nrhs, const T* const* a_array,
+                                  int lda, const T* const* b_array, int ldb, int batch, const int* info) {
+  if (!valid_uplo(uplo)) return {1, "uplo", must_be_uplo};
+  if (n < 0) return {list.n, "n", must_not_be_negative};
+  if (nrhs < 0) return {list.nrhs, "nrhs", must_not_be_negative};
+  if (lda < std::max(1, n)) return {list.lda, "lda", must_cover_n};
+  if (list.ldb && ldb < std::max(1, n)) return {list.ldb, "ldb", must_cover_n};
+  if (batch < 0) return {list.batch, "batch", must_not_be_negative};
+  if (batch == 0) return {};
+  if (a_array == nullptr && n > 0) return {list.a, "A_array", must_not_be_null};
+  if (list.b && n > 0 && nrhs > 0 && b_array == nullptr) return {list.b, "B_array", must_not_be_null};
+  if (list.info && info == nullptr) return {list.info, "info", must_not_be_null};
+  return {};
+}
+
+// Variable sizes in device arrays: the scalars (uplo, max_n, nrhs, batch), the size arrays (n,
+// lda, ldb), then A_array, B_array, info. Every matrix holds elements only where max_n > 0.
+template <class T>
+ArgumentError device_variable_error(const ArgumentList& list, char uplo, const int* n, int max_n, int nrhs,
+                                    const T* const* a_array, const int* lda, const T* const* b_array, const int* ldb,
+                                    int batch, const int* info) {
+  if (!valid_uplo(uplo)) return {1, "uplo", must_be_uplo};
+  if (max_n < 0) return {list.max_n, "max_n", must_not_be_negative};
+  if (nrhs < 0) return {list.nrhs, "nrhs", must_not_be_negative};
+  if (batch < 0) return {list.batch, "batch", must_not_be_negative};
+  if (batch == 0) return {};
+  if (n == nullptr) return {list.n, "n", must_not_be_null};
+  if (lda == nullptr) return {list.lda, "lda", must_not_be_null};
+  if (list.ldb && ldb == nullptr) return {list.ldb, "ldb", must_not_be_null};
+  if (a_array == nullptr && max_n > 0) return {list.a, "A_array", must_not_be_null};
+  if (list.b && max_n > 0 && nrhs > 0 && b_array == nullptr) return {list.b, "B_array", must_not_be_null};
+  if (list.info && info == nullptr) return {list.info, "info", must_not_be_null};
+  return {};
+}
+
 }  // namespace
 
 std::string describe(const char* routine, const ArgumentError& error) {
@@ -280,6 +329,52 @@ ArgumentError posv_vbatched_argument_error(char uplo, const int* n, int nrhs, co
   return variable_error(posv_vbatched_list, uplo, n, nrhs, a, offsets, lda, b, offsets_b, ldb, batch, info);
 }
 
+template <class T>
+ArgumentError strided_matrices_argument_error(char uplo, int n, const T* a, int lda, long long stride_a, int batch) {
+  return strided_error<T>(strided_matrices_list, uplo, n, 0, a, lda, stride_a, nullptr, 1, 0, batch, nullptr);
+}
+
+template <class T>
+ArgumentError potrf_batched_pointers_argument_error(char uplo, int n, const T* const* a_array, int lda, int batch,
+                                                    const int* info) {
+  return pointer_array_error<T>(potrf_pointers_list, uplo, n, 0, a_array, lda, nullptr, 1, batch, info);
+}
+
+template <class T>
+ArgumentError potrs_batched_pointers_argument_error(char uplo, int n, int nrhs, const T* const* a_array, int lda,
+                                                    const T* const* b_array, int ldb, int batch) {
+  return pointer_array_error(potrs_pointers_list, uplo, n, nrhs, a_array, lda, b_array, ldb, batch, nullptr);
+}
+
+template <class T>
+ArgumentError posv_batched_pointers_argument_error(char uplo, int n, int nrhs, const T* const* a_array, int lda,
+                                                   const T* const* b_array, int ldb, int batch, const int* info) {
+  return pointer_array_error(posv_pointers_list, uplo, n, nrhs, a_array, lda, b_array, ldb, batch, info);
+}
+
+template <class T>
+ArgumentError potrf_vbatched_device_argument_error(char uplo, const int* n, int max_n, const T* const* a_array,
+                                                   const int* lda, int batch, const int* info) {
+  return device_variable_error<T>(potrf_vbatched_device_list, uplo, n, max_n, 0, a_array, lda, nullptr, nullptr, batch,
+                                  info);
+}
+
+template <class T>
+ArgumentError potrs_vbatched_device_argument_error(char uplo, const int* n, int max_n, int nrhs,
+                                                   const T* const* a_array, const int* lda, const T* const* b_array,
+                                                   const int* ldb, int batch) {
+  return device_variable_error(potrs_vbatched_device_list, uplo, n, max_n, nrhs, a_array, lda, b_array, ldb, batch,
+                               nullptr);
+}
+
+template <class T>
+ArgumentError posv_vbatched_device_argument_error(char uplo, const int* n, int max_n, int nrhs,
+                                                  const T* const* a_array, const int* lda, const T* const* b_array,
+                                                  const int* ldb, int batch, const int* info) {
+  return device_variable_error(posv_vbatched_device_list, uplo, n, max_n, nrhs, a_array, lda, b_array, ldb, batch,
+                               info);
+}
+
 #define TESSERA_INSTANTIATE_ARGUMENT_CHECKS(T)                                                                        \
   template ArgumentError potrf_argument_error<T>(char, long long, const T*, long long);                               \
   template ArgumentError potrs_argument_error<T>(char, long long, long long, const T*, long long, const T*, long long); \
@@ -295,7 +390,20 @@ ArgumentError posv_vbatched_argument_error(char uplo, const int* n, int nrhs, co
                                                           const int*, const T*, const long long*, const int*, int);   \
   template ArgumentError posv_vbatched_argument_error<T>(char, const int*, int, const T*, const long long*,            \
                                                          const int*, const T*, const long long*, const int*, int,     \
-                                                         const int*);
+                                                         const int*);                                                   \
+  template ArgumentError strided_matrices_argument_error<T>(char, int, const T*, int, long long, int);                  \
+  template ArgumentError potrf_batched_pointers_argument_error<T>(char, int, const T* const*, int, int, const int*);    \
+  template ArgumentError potrs_batched_pointers_argument_error<T>(char, int, int, const T* const*, int,                 \
+                                                                  const T* const*, int, int);                           \
+  template ArgumentError posv_batched_pointers_argument_error<T>(char, int, int, const T* const*, int,                  \
+                                                                 const T* const*, int, int, const int*);                \
+  template ArgumentError potrf_vbatched_device_argument_error<T>(char, const int*, int, const T* const*, const int*,    \
+                                                                 int, const int*);                                      \
+  template ArgumentError potrs_vbatched_device_argument_error<T>(char, const int*, int, int, const T* const*,           \
+                                                                 const int*, const T* const*, const int*, int);         \
+  template ArgumentError posv_vbatched_device_argument_error<T>(char, const int*, int, int, const T* const*,            \
+                                                                const int*, const T* const*, const int*, int,           \
+                                                                const int*);
 TESSERA_INSTANTIATE_ARGUMENT_CHECKS(float)
 TESSERA_INSTANTIATE_ARGUMENT_CHECKS(double)
 #undef TESSERA_INSTANTIATE_ARGUMENT_CHECKS

@@ -18,11 +18,13 @@ enum class Staging {
 };
 
 // Everything a kernel needs to locate matrix k. For `variable`, n/lda/offset come from the
-// device arrays and `n` holds max_n.
+// device arrays and `n` holds max_n. With A_array set (strided or variable layout), matrix k
+// starts at A_array[k] instead: A, stride and offvec are then unused.
 template <class T>
 struct BatchDesc {
   BatchLayout layout = BatchLayout::strided;
   T* A = nullptr;
+  T* const* A_array = nullptr;
   int n = 0;
   int lda = 0;
   long long stride = 0;
@@ -55,9 +57,10 @@ __device__ __forceinline__ StoredMatrix<T> stored_matrix(const BatchDesc<T>& d, 
               static_cast<long long>(kInterleaveWidth) * d.n, d.n};
     }
     case BatchLayout::variable:
-      return {d.A + d.offvec[k], 1, d.ldvec[k], d.nvec[k]};
+      return {d.A_array ? d.A_array[k] : d.A + d.offvec[k], 1, d.ldvec[k], d.nvec[k]};
     default:
-      return {d.A + static_cast<long long>(k) * d.stride, 1, d.lda, d.n};
+      return {d.A_array ? d.A_array[k] : d.A + static_cast<long long>(k) * d.stride, 1, d.lda,
+              d.n};
   }
 }
 

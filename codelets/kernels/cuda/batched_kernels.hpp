@@ -56,6 +56,50 @@ void potrs_vbatched(BatchUplo uplo, const int* n, int max_n, int nrhs, const T* 
                     const long long* offsetA, const int* lda, T* B, const long long* offsetB,
                     const int* ldb, int batch, const int* info, cudaStream_t stream);
 
+// ---- arrays of pointers ----------------------------------------------------------------------
+// Matrix k starts at A_array[k] (B_k at B_array[k]): device arrays of batch device pointers.
+// Same kernels, info and triangle conventions as the forms above.
+template <class T>
+void potrf_batched(BatchUplo uplo, int n, T* const* A_array, int lda, int batch, int* info,
+                   cudaStream_t stream, const BatchedOptions& opts = {});
+template <class T>
+void potrs_batched(BatchUplo uplo, int n, int nrhs, const T* const* A_array, int lda,
+                   T* const* B_array, int ldb, int batch, const int* info, cudaStream_t stream);
+
+// Variable sizes with arrays of pointers (n, lda, ldb, info: device arrays of length batch). A
+// negative n[k] marks a matrix to leave alone: neither it, its B nor info[k] is touched (see
+// screen_variable_sizes). This also holds for the offset forms above.
+template <class T>
+void potrf_vbatched(BatchUplo uplo, const int* n, int max_n, T* const* A_array, const int* lda,
+                    int batch, int* info, cudaStream_t stream, const BatchedOptions& opts = {});
+template <class T>
+void potrs_vbatched(BatchUplo uplo, const int* n, int max_n, int nrhs, const T* const* A_array,
+                    const int* lda, T* const* B_array, const int* ldb, int batch, const int* info,
+                    cudaStream_t stream);
+
+// LAPACK positions that screen_variable_sizes reports (0: that array is not checked).
+struct VariableSizePositions {
+  int n = 0;
+  int max_n = 0;
+  int lda = 0;
+  int ldb = 0;
+};
+
+// The per-matrix sizes of a variable batch, checked on the device where they live: matrix k is
+// valid when 0 <= n[k] <= max_n, lda[k] >= max(1, n[k]) and (ldb set) ldb[k] >= max(1, n[k]).
+// checked_n[k] (device, batch ints) gets n[k] for a valid matrix and -1 otherwise, so that the
+// vbatched kernels given checked_n leave it alone; where info is set, an invalid matrix's info[k]
+// gets -position of its first bad size (n, then max_n, lda, ldb).
+void screen_variable_sizes(const int* n, int max_n, const int* lda, const int* ldb, int batch,
+                           int* checked_n, int* info, const VariableSizePositions& positions,
+                           cudaStream_t stream);
+
+// Zeros the strict triangle opposite `uplo` of each n x n matrix of a strided batch (the
+// referenced triangle and the rows past n are left as they are).
+template <class T>
+void zero_opposite_triangle_batched(BatchUplo uplo, int n, T* A, int lda, long long strideA,
+                                    int batch, cudaStream_t stream);
+
 // ---- interleaved ("batch-index fastest") layout ---------------------------------------------
 // Matrices are grouped in chunks of 32 (kInterleaveWidth); inside a chunk the batch index varies
 // fastest. Element (i, j) of matrix b lives at

@@ -2,7 +2,8 @@
 //   n <= 32       register kernel (batched_potrf_small.cu)
 //   n > 32        panel kernel    (batched_potrf_panel.cu)
 // A variable batch runs both: the register kernel takes the matrices with n_k <= 32, the panel
-// kernel the rest (each skips the other's matrices).
+// kernel the rest (each skips the other's matrices). Arrays of pointers use the same kernels:
+// BatchDesc::A_array replaces the base pointer and its stride or offsets.
 #include <string>
 
 #include "cuda/batched_common.cuh"
@@ -48,6 +49,21 @@ void run_uniform(BatchDesc<T> desc, cudaStream_t stream, const BatchedOptions& o
     batched_detail::launch_potrf_panel(desc, desc.n, 0, stream, opts);
 }
 
+// A variable batch: the register kernel takes the matrices of order <= 32, the panel kernel the
+// larger ones.
+template <class T>
+void run_variable(BatchDesc<T> desc, cudaStream_t stream, const BatchedOptions& opts) {
+  const int max_n = desc.n;
+  desc.fast = opts.fast_math;
+  // The register kernel sizes its thread groups by the largest order it has to take.
+  const int small_n = max_n < kRegisterMaxN ? (max_n > 0 ? max_n : 1) : kRegisterMaxN;
+  BatchedOptions small_opts = opts;
+  if (max_n > kRegisterMaxN) small_opts.threads = 0;  // `threads` then names the panel shape
+  batched_detail::launch_potrf_small(desc, small_n, stream, small_opts);
+  if (max_n > kRegisterMaxN)
+    batched_detail::launch_potrf_panel(desc, max_n, kRegisterMaxN, stream, opts);
+}
+
 }  // namespace
 
 template <class T>
@@ -91,14 +107,36 @@ void potrf_vbatched(BatchUplo uplo, const int* n, int max_n, T* A, const long lo
   desc.nvec = n;
   desc.ldvec = lda;
   desc.offvec = offsetA;
-  desc.fast = opts.fast_math;
-  // The register kernel sizes its thread groups by the largest order it has to take.
-  const int small_n = max_n < kRegisterMaxN ? (max_n > 0 ? max_n : 1) : kRegisterMaxN;
-  BatchedOptions small_opts = opts;
-  if (max_n > kRegisterMaxN) small_opts.threads = 0;  // `threads` then names the panel shape
-  batched_detail::launch_potrf_small(desc, small_n, stream, small_opts);
-  if (max_n > kRegisterMaxN)
-    batched_detail::launch_potrf_panel(desc, max_n, kRegisterMaxN, stream, opts);
+  run_variable(desc, stream, opts);
+}
+
+template <class T>
+void potrf_batched(BatchUplo uplo, int n, T* const* A_array, int lda, int batch, int* info,
+                   cudaStream_t stream, const BatchedOptions& opts) {
+  require(n >= 0, "n must be >= 0", 2);
+  require(lda >= (n > 1 ? n : 1), "lda must be >= max(1, n)", 4);
+  require(batch >= 0, "batch must be >= 0", 5);
+  require(batch == 0 || info != nullptr, "info must not be null", 6);
+  require(batch == 0 || n == 0 || A_array != nullptr, "A_array must not be null", 3);
+  BatchDesc<T> desc = batch_desc<T>(BatchLayout::strided, uplo, nullptr, n, batch, info);
+  desc.A_array = A_array;
+  desc.lda = lda;
+  run_uniform(desc, stream, opts);
+}
+
+template <class T>
+void potrf_vbatched(BatchUplo uplo, const int* n, int max_n, T* const* A_array, const int* lda,
+                    int batch, int* info, cudaStream_t stream, const BatchedOptions& opts) {
+  require(max_n >= 0, "max_n must be >= 0", 3);
+  require(batch >= 0, "batch must be >= 0", 6);
+  if (batch == 0) return;
+  require(n != nullptr && lda != nullptr && info != nullptr, "n, lda and info must not be null", 2);
+  require(max_n == 0 || A_array != nullptr, "A_array must not be null", 4);
+  BatchDesc<T> desc = batch_desc<T>(BatchLayout::variable, uplo, nullptr, max_n, batch, info);
+  desc.A_array = A_array;
+  desc.nvec = n;
+  desc.ldvec = lda;
+  run_variable(desc, stream, opts);
 }
 
 template void potrf_batched<float>(BatchUplo, int, float*, int, long long, int, int*,
@@ -113,5 +151,13 @@ template void potrf_vbatched<float>(BatchUplo, const int*, int, float*, const lo
                                     const int*, int, int*, cudaStream_t, const BatchedOptions&);
 template void potrf_vbatched<double>(BatchUplo, const int*, int, double*, const long long*,
                                      const int*, int, int*, cudaStream_t, const BatchedOptions&);
+template void potrf_batched<float>(BatchUplo, int, float* const*, int, int, int*, cudaStream_t,
+                                   const BatchedOptions&);
+template void potrf_batched<double>(BatchUplo, int, double* const*, int, int, int*, cudaStream_t,
+                                    const BatchedOptions&);
+template void potrf_vbatched<float>(BatchUplo, const int*, int, float* const*, const int*, int,
+                                    int*, cudaStream_t, const BatchedOptions&);
+template void potrf_vbatched<double>(BatchUplo, const int*, int, double* const*, const int*, int,
+                                     int*, cudaStream_t, const BatchedOptions&);
 
 }  // namespace tessera::kernels::cuda

@@ -370,7 +370,7 @@ void launch_small_n(BatchDesc<T> d, int threads, cudaStream_t stream) {
   const std::size_t smem = static_cast<std::size_t>(M) * P::stride * sizeof(T);
   const bool aligned = reinterpret_cast<std::uintptr_t>(d.A) % 16 == 0;
   d.staging = Staging::element;
-  if (d.layout == BatchLayout::strided && aligned && d.lda == N &&
+  if (d.layout == BatchLayout::strided && d.A_array == nullptr && aligned && d.lda == N &&
       d.stride == static_cast<long long>(N) * N && (M * N * N) % P::V == 0)
     d.staging = Staging::contiguous;
   if (d.layout == BatchLayout::interleaved && aligned && M % P::V == 0)

@@ -48,6 +48,10 @@ struct SolveDesc {
   const int* info = nullptr;
   UniformSolveLayout uniform;
   VariableSolveLayout variable;  // the batch is variable when variable.n is set
+  // Arrays of pointers: when set, system k's factor starts at A_array[k] and its right-hand
+  // sides at B_array[k] (A, B, the strides and the offsets are then unused).
+  const T* const* A_array = nullptr;
+  T* const* B_array = nullptr;
 };
 
 template <class T>
@@ -61,12 +65,12 @@ struct SolveSystem {
 template <class T>
 __device__ __forceinline__ SolveSystem<T> system_at(const SolveDesc<T>& d, int k, int col) {
   const VariableSolveLayout& v = d.variable;
-  if (v.n)
-    return {d.A + v.offA[k], v.lda[k], d.B + v.offB[k] + static_cast<long long>(col) * v.ldb[k],
-            v.n[k]};
   const UniformSolveLayout& u = d.uniform;
-  return {d.A + k * u.strideA, u.lda, d.B + k * u.strideB + static_cast<long long>(col) * u.ldb,
-          u.n};
+  const bool variable = v.n != nullptr;
+  const T* a = d.A_array ? d.A_array[k] : d.A + (variable ? v.offA[k] : k * u.strideA);
+  T* b = d.B_array ? d.B_array[k] : d.B + (variable ? v.offB[k] : k * u.strideB);
+  const long long ldb = variable ? v.ldb[k] : u.ldb;
+  return {a, variable ? v.lda[k] : u.lda, b + col * ldb, variable ? v.n[k] : u.n};
 }
 
 // Body of every solve kernel: warp w of the grid runs Solve(system, lane) on matrix w / nrhs,
@@ -359,6 +363,40 @@ void potrs_vbatched(BatchUplo uplo, const int* n, int max_n, int nrhs, const T* 
   launch_solve(d, uplo, max_n, stream);
 }
 
+template <class T>
+void potrs_batched(BatchUplo uplo, int n, int nrhs, const T* const* A_array, int lda,
+                   T* const* B_array, int ldb, int batch, const int* info, cudaStream_t stream) {
+  require(n >= 0, "n must be >= 0", 2);
+  require(nrhs >= 0, "nrhs must be >= 0", 3);
+  require(lda >= (n > 1 ? n : 1), "lda must be >= max(1, n)", 5);
+  require(ldb >= (n > 1 ? n : 1), "ldb must be >= max(1, n)", 7);
+  require(batch >= 0, "batch must be >= 0", 8);
+  if (batch == 0 || n == 0 || nrhs == 0) return;
+  require(A_array != nullptr && B_array != nullptr, "A_array and B_array must not be null", 4);
+  SolveDesc<T> d{nullptr, nullptr, nrhs, batch, info};
+  d.uniform = {n, lda, 0, ldb, 0};
+  d.A_array = A_array;
+  d.B_array = B_array;
+  launch_solve(d, uplo, n, stream);
+}
+
+template <class T>
+void potrs_vbatched(BatchUplo uplo, const int* n, int max_n, int nrhs, const T* const* A_array,
+                    const int* lda, T* const* B_array, const int* ldb, int batch, const int* info,
+                    cudaStream_t stream) {
+  require(max_n >= 0, "max_n must be >= 0", 3);
+  require(nrhs >= 0, "nrhs must be >= 0", 4);
+  require(batch >= 0, "batch must be >= 0", 9);
+  if (batch == 0 || nrhs == 0 || max_n == 0) return;
+  require(n && lda && ldb, "size and ld arrays must not be null", 2);
+  require(A_array != nullptr && B_array != nullptr, "A_array and B_array must not be null", 5);
+  SolveDesc<T> d{nullptr, nullptr, nrhs, batch, info};
+  d.variable = {n, lda, nullptr, ldb, nullptr};
+  d.A_array = A_array;
+  d.B_array = B_array;
+  launch_solve(d, uplo, max_n, stream);
+}
+
 template void potrs_batched<float>(BatchUplo, int, int, const float*, int, long long, float*, int,
                                    long long, int, const int*, cudaStream_t);
 template void potrs_batched<double>(BatchUplo, int, int, const double*, int, long long, double*,
@@ -369,5 +407,16 @@ template void potrs_vbatched<float>(BatchUplo, const int*, int, int, const float
 template void potrs_vbatched<double>(BatchUplo, const int*, int, int, const double*,
                                      const long long*, const int*, double*, const long long*,
                                      const int*, int, const int*, cudaStream_t);
+
+template void potrs_batched<float>(BatchUplo, int, int, const float* const*, int, float* const*,
+                                   int, int, const int*, cudaStream_t);
+template void potrs_batched<double>(BatchUplo, int, int, const double* const*, int, double* const*,
+                                    int, int, const int*, cudaStream_t);
+template void potrs_vbatched<float>(BatchUplo, const int*, int, int, const float* const*,
+                                    const int*, float* const*, const int*, int, const int*,
+                                    cudaStream_t);
+template void potrs_vbatched<double>(BatchUplo, const int*, int, int, const double* const*,
+                                     const int*, double* const*, const int*, int, const int*,
+                                     cudaStream_t);
 
 }  // namespace tessera::kernels::cuda
