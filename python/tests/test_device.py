@@ -90,7 +90,7 @@ def test_factor_matches_numpy(kind, n, batch, lower, dtype):
 
 @pytest.mark.parametrize("n", [8, 40, 1100])
 def test_members_that_are_not_positive_definite(kind, n):
-    batch = 6 if n < 1024 else 2
+    batch = 6 if n < 1024 else 3
     a = spd(n, batch=(batch,))
     a[1] = not_spd_at(a[1], 1)
     a[-1] = not_spd_at(a[-1], n)

@@ -121,17 +121,25 @@ def _factor_device(ad, a, lower, mode, policy):
     n, batch = square_shape(tuple(a.shape))
     dtype = ad.dtype(a)
     lead = tuple(a.shape[:-2])
-    uplo = _stored_uplo(lower)
+    dense = n >= DENSE_DEVICE_MIN_N
     with ad.device_guard(a):
-        f = ad.stack(a, (batch, n, n), dtype, copy=True)
+        if dense:
+            # Copied transposed: the C-ordered copy of a^T is a itself column-major, so the tile
+            # DAG factors the triangle asked for without a transposing workspace; the factor
+            # comes back as the transposed (Fortran-ordered) view.
+            f = ad.stack(ad.swap_last(a), (batch, n, n), dtype, copy=True)
+        else:
+            f = ad.stack(a, (batch, n, n), dtype, copy=True)
         info = ad.empty_info(a, (batch,))
         if n > 0 and batch > 0:
             stream, suffix = ad.stream(a), _suffix(dtype)
-            if n >= DENSE_DEVICE_MIN_N:
-                _factor_dense_device(ad, f, info, n, batch, dtype, uplo, mode, policy, stream)
+            if dense:
+                _factor_dense_device(ad, f, info, n, batch, dtype, "lower" if lower else "upper", mode, policy, stream)
             else:
-                getattr(_core, "potrf_batched_device" + suffix)(ad.pointer(f), n, batch, uplo, ad.pointer(info), stream,
-                                                                True)
+                getattr(_core, "potrf_batched_device" + suffix)(ad.pointer(f), n, batch, _stored_uplo(lower),
+                                                                ad.pointer(info), stream, True)
+    if dense:
+        f = ad.swap_last(f)
     return f.reshape(lead + (n, n)), info.reshape(lead)
 
 
@@ -160,24 +168,34 @@ def _solve(c, b, lower, mode, policy):
     lead = tuple(np.broadcast_shapes(tuple(native_c.shape[:-2]), b_shape[:-2]))
     batch, k = int(np.prod(lead, dtype=np.int64)), b_shape[-1]
     dtype = np.result_type(ad.dtype(native_c), ad.dtype(native_b))
-    factors = ad.stack(ad.broadcast(native_c, lead + (n, n)), (batch, n, n), dtype, copy=False)
+    factors, uplo = _factor_stack(ad, ad.broadcast(native_c, lead + (n, n)), (batch, n, n), dtype, lower)
     columns = ad.broadcast(native_b.reshape(b_shape), lead + (n, k))
     # Each right-hand side block column-major: (batch, k, n) C-ordered.
     x = ad.stack(ad.swap_last(columns), (batch, k, n), dtype, copy=True)
     if n > 0 and k > 0 and batch > 0:
         if where == "host":
             runtime, default_mode = native_runtime(policy)
-            getattr(runtime, "potrs" + _suffix(dtype))(factors, x, _stored_uplo(lower), mode or default_mode)
+            getattr(runtime, "potrs" + _suffix(dtype))(factors, x, uplo, mode or default_mode)
         else:
-            _solve_device(ad, native_c, factors, x, n, k, batch, dtype, lower, mode, policy)
+            _solve_device(ad, native_c, factors, x, n, k, batch, dtype, uplo, mode, policy)
     x = ad.swap_last(x).reshape(lead + ((n,) if vector else (n, k)))
     if where == "host":
         return host_result(x, arrays)
     return arrays.to_input_kind(x)
 
 
-def _solve_device(ad, like, factors, x, n, k, batch, dtype, lower, mode, policy):
-    suffix, uplo = _suffix(dtype), _stored_uplo(lower)
+def _factor_stack(ad, c, shape, dtype, lower):
+    """The factors as column-major matrices without a copy where their layout allows (a C-ordered
+    matrix is read as its transpose, so its triangle flips; a Fortran-ordered one, as cholesky
+    returns for large GPU matrices, is read as it is), and the triangle Tessera reads."""
+    transposed = ad.swap_last(c)
+    if ad.dtype(c) == dtype and ad.is_c_contiguous(transposed) and not ad.is_c_contiguous(c):
+        return ad.stack(transposed, shape, dtype, copy=False), "lower" if lower else "upper"
+    return ad.stack(c, shape, dtype, copy=False), _stored_uplo(lower)
+
+
+def _solve_device(ad, like, factors, x, n, k, batch, dtype, uplo, mode, policy):
+    suffix = _suffix(dtype)
     with ad.device_guard(like):
         stream = ad.stream(like)
         if n >= DENSE_DEVICE_MIN_N:

@@ -51,6 +51,9 @@ class NumPyArrays:
     def empty_info(self, like, shape):
         return np.zeros(shape, dtype=np.int32)
 
+    def is_c_contiguous(self, a):
+        return a.flags.c_contiguous
+
     def to_host(self, info):
         return info
 
@@ -79,6 +82,9 @@ class _Torch:
 
     def empty_info(self, like, shape):
         return self.torch.zeros(shape, dtype=self.torch.int32, device=like.device)
+
+    def is_c_contiguous(self, a):
+        return a.is_contiguous()
 
     def pointer(self, a):
         return a.data_ptr()
@@ -120,6 +126,9 @@ class _CuPy:
     def empty_info(self, like, shape):
         with like.device:
             return self.cupy.zeros(shape, dtype=np.int32)
+
+    def is_c_contiguous(self, a):
+        return a.flags.c_contiguous
 
     def pointer(self, a):
         return a.data.ptr
