@@ -81,7 +81,10 @@ build_starpu() {
   else
     flags+=(--disable-cuda)
   fi
-  local stamp="starpu $starpu_version ${flags[*]}"
+  # The patches are part of the build: a changed patch rebuilds StarPU.
+  local patches=("$here"/patches/starpu-1.3.10-*.patch)
+  local stamp
+  stamp="starpu $starpu_version ${flags[*]} patches $(cat "${patches[@]}" | sha256sum | cut -c1-16)"
   if [ -f "$starpu_prefix/.tessera-build" ] && [ "$(cat "$starpu_prefix/.tessera-build")" = "$stamp" ]; then
     log "StarPU already built in $starpu_prefix"
     return 0
@@ -95,8 +98,12 @@ build_starpu() {
   local srcdir
   srcdir=$(find "$work" -maxdepth 1 -type d -name "starpu-$starpu_version*" | head -n 1)
   [ -n "$srcdir" ] || { log "StarPU $starpu_version source not found"; exit 1; }
-  # CUDA 13 removed cudaDeviceProp::computeMode and the legacy cublas.h API that StarPU 1.3 uses.
-  patch -d "$srcdir" -p1 -s < "$here/patches/starpu-1.3.10-cuda13.patch"
+  # starpu-1.3.10-cuda13.patch: CUDA 13 removed cudaDeviceProp::computeMode and the legacy cublas.h
+  # API that StarPU 1.3 uses. starpu-1.3.10-no-device-reset.patch: the bus calibration (first
+  # start with an empty perf-model directory) ended with cudaDeviceReset(), which destroyed the
+  # CUDA context and memory of an application that had used the GPU before starting StarPU.
+  local patch_file
+  for patch_file in "${patches[@]}"; do patch -d "$srcdir" -p1 -s < "$patch_file"; done
   (cd "$srcdir" && ./configure -q --prefix="$starpu_prefix" "${flags[@]}" CFLAGS="-O2 -g" >"$work/configure.log" 2>&1) \
     || { tail -n 40 "$work/configure.log"; exit 1; }
   "${sudo_cmd[@]}" rm -rf "$starpu_prefix"

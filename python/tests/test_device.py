@@ -1,5 +1,8 @@
 """tessera on GPU arrays (CuPy, PyTorch, JAX): results against numpy, per-matrix info, the kind of
 array handed back, and the stream semantics. Skipped where no GPU (or no GPU library) is present."""
+import os
+import subprocess
+import sys
 import time
 
 import numpy as np
@@ -189,3 +192,24 @@ def test_jax_arrays_come_back_as_jax_arrays(monkeypatch):
     factor = tessera.cholesky(x)
     assert isinstance(factor, jax.Array)
     assert backward_error(a, np.asarray(factor), True) < tolerance(np.float64, 40)
+
+
+def test_a_fresh_machine_keeps_the_callers_gpu_memory(tmp_path):
+    """With an empty perf-model directory the runtime's first start calibrates the bus; that must
+    leave the CUDA context and memory of the program that called it (here PyTorch's) intact."""
+    if _torch() is None:
+        pytest.skip("needs PyTorch with a CUDA GPU")
+    script = """
+import numpy as np, torch, tessera
+before = torch.arange(4096, dtype=torch.float64, device="cuda")
+g = np.random.default_rng(0).standard_normal((1100, 1100))
+a = torch.from_numpy(g @ g.T / 1100 + np.eye(1100)).cuda()
+factor = tessera.cholesky(a)  # the first dense call starts the runtime
+assert torch.equal(before, torch.arange(4096, dtype=torch.float64, device="cuda")), "memory lost"
+assert torch.allclose(factor @ factor.mT, a), "wrong factor"
+print("ok")
+"""
+    env = dict(os.environ, STARPU_PERF_MODEL_DIR=str(tmp_path))
+    done = subprocess.run([sys.executable, "-c", script], env=env, capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0 and done.stdout.strip() == "ok", done.stdout + done.stderr
+    assert (tmp_path / "bus").is_dir(), "the bus was not calibrated: the test did not start from a fresh state"

@@ -123,22 +123,23 @@ def _factor_device(ad, a, lower, mode, policy):
     lead = tuple(a.shape[:-2])
     dense = n >= DENSE_DEVICE_MIN_N
     with ad.device_guard(a):
-        if dense:
-            # Copied transposed: the C-ordered copy of a^T is a itself column-major, so the tile
-            # DAG factors the triangle asked for without a transposing workspace; the factor
-            # comes back as the transposed (Fortran-ordered) view.
-            f = ad.stack(ad.swap_last(a), (batch, n, n), dtype, copy=True)
-        else:
-            f = ad.stack(a, (batch, n, n), dtype, copy=True)
-        info = ad.empty_info(a, (batch,))
-        if n > 0 and batch > 0:
+        # Tessera's GPU kernels are fastest on lower storage (column-major), and a C-ordered
+        # array holds the column-major transpose of its matrix. For a lower factor the copy is
+        # made transposed, so that it holds a column-major; for an upper one it is made as it
+        # is: its column-major lower triangle is then a's upper one, and the lower factor L of
+        # that storage, read back C-ordered, is U = L^T. Either way Tessera factors "lower".
+        f = ad.stack(ad.swap_last(a) if lower else a, (batch, n, n), dtype, copy=True)
+        work = n > 0 and batch > 0
+        # The batched kernels write every matrix's info: no need to clear it first.
+        info = ad.uninitialized_info(a, (batch,)) if work and not dense else ad.empty_info(a, (batch,))
+        if work:
             stream, suffix = ad.stream(a), _suffix(dtype)
             if dense:
-                _factor_dense_device(ad, f, info, n, batch, dtype, "lower" if lower else "upper", mode, policy, stream)
+                _factor_dense_device(ad, f, info, n, batch, dtype, "lower", mode, policy, stream)
             else:
-                getattr(_core, "potrf_batched_device" + suffix)(ad.pointer(f), n, batch, _stored_uplo(lower),
-                                                                ad.pointer(info), stream, True)
-    if dense:
+                getattr(_core, "potrf_batched_device" + suffix)(ad.pointer(f), n, batch, "lower", ad.pointer(info),
+                                                                stream, True)
+    if lower:
         f = ad.swap_last(f)
     return f.reshape(lead + (n, n)), info.reshape(lead)
 
@@ -187,7 +188,7 @@ def _solve(c, b, lower, mode, policy):
 def _factor_stack(ad, c, shape, dtype, lower):
     """The factors as column-major matrices without a copy where their layout allows (a C-ordered
     matrix is read as its transpose, so its triangle flips; a Fortran-ordered one, as cholesky
-    returns for large GPU matrices, is read as it is), and the triangle Tessera reads."""
+    returns lower factors of GPU arrays, is read as it is), and the triangle Tessera reads."""
     transposed = ad.swap_last(c)
     if ad.dtype(c) == dtype and ad.is_c_contiguous(transposed) and not ad.is_c_contiguous(c):
         return ad.stack(transposed, shape, dtype, copy=False), "lower" if lower else "upper"

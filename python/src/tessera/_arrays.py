@@ -5,6 +5,7 @@ Every operation works on C-ordered stacks (batch, rows, cols). Each GPU array ki
 adapter that allocates and copies with the array's own library, so that memory comes from its
 pool, and that names the stream the work is ordered on (the library's current stream).
 """
+import contextlib
 import math
 
 import numpy as np
@@ -61,15 +62,22 @@ class NumPyArrays:
 class _Torch:
     def __init__(self, torch):
         self.torch = torch
+        self.dtypes = {torch.float64: np.dtype(np.float64), torch.float32: np.dtype(np.float32)}
+        # The current stream's handle without building a Stream object (a few microseconds a call).
+        self.raw_stream = getattr(torch._C, "_cuda_getCurrentRawStream", None)
 
     def dtype(self, a):
-        return float_dtype(str(a.dtype).replace("torch.", "")) if a.dtype != self.torch.bool else np.dtype(np.float64)
+        known = self.dtypes.get(a.dtype)
+        if known is not None:
+            return known
+        return np.dtype(np.float64) if a.dtype == self.torch.bool else float_dtype(str(a.dtype).replace("torch.", ""))
 
     def stack(self, a, shape, dtype, copy):
         """a as a C-ordered array of `shape` and `dtype` (a fresh copy when `copy`)."""
         t = getattr(self.torch, dtype.name)
-        if not copy and a.dtype == t and a.is_contiguous():
-            return a.reshape(shape)
+        if a.dtype == t and (not copy or a.is_contiguous()):
+            a = a.reshape(shape)
+            return a.clone() if copy else a.contiguous()
         out = self.torch.empty(shape, dtype=t, device=a.device)
         out.copy_(a.reshape(shape))
         return out
@@ -83,6 +91,9 @@ class _Torch:
     def empty_info(self, like, shape):
         return self.torch.zeros(shape, dtype=self.torch.int32, device=like.device)
 
+    def uninitialized_info(self, like, shape):
+        return self.torch.empty(shape, dtype=self.torch.int32, device=like.device)
+
     def is_c_contiguous(self, a):
         return a.is_contiguous()
 
@@ -90,9 +101,13 @@ class _Torch:
         return a.data_ptr()
 
     def stream(self, a):
+        if self.raw_stream is not None:
+            return self.raw_stream(a.device.index)
         return self.torch.cuda.current_stream(a.device).cuda_stream
 
     def device_guard(self, a):
+        if a.device.index == self.torch.cuda.current_device():
+            return contextlib.nullcontext()
         return self.torch.cuda.device(a.device)
 
     def set_info(self, info, index, value):
@@ -126,6 +141,10 @@ class _CuPy:
     def empty_info(self, like, shape):
         with like.device:
             return self.cupy.zeros(shape, dtype=np.int32)
+
+    def uninitialized_info(self, like, shape):
+        with like.device:
+            return self.cupy.empty(shape, dtype=np.int32)
 
     def is_c_contiguous(self, a):
         return a.flags.c_contiguous
