@@ -348,6 +348,16 @@ def cases(suite, args):
     return [(None, n) for n in size_list(args.host)] + batch_list(args.host_batched)
 
 
+def warm_up_gpu(torch, seconds=1.0):
+    """Busy GPU for a moment before the first cell, so that it runs at its working clocks (the
+    first cell measured otherwise pays for the ramp-up)."""
+    a = torch.randn(4096, 4096, device="cuda")
+    start = time.perf_counter()
+    while time.perf_counter() - start < seconds:
+        a @ a
+        torch.cuda.synchronize()
+
+
 def main():
     args = parse_arguments()
     report = {"machine": machine(), "settings": {k: v for k, v in vars(args).items() if k != "defaults"},
@@ -357,6 +367,8 @@ def main():
     print("versions: " + ", ".join(f"{k} {v}" for k, v in info["versions"].items()))
     torch = module("torch")
     has_gpu = torch is not None and torch.cuda.is_available()
+    if has_gpu:
+        warm_up_gpu(torch)
     for suite in args.suites:
         if suite != "host" and not has_gpu:
             print(f"\n{suite}: skipped, the device arrays need torch with a CUDA device")
