@@ -4,6 +4,8 @@
 
 #include <cstdio>
 #include <exception>
+#include <type_traits>
+#include <utility>
 
 #include "tessera/batched.hpp"
 #include "tessera/cholesky.hpp"
@@ -17,17 +19,25 @@ using tessera::ArgumentError;
 using tessera::FactorOptions;
 using tessera::Runtime;
 
+tessera::Uplo uplo_of(char uplo) { return (uplo == 'U' || uplo == 'u') ? tessera::Uplo::upper : tessera::Uplo::lower; }
+
 FactorOptions options_for(char uplo) {
   FactorOptions options = FactorOptions::from_environment();
-  options.uplo = (uplo == 'U' || uplo == 'u') ? tessera::Uplo::upper : tessera::Uplo::lower;
+  options.uplo = uplo_of(uplo);
   return options;
 }
 
-// Runs a call, turning exceptions into a status: C callers never see one.
+// Runs a call, turning exceptions into a status: C callers never see one. A call that returns
+// nothing succeeded with 0.
 template <class Call>
 int guarded(const char* routine, Call&& call) {
   try {
-    return call();
+    if constexpr (std::is_void_v<decltype(call())>) {
+      call();
+      return 0;
+    } else {
+      return call();
+    }
   } catch (const tessera::InvalidArgument& e) {
     std::fprintf(stderr, "tessera: %s: %s\n", routine, e.what());
     return e.position() > 0 ? -e.position() : TESSERA_RUNTIME_FAILURE;
@@ -35,6 +45,13 @@ int guarded(const char* routine, Call&& call) {
     std::fprintf(stderr, "tessera: %s: %s\n", routine, e.what());
     return TESSERA_RUNTIME_FAILURE;
   }
+}
+
+// -position where the argument checks refuse the call, else the call, guarded.
+template <class Call>
+int checked_call(const char* routine, const ArgumentError& error, Call&& call) {
+  if (error) return -error.position;
+  return guarded(routine, std::forward<Call>(call));
 }
 
 template <class T>
@@ -103,76 +120,59 @@ tessera::BatchOptions batch_options_for(char uplo) {
 
 template <class T>
 int potrf_batched(const char* routine, char uplo, int n, T* A, int lda, long long strideA, int batch, int* info) {
-  if (const ArgumentError error = tessera::potrf_batched_argument_error(uplo, n, A, lda, strideA, batch, info))
-    return -error.position;
-  return guarded(routine, [&] {
+  return checked_call(routine, tessera::potrf_batched_argument_error(uplo, n, A, lda, strideA, batch, info), [&] {
     tessera::potrf_batched(Runtime::shared(), n, A, lda, strideA, batch, info, batch_options_for(uplo));
-    return 0;
   });
 }
 
 template <class T>
 int posv_batched(const char* routine, char uplo, int n, int nrhs, T* A, int lda, long long strideA, T* B, int ldb,
                  long long strideB, int batch, int* info) {
-  if (const ArgumentError error =
-          tessera::posv_batched_argument_error<T>(uplo, n, nrhs, A, lda, strideA, B, ldb, strideB, batch, info))
-    return -error.position;
-  return guarded(routine, [&] {
+  const ArgumentError error =
+      tessera::posv_batched_argument_error<T>(uplo, n, nrhs, A, lda, strideA, B, ldb, strideB, batch, info);
+  return checked_call(routine, error, [&] {
     tessera::posv_batched(Runtime::shared(), n, nrhs, A, lda, strideA, B, ldb, strideB, batch, info, batch_options_for(uplo));
-    return 0;
   });
 }
 
 // ---- device-resident batches: no runtime, the kernels on the caller's stream ----------------------
 
-tessera::Uplo uplo_of(char uplo) { return (uplo == 'U' || uplo == 'u') ? tessera::Uplo::upper : tessera::Uplo::lower; }
-
-tessera::device::Stream stream_of(void* stream) { return static_cast<tessera::device::Stream>(stream); }
-
 template <class T>
 int potrf_batched_device_ex(const char* routine, char uplo, int n, T* A, int lda, long long strideA, int batch,
                             int* info, void* stream) {
-  if (const ArgumentError error = tessera::potrf_batched_argument_error(uplo, n, A, lda, strideA, batch, info))
-    return -error.position;
-  return guarded(routine, [&] {
-    tessera::device::potrf_batched_ex(uplo_of(uplo), n, A, lda, strideA, batch, info, stream_of(stream));
-    return 0;
+  return checked_call(routine, tessera::potrf_batched_argument_error(uplo, n, A, lda, strideA, batch, info), [&] {
+    tessera::device::potrf_batched_ex(uplo_of(uplo), n, A, lda, strideA, batch, info, as_stream(stream));
   });
 }
 
 template <class T>
 int potrs_batched_device_ex(const char* routine, char uplo, int n, int nrhs, const T* A, int lda, long long strideA,
                             T* B, int ldb, long long strideB, int batch, const int* info, void* stream) {
-  if (const ArgumentError error =
-          tessera::potrs_batched_argument_error<T>(uplo, n, nrhs, A, lda, strideA, B, ldb, strideB, batch))
-    return -error.position;
-  return guarded(routine, [&] {
+  const ArgumentError error =
+      tessera::potrs_batched_argument_error<T>(uplo, n, nrhs, A, lda, strideA, B, ldb, strideB, batch);
+  return checked_call(routine, error, [&] {
     tessera::device::potrs_batched_ex(uplo_of(uplo), n, nrhs, A, lda, strideA, B, ldb, strideB, batch, info,
-                                      stream_of(stream));
-    return 0;
+                                      as_stream(stream));
   });
 }
 
 template <class T>
 int posv_batched_device_ex(const char* routine, char uplo, int n, int nrhs, T* A, int lda, long long strideA, T* B,
                            int ldb, long long strideB, int batch, int* info, void* stream) {
-  if (const ArgumentError error =
-          tessera::posv_batched_argument_error<T>(uplo, n, nrhs, A, lda, strideA, B, ldb, strideB, batch, info))
-    return -error.position;
-  return guarded(routine, [&] {
+  const ArgumentError error =
+      tessera::posv_batched_argument_error<T>(uplo, n, nrhs, A, lda, strideA, B, ldb, strideB, batch, info);
+  return checked_call(routine, error, [&] {
     tessera::device::posv_batched_ex(uplo_of(uplo), n, nrhs, A, lda, strideA, B, ldb, strideB, batch, info,
-                                     stream_of(stream));
-    return 0;
+                                     as_stream(stream));
   });
 }
 
+// The checking form returns the number of matrices that failed.
 template <class T>
 int potrf_batched_device(const char* routine, char uplo, int n, T* A, int lda, long long strideA, int batch,
                          int* host_info, void* stream) {
-  if (const ArgumentError error = tessera::strided_matrices_argument_error(uplo, n, A, lda, strideA, batch))
-    return -error.position;
-  return guarded(routine, [&] {
-    return tessera::device::potrf_batched(uplo_of(uplo), n, A, lda, strideA, batch, host_info, stream_of(stream));
+  return checked_call(routine, tessera::strided_matrices_argument_error(uplo, n, A, lda, strideA, batch), [&] {
+    return tessera::device::potrf_batched(uplo_of(uplo), n, A, lda, strideA, batch, host_info, as_stream(stream));
   });
 }
 
