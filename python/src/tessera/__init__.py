@@ -122,24 +122,28 @@ def _factor_device(ad, a, lower, mode, policy):
     dtype = ad.dtype(a)
     lead = tuple(a.shape[:-2])
     dense = n >= DENSE_DEVICE_MIN_N
+    # Above order 32 Tessera's GPU kernels are fastest on lower storage (column-major), and a
+    # C-ordered array holds the column-major transpose of its matrix. For a lower factor the copy
+    # is then made transposed, so that it holds a column-major; for an upper one it is made as it
+    # is: its column-major lower triangle is a's upper one, and the lower factor L of that storage,
+    # read back C-ordered, is U = L^T. Up to order 32 either triangle runs as fast, and a straight
+    # copy costs less than a transposing one.
+    lower_storage = n > 32
+    uplo = "lower" if lower_storage else _stored_uplo(lower)
     with ad.device_guard(a):
-        # Tessera's GPU kernels are fastest on lower storage (column-major), and a C-ordered
-        # array holds the column-major transpose of its matrix. For a lower factor the copy is
-        # made transposed, so that it holds a column-major; for an upper one it is made as it
-        # is: its column-major lower triangle is then a's upper one, and the lower factor L of
-        # that storage, read back C-ordered, is U = L^T. Either way Tessera factors "lower".
-        f = ad.stack(ad.swap_last(a) if lower else a, (batch, n, n), dtype, copy=True)
+        source = ad.swap_last(a) if lower_storage and lower else a
+        f = ad.stack(source, (batch, n, n), dtype, copy=True)
         work = n > 0 and batch > 0
         # The batched kernels write every matrix's info: no need to clear it first.
         info = ad.uninitialized_info(a, (batch,)) if work and not dense else ad.empty_info(a, (batch,))
         if work:
             stream, suffix = ad.stream(a), _suffix(dtype)
             if dense:
-                _factor_dense_device(ad, f, info, n, batch, dtype, "lower", mode, policy, stream)
+                _factor_dense_device(ad, f, info, n, batch, dtype, uplo, mode, policy, stream)
             else:
-                getattr(_core, "potrf_batched_device" + suffix)(ad.pointer(f), n, batch, "lower", ad.pointer(info),
-                                                                stream, True)
-    if lower:
+                getattr(_core, "potrf_batched_device" + suffix)(ad.pointer(f), n, batch, uplo, ad.pointer(info), stream,
+                                                                True)
+    if lower_storage and lower:
         f = ad.swap_last(f)
     return f.reshape(lead + (n, n)), info.reshape(lead)
 
