@@ -1,5 +1,6 @@
 #include "registry.hpp"
 
+#include <algorithm>
 #include <cstring>
 #include <sstream>
 
@@ -104,8 +105,13 @@ unsigned current_sched_ctx() {
 int submitted_priority(const TaskHints& hints, uint32_t where) {
   // The init callback identifies heteroprio started with Tessera's buckets; a host application's
   // own heteroprio keeps the priorities it was given.
-  if (starpu_sched_ctx_get_sched_policy_init(current_sched_ctx()) == init_heteroprio_buckets)
+  const unsigned ctx = current_sched_ctx();
+  if (starpu_sched_ctx_get_sched_policy_init(ctx) == init_heteroprio_buckets)
     return heteroprio_bucket(hints.bucket, where);
+  // With bounds set (STARPU_MIN_PRIO and STARPU_MAX_PRIO, or a policy's own), StarPU's queues are
+  // indexed by the priority's place between them: dmda's write past their end for one outside.
+  if (starpu_sched_ctx_min_priority_is_set(ctx) && starpu_sched_ctx_max_priority_is_set(ctx))
+    return std::clamp(hints.priority, starpu_sched_ctx_get_min_priority(ctx), starpu_sched_ctx_get_max_priority(ctx));
   return hints.priority;
 }
 

@@ -248,6 +248,15 @@ void check_starpu_environment() {
   for (const char* name : starpu_integer_variables) check_starpu_integer(name);
   for (const char* name : starpu_real_variables) check_starpu_real(name);
   for (const StarpuRange& range : starpu_ranged_variables) check_starpu_range(range);
+  // With both priority bounds set, StarPU's deque-model policies (dm, dmda, dmdas...) divide by
+  // max - min (src/sched_policies/fifo_queues.c, _starpu_normalize_prio): equal bounds kill the
+  // process with a division by zero, and a maximum below the minimum gives a negative number of
+  // priority levels. An empty value reads as 0.
+  const std::optional<std::string> min_prio = read_variable("STARPU_MIN_PRIO");
+  const std::optional<std::string> max_prio = read_variable("STARPU_MAX_PRIO");
+  if (min_prio && max_prio && std::strtol(max_prio->c_str(), nullptr, 10) <= std::strtol(min_prio->c_str(), nullptr, 10))
+    throw InvalidArgument("STARPU_MAX_PRIO='" + *max_prio + "' must be greater than STARPU_MIN_PRIO='" + *min_prio +
+                          "' (StarPU would divide by zero or count negative priorities)");
   // StarPU asserts on a thread per CUDA worker together with any thread-per-device setting.
   const std::optional<std::string> per_worker = read_variable("STARPU_CUDA_THREAD_PER_WORKER");
   if (per_worker && std::strtol(per_worker->c_str(), nullptr, 10) == 1 && read_variable("STARPU_CUDA_THREAD_PER_DEV"))

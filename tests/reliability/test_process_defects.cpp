@@ -13,6 +13,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
+#include <utility>
 #include <fstream>
 #include <string>
 #include <thread>
@@ -117,6 +118,27 @@ TEST(StarpuVariables, ThreadPerCudaWorkerWithThreadPerDeviceIsRefused) {
   } catch (const InvalidArgument& e) {
     EXPECT_NE(std::string(e.what()).find("STARPU_CUDA_THREAD_PER_DEV"), std::string::npos) << e.what();
   }
+}
+
+// A fuzzed environment (STARPU_MAX_PRIO empty, STARPU_MIN_PRIO=0) once killed the process with a
+// division by zero in StarPU's dmda queues.
+TEST(StarpuVariables, PriorityBoundsThatAreNotIncreasingAreRefused) {
+  for (const auto& [min_prio, max_prio] : {std::pair{"0", ""}, {"3", "3"}, {"5", "2"}}) {
+    const ScopedEnv low("STARPU_MIN_PRIO", min_prio);
+    const ScopedEnv high("STARPU_MAX_PRIO", max_prio);
+    const ScopedEnv sched("STARPU_SCHED", "dmdas");
+    try {
+      Runtime runtime(cpu_workers(2));
+      FAIL() << "the runtime started with STARPU_MIN_PRIO=" << min_prio << " STARPU_MAX_PRIO=" << max_prio;
+    } catch (const InvalidArgument& e) {
+      EXPECT_NE(std::string(e.what()).find("STARPU_MAX_PRIO"), std::string::npos) << e.what();
+    }
+  }
+  const ScopedEnv low("STARPU_MIN_PRIO", "0");
+  const ScopedEnv high("STARPU_MAX_PRIO", "4");
+  const ScopedEnv sched("STARPU_SCHED", "dmdas");
+  Runtime runtime(cpu_workers(2));
+  EXPECT_EQ(factor_small(runtime), 0);
 }
 
 TEST(StarpuVariables, MoreWorkersPerCudaThanStarpuHoldsIsRefused) {
