@@ -26,8 +26,9 @@ class Runtime:
     """
 
     def __init__(self, mode="auto", policy=None, ncpu=None, ncuda=None, verbose=False):
-        if mode not in _MODES:
-            raise ValueError(f"mode must be one of {', '.join(_MODES)}, not {mode!r}")
+        if mode is None:
+            raise ValueError(f"mode must be one of {', '.join(_MODES)}, not None")
+        check_mode(mode)
         check_policy(policy)
         self.mode = mode
         self.policy = policy
