@@ -2,11 +2,13 @@
 //   cuSOLVER potrf with the matrix on the GPU (resident), with copies from and to pinned host
 //   memory, and with copies from and to pageable host memory (the caller's plain array);
 //   cuBLAS GEMM (the roofline);
-//   Tessera with the tiles already on the GPU (gpu mode), and end to end from the caller's
-//   array in gpu, hybrid and auto modes.
+//   Tessera with the tiles already on the GPU (gpu mode), on a matrix in GPU memory through the
+//   device API (tessera/device.hpp: block-column tasks, the default there, and tile tasks), and
+//   end to end from the caller's array in gpu, hybrid and auto modes.
 // Each figure is the median of --repetitions runs after one warm-up run (whose time is kept in
 // the JSON as "first": with an empty STARPU_PERF_MODEL_DIR it is the uncalibrated run). Prints a
 // table with ratios against the peers measured in the same run; --json FILE writes the rows.
+// T-dev: the device API's block-column tasks; T-devt: its tile tasks (the grain before them).
 #include <cublas_v2.h>
 #include <cuda_runtime.h>
 #include <cusolverDn.h>
@@ -207,6 +209,19 @@ double time_resident(tessera::Runtime& runtime, int n, int nb, const std::vector
   return seconds;
 }
 
+// The device API on the matrix in GPU memory (lda = n), in the options' mode and task grain; the
+// copy of A to the GPU before each run is not timed.
+template <class T>
+double time_device(tessera::Runtime& runtime, int n, const std::vector<T>& A, const tessera::FactorOptions& options,
+                   T* dA) {
+  TESSERA_CUDA_CHECK(cudaMemcpy(dA, A.data(), sizeof(T) * A.size(), cudaMemcpyHostToDevice));
+  const auto start = Clock::now();
+  const int info = tessera::device::potrf(runtime, n, dA, n, nullptr, options);
+  const double seconds = seconds_since(start);
+  if (info != 0) throw std::runtime_error("device factorization info " + std::to_string(info));
+  return seconds;
+}
+
 // End to end from the caller's array, in the options' mode; the backward error of the last run.
 template <class T>
 Timing time_end_to_end(tessera::Runtime& runtime, int n, const std::vector<T>& A, const tessera::FactorOptions& options,
@@ -242,7 +257,7 @@ struct Settings {
   std::vector<int> tile_sizes;  // 0: Tessera's default per n
   std::vector<std::string> precisions = {"d", "s"};
   std::vector<tessera::Uplo> uplos = {tessera::Uplo::lower, tessera::Uplo::upper};
-  std::string modes = "resident,gpu,hybrid,auto";
+  std::string modes = "resident,device,gpu,hybrid,auto";
   std::vector<tessera::GpuKernels> kernel_choices;  // compared with tiles resident
   int repetitions = 2;
   std::string json_path;
@@ -261,9 +276,9 @@ void run_precision(tessera::Runtime& runtime, const Settings& s, json& rows) {
   fmt::print("\n{} precision. cuBLAS {}GEMM (8192, N/T): {:.1f} TFLOP/s\n", letter == 'd' ? "Double" : "Single",
              letter == 'd' ? 'D' : 'S', roofline);
   std::fflush(stdout);
-  fmt::print("{:>6} {:>2} {:>5} | {:>7} {:>7} {:>7} | {:>7} {:>7} {:>7} {:>7} | {:>9} {:>9} {:>9} {:>9} {:>8} {:>8}\n", "n",
-             "ul", "nb", "cus-res", "cus-pin", "cus-pag", "T-res", "T-gpu", "T-hyb", "T-auto", "res/cus", "gpu/cusR",
-             "gpu/cusP", "auto/cusP", "hyb/gpu", "auto/gpu");
+  fmt::print("{:>6} {:>2} {:>5} | {:>7} {:>7} {:>7} | {:>7} {:>7} {:>7} | {:>7} {:>7} {:>7} | {:>9} {:>9} {:>9} {:>9} {:>9} {:>8} {:>8}\n",
+             "n", "ul", "nb", "cus-res", "cus-pin", "cus-pag", "T-res", "T-dev", "T-devt", "T-gpu", "T-hyb", "T-auto",
+             "res/cus", "dev/cus", "gpu/cusR", "gpu/cusP", "auto/cusP", "hyb/gpu", "auto/gpu");
   for (int n : s.sizes) {
     const std::vector<T> A = spd<T>(n, 11u + static_cast<unsigned>(n));
     for (tessera::Uplo uplo : s.uplos) {
@@ -271,13 +286,25 @@ void run_precision(tessera::Runtime& runtime, const Settings& s, json& rows) {
       const std::vector<int> nbs = s.tile_sizes.empty() ? std::vector<int>{0} : s.tile_sizes;
       for (int nb_choice : nbs) {
         const int nb = nb_choice > 0 ? nb_choice : tessera::default_tile_size(n, letter == 'd', tessera::Mode::gpu);
-        tessera::FactorOptions options;
+        // TESSERA_GPU_KERNELS and TESSERA_TRACE apply (the environment's other settings are the table's).
+        tessera::FactorOptions options = tessera::FactorOptions::from_environment();
+        options.grain = tessera::TaskGrain::automatic;
         options.uplo = uplo;
         options.nb = nb_choice;
         options.mode = tessera::Mode::gpu;
-        Timing resident;
+        Timing resident, device_columns, device_tiles;
         if (s.wanted("resident") && uplo == tessera::Uplo::lower)  // the tiles are the same for either triangle
           resident = time_runs(s.repetitions, [&] { return time_resident(runtime, n, nb, A, options); });
+        if (s.wanted("device")) {
+          T* dA = nullptr;
+          TESSERA_CUDA_CHECK(cudaMalloc(&dA, sizeof(T) * A.size()));
+          tessera::FactorOptions device_options = options;
+          device_options.grain = tessera::TaskGrain::tiles;
+          device_tiles = time_runs(s.repetitions, [&] { return time_device(runtime, n, A, device_options, dA); });
+          device_options.grain = tessera::TaskGrain::block_columns;
+          device_columns = time_runs(s.repetitions, [&] { return time_device(runtime, n, A, device_options, dA); });
+          TESSERA_CUDA_CHECK(cudaFree(dA));
+        }
         std::map<std::string, Timing> e2e;
         double error_gpu = nan_value;
         for (tessera::Mode mode : {tessera::Mode::gpu, tessera::Mode::hybrid, tessera::Mode::automatic}) {
@@ -289,18 +316,23 @@ void run_precision(tessera::Runtime& runtime, const Settings& s, json& rows) {
         auto med = [&](const char* m) { return e2e.count(m) ? e2e[m].median : nan_value; };
         auto first = [&](const char* m) { return e2e.count(m) ? e2e[m].first : nan_value; };
         fmt::print(
-            "{:>6} {:>2} {:>5} | {:>7.2f} {:>7.2f} {:>7.2f} | {:>7.2f} {:>7.2f} {:>7.2f} {:>7.2f} | {:>9.2f} {:>9.2f} {:>9.2f} "
-            "{:>9.2f} {:>8.2f} {:>8.2f}\n",
+            "{:>6} {:>2} {:>5} | {:>7.2f} {:>7.2f} {:>7.2f} | {:>7.2f} {:>7.2f} {:>7.2f} | {:>7.2f} {:>7.2f} {:>7.2f} | "
+            "{:>9.2f} {:>9.2f} {:>9.2f} {:>9.2f} {:>9.2f} {:>8.2f} {:>8.2f}\n",
             n, uplo == tessera::Uplo::lower ? "L" : "U", nb, tflops(n, cus.resident.median), tflops(n, cus.pinned.median),
-            tflops(n, cus.pageable.median), tflops(n, resident.median), tflops(n, med("gpu")), tflops(n, med("hybrid")),
-            tflops(n, med("auto")), cus.resident.median / resident.median, cus.resident.median / med("gpu"),
+            tflops(n, cus.pageable.median), tflops(n, resident.median), tflops(n, device_columns.median),
+            tflops(n, device_tiles.median), tflops(n, med("gpu")), tflops(n, med("hybrid")), tflops(n, med("auto")),
+            cus.resident.median / resident.median, cus.resident.median / device_columns.median,
+            cus.resident.median / med("gpu"),
             cus.pinned.median / med("gpu"), cus.pinned.median / med("auto"), med("gpu") / med("hybrid"),
             med("gpu") / med("auto"));
         rows.push_back({{"precision", std::string(1, letter)}, {"n", n}, {"uplo", uplo == tessera::Uplo::lower ? "L" : "U"},
                         {"nb", nb}, {"gemm_tflops", roofline},
                         {"cusolver_resident_s", cus.resident.median}, {"cusolver_pinned_s", cus.pinned.median},
                         {"cusolver_pageable_s", cus.pageable.median}, {"tessera_resident_s", resident.median},
-                        {"tessera_resident_first_s", resident.first}, {"tessera_gpu_s", med("gpu")},
+                        {"tessera_resident_first_s", resident.first},
+                        {"tessera_device_block_columns_s", device_columns.median},
+                        {"tessera_device_block_columns_first_s", device_columns.first},
+                        {"tessera_device_tiles_s", device_tiles.median}, {"tessera_gpu_s", med("gpu")},
                         {"tessera_gpu_first_s", first("gpu")}, {"tessera_hybrid_s", med("hybrid")},
                         {"tessera_hybrid_first_s", first("hybrid")}, {"tessera_auto_s", med("auto")},
                         {"tessera_auto_first_s", first("auto")}, {"backward_error_gpu", error_gpu}});
@@ -331,7 +363,7 @@ using tessera::bench::split_commas;
 int usage(const char* program) {
   fmt::print(stderr,
              "usage: {} [--sizes N,...] [--precisions d,s] [--uplos L,U] [--nb NB,...] [--repetitions R]\n"
-             "       [--modes resident,gpu,hybrid,auto] [--gpu-kernels vendor,custom,any] [--json FILE]\n",
+             "       [--modes resident,device,gpu,hybrid,auto] [--gpu-kernels vendor,custom,any] [--json FILE]\n",
              program);
   return 2;
 }
@@ -380,7 +412,9 @@ int main(int argc, char** argv) {
     }
     fmt::print(
         "(TFLOP/s with n^3/3 flops, medians of {} runs after a warm-up. cus-res: cuSOLVER, matrix on the GPU; cus-pin, "
-        "cus-pag: with copies from and to pinned / pageable memory. T-res: Tessera gpu mode, tiles on the GPU; T-gpu, "
+        "cus-pag: with copies from and to pinned / pageable memory. T-res: Tessera gpu mode, tiles on the GPU; T-dev, "
+        "T-devt: Tessera's device API on the matrix in GPU memory, block-column and tile tasks (dev/cus: T-dev against "
+        "cus-res); T-gpu, "
         "T-hyb, T-auto: Tessera end to end from the caller's array. gpu/cusR: T-gpu against cus-res; gpu/cusP, auto/cusP: "
         "against cus-pin)\n",
         s.repetitions);

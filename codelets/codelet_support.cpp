@@ -4,11 +4,16 @@
 #include <cmath>
 #include <cstring>
 #include <stdexcept>
+#include <vector>
 
 #include "registry.hpp"
 #include "task_tags.hpp"
 #include "tessera/error.hpp"
 #include "trace.hpp"
+
+#ifdef TESSERA_HAVE_CUDA
+#include "kernels/cuda/check.hpp"
+#endif
 
 namespace tessera::detail {
 
@@ -50,7 +55,7 @@ starpu_codelet make_codelet(const CodeletSpec& spec) {
   }
   if (n > 0) cl.where |= STARPU_CUDA;
 #endif
-  cl.nbuffers = static_cast<int>(spec.modes.size());
+  cl.nbuffers = spec.modes.size() == 0 ? STARPU_VARIABLE_NBUFFERS : static_cast<int>(spec.modes.size());
   int i = 0;
   for (starpu_data_access_mode mode : spec.modes) cl.modes[i++] = mode;
   cl.can_execute = spec.can_execute;
@@ -68,21 +73,59 @@ uint32_t where_of(Mode mode) {
   return STARPU_CPU;
 }
 
+namespace {
+
+// The task's handles and, for a codelet with a variable number of buffers, their modes; false when
+// they do not match the codelet.
+bool set_buffers(starpu_task* task, const starpu_codelet* codelet, const TaskBuffer* buffers, std::size_t count) {
+  if (codelet->nbuffers != STARPU_VARIABLE_NBUFFERS) {
+    if (count != static_cast<std::size_t>(codelet->nbuffers)) return false;
+    for (std::size_t b = 0; b < count; ++b) {
+      if (codelet->modes[b] != buffers[b].mode) return false;
+      task->handles[b] = static_cast<starpu_data_handle_t>(buffers[b].handle);
+    }
+    return true;
+  }
+  // StarPU frees dyn_handles and dyn_modes with the task.
+  auto* handles = static_cast<starpu_data_handle_t*>(std::malloc(count * sizeof(starpu_data_handle_t)));
+  auto* modes = static_cast<starpu_data_access_mode*>(std::malloc(count * sizeof(starpu_data_access_mode)));
+  if (!handles || !modes) {
+    std::free(handles);
+    std::free(modes);
+    throw std::bad_alloc();
+  }
+  for (std::size_t b = 0; b < count; ++b) {
+    handles[b] = static_cast<starpu_data_handle_t>(buffers[b].handle);
+    modes[b] = buffers[b].mode;
+  }
+  task->dyn_handles = handles;
+  task->dyn_modes = modes;
+  task->nbuffers = static_cast<int>(count);
+  return true;
+}
+
+}  // namespace
+
 void submit_task(const TaskContext& ctx, starpu_codelet* codelet, const TaskHeader& header, void* args,
-                 std::size_t args_size, std::initializer_list<TaskBuffer> buffers, const TileRef& traced_tile,
+                 std::size_t args_size, const TaskBuffer* buffers, std::size_t count, const TileRef& traced_tile,
                  int step) {
   const TaskKind kind = header.kind;
   starpu_task* task = starpu_task_create();
   task->cl = codelet;
-  int index = 0;
-  for (const TaskBuffer& buffer : buffers) {
-    if (index >= codelet->nbuffers || codelet->modes[index] != buffer.mode) {
-      task->destroy = 0;
-      starpu_task_destroy(task);
-      std::free(args);
-      throw std::logic_error(std::string("task buffers do not match codelet ") + codelet->name);
-    }
-    task->handles[index++] = static_cast<starpu_data_handle_t>(buffer.handle);
+  bool matches = false;
+  try {
+    matches = set_buffers(task, codelet, buffers, count);
+  } catch (...) {
+    task->destroy = 0;
+    starpu_task_destroy(task);
+    std::free(args);
+    throw;
+  }
+  if (!matches) {
+    task->destroy = 0;
+    starpu_task_destroy(task);
+    std::free(args);
+    throw std::logic_error(std::string("task buffers do not match codelet ") + codelet->name);
   }
   task->cl_arg = args;
   task->cl_arg_size = args_size;
@@ -126,6 +169,34 @@ int cpu_worker_may_run(const TaskHeader& header, unsigned worker, starpu_task* t
   starpu_perfmodel_arch* arch = starpu_worker_get_perf_archtype(static_cast<int>(worker), task->sched_ctx);
   return std::isnan(starpu_task_expected_length(task, arch, implementation)) ? 0 : 1;
 }
+
+// A GPU factorization that reports info = c has factored columns 0..c-2, each with a positive
+// diagonal (the square root of a positive pivot). cuSOLVER lets a pivot that fails at the end of
+// one of its inner blocks (a multiple of 64) through as a NaN on the diagonal: the next column then
+// fails, or nothing does when it was the tile's last column (info 0 for a matrix that is not
+// positive definite). The first diagonal entry that is not positive is LAPACK's info.
+template <class T>
+int first_failed_column(const std::vector<T>& diagonal, int reported) {
+  const std::size_t factored = reported > 0 ? static_cast<std::size_t>(reported - 1) : diagonal.size();
+  for (std::size_t j = 0; j < factored; ++j)
+    if (!(diagonal[j] > T(0))) return static_cast<int>(j) + 1;
+  return reported;
+}
+
+template <class T>
+int device_potrf_info(const TileView<T>& A, CudaWorkerContext& ctx) {
+  int info = 0;
+  std::vector<T> diagonal(static_cast<std::size_t>(A.rows));
+  const std::size_t pitch = (static_cast<std::size_t>(A.ld) + 1) * sizeof(T);
+  TESSERA_CUDA_CHECK(cudaMemcpyAsync(&info, ctx.device_info, sizeof(int), cudaMemcpyDeviceToHost, ctx.stream));
+  TESSERA_CUDA_CHECK(cudaMemcpy2DAsync(diagonal.data(), sizeof(T), A.ptr, pitch, sizeof(T), diagonal.size(),
+                                       cudaMemcpyDeviceToHost, ctx.stream));
+  TESSERA_CUDA_CHECK(cudaStreamSynchronize(ctx.stream));
+  return info < 0 ? info : first_failed_column(diagonal, info);
+}
+
+template int device_potrf_info<float>(const TileView<float>&, CudaWorkerContext&);
+template int device_potrf_info<double>(const TileView<double>&, CudaWorkerContext&);
 
 bool cuda_implementation_allowed(const TaskHeader& header, unsigned implementation, bool custom_supported) {
   const bool custom = implementation == 1;

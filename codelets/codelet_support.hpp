@@ -14,6 +14,8 @@
 #include <string>
 #include <type_traits>
 #include <utility>
+#include <vector>
+#include <array>
 
 #include "runtime_resources.hpp"
 #include "submission.hpp"
@@ -68,7 +70,7 @@ struct CodeletSpec {
   starpu_cuda_func_t cuda_vendor = nullptr;
   starpu_cuda_func_t cuda_custom = nullptr;
   bool cuda_async = true;  // the CUDA functions only enqueue work on the worker's stream
-  std::initializer_list<starpu_data_access_mode> modes;
+  std::initializer_list<starpu_data_access_mode> modes;  // empty: a variable number, given per task
   int (*can_execute)(unsigned worker, starpu_task* task, unsigned implementation) = nullptr;
   starpu_perfmodel* model = nullptr;
 };
@@ -131,13 +133,14 @@ struct TaskBuffer {
 };
 
 // Submits one task; the submission counts it until its callback has run. Throws RuntimeError if
-// the runtime refuses the task (no worker can run it).
+// the runtime refuses the task (no worker can run it). A codelet with a variable number of buffers
+// takes any count; the others exactly theirs, in their modes.
 void submit_task(const TaskContext& ctx, starpu_codelet* codelet, const TaskHeader& header, void* args,
-                 std::size_t args_size, std::initializer_list<TaskBuffer> buffers, const TileRef& traced_tile,
+                 std::size_t args_size, const TaskBuffer* buffers, std::size_t count, const TileRef& traced_tile,
                  int step);
 
 template <class Args>
-void submit(const TaskContext& ctx, starpu_codelet* codelet, Args args, std::initializer_list<TaskBuffer> buffers,
+void submit(const TaskContext& ctx, starpu_codelet* codelet, Args args, const TaskBuffer* buffers, std::size_t count,
             const TaskHints& hints, const TileRef& traced_tile, int step) {
   static_assert(std::is_trivially_copyable_v<Args>, "task arguments are copied bytewise");
   static_assert(offsetof(Args, header) == 0, "the arguments start with the task header");
@@ -145,7 +148,48 @@ void submit(const TaskContext& ctx, starpu_codelet* codelet, Args args, std::ini
   void* block = std::malloc(sizeof(Args));
   if (!block) throw std::bad_alloc();
   new (block) Args(args);
-  submit_task(ctx, codelet, args.header, block, sizeof(Args), buffers, traced_tile, step);
+  submit_task(ctx, codelet, args.header, block, sizeof(Args), buffers, count, traced_tile, step);
+}
+
+template <class Args>
+void submit(const TaskContext& ctx, starpu_codelet* codelet, Args args, std::initializer_list<TaskBuffer> buffers,
+            const TaskHints& hints, const TileRef& traced_tile, int step) {
+  submit(ctx, codelet, args, buffers.begin(), buffers.size(), hints, traced_tile, step);
+}
+
+// A task's buffers as tiles: count of them from `first`.
+template <class T>
+std::vector<TileView<T>> tile_views(void* buffers[], int first, int count) {
+  std::vector<TileView<T>> views;
+  views.reserve(static_cast<std::size_t>(count));
+  for (int t = 0; t < count; ++t) views.push_back(tile_view<T>(buffers[first + t]));
+  return views;
+}
+
+// Tile b continues tile a downwards in one column-major allocation (true of the tiles of a matrix
+// registered in place; StarPU's own copies of tiles are separate allocations). Whether a run of
+// such tiles is one block also depends on its height fitting the leading dimension.
+template <class T>
+bool continues_below(const TileView<T>& a, const TileView<T>& b) {
+  return b.ptr == a.ptr + a.rows && b.ld == a.ld && b.cols == a.cols;
+}
+
+// Runs of consecutive tiles in [first, views.size()) that form one column-major block each, as
+// (first tile, tiles, rows); also_continues(t, rows of the run so far) may refuse to join tile t
+// to the run before it.
+template <class T, class Also>
+std::vector<std::array<int, 3>> contiguous_runs(const std::vector<TileView<T>>& views, int first, Also also_continues) {
+  std::vector<std::array<int, 3>> runs;
+  for (int t = first; t < static_cast<int>(views.size()); ++t) {
+    const bool fits = !runs.empty() && static_cast<long long>(runs.back()[2]) + views[t].rows <= views[t].ld;
+    if (fits && continues_below(views[t - 1], views[t]) && also_continues(t, runs.back()[2])) {
+      runs.back()[1] += 1;
+      runs.back()[2] += views[t].rows;
+    } else {
+      runs.push_back({t, 1, views[t].rows});
+    }
+  }
+  return runs;
 }
 
 
@@ -167,13 +211,28 @@ bool cpu_may_run_uncalibrated(bool gpu_may_run, int tile_order);
 // rules (panel-cpu, heteroprio, work stealing) are not second-guessed.
 int cpu_worker_may_run(const TaskHeader& header, unsigned worker, starpu_task* task, unsigned implementation);
 
-// On a CUDA worker: body(args, the worker's CUDA context, tile...), as run_on_tiles.
+// The task's work on the worker's urgent stream when its hints put it on the critical path and
+// the runtime allows urgent streams.
+inline UrgentWork urgent_work(const TaskHeader& header, CudaWorkerContext& ctx) {
+  return UrgentWork(ctx, header.hints.critical && header.resources->urgent_streams());
+}
+
+// On a CUDA worker: body(args, the worker's CUDA context, tile...), as run_on_tiles, on the urgent
+// stream for a task on the critical path.
 template <class Args, class T, std::size_t Tiles, class Body>
 void run_on_cuda_tiles(void* buffers[], void* cl_arg, const char* what, Body&& body) {
   run_on_tiles<Args, T, Tiles>(buffers, cl_arg, what, [&](const Args& args, auto... tiles) {
-    body(args, current_cuda_context(args.header), tiles...);
+    CudaWorkerContext& ctx = current_cuda_context(args.header);
+    const UrgentWork urgent = urgent_work(args.header, ctx);
+    body(args, ctx, tiles...);
   });
 }
+
+// LAPACK's info of a potrf whose device info cuSOLVER or Tessera's kernel wrote to
+// ctx.device_info, checked against the diagonal of the factored tile A (see potrf.cpp); waits for
+// the worker's stream.
+template <class T>
+int device_potrf_info(const TileView<T>& A, CudaWorkerContext& ctx);
 
 // can_execute for codelets with a vendor and a custom CUDA implementation: CPU workers as
 // cpu_worker_may_run says; on CUDA workers, what FactorOptions::gpu_kernels allows, the custom

@@ -2,7 +2,6 @@
 // potf2 kernel. Info from either device lands in the submission with the tile's global column.
 #include <stdexcept>
 #include <string>
-#include <vector>
 
 #include "codelet_support.hpp"
 #include "kernels/cpu/blas.hpp"
@@ -34,32 +33,12 @@ void potrf_cpu(void* buffers[], void* cl_arg) {
 }
 
 #ifdef TESSERA_HAVE_CUDA
-// A GPU factorization that reports info = c has factored columns 0..c-2, each with a positive
-// diagonal (the square root of a positive pivot). cuSOLVER lets a pivot that fails at the end of
-// one of its inner blocks (a multiple of 64) through as a NaN on the diagonal: the next column then
-// fails, or nothing does when it was the tile's last column (info 0 for a matrix that is not
-// positive definite). The first diagonal entry that is not positive is LAPACK's info.
-template <class T>
-int first_failed_column(const std::vector<T>& diagonal, int reported) {
-  const std::size_t factored = reported > 0 ? static_cast<std::size_t>(reported - 1) : diagonal.size();
-  for (std::size_t j = 0; j < factored; ++j)
-    if (!(diagonal[j] > T(0))) return static_cast<int>(j) + 1;
-  return reported;
-}
-
 // The CUDA implementations are synchronous: the info (and the diagonal that checks it) is read
 // back before the task ends, so that every task depending on this tile already sees a failure and
 // skips its work.
 template <class T>
 void report_device_info(const PotrfArgs& args, const TileView<T>& A, CudaWorkerContext& ctx) {
-  int info = 0;
-  std::vector<T> diagonal(static_cast<std::size_t>(A.rows));
-  const std::size_t pitch = (static_cast<std::size_t>(A.ld) + 1) * sizeof(T);
-  TESSERA_CUDA_CHECK(cudaMemcpyAsync(&info, ctx.device_info, sizeof(int), cudaMemcpyDeviceToHost, ctx.stream));
-  TESSERA_CUDA_CHECK(cudaMemcpy2DAsync(diagonal.data(), sizeof(T), A.ptr, pitch, sizeof(T), diagonal.size(),
-                                       cudaMemcpyDeviceToHost, ctx.stream));
-  TESSERA_CUDA_CHECK(cudaStreamSynchronize(ctx.stream));
-  report_info(args, info < 0 ? info : first_failed_column(diagonal, info));
+  report_info(args, device_potrf_info(A, ctx));
 }
 
 template <class T>

@@ -180,9 +180,19 @@ struct DenseCase {
 // One tile, a partial tile either side of a boundary, a prime order, and many small tiles.
 const DenseCase kCases[] = {{1, 64, 0}, {63, 64, 5}, {65, 64, 1}, {997, 128, 3}, {997, 0, 2}, {2000, 48, 7}};
 
-std::string case_name(const char* precision, const DenseCase& c, Uplo uplo, Mode mode) {
+// Where the tasks run and how the factorization is cut into tasks.
+struct Schedule {
+  Mode mode;
+  TaskGrain grain;
+};
+
+std::string to_string(const Schedule& s) {
+  return std::string(tessera::to_string(s.mode)) + "_" + tessera::to_string(s.grain);
+}
+
+std::string case_name(const char* precision, const DenseCase& c, Uplo uplo, const Schedule& mode) {
   return std::string(precision) + " n=" + std::to_string(c.n) + " nb=" + std::to_string(c.nb) + " lda=n+" +
-         std::to_string(c.extra_ld) + " " + to_string(uplo) + " " + to_string(mode);
+         std::to_string(c.extra_ld) + " " + tessera::to_string(uplo) + " " + to_string(mode);
 }
 
 template <class T>
@@ -206,18 +216,19 @@ void expect_outside_triangle_unchanged(Uplo uplo, int n, int ld, const std::vect
     }
 }
 
-FactorOptions options_for(int nb, Uplo uplo, Mode mode) {
+FactorOptions options_for(int nb, Uplo uplo, const Schedule& schedule) {
   FactorOptions options;
   options.nb = nb;
   options.uplo = uplo;
-  options.mode = mode;
+  options.mode = schedule.mode;
+  options.grain = schedule.grain;
   return options;
 }
 
 // With poison_other_triangle the triangle opposite `uplo` holds NaN: LAPACK never references it,
 // and on the device it shares the diagonal tiles with the referenced one.
 template <class T>
-void check_potrf_in_place(const DenseCase& c, Uplo uplo, Mode mode, unsigned seed, bool poison_other_triangle = false) {
+void check_potrf_in_place(const DenseCase& c, Uplo uplo, const Schedule& mode, unsigned seed, bool poison_other_triangle = false) {
   const std::string name = case_name(precision_name<T>(), c, uplo, mode);
   const int ld = c.n + c.extra_ld;
   const std::vector<T> symmetric = random_spd<T>(c.n, ld, seed);
@@ -243,7 +254,7 @@ int lapack_posv(char uplo, int n, int nrhs, float* A, int lda, float* B, int ldb
 // posv on the device, then potrs on its factor: small residuals, the same solution as LAPACK's on
 // the host (the matrices are well conditioned), nothing changed outside A's triangle or B's block.
 template <class T>
-void check_solves(int n, int nrhs, int nb, Uplo uplo, Mode mode, unsigned seed) {
+void check_solves(int n, int nrhs, int nb, Uplo uplo, const Schedule& mode, unsigned seed) {
   const std::string name = case_name(precision_name<T>(), {n, nb, 1}, uplo, mode) + " nrhs=" + std::to_string(nrhs);
   const int lda = n + 1, ldb = n + 2;
   const std::vector<T> A = random_spd<T>(n, lda, seed);
@@ -294,7 +305,7 @@ std::vector<T> spd_failing_at(int n, int ld, int column, unsigned seed) {
 }
 
 template <class T>
-void expect_info(int n, int nb, int column, Uplo uplo, Mode mode) {
+void expect_info(int n, int nb, int column, Uplo uplo, const Schedule& mode) {
   const std::string name = std::string(precision_name<T>()) + " n=" + std::to_string(n) + " nb=" + std::to_string(nb) +
                            " column=" + std::to_string(column) + " " + to_string(uplo) + " " + to_string(mode);
   const int ld = n + 2, nrhs = 2;
@@ -308,7 +319,7 @@ void expect_info(int n, int nb, int column, Uplo uplo, Mode mode) {
   EXPECT_EQ(rhs.to_host(), B) << "posv changed B although the factorization failed: " << name;
 }
 
-class DeviceDense : public ::testing::TestWithParam<std::tuple<Uplo, Mode>> {};
+class DeviceDense : public ::testing::TestWithParam<std::tuple<Uplo, Schedule>> {};
 
 TEST_P(DeviceDense, DoubleFactorsInPlace) {
   TESSERA_SKIP_WITHOUT_GPU();
@@ -358,9 +369,18 @@ TEST_P(DeviceDense, NotPositiveDefiniteGivesLapackInfo) {
 
 INSTANTIATE_TEST_SUITE_P(AllModes, DeviceDense,
                          ::testing::Combine(::testing::Values(Uplo::lower, Uplo::upper),
-                                            ::testing::Values(Mode::gpu, Mode::hybrid, Mode::cpu)),
+                                            // automatic: block columns in gpu mode, tiles otherwise
+                                            ::testing::Values(Schedule{Mode::gpu, TaskGrain::automatic},
+                                                              Schedule{Mode::gpu, TaskGrain::tiles},
+                                                              Schedule{Mode::hybrid, TaskGrain::automatic},
+                                                              Schedule{Mode::hybrid, TaskGrain::block_columns},
+                                                              Schedule{Mode::cpu, TaskGrain::automatic})),
                          [](const auto& info) {
-                           return std::string(to_string(std::get<0>(info.param))) + "_" + to_string(std::get<1>(info.param));
+                           std::string name = std::string(tessera::to_string(std::get<0>(info.param))) + "_" +
+                                              to_string(std::get<1>(info.param));
+                           for (char& c : name)
+                             if (c == '-') c = '_';
+                           return name;
                          });
 
 // Work enqueued on the caller's non-blocking stream before the call (a long copy, then the

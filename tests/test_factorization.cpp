@@ -33,7 +33,7 @@ const Case kCases[] = {
   } while (0)
 
 template <class T>
-void check_potrf(const Case& c, Uplo uplo, Mode mode, unsigned seed) {
+void check_potrf(const Case& c, Uplo uplo, Mode mode, unsigned seed, TaskGrain grain = TaskGrain::automatic) {
   const int ld = c.n + c.extra_ld;
   const std::vector<T> A = random_spd<T>(c.n, ld, seed);
   std::vector<T> F = A;
@@ -41,6 +41,7 @@ void check_potrf(const Case& c, Uplo uplo, Mode mode, unsigned seed) {
   options.uplo = uplo;
   options.nb = c.nb;
   options.mode = mode;
+  options.grain = grain;
   ASSERT_EQ(potrf(runtime(), c.n, F.data(), ld, options), 0) << case_name(c, uplo, mode);
   EXPECT_LT(factor_backward_error(uplo, c.n, A, F, ld), 1.0) << case_name(c, uplo, mode);
   // The other triangle and the padding rows are untouched.
@@ -68,7 +69,7 @@ TEST_P(Factorization, FloatResidualSmallOnOddSizes) {
 }
 
 template <class T>
-void check_posv(int n, int nrhs, int nb, Uplo uplo, Mode mode, unsigned seed) {
+void check_posv(int n, int nrhs, int nb, Uplo uplo, Mode mode, unsigned seed, TaskGrain grain = TaskGrain::automatic) {
   const int lda = n + 1, ldb = n + 2;
   const std::vector<T> A = random_spd<T>(n, lda, seed);
   const std::vector<T> B = random_matrix<T>(n, nrhs, ldb, seed + 1);
@@ -76,6 +77,7 @@ void check_posv(int n, int nrhs, int nb, Uplo uplo, Mode mode, unsigned seed) {
   options.uplo = uplo;
   options.nb = nb;
   options.mode = mode;
+  options.grain = grain;
   std::vector<T> F = A, X = B;
   ASSERT_EQ(posv(runtime(), n, nrhs, F.data(), lda, X.data(), ldb, options), 0);
   EXPECT_LT(factor_backward_error(uplo, n, A, F, lda), 1.0);
@@ -98,6 +100,29 @@ TEST_P(Factorization, SolvesHaveSmallResiduals) {
 }
 
 INSTANTIATE_TEST_SUITE_P(AllModes, Factorization,
+                         ::testing::Combine(::testing::Values(Uplo::lower, Uplo::upper),
+                                            ::testing::Values(Mode::cpu, Mode::gpu, Mode::hybrid)),
+                         [](const auto& info) {
+                           return std::string(to_string(std::get<0>(info.param))) + "_" + to_string(std::get<1>(info.param));
+                         });
+
+// The block-column factorization (one panel task and one task per block column per step), which
+// automatic chooses only for matrices already on the GPU, asked for here on host arrays.
+class BlockColumnFactorization : public ::testing::TestWithParam<std::tuple<Uplo, Mode>> {};
+
+TEST_P(BlockColumnFactorization, ResidualSmallOnOddSizesAndSolves) {
+  const auto [uplo, mode] = GetParam();
+  SKIP_UNLESS_MODE_AVAILABLE(mode);
+  unsigned seed = 200;
+  for (const Case& c : kCases) {
+    check_potrf<double>(c, uplo, mode, seed++, TaskGrain::block_columns);
+    check_potrf<float>(c, uplo, mode, seed++, TaskGrain::block_columns);
+  }
+  check_posv<double>(131, 40, 32, uplo, mode, 9, TaskGrain::block_columns);
+  check_posv<float>(77, 5, 20, uplo, mode, 10, TaskGrain::block_columns);
+}
+
+INSTANTIATE_TEST_SUITE_P(AllModes, BlockColumnFactorization,
                          ::testing::Combine(::testing::Values(Uplo::lower, Uplo::upper),
                                             ::testing::Values(Mode::cpu, Mode::gpu, Mode::hybrid)),
                          [](const auto& info) {

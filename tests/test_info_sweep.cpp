@@ -21,6 +21,7 @@ namespace {
 struct SweepCase {
   Mode mode;
   GpuKernels kernels;
+  TaskGrain grain = TaskGrain::automatic;
 };
 
 class InfoSweep : public ::testing::TestWithParam<SweepCase> {};
@@ -46,11 +47,12 @@ std::vector<int> failing_columns(int n, int nb) {
 }
 
 template <class T>
-void sweep(Mode mode, GpuKernels kernels, int n, int nb, Uplo uplo) {
+void sweep(Mode mode, GpuKernels kernels, TaskGrain grain, int n, int nb, Uplo uplo) {
   const std::vector<T> spd = random_spd<T>(n, n, 900u + n + nb);
   FactorOptions options;
   options.mode = mode;
   options.gpu_kernels = kernels;
+  options.grain = grain;
   options.nb = nb;
   options.uplo = uplo;
   int mismatches = 0;
@@ -73,8 +75,8 @@ TEST_P(InfoSweep, EqualsLapackForEveryFailingColumn) {
     GTEST_SKIP() << "no CUDA worker: the GPU kernel choice does not apply";
   for (const Uplo uplo : {Uplo::lower, Uplo::upper})
     for (const auto& [n, nb] : {std::pair{200, 200}, {1, 1}, {97, 97}, {300, 100}, {257, 96}, {64, 64}, {130, 64}, {200, 128}}) {
-      sweep<double>(p.mode, p.kernels, n, nb, uplo);
-      sweep<float>(p.mode, p.kernels, n, nb, uplo);
+      sweep<double>(p.mode, p.kernels, p.grain, n, nb, uplo);
+      sweep<float>(p.mode, p.kernels, p.grain, n, nb, uplo);
     }
 }
 
@@ -82,9 +84,14 @@ INSTANTIATE_TEST_SUITE_P(Modes, InfoSweep,
                          ::testing::Values(SweepCase{Mode::gpu, GpuKernels::vendor},
                                            SweepCase{Mode::gpu, GpuKernels::custom},
                                            SweepCase{Mode::gpu, GpuKernels::any},
-                                           SweepCase{Mode::hybrid, GpuKernels::any}),
+                                           SweepCase{Mode::hybrid, GpuKernels::any},
+                                           SweepCase{Mode::gpu, GpuKernels::vendor, TaskGrain::block_columns},
+                                           SweepCase{Mode::gpu, GpuKernels::custom, TaskGrain::block_columns},
+                                           SweepCase{Mode::cpu, GpuKernels::any, TaskGrain::block_columns}),
                          [](const ::testing::TestParamInfo<SweepCase>& param) {
-                           return std::string(to_string(param.param.mode)) + "_" + to_string(param.param.kernels);
+                           std::string name = std::string(to_string(param.param.mode)) + "_" + to_string(param.param.kernels);
+                           if (param.param.grain == TaskGrain::block_columns) name += "_block_columns";
+                           return name;
                          });
 
 }  // namespace

@@ -29,6 +29,16 @@ enum class Mode { cpu, gpu, hybrid, automatic };
 // own CUDA kernels, or both, the scheduler choosing per tile size from the perf models.
 enum class GpuKernels { vendor, custom, any };
 
+// How a factorization is cut into tasks.
+//   tiles: one task per tile operation (potrf, trsm, syrk, gemm on nb x nb tiles): about nt^3 / 6
+//          tasks for nt tiles a side, the finest grain for the scheduler to spread.
+//   block_columns: per step one panel task (the diagonal tile's factorization and the solves
+//          below it) and one task per block column on its right (that column's share of the
+//          trailing update): nt (nt + 1) / 2 tasks, each one or a few large calls where the tiles
+//          of a column are contiguous in memory (a matrix already on the GPU, tessera/device.hpp).
+//   automatic: block_columns in gpu mode on a matrix already on the GPU, tiles otherwise.
+enum class TaskGrain { tiles, block_columns, automatic };
+
 // Kind of a tile task, for scheduling hints and traces. Batched chunks, residual checks and
 // tile copies are `other`.
 enum class TaskKind { potrf, trsm, syrk, gemm, copy_in, copy_out, other };
@@ -86,10 +96,14 @@ struct TESSERA_EXPORT RuntimeOptions {
   // How host memory for tiles is pinned (page-locked, so that copies to and from the GPU run at
   // the bus's full speed); see HostTiles.
   HostTiles host_tiles = HostTiles::pin_on_reuse;
+  // GPU tasks on the critical path (the diagonal factorization, the panel, the update of the next
+  // panel) run on a stream of the device's highest priority, so that the GPU schedules them ahead
+  // of the trailing update running beside them on the other workers' streams.
+  bool urgent_streams = true;
 
   // Defaults overridden by TESSERA_NCPU, TESSERA_NCUDA, TESSERA_WORKERS_PER_CUDA, TESSERA_POLICY,
   // TESSERA_TUNING_FILE, TESSERA_VERBOSE (0 or 1), TESSERA_HOST_TILES (pin-on-reuse, pinned or
-  // pageable).
+  // pageable), TESSERA_URGENT_STREAMS (0 or 1).
   static RuntimeOptions from_environment();
 };
 
@@ -98,13 +112,15 @@ struct TESSERA_EXPORT FactorOptions {
   int nb = 0;                  // tile size; 0 -> chosen per n, precision and mode
   Mode mode = Mode::automatic;  // see Mode; hybrid with no CUDA worker runs on the CPUs
   GpuKernels gpu_kernels = GpuKernels::any;
+  TaskGrain grain = TaskGrain::automatic;
   // What the scheduling policies are told of each task (under heteroprio a task's StarPU priority
   // is its bucket and placement instead of hints.priority).
   SchedulingHints hints = critical_path_hints;
   // Where the executed schedule is recorded (tessera/trace.hpp); none by default.
   std::shared_ptr<Trace> trace;
 
-  // Defaults overridden by TESSERA_NB, TESSERA_MODE, TESSERA_GPU_KERNELS, and TESSERA_TRACE
+  // Defaults overridden by TESSERA_NB, TESSERA_MODE, TESSERA_GPU_KERNELS, TESSERA_TASK_GRAIN
+  // (tiles, block-columns or auto), and TESSERA_TRACE
   // (a .json or .svg file each request's trace is written to when the request is done).
   static FactorOptions from_environment();
 };
@@ -117,6 +133,8 @@ TESSERA_EXPORT const char* to_string(Uplo uplo);
 TESSERA_EXPORT GpuKernels parse_gpu_kernels(const std::string& name);
 TESSERA_EXPORT const char* to_string(GpuKernels kernels);
 TESSERA_EXPORT const char* to_string(TaskKind kind);
+TESSERA_EXPORT TaskGrain parse_task_grain(const std::string& name);
+TESSERA_EXPORT const char* to_string(TaskGrain grain);
 TESSERA_EXPORT HostTiles parse_host_tiles(const std::string& name);
 TESSERA_EXPORT const char* to_string(HostTiles tiles);
 

@@ -12,6 +12,18 @@ namespace tessera::detail {
 template <class T>
 void insert_cholesky(const TaskContext& ctx, const TileGrid& A, const SchedulingHints& hints);
 
+// The same factorization in block columns: per step one panel task and one update task per block
+// column on its right (TaskGrain::block_columns), hinted as the step's potrf and as the gemm of
+// the block column's diagonal tile.
+template <class T>
+void insert_cholesky_by_block_columns(const TaskContext& ctx, const TileGrid& A, const SchedulingHints& hints);
+
+// The factorization `grain` asks for (automatic: block columns in gpu mode when the tiles are
+// views of one matrix in GPU memory, `resident`; tiles otherwise).
+template <class T>
+void insert_cholesky(const TaskContext& ctx, const TileGrid& A, const SchedulingHints& hints, TaskGrain grain,
+                     bool resident);
+
 // B := L^{-T} L^{-1} B (forward then backward substitution with the lower tiles of L).
 template <class T>
 void insert_cholesky_solve(const TaskContext& ctx, const TileGrid& L, const TileGrid& B, const SchedulingHints& hints);
@@ -37,14 +49,15 @@ namespace tessera::detail {
 
 // LAPACK's xPOTRF, xPOTRS and xPOSV on the caller's column-major matrices (triangle uplo of a,
 // lda; b, ldb), through the tiles A and B: conversions in, the algorithm, conversions out.
+// The factorization's tasks are cut as `grain` says (the tiles are never resident here).
 template <class T>
 void insert_lapack_potrf(const TaskContext& ctx, const TileGrid& A, Uplo uplo, T* a, int lda,
-                         const SchedulingHints& hints);
+                         const SchedulingHints& hints, TaskGrain grain = TaskGrain::automatic);
 template <class T>
 void insert_lapack_potrs(const TaskContext& ctx, const TileGrid& A, const TileGrid& B, Uplo uplo, const T* a, int lda,
                          T* b, int ldb, const SchedulingHints& hints);
 template <class T>
 void insert_lapack_posv(const TaskContext& ctx, const TileGrid& A, const TileGrid& B, Uplo uplo, T* a, int lda, T* b,
-                        int ldb, const SchedulingHints& hints);
+                        int ldb, const SchedulingHints& hints, TaskGrain grain = TaskGrain::automatic);
 
 }  // namespace tessera::detail

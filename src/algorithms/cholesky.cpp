@@ -19,7 +19,43 @@ void insert_cholesky(const TaskContext& ctx, const TileGrid& A, const Scheduling
   }
 }
 
+namespace {
+
+// Tiles rows first..last of tile column j.
+std::vector<TileRef> column_tiles(const TileGrid& A, int j, int first) {
+  std::vector<TileRef> tiles;
+  for (int i = first; i < A.tile_rows(); ++i) tiles.push_back(A.ref(i, j));
+  return tiles;
+}
+
+}  // namespace
+
+template <class T>
+void insert_cholesky_by_block_columns(const TaskContext& ctx, const TileGrid& A, const SchedulingHints& hints) {
+  const int nt = A.tile_rows();
+  for (int k = 0; k < nt; ++k) {
+    insert_panel<T>(ctx, column_tiles(A, k, k), hints(TaskKind::potrf, k, k, k, nt));
+    for (int j = k + 1; j < nt; ++j)
+      insert_column_update<T>(ctx, column_tiles(A, k, j), column_tiles(A, j, j), hints(TaskKind::gemm, k, j, j, nt));
+  }
+}
+
+template <class T>
+void insert_cholesky(const TaskContext& ctx, const TileGrid& A, const SchedulingHints& hints, TaskGrain grain,
+                     bool resident) {
+  const bool block_columns =
+      grain == TaskGrain::block_columns || (grain == TaskGrain::automatic && ctx.mode == Mode::gpu && resident);
+  if (block_columns)
+    insert_cholesky_by_block_columns<T>(ctx, A, hints);
+  else
+    insert_cholesky<T>(ctx, A, hints);
+}
+
 template void insert_cholesky<float>(const TaskContext&, const TileGrid&, const SchedulingHints&);
 template void insert_cholesky<double>(const TaskContext&, const TileGrid&, const SchedulingHints&);
+template void insert_cholesky_by_block_columns<float>(const TaskContext&, const TileGrid&, const SchedulingHints&);
+template void insert_cholesky_by_block_columns<double>(const TaskContext&, const TileGrid&, const SchedulingHints&);
+template void insert_cholesky<float>(const TaskContext&, const TileGrid&, const SchedulingHints&, TaskGrain, bool);
+template void insert_cholesky<double>(const TaskContext&, const TileGrid&, const SchedulingHints&, TaskGrain, bool);
 
 }  // namespace tessera::detail

@@ -3,6 +3,8 @@
 // implement these functions on StarPU (implicit dependencies from the access modes).
 #pragma once
 
+#include <vector>
+
 #include "tessera/options.hpp"
 
 namespace tessera::detail {
@@ -52,6 +54,21 @@ void insert_syrk(const TaskContext& ctx, T alpha, const TileRef& A, T beta, cons
 template <class T>
 void insert_gemm(const TaskContext& ctx, Trans transa, Trans transb, T alpha, const TileRef& A,
                  const TileRef& B, T beta, const TileRef& C, const TaskHints& hints);
+
+// Coarser tasks over runs of tiles of one tile column, top down (block-column Cholesky). Their
+// implementations make one call per stretch of tiles lying contiguously in memory.
+//
+// The panel of a step: potrf of column[0] (the diagonal tile; info as insert_potrf), then
+// column[i] := column[i] L^{-T} for the tiles below it.
+template <class T>
+void insert_panel(const TaskContext& ctx, const std::vector<TileRef>& column, const TaskHints& hints);
+
+// The update of one block column by a factored panel: with panel[0] the panel's tile in the block
+// column's rows, column[0] -= panel[0] panel[0]^T (lower triangle) and column[i] -= panel[i]
+// panel[0]^T below it. panel and column have the same length and tile heights.
+template <class T>
+void insert_column_update(const TaskContext& ctx, const std::vector<TileRef>& panel, const std::vector<TileRef>& column,
+                          const TaskHints& hints);
 
 // How a tile maps onto a block of a column-major matrix held by the caller: the block starts at
 // (row0, col0) of the matrix (leading dimension ld) and is the tile itself, or its transpose when

@@ -83,7 +83,8 @@ Request potrf_async(TileMatrix<T>& A, const FactorOptions& options) {
   check_tiles_fit_gpu<T>(A.runtime(), options.mode, A.nb(), A.rows());
   return make_request(A.runtime(), nullptr, [&](Submission& s) {
     s.set_trace(options.trace);
-    detail::insert_cholesky(make_context(A.runtime(), s, options.mode, options.gpu_kernels), A, options.hints);
+    detail::insert_cholesky(make_context(A.runtime(), s, options.mode, options.gpu_kernels), A, options.hints,
+                            options.grain, false);
   });
 }
 
@@ -107,7 +108,7 @@ Request potrf_async(Runtime& runtime, int n, T* A, int lda, const FactorOptions&
   return make_request(runtime, tiles, [&](Submission& s) {
     s.set_trace(options.trace);
     const detail::TaskContext ctx = make_context(runtime, s, options.mode, options.gpu_kernels);
-    detail::insert_lapack_potrf<T>(ctx, detail::tile_grid(*tiles), options.uplo, A, lda, options.hints);
+    detail::insert_lapack_potrf<T>(ctx, detail::tile_grid(*tiles), options.uplo, A, lda, options.hints, options.grain);
   });
 }
 
@@ -145,7 +146,7 @@ Request posv_async(Runtime& runtime, int n, int nrhs, T* A, int lda, T* B, int l
   return submit_lapack_solve<T>(runtime, n, nrhs, options,
                                 [&](const TaskContext& ctx, const TileGrid& a_tiles, const TileGrid& b_tiles) {
                                   detail::insert_lapack_posv<T>(ctx, a_tiles, b_tiles, options.uplo, A, lda, B, ldb,
-                                                                options.hints);
+                                                                options.hints, options.grain);
                                 });
 }
 

@@ -29,7 +29,12 @@ void create_on_worker(void* arg) {
   auto* job = static_cast<ContextJob*>(arg);
   CudaWorkerContext& ctx = job->resources->cuda(starpu_worker_get_id_check());
   try {
-    ctx.stream = starpu_cuda_get_local_stream();
+    ctx.stream = ctx.worker_stream = starpu_cuda_get_local_stream();
+    int least = 0, greatest = 0;
+    TESSERA_CUDA_CHECK(cudaDeviceGetStreamPriorityRange(&least, &greatest));
+    TESSERA_CUDA_CHECK(cudaStreamCreateWithPriority(&ctx.urgent_stream, cudaStreamNonBlocking, greatest));
+    TESSERA_CUDA_CHECK(cudaEventCreateWithFlags(&ctx.urgent_fork, cudaEventDisableTiming));
+    TESSERA_CUDA_CHECK(cudaEventCreateWithFlags(&ctx.urgent_join, cudaEventDisableTiming));
     TESSERA_CUBLAS_CHECK(cublasCreate(&ctx.cublas));
     TESSERA_CUBLAS_CHECK(cublasSetStream(ctx.cublas, ctx.stream));
     TESSERA_CUSOLVER_CHECK(cusolverDnCreate(&ctx.cusolver));
@@ -48,8 +53,12 @@ void create_on_worker(void* arg) {
 void destroy_on_worker(void* arg) {
   auto* resources = static_cast<RuntimeResources*>(arg);
   CudaWorkerContext& ctx = resources->cuda(starpu_worker_get_id_check());
-  if (ctx.stream) cudaStreamSynchronize(ctx.stream);
+  if (ctx.worker_stream) cudaStreamSynchronize(ctx.worker_stream);
+  if (ctx.urgent_stream) cudaStreamSynchronize(ctx.urgent_stream);
   if (ctx.workspace) cudaFree(ctx.workspace);
+  if (ctx.urgent_fork) cudaEventDestroy(ctx.urgent_fork);
+  if (ctx.urgent_join) cudaEventDestroy(ctx.urgent_join);
+  if (ctx.urgent_stream) cudaStreamDestroy(ctx.urgent_stream);
   if (ctx.device_info) cudaFree(ctx.device_info);
   if (ctx.cusolver) cusolverDnDestroy(ctx.cusolver);
   if (ctx.cublas) cublasDestroy(ctx.cublas);
@@ -57,6 +66,28 @@ void destroy_on_worker(void* arg) {
 }
 
 }  // namespace
+
+UrgentWork::UrgentWork(CudaWorkerContext& ctx, bool urgent) : ctx_(urgent && ctx.urgent_stream ? &ctx : nullptr) {
+  if (!ctx_) return;
+  // Work on the urgent stream follows what the worker's stream holds (a workspace grown there)...
+  TESSERA_CUDA_CHECK(cudaEventRecord(ctx_->urgent_fork, ctx_->worker_stream));
+  TESSERA_CUDA_CHECK(cudaStreamWaitEvent(ctx_->urgent_stream, ctx_->urgent_fork, 0));
+  use_stream(ctx_->urgent_stream);
+}
+
+UrgentWork::~UrgentWork() {
+  if (!ctx_) return;
+  // ...and the worker's stream, on which StarPU sees the task end, follows the urgent work.
+  cudaEventRecord(ctx_->urgent_join, ctx_->urgent_stream);
+  cudaStreamWaitEvent(ctx_->worker_stream, ctx_->urgent_join, 0);
+  use_stream(ctx_->worker_stream);
+}
+
+void UrgentWork::use_stream(cudaStream_t stream) {
+  ctx_->stream = stream;
+  cublasSetStream(ctx_->cublas, stream);
+  cusolverDnSetStream(ctx_->cusolver, stream);
+}
 
 void* CudaWorkerContext::workspace_of(std::size_t bytes) {
   if (bytes <= workspace_bytes) return workspace;

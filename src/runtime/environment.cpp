@@ -73,6 +73,7 @@ RuntimeOptions RuntimeOptions::from_environment() {
   if (const std::optional<std::string> tuning = env("TESSERA_TUNING_FILE")) options.tuning_file = *tuning;
   options.verbose = env_int("TESSERA_VERBOSE", options.verbose ? 1 : 0, 0) != 0;
   if (const std::optional<std::string> tiles = env("TESSERA_HOST_TILES")) options.host_tiles = parse_host_tiles(*tiles);
+  options.urgent_streams = env_int("TESSERA_URGENT_STREAMS", options.urgent_streams ? 1 : 0, 0) != 0;
   return options;
 }
 
@@ -81,6 +82,7 @@ FactorOptions FactorOptions::from_environment() {
   options.nb = env_int("TESSERA_NB", options.nb, 1);
   if (const std::optional<std::string> mode = env("TESSERA_MODE")) options.mode = parse_mode(*mode);
   if (const std::optional<std::string> kernels = env("TESSERA_GPU_KERNELS")) options.gpu_kernels = parse_gpu_kernels(*kernels);
+  if (const std::optional<std::string> grain = env("TESSERA_TASK_GRAIN")) options.grain = parse_task_grain(*grain);
   if (const std::optional<std::string> trace = env("TESSERA_TRACE")) options.trace = std::make_shared<Trace>(*trace);
   return options;
 }
@@ -126,6 +128,23 @@ GpuKernels parse_gpu_kernels(const std::string& name) {
   if (s == "custom") return GpuKernels::custom;
   if (s == "any" || s == "mixed") return GpuKernels::any;
   throw InvalidArgument("unknown GPU kernel choice '" + name + "' (expected vendor, custom or any)");
+}
+
+TaskGrain parse_task_grain(const std::string& name) {
+  const std::string s = lower_case(name);
+  if (s == "tiles") return TaskGrain::tiles;
+  if (s == "block-columns") return TaskGrain::block_columns;
+  if (s == "auto") return TaskGrain::automatic;
+  throw InvalidArgument("unknown task grain '" + name + "' (expected tiles, block-columns or auto)");
+}
+
+const char* to_string(TaskGrain grain) {
+  switch (grain) {
+    case TaskGrain::tiles: return "tiles";
+    case TaskGrain::block_columns: return "block-columns";
+    case TaskGrain::automatic: return "auto";
+  }
+  return "?";
 }
 
 HostTiles parse_host_tiles(const std::string& name) {

@@ -245,7 +245,8 @@ Runtime::Runtime(const RuntimeOptions& options) : impl_(std::make_unique<Impl>()
   if (impl_->attached) impl_->attached_blas.emplace();
   impl_->resources = std::make_unique<detail::RuntimeResources>(static_cast<int>(starpu_worker_get_count()),
                                                                 options.host_tiles,
-                                                                impl_->policy.places_by_perf_models);
+                                                                impl_->policy.places_by_perf_models,
+                                                                options.urgent_streams);
   try {
     {
       // The contexts are made by a task on each CUDA worker, which must be awake even when

@@ -26,7 +26,13 @@ namespace tessera::detail {
 
 struct CudaWorkerContext {
 #ifdef TESSERA_HAVE_CUDA
-  cudaStream_t stream = nullptr;
+  cudaStream_t stream = nullptr;  // the one tasks run on: the worker's, or urgent_stream in an UrgentWork scope
+  cudaStream_t worker_stream = nullptr;  // StarPU's stream of this worker
+  // A stream of the device's highest priority, for tasks on the critical path: the GPU schedules
+  // their blocks ahead of the other streams' trailing updates instead of sharing the SMs evenly.
+  cudaStream_t urgent_stream = nullptr;
+  cudaEvent_t urgent_fork = nullptr;
+  cudaEvent_t urgent_join = nullptr;
   cublasHandle_t cublas = nullptr;
   cusolverDnHandle_t cusolver = nullptr;
   void* workspace = nullptr;
@@ -45,6 +51,22 @@ struct CudaWorkerContext {
   std::map<std::tuple<char, std::string, int>, kernels::cuda::TileKernelConfig> tuned;
 #endif
 };
+
+#ifdef TESSERA_HAVE_CUDA
+// While it lives, the worker context's stream (and its cuBLAS and cuSOLVER handles) is the urgent
+// stream when `urgent`, joined to the worker's stream both ways; a no-op otherwise.
+class UrgentWork {
+ public:
+  UrgentWork(CudaWorkerContext& ctx, bool urgent);
+  ~UrgentWork();
+  UrgentWork(const UrgentWork&) = delete;
+  UrgentWork& operator=(const UrgentWork&) = delete;
+
+ private:
+  void use_stream(cudaStream_t stream);
+  CudaWorkerContext* ctx_;
+};
+#endif
 
 // Host memory for tiles, kept between factorizations: pinning gigabytes costs more than
 // factoring them on a GPU, so blocks go back to the pool instead of to the system. How blocks are
@@ -84,16 +106,19 @@ class HostMemoryPool {
 
 class RuntimeResources {
  public:
-  RuntimeResources(int max_workers, HostTiles host_tiles, bool placement_by_perf_models)
+  RuntimeResources(int max_workers, HostTiles host_tiles, bool placement_by_perf_models, bool urgent_streams)
       : cuda_(static_cast<std::size_t>(max_workers)),
         host_memory_(host_tiles),
-        placement_by_perf_models_(placement_by_perf_models) {}
+        placement_by_perf_models_(placement_by_perf_models),
+        urgent_streams_(urgent_streams) {}
   // The context of CUDA worker `worker` (StarPU worker id); only that worker may use it.
   CudaWorkerContext& cuda(int worker) const { return cuda_[static_cast<std::size_t>(worker)]; }
   HostMemoryPool& host_memory() const { return host_memory_; }
   // The running policy places tasks by perf-model estimates (and calibrates by placing tasks on
   // workers without one).
   bool placement_by_perf_models() const { return placement_by_perf_models_; }
+  // Tasks on the critical path run on their worker's urgent stream (RuntimeOptions::urgent_streams).
+  bool urgent_streams() const { return urgent_streams_; }
 #ifdef TESSERA_HAVE_CUDA
   kernels::cuda::TileTuningTable& tile_tuning() { return tile_tuning_; }
   const kernels::cuda::TileTuningTable& tile_tuning() const { return tile_tuning_; }
@@ -103,6 +128,7 @@ class RuntimeResources {
   mutable std::vector<CudaWorkerContext> cuda_;
   mutable HostMemoryPool host_memory_;
   bool placement_by_perf_models_;
+  bool urgent_streams_;
 #ifdef TESSERA_HAVE_CUDA
   kernels::cuda::TileTuningTable tile_tuning_;
 #endif

@@ -44,10 +44,11 @@ TileGrid tile_grid(const TileMatrix<T>& A) {
   return TileGrid(A.rows(), A.cols(), A.nb(), A.structure(), std::move(handles));
 }
 
-// The algorithms on tile matrices.
+// The algorithms on tile matrices. resident: A is a view of one matrix in GPU memory.
 template <class T>
-void insert_cholesky(const TaskContext& ctx, const TileMatrix<T>& A, const SchedulingHints& hints) {
-  insert_cholesky<T>(ctx, tile_grid(A), hints);
+void insert_cholesky(const TaskContext& ctx, const TileMatrix<T>& A, const SchedulingHints& hints, TaskGrain grain,
+                     bool resident) {
+  insert_cholesky<T>(ctx, tile_grid(A), hints, grain, resident);
 }
 template <class T>
 void insert_cholesky_solve(const TaskContext& ctx, const TileMatrix<T>& L, const TileMatrix<T>& B,

@@ -456,6 +456,30 @@ TEST(HostMemoryPool, PinsBlocksAsTheOptionsSay) {
   EXPECT_THROW(parse_host_tiles("locked"), InvalidArgument);
 }
 
+TEST(TaskGrainOption, NamesRoundTripAndTheEnvironmentSetsIt) {
+  for (TaskGrain grain : {TaskGrain::tiles, TaskGrain::block_columns, TaskGrain::automatic})
+    EXPECT_EQ(parse_task_grain(to_string(grain)), grain);
+  EXPECT_EQ(parse_task_grain("Block-Columns"), TaskGrain::block_columns);
+  EXPECT_THROW(parse_task_grain("columns"), InvalidArgument);
+  EXPECT_EQ(FactorOptions{}.grain, TaskGrain::automatic);
+  {
+    const ScopedEnv grain("TESSERA_TASK_GRAIN", "block-columns");
+    EXPECT_EQ(FactorOptions::from_environment().grain, TaskGrain::block_columns);
+  }
+  const ScopedEnv bad("TESSERA_TASK_GRAIN", "rows");
+  EXPECT_THROW(FactorOptions::from_environment(), InvalidArgument);
+}
+
+TEST(UrgentStreamsOption, TheEnvironmentTurnsItOff) {
+  EXPECT_TRUE(RuntimeOptions{}.urgent_streams);
+  {
+    const ScopedEnv off("TESSERA_URGENT_STREAMS", "0");
+    EXPECT_FALSE(RuntimeOptions::from_environment().urgent_streams);
+  }
+  const ScopedEnv on("TESSERA_URGENT_STREAMS", "1");
+  EXPECT_TRUE(RuntimeOptions::from_environment().urgent_streams);
+}
+
 // ---- a library prints nothing unless asked ------------------------------------------------
 
 TEST(Quiet, HybridOnCpusIsANoticeNotAPrint) {

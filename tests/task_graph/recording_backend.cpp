@@ -121,68 +121,113 @@ void triangular_solve(const TileRef& L, Trans trans, T* x, std::ptrdiff_t step) 
 
 }  // namespace
 
+namespace {
+
+// The tile operations' host implementations, shared by the tile tasks and the block-column ones.
+// potrf_tile returns false (after reporting the failure) when a pivot is not positive.
+template <class T>
+bool potrf_tile(Submission& s, const TileRef& A) {
+  for (int c = 0; c < A.rows; ++c) {
+    T d = at<T>(A, c, c);
+    for (int k = 0; k < c; ++k) d -= at<T>(A, c, k) * at<T>(A, c, k);
+    if (!(d > T(0))) {
+      s.report_failure(A.col0 + c + 1);
+      return false;
+    }
+    at<T>(A, c, c) = std::sqrt(d);
+    for (int r = c + 1; r < A.rows; ++r) {
+      T v = at<T>(A, r, c);
+      for (int k = 0; k < c; ++k) v -= at<T>(A, r, k) * at<T>(A, c, k);
+      at<T>(A, r, c) = v / at<T>(A, c, c);
+    }
+  }
+  return true;
+}
+
+template <class T>
+void trsm_tile(Side side, Trans trans, T alpha, const TileRef& L, const TileRef& B) {
+  T* b = static_cast<T*>(B.handle);
+  for (int r = 0; r < B.rows; ++r)
+    for (int c = 0; c < B.cols; ++c) at<T>(B, r, c) *= alpha;
+  if (side == Side::left) {
+    for (int c = 0; c < B.cols; ++c) triangular_solve<T>(L, trans, b + static_cast<std::size_t>(c) * B.rows, 1);
+  } else {
+    // X op(L) = B  <=>  op(L)^T X^T = B^T: each row of B against the other transposition.
+    const Trans other = trans == Trans::yes ? Trans::no : Trans::yes;
+    for (int r = 0; r < B.rows; ++r) triangular_solve<T>(L, other, b + r, B.rows);
+  }
+}
+
+template <class T>
+void syrk_tile(T alpha, const TileRef& A, T beta, const TileRef& C) {
+  for (int c = 0; c < C.cols; ++c)
+    for (int r = c; r < C.rows; ++r) {
+      T sum = 0;
+      for (int k = 0; k < A.cols; ++k) sum += at<T>(A, r, k) * at<T>(A, c, k);
+      at<T>(C, r, c) = alpha * sum + beta * at<T>(C, r, c);
+    }
+}
+
+template <class T>
+void gemm_tile(Trans transa, Trans transb, T alpha, const TileRef& A, const TileRef& B, T beta, const TileRef& C) {
+  const int depth = transa == Trans::no ? A.cols : A.rows;
+  for (int c = 0; c < C.cols; ++c)
+    for (int r = 0; r < C.rows; ++r) {
+      T sum = 0;
+      for (int k = 0; k < depth; ++k)
+        sum += (transa == Trans::no ? at<T>(A, r, k) : at<T>(A, k, r)) *
+               (transb == Trans::no ? at<T>(B, k, c) : at<T>(B, c, k));
+      at<T>(C, r, c) = alpha * sum + beta * at<T>(C, r, c);
+    }
+}
+
+}  // namespace
+
 template <class T>
 void insert_potrf(const TaskContext& ctx, const TileRef& A, const TaskHints& hints) {
   Submission& s = *ctx.submission;
-  s.record(TaskKind::potrf, hints, {writes(A)}, [A, &s] {
-    for (int c = 0; c < A.rows; ++c) {
-      T d = at<T>(A, c, c);
-      for (int k = 0; k < c; ++k) d -= at<T>(A, c, k) * at<T>(A, c, k);
-      if (!(d > T(0))) {
-        s.report_failure(A.col0 + c + 1);
-        return;
-      }
-      at<T>(A, c, c) = std::sqrt(d);
-      for (int r = c + 1; r < A.rows; ++r) {
-        T v = at<T>(A, r, c);
-        for (int k = 0; k < c; ++k) v -= at<T>(A, r, k) * at<T>(A, c, k);
-        at<T>(A, r, c) = v / at<T>(A, c, c);
-      }
-    }
-  });
+  s.record(TaskKind::potrf, hints, {writes(A)}, [A, &s] { potrf_tile<T>(s, A); });
 }
 
 template <class T>
 void insert_trsm(const TaskContext& ctx, Side side, Trans trans, T alpha, const TileRef& L, const TileRef& B, const TaskHints& hints) {
-  ctx.submission->record(TaskKind::trsm, hints, {reads(L), writes(B)}, [=] {
-    T* b = static_cast<T*>(B.handle);
-    for (int r = 0; r < B.rows; ++r)
-      for (int c = 0; c < B.cols; ++c) at<T>(B, r, c) *= alpha;
-    if (side == Side::left) {
-      for (int c = 0; c < B.cols; ++c) triangular_solve<T>(L, trans, b + static_cast<std::size_t>(c) * B.rows, 1);
-    } else {
-      // X op(L) = B  <=>  op(L)^T X^T = B^T: each row of B against the other transposition.
-      const Trans other = trans == Trans::yes ? Trans::no : Trans::yes;
-      for (int r = 0; r < B.rows; ++r) triangular_solve<T>(L, other, b + r, B.rows);
-    }
-  });
+  ctx.submission->record(TaskKind::trsm, hints, {reads(L), writes(B)}, [=] { trsm_tile<T>(side, trans, alpha, L, B); });
 }
 
 template <class T>
 void insert_syrk(const TaskContext& ctx, T alpha, const TileRef& A, T beta, const TileRef& C, const TaskHints& hints) {
-  ctx.submission->record(TaskKind::syrk, hints, {reads(A), writes(C)}, [=] {
-    for (int c = 0; c < C.cols; ++c)
-      for (int r = c; r < C.rows; ++r) {
-        T sum = 0;
-        for (int k = 0; k < A.cols; ++k) sum += at<T>(A, r, k) * at<T>(A, c, k);
-        at<T>(C, r, c) = alpha * sum + beta * at<T>(C, r, c);
-      }
-  });
+  ctx.submission->record(TaskKind::syrk, hints, {reads(A), writes(C)}, [=] { syrk_tile<T>(alpha, A, beta, C); });
 }
 
 template <class T>
 void insert_gemm(const TaskContext& ctx, Trans transa, Trans transb, T alpha, const TileRef& A, const TileRef& B, T beta,
                  const TileRef& C, const TaskHints& hints) {
-  ctx.submission->record(TaskKind::gemm, hints, {reads(A), reads(B), writes(C)}, [=] {
-    const int depth = transa == Trans::no ? A.cols : A.rows;
-    for (int c = 0; c < C.cols; ++c)
-      for (int r = 0; r < C.rows; ++r) {
-        T sum = 0;
-        for (int k = 0; k < depth; ++k)
-          sum += (transa == Trans::no ? at<T>(A, r, k) : at<T>(A, k, r)) *
-                 (transb == Trans::no ? at<T>(B, k, c) : at<T>(B, c, k));
-        at<T>(C, r, c) = alpha * sum + beta * at<T>(C, r, c);
-      }
+  ctx.submission->record(TaskKind::gemm, hints, {reads(A), reads(B), writes(C)},
+                         [=] { gemm_tile<T>(transa, transb, alpha, A, B, beta, C); });
+}
+
+template <class T>
+void insert_panel(const TaskContext& ctx, const std::vector<TileRef>& column, const TaskHints& hints) {
+  Submission& s = *ctx.submission;
+  std::vector<RecordedAccess> accesses;
+  for (const TileRef& tile : column) accesses.push_back(writes(tile));
+  s.record(TaskKind::potrf, hints, std::move(accesses), [column, &s] {
+    if (!potrf_tile<T>(s, column[0])) return;
+    for (std::size_t i = 1; i < column.size(); ++i) trsm_tile<T>(Side::right, Trans::yes, T(1), column[0], column[i]);
+  });
+}
+
+template <class T>
+void insert_column_update(const TaskContext& ctx, const std::vector<TileRef>& panel, const std::vector<TileRef>& column,
+                          const TaskHints& hints) {
+  if (panel.size() != column.size() || panel.empty()) throw std::logic_error("column update: mismatched tiles");
+  std::vector<RecordedAccess> accesses;
+  for (const TileRef& tile : panel) accesses.push_back(reads(tile));
+  for (const TileRef& tile : column) accesses.push_back(writes(tile));
+  ctx.submission->record(TaskKind::gemm, hints, std::move(accesses), [panel, column] {
+    syrk_tile<T>(T(-1), panel[0], T(1), column[0]);
+    for (std::size_t i = 1; i < column.size(); ++i)
+      gemm_tile<T>(Trans::no, Trans::yes, T(-1), panel[i], panel[0], T(1), column[i]);
   });
 }
 
@@ -228,6 +273,9 @@ void insert_copy_out(const TaskContext& ctx, const TileRef& tile, const BlockMap
   template void insert_syrk<T>(const TaskContext&, T, const TileRef&, T, const TileRef&, const TaskHints&); \
   template void insert_gemm<T>(const TaskContext&, Trans, Trans, T, const TileRef&, const TileRef&, T,       \
                                const TileRef&, const TaskHints&);                                            \
+  template void insert_panel<T>(const TaskContext&, const std::vector<TileRef>&, const TaskHints&);          \
+  template void insert_column_update<T>(const TaskContext&, const std::vector<TileRef>&,                     \
+                                        const std::vector<TileRef>&, const TaskHints&);                      \
   template void insert_copy_in<T>(const TaskContext&, const BlockMap<T>&, const TileRef&, const TaskHints&); \
   template void insert_copy_out<T>(const TaskContext&, const TileRef&, const BlockMap<T>&, bool, const TaskHints&);
 TESSERA_RECORDING_INSTANTIATE(float)

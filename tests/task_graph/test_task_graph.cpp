@@ -136,6 +136,56 @@ TEST_P(CholeskyGraph, TheNextDiagonalTileOutranksTheRestOfTheTrailingUpdate) {
 
 INSTANTIATE_TEST_SUITE_P(TileCounts, CholeskyGraph, ::testing::Values(1, 2, 3, 5, 8));
 
+// The block-column factorization: panel(k) on tiles (k.., k), update(k, j) reading tiles (j.., k)
+// and writing (j.., j).
+class BlockColumnGraph : public ::testing::TestWithParam<int> {};
+
+TEST_P(BlockColumnGraph, TaskCountsEveryDependencyAndTheCriticalPath) {
+  const int nt = GetParam();
+  const int nb = 4;
+  HostTiles<double> tiles(nt * nb - 1, nt * nb - 1, nb, TileStructure::symmetric_lower);
+  Submission s;
+  insert_cholesky_by_block_columns<double>(recording_context(s), tiles.grid(), critical_path_hints);
+
+  ASSERT_EQ(static_cast<int>(s.tasks().size()), nt * (nt + 1) / 2);
+  std::map<std::pair<int, int>, std::size_t> index;  // (k, j): j == k for the panel
+  for (std::size_t t = 0; t < s.tasks().size(); ++t) {
+    const RecordedTask& task = s.tasks()[t];
+    const int k = task.accesses[0].j;
+    const bool panel = task.kind == TaskKind::potrf;
+    ASSERT_TRUE(panel || task.kind == TaskKind::gemm);
+    const int j = panel ? k : task.accesses.back().j;
+    const int first_row = panel ? k : j;
+    ASSERT_EQ(static_cast<int>(task.accesses.size()), (panel ? 1 : 2) * (nt - first_row));
+    for (std::size_t a = 0; a < task.accesses.size(); ++a) {
+      const RecordedAccess& access = task.accesses[a];
+      const bool written = panel || a >= task.accesses.size() / 2;
+      EXPECT_EQ(access.writes, written);
+      EXPECT_EQ(access.j, written ? j : k);
+      EXPECT_EQ(access.i, first_row + static_cast<int>(a % (nt - first_row)));
+    }
+    ASSERT_TRUE(index.emplace(std::make_pair(k, j), t).second) << "two tasks with one key";
+    EXPECT_EQ(task.hints.priority, critical_path_hints(task.kind, k, j, j, nt).priority);
+    EXPECT_EQ(task.hints.critical, panel || j == k + 1);
+  }
+  // panel(k) waits for update(k - 1, k); update(k, j) for panel(k) and update(k - 1, j).
+  for (const auto& [key, t] : index) {
+    const auto [k, j] = key;
+    std::set<std::size_t> expected;
+    if (k > 0) expected.insert(index.at({k - 1, j}));
+    if (j != k) expected.insert(index.at({k, k}));
+    const std::vector<std::size_t>& actual = s.tasks()[t].predecessors;
+    EXPECT_EQ(std::set<std::size_t>(actual.begin(), actual.end()), expected) << "k=" << k << " j=" << j;
+  }
+  // panel -> update of the next block column -> next panel, nt - 1 times.
+  EXPECT_EQ(s.longest_path(), 2 * nt - 1);
+  // The next block column's update outranks the rest of its step.
+  for (int k = 0; k + 2 < nt; ++k)
+    EXPECT_GT(s.tasks()[index.at({k, k + 1})].hints.priority, s.tasks()[index.at({k, k + 2})].hints.priority);
+}
+
+INSTANTIATE_TEST_SUITE_P(TileCounts, BlockColumnGraph, ::testing::Values(1, 2, 3, 5, 8));
+
 TEST(TileGrid, ATileLargerThanTheMatrixIsOneTile) {
   for (int nb : {37, 38, 4096, INT_MAX - 1, INT_MAX}) {
     const TileGrid grid(37, 3, nb, TileStructure::general, std::vector<void*>(1, nullptr));
@@ -203,6 +253,7 @@ TYPED_TEST(LapackLayout, PosvInRandomOrdersSolvesAndKeepsTheOtherTriangle) {
   using T = TypeParam;
   const int nb = 8;
   std::mt19937 random(2026);
+  for (TaskGrain grain : {TaskGrain::tiles, TaskGrain::block_columns})
   for (Uplo uplo : {Uplo::lower, Uplo::upper})
     for (int n : {1, nb - 1, nb, nb + 1, 2 * nb + 3, 37})
       for (int order = 0; order < 3; ++order) {
@@ -215,7 +266,7 @@ TYPED_TEST(LapackLayout, PosvInRandomOrdersSolvesAndKeepsTheOtherTriangle) {
         HostTiles<T> B(n, nrhs, nb, TileStructure::general);
         Submission s;
         insert_lapack_posv<T>(recording_context(s), A.grid(), B.grid(), uplo, a.data(), lda, b.data(), ldb,
-                              critical_path_hints);
+                              critical_path_hints, grain);
         s.execute_in_random_order(random);
         ASSERT_EQ(s.info(), 0);
         const auto in_triangle = [uplo](int i, int j) { return uplo == Uplo::lower ? i >= j : i <= j; };
@@ -252,6 +303,7 @@ TYPED_TEST(LapackLayout, APivotThatFailsGivesItsColumnAndLeavesBAsItWas) {
   using T = TypeParam;
   const int nb = 4, n = 13, lda = n, ldb = n;
   std::mt19937 random(7);
+  for (TaskGrain grain : {TaskGrain::tiles, TaskGrain::block_columns})
   for (int failing : {0, 3, 4, 5, 12})
     for (Uplo uplo : {Uplo::lower, Uplo::upper}) {
       std::vector<T> a = random_spd<T>(n, lda, random);
@@ -261,7 +313,7 @@ TYPED_TEST(LapackLayout, APivotThatFailsGivesItsColumnAndLeavesBAsItWas) {
       HostTiles<T> B(n, 1, nb, TileStructure::general);
       Submission s;
       insert_lapack_posv<T>(recording_context(s), A.grid(), B.grid(), uplo, a.data(), lda, b.data(), ldb,
-                            critical_path_hints);
+                            critical_path_hints, grain);
       s.execute_in_random_order(random);
       EXPECT_EQ(s.info(), failing + 1);
       EXPECT_EQ(b, std::vector<T>(n, T(1)));
