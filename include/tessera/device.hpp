@@ -68,8 +68,8 @@ TESSERA_EXPORT void posv_batched_ex(Uplo uplo, int n, int nrhs, T* A, int lda, l
 //     so a batch is read as it lies in memory: a C-ordered (batch, n, n) array has rowStrideA = n,
 //     colStrideA = 1, strideA = n * n; a Fortran-ordered stack or a transposed view has
 //     rowStrideA = 1, colStrideA = n. Any strides are accepted (zero and negative included: A is
-//     only read; strideA = 0 factors one matrix batch times). Strides of PyTorch and CuPy arrays
-//     count elements as these do (CuPy's count bytes: divide by the item size).
+//     only read; strideA = 0 factors one matrix batch times). Strides count elements, as
+//     PyTorch's do (CuPy's and numpy's count bytes: divide them by the item size).
 //   - Only the triangle `uplo` of A_k, in (i, j) terms, is read: i >= j for lower, i <= j for upper.
 //   - L_k starts at L + k * strideL, column-major with leading dimension ldl. It receives the factor
 //     in the triangle `uplo` (A_k = L_k L_k^T, or U_k^T U_k for upper) and zeros in the strict
