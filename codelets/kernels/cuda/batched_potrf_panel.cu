@@ -21,6 +21,7 @@
 // that the output holds what the in-place kernel leaves in A.
 #include <algorithm>
 #include <array>
+#include <cstdint>
 #include <string>
 #include <type_traits>
 
@@ -82,6 +83,38 @@ __device__ __forceinline__ void load_panel(const View& L, int row0, int p0, int 
 #pragma unroll
     for (int c = 0; c < NB; ++c)
       a[r][c] = (i < L.n && c < nbp && i >= p0 + c) ? L(i, p0 + c) : T(0);
+  }
+}
+
+// Out of place, a source whose rows hold the panel's elements contiguously (S.cs == 1, as a
+// C-ordered lower or a Fortran-ordered upper batch has) and 16-byte aligned: each thread reads its
+// row's panel elements as 16-byte vectors instead of one element per load (a warp's loads touch
+// one row per thread, so every load instruction costs a sector request per thread). Vectors wholly
+// above the diagonal are not read; elements of a vector above it (the other triangle) are dropped.
+template <class T>
+__device__ __forceinline__ bool rows_are_vectors(const LowerView<const T>& S) {
+  constexpr int V = Vec16<T>::width;
+  return S.cs == 1 && S.rs % V == 0 && reinterpret_cast<std::uintptr_t>(S.p) % 16 == 0;
+}
+
+// A whole panel (NB columns) only.
+template <class T, int NB, int NT, int R>
+__device__ __forceinline__ void load_panel_rows(const LowerView<const T>& S, int row0, int p0,
+                                                T (&a)[R][NB]) {
+  using Vt = typename Vec16<T>::type;
+  constexpr int V = Vec16<T>::width;
+#pragma unroll
+  for (int r = 0; r < R; ++r) {
+    const int i = row0 + static_cast<int>(threadIdx.x) + r * NT;
+    const bool row_in = i < S.n;
+    const Vt* const row = reinterpret_cast<const Vt*>(S.p + (row_in ? i * S.rs + p0 : 0));
+#pragma unroll
+    for (int c0 = 0; c0 < NB; c0 += V) {
+      Vt v{};
+      if (row_in && i >= p0 + c0) v = row[c0 / V];
+#pragma unroll
+      for (int e = 0; e < V; ++e) a[r][c0 + e] = i >= p0 + c0 + e ? vec_get<T>(v, e) : T(0);
+    }
   }
 }
 
@@ -252,6 +285,11 @@ __global__ void __launch_bounds__(NT) potrf_panel_kernel(BatchDesc<T> d, int min
   const LowerView<T> L{sm.p, d.upper ? sm.cs : sm.rs, d.upper ? sm.rs : sm.cs, sm.n};
   const int n = sm.n;
   if (threadIdx.x == 0) sh.fail = 0;
+  bool source_rows = false;  // out of place: the source's rows read as 16-byte vectors
+  if constexpr (OutOfPlace) {
+    source_rows = rows_are_vectors(LowerView<const T>{
+        source_matrix(d, k), d.upper ? d.src_cs : d.src_rs, d.upper ? d.src_rs : d.src_cs, n});
+  }
 
   for (int p0 = 0; p0 < n; p0 += NB) {
     const int nbp = min(NB, n - p0);
@@ -260,7 +298,10 @@ __global__ void __launch_bounds__(NT) potrf_panel_kernel(BatchDesc<T> d, int min
       if constexpr (OutOfPlace) {
         const LowerView<const T> S{source_matrix(d, k), d.upper ? d.src_cs : d.src_rs,
                                    d.upper ? d.src_rs : d.src_cs, n};
-        load_panel<T, NB, NT, R>(S, row0, p0, nbp, a);
+        if (source_rows && nbp == NB)
+          load_panel_rows<T, NB, NT, R>(S, row0, p0, a);
+        else
+          load_panel<T, NB, NT, R>(S, row0, p0, nbp, a);
       } else {
         load_panel<T, NB, NT, R>(L, row0, p0, nbp, a);
       }
@@ -370,7 +411,8 @@ void launch_potrf_panel(const BatchDesc<T>& desc, int shape_n, int min_n, cudaSt
   else
     launch = desc.src ? e.launch_double_out_of_place : e.launch_double;
   if (launch == nullptr)
-    throw InvalidArgument("batched potrf: the out-of-place form runs the built-in panel shapes only");
+    throw InvalidArgument(
+        "batched potrf: the out-of-place form runs the built-in panel shapes only");
   launch(desc, min_n, stream);
 }
 
