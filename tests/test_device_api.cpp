@@ -11,6 +11,7 @@
 
 #include "tessera/device.hpp"
 #include "tessera/error.hpp"
+#include "tessera/lapack_arguments.hpp"
 #include "tessera/tessera.h"
 
 namespace tessera::test {
@@ -60,6 +61,31 @@ struct StridedPotrf {  // uplo 1, n 2, A 3, lda 4, strideA 5, batch 6, info 7
   int* info;
   explicit StridedPotrf(StandIns<T>& s) : A(s.A), info(s.info) {}
   void cpp() const { device::potrf_batched_ex<T>(Uplo::lower, n, A, lda, strideA, batch, info, kStream); }
+};
+
+// uplo 1, n 2, A 3, rowStrideA 4, colStrideA 5, strideA 6, L 7, ldl 8, strideL 9, batch 10, info 11:
+// a C-ordered batch read from A, its factors written column-major to B's storage.
+template <class T>
+struct OutOfPlacePotrf {
+  int n = 4;
+  const T* A;
+  long long rowStrideA = 4;
+  long long colStrideA = 1;
+  long long strideA = 16;
+  T* L;
+  int ldl = 4;
+  long long strideL = 16;
+  int batch = 3;
+  int* info;
+  explicit OutOfPlacePotrf(StandIns<T>& s) : A(s.A), L(s.B), info(s.info) {}
+  void cpp() const {
+    device::potrf_batched_ex<T>(Uplo::lower, n, A, rowStrideA, colStrideA, strideA, L, ldl, strideL, batch, info,
+                                kStream);
+  }
+  ArgumentError check() const {
+    return potrf_batched_out_of_place_argument_error<T>('L', n, A, rowStrideA, colStrideA, strideA, L, ldl, strideL,
+                                                        batch, info);
+  }
 };
 
 template <class T>
@@ -212,6 +238,51 @@ TYPED_TEST(DeviceApi, StridedArgumentsGiveTheirPositions) {
   EXPECT_EQ(posv(with(v, &StridedSolve<T>::info, nullptr)), 11);
 }
 
+TYPED_TEST(DeviceApi, OutOfPlaceArgumentsGiveTheirPositions) {
+  using T = TypeParam;
+  using F = OutOfPlacePotrf<T>;
+  const F f(this->s);
+  auto potrf = [](const F& c) { return thrown_position([&] { c.cpp(); }); };
+  EXPECT_EQ(f.check().position, 0);
+  EXPECT_EQ(potrf(with(f, &F::n, -1)), 2);
+  EXPECT_EQ(potrf(with(f, &F::A, static_cast<const T*>(nullptr))), 3);
+  EXPECT_EQ(potrf(with(f, &F::L, static_cast<T*>(nullptr))), 7);
+  EXPECT_EQ(potrf(with(f, &F::ldl, 3)), 8);
+  EXPECT_EQ(potrf(with(f, &F::strideL, 15LL)), 9);
+  EXPECT_EQ(potrf(with(f, &F::batch, -1)), 10);
+  EXPECT_EQ(potrf(with(f, &F::info, static_cast<int*>(nullptr))), 11);
+  // L sharing memory with A: the last element of A's batch is A + 47.
+  EXPECT_EQ(potrf(with(f, &F::L, this->s.storage.data() + 47)), 7);
+  EXPECT_EQ(potrf(with(f, &F::L, this->s.storage.data() + 40)), 7);
+  EXPECT_EQ(with(f, &F::L, this->s.storage.data() + 48).check().position, 0);
+  // Below A: L's last factor ends at L + 47.
+  const F above = with(f, &F::A, static_cast<const T*>(this->s.storage.data() + 100));
+  EXPECT_EQ(with(above, &F::L, this->s.storage.data() + 52).check().position, 0);
+  EXPECT_EQ(potrf(with(above, &F::L, this->s.storage.data() + 53)), 7);
+
+  // A is only read: any strides, zero and negative included (the range then reaches below A).
+  // Here A's batch spans [A - 15, A] = elements 65 to 80, and L's 48 elements from L.
+  const F odd = with(with(with(with(f, &F::A, static_cast<const T*>(this->s.storage.data() + 80)), &F::rowStrideA, 0LL),
+                          &F::colStrideA, -5LL),
+                     &F::strideA, 0LL);
+  EXPECT_EQ(with(odd, &F::L, this->s.storage.data() + 81).check().position, 0);
+  EXPECT_EQ(with(odd, &F::L, this->s.storage.data() + 17).check().position, 0);
+  EXPECT_EQ(potrf(with(odd, &F::L, this->s.storage.data() + 18)), 7);
+  EXPECT_EQ(potrf(with(odd, &F::L, this->s.storage.data() + 80)), 7);
+
+  // In place: L == A in A's own column-major layout; any other layout over the same memory is refused.
+  const F in_place = with(with(with(f, &F::L, this->s.A), &F::rowStrideA, 1LL), &F::colStrideA, 4LL);
+  EXPECT_EQ(in_place.check().position, 0);
+  EXPECT_EQ(potrf(with(in_place, &F::rowStrideA, 4LL)), 7);
+  EXPECT_EQ(potrf(with(in_place, &F::strideA, 20LL)), 7);
+  EXPECT_EQ(with(with(in_place, &F::n, 1), &F::rowStrideA, 9LL).check().position, 0) << "n = 1: no stride used";
+
+  std::string message;
+  EXPECT_EQ(thrown_position([&] { with(f, &F::ldl, 2).cpp(); }, &message), 8);
+  EXPECT_NE(message.find("device::potrf_batched_ex"), std::string::npos) << message;
+  EXPECT_NE(message.find("ldl (argument 8)"), std::string::npos) << message;
+}
+
 TYPED_TEST(DeviceApi, PointerArrayArgumentsGiveTheirPositions) {
   using T = TypeParam;
   const PointerPotrf<T> f(this->s);
@@ -304,7 +375,11 @@ TYPED_TEST(DeviceApi, EmptyWorkReturnsAtOnce) {
   EXPECT_EQ(thrown_position([&] { with(VariableSolve<T>(s), &VariableSolve<T>::max_n, 0).posv(); }), 0);
   EXPECT_EQ(thrown_position([&] { with(VariableSolve<T>(s), &VariableSolve<T>::nrhs, 0).potrs(); }), 0);
   EXPECT_EQ(thrown_position([&] { with(StridedMatrices<T>(s), &StridedMatrices<T>::n, 0).zero_opposite(); }), 0);
+  EXPECT_EQ(thrown_position([&] { with(OutOfPlacePotrf<T>(s), &OutOfPlacePotrf<T>::n, 0).cpp(); }), 0);
+  EXPECT_EQ(thrown_position([&] { with(OutOfPlacePotrf<T>(s), &OutOfPlacePotrf<T>::batch, 0).cpp(); }), 0);
   for (int k = 0; k < 3; ++k) EXPECT_EQ(s.info[k], -77) << "info written for matrix " << k;
+  EXPECT_NO_THROW(device::potrf_batched_ex<T>(Uplo::lower, 5, static_cast<const T*>(nullptr), 5, 1, 25, nullptr, 5, 25,
+                                              0, nullptr, kStream));
 
   // Nothing null is needed when batch = 0.
   EXPECT_NO_THROW(device::posv_vbatched_ex<T>(Uplo::upper, nullptr, 5, 1, nullptr, nullptr, nullptr, nullptr, 0,
@@ -343,6 +418,7 @@ TYPED_TEST(DeviceApi, EveryCallNeedsCuda) {
     }
   };
   expect_runtime_error([&] { StridedPotrf<T>(s).cpp(); }, "potrf_batched_ex");
+  expect_runtime_error([&] { OutOfPlacePotrf<T>(s).cpp(); }, "potrf_batched_ex (out of place)");
   expect_runtime_error([&] { StridedSolve<T>(s).potrs(); }, "potrs_batched_ex");
   expect_runtime_error([&] { StridedSolve<T>(s).posv(); }, "posv_batched_ex");
   expect_runtime_error([&] { StridedSolve<T>(s).posv_checking(); }, "posv_batched");
@@ -385,6 +461,19 @@ TEST(DeviceCApi, BadArgumentsReturnMinusTheirPosition) {
   EXPECT_EQ(tessera_dposv_batched_device_ex('L', 4, 2, A, 4, 16, B, 4, 8, 3, nullptr, nullptr), -11);
   EXPECT_EQ(tessera_sposv_batched_device_ex('L', 4, 2, f.data(), 0, 16, f.data() + 128, 4, 8, 3, info, nullptr), -5);
 
+  EXPECT_EQ(tessera_dpotrf_batched_device_out_of_place_ex('X', 4, A, 4, 1, 16, B, 4, 16, 3, info, nullptr), -1);
+  EXPECT_EQ(tessera_dpotrf_batched_device_out_of_place_ex('L', -4, A, 4, 1, 16, B, 4, 16, 3, info, nullptr), -2);
+  EXPECT_EQ(tessera_dpotrf_batched_device_out_of_place_ex('L', 4, nullptr, 4, 1, 16, B, 4, 16, 3, info, nullptr), -3);
+  EXPECT_EQ(tessera_dpotrf_batched_device_out_of_place_ex('L', 4, A, 4, 1, 16, nullptr, 4, 16, 3, info, nullptr), -7);
+  EXPECT_EQ(tessera_dpotrf_batched_device_out_of_place_ex('U', 4, A, 4, 1, 16, A + 8, 4, 16, 3, info, nullptr), -7);
+  EXPECT_EQ(tessera_dpotrf_batched_device_out_of_place_ex('L', 4, A, 4, 1, 16, B, 2, 16, 3, info, nullptr), -8);
+  EXPECT_EQ(tessera_dpotrf_batched_device_out_of_place_ex('L', 4, A, 4, 1, 16, B, 4, 12, 3, info, nullptr), -9);
+  EXPECT_EQ(tessera_spotrf_batched_device_out_of_place_ex('L', 4, f.data(), 1, 4, 16, f.data() + 128, 4, 16, -1, info,
+                                                          nullptr),
+            -10);
+  EXPECT_EQ(tessera_spotrf_batched_device_out_of_place_ex('L', 4, f.data(), 1, 4, 16, f.data() + 128, 4, 16, 3,
+                                                          nullptr, nullptr),
+            -11);
   EXPECT_EQ(tessera_dpotrf_batched_device('L', 4, A, 4, 8, 3, info, nullptr), -5);
   EXPECT_EQ(tessera_spotrf_batched_device('?', 4, f.data(), 4, 16, 3, nullptr, nullptr), -1);
   EXPECT_EQ(tessera_spotrf_batched_device('L', 4, f.data(), 4, 16, -3, nullptr, nullptr), -6);
@@ -396,6 +485,11 @@ TEST(DeviceCApi, EmptyWorkReturnsZeroAtOnce) {
   std::vector<double> d(256);
   int info[3] = {-77, -77, -77};
   EXPECT_EQ(tessera_dpotrf_batched_device_ex('L', 0, d.data(), 1, 0, 3, info, nullptr), 0);
+  EXPECT_EQ(tessera_dpotrf_batched_device_out_of_place_ex('L', 0, d.data(), 0, 0, 0, d.data(), 1, 0, 3, info, nullptr),
+            0);
+  EXPECT_EQ(tessera_dpotrf_batched_device_out_of_place_ex('L', 4, d.data(), 4, 1, 16, d.data(), 4, 16, 0, info,
+                                                          nullptr),
+            0);
   EXPECT_EQ(tessera_dposv_batched_device_ex('U', 4, 2, d.data(), 4, 16, d.data() + 128, 4, 8, 0, info, nullptr), 0);
   EXPECT_EQ(tessera_dpotrs_batched_device_ex('L', 4, 0, d.data(), 4, 16, d.data() + 128, 4, 8, 3, nullptr, nullptr),
             0);

@@ -61,6 +61,34 @@ TESSERA_EXPORT void posv_batched_ex(Uplo uplo, int n, int nrhs, T* A, int lda, l
                                     T* B, int ldb, long long strideB, int batch, int* info,
                                     Stream stream);
 
+// ---- batched, out of place: A_k read through element strides, its factor written to L_k -----------
+//
+// L_k := the Cholesky factor of A_k for every k < batch, in one kernel launch; A is not modified.
+//   - A_k starts at A + k * strideA and its element (i, j) lies at i * rowStrideA + j * colStrideA,
+//     so a batch is read as it lies in memory: a C-ordered (batch, n, n) array has rowStrideA = n,
+//     colStrideA = 1, strideA = n * n; a Fortran-ordered stack or a transposed view has
+//     rowStrideA = 1, colStrideA = n. Any strides are accepted (zero and negative included: A is
+//     only read; strideA = 0 factors one matrix batch times). Strides count elements, as
+//     PyTorch's do (CuPy's and numpy's count bytes: divide them by the item size).
+//   - Only the triangle `uplo` of A_k, in (i, j) terms, is read: i >= j for lower, i <= j for upper.
+//   - L_k starts at L + k * strideL, column-major with leading dimension ldl. It receives the factor
+//     in the triangle `uplo` (A_k = L_k L_k^T, or U_k^T U_k for upper) and zeros in the strict
+//     other triangle, all n x n entries written; rows n to ldl - 1 are not touched.
+//   - info[k] is LAPACK's info. A matrix that fails (info[k] = j > 0) holds, as in LAPACK, the
+//     factor of its leading (j-1) x (j-1) minor in columns 0 to j-2 of its triangle; the rest of
+//     that triangle is unspecified (today: what potrf_batched_ex would leave there in place), the
+//     other triangle zeros. The other matrices of the batch are unaffected.
+//   - L must not share memory with A (the check compares the address ranges the two batches span),
+//     except the in-place layout: L == A with rowStrideA = 1, colStrideA = ldl and strideA =
+//     strideL, which factors in place and zeros the opposite triangle.
+//   - Positions: uplo 1, n 2, A 3, rowStrideA 4, colStrideA 5, strideA 6, L 7, ldl 8, strideL 9,
+//     batch 10, info 11. n = 0 or batch = 0 enqueues nothing (info is not written).
+//   - Cost: one read of each referenced triangle and one write of each n x n factor; no workspace.
+template <class T>
+TESSERA_EXPORT void potrf_batched_ex(Uplo uplo, int n, const T* A, long long rowStrideA, long long colStrideA,
+                                     long long strideA, T* L, int ldl, long long strideL, int batch, int* info,
+                                     Stream stream);
+
 // ---- batched, arrays of pointers: A_array (device) holds batch device pointers ---------------------
 
 template <class T>

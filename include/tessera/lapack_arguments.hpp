@@ -31,6 +31,8 @@
 //   posv_vbatched (device)    as potrs_vbatched (device), then info 10
 //   strided matrices          uplo 1, n 2, A 3, lda 4, strideA 5, batch 6 (zero_opposite_triangle,
 //                             and potrf_batched's checking form, whose host info may be null)
+//   potrf_batched (out of place)  uplo 1, n 2, A 3, rowStrideA 4, colStrideA 5, strideA 6, L 7,
+//                             ldl 8, strideL 9, batch 10, info 11
 // Their pointer arrays and per-matrix sizes lie in device memory and are not read here: only the
 // scalars and the arrays' own pointers are checked (a null array is refused once batch > 0).
 // The per-matrix sizes n[k], lda[k], ldb[k] of a device-resident variable batch are checked on the
@@ -42,6 +44,13 @@
 // a zero or negative stride is refused then, since the matrices are written. A batch of 0 or 1
 // matrices, or matrices with no element (n = 0; nrhs = 0 for B), need no stride: any value, even
 // negative, is accepted, because no second matrix is ever addressed.
+//
+// Out-of-place batches (A_k read through element strides, L_k written column-major): A is only
+// read, so its strides may take any value (zero, negative, overlapping matrices). L follows the
+// strided rule above (ldl >= max(1, n), strideL >= ldl * n). L must not share memory with A, judged
+// on the address ranges the two batches span, except the in-place layout: L == A with
+// rowStrideA = 1, colStrideA = ldl and strideA = strideL (strides that no element uses, n <= 1 or
+// batch <= 1, may be anything there).
 //
 // Variable-size batches (matrix k of order n[k] at A + offsets[k], leading dimension lda[k]): the
 // matrices holding elements lie in increasing order of offset, each after the end of the
@@ -112,6 +121,12 @@ TESSERA_EXPORT ArgumentError posv_vbatched_argument_error(char uplo, const int* 
 template <class T>
 TESSERA_EXPORT ArgumentError strided_matrices_argument_error(char uplo, int n, const T* a, int lda, long long stride_a,
                                                              int batch);
+template <class T>
+TESSERA_EXPORT ArgumentError potrf_batched_out_of_place_argument_error(char uplo, int n, const T* a,
+                                                                       long long row_stride_a,
+                                                                       long long col_stride_a, long long stride_a,
+                                                                       const T* l, int ldl, long long stride_l,
+                                                                       int batch, const int* info);
 template <class T>
 TESSERA_EXPORT ArgumentError potrf_batched_pointers_argument_error(char uplo, int n, const T* const* a_array, int lda,
                                                                    int batch, const int* info);

@@ -83,6 +83,22 @@ TESSERA_EXPORT int tessera_dposv_batched_device_ex(char uplo, int n, int nrhs, d
 TESSERA_EXPORT int tessera_sposv_batched_device_ex(char uplo, int n, int nrhs, float *A, int lda, long long strideA,
                                                    float *B, int ldb, long long strideB, int batch, int *info,
                                                    void *stream);
+/* Out of place (tessera::device::potrf_batched_ex with strides): A_k at A + k * strideA, element (i, j)
+ * at i * rowStrideA + j * colStrideA (any strides; A is only read), its factor written to L_k at
+ * L + k * strideL (column-major, ldl) with zeros in the strict opposite triangle, in one kernel launch,
+ * never waiting. L must not share memory with A unless L == A, rowStrideA 1, colStrideA ldl, strideA
+ * strideL (in place). Positions: uplo 1, n 2, A 3, rowStrideA 4, colStrideA 5, strideA 6, L 7, ldl 8,
+ * strideL 9, batch 10, info 11. */
+TESSERA_EXPORT int tessera_dpotrf_batched_device_out_of_place_ex(char uplo, int n, const double *A,
+                                                                 long long rowStrideA, long long colStrideA,
+                                                                 long long strideA, double *L, int ldl,
+                                                                 long long strideL, int batch, int *info,
+                                                                 void *stream);
+TESSERA_EXPORT int tessera_spotrf_batched_device_out_of_place_ex(char uplo, int n, const float *A,
+                                                                 long long rowStrideA, long long colStrideA,
+                                                                 long long strideA, float *L, int ldl,
+                                                                 long long strideL, int batch, int *info,
+                                                                 void *stream);
 TESSERA_EXPORT int tessera_dpotrf_batched_device(char uplo, int n, double *A, int lda, long long strideA, int batch,
                                                  int *host_info, void *stream);
 TESSERA_EXPORT int tessera_spotrf_batched_device(char uplo, int n, float *A, int lda, long long strideA, int batch,

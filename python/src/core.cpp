@@ -2,6 +2,8 @@
 // (tessera/__init__.py) shapes every input into a C-ordered stack of matrices (batch, rows, cols)
 // before it gets here, so these functions see one layout: matrix k at k * rows * cols elements,
 // row-major, which Tessera reads as the column-major transpose (the caller flips uplo for that).
+// The exception is the out-of-place batched factorization, which reads a GPU stack through the
+// strides its array has.
 // Host arrays arrive as numpy arrays; device arrays as raw device pointers with their stream, so
 // that a call costs no more than a kernel launch. The GIL is released while Tessera works.
 #include <nanobind/nanobind.h>
@@ -146,16 +148,18 @@ class PyRuntime {
 
 // ---- device stacks: the batched kernels on the caller's stream, never synchronising -----------
 
+// One kernel launch: matrix k read at a + k * stride (element (i, j) at i * row_stride + j * col_stride,
+// in elements), its factor written column-major to the C-ordered stack l (n x n each) with zeros in
+// the other triangle, info[k] its LAPACK info. Plain integers in, nothing parsed: the Python side
+// calls it once per factorization of a GPU stack.
 template <class T>
-void potrf_batched_device(uintptr_t a, int n, int batch, const std::string& uplo, uintptr_t info, uintptr_t stream,
-                          bool zero_opposite) {
-  const tessera::Uplo u = parse_stored_uplo(uplo);
-  const auto s = reinterpret_cast<tessera::device::Stream>(stream);
-  T* A = reinterpret_cast<T*>(a);
-  const long long stride = static_cast<long long>(n) * n;
+void potrf_batched_device_into(uintptr_t a, int64_t row_stride, int64_t col_stride, int64_t stride, uintptr_t l, int n,
+                               int batch, bool upper, uintptr_t info, uintptr_t stream) {
   nb::gil_scoped_release unlocked;
-  tessera::device::potrf_batched_ex(u, n, A, std::max(1, n), stride, batch, reinterpret_cast<int*>(info), s);
-  if (zero_opposite) tessera::device::zero_opposite_triangle(u, n, A, std::max(1, n), stride, batch, s);
+  tessera::device::potrf_batched_ex(upper ? tessera::Uplo::upper : tessera::Uplo::lower, n,
+                                    reinterpret_cast<const T*>(a), row_stride, col_stride, stride,
+                                    reinterpret_cast<T*>(l), std::max(1, n), static_cast<long long>(n) * n, batch,
+                                    reinterpret_cast<int*>(info), reinterpret_cast<tessera::device::Stream>(stream));
 }
 
 template <class T>
@@ -219,7 +223,7 @@ NB_MODULE(_core, m) {
     runtime.def(("potrs" + s).c_str(), &PyRuntime::potrs<T>);
     runtime.def(("potrf_device" + s).c_str(), &PyRuntime::potrf_device<T>);
     runtime.def(("potrs_device" + s).c_str(), &PyRuntime::potrs_device<T>);
-    m.def(("potrf_batched_device" + s).c_str(), &potrf_batched_device<T>);
+    m.def(("potrf_batched_device_into" + s).c_str(), &potrf_batched_device_into<T>);
     m.def(("potrs_batched_device" + s).c_str(), &potrs_batched_device<T>);
     m.def(("zero_opposite_device" + s).c_str(), &zero_opposite_device<T>);
   });

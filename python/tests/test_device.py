@@ -42,6 +42,12 @@ class TorchKind:
         assert isinstance(x, self.torch.Tensor) and x.is_cuda
         return x.cpu().numpy()
 
+    def swap(self, x):
+        return x.transpose(-1, -2)
+
+    def broadcast(self, x, shape):
+        return x.expand(shape)
+
 
 class CuPyKind:
     name = "cupy"
@@ -55,6 +61,12 @@ class CuPyKind:
     def get(self, x):
         assert isinstance(x, self.cupy.ndarray)
         return self.cupy.asnumpy(x)
+
+    def swap(self, x):
+        return self.cupy.swapaxes(x, -1, -2)
+
+    def broadcast(self, x, shape):
+        return self.cupy.broadcast_to(x, shape)
 
 
 def _kinds():
@@ -91,7 +103,7 @@ def test_factor_matches_numpy(kind, n, batch, lower, dtype):
     assert not other.any()
 
 
-@pytest.mark.parametrize("n", [8, 40, 1100])
+@pytest.mark.parametrize("n", [1, 8, 32, 33, 40, 128, 1100])
 def test_members_that_are_not_positive_definite(kind, n):
     batch = 6 if n < 1024 else 3
     a = spd(n, batch=(batch,))
@@ -99,6 +111,9 @@ def test_members_that_are_not_positive_definite(kind, n):
     a[-1] = not_spd_at(a[-1], n)
     expected = np.zeros(batch, np.int32)
     expected[1], expected[-1] = 1, n
+    if batch == 6:
+        a[3] = not_spd_at(a[3], n // 2 + 1)
+        expected[3] = n // 2 + 1
     factor, info = tessera.cholesky_ex(kind.put(a))
     assert np.array_equal(kind.get(info), expected)
     good = expected == 0
@@ -109,6 +124,70 @@ def test_members_that_are_not_positive_definite(kind, n):
     with pytest.raises(tessera.NotPositiveDefiniteError) as error:
         tessera.cholesky(kind.put(a[-1]))
     assert error.value.column == n
+
+
+def _layouts(kind, clean, poisoned):
+    """The poisoned stack on the GPU as C-ordered, Fortran-ordered, every other matrix of a larger
+    stack, and (its first matrix) broadcast over the stack: (name, array, the clean matrices)."""
+    spread = np.full((2 * poisoned.shape[0],) + poisoned.shape[1:], np.nan, poisoned.dtype)
+    spread[::2] = poisoned
+    fortran = kind.swap(kind.put(np.ascontiguousarray(np.swapaxes(poisoned, -1, -2))))
+    return [("C", kind.put(poisoned), clean), ("Fortran", fortran, clean), ("every other", kind.put(spread)[::2], clean),
+            ("broadcast", kind.broadcast(kind.put(poisoned[0]), clean.shape), np.broadcast_to(clean[0], clean.shape))]
+
+
+@pytest.mark.parametrize("dtype", [np.float64, np.float32])
+@pytest.mark.parametrize("lower", [True, False])
+@pytest.mark.parametrize("n", [1, 2, 5, 31, 32, 33, 64, 100, 128])
+def test_any_layout_is_read_where_it_lies_and_only_its_triangle(kind, n, lower, dtype):
+    """The batched path reads the matrices through their strides (one kernel, no copy): every
+    layout gives numpy's factor, the other triangle is never read (NaN there), and the input is
+    left as it was."""
+    a = spd(n, batch=(4,), dtype=dtype)
+    poisoned = a.copy()
+    rows, cols = np.triu_indices(n, 1) if lower else np.tril_indices(n, -1)
+    poisoned[:, rows, cols] = np.nan
+    for name, x, clean in _layouts(kind, a, poisoned):
+        before = kind.get(x)
+        factor, info = tessera.cholesky_ex(x, lower=lower)
+        f = kind.get(factor)
+        assert f.shape == a.shape and f.dtype == dtype, name
+        assert not kind.get(info).any(), name
+        assert backward_error(clean, f, lower) < tolerance(dtype, n), name
+        assert not (np.triu(f, 1) if lower else np.tril(f, -1)).any(), name
+        assert np.array_equal(kind.get(x), before, equal_nan=True), f"{name}: the input changed"
+
+
+def test_factor_layouts_are_kept(kind):
+    """Lower factors above order 32 come back Fortran-ordered (as a transposed C-ordered stack),
+    the others C-ordered."""
+    for n, lower, fortran in [(8, True, False), (8, False, False), (33, True, True), (100, False, False)]:
+        factor = tessera.cholesky(kind.put(spd(n, batch=(3,))), lower=lower)
+        c_ordered = kind.swap(factor) if fortran else factor
+        assert (c_ordered.is_contiguous() if kind.name == "torch" else c_ordered.flags.c_contiguous), (n, lower)
+
+
+@pytest.mark.parametrize("lower", [True, False])
+@pytest.mark.parametrize("n", [3, 32, 48])
+def test_stacks_of_stacks_nan_and_other_types(kind, n, lower):
+    a = spd(n, batch=(2, 3))
+    a[0, 1, 0, 0] = np.nan  # info 1
+    a[1, 2] = not_spd_at(a[1, 2], n)
+    factor, info = tessera.cholesky_ex(kind.put(a), lower=lower)
+    expected = np.zeros((2, 3), np.int32)
+    expected[0, 1], expected[1, 2] = 1, n
+    assert np.array_equal(kind.get(info), expected)
+    good = expected == 0
+    assert backward_error(a[good], kind.get(factor)[good], lower) < tolerance(np.float64, n)
+    # A permuted stack (its matrices not one stride apart) and integer matrices (computed in float64).
+    b = spd(n, batch=(3, 2))
+    permuted = kind.put(np.ascontiguousarray(np.swapaxes(b, 0, 1)))
+    permuted = permuted.permute(1, 0, 2, 3) if kind.name == "torch" else permuted.transpose(1, 0, 2, 3)
+    assert backward_error(b, kind.get(tessera.cholesky(permuted, lower=lower)), lower) < tolerance(np.float64, n)
+    integers = np.round(b * 100).astype(np.int32)
+    c = kind.get(tessera.cholesky(kind.put(integers), lower=lower))
+    assert c.dtype == np.float64
+    assert backward_error(integers, c, lower) < tolerance(np.float64, n)
 
 
 @pytest.mark.parametrize("lower", [True, False])

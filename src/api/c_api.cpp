@@ -146,6 +146,18 @@ int potrf_batched_device_ex(const char* routine, char uplo, int n, T* A, int lda
 }
 
 template <class T>
+int potrf_batched_device_out_of_place_ex(const char* routine, char uplo, int n, const T* A, long long rowStrideA,
+                                         long long colStrideA, long long strideA, T* L, int ldl, long long strideL,
+                                         int batch, int* info, void* stream) {
+  const ArgumentError error = tessera::potrf_batched_out_of_place_argument_error(
+      uplo, n, A, rowStrideA, colStrideA, strideA, L, ldl, strideL, batch, info);
+  return checked_call(routine, error, [&] {
+    tessera::device::potrf_batched_ex(uplo_of(uplo), n, A, rowStrideA, colStrideA, strideA, L, ldl, strideL, batch,
+                                      info, as_stream(stream));
+  });
+}
+
+template <class T>
 int potrs_batched_device_ex(const char* routine, char uplo, int n, int nrhs, const T* A, int lda, long long strideA,
                             T* B, int ldb, long long strideB, int batch, const int* info, void* stream) {
   const ArgumentError error =
@@ -187,6 +199,18 @@ int tessera_dpotrf_batched_device_ex(char uplo, int n, double* A, int lda, long 
 int tessera_spotrf_batched_device_ex(char uplo, int n, float* A, int lda, long long strideA, int batch, int* info,
                                      void* stream) {
   return potrf_batched_device_ex("tessera_spotrf_batched_device_ex", uplo, n, A, lda, strideA, batch, info, stream);
+}
+int tessera_dpotrf_batched_device_out_of_place_ex(char uplo, int n, const double* A, long long rowStrideA,
+                                                  long long colStrideA, long long strideA, double* L, int ldl,
+                                                  long long strideL, int batch, int* info, void* stream) {
+  return potrf_batched_device_out_of_place_ex("tessera_dpotrf_batched_device_out_of_place_ex", uplo, n, A, rowStrideA,
+                                              colStrideA, strideA, L, ldl, strideL, batch, info, stream);
+}
+int tessera_spotrf_batched_device_out_of_place_ex(char uplo, int n, const float* A, long long rowStrideA,
+                                                  long long colStrideA, long long strideA, float* L, int ldl,
+                                                  long long strideL, int batch, int* info, void* stream) {
+  return potrf_batched_device_out_of_place_ex("tessera_spotrf_batched_device_out_of_place_ex", uplo, n, A, rowStrideA,
+                                              colStrideA, strideA, L, ldl, strideL, batch, info, stream);
 }
 int tessera_dpotrs_batched_device_ex(char uplo, int n, int nrhs, const double* A, int lda, long long strideA,
                                      double* B, int ldb, long long strideB, int batch, const int* info, void* stream) {

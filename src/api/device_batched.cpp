@@ -122,6 +122,18 @@ void posv_batched_ex(Uplo uplo, int n, int nrhs, T* A, int lda, long long stride
     kc::potrs_batched<T>(batch_uplo(uplo), n, nrhs, A, lda, strideA, B, ldb, strideB, batch, info, stream);
 }
 
+// ---- out of place ---------------------------------------------------------------------------------------
+
+template <class T>
+void potrf_batched_ex(Uplo uplo, int n, const T* A, long long rowStrideA, long long colStrideA, long long strideA,
+                      T* L, int ldl, long long strideL, int batch, int* info, Stream stream) {
+  check_arguments("potrf_batched_ex",
+                  potrf_batched_out_of_place_argument_error<T>(detail::uplo_letter(uplo), n, A, rowStrideA, colStrideA,
+                                                               strideA, L, ldl, strideL, batch, info));
+  if (n == 0 || batch == 0) return;
+  kc::potrf_batched<T>(batch_uplo(uplo), n, A, rowStrideA, colStrideA, strideA, L, ldl, strideL, batch, info, stream);
+}
+
 // ---- arrays of pointers -------------------------------------------------------------------------------
 
 template <class T>
@@ -259,6 +271,10 @@ void posv_batched_ex(Uplo, int, int, T*, int, long long, T*, int, long long, int
   without_cuda("posv_batched_ex");
 }
 template <class T>
+void potrf_batched_ex(Uplo, int, const T*, long long, long long, long long, T*, int, long long, int, int*, Stream) {
+  without_cuda("potrf_batched_ex");
+}
+template <class T>
 void potrf_batched_ex(Uplo, int, T* const*, int, int, int*, Stream) {
   without_cuda("potrf_batched_ex");
 }
@@ -303,6 +319,8 @@ void zero_opposite_triangle(Uplo, int, T*, int, long long, int, Stream) {
   template void potrs_batched_ex<T>(Uplo, int, int, const T*, int, long long, T*, int, long long, int, const int*, \
                                     Stream);                                                                      \
   template void posv_batched_ex<T>(Uplo, int, int, T*, int, long long, T*, int, long long, int, int*, Stream);    \
+  template void potrf_batched_ex<T>(Uplo, int, const T*, long long, long long, long long, T*, int, long long, int,   \
+                                    int*, Stream);                                                                \
   template void potrf_batched_ex<T>(Uplo, int, T* const*, int, int, int*, Stream);                                \
   template void potrs_batched_ex<T>(Uplo, int, int, const T* const*, int, T* const*, int, int, const int*,        \
                                     Stream);                                                                      \

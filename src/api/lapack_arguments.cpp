@@ -45,6 +45,8 @@ constexpr ArgumentList potrf_vbatched_list{2, 0, 3, 4, 5, 0, 0, 0, 6, 7};
 constexpr ArgumentList potrs_vbatched_list{2, 3, 4, 5, 6, 7, 8, 9, 10};
 constexpr ArgumentList posv_vbatched_list{2, 3, 4, 5, 6, 7, 8, 9, 10, 11};
 constexpr ArgumentList strided_matrices_list{2, 0, 3, 5, 4, 0, 0, 0, 6, 0};
+// Out of place: A 3 (its strides 4, 5, 6), L 7 with ldl 8 and strideL 9 (in the B fields).
+constexpr ArgumentList potrf_out_of_place_list{2, 0, 3, 6, 0, 7, 9, 8, 10, 11};
 constexpr ArgumentList potrf_pointers_list{2, 0, 3, 0, 4, 0, 0, 0, 5, 6};
 constexpr ArgumentList potrs_pointers_list{2, 3, 4, 0, 5, 6, 0, 7, 8, 0};
 constexpr ArgumentList posv_pointers_list{2, 3, 4, 0, 5, 6, 0, 7, 8, 9};
@@ -127,6 +129,59 @@ ArgumentError strided_error(const ArgumentList& list, char uplo, int n, int nrhs
                     batch, [&](int k) { return byte_block(a, k * stride_a, n, n, lda); }, batch,
                     [&](int k) { return byte_block(b, k * stride_b, n, nrhs, ldb); }))
     return {list.b, "B", must_keep_apart_from_a};
+  return {};
+}
+
+// ---- out-of-place batches ----------------------------------------------------------------------
+
+// Wide enough for an address plus any product of an int count and a long long stride.
+__extension__ typedef __int128 Wide;
+
+// The bytes [first, last] a batch spans: batch x rows x cols elements, any strides.
+struct ByteRange {
+  Wide first;
+  Wide last;
+};
+
+template <class T>
+ByteRange strided_range(const T* base, int batch, long long stride, int rows, long long row_stride, int cols,
+                        long long col_stride) {
+  Wide low = 0, high = 0;
+  const auto extend = [&](int count, long long step) {
+    const Wide reach = static_cast<Wide>(count - 1) * step;
+    (reach < 0 ? low : high) += reach;
+  };
+  extend(batch, stride);
+  extend(rows, row_stride);
+  extend(cols, col_stride);
+  const Wide address = static_cast<Wide>(reinterpret_cast<std::uintptr_t>(base));
+  const Wide size = static_cast<Wide>(sizeof(T));
+  return {address + low * size, address + high * size + size - 1};
+}
+
+template <class T>
+ArgumentError out_of_place_error(const ArgumentList& list, char uplo, int n, const T* a, long long row_stride_a,
+                                 long long col_stride_a, long long stride_a, const T* l, int ldl, long long stride_l,
+                                 int batch, const int* info) {
+  if (!valid_uplo(uplo)) return {1, "uplo", must_be_uplo};
+  if (n < 0) return {list.n, "n", must_not_be_negative};
+  if (ldl < std::max(1, n)) return {list.ldb, "ldl", must_cover_n};
+  if (!strided_apart(n, n, ldl, stride_l, batch))
+    return {list.where_b, "strideL", "must be >= ldl * n (the factors would overlap)"};
+  if (batch < 0) return {list.batch, "batch", must_not_be_negative};
+  if (batch == 0) return {};
+  if (a == nullptr && n > 0) return {list.a, "A", must_not_be_null};
+  if (l == nullptr && n > 0) return {list.b, "L", must_not_be_null};
+  if (info == nullptr) return {list.info, "info", must_not_be_null};
+  if (n == 0) return {};
+  const bool in_place = a == l && (n <= 1 || (row_stride_a == 1 && col_stride_a == ldl)) &&
+                        (batch <= 1 || stride_a == stride_l);
+  if (in_place) return {};
+  const ByteRange source = strided_range(a, batch, stride_a, n, row_stride_a, n, col_stride_a);
+  const ByteRange factors = strided_range(l, batch, stride_l, n, 1, n, ldl);
+  if (source.first <= factors.last && factors.first <= source.last)
+    return {list.b, "L", "must not share memory with A (unless in place: L == A, rowStrideA 1, colStrideA ldl, "
+                         "strideA strideL)"};
   return {};
 }
 
@@ -335,6 +390,14 @@ ArgumentError strided_matrices_argument_error(char uplo, int n, const T* a, int 
 }
 
 template <class T>
+ArgumentError potrf_batched_out_of_place_argument_error(char uplo, int n, const T* a, long long row_stride_a,
+                                                        long long col_stride_a, long long stride_a, const T* l,
+                                                        int ldl, long long stride_l, int batch, const int* info) {
+  return out_of_place_error(potrf_out_of_place_list, uplo, n, a, row_stride_a, col_stride_a, stride_a, l, ldl,
+                            stride_l, batch, info);
+}
+
+template <class T>
 ArgumentError potrf_batched_pointers_argument_error(char uplo, int n, const T* const* a_array, int lda, int batch,
                                                     const int* info) {
   return pointer_array_error<T>(potrf_pointers_list, uplo, n, 0, a_array, lda, nullptr, 1, batch, info);
@@ -392,6 +455,9 @@ ArgumentError posv_vbatched_device_argument_error(char uplo, const int* n, int m
                                                          const int*, const T*, const long long*, const int*, int,     \
                                                          const int*);                                                   \
   template ArgumentError strided_matrices_argument_error<T>(char, int, const T*, int, long long, int);                  \
+  template ArgumentError potrf_batched_out_of_place_argument_error<T>(char, int, const T*, long long, long long,         \
+                                                                      long long, const T*, int, long long, int,         \
+                                                                      const int*);                                      \
   template ArgumentError potrf_batched_pointers_argument_error<T>(char, int, const T* const*, int, int, const int*);    \
   template ArgumentError potrs_batched_pointers_argument_error<T>(char, int, int, const T* const*, int,                 \
                                                                   const T* const*, int, int);                           \

@@ -385,4 +385,81 @@ void check_solutions(const HostBatch<T>& hb, const HostRhs<T>& rhs, const std::v
   EXPECT_EQ(changed, 0u) << where << ": elements of B outside the solved systems changed";
 }
 
+// ---- out-of-place factorization --------------------------------------------------------------------
+
+// Where an out-of-place factorization reads its batch: element (i, j) of matrix k at
+// base + k * stride + i * rs + j * cs of an array whose other elements are NaN.
+struct SourceLayout {
+  const char* name;
+  long long rs;
+  long long cs;
+  long long stride;
+  long long base;
+};
+
+// C-ordered and Fortran-ordered stacks (the 16-byte-vector paths), padded ones of both orders
+// (element paths), and one with a negative column stride.
+inline std::vector<SourceLayout> source_layouts(int n) {
+  const long long nn = static_cast<long long>(n) * n;
+  return {{"C-ordered", n, 1, nn, 0},
+          {"Fortran-ordered", 1, n, nn, 0},
+          {"padded Fortran-ordered", 1, n + 3, static_cast<long long>(n + 3) * n + 5, 2},
+          {"padded C-ordered", n + 2, 1, static_cast<long long>(n + 2) * n + 1, 1},
+          {"columns reversed", n, -1, nn + 2, n - 1}};
+}
+
+// The referenced triangles of hb's matrices (column-major at their offsets, hb.uplo) laid out as
+// `layout` says; NaN everywhere else.
+template <class T>
+std::vector<T> source_for(const HostBatch<T>& hb, const SourceLayout& layout) {
+  const int batch = hb.batch();
+  const int n = batch ? hb.members.front().n : 0;
+  const long long last = layout.base + layout.stride * std::max(batch - 1, 0) +
+                         std::max<long long>(n - 1, 0) * (std::max<long long>(layout.rs, 0) + std::max<long long>(layout.cs, 0));
+  std::vector<T> source(static_cast<std::size_t>(last + 3), poison<T>());
+  for (int k = 0; k < batch; ++k) {
+    const BatchMember& m = hb.members[k];
+    for (int j = 0; j < n; ++j)
+      for (int i = 0; i < n; ++i)
+        if (in_triangle(hb.uplo, i, j))
+          source[layout.base + k * layout.stride + i * layout.rs + j * layout.cs] =
+              hb.data[m.offset + static_cast<std::size_t>(j) * m.ld + i];
+  }
+  return source;
+}
+
+// An out-of-place result L (ldl, strideL) against the in-place factorization of the same batch
+// (hb's layout): the triangle bit-identical (the factor, and for a failed matrix what the in-place
+// kernels leave), zeros in the strict other triangle, and every other element of L as it was.
+template <class T>
+void check_out_of_place(const HostBatch<T>& hb, const std::vector<T>& in_place, const std::vector<T>& before,
+                        const std::vector<T>& out, int ldl, long long strideL, const std::string& where) {
+  std::vector<char> written(out.size(), 0);
+  std::size_t wrong = 0, not_zero = 0;
+  std::string first;
+  for (int k = 0; k < hb.batch(); ++k) {
+    const BatchMember& m = hb.members[k];
+    for (int j = 0; j < m.n; ++j)
+      for (int i = 0; i < m.n; ++i) {
+        const std::size_t at = k * strideL + static_cast<std::size_t>(j) * ldl + i;
+        written[at] = 1;
+        if (in_triangle(hb.uplo, i, j)) {
+          const T expected = in_place[m.offset + static_cast<std::size_t>(j) * m.ld + i];
+          if (!same_bits(out[at], expected) && !wrong++)
+            first = "matrix " + std::to_string(k) + " (" + std::to_string(i) + ", " + std::to_string(j) +
+                    ") = " + std::to_string(out[at]) + ", in place " + std::to_string(expected);
+        } else if (!(out[at] == T(0))) {
+          ++not_zero;
+        }
+      }
+  }
+  EXPECT_EQ(wrong, 0u) << where << ": " << wrong << " elements differ from the in-place factorization, first "
+                       << first;
+  EXPECT_EQ(not_zero, 0u) << where << ": " << not_zero << " elements of the opposite triangles are not zero";
+  std::size_t changed = 0;
+  for (std::size_t e = 0; e < out.size(); ++e)
+    if (!written[e] && !same_bits(out[e], before[e])) ++changed;
+  EXPECT_EQ(changed, 0u) << where << ": " << changed << " elements outside the factors were written";
+}
+
 }  // namespace tessera::test

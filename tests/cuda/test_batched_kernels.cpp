@@ -3,6 +3,8 @@
 // and samples up to 600; batches hold non-SPD (and NaN) members at known positions, strides
 // larger than n*n and lda > n. Everything outside the referenced triangles is poisoned with NaN
 // and must come back bit-identical; info is poisoned and must be written for every matrix.
+// The out-of-place form (strided source, separate output) must give, bit for bit, what the in-place
+// form leaves in A, with zeros in the opposite triangle and the source unchanged.
 // Setting TESSERA_BATCHED_TEST_QUICK=1 trims sizes and batches (for compute-sanitizer runs).
 // Skipped where no CUDA device is present.
 #include <gtest/gtest.h>
@@ -143,6 +145,7 @@ TYPED_SUITE_ON(BatchedTest, BatchedPotrfInterleaved);
 TYPED_SUITE_ON(BatchedTest, BatchedPotrfVariable);
 TYPED_SUITE_ON(BatchedTest, BatchedPotrs);
 TYPED_SUITE_ON(BatchedTest, BatchedArguments);
+TYPED_SUITE_ON(BatchedTest, BatchedPotrfOutOfPlace);
 
 // ---- potrf_batched --------------------------------------------------------------------------
 
@@ -242,6 +245,154 @@ TYPED_TEST(BatchedPotrf, EmptyBatchAndOrderZero) {
   synchronize();
   const std::vector<int> info = dinfo.download();
   for (int k = 0; k < 3; ++k) EXPECT_EQ(info[k], 0);
+}
+
+// ---- out of place ---------------------------------------------------------------------------
+
+// Orders 1 to 33 (the register kernel's every group size and the first panel order), and the
+// panel kernel around the edges of its built-in shapes (40, 160/200, 224/320 in float/double).
+std::vector<int> out_of_place_orders() {
+  std::vector<int> orders;
+  for (int n = 1; n <= 33; ++n) orders.push_back(n);
+  const std::vector<int> larger = quick_mode() ? std::vector<int>{40, 64, 128, 129}
+                                               : std::vector<int>{40, 41, 63, 64, 65, 100, 127, 128, 129,
+                                                                  160, 161, 200, 201, 224, 225, 321};
+  orders.insert(orders.end(), larger.begin(), larger.end());
+  return orders;
+}
+
+// One batch factored in place (tight column-major, the reference) and out of place from each source
+// layout into an output with ldl = n + pad and a gap between the factors; failures at known
+// columns (breakage_for) included.
+template <class T>
+void run_out_of_place_case(tk::BatchUplo uplo, int n, int batch, int pad, std::mt19937_64& rng,
+                           const tk::BatchedOptions& opts = {}) {
+  const long long nn = static_cast<long long>(n) * n;
+  HostBatch<T> hb = uniform_batch<T>(uplo, n, n, nn, batch, rng);
+  DeviceArray<T> dRef(hb.data);
+  DeviceArray<int> dRefInfo(poisoned_info(batch));
+  tk::potrf_batched<T>(uplo, n, dRef.get(), n, nn, batch, dRefInfo.get(), nullptr, opts);
+  synchronize();
+  const std::vector<T> in_place = dRef.download();
+  const std::vector<int> in_place_info = dRefInfo.download();
+  std::ostringstream label;
+  label << uplo_name(uplo) << " n=" << n << " batch=" << batch << " ldl=n+" << pad;
+  check_factors(hb, in_place, in_place_info, "in place, " + label.str(), BackwardError::skip);
+  if (::testing::Test::HasFatalFailure()) return;
+
+  const int ldl = n + pad;
+  const long long strideL = static_cast<long long>(ldl) * n + (pad ? 3 : 0);
+  const std::vector<T> before(static_cast<std::size_t>(strideL) * batch + 2, poison<T>());
+  for (const SourceLayout& layout : source_layouts(n)) {
+    const std::string where = std::string(layout.name) + " " + label.str();
+    const std::vector<T> source = source_for(hb, layout);
+    DeviceArray<T> dSource(source);
+    DeviceArray<T> dL(before);
+    DeviceArray<int> dinfo(poisoned_info(batch));
+    tk::potrf_batched<T>(uplo, n, dSource.get() + layout.base, layout.rs, layout.cs, layout.stride, dL.get(), ldl,
+                         strideL, batch, dinfo.get(), nullptr, opts);
+    synchronize();
+    EXPECT_EQ(dinfo.download(), in_place_info) << where << ": info";
+    check_out_of_place(hb, in_place, before, dL.download(), ldl, strideL, where);
+    const std::vector<T> source_after = dSource.download();
+    std::size_t changed = 0;
+    for (std::size_t e = 0; e < source.size(); ++e) changed += !same_bits(source[e], source_after[e]);
+    EXPECT_EQ(changed, 0u) << where << ": the source changed";
+    if (::testing::Test::HasFailure()) return;
+  }
+}
+
+TYPED_TEST(BatchedPotrfOutOfPlace, EveryLayoutMatchesTheInPlaceFactorization) {
+  for (int n : out_of_place_orders())
+    for (tk::BatchUplo uplo : kUplos)
+      for (int pad : {0, 2}) {
+        run_out_of_place_case<TypeParam>(uplo, n, n > 128 ? 13 : 37, pad, this->rng);
+        if (this->HasFailure()) return;
+      }
+}
+
+// One block's matrices and a partial last block, for every thread-block size of the register
+// kernel and every built-in panel shape named explicitly.
+TYPED_TEST(BatchedPotrfOutOfPlace, KernelShapes) {
+  for (int threads : {32, 64, 128, 256})
+    for (int n : {1, 4, 7, 16, 32}) {
+      tk::BatchedOptions opts;
+      opts.threads = threads;
+      run_out_of_place_case<TypeParam>(tk::BatchUplo::upper, n, 75, 0, this->rng, opts);
+      if (this->HasFailure()) return;
+    }
+  for (int n : {40, 100, 300, 400}) {
+    tk::BatchedOptions opts;
+    const tk::PanelShape shape = tk::potrf_batched_default_shape(n, static_cast<int>(sizeof(TypeParam)));
+    opts.panel_width = shape.panel_width;
+    opts.threads = shape.threads;
+    opts.rows_per_thread = shape.rows_per_thread;
+    opts.update_width = shape.update_width;
+    run_out_of_place_case<TypeParam>(tk::BatchUplo::lower, n, 13, 1, this->rng, opts);
+    if (this->HasFailure()) return;
+  }
+}
+
+// The in-place layout through the out-of-place form: L == A, rowStride 1, colStride lda. The
+// result is the in-place factorization with zeros in the opposite triangle; rows past n kept.
+TYPED_TEST(BatchedPotrfOutOfPlace, SourceEqualToOutputFactorsInPlace) {
+  using T = TypeParam;
+  for (int n : {1, 6, 17, 32, 33, 64, 128})
+    for (tk::BatchUplo uplo : kUplos) {
+      const int lda = n + 1;
+      const long long stride = static_cast<long long>(lda) * n + 2;
+      const int batch = 37;
+      HostBatch<T> hb = uniform_batch<T>(uplo, n, lda, stride, batch, this->rng);
+      DeviceArray<T> dRef(hb.data), dA(hb.data);
+      DeviceArray<int> dRefInfo(poisoned_info(batch)), dinfo(poisoned_info(batch));
+      tk::potrf_batched<T>(uplo, n, dRef.get(), lda, stride, batch, dRefInfo.get(), nullptr);
+      tk::potrf_batched<T>(uplo, n, static_cast<const T*>(dA.get()), 1, lda, stride, dA.get(), lda, stride, batch,
+                           dinfo.get(), nullptr);
+      synchronize();
+      const std::string where = std::string("in place through the out-of-place form, ") + uplo_name(uplo) +
+                                " n=" + std::to_string(n);
+      EXPECT_EQ(dinfo.download(), dRefInfo.download()) << where;
+      // Outside the triangles: zeros in the opposite ones, the rest (rows past n, gaps) as uploaded.
+      std::vector<T> before = hb.data;
+      check_out_of_place(hb, dRef.download(), before, dA.download(), lda, stride, where);
+      if (this->HasFailure()) return;
+    }
+}
+
+TYPED_TEST(BatchedPotrfOutOfPlace, EmptyWorkAndArguments) {
+  using T = TypeParam;
+  DeviceArray<T> dA(64), dL(64);
+  DeviceArray<int> dinfo(poisoned_info(3));
+  const auto lower = tk::BatchUplo::lower;
+  tk::potrf_batched<T>(lower, 0, static_cast<const T*>(dA.get()), 1, 1, 1, dL.get(), 1, 1, 3, dinfo.get(), nullptr);
+  synchronize();
+  EXPECT_EQ(dinfo.download(), std::vector<int>(3, 0));
+  const T* A = dA.get();
+  auto position = [](auto&& call) {
+    try {
+      call();
+    } catch (const tessera::InvalidArgument& e) {
+      return e.position();
+    }
+    return 0;
+  };
+  EXPECT_EQ(position([&] { tk::potrf_batched<T>(lower, -1, A, 1, 1, 1, dL.get(), 1, 1, 1, dinfo.get(), nullptr); }),
+            2);
+  EXPECT_EQ(position([&] { tk::potrf_batched<T>(lower, 4, A, 4, 1, 16, dL.get(), 3, 16, 1, dinfo.get(), nullptr); }),
+            8);
+  EXPECT_EQ(position([&] { tk::potrf_batched<T>(lower, 4, A, 4, 1, 16, dL.get(), 4, 8, 2, dinfo.get(), nullptr); }),
+            9);
+  EXPECT_EQ(position([&] { tk::potrf_batched<T>(lower, 4, A, 4, 1, 16, dL.get(), 4, 16, 2, nullptr, nullptr); }),
+            11);
+  // Out of place only the built-in panel shapes are compiled in.
+  tk::BatchedOptions other_shape;
+  other_shape.panel_width = 8;
+  other_shape.threads = 64;
+  other_shape.rows_per_thread = 1;
+  other_shape.update_width = 16;
+  EXPECT_THROW(tk::potrf_batched<T>(lower, 40, A, 40, 1, 1600, dL.get(), 40, 1600, 1, dinfo.get(), nullptr,
+                                    other_shape),
+               tessera::InvalidArgument);
 }
 
 // ---- interleaved layout ---------------------------------------------------------------------

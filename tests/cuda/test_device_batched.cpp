@@ -6,7 +6,10 @@
 // referenced triangles (other triangle, rows past n, gaps between matrices) is NaN and must come
 // back bit-identical. Every test runs on a stream created with cudaStreamNonBlocking: inputs are
 // copied with cudaMemcpyAsync on it right before the call, and results read after synchronising
-// that stream only. The argument checks, which need no GPU, are in tests/test_device_api.cpp.
+// that stream only. The out-of-place form must leave, bit for bit, what the in-place form leaves in A,
+// with zeros in the opposite triangle, for C-ordered, Fortran-ordered, padded and reversed sources,
+// and must not modify its source. The argument checks, which need no GPU, are in
+// tests/test_device_api.cpp.
 // Skipped where no CUDA device is present.
 #include <cuda_runtime.h>
 #include <gtest/gtest.h>
@@ -278,6 +281,7 @@ TYPED_SUITE_ON(DeviceBatched, DeviceCheckingForms);
 TYPED_SUITE_ON(DeviceBatched, DeviceZeroOppositeTriangle);
 TYPED_SUITE_ON(DeviceBatched, DeviceStream);
 TYPED_SUITE_ON(DeviceBatched, DeviceCApi);
+TYPED_SUITE_ON(DeviceBatched, DeviceOutOfPlace);
 
 // Runs run_case(n, batch, uplo) for every order, batch size and triangle, to the first fatal failure.
 template <class Case>
@@ -700,6 +704,118 @@ TYPED_TEST(DeviceStream, WorkIsOrderedOnTheCallersStream) {
   EXPECT_EQ(failed, 3);
   EXPECT_EQ(host_info, expected_infos(hb));
   check_solutions(hb, rhs, b_out.values(), host_info, "posv_batched (checking) on the stream");
+}
+
+// ---- out of place ---------------------------------------------------------------------------------------------
+
+int c_potrf_out_of_place(char u, int n, const double* A, long long rs, long long cs, long long sA, double* L, int ldl,
+                         long long sL, int batch, int* info, void* s) {
+  return tessera_dpotrf_batched_device_out_of_place_ex(u, n, A, rs, cs, sA, L, ldl, sL, batch, info, s);
+}
+int c_potrf_out_of_place(char u, int n, const float* A, long long rs, long long cs, long long sA, float* L, int ldl,
+                         long long sL, int batch, int* info, void* s) {
+  return tessera_spotrf_batched_device_out_of_place_ex(u, n, A, rs, cs, sA, L, ldl, sL, batch, info, s);
+}
+
+// hb (tight) factored in place, the reference, then out of place from every source layout through
+// the C++ API and, for the C-ordered one, the C API, into factors with ldl = n + 1 and gaps.
+// `nan_member` >= 0: that member gets a NaN on its diagonal at column n / 2 (info n / 2 + 1).
+template <class T>
+void run_out_of_place(HostBatch<T>& hb, Uplo uplo, int n, int batch, int nan_member, cudaStream_t stream,
+                      const std::string& label) {
+  const long long nn = static_cast<long long>(n) * n;
+  if (nan_member >= 0) hb.data[hb.members[nan_member].offset + static_cast<std::size_t>(n / 2) * (n + 1)] = poison<T>();
+  DeviceArray<T> dRef(hb.data.size());
+  DeviceArray<int> dRefInfo(batch);
+  dRef.upload(hb.data, stream);
+  dRefInfo.upload(poisoned_info(batch), stream);
+  device::potrf_batched_ex<T>(uplo, n, dRef.get(), n, nn, batch, dRefInfo.get(), stream);
+  const std::vector<T> in_place = dRef.download(stream);
+  const std::vector<int> in_place_info = dRefInfo.download(stream);
+  if (nan_member >= 0) {
+    ASSERT_EQ(in_place_info[nan_member], n / 2 + 1) << label << ": NaN on the diagonal";
+  } else {
+    check_factors(hb, in_place, in_place_info, "in place, " + label);
+    if (::testing::Test::HasFatalFailure()) return;
+  }
+
+  const int ldl = n + 1;
+  const long long strideL = static_cast<long long>(ldl) * n + 2;
+  const std::vector<T> before(static_cast<std::size_t>(strideL) * batch + 1, poison<T>());
+  for (const SourceLayout& layout : source_layouts(n))
+    for (bool c_api : {false, true}) {
+      if (c_api && layout.rs != n) continue;
+      const std::string where = label + ", " + layout.name + (c_api ? " (C API)" : "");
+      const std::vector<T> source = source_for(hb, layout);
+      DeviceArray<T> dSource(source.size()), dL(before.size());
+      DeviceArray<int> dinfo(batch);
+      dSource.upload(source, stream);
+      dL.upload(before, stream);
+      dinfo.upload(poisoned_info(batch), stream);
+      const T* A = dSource.get() + layout.base;
+      if (c_api)
+        ASSERT_EQ(c_potrf_out_of_place(uplo_char(uplo), n, A, layout.rs, layout.cs, layout.stride, dL.get(), ldl,
+                                       strideL, batch, dinfo.get(), stream),
+                  0)
+            << where;
+      else
+        device::potrf_batched_ex<T>(uplo, n, A, layout.rs, layout.cs, layout.stride, dL.get(), ldl, strideL, batch,
+                                    dinfo.get(), stream);
+      EXPECT_EQ(dinfo.download(stream), in_place_info) << where << ": info";
+      check_out_of_place(hb, in_place, before, dL.download(stream), ldl, strideL, where);
+      const std::vector<T> after = dSource.download(stream);
+      std::size_t changed = 0;
+      for (std::size_t e = 0; e < source.size(); ++e) changed += !same_bits(source[e], after[e]);
+      EXPECT_EQ(changed, 0u) << where << ": the source changed";
+      if (::testing::Test::HasFailure()) return;
+    }
+}
+
+TYPED_TEST(DeviceOutOfPlace, MatchesTheInPlaceFormFromEveryLayout) {
+  using T = TypeParam;
+  for_each_case([&](int n, int batch, Uplo uplo) {
+    HostBatch<T> hb = strided_batch<T>(uplo, n, n, static_cast<long long>(n) * n, batch, this->rng);
+    run_out_of_place(hb, uplo, n, batch, -1, this->stream, describe("out of place", uplo, n, batch));
+  });
+}
+
+TYPED_TEST(DeviceOutOfPlace, NanOnTheDiagonalIsReportedWhereItIs) {
+  using T = TypeParam;
+  for (int n : {1, 9, 32, 33, 100})
+    for (Uplo uplo : kUplos) {
+      HostBatch<T> hb = strided_batch<T>(uplo, n, n, static_cast<long long>(n) * n, 7, this->rng);
+      run_out_of_place(hb, uplo, n, 7, 4, this->stream, describe("out of place, NaN", uplo, n, 7));
+      if (this->HasFailure()) return;
+    }
+}
+
+// L == A in A's own layout: the in-place factorization, with zeros in the opposite triangle.
+TYPED_TEST(DeviceOutOfPlace, SourceEqualToOutputFactorsInPlace) {
+  using T = TypeParam;
+  for (int n : {5, 32, 64})
+    for (Uplo uplo : kUplos) {
+      const int lda = n + 2;
+      const long long stride = static_cast<long long>(lda) * n + 3;
+      const HostBatch<T> hb = strided_batch<T>(uplo, n, lda, stride, 100, this->rng);
+      DeviceBatch<T> on_gpu(hb, this->stream);
+      on_gpu.upload();
+      device::potrf_batched_ex<T>(uplo, n, static_cast<const T*>(on_gpu.a.get()), 1, lda, stride, on_gpu.a.get(), lda,
+                                  stride, 100, on_gpu.info.get(), this->stream);
+      const std::vector<T> out = on_gpu.a.download(this->stream);
+      const std::vector<int> info = on_gpu.info.download(this->stream);
+      for (int k = 0; k < 100; ++k)
+        check_factor(hb, k, out, info[k], describe("in place, out-of-place form", uplo, n, 100), BackwardError::skip);
+      // Outside the triangles: zeros in the opposite ones, everything else as uploaded.
+      std::vector<T> zeroed = hb.data;
+      for (int k = 0; k < 100; ++k)
+        for (int j = 0; j < n; ++j)
+          for (int i = 0; i < n; ++i)
+            if (!in_triangle(hb.uplo, i, j)) zeroed[k * stride + static_cast<std::size_t>(j) * lda + i] = T(0);
+      std::size_t differ = 0;
+      for (std::size_t e = 0; e < out.size(); ++e) differ += !hb.referenced[e] && !same_bits(out[e], zeroed[e]);
+      EXPECT_EQ(differ, 0u) << "elements outside the triangles: zeros in the opposite one, the rest unchanged";
+      if (this->HasFailure()) return;
+    }
 }
 
 // ---- C API ------------------------------------------------------------------------------------------------

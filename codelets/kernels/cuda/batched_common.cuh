@@ -20,6 +20,12 @@ enum class Staging {
 // Everything a kernel needs to locate matrix k. For `variable`, n/lda/offset come from the
 // device arrays and `n` holds max_n. With A_array set (strided or variable layout), matrix k
 // starts at A_array[k] instead: A, stride and offvec are then unused.
+//
+// Out of place (strided layout only, `src` set): matrix k is read from src + k * src_stride,
+// element (i, j) at i * src_rs + j * src_cs (any strides: the source is only read), and its factor
+// written to A + k * stride (column-major, lda) with zeros in the strict opposite triangle. `src`
+// may be A itself with src_rs = 1, src_cs = lda and src_stride = stride (in place): the kernels
+// read each element before they write it and never read the opposite triangle.
 template <class T>
 struct BatchDesc {
   BatchLayout layout = BatchLayout::strided;
@@ -36,7 +42,18 @@ struct BatchDesc {
   bool upper = false;
   bool fast = false;
   Staging staging = Staging::element;  // register kernel only; chosen by its launcher
+  const T* src = nullptr;              // out of place: the matrices read (see above)
+  long long src_rs = 0;
+  long long src_cs = 0;
+  long long src_stride = 0;
+  Staging src_staging = Staging::element;  // register kernel, out of place: how src is read
 };
+
+// Element (0, 0) of the source of matrix k of an out-of-place batch.
+template <class T>
+__device__ __forceinline__ const T* source_matrix(const BatchDesc<T>& d, long long k) {
+  return d.src + k * d.src_stride;
+}
 
 // One matrix as stored: element (r, c) at p[r * rs + c * cs].
 template <class T>
@@ -146,6 +163,7 @@ __device__ __forceinline__ double2 vec_make(const double (&v)[2]) {
 }
 
 // ---- internal launchers (one per kernel family) ---------------------------------------------
+// Each runs the out-of-place kernels when desc.src is set (strided layout, no A_array).
 // n <= 32: one group of n threads per matrix, rows in registers. Matrices with n_k > 32 (in a
 // variable batch) are skipped.
 template <class T>
@@ -153,7 +171,8 @@ void launch_potrf_small(const BatchDesc<T>& desc, int group_n, cudaStream_t stre
                         const BatchedOptions& opts);
 
 // Any n: one thread block per matrix, left-looking over panels. Matrices with n_k <= min_n are
-// skipped (a variable batch sends those to the small kernel).
+// skipped (a variable batch sends those to the small kernel). Out of place, only the shapes that
+// potrf_batched_default_shape picks are compiled in (another one throws InvalidArgument).
 template <class T>
 void launch_potrf_panel(const BatchDesc<T>& desc, int shape_n, int min_n, cudaStream_t stream,
                         const BatchedOptions& opts);

@@ -34,6 +34,20 @@ template <class T>
 void potrf_batched(BatchUplo uplo, int n, T* A, int lda, long long strideA, int batch, int* info,
                    cudaStream_t stream, const BatchedOptions& opts = {});
 
+// Out of place: matrix k is read from A + k * strideA, its element (i, j) at
+// i * rowStrideA + j * colStrideA (any strides, zero and negative ones included: A is only read, so
+// a C-ordered, a Fortran-ordered or a broadcast batch is read as it lies), and its factor is
+// written to L + k * strideL (column-major, leading dimension ldl) with zeros in the strict
+// opposite triangle; rows past n are not written. One kernel launch. Only the triangle `uplo` of
+// A_k (in (i, j) terms) is read. Info and a failed matrix's factor as in the in-place form (the
+// rest of the failed factor's triangle is what the in-place form would leave there). L must not
+// overlap A, except L == A with rowStrideA = 1, colStrideA = ldl, strideA = strideL (in place).
+// Panel shape overrides in `opts` must name a built-in shape (potrf_batched_default_shape).
+template <class T>
+void potrf_batched(BatchUplo uplo, int n, const T* A, long long rowStrideA, long long colStrideA,
+                   long long strideA, T* L, int ldl, long long strideL, int batch, int* info,
+                   cudaStream_t stream, const BatchedOptions& opts = {});
+
 // Solve A_k X_k = B_k with the factors from potrf_batched; B_k is n x nrhs at B + k * strideB.
 // Matrices whose info is non-zero are skipped (their B is left as it was). info may be null
 // (every matrix is then solved).

@@ -3,7 +3,8 @@
 //   n > 32        panel kernel    (batched_potrf_panel.cu)
 // A variable batch runs both: the register kernel takes the matrices with n_k <= 32, the panel
 // kernel the rest (each skips the other's matrices). Arrays of pointers use the same kernels:
-// BatchDesc::A_array replaces the base pointer and its stride or offsets.
+// BatchDesc::A_array replaces the base pointer and its stride or offsets. The out-of-place form
+// sets BatchDesc::src: the same families, in their out-of-place instantiations.
 #include <string>
 
 #include "cuda/batched_common.cuh"
@@ -83,6 +84,28 @@ void potrf_batched(BatchUplo uplo, int n, T* A, int lda, long long strideA, int 
 }
 
 template <class T>
+void potrf_batched(BatchUplo uplo, int n, const T* A, long long rowStrideA, long long colStrideA,
+                   long long strideA, T* L, int ldl, long long strideL, int batch, int* info,
+                   cudaStream_t stream, const BatchedOptions& opts) {
+  require(n >= 0, "n must be >= 0", 2);
+  require(ldl >= (n > 1 ? n : 1), "ldl must be >= max(1, n)", 8);
+  require(batch >= 0, "batch must be >= 0", 10);
+  require(batch <= 1 || strideL >= static_cast<long long>(ldl) * (n - 1) + n,
+          "strideL must separate the matrices", 9);
+  require(batch == 0 || info != nullptr, "info must not be null", 11);
+  require(batch == 0 || n == 0 || A != nullptr, "A must not be null", 3);
+  require(batch == 0 || n == 0 || L != nullptr, "L must not be null", 7);
+  BatchDesc<T> desc = batch_desc(BatchLayout::strided, uplo, L, n, batch, info);
+  desc.lda = ldl;
+  desc.stride = strideL;
+  desc.src = A;
+  desc.src_rs = rowStrideA;
+  desc.src_cs = colStrideA;
+  desc.src_stride = strideA;
+  run_uniform(desc, stream, opts);
+}
+
+template <class T>
 void potrf_batched_interleaved(BatchUplo uplo, int n, T* Ai, int batch, int* info,
                                cudaStream_t stream, const BatchedOptions& opts) {
   require(n >= 0, "n must be >= 0", 2);
@@ -143,6 +166,12 @@ template void potrf_batched<float>(BatchUplo, int, float*, int, long long, int, 
                                    cudaStream_t, const BatchedOptions&);
 template void potrf_batched<double>(BatchUplo, int, double*, int, long long, int, int*,
                                     cudaStream_t, const BatchedOptions&);
+template void potrf_batched<float>(BatchUplo, int, const float*, long long, long long, long long,
+                                   float*, int, long long, int, int*, cudaStream_t,
+                                   const BatchedOptions&);
+template void potrf_batched<double>(BatchUplo, int, const double*, long long, long long,
+                                    long long, double*, int, long long, int, int*, cudaStream_t,
+                                    const BatchedOptions&);
 template void potrf_batched_interleaved<float>(BatchUplo, int, float*, int, int*, cudaStream_t,
                                                const BatchedOptions&);
 template void potrf_batched_interleaved<double>(BatchUplo, int, double*, int, int*, cudaStream_t,

@@ -13,8 +13,15 @@
 //   3. writes the chunk back.
 // Only the referenced triangle is read or written. Upper storage is read as its transpose
 // (L(i, j) = U(j, i)), which changes the strides only.
+//
+// Out of place (BatchDesc::src set; a separate instantiation, the in-place one unchanged) the
+// panels are loaded from the source through its strides (step 1's previous columns are already
+// the output's), and the block ends by writing zeros to the output's strict opposite triangle;
+// after a failure it first copies the part of the triangle it never stored from the source, so
+// that the output holds what the in-place kernel leaves in A.
 #include <algorithm>
 #include <array>
+#include <cstdint>
 #include <string>
 #include <type_traits>
 
@@ -45,7 +52,7 @@ struct PanelShared {
   int fail;
 };
 
-// Lower-factor view of one matrix: L(i, j) = p[i * rs + j * cs].
+// Lower-factor view of one matrix: L(i, j) = p[i * rs + j * cs] (T const for a source).
 template <class T>
 struct LowerView {
   T* p;
@@ -67,8 +74,8 @@ __device__ __forceinline__ void read_tail(const T* row, T (&out)[NB]) {
   }
 }
 
-template <class T, int NB, int NT, int R>
-__device__ __forceinline__ void load_panel(const LowerView<T>& L, int row0, int p0, int nbp,
+template <class T, int NB, int NT, int R, class View>
+__device__ __forceinline__ void load_panel(const View& L, int row0, int p0, int nbp,
                                            T (&a)[R][NB]) {
 #pragma unroll
   for (int r = 0; r < R; ++r) {
@@ -76,6 +83,38 @@ __device__ __forceinline__ void load_panel(const LowerView<T>& L, int row0, int 
 #pragma unroll
     for (int c = 0; c < NB; ++c)
       a[r][c] = (i < L.n && c < nbp && i >= p0 + c) ? L(i, p0 + c) : T(0);
+  }
+}
+
+// Out of place, a source whose rows hold the panel's elements contiguously (S.cs == 1, as a
+// C-ordered lower or a Fortran-ordered upper batch has) and 16-byte aligned: each thread reads its
+// row's panel elements as 16-byte vectors instead of one element per load (a warp's loads touch
+// one row per thread, so every load instruction costs a sector request per thread). Vectors wholly
+// above the diagonal are not read; elements of a vector above it (the other triangle) are dropped.
+template <class T>
+__device__ __forceinline__ bool rows_are_vectors(const LowerView<const T>& S) {
+  constexpr int V = Vec16<T>::width;
+  return S.cs == 1 && S.rs % V == 0 && reinterpret_cast<std::uintptr_t>(S.p) % 16 == 0;
+}
+
+// A whole panel (NB columns) only.
+template <class T, int NB, int NT, int R>
+__device__ __forceinline__ void load_panel_rows(const LowerView<const T>& S, int row0, int p0,
+                                                T (&a)[R][NB]) {
+  using Vt = typename Vec16<T>::type;
+  constexpr int V = Vec16<T>::width;
+#pragma unroll
+  for (int r = 0; r < R; ++r) {
+    const int i = row0 + static_cast<int>(threadIdx.x) + r * NT;
+    const bool row_in = i < S.n;
+    const Vt* const row = reinterpret_cast<const Vt*>(S.p + (row_in ? i * S.rs + p0 : 0));
+#pragma unroll
+    for (int c0 = 0; c0 < NB; c0 += V) {
+      Vt v{};
+      if (row_in && i >= p0 + c0) v = row[c0 / V];
+#pragma unroll
+      for (int e = 0; e < V; ++e) a[r][c0 + e] = i >= p0 + c0 + e ? vec_get<T>(v, e) : T(0);
+    }
   }
 }
 
@@ -213,7 +252,30 @@ __device__ __forceinline__ void solve_below(int nbp, T (&a)[R][NB], const PanelS
   });
 }
 
-template <class T, int NB, int NT, int R, int KB>
+// Out of place, after a failure in the panel at p0 whose first chunk (rows below p0 + MR) was
+// stored: the rest of the triangle from the source (what the in-place kernel leaves untouched).
+template <class T>
+__device__ void copy_unstored(const LowerView<const T>& S, const LowerView<T>& L, int p0, int nbp,
+                              int chunk_rows) {
+  for (int j = p0; j < L.n; ++j) {
+    const int first = j < p0 + nbp ? max(j, p0 + chunk_rows) : j;
+    for (int i = first + static_cast<int>(threadIdx.x); i < L.n; i += blockDim.x) L(i, j) = S(i, j);
+  }
+}
+
+// Out of place: zeros in the strict opposite triangle of the output, one stored column at a time
+// (rows fastest across the block, so the writes are coalesced).
+template <class T>
+__device__ void zero_opposite(T* p, int ld, int n, bool upper) {
+  for (int c = 0; c < n; ++c) {
+    const int begin = upper ? c + 1 : 0;
+    const int end = upper ? n : c;
+    for (int r = begin + static_cast<int>(threadIdx.x); r < end; r += blockDim.x)
+      p[r + static_cast<long long>(c) * ld] = T(0);
+  }
+}
+
+template <class T, int NB, int NT, int R, int KB, bool OutOfPlace>
 __global__ void __launch_bounds__(NT) potrf_panel_kernel(BatchDesc<T> d, int min_n) {
   using C = PanelCfg<T, NB, NT, R, KB>;
   __shared__ PanelShared<T, NB, KB> sh;
@@ -223,12 +285,26 @@ __global__ void __launch_bounds__(NT) potrf_panel_kernel(BatchDesc<T> d, int min
   const LowerView<T> L{sm.p, d.upper ? sm.cs : sm.rs, d.upper ? sm.rs : sm.cs, sm.n};
   const int n = sm.n;
   if (threadIdx.x == 0) sh.fail = 0;
+  bool source_rows = false;  // out of place: the source's rows read as 16-byte vectors
+  if constexpr (OutOfPlace) {
+    source_rows = rows_are_vectors(LowerView<const T>{
+        source_matrix(d, k), d.upper ? d.src_cs : d.src_rs, d.upper ? d.src_rs : d.src_cs, n});
+  }
 
   for (int p0 = 0; p0 < n; p0 += NB) {
     const int nbp = min(NB, n - p0);
     for (int row0 = p0; row0 < n; row0 += C::MR) {
       T a[R][NB];
-      load_panel<T, NB, NT, R>(L, row0, p0, nbp, a);
+      if constexpr (OutOfPlace) {
+        const LowerView<const T> S{source_matrix(d, k), d.upper ? d.src_cs : d.src_rs,
+                                   d.upper ? d.src_rs : d.src_cs, n};
+        if (source_rows && nbp == NB)
+          load_panel_rows<T, NB, NT, R>(S, row0, p0, a);
+        else
+          load_panel<T, NB, NT, R>(S, row0, p0, nbp, a);
+      } else {
+        load_panel<T, NB, NT, R>(L, row0, p0, nbp, a);
+      }
       if (p0 > 0) update_panel<T, NB, NT, R, KB>(L, row0, p0, a, sh);
       int fail = 0;
       if (row0 == p0)
@@ -238,43 +314,64 @@ __global__ void __launch_bounds__(NT) potrf_panel_kernel(BatchDesc<T> d, int min
       store_panel<T, NB, NT, R>(L, row0, p0, nbp, a);
       if (fail) {
         if (threadIdx.x == 0) d.info[k] = fail;
+        if constexpr (OutOfPlace) {
+          const LowerView<const T> S{source_matrix(d, k), d.upper ? d.src_cs : d.src_rs,
+                                     d.upper ? d.src_rs : d.src_cs, n};
+          copy_unstored(S, L, p0, nbp, C::MR);
+          zero_opposite(sm.p, d.lda, n, d.upper);
+        }
         return;
       }
       __syncthreads();  // shared tiles are reused; the next panel reads what was just stored
     }
   }
   if (threadIdx.x == 0) d.info[k] = 0;
+  if constexpr (OutOfPlace) zero_opposite(sm.p, d.lda, n, d.upper);
 }
 
-template <class T, int NB, int NT, int R, int KB>
+template <class T, int NB, int NT, int R, int KB, bool OutOfPlace>
 void launch_shape(const BatchDesc<T>& d, int min_n, cudaStream_t stream) {
-  potrf_panel_kernel<T, NB, NT, R, KB><<<static_cast<unsigned>(d.batch), NT, 0, stream>>>(d, min_n);
+  potrf_panel_kernel<T, NB, NT, R, KB, OutOfPlace>
+      <<<static_cast<unsigned>(d.batch), NT, 0, stream>>>(d, min_n);
   TESSERA_CUDA_CHECK_LAUNCH();
 }
 
 template <class T>
 using PanelLauncher = void (*)(const BatchDesc<T>&, int, cudaStream_t);
 
+// A shape's launchers; the out-of-place ones are null where that form is not compiled in.
 struct ShapeEntry {
   PanelShape shape;
   PanelLauncher<float> launch_float;
   PanelLauncher<double> launch_double;
+  PanelLauncher<float> launch_float_out_of_place = nullptr;
+  PanelLauncher<double> launch_double_out_of_place = nullptr;
 };
 
 template <int NB, int NT, int R, int KB>
 constexpr ShapeEntry shape_entry() {
-  return {{NB, NT, R, KB}, &launch_shape<float, NB, NT, R, KB>,
-          &launch_shape<double, NB, NT, R, KB>};
+  return {{NB, NT, R, KB}, &launch_shape<float, NB, NT, R, KB, false>,
+          &launch_shape<double, NB, NT, R, KB, false>};
+}
+
+// A shape potrf_batched_default_shape picks: in place and out of place.
+template <int NB, int NT, int R, int KB>
+constexpr ShapeEntry default_shape_entry() {
+  return {{NB, NT, R, KB}, &launch_shape<float, NB, NT, R, KB, false>,
+          &launch_shape<double, NB, NT, R, KB, false>, &launch_shape<float, NB, NT, R, KB, true>,
+          &launch_shape<double, NB, NT, R, KB, true>};
 }
 
 // Every compiled shape; the tuning sweep in bench_batched_kernels measures them all.
 constexpr ShapeEntry kShapeTable[] = {
-    shape_entry<8, 32, 1, 8>(),   shape_entry<8, 32, 1, 16>(),  shape_entry<8, 32, 2, 8>(),
-    shape_entry<8, 64, 1, 8>(),   shape_entry<8, 64, 1, 16>(),  shape_entry<16, 32, 1, 8>(),
-    shape_entry<16, 32, 1, 16>(), shape_entry<16, 32, 2, 4>(),  shape_entry<16, 64, 1, 8>(),
-    shape_entry<16, 64, 1, 16>(), shape_entry<16, 64, 2, 4>(),  shape_entry<16, 128, 1, 8>(),
-    shape_entry<32, 32, 1, 4>(),  shape_entry<32, 64, 1, 4>(),  shape_entry<32, 64, 1, 8>(),
-    shape_entry<32, 128, 1, 4>(),
+    default_shape_entry<8, 32, 1, 8>(),   shape_entry<8, 32, 1, 16>(),
+    shape_entry<8, 32, 2, 8>(),           shape_entry<8, 64, 1, 8>(),
+    shape_entry<8, 64, 1, 16>(),          default_shape_entry<16, 32, 1, 8>(),
+    shape_entry<16, 32, 1, 16>(),         shape_entry<16, 32, 2, 4>(),
+    default_shape_entry<16, 64, 1, 8>(),  shape_entry<16, 64, 1, 16>(),
+    shape_entry<16, 64, 2, 4>(),          shape_entry<16, 128, 1, 8>(),
+    shape_entry<32, 32, 1, 4>(),          shape_entry<32, 64, 1, 4>(),
+    default_shape_entry<32, 64, 1, 8>(),  shape_entry<32, 128, 1, 4>(),
 };
 constexpr int kShapeCount = sizeof(kShapeTable) / sizeof(kShapeTable[0]);
 
@@ -308,10 +405,15 @@ void launch_potrf_panel(const BatchDesc<T>& desc, int shape_n, int min_n, cudaSt
   if (opts.rows_per_thread) shape.rows_per_thread = opts.rows_per_thread;
   if (opts.update_width) shape.update_width = opts.update_width;
   const ShapeEntry& e = find_shape(shape);
+  PanelLauncher<T> launch = nullptr;
   if constexpr (std::is_same_v<T, float>)
-    e.launch_float(desc, min_n, stream);
+    launch = desc.src ? e.launch_float_out_of_place : e.launch_float;
   else
-    e.launch_double(desc, min_n, stream);
+    launch = desc.src ? e.launch_double_out_of_place : e.launch_double;
+  if (launch == nullptr)
+    throw InvalidArgument(
+        "batched potrf: the out-of-place form runs the built-in panel shapes only");
+  launch(desc, min_n, stream);
 }
 
 template void launch_potrf_panel<float>(const BatchDesc<float>&, int, int, cudaStream_t,

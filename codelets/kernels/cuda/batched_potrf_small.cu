@@ -8,7 +8,14 @@
 // memory, and after a warp barrier each row reads column j back (broadcast 16-byte reads) for its
 // rank-1 update. Column j of the packed factor then holds its final value, so the write-back needs
 // no extra pass over the registers. Upper storage is transposed while staging (U = L^T).
+//
+// Out of place (BatchDesc::src set) the same kernel, compiled apart, reads each matrix from the
+// source with its element strides (16-byte vectors when the source batch is contiguous in either
+// order: a row-major matrix is the column-major storage of its transpose, so it is staged as the
+// other triangle) and writes whole output matrices: the factor, and zeros in the strict opposite
+// triangle. The in-place instantiations are unchanged.
 #include <array>
+#include <type_traits>
 #include <utility>
 
 #include "cuda/batched_common.cuh"
@@ -73,9 +80,12 @@ __device__ __forceinline__ int small_order(const BatchDesc<T>& d, long long k) {
 
 // Element staging (any layout): matrix-major for strided/variable batches, matrix-fastest for
 // the interleaved layout, so that neighbouring threads touch neighbouring addresses. Inside a
-// variable batch's padding (rows/columns >= n_k) the factor is the identity.
-template <class T, int N, bool ToShared>
+// variable batch's padding (rows/columns >= n_k) the factor is the identity. Out of place
+// (strided batch): the referenced triangle is read from the source, and every element of the
+// output matrix is written (zeros outside the factor's triangle).
+template <class T, int N, bool ToShared, bool OutOfPlace>
 __device__ void stage_elements(const BatchDesc<T>& d, T* smem, long long k0, int M, int count) {
+  using GlobalPtr = std::conditional_t<ToShared, const T*, T*>;
   constexpr int NN = N * N;
   constexpr int U = kElementsInFlight;
   const bool matrix_fastest = d.layout == BatchLayout::interleaved;
@@ -83,7 +93,7 @@ __device__ void stage_elements(const BatchDesc<T>& d, T* smem, long long k0, int
   const int slow_end = matrix_fastest ? NN : M;
   while (w.slow < slow_end) {
     T v[U];
-    T* gptr[U];
+    GlobalPtr gptr[U];
     int slot[U];
 #pragma unroll
     for (int u = 0; u < U; ++u) {
@@ -97,7 +107,15 @@ __device__ void stage_elements(const BatchDesc<T>& d, T* smem, long long k0, int
           const long long k = k0 + m;
           const int nk = small_order<T, N>(d, k);
           const int s = nk >= 0 ? packed_slot<T, N>(rc, d.upper) : -1;
-          if (s >= 0) {
+          if constexpr (OutOfPlace) {
+            const int r = rc % N, c = rc / N;
+            slot[u] = s >= 0 ? m * PackedL<T, N>::stride + s : -1;
+            if constexpr (ToShared) {
+              if (s >= 0) gptr[u] = source_matrix(d, k) + r * d.src_rs + c * d.src_cs;
+            } else {
+              gptr[u] = d.A + k * d.stride + r + static_cast<long long>(c) * d.lda;
+            }
+          } else if (s >= 0) {
             const int r = rc % N, c = rc / N;
             slot[u] = m * PackedL<T, N>::stride + s;
             v[u] = r == c ? T(1) : T(0);
@@ -120,23 +138,24 @@ __device__ void stage_elements(const BatchDesc<T>& d, T* smem, long long k0, int
     } else {
 #pragma unroll
       for (int u = 0; u < U; ++u)
-        if (gptr[u]) *gptr[u] = smem[slot[u]];
+        if (gptr[u]) *gptr[u] = OutOfPlace && slot[u] < 0 ? T(0) : smem[slot[u]];
     }
   }
 }
 
 // Contiguous strided batch (lda == n, stride == n*n, 16-byte aligned): the block's matrices are
-// one contiguous range, read and written with 16-byte vectors. Vectors that hold no element of
-// the referenced triangle are not read; vectors that straddle its edge are written element-wise
-// so the other triangle is never written.
-template <class T, int N, bool ToShared>
-__device__ void stage_contiguous(const BatchDesc<T>& d, T* smem, long long k0, int count) {
+// one contiguous range from `base`, read and written with 16-byte vectors; `upper` names the
+// triangle stored. Vectors that hold no element of the referenced triangle are not read; vectors
+// that straddle its edge are written element-wise so the other triangle is never written, unless
+// ZeroFill (out of place), which writes whole vectors with zeros outside the triangle.
+template <class T, int N, bool ToShared, bool ZeroFill>
+__device__ void stage_contiguous(std::conditional_t<ToShared, const T*, T*> const base, bool upper,
+                                 T* smem, int count) {
   using Vt = typename Vec16<T>::type;
   using P = PackedL<T, N>;
   constexpr int V = Vec16<T>::width;
   constexpr int NN = N * N;
   constexpr int U = kVectorsInFlight;
-  T* const base = d.A + k0 * NN;
   const int total = count * NN;
   const int nvec = total / V;
   for (int v0 = threadIdx.x; v0 < nvec; v0 += U * blockDim.x) {
@@ -150,7 +169,7 @@ __device__ void stage_contiguous(const BatchDesc<T>& d, T* smem, long long k0, i
 #pragma unroll
       for (int e = 0; e < V; ++e) {
         const int el = vi * V + e;
-        const int s = vi < nvec ? packed_slot<T, N>(el % NN, d.upper) : -1;
+        const int s = vi < nvec ? packed_slot<T, N>(el % NN, upper) : -1;
         slot[u][e] = s >= 0 ? (el / NN) * P::stride + s : -1;
         any[u] |= s >= 0;
         all[u] &= s >= 0;
@@ -172,10 +191,10 @@ __device__ void stage_contiguous(const BatchDesc<T>& d, T* smem, long long k0, i
 #pragma unroll
       for (int u = 0; u < U; ++u) {
         const int vi = v0 + u * blockDim.x;
-        if (all[u]) {
+        if (ZeroFill ? vi < nvec : all[u]) {
           T tmp[V];
 #pragma unroll
-          for (int e = 0; e < V; ++e) tmp[e] = smem[slot[u][e]];
+          for (int e = 0; e < V; ++e) tmp[e] = ZeroFill && slot[u][e] < 0 ? T(0) : smem[slot[u][e]];
           reinterpret_cast<Vt*>(base)[vi] = vec_make(tmp);
         } else if (any[u]) {
 #pragma unroll
@@ -187,8 +206,11 @@ __device__ void stage_contiguous(const BatchDesc<T>& d, T* smem, long long k0, i
   }
   // Elements after the last whole vector (only when count * n * n is not a multiple of V).
   for (int el = nvec * V + threadIdx.x; el < total; el += blockDim.x) {
-    const int s = packed_slot<T, N>(el % NN, d.upper);
-    if (s < 0) continue;
+    const int s = packed_slot<T, N>(el % NN, upper);
+    if (s < 0) {
+      if constexpr (ZeroFill && !ToShared) base[el] = T(0);
+      continue;
+    }
     if constexpr (ToShared)
       smem[(el / NN) * P::stride + s] = base[el];
     else
@@ -258,13 +280,32 @@ __device__ __forceinline__ void stage(const BatchDesc<T>& d, T* smem, long long 
                                       int count) {
   switch (d.staging) {
     case Staging::contiguous:
-      stage_contiguous<T, N, ToShared>(d, smem, k0, count);
+      stage_contiguous<T, N, ToShared, false>(d.A + k0 * N * N, d.upper, smem, count);
       break;
     case Staging::interleaved:
       stage_interleaved<T, N, ToShared>(d, smem, k0, M, count);
       break;
     default:
-      stage_elements<T, N, ToShared>(d, smem, k0, M, count);
+      stage_elements<T, N, ToShared, false>(d, smem, k0, M, count);
+  }
+}
+
+// Out of place: read from the source (a contiguous row-major source is the column-major storage
+// of the transpose, which holds the referenced triangle as the other one), write whole matrices.
+template <class T, int N, bool ToShared>
+__device__ __forceinline__ void stage_out_of_place(const BatchDesc<T>& d, T* smem, long long k0,
+                                                   int M, int count) {
+  if constexpr (ToShared) {
+    if (d.src_staging == Staging::contiguous)
+      stage_contiguous<T, N, true, false>(source_matrix(d, k0), d.upper != (d.src_rs != 1), smem,
+                                          count);
+    else
+      stage_elements<T, N, true, true>(d, smem, k0, M, count);
+  } else {
+    if (d.staging == Staging::contiguous)
+      stage_contiguous<T, N, false, true>(d.A + k0 * N * N, d.upper, smem, count);
+    else
+      stage_elements<T, N, false, true>(d, smem, k0, M, count);
   }
 }
 
@@ -332,7 +373,7 @@ __device__ __forceinline__ unsigned group_mask(int base) {
     return ((1u << N) - 1u) << base;
 }
 
-template <class T, int N>
+template <class T, int N, bool OutOfPlace>
 __global__ void __launch_bounds__(kMaxSmallThreads) potrf_small_kernel(BatchDesc<T> d) {
   extern __shared__ __align__(16) unsigned char small_smem_raw[];
   T* const smem = reinterpret_cast<T*>(small_smem_raw);
@@ -341,7 +382,10 @@ __global__ void __launch_bounds__(kMaxSmallThreads) potrf_small_kernel(BatchDesc
   const long long k0 = static_cast<long long>(blockIdx.x) * M;
   const int count = static_cast<int>(min(static_cast<long long>(M), d.batch - k0));
 
-  stage<T, N, true>(d, smem, k0, M, count);
+  if constexpr (OutOfPlace)
+    stage_out_of_place<T, N, true>(d, smem, k0, M, count);
+  else
+    stage<T, N, true>(d, smem, k0, M, count);
   __syncthreads();
 
   const int lane = threadIdx.x & 31;
@@ -359,7 +403,10 @@ __global__ void __launch_bounds__(kMaxSmallThreads) potrf_small_kernel(BatchDesc
     }
   }
   __syncthreads();
-  stage<T, N, false>(d, smem, k0, M, count);
+  if constexpr (OutOfPlace)
+    stage_out_of_place<T, N, false>(d, smem, k0, M, count);
+  else
+    stage<T, N, false>(d, smem, k0, M, count);
 }
 
 template <class T, int N>
@@ -369,14 +416,26 @@ void launch_small_n(BatchDesc<T> d, int threads, cudaStream_t stream) {
   const int M = G * threads / 32;
   const std::size_t smem = static_cast<std::size_t>(M) * P::stride * sizeof(T);
   const bool aligned = reinterpret_cast<std::uintptr_t>(d.A) % 16 == 0;
+  constexpr long long NN = static_cast<long long>(N) * N;
+  const bool whole_vectors = (M * NN) % P::V == 0;
   d.staging = Staging::element;
   if (d.layout == BatchLayout::strided && d.A_array == nullptr && aligned && d.lda == N &&
-      d.stride == static_cast<long long>(N) * N && (M * N * N) % P::V == 0)
+      d.stride == NN && whole_vectors)
     d.staging = Staging::contiguous;
   if (d.layout == BatchLayout::interleaved && aligned && M % P::V == 0)
     d.staging = Staging::interleaved;
   const long long blocks = (static_cast<long long>(d.batch) + M - 1) / M;
-  potrf_small_kernel<T, N><<<static_cast<unsigned>(blocks), threads, smem, stream>>>(d);
+  if (d.src != nullptr) {
+    // Contiguous in either order: column-major (1, N) or row-major (N, 1).
+    const bool src_aligned = reinterpret_cast<std::uintptr_t>(d.src) % 16 == 0;
+    const bool packed = (d.src_rs == 1 && d.src_cs == N) || (d.src_rs == N && d.src_cs == 1);
+    d.src_staging = src_aligned && packed && d.src_stride == NN && whole_vectors
+                        ? Staging::contiguous
+                        : Staging::element;
+    potrf_small_kernel<T, N, true><<<static_cast<unsigned>(blocks), threads, smem, stream>>>(d);
+  } else {
+    potrf_small_kernel<T, N, false><<<static_cast<unsigned>(blocks), threads, smem, stream>>>(d);
+  }
   TESSERA_CUDA_CHECK_LAUNCH();
 }
 

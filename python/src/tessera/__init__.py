@@ -91,16 +91,55 @@ def _stored_uplo(lower):
     return "upper" if lower else "lower"
 
 
+# The out-of-place batched factorization per precision (float32, float64): one kernel reads each
+# matrix through its strides and writes the factor with zeros in the other triangle.
+_POTRF_INTO = {np.dtype(np.float32): _core.potrf_batched_device_into_f4,
+               np.dtype(np.float64): _core.potrf_batched_device_into_f8}
+
+
 def _factor(a, lower, mode, policy, read_info):
     """(factor, info, info as a numpy array when read_info), factor and info of the input's kind."""
-    check_mode(mode)
+    if mode is not None:
+        check_mode(mode)
     where, arrays, native = classify(a)
     if where == "host":
         factor, info = _factor_host(native, lower, mode, policy)
         return host_result(factor, arrays), host_result(info, arrays), info
-    factor, info = _factor_device(arrays.adapter, native, lower, mode, policy)
-    host_info = arrays.adapter.to_host(info) if read_info else None
-    return arrays.to_input_kind(factor), arrays.to_input_kind(info), host_info
+    ad = arrays.adapter
+    shape = native.shape
+    n, batch = square_shape(shape)
+    if n < DENSE_DEVICE_MIN_N:
+        factor, info = _factor_batched_device(ad, native, n, batch, tuple(shape[:-2]), bool(lower))
+    else:
+        factor, info = _factor_device(ad, native, lower, mode, policy)
+    host_info = ad.to_host(info) if read_info else None
+    back = arrays.to_input_kind
+    if back is None:
+        return factor, info, host_info
+    return back(factor), back(info), host_info
+
+
+def _factor_batched_device(ad, a, n, batch, lead, lower):
+    """A GPU stack of order below DENSE_DEVICE_MIN_N: the factors into a fresh array of the input's
+    library and its info, in one kernel launch that reads a where it lies (no copy of a, unless
+    its type or its layout needs one). The kernel writes column-major factors; above order 32
+    lower factors come back Fortran-ordered (the panel kernel is fastest on lower storage), the
+    others C-ordered: the column-major factor of the other triangle, whose source is a read
+    transposed (its triangle `lower` is then the kernel's other one)."""
+    dtype = ad.dtype(a)
+    source, row_stride, col_stride, step = ad.strided(a, dtype, lead, n, batch)
+    fortran = lower and n > 32
+    with ad.device_guard(a):
+        factor = ad.empty(a, lead + (n, n), dtype)
+        if n == 0 or batch == 0:
+            return factor, ad.empty_info(a, lead)
+        # The kernels write every matrix's info: no need to clear it first.
+        info = ad.uninitialized_info(a, lead)
+        if not fortran:
+            row_stride, col_stride = col_stride, row_stride
+        _POTRF_INTO[dtype](ad.pointer(source), row_stride, col_stride, step, ad.pointer(factor), n, batch,
+                           lower and not fortran, ad.pointer(info), ad.stream(a))
+    return (ad.swap_last(factor) if fortran else factor), info
 
 
 def _factor_host(a, lower, mode, policy):
@@ -118,32 +157,22 @@ def _factor_host(a, lower, mode, policy):
 
 
 def _factor_device(ad, a, lower, mode, policy):
+    """A GPU stack of order DENSE_DEVICE_MIN_N or more: each matrix through the tile DAG, on a copy.
+    Tessera's GPU kernels are fastest on lower storage (column-major), and a C-ordered array holds
+    the column-major transpose of its matrix. For a lower factor the copy is then made transposed,
+    so that it holds a column-major; for an upper one it is made as it is: its column-major lower
+    triangle is a's upper one, and the lower factor L of that storage, read back C-ordered, is
+    U = L^T."""
     n, batch = square_shape(tuple(a.shape))
     dtype = ad.dtype(a)
     lead = tuple(a.shape[:-2])
-    dense = n >= DENSE_DEVICE_MIN_N
-    # Above order 32 Tessera's GPU kernels are fastest on lower storage (column-major), and a
-    # C-ordered array holds the column-major transpose of its matrix. For a lower factor the copy
-    # is then made transposed, so that it holds a column-major; for an upper one it is made as it
-    # is: its column-major lower triangle is a's upper one, and the lower factor L of that storage,
-    # read back C-ordered, is U = L^T. Up to order 32 either triangle runs as fast, and a straight
-    # copy costs less than a transposing one.
-    lower_storage = n > 32
-    uplo = "lower" if lower_storage else _stored_uplo(lower)
     with ad.device_guard(a):
-        source = ad.swap_last(a) if lower_storage and lower else a
+        source = ad.swap_last(a) if lower else a
         f = ad.stack(source, (batch, n, n), dtype, copy=True)
-        work = n > 0 and batch > 0
-        # The batched kernels write every matrix's info: no need to clear it first.
-        info = ad.uninitialized_info(a, (batch,)) if work and not dense else ad.empty_info(a, (batch,))
-        if work:
-            stream, suffix = ad.stream(a), _suffix(dtype)
-            if dense:
-                _factor_dense_device(ad, f, info, n, batch, dtype, uplo, mode, policy, stream)
-            else:
-                getattr(_core, "potrf_batched_device" + suffix)(ad.pointer(f), n, batch, uplo, ad.pointer(info), stream,
-                                                                True)
-    if lower_storage and lower:
+        info = ad.empty_info(a, (batch,))
+        if batch > 0:
+            _factor_dense_device(ad, f, info, n, batch, dtype, "lower", mode, policy, ad.stream(a))
+    if lower:
         f = ad.swap_last(f)
     return f.reshape(lead + (n, n)), info.reshape(lead)
 
@@ -186,7 +215,7 @@ def _solve(c, b, lower, mode, policy):
     x = ad.swap_last(x).reshape(lead + ((n,) if vector else (n, k)))
     if where == "host":
         return host_result(x, arrays)
-    return arrays.to_input_kind(x)
+    return arrays.to_input_kind(x) if arrays.to_input_kind else x
 
 
 def _factor_stack(ad, c, shape, dtype, lower):

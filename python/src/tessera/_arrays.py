@@ -25,6 +25,22 @@ def float_dtype(dtype):
     raise TypeError(f"array type {dtype} is not supported: use float32 or float64")
 
 
+def matrix_stride(lead, strides):
+    """The one stride between consecutive matrices of a stack whose leading dimensions are `lead`
+    with `strides`, or None when they do not lie one stride apart (any value serves one matrix)."""
+    if len(lead) == 1:
+        return strides[0]
+    stride, span = 0, None
+    for size, step in zip(reversed(lead), reversed(strides)):
+        if size == 1:
+            continue
+        if span is not None and step != span:
+            return None
+        stride = step if span is None else stride
+        span = step * size
+    return stride
+
+
 def square_shape(shape):
     if len(shape) < 2:
         raise ValueError(f"expected a matrix or a stack of matrices, got an array of {len(shape)} dimension(s)")
@@ -63,8 +79,10 @@ class _Torch:
     def __init__(self, torch):
         self.torch = torch
         self.dtypes = {torch.float64: np.dtype(np.float64), torch.float32: np.dtype(np.float32)}
+        self.native = {np.dtype(np.float64): torch.float64, np.dtype(np.float32): torch.float32}
         # The current stream's handle without building a Stream object (a few microseconds a call).
         self.raw_stream = getattr(torch._C, "_cuda_getCurrentRawStream", None)
+        self.current_device = getattr(torch._C, "_cuda_getDevice", None) or torch.cuda.current_device
 
     def dtype(self, a):
         known = self.dtypes.get(a.dtype)
@@ -88,6 +106,19 @@ class _Torch:
     def swap_last(self, a):
         return a.transpose(-1, -2)
 
+    def strided(self, a, dtype, lead, n, batch):
+        """(array, row stride, column stride, matrix stride) in elements: a itself where it holds
+        `dtype` and its matrices lie one stride apart, else a C-ordered copy."""
+        if a.dtype is self.native[dtype]:
+            strides = a.stride()
+            step = matrix_stride(lead, strides[:-2]) if lead else 0
+            if step is not None:
+                return a, strides[-2], strides[-1], step
+        return self.stack(a, (batch, n, n), dtype, copy=False), n, 1, n * n
+
+    def empty(self, like, shape, dtype):
+        return self.torch.empty(shape, dtype=self.native[dtype], device=like.device)
+
     def empty_info(self, like, shape):
         return self.torch.zeros(shape, dtype=self.torch.int32, device=like.device)
 
@@ -102,12 +133,12 @@ class _Torch:
 
     def stream(self, a):
         if self.raw_stream is not None:
-            return self.raw_stream(a.device.index)
+            return self.raw_stream(a.get_device())
         return self.torch.cuda.current_stream(a.device).cuda_stream
 
     def device_guard(self, a):
-        if a.device.index == self.torch.cuda.current_device():
-            return contextlib.nullcontext()
+        if a.get_device() == self.current_device():
+            return _NO_GUARD
         return self.torch.cuda.device(a.device)
 
     def set_info(self, info, index, value):
@@ -138,6 +169,20 @@ class _CuPy:
     def swap_last(self, a):
         return self.cupy.swapaxes(a, -1, -2)
 
+    def strided(self, a, dtype, lead, n, batch):
+        """As _Torch.strided (CuPy counts strides in bytes; these are in elements)."""
+        if a.dtype == dtype:
+            size = a.itemsize
+            strides = [s // size for s in a.strides]
+            step = matrix_stride(lead, strides[:-2]) if lead else 0
+            if step is not None:
+                return a, strides[-2], strides[-1], step
+        return self.stack(a, (batch, n, n), dtype, copy=False), n, 1, n * n
+
+    def empty(self, like, shape, dtype):
+        with like.device:
+            return self.cupy.empty(shape, dtype=dtype)
+
     def empty_info(self, like, shape):
         with like.device:
             return self.cupy.zeros(shape, dtype=np.int32)
@@ -165,12 +210,29 @@ class _CuPy:
         return self.cupy.asnumpy(info)
 
 
-class DeviceArrays:
-    """How to work on a GPU array of one kind, and how to hand results back in that kind."""
+_NO_GUARD = contextlib.nullcontext()
 
-    def __init__(self, adapter, to_input_kind=lambda x: x):
+
+class DeviceArrays:
+    """How to work on a GPU array of one kind, and how to hand results back in that kind (None: as
+    they are)."""
+
+    def __init__(self, adapter, to_input_kind=None):
         self.adapter = adapter
         self.to_input_kind = to_input_kind
+
+
+# One adapter per array library, made on first use: a call then costs no lookups.
+_native_kinds = {}
+
+
+def _native_kind(module):
+    kind = _native_kinds.get(module)
+    if kind is None:
+        library = __import__(module)
+        kind = DeviceArrays(_Torch(library) if module == "torch" else _CuPy(library))
+        _native_kinds[module] = kind
+    return kind
 
 
 def _import(name):
@@ -187,9 +249,9 @@ def _foreign_kind(a):
     module = type(a).__module__.split(".")[0]
     back = _dlpack_importer(module)
     if cupy is not None:
-        return DeviceArrays(_CuPy(cupy), back), cupy.from_dlpack(a)
+        return DeviceArrays(_native_kind("cupy").adapter, back), cupy.from_dlpack(a)
     if torch is not None:
-        return DeviceArrays(_Torch(torch), back), torch.from_dlpack(a)
+        return DeviceArrays(_native_kind("torch").adapter, back), torch.from_dlpack(a)
     raise TypeError(f"GPU arrays of {module} need CuPy or PyTorch installed (Tessera works on them through DLPack)")
 
 
@@ -201,19 +263,19 @@ def _dlpack_importer(module):
     mod = _import(module)
     if mod is not None and hasattr(mod, "from_dlpack"):
         return mod.from_dlpack
-    return lambda x: x
+    return None
 
 
 def classify(a):
     """('host', the input's kind, numpy array) or ('device', DeviceArrays, the array its adapter
     works on)."""
-    module = type(a).__module__.split(".")[0]
+    module = type(a).__module__.partition(".")[0]
     if module == "torch":
         if a.is_cuda:
-            return "device", DeviceArrays(_Torch(__import__("torch"))), a
+            return "device", _native_kind("torch"), a
         return "host", "torch", a.detach().numpy()
     if module == "cupy":
-        return "device", DeviceArrays(_CuPy(__import__("cupy"))), a
+        return "device", _native_kind("cupy"), a
     if not isinstance(a, np.ndarray) and hasattr(a, "__dlpack_device__"):
         device_type, _ = a.__dlpack_device__()
         if int(device_type) == _CUDA:
