@@ -3,7 +3,7 @@
 //   memory, and with copies from and to pageable host memory (the caller's plain array);
 //   cuBLAS GEMM (the roofline);
 //   Tessera with the tiles already on the GPU (gpu mode), on a matrix in GPU memory through the
-//   device API (tessera/device.hpp: block-column tasks, the default there, and tile tasks), and
+//   device API (tessera/device.hpp: block-column tasks, and tile tasks, the default), and
 //   end to end from the caller's array in gpu, hybrid and auto modes.
 // Each figure is the median of --repetitions runs after one warm-up run (whose time is kept in
 // the JSON as "first": with an empty STARPU_PERF_MODEL_DIR it is the uncalibrated run). Prints a

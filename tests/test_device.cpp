@@ -369,9 +369,8 @@ TEST_P(DeviceDense, NotPositiveDefiniteGivesLapackInfo) {
 
 INSTANTIATE_TEST_SUITE_P(AllModes, DeviceDense,
                          ::testing::Combine(::testing::Values(Uplo::lower, Uplo::upper),
-                                            // automatic: block columns in gpu mode, tiles otherwise
                                             ::testing::Values(Schedule{Mode::gpu, TaskGrain::automatic},
-                                                              Schedule{Mode::gpu, TaskGrain::tiles},
+                                                              Schedule{Mode::gpu, TaskGrain::block_columns},
                                                               Schedule{Mode::hybrid, TaskGrain::automatic},
                                                               Schedule{Mode::hybrid, TaskGrain::block_columns},
                                                               Schedule{Mode::cpu, TaskGrain::automatic})),

@@ -106,8 +106,8 @@ INSTANTIATE_TEST_SUITE_P(AllModes, Factorization,
                            return std::string(to_string(std::get<0>(info.param))) + "_" + to_string(std::get<1>(info.param));
                          });
 
-// The block-column factorization (one panel task and one task per block column per step), which
-// automatic chooses only for matrices already on the GPU, asked for here on host arrays.
+// The block-column factorization (one panel task and one task per block column per step; not the
+// default), on host arrays in every mode.
 class BlockColumnFactorization : public ::testing::TestWithParam<std::tuple<Uplo, Mode>> {};
 
 TEST_P(BlockColumnFactorization, ResidualSmallOnOddSizesAndSolves) {

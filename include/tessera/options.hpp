@@ -36,7 +36,9 @@ enum class GpuKernels { vendor, custom, any };
 //          below it) and one task per block column on its right (that column's share of the
 //          trailing update): nt (nt + 1) / 2 tasks, each one or a few large calls where the tiles
 //          of a column are contiguous in memory (a matrix already on the GPU, tessera/device.hpp).
-//   automatic: block_columns in gpu mode on a matrix already on the GPU, tiles otherwise.
+//          On an H100 it ran as fast as tiles within the spread between runs
+//          (docs/gpu-performance.md): the diagonal factorization bounds both.
+//   automatic: tiles.
 enum class TaskGrain { tiles, block_columns, automatic };
 
 // Kind of a tile task, for scheduling hints and traces. Batched chunks, residual checks and

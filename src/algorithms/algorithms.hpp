@@ -18,11 +18,9 @@ void insert_cholesky(const TaskContext& ctx, const TileGrid& A, const Scheduling
 template <class T>
 void insert_cholesky_by_block_columns(const TaskContext& ctx, const TileGrid& A, const SchedulingHints& hints);
 
-// The factorization `grain` asks for (automatic: block columns in gpu mode when the tiles are
-// views of one matrix in GPU memory, `resident`; tiles otherwise).
+// The factorization `grain` asks for (automatic: tiles).
 template <class T>
-void insert_cholesky(const TaskContext& ctx, const TileGrid& A, const SchedulingHints& hints, TaskGrain grain,
-                     bool resident);
+void insert_cholesky(const TaskContext& ctx, const TileGrid& A, const SchedulingHints& hints, TaskGrain grain);
 
 // B := L^{-T} L^{-1} B (forward then backward substitution with the lower tiles of L).
 template <class T>
@@ -49,7 +47,7 @@ namespace tessera::detail {
 
 // LAPACK's xPOTRF, xPOTRS and xPOSV on the caller's column-major matrices (triangle uplo of a,
 // lda; b, ldb), through the tiles A and B: conversions in, the algorithm, conversions out.
-// The factorization's tasks are cut as `grain` says (the tiles are never resident here).
+// The factorization's tasks are cut as `grain` says.
 template <class T>
 void insert_lapack_potrf(const TaskContext& ctx, const TileGrid& A, Uplo uplo, T* a, int lda,
                          const SchedulingHints& hints, TaskGrain grain = TaskGrain::automatic);

@@ -41,11 +41,10 @@ void insert_cholesky_by_block_columns(const TaskContext& ctx, const TileGrid& A,
 }
 
 template <class T>
-void insert_cholesky(const TaskContext& ctx, const TileGrid& A, const SchedulingHints& hints, TaskGrain grain,
-                     bool resident) {
-  const bool block_columns =
-      grain == TaskGrain::block_columns || (grain == TaskGrain::automatic && ctx.mode == Mode::gpu && resident);
-  if (block_columns)
+void insert_cholesky(const TaskContext& ctx, const TileGrid& A, const SchedulingHints& hints, TaskGrain grain) {
+  // Measured on an H100 (docs/gpu-performance.md), block columns ran as fast as tiles within the
+  // spread between runs, even on a matrix already on the GPU: tiles stay the default.
+  if (grain == TaskGrain::block_columns)
     insert_cholesky_by_block_columns<T>(ctx, A, hints);
   else
     insert_cholesky<T>(ctx, A, hints);
@@ -55,7 +54,7 @@ template void insert_cholesky<float>(const TaskContext&, const TileGrid&, const 
 template void insert_cholesky<double>(const TaskContext&, const TileGrid&, const SchedulingHints&);
 template void insert_cholesky_by_block_columns<float>(const TaskContext&, const TileGrid&, const SchedulingHints&);
 template void insert_cholesky_by_block_columns<double>(const TaskContext&, const TileGrid&, const SchedulingHints&);
-template void insert_cholesky<float>(const TaskContext&, const TileGrid&, const SchedulingHints&, TaskGrain, bool);
-template void insert_cholesky<double>(const TaskContext&, const TileGrid&, const SchedulingHints&, TaskGrain, bool);
+template void insert_cholesky<float>(const TaskContext&, const TileGrid&, const SchedulingHints&, TaskGrain);
+template void insert_cholesky<double>(const TaskContext&, const TileGrid&, const SchedulingHints&, TaskGrain);
 
 }  // namespace tessera::detail

@@ -6,7 +6,7 @@ template <class T>
 void insert_lapack_potrf(const TaskContext& ctx, const TileGrid& A, Uplo uplo, T* a, int lda,
                          const SchedulingHints& hints, TaskGrain grain) {
   insert_load<T>(ctx, A, uplo, a, lda, NonFiniteInput::fails_factorization, hints);
-  insert_cholesky<T>(ctx, A, hints, grain, false);
+  insert_cholesky<T>(ctx, A, hints, grain);
   insert_store<T>(ctx, A, uplo, a, lda, false, hints);
 }
 
@@ -25,7 +25,7 @@ void insert_lapack_posv(const TaskContext& ctx, const TileGrid& A, const TileGri
                         int ldb, const SchedulingHints& hints, TaskGrain grain) {
   insert_load<T>(ctx, A, uplo, a, lda, NonFiniteInput::fails_factorization, hints);
   insert_load<T>(ctx, B, Uplo::lower, b, ldb, NonFiniteInput::propagates, hints);
-  insert_cholesky<T>(ctx, A, hints, grain, false);
+  insert_cholesky<T>(ctx, A, hints, grain);
   insert_store<T>(ctx, A, uplo, a, lda, false, hints);
   insert_cholesky_solve<T>(ctx, A, B, hints);
   // LAPACK leaves B as it was when the factorization fails.

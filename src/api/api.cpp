@@ -84,7 +84,7 @@ Request potrf_async(TileMatrix<T>& A, const FactorOptions& options) {
   return make_request(A.runtime(), nullptr, [&](Submission& s) {
     s.set_trace(options.trace);
     detail::insert_cholesky(make_context(A.runtime(), s, options.mode, options.gpu_kernels), A, options.hints,
-                            options.grain, false);
+                            options.grain);
   });
 }
 

@@ -96,7 +96,7 @@ int run_request(Runtime& runtime, const FactorOptions& options, Insert&& insert)
 template <class T>
 int factor(Runtime& runtime, const LowerTiles<T>& A, const FactorOptions& options) {
   return run_request(runtime, options, [&](const detail::TaskContext& ctx) {
-    detail::insert_cholesky(ctx, A.tiles(), options.hints, options.grain, true);
+    detail::insert_cholesky(ctx, A.tiles(), options.hints, options.grain);
   });
 }
 

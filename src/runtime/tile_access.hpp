@@ -44,11 +44,10 @@ TileGrid tile_grid(const TileMatrix<T>& A) {
   return TileGrid(A.rows(), A.cols(), A.nb(), A.structure(), std::move(handles));
 }
 
-// The algorithms on tile matrices. resident: A is a view of one matrix in GPU memory.
+// The algorithms on tile matrices.
 template <class T>
-void insert_cholesky(const TaskContext& ctx, const TileMatrix<T>& A, const SchedulingHints& hints, TaskGrain grain,
-                     bool resident) {
-  insert_cholesky<T>(ctx, tile_grid(A), hints, grain, resident);
+void insert_cholesky(const TaskContext& ctx, const TileMatrix<T>& A, const SchedulingHints& hints, TaskGrain grain) {
+  insert_cholesky<T>(ctx, tile_grid(A), hints, grain);
 }
 template <class T>
 void insert_cholesky_solve(const TaskContext& ctx, const TileMatrix<T>& L, const TileMatrix<T>& B,
