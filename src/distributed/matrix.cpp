@@ -104,7 +104,7 @@ void check_sizes(int rows, int cols, int nb) {
   if (nb < 1) throw InvalidArgument("distributed::Matrix: tile size nb = " + std::to_string(nb) + " must be at least 1");
 }
 
-// What the conversions do that needs no tile kernel: the check of the local array.
+// The local array a conversion reads or writes: its leading dimension, and a pointer where it holds elements.
 void check_local_array(const char* what, const void* local, int lld, int local_rows, int local_cols) {
   if (lld < std::max(1, local_rows))
     throw InvalidArgument(std::string("distributed::Matrix::") + what + ": local leading dimension " +
