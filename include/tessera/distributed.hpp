@@ -111,7 +111,8 @@ extern template class Matrix<float>;
 extern template class Matrix<double>;
 
 // A = L L^T (or U^T U) in place; returns LAPACK's info, the first failing column of the whole
-// matrix, on every rank. options.uplo and options.nb are not used: the matrix fixes them.
+// matrix, on every rank. options.uplo and options.nb are not used: the matrix fixes them; nor is
+// options.grain: a block-column task would write tiles of several ranks, so the tasks are tiles.
 template <class T>
 TESSERA_EXPORT int potrf(Matrix<T>& A, const FactorOptions& options = {});
 // B := A^{-1} B with A factored by potrf; B general, with A's rows and nb.
