@@ -75,16 +75,21 @@ uint32_t where_of(Mode mode) {
 
 namespace {
 
-// The task's handles and, for a codelet with a variable number of buffers, their modes; false when
-// they do not match the codelet.
-bool set_buffers(starpu_task* task, const starpu_codelet* codelet, const TaskBuffer* buffers, std::size_t count) {
+// The buffers are the codelet's: exactly its count, in its modes, or any for a codelet with a
+// variable number of buffers.
+bool buffers_match(const starpu_codelet* codelet, const TaskBuffer* buffers, std::size_t count) {
+  if (codelet->nbuffers == STARPU_VARIABLE_NBUFFERS) return true;
+  if (count != static_cast<std::size_t>(codelet->nbuffers)) return false;
+  for (std::size_t b = 0; b < count; ++b)
+    if (codelet->modes[b] != buffers[b].mode) return false;
+  return true;
+}
+
+// The task's handles and, for a codelet with a variable number of buffers, their modes.
+void set_buffers(starpu_task* task, const starpu_codelet* codelet, const TaskBuffer* buffers, std::size_t count) {
   if (codelet->nbuffers != STARPU_VARIABLE_NBUFFERS) {
-    if (count != static_cast<std::size_t>(codelet->nbuffers)) return false;
-    for (std::size_t b = 0; b < count; ++b) {
-      if (codelet->modes[b] != buffers[b].mode) return false;
-      task->handles[b] = static_cast<starpu_data_handle_t>(buffers[b].handle);
-    }
-    return true;
+    for (std::size_t b = 0; b < count; ++b) task->handles[b] = static_cast<starpu_data_handle_t>(buffers[b].handle);
+    return;
   }
   // StarPU frees dyn_handles and dyn_modes with the task.
   auto* handles = static_cast<starpu_data_handle_t*>(std::malloc(count * sizeof(starpu_data_handle_t)));
@@ -101,32 +106,13 @@ bool set_buffers(starpu_task* task, const starpu_codelet* codelet, const TaskBuf
   task->dyn_handles = handles;
   task->dyn_modes = modes;
   task->nbuffers = static_cast<int>(count);
-  return true;
 }
 
-}  // namespace
-
-void submit_task(const TaskContext& ctx, starpu_codelet* codelet, const TaskHeader& header, void* args,
-                 std::size_t args_size, const TaskBuffer* buffers, std::size_t count, const TileRef& traced_tile,
-                 int step) {
-  const TaskKind kind = header.kind;
-  starpu_task* task = starpu_task_create();
+// Everything but the buffers: arguments (freed with the task), where it may run, its priority,
+// name and tag, and the completion callback that counts it in the submission.
+void describe_task(starpu_task* task, const TaskContext& ctx, starpu_codelet* codelet, const TaskHeader& header,
+                   void* args, std::size_t args_size, const TileRef& traced_tile, int step) {
   task->cl = codelet;
-  bool matches = false;
-  try {
-    matches = set_buffers(task, codelet, buffers, count);
-  } catch (...) {
-    task->destroy = 0;
-    starpu_task_destroy(task);
-    std::free(args);
-    throw;
-  }
-  if (!matches) {
-    task->destroy = 0;
-    starpu_task_destroy(task);
-    std::free(args);
-    throw std::logic_error(std::string("task buffers do not match codelet ") + codelet->name);
-  }
   task->cl_arg = args;
   task->cl_arg_size = args_size;
   task->cl_arg_free = 1;
@@ -136,8 +122,14 @@ void submit_task(const TaskContext& ctx, starpu_codelet* codelet, const TaskHead
   task->priority = submitted_priority(header.hints, static_cast<uint32_t>(task->where));
   task->callback_func = task_finished;
   task->callback_arg = args;
-  task->name = to_string(kind);
-  task->tag_id = encode_task_tag(kind, step, traced_tile.i, traced_tile.j);
+  task->callback_arg_free = 0;  // the arguments are the callback's argument too, freed once
+  task->name = to_string(header.kind);
+  task->tag_id = encode_task_tag(header.kind, step, traced_tile.i, traced_tile.j);
+}
+
+// Submits a described task counted in the submission; a refused one is destroyed (its
+// arguments with it) and reported.
+void submit_described(const TaskContext& ctx, starpu_task* task, TaskKind kind) {
   ctx.submission->task_submitted();
   const int ret = starpu_task_submit(task);
   if (ret != 0) {
@@ -147,6 +139,49 @@ void submit_task(const TaskContext& ctx, starpu_codelet* codelet, const TaskHead
     throw RuntimeError(std::string("the runtime refused a ") + to_string(kind) + " task (" +
                        (ret == -ENODEV ? "no worker can run it in this mode" : "error " + std::to_string(ret)) + ")");
   }
+}
+
+void submit_distributed(const TaskContext& ctx, starpu_codelet* codelet, const TaskHeader& header, void* args,
+                        std::size_t args_size, const TaskBuffer* buffers, std::size_t count, const TileRef& traced_tile,
+                        int step) {
+  const int buffer_count = static_cast<int>(count);
+  // The transfers take the task's priority, as far as its hints give one.
+  const int priority = submitted_priority(header.hints, STARPU_CPU);
+  starpu_task* task = ctx.distributed->build(codelet, buffers, buffer_count, priority);
+  if (task) {
+    describe_task(task, ctx, codelet, header, args, args_size, traced_tile, step);
+    submit_described(ctx, task, header.kind);
+  } else {
+    std::free(args);  // another rank runs the task
+  }
+  ctx.distributed->post_build(codelet, buffers, buffer_count, priority);
+}
+
+}  // namespace
+
+void submit_task(const TaskContext& ctx, starpu_codelet* codelet, const TaskHeader& header, void* args,
+                 std::size_t args_size, const TaskBuffer* buffers, std::size_t count, const TileRef& traced_tile,
+                 int step) {
+  if (!buffers_match(codelet, buffers, count)) {
+    std::free(args);
+    throw std::logic_error(std::string("task buffers do not match codelet ") + codelet->name);
+  }
+  if (ctx.distributed) {
+    submit_distributed(ctx, codelet, header, args, args_size, buffers, count, traced_tile, step);
+    return;
+  }
+  starpu_task* task = starpu_task_create();
+  task->cl = codelet;
+  try {
+    set_buffers(task, codelet, buffers, count);
+  } catch (...) {
+    task->destroy = 0;
+    starpu_task_destroy(task);
+    std::free(args);
+    throw;
+  }
+  describe_task(task, ctx, codelet, header, args, args_size, traced_tile, step);
+  submit_described(ctx, task, header.kind);
 }
 
 #ifdef TESSERA_HAVE_CUDA

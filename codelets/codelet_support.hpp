@@ -17,6 +17,7 @@
 #include <vector>
 #include <array>
 
+#include "distributed_inserter.hpp"
 #include "runtime_resources.hpp"
 #include "submission.hpp"
 #include "task_tags.hpp"
@@ -127,14 +128,10 @@ void run_on_tiles(void* buffers[], void* cl_arg, const char* what, Body&& body, 
                 even_after_failure);
 }
 
-struct TaskBuffer {
-  void* handle;
-  starpu_data_access_mode mode;
-};
-
 // Submits one task; the submission counts it until its callback has run. Throws RuntimeError if
 // the runtime refuses the task (no worker can run it). A codelet with a variable number of buffers
-// takes any count; the others exactly theirs, in their modes.
+// takes any count; the others exactly theirs, in their modes. With ctx.distributed, every rank
+// calls it and the task is submitted (and counted) on the rank that runs it only.
 void submit_task(const TaskContext& ctx, starpu_codelet* codelet, const TaskHeader& header, void* args,
                  std::size_t args_size, const TaskBuffer* buffers, std::size_t count, const TileRef& traced_tile,
                  int step);

@@ -25,6 +25,9 @@ LAYERS = [
     ("runtime", ["src/runtime/*", "codelets/*"]),
     # The public API's implementation: requests built from the algorithms on the runtime.
     ("api", ["src/api/*"]),
+    # Distributed matrices on StarPU-MPI: the algorithms inserted through the runtime layer's
+    # DistributedInserter, and the public distributed API.
+    ("distributed", ["src/distributed/*"]),
 ]
 
 # Layers whose files never include StarPU: the algorithms work through the task interface, the
@@ -33,6 +36,12 @@ LAYERS = [
 STARPU_FREE = {"kernels", "public-api", "algorithms", "api", "lapack-drop-in", "cli"}
 STARPU_INTEROP_HEADER = "include/tessera/starpu_interop.hpp"
 STARPU_INCLUDE = re.compile(r'^\s*#\s*include\s+[<"]starpu[^>"]*[>"]', re.M)
+
+# MPI belongs to the distributed layer, its public header and the CLI (which starts MPI under
+# mpirun): the algorithms and the single-node runtime never see it.
+MPI_USERS = {"distributed", "cli"}
+MPI_PUBLIC_HEADER = "include/tessera/distributed.hpp"
+MPI_INCLUDE = re.compile(r'^\s*#\s*include\s+[<"](mpi\.h|starpu_mpi[^>"]*)[>"]', re.M)
 
 # The process environment has one owner: every read and write of the library goes through it.
 ENVIRONMENT_OWNER = "src/runtime/environment.cpp"
@@ -49,10 +58,11 @@ ALLOWED = {
     "api": {"runtime", "algorithms", "public-api", "kernels"},
     "lapack-drop-in": {"public-api"},
     "cli": {"public-api", "kernels"},
+    "distributed": {"runtime", "algorithms", "task-tags", "policies", "kernels", "public-api"},
 }
 
 # Search path of the library's targets (CMakeLists.txt), after the including file's folder.
-SEARCH = ["src/algorithms", "src/runtime", "src/api", "codelets", "codelets/tags", "codelets/kernels",
+SEARCH = ["src/algorithms", "src/runtime", "src/api", "src/distributed", "codelets", "codelets/tags", "codelets/kernels",
           "scheduler_policies", "include"]
 INCLUDE = re.compile(r'^\s*#\s*include\s+"([^"]+)"', re.M)
 
@@ -111,6 +121,8 @@ def main():
             problems.append(f"{rel}: reads or writes the environment, which only {ENVIRONMENT_OWNER} does")
         if from_layer in STARPU_FREE and rel != STARPU_INTEROP_HEADER and STARPU_INCLUDE.search(text):
             problems.append(f"{rel}: includes StarPU, which the {from_layer} layer never does")
+        if from_layer not in MPI_USERS and rel != MPI_PUBLIC_HEADER and MPI_INCLUDE.search(text):
+            problems.append(f"{rel}: includes MPI or StarPU-MPI, which the {from_layer} layer never does")
         for name in INCLUDE.findall(text):
             target = resolve(root, source, name)
             to_layer = layer_of(target) if target else None

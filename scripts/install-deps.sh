@@ -3,7 +3,9 @@
 #   * Debian packages (compilers, CMake, OpenBLAS + LAPACKE, hwloc, GoogleTest, CLI11, fmt, nlohmann-json;
 #     reference LAPACK, numpy and python3-venv (numpy and SciPy from PyPI) for the tests of
 #     libtessera_lapack; python3-dev for the Python package's native module)
-#   * StarPU 1.3.10 built from Debian's own source package into $TESSERA_DEPS_PREFIX/starpu
+#   * Open MPI (libopenmpi-dev, openmpi-bin) for StarPU-MPI and Tessera's distributed matrices
+#   * StarPU 1.3.10 built from Debian's own source package into $TESSERA_DEPS_PREFIX/starpu,
+#     with StarPU-MPI (libstarpumpi) on Open MPI in the same prefix
 #     (Debian's binary StarPU caps CPU workers at 4 and has no CUDA).
 # StarPU gains CUDA when nvcc is found (or TESSERA_CUDA=ON); TESSERA_CUDA=OFF forces a CPU-only build.
 # The StarPU build is skipped when the prefix already holds a build made with the same flags.
@@ -24,7 +26,7 @@ install_debian_packages() {
     build-essential cmake pkg-config dpkg-dev ca-certificates patch
     libopenblas-dev liblapacke-dev libhwloc-dev
     libgtest-dev libgmock-dev libcli11-dev libfmt-dev nlohmann-json3-dev
-    python3
+    python3 libopenmpi-dev openmpi-bin
     liblapack3 python3-numpy python3-venv python3-dev
   )
   # Clang, its sanitizer and libFuzzer runtimes, and llvm-symbolizer, for scripts/fuzz.sh.
@@ -75,7 +77,8 @@ build_starpu() {
   local cuda_dir flags
   flags=(--enable-maxcpus=256 --disable-build-examples --disable-build-tests --disable-build-doc
          --disable-fortran --disable-opencl --disable-socl --disable-starpufft --disable-starpupy
-         --without-fxt --disable-fstack-protector-all --disable-full-gdb-information)
+         --without-fxt --disable-fstack-protector-all --disable-full-gdb-information
+         --enable-mpi --disable-mpi-master-slave "--with-mpicc=$(command -v mpicc)")
   if cuda_dir=$(find_cuda); then
     flags+=(--enable-cuda "--with-cuda-dir=$cuda_dir" --enable-maxcudadev=8)
   else
@@ -109,6 +112,9 @@ build_starpu() {
   "${sudo_cmd[@]}" rm -rf "$starpu_prefix"
   make -C "$srcdir" -s -j"$(nproc)" >"$work/make.log" 2>&1 || { tail -n 40 "$work/make.log"; exit 1; }
   "${sudo_cmd[@]}" make -C "$srcdir" -s install >"$work/install.log" 2>&1 || { tail -n 40 "$work/install.log"; exit 1; }
+  # configure quietly leaves StarPU-MPI out when it finds no usable MPI: refuse such a build.
+  [ -f "$starpu_prefix/lib/pkgconfig/starpumpi-1.3.pc" ] \
+    || { grep -i mpi "$work/configure.log" | tail -n 20; log "StarPU was built without StarPU-MPI"; exit 1; }
   echo "$stamp" | "${sudo_cmd[@]}" tee "$starpu_prefix/.tessera-build" >/dev/null
   log "StarPU installed in $starpu_prefix"
 }

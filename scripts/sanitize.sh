@@ -17,7 +17,7 @@ build_dir=${SANITIZE_BUILD_DIR:-build-sanitize}
 suppressions=$PWD/tests/sanitizers
 
 cmake -S . -B "$build_dir" -DCMAKE_BUILD_TYPE=RelWithDebInfo -DTESSERA_CUDA=OFF -DTESSERA_SANITIZE=ON \
-  -DTESSERA_BUILD_BENCH=OFF >/dev/null
+  -DTESSERA_BUILD_BENCH=OFF -DTESSERA_DEPS_PREFIX="${TESSERA_DEPS_PREFIX:-/opt/tessera-deps}" >/dev/null
 cmake --build "$build_dir" -j"$(nproc)" >"$build_dir/build.log" 2>&1 || { tail -n 40 "$build_dir/build.log"; exit 1; }
 
 # verify_asan_link_order=0: the lapack.* tests preload the sanitized libtessera_lapack into

@@ -11,6 +11,7 @@ namespace tessera::detail {
 
 class Submission;
 class RuntimeResources;
+class DistributedInserter;
 
 // One tile: an opaque runtime handle, its shape, its tile indices (for traces) and the global
 // row and column of its first element.
@@ -33,6 +34,10 @@ struct TaskContext {
   const RuntimeResources* resources = nullptr;
   Mode mode = Mode::cpu;          // already resolved against the workers present
   GpuKernels gpu_kernels = GpuKernels::any;
+  // Set for the tiles of a matrix distributed over MPI ranks: every rank inserts every task, the
+  // rank owning the tile a task writes runs it, and the runtime moves the tiles it reads. Null:
+  // the tasks run in this process.
+  const DistributedInserter* distributed = nullptr;
 };
 
 // A = L L^T on the lower triangle of the diagonal tile A; a local failure at (1-based) column c is

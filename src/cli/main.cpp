@@ -14,12 +14,16 @@
 
 #include "batched_command.hpp"
 #include "checks.hpp"
+#include "distributed_command.hpp"
 #include "potrf_command.hpp"
 #include "runtime_flags.hpp"
 #include "tessera/machine.hpp"
 #include "tessera/policies.hpp"
 #include "tessera/tessera.hpp"
 #include "tessera/tuning.hpp"
+#ifdef TESSERA_CLI_HAVE_MPI
+#include "tessera/distributed.hpp"
+#endif
 
 namespace {
 
@@ -117,8 +121,11 @@ CLI::App* add_potrf_command(CLI::App& app, tessera::cli::PotrfCommand& potrf) {
       ->check(CLI::IsMember({"vendor", "custom", "any"}));
   CLI::Option* input = cmd->add_option("--input", potrf.input, "Matrix Market file to factor instead of a random matrix (real or integer, "
                                                               "array or coordinate, general files exactly symmetric)");
-  cmd->add_option("--output", potrf.output, "write the factor L as a Matrix Market file (array, general, zeros above the diagonal)");
-  cmd->add_option("--trace", potrf.trace, "write the executed schedule: FILE.json (Chrome trace events) or FILE.svg (Gantt chart)");
+  CLI::Option* output = cmd->add_option("--output", potrf.output, "write the factor L as a Matrix Market file (array, general, zeros above the diagonal)");
+  CLI::Option* trace = cmd->add_option("--trace", potrf.trace, "write the executed schedule: FILE.json (Chrome trace events) or FILE.svg (Gantt chart)");
+  CLI::Option* grid = cmd->add_option("--grid", potrf.grid, "PxQ: factor a random matrix distributed over the P x Q ranks of mpirun "
+                                                            "(2-D block-cyclic; one result row on rank 0; default: none, one process)");
+  grid->excludes(input)->excludes(output)->excludes(trace);
   CLI::Option* seed = cmd->add_option("--seed", potrf.seed, "seed of the random matrix")
                           ->check(integer_in(0, std::numeric_limits<unsigned>::max(), "non-negative"))
                           ->capture_default_str();
@@ -208,6 +215,14 @@ int main(int argc, char** argv) {
 
   if (const std::optional<int> status = parse(app, argc, argv)) return *status;
   try {
+#ifdef TESSERA_CLI_HAVE_MPI
+    if (*info_cmd && tessera::distributed::launched_by_mpi())
+      return tessera::cli::run_distributed_info(info.runtime, info.policy, info.json, argc, argv);
+    if (*potrf_cmd && !potrf.grid.empty()) return tessera::cli::run_distributed_potrf(potrf, argc, argv);
+#else
+    if (*potrf_cmd && !potrf.grid.empty())
+      throw tessera::InvalidArgument("--grid: this tessera was built without StarPU-MPI (distributed matrices)");
+#endif
     if (*info_cmd) return run_info(info.runtime, info.policy, info.json);
     if (*batched_cmd) return tessera::cli::run_batched(batched);
     if (*policies_cmd) return run_policies(policies_json);

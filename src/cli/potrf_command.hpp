@@ -18,6 +18,7 @@ struct PotrfCommand {
   std::string input;
   std::string output;
   std::string trace;
+  std::string grid;          // PxQ: a distributed factorization under mpirun (empty: one process)
   unsigned seed = 1;
   RuntimeFlags runtime;
   bool json = false;

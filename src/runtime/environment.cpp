@@ -283,6 +283,13 @@ void check_starpu_environment() {
         "STARPU_CUDA_THREAD_PER_WORKER=1 and STARPU_CUDA_THREAD_PER_DEV cannot be set together (StarPU would abort)");
 }
 
+bool launched_by_mpi_from_environment() {
+  // Open MPI's launcher, MPICH's and Intel MPI's (PMI), and PMIx launchers (srun among them).
+  for (const char* name : {"OMPI_COMM_WORLD_SIZE", "PMI_SIZE", "PMIX_RANK"})
+    if (read_variable(name)) return true;
+  return false;
+}
+
 std::optional<std::string> starpu_sched_from_environment() {
   return env("STARPU_SCHED");
   return std::nullopt;

@@ -14,6 +14,9 @@ namespace tessera::detail {
 // aborting the process (a non-integer or negative count, a malformed number or size).
 void check_starpu_environment();
 
+// Whether an MPI launcher (mpirun, mpiexec, srun) started this process: its variables are set.
+bool launched_by_mpi_from_environment();
+
 // STARPU_SCHED, when set and not empty.
 std::optional<std::string> starpu_sched_from_environment();
 

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Installs the build into a fresh prefix and uses it as another project would:
 #   1. a CMake project (tests/install/consumer: find_package(Tessera 0.2), Tessera::tessera) built
-#      from examples/minimal.cpp and examples/c_api.c, both run;
+#      from examples/minimal.cpp and examples/c_api.c (and examples/distributed.cpp where Tessera
+#      has the distributed API), all run;
 #   2. examples/c_api.c compiled by plain cc with `pkg-config --cflags --libs tessera`, run;
 #   3. the installed `tessera` (info, then a small factorization), which must find its libraries
 #      through its RPATH alone.
@@ -34,6 +35,8 @@ grep -qF "$work/prefix/lib/libtessera" <<<"$loaded" \
   || { echo "consumer_minimal does not load the installed libtessera:"; echo "$loaded"; exit 1; }
 "$work/consumer/consumer_minimal"
 "$work/consumer/consumer_c_api"
+# Built when the installed Tessera has the distributed API; one process is a 1 x 1 grid.
+if [ -x "$work/consumer/consumer_distributed" ]; then "$work/consumer/consumer_distributed"; fi
 
 step "pkg-config consumer (plain C)"
 export PKG_CONFIG_PATH=$work/prefix/lib/pkgconfig

@@ -1,0 +1,130 @@
+// Distributed memory: matrices spread over the ranks of an MPI communicator, factored and solved
+// by the same tile algorithms as on one node, through StarPU-MPI. Every rank inserts the whole
+// task graph; each task runs on the rank that owns the tile it writes, and StarPU-MPI moves the
+// tiles it reads. Only in a Tessera built with StarPU-MPI (TESSERA_HAVE_DISTRIBUTED in
+// tessera/version.h).
+//
+// Layout: ScaLAPACK's 2-D block-cyclic distribution on a P x Q process grid whose ranks are
+// numbered row-major (BLACS' "Row" order: rank = p * Q + q), with square nb x nb blocks (MB = NB)
+// starting on process (0, 0) (RSRC = CSRC = 0). Tile (I, J) is block (I, J); each rank keeps the
+// tiles of its blocks, and its part of the matrix in ScaLAPACK's layout is the column-major local
+// array of local_rows() x local_cols() elements (NUMROC) that import_local and export_local read
+// and write. A symmetric matrix holds one triangle, as ScaLAPACK's pxpotrf reads it.
+//
+// Every function here is collective: each rank of the communicator calls it, in the same order,
+// with the same sizes (a matrix's tags are handed out in construction order). Misuse throws
+// InvalidArgument; numerical failure is LAPACK's info, the same global column on every rank.
+#pragma once
+
+#include "tessera/export.h"
+
+#include <mpi.h>
+
+#include <functional>
+#include <memory>
+
+#include "tessera/options.hpp"
+#include "tessera/runtime.hpp"
+
+namespace tessera::detail {
+struct DistributedAccess;
+}
+
+namespace tessera::distributed {
+
+// P x Q processes.
+struct Grid {
+  int rows = 1;
+  int cols = 1;
+};
+
+// StarPU-MPI on a communicator, over the StarPU a Runtime started or attached to. One per
+// process at a time. MPI must be initialized with MPI_THREAD_MULTIPLE (StarPU-MPI's thread calls
+// MPI beside the application's); the communicator's size must be grid.rows x grid.cols.
+class TESSERA_EXPORT Context {
+ public:
+  // Throws InvalidArgument for a grid that does not match the communicator, RuntimeError when MPI
+  // is not initialized or not thread-safe, or StarPU-MPI is already running in this process.
+  Context(Runtime& runtime, MPI_Comm comm, Grid grid);
+  // Collective: waits for every rank's transfers, then stops StarPU-MPI.
+  ~Context();
+  Context(const Context&) = delete;
+  Context& operator=(const Context&) = delete;
+
+  Runtime& runtime() const noexcept;
+  MPI_Comm comm() const noexcept;
+  Grid grid() const noexcept;
+  int rank() const noexcept;
+  int size() const noexcept;
+  int grid_row() const noexcept { return rank() / grid().cols; }
+  int grid_col() const noexcept { return rank() % grid().cols; }
+
+ private:
+  friend struct detail::DistributedAccess;
+  struct Impl;
+  std::unique_ptr<Impl> impl_;
+};
+
+// Whether the process was started by an MPI launcher (mpirun, mpiexec, srun): programs that work
+// with or without MPI decide from it whether to initialize MPI.
+TESSERA_EXPORT bool launched_by_mpi();
+
+template <class T>
+class TESSERA_EXPORT Matrix {
+ public:
+  // A symmetric n x n matrix of which the triangle `uplo` is held.
+  Matrix(Context& context, int n, int nb, Uplo uplo);
+  // A general rows x cols matrix (right-hand sides, solutions).
+  Matrix(Context& context, int rows, int cols, int nb);
+  // Collective: the tiles are released on every rank.
+  ~Matrix();
+  Matrix(const Matrix&) = delete;
+  Matrix& operator=(const Matrix&) = delete;
+
+  int rows() const noexcept;
+  int cols() const noexcept;
+  int nb() const noexcept;
+  bool symmetric() const noexcept;
+  Uplo uplo() const noexcept;  // lower for a general matrix
+  Context& context() const noexcept;
+  // The size of this rank's local array in ScaLAPACK's layout.
+  int local_rows() const noexcept;
+  int local_cols() const noexcept;
+
+  // Tiles <- this rank's local array (column-major, leading dimension lld >= max(1,
+  // local_rows())). A symmetric matrix reads the triangle uplo only; values are copied as they
+  // are (a NaN is not looked for here).
+  void import_local(const T* local, int lld);
+  // This rank's local array <- tiles (a symmetric matrix writes the triangle uplo only).
+  void export_local(T* local, int lld) const;
+  // Every element of the matrix (the triangle uplo of a symmetric one) <- value(i, j), global
+  // 0-based indices; each rank computes the elements it holds only.
+  void fill(const std::function<T(int i, int j)>& value);
+
+ private:
+  friend struct detail::DistributedAccess;
+  struct Impl;
+  std::unique_ptr<Impl> impl_;
+};
+
+extern template class Matrix<float>;
+extern template class Matrix<double>;
+
+// A = L L^T (or U^T U) in place; returns LAPACK's info, the first failing column of the whole
+// matrix, on every rank. options.uplo and options.nb are not used: the matrix fixes them; nor is
+// options.grain: a block-column task would write tiles of several ranks, so the tasks are tiles.
+template <class T>
+TESSERA_EXPORT int potrf(Matrix<T>& A, const FactorOptions& options = {});
+// B := A^{-1} B with A factored by potrf; B general, with A's rows and nb.
+template <class T>
+TESSERA_EXPORT void potrs(const Matrix<T>& A, Matrix<T>& B, const FactorOptions& options = {});
+// potrf, then potrs when it succeeded (B is left as it was otherwise); returns potrf's info.
+template <class T>
+TESSERA_EXPORT int posv(Matrix<T>& A, Matrix<T>& B, const FactorOptions& options = {});
+
+// ||A - L L^T||_1 / (n ||A||_1 eps), computed by tile tasks where the tiles are and reduced over
+// the ranks: the same value on every rank. A and L symmetric, of one size, tile size and uplo.
+template <class T>
+TESSERA_EXPORT double backward_error(const Matrix<T>& A, const Matrix<T>& L, Mode mode = Mode::automatic);
+
+}  // namespace tessera::distributed

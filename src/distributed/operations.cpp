@@ -1,0 +1,182 @@
+// Factorization, solves and the backward-error check on distributed matrices: the tile
+// algorithms of src/algorithms, inserted on every rank through StarPU-MPI.
+#include <starpu_mpi.h>
+
+#include <climits>
+#include <cmath>
+#include <limits>
+#include <string>
+#include <vector>
+
+#include "collective.hpp"
+#include "tessera/error.hpp"
+
+namespace tessera::detail {
+
+int finish_collective(ContextState& context, int local_info, std::exception_ptr local_error) {
+  starpu_mpi_wait_for_all(context.comm);
+  starpu_mpi_cache_flush_all_data(context.comm);
+  // One reduction: the largest negated first failing column (none: INT_MAX) is the smallest
+  // column, and the largest error flag says whether any rank failed.
+  const int local[2] = {-(local_info > 0 ? local_info : INT_MAX), local_error ? 1 : 0};
+  int global[2] = {0, 0};
+  MPI_Allreduce(local, global, 2, MPI_INT, MPI_MAX, context.comm);
+  const int first_failing_column = -global[0];
+  if (local_error) std::rethrow_exception(local_error);
+  if (global[1]) throw RuntimeError("a task of a distributed operation failed on another rank");
+  return first_failing_column == INT_MAX ? 0 : first_failing_column;
+}
+
+}  // namespace tessera::detail
+
+namespace tessera::distributed {
+
+namespace {
+
+using detail::DistributedAccess;
+using detail::MatrixState;
+using detail::TaskContext;
+
+void require(bool ok, const std::string& what) {
+  if (!ok) throw InvalidArgument(what);
+}
+
+template <class T>
+MatrixState& state_of(const Matrix<T>& M) {
+  return DistributedAccess::state(M);
+}
+
+template <class T>
+void check_factor_and_rhs(const char* routine, const Matrix<T>& A, const Matrix<T>& B) {
+  require(&A.context() == &B.context(), std::string(routine) + ": the matrices belong to different contexts");
+  require(A.symmetric(), std::string(routine) + ": A must be a symmetric distributed matrix");
+  require(!B.symmetric(), std::string(routine) + ": B must be a general distributed matrix");
+  require(A.rows() == B.rows() && A.nb() == B.nb(), std::string(routine) + ": A is " + std::to_string(A.rows()) +
+                                                       " x " + std::to_string(A.rows()) + " with nb " +
+                                                       std::to_string(A.nb()) + ", B has " + std::to_string(B.rows()) +
+                                                       " rows and nb " + std::to_string(B.nb()));
+}
+
+// The check's tasks need no order of their own.
+TaskHints unranked(TaskKind kind) { return neutral_hints(kind, 0, 0, 0, 0); }
+
+// sum over the lower tiles of M this rank owns: column c gets the column sums of the tiles in
+// its tile column and the row sums of the tiles in its tile row (M symmetric).
+template <class T>
+struct SymmetricColumnSums {
+  std::vector<std::vector<T>> per_tile;
+  std::vector<std::pair<int, int>> tiles;
+
+  void insert(const TaskContext& local, const detail::DistributedTiles& M) {
+    const detail::TileGrid& g = M.grid();
+    for (int j = 0; j < g.tile_cols(); ++j)
+      for (int i = j; i < g.tile_rows(); ++i) {
+        if (!M.owns(i, j)) continue;
+        per_tile.emplace_back(static_cast<std::size_t>(g.tile_height(i) + g.tile_width(j)), T(0));
+        tiles.emplace_back(i, j);
+        detail::insert_abs_sums<T>(local, g.ref(i, j), i == j, per_tile.back().data(), unranked(TaskKind::other));
+      }
+  }
+
+  // The 1-norm: the column sums of every rank added up, then their largest.
+  double one_norm(const detail::DistributedTiles& M) const {
+    const detail::TileGrid& g = M.grid();
+    std::vector<double> column(static_cast<std::size_t>(g.cols()), 0.0);
+    for (std::size_t t = 0; t < tiles.size(); ++t) {
+      const auto [i, j] = tiles[t];
+      const std::vector<T>& s = per_tile[t];
+      const int width = g.tile_width(j);
+      for (int c = 0; c < width; ++c) column[static_cast<std::size_t>(j * g.nb() + c)] += s[static_cast<std::size_t>(c)];
+      for (int r = 0; r < g.tile_height(i); ++r)
+        column[static_cast<std::size_t>(i * g.nb() + r)] += s[static_cast<std::size_t>(width + r)];
+    }
+    MPI_Allreduce(MPI_IN_PLACE, column.data(), static_cast<int>(column.size()), MPI_DOUBLE, MPI_SUM, M.context().comm);
+    double norm = 0;
+    for (double c : column) norm = (std::isnan(c) || std::isnan(norm)) ? std::nan("") : std::max(norm, c);
+    return norm;
+  }
+};
+
+}  // namespace
+
+template <class T>
+int potrf(Matrix<T>& A, const FactorOptions& options) {
+  require(A.symmetric(), "distributed::potrf: A must be a symmetric distributed matrix");
+  const MatrixState& a = state_of(A);
+  return detail::run_collective(*a.context, options.mode, options.gpu_kernels,
+                                [&](const TaskContext& distributed, const TaskContext&) {
+                                  detail::insert_cholesky<T>(distributed, a.tiles.grid(), options.hints);
+                                });
+}
+
+template <class T>
+void potrs(const Matrix<T>& A, Matrix<T>& B, const FactorOptions& options) {
+  check_factor_and_rhs("distributed::potrs", A, B);
+  const MatrixState& a = state_of(A);
+  const MatrixState& b = state_of(B);
+  detail::run_collective(*a.context, options.mode, options.gpu_kernels,
+                         [&](const TaskContext& distributed, const TaskContext&) {
+                           detail::insert_cholesky_solve<T>(distributed, a.tiles.grid(), b.tiles.grid(), options.hints);
+                         });
+}
+
+template <class T>
+int posv(Matrix<T>& A, Matrix<T>& B, const FactorOptions& options) {
+  check_factor_and_rhs("distributed::posv", A, B);
+  const int info = potrf(A, options);
+  if (info == 0) potrs(A, B, options);
+  return info;
+}
+
+template <class T>
+double backward_error(const Matrix<T>& A, const Matrix<T>& L, Mode mode) {
+  require(&A.context() == &L.context() && A.symmetric() && L.symmetric() && A.rows() == L.rows() &&
+              A.nb() == L.nb() && A.uplo() == L.uplo(),
+          "distributed::backward_error: A and L must be symmetric distributed matrices of one context, size, tile "
+          "size and triangle");
+  const int n = A.rows();
+  if (n == 0) return 0.0;
+  detail::ContextState& context = *state_of(A).context;
+  const detail::DistributedTiles& a = state_of(A).tiles;
+  const detail::DistributedTiles& l = state_of(L).tiles;
+  // R = A - L L^T where A is; L's diagonal tiles with zeros above, where they are.
+  detail::DistributedTiles R(context, n, n, A.nb(), TileStructure::symmetric_lower, A.uplo(), sizeof(T));
+  detail::DistributedTiles diagonal(context, n, n, A.nb(), TileStructure::block_diagonal, Uplo::lower, sizeof(T));
+  SymmetricColumnSums<T> r_sums, a_sums;
+  const int nt = a.grid().tile_rows();
+  auto factor = [&](int i, int k) { return i == k ? diagonal.grid().ref(k, k) : l.grid().ref(i, k); };
+  detail::run_collective(context, mode, GpuKernels::vendor, [&](const TaskContext& distributed, const TaskContext& local) {
+    for (int k = 0; k < nt; ++k)
+      detail::insert_copy_tile<T>(distributed, l.grid().ref(k, k), factor(k, k), true, unranked(TaskKind::other));
+    for (int j = 0; j < nt; ++j)
+      for (int i = j; i < nt; ++i)
+        detail::insert_copy_tile<T>(distributed, a.grid().ref(i, j), R.grid().ref(i, j), false, unranked(TaskKind::other));
+    // R(i, j) -= sum_{k <= j} L(i, k) L(j, k)^T
+    for (int k = 0; k < nt; ++k)
+      for (int i = k; i < nt; ++i) {
+        detail::insert_syrk<T>(distributed, T(-1), factor(i, k), T(1), R.grid().ref(i, i), unranked(TaskKind::syrk));
+        for (int j = k; j < i; ++j)
+          detail::insert_gemm<T>(distributed, detail::Trans::no, detail::Trans::yes, T(-1), factor(i, k), factor(j, k), T(1),
+                                 R.grid().ref(i, j), unranked(TaskKind::gemm));
+      }
+    r_sums.insert(local, R);
+    a_sums.insert(local, a);
+  });
+  const double norm_r = r_sums.one_norm(R);
+  const double norm_a = a_sums.one_norm(a);
+  const double eps = std::numeric_limits<T>::epsilon();
+  if (std::isnan(norm_r) || std::isnan(norm_a)) return std::nan("");
+  if (norm_a == 0) return norm_r == 0 ? 0.0 : std::numeric_limits<double>::infinity();
+  return norm_r / (static_cast<double>(n) * norm_a * eps);
+}
+
+template int potrf<float>(Matrix<float>&, const FactorOptions&);
+template int potrf<double>(Matrix<double>&, const FactorOptions&);
+template void potrs<float>(const Matrix<float>&, Matrix<float>&, const FactorOptions&);
+template void potrs<double>(const Matrix<double>&, Matrix<double>&, const FactorOptions&);
+template int posv<float>(Matrix<float>&, Matrix<float>&, const FactorOptions&);
+template int posv<double>(Matrix<double>&, Matrix<double>&, const FactorOptions&);
+template double backward_error<float>(const Matrix<float>&, const Matrix<float>&, Mode);
+template double backward_error<double>(const Matrix<double>&, const Matrix<double>&, Mode);
+
+}  // namespace tessera::distributed

@@ -1,0 +1,51 @@
+#!/usr/bin/env bash
+# The `tessera` binary under mpirun on 4 ranks: one result row from rank 0 with the grid and a
+# small distributed backward error, and `tessera info` listing every rank.
+#   cli_under_mpirun.sh MPIEXEC TESSERA_BINARY [MPIEXEC FLAGS...]
+set -uo pipefail
+mpiexec=$1
+tessera=$2
+shift 2
+work=$(mktemp -d)
+trap 'rm -rf "$work"' EXIT
+
+fail() {
+  echo "FAILED: $*" >&2
+  exit 1
+}
+
+# launch ARGS...: tessera on 4 ranks, stdout in out.txt and stderr in err.txt; sets $status.
+launch() {
+  "$mpiexec" -np 4 "$@" >"$work/out.txt" 2>"$work/err.txt"
+}
+
+for grid in 2x2 1x4; do
+  launch "$@" "$tessera" potrf --n 211 --nb 24 --grid "$grid" --mode cpu --json
+  status=$?
+  [ "$status" -eq 0 ] || fail "potrf --grid $grid exited with $status: $(cat "$work/err.txt")"
+  [ "$(wc -l <"$work/out.txt")" -eq 1 ] || fail "potrf --grid $grid printed $(wc -l <"$work/out.txt") lines: $(cat "$work/out.txt")"
+  python3 - "$work/out.txt" "$grid" <<'PY' || fail "potrf --grid $grid row: $(cat "$work/out.txt")"
+import json, sys
+row = json.loads(open(sys.argv[1]).read())
+assert row["grid"] == sys.argv[2] and row["ranks"] == 4 and row["n"] == 211 and row["nb"] == 24, row
+assert row["info"] == 0 and row["ok"] is True, row
+assert row["backward_error"] is not None and row["backward_error"] < 1, row
+assert row["workers"]["cpu"] == 4, row
+PY
+done
+
+launch "$@" "$tessera" potrf --n 100 --nb 16 --grid 2x2 --mode cpu --uplo U --precision s
+[ $? -eq 0 ] || fail "potrf --grid 2x2 --uplo U --precision s: $(cat "$work/err.txt")"
+[ "$(wc -l <"$work/out.txt")" -eq 2 ] || fail "the table is a header and one row: $(cat "$work/out.txt")"
+grep -qE '^ +100 +16 +s +cpu +2x2 .* ok$' "$work/out.txt" || fail "unexpected row: $(cat "$work/out.txt")"
+
+launch "$@" "$tessera" potrf --n 100 --grid 3x2
+[ $? -ne 0 ] || fail "a 3 x 2 grid on 4 ranks was accepted"
+grep -qF "process grid needs 6 ranks, the communicator has 4" "$work/err.txt" || fail "no grid message: $(cat "$work/err.txt")"
+
+launch "$@" "$tessera" info
+[ $? -eq 0 ] || fail "info exited with an error: $(cat "$work/err.txt")"
+for rank in 0 1 2 3; do
+  grep -qE "^rank $rank on .*: 1 CPU, 0 CUDA worker" "$work/out.txt" || fail "info lacks rank $rank: $(cat "$work/out.txt")"
+done
+echo "ok"
