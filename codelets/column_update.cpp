@@ -49,41 +49,43 @@ void column_update_cpu(void* buffers[], void* cl_arg) {
 }
 
 #ifdef TESSERA_HAVE_CUDA
-template <class T>
-void column_update_cuda_vendor(void* buffers[], void* cl_arg) {
+template <class T, class Syrk, class Gemm>
+void column_update_cuda(void* buffers[], void* cl_arg, const char* what, Syrk&& syrk, Gemm&& gemm) {
   const ColumnUpdateArgs& args = task_args<ColumnUpdateArgs>(cl_arg);
-  run_task_body(args.header, "column update (cuBLAS)", [&] {
+  run_task_body(args.header, what, [&] {
     CudaWorkerContext& ctx = current_cuda_context(args.header);
     const UrgentWork urgent = urgent_work(args.header, ctx);
     update_column<T>(
-        buffers, args.tiles,
-        [&](const TileView<T>& P, const TileView<T>& C) {
-          kernels::cuda::vendor::syrk(ctx.cublas, C.rows, P.cols, T(-1), P.ptr, P.ld, T(1), C.ptr, C.ld);
-        },
-        [&](int rows, const TileView<T>& A, const TileView<T>& B, const TileView<T>& C) {
-          kernels::cuda::vendor::gemm(ctx.cublas, false, true, rows, C.cols, A.cols, T(-1), A.ptr, A.ld, B.ptr, B.ld,
-                                      T(1), C.ptr, C.ld);
-        });
+        buffers, args.tiles, [&](const TileView<T>& P, const TileView<T>& C) { syrk(ctx, P, C); },
+        [&](int rows, const TileView<T>& A, const TileView<T>& B, const TileView<T>& C) { gemm(ctx, rows, A, B, C); });
   });
 }
 
 template <class T>
+void column_update_cuda_vendor(void* buffers[], void* cl_arg) {
+  column_update_cuda<T>(
+      buffers, cl_arg, "column update (cuBLAS)",
+      [](CudaWorkerContext& ctx, const TileView<T>& P, const TileView<T>& C) {
+        kernels::cuda::vendor::syrk(ctx.cublas, C.rows, P.cols, T(-1), P.ptr, P.ld, T(1), C.ptr, C.ld);
+      },
+      [](CudaWorkerContext& ctx, int rows, const TileView<T>& A, const TileView<T>& B, const TileView<T>& C) {
+        kernels::cuda::vendor::gemm(ctx.cublas, false, true, rows, C.cols, A.cols, T(-1), A.ptr, A.ld, B.ptr, B.ld,
+                                    T(1), C.ptr, C.ld);
+      });
+}
+
+template <class T>
 void column_update_cuda_custom(void* buffers[], void* cl_arg) {
-  const ColumnUpdateArgs& args = task_args<ColumnUpdateArgs>(cl_arg);
-  run_task_body(args.header, "column update (Tessera CUDA)", [&] {
-    CudaWorkerContext& ctx = current_cuda_context(args.header);
-    const UrgentWork urgent = urgent_work(args.header, ctx);
-    update_column<T>(
-        buffers, args.tiles,
-        [&](const TileView<T>& P, const TileView<T>& C) {
-          const kernels::cuda::TileKernelConfig cfg = ctx.tile_config(precision_letter<T>(), "syrk", C.rows);
-          kernels::cuda::syrk_ln<T>(C.rows, P.cols, P.ptr, P.ld, C.ptr, C.ld, ctx.stream, cfg);
-        },
-        [&](int rows, const TileView<T>& A, const TileView<T>& B, const TileView<T>& C) {
-          const kernels::cuda::TileKernelConfig cfg = ctx.tile_config(precision_letter<T>(), "gemm", C.cols);
-          kernels::cuda::gemm_nt<T>(rows, C.cols, A.cols, A.ptr, A.ld, B.ptr, B.ld, C.ptr, C.ld, ctx.stream, cfg);
-        });
-  });
+  column_update_cuda<T>(
+      buffers, cl_arg, "column update (Tessera CUDA)",
+      [](CudaWorkerContext& ctx, const TileView<T>& P, const TileView<T>& C) {
+        const kernels::cuda::TileKernelConfig cfg = ctx.tile_config(precision_letter<T>(), "syrk", C.rows);
+        kernels::cuda::syrk_ln<T>(C.rows, P.cols, P.ptr, P.ld, C.ptr, C.ld, ctx.stream, cfg);
+      },
+      [](CudaWorkerContext& ctx, int rows, const TileView<T>& A, const TileView<T>& B, const TileView<T>& C) {
+        const kernels::cuda::TileKernelConfig cfg = ctx.tile_config(precision_letter<T>(), "gemm", C.cols);
+        kernels::cuda::gemm_nt<T>(rows, C.cols, A.cols, A.ptr, A.ld, B.ptr, B.ld, C.ptr, C.ld, ctx.stream, cfg);
+      });
 }
 
 bool column_update_custom_supports(const ColumnUpdateArgs&) { return true; }

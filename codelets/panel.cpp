@@ -8,10 +8,7 @@
 #include "codelet_support.hpp"
 #include "kernels/cpu/blas.hpp"
 
-#ifdef TESSERA_HAVE_CUDA
-#include "kernels/cuda/tile_kernels.hpp"
-#include "kernels/cuda/vendor.hpp"
-#endif
+#include "diagonal_factor.hpp"
 
 namespace tessera::detail {
 
@@ -69,11 +66,7 @@ template <class T>
 void panel_cuda_vendor(void* buffers[], void* cl_arg) {
   panel_cuda<T>(
       buffers, cl_arg, "panel (cuSOLVER, cuBLAS)",
-      [](CudaWorkerContext& ctx, const TileView<T>& L) {
-        const int lwork = kernels::cuda::vendor::potrf_workspace(ctx.cusolver, L.rows, L.ptr, L.ld);
-        T* work = static_cast<T*>(ctx.workspace_of(sizeof(T) * static_cast<std::size_t>(lwork)));
-        kernels::cuda::vendor::potrf(ctx.cusolver, L.rows, L.ptr, L.ld, work, lwork, ctx.device_info);
-      },
+      factor_diagonal_vendor<T>,
       [](CudaWorkerContext& ctx, const TileView<T>& L, int rows, const TileView<T>& B) {
         kernels::cuda::vendor::trsm(ctx.cublas, false, true, rows, B.cols, T(1), L.ptr, L.ld, B.ptr, B.ld);
       });
@@ -83,12 +76,7 @@ template <class T>
 void panel_cuda_custom(void* buffers[], void* cl_arg) {
   panel_cuda<T>(
       buffers, cl_arg, "panel (Tessera CUDA)",
-      [](CudaWorkerContext& ctx, const TileView<T>& L) {
-        const kernels::cuda::TileKernelConfig cfg = ctx.tile_config(precision_letter<T>(), "potf2", L.rows);
-        const std::size_t bytes = kernels::cuda::potf2_workspace_bytes<T>(L.rows, cfg);
-        void* work = bytes > 0 ? ctx.workspace_of(bytes) : nullptr;
-        kernels::cuda::potf2<T>(L.rows, L.ptr, L.ld, ctx.device_info, work, bytes, ctx.stream, cfg);
-      },
+      factor_diagonal_custom<T>,
       [](CudaWorkerContext& ctx, const TileView<T>& L, int rows, const TileView<T>& B) {
         const kernels::cuda::TileKernelConfig cfg = ctx.tile_config(precision_letter<T>(), "trsm", B.cols);
         const std::size_t bytes = kernels::cuda::trsm_rlt_workspace_bytes<T>(rows, B.cols, cfg);

@@ -6,10 +6,7 @@
 #include "codelet_support.hpp"
 #include "kernels/cpu/blas.hpp"
 
-#ifdef TESSERA_HAVE_CUDA
-#include "kernels/cuda/tile_kernels.hpp"
-#include "kernels/cuda/vendor.hpp"
-#endif
+#include "diagonal_factor.hpp"
 
 namespace tessera::detail {
 
@@ -45,9 +42,7 @@ template <class T>
 void potrf_cuda_vendor(void* buffers[], void* cl_arg) {
   run_on_cuda_tiles<PotrfArgs, T, 1>(buffers, cl_arg, "potrf (cuSOLVER)",
                                      [](const PotrfArgs& args, CudaWorkerContext& ctx, TileView<T> A) {
-    const int lwork = kernels::cuda::vendor::potrf_workspace(ctx.cusolver, A.rows, A.ptr, A.ld);
-    T* work = static_cast<T*>(ctx.workspace_of(sizeof(T) * static_cast<std::size_t>(lwork)));
-    kernels::cuda::vendor::potrf(ctx.cusolver, A.rows, A.ptr, A.ld, work, lwork, ctx.device_info);
+    factor_diagonal_vendor(ctx, A);
     report_device_info(args, A, ctx);
   });
 }
@@ -56,10 +51,7 @@ template <class T>
 void potrf_cuda_custom(void* buffers[], void* cl_arg) {
   run_on_cuda_tiles<PotrfArgs, T, 1>(buffers, cl_arg, "potrf (Tessera CUDA)",
                                      [](const PotrfArgs& args, CudaWorkerContext& ctx, TileView<T> A) {
-    const kernels::cuda::TileKernelConfig cfg = ctx.tile_config(precision_letter<T>(), "potf2", A.rows);
-    const std::size_t bytes = kernels::cuda::potf2_workspace_bytes<T>(A.rows, cfg);
-    void* work = bytes > 0 ? ctx.workspace_of(bytes) : nullptr;
-    kernels::cuda::potf2<T>(A.rows, A.ptr, A.ld, ctx.device_info, work, bytes, ctx.stream, cfg);
+    factor_diagonal_custom(ctx, A);
     report_device_info(args, A, ctx);
   });
 }
