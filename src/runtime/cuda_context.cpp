@@ -72,21 +72,32 @@ UrgentWork::UrgentWork(CudaWorkerContext& ctx, bool urgent) : ctx_(urgent && ctx
   // Work on the urgent stream follows what the worker's stream holds (a workspace grown there)...
   TESSERA_CUDA_CHECK(cudaEventRecord(ctx_->urgent_fork, ctx_->worker_stream));
   TESSERA_CUDA_CHECK(cudaStreamWaitEvent(ctx_->urgent_stream, ctx_->urgent_fork, 0));
-  use_stream(ctx_->urgent_stream);
+  try {
+    TESSERA_CUBLAS_CHECK(cublasSetStream(ctx_->cublas, ctx_->urgent_stream));
+    TESSERA_CUSOLVER_CHECK(cusolverDnSetStream(ctx_->cusolver, ctx_->urgent_stream));
+  } catch (...) {
+    back_to_worker_stream();
+    throw;
+  }
+  ctx_->stream = ctx_->urgent_stream;
 }
 
 UrgentWork::~UrgentWork() {
   if (!ctx_) return;
-  // ...and the worker's stream, on which StarPU sees the task end, follows the urgent work.
-  cudaEventRecord(ctx_->urgent_join, ctx_->urgent_stream);
-  cudaStreamWaitEvent(ctx_->worker_stream, ctx_->urgent_join, 0);
-  use_stream(ctx_->worker_stream);
+  // ...and the worker's stream, on which StarPU sees the task end, follows the urgent work. A
+  // destructor cannot throw: should the join fail, the urgent work is waited for instead, so that
+  // StarPU never sees the task end before its work does (the failure then shows in the next
+  // checked call on this context).
+  if (cudaEventRecord(ctx_->urgent_join, ctx_->urgent_stream) != cudaSuccess ||
+      cudaStreamWaitEvent(ctx_->worker_stream, ctx_->urgent_join, 0) != cudaSuccess)
+    cudaStreamSynchronize(ctx_->urgent_stream);
+  back_to_worker_stream();
 }
 
-void UrgentWork::use_stream(cudaStream_t stream) {
-  ctx_->stream = stream;
-  cublasSetStream(ctx_->cublas, stream);
-  cusolverDnSetStream(ctx_->cusolver, stream);
+void UrgentWork::back_to_worker_stream() noexcept {
+  ctx_->stream = ctx_->worker_stream;
+  cublasSetStream(ctx_->cublas, ctx_->worker_stream);
+  cusolverDnSetStream(ctx_->cusolver, ctx_->worker_stream);
 }
 
 void* CudaWorkerContext::workspace_of(std::size_t bytes) {

@@ -63,7 +63,7 @@ class UrgentWork {
   UrgentWork& operator=(const UrgentWork&) = delete;
 
  private:
-  void use_stream(cudaStream_t stream);
+  void back_to_worker_stream() noexcept;
   CudaWorkerContext* ctx_;
 };
 #endif
