@@ -115,6 +115,11 @@ struct TESSERA_EXPORT FactorOptions {
   Mode mode = Mode::automatic;  // see Mode; hybrid with no CUDA worker runs on the CPUs
   GpuKernels gpu_kernels = GpuKernels::any;
   TaskGrain grain = TaskGrain::automatic;
+  // Out of core: a matrix whose tiles need more than 90% of the memory StarPU may use on the
+  // smallest GPU (in gpu and hybrid modes) is factored in panels of tile columns, each updated by
+  // the columns on its left and then factored, with at most this percentage of that memory in one
+  // panel (1 to 90); 0: never (StarPU then evicts tiles as the right-looking order asks for them).
+  int out_of_core_panel_percent = 50;
   // What the scheduling policies are told of each task (under heteroprio a task's StarPU priority
   // is its bucket and placement instead of hints.priority).
   SchedulingHints hints = critical_path_hints;
@@ -122,7 +127,7 @@ struct TESSERA_EXPORT FactorOptions {
   std::shared_ptr<Trace> trace;
 
   // Defaults overridden by TESSERA_NB, TESSERA_MODE, TESSERA_GPU_KERNELS, TESSERA_TASK_GRAIN
-  // (tiles, block-columns or auto), and TESSERA_TRACE
+  // (tiles, block-columns or auto), TESSERA_OUT_OF_CORE_PANEL_PERCENT, and TESSERA_TRACE
   // (a .json or .svg file each request's trace is written to when the request is done).
   static FactorOptions from_environment();
 };

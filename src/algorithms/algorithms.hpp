@@ -2,6 +2,9 @@
 // nothing of the runtime underneath (tests/task_graph runs them on a recording backend).
 #pragma once
 
+#include <utility>
+#include <vector>
+
 #include "tasks.hpp"
 #include "tessera/options.hpp"
 #include "tile_grid.hpp"
@@ -18,9 +21,37 @@ void insert_cholesky(const TaskContext& ctx, const TileGrid& A, const Scheduling
 template <class T>
 void insert_cholesky_by_block_columns(const TaskContext& ctx, const TileGrid& A, const SchedulingHints& hints);
 
-// The factorization `grain` asks for (automatic: tiles).
+// Out-of-core order, for a matrix whose tiles do not fit the GPU's memory: the tile columns cut
+// into panels [starts[p], starts[p + 1]). Each panel is first updated by every tile column on its
+// left (left-looking: those columns pass through the GPU once per panel), then factored
+// right-looking within itself, so that one panel and the columns streaming through need to be on
+// the GPU at a time. The same tasks as insert_cholesky in another order; each panel's tasks rank
+// below every task of the panels before it.
 template <class T>
-void insert_cholesky(const TaskContext& ctx, const TileGrid& A, const SchedulingHints& hints, TaskGrain grain);
+void insert_cholesky_in_panels(const TaskContext& ctx, const TileGrid& A, const SchedulingHints& hints,
+                               const std::vector<int>& starts);
+
+// The first tile column of each panel when a panel may hold at most `budget_elements` elements of
+// A's tiles (at least one tile column each): {0} when the whole matrix fits.
+std::vector<int> panels_within(const TileGrid& A, double budget_elements);
+
+// How a factorization is cut and ordered: the task grain, and the out-of-core panels (at most one
+// panel: the whole matrix at once, in the grain asked for; more: insert_cholesky_in_panels, with
+// tile tasks).
+struct CholeskyPlan {
+  CholeskyPlan(TaskGrain task_grain = TaskGrain::automatic, std::vector<int> starts = {})  // NOLINT: from a grain
+      : grain(task_grain), panel_starts(std::move(starts)) {}
+  TaskGrain grain;
+  std::vector<int> panel_starts;
+};
+
+// The factorization `plan` asks for (automatic grain: tiles).
+template <class T>
+void insert_cholesky(const TaskContext& ctx, const TileGrid& A, const SchedulingHints& hints, const CholeskyPlan& plan);
+
+// The hints of a task of out-of-core panel `panel` (0-based) of an nt x nt tile matrix: `hints`,
+// with a priority below those of every earlier panel's tasks.
+TaskHints in_panel(TaskHints hints, int panel, int nt);
 
 // B := L^{-T} L^{-1} B (forward then backward substitution with the lower tiles of L).
 template <class T>
@@ -47,15 +78,15 @@ namespace tessera::detail {
 
 // LAPACK's xPOTRF, xPOTRS and xPOSV on the caller's column-major matrices (triangle uplo of a,
 // lda; b, ldb), through the tiles A and B: conversions in, the algorithm, conversions out.
-// The factorization's tasks are cut as `grain` says.
+// The factorization's tasks are cut and ordered as `plan` says.
 template <class T>
 void insert_lapack_potrf(const TaskContext& ctx, const TileGrid& A, Uplo uplo, T* a, int lda,
-                         const SchedulingHints& hints, TaskGrain grain = TaskGrain::automatic);
+                         const SchedulingHints& hints, const CholeskyPlan& plan = {});
 template <class T>
 void insert_lapack_potrs(const TaskContext& ctx, const TileGrid& A, const TileGrid& B, Uplo uplo, const T* a, int lda,
                          T* b, int ldb, const SchedulingHints& hints);
 template <class T>
 void insert_lapack_posv(const TaskContext& ctx, const TileGrid& A, const TileGrid& B, Uplo uplo, T* a, int lda, T* b,
-                        int ldb, const SchedulingHints& hints, TaskGrain grain = TaskGrain::automatic);
+                        int ldb, const SchedulingHints& hints, const CholeskyPlan& plan = {});
 
 }  // namespace tessera::detail

@@ -40,11 +40,61 @@ void insert_cholesky_by_block_columns(const TaskContext& ctx, const TileGrid& A,
   }
 }
 
+namespace {
+
+// Tile columns [first, end) of A updated by the factored tile column k < first.
+template <class T, class Hint>
+void insert_column_updates(const TaskContext& ctx, const TileGrid& A, int k, int first, int end, Hint&& hint) {
+  for (int j = first; j < end; ++j) {
+    insert_syrk<T>(ctx, T(-1), A.ref(j, k), T(1), A.ref(j, j), hint(TaskKind::syrk, k, j, j));
+    for (int i = j + 1; i < A.tile_rows(); ++i)
+      insert_gemm<T>(ctx, Trans::no, Trans::yes, T(-1), A.ref(i, k), A.ref(j, k), T(1), A.ref(i, j),
+                     hint(TaskKind::gemm, k, i, j));
+  }
+}
+
+}  // namespace
+
 template <class T>
-void insert_cholesky(const TaskContext& ctx, const TileGrid& A, const SchedulingHints& hints, TaskGrain grain) {
+void insert_cholesky_in_panels(const TaskContext& ctx, const TileGrid& A, const SchedulingHints& hints,
+                               const std::vector<int>& starts) {
+  const int nt = A.tile_rows();
+  for (std::size_t p = 0; p < starts.size(); ++p) {
+    const int first = starts[p], end = p + 1 < starts.size() ? starts[p + 1] : nt;
+    const auto hint = [&](TaskKind kind, int k, int i, int j) {
+      return in_panel(hints(kind, k, i, j, nt), static_cast<int>(p), nt);
+    };
+    for (int k = 0; k < first; ++k) insert_column_updates<T>(ctx, A, k, first, end, hint);
+    for (int k = first; k < end; ++k) {
+      insert_potrf<T>(ctx, A.ref(k, k), hint(TaskKind::potrf, k, k, k));
+      for (int i = k + 1; i < nt; ++i)
+        insert_trsm<T>(ctx, Side::right, Trans::yes, T(1), A.ref(k, k), A.ref(i, k), hint(TaskKind::trsm, k, i, k));
+      insert_column_updates<T>(ctx, A, k, k + 1, end, hint);
+    }
+  }
+}
+
+std::vector<int> panels_within(const TileGrid& A, double budget_elements) {
+  std::vector<int> starts{0};
+  double held = 0;  // elements of the current panel's tiles
+  for (int j = 0; j < A.tile_cols(); ++j) {
+    const double column = double(A.rows() - j * A.nb()) * A.tile_width(j);
+    if (held > 0 && held + column > budget_elements) {
+      starts.push_back(j);
+      held = 0;
+    }
+    held += column;
+  }
+  return starts;
+}
+
+template <class T>
+void insert_cholesky(const TaskContext& ctx, const TileGrid& A, const SchedulingHints& hints, const CholeskyPlan& plan) {
+  if (plan.panel_starts.size() > 1)
+    insert_cholesky_in_panels<T>(ctx, A, hints, plan.panel_starts);
   // Measured on an H100 (docs/gpu-performance.md), block columns ran as fast as tiles within the
   // spread between runs, even on a matrix already on the GPU: tiles stay the default.
-  if (grain == TaskGrain::block_columns)
+  else if (plan.grain == TaskGrain::block_columns)
     insert_cholesky_by_block_columns<T>(ctx, A, hints);
   else
     insert_cholesky<T>(ctx, A, hints);
@@ -54,7 +104,11 @@ template void insert_cholesky<float>(const TaskContext&, const TileGrid&, const 
 template void insert_cholesky<double>(const TaskContext&, const TileGrid&, const SchedulingHints&);
 template void insert_cholesky_by_block_columns<float>(const TaskContext&, const TileGrid&, const SchedulingHints&);
 template void insert_cholesky_by_block_columns<double>(const TaskContext&, const TileGrid&, const SchedulingHints&);
-template void insert_cholesky<float>(const TaskContext&, const TileGrid&, const SchedulingHints&, TaskGrain);
-template void insert_cholesky<double>(const TaskContext&, const TileGrid&, const SchedulingHints&, TaskGrain);
+template void insert_cholesky_in_panels<float>(const TaskContext&, const TileGrid&, const SchedulingHints&,
+                                               const std::vector<int>&);
+template void insert_cholesky_in_panels<double>(const TaskContext&, const TileGrid&, const SchedulingHints&,
+                                                const std::vector<int>&);
+template void insert_cholesky<float>(const TaskContext&, const TileGrid&, const SchedulingHints&, const CholeskyPlan&);
+template void insert_cholesky<double>(const TaskContext&, const TileGrid&, const SchedulingHints&, const CholeskyPlan&);
 
 }  // namespace tessera::detail

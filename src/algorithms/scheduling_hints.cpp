@@ -1,3 +1,4 @@
+#include "algorithms.hpp"
 #include "tessera/options.hpp"
 
 namespace tessera {
@@ -53,3 +54,13 @@ TaskHints critical_path_hints(TaskKind kind, int k, int i, int j, int nt) {
 TaskHints neutral_hints(TaskKind kind, int, int, int, int) { return {0, false, WorkerKind::any, kind}; }
 
 }  // namespace tessera
+
+namespace tessera::detail {
+
+// critical_path_rank stays within [-2 nt, 2 nt]: a panel's whole range sits below the one before.
+TaskHints in_panel(TaskHints hints, int panel, int nt) {
+  hints.priority -= panel * (4 * nt + 1);
+  return hints;
+}
+
+}  // namespace tessera::detail

@@ -83,8 +83,9 @@ Request potrf_async(TileMatrix<T>& A, const FactorOptions& options) {
   check_tiles_fit_gpu<T>(A.runtime(), options.mode, A.nb(), A.rows());
   return make_request(A.runtime(), nullptr, [&](Submission& s) {
     s.set_trace(options.trace);
-    detail::insert_cholesky(make_context(A.runtime(), s, options.mode, options.gpu_kernels), A, options.hints,
-                            options.grain);
+    const TileGrid grid = detail::tile_grid(A);
+    detail::insert_cholesky<T>(make_context(A.runtime(), s, options.mode, options.gpu_kernels), grid, options.hints,
+                               detail::cholesky_plan<T>(A.runtime(), options, grid));
   });
 }
 
@@ -108,7 +109,9 @@ Request potrf_async(Runtime& runtime, int n, T* A, int lda, const FactorOptions&
   return make_request(runtime, tiles, [&](Submission& s) {
     s.set_trace(options.trace);
     const detail::TaskContext ctx = make_context(runtime, s, options.mode, options.gpu_kernels);
-    detail::insert_lapack_potrf<T>(ctx, detail::tile_grid(*tiles), options.uplo, A, lda, options.hints, options.grain);
+    const TileGrid grid = detail::tile_grid(*tiles);
+    detail::insert_lapack_potrf<T>(ctx, grid, options.uplo, A, lda, options.hints,
+                                   detail::cholesky_plan<T>(runtime, options, grid));
   });
 }
 
@@ -146,7 +149,8 @@ Request posv_async(Runtime& runtime, int n, int nrhs, T* A, int lda, T* B, int l
   return submit_lapack_solve<T>(runtime, n, nrhs, options,
                                 [&](const TaskContext& ctx, const TileGrid& a_tiles, const TileGrid& b_tiles) {
                                   detail::insert_lapack_posv<T>(ctx, a_tiles, b_tiles, options.uplo, A, lda, B, ldb,
-                                                                options.hints, options.grain);
+                                                                options.hints,
+                                                                detail::cholesky_plan<T>(runtime, options, a_tiles));
                                 });
 }
 

@@ -7,6 +7,7 @@
 #include <string>
 #include <type_traits>
 
+#include "algorithms.hpp"
 #include "tessera/cholesky.hpp"
 #include "tessera/error.hpp"
 
@@ -33,6 +34,23 @@ void check_tiles_fit_gpu(const Runtime& runtime, Mode requested, int nb, int n) 
                         std::to_string(static_cast<long long>(task_bytes / mib)) + " MiB, more than the " +
                         std::to_string(static_cast<long long>(capacity / mib)) +
                         " MiB StarPU may use on the GPU; choose a smaller nb or cpu mode");
+}
+
+// The grain asked for, and the out-of-core panels of a matrix whose tiles do not fit the smallest
+// GPU where its tasks may run (FactorOptions::out_of_core_panel_percent).
+template <class T>
+CholeskyPlan cholesky_plan(const Runtime& runtime, const FactorOptions& options, const TileGrid& A) {
+  const int percent = options.out_of_core_panel_percent;
+  if (percent < 0 || percent > 90)
+    throw InvalidArgument("out_of_core_panel_percent must be 0 (never) or 1 to 90, not " + std::to_string(percent));
+  CholeskyPlan plan(options.grain);
+  const double capacity = static_cast<double>(runtime.gpu_memory_bytes()) / sizeof(T);  // in elements
+  if (percent == 0 || capacity == 0 || runtime.resolve(options.mode) == Mode::cpu) return plan;
+  double tiles = 0;  // elements of the lower tiles
+  for (int j = 0; j < A.tile_cols(); ++j) tiles += double(A.rows() - j * A.nb()) * A.tile_width(j);
+  if (tiles <= 0.9 * capacity) return plan;
+  plan.panel_starts = panels_within(A, capacity * percent / 100);
+  return plan;
 }
 
 }  // namespace tessera::detail

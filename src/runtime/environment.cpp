@@ -83,6 +83,7 @@ FactorOptions FactorOptions::from_environment() {
   if (const std::optional<std::string> mode = env("TESSERA_MODE")) options.mode = parse_mode(*mode);
   if (const std::optional<std::string> kernels = env("TESSERA_GPU_KERNELS")) options.gpu_kernels = parse_gpu_kernels(*kernels);
   if (const std::optional<std::string> grain = env("TESSERA_TASK_GRAIN")) options.grain = parse_task_grain(*grain);
+  options.out_of_core_panel_percent = env_int("TESSERA_OUT_OF_CORE_PANEL_PERCENT", options.out_of_core_panel_percent, 0);
   if (const std::optional<std::string> trace = env("TESSERA_TRACE")) options.trace = std::make_shared<Trace>(*trace);
   return options;
 }

@@ -91,6 +91,42 @@ TEST(GpuMemory, FactorizationLargerThanGpuMemoryEvictsAndCompletes) {
   EXPECT_LT(error, 1.0);
 }
 
+// The out-of-core order (panels of tile columns, FactorOptions::out_of_core_panel_percent) and
+// StarPU's eviction under the right-looking order (percent 0) give right factors, and LAPACK's
+// info for a pivot that fails in the first, a middle or the last panel.
+TEST(GpuMemory, OutOfCorePanelsFactorAndReportTheFailingColumn) {
+  SKIP_WITHOUT_GPU();
+  Runtime& rt = limited_runtime();
+  const double limit_bytes = static_cast<double>(gpu_memory_limit_mib()) * 1024 * 1024;
+  ASSERT_LE(static_cast<double>(rt.gpu_memory_bytes()), limit_bytes);
+  const int nb = 256;
+  const int n = static_cast<int>(std::ceil(std::sqrt(5.0 * limit_bytes / sizeof(double)) / nb)) * nb - 37;  // partial last tile
+  const std::vector<double> A = dominant_spd(n, 6);
+  TileMatrix<double> original(rt, n, nb);
+  load_async(original, Uplo::lower, A.data(), n).wait();
+  for (int percent : {50, 20, 0}) {
+    TileMatrix<double> factor(rt, n, nb);
+    load_async(factor, Uplo::lower, A.data(), n).wait();
+    FactorOptions options;
+    options.mode = Mode::gpu;
+    options.out_of_core_panel_percent = percent;
+    Request request = potrf_async(factor, options);
+    ASSERT_EQ(wait_or_fail(request, 300, "gpu factorization in panels"), 0) << percent;
+    const double error = backward_error(original, factor, Mode::cpu);
+    std::printf("[ GPU MEM  ] n = %d, panels of %d%%: backward error %.3g\n", n, percent, error);
+    EXPECT_LT(error, 1.0) << percent;
+  }
+  for (int failing : {3, n / 2, n - 1}) {
+    std::vector<double> F = A;
+    F[failing + static_cast<std::size_t>(failing) * n] = -1;
+    FactorOptions options;
+    options.mode = Mode::gpu;
+    options.nb = nb;
+    Request request = potrf_async(rt, n, F.data(), n, options);
+    EXPECT_EQ(wait_or_fail(request, 300, "gpu factorization in panels, not SPD"), failing + 1);
+  }
+}
+
 TEST(GpuMemory, SolveLargerThanGpuMemoryEvictsAndCompletes) {
   SKIP_WITHOUT_GPU();
   Runtime& rt = limited_runtime();

@@ -470,6 +470,28 @@ TEST(TaskGrainOption, NamesRoundTripAndTheEnvironmentSetsIt) {
   EXPECT_THROW(FactorOptions::from_environment(), InvalidArgument);
 }
 
+TEST(OutOfCorePanelOption, TheEnvironmentSetsItAndOutOfRangeIsRefused) {
+  EXPECT_EQ(FactorOptions{}.out_of_core_panel_percent, 50);
+  {
+    const ScopedEnv off("TESSERA_OUT_OF_CORE_PANEL_PERCENT", "0");
+    EXPECT_EQ(FactorOptions::from_environment().out_of_core_panel_percent, 0);
+  }
+  {
+    const ScopedEnv bad("TESSERA_OUT_OF_CORE_PANEL_PERCENT", "-3");
+    EXPECT_THROW(FactorOptions::from_environment(), InvalidArgument);
+  }
+  Runtime runtime(cpu_workers(2));
+  std::vector<double> A = random_spd<double>(40, 40, 3);
+  for (int percent : {-1, 91}) {
+    FactorOptions options;
+    options.mode = Mode::cpu;
+    options.out_of_core_panel_percent = percent;
+    EXPECT_THROW(potrf(runtime, 40, A.data(), 40, options), InvalidArgument) << percent;
+    TileMatrix<double> tiles(runtime, 40, 16);
+    EXPECT_THROW(potrf_async(tiles, options).wait(), InvalidArgument) << percent;
+  }
+}
+
 TEST(UrgentStreamsOption, TheEnvironmentTurnsItOff) {
   EXPECT_TRUE(RuntimeOptions{}.urgent_streams);
   {

@@ -11,6 +11,7 @@
 #include <map>
 #include <random>
 #include <set>
+#include <string>
 #include <tuple>
 #include <vector>
 
@@ -186,6 +187,89 @@ TEST_P(BlockColumnGraph, TaskCountsEveryDependencyAndTheCriticalPath) {
 
 INSTANTIATE_TEST_SUITE_P(TileCounts, BlockColumnGraph, ::testing::Values(1, 2, 3, 5, 8));
 
+// The out-of-core order: the right-looking factorization's tasks, reordered by panels of tile
+// columns (left-looking between panels, right-looking within one).
+class PanelGraph : public ::testing::TestWithParam<std::vector<int>> {};
+
+TEST_P(PanelGraph, TheSameTasksEachTileUpdatedInStepOrderAndPanelsRankedInOrder) {
+  const std::vector<int> starts = GetParam();
+  const int nt = 8, nb = 3;
+  HostTiles<double> tiles(nt * nb - 2, nt * nb - 2, nb, TileStructure::symmetric_lower);
+  Submission right_looking, panels;
+  insert_cholesky<double>(recording_context(right_looking), tiles.grid(), critical_path_hints);
+  insert_cholesky_in_panels<double>(recording_context(panels), tiles.grid(), critical_path_hints, starts);
+
+  std::multiset<TaskKey> expected, actual;
+  for (const RecordedTask& t : right_looking.tasks()) expected.insert(cholesky_key(t));
+  for (const RecordedTask& t : panels.tasks()) actual.insert(cholesky_key(t));
+  ASSERT_EQ(actual, expected);
+
+  const auto panel_of = [&](int column) {
+    return static_cast<int>(std::upper_bound(starts.begin(), starts.end(), column) - starts.begin()) - 1;
+  };
+  std::map<std::pair<int, int>, int> last_step;  // per tile (i, j): the step of its last update so far
+  int previous_panel = 0;
+  for (const RecordedTask& t : panels.tasks()) {
+    const auto [kind, k, i, j] = cholesky_key(t);
+    const int panel = panel_of(j);
+    // Panels are inserted one after the other, each with the priorities of the critical path
+    // lowered below the panel before.
+    EXPECT_GE(panel, previous_panel);
+    previous_panel = panel;
+    EXPECT_EQ(t.hints.priority, in_panel(critical_path_hints(kind, k, i, j, nt), panel, nt).priority);
+    EXPECT_EQ(t.hints.critical, critical_path_hints(kind, k, i, j, nt).critical);
+    // A tile's updates come in step order, so each task reads what the steps before it wrote.
+    const auto tile = std::make_pair(i, j);
+    const auto seen = last_step.find(tile);
+    if (kind == TaskKind::syrk || kind == TaskKind::gemm) {
+      EXPECT_EQ(seen == last_step.end() ? -1 : seen->second, k - 1) << "tile " << i << "," << j;
+      last_step[tile] = k;
+    } else {
+      EXPECT_EQ(seen == last_step.end() ? -1 : seen->second, k - 1) << "tile " << i << "," << j;
+    }
+  }
+  for (const RecordedTask& a : panels.tasks())
+    for (const RecordedTask& b : panels.tasks()) {
+      const int pa = panel_of(std::get<3>(cholesky_key(a))), pb = panel_of(std::get<3>(cholesky_key(b)));
+      if (pa < pb) {
+        EXPECT_GT(a.hints.priority, b.hints.priority);
+      }
+    }
+}
+
+INSTANTIATE_TEST_SUITE_P(Panels, PanelGraph,
+                         ::testing::Values(std::vector<int>{0}, std::vector<int>{0, 1}, std::vector<int>{0, 3, 5},
+                                           std::vector<int>{0, 1, 2, 3, 4, 5, 6, 7}, std::vector<int>{0, 7}));
+
+TEST(PanelsWithin, EachPanelFitsTheBudgetOrIsOneColumn) {
+  const int nb = 4;
+  for (int n : {1, 3, 4, 5, 17, 40}) {
+    const HostTiles<double> tiles(n, n, nb, TileStructure::symmetric_lower);
+    const TileGrid& grid = tiles.grid();
+    const auto column_elements = [&](int j) { return double(n - j * nb) * grid.tile_width(j); };
+    double all = 0;
+    for (int j = 0; j < grid.tile_cols(); ++j) all += column_elements(j);
+    EXPECT_EQ(panels_within(grid, all), std::vector<int>{0}) << n;
+    for (double budget : {1.0, double(n) * nb, 2.5 * n * nb, all / 2}) {
+      const std::vector<int> starts = panels_within(grid, budget);
+      ASSERT_FALSE(starts.empty());
+      EXPECT_EQ(starts.front(), 0);
+      for (std::size_t p = 0; p < starts.size(); ++p) {
+        const int end = p + 1 < starts.size() ? starts[p + 1] : grid.tile_cols();
+        ASSERT_LT(starts[p], end) << "an empty panel";
+        double held = 0;
+        for (int j = starts[p]; j < end; ++j) held += column_elements(j);
+        if (end - starts[p] > 1) {
+          EXPECT_LE(held, budget) << "n=" << n << " budget=" << budget;
+        }
+        if (end < grid.tile_cols()) {
+          EXPECT_GT(held + column_elements(end), budget) << "a panel closed early";
+        }
+      }
+    }
+  }
+}
+
 TEST(TileGrid, ATileLargerThanTheMatrixIsOneTile) {
   for (int nb : {37, 38, 4096, INT_MAX - 1, INT_MAX}) {
     const TileGrid grid(37, 3, nb, TileStructure::general, std::vector<void*>(1, nullptr));
@@ -244,6 +328,14 @@ double tolerance(int n) {
   return 50.0 * n * std::numeric_limits<T>::epsilon();
 }
 
+// The factorizations the LAPACK-layout tests run: tile tasks, block columns, and the out-of-core
+// order in panels of about two tile columns.
+CholeskyPlan plan_named(const std::string& name, const TileGrid& A) {
+  if (name == "block columns") return CholeskyPlan(TaskGrain::block_columns);
+  if (name == "panels") return CholeskyPlan(TaskGrain::tiles, panels_within(A, 2.0 * A.rows() * A.nb()));
+  return CholeskyPlan(TaskGrain::tiles);
+}
+
 template <class T>
 class LapackLayout : public ::testing::Test {};
 using Precisions = ::testing::Types<float, double>;
@@ -253,7 +345,7 @@ TYPED_TEST(LapackLayout, PosvInRandomOrdersSolvesAndKeepsTheOtherTriangle) {
   using T = TypeParam;
   const int nb = 8;
   std::mt19937 random(2026);
-  for (TaskGrain grain : {TaskGrain::tiles, TaskGrain::block_columns})
+  for (const char* plan_name : {"tiles", "block columns", "panels"})
   for (Uplo uplo : {Uplo::lower, Uplo::upper})
     for (int n : {1, nb - 1, nb, nb + 1, 2 * nb + 3, 37})
       for (int order = 0; order < 3; ++order) {
@@ -266,7 +358,7 @@ TYPED_TEST(LapackLayout, PosvInRandomOrdersSolvesAndKeepsTheOtherTriangle) {
         HostTiles<T> B(n, nrhs, nb, TileStructure::general);
         Submission s;
         insert_lapack_posv<T>(recording_context(s), A.grid(), B.grid(), uplo, a.data(), lda, b.data(), ldb,
-                              critical_path_hints, grain);
+                              critical_path_hints, plan_named(plan_name, A.grid()));
         s.execute_in_random_order(random);
         ASSERT_EQ(s.info(), 0);
         const auto in_triangle = [uplo](int i, int j) { return uplo == Uplo::lower ? i >= j : i <= j; };
@@ -303,7 +395,7 @@ TYPED_TEST(LapackLayout, APivotThatFailsGivesItsColumnAndLeavesBAsItWas) {
   using T = TypeParam;
   const int nb = 4, n = 13, lda = n, ldb = n;
   std::mt19937 random(7);
-  for (TaskGrain grain : {TaskGrain::tiles, TaskGrain::block_columns})
+  for (const char* plan_name : {"tiles", "block columns", "panels"})
   for (int failing : {0, 3, 4, 5, 12})
     for (Uplo uplo : {Uplo::lower, Uplo::upper}) {
       std::vector<T> a = random_spd<T>(n, lda, random);
@@ -313,7 +405,7 @@ TYPED_TEST(LapackLayout, APivotThatFailsGivesItsColumnAndLeavesBAsItWas) {
       HostTiles<T> B(n, 1, nb, TileStructure::general);
       Submission s;
       insert_lapack_posv<T>(recording_context(s), A.grid(), B.grid(), uplo, a.data(), lda, b.data(), ldb,
-                            critical_path_hints, grain);
+                            critical_path_hints, plan_named(plan_name, A.grid()));
       s.execute_in_random_order(random);
       EXPECT_EQ(s.info(), failing + 1);
       EXPECT_EQ(b, std::vector<T>(n, T(1)));
