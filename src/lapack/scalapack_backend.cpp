@@ -322,6 +322,9 @@ BackendStatus run_scalapack(const ScalapackCall* call, BackendResult* result) {
              "OMPI_MPI_THREAD_LEVEL=3 gives it to a program that calls MPI_Init)";
   else if (rank != g.myrow * g.npcol + g.mycol || size != g.nprow * g.npcol)
     cannot = "the grid's communicator does not number its processes row-major";
+  else if (int world = 0; MPI_Comm_size(MPI_COMM_WORLD, &world) == MPI_SUCCESS && world != size)
+    // StarPU-MPI's shutdown synchronizes MPI_COMM_WORLD: every rank must hold the Context.
+    cannot = "the grid does not hold every process of MPI_COMM_WORLD";
   else if (!context_fits(s, comm))
     cannot = "Tessera's distributed context belongs to another BLACS grid of this process";
   Runtime* runtime = nullptr;
