@@ -26,7 +26,7 @@ install_debian_packages() {
     build-essential cmake pkg-config dpkg-dev ca-certificates patch
     libopenblas-dev liblapacke-dev libhwloc-dev
     libgtest-dev libgmock-dev libcli11-dev libfmt-dev nlohmann-json3-dev
-    python3 libopenmpi-dev openmpi-bin
+    python3 libopenmpi-dev openmpi-bin libscalapack-openmpi-dev
     liblapack3 python3-numpy python3-venv python3-dev
   )
   # Clang, its sanitizer and libFuzzer runtimes, and llvm-symbolizer, for scripts/fuzz.sh.

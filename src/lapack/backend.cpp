@@ -2,6 +2,10 @@
 // shared runtime (backend.hpp says why it is a library of its own).
 #include "backend.hpp"
 
+#if TESSERA_LAPACK_SCALAPACK
+#include "scalapack_backend.hpp"
+#endif
+
 #include <cstdio>
 #include <exception>
 
@@ -80,6 +84,12 @@ BackendStatus run(const BackendCall* call, BackendResult* result) {
 
 extern "C" __attribute__((visibility("default"))) const tessera::lapack::Backend* tessera_lapack_backend() {
   static const tessera::lapack::Backend backend{tessera::lapack::backend_version, tessera::lapack::read_options,
-                                                tessera::lapack::on_runtime_worker, tessera::lapack::run};
+                                                tessera::lapack::on_runtime_worker, tessera::lapack::run,
+#if TESSERA_LAPACK_SCALAPACK
+                                                tessera::lapack::run_scalapack
+#else
+                                                nullptr
+#endif
+  };
   return &backend;
 }

@@ -12,7 +12,7 @@
 
 namespace tessera::lapack {
 
-inline constexpr int backend_version = 1;
+inline constexpr int backend_version = 2;
 inline constexpr const char* backend_file = "libtessera_lapack_backend.so";
 inline constexpr const char* backend_entry_point = "tessera_lapack_backend";
 
@@ -36,6 +36,35 @@ enum class BackendStatus : int {
   declined,            // not Tessera's to take (the shared runtime stopped at exit): arrays untouched
   cannot_run,          // Tessera cannot run here (message says why): arrays untouched
   failed_after_start,  // a task failed once the arrays began to change (message says why)
+  rejected,            // ScaLAPACK calls only: an argument refused, info = ScaLAPACK's negative INFO
+};
+
+// BLACS routines as ScaLAPACK's library exports them (Fortran interface: the system context of
+// BLACS_GET(ctxt, 10) is then the Fortran handle of the grid's MPI communicator).
+using BlacsGridinfoRoutine = void (*)(const int* context, int* nprow, int* npcol, int* myrow, int* mycol);
+using BlacsGetRoutine = void (*)(const int* context, const int* what, int* value);
+
+// One call of a ScaLAPACK routine (pxPOTRF, pxPOTRS, pxPOSV) with its Fortran arguments, unchecked.
+// A descriptor is ScaLAPACK's 9 integers (DTYPE, CTXT, M, N, MB, NB, RSRC, CSRC, LLD).
+struct ScalapackCall {
+  Operation operation;
+  bool double_precision;
+  char uplo;
+  int n;
+  int nrhs;  // 0 for potrf
+  void* a;
+  int ia;
+  int ja;
+  const int* desca;
+  void* b;  // null for potrf
+  int ib;
+  int jb;
+  const int* descb;
+  // A ScaLAPACK routine follows in the search order: argument errors and what Tessera does not
+  // support go to it (declined); without one they are rejected with ScaLAPACK's INFO.
+  bool have_next;
+  BlacsGridinfoRoutine blacs_gridinfo;
+  BlacsGetRoutine blacs_get;
 };
 
 struct BackendResult {
@@ -57,6 +86,9 @@ struct Backend {
   // True on a worker thread of the runtime's StarPU.
   bool (*on_runtime_worker)();
   BackendStatus (*run)(const BackendCall* call, BackendResult* result);
+  // Collective over the BLACS grid of call->desca's context; null in a Tessera built without
+  // StarPU-MPI (scalapack_backend.cpp).
+  BackendStatus (*run_scalapack)(const ScalapackCall* call, BackendResult* result);
 };
 
 }  // namespace tessera::lapack

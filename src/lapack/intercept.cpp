@@ -251,6 +251,7 @@ std::optional<BackendResult> run_on_tessera(const CallDescription& call, const B
       note_runtime_started();
       return result;
     case BackendStatus::declined:  // the runtime stopped at exit: the next LAPACK, quietly
+    case BackendStatus::rejected:  // (ScaLAPACK calls only)
       return std::nullopt;
     case BackendStatus::cannot_run:
       switch_tessera_off(call, result.message);
@@ -339,6 +340,22 @@ void solve(const char* uplo, const typename Family::Int* n, const typename Famil
 }
 
 }  // namespace
+
+LapackInterceptOptionsView intercept_options() { return {options().verbose}; }
+bool in_nested_call() { return is_nested_call(); }
+InterceptedCall::InterceptedCall() : outer_(!inside_intercepted_call) { inside_intercepted_call = true; }
+InterceptedCall::~InterceptedCall() {
+  if (outer_) inside_intercepted_call = false;
+}
+void count_call(bool through_tessera) {
+  if (through_tessera)
+    counters().through_tessera++;
+  else
+    counters().to_next_lapack++;
+}
+void count_nested_call() { counters().nested++; }
+void note_tessera_started() { note_runtime_started(); }
+bool tessera_is_switched_off() { return tessera_switched_off().load(); }
 
 template <class Family, class T>
 void potrf(const char* uplo, const typename Family::Int* n, T* a, const typename Family::Int* lda,

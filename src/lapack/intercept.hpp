@@ -23,4 +23,31 @@ void posv(const char* uplo, const typename Family::Int* n, const typename Family
           const typename Family::Int* lda, T* b, const typename Family::Int* ldb, typename Family::Int* info,
           fortran_strlen uplo_len, const void* caller) noexcept;
 
+// Shared with the ScaLAPACK entry points (scalapack.cpp).
+struct LapackInterceptOptionsView {
+  bool verbose;
+};
+// The drop-in's options (TESSERA_LAPACK_VERBOSE...), read once through the backend.
+LapackInterceptOptionsView intercept_options();
+// True on the runtime's workers and while this thread runs an intercepted call: such a call goes
+// straight to the next library, unchecked and unreported.
+bool in_nested_call();
+// Marks this thread as running an intercepted call for its lifetime.
+class InterceptedCall {
+ public:
+  InterceptedCall();
+  ~InterceptedCall();
+  InterceptedCall(const InterceptedCall&) = delete;
+  InterceptedCall& operator=(const InterceptedCall&) = delete;
+
+ private:
+  bool outer_;
+};
+// The verbose summary's counters.
+void count_call(bool through_tessera);
+void count_nested_call();
+// Children made by fork() after the runtime started send their calls elsewhere.
+void note_tessera_started();
+bool tessera_is_switched_off();
+
 }  // namespace tessera::lapack
