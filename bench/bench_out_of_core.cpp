@@ -7,7 +7,8 @@
 // Per size: fill the tiles, time potrf_async in gpu mode (--mode) (the tiles start in host memory; StarPU
 // moves them to the GPU and evicts them to host memory when the GPU is full), then solve
 // A x = b for b = A x0 with potrs_async and report ||b - A x||_inf / (||A||_inf ||x||_inf + ||b||_inf).
-// STARPU_LIMIT_CUDA_MEM (MiB) caps the GPU memory StarPU uses, to take a smaller GPU's place;
+// --panel-percents compares out-of-core panel sizes (FactorOptions::out_of_core_panel_percent; 0:
+// StarPU's eviction under the right-looking order). STARPU_LIMIT_CUDA_MEM (MiB) caps the GPU memory StarPU uses, to take a smaller GPU's place;
 // STARPU_BUS_STATS=1 makes StarPU print the bytes moved at exit. Rows print as they finish;
 // --json FILE writes them.
 #include <fmt/core.h>
@@ -126,12 +127,13 @@ std::vector<double> solve(tessera::Runtime& runtime, const tessera::TileMatrix<T
   return std::vector<double>(column.begin(), column.end());
 }
 
-json run_size(tessera::Runtime& runtime, int n, int nb, bool check, tessera::Mode mode) {
+json run_size(tessera::Runtime& runtime, int n, int nb, bool check, tessera::Mode mode, int panel_percent) {
   const GeneratedSpd A{n, 20261124u + static_cast<std::uint64_t>(n)};
   tessera::FactorOptions options = tessera::FactorOptions::from_environment();
   options.mode = mode;
   options.nb = nb;
-  json row{{"n", n}, {"nb", nb}, {"lower_tiles_gib", double(n) * (n + nb) / 2 * sizeof(double) / (1 << 30)}};
+  if (panel_percent >= 0) options.out_of_core_panel_percent = panel_percent;
+  json row{{"n", n}, {"nb", nb}, {"panel_percent", options.out_of_core_panel_percent}, {"lower_tiles_gib", double(n) * (n + nb) / 2 * sizeof(double) / (1 << 30)}};
 
   auto start = Clock::now();
   tessera::TileMatrix<double> L(runtime, n, nb);
@@ -160,7 +162,7 @@ json run_size(tessera::Runtime& runtime, int n, int nb, bool check, tessera::Mod
 }
 
 int usage(const char* program) {
-  fmt::print(stderr, "usage: {} --sizes N[,N...] [--nb NB] [--mode gpu|cpu|hybrid] [--no-check] [--json FILE]\n", program);
+  fmt::print(stderr, "usage: {} --sizes N[,N...] [--nb NB] [--mode gpu|cpu|hybrid] [--panel-percents P[,P...]] [--no-check] [--json FILE]\n", program);
   return 2;
 }
 
@@ -171,6 +173,7 @@ int main(int argc, char** argv) {
   int nb = 2048;
   bool check = true;
   tessera::Mode mode = tessera::Mode::gpu;
+  std::vector<int> panel_percents{-1};  // -1: the environment's (FactorOptions::from_environment)
   std::string json_path;
   try {
     for (tessera::bench::Arguments args(argc, argv); args.next();) {
@@ -178,6 +181,7 @@ int main(int argc, char** argv) {
       if (arg == "--sizes") sizes = tessera::bench::parse_int_list(args.value());
       else if (arg == "--nb") nb = std::stoi(args.value());
       else if (arg == "--mode") mode = tessera::parse_mode(args.value());
+      else if (arg == "--panel-percents") panel_percents = tessera::bench::parse_int_list(args.value());
       else if (arg == "--no-check") check = false;
       else if (arg == "--json") json_path = args.value();
       else return usage(argv[0]);
@@ -193,13 +197,14 @@ int main(int argc, char** argv) {
     const char* limit = std::getenv("STARPU_LIMIT_CUDA_MEM");
     fmt::print("{} CUDA worker(s); GPU memory limit: {}\n", runtime.cuda_workers(),
                limit ? std::string(limit) + " MiB" : std::string("none"));
-    fmt::print("{:>7} {:>5} {:>9} {:>8} {:>9} {:>8} {:>12} {:>5}\n", "n", "nb", "tiles GiB", "fill s", "potrf s",
-               "TFLOP/s", "bwd error", "info");
+    fmt::print("{:>7} {:>5} {:>5} {:>9} {:>8} {:>9} {:>8} {:>12} {:>5}\n", "n", "nb", "panel%", "tiles GiB", "fill s",
+               "potrf s", "TFLOP/s", "bwd error", "info");
     std::fflush(stdout);
     json rows = json::array();
-    for (int n : sizes) {
-      json row = run_size(runtime, n, nb, check, mode);
-      fmt::print("{:>7} {:>5} {:>9.1f} {:>8.2f} {:>9.2f} {:>8.2f} {:>12.3e} {:>5}\n", n, nb,
+    for (int n : sizes)
+    for (int percent : panel_percents) {
+      json row = run_size(runtime, n, nb, check, mode, percent);
+      fmt::print("{:>7} {:>5} {:>5} {:>9.1f} {:>8.2f} {:>9.2f} {:>8.2f} {:>12.3e} {:>5}\n", n, nb, row["panel_percent"].get<int>(),
                  row["lower_tiles_gib"].get<double>(), row["fill_s"].get<double>(), row["potrf_s"].get<double>(),
                  row["tflops"].get<double>(), row.value("backward_error", std::nan("")), row["info"].get<int>());
       std::fflush(stdout);

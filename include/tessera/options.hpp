@@ -119,7 +119,7 @@ struct TESSERA_EXPORT FactorOptions {
   // smallest GPU (in gpu and hybrid modes) is factored in panels of tile columns, each updated by
   // the columns on its left and then factored, with at most this percentage of that memory in one
   // panel (1 to 90); 0: never (StarPU then evicts tiles as the right-looking order asks for them).
-  int out_of_core_panel_percent = 50;
+  int out_of_core_panel_percent = 30;
   // What the scheduling policies are told of each task (under heteroprio a task's StarPU priority
   // is its bucket and placement instead of hints.priority).
   SchedulingHints hints = critical_path_hints;

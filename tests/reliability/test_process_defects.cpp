@@ -471,7 +471,7 @@ TEST(TaskGrainOption, NamesRoundTripAndTheEnvironmentSetsIt) {
 }
 
 TEST(OutOfCorePanelOption, TheEnvironmentSetsItAndOutOfRangeIsRefused) {
-  EXPECT_EQ(FactorOptions{}.out_of_core_panel_percent, 50);
+  EXPECT_EQ(FactorOptions{}.out_of_core_panel_percent, 30);
   {
     const ScopedEnv off("TESSERA_OUT_OF_CORE_PANEL_PERCENT", "0");
     EXPECT_EQ(FactorOptions::from_environment().out_of_core_panel_percent, 0);
