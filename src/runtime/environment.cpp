@@ -291,6 +291,35 @@ bool launched_by_mpi_from_environment() {
   return false;
 }
 
+std::optional<LocalRank> local_mpi_rank_from_environment() {
+  const std::pair<const char*, const char*> launchers[] = {
+      {"OMPI_COMM_WORLD_LOCAL_RANK", "OMPI_COMM_WORLD_LOCAL_SIZE"}, {"MPI_LOCALRANKID", "MPI_LOCALNRANKS"}};
+  for (const auto& [rank_name, size_name] : launchers) {
+    const std::optional<std::string> rank = read_variable(rank_name), size = read_variable(size_name);
+    if (!rank || !size) continue;
+    const long r = std::strtol(rank->c_str(), nullptr, 10), n = std::strtol(size->c_str(), nullptr, 10);
+    if (n >= 1 && r >= 0 && r < n) return LocalRank{static_cast<int>(r), static_cast<int>(n)};
+  }
+  return std::nullopt;
+}
+
+std::vector<unsigned> cpus_for_local_rank(const std::vector<unsigned>& allowed, std::size_t online, LocalRank local) {
+  const auto size = static_cast<std::size_t>(std::max(1, local.size));
+  if (allowed.size() < online || allowed.size() < size) return allowed;
+  const std::size_t per_rank = allowed.size() / size, first = per_rank * static_cast<std::size_t>(local.rank);
+  return std::vector<unsigned>(allowed.begin() + static_cast<std::ptrdiff_t>(first),
+                               allowed.begin() + static_cast<std::ptrdiff_t>(first + per_rank));
+}
+
+bool starpu_binding_from_environment() {
+  for (const char* name : {"STARPU_WORKERS_CPUID", "STARPU_WORKERS_COREID", "STARPU_WORKERS_NOBIND",
+                           "STARPU_WORKERS_GETBIND"})
+    if (read_variable(name)) return true;
+  return false;
+}
+
+bool starpu_ncpu_from_environment() { return read_variable("STARPU_NCPU") || read_variable("STARPU_NCPUS"); }
+
 std::optional<std::string> starpu_sched_from_environment() {
   return env("STARPU_SCHED");
   return std::nullopt;

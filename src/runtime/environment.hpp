@@ -3,8 +3,10 @@
 // Defined in environment.cpp, the one place that touches the environment.
 #pragma once
 
+#include <cstddef>
 #include <optional>
 #include <string>
+#include <vector>
 
 #include "tessera/options.hpp"
 
@@ -16,6 +18,24 @@ void check_starpu_environment();
 
 // Whether an MPI launcher (mpirun, mpiexec, srun) started this process: its variables are set.
 bool launched_by_mpi_from_environment();
+
+// This process's place among the ranks an MPI launcher started on this node (Open MPI's and
+// MPICH's variables), when it says; nullopt otherwise.
+struct LocalRank {
+  int rank;
+  int size;
+};
+std::optional<LocalRank> local_mpi_rank_from_environment();
+
+// The CPUs the workers of local rank `local` are bound to, of the `allowed` ones (the process's
+// affinity, `online` CPUs on the node): all of them when the launcher bound the rank (fewer than
+// online) or when there are fewer than ranks; otherwise the rank's 1/size slice.
+std::vector<unsigned> cpus_for_local_rank(const std::vector<unsigned>& allowed, std::size_t online, LocalRank local);
+
+// Whether the user set how StarPU binds its workers (STARPU_WORKERS_CPUID, _COREID, _NOBIND,
+// _GETBIND) or how many CPU workers it starts (STARPU_NCPU, STARPU_NCPUS).
+bool starpu_binding_from_environment();
+bool starpu_ncpu_from_environment();
 
 // STARPU_SCHED, when set and not empty.
 std::optional<std::string> starpu_sched_from_environment();

@@ -1,5 +1,6 @@
 #include "tessera/runtime.hpp"
 
+#include <sched.h>
 #include <starpu.h>
 #include <unistd.h>
 
@@ -163,6 +164,35 @@ std::size_t smallest_cuda_memory_node_bytes() {
   return smallest;
 }
 
+// The CPUs this process may run on (its affinity mask), in increasing order.
+std::vector<unsigned> allowed_cpus() {
+  cpu_set_t set;
+  CPU_ZERO(&set);
+  std::vector<unsigned> cpus;
+  if (sched_getaffinity(0, sizeof(set), &set) != 0) return cpus;
+  for (unsigned c = 0; c < CPU_SETSIZE; ++c)
+    if (CPU_ISSET(c, &set)) cpus.push_back(c);
+  return cpus;
+}
+
+// Several MPI ranks on one node: StarPU binds the k-th worker of every process to the same core,
+// so the ranks' workers would pile onto the first cores. Unless the user set StarPU's binding,
+// each rank binds its workers to its own share of the CPUs it may use (the launcher's binding
+// when there is one, its 1/size slice of them when the launcher did not bind), and starts one CPU
+// worker per CPU of that share (less one, for StarPU-MPI's progress thread) unless told how many.
+void share_cores_with_local_ranks(const RuntimeOptions& options, starpu_conf& conf) {
+  const std::optional<detail::LocalRank> local = detail::local_mpi_rank_from_environment();
+  if (!local || local->size < 2 || detail::starpu_binding_from_environment()) return;
+  const std::vector<unsigned> allowed = allowed_cpus();
+  if (allowed.empty()) return;
+  const auto online = static_cast<std::size_t>(std::max(1L, sysconf(_SC_NPROCESSORS_ONLN)));
+  const std::vector<unsigned> share = detail::cpus_for_local_rank(allowed, online, *local);
+  conf.use_explicit_workers_bindid = 1;
+  for (unsigned w = 0; w < STARPU_NMAXWORKERS; ++w) conf.workers_bindid[w] = share[w % share.size()];
+  if (options.ncpus < 0 && !detail::starpu_ncpu_from_environment())
+    conf.ncpus = static_cast<int>(std::max<std::size_t>(1, share.size() - 1));
+}
+
 // Starts StarPU, refusing first what it would abort on; returns the running policy's name and,
 // through set_aside, the corrupt performance-model files renamed first.
 std::string start_starpu(const RuntimeOptions& options, std::vector<std::string>& set_aside) {
@@ -171,6 +201,7 @@ std::string start_starpu(const RuntimeOptions& options, std::vector<std::string>
   starpu_conf_init(&conf);
   if (options.ncpus >= 0) conf.ncpus = options.ncpus;
   if (options.ncuda >= 0) conf.ncuda = options.ncuda;
+  share_cores_with_local_ranks(options, conf);
   const std::string requested = options.scheduler.empty() ? "dmdas" : options.scheduler;
   const detail::PolicyEntry policy = detail::find_scheduling_policy(requested);
   if (policy.policy)

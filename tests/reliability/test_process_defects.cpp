@@ -15,11 +15,13 @@
 #include <filesystem>
 #include <utility>
 #include <fstream>
+#include <optional>
 #include <string>
 #include <thread>
 #include <vector>
 
 #include "../test_support.hpp"
+#include "environment.hpp"
 #include "perfmodel_files.hpp"
 #include "reliability_support.hpp"
 #include "runtime_resources.hpp"
@@ -490,6 +492,27 @@ TEST(OutOfCorePanelOption, TheEnvironmentSetsItAndOutOfRangeIsRefused) {
     TileMatrix<double> tiles(runtime, 40, 16);
     EXPECT_THROW(potrf_async(tiles, options).wait(), InvalidArgument) << percent;
   }
+}
+
+TEST(LocalRanks, EachRankOfANodeGetsItsOwnCores) {
+  const std::vector<unsigned> all{0, 1, 2, 3, 4, 5, 6, 7};
+  // Not bound by the launcher: a slice each.
+  EXPECT_EQ(detail::cpus_for_local_rank(all, 8, {0, 4}), (std::vector<unsigned>{0, 1}));
+  EXPECT_EQ(detail::cpus_for_local_rank(all, 8, {3, 4}), (std::vector<unsigned>{6, 7}));
+  EXPECT_EQ(detail::cpus_for_local_rank(all, 8, {2, 3}), (std::vector<unsigned>{4, 5}));
+  // Bound by the launcher: its cores; more ranks than cores: all of them.
+  EXPECT_EQ(detail::cpus_for_local_rank({4, 5}, 8, {2, 4}), (std::vector<unsigned>{4, 5}));
+  EXPECT_EQ(detail::cpus_for_local_rank({0, 1}, 2, {3, 4}), (std::vector<unsigned>{0, 1}));
+  {
+    const ScopedEnv rank("OMPI_COMM_WORLD_LOCAL_RANK", "1");
+    const ScopedEnv size("OMPI_COMM_WORLD_LOCAL_SIZE", "4");
+    const std::optional<detail::LocalRank> local = detail::local_mpi_rank_from_environment();
+    ASSERT_TRUE(local.has_value());
+    EXPECT_EQ(local->rank, 1);
+    EXPECT_EQ(local->size, 4);
+  }
+  const ScopedEnv nobind("STARPU_WORKERS_NOBIND", "1");
+  EXPECT_TRUE(detail::starpu_binding_from_environment());
 }
 
 TEST(UrgentStreamsOption, TheEnvironmentTurnsItOff) {
