@@ -30,6 +30,11 @@ void check_mpi_ready() {
   MPI_Finalized(&finalized);
   if (!initialized || finalized)
     throw RuntimeError("distributed::Context: MPI is not initialized (call MPI_Init_thread with MPI_THREAD_MULTIPLE first)");
+#ifdef STARPU_SIMGRID
+  // Under SimGrid's SMPI, StarPU-MPI initializes MPI itself before the application's main, and
+  // the simulated threads never run at the same time.
+  return;
+#endif
   int provided = MPI_THREAD_SINGLE;
   MPI_Query_thread(&provided);
   if (provided < MPI_THREAD_MULTIPLE)
