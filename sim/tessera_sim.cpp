@@ -13,6 +13,7 @@
 
 #ifdef TESSERA_SIM_MPI
 #include <mpi.h>
+#include <starpu_mpi.h>
 
 #include "tessera/distributed.hpp"
 #endif
@@ -137,7 +138,7 @@ int distributed(const Args& a) {
     tessera::distributed::Context context(runtime, MPI_COMM_WORLD, grid);
     rank = context.rank();
     tessera::distributed::Matrix<double> A(context, a.n, a.nb, tessera::Uplo::lower);
-    MPI_Barrier(MPI_COMM_WORLD);
+    starpu_mpi_barrier(MPI_COMM_WORLD);  // under SMPI, main may call StarPU-MPI, not MPI
     const double start = starpu_timing_now();
     const int info = tessera::distributed::potrf(A, options);
     const double seconds = (starpu_timing_now() - start) * 1e-6;
