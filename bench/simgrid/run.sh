@@ -23,7 +23,7 @@ tmp=$(mktemp -d); trap 'rm -rf "$tmp"' EXIT
 # kernels (the models' implementation 0); tiles folded in 32 MiB pieces (one mapping per tile).
 export STARPU_CALIBRATE=0 TESSERA_WORKERS_PER_CUDA=1 TESSERA_GPU_KERNELS=vendor STARPU_MALLOC_SIMULATION_FOLD=32
 export STARPU_SIMGRID_CUDA_MALLOC_COST=${MALLOC_COST:-1}
-filter() { grep '"simulated"' | sed "s/}\$/,\"malloc_cost\":${MALLOC_COST:-1},\"node_bw\":${NODE_BW:-25},\"wall_seconds\":$1}/"; }
+filter() { grep '"simulated"' | sed "s/}\$/,\"malloc_cost\":${MALLOC_COST:-1},\"node_bw\":${NODE_BW:-25}}/"; }
 
 for what in "$@"; do
   case $what in
