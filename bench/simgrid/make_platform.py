@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Platforms for the simulated-scale study (docs/scaling.md).
 
-  platform.py cluster --nodes N [--bw GBps] [--lat us] OUT.xml HOSTFILE
+  make_platform.py cluster --nodes N [--bw GBps] [--lat us] OUT.xml HOSTFILE
       SimGrid cluster of N hosts node-0 .. node-(N-1) on a two-level fat tree (one leaf switch
       when N <= 16 ... see fat_tree()), every link `bw` GB/s with `lat` us of latency; the
       hostfile lists one host per MPI rank. starpu_smpirun adds each rank's node (the per-host
