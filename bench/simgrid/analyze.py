@@ -59,14 +59,20 @@ def bounds(n, nodes, t, devices_per_node=8, malloc=False):
 
 
 def comm_stats(log):
-    """Bytes each rank sent (StarPU-MPI's STARPU_COMM_STATS), {rank: bytes}."""
-    sent = {}
+    """Bytes each rank sent and received (StarPU-MPI's STARPU_COMM_STATS): ({rank: B}, {rank: B})."""
+    sent, received = {}, {}
     if os.path.exists(log):
         for line in open(log, errors="replace"):
-            m = re.match(r"\[starpu_comm_stats\]\[(\d+)\] TOTAL:\s+([0-9.e+]+) B", line)
+            m = re.match(r"\[starpu_comm_stats\]\[(\d+):(\d+)\]\s+([0-9.e+]+) B", line)
             if m:
-                sent[int(m.group(1))] = float(m.group(2))
-    return sent
+                src, dst, b = int(m.group(1)), int(m.group(2)), float(m.group(3))
+                sent[src] = sent.get(src, 0.0) + b
+                received[dst] = received.get(dst, 0.0) + b
+    return sent, received
+
+
+def mean(xs):
+    return sum(xs) / len(xs) if xs else float("nan")
 
 
 def main():
@@ -74,39 +80,107 @@ def main():
     models = sys.argv[2] if len(sys.argv) > 2 else os.path.join(os.path.dirname(__file__), "../../build-simgrid/models-h100")
     single, node4 = load(data, "single.jsonl"), load(data, "node4.jsonl")
     rows = load(data, "multi.jsonl") + load(data, "weak.jsonl")
+    seen = {}
+    for r in rows:  # the last run of each configuration
+        seen[(r["nodes"], r["n"], r["malloc_cost"])] = r
+    rows = sorted(seen.values(), key=lambda r: (r["n"], r["nodes"], r["malloc_cost"]))
 
-    print("## one GPU (TFLOP/s): sim h100x1 | h100x1-k4 | h100x1-c2 | real H100")
+    print("### one GPU\n")
+    print("| n | nb | start | sim h100x1 | sim h100x1-k4 | sim h100x1-c2 | real H100 |")
+    print("|---:|---:|---|---:|---:|---:|---:|")
     for what, real in (("resident", REAL_H100), ("host", REAL_H100_HOST), ("tiles", {})):
         for n, nb in sorted({(r["n"], r["nb"]) for r in single}):
-            sel = lambda node: [r for r in single if r["node"] == node and r["n"] == n and r["nb"] == nb and
-                                (r["resident"] if what == "resident" else r["from_host"] if what == "host" else
-                                 not (r["resident"] or r["from_host"]))]
-            vals = [f"{tflops(sel(node)[0]):.1f}" if sel(node) else "" for node in ("h100x1", "h100x1-k4", "h100x1-c2")]
+            def sel(node):
+                return [r for r in single if r["node"] == node and r["n"] == n and r["nb"] == nb and
+                        (r["resident"] if what == "resident" else r["from_host"] if what == "host" else
+                         not (r["resident"] or r["from_host"]))]
+            vals = [f"{tflops(sel(node)[-1]):.1f}" if sel(node) else "" for node in ("h100x1", "h100x1-k4", "h100x1-c2")]
             r = real.get((n, nb))
-            print(f"| {what} | {n} | {nb} | " + " | ".join(vals) + f" | {'' if r is None else f'{r[0]}-{r[1]}' if r[0] != r[1] else r[0]} |")
+            realtext = "" if r is None else f"{r[0]}-{r[1]}" if r[0] != r[1] else f"{r[0]}"
+            print(f"| {n} | {nb} | {what} | " + " | ".join(vals) + f" | {realtext} |")
 
     t = model_times(models)
-    print("\n## model times of h100x4's simulated device (us, nb 2048):", {k: round(v) for k, v in t.items()})
-    print("\n## nodes x GPUs | grid | n | malloc | sim s | TFLOP/s | per GPU | CP bound s | work bound s | busy (work / time) | "
-          "sent per rank GB (max) | net s per rank | tiles per GPU | GiB per GPU | sim wall s")
+    one = {r["n"]: r for r in node4}
+    print("\n### strong scaling\n")
+    print("| n | nodes x GPUs | grid | cost 1: s | TFLOP/s | cost 0: s | TFLOP/s | per GPU | speed-up over 1 node | simulation wall s (cost 0 / 1) |")
+    print("|---:|---:|---|---:|---:|---:|---:|---:|---:|---|")
+    for n in sorted({r["n"] for r in rows}):
+        if n in one:
+            r = one[n]
+            print(f"| {n} | 1 x 4 | - | {r['seconds']:.3f} | {tflops(r):.1f} | {r['seconds']:.3f} | {tflops(r):.1f} | "
+                  f"{tflops(r) / 4:.1f} | 1 | {r['sim_wall_s']} |")
+        for nodes in sorted({r["nodes"] for r in rows if r["n"] == n}):
+            c = {r["malloc_cost"]: r for r in rows if r["n"] == n and r["nodes"] == nodes}
+            on, off = c.get(1), c.get(0)
+            cell = lambda r: (f"{r['seconds']:.3f} | {tflops(r):.1f}" if r else "not run | ")
+            speed = f"{one[n]['seconds'] / off['seconds']:.2f}" if off and n in one else ""
+            grid = (off or on)["grid"]
+            per = f"{tflops(off) / (4 * nodes):.2f}" if off else ""
+            walls = " / ".join(str(r["sim_wall_s"]) if r else "-" for r in (off, on))
+            print(f"| {n} | {nodes} x 4 | {grid} | {cell(on)} | {cell(off)} | {per} | {speed} | {walls} |")
+
+    print("\n### weak scaling (n = 16384 sqrt(nodes))\n")
+    print("| nodes x GPUs | n | cost 1: TFLOP/s | per GPU | cost 0: TFLOP/s | per GPU | efficiency per GPU (cost 0) |")
+    print("|---:|---:|---:|---:|---:|---:|---:|")
+    base = tflops(one[16384]) / 4 if 16384 in one else None
+    if base:
+        print(f"| 1 x 4 | 16384 | {4 * base:.1f} | {base:.1f} | {4 * base:.1f} | {base:.1f} | 100% |")
+    for nodes in (4, 16, 64, 256):
+        n = int(16384 * nodes ** 0.5)
+        c = {r["malloc_cost"]: r for r in rows if r["n"] == n and r["nodes"] == nodes}
+        if not c:
+            print(f"| {nodes} x 4 | {n} | not run | | not run | | |")
+            continue
+        cells = []
+        for cost in (1, 0):
+            r = c.get(cost)
+            cells.append(f"{tflops(r):.1f} | {tflops(r) / (4 * nodes):.2f}" if r else "not run | ")
+        eff = f"{tflops(c[0]) / (4 * nodes) / base:.0%}" if 0 in c and base else ""
+        print(f"| {nodes} x 4 | {n} | {cells[0]} | {cells[1]} | {eff} |")
+
+    print("\n### limits\n")
+    print("| n | nodes | cost | simulated s | critical path s | work s | GPUs busy (work / time) | "
+          "sent by the busiest rank, GB | its NIC time s | tiles received (most) | x 21 ms, s | tiles per GPU | GiB per GPU |")
+    print("|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
     for r in node4:
         cp, work = bounds(r["n"], 1, t)
         nt = r["n"] // TILE
         tiles = nt * (nt + 1) / 2 / 4
-        busy = work / r["seconds"]
-        print(f"| 1 x 4 | - | {r['n']} | - | {r['seconds']:.3f} | {tflops(r):.1f} | {tflops(r) / 4:.1f} | {cp:.3f} | "
-              f"{work:.3f} | {busy:.0%} | 0 | 0 | {tiles:.0f} | {tiles * 32 / 1024:.1f} | {r['sim_wall_s']} |")
-    for r in sorted(rows, key=lambda r: (r["n"], r["nodes"], r["malloc_cost"])):
-        cp, work = bounds(r["n"], r["nodes"], t, malloc=bool(r["malloc_cost"]))
-        log = os.path.join(data, "logs", f"mpi-{r['nodes']}-{r['n']}-{r['malloc_cost']}.log")
-        sent = comm_stats(log)
-        busy = work / r["seconds"]
+        print(f"| {r['n']} | 1 | - | {r['seconds']:.3f} | {cp:.3f} | {work:.3f} | {work / r['seconds']:.0%} | - | - | - | - | "
+              f"{tiles:.0f} | {tiles * 32 / 1024:.1f} |")
+    for r in rows:
+        cp, work = bounds(r["n"], r["nodes"], t)
+        sent, received = comm_stats(os.path.join(data, "logs", f"mpi-{r['nodes']}-{r['n']}-{r['malloc_cost']}.log"))
         most = max(sent.values()) if sent else float("nan")
+        most_in = max(received.values()) if received else float("nan")
         nt = r["n"] // TILE
         tiles = nt * (nt + 1) / 2 / (4 * r["nodes"])
-        print(f"| {r['nodes']} x 4 | {r['grid']} | {r['n']} | {r['malloc_cost']} | {r['seconds']:.3f} | {tflops(r):.1f} | "
-              f"{tflops(r) / (4 * r['nodes']):.1f} | {cp:.3f} | {work:.3f} | {busy:.0%} | {most / 1e9:.2f} | "
-              f"{most / NET:.3f} | {tiles:.0f} | {tiles * 32 / 1024:.2f} | {r['sim_wall_s']} |")
+        alloc = f"{most_in / 2 ** 25 * MALLOC_MS * 1e-3:.2f}" if r["malloc_cost"] else "-"
+        print(f"| {r['n']} | {r['nodes']} | {r['malloc_cost']} | {r['seconds']:.3f} | {cp:.3f} | {work:.3f} | "
+              f"{work / r['seconds']:.0%} | {most / 1e9:.2f} | {most / NET:.3f} | {most_in / 2 ** 25:.0f} | {alloc} | "
+              f"{tiles:.1f} | {tiles * 32 / 1024:.2f} |")
+
+    net = load(data, "network.jsonl")
+    if net:
+        print("\n### network\n")
+        print("| n | nodes x GPUs | link GB/s | simulated s | TFLOP/s |")
+        print("|---:|---:|---:|---:|---:|")
+        base = [r for r in rows if r["malloc_cost"] == 0]
+        for r in sorted(base + net, key=lambda r: (r["n"], r["nodes"], r["node_bw"])):
+            if any(x["n"] == r["n"] and x["nodes"] == r["nodes"] for x in net):
+                print(f"| {r['n']} | {r['nodes']} x 4 | {r['node_bw']:g} | {r['seconds']:.3f} | {tflops(r):.1f} |")
+
+    local, real = load(data, "local.jsonl"), load(data, "local-real.jsonl")
+    if local or real:
+        print("\n### this machine\n")
+        print("| run | real s (each run) | load average | simulated s |")
+        print("|---|---|---|---:|")
+        for grid, label in (("1x1", "1 rank, from a host array"), ("1x2", "2 ranks (1x2)"), ("2x2", "4 ranks (2x2)")):
+            rr = [r for r in real if r.get("grid") == grid]
+            ss = [r for r in local if r["grid"] == grid]
+            runs = ", ".join("%.2f" % r["seconds"] for r in rr)
+            loads = ", ".join(str(r["loadavg"]) for r in rr)
+            print(f"| {label} | {runs} | {loads} | {ss[-1]['seconds']:.3f} |" if ss else "")
 
 
 if __name__ == "__main__":

@@ -29,8 +29,9 @@ for k, (node, label) in enumerate((("h100x1", "sim: 2 devices, half times"), ("h
     ax.bar([i + (k - 1.5) * width for i in range(len(cases))], ys, width, label=label)
 lo = [REAL_H100[c][0] for c in cases]
 hi = [REAL_H100[c][1] for c in cases]
-ax.bar([i + 1.5 * width for i in range(len(cases))], [h - l for l, h in zip(lo, hi)], width, bottom=lo, color="k", alpha=0.6,
-       label="real H100 (range of runs)")
+ax.errorbar([i + 1.5 * width for i in range(len(cases))], [(l + h) / 2 for l, h in zip(lo, hi)],
+            yerr=[[(h - l) / 2 + 0.4 for l, h in zip(lo, hi)]] * 2, fmt="none", ecolor="k", elinewidth=8,
+            label="real H100 (range of runs)")
 ax.set_xticks(range(len(cases)))
 ax.set_xticklabels([f"n={n}\nnb={nb}" for n, nb in cases])
 ax.set_ylabel("TFLOP/s (n^3/3)")

@@ -11,13 +11,15 @@
 #           tiles resident on the GPU, in host memory, and from a host array -> OUTDIR/single.jsonl;
 #           h100x4 at the strong-scaling sizes -> OUTDIR/node4.jsonl
 #   multi   strong scaling, StarPU-MPI over SMPI: NODES (4 16 64) nodes of h100x4 on a fat tree,
-#           SIZES (32768 65536), MALLOC_COSTS (0 1) -> OUTDIR/multi.jsonl, logs in OUTDIR/logs
+#           SIZES (32768 65536), MALLOC_COSTS (0 1) -> OUTDIR/multi.jsonl (or RESULTS), logs in OUTDIR/logs
 #   weak    WEAK ("4:32768 16:65536"; nodes:n pairs) the same way -> OUTDIR/weak.jsonl
 #   local   this machine's CPU models (MODELS_LOCAL, STARPU_HOSTNAME LOCAL_HOST), one CPU worker
 #           per rank: 1 rank, 1x2, 2x2 at LOCAL_N (3000), nb 250 -> OUTDIR/local.jsonl
 #   local-real  the same runs for real with TESSERA (a normal build's tessera) and mpirun, REPS (3)
 #           times each -> OUTDIR/local-real.jsonl (with the load average)
 #   calibrate-local  calibrates MODELS_LOCAL for LOCAL_HOST with the real 1-rank run (4 times)
+# Folded memory under SMPI is mapped in blocks of smpi/shared-malloc-blocksize: one 32 MiB block a
+# tile keeps the mappings under vm.max_map_count (1 MiB blocks failed from 16 ranks at n = 65536).
 # Environment: BUILD (build-simgrid), MODELS (model dir; `models` writes it), H100_FROM
 # (/work/h100-perfmodels), NODE_BW (GB/s per fat-tree link, 25), NODE_LAT (us, 1), TIMEOUT (s per
 # run, 3600). Every run's JSON line gets the simulation's own wall time (sim_wall_s).
@@ -40,6 +42,7 @@ export STARPU_PERF_MODEL_DIR=$models STARPU_WORKER_STATS=1 STARPU_COMM_STATS=1
 run() {
   local log=$1 fields=$2 start=$SECONDS line; shift 2
   line=$(timeout "${TIMEOUT:-3600}" "$@" --json 2>"$log" | grep '"simulated"' || true)
+  sed -i '/ker_lmm\/WARNING/d;/MPI_Init_thread level/d;/^[[:space:]]*$/d' "$log"  # SimGrid's and StarPU's noise
   [ -n "$line" ] || { echo "no result: $* (see $log)" >&2; return 0; }
   echo "${line%\}},$fields,\"sim_wall_s\":$((SECONDS - start))}"
 }
@@ -49,9 +52,9 @@ distributed() {  # OUTFILE NODES N COST
   p=$(python3 -c "import math;n=$nodes;p=math.isqrt(n);print(max(d for d in range(1,p+1) if n%d==0))"); q=$((nodes / p))
   python3 "$here/make_platform.py" cluster --nodes "$nodes" --bw "${NODE_BW:-25}" --lat "${NODE_LAT:-1}" "$tmp/c.xml" "$tmp/hosts"
   STARPU_HOSTNAME=h100x4 STARPU_NCPU=1 STARPU_SIMGRID_CUDA_MALLOC_COST=$cost \
-    run "$out/logs/mpi-$nodes-$n-$cost.log" "\"node\":\"h100x4\",\"nodes\":$nodes,\"malloc_cost\":$cost,\"node_bw\":${NODE_BW:-25}" \
+    run "$out/logs/mpi-$nodes-$n-$cost${NODE_BW:+-bw$NODE_BW}.log" "\"node\":\"h100x4\",\"nodes\":$nodes,\"malloc_cost\":$cost,\"node_bw\":${NODE_BW:-25}" \
     "$smpirun" -platform "$tmp/c.xml" -hostfile "$tmp/hosts" -np "$nodes" "$build/sim/libtessera-sim-mpi.so" \
-    --n "$n" --nb 2048 --grid "${p}x${q}" --mode gpu >> "$1"
+    --cfg=smpi/shared-malloc-blocksize:$((32 << 20)) --n "$n" --nb 2048 --grid "${p}x${q}" --mode gpu >> "$1"
 }
 
 for what in "$@"; do
@@ -80,7 +83,7 @@ for what in "$@"; do
     multi)
       for n in ${SIZES:-32768 65536}; do
         for nodes in ${NODES:-4 16 64}; do
-          for cost in ${MALLOC_COSTS:-0 1}; do distributed "$out/multi.jsonl" "$nodes" "$n" "$cost"; done
+          for cost in ${MALLOC_COSTS:-0 1}; do distributed "$out/${RESULTS:-multi.jsonl}" "$nodes" "$n" "$cost"; done
         done
       done ;;
     weak)
