@@ -175,12 +175,14 @@ def main():
         print("\n### this machine\n")
         print("| run | real s (each run) | load average | simulated s |")
         print("|---|---|---|---:|")
-        for grid, label in (("1x1", "1 rank, from a host array"), ("1x2", "2 ranks (1x2)"), ("2x2", "4 ranks (2x2)")):
+        for grid, label, half in (("1x1", "1 rank, from a host array", False), ("1x2", "2 ranks (1x2)", False),
+                                  ("2x2", "4 ranks (2x2)", False), ("2x2", "4 ranks (2x2), simulated on half a core each", True)):
             rr = [r for r in real if r.get("grid") == grid]
-            ss = [r for r in local if r["grid"] == grid]
+            ss = [r for r in local if r["grid"] == grid and r["node"].endswith("-half") == half]
             runs = ", ".join("%.2f" % r["seconds"] for r in rr)
             loads = ", ".join(str(r["loadavg"]) for r in rr)
-            print(f"| {label} | {runs} | {loads} | {ss[-1]['seconds']:.3f} |" if ss else "")
+            if ss:
+                print(f"| {label} | {runs} | {loads} | {ss[-1]['seconds']:.3f} |")
 
 
 if __name__ == "__main__":

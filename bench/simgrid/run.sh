@@ -96,11 +96,33 @@ for what in "$@"; do
       unset TESSERA_GPU_KERNELS
       n=${LOCAL_N:-3000}
       run "$out/logs/local-1.log" "\"node\":\"$LOCAL_HOST\"" "$build/sim/tessera-sim" --n "$n" --nb 250 --mode cpu --host >> "$out/local.jsonl"
+      # LOCAL_HOST-half: the same machine with every task twice as long, i.e. each rank on half a
+      # core, as 4 ranks on this machine's 2 cores are.
+      python3 - "$STARPU_PERF_MODEL_DIR" "$LOCAL_HOST" <<'PY'
+import glob, os, re, shutil, sys
+d, host = sys.argv[1], sys.argv[2]
+for f in glob.glob(f"{d}/bus/{host}.*"):
+    shutil.copy(f, f.replace(f"/{host}.", f"/{host}-half."))
+for f in glob.glob(f"{d}/codelets/45/*.{host}"):
+    lines = []
+    for line in open(f):
+        c = line.split()
+        if len(c) == 8 and re.fullmatch(r"[0-9a-f]{8}", c[0]):
+            c[3], c[4], c[5], c[6] = (f"{float(c[3]) * 2:e}", f"{float(c[4]) * 2:e}", f"{float(c[5]) * 2:e}",
+                                      f"{float(c[6]) * 4:e}")
+            line = "\t".join(c) + "\n"
+        lines.append(line)
+    open(f + "-half", "w").writelines(lines)
+PY
       for grid in 1x2 2x2; do
         np=$(( ${grid%x*} * ${grid#*x} ))
         python3 "$here/make_platform.py" cluster --nodes "$np" --bw "${NODE_BW:-25}" --lat "${NODE_LAT:-1}" "$tmp/c.xml" "$tmp/hosts"
-        run "$out/logs/local-$grid.log" "\"node\":\"$LOCAL_HOST\"" "$smpirun" -platform "$tmp/c.xml" -hostfile "$tmp/hosts" \
-          -np "$np" "$build/sim/libtessera-sim-mpi.so" --n "$n" --nb 250 --grid "$grid" --mode cpu >> "$out/local.jsonl"
+        for host in "$LOCAL_HOST" "$LOCAL_HOST-half"; do
+          [ "$grid" = 2x2 ] || [ "$host" = "$LOCAL_HOST" ] || continue
+          STARPU_HOSTNAME=$host run "$out/logs/local-$grid.log" "\"node\":\"$host\"" "$smpirun" -platform "$tmp/c.xml" \
+            -hostfile "$tmp/hosts" -np "$np" "$build/sim/libtessera-sim-mpi.so" --n "$n" --nb 250 --grid "$grid" --mode cpu \
+            >> "$out/local.jsonl"
+        done
       done ;;
     calibrate-local|local-real)
       export STARPU_PERF_MODEL_DIR=${MODELS_LOCAL:?} STARPU_HOSTNAME=${LOCAL_HOST:?} STARPU_NCPU=1
