@@ -23,7 +23,18 @@ std::atomic<bool>& starpu_mpi_in_use() {
   return in_use;
 }
 
+// Under SimGrid's SMPI (StarPU's simulation of MPI applications), StarPU-MPI initializes MPI before
+// the application's main, which runs in a simulated thread of its own that is not an MPI process:
+// it may call StarPU-MPI (whose progress thread is the rank's MPI process), not MPI itself. The
+// context then works on MPI_COMM_WORLD, through StarPU-MPI's rank, size and barrier.
+#ifdef STARPU_SIMGRID
+constexpr bool kSmpi = true;
+#else
+constexpr bool kSmpi = false;
+#endif
+
 void check_mpi_ready() {
+  if (kSmpi) return;
   int initialized = 0;
   int finalized = 0;
   MPI_Initialized(&initialized);
@@ -52,16 +63,22 @@ Context::Context(Runtime& runtime, MPI_Comm comm, Grid grid) {
   if (comm == MPI_COMM_NULL) throw InvalidArgument("distributed::Context: null communicator");
   int size = 0;
   int rank = 0;
-  MPI_Comm_size(comm, &size);
-  MPI_Comm_rank(comm, &rank);
+  if (kSmpi) {
+    if (comm != MPI_COMM_WORLD) throw InvalidArgument("distributed::Context: simulated runs use MPI_COMM_WORLD");
+    starpu_mpi_comm_size(comm, &size);
+    starpu_mpi_comm_rank(comm, &rank);
+  } else {
+    MPI_Comm_size(comm, &size);
+    MPI_Comm_rank(comm, &rank);
+  }
   check_grid(grid, size);
   if (starpu_mpi_in_use().exchange(true))
     throw RuntimeError("distributed::Context: StarPU-MPI already runs for another Context in this process");
-  MPI_Comm own = MPI_COMM_NULL;
-  MPI_Comm_dup(comm, &own);
+  MPI_Comm own = comm;
+  if (!kSmpi) MPI_Comm_dup(comm, &own);
   const int ret = starpu_mpi_init_comm(nullptr, nullptr, 0, own);
   if (ret != 0) {
-    MPI_Comm_free(&own);
+    if (!kSmpi) MPI_Comm_free(&own);
     starpu_mpi_in_use().store(false);
     throw RuntimeError("distributed::Context: StarPU-MPI could not start (error " + std::to_string(ret) + ")");
   }
@@ -75,7 +92,7 @@ Context::~Context() {
     const detail::TransfersInFlight awake(*state.runtime);
     starpu_mpi_shutdown();
   }
-  MPI_Comm_free(&state.comm);
+  if (!kSmpi) MPI_Comm_free(&state.comm);
   starpu_mpi_in_use().store(false);
 }
 

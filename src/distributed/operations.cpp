@@ -19,8 +19,14 @@ int finish_collective(ContextState& context, int local_info, std::exception_ptr 
   // One reduction: the largest negated first failing column (none: INT_MAX) is the smallest
   // column, and the largest error flag says whether any rank failed.
   const int local[2] = {-(local_info > 0 ? local_info : INT_MAX), local_error ? 1 : 0};
-  int global[2] = {0, 0};
+  int global[2] = {local[0], local[1]};
+#ifdef STARPU_SIMGRID
+  // Under SMPI the application's thread is not an MPI process (distributed::Context): in
+  // simulation no kernel runs, so there is no failure to reduce; the ranks only meet.
+  starpu_mpi_barrier(context.comm);
+#else
   MPI_Allreduce(local, global, 2, MPI_INT, MPI_MAX, context.comm);
+#endif
   const int first_failing_column = -global[0];
   if (local_error) std::rethrow_exception(local_error);
   if (global[1]) throw RuntimeError("a task of a distributed operation failed on another rank");

@@ -124,6 +124,11 @@ const char* default_tile_tuning_json();
 
 void create_cuda_contexts(RuntimeResources& resources, const std::string& tuning_file) {
   if (starpu_cuda_worker_get_count() == 0) return;
+#ifdef STARPU_SIMGRID
+  // StarPU's simulation (SimGrid) simulates the CUDA workers: there is no device to make streams,
+  // handles or workspaces on, and no CUDA codelet ever runs.
+  return;
+#endif
   resources.tile_tuning() = tuning_file.empty() ? kernels::cuda::TileTuningTable::from_json(default_tile_tuning_json())
                                                 : kernels::cuda::TileTuningTable::load(tuning_file);
   ContextJob job;
@@ -134,6 +139,9 @@ void create_cuda_contexts(RuntimeResources& resources, const std::string& tuning
 
 void destroy_cuda_contexts(RuntimeResources& resources) {
   if (starpu_cuda_worker_get_count() == 0) return;
+#ifdef STARPU_SIMGRID
+  return;
+#endif
   starpu_execute_on_each_worker(destroy_on_worker, &resources, STARPU_CUDA);
 }
 

@@ -22,15 +22,25 @@ bool gpus_present() { return starpu_cuda_worker_get_count() > 0; }
 
 }  // namespace
 
+#ifdef STARPU_SIMGRID
+// In StarPU's simulation (SimGrid) no kernel reads or writes the tiles: host blocks are folded
+// (every page maps the same small file), so that simulated matrices may exceed this machine's
+// memory, and are never pinned.
+constexpr int kSimulationFlags = STARPU_MALLOC_SIMULATION_FOLDED;
+#else
+constexpr int kSimulationFlags = 0;
+#endif
+
 void HostMemoryPool::free_block(const Block& block) {
   if (block.pinned == Pinned::registered) starpu_memory_unpin(block.memory, block.bytes);
-  starpu_free_flags(block.memory, block.bytes, block.pinned == Pinned::allocated ? STARPU_MALLOC_PINNED : 0);
+  starpu_free_flags(block.memory, block.bytes,
+                    (block.pinned == Pinned::allocated ? STARPU_MALLOC_PINNED : 0) | kSimulationFlags);
 }
 
 // Memory that has been written once pins quickly (the pages exist); a block that cannot be pinned
 // stays pageable, which is slower to copy but correct.
 void HostMemoryPool::pin_for_reuse(Block& block) const {
-  if (pinning_ != HostTiles::pin_on_reuse || block.pinned != Pinned::no || !gpus_present()) return;
+  if (kSimulationFlags || pinning_ != HostTiles::pin_on_reuse || block.pinned != Pinned::no || !gpus_present()) return;
   block.pinned = starpu_memory_pin(block.memory, block.bytes) == 0 ? Pinned::registered : Pinned::refused;
 }
 
@@ -70,9 +80,9 @@ void* HostMemoryPool::allocate(std::size_t bytes) {
     return reused.memory;
   }
   lock.unlock();
-  const bool pin_now = pinning_ == HostTiles::pinned && gpus_present();
+  const bool pin_now = !kSimulationFlags && pinning_ == HostTiles::pinned && gpus_present();
   void* memory = nullptr;
-  if (starpu_malloc_flags(&memory, bytes, pin_now ? STARPU_MALLOC_PINNED : 0) != 0) return nullptr;
+  if (starpu_malloc_flags(&memory, bytes, (pin_now ? STARPU_MALLOC_PINNED : 0) | kSimulationFlags) != 0) return nullptr;
   lock.lock();
   in_use_[memory] = Block{memory, bytes, pin_now ? Pinned::allocated : Pinned::no};
   return memory;

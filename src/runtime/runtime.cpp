@@ -44,6 +44,11 @@ struct WorkerSleep {
   }
   // Called with the mutex held after any change.
   void apply() {
+#ifdef STARPU_SIMGRID
+    // In StarPU's simulation idle workers cost no time of this machine, and starpu_pause() under
+    // this lock could hand the thread to another simulated worker that wants the lock.
+    return;
+#endif
     const bool sleep = should_sleep();
     if (sleep != starpu_paused) {
       if (sleep)

@@ -1,5 +1,7 @@
 #include "submission.hpp"
 
+#include <starpu.h>
+
 #include <new>
 #include <string>
 
@@ -36,6 +38,14 @@ void Submission::set_trace(std::shared_ptr<Trace> trace) {
 }
 
 void Submission::wait() {
+#ifdef STARPU_SIMGRID
+  // In StarPU's simulation every worker is a SimGrid actor of this one thread: a condition
+  // variable of the system would block them all. StarPU's own wait lets the simulation run.
+  while (pending_.load(std::memory_order_acquire) != 0) {
+    starpu_task_wait_for_all();
+    if (pending_.load(std::memory_order_acquire) != 0) starpu_sleep(1e-6f);
+  }
+#endif
   {
     std::unique_lock<std::mutex> lock(mutex_);
     all_done_.wait(lock, [this] { return pending_.load(std::memory_order_acquire) == 0; });
