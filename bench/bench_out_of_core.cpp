@@ -15,7 +15,6 @@
 #include <starpu.h>
 
 #include <algorithm>
-#include <atomic>
 #include <chrono>
 #include <cmath>
 #include <cstdint>
@@ -24,15 +23,16 @@
 #include <nlohmann/json.hpp>
 #include <stdexcept>
 #include <string>
-#include <thread>
 #include <vector>
 
 #include "bench_support.hpp"
+#include "cli/spd_matrices.hpp"
 #include "tessera/starpu_interop.hpp"
 #include "tessera/tessera.hpp"
 
 namespace {
 
+using tessera::cli::parallel_for;
 using Clock = std::chrono::steady_clock;
 using nlohmann::json;
 
@@ -52,19 +52,6 @@ struct GeneratedSpd {
     return static_cast<double>(z >> 11) * 0x1.0p-52 - 1.0;  // uniform in [-1, 1)
   }
 };
-
-// body(k) for k in [0, count) on every hardware thread.
-template <class Body>
-void parallel_for(int count, Body&& body) {
-  const unsigned threads = std::max(1u, std::thread::hardware_concurrency());
-  std::atomic<int> next{0};
-  std::vector<std::thread> pool;
-  for (unsigned t = 0; t < threads; ++t)
-    pool.emplace_back([&] {
-      for (int k = next++; k < count; k = next++) body(k);
-    });
-  for (auto& th : pool) th.join();
-}
 
 // Writes the generated matrix into the lower tiles, in host memory.
 template <class T>

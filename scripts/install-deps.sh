@@ -20,6 +20,8 @@ sudo_cmd=()
 [ "$(id -u)" -eq 0 ] || sudo_cmd=(sudo)
 
 log() { printf '[install-deps] %s\n' "$*" >&2; }
+# shellcheck source=scripts/debian_packages.sh
+. "$(dirname "${BASH_SOURCE[0]}")/debian_packages.sh"
 
 install_debian_packages() {
   local packages=(
@@ -31,31 +33,9 @@ install_debian_packages() {
   )
   # Clang, its sanitizer and libFuzzer runtimes, and llvm-symbolizer, for scripts/fuzz.sh.
   if [ "${TESSERA_FUZZ_DEPS:-0}" = 1 ]; then packages+=(clang-14 libclang-rt-14-dev llvm-14); fi
-  local missing=()
-  for p in "${packages[@]}"; do
-    dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
-  done
-  if [ ${#missing[@]} -gt 0 ]; then
-    log "installing Debian packages: ${missing[*]}"
-    "${sudo_cmd[@]}" apt-get update -qq
-    DEBIAN_FRONTEND=noninteractive "${sudo_cmd[@]}" apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
-  fi
+  install_missing_debian_packages "${packages[@]}"
 }
 
-# A deb-src entry derived from the machine's own Debian sources, so `apt-get source` works.
-enable_debian_sources() {
-  local src=/etc/apt/sources.list.d/debian.sources
-  local out=/etc/apt/sources.list.d/tessera-deb-src.sources
-  [ -f "$out" ] && return 0
-  if [ -f "$src" ]; then
-    sed 's/^Types: deb$/Types: deb-src/' "$src" | "${sudo_cmd[@]}" tee "$out" >/dev/null
-  elif [ -f /etc/apt/sources.list ]; then
-    sed -n 's/^deb /deb-src /p' /etc/apt/sources.list | "${sudo_cmd[@]}" tee /etc/apt/sources.list.d/tessera-deb-src.list >/dev/null
-  else
-    log "no Debian sources file found; cannot fetch StarPU's source package"; exit 1
-  fi
-  "${sudo_cmd[@]}" apt-get update -qq
-}
 
 find_cuda() {
   local nvcc_path
