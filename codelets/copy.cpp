@@ -26,6 +26,12 @@ T* block_origin(const BlockMap<T>& b) {
   return b.base + b.row0 + static_cast<long>(b.col0) * b.ld;
 }
 
+// The tile is the block itself (a tile matrix registered on the caller's array): nothing to copy.
+template <class T>
+bool is_in_place(const BlockMap<T>& b, const TileView<T>& tile) {
+  return !b.transpose && block_origin(b) == tile.ptr && b.ld == tile.ld;
+}
+
 template <class T>
 void copy_in_cpu(void* buffers[], void* cl_arg) {
   const auto& args = task_args<CopyArgs<T>>(cl_arg);
@@ -35,7 +41,10 @@ void copy_in_cpu(void* buffers[], void* cl_arg) {
     // The block is tile-shaped, or transposed (rows and columns swapped).
     const int m = b.transpose ? tile.cols : tile.rows;
     const int n = b.transpose ? tile.rows : tile.cols;
-    const int bad_row = kernels::cpu::copy_block(b.transpose, b.lower_only, m, n, block_origin(b), b.ld, tile.ptr, tile.ld);
+    const int bad_row =
+        is_in_place(b, tile)
+            ? kernels::cpu::first_non_finite_row(b.lower_only, tile.rows, tile.cols, tile.ptr, tile.ld)
+            : kernels::cpu::copy_block(b.transpose, b.lower_only, m, n, block_origin(b), b.ld, tile.ptr, tile.ld);
     if (bad_row >= 0 && b.in_matrix) args.header.submission->record_non_finite(args.tile_row0 + bad_row + 1);
   }, /*even_after_failure=*/true);
 }
@@ -46,6 +55,7 @@ void copy_out_cpu(void* buffers[], void* cl_arg) {
   run_task_body(args.header, "copy_out", [&] {
     const TileView<T> tile = tile_view<T>(buffers[0]);
     const BlockMap<T>& b = args.block;
+    if (is_in_place(b, tile)) return;  // the task only brought the tile home
     if (b.lower_only && b.transpose) {
       // Diagonal tile of an upper-stored matrix: the tile's lower triangle goes above the diagonal.
       kernels::cpu::copy_lower_to_upper_transposed(tile.cols, tile.ptr, tile.ld, block_origin(b), b.ld);

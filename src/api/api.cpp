@@ -4,6 +4,7 @@
 
 #include "argument_errors.hpp"
 #include "request_support.hpp"
+#include "caller_memory.hpp"
 #include "tile_access.hpp"
 #include "tile_requirements.hpp"
 #include "tessera/cholesky.hpp"
@@ -47,6 +48,33 @@ struct MatrixAndRhs {
   TileMatrix<T> A;
   TileMatrix<T> B;
 };
+
+// HostTiles::in_place: a lower-stored array is the tiles themselves (a view), pinned for the call
+// when GPU workers take part. The load and store tasks stay: they scan the input for NaN and
+// infinity and bring each tile home, and copy nothing. Members in this order: the tiles are
+// released (their latest values home) before the memory is unpinned.
+template <class T>
+class CallerArrayTiles {
+ public:
+  CallerArrayTiles(Runtime& runtime, Mode mode, int n, int nb, T* A, int lda)
+      : pinned_(A, runtime.resolve(mode) == Mode::cpu ? 0 : array_bytes(n, lda)),
+        tiles_(detail::TileAccess::view(runtime, n, n, nb, TileStructure::symmetric_lower, A, lda, detail::kHostMemory)) {}
+  const TileMatrix<T>& tiles() const { return *tiles_; }
+
+ private:
+  static std::size_t array_bytes(int n, int lda) {
+    return (static_cast<std::size_t>(n - 1) * static_cast<std::size_t>(lda) + static_cast<std::size_t>(n)) * sizeof(T);
+  }
+  detail::PinnedCallerMemory pinned_;
+  std::unique_ptr<TileMatrix<T>> tiles_;
+};
+
+template <class T>
+bool tiles_in_place(const Runtime& runtime, Uplo uplo, int n, const T* A) {
+  const double lower_bytes = double(n) * (double(n) + 1) / 2 * sizeof(T);
+  return n > 0 && uplo == Uplo::lower && detail::within_physical_memory(lower_bytes) &&
+         detail::factor_in_place(runtime, A);
+}
 
 }  // namespace
 
@@ -105,14 +133,22 @@ Request potrf_async(Runtime& runtime, int n, T* A, int lda, const FactorOptions&
   detail::throw_if_invalid("potrf", potrf_argument_error(detail::uplo_letter(options.uplo), n, A, lda));
   const int nb = tile_size_for<T>(runtime, n, options);
   check_tiles_fit_gpu<T>(runtime, options.mode, nb, n);
+  const auto submit = [&](std::shared_ptr<void> keep_alive, const TileMatrix<T>& tiles) {
+    return make_request(runtime, std::move(keep_alive), [&](Submission& s) {
+      s.set_trace(options.trace);
+      const detail::TaskContext ctx = make_context(runtime, s, options.mode, options.gpu_kernels);
+      const TileGrid grid = detail::tile_grid(tiles);
+      detail::insert_lapack_potrf<T>(ctx, grid, options.uplo, A, lda, options.hints,
+                                     detail::cholesky_plan<T>(runtime, options, grid));
+    });
+  };
+  if (tiles_in_place<T>(runtime, options.uplo, n, A)) {
+    auto in_place = std::make_shared<CallerArrayTiles<T>>(runtime, options.mode, n, nb, A, lda);
+    const TileMatrix<T>& tiles = in_place->tiles();
+    return submit(std::move(in_place), tiles);
+  }
   auto tiles = std::make_shared<TileMatrix<T>>(runtime, n, nb);
-  return make_request(runtime, tiles, [&](Submission& s) {
-    s.set_trace(options.trace);
-    const detail::TaskContext ctx = make_context(runtime, s, options.mode, options.gpu_kernels);
-    const TileGrid grid = detail::tile_grid(*tiles);
-    detail::insert_lapack_potrf<T>(ctx, grid, options.uplo, A, lda, options.hints,
-                                   detail::cholesky_plan<T>(runtime, options, grid));
-  });
+  return submit(tiles, *tiles);
 }
 
 // A solve in LAPACK layout (potrs, posv): the matrix and the right-hand sides copied into tiles,

@@ -63,6 +63,16 @@ int cuda_device_holding(const void* pointer) {
   return on_device ? attributes.device : -1;
 }
 
+bool pinned_host_memory(const void* pointer) {
+  cudaPointerAttributes attributes{};
+  const cudaError_t status = cudaPointerGetAttributes(&attributes, pointer);
+  if (status != cudaSuccess) {
+    cudaGetLastError();
+    return false;
+  }
+  return attributes.type == cudaMemoryTypeHost;
+}
+
 void synchronize_stream(void* stream) { TESSERA_CUDA_CHECK(cudaStreamSynchronize(as_stream(stream))); }
 
 template <class T>

@@ -11,6 +11,9 @@ namespace tessera::detail {
 // (pageable, pinned, or memory CUDA does not know).
 int cuda_device_holding(const void* pointer);
 
+// Whether `pointer` is host memory pinned with CUDA (cudaHostAlloc, cudaHostRegister).
+bool pinned_host_memory(const void* pointer);
+
 // Blocks until the work already enqueued on `stream` (a cudaStream_t; null: the legacy default
 // stream of the calling thread's current device) is complete.
 void synchronize_stream(void* stream);

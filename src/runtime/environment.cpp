@@ -150,17 +150,21 @@ const char* to_string(TaskGrain grain) {
 
 HostTiles parse_host_tiles(const std::string& name) {
   const std::string s = lower_case(name);
+  if (s == "auto") return HostTiles::automatic;
   if (s == "pin-on-reuse") return HostTiles::pin_on_reuse;
   if (s == "pinned") return HostTiles::pinned;
   if (s == "pageable") return HostTiles::pageable;
-  throw InvalidArgument("unknown host tile memory '" + name + "' (expected pin-on-reuse, pinned or pageable)");
+  if (s == "in-place") return HostTiles::in_place;
+  throw InvalidArgument("unknown host tile memory '" + name + "' (expected auto, pin-on-reuse, pinned, pageable or in-place)");
 }
 
 const char* to_string(HostTiles tiles) {
   switch (tiles) {
+    case HostTiles::automatic: return "auto";
     case HostTiles::pin_on_reuse: return "pin-on-reuse";
     case HostTiles::pinned: return "pinned";
     case HostTiles::pageable: return "pageable";
+    case HostTiles::in_place: return "in-place";
   }
   return "?";
 }

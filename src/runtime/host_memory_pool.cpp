@@ -2,8 +2,12 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <utility>
 
+#include "caller_memory.hpp"
+#include "device_memory.hpp"
 #include "runtime_resources.hpp"
+#include "tessera/runtime.hpp"
 
 namespace tessera::detail {
 
@@ -40,8 +44,42 @@ void HostMemoryPool::free_block(const Block& block) {
 // Memory that has been written once pins quickly (the pages exist); a block that cannot be pinned
 // stays pageable, which is slower to copy but correct.
 void HostMemoryPool::pin_for_reuse(Block& block) const {
-  if (kSimulationFlags || pinning_ != HostTiles::pin_on_reuse || block.pinned != Pinned::no || !gpus_present()) return;
+  const bool pins_on_reuse = pinning_ != HostTiles::pinned && pinning_ != HostTiles::pageable;
+  if (kSimulationFlags || !pins_on_reuse || block.pinned != Pinned::no || !gpus_present()) return;
   block.pinned = starpu_memory_pin(block.memory, block.bytes) == 0 ? Pinned::registered : Pinned::refused;
+}
+
+bool HostMemoryPool::claim_first_in_place() {
+  std::lock_guard<std::mutex> lock(mutex_);
+  return !std::exchange(first_in_place_claimed_, true);
+}
+
+bool factor_in_place(const Runtime& runtime, const void* array) {
+  return factor_in_place(runtime.resources().host_memory(), array);
+}
+
+bool factor_in_place(HostMemoryPool& pool, const void* array) {
+  if (pool.mode() == HostTiles::in_place) return true;
+  if (pool.mode() != HostTiles::automatic) return false;
+#ifdef TESSERA_HAVE_CUDA
+  if (!kSimulationFlags && gpus_present() && pinned_host_memory(array)) return true;
+#endif
+  return pool.claim_first_in_place();
+}
+
+bool within_physical_memory(double bytes) {
+  const long pages = sysconf(_SC_PHYS_PAGES);
+  const long page_size = sysconf(_SC_PAGE_SIZE);
+  return pages <= 0 || page_size <= 0 || bytes <= double(pages) * double(page_size);
+}
+
+PinnedCallerMemory::PinnedCallerMemory(void* memory, std::size_t bytes) : memory_(memory), bytes_(bytes) {
+  if (kSimulationFlags || !memory || bytes == 0 || !gpus_present()) return;
+  pinned_ = starpu_memory_pin(memory, bytes) == 0;
+}
+
+PinnedCallerMemory::~PinnedCallerMemory() {
+  if (pinned_) starpu_memory_unpin(memory_, bytes_);
 }
 
 HostMemoryPool::~HostMemoryPool() {

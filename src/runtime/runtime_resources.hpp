@@ -73,7 +73,7 @@ class UrgentWork {
 // pinned: RuntimeOptions::host_tiles.
 class HostMemoryPool {
  public:
-  explicit HostMemoryPool(HostTiles pinning = HostTiles::pin_on_reuse) : pinning_(pinning) {}
+  explicit HostMemoryPool(HostTiles pinning = HostTiles::automatic) : pinning_(pinning) {}
   HostMemoryPool(const HostMemoryPool&) = delete;
   HostMemoryPool& operator=(const HostMemoryPool&) = delete;
   ~HostMemoryPool();
@@ -86,6 +86,10 @@ class HostMemoryPool {
   std::size_t cached_bytes() const;
   // Bytes pinned, in use or cached.
   std::size_t pinned_bytes() const;
+  // RuntimeOptions::host_tiles.
+  HostTiles mode() const { return pinning_; }
+  // True for the first call only: HostTiles::automatic factors the first array in place.
+  bool claim_first_in_place();
 
  private:
   enum class Pinned { no, allocated, registered, refused };  // refused: pinning failed once, not retried
@@ -102,6 +106,7 @@ class HostMemoryPool {
   std::vector<Block> free_;                            // oldest first
   std::unordered_map<void*, Block> in_use_;
   std::size_t cached_bytes_ = 0;
+  bool first_in_place_claimed_ = false;
 };
 
 class RuntimeResources {

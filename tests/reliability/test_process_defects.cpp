@@ -21,6 +21,7 @@
 #include <vector>
 
 #include "../test_support.hpp"
+#include "caller_memory.hpp"
 #include "environment.hpp"
 #include "perfmodel_files.hpp"
 #include "reliability_support.hpp"
@@ -455,7 +456,29 @@ TEST(HostMemoryPool, PinsBlocksAsTheOptionsSay) {
     pool.release(again);
   }
   EXPECT_EQ(parse_host_tiles("Pin-On-Reuse"), HostTiles::pin_on_reuse);
+  EXPECT_EQ(parse_host_tiles("auto"), HostTiles::automatic);
+  EXPECT_EQ(parse_host_tiles("in-place"), HostTiles::in_place);
+  EXPECT_STREQ(to_string(HostTiles::in_place), "in-place");
+  EXPECT_EQ(RuntimeOptions{}.host_tiles, HostTiles::automatic);
   EXPECT_THROW(parse_host_tiles("locked"), InvalidArgument);
+}
+
+// automatic: the first array is factored in place, later ones on pooled tiles (pageable memory:
+// nothing is pinned on a machine without a GPU); in_place: every array; the others: none.
+TEST(HostMemoryPool, AutomaticFactorsTheFirstArrayInPlace) {
+  runtime();  // StarPU up: the pool asks it whether CUDA workers exist
+  std::vector<double> array(64);
+  detail::HostMemoryPool automatic(HostTiles::automatic);
+  EXPECT_TRUE(detail::factor_in_place(automatic, array.data()));
+  EXPECT_FALSE(detail::factor_in_place(automatic, array.data()));
+  EXPECT_FALSE(detail::factor_in_place(automatic, array.data() + 8));
+  detail::HostMemoryPool in_place(HostTiles::in_place);
+  EXPECT_TRUE(detail::factor_in_place(in_place, array.data()));
+  EXPECT_TRUE(detail::factor_in_place(in_place, array.data()));
+  for (const HostTiles tiles : {HostTiles::pin_on_reuse, HostTiles::pinned, HostTiles::pageable}) {
+    detail::HostMemoryPool pool(tiles);
+    EXPECT_FALSE(detail::factor_in_place(pool, array.data())) << to_string(tiles);
+  }
 }
 
 TEST(TaskGrainOption, NamesRoundTripAndTheEnvironmentSetsIt) {

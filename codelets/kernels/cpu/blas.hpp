@@ -83,6 +83,17 @@ int copy_block(bool transpose, bool lower_only, int m, int n, const T* src, int 
   return first_bad_row;
 }
 
+// The smallest row of the m x n block holding a NaN or infinity (on or below the diagonal with
+// lower_only), or -1: copy_block's scan for a block that is its own tile (no copy to make).
+template <class T>
+int first_non_finite_row(bool lower_only, int m, int n, const T* A, int lda) {
+  int first_bad_row = -1;
+  for (int j = 0; j < n; ++j)
+    for (int i = lower_only ? j : 0; i < m && (first_bad_row < 0 || i < first_bad_row); ++i)
+      if (!std::isfinite(A[i + static_cast<long>(j) * lda])) first_bad_row = i;
+  return first_bad_row;
+}
+
 // dst(j, i) := src(i, j) for i >= j (n x n): the lower triangle of a tile into the upper triangle
 // of a column-major block, in cache-sized blocks as in copy_block.
 template <class T>

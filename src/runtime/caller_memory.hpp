@@ -1,0 +1,42 @@
+// A caller's host array used in place of tiles (HostTiles::in_place): whether the runtime does
+// so, and the array pinned for the length of one call.
+#pragma once
+
+#include <cstddef>
+
+#include "tessera/options.hpp"
+
+namespace tessera {
+class Runtime;
+}
+
+namespace tessera::detail {
+
+class HostMemoryPool;
+
+// Whether a factorization of a lower-stored host array runs on the array itself, as the pool's
+// RuntimeOptions::host_tiles says (HostTiles::automatic counts this call as its first).
+bool factor_in_place(HostMemoryPool& pool, const void* array);
+bool factor_in_place(const Runtime& runtime, const void* array);
+// Whether `bytes` are at most the machine's physical memory: an array claimed larger cannot be
+// the caller's (the tile path refuses such a matrix with ResourceError, and so does in place).
+bool within_physical_memory(double bytes);
+
+// A caller's host array pinned for the length of one call (HostTiles::in_place), so that copies
+// between it and the GPUs run at the bus's speed. Nothing is pinned without a CUDA worker, and
+// memory that is pinned already (by the caller) or cannot be pinned is used as it is.
+class PinnedCallerMemory {
+ public:
+  PinnedCallerMemory(void* memory, std::size_t bytes);
+  ~PinnedCallerMemory();
+  PinnedCallerMemory(const PinnedCallerMemory&) = delete;
+  PinnedCallerMemory& operator=(const PinnedCallerMemory&) = delete;
+  bool pinned() const { return pinned_; }
+
+ private:
+  void* memory_;
+  std::size_t bytes_;
+  bool pinned_ = false;
+};
+
+}  // namespace tessera::detail
