@@ -41,6 +41,7 @@ void copy_in_cpu(void* buffers[], void* cl_arg) {
     // The block is tile-shaped, or transposed (rows and columns swapped).
     const int m = b.transpose ? tile.cols : tile.rows;
     const int n = b.transpose ? tile.rows : tile.cols;
+    if (is_in_place(b, tile) && !b.in_matrix) return;  // nothing to copy, nothing to report
     const int bad_row =
         is_in_place(b, tile)
             ? kernels::cpu::first_non_finite_row(b.lower_only, tile.rows, tile.cols, tile.ptr, tile.ld)

@@ -92,7 +92,8 @@ TESSERA_EXPORT TaskHints neutral_hints(TaskKind kind, int k, int i, int j, int n
 //           are the caller's array itself, pinned for the length of the call when GPU workers
 //           take part (on an H100 host pinning memory already written costs about 0.06 s/GB,
 //           against about 0.8 s/GB to allocate and first touch tiles and a copy in and out).
-//           Other matrices (upper storage, right-hand sides) use the pool as pin_on_reuse.
+//           potrs's right-hand sides too; posv's are copied (a failure leaves them untouched),
+//           and upper-stored matrices use the pool as pin_on_reuse.
 enum class HostTiles { automatic, pin_on_reuse, pinned, pageable, in_place };
 
 struct TESSERA_EXPORT RuntimeOptions {

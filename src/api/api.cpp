@@ -1,5 +1,6 @@
 // The public submission functions: argument checks, temporaries, then the tile algorithms.
 #include <algorithm>
+#include <memory>
 #include <string>
 
 #include "argument_errors.hpp"
@@ -41,40 +42,65 @@ void check_same_runtime_and_tiles(const TileMatrix<T>& L, const TileMatrix<T>& B
   require(L.rows() == B.rows() && L.nb() == B.nb(), "factor and right-hand sides differ in rows or tile size");
 }
 
-// The tiles of a LAPACK-layout solve: the matrix (or its factor) and the right-hand sides.
+// The tiles of one LAPACK-layout array: tiles from the pool (copied in and out), or the array
+// itself (in place: a view, pinned for the call when GPU workers take part). In place the load and
+// store tasks stay: they scan the input for NaN and infinity and bring each tile home, and copy
+// nothing. Members in this order: the tiles are released (their latest values home) before the
+// memory is unpinned.
 template <class T>
-struct MatrixAndRhs {
-  MatrixAndRhs(Runtime& runtime, int n, int nrhs, int nb) : A(runtime, n, nb), B(runtime, n, nrhs, nb, TileStructure::general) {}
-  TileMatrix<T> A;
-  TileMatrix<T> B;
-};
-
-// HostTiles::in_place: a lower-stored array is the tiles themselves (a view), pinned for the call
-// when GPU workers take part. The load and store tasks stay: they scan the input for NaN and
-// infinity and bring each tile home, and copy nothing. Members in this order: the tiles are
-// released (their latest values home) before the memory is unpinned.
-template <class T>
-class CallerArrayTiles {
+class ArrayTiles {
  public:
-  CallerArrayTiles(Runtime& runtime, Mode mode, int n, int nb, T* A, int lda)
-      : pinned_(A, runtime.resolve(mode) == Mode::cpu ? 0 : array_bytes(n, lda)),
-        tiles_(detail::TileAccess::view(runtime, n, n, nb, TileStructure::symmetric_lower, A, lda, detail::kHostMemory)) {}
+  ArrayTiles(Runtime& runtime, int rows, int cols, int nb, TileStructure structure)
+      : tiles_(std::make_unique<TileMatrix<T>>(runtime, rows, cols, nb, structure)) {}
+  ArrayTiles(Runtime& runtime, Mode mode, int rows, int cols, int nb, TileStructure structure, const T* array, int ld)
+      : pinned_(std::make_unique<detail::PinnedCallerMemory>(
+            const_cast<T*>(array), runtime.resolve(mode) == Mode::cpu ? 0 : span_bytes(rows, cols, ld))),
+        tiles_(detail::TileAccess::view(runtime, rows, cols, nb, structure, const_cast<T*>(array), ld,
+                                        detail::kHostMemory)) {}
   const TileMatrix<T>& tiles() const { return *tiles_; }
+  TileGrid grid() const { return detail::tile_grid(*tiles_); }
 
  private:
-  static std::size_t array_bytes(int n, int lda) {
-    return (static_cast<std::size_t>(n - 1) * static_cast<std::size_t>(lda) + static_cast<std::size_t>(n)) * sizeof(T);
+  static std::size_t span_bytes(int rows, int cols, int ld) {
+    if (rows == 0 || cols == 0) return 0;
+    return (static_cast<std::size_t>(cols - 1) * static_cast<std::size_t>(ld) + static_cast<std::size_t>(rows)) * sizeof(T);
   }
-  detail::PinnedCallerMemory pinned_;
+  std::unique_ptr<detail::PinnedCallerMemory> pinned_;
   std::unique_ptr<TileMatrix<T>> tiles_;
 };
 
+// Whether a call on the n x n lower-stored array A runs on the caller's arrays (HostTiles).
 template <class T>
 bool tiles_in_place(const Runtime& runtime, Uplo uplo, int n, const T* A) {
   const double lower_bytes = double(n) * (double(n) + 1) / 2 * sizeof(T);
   return n > 0 && uplo == Uplo::lower && detail::within_physical_memory(lower_bytes) &&
          detail::factor_in_place(runtime, A);
 }
+
+// The symmetric matrix of a call as lower tiles.
+template <class T>
+ArrayTiles<T> matrix_tiles(Runtime& runtime, bool in_place, Mode mode, int n, int nb, const T* A, int lda) {
+  if (in_place) return ArrayTiles<T>(runtime, mode, n, n, nb, TileStructure::symmetric_lower, A, lda);
+  return ArrayTiles<T>(runtime, n, n, nb, TileStructure::symmetric_lower);
+}
+
+// Where the right-hand sides of a solve may be in place: always when the factor is given (potrs);
+// never with a factorization (posv), whose failure must leave B as it was while solve tasks that
+// depend only on the factor's first columns may already have run.
+enum class Rhs { in_place_with_matrix, from_pool };
+
+// The tiles of a LAPACK-layout solve: the matrix (or its factor) and the right-hand sides.
+template <class T>
+struct MatrixAndRhs {
+  MatrixAndRhs(Runtime& runtime, bool in_place, Rhs rhs, Mode mode, int n, int nrhs, int nb, const T* a, int lda, T* b,
+               int ldb)
+      : A(matrix_tiles(runtime, in_place, mode, n, nb, a, lda)),
+        B(in_place && rhs == Rhs::in_place_with_matrix
+              ? ArrayTiles<T>(runtime, mode, n, nrhs, nb, TileStructure::general, b, ldb)
+              : ArrayTiles<T>(runtime, n, nrhs, nb, TileStructure::general)) {}
+  ArrayTiles<T> A;
+  ArrayTiles<T> B;
+};
 
 }  // namespace
 
@@ -133,36 +159,29 @@ Request potrf_async(Runtime& runtime, int n, T* A, int lda, const FactorOptions&
   detail::throw_if_invalid("potrf", potrf_argument_error(detail::uplo_letter(options.uplo), n, A, lda));
   const int nb = tile_size_for<T>(runtime, n, options);
   check_tiles_fit_gpu<T>(runtime, options.mode, nb, n);
-  const auto submit = [&](std::shared_ptr<void> keep_alive, const TileMatrix<T>& tiles) {
-    return make_request(runtime, std::move(keep_alive), [&](Submission& s) {
-      s.set_trace(options.trace);
-      const detail::TaskContext ctx = make_context(runtime, s, options.mode, options.gpu_kernels);
-      const TileGrid grid = detail::tile_grid(tiles);
-      detail::insert_lapack_potrf<T>(ctx, grid, options.uplo, A, lda, options.hints,
-                                     detail::cholesky_plan<T>(runtime, options, grid));
-    });
-  };
-  if (tiles_in_place<T>(runtime, options.uplo, n, A)) {
-    auto in_place = std::make_shared<CallerArrayTiles<T>>(runtime, options.mode, n, nb, A, lda);
-    const TileMatrix<T>& tiles = in_place->tiles();
-    return submit(std::move(in_place), tiles);
-  }
-  auto tiles = std::make_shared<TileMatrix<T>>(runtime, n, nb);
-  return submit(tiles, *tiles);
+  auto tiles = std::make_shared<ArrayTiles<T>>(
+      matrix_tiles(runtime, tiles_in_place<T>(runtime, options.uplo, n, A), options.mode, n, nb, A, lda));
+  return make_request(runtime, tiles, [&](Submission& s) {
+    s.set_trace(options.trace);
+    const detail::TaskContext ctx = make_context(runtime, s, options.mode, options.gpu_kernels);
+    const TileGrid grid = tiles->grid();
+    detail::insert_lapack_potrf<T>(ctx, grid, options.uplo, A, lda, options.hints,
+                                   detail::cholesky_plan<T>(runtime, options, grid));
+  });
 }
 
 // A solve in LAPACK layout (potrs, posv): the matrix and the right-hand sides copied into tiles,
 // then `insert_solve` inserts the tasks on the two tile grids.
 template <class T, class InsertSolve>
-Request submit_lapack_solve(Runtime& runtime, int n, int nrhs, const FactorOptions& options,
-                            InsertSolve&& insert_solve) {
+Request submit_lapack_solve(Runtime& runtime, int n, int nrhs, const T* A, int lda, T* B, int ldb, Rhs rhs,
+                            const FactorOptions& options, InsertSolve&& insert_solve) {
   const int nb = tile_size_for<T>(runtime, n, options);
   check_tiles_fit_gpu<T>(runtime, options.mode, nb, n);
-  auto tiles = std::make_shared<MatrixAndRhs<T>>(runtime, n, nrhs, nb);
+  const bool in_place = nrhs > 0 && tiles_in_place<T>(runtime, options.uplo, n, A);
+  auto tiles = std::make_shared<MatrixAndRhs<T>>(runtime, in_place, rhs, options.mode, n, nrhs, nb, A, lda, B, ldb);
   return make_request(runtime, tiles, [&](Submission& s) {
     s.set_trace(options.trace);
-    insert_solve(make_context(runtime, s, options.mode, options.gpu_kernels), detail::tile_grid(tiles->A),
-                 detail::tile_grid(tiles->B));
+    insert_solve(make_context(runtime, s, options.mode, options.gpu_kernels), tiles->A.grid(), tiles->B.grid());
   });
 }
 
@@ -171,7 +190,7 @@ Request potrs_async(Runtime& runtime, int n, int nrhs, const T* A, int lda, T* B
                     const FactorOptions& options) {
   detail::throw_if_invalid("potrs",
                            potrs_argument_error(detail::uplo_letter(options.uplo), n, nrhs, A, lda, B, ldb));
-  return submit_lapack_solve<T>(runtime, n, nrhs, options,
+  return submit_lapack_solve<T>(runtime, n, nrhs, A, lda, B, ldb, Rhs::in_place_with_matrix, options,
                                 [&](const TaskContext& ctx, const TileGrid& a_tiles, const TileGrid& b_tiles) {
                                   detail::insert_lapack_potrs<T>(ctx, a_tiles, b_tiles, options.uplo, A, lda, B, ldb,
                                                                 options.hints);
@@ -182,7 +201,7 @@ template <class T>
 Request posv_async(Runtime& runtime, int n, int nrhs, T* A, int lda, T* B, int ldb, const FactorOptions& options) {
   detail::throw_if_invalid("posv",
                            posv_argument_error<T>(detail::uplo_letter(options.uplo), n, nrhs, A, lda, B, ldb));
-  return submit_lapack_solve<T>(runtime, n, nrhs, options,
+  return submit_lapack_solve<T>(runtime, n, nrhs, A, lda, B, ldb, Rhs::from_pool, options,
                                 [&](const TaskContext& ctx, const TileGrid& a_tiles, const TileGrid& b_tiles) {
                                   detail::insert_lapack_posv<T>(ctx, a_tiles, b_tiles, options.uplo, A, lda, B, ldb,
                                                                 options.hints,
