@@ -41,11 +41,11 @@ void copy_in_cpu(void* buffers[], void* cl_arg) {
     // The block is tile-shaped, or transposed (rows and columns swapped).
     const int m = b.transpose ? tile.cols : tile.rows;
     const int n = b.transpose ? tile.rows : tile.cols;
-    if (is_in_place(b, tile) && !b.in_matrix) return;  // nothing to copy, nothing to report
-    const int bad_row =
-        is_in_place(b, tile)
-            ? kernels::cpu::first_non_finite_row(b.lower_only, tile.rows, tile.cols, tile.ptr, tile.ld)
-            : kernels::cpu::copy_block(b.transpose, b.lower_only, m, n, block_origin(b), b.ld, tile.ptr, tile.ld);
+    int bad_row = -1;
+    if (!is_in_place(b, tile))
+      bad_row = kernels::cpu::copy_block(b.transpose, b.lower_only, m, n, block_origin(b), b.ld, tile.ptr, tile.ld);
+    else if (b.in_matrix)  // nothing to copy; the scan only where a NaN or infinity is reported
+      bad_row = kernels::cpu::first_non_finite_row(b.lower_only, tile.rows, tile.cols, tile.ptr, tile.ld);
     if (bad_row >= 0 && b.in_matrix) args.header.submission->record_non_finite(args.tile_row0 + bad_row + 1);
   }, /*even_after_failure=*/true);
 }

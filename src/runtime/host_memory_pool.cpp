@@ -13,12 +13,18 @@ namespace tessera::detail {
 
 namespace {
 
-// The pool keeps at most a quarter of the machine's memory while idle.
-std::size_t cache_limit_bytes() {
+// The machine's physical memory in bytes; 0 where the system does not say.
+std::size_t physical_memory_bytes() {
   const long pages = sysconf(_SC_PHYS_PAGES);
   const long page_size = sysconf(_SC_PAGE_SIZE);
-  if (pages <= 0 || page_size <= 0) return std::size_t(1) << 30;
-  return static_cast<std::size_t>(pages) * static_cast<std::size_t>(page_size) / 4;
+  if (pages <= 0 || page_size <= 0) return 0;
+  return static_cast<std::size_t>(pages) * static_cast<std::size_t>(page_size);
+}
+
+// The pool keeps at most a quarter of the machine's memory while idle.
+std::size_t cache_limit_bytes() {
+  const std::size_t physical = physical_memory_bytes();
+  return physical == 0 ? std::size_t(1) << 30 : physical / 4;
 }
 
 // Pinning only speeds up copies to GPUs; without a CUDA worker it would only cost.
@@ -68,9 +74,8 @@ bool factor_in_place(HostMemoryPool& pool, const void* array) {
 }
 
 bool within_physical_memory(double bytes) {
-  const long pages = sysconf(_SC_PHYS_PAGES);
-  const long page_size = sysconf(_SC_PAGE_SIZE);
-  return pages <= 0 || page_size <= 0 || bytes <= double(pages) * double(page_size);
+  const std::size_t physical = physical_memory_bytes();
+  return physical == 0 || bytes <= double(physical);
 }
 
 PinnedCallerMemory::PinnedCallerMemory(void* memory, std::size_t bytes) : memory_(memory), bytes_(bytes) {

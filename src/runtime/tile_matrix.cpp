@@ -2,11 +2,10 @@
 
 #include <starpu.h>
 
-#include <unistd.h>
-
 #include <algorithm>
 #include <string>
 
+#include "caller_memory.hpp"
 #include "runtime_control.hpp"
 #include "runtime_resources.hpp"
 #include "tile_grid.hpp"
@@ -19,12 +18,6 @@ namespace {
 // What the runtime allocates for each registered tile: StarPU 1.3's data handle, measured at
 // about 4.5 KiB, and Tessera's bookkeeping.
 constexpr double kRuntimeBytesPerTile = 5 << 10;
-
-double physical_memory_bytes() {
-  const long pages = sysconf(_SC_PHYS_PAGES);
-  const long page_size = sysconf(_SC_PAGE_SIZE);
-  return pages > 0 && page_size > 0 ? double(pages) * double(page_size) : 1e300;
-}
 
 struct StoredTiles {
   double tiles = 0;
@@ -51,7 +44,7 @@ void check_fits_host_memory(double bytes_needed, const TileMatrix<T>& A) {
 #ifdef STARPU_SIMGRID
   return;  // simulated tiles are folded (HostMemoryPool): they take no memory of this machine
 #endif
-  if (bytes_needed <= physical_memory_bytes()) return;
+  if (detail::within_physical_memory(bytes_needed)) return;
   throw ResourceError("TileMatrix: cannot allocate " + std::to_string(static_cast<long long>(bytes_needed / (1 << 20))) +
                       " MiB for the tiles of a " + std::to_string(A.rows()) + " x " + std::to_string(A.cols()) +
                       " matrix (nb = " + std::to_string(A.nb()) + "): more than the machine's memory");
