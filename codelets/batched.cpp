@@ -34,8 +34,6 @@ T* array_view(void* buffer) {
   return reinterpret_cast<T*>(STARPU_VECTOR_GET_PTR(buffer));
 }
 
-char uplo_letter(Uplo uplo) { return uplo == Uplo::lower ? 'L' : 'U'; }
-
 struct BatchArgs {
   TaskHeader header;
   Uplo uplo;

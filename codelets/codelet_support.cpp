@@ -185,6 +185,11 @@ void submit_task(const TaskContext& ctx, starpu_codelet* codelet, const TaskHead
 }
 
 #ifdef TESSERA_HAVE_CUDA
+bool running_cuda_implementation_is_asynchronous() {
+  starpu_task* task = starpu_task_get_current();
+  return task && (task->cl->cuda_flags[starpu_task_get_implementation(task)] & STARPU_CUDA_ASYNC) != 0;
+}
+
 CudaWorkerContext& current_cuda_context(const TaskHeader& header) {
   return header.resources->cuda(starpu_worker_get_id_check());
 }

@@ -208,10 +208,14 @@ bool cpu_may_run_uncalibrated(bool gpu_may_run, int tile_order);
 // rules (panel-cpu, heteroprio, work stealing) are not second-guessed.
 int cpu_worker_may_run(const TaskHeader& header, unsigned worker, starpu_task* task, unsigned implementation);
 
+// Whether the CUDA implementation running now is asynchronous (STARPU_CUDA_ASYNC).
+bool running_cuda_implementation_is_asynchronous();
+
 // The task's work on the worker's urgent stream when its hints put it on the critical path and
 // the runtime allows urgent streams.
 inline UrgentWork urgent_work(const TaskHeader& header, CudaWorkerContext& ctx) {
-  return UrgentWork(ctx, header.hints.critical && header.resources->urgent_streams());
+  return UrgentWork(ctx, header.hints.critical && header.resources->urgent_streams(),
+                    running_cuda_implementation_is_asynchronous());
 }
 
 // On a CUDA worker: body(args, the worker's CUDA context, tile...), as run_on_tiles, on the urgent

@@ -32,20 +32,34 @@ bool is_in_place(const BlockMap<T>& b, const TileView<T>& tile) {
   return !b.transpose && block_origin(b) == tile.ptr && b.ld == tile.ld;
 }
 
+// copy_in's copy and scan: the smallest row of the tile (i, j) holding a NaN or infinity, or -1.
+// The block is tile-shaped, or transposed (rows and columns swapped).
+template <class T>
+int copy_in_tile(const BlockMap<T>& b, const TileView<T>& tile) {
+  const int m = b.transpose ? tile.cols : tile.rows;
+  const int n = b.transpose ? tile.rows : tile.cols;
+  if (!is_in_place(b, tile))
+    return kernels::cpu::copy_block(b.transpose, b.lower_only, m, n, block_origin(b), b.ld, tile.ptr, tile.ld);
+  // Nothing to copy; the scan only where a NaN or infinity is reported.
+  return b.in_matrix ? kernels::cpu::first_non_finite_row(b.lower_only, tile.rows, tile.cols, tile.ptr, tile.ld) : -1;
+}
+
+// The same for a transposed tile, which holds the block as stored: row r of the tile it stands
+// for is column r here.
+template <class T>
+int copy_in_transposed_tile(const BlockMap<T>& b, const TileView<T>& tile) {
+  if (!is_in_place(b, tile))
+    return kernels::cpu::copy_columns(b.lower_only, tile.rows, tile.cols, block_origin(b), b.ld, tile.ptr, tile.ld);
+  return b.in_matrix ? kernels::cpu::first_non_finite_column(b.lower_only, tile.rows, tile.cols, tile.ptr, tile.ld) : -1;
+}
+
 template <class T>
 void copy_in_cpu(void* buffers[], void* cl_arg) {
   const auto& args = task_args<CopyArgs<T>>(cl_arg);
   run_task_body(args.header, "copy_in", [&] {
     const TileView<T> tile = tile_view<T>(buffers[0]);
     const BlockMap<T>& b = args.block;
-    // The block is tile-shaped, or transposed (rows and columns swapped).
-    const int m = b.transpose ? tile.cols : tile.rows;
-    const int n = b.transpose ? tile.rows : tile.cols;
-    int bad_row = -1;
-    if (!is_in_place(b, tile))
-      bad_row = kernels::cpu::copy_block(b.transpose, b.lower_only, m, n, block_origin(b), b.ld, tile.ptr, tile.ld);
-    else if (b.in_matrix)  // nothing to copy; the scan only where a NaN or infinity is reported
-      bad_row = kernels::cpu::first_non_finite_row(b.lower_only, tile.rows, tile.cols, tile.ptr, tile.ld);
+    const int bad_row = b.tile_transposed ? copy_in_transposed_tile(b, tile) : copy_in_tile(b, tile);
     if (bad_row >= 0 && b.in_matrix) args.header.submission->record_non_finite(args.tile_row0 + bad_row + 1);
   }, /*even_after_failure=*/true);
 }
@@ -57,7 +71,9 @@ void copy_out_cpu(void* buffers[], void* cl_arg) {
     const TileView<T> tile = tile_view<T>(buffers[0]);
     const BlockMap<T>& b = args.block;
     if (is_in_place(b, tile)) return;  // the task only brought the tile home
-    if (b.lower_only && b.transpose) {
+    if (b.tile_transposed) {
+      kernels::cpu::copy_columns(b.lower_only, tile.rows, tile.cols, tile.ptr, tile.ld, block_origin(b), b.ld);
+    } else if (b.lower_only && b.transpose) {
       // Diagonal tile of an upper-stored matrix: the tile's lower triangle goes above the diagonal.
       kernels::cpu::copy_lower_to_upper_transposed(tile.cols, tile.ptr, tile.ld, block_origin(b), b.ld);
     } else {

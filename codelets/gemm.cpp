@@ -1,7 +1,9 @@
-// gemm: C := alpha op(A) op(B) + beta C (the trailing update C -= A B^T, and the solves' updates).
-// CPU: OpenBLAS. CUDA: cuBLAS, and Tessera's kernel for C -= A B^T.
+// gemm: C := alpha op(A) op(B) + beta C (the trailing update C -= A B^T, and the solves' updates),
+// in the form the tiles' stored orientations need. CPU: OpenBLAS. CUDA: cuBLAS, and Tessera's
+// kernel for C -= A B^T.
 #include "codelet_support.hpp"
 #include "kernels/cpu/blas.hpp"
+#include "transposed_forms.hpp"
 
 #ifdef TESSERA_HAVE_CUDA
 #include "kernels/cuda/tile_kernels.hpp"
@@ -80,12 +82,14 @@ void insert_gemm(const TaskContext& ctx, Trans transa, Trans transb, T alpha, co
                  T beta, const TileRef& C, const TaskHints& hints) {
   GemmArgs<T> args{};
   args.header.kind = TaskKind::gemm;
-  args.transa = transa;
-  args.transb = transb;
+  const GemmForm form = gemm_form(transa, transb, A, B, C);
+  args.transa = form.transa;
+  args.transb = form.transb;
   args.alpha = alpha;
   args.beta = beta;
-  submit(ctx, gemm_codelet<T>(), args, {{A.handle, STARPU_R}, {B.handle, STARPU_R}, {C.handle, STARPU_RW}}, hints,
-         C, transa == Trans::yes ? A.i : A.j);
+  submit(ctx, gemm_codelet<T>(), args,
+         {{form.a->handle, STARPU_R}, {form.b->handle, STARPU_R}, {C.handle, STARPU_RW}}, hints, C,
+         transa == Trans::yes ? A.i : A.j);
 }
 
 template void insert_gemm<float>(const TaskContext&, Trans, Trans, float, const TileRef&, const TileRef&, float,

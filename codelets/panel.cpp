@@ -39,9 +39,9 @@ void panel_cpu(void* buffers[], void* cl_arg) {
   run_task_body(args.header, "panel", [&] {
     const std::vector<TileView<T>> tiles = tile_views<T>(buffers, 0, args.tiles);
     const TileView<T>& L = tiles[0];
-    if (!record_info(args, kernels::cpu::potrf(L.rows, L.ptr, L.ld))) return;
+    if (!record_info(args, kernels::cpu::potrf('L', L.rows, L.ptr, L.ld))) return;
     solve_below(tiles, [&](int rows, const TileView<T>& B) {
-      kernels::cpu::trsm(false, true, rows, B.cols, T(1), L.ptr, L.ld, B.ptr, B.ld);
+      kernels::cpu::trsm(false, 'L', true, rows, B.cols, T(1), L.ptr, L.ld, B.ptr, B.ld);
     });
   });
 }
@@ -66,9 +66,9 @@ template <class T>
 void panel_cuda_vendor(void* buffers[], void* cl_arg) {
   panel_cuda<T>(
       buffers, cl_arg, "panel (cuSOLVER, cuBLAS)",
-      factor_diagonal_vendor<T>,
+      [](CudaWorkerContext& ctx, const TileView<T>& L) { factor_diagonal_vendor(ctx, L, Uplo::lower); },
       [](CudaWorkerContext& ctx, const TileView<T>& L, int rows, const TileView<T>& B) {
-        kernels::cuda::vendor::trsm(ctx.cublas, false, true, rows, B.cols, T(1), L.ptr, L.ld, B.ptr, B.ld);
+        kernels::cuda::vendor::trsm(ctx.cublas, false, 'L', true, rows, B.cols, T(1), L.ptr, L.ld, B.ptr, B.ld);
       });
 }
 
@@ -76,7 +76,7 @@ template <class T>
 void panel_cuda_custom(void* buffers[], void* cl_arg) {
   panel_cuda<T>(
       buffers, cl_arg, "panel (Tessera CUDA)",
-      factor_diagonal_custom<T>,
+      [](CudaWorkerContext& ctx, const TileView<T>& L) { factor_diagonal_custom(ctx, L, Uplo::lower); },
       [](CudaWorkerContext& ctx, const TileView<T>& L, int rows, const TileView<T>& B) {
         const kernels::cuda::TileKernelConfig cfg = ctx.tile_config(precision_letter<T>(), "trsm", B.cols);
         const std::size_t bytes = kernels::cuda::trsm_rlt_workspace_bytes<T>(rows, B.cols, cfg);

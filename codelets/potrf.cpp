@@ -1,5 +1,7 @@
-// potrf: Cholesky of a diagonal tile (lower). CPU: LAPACKE. CUDA: cuSOLVER, and Tessera's fused
-// potf2 kernel. Info from either device lands in the submission with the tile's global column.
+// potrf: Cholesky of a diagonal tile (its lower triangle, or its upper one when the tile is stored
+// transposed). CPU: LAPACKE. CUDA: cuSOLVER, and Tessera's fused potf2 kernel, both on a lower
+// tile (diagonal_factor.hpp). Info from either device lands in the submission with the tile's
+// global column.
 #include <stdexcept>
 #include <string>
 
@@ -7,6 +9,7 @@
 #include "kernels/cpu/blas.hpp"
 
 #include "diagonal_factor.hpp"
+#include "transposed_forms.hpp"
 
 namespace tessera::detail {
 
@@ -15,6 +18,7 @@ namespace {
 struct PotrfArgs {
   TaskHeader header;
   int first_col;  // global 0-based column of the tile
+  Uplo uplo;
 };
 
 void report_info(const PotrfArgs& args, int info) {
@@ -25,7 +29,7 @@ void report_info(const PotrfArgs& args, int info) {
 template <class T>
 void potrf_cpu(void* buffers[], void* cl_arg) {
   run_on_tiles<PotrfArgs, T, 1>(buffers, cl_arg, "potrf", [](const PotrfArgs& args, TileView<T> A) {
-    report_info(args, kernels::cpu::potrf(A.rows, A.ptr, A.ld));
+    report_info(args, kernels::cpu::potrf(uplo_letter(args.uplo), A.rows, A.ptr, A.ld));
   });
 }
 
@@ -42,7 +46,7 @@ template <class T>
 void potrf_cuda_vendor(void* buffers[], void* cl_arg) {
   run_on_cuda_tiles<PotrfArgs, T, 1>(buffers, cl_arg, "potrf (cuSOLVER)",
                                      [](const PotrfArgs& args, CudaWorkerContext& ctx, TileView<T> A) {
-    factor_diagonal_vendor(ctx, A);
+    factor_diagonal_vendor(ctx, A, args.uplo);
     report_device_info(args, A, ctx);
   });
 }
@@ -51,7 +55,7 @@ template <class T>
 void potrf_cuda_custom(void* buffers[], void* cl_arg) {
   run_on_cuda_tiles<PotrfArgs, T, 1>(buffers, cl_arg, "potrf (Tessera CUDA)",
                                      [](const PotrfArgs& args, CudaWorkerContext& ctx, TileView<T> A) {
-    factor_diagonal_custom(ctx, A);
+    factor_diagonal_custom(ctx, A, args.uplo);
     report_device_info(args, A, ctx);
   });
 }
@@ -74,6 +78,7 @@ void insert_potrf(const TaskContext& ctx, const TileRef& A, const TaskHints& hin
   PotrfArgs args{};
   args.header.kind = TaskKind::potrf;
   args.first_col = A.col0;
+  args.uplo = potrf_form(A);
   submit(ctx, potrf_codelet<T>(), args, {{A.handle, STARPU_RW}}, hints, A, A.j);
 }
 

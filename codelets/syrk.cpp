@@ -1,7 +1,9 @@
-// syrk: C := alpha A A^T + beta C on the lower triangle of a diagonal tile (the trailing update).
-// CPU: OpenBLAS. CUDA: cuBLAS, and Tessera's kernel for C -= A A^T.
+// syrk: C := alpha A A^T + beta C on the lower triangle of a diagonal tile (the trailing update),
+// or its transposed form on tiles stored transposed. CPU: OpenBLAS. CUDA: cuBLAS, and Tessera's
+// kernel for C -= A A^T on the lower triangle.
 #include "codelet_support.hpp"
 #include "kernels/cpu/blas.hpp"
+#include "transposed_forms.hpp"
 
 #ifdef TESSERA_HAVE_CUDA
 #include "kernels/cuda/tile_kernels.hpp"
@@ -15,14 +17,22 @@ namespace {
 template <class T>
 struct SyrkArgs {
   TaskHeader header;
+  Uplo uplo;
+  Trans trans;
   T alpha;
   T beta;
 };
 
+// k of the update: A is n x k, or k x n when the form transposes it.
+template <class T>
+int inner_dimension(const SyrkArgs<T>& args, const TileView<T>& A) {
+  return args.trans == Trans::yes ? A.rows : A.cols;
+}
+
 template <class T>
 void syrk_cpu(void* buffers[], void* cl_arg) {
   run_on_tiles<SyrkArgs<T>, T, 2>(buffers, cl_arg, "syrk", [](const SyrkArgs<T>& args, TileView<T> A, TileView<T> C) {
-    kernels::cpu::syrk(C.rows, A.cols, args.alpha, A.ptr, A.ld, args.beta, C.ptr, C.ld);
+    kernels::cpu::syrk(uplo_letter(args.uplo), args.trans == Trans::yes, C.rows, inner_dimension(args, A), args.alpha, A.ptr, A.ld, args.beta, C.ptr, C.ld);
   });
 }
 
@@ -31,14 +41,15 @@ template <class T>
 void syrk_cuda_vendor(void* buffers[], void* cl_arg) {
   run_on_cuda_tiles<SyrkArgs<T>, T, 2>(buffers, cl_arg, "syrk (cuBLAS)",
                                         [](const SyrkArgs<T>& args, CudaWorkerContext& ctx, TileView<T> A, TileView<T> C) {
-    kernels::cuda::vendor::syrk(ctx.cublas, C.rows, A.cols, args.alpha, A.ptr, A.ld, args.beta, C.ptr, C.ld);
+    kernels::cuda::vendor::syrk(ctx.cublas, uplo_letter(args.uplo), args.trans == Trans::yes, C.rows,
+                                inner_dimension(args, A), args.alpha, A.ptr, A.ld, args.beta, C.ptr, C.ld);
   });
 }
 
 // Tessera's kernel does the trailing update's form, C -= A A^T.
 template <class T>
 bool syrk_custom_supports(const SyrkArgs<T>& args) {
-  return args.alpha == T(-1) && args.beta == T(1);
+  return args.uplo == Uplo::lower && args.trans == Trans::no && args.alpha == T(-1) && args.beta == T(1);
 }
 
 template <class T>
@@ -65,6 +76,9 @@ template <class T>
 void insert_syrk(const TaskContext& ctx, T alpha, const TileRef& A, T beta, const TileRef& C, const TaskHints& hints) {
   SyrkArgs<T> args{};
   args.header.kind = TaskKind::syrk;
+  const SyrkForm form = syrk_form(A, C);
+  args.uplo = form.uplo;
+  args.trans = form.trans;
   args.alpha = alpha;
   args.beta = beta;
   submit(ctx, syrk_codelet<T>(), args, {{A.handle, STARPU_R}, {C.handle, STARPU_RW}}, hints, C, A.j);

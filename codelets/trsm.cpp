@@ -1,8 +1,9 @@
-// trsm: triangular solve with a lower tile. The factorization's panel solve is B := B L^{-T}
-// (right, transposed); the solves use the left-side forms. CPU: OpenBLAS. CUDA: cuBLAS, and
-// Tessera's kernel for the panel form.
+// trsm: triangular solve with a triangular tile (lower, or upper when stored transposed). The
+// factorization's panel solve is B := B L^{-T} (right, transposed); the solves use the left-side
+// forms. CPU: OpenBLAS. CUDA: cuBLAS, and Tessera's kernel for the panel form on lower tiles.
 #include "codelet_support.hpp"
 #include "kernels/cpu/blas.hpp"
+#include "transposed_forms.hpp"
 
 #ifdef TESSERA_HAVE_CUDA
 #include "kernels/cuda/tile_kernels.hpp"
@@ -17,6 +18,7 @@ template <class T>
 struct TrsmArgs {
   TaskHeader header;
   Side side;
+  Uplo uplo;
   Trans trans;
   T alpha;
 };
@@ -24,7 +26,7 @@ struct TrsmArgs {
 template <class T>
 void trsm_cpu(void* buffers[], void* cl_arg) {
   run_on_tiles<TrsmArgs<T>, T, 2>(buffers, cl_arg, "trsm", [](const TrsmArgs<T>& args, TileView<T> L, TileView<T> B) {
-    kernels::cpu::trsm(args.side == Side::left, args.trans == Trans::yes, B.rows, B.cols, args.alpha, L.ptr, L.ld,
+    kernels::cpu::trsm(args.side == Side::left, uplo_letter(args.uplo), args.trans == Trans::yes, B.rows, B.cols, args.alpha, L.ptr, L.ld,
                        B.ptr, B.ld);
   });
 }
@@ -34,7 +36,7 @@ template <class T>
 void trsm_cuda_vendor(void* buffers[], void* cl_arg) {
   run_on_cuda_tiles<TrsmArgs<T>, T, 2>(buffers, cl_arg, "trsm (cuBLAS)",
                                         [](const TrsmArgs<T>& args, CudaWorkerContext& ctx, TileView<T> L, TileView<T> B) {
-    kernels::cuda::vendor::trsm(ctx.cublas, args.side == Side::left, args.trans == Trans::yes, B.rows, B.cols,
+    kernels::cuda::vendor::trsm(ctx.cublas, args.side == Side::left, uplo_letter(args.uplo), args.trans == Trans::yes, B.rows, B.cols,
                                 args.alpha, L.ptr, L.ld, B.ptr, B.ld);
   });
 }
@@ -42,7 +44,7 @@ void trsm_cuda_vendor(void* buffers[], void* cl_arg) {
 // Tessera's kernel solves the factorization's panel form, B := B L^{-T}.
 template <class T>
 bool trsm_custom_supports(const TrsmArgs<T>& args) {
-  return args.side == Side::right && args.trans == Trans::yes && args.alpha == T(1);
+  return args.side == Side::right && args.uplo == Uplo::lower && args.trans == Trans::yes && args.alpha == T(1);
 }
 
 template <class T>
@@ -72,8 +74,10 @@ void insert_trsm(const TaskContext& ctx, Side side, Trans trans, T alpha, const 
                  const TaskHints& hints) {
   TrsmArgs<T> args{};
   args.header.kind = TaskKind::trsm;
-  args.side = side;
-  args.trans = trans;
+  const TrsmForm form = trsm_form(side, trans, L, B);
+  args.side = form.side;
+  args.uplo = form.uplo;
+  args.trans = form.trans;
   args.alpha = alpha;
   submit(ctx, trsm_codelet<T>(), args, {{L.handle, STARPU_R}, {B.handle, STARPU_RW}}, hints, B, L.j);
 }

@@ -1,6 +1,7 @@
 // The CPU conversion kernels between a caller's column-major matrix and tiles, against their
 // element-by-element definitions: sizes around the transpose block (1, 31, 32, 33, 70), both
-// directions, lower triangle only, and the first non-finite row they report.
+// directions, lower triangle only, and the first non-finite row they report; the copies of
+// transposed tiles (upper triangle only, the first non-finite column).
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -76,6 +77,46 @@ TEST(CpuCopyKernels, LowerTriangleGoesAboveTheDiagonalTransposed) {
         ASSERT_EQ(dst[i + static_cast<std::size_t>(j) * ldd], want) << "n=" << n << " at (" << i << ", " << j << ")";
       }
   }
+}
+
+TEST(CpuCopyKernels, CopyColumnsMatchesItsDefinition) {
+  for (int m : {1, 2, 31, 70})
+    for (int n : {1, 33, 70})
+      for (bool upper_only : {false, true}) {
+        if (upper_only && m != n) continue;
+        const int lds = m + 3, ldd = m + 2;
+        const std::vector<double> src = numbered(m, n, lds);
+        std::vector<double> dst(static_cast<std::size_t>(ldd) * n, -7.0);
+        EXPECT_EQ(kernels::cpu::copy_columns(upper_only, m, n, src.data(), lds, dst.data(), ldd), -1);
+        for (int j = 0; j < n; ++j)
+          for (int i = 0; i < ldd; ++i) {
+            const bool written = i < m && (!upper_only || i <= j);
+            const double want = written ? src[i + static_cast<std::size_t>(j) * lds] : -7.0;
+            ASSERT_EQ(dst[i + static_cast<std::size_t>(j) * ldd], want)
+                << "m=" << m << " n=" << n << " upper_only=" << upper_only << " at (" << i << ", " << j << ")";
+          }
+      }
+}
+
+// A transposed tile's column c is row c of the tile it stands for: both the copy and the scan of
+// a tile in place report the smallest column, and see only the upper triangle with upper_only.
+TEST(CpuCopyKernels, CopyColumnsAndItsScanReportTheFirstNonFiniteColumn) {
+  const int n = 70, ld = n + 1;
+  std::vector<double> src = numbered(n, n, ld);
+  src[3 + static_cast<std::size_t>(50) * ld] = std::numeric_limits<double>::quiet_NaN();
+  src[45 + static_cast<std::size_t>(45) * ld] = -std::numeric_limits<double>::infinity();
+  std::vector<double> dst(static_cast<std::size_t>(ld) * n);
+  for (bool upper_only : {false, true}) {
+    EXPECT_EQ(kernels::cpu::copy_columns(upper_only, n, n, src.data(), ld, dst.data(), ld), 45) << upper_only;
+    EXPECT_EQ(kernels::cpu::first_non_finite_column(upper_only, n, n, src.data(), ld), 45) << upper_only;
+  }
+  // Below the diagonal nothing is read with upper_only.
+  std::vector<double> lower = numbered(n, n, ld);
+  lower[60 + static_cast<std::size_t>(2) * ld] = std::numeric_limits<double>::quiet_NaN();
+  EXPECT_EQ(kernels::cpu::copy_columns(true, n, n, lower.data(), ld, dst.data(), ld), -1);
+  EXPECT_EQ(kernels::cpu::first_non_finite_column(true, n, n, lower.data(), ld), -1);
+  EXPECT_EQ(kernels::cpu::copy_columns(false, n, n, lower.data(), ld, dst.data(), ld), 2);
+  EXPECT_EQ(kernels::cpu::first_non_finite_column(false, n, n, lower.data(), ld), 2);
 }
 
 }  // namespace

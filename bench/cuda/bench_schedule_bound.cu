@@ -96,7 +96,7 @@ void update_columns(cublasHandle_t h, T* A, int n, int k0, int kb, int c0, int c
   const T* L = A + static_cast<std::size_t>(k0) * n;
   for (int j = c0; j < c1; j += nb) {
     const int w = std::min(nb, c1 - j), below = n - j - w;
-    vendor::syrk(h, w, kb, T(-1), L + j, n, T(1), A + j + static_cast<std::size_t>(j) * n, n);
+    vendor::syrk(h, 'L', false, w, kb, T(-1), L + j, n, T(1), A + j + static_cast<std::size_t>(j) * n, n);
     if (below > 0)
       vendor::gemm(h, false, true, below, w, kb, T(-1), L + j + w, n, L + j, n, T(1),
                    A + j + w + static_cast<std::size_t>(j) * n, n);
@@ -120,8 +120,8 @@ void blocked_potrf(Streams& s, T* A, int n, int nb, bool lookahead, T* work, int
     // rest of step k - 2 is done.
     if (lookahead && k >= 2) TESSERA_CUDA_CHECK(cudaStreamWaitEvent(panel, rest_done[k - 2]));
     T* Akk = A + k0 + static_cast<std::size_t>(k0) * n;
-    vendor::potrf(s.solver, kb, Akk, n, work, lwork, info);
-    if (below > 0) vendor::trsm(s.blas_urgent, false, true, below, kb, T(1), Akk, n, Akk + kb, n);
+    vendor::potrf(s.solver, 'L', kb, Akk, n, work, lwork, info);
+    if (below > 0) vendor::trsm(s.blas_urgent, false, 'L', true, below, kb, T(1), Akk, n, Akk + kb, n);
     if (!lookahead) {
       update_columns<T>(s.blas_urgent, A, n, k0, kb, next, n, nb);
       continue;
@@ -153,7 +153,7 @@ class Bench {
   Bench(int n, int repetitions) : n_(n), repetitions_(repetitions), A_(static_cast<std::size_t>(n) * n) {
     TESSERA_CUDA_CHECK(cudaEventCreate(&start_));
     TESSERA_CUDA_CHECK(cudaEventCreate(&stop_));
-    lwork_ = vendor::potrf_workspace(s_.solver, n, A_.get(), n);
+    lwork_ = vendor::potrf_workspace(s_.solver, 'L', n, A_.get(), n);
     work_ = std::make_unique<Device<T>>(static_cast<std::size_t>(lwork_));
   }
   ~Bench() {
@@ -188,7 +188,7 @@ class Bench {
 
   Measurement vendor_potrf() {
     TESSERA_CUSOLVER_CHECK(cusolverDnSetStream(s_.solver, s_.normal));
-    return measure([&] { vendor::potrf(s_.solver, n_, A_.get(), n_, work_->get(), lwork_, info_.get()); });
+    return measure([&] { vendor::potrf(s_.solver, 'L', n_, A_.get(), n_, work_->get(), lwork_, info_.get()); });
   }
   Measurement blocked(int nb, bool lookahead) {
     return measure([&] { blocked_potrf<T>(s_, A_.get(), n_, nb, lookahead, work_->get(), lwork_, info_.get()); });

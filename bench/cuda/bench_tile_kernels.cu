@@ -2,7 +2,11 @@
 // cuBLAS trsm / syrk / gemm, float and double, m = n = k = nb.
 //
 //   bench_tile_kernels [--nb 32,64,...] [--reps 7] [--precision s|d|both] [--json out.json]
-//                      [--ops potf2,trsm,syrk,gemm] [--tune table.json [--tune-reps 5]]
+//                      [--ops potf2,trsm,syrk,gemm,forms] [--tune table.json [--tune-reps 5]]
+//
+// `forms` (not in the default ops): the vendor calls on tiles stored transposed (an upper-stored
+// matrix: potrf 'U', trsm left-upper-transposed, syrk 'U' transposed, gemm T/N) against the lower
+// forms of the same tasks, in a table of their own.
 //
 // Each measurement: a few copies of the operand the call overwrites (restored from a pristine
 // copy before every batch, outside the timed region), one warm-up batch, then `reps` batches
@@ -29,6 +33,7 @@
 #include "cuda/check.hpp"
 #include "cuda/tile_kernels.hpp"
 #include "cuda/tile_tuning.hpp"
+#include "cuda/vendor.hpp"
 
 namespace tk = tessera::kernels::cuda;
 
@@ -214,6 +219,71 @@ void bench_precision(const Options& o, cudaStream_t stream, cublasHandle_t blas,
   }
 }
 
+// The task forms on lower tiles and on transposed ones (vendor calls both), per nb.
+struct FormRow {
+  char precision;
+  std::string op;
+  int nb;
+  double lower_us, transposed_us;
+};
+
+template <class T>
+void bench_transposed_forms(const Options& o, cudaStream_t stream, cublasHandle_t blas, cusolverDnHandle_t solver,
+                            std::vector<FormRow>& rows) {
+  namespace vendor = tk::vendor;
+  const char p = sizeof(T) == 8 ? 'd' : 's';
+  for (int nb : o.nbs) {
+    std::mt19937_64 rng(4321 + nb);
+    std::uniform_real_distribution<double> u(-1.0, 1.0);
+    const std::size_t elems = static_cast<std::size_t>(nb) * nb;
+    const int copies = static_cast<int>(std::clamp<std::size_t>((std::size_t{96} << 20) / (elems * sizeof(T) + 1), 2, 16));
+    // A symmetric positive definite tile (either triangle holds it), a triangular factor with
+    // both triangles (its transpose is the upper factor), and general tiles.
+    std::vector<T> general(elems), other(elems), factor(elems), spd(elems);
+    for (auto& x : general) x = static_cast<T>(u(rng));
+    for (auto& x : other) x = static_cast<T>(u(rng));
+    for (int c = 0; c < nb; ++c)
+      for (int r = c; r < nb; ++r) {
+        const T f = static_cast<T>(r == c ? 1.5 + 0.5 * u(rng) : u(rng) / nb);
+        factor[r + static_cast<std::size_t>(c) * nb] = factor[c + static_cast<std::size_t>(r) * nb] = f;
+        const T v = static_cast<T>(r == c ? nb + 1.0 + u(rng) : u(rng));
+        spd[r + static_cast<std::size_t>(c) * nb] = spd[c + static_cast<std::size_t>(r) * nb] = v;
+      }
+    Device<T> dGen(elems), dOther(elems), dFactor(elems), dSpd(elems), work(elems * copies);
+    Device<int> info(copies);
+    for (auto [d, h] : {std::pair{&dGen, &general}, {&dOther, &other}, {&dFactor, &factor}, {&dSpd, &spd}})
+      TESSERA_CUDA_CHECK(cudaMemcpy(d->get(), h->data(), elems * sizeof(T), cudaMemcpyHostToDevice));
+    const auto restore_from = [&](const T* src) {
+      return [&, src]() {
+        for (int i = 0; i < copies; ++i)
+          TESSERA_CUDA_CHECK(
+              cudaMemcpyAsync(work.get() + elems * i, src, elems * sizeof(T), cudaMemcpyDeviceToDevice, stream));
+      };
+    };
+    const auto copy = [&](int i) { return work.get() + elems * i; };
+    const auto both = [&](const char* op, const T* restore, auto&& lower, auto&& transposed) {
+      const double l = median_us(stream, copies, o.reps, restore_from(restore), lower);
+      const double t = median_us(stream, copies, o.reps, restore_from(restore), transposed);
+      rows.push_back({p, op, nb, l, t});
+    };
+    int lwork = 0;
+    for (char uplo : {'L', 'U'}) lwork = std::max(lwork, vendor::potrf_workspace(solver, uplo, nb, work.get(), nb));
+    Device<T> ws(static_cast<std::size_t>(std::max(lwork, 1)));
+    both("potrf", dSpd.get(),
+         [&](int i) { vendor::potrf(solver, 'L', nb, copy(i), nb, ws.get(), lwork, info.get() + i); },
+         [&](int i) { vendor::potrf(solver, 'U', nb, copy(i), nb, ws.get(), lwork, info.get() + i); });
+    both("trsm", dGen.get(),
+         [&](int i) { vendor::trsm(blas, false, 'L', true, nb, nb, T(1), dFactor.get(), nb, copy(i), nb); },
+         [&](int i) { vendor::trsm(blas, true, 'U', true, nb, nb, T(1), dFactor.get(), nb, copy(i), nb); });
+    both("syrk", dGen.get(),
+         [&](int i) { vendor::syrk(blas, 'L', false, nb, nb, T(-1), dOther.get(), nb, T(1), copy(i), nb); },
+         [&](int i) { vendor::syrk(blas, 'U', true, nb, nb, T(-1), dOther.get(), nb, T(1), copy(i), nb); });
+    both("gemm", dGen.get(),
+         [&](int i) { vendor::gemm(blas, false, true, nb, nb, nb, T(-1), dOther.get(), nb, dFactor.get(), nb, T(1), copy(i), nb); },
+         [&](int i) { vendor::gemm(blas, true, false, nb, nb, nb, T(-1), dOther.get(), nb, dFactor.get(), nb, T(1), copy(i), nb); });
+  }
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -250,6 +320,11 @@ int main(int argc, char** argv) {
     std::vector<Row> rows;
     if (o.precision == "both" || o.precision == "d") bench_precision<double>(o, stream, blas, solver, rows);
     if (o.precision == "both" || o.precision == "s") bench_precision<float>(o, stream, blas, solver, rows);
+    std::vector<FormRow> forms;
+    if (o.wants("forms")) {
+      if (o.precision == "both" || o.precision == "d") bench_transposed_forms<double>(o, stream, blas, solver, forms);
+      if (o.precision == "both" || o.precision == "s") bench_transposed_forms<float>(o, stream, blas, solver, forms);
+    }
 
     nlohmann::json results = nlohmann::json::array();
     std::cout << fmt::format("{:>4} {:>5} {:>5} {:>11} {:>11} {:>10} {:>10} {:>8}\n", "prec", "op",
@@ -264,9 +339,22 @@ int main(int argc, char** argv) {
                          {"vendor_gflops", vgf}, {"custom_gflops", cgf},
                          {"speedup", r.vendor_us / r.custom_us}});
     }
+    nlohmann::json form_results = nlohmann::json::array();
+    if (!forms.empty())
+      std::cout << fmt::format("\nTransposed tiles (upper storage) against lower ones, vendor calls\n{:>4} {:>5} {:>5} "
+                               "{:>11} {:>14} {:>12}\n", "prec", "op", "nb", "lower_us", "transposed_us",
+                               "lower/transp");
+    for (const FormRow& r : forms) {
+      std::cout << fmt::format("{:>4} {:>5} {:>5} {:>11.2f} {:>14.2f} {:>11.2f}x\n", r.precision, r.op, r.nb, r.lower_us,
+                               r.transposed_us, r.lower_us / r.transposed_us);
+      form_results.push_back({{"precision", std::string(1, r.precision)}, {"op", r.op}, {"nb", r.nb},
+                              {"lower_us", r.lower_us}, {"transposed_us", r.transposed_us}});
+    }
     if (!o.json_path.empty()) {
       std::ofstream out(o.json_path);
-      out << nlohmann::json{{"device", gpu}, {"reps", o.reps}, {"results", results}}.dump(2) << '\n';
+      out << nlohmann::json{{"device", gpu}, {"reps", o.reps}, {"results", results}, {"transposed_forms", form_results}}
+                 .dump(2)
+          << '\n';
     }
     cusolverDnDestroy(solver);
     cublasDestroy(blas);

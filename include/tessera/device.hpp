@@ -140,10 +140,12 @@ TESSERA_EXPORT void zero_opposite_triangle(Uplo uplo, int n, T* A, int lda, long
 // otherwise), so the tasks on that GPU work on the caller's memory and the results are there on
 // return, never copied through host memory. options.mode: gpu (every task on the GPUs), hybrid or
 // automatic (the scheduler may move tiles to CPU workers and back), or cpu (every task on the
-// CPUs: each tile goes to host memory and back; correct, not fast). Upper storage is factored in a
-// workspace of n x n elements on A's GPU holding A's upper triangle transposed (the tile algorithm
-// is lower-only and A's lower triangle is never written), at the cost of that memory (ResourceError
-// when the GPU has not that much free) and one pass over the triangle each way. Only the triangle
+// CPUs: each tile goes to host memory and back; correct, not fast). Upper storage is factored in
+// place too: the tiles are A's upper blocks as stored, on which the tasks call the transposed BLAS
+// forms. Only with options.grain = block_columns (whose tasks take lower tiles) is it factored in a
+// workspace of n x n elements on A's GPU holding A's upper triangle transposed, at the cost of
+// that memory (ResourceError when the GPU has not that much free) and one pass over the triangle
+// each way. Only the triangle
 // `uplo` of A is read and changed. Info: the first pivot the tile kernels find not positive, a NaN
 // included (as LAPACK's and cuSOLVER's kernels do: a NaN or infinity elsewhere is reported where
 // it reaches a pivot, if it does). Misuse: InvalidArgument with LAPACK's positions

@@ -2,7 +2,7 @@
 // divide the size), each tile contiguous in memory and registered with the runtime as one data
 // handle (tessera/starpu_interop.hpp hands them to applications that submit their own tasks).
 // A symmetric matrix stores its lower tiles only; an upper-stored matrix is transposed on the way
-// in and out, so one lower algorithm serves both. Host memory is pinned when GPUs are present.
+// in and out (load_async, store_async). Host memory is pinned when GPUs are present.
 // Tessera's device-resident API (tessera/device.hpp) also makes tile matrices that are views of a
 // column-major matrix in GPU memory: their tiles are registered in place.
 #pragma once
@@ -55,8 +55,14 @@ class TESSERA_EXPORT TileMatrix {
   // leading dimension ld, in the memory of CUDA device `cuda_device` (host memory when negative):
   // tile (i, j) is registered in place at matrix + i nb + j nb ld, with that memory as its home,
   // so releasing the view leaves the latest values there (a GPU's never go through host memory).
-  // Throws RuntimeError when the runtime has no CUDA worker on that device.
-  TileMatrix(Runtime& runtime, int rows, int cols, int nb, TileStructure structure, T* matrix, int ld, int cuda_device);
+  // Throws RuntimeError when the runtime has no CUDA worker on that device. With `transposed`,
+  // see below.
+  TileMatrix(Runtime& runtime, int rows, int cols, int nb, TileStructure structure, T* matrix, int ld, int cuda_device,
+             bool transposed);
+  // Tiles stored transposed (made by detail::TileAccess for an upper-stored symmetric matrix):
+  // tile (i, j) holds the transpose of the matrix's tile (i, j), tile_width(j) x tile_height(i) in
+  // memory; in a view it is the block at matrix + j nb + i nb ld, in the upper triangle.
+  TileMatrix(Runtime& runtime, int rows, int cols, int nb, TileStructure structure, bool transposed);
   // Both constructors: checks the sizes and counts the tiles.
   void set_tile_grid();
   std::size_t tile_index(int i, int j) const noexcept;
@@ -71,6 +77,7 @@ class TESSERA_EXPORT TileMatrix {
   int tile_rows_;
   int tile_cols_;
   TileStructure structure_;
+  bool transposed_ = false;
   T* storage_ = nullptr;
   std::size_t storage_bytes_ = 0;
   std::vector<void*> handles_;

@@ -1,3 +1,5 @@
+#include <stdexcept>
+
 #include "algorithms.hpp"
 
 namespace tessera::detail {
@@ -5,16 +7,19 @@ namespace tessera::detail {
 namespace {
 
 // The block of the caller's matrix that tile (i, j) holds: for an upper-stored symmetric matrix
-// the lower tile (i, j) is the transpose of the upper block (j, i).
+// the lower tile (i, j) is the transpose of the upper block (j, i), copied transposed, or kept as
+// stored in a transposed tile.
 template <class T>
 BlockMap<T> block_of(const TileGrid& A, Uplo uplo, const T* base, int ld, int i, int j,
                      NonFiniteInput non_finite = NonFiniteInput::propagates) {
   const bool symmetric = A.structure() == TileStructure::symmetric_lower;
   const bool reports_non_finite = symmetric && non_finite == NonFiniteInput::fails_factorization;
-  const bool transpose = symmetric && uplo == Uplo::upper;
-  const int row0 = (transpose ? j : i) * A.nb();
-  const int col0 = (transpose ? i : j) * A.nb();
-  return {const_cast<T*>(base), ld, row0, col0, transpose, symmetric && i == j, reports_non_finite};
+  const bool upper = symmetric && uplo == Uplo::upper;
+  if (A.transposed() && !upper) throw std::logic_error("transposed tiles hold an upper-stored symmetric matrix only");
+  const int row0 = (upper ? j : i) * A.nb();
+  const int col0 = (upper ? i : j) * A.nb();
+  return {const_cast<T*>(base), ld, row0, col0, upper && !A.transposed(), symmetric && i == j, reports_non_finite,
+          A.transposed()};
 }
 
 }  // namespace

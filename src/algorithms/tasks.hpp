@@ -14,7 +14,10 @@ class RuntimeResources;
 class DistributedInserter;
 
 // One tile: an opaque runtime handle, its shape, its tile indices (for traces) and the global
-// row and column of its first element.
+// row and column of its first element. A transposed tile holds the transpose of tile (i, j) in
+// its memory (cols x rows there): the block (j, i) of an upper-stored matrix, kept as the caller
+// stores it. The task functions below take every tile as the tile (i, j) it stands for and run
+// the BLAS form that the stored orientations need (transposed_forms.hpp).
 struct TileRef {
   void* handle = nullptr;
   int rows = 0;
@@ -23,10 +26,14 @@ struct TileRef {
   int j = 0;
   int row0 = 0;
   int col0 = 0;
+  bool transposed = false;
 };
 
 enum class Side { left, right };
 enum class Trans { no, yes };
+
+// LAPACK's letter for a triangle (the checks of the C++ API's arguments, the kernels' calls).
+inline char uplo_letter(Uplo uplo) { return uplo == Uplo::upper ? 'U' : 'L'; }
 
 // What every inserted task needs: where its state lives and where it may run.
 struct TaskContext {
@@ -77,9 +84,12 @@ void insert_column_update(const TaskContext& ctx, const std::vector<TileRef>& pa
 
 // How a tile maps onto a block of a column-major matrix held by the caller: the block starts at
 // (row0, col0) of the matrix (leading dimension ld) and is the tile itself, or its transpose when
-// `transpose` (an upper-stored symmetric matrix). With lower_only the tile is a diagonal tile of
-// a symmetric matrix: only its lower triangle is read or written. in_matrix: the block belongs to
-// the symmetric matrix being factored (not to right-hand sides, whose NaNs simply propagate).
+// `transpose` (an upper-stored symmetric matrix copied into lower tiles). With lower_only the tile
+// is a diagonal tile of a symmetric matrix: only its lower triangle is read or written. in_matrix:
+// the block belongs to the symmetric matrix being factored (not to right-hand sides, whose NaNs
+// simply propagate). tile_transposed: the tile is stored transposed (TileRef::transposed) and
+// holds the upper-stored block as it is: lower_only then means the block's upper triangle, and a
+// value in tile column c belongs to row c of the tile the block stands for.
 template <class T>
 struct BlockMap {
   T* base;
@@ -89,6 +99,7 @@ struct BlockMap {
   bool transpose;
   bool lower_only;
   bool in_matrix;
+  bool tile_transposed = false;
 };
 
 // Tile <- block. For a block in_matrix, a NaN or infinity at tile row r is reported to the

@@ -22,6 +22,7 @@ using detail::TaskContext;
 using detail::TileGrid;
 using detail::check_tiles_fit_gpu;
 using detail::tile_size_for;
+using detail::upper_as_stored;
 
 void require(bool ok, const std::string& what) {
   if (!ok) throw InvalidArgument(what);
@@ -50,13 +51,15 @@ void check_same_runtime_and_tiles(const TileMatrix<T>& L, const TileMatrix<T>& B
 template <class T>
 class ArrayTiles {
  public:
+  explicit ArrayTiles(std::unique_ptr<TileMatrix<T>> pool_tiles) : tiles_(std::move(pool_tiles)) {}
   ArrayTiles(Runtime& runtime, int rows, int cols, int nb, TileStructure structure)
-      : tiles_(std::make_unique<TileMatrix<T>>(runtime, rows, cols, nb, structure)) {}
-  ArrayTiles(Runtime& runtime, Mode mode, int rows, int cols, int nb, TileStructure structure, const T* array, int ld)
+      : ArrayTiles(std::make_unique<TileMatrix<T>>(runtime, rows, cols, nb, structure)) {}
+  ArrayTiles(Runtime& runtime, Mode mode, int rows, int cols, int nb, TileStructure structure, const T* array, int ld,
+             bool transposed = false)
       : pinned_(std::make_unique<detail::PinnedCallerMemory>(
             const_cast<T*>(array), runtime.resolve(mode) == Mode::cpu ? 0 : span_bytes(rows, cols, ld))),
         tiles_(detail::TileAccess::view(runtime, rows, cols, nb, structure, const_cast<T*>(array), ld,
-                                        detail::kHostMemory)) {}
+                                        detail::kHostMemory, transposed)) {}
   const TileMatrix<T>& tiles() const { return *tiles_; }
   TileGrid grid() const { return detail::tile_grid(*tiles_); }
 
@@ -69,18 +72,21 @@ class ArrayTiles {
   std::unique_ptr<TileMatrix<T>> tiles_;
 };
 
-// Whether a call on the n x n lower-stored array A runs on the caller's arrays (HostTiles).
+// Whether a call on the n x n array A runs on the caller's arrays (HostTiles).
 template <class T>
-bool tiles_in_place(const Runtime& runtime, Uplo uplo, int n, const T* A) {
-  const double lower_bytes = double(n) * (double(n) + 1) / 2 * sizeof(T);
-  return n > 0 && uplo == Uplo::lower && detail::within_physical_memory(lower_bytes) &&
-         detail::factor_in_place(runtime, A);
+bool tiles_in_place(const Runtime& runtime, const FactorOptions& options, int n, const T* A) {
+  const double triangle_bytes = double(n) * (double(n) + 1) / 2 * sizeof(T);
+  return n > 0 && (options.uplo == Uplo::lower || upper_as_stored(options)) &&
+         detail::within_physical_memory(triangle_bytes) && detail::factor_in_place(runtime, A);
 }
 
-// The symmetric matrix of a call as lower tiles.
+// The symmetric matrix of a call as tiles: lower tiles, or transposed ones (upper_as_stored).
 template <class T>
-ArrayTiles<T> matrix_tiles(Runtime& runtime, bool in_place, Mode mode, int n, int nb, const T* A, int lda) {
-  if (in_place) return ArrayTiles<T>(runtime, mode, n, n, nb, TileStructure::symmetric_lower, A, lda);
+ArrayTiles<T> matrix_tiles(Runtime& runtime, bool in_place, const FactorOptions& options, int n, int nb, const T* A,
+                           int lda) {
+  const bool transposed = upper_as_stored(options);
+  if (in_place) return ArrayTiles<T>(runtime, options.mode, n, n, nb, TileStructure::symmetric_lower, A, lda, transposed);
+  if (transposed) return ArrayTiles<T>(detail::TileAccess::transposed_tiles<T>(runtime, n, nb));
   return ArrayTiles<T>(runtime, n, n, nb, TileStructure::symmetric_lower);
 }
 
@@ -92,11 +98,11 @@ enum class Rhs { in_place_with_matrix, from_pool };
 // The tiles of a LAPACK-layout solve: the matrix (or its factor) and the right-hand sides.
 template <class T>
 struct MatrixAndRhs {
-  MatrixAndRhs(Runtime& runtime, bool in_place, Rhs rhs, Mode mode, int n, int nrhs, int nb, const T* a, int lda, T* b,
-               int ldb)
-      : A(matrix_tiles(runtime, in_place, mode, n, nb, a, lda)),
+  MatrixAndRhs(Runtime& runtime, bool in_place, Rhs rhs, const FactorOptions& options, int n, int nrhs, int nb,
+               const T* a, int lda, T* b, int ldb)
+      : A(matrix_tiles(runtime, in_place, options, n, nb, a, lda)),
         B(in_place && rhs == Rhs::in_place_with_matrix
-              ? ArrayTiles<T>(runtime, mode, n, nrhs, nb, TileStructure::general, b, ldb)
+              ? ArrayTiles<T>(runtime, options.mode, n, nrhs, nb, TileStructure::general, b, ldb)
               : ArrayTiles<T>(runtime, n, nrhs, nb, TileStructure::general)) {}
   ArrayTiles<T> A;
   ArrayTiles<T> B;
@@ -160,7 +166,7 @@ Request potrf_async(Runtime& runtime, int n, T* A, int lda, const FactorOptions&
   const int nb = tile_size_for<T>(runtime, n, options);
   check_tiles_fit_gpu<T>(runtime, options.mode, nb, n);
   auto tiles = std::make_shared<ArrayTiles<T>>(
-      matrix_tiles(runtime, tiles_in_place<T>(runtime, options.uplo, n, A), options.mode, n, nb, A, lda));
+      matrix_tiles(runtime, tiles_in_place<T>(runtime, options, n, A), options, n, nb, A, lda));
   return make_request(runtime, tiles, [&](Submission& s) {
     s.set_trace(options.trace);
     const detail::TaskContext ctx = make_context(runtime, s, options.mode, options.gpu_kernels);
@@ -177,8 +183,8 @@ Request submit_lapack_solve(Runtime& runtime, int n, int nrhs, const T* A, int l
                             const FactorOptions& options, InsertSolve&& insert_solve) {
   const int nb = tile_size_for<T>(runtime, n, options);
   check_tiles_fit_gpu<T>(runtime, options.mode, nb, n);
-  const bool in_place = nrhs > 0 && tiles_in_place<T>(runtime, options.uplo, n, A);
-  auto tiles = std::make_shared<MatrixAndRhs<T>>(runtime, in_place, rhs, options.mode, n, nrhs, nb, A, lda, B, ldb);
+  const bool in_place = nrhs > 0 && tiles_in_place<T>(runtime, options, n, A);
+  auto tiles = std::make_shared<MatrixAndRhs<T>>(runtime, in_place, rhs, options, n, nrhs, nb, A, lda, B, ldb);
   return make_request(runtime, tiles, [&](Submission& s) {
     s.set_trace(options.trace);
     insert_solve(make_context(runtime, s, options.mode, options.gpu_kernels), tiles->A.grid(), tiles->B.grid());

@@ -4,12 +4,10 @@
 
 #include "tessera/error.hpp"
 #include "tessera/lapack_arguments.hpp"
+#include "tasks.hpp"
 #include "tessera/options.hpp"
 
 namespace tessera::detail {
-
-// The C++ API takes uplo as an enum, always valid: the checks see it as LAPACK's letter.
-inline char uplo_letter(Uplo uplo) { return uplo == Uplo::upper ? 'U' : 'L'; }
 
 inline void throw_if_invalid(const char* routine, const ArgumentError& error) {
   if (error) throw InvalidArgument(describe(routine, error), error.position);

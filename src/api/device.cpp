@@ -51,18 +51,17 @@ std::unique_ptr<TileMatrix<T>> symmetric_view(Runtime& runtime, int n, int nb, T
   return TileAccess::view(runtime, n, n, nb, TileStructure::symmetric_lower, matrix, ld, device);
 }
 
-// The symmetric matrix of a call as lower tiles, in place. Lower storage: a view of A itself.
-// Upper storage: the tile algorithm is lower-only and A's lower triangle is the caller's, so the
-// tiles are a view of a workspace on A's GPU holding the upper triangle transposed (n x n
-// elements more on that GPU during the call, and one pass over the triangle in and one out:
-// memory-bound copies, small beside the factorization's O(n^3) work). Algorithms on upper tiles
-// themselves (the transposed forms of each tile kernel) would need neither.
+// The symmetric matrix of a call as tiles, in place: a view of A itself, its lower tiles or (upper
+// storage) its upper blocks as transposed tiles. Block-column tasks take lower tiles only: for
+// them an upper-stored A is transposed into a workspace on A's GPU (n x n elements more there
+// during the call, one pass over the triangle in and one out), whose view the tiles are.
 template <class T>
-class LowerTiles {
+class SymmetricTiles {
  public:
-  LowerTiles(Runtime& runtime, int n, int nb, Uplo uplo, T* A, int lda, int device) {
-    if (uplo == Uplo::lower) {
-      tiles_ = symmetric_view(runtime, n, nb, A, lda, device);
+  SymmetricTiles(Runtime& runtime, int n, int nb, const FactorOptions& options, T* A, int lda, int device) {
+    if (options.uplo == Uplo::lower || detail::upper_as_stored(options)) {
+      tiles_ = TileAccess::view(runtime, n, n, nb, TileStructure::symmetric_lower, A, lda, device,
+                                detail::upper_as_stored(options));
     } else {
       transposed_.emplace(device, n, A, lda);
       tiles_ = symmetric_view(runtime, n, nb, transposed_->lower(), transposed_->ld(), device);
@@ -94,14 +93,14 @@ int run_request(Runtime& runtime, const FactorOptions& options, Insert&& insert)
 }
 
 template <class T>
-int factor(Runtime& runtime, const LowerTiles<T>& A, const FactorOptions& options) {
+int factor(Runtime& runtime, const SymmetricTiles<T>& A, const FactorOptions& options) {
   return run_request(runtime, options, [&](const detail::TaskContext& ctx) {
     detail::insert_cholesky(ctx, A.tiles(), options.hints, options.grain);
   });
 }
 
 template <class T>
-void solve(Runtime& runtime, const LowerTiles<T>& A, const TileMatrix<T>& B, const FactorOptions& options) {
+void solve(Runtime& runtime, const SymmetricTiles<T>& A, const TileMatrix<T>& B, const FactorOptions& options) {
   run_request(runtime, options, [&](const detail::TaskContext& ctx) {
     detail::insert_cholesky_solve(ctx, A.tiles(), B, options.hints);
   });
@@ -125,7 +124,7 @@ int potrf(Runtime& runtime, int n, T* A, int lda, Stream stream, const FactorOpt
   const int nb = checked_tile_size<T>(runtime, n, options);
   const int device = device_holding("potrf", A, "A", 3);
   detail::synchronize_stream(stream);
-  LowerTiles<T> tiles(runtime, n, nb, options.uplo, A, lda, device);
+  SymmetricTiles<T> tiles(runtime, n, nb, options, A, lda, device);
   const int info = factor(runtime, tiles, options);
   tiles.store(A, lda);
   return info;
@@ -143,7 +142,7 @@ int potrs(Runtime& runtime, int n, int nrhs, const T* A, int lda, T* B, int ldb,
   const int b_device = device_holding("potrs", B, "B", 6);
   detail::synchronize_stream(stream);
   // The factor's tiles are only read (no task writes them, so nothing is written back).
-  LowerTiles<T> factor_tiles(runtime, n, nb, options.uplo, const_cast<T*>(A), lda, a_device);
+  SymmetricTiles<T> factor_tiles(runtime, n, nb, options, const_cast<T*>(A), lda, a_device);
   const auto rhs = TileAccess::view(runtime, n, nrhs, nb, TileStructure::general, B, ldb, b_device);
   solve(runtime, factor_tiles, *rhs, options);
   return 0;
@@ -159,7 +158,7 @@ int posv(Runtime& runtime, int n, int nrhs, T* A, int lda, T* B, int ldb, Stream
   const int a_device = device_holding("posv", A, "A", 4);
   const int b_device = nrhs > 0 ? device_holding("posv", B, "B", 6) : -1;
   detail::synchronize_stream(stream);
-  LowerTiles<T> tiles(runtime, n, nb, options.uplo, A, lda, a_device);
+  SymmetricTiles<T> tiles(runtime, n, nb, options, A, lda, a_device);
   std::unique_ptr<TileMatrix<T>> rhs;
   if (nrhs > 0) rhs = TileAccess::view(runtime, n, nrhs, nb, TileStructure::general, B, ldb, b_device);
   // Factor, then solve only once the factor is known to exist: the right-hand sides are the

@@ -36,6 +36,13 @@ void check_tiles_fit_gpu(const Runtime& runtime, Mode requested, int nb, int n) 
                         " MiB StarPU may use on the GPU; choose a smaller nb or cpu mode");
 }
 
+// Whether the tiles of an upper-stored matrix hold its blocks as stored (transposed tiles: the
+// tasks call the transposed BLAS forms, and nothing is transposed), rather than transposed copies
+// in lower tiles. Block-column tasks take lower tiles only.
+inline bool upper_as_stored(const FactorOptions& options) {
+  return options.uplo == Uplo::upper && options.grain != TaskGrain::block_columns;
+}
+
 // The grain asked for, and the out-of-core panels of a matrix whose tiles do not fit the smallest
 // GPU where its tasks may run (FactorOptions::out_of_core_panel_percent).
 template <class T>

@@ -67,7 +67,8 @@ void destroy_on_worker(void* arg) {
 
 }  // namespace
 
-UrgentWork::UrgentWork(CudaWorkerContext& ctx, bool urgent) : ctx_(urgent && ctx.urgent_stream ? &ctx : nullptr) {
+UrgentWork::UrgentWork(CudaWorkerContext& ctx, bool urgent, bool asynchronous)
+    : ctx_(urgent && ctx.urgent_stream ? &ctx : nullptr), asynchronous_(asynchronous) {
   if (!ctx_) return;
   // Work on the urgent stream follows what the worker's stream holds (a workspace grown there)...
   TESSERA_CUDA_CHECK(cudaEventRecord(ctx_->urgent_fork, ctx_->worker_stream));
@@ -87,8 +88,9 @@ UrgentWork::~UrgentWork() {
   // ...and the worker's stream, on which StarPU sees the task end, follows the urgent work. A
   // destructor cannot throw: should the join fail, the urgent work is waited for instead, so that
   // StarPU never sees the task end before its work does (the failure then shows in the next
-  // checked call on this context).
-  if (cudaEventRecord(ctx_->urgent_join, ctx_->urgent_stream) != cudaSuccess ||
+  // checked call on this context). A synchronous task's work is waited for here (it is done
+  // already: such tasks wait for it themselves).
+  if (!asynchronous_ || cudaEventRecord(ctx_->urgent_join, ctx_->urgent_stream) != cudaSuccess ||
       cudaStreamWaitEvent(ctx_->worker_stream, ctx_->urgent_join, 0) != cudaSuccess)
     cudaStreamSynchronize(ctx_->urgent_stream);
   back_to_worker_stream();

@@ -54,10 +54,14 @@ struct CudaWorkerContext {
 
 #ifdef TESSERA_HAVE_CUDA
 // While it lives, the worker context's stream (and its cuBLAS and cuSOLVER handles) is the urgent
-// stream when `urgent`, joined to the worker's stream both ways; a no-op otherwise.
+// stream when `urgent`, joined to the worker's stream both ways; a no-op otherwise. An
+// asynchronous task's end is joined onto the worker's stream, where StarPU sees it; a synchronous
+// task's (`asynchronous` false) is waited for instead, since StarPU requires the worker's stream
+// idle when such a task returns, and a join enqueued there, even behind finished work, may not
+// have been processed yet when StarPU checks.
 class UrgentWork {
  public:
-  UrgentWork(CudaWorkerContext& ctx, bool urgent);
+  UrgentWork(CudaWorkerContext& ctx, bool urgent, bool asynchronous);
   ~UrgentWork();
   UrgentWork(const UrgentWork&) = delete;
   UrgentWork& operator=(const UrgentWork&) = delete;
@@ -65,6 +69,7 @@ class UrgentWork {
  private:
   void back_to_worker_stream() noexcept;
   CudaWorkerContext* ctx_;
+  bool asynchronous_;
 };
 #endif
 

@@ -19,20 +19,33 @@ struct TileAccess {
   static void* handle(const TileMatrix<T>& A, int i, int j) {
     return A.stored_handle(i, j);
   }
+  template <class T>
+  static bool transposed(const TileMatrix<T>& A) {
+    return A.transposed_;
+  }
 
   // The rows x cols column-major matrix at `matrix` (leading dimension ld) in the memory of CUDA
   // device `cuda_device`, or in host memory (kHostMemory), as tiles registered in place (see
-  // TileMatrix's view constructor).
+  // TileMatrix's view constructor); with `transposed` the tiles of a symmetric matrix stored in
+  // its upper triangle, as stored there (TileRef::transposed).
   template <class T>
   static std::unique_ptr<TileMatrix<T>> view(Runtime& runtime, int rows, int cols, int nb, TileStructure structure,
-                                             T* matrix, int ld, int cuda_device) {
-    return std::unique_ptr<TileMatrix<T>>(new TileMatrix<T>(runtime, rows, cols, nb, structure, matrix, ld, cuda_device));
+                                             T* matrix, int ld, int cuda_device, bool transposed = false) {
+    return std::unique_ptr<TileMatrix<T>>(
+        new TileMatrix<T>(runtime, rows, cols, nb, structure, matrix, ld, cuda_device, transposed));
+  }
+
+  // Pool tiles stored transposed, for an upper-stored symmetric n x n matrix copied as stored.
+  template <class T>
+  static std::unique_ptr<TileMatrix<T>> transposed_tiles(Runtime& runtime, int n, int nb) {
+    return std::unique_ptr<TileMatrix<T>>(new TileMatrix<T>(runtime, n, n, nb, TileStructure::symmetric_lower, true));
   }
 };
 
 template <class T>
 TileRef tile_ref(const TileMatrix<T>& A, int i, int j) {
-  return {TileAccess::handle(A, i, j), A.tile_height(i), A.tile_width(j), i, j, i * A.nb(), j * A.nb()};
+  return {TileAccess::handle(A, i, j), A.tile_height(i), A.tile_width(j), i, j, i * A.nb(), j * A.nb(),
+          TileAccess::transposed(A)};
 }
 
 template <class T>
@@ -41,7 +54,7 @@ TileGrid tile_grid(const TileMatrix<T>& A) {
   for (int j = 0; j < A.tile_cols(); ++j)
     for (int i = 0; i < A.tile_rows(); ++i)
       if (A.stored(i, j)) handles[static_cast<std::size_t>(j) * A.tile_rows() + i] = TileAccess::handle(A, i, j);
-  return TileGrid(A.rows(), A.cols(), A.nb(), A.structure(), std::move(handles));
+  return TileGrid(A.rows(), A.cols(), A.nb(), A.structure(), std::move(handles), TileAccess::transposed(A));
 }
 
 // The algorithms on tile matrices.

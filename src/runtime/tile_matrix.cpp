@@ -89,7 +89,11 @@ void TileMatrix<T>::set_tile_grid() {
 
 template <class T>
 TileMatrix<T>::TileMatrix(Runtime& runtime, int rows, int cols, int nb, TileStructure structure)
-    : runtime_(&runtime), rows_(rows), cols_(cols), nb_(nb), structure_(structure) {
+    : TileMatrix(runtime, rows, cols, nb, structure, false) {}
+
+template <class T>
+TileMatrix<T>::TileMatrix(Runtime& runtime, int rows, int cols, int nb, TileStructure structure, bool transposed)
+    : runtime_(&runtime), rows_(rows), cols_(cols), nb_(nb), structure_(structure), transposed_(transposed) {
   detail::RuntimeControl::check_callable(runtime);
   set_tile_grid();
 
@@ -118,15 +122,16 @@ TileMatrix<T>::TileMatrix(Runtime& runtime, int rows, int cols, int nb, TileStru
   for (int j = 0; j < tile_cols_; ++j)
     for (int i = 0; i < tile_rows_; ++i)
       if (stored(i, j)) {
-        const int height = tile_height(i);
-        handles_.push_back(register_tile(STARPU_MAIN_RAM, storage_ + offsets[t++], height, height, tile_width(j)));
+        const int height = transposed ? tile_width(j) : tile_height(i);
+        const int width = transposed ? tile_height(i) : tile_width(j);
+        handles_.push_back(register_tile(STARPU_MAIN_RAM, storage_ + offsets[t++], height, height, width));
       }
 }
 
 template <class T>
 TileMatrix<T>::TileMatrix(Runtime& runtime, int rows, int cols, int nb, TileStructure structure, T* matrix, int ld,
-                          int cuda_device)
-    : runtime_(&runtime), rows_(rows), cols_(cols), nb_(nb), structure_(structure) {
+                          int cuda_device, bool transposed)
+    : runtime_(&runtime), rows_(rows), cols_(cols), nb_(nb), structure_(structure), transposed_(transposed) {
   detail::RuntimeControl::check_callable(runtime);
   set_tile_grid();
   if (ld < std::max(1, rows))
@@ -140,8 +145,10 @@ TileMatrix<T>::TileMatrix(Runtime& runtime, int rows, int cols, int nb, TileStru
   for (int j = 0; j < tile_cols_; ++j)
     for (int i = 0; i < tile_rows_; ++i)
       if (stored(i, j)) {
-        T* origin = matrix + static_cast<std::size_t>(i) * nb + static_cast<std::size_t>(j) * nb * ld;
-        handles_.push_back(register_tile(node, origin, ld, tile_height(i), tile_width(j)));
+        const std::size_t row0 = static_cast<std::size_t>(transposed ? j : i) * nb;
+        const std::size_t col0 = static_cast<std::size_t>(transposed ? i : j) * nb;
+        handles_.push_back(transposed ? register_tile(node, matrix + row0 + col0 * ld, ld, tile_width(j), tile_height(i))
+                                      : register_tile(node, matrix + row0 + col0 * ld, ld, tile_height(i), tile_width(j)));
       }
 }
 

@@ -11,11 +11,8 @@
 
 namespace tessera::kernels::cpu {
 
-// Cholesky of the lower triangle of the n x n tile A; returns LAPACK info (local 1-based column).
-inline int potrf(int n, double* A, int lda) { return LAPACKE_dpotrf_work(LAPACK_COL_MAJOR, 'L', n, A, lda); }
-inline int potrf(int n, float* A, int lda) { return LAPACKE_spotrf_work(LAPACK_COL_MAJOR, 'L', n, A, lda); }
-
-// Batched mode: one small matrix, triangle uplo ('L' or 'U'); returns LAPACK info.
+// Cholesky of the triangle uplo ('L' or 'U') of the n x n matrix A; returns LAPACK info (1-based
+// column of the failing minor).
 inline int potrf(char uplo, int n, double* A, int lda) { return LAPACKE_dpotrf_work(LAPACK_COL_MAJOR, uplo, n, A, lda); }
 inline int potrf(char uplo, int n, float* A, int lda) { return LAPACKE_spotrf_work(LAPACK_COL_MAJOR, uplo, n, A, lda); }
 inline int potrs(char uplo, int n, int nrhs, const double* A, int lda, double* B, int ldb) {
@@ -25,24 +22,29 @@ inline int potrs(char uplo, int n, int nrhs, const float* A, int lda, float* B, 
   return LAPACKE_spotrs_work(LAPACK_COL_MAJOR, uplo, n, nrhs, A, lda, B, ldb);
 }
 
-// B := alpha op(L)^{-1} B (left) or alpha B op(L)^{-T...} (right); L lower, non-unit.
-inline void trsm(bool left, bool trans, int m, int n, double alpha, const double* L, int ldl,
-                 double* B, int ldb) {
-  cblas_dtrsm(CblasColMajor, left ? CblasLeft : CblasRight, CblasLower, trans ? CblasTrans : CblasNoTrans,
-              CblasNonUnit, m, n, alpha, L, ldl, B, ldb);
-}
-inline void trsm(bool left, bool trans, int m, int n, float alpha, const float* L, int ldl, float* B,
+inline CBLAS_UPLO cblas_uplo(char uplo) { return uplo == 'U' ? CblasUpper : CblasLower; }
+inline CBLAS_TRANSPOSE cblas_trans(bool trans) { return trans ? CblasTrans : CblasNoTrans; }
+
+// B := alpha op(L)^{-1} B (left) or alpha B op(L)^{-1} (right); L triangular (triangle uplo), non-unit.
+inline void trsm(bool left, char uplo, bool trans, int m, int n, double alpha, const double* L, int ldl, double* B,
                  int ldb) {
-  cblas_strsm(CblasColMajor, left ? CblasLeft : CblasRight, CblasLower, trans ? CblasTrans : CblasNoTrans,
-              CblasNonUnit, m, n, alpha, L, ldl, B, ldb);
+  cblas_dtrsm(CblasColMajor, left ? CblasLeft : CblasRight, cblas_uplo(uplo), cblas_trans(trans), CblasNonUnit, m, n,
+              alpha, L, ldl, B, ldb);
+}
+inline void trsm(bool left, char uplo, bool trans, int m, int n, float alpha, const float* L, int ldl, float* B,
+                 int ldb) {
+  cblas_strsm(CblasColMajor, left ? CblasLeft : CblasRight, cblas_uplo(uplo), cblas_trans(trans), CblasNonUnit, m, n,
+              alpha, L, ldl, B, ldb);
 }
 
-// C := alpha A A^T + beta C on the lower triangle; C n x n, A n x k.
-inline void syrk(int n, int k, double alpha, const double* A, int lda, double beta, double* C, int ldc) {
-  cblas_dsyrk(CblasColMajor, CblasLower, CblasNoTrans, n, k, alpha, A, lda, beta, C, ldc);
+// C := alpha op(A) op(A)^T + beta C on the triangle uplo; C n x n, op(A) n x k (op(A) = A^T with trans).
+inline void syrk(char uplo, bool trans, int n, int k, double alpha, const double* A, int lda, double beta, double* C,
+                 int ldc) {
+  cblas_dsyrk(CblasColMajor, cblas_uplo(uplo), cblas_trans(trans), n, k, alpha, A, lda, beta, C, ldc);
 }
-inline void syrk(int n, int k, float alpha, const float* A, int lda, float beta, float* C, int ldc) {
-  cblas_ssyrk(CblasColMajor, CblasLower, CblasNoTrans, n, k, alpha, A, lda, beta, C, ldc);
+inline void syrk(char uplo, bool trans, int n, int k, float alpha, const float* A, int lda, float beta, float* C,
+                 int ldc) {
+  cblas_ssyrk(CblasColMajor, cblas_uplo(uplo), cblas_trans(trans), n, k, alpha, A, lda, beta, C, ldc);
 }
 
 // C := alpha op(A) op(B) + beta C; C m x n.
@@ -92,6 +94,33 @@ int first_non_finite_row(bool lower_only, int m, int n, const T* A, int lda) {
     for (int i = lower_only ? j : 0; i < m && (first_bad_row < 0 || i < first_bad_row); ++i)
       if (!std::isfinite(A[i + static_cast<long>(j) * lda])) first_bad_row = i;
   return first_bad_row;
+}
+
+// Copies the m x n block src (leading dimension lds) into dst (ldd), or with upper_only (a square
+// block) its entries on and above the diagonal. Returns the smallest column holding a NaN or
+// infinity, or -1.
+template <class T>
+int copy_columns(bool upper_only, int m, int n, const T* src, int lds, T* dst, int ldd) {
+  int first_bad_column = -1;
+  for (int j = 0; j < n; ++j) {
+    const int rows = upper_only ? std::min(j + 1, m) : m;
+    const T* s = src + static_cast<long>(j) * lds;
+    T* d = dst + static_cast<long>(j) * ldd;
+    std::copy(s, s + rows, d);
+    if (first_bad_column < 0 && !std::all_of(s, s + rows, [](T v) { return std::isfinite(v); })) first_bad_column = j;
+  }
+  return first_bad_column;
+}
+
+// The smallest column of the m x n block holding a NaN or infinity (on or above the diagonal with
+// upper_only), or -1: copy_columns's scan for a block that is its own tile.
+template <class T>
+int first_non_finite_column(bool upper_only, int m, int n, const T* A, int lda) {
+  for (int j = 0; j < n; ++j) {
+    const T* a = A + static_cast<long>(j) * lda;
+    if (!std::all_of(a, a + (upper_only ? std::min(j + 1, m) : m), [](T v) { return std::isfinite(v); })) return j;
+  }
+  return -1;
 }
 
 // dst(j, i) := src(i, j) for i >= j (n x n): the lower triangle of a tile into the upper triangle

@@ -10,44 +10,46 @@
 namespace tessera::kernels::cuda::vendor {
 
 inline cublasOperation_t op(bool trans) { return trans ? CUBLAS_OP_T : CUBLAS_OP_N; }
+// The triangle of a tile, as LAPACK's letter ('L' or 'U').
+inline cublasFillMode_t fill(char uplo) { return uplo == 'U' ? CUBLAS_FILL_MODE_UPPER : CUBLAS_FILL_MODE_LOWER; }
 
-// Workspace elements cuSOLVER needs for potrf on an n x n lower tile.
-inline int potrf_workspace(cusolverDnHandle_t h, int n, double* A, int lda) {
+// Workspace elements cuSOLVER needs for potrf on the triangle uplo of an n x n tile.
+inline int potrf_workspace(cusolverDnHandle_t h, char uplo, int n, double* A, int lda) {
   int lwork = 0;
-  TESSERA_CUSOLVER_CHECK(cusolverDnDpotrf_bufferSize(h, CUBLAS_FILL_MODE_LOWER, n, A, lda, &lwork));
+  TESSERA_CUSOLVER_CHECK(cusolverDnDpotrf_bufferSize(h, fill(uplo), n, A, lda, &lwork));
   return lwork;
 }
-inline int potrf_workspace(cusolverDnHandle_t h, int n, float* A, int lda) {
+inline int potrf_workspace(cusolverDnHandle_t h, char uplo, int n, float* A, int lda) {
   int lwork = 0;
-  TESSERA_CUSOLVER_CHECK(cusolverDnSpotrf_bufferSize(h, CUBLAS_FILL_MODE_LOWER, n, A, lda, &lwork));
+  TESSERA_CUSOLVER_CHECK(cusolverDnSpotrf_bufferSize(h, fill(uplo), n, A, lda, &lwork));
   return lwork;
 }
 // Writes LAPACK info to the device int *d_info.
-inline void potrf(cusolverDnHandle_t h, int n, double* A, int lda, double* work, int lwork, int* d_info) {
-  TESSERA_CUSOLVER_CHECK(cusolverDnDpotrf(h, CUBLAS_FILL_MODE_LOWER, n, A, lda, work, lwork, d_info));
+inline void potrf(cusolverDnHandle_t h, char uplo, int n, double* A, int lda, double* work, int lwork, int* d_info) {
+  TESSERA_CUSOLVER_CHECK(cusolverDnDpotrf(h, fill(uplo), n, A, lda, work, lwork, d_info));
 }
-inline void potrf(cusolverDnHandle_t h, int n, float* A, int lda, float* work, int lwork, int* d_info) {
-  TESSERA_CUSOLVER_CHECK(cusolverDnSpotrf(h, CUBLAS_FILL_MODE_LOWER, n, A, lda, work, lwork, d_info));
+inline void potrf(cusolverDnHandle_t h, char uplo, int n, float* A, int lda, float* work, int lwork, int* d_info) {
+  TESSERA_CUSOLVER_CHECK(cusolverDnSpotrf(h, fill(uplo), n, A, lda, work, lwork, d_info));
 }
 
-inline void trsm(cublasHandle_t h, bool left, bool trans, int m, int n, double alpha, const double* L, int ldl,
+inline void trsm(cublasHandle_t h, bool left, char uplo, bool trans, int m, int n, double alpha, const double* L, int ldl,
                  double* B, int ldb) {
-  TESSERA_CUBLAS_CHECK(cublasDtrsm(h, left ? CUBLAS_SIDE_LEFT : CUBLAS_SIDE_RIGHT, CUBLAS_FILL_MODE_LOWER, op(trans),
+  TESSERA_CUBLAS_CHECK(cublasDtrsm(h, left ? CUBLAS_SIDE_LEFT : CUBLAS_SIDE_RIGHT, fill(uplo), op(trans),
                                    CUBLAS_DIAG_NON_UNIT, m, n, &alpha, L, ldl, B, ldb));
 }
-inline void trsm(cublasHandle_t h, bool left, bool trans, int m, int n, float alpha, const float* L, int ldl,
+inline void trsm(cublasHandle_t h, bool left, char uplo, bool trans, int m, int n, float alpha, const float* L, int ldl,
                  float* B, int ldb) {
-  TESSERA_CUBLAS_CHECK(cublasStrsm(h, left ? CUBLAS_SIDE_LEFT : CUBLAS_SIDE_RIGHT, CUBLAS_FILL_MODE_LOWER, op(trans),
+  TESSERA_CUBLAS_CHECK(cublasStrsm(h, left ? CUBLAS_SIDE_LEFT : CUBLAS_SIDE_RIGHT, fill(uplo), op(trans),
                                    CUBLAS_DIAG_NON_UNIT, m, n, &alpha, L, ldl, B, ldb));
 }
 
-inline void syrk(cublasHandle_t h, int n, int k, double alpha, const double* A, int lda, double beta, double* C,
+inline void syrk(cublasHandle_t h, char uplo, bool trans, int n, int k, double alpha, const double* A, int lda, double beta, double* C,
                  int ldc) {
-  TESSERA_CUBLAS_CHECK(cublasDsyrk(h, CUBLAS_FILL_MODE_LOWER, CUBLAS_OP_N, n, k, &alpha, A, lda, &beta, C, ldc));
+  TESSERA_CUBLAS_CHECK(cublasDsyrk(h, fill(uplo), op(trans), n, k, &alpha, A, lda, &beta, C, ldc));
 }
-inline void syrk(cublasHandle_t h, int n, int k, float alpha, const float* A, int lda, float beta, float* C,
+inline void syrk(cublasHandle_t h, char uplo, bool trans, int n, int k, float alpha, const float* A, int lda, float beta, float* C,
                  int ldc) {
-  TESSERA_CUBLAS_CHECK(cublasSsyrk(h, CUBLAS_FILL_MODE_LOWER, CUBLAS_OP_N, n, k, &alpha, A, lda, &beta, C, ldc));
+  TESSERA_CUBLAS_CHECK(cublasSsyrk(h, fill(uplo), op(trans), n, k, &alpha, A, lda, &beta, C, ldc));
 }
 
 inline void gemm(cublasHandle_t h, bool transa, bool transb, int m, int n, int k, double alpha, const double* A,
