@@ -38,9 +38,9 @@ template <class T>
 int copy_in_tile(const BlockMap<T>& b, const TileView<T>& tile) {
   const int m = b.transpose ? tile.cols : tile.rows;
   const int n = b.transpose ? tile.rows : tile.cols;
-  if (!is_in_place(b, tile))
-    return kernels::cpu::copy_block(b.transpose, b.lower_only, m, n, block_origin(b), b.ld, tile.ptr, tile.ld);
-  // Nothing to copy; the scan only where a NaN or infinity is reported.
+  if (!is_in_place(b, tile))  // in place there is nothing to copy
+    kernels::cpu::copy_block(b.transpose, b.lower_only, m, n, block_origin(b), b.ld, tile.ptr, tile.ld);
+  // The scan only where a NaN or infinity is reported.
   return b.in_matrix ? kernels::cpu::first_non_finite_row(b.lower_only, tile.rows, tile.cols, tile.ptr, tile.ld) : -1;
 }
 
@@ -49,7 +49,7 @@ int copy_in_tile(const BlockMap<T>& b, const TileView<T>& tile) {
 template <class T>
 int copy_in_transposed_tile(const BlockMap<T>& b, const TileView<T>& tile) {
   if (!is_in_place(b, tile))
-    return kernels::cpu::copy_columns(b.lower_only, tile.rows, tile.cols, block_origin(b), b.ld, tile.ptr, tile.ld);
+    kernels::cpu::copy_columns(b.lower_only, tile.rows, tile.cols, block_origin(b), b.ld, tile.ptr, tile.ld);
   return b.in_matrix ? kernels::cpu::first_non_finite_column(b.lower_only, tile.rows, tile.cols, tile.ptr, tile.ld) : -1;
 }
 

@@ -32,7 +32,8 @@ TEST(CpuCopyKernels, CopyBlockMatchesItsDefinition) {
           const int lds = m + 3, ldd = rows + 2;
           const std::vector<double> src = numbered(m, n, lds);
           std::vector<double> dst(static_cast<std::size_t>(ldd) * cols, -7.0);
-          EXPECT_EQ(kernels::cpu::copy_block(transpose, lower_only, m, n, src.data(), lds, dst.data(), ldd), -1);
+          kernels::cpu::copy_block(transpose, lower_only, m, n, src.data(), lds, dst.data(), ldd);
+          EXPECT_EQ(kernels::cpu::first_non_finite_row(lower_only, rows, cols, dst.data(), ldd), -1);
           for (int j = 0; j < cols; ++j)
             for (int i = 0; i < ldd; ++i) {
               const double got = dst[i + static_cast<std::size_t>(j) * ldd];
@@ -45,7 +46,7 @@ TEST(CpuCopyKernels, CopyBlockMatchesItsDefinition) {
         }
 }
 
-TEST(CpuCopyKernels, CopyBlockReportsTheFirstNonFiniteRowOfTheDestination) {
+TEST(CpuCopyKernels, TheScanOfACopiedBlockReportsTheFirstNonFiniteRow) {
   const int n = 70, ld = n;
   for (bool transpose : {false, true}) {
     std::vector<double> src = numbered(n, n, ld);
@@ -56,12 +57,16 @@ TEST(CpuCopyKernels, CopyBlockReportsTheFirstNonFiniteRowOfTheDestination) {
     at(50, 3) = std::numeric_limits<double>::quiet_NaN();
     at(40, 3) = std::numeric_limits<double>::infinity();
     std::vector<double> dst(static_cast<std::size_t>(ld) * n);
-    EXPECT_EQ(kernels::cpu::copy_block(transpose, true, n, n, src.data(), ld, dst.data(), ld), 40) << transpose;
+    kernels::cpu::copy_block(transpose, true, n, n, src.data(), ld, dst.data(), ld);
+    EXPECT_EQ(kernels::cpu::first_non_finite_row(true, n, n, dst.data(), ld), 40) << transpose;
+    EXPECT_EQ(kernels::cpu::first_non_finite_row(false, n, n, dst.data(), ld), 40) << transpose;
     // Above the diagonal nothing is read: a NaN there is not reported.
     std::vector<double> upper = numbered(n, n, ld);
     (transpose ? upper[60 + static_cast<std::size_t>(2) * ld] : upper[2 + static_cast<std::size_t>(60) * ld]) =
         std::numeric_limits<double>::quiet_NaN();
-    EXPECT_EQ(kernels::cpu::copy_block(transpose, true, n, n, upper.data(), ld, dst.data(), ld), -1) << transpose;
+    std::vector<double> clean(static_cast<std::size_t>(ld) * n, 0.0);
+    kernels::cpu::copy_block(transpose, true, n, n, upper.data(), ld, clean.data(), ld);
+    EXPECT_EQ(kernels::cpu::first_non_finite_row(true, n, n, clean.data(), ld), -1) << transpose;
   }
 }
 
@@ -87,7 +92,8 @@ TEST(CpuCopyKernels, CopyColumnsMatchesItsDefinition) {
         const int lds = m + 3, ldd = m + 2;
         const std::vector<double> src = numbered(m, n, lds);
         std::vector<double> dst(static_cast<std::size_t>(ldd) * n, -7.0);
-        EXPECT_EQ(kernels::cpu::copy_columns(upper_only, m, n, src.data(), lds, dst.data(), ldd), -1);
+        kernels::cpu::copy_columns(upper_only, m, n, src.data(), lds, dst.data(), ldd);
+        EXPECT_EQ(kernels::cpu::first_non_finite_column(upper_only, m, n, dst.data(), ldd), -1);
         for (int j = 0; j < n; ++j)
           for (int i = 0; i < ldd; ++i) {
             const bool written = i < m && (!upper_only || i <= j);
@@ -100,23 +106,42 @@ TEST(CpuCopyKernels, CopyColumnsMatchesItsDefinition) {
 
 // A transposed tile's column c is row c of the tile it stands for: both the copy and the scan of
 // a tile in place report the smallest column, and see only the upper triangle with upper_only.
-TEST(CpuCopyKernels, CopyColumnsAndItsScanReportTheFirstNonFiniteColumn) {
+TEST(CpuCopyKernels, TheScanOfATransposedTileReportsTheFirstNonFiniteColumn) {
   const int n = 70, ld = n + 1;
   std::vector<double> src = numbered(n, n, ld);
   src[3 + static_cast<std::size_t>(50) * ld] = std::numeric_limits<double>::quiet_NaN();
   src[45 + static_cast<std::size_t>(45) * ld] = -std::numeric_limits<double>::infinity();
   std::vector<double> dst(static_cast<std::size_t>(ld) * n);
   for (bool upper_only : {false, true}) {
-    EXPECT_EQ(kernels::cpu::copy_columns(upper_only, n, n, src.data(), ld, dst.data(), ld), 45) << upper_only;
+    kernels::cpu::copy_columns(upper_only, n, n, src.data(), ld, dst.data(), ld);
+    EXPECT_EQ(kernels::cpu::first_non_finite_column(upper_only, n, n, dst.data(), ld), 45) << upper_only;
     EXPECT_EQ(kernels::cpu::first_non_finite_column(upper_only, n, n, src.data(), ld), 45) << upper_only;
   }
   // Below the diagonal nothing is read with upper_only.
   std::vector<double> lower = numbered(n, n, ld);
   lower[60 + static_cast<std::size_t>(2) * ld] = std::numeric_limits<double>::quiet_NaN();
-  EXPECT_EQ(kernels::cpu::copy_columns(true, n, n, lower.data(), ld, dst.data(), ld), -1);
   EXPECT_EQ(kernels::cpu::first_non_finite_column(true, n, n, lower.data(), ld), -1);
-  EXPECT_EQ(kernels::cpu::copy_columns(false, n, n, lower.data(), ld, dst.data(), ld), 2);
   EXPECT_EQ(kernels::cpu::first_non_finite_column(false, n, n, lower.data(), ld), 2);
+}
+
+// The vectorized test sees every kind of non-finite value at every position, float and double,
+// and no finite one (the largest, the smallest subnormal, negative zero).
+TEST(CpuCopyKernels, AnyNonFiniteSeesEveryNonFiniteValueAndNoFiniteOne) {
+  auto check = [](auto zero) {
+    using T = decltype(zero);
+    using limits = std::numeric_limits<T>;
+    std::vector<T> a = {T(1), limits::max(), -limits::max(), limits::denorm_min(), T(-0.0), limits::min(), T(3)};
+    EXPECT_FALSE(kernels::cpu::any_non_finite(a.data(), static_cast<int>(a.size())));
+    for (T bad : {limits::quiet_NaN(), limits::infinity(), -limits::infinity(), limits::signaling_NaN()})
+      for (std::size_t at = 0; at < a.size(); ++at) {
+        std::vector<T> b = a;
+        b[at] = bad;
+        EXPECT_TRUE(kernels::cpu::any_non_finite(b.data(), static_cast<int>(b.size()))) << at;
+        EXPECT_FALSE(kernels::cpu::any_non_finite(b.data(), static_cast<int>(at))) << at;
+      }
+  };
+  check(0.0);
+  check(0.0f);
 }
 
 }  // namespace

@@ -109,7 +109,8 @@ int posv(Runtime& runtime, int n, int nrhs, T* A, int lda, T* B, int ldb, const 
 template <class T>
 TESSERA_EXPORT double backward_error(const TileMatrix<T>& A, const TileMatrix<T>& L, Mode mode = Mode::hybrid);
 
-// The tile size Tessera picks for an n x n matrix when FactorOptions::nb is 0.
-TESSERA_EXPORT int default_tile_size(int n, bool double_precision, Mode resolved_mode);
+// The tile size Tessera picks for an n x n matrix when FactorOptions::nb is 0; in cpu mode it
+// depends on the number of CPU workers too (0: not known).
+TESSERA_EXPORT int default_tile_size(int n, bool double_precision, Mode resolved_mode, int cpu_workers = 0);
 
 }  // namespace tessera

@@ -75,7 +75,7 @@ TESSERA_EXPORT TaskHints neutral_hints(TaskKind kind, int k, int i, int j, int n
 
 // Host memory for tiles is kept between factorizations (a pool). How it is pinned, and when a
 // caller's array is used in place of tiles:
-//   automatic (default): a lower-stored array is factored in place (see in_place) when it is
+//   automatic (default): an array is factored in place (see in_place) when it is
 //           pinned already (nothing to pay) and for the first such factorization of the runtime
 //           (a process that factors once pays neither for tiles nor for pinning them); otherwise
 //           as pin_on_reuse. On an H100 host, one-shot processes at n = 20000 and 30000 took
@@ -88,12 +88,12 @@ TESSERA_EXPORT TaskHints neutral_hints(TaskKind kind, int k, int i, int j, int n
 //           one-shot process never pays for it and a repeating one pins once.
 //   pinned: every block allocated pinned.
 //   pageable: never pinned.
-//   in_place: a matrix stored in its lower triangle is not copied into tiles at all: the tiles
-//           are the caller's array itself, pinned for the length of the call when GPU workers
+//   in_place: a matrix is not copied into tiles at all: the tiles are the caller's array itself
+//           (an upper-stored one's upper blocks as stored), pinned for the length of the call when GPU workers
 //           take part (on an H100 host pinning memory already written costs about 0.06 s/GB,
 //           against about 0.8 s/GB to allocate and first touch tiles and a copy in and out).
-//           potrs's right-hand sides too; posv's are copied (a failure leaves them untouched),
-//           and upper-stored matrices use the pool as pin_on_reuse.
+//           potrs's right-hand sides too; posv's are copied (a failure leaves them untouched).
+//           With block-column tasks an upper-stored matrix uses the pool as pin_on_reuse.
 enum class HostTiles { automatic, pin_on_reuse, pinned, pageable, in_place };
 
 struct TESSERA_EXPORT RuntimeOptions {
@@ -121,6 +121,12 @@ struct TESSERA_EXPORT RuntimeOptions {
   // TESSERA_TUNING_FILE, TESSERA_VERBOSE (0 or 1), TESSERA_HOST_TILES (pin-on-reuse, pinned or
   // pageable), TESSERA_URGENT_STREAMS (0 or 1).
   static RuntimeOptions from_environment();
+
+  // These options for a runtime whose factorizations all run in `mode`: in cpu mode no GPU is
+  // started unless ncuda, TESSERA_NCUDA or STARPU_NCUDA asks for one (no CUDA context to create,
+  // 0.3-0.4 s on an H100 host, and no core kept to drive a GPU, so every core is a CPU worker).
+  // The shared runtime (Runtime::shared) applies it with TESSERA_MODE, the CLI with --mode.
+  RuntimeOptions for_mode(Mode mode) const;
 };
 
 struct TESSERA_EXPORT FactorOptions {

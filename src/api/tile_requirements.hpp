@@ -16,7 +16,8 @@ namespace tessera::detail {
 template <class T>
 int tile_size_for(const Runtime& runtime, int n, const FactorOptions& options) {
   if (options.nb < 0) throw InvalidArgument("nb must be positive (or 0 to let Tessera choose)");
-  return options.nb > 0 ? options.nb : default_tile_size(n, std::is_same_v<T, double>, runtime.resolve(options.mode));
+  return options.nb > 0 ? options.nb
+                        : default_tile_size(n, std::is_same_v<T, double>, runtime.resolve(options.mode), runtime.cpu_workers());
 }
 
 // In gpu and hybrid modes a task may be placed on a GPU, so the largest task's tiles (the three

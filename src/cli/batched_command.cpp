@@ -67,7 +67,7 @@ void require_memory_for(const BatchedCommand& cmd) {
 
 template <class T>
 int run(const BatchedCommand& cmd) {
-  const RuntimeOptions startup = runtime_options(cmd.runtime);
+  const RuntimeOptions startup = runtime_options(cmd.runtime, parse_mode(cmd.mode));
   require_memory_for<T>(cmd);
   const int n = cmd.n, count = cmd.count, nrhs = cmd.nrhs;
   const long long stride = static_cast<long long>(n) * n, strideB = static_cast<long long>(n) * std::max(nrhs, 1);

@@ -195,7 +195,7 @@ void print_row(const PotrfCommand& cmd, const Runtime& runtime, const FactorOpti
 template <class T>
 int run(const PotrfCommand& cmd) {
   FactorOptions options = factor_options(cmd);
-  RuntimeOptions startup = runtime_options(cmd.runtime);
+  RuntimeOptions startup = runtime_options(cmd.runtime, options.mode);
   if (!cmd.policy.empty()) startup.scheduler = cmd.policy;
 
   int n = 0;
@@ -204,7 +204,7 @@ int run(const PotrfCommand& cmd) {
   Runtime runtime(startup);
   const double startup_seconds = std::chrono::duration<double>(Clock::now() - startup_begin).count();
   const Mode mode = runtime.resolve(options.mode);
-  options.nb = options.nb > 0 ? options.nb : default_tile_size(n, kDouble<T>, mode);
+  options.nb = options.nb > 0 ? options.nb : default_tile_size(n, kDouble<T>, mode, runtime.cpu_workers());
   std::vector<T> original = cmd.check ? A : std::vector<T>();
 
   Factorization f = factor(runtime, A, n, options, !cmd.json && isatty(STDERR_FILENO));

@@ -14,7 +14,7 @@ void add_runtime_flags(CLI::App* command, RuntimeFlags& flags) {
   command->add_flag("--oversubscribe", flags.oversubscribe, "start every CPU worker --ncpu or TESSERA_NCPU asks for, even more than the CPUs present");
 }
 
-RuntimeOptions runtime_options(const RuntimeFlags& flags) {
+RuntimeOptions runtime_options(const RuntimeFlags& flags, Mode mode) {
   RuntimeOptions options = RuntimeOptions::from_environment();
   const bool from_flag = flags.ncpu >= 0;
   if (from_flag) options.ncpus = flags.ncpu;
@@ -23,7 +23,7 @@ RuntimeOptions runtime_options(const RuntimeFlags& flags) {
     const std::string source = (from_flag ? "--ncpu " : "TESSERA_NCPU=") + std::to_string(options.ncpus);
     options.ncpus = cap_cpu_workers(options.ncpus, flags.oversubscribe, source, std::cerr);
   }
-  return options;
+  return options.for_mode(mode);
 }
 
 }  // namespace tessera::cli

@@ -15,8 +15,9 @@ struct RuntimeFlags {
 
 void add_runtime_flags(CLI::App* command, RuntimeFlags& flags);
 
-// The environment's options with the flags applied; more CPU workers than CPUs are capped, with
-// a warning on stderr, unless --oversubscribe.
-RuntimeOptions runtime_options(const RuntimeFlags& flags);
+// The environment's options with the flags applied, for a command whose factorizations run in
+// `mode` (RuntimeOptions::for_mode: cpu mode starts no GPU unless asked); more CPU workers than
+// CPUs are capped, with a warning on stderr, unless --oversubscribe.
+RuntimeOptions runtime_options(const RuntimeFlags& flags, Mode mode = Mode::automatic);
 
 }  // namespace tessera::cli

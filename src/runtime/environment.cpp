@@ -77,6 +77,12 @@ RuntimeOptions RuntimeOptions::from_environment() {
   return options;
 }
 
+RuntimeOptions RuntimeOptions::for_mode(Mode mode) const {
+  RuntimeOptions options = *this;
+  if (mode == Mode::cpu && options.ncuda < 0 && !read_variable("STARPU_NCUDA")) options.ncuda = 0;
+  return options;
+}
+
 FactorOptions FactorOptions::from_environment() {
   FactorOptions options;
   options.nb = env_int("TESSERA_NB", options.nb, 1);

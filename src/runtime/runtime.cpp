@@ -438,7 +438,7 @@ Runtime& Runtime::shared() {
   // registered for the end of the process after the constructor has initialized CUDA, so it runs
   // before the CUDA runtime's own exit handlers, while StarPU can still stop its CUDA workers.
   // A constructor that throws leaves it unconstructed, and the next call tries again.
-  static SharedRuntime shared(RuntimeOptions::from_environment());
+  static SharedRuntime shared(RuntimeOptions::from_environment().for_mode(FactorOptions::from_environment().mode));
   return shared.runtime;
 }
 

@@ -481,6 +481,29 @@ TEST(HostMemoryPool, AutomaticFactorsTheFirstArrayInPlace) {
   }
 }
 
+// cpu mode starts no GPU unless one is asked for: RuntimeOptions::for_mode.
+TEST(RuntimeOptionsForMode, CpuModeStartsNoGpuUnlessAskedFor) {
+  if (std::getenv("STARPU_NCUDA")) GTEST_SKIP() << "STARPU_NCUDA is set, which decides the GPUs";
+  RuntimeOptions options;
+  EXPECT_EQ(options.for_mode(Mode::cpu).ncuda, 0);
+  for (Mode mode : {Mode::gpu, Mode::hybrid, Mode::automatic}) EXPECT_EQ(options.for_mode(mode).ncuda, -1) << to_string(mode);
+  options.ncuda = 1;  // asked for (the field, TESSERA_NCUDA or --ncuda)
+  EXPECT_EQ(options.for_mode(Mode::cpu).ncuda, 1);
+  const ScopedEnv starpu_ncuda("STARPU_NCUDA", "1");
+  EXPECT_EQ(RuntimeOptions{}.for_mode(Mode::cpu).ncuda, -1);
+}
+
+// In cpu mode a few workers get larger tiles; the other modes and unknown worker counts do not
+// change.
+TEST(DefaultTileSize, FewCpuWorkersGetLargerTiles) {
+  EXPECT_EQ(default_tile_size(4000, true, Mode::cpu), 256);
+  EXPECT_EQ(default_tile_size(4000, true, Mode::cpu, 12), 256);
+  EXPECT_EQ(default_tile_size(4000, true, Mode::cpu, 2), 384);
+  EXPECT_EQ(default_tile_size(1000, true, Mode::cpu, 2), 128);
+  EXPECT_EQ(default_tile_size(300, true, Mode::cpu, 2), 64);
+  EXPECT_EQ(default_tile_size(4000, true, Mode::gpu, 2), default_tile_size(4000, true, Mode::gpu));
+}
+
 TEST(TaskGrainOption, NamesRoundTripAndTheEnvironmentSetsIt) {
   for (TaskGrain grain : {TaskGrain::tiles, TaskGrain::block_columns, TaskGrain::automatic})
     EXPECT_EQ(parse_task_grain(to_string(grain)), grain);

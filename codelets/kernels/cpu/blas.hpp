@@ -7,6 +7,8 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdint>
+#include <cstring>
 #include <type_traits>
 
 namespace tessera::kernels::cpu {
@@ -25,28 +27,6 @@ inline int potrs(char uplo, int n, int nrhs, const float* A, int lda, float* B, 
 inline CBLAS_UPLO cblas_uplo(char uplo) { return uplo == 'U' ? CblasUpper : CblasLower; }
 inline CBLAS_TRANSPOSE cblas_trans(bool trans) { return trans ? CblasTrans : CblasNoTrans; }
 
-// B := alpha op(L)^{-1} B (left) or alpha B op(L)^{-1} (right); L triangular (triangle uplo), non-unit.
-inline void trsm(bool left, char uplo, bool trans, int m, int n, double alpha, const double* L, int ldl, double* B,
-                 int ldb) {
-  cblas_dtrsm(CblasColMajor, left ? CblasLeft : CblasRight, cblas_uplo(uplo), cblas_trans(trans), CblasNonUnit, m, n,
-              alpha, L, ldl, B, ldb);
-}
-inline void trsm(bool left, char uplo, bool trans, int m, int n, float alpha, const float* L, int ldl, float* B,
-                 int ldb) {
-  cblas_strsm(CblasColMajor, left ? CblasLeft : CblasRight, cblas_uplo(uplo), cblas_trans(trans), CblasNonUnit, m, n,
-              alpha, L, ldl, B, ldb);
-}
-
-// C := alpha op(A) op(A)^T + beta C on the triangle uplo; C n x n, op(A) n x k (op(A) = A^T with trans).
-inline void syrk(char uplo, bool trans, int n, int k, double alpha, const double* A, int lda, double beta, double* C,
-                 int ldc) {
-  cblas_dsyrk(CblasColMajor, cblas_uplo(uplo), cblas_trans(trans), n, k, alpha, A, lda, beta, C, ldc);
-}
-inline void syrk(char uplo, bool trans, int n, int k, float alpha, const float* A, int lda, float beta, float* C,
-                 int ldc) {
-  cblas_ssyrk(CblasColMajor, cblas_uplo(uplo), cblas_trans(trans), n, k, alpha, A, lda, beta, C, ldc);
-}
-
 // C := alpha op(A) op(B) + beta C; C m x n.
 inline void gemm(bool transa, bool transb, int m, int n, int k, double alpha, const double* A, int lda,
                  const double* B, int ldb, double beta, double* C, int ldc) {
@@ -59,67 +39,157 @@ inline void gemm(bool transa, bool transb, int m, int n, int k, float alpha, con
               k, alpha, A, lda, B, ldb, beta, C, ldc);
 }
 
+// B := alpha op(A)^{-1} B (left) or alpha B op(A)^{-1} (right); A triangular (triangle uplo,
+// 'L' or 'U'), non-unit: OpenBLAS's trsm, for a block of at most kTrsmLeaf along A.
+inline void blas_trsm(bool left, char uplo, bool trans, int m, int n, double alpha, const double* A, int lda, double* B,
+                      int ldb) {
+  cblas_dtrsm(CblasColMajor, left ? CblasLeft : CblasRight, cblas_uplo(uplo), cblas_trans(trans), CblasNonUnit, m, n,
+              alpha, A, lda, B, ldb);
+}
+inline void blas_trsm(bool left, char uplo, bool trans, int m, int n, float alpha, const float* A, int lda, float* B,
+                      int ldb) {
+  cblas_strsm(CblasColMajor, left ? CblasLeft : CblasRight, cblas_uplo(uplo), cblas_trans(trans), CblasNonUnit, m, n,
+              alpha, A, lda, B, ldb);
+}
+
+// The order below which trsm calls OpenBLAS's own: single-threaded, its trsm of a 384 x 384 tile
+// runs at 30 GFLOP/s where its gemm runs at 52 on a core of the 2-core machine; halving A until
+// blocks of 32 and updating with gemm in between runs at 44.
+constexpr int kTrsmLeaf = 32;
+
+// The same solve, recursive: A halved along its order, the block solved first updating the
+// other half of B with one gemm (op(A)'s off-diagonal block is A's, A21 for uplo 'L' and A12 for
+// 'U', transposed with trans).
+template <class T>
+void trsm(bool left, char uplo, bool trans, int m, int n, T alpha, const T* A, int lda, T* B, int ldb) {
+  const int k = left ? m : n;
+  if (k <= kTrsmLeaf) return blas_trsm(left, uplo, trans, m, n, alpha, A, lda, B, ldb);
+  if (alpha != T(1))
+    for (int j = 0; j < n; ++j)
+      for (int i = 0; i < m; ++i) B[i + static_cast<long>(j) * ldb] *= alpha;
+  const int k1 = k / 2, k2 = k - k1;
+  const T* A11 = A;
+  const T* A22 = A + k1 + static_cast<long>(k1) * lda;
+  const T* off = uplo == 'L' ? A + k1 : A + static_cast<long>(k1) * lda;
+  const bool lower_op = (uplo == 'L') != trans;  // op(A) is lower triangular
+  if (left) {  // op(A) X = B, B split into rows B1 (k1) and B2 (k2)
+    T* B1 = B;
+    T* B2 = B + k1;
+    if (lower_op) {
+      trsm(true, uplo, trans, k1, n, T(1), A11, lda, B1, ldb);
+      gemm(trans, false, k2, n, k1, T(-1), off, lda, B1, ldb, T(1), B2, ldb);
+      trsm(true, uplo, trans, k2, n, T(1), A22, lda, B2, ldb);
+    } else {
+      trsm(true, uplo, trans, k2, n, T(1), A22, lda, B2, ldb);
+      gemm(trans, false, k1, n, k2, T(-1), off, lda, B2, ldb, T(1), B1, ldb);
+      trsm(true, uplo, trans, k1, n, T(1), A11, lda, B1, ldb);
+    }
+  } else {  // X op(A) = B, B split into columns B1 (k1) and B2 (k2)
+    T* B1 = B;
+    T* B2 = B + static_cast<long>(k1) * ldb;
+    if (lower_op) {
+      trsm(false, uplo, trans, m, k2, T(1), A22, lda, B2, ldb);
+      gemm(false, trans, m, k1, k2, T(-1), B2, ldb, off, lda, T(1), B1, ldb);
+      trsm(false, uplo, trans, m, k1, T(1), A11, lda, B1, ldb);
+    } else {
+      trsm(false, uplo, trans, m, k1, T(1), A11, lda, B1, ldb);
+      gemm(false, trans, m, k2, k1, T(-1), B1, ldb, off, lda, T(1), B2, ldb);
+      trsm(false, uplo, trans, m, k2, T(1), A22, lda, B2, ldb);
+    }
+  }
+}
+
+// C := alpha op(A) op(A)^T + beta C on the triangle uplo; C n x n, op(A) n x k (op(A) = A^T with trans).
+inline void syrk(char uplo, bool trans, int n, int k, double alpha, const double* A, int lda, double beta, double* C,
+                 int ldc) {
+  cblas_dsyrk(CblasColMajor, cblas_uplo(uplo), cblas_trans(trans), n, k, alpha, A, lda, beta, C, ldc);
+}
+inline void syrk(char uplo, bool trans, int n, int k, float alpha, const float* A, int lda, float beta, float* C,
+                 int ldc) {
+  cblas_ssyrk(CblasColMajor, cblas_uplo(uplo), cblas_trans(trans), n, k, alpha, A, lda, beta, C, ldc);
+}
+
 // Side of the square blocks a transposed copy works in (32 doubles: 8 cache lines per column).
 constexpr int kTransposeBlock = 32;
 
 // Copies the m x n block src (leading dimension lds) into dst (ldd), or its transpose (then dst
-// is n x m). With lower_only, only entries on or below the diagonal of dst are written and
-// scanned. Returns the smallest row of dst holding a NaN or infinity, or -1.
+// is n x m). With lower_only, only entries on or below the diagonal of dst are written.
 template <class T>
-int copy_block(bool transpose, bool lower_only, int m, int n, const T* src, int lds, T* dst, int ldd) {
+void copy_block(bool transpose, bool lower_only, int m, int n, const T* src, int lds, T* dst, int ldd) {
   const int rows = transpose ? n : m;
   const int cols = transpose ? m : n;
-  int first_bad_row = -1;
+  if (!transpose) {
+    for (int j = 0; j < cols; ++j) {
+      const int first = lower_only ? std::min(j, rows) : 0;
+      std::copy(src + first + static_cast<long>(j) * lds, src + rows + static_cast<long>(j) * lds,
+                dst + first + static_cast<long>(j) * ldd);
+    }
+    return;
+  }
   // A transposed copy reads src across its columns: square blocks keep the lines it reads in
   // cache until every element of them has been used (element by element, an upper-stored matrix
   // of order 16384 copied in and out took longer than factoring it on an H100).
-  const int block = transpose ? kTransposeBlock : std::max(rows, 1);
+  const int block = kTransposeBlock;
   for (int j0 = 0; j0 < cols; j0 += block)
     for (int i0 = lower_only ? j0 : 0; i0 < rows; i0 += block)
       for (int j = j0; j < std::min(j0 + block, cols); ++j)
-        for (int i = std::max(i0, lower_only ? j : 0); i < std::min(i0 + block, rows); ++i) {
-          const T v = transpose ? src[j + static_cast<long>(i) * lds] : src[i + static_cast<long>(j) * lds];
-          dst[i + static_cast<long>(j) * ldd] = v;
-          if (!std::isfinite(v) && (first_bad_row < 0 || i < first_bad_row)) first_bad_row = i;
-        }
-  return first_bad_row;
+        for (int i = std::max(i0, lower_only ? j : 0); i < std::min(i0 + block, rows); ++i)
+          dst[i + static_cast<long>(j) * ldd] = src[j + static_cast<long>(i) * lds];
+}
+
+// Whether a[0..count) holds a NaN or infinity: all exponent bits set. Integer tests the compiler
+// vectorizes, so a scan runs at memory speed (std::isfinite element by element, with its branch,
+// made the scan of a tile cost a third of copying it).
+template <class T>
+bool any_non_finite(const T* a, int count) {
+  static_assert(std::is_floating_point_v<T> && (sizeof(T) == 8 || sizeof(T) == 4));
+  using Bits = std::conditional_t<sizeof(T) == 8, std::uint64_t, std::uint32_t>;
+  constexpr Bits exponent = static_cast<Bits>(sizeof(T) == 8 ? 0x7ff0000000000000ull : 0x7f800000ull);
+  Bits found = 0;
+  for (int i = 0; i < count; ++i) {
+    Bits bits;
+    std::memcpy(&bits, a + i, sizeof bits);
+    found |= static_cast<Bits>((bits & exponent) == exponent);
+  }
+  return found != 0;
 }
 
 // The smallest row of the m x n block holding a NaN or infinity (on or below the diagonal with
-// lower_only), or -1: copy_block's scan for a block that is its own tile (no copy to make).
+// lower_only), or -1: the scan of a block loaded into a tile (copy_block) or that is its own tile.
 template <class T>
 int first_non_finite_row(bool lower_only, int m, int n, const T* A, int lda) {
   int first_bad_row = -1;
-  for (int j = 0; j < n; ++j)
-    for (int i = lower_only ? j : 0; i < m && (first_bad_row < 0 || i < first_bad_row); ++i)
-      if (!std::isfinite(A[i + static_cast<long>(j) * lda])) first_bad_row = i;
+  for (int j = 0; j < n; ++j) {
+    const int first = lower_only ? j : 0;
+    const int end = first_bad_row < 0 ? m : first_bad_row;  // rows below a bad one found already do not matter
+    const T* a = A + static_cast<long>(j) * lda;
+    if (first >= end || !any_non_finite(a + first, end - first)) continue;
+    for (int i = first; i < end; ++i)
+      if (!std::isfinite(a[i])) {
+        first_bad_row = i;
+        break;
+      }
+  }
   return first_bad_row;
 }
 
 // Copies the m x n block src (leading dimension lds) into dst (ldd), or with upper_only (a square
-// block) its entries on and above the diagonal. Returns the smallest column holding a NaN or
-// infinity, or -1.
+// block) its entries on and above the diagonal.
 template <class T>
-int copy_columns(bool upper_only, int m, int n, const T* src, int lds, T* dst, int ldd) {
-  int first_bad_column = -1;
+void copy_columns(bool upper_only, int m, int n, const T* src, int lds, T* dst, int ldd) {
   for (int j = 0; j < n; ++j) {
     const int rows = upper_only ? std::min(j + 1, m) : m;
     const T* s = src + static_cast<long>(j) * lds;
-    T* d = dst + static_cast<long>(j) * ldd;
-    std::copy(s, s + rows, d);
-    if (first_bad_column < 0 && !std::all_of(s, s + rows, [](T v) { return std::isfinite(v); })) first_bad_column = j;
+    std::copy(s, s + rows, dst + static_cast<long>(j) * ldd);
   }
-  return first_bad_column;
 }
 
 // The smallest column of the m x n block holding a NaN or infinity (on or above the diagonal with
-// upper_only), or -1: copy_columns's scan for a block that is its own tile.
+// upper_only), or -1: the scan of a transposed tile (copy_columns).
 template <class T>
 int first_non_finite_column(bool upper_only, int m, int n, const T* A, int lda) {
-  for (int j = 0; j < n; ++j) {
-    const T* a = A + static_cast<long>(j) * lda;
-    if (!std::all_of(a, a + (upper_only ? std::min(j + 1, m) : m), [](T v) { return std::isfinite(v); })) return j;
-  }
+  for (int j = 0; j < n; ++j)
+    if (any_non_finite(A + static_cast<long>(j) * lda, upper_only ? std::min(j + 1, m) : m)) return j;
   return -1;
 }
 
