@@ -23,7 +23,9 @@ RuntimeOptions runtime_options(const RuntimeFlags& flags, Mode mode) {
     const std::string source = (from_flag ? "--ncpu " : "TESSERA_NCPU=") + std::to_string(options.ncpus);
     options.ncpus = cap_cpu_workers(options.ncpus, flags.oversubscribe, source, std::cerr);
   }
-  return options.for_mode(mode);
+  options = options.for_mode(mode);
+  options.hide_gpus_from_process = mode == Mode::cpu;  // the CLI's process uses the GPUs for nothing else
+  return options;
 }
 
 }  // namespace tessera::cli
