@@ -238,10 +238,29 @@ int device_potrf_info(const TileView<T>& A, CudaWorkerContext& ctx) {
 template int device_potrf_info<float>(const TileView<float>&, CudaWorkerContext&);
 template int device_potrf_info<double>(const TileView<double>&, CudaWorkerContext&);
 
-bool cuda_implementation_allowed(const TaskHeader& header, unsigned implementation, bool custom_supported) {
+bool cuda_implementation_allowed(const TaskHeader& header, unsigned implementation, bool custom_supported,
+                                 kernels::cuda::FasterKernel faster) {
+  using kernels::cuda::FasterKernel;
   const bool custom = implementation == 1;
-  if (custom) return custom_supported && header.gpu_kernels != GpuKernels::vendor;
-  return header.gpu_kernels != GpuKernels::custom || !custom_supported;
+  if (custom)
+    return custom_supported && (header.gpu_kernels == GpuKernels::custom ||
+                                (header.gpu_kernels == GpuKernels::any && faster != FasterKernel::vendor));
+  if (!custom_supported) return true;
+  return header.gpu_kernels == GpuKernels::vendor ||
+         (header.gpu_kernels == GpuKernels::any && faster != FasterKernel::custom);
+}
+
+kernels::cuda::FasterKernel faster_tile_kernel(const TaskHeader& header, unsigned worker, starpu_task* task) {
+  const char* op = header.kind == TaskKind::potrf  ? "potf2"
+                   : header.kind == TaskKind::trsm ? "trsm"
+                   : header.kind == TaskKind::syrk ? "syrk"
+                   : header.kind == TaskKind::gemm ? "gemm"
+                                                   : nullptr;
+  if (!op || STARPU_TASK_GET_NBUFFERS(task) < 1) return kernels::cuda::FasterKernel::unknown;
+  starpu_data_handle_t first = STARPU_TASK_GET_HANDLE(task, 0);
+  const char precision = starpu_matrix_get_elemsize(first) == sizeof(double) ? 'd' : 's';
+  const int order = static_cast<int>(starpu_matrix_get_ny(first));
+  return header.resources->cuda(static_cast<int>(worker)).faster_kernels.at(precision, op, order);
 }
 #endif
 

@@ -194,7 +194,10 @@ std::vector<std::array<int, 3>> contiguous_runs(const std::vector<TileView<T>>& 
 // The CUDA context of the calling worker.
 CudaWorkerContext& current_cuda_context(const TaskHeader& header);
 // Implementation index 0 of each CUDA codelet is the vendor library, 1 Tessera's own kernel.
-bool cuda_implementation_allowed(const TaskHeader& header, unsigned implementation, bool custom_supported);
+// `faster`: what the tuning table says for this task with GpuKernels::any (see
+// can_execute_with_kernel_choice); unknown leaves the choice to the perf models.
+bool cuda_implementation_allowed(const TaskHeader& header, unsigned implementation, bool custom_supported,
+                                 kernels::cuda::FasterKernel faster = kernels::cuda::FasterKernel::unknown);
 
 // A CPU worker may take a task it has no timing for (the scheduler would put it there to
 // calibrate) only where no GPU can take it, or where its tiles are small enough that a blind
@@ -235,15 +238,25 @@ void run_on_cuda_tiles(void* buffers[], void* cl_arg, const char* what, Body&& b
 template <class T>
 int device_potrf_info(const TileView<T>& A, CudaWorkerContext& ctx);
 
+// For a task on one tile (potrf, trsm, syrk, gemm): which implementation the tuning table measured
+// faster on CUDA worker `worker`'s GPU, at the task's precision and the tile order nearest its
+// own; unknown for other tasks and GPUs the table does not time both on.
+kernels::cuda::FasterKernel faster_tile_kernel(const TaskHeader& header, unsigned worker, starpu_task* task);
+
 // can_execute for codelets with a vendor and a custom CUDA implementation: CPU workers as
 // cpu_worker_may_run says; on CUDA workers, what FactorOptions::gpu_kernels allows, the custom
-// kernel only for the arguments it supports (custom_supports).
-template <class Args, bool (*custom_supports)(const Args&)>
+// kernel only for the arguments it supports (custom_supports). With GpuKernels::any, a tile task
+// (`tile_task`) runs only the implementation the tuning table measured faster where it timed both:
+// the perf models would otherwise try the slower one on every fresh machine, to calibrate it.
+template <class Args, bool (*custom_supports)(const Args&), bool tile_task = true>
 int can_execute_with_kernel_choice(unsigned worker, starpu_task* task, unsigned implementation) {
   const Args& args = task_args<Args>(task->cl_arg);
   if (starpu_worker_get_type(static_cast<int>(worker)) != STARPU_CUDA_WORKER)
     return cpu_worker_may_run(args.header, worker, task, implementation);
-  return cuda_implementation_allowed(args.header, implementation, custom_supports(args));
+  const kernels::cuda::FasterKernel faster =
+      tile_task && args.header.gpu_kernels == GpuKernels::any ? faster_tile_kernel(args.header, worker, task)
+                                                               : kernels::cuda::FasterKernel::unknown;
+  return cuda_implementation_allowed(args.header, implementation, custom_supports(args), faster);
 }
 #endif
 

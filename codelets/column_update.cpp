@@ -96,7 +96,7 @@ starpu_codelet* column_update_codelet() {
   static starpu_codelet codelet = make_tile_codelet<T>(
       {"column_update", column_update_cpu<T>, TESSERA_IF_CUDA(column_update_cuda_vendor<T>),
        TESSERA_IF_CUDA(column_update_cuda_custom<T>), true, {},
-       TESSERA_IF_CUDA((can_execute_with_kernel_choice<ColumnUpdateArgs, column_update_custom_supports>))});
+       TESSERA_IF_CUDA((can_execute_with_kernel_choice<ColumnUpdateArgs, column_update_custom_supports, false>))});
   return &codelet;
 }
 

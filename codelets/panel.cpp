@@ -92,7 +92,7 @@ template <class T>
 starpu_codelet* panel_codelet() {
   static starpu_codelet codelet = make_tile_codelet<T>(
       {"panel", panel_cpu<T>, TESSERA_IF_CUDA(panel_cuda_vendor<T>), TESSERA_IF_CUDA(panel_cuda_custom<T>), false,
-       {}, TESSERA_IF_CUDA((can_execute_with_kernel_choice<PanelArgs, panel_custom_supports>))});
+       {}, TESSERA_IF_CUDA((can_execute_with_kernel_choice<PanelArgs, panel_custom_supports, false>))});
   return &codelet;
 }
 

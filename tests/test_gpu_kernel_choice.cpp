@@ -4,6 +4,10 @@
 
 #include "test_support.hpp"
 
+#ifdef TESSERA_HAVE_CUDA
+#include "codelet_support.hpp"
+#endif
+
 namespace tessera::test {
 namespace {
 
@@ -34,6 +38,36 @@ TEST_P(GpuKernelChoice, PartialTilesOfEverySize) {
 
 INSTANTIATE_TEST_SUITE_P(Forced, GpuKernelChoice, ::testing::Values(GpuKernels::custom, GpuKernels::vendor),
                          [](const auto& info) { return std::string(to_string(info.param)); });
+
+#ifdef TESSERA_HAVE_CUDA
+// No device needed: which CUDA implementation a worker may run (0 the vendor's, 1 Tessera's) for
+// each choice of GPU kernels, custom kernel support and tuning-table verdict.
+TEST(GpuKernelChoiceRule, AnyRunsTheFasterImplementationWhereTheTableKnowsIt) {
+  using kernels::cuda::FasterKernel;
+  constexpr unsigned vendor = 0, custom = 1;
+  detail::TaskHeader header{};
+  const auto allowed = [&](GpuKernels kernels, unsigned implementation, bool supported, FasterKernel faster) {
+    header.gpu_kernels = kernels;
+    return detail::cuda_implementation_allowed(header, implementation, supported, faster);
+  };
+  for (FasterKernel faster : {FasterKernel::unknown, FasterKernel::vendor, FasterKernel::custom}) {
+    const int f = static_cast<int>(faster);
+    // any: both where the table does not know, else the faster one only.
+    EXPECT_EQ(allowed(GpuKernels::any, vendor, true, faster), faster != FasterKernel::custom) << f;
+    EXPECT_EQ(allowed(GpuKernels::any, custom, true, faster), faster != FasterKernel::vendor) << f;
+    // A custom kernel that does not support the task's arguments leaves the vendor's.
+    EXPECT_TRUE(allowed(GpuKernels::any, vendor, false, faster)) << f;
+    EXPECT_FALSE(allowed(GpuKernels::any, custom, false, faster)) << f;
+    // Forced choices ignore the table.
+    EXPECT_TRUE(allowed(GpuKernels::vendor, vendor, true, faster)) << f;
+    EXPECT_FALSE(allowed(GpuKernels::vendor, custom, true, faster)) << f;
+    EXPECT_FALSE(allowed(GpuKernels::custom, vendor, true, faster)) << f;
+    EXPECT_TRUE(allowed(GpuKernels::custom, custom, true, faster)) << f;
+    EXPECT_TRUE(allowed(GpuKernels::custom, vendor, false, faster)) << f;
+    EXPECT_FALSE(allowed(GpuKernels::custom, custom, false, faster)) << f;
+  }
+}
+#endif
 
 }  // namespace
 }  // namespace tessera::test

@@ -5,19 +5,25 @@
 //   lookahead: the diagonal block, the panel and the update of the next block column on a stream
 //              of the highest priority, the rest of the trailing update on a second stream, so
 //              that the next step's diagonal factorization runs beside this step's update;
+//   lookahead-smR:    the same, with the update's cuBLAS handle told to target all SMs but R
+//                     (cublasSetSmCountTarget), so that its grids leave room for the panel;
+//   lookahead-greenR: the same, with the panel's stream in a green context of R SMs and the
+//                     update's in one of the other SMs (a hard partition of the GPU);
 // against cuSOLVER potrf on the whole matrix in the same run. Also the time of cuSOLVER potrf on
 // one diagonal block alone (the chain every blocked variant pays once per step).
 //
 //   bench_schedule_bound [--sizes 8192,16384] [--nb 512,1024,2048] [--precisions d,s]
-//                        [--repetitions 3]
+//                        [--repetitions 3] [--reserve 0,16] [--green 0,16]
 // Each figure is the median of the repetitions after a warm-up; every result is checked by a
 // sampled residual |L L^T - A| / n on 4096 entries.
 #include <cublas_v2.h>
+#include <cuda.h>
 #include <cuda_runtime.h>
 #include <cusolverDn.h>
 #include <fmt/core.h>
 
 #include <algorithm>
+#include <array>
 #include <cstdio>
 #include <cstring>
 #include <memory>
@@ -67,10 +73,60 @@ __global__ void sampled_residual(const T* L, long n, unsigned long long* out) {
   atomicMax(out, static_cast<unsigned long long>(__double_as_longlong(r)));
 }
 
+#define BENCH_CU_CHECK(call)                                                              \
+  do {                                                                                    \
+    const CUresult bench_status = (call);                                                 \
+    if (bench_status != CUDA_SUCCESS) {                                                   \
+      const char* bench_text = nullptr;                                                   \
+      cuGetErrorString(bench_status, &bench_text);                                        \
+      throw std::runtime_error(std::string(#call) + ": " + (bench_text ? bench_text : "?")); \
+    }                                                                                     \
+  } while (0)
+
+// How the panel's work is kept clear of the update's on the GPU.
+struct Partition {
+  int reserve_sms = 0;  // update handle's SM count target leaves these SMs (0: off)
+  int green_sms = 0;    // panel's green context has these SMs, the update's the rest (0: off)
+  bool potrf_only = false;  // with green_sms: only the diagonal block in the small context; the
+                            // panel's solve and the next column on a high-priority stream of the other
+};
+
+// Two green contexts that split the SMs: `panel_sms` for one and the rest for the other.
+struct GreenSplit {
+  CUgreenCtx panel = nullptr, update = nullptr;
+  CUcontext panel_ctx = nullptr, update_ctx = nullptr;
+  unsigned panel_count = 0, update_count = 0;
+  explicit GreenSplit(int panel_sms) {
+    CUdevice dev = 0;
+    BENCH_CU_CHECK(cuInit(0));
+    BENCH_CU_CHECK(cuDeviceGet(&dev, 0));
+    CUdevResource all{}, group{}, rest{};
+    BENCH_CU_CHECK(cuDeviceGetDevResource(dev, &all, CU_DEV_RESOURCE_TYPE_SM));
+    unsigned groups = 1;
+    BENCH_CU_CHECK(cuDevSmResourceSplitByCount(&group, &groups, &all, &rest, 0, static_cast<unsigned>(panel_sms)));
+    panel_count = group.sm.smCount;
+    update_count = rest.sm.smCount;
+    CUdevResourceDesc panel_desc{}, update_desc{};
+    BENCH_CU_CHECK(cuDevResourceGenerateDesc(&panel_desc, &group, 1));
+    BENCH_CU_CHECK(cuDevResourceGenerateDesc(&update_desc, &rest, 1));
+    BENCH_CU_CHECK(cuGreenCtxCreate(&panel, panel_desc, dev, CU_GREEN_CTX_DEFAULT_STREAM));
+    BENCH_CU_CHECK(cuGreenCtxCreate(&update, update_desc, dev, CU_GREEN_CTX_DEFAULT_STREAM));
+    BENCH_CU_CHECK(cuCtxFromGreenCtx(&panel_ctx, panel));
+    BENCH_CU_CHECK(cuCtxFromGreenCtx(&update_ctx, update));
+  }
+  ~GreenSplit() {
+    cuGreenCtxDestroy(panel);
+    cuGreenCtxDestroy(update);
+  }
+};
+
 struct Streams {
   cudaStream_t urgent = nullptr, normal = nullptr;
+  cudaStream_t green_panel = nullptr, green_update = nullptr, green_update_hi = nullptr;
   cublasHandle_t blas_urgent = nullptr, blas_normal = nullptr;
-  cusolverDnHandle_t solver = nullptr;
+  cublasHandle_t blas_green_panel = nullptr, blas_green_update = nullptr, blas_green_update_hi = nullptr;
+  cusolverDnHandle_t solver = nullptr, solver_green = nullptr;
+  std::unique_ptr<GreenSplit> green;
   Streams() {
     int lowest = 0, highest = 0;
     TESSERA_CUDA_CHECK(cudaDeviceGetStreamPriorityRange(&lowest, &highest));
@@ -81,7 +137,42 @@ struct Streams {
     TESSERA_CUSOLVER_CHECK(cusolverDnCreate(&solver));
     TESSERA_CUBLAS_CHECK(cublasSetStream(blas_normal, normal));
   }
+  // Streams and handles in two green contexts; the primary context is current again after.
+  void make_green(int panel_sms) {
+    drop_green();
+    CUcontext primary = nullptr;
+    BENCH_CU_CHECK(cuCtxGetCurrent(&primary));
+    green = std::make_unique<GreenSplit>(panel_sms);
+    int lowest = 0, highest = 0;
+    TESSERA_CUDA_CHECK(cudaDeviceGetStreamPriorityRange(&lowest, &highest));
+    BENCH_CU_CHECK(cuGreenCtxStreamCreate(reinterpret_cast<CUstream*>(&green_panel), green->panel, CU_STREAM_NON_BLOCKING, highest));
+    BENCH_CU_CHECK(cuGreenCtxStreamCreate(reinterpret_cast<CUstream*>(&green_update), green->update, CU_STREAM_NON_BLOCKING, lowest));
+    BENCH_CU_CHECK(cuGreenCtxStreamCreate(reinterpret_cast<CUstream*>(&green_update_hi), green->update, CU_STREAM_NON_BLOCKING, highest));
+    BENCH_CU_CHECK(cuCtxSetCurrent(green->panel_ctx));
+    TESSERA_CUBLAS_CHECK(cublasCreate(&blas_green_panel));
+    TESSERA_CUSOLVER_CHECK(cusolverDnCreate(&solver_green));
+    BENCH_CU_CHECK(cuCtxSetCurrent(green->update_ctx));
+    TESSERA_CUBLAS_CHECK(cublasCreate(&blas_green_update));
+    TESSERA_CUBLAS_CHECK(cublasCreate(&blas_green_update_hi));
+    BENCH_CU_CHECK(cuCtxSetCurrent(primary));
+    TESSERA_CUBLAS_CHECK(cublasSetStream(blas_green_update_hi, green_update_hi));
+    TESSERA_CUBLAS_CHECK(cublasSetStream(blas_green_panel, green_panel));
+    TESSERA_CUSOLVER_CHECK(cusolverDnSetStream(solver_green, green_panel));
+    TESSERA_CUBLAS_CHECK(cublasSetStream(blas_green_update, green_update));
+  }
+  void drop_green() {
+    if (!green) return;
+    cusolverDnDestroy(solver_green);
+    cublasDestroy(blas_green_panel);
+    cublasDestroy(blas_green_update);
+    cublasDestroy(blas_green_update_hi);
+    cudaStreamDestroy(green_update_hi);
+    cudaStreamDestroy(green_panel);
+    cudaStreamDestroy(green_update);
+    green.reset();
+  }
   ~Streams() {
+    drop_green();
     cusolverDnDestroy(solver);
     cublasDestroy(blas_urgent);
     cublasDestroy(blas_normal);
@@ -103,37 +194,92 @@ void update_columns(cublasHandle_t h, T* A, int n, int k0, int kb, int c0, int c
   }
 }
 
+// Per step of a lookahead run, timing events: on the panel's stream before the diagonal block, after
+// it, after the panel's solve and after the next column's update; on the update's stream before and
+// after the rest of the update.
+struct Timeline {
+  enum { kPotrfStart, kPotrfEnd, kTrsmEnd, kNextEnd, kRestStart, kRestEnd, kMarks };
+  std::vector<std::array<cudaEvent_t, kMarks>> steps;
+  void record(int k, int mark, cudaStream_t stream) {
+    if (k >= static_cast<int>(steps.size())) return;
+    TESSERA_CUDA_CHECK(cudaEventRecord(steps[k][mark], stream));
+  }
+};
+
 template <class T>
-void blocked_potrf(Streams& s, T* A, int n, int nb, bool lookahead, T* work, int lwork, int* info) {
+void blocked_potrf(Streams& s, T* A, int n, int nb, bool lookahead, const Partition& part, T* work, int lwork,
+                   int* info, Timeline* timeline = nullptr) {
+  auto mark = [&](int k, int m, cudaStream_t st) {
+    if (timeline) timeline->record(k, m, st);
+  };
   const int nt = (n + nb - 1) / nb;
   std::vector<cudaEvent_t> panel_done(nt), rest_done(nt);
   for (int k = 0; k < nt; ++k) {
     TESSERA_CUDA_CHECK(cudaEventCreateWithFlags(&panel_done[k], cudaEventDisableTiming));
     TESSERA_CUDA_CHECK(cudaEventCreateWithFlags(&rest_done[k], cudaEventDisableTiming));
   }
-  cudaStream_t panel = lookahead ? s.urgent : s.normal;
-  TESSERA_CUBLAS_CHECK(cublasSetStream(s.blas_urgent, panel));
-  TESSERA_CUSOLVER_CHECK(cusolverDnSetStream(s.solver, panel));
+  const bool green = part.green_sms > 0, split_potrf = green && part.potrf_only;
+  cudaStream_t panel = split_potrf ? s.green_update_hi : green ? s.green_panel : lookahead ? s.urgent : s.normal;
+  cudaStream_t update = green ? s.green_update : s.normal;
+  cublasHandle_t panel_blas = split_potrf ? s.blas_green_update_hi : green ? s.blas_green_panel : s.blas_urgent;
+  cudaEvent_t hop = nullptr;  // panel stream <-> diagonal stream when they differ
+  if (split_potrf) TESSERA_CUDA_CHECK(cudaEventCreateWithFlags(&hop, cudaEventDisableTiming));
+  cublasHandle_t update_blas = green ? s.blas_green_update : s.blas_normal;
+  cusolverDnHandle_t solver = green ? s.solver_green : s.solver;
+  if (!green) {
+    TESSERA_CUBLAS_CHECK(cublasSetStream(panel_blas, panel));
+    TESSERA_CUSOLVER_CHECK(cusolverDnSetStream(solver, panel));
+    int sms = 0;
+    TESSERA_CUDA_CHECK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, 0));
+    TESSERA_CUBLAS_CHECK(cublasSetSmCountTarget(update_blas, part.reserve_sms > 0 ? sms - part.reserve_sms : 0));
+  }
+  // The caller's stream (s.normal) orders the factorization after the matrix's generation.
+  if (green) {
+    TESSERA_CUDA_CHECK(cudaEventRecord(rest_done[0], s.normal));
+    TESSERA_CUDA_CHECK(cudaStreamWaitEvent(panel, rest_done[0]));
+    TESSERA_CUDA_CHECK(cudaStreamWaitEvent(update, rest_done[0]));
+  }
   for (int k = 0; k < nt; ++k) {
     const int k0 = k * nb, kb = std::min(nb, n - k0), below = n - k0 - kb, next = k0 + kb;
     // Block column k has had every update but the one of step k - 1 (on this stream) once the
     // rest of step k - 2 is done.
     if (lookahead && k >= 2) TESSERA_CUDA_CHECK(cudaStreamWaitEvent(panel, rest_done[k - 2]));
     T* Akk = A + k0 + static_cast<std::size_t>(k0) * n;
-    vendor::potrf(s.solver, 'L', kb, Akk, n, work, lwork, info);
-    if (below > 0) vendor::trsm(s.blas_urgent, false, 'L', true, below, kb, T(1), Akk, n, Akk + kb, n);
+    mark(k, Timeline::kPotrfStart, panel);
+    if (split_potrf) {
+      TESSERA_CUDA_CHECK(cudaEventRecord(hop, panel));
+      TESSERA_CUDA_CHECK(cudaStreamWaitEvent(s.green_panel, hop));
+      vendor::potrf(solver, 'L', kb, Akk, n, work, lwork, info);
+      TESSERA_CUDA_CHECK(cudaEventRecord(hop, s.green_panel));
+      TESSERA_CUDA_CHECK(cudaStreamWaitEvent(panel, hop));
+    } else {
+      vendor::potrf(solver, 'L', kb, Akk, n, work, lwork, info);
+    }
+    mark(k, Timeline::kPotrfEnd, panel);
+    if (below > 0) vendor::trsm(panel_blas, false, 'L', true, below, kb, T(1), Akk, n, Akk + kb, n);
+    mark(k, Timeline::kTrsmEnd, panel);
     if (!lookahead) {
-      update_columns<T>(s.blas_urgent, A, n, k0, kb, next, n, nb);
+      update_columns<T>(panel_blas, A, n, k0, kb, next, n, nb);
       continue;
     }
     const int lookahead_end = std::min(n, next + nb);
-    update_columns<T>(s.blas_urgent, A, n, k0, kb, next, lookahead_end, nb);
+    update_columns<T>(panel_blas, A, n, k0, kb, next, lookahead_end, nb);
+    mark(k, Timeline::kNextEnd, panel);
     TESSERA_CUDA_CHECK(cudaEventRecord(panel_done[k], panel));
-    TESSERA_CUDA_CHECK(cudaStreamWaitEvent(s.normal, panel_done[k]));
-    update_columns<T>(s.blas_normal, A, n, k0, kb, lookahead_end, n, nb);
-    TESSERA_CUDA_CHECK(cudaEventRecord(rest_done[k], s.normal));
+    TESSERA_CUDA_CHECK(cudaStreamWaitEvent(update, panel_done[k]));
+    mark(k, Timeline::kRestStart, update);
+    update_columns<T>(update_blas, A, n, k0, kb, lookahead_end, n, nb);
+    mark(k, Timeline::kRestEnd, update);
+    TESSERA_CUDA_CHECK(cudaEventRecord(rest_done[k], update));
   }
-  if (lookahead) TESSERA_CUDA_CHECK(cudaStreamWaitEvent(s.normal, panel_done[nt - 1]));
+  if (lookahead || green) {
+    TESSERA_CUDA_CHECK(cudaEventRecord(panel_done[0], panel));
+    TESSERA_CUDA_CHECK(cudaStreamWaitEvent(s.normal, panel_done[0]));
+    TESSERA_CUDA_CHECK(cudaEventRecord(rest_done[0], update));
+    TESSERA_CUDA_CHECK(cudaStreamWaitEvent(s.normal, rest_done[0]));
+  }
+  TESSERA_CUBLAS_CHECK(cublasSetSmCountTarget(s.blas_normal, 0));
+  if (hop) cudaEventDestroy(hop);
   for (int k = 0; k < nt; ++k) {
     cudaEventDestroy(panel_done[k]);
     cudaEventDestroy(rest_done[k]);
@@ -190,9 +336,84 @@ class Bench {
     TESSERA_CUSOLVER_CHECK(cusolverDnSetStream(s_.solver, s_.normal));
     return measure([&] { vendor::potrf(s_.solver, 'L', n_, A_.get(), n_, work_->get(), lwork_, info_.get()); });
   }
-  Measurement blocked(int nb, bool lookahead) {
-    return measure([&] { blocked_potrf<T>(s_, A_.get(), n_, nb, lookahead, work_->get(), lwork_, info_.get()); });
+  Measurement blocked(int nb, bool lookahead, const Partition& part = {}) {
+    if (part.green_sms > 0 && (!s_.green || part.green_sms != green_request_)) {
+      s_.make_green(part.green_sms);
+      green_request_ = part.green_sms;
+    }
+    return measure(
+        [&] { blocked_potrf<T>(s_, A_.get(), n_, nb, lookahead, part, work_->get(), lwork_, info_.get()); });
   }
+  // One lookahead run with timing events; prints each step's phases in ms from the start.
+  void timeline(int nb) {
+    generate<T><<<4096, 256, 0, s_.normal>>>(A_.get(), n_);
+    TESSERA_CUDA_CHECK_LAUNCH();
+    TESSERA_CUDA_CHECK(cudaDeviceSynchronize());
+    const int nt = (n_ + nb - 1) / nb;
+    Timeline t;
+    t.steps.resize(nt);
+    for (auto& step : t.steps)
+      for (auto& e : step) TESSERA_CUDA_CHECK(cudaEventCreate(&e));
+    TESSERA_CUDA_CHECK(cudaEventRecord(start_, s_.normal));
+    blocked_potrf<T>(s_, A_.get(), n_, nb, true, {}, work_->get(), lwork_, info_.get(), &t);
+    TESSERA_CUDA_CHECK(cudaDeviceSynchronize());
+    auto at = [&](cudaEvent_t e) {
+      float ms = 0;
+      TESSERA_CUDA_CHECK(cudaEventElapsedTime(&ms, start_, e));
+      return ms;
+    };
+    fmt::print("timeline n={} nb={}: step, potrf [start end], trsm end, next-column end, rest [start end] (ms)\n", n_, nb);
+    for (int k = 0; k < nt; ++k) {
+      auto& e = t.steps[k];
+      const bool rest = k + 2 < nt;
+      fmt::print("  {:3d} potrf [{:8.3f} {:8.3f}] {:8.3f} trsm {:8.3f} next  rest [{:8.3f} {:8.3f}]\n", k,
+                 at(e[Timeline::kPotrfStart]), at(e[Timeline::kPotrfEnd]), at(e[Timeline::kTrsmEnd]),
+                 k + 1 < nt ? at(e[Timeline::kNextEnd]) : 0.0f, rest ? at(e[Timeline::kRestStart]) : 0.0f,
+                 rest ? at(e[Timeline::kRestEnd]) : 0.0f);
+    }
+    for (auto& step : t.steps)
+      for (auto& e : step) cudaEventDestroy(e);
+  }
+  // cuSOLVER potrf of the whole (small) matrix on the small green context alone: median ms.
+  Measurement green_potrf_alone(int sms) {
+    if (!s_.green || sms != green_request_) {
+      s_.make_green(sms);
+      green_request_ = sms;
+    }
+    return measure([&] {
+      cudaEvent_t e = nullptr;
+      TESSERA_CUDA_CHECK(cudaEventCreateWithFlags(&e, cudaEventDisableTiming));
+      TESSERA_CUDA_CHECK(cudaEventRecord(e, s_.normal));
+      TESSERA_CUDA_CHECK(cudaStreamWaitEvent(s_.green_panel, e));
+      vendor::potrf(s_.solver_green, 'L', n_, A_.get(), n_, work_->get(), lwork_, info_.get());
+      TESSERA_CUDA_CHECK(cudaEventRecord(e, s_.green_panel));
+      TESSERA_CUDA_CHECK(cudaStreamWaitEvent(s_.normal, e));
+      cudaEventDestroy(e);
+    });
+  }
+  // cuSOLVER potrf of the whole (small) matrix replayed from a CUDA graph captured once: median ms.
+  Measurement graph_potrf() {
+    cudaStream_t capture = nullptr;
+    TESSERA_CUDA_CHECK(cudaStreamCreateWithFlags(&capture, cudaStreamNonBlocking));
+    TESSERA_CUSOLVER_CHECK(cusolverDnSetStream(s_.solver, capture));
+    cudaGraph_t graph = nullptr;
+    cudaGraphExec_t exec = nullptr;
+    TESSERA_CUDA_CHECK(cudaStreamBeginCapture(capture, cudaStreamCaptureModeThreadLocal));
+    vendor::potrf(s_.solver, 'L', n_, A_.get(), n_, work_->get(), lwork_, info_.get());
+    TESSERA_CUDA_CHECK(cudaStreamEndCapture(capture, &graph));
+    TESSERA_CUDA_CHECK(cudaGraphInstantiate(&exec, graph, 0));
+    size_t nodes = 0;
+    TESSERA_CUDA_CHECK(cudaGraphGetNodes(graph, nullptr, &nodes));
+    graph_nodes_ = static_cast<int>(nodes);
+    const Measurement m = measure([&] { TESSERA_CUDA_CHECK(cudaGraphLaunch(exec, s_.normal)); });
+    cudaGraphExecDestroy(exec);
+    cudaGraphDestroy(graph);
+    cudaStreamDestroy(capture);
+    return m;
+  }
+  int graph_nodes() const { return graph_nodes_; }
+  unsigned green_panel_sms() const { return s_.green ? s_.green->panel_count : 0; }
+  unsigned green_update_sms() const { return s_.green ? s_.green->update_count : 0; }
 
  private:
   double residual() {
@@ -212,6 +433,8 @@ class Bench {
   Device<T> A_;
   Device<int> info_{1};
   int lwork_ = 0;
+  int green_request_ = 0;
+  int graph_nodes_ = 0;
   std::unique_ptr<Device<T>> work_;
   cudaEvent_t start_ = nullptr, stop_ = nullptr;
 };
@@ -223,25 +446,54 @@ double diagonal_block_us(int nb) {
   return bench.vendor_potrf().ms * 1e3;
 }
 
+void print_row(char letter, int n, int nb, const std::string& variant, const Measurement& m, const Measurement& ref) {
+  fmt::print("{} n={:6d} nb={:4d} {:18s}  {:9.2f} ms {:6.2f} TFLOP/s  {:.2f}x cuSOLVER  info {} residual {:.1e}\n", letter,
+             n, nb, variant, m.ms, tflops(n, m.ms), ref.ms / m.ms, m.info, m.residual);
+}
+
 template <class T>
-void run(const std::vector<int>& sizes, const std::vector<int>& nbs, int repetitions) {
+void run(const std::vector<int>& sizes, const std::vector<int>& nbs, int repetitions, const std::vector<int>& reserves,
+         const std::vector<int>& greens, bool show_timeline) {
   const char letter = sizeof(T) == 8 ? 'd' : 's';
   for (int nb : nbs) {
     const double us = diagonal_block_us<T>(nb);
     fmt::print("{} potrf of one {} block alone: {:.1f} us ({:.0f} ns per column)\n", letter, nb, us, us * 1e3 / nb);
+    {
+      Bench<T> bench(nb, 5);
+      const Measurement m = bench.graph_potrf();
+      fmt::print("{} potrf of one {} block replayed from a CUDA graph ({} nodes): {:.1f} us, info {} residual {:.1e}\n",
+                 letter, nb, bench.graph_nodes(), m.ms * 1e3, m.info, m.residual);
+    }
+    for (int g : greens) {
+      if (g <= 0) continue;
+      Bench<T> bench(nb, 5);
+      const Measurement m = bench.green_potrf_alone(g);
+      fmt::print("{} potrf of one {} block alone on a green context of {} SMs: {:.1f} us\n", letter, nb,
+                 bench.green_panel_sms(), m.ms * 1e3);
+    }
   }
   for (int n : sizes) {
     Bench<T> bench(n, repetitions);
     const Measurement ref = bench.vendor_potrf();
-    fmt::print("{} n={:6d} cuSOLVER potrf              {:9.2f} ms {:6.2f} TFLOP/s  info {} residual {:.1e}\n", letter, n,
-               ref.ms, tflops(n, ref.ms), ref.info, ref.residual);
+    fmt::print("{} n={:6d} cuSOLVER potrf                      {:9.2f} ms {:6.2f} TFLOP/s  info {} residual {:.1e}\n",
+               letter, n, ref.ms, tflops(n, ref.ms), ref.info, ref.residual);
     for (int nb : nbs) {
       if (n < 2 * nb) continue;
-      for (bool lookahead : {false, true}) {
-        const Measurement m = bench.blocked(nb, lookahead);
-        fmt::print("{} n={:6d} nb={:4d} {:10s}          {:9.2f} ms {:6.2f} TFLOP/s  {:.2f}x cuSOLVER  info {} residual {:.1e}\n",
-                   letter, n, nb, lookahead ? "lookahead" : "plain", m.ms, tflops(n, m.ms), ref.ms / m.ms, m.info,
-                   m.residual);
+      print_row(letter, n, nb, "plain", bench.blocked(nb, false), ref);
+      print_row(letter, n, nb, "lookahead", bench.blocked(nb, true), ref);
+      if (show_timeline) bench.timeline(nb);
+      for (int r : reserves)
+        if (r > 0) print_row(letter, n, nb, fmt::format("lookahead-sm{}", r), bench.blocked(nb, true, {r, 0}), ref);
+      for (int g : greens) {
+        if (g <= 0) continue;
+        try {
+          const Measurement m = bench.blocked(nb, true, {0, g});
+          print_row(letter, n, nb, fmt::format("lookahead-green{}", bench.green_panel_sms()), m, ref);
+          const Measurement p = bench.blocked(nb, true, {0, g, true});
+          print_row(letter, n, nb, fmt::format("green-potrf{}", bench.green_panel_sms()), p, ref);
+        } catch (const std::exception& e) {
+          fmt::print("{} n={:6d} nb={:4d} lookahead-green{}: {}\n", letter, n, nb, g, e.what());
+        }
       }
     }
     std::fflush(stdout);
@@ -255,12 +507,17 @@ int main(int argc, char** argv) {
     std::vector<int> sizes{8192, 16384, 30000, 40000}, nbs{512, 1024, 2048};
     std::vector<std::string> precisions{"d"};
     int repetitions = 3;
+    std::vector<int> reserves, greens;
+    bool show_timeline = false;
     for (tessera::bench::Arguments args(argc, argv); args.next();) {
       const std::string opt = args.option();
       if (opt == "--sizes") sizes = tessera::bench::parse_int_list(args.value());
       else if (opt == "--nb") nbs = tessera::bench::parse_int_list(args.value());
       else if (opt == "--precisions") precisions = tessera::bench::split_commas(args.value());
       else if (opt == "--repetitions") repetitions = std::stoi(args.value());
+      else if (opt == "--reserve") reserves = tessera::bench::parse_int_list(args.value());
+      else if (opt == "--green") greens = tessera::bench::parse_int_list(args.value());
+      else if (opt == "--timeline") show_timeline = true;
       else throw std::runtime_error("unknown option " + opt);
     }
     if (!tessera::bench::cuda_device_present()) {
@@ -271,8 +528,8 @@ int main(int argc, char** argv) {
     TESSERA_CUDA_CHECK(cudaGetDeviceProperties(&prop, 0));
     fmt::print("{}; medians of {} runs after a warm-up, TFLOP/s with n^3/3 flops\n", prop.name, repetitions);
     for (const std::string& p : precisions) {
-      if (p == "d") run<double>(sizes, nbs, repetitions);
-      else if (p == "s") run<float>(sizes, nbs, repetitions);
+      if (p == "d") run<double>(sizes, nbs, repetitions, reserves, greens, show_timeline);
+      else if (p == "s") run<float>(sizes, nbs, repetitions, reserves, greens, show_timeline);
       else throw std::runtime_error("precision must be d or s");
     }
     return 0;

@@ -26,7 +26,9 @@ enum class Uplo { lower, upper };
 enum class Mode { cpu, gpu, hybrid, automatic };
 
 // Which GPU implementation of a tile kernel may run: the vendor one (cuBLAS/cuSOLVER), Tessera's
-// own CUDA kernels, or both, the scheduler choosing per tile size from the perf models.
+// own CUDA kernels, or `any`: the one the tuning table measured faster on the GPU at the nearest
+// tile size, or both where the table has no timing of both (the scheduler then chooses per tile
+// size from the perf models).
 enum class GpuKernels { vendor, custom, any };
 
 // How a factorization is cut into tasks.

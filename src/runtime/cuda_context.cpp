@@ -44,6 +44,7 @@ void create_on_worker(void* arg) {
     ctx.workspace_bytes = initial_workspace_bytes;
     ctx.tuning = &job->resources->tile_tuning();
     ctx.gpu_name = kernels::cuda::current_gpu_name();
+    ctx.faster_kernels = kernels::cuda::FasterKernels(job->resources->tile_tuning(), ctx.gpu_name);
   } catch (const std::exception& e) {
     std::lock_guard<std::mutex> lock(job->mutex);
     if (job->error.empty()) job->error = e.what();

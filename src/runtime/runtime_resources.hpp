@@ -48,6 +48,8 @@ struct CudaWorkerContext {
 
   const kernels::cuda::TileTuningTable* tuning = nullptr;
   std::string gpu_name;
+  // Read by the scheduler on any thread: set once, when the context is made.
+  kernels::cuda::FasterKernels faster_kernels;
   std::map<std::tuple<char, std::string, int>, kernels::cuda::TileKernelConfig> tuned;
 #endif
 };

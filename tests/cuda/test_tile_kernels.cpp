@@ -469,7 +469,6 @@ TEST(TileKernelArguments, RejectsBadLeadingDimensions) {
 }
 
 TEST(TileKernelTuningTable, JsonRoundTripAndNearestLookup) {
-  REQUIRE_CUDA_DEVICE();
   tk::TileTuningTable t;
   tk::TileKernelConfig a;
   a.tile = 64, a.tile_n = 32, a.threads = 128;
@@ -489,10 +488,38 @@ TEST(TileKernelTuningTable, JsonRoundTripAndNearestLookup) {
   EXPECT_THROW(tk::TileTuningTable::from_json("{\"entries\": [{\"gpu\": 1}]}"), tessera::InvalidArgument);
 }
 
-// The shipped table, from the working directory (repository root) or beside this source file.
+// No device needed: the table's rule for GpuKernels::any.
+TEST(TileKernelTuningTable, FasterKernelFromBothTimings) {
+  tk::TileTuningTable t;
+  t.set({"GPU X", 'd', "potf2", 512, {}, 300.0, 200.0});   // the vendor's faster
+  t.set({"GPU X", 'd', "potf2", 2048, {}, 900.0, 1000.0});  // Tessera's faster
+  t.set({"GPU X", 'd', "trsm", 512, {}, 100.0, 0.0});       // vendor not timed
+  t.set({"GPU X", 's', "potf2", 512, {}, 100.0, 200.0});
+  const tk::TileTuningTable u = tk::TileTuningTable::from_json(t.to_json());
+  EXPECT_EQ(u.entries()[0].vendor_time_us, 200.0);
+  for (const tk::TileTuningTable& table : {t, u}) {
+    const tk::FasterKernels gpu_x(table, "GPU X"), gpu_y(table, "GPU Y");
+    for (int nb : {256, 512, 1000, 1024}) {  // 1024 ties between 512 and 2048: the smaller
+      EXPECT_EQ(table.faster("GPU X", 'd', "potf2", nb), tk::FasterKernel::vendor) << nb;
+      EXPECT_EQ(gpu_x.at('d', "potf2", nb), tk::FasterKernel::vendor) << nb;
+    }
+    for (int nb : {1100, 2048, 8192}) {
+      EXPECT_EQ(table.faster("GPU X", 'd', "potf2", nb), tk::FasterKernel::custom) << nb;
+      EXPECT_EQ(gpu_x.at('d', "potf2", nb), tk::FasterKernel::custom) << nb;
+    }
+    EXPECT_EQ(gpu_x.at('s', "potf2", 512), tk::FasterKernel::custom);
+    EXPECT_EQ(table.faster("GPU X", 'd', "trsm", 512), tk::FasterKernel::unknown);
+    EXPECT_EQ(gpu_x.at('d', "trsm", 512), tk::FasterKernel::unknown);
+    EXPECT_EQ(gpu_x.at('d', "gemm", 512), tk::FasterKernel::unknown);
+    EXPECT_EQ(gpu_y.at('d', "potf2", 512), tk::FasterKernel::unknown);
+  }
+}
+
+// The shipped table: from the working directory (repository root), the source tree the build
+// was configured from, or beside this source file.
 std::string shipped_table_path() {
   const std::string rel = "codelets/kernels/cuda/tuning/sm_90.json";
-  std::vector<std::string> candidates = {rel};
+  std::vector<std::string> candidates = {rel, TESSERA_SHIPPED_TUNING_TABLE};
   const std::string here = __FILE__;
   const std::size_t pos = here.rfind("tests/cuda/");
   if (pos != std::string::npos) candidates.push_back(here.substr(0, pos) + rel);
@@ -502,7 +529,6 @@ std::string shipped_table_path() {
 }
 
 TEST(TileKernelTuningTable, ShippedTableCoversEveryOperation) {
-  REQUIRE_CUDA_DEVICE();
   const tk::TileTuningTable t = tk::TileTuningTable::load(shipped_table_path());
   for (char p : {'s', 'd'})
     for (const char* op : {"potf2", "trsm", "syrk", "gemm"}) {
@@ -510,6 +536,8 @@ TEST(TileKernelTuningTable, ShippedTableCoversEveryOperation) {
       for (const auto& e : t.entries()) found |= e.precision == p && e.op == op;
       EXPECT_TRUE(found) << p << ' ' << op;
     }
+  // Every entry says which implementation is faster (GpuKernels::any runs that one only).
+  for (const auto& e : t.entries()) EXPECT_GT(e.vendor_time_us, 0.0) << e.precision << ' ' << e.op << ' ' << e.nb;
 }
 
 }  // namespace

@@ -10,6 +10,7 @@
 #include <sstream>
 
 #include "check.hpp"
+#include "vendor.hpp"
 
 namespace tessera::kernels::cuda {
 
@@ -26,12 +27,16 @@ void TileTuningTable::set(const TileTuningEntry& entry) {
   entries_.push_back(entry);
 }
 
-std::optional<TileKernelConfig> TileTuningTable::lookup(const std::string& gpu, char precision,
-                                                        const std::string& op, int nb) const {
+namespace {
+
+// The entry for (gpu, precision, op) whose nb is nearest to nb on a log scale (the smaller nb on
+// ties), or null.
+const TileTuningEntry* nearest_entry(const std::vector<TileTuningEntry>& entries, const std::string& gpu,
+                                     char precision, const std::string& op, int nb) {
   const TileTuningEntry* best = nullptr;
   double best_dist = 0;
   const double target = std::log(static_cast<double>(std::max(nb, 1)));
-  for (const TileTuningEntry& e : entries_) {
+  for (const TileTuningEntry& e : entries) {
     if (e.gpu != gpu || e.precision != precision || e.op != op) continue;
     const double dist = std::fabs(std::log(static_cast<double>(std::max(e.nb, 1))) - target);
     if (!best || dist < best_dist - 1e-12 || (std::fabs(dist - best_dist) <= 1e-12 && e.nb < best->nb)) {
@@ -39,8 +44,44 @@ std::optional<TileKernelConfig> TileTuningTable::lookup(const std::string& gpu, 
       best_dist = dist;
     }
   }
+  return best;
+}
+
+}  // namespace
+
+std::optional<TileKernelConfig> TileTuningTable::lookup(const std::string& gpu, char precision,
+                                                        const std::string& op, int nb) const {
+  const TileTuningEntry* best = nearest_entry(entries_, gpu, precision, op, nb);
   if (!best) return std::nullopt;
   return best->cfg;
+}
+
+FasterKernel TileTuningTable::faster(const std::string& gpu, char precision, const std::string& op, int nb) const {
+  const TileTuningEntry* best = nearest_entry(entries_, gpu, precision, op, nb);
+  if (!best || best->vendor_time_us <= 0 || best->time_us <= 0) return FasterKernel::unknown;
+  return best->time_us < best->vendor_time_us ? FasterKernel::custom : FasterKernel::vendor;
+}
+
+FasterKernels::FasterKernels(const TileTuningTable& table, const std::string& gpu) {
+  for (const TileTuningEntry& e : table.entries())
+    if (e.gpu == gpu && e.time_us > 0 && e.vendor_time_us > 0) entries_.push_back(e);
+}
+
+FasterKernel FasterKernels::at(char precision, const char* op, int nb) const {
+  const TileTuningEntry* best = nullptr;
+  int best_distance = 0;
+  for (const TileTuningEntry& e : entries_) {
+    if (e.precision != precision || e.op != op) continue;
+    // Nearest on a log scale, the smaller nb on ties: compare nb / e.nb against e.nb / nb.
+    const long long a = static_cast<long long>(std::max(nb, 1)), b = std::max(e.nb, 1);
+    const int distance = static_cast<int>(a > b ? (a * 1024) / b : (b * 1024) / a);
+    if (!best || distance < best_distance || (distance == best_distance && e.nb < best->nb)) {
+      best = &e;
+      best_distance = distance;
+    }
+  }
+  if (!best) return FasterKernel::unknown;
+  return best->time_us < best->vendor_time_us ? FasterKernel::custom : FasterKernel::vendor;
 }
 
 std::string TileTuningTable::to_json() const {
@@ -56,7 +97,8 @@ std::string TileTuningTable::to_json() const {
                        {"tile_n", e.cfg.tile_n},
                        {"variant", e.cfg.variant},
                        {"crossover", e.cfg.crossover},
-                       {"time_us", e.time_us}});
+                       {"time_us", e.time_us},
+                       {"vendor_time_us", e.vendor_time_us}});
   }
   return nlohmann::json{{"version", 1}, {"entries", entries}}.dump(2);
 }
@@ -82,6 +124,7 @@ TileTuningTable TileTuningTable::from_json(const std::string& text) {
       e.cfg.variant = j.value("variant", 0);
       e.cfg.crossover = j.value("crossover", 0);
       e.time_us = j.value("time_us", 0.0);
+      e.vendor_time_us = j.value("vendor_time_us", 0.0);
       table.set(e);
     }
   } catch (const nlohmann::json::exception& ex) {
@@ -215,8 +258,27 @@ std::vector<T> random_spd(int n, std::mt19937_64& rng) {
   return a;
 }
 
+// The vendor handles on one stream, for timing the vendor calls.
+struct VendorHandles {
+  cublasHandle_t blas = nullptr;
+  cusolverDnHandle_t solver = nullptr;
+  explicit VendorHandles(cudaStream_t stream) {
+    TESSERA_CUBLAS_CHECK(cublasCreate(&blas));
+    TESSERA_CUBLAS_CHECK(cublasSetStream(blas, stream));
+    TESSERA_CUSOLVER_CHECK(cusolverDnCreate(&solver));
+    TESSERA_CUSOLVER_CHECK(cusolverDnSetStream(solver, stream));
+  }
+  ~VendorHandles() {
+    cusolverDnDestroy(solver);
+    cublasDestroy(blas);
+  }
+  VendorHandles(const VendorHandles&) = delete;
+  VendorHandles& operator=(const VendorHandles&) = delete;
+};
+
+// Median time of op at order nb: Tessera's kernel with cfg, or the vendor call when `vendor`.
 template <class T>
-double time_op(const std::string& op, int nb, const TileKernelConfig& cfg, int repetitions,
+double time_op(const std::string& op, int nb, const TileKernelConfig& cfg, bool vendor, int repetitions,
                std::uint64_t seed) {
   std::mt19937_64 rng(seed);
   const std::size_t elems = static_cast<std::size_t>(nb) * nb;
@@ -232,20 +294,39 @@ double time_op(const std::string& op, int nb, const TileKernelConfig& cfg, int r
   TESSERA_CUDA_CHECK(cudaMemcpy(pristine.ptr, in.data(), elems * sizeof(T), cudaMemcpyHostToDevice));
   TESSERA_CUDA_CHECK(cudaMemcpy(dA.ptr, a.data(), elems * sizeof(T), cudaMemcpyHostToDevice));
   TESSERA_CUDA_CHECK(cudaMemcpy(dB.ptr, b.data(), elems * sizeof(T), cudaMemcpyHostToDevice));
-  std::size_t ws_bytes = 0;
-  if (op == "trsm") ws_bytes = trsm_rlt_workspace_bytes<T>(nb, nb, cfg);
-  if (op == "potf2") ws_bytes = potf2_workspace_bytes<T>(nb, cfg);
-  DeviceBuffer<unsigned char> ws(ws_bytes);
-
   cudaStream_t stream = nullptr;
   TESSERA_CUDA_CHECK(cudaStreamCreate(&stream));
   std::unique_ptr<CUstream_st, void (*)(cudaStream_t)> stream_guard(
       stream, [](cudaStream_t s) { cudaStreamDestroy(s); });
+  std::unique_ptr<VendorHandles> handles = vendor ? std::make_unique<VendorHandles>(stream) : nullptr;
+  std::size_t ws_bytes = 0;
+  int lwork = 0;
+  if (vendor && op == "potf2") {
+    lwork = vendor::potrf_workspace(handles->solver, 'L', nb, work.ptr, nb);
+    ws_bytes = static_cast<std::size_t>(lwork) * sizeof(T);
+  } else if (!vendor && op == "trsm") {
+    ws_bytes = trsm_rlt_workspace_bytes<T>(nb, nb, cfg);
+  } else if (!vendor && op == "potf2") {
+    ws_bytes = potf2_workspace_bytes<T>(nb, cfg);
+  }
+  DeviceBuffer<unsigned char> ws(ws_bytes);
   Events ev;
 
+  const auto run_vendor = [&](T* x, int i) {
+    if (op == "potf2")
+      vendor::potrf(handles->solver, 'L', nb, x, nb, reinterpret_cast<T*>(ws.ptr), lwork, info.ptr + i);
+    else if (op == "trsm")
+      vendor::trsm(handles->blas, false, 'L', true, nb, nb, T(1), dA.ptr, nb, x, nb);
+    else if (op == "syrk")
+      vendor::syrk(handles->blas, 'L', false, nb, nb, T(-1), dA.ptr, nb, T(1), x, nb);
+    else
+      vendor::gemm(handles->blas, false, true, nb, nb, nb, T(-1), dA.ptr, nb, dB.ptr, nb, T(1), x, nb);
+  };
   const auto run_one = [&](int i) {
     T* x = work.ptr + elems * i;
-    if (op == "potf2")
+    if (vendor)
+      run_vendor(x, i);
+    else if (op == "potf2")
       potf2<T>(nb, x, nb, info.ptr + i, ws.ptr, ws_bytes, stream, cfg);
     else if (op == "trsm")
       trsm_rlt<T>(nb, nb, dA.ptr, nb, x, nb, ws.ptr, ws_bytes, stream, cfg);
@@ -276,8 +357,14 @@ double time_op(const std::string& op, int nb, const TileKernelConfig& cfg, int r
 double time_tile_kernel(char precision, const std::string& op, int nb, const TileKernelConfig& cfg,
                         int repetitions, std::uint64_t seed) {
   if (nb <= 0 || repetitions <= 0) throw InvalidArgument("time_tile_kernel: nb and repetitions must be positive");
-  return precision == 'd' ? time_op<double>(op, nb, cfg, repetitions, seed)
-                          : time_op<float>(op, nb, cfg, repetitions, seed);
+  return precision == 'd' ? time_op<double>(op, nb, cfg, false, repetitions, seed)
+                          : time_op<float>(op, nb, cfg, false, repetitions, seed);
+}
+
+double time_vendor_tile_kernel(char precision, const std::string& op, int nb, int repetitions, std::uint64_t seed) {
+  if (nb <= 0 || repetitions <= 0) throw InvalidArgument("time_vendor_tile_kernel: nb and repetitions must be positive");
+  return precision == 'd' ? time_op<double>(op, nb, {}, true, repetitions, seed)
+                          : time_op<float>(op, nb, {}, true, repetitions, seed);
 }
 
 TileTuningTable tune_tile_kernels(char precision, const std::vector<int>& nbs, int repetitions,
@@ -301,7 +388,10 @@ TileTuningTable tune_tile_kernels(char precision, const std::vector<int>& nbs, i
                << " us\n";
         if (!have || us < best.time_us) best = e, have = true;
       }
-      if (have) table.set(best);
+      if (!have) continue;
+      best.vendor_time_us = time_vendor_tile_kernel(precision, op, nb, repetitions, seed);
+      if (log) *log << "tune " << precision << ' ' << op << " nb=" << nb << " vendor : " << best.vendor_time_us << " us\n";
+      table.set(best);
     }
   }
   return table;

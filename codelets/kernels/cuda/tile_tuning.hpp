@@ -5,9 +5,11 @@
 //   {"version": 1,
 //    "entries": [{"gpu": "NVIDIA H100 80GB HBM3", "precision": "d", "op": "gemm", "nb": 512,
 //                 "ib": 0, "threads": 128, "tile": 64, "tile_n": 64, "variant": 0,
-//                 "crossover": 0, "time_us": 12.5}, ...]}
+//                 "crossover": 0, "time_us": 12.5, "vendor_time_us": 10.1}, ...]}
 // "op" is one of potf2, trsm, syrk, gemm; "precision" is "s" or "d"; time_us is the median
-// time of the configuration at that nb (informational).
+// time of the configuration at that nb, vendor_time_us the vendor library's (cuSOLVER potrf,
+// cuBLAS trsm / syrk / gemm) in the same sweep (0 or absent: not measured). With
+// GpuKernels::any, a GPU that has both timings runs the faster implementation only.
 #pragma once
 
 #include <cstdint>
@@ -27,7 +29,11 @@ struct TileTuningEntry {
   int nb = 0;
   TileKernelConfig cfg;
   double time_us = 0;
+  double vendor_time_us = 0;  // 0: not measured
 };
+
+// Which implementation of a tile operation ran faster in a tuning sweep.
+enum class FasterKernel { unknown, vendor, custom };
 
 class TileTuningTable {
  public:
@@ -37,6 +43,9 @@ class TileTuningTable {
   // (log scale; the smaller nb on ties); nothing when no entry matches gpu/precision/op.
   std::optional<TileKernelConfig> lookup(const std::string& gpu, char precision,
                                          const std::string& op, int nb) const;
+  // At the entry lookup() picks: whether Tessera's kernel or the vendor's ran faster (unknown
+  // without an entry or a vendor timing).
+  FasterKernel faster(const std::string& gpu, char precision, const std::string& op, int nb) const;
   const std::vector<TileTuningEntry>& entries() const { return entries_; }
 
   std::string to_json() const;
@@ -47,6 +56,19 @@ class TileTuningTable {
 
  private:
   std::vector<TileTuningEntry> entries_;
+};
+
+// TileTuningTable::faster for one GPU's entries, cheap enough for a scheduler's every placement
+// decision and safe to call from any thread once made.
+class FasterKernels {
+ public:
+  FasterKernels() = default;
+  FasterKernels(const TileTuningTable& table, const std::string& gpu);
+  // op: "potf2", "trsm", "syrk" or "gemm".
+  FasterKernel at(char precision, const char* op, int nb) const;
+
+ private:
+  std::vector<TileTuningEntry> entries_;  // the GPU's, with both timings
 };
 
 // Name of the current CUDA device (cudaDeviceProp::name).
@@ -62,9 +84,12 @@ std::vector<TileKernelConfig> tile_kernel_candidates(char precision, const std::
 // dominant SPD tiles.
 double time_tile_kernel(char precision, const std::string& op, int nb, const TileKernelConfig& cfg,
                         int repetitions, std::uint64_t seed);
+// The same measurement of the vendor library's call for op (cuSOLVER potrf for potf2, cuBLAS
+// trsm / syrk / gemm) on the same inputs.
+double time_vendor_tile_kernel(char precision, const std::string& op, int nb, int repetitions, std::uint64_t seed);
 
 // Times every candidate of every op ("potf2", "trsm", "syrk", "gemm") at every nb and returns
-// the fastest per (op, nb) for the current GPU. When `all` is given, every measurement is
+// the fastest per (op, nb) for the current GPU, with the vendor call's time beside it. When `all` is given, every measurement is
 // appended to it; progress lines go to `log` when given.
 TileTuningTable tune_tile_kernels(char precision, const std::vector<int>& nbs, int repetitions,
                                   std::uint64_t seed, std::vector<TileTuningEntry>* all = nullptr,
