@@ -84,7 +84,8 @@ TESSERA_EXPORT TaskHints neutral_hints(TaskKind kind, int k, int i, int j, int n
 //           1.0 and 1.3-1.5 s in place against 1.3-1.5 and 2.1-2.3 s with tiles, while a warm
 //           process repeating calls is 2-3x faster on pinned pooled tiles than pinning the
 //           caller's array at every call.
-//   pin_on_reuse: a new block is pageable, and pinned when a later factorization reuses it.
+//   pin_on_reuse: a new block is pageable, and pinned once it is back in the pool, by a
+//           background thread (or by the factorization that reuses it, should that come first).
 //           Pinning fresh memory costs more than copying it once through pageable memory (on an
 //           H100 host: 1.1 s to allocate 1.6 GB pinned, 0.1 s to pin it once touched), so a
 //           one-shot process never pays for it and a repeating one pins once.

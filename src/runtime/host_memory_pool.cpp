@@ -47,12 +47,49 @@ void HostMemoryPool::free_block(const Block& block) {
                     (block.pinned == Pinned::allocated ? STARPU_MALLOC_PINNED : 0) | kSimulationFlags);
 }
 
+bool HostMemoryPool::pins_on_reuse() const {
+  return !kSimulationFlags && pinning_ != HostTiles::pinned && pinning_ != HostTiles::pageable && gpus_present();
+}
+
 // Memory that has been written once pins quickly (the pages exist); a block that cannot be pinned
 // stays pageable, which is slower to copy but correct.
 void HostMemoryPool::pin_for_reuse(Block& block) const {
-  const bool pins_on_reuse = pinning_ != HostTiles::pinned && pinning_ != HostTiles::pageable;
-  if (kSimulationFlags || !pins_on_reuse || block.pinned != Pinned::no || !gpus_present()) return;
+  if (!pins_on_reuse() || block.pinned != Pinned::no) return;
   block.pinned = starpu_memory_pin(block.memory, block.bytes) == 0 ? Pinned::registered : Pinned::refused;
+}
+
+// Pins the queued blocks that are still cached and pageable, one at a time, the pool unlocked
+// while the driver pins.
+void HostMemoryPool::pin_in_background() {
+  std::unique_lock<std::mutex> lock(mutex_);
+  for (;;) {
+    pinning_changed_.wait(lock, [&] { return stopping_ || !to_pin_.empty(); });
+    if (stopping_) return;
+    void* memory = to_pin_.front();
+    to_pin_.pop_front();
+    const auto cached = std::find_if(free_.begin(), free_.end(), [&](const Block& b) { return b.memory == memory; });
+    if (cached == free_.end() || cached->pinned != Pinned::no) {  // reused or evicted meanwhile
+      pinning_changed_.notify_all();
+      continue;
+    }
+    cached->pinned = Pinned::pinning;
+    const std::size_t bytes = cached->bytes;
+    lock.unlock();
+    const bool pinned = starpu_memory_pin(memory, bytes) == 0;
+    lock.lock();
+    // A block being pinned is neither handed out nor evicted (allocate and release wait or skip).
+    for (Block& b : free_)
+      if (b.memory == memory) b.pinned = pinned ? Pinned::registered : Pinned::refused;
+    pinning_changed_.notify_all();
+  }
+}
+
+void HostMemoryPool::wait_for_pinning() const {
+  std::unique_lock<std::mutex> lock(mutex_);
+  pinning_changed_.wait(lock, [&] {
+    return to_pin_.empty() &&
+           std::none_of(free_.begin(), free_.end(), [](const Block& b) { return b.pinned == Pinned::pinning; });
+  });
 }
 
 bool HostMemoryPool::claim_first_in_place() {
@@ -88,6 +125,12 @@ PinnedCallerMemory::~PinnedCallerMemory() {
 }
 
 HostMemoryPool::~HostMemoryPool() {
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    stopping_ = true;
+  }
+  pinning_changed_.notify_all();
+  if (pinner_.joinable()) pinner_.join();
   for (const Block& block : free_) free_block(block);
 }
 
@@ -108,10 +151,16 @@ std::size_t HostMemoryPool::pinned_bytes() const {
 
 void* HostMemoryPool::allocate(std::size_t bytes) {
   std::unique_lock<std::mutex> lock(mutex_);
-  // The smallest cached block that fits without wasting more than half of it.
+  // The smallest cached block that fits without wasting more than half of it; one the pinner is
+  // pinning is waited for (the pinning would otherwise be done here anyway).
   auto best = free_.end();
-  for (auto it = free_.begin(); it != free_.end(); ++it)
-    if (it->bytes >= bytes && it->bytes / 2 <= bytes && (best == free_.end() || it->bytes < best->bytes)) best = it;
+  for (;;) {
+    best = free_.end();
+    for (auto it = free_.begin(); it != free_.end(); ++it)
+      if (it->bytes >= bytes && it->bytes / 2 <= bytes && (best == free_.end() || it->bytes < best->bytes)) best = it;
+    if (best == free_.end() || best->pinned != Pinned::pinning) break;
+    pinning_changed_.wait(lock);
+  }
   if (best != free_.end()) {
     Block reused = *best;
     cached_bytes_ -= reused.bytes;
@@ -144,12 +193,22 @@ void HostMemoryPool::release(void* block) {
     free_.push_back(released);
     cached_bytes_ += released.bytes;
     const std::size_t limit = cache_limit_bytes();
-    while (cached_bytes_ > limit && !free_.empty()) {
-      evicted.push_back(free_.front());
-      cached_bytes_ -= free_.front().bytes;
-      free_.erase(free_.begin());
+    for (auto it = free_.begin(); cached_bytes_ > limit && it != free_.end();) {
+      if (it->pinned == Pinned::pinning) {  // the pinner's: evicted by a later release
+        ++it;
+        continue;
+      }
+      evicted.push_back(*it);
+      cached_bytes_ -= it->bytes;
+      it = free_.erase(it);
+    }
+    const bool kept = std::any_of(free_.begin(), free_.end(), [&](const Block& b) { return b.memory == block; });
+    if (kept && released.pinned == Pinned::no && pins_on_reuse()) {
+      to_pin_.push_back(block);
+      if (!pinner_.joinable()) pinner_ = std::thread([this] { pin_in_background(); });
     }
   }
+  pinning_changed_.notify_all();
   for (const Block& b : evicted) free_block(b);
 }
 

@@ -3,7 +3,10 @@
 // its own worker thread once the runtime has started.
 #pragma once
 
+#include <condition_variable>
 #include <cstddef>
+#include <deque>
+#include <thread>
 #include <mutex>
 #include <unordered_map>
 #include <vector>
@@ -88,7 +91,11 @@ class HostMemoryPool {
   // A block of at least `bytes` (nullptr when the system has no memory left).
   void* allocate(std::size_t bytes);
   // A block from allocate() back to the pool; the pool frees its oldest blocks beyond its limit.
+  // Under pin-on-reuse a pageable block is pinned in the background from here, so that the call
+  // that reuses it does not pin it on its own critical path.
   void release(void* block);
+  // Returns once no background pinning is queued or running.
+  void wait_for_pinning() const;
   // Bytes in blocks waiting for reuse.
   std::size_t cached_bytes() const;
   // Bytes pinned, in use or cached.
@@ -99,19 +106,26 @@ class HostMemoryPool {
   bool claim_first_in_place();
 
  private:
-  enum class Pinned { no, allocated, registered, refused };  // refused: pinning failed once, not retried
+  // refused: pinning failed once, not retried; pinning: the background thread is pinning it
+  enum class Pinned { no, allocated, registered, refused, pinning };
   struct Block {
     void* memory;
     std::size_t bytes;
     Pinned pinned;
   };
   static void free_block(const Block& block);
+  bool pins_on_reuse() const;
   void pin_for_reuse(Block& block) const;
+  void pin_in_background();  // the pinner thread's loop
 
   const HostTiles pinning_;
   mutable std::mutex mutex_;
+  mutable std::condition_variable pinning_changed_;
   std::vector<Block> free_;                            // oldest first
   std::unordered_map<void*, Block> in_use_;
+  std::deque<void*> to_pin_;                           // cached blocks waiting for the pinner
+  std::thread pinner_;                                 // started by the first block to pin
+  bool stopping_ = false;
   std::size_t cached_bytes_ = 0;
   bool first_in_place_claimed_ = false;
 };

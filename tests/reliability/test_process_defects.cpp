@@ -436,8 +436,8 @@ TEST(HostMemoryPool, RepeatedWorkloadIsFlat) {
   for (int round = 1; round < 5; ++round) EXPECT_EQ(after_round[round], after_round[0]) << "round " << round;
 }
 
-// A block is pinned when it is reused (pin-on-reuse), at once (pinned) or never (pageable); only
-// where a GPU's copies profit from it.
+// A block is pinned once it is back in the pool (pin-on-reuse, in the background), at once
+// (pinned) or never (pageable); only where a GPU's copies profit from it.
 TEST(HostMemoryPool, PinsBlocksAsTheOptionsSay) {
   for (const HostTiles pinning : {HostTiles::pin_on_reuse, HostTiles::pinned, HostTiles::pageable}) {
     RuntimeOptions options;
@@ -450,6 +450,9 @@ TEST(HostMemoryPool, PinsBlocksAsTheOptionsSay) {
     ASSERT_NE(first, nullptr);
     EXPECT_EQ(pool.pinned_bytes(), gpu && pinning == HostTiles::pinned ? bytes : 0) << to_string(pinning);
     pool.release(first);
+    // pin-on-reuse: pinned in the background as soon as it is back in the pool
+    pool.wait_for_pinning();
+    EXPECT_EQ(pool.pinned_bytes(), gpu && pinning != HostTiles::pageable ? bytes : 0) << to_string(pinning);
     void* again = pool.allocate(bytes);
     EXPECT_EQ(again, first) << "the cached block is reused";
     EXPECT_EQ(pool.pinned_bytes(), gpu && pinning != HostTiles::pageable ? bytes : 0) << to_string(pinning);
