@@ -2,6 +2,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <system_error>
 #include <utility>
 
 #include "caller_memory.hpp"
@@ -81,6 +82,15 @@ void HostMemoryPool::pin_in_background() {
     for (Block& b : free_)
       if (b.memory == memory) b.pinned = pinned ? Pinned::registered : Pinned::refused;
     pinning_changed_.notify_all();
+  }
+}
+
+bool HostMemoryPool::start_pinner() noexcept {
+  try {
+    pinner_ = std::thread([this] { pin_in_background(); });
+    return true;
+  } catch (const std::system_error&) {
+    return false;
   }
 }
 
@@ -205,7 +215,8 @@ void HostMemoryPool::release(void* block) {
     const bool kept = std::any_of(free_.begin(), free_.end(), [&](const Block& b) { return b.memory == block; });
     if (kept && released.pinned == Pinned::no && pins_on_reuse()) {
       to_pin_.push_back(block);
-      if (!pinner_.joinable()) pinner_ = std::thread([this] { pin_in_background(); });
+      // Without a thread (the system refused one) the block is pinned on reuse instead.
+      if (!pinner_.joinable() && !start_pinner()) to_pin_.clear();
     }
   }
   pinning_changed_.notify_all();

@@ -117,6 +117,7 @@ class HostMemoryPool {
   bool pins_on_reuse() const;
   void pin_for_reuse(Block& block) const;
   void pin_in_background();  // the pinner thread's loop
+  bool start_pinner() noexcept;
 
   const HostTiles pinning_;
   mutable std::mutex mutex_;
