@@ -38,6 +38,8 @@ template <class T>
 int copy_in_tile(const BlockMap<T>& b, const TileView<T>& tile) {
   const int m = b.transpose ? tile.cols : tile.rows;
   const int n = b.transpose ? tile.rows : tile.cols;
+  if (b.in_matrix && !b.transpose && !is_in_place(b, tile))
+    return kernels::cpu::copy_block_and_find_non_finite_row(b.lower_only, m, n, block_origin(b), b.ld, tile.ptr, tile.ld);
   if (!is_in_place(b, tile))  // in place there is nothing to copy
     kernels::cpu::copy_block(b.transpose, b.lower_only, m, n, block_origin(b), b.ld, tile.ptr, tile.ld);
   // The scan only where a NaN or infinity is reported.
@@ -48,6 +50,9 @@ int copy_in_tile(const BlockMap<T>& b, const TileView<T>& tile) {
 // for is column r here.
 template <class T>
 int copy_in_transposed_tile(const BlockMap<T>& b, const TileView<T>& tile) {
+  if (b.in_matrix && !is_in_place(b, tile))
+    return kernels::cpu::copy_columns_and_find_non_finite_column(b.lower_only, tile.rows, tile.cols, block_origin(b),
+                                                                  b.ld, tile.ptr, tile.ld);
   if (!is_in_place(b, tile))
     kernels::cpu::copy_columns(b.lower_only, tile.rows, tile.cols, block_origin(b), b.ld, tile.ptr, tile.ld);
   return b.in_matrix ? kernels::cpu::first_non_finite_column(b.lower_only, tile.rows, tile.cols, tile.ptr, tile.ld) : -1;

@@ -4,6 +4,7 @@
 // transposed tiles (upper triangle only, the first non-finite column).
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <limits>
 #include <vector>
@@ -68,6 +69,41 @@ TEST(CpuCopyKernels, TheScanOfACopiedBlockReportsTheFirstNonFiniteRow) {
     kernels::cpu::copy_block(transpose, true, n, n, upper.data(), ld, clean.data(), ld);
     EXPECT_EQ(kernels::cpu::first_non_finite_row(true, n, n, clean.data(), ld), -1) << transpose;
   }
+}
+
+// The one-pass copy and scan give what copy_block then first_non_finite_row (and copy_columns then
+// first_non_finite_column) give: the same copy, the same first row (column), for non-finite values
+// at every position in turn, one or two of them, inside and outside the triangle that is read.
+TEST(CpuCopyKernels, OnePassCopyAndScanMatchTheTwoPasses) {
+  const double nan = std::numeric_limits<double>::quiet_NaN(), inf = std::numeric_limits<double>::infinity();
+  for (int m : {1, 2, 31, 37})
+    for (int n : {1, 33, 37})
+      for (bool triangle : {false, true}) {
+        if (triangle && m != n) continue;
+        const int lds = m + 3, ldd = m + 1;
+        for (int at = -1; at < m * n; ++at) {
+          std::vector<double> src = numbered(m, n, lds);
+          if (at >= 0) src[at % m + static_cast<std::size_t>(at / m) * lds] = nan;
+          if (at >= 0 && at % 3 == 0) src[(at * 7) % m + static_cast<std::size_t>((at * 5) % n) * lds] = -inf;
+          std::vector<double> two(static_cast<std::size_t>(ldd) * n, -7.0), one = two;
+          kernels::cpu::copy_block(false, triangle, m, n, src.data(), lds, two.data(), ldd);
+          const int want_row = kernels::cpu::first_non_finite_row(triangle, m, n, two.data(), ldd);
+          ASSERT_EQ(kernels::cpu::copy_block_and_find_non_finite_row(triangle, m, n, src.data(), lds, one.data(), ldd),
+                    want_row) << "m=" << m << " n=" << n << " lower_only=" << triangle << " at " << at;
+          ASSERT_TRUE(std::equal(one.begin(), one.end(), two.begin(), [](double x, double y) {
+            return x == y || (std::isnan(x) && std::isnan(y));
+          })) << "m=" << m << " n=" << n << " lower_only=" << triangle << " at " << at;
+          std::vector<double> two_columns(static_cast<std::size_t>(ldd) * n, -7.0), one_column = two_columns;
+          kernels::cpu::copy_columns(triangle, m, n, src.data(), lds, two_columns.data(), ldd);
+          const int want_column = kernels::cpu::first_non_finite_column(triangle, m, n, two_columns.data(), ldd);
+          ASSERT_EQ(kernels::cpu::copy_columns_and_find_non_finite_column(triangle, m, n, src.data(), lds,
+                                                                          one_column.data(), ldd),
+                    want_column) << "m=" << m << " n=" << n << " upper_only=" << triangle << " at " << at;
+          ASSERT_TRUE(std::equal(one_column.begin(), one_column.end(), two_columns.begin(), [](double x, double y) {
+            return x == y || (std::isnan(x) && std::isnan(y));
+          }));
+        }
+      }
 }
 
 TEST(CpuCopyKernels, LowerTriangleGoesAboveTheDiagonalTransposed) {

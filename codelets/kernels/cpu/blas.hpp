@@ -173,6 +173,29 @@ int first_non_finite_row(bool lower_only, int m, int n, const T* A, int lda) {
   return first_bad_row;
 }
 
+// copy_block (not transposed) followed by first_non_finite_row of the copy, in one pass: each
+// column is scanned right after it is copied, while it is still in cache. Loading a matrix from
+// host memory for a GPU is bound by the host's memory traffic, and a second pass over the tile
+// reads it from memory again.
+template <class T>
+int copy_block_and_find_non_finite_row(bool lower_only, int m, int n, const T* src, int lds, T* dst, int ldd) {
+  int first_bad_row = -1;
+  for (int j = 0; j < n; ++j) {
+    const int first = lower_only ? std::min(j, m) : 0;
+    const T* s = src + static_cast<long>(j) * lds;
+    T* d = dst + static_cast<long>(j) * ldd;
+    std::copy(s + first, s + m, d + first);
+    const int end = first_bad_row < 0 ? m : first_bad_row;
+    if (first >= end || !any_non_finite(d + first, end - first)) continue;
+    for (int i = first; i < end; ++i)
+      if (!std::isfinite(d[i])) {
+        first_bad_row = i;
+        break;
+      }
+  }
+  return first_bad_row;
+}
+
 // Copies the m x n block src (leading dimension lds) into dst (ldd), or with upper_only (a square
 // block) its entries on and above the diagonal.
 template <class T>
@@ -191,6 +214,21 @@ int first_non_finite_column(bool upper_only, int m, int n, const T* A, int lda) 
   for (int j = 0; j < n; ++j)
     if (any_non_finite(A + static_cast<long>(j) * lda, upper_only ? std::min(j + 1, m) : m)) return j;
   return -1;
+}
+
+// copy_columns followed by first_non_finite_column of the copy, in one pass (as
+// copy_block_and_find_non_finite_row).
+template <class T>
+int copy_columns_and_find_non_finite_column(bool upper_only, int m, int n, const T* src, int lds, T* dst, int ldd) {
+  int first_bad_column = -1;
+  for (int j = 0; j < n; ++j) {
+    const int rows = upper_only ? std::min(j + 1, m) : m;
+    const T* s = src + static_cast<long>(j) * lds;
+    T* d = dst + static_cast<long>(j) * ldd;
+    std::copy(s, s + rows, d);
+    if (first_bad_column < 0 && any_non_finite(d, rows)) first_bad_column = j;
+  }
+  return first_bad_column;
 }
 
 // dst(j, i) := src(i, j) for i >= j (n x n): the lower triangle of a tile into the upper triangle
