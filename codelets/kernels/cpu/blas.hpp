@@ -154,21 +154,24 @@ bool any_non_finite(const T* a, int count) {
   return found != 0;
 }
 
+// The first of the entries a[first..end) that is a NaN or infinity, or -1.
+template <class T>
+int first_non_finite_between(const T* a, int first, int end) {
+  if (first >= end || !any_non_finite(a + first, end - first)) return -1;
+  for (int i = first; i < end; ++i)
+    if (!std::isfinite(a[i])) return i;
+  return -1;
+}
+
 // The smallest row of the m x n block holding a NaN or infinity (on or below the diagonal with
 // lower_only), or -1: the scan of a block loaded into a tile (copy_block) or that is its own tile.
 template <class T>
 int first_non_finite_row(bool lower_only, int m, int n, const T* A, int lda) {
   int first_bad_row = -1;
   for (int j = 0; j < n; ++j) {
-    const int first = lower_only ? j : 0;
     const int end = first_bad_row < 0 ? m : first_bad_row;  // rows below a bad one found already do not matter
-    const T* a = A + static_cast<long>(j) * lda;
-    if (first >= end || !any_non_finite(a + first, end - first)) continue;
-    for (int i = first; i < end; ++i)
-      if (!std::isfinite(a[i])) {
-        first_bad_row = i;
-        break;
-      }
+    const int bad = first_non_finite_between(A + static_cast<long>(j) * lda, lower_only ? j : 0, end);
+    if (bad >= 0) first_bad_row = bad;
   }
   return first_bad_row;
 }
@@ -185,13 +188,8 @@ int copy_block_and_find_non_finite_row(bool lower_only, int m, int n, const T* s
     const T* s = src + static_cast<long>(j) * lds;
     T* d = dst + static_cast<long>(j) * ldd;
     std::copy(s + first, s + m, d + first);
-    const int end = first_bad_row < 0 ? m : first_bad_row;
-    if (first >= end || !any_non_finite(d + first, end - first)) continue;
-    for (int i = first; i < end; ++i)
-      if (!std::isfinite(d[i])) {
-        first_bad_row = i;
-        break;
-      }
+    const int bad = first_non_finite_between(d, first, first_bad_row < 0 ? m : first_bad_row);
+    if (bad >= 0) first_bad_row = bad;
   }
   return first_bad_row;
 }
