@@ -32,6 +32,17 @@ bool is_in_place(const BlockMap<T>& b, const TileView<T>& tile) {
   return !b.transpose && block_origin(b) == tile.ptr && b.ld == tile.ld;
 }
 
+// Streaming stores (kernels::cpu::Stores) for tiles larger than this: gpu-mode tiles (8 to 32 MiB)
+// go to the GPU or home to the caller's array from memory anyway, while cpu mode's (at most about
+// 1 MiB) may still be in cache when the next task reads them.
+constexpr std::size_t kStreamingTileBytes = std::size_t(4) << 20;
+
+template <class T>
+kernels::cpu::Stores stores_for(const TileView<T>& tile) {
+  const std::size_t bytes = sizeof(T) * static_cast<std::size_t>(tile.rows) * static_cast<std::size_t>(tile.cols);
+  return bytes >= kStreamingTileBytes ? kernels::cpu::Stores::streaming : kernels::cpu::Stores::cached;
+}
+
 // copy_in's copy and scan: the smallest row of the tile (i, j) holding a NaN or infinity, or -1.
 // The block is tile-shaped, or transposed (rows and columns swapped).
 template <class T>
@@ -39,7 +50,8 @@ int copy_in_tile(const BlockMap<T>& b, const TileView<T>& tile) {
   const int m = b.transpose ? tile.cols : tile.rows;
   const int n = b.transpose ? tile.rows : tile.cols;
   if (b.in_matrix && !b.transpose && !is_in_place(b, tile))
-    return kernels::cpu::copy_block_and_find_non_finite_row(b.lower_only, m, n, block_origin(b), b.ld, tile.ptr, tile.ld);
+    return kernels::cpu::copy_block_and_find_non_finite_row(b.lower_only, m, n, block_origin(b), b.ld, tile.ptr, tile.ld,
+                                                            stores_for(tile));
   if (!is_in_place(b, tile))  // in place there is nothing to copy
     kernels::cpu::copy_block(b.transpose, b.lower_only, m, n, block_origin(b), b.ld, tile.ptr, tile.ld);
   // The scan only where a NaN or infinity is reported.
@@ -52,7 +64,7 @@ template <class T>
 int copy_in_transposed_tile(const BlockMap<T>& b, const TileView<T>& tile) {
   if (b.in_matrix && !is_in_place(b, tile))
     return kernels::cpu::copy_columns_and_find_non_finite_column(b.lower_only, tile.rows, tile.cols, block_origin(b),
-                                                                  b.ld, tile.ptr, tile.ld);
+                                                                  b.ld, tile.ptr, tile.ld, stores_for(tile));
   if (!is_in_place(b, tile))
     kernels::cpu::copy_columns(b.lower_only, tile.rows, tile.cols, block_origin(b), b.ld, tile.ptr, tile.ld);
   return b.in_matrix ? kernels::cpu::first_non_finite_column(b.lower_only, tile.rows, tile.cols, tile.ptr, tile.ld) : -1;
@@ -77,13 +89,15 @@ void copy_out_cpu(void* buffers[], void* cl_arg) {
     const BlockMap<T>& b = args.block;
     if (is_in_place(b, tile)) return;  // the task only brought the tile home
     if (b.tile_transposed) {
-      kernels::cpu::copy_columns(b.lower_only, tile.rows, tile.cols, tile.ptr, tile.ld, block_origin(b), b.ld);
+      kernels::cpu::copy_columns(b.lower_only, tile.rows, tile.cols, tile.ptr, tile.ld, block_origin(b), b.ld,
+                                 stores_for(tile));
     } else if (b.lower_only && b.transpose) {
       // Diagonal tile of an upper-stored matrix: the tile's lower triangle goes above the diagonal.
       kernels::cpu::copy_lower_to_upper_transposed(tile.cols, tile.ptr, tile.ld, block_origin(b), b.ld);
     } else {
       // Copying the tile (or its transpose) into the block is copy_block with the roles swapped.
-      kernels::cpu::copy_block(b.transpose, b.lower_only, tile.rows, tile.cols, tile.ptr, tile.ld, block_origin(b), b.ld);
+      kernels::cpu::copy_block(b.transpose, b.lower_only, tile.rows, tile.cols, tile.ptr, tile.ld, block_origin(b), b.ld,
+                               stores_for(tile));
     }
   }, /*even_after_failure=*/!args.skip_after_failure);
 }

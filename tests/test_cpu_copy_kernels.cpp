@@ -106,6 +106,86 @@ TEST(CpuCopyKernels, OnePassCopyAndScanMatchTheTwoPasses) {
       }
 }
 
+// Streaming stores write what cached stores write, in both precisions, with destinations at every
+// alignment (the first elements before a 16-byte boundary are stored one by one) and columns of
+// every length around the vector width, and the scans report the same first row and column.
+template <class T>
+void check_streaming_stores_match_cached_ones() {
+  using kernels::cpu::Stores;
+  const T nan = std::numeric_limits<T>::quiet_NaN();
+  for (int m : {1, 2, 3, 5, 8, 37})
+    for (int n : {1, 3, 37})
+      for (bool triangle : {false, true})
+        for (int offset = 0; offset < 4; ++offset) {  // the destination's first element, in elements
+          if (triangle && m != n) continue;
+          const int lds = m + 3, ldd = m + 1;
+          std::vector<T> src(static_cast<std::size_t>(lds) * n);
+          for (std::size_t k = 0; k < src.size(); ++k) src[k] = static_cast<T>(k) + T(0.25);
+          if (m * n > 2) src[(m / 2) + static_cast<std::size_t>(n / 2) * lds] = nan;
+          const std::size_t size = static_cast<std::size_t>(ldd) * n + offset;
+          std::vector<T> cached(size, T(-7)), streamed(size, T(-7));
+          auto same = [](T x, T y) { return x == y || (std::isnan(x) && std::isnan(y)); };
+          const auto where = ::testing::Message() << "m=" << m << " n=" << n << " triangle=" << triangle
+                                                  << " offset=" << offset << " size of T=" << sizeof(T);
+          kernels::cpu::copy_block(false, triangle, m, n, src.data(), lds, cached.data() + offset, ldd);
+          kernels::cpu::copy_block(false, triangle, m, n, src.data(), lds, streamed.data() + offset, ldd,
+                                   Stores::streaming);
+          ASSERT_TRUE(std::equal(cached.begin(), cached.end(), streamed.begin(), same)) << where;
+          std::fill(streamed.begin(), streamed.end(), T(-7));
+          ASSERT_EQ(kernels::cpu::copy_block_and_find_non_finite_row(triangle, m, n, src.data(), lds,
+                                                                     streamed.data() + offset, ldd, Stores::streaming),
+                    kernels::cpu::first_non_finite_row(triangle, m, n, cached.data() + offset, ldd)) << where;
+          ASSERT_TRUE(std::equal(cached.begin(), cached.end(), streamed.begin(), same)) << where;
+          std::fill(cached.begin(), cached.end(), T(-7));
+          std::fill(streamed.begin(), streamed.end(), T(-7));
+          kernels::cpu::copy_columns(triangle, m, n, src.data(), lds, cached.data() + offset, ldd);
+          ASSERT_EQ(kernels::cpu::copy_columns_and_find_non_finite_column(triangle, m, n, src.data(), lds,
+                                                                          streamed.data() + offset, ldd,
+                                                                          Stores::streaming),
+                    kernels::cpu::first_non_finite_column(triangle, m, n, cached.data() + offset, ldd)) << where;
+          ASSERT_TRUE(std::equal(cached.begin(), cached.end(), streamed.begin(), same)) << where;
+          std::fill(streamed.begin(), streamed.end(), T(-7));
+          kernels::cpu::copy_columns(triangle, m, n, src.data(), lds, streamed.data() + offset, ldd, Stores::streaming);
+          ASSERT_TRUE(std::equal(cached.begin(), cached.end(), streamed.begin(), same)) << where;
+        }
+}
+
+// The vector copy (AVX2, where the CPU has it) and the portable one copy the same values and find
+// the same NaN or infinity, wherever it is in the column and wherever the column starts.
+template <class T>
+void check_column_copies_agree() {
+  using kernels::cpu::Stores;
+  for (int count : {1, 3, 4, 7, 8, 9, 17, 64})
+    for (int offset = 0; offset < 8; ++offset)
+      for (int bad = -1; bad < count; ++bad) {
+        std::vector<T> src(count + 8);
+        for (int i = 0; i < count + 8; ++i) src[i] = T(i) + T(0.5);
+        if (bad >= 0) src[offset + bad] = bad % 2 ? std::numeric_limits<T>::infinity() : std::numeric_limits<T>::quiet_NaN();
+        std::vector<T> portable(count + 8, T(-7)), vector_cached = portable, vector_streamed = portable;
+        const bool want = kernels::cpu::column_copy_detail::copy_and_check_portable(src.data() + offset, count,
+                                                                                    portable.data() + offset);
+        ASSERT_EQ(want, bad >= 0);
+        ASSERT_EQ(kernels::cpu::copy_column_and_check(src.data() + offset, count, vector_cached.data() + offset,
+                                                      Stores::cached), want) << count << " " << offset << " " << bad;
+        ASSERT_EQ(kernels::cpu::copy_column_and_check(src.data() + offset, count, vector_streamed.data() + offset,
+                                                      Stores::streaming), want) << count << " " << offset << " " << bad;
+        kernels::cpu::finish_streaming();
+        auto same = [](T x, T y) { return x == y || (std::isnan(x) && std::isnan(y)); };
+        ASSERT_TRUE(std::equal(portable.begin(), portable.end(), vector_cached.begin(), same));
+        ASSERT_TRUE(std::equal(portable.begin(), portable.end(), vector_streamed.begin(), same));
+      }
+}
+
+TEST(CpuCopyKernels, VectorAndPortableColumnCopiesAgree) {
+  check_column_copies_agree<double>();
+  check_column_copies_agree<float>();
+}
+
+TEST(CpuCopyKernels, StreamingStoresWriteWhatCachedStoresWrite) {
+  check_streaming_stores_match_cached_ones<double>();
+  check_streaming_stores_match_cached_ones<float>();
+}
+
 TEST(CpuCopyKernels, LowerTriangleGoesAboveTheDiagonalTransposed) {
   for (int n : {1, kTransposeBlock - 1, kTransposeBlock, kTransposeBlock + 1, 70}) {
     const int lds = n + 1, ldd = n + 5;

@@ -11,6 +11,8 @@
 #include <cstring>
 #include <type_traits>
 
+#include "column_copy.hpp"
+
 namespace tessera::kernels::cpu {
 
 // Cholesky of the triangle uplo ('L' or 'U') of the n x n matrix A; returns LAPACK info (1-based
@@ -113,17 +115,19 @@ inline void syrk(char uplo, bool trans, int n, int k, float alpha, const float* 
 constexpr int kTransposeBlock = 32;
 
 // Copies the m x n block src (leading dimension lds) into dst (ldd), or its transpose (then dst
-// is n x m). With lower_only, only entries on or below the diagonal of dst are written.
+// is n x m). With lower_only, only entries on or below the diagonal of dst are written. `stores`
+// applies to the copy that is not transposed.
 template <class T>
-void copy_block(bool transpose, bool lower_only, int m, int n, const T* src, int lds, T* dst, int ldd) {
+void copy_block(bool transpose, bool lower_only, int m, int n, const T* src, int lds, T* dst, int ldd,
+                Stores stores = Stores::cached) {
   const int rows = transpose ? n : m;
   const int cols = transpose ? m : n;
   if (!transpose) {
     for (int j = 0; j < cols; ++j) {
       const int first = lower_only ? std::min(j, rows) : 0;
-      std::copy(src + first + static_cast<long>(j) * lds, src + rows + static_cast<long>(j) * lds,
-                dst + first + static_cast<long>(j) * ldd);
+      copy_column(src + first + static_cast<long>(j) * lds, rows - first, dst + first + static_cast<long>(j) * ldd, stores);
     }
+    if (stores == Stores::streaming) finish_streaming();
     return;
   }
   // A transposed copy reads src across its columns: square blocks keep the lines it reads in
@@ -135,23 +139,6 @@ void copy_block(bool transpose, bool lower_only, int m, int n, const T* src, int
       for (int j = j0; j < std::min(j0 + block, cols); ++j)
         for (int i = std::max(i0, lower_only ? j : 0); i < std::min(i0 + block, rows); ++i)
           dst[i + static_cast<long>(j) * ldd] = src[j + static_cast<long>(i) * lds];
-}
-
-// Whether a[0..count) holds a NaN or infinity: all exponent bits set. Integer tests the compiler
-// vectorizes, so a scan runs at memory speed (std::isfinite element by element, with its branch,
-// made the scan of a tile cost a third of copying it).
-template <class T>
-bool any_non_finite(const T* a, int count) {
-  static_assert(std::is_floating_point_v<T> && (sizeof(T) == 8 || sizeof(T) == 4));
-  using Bits = std::conditional_t<sizeof(T) == 8, std::uint64_t, std::uint32_t>;
-  constexpr Bits exponent = static_cast<Bits>(sizeof(T) == 8 ? 0x7ff0000000000000ull : 0x7f800000ull);
-  Bits found = 0;
-  for (int i = 0; i < count; ++i) {
-    Bits bits;
-    std::memcpy(&bits, a + i, sizeof bits);
-    found |= static_cast<Bits>((bits & exponent) == exponent);
-  }
-  return found != 0;
 }
 
 // The first of the entries a[first..end) that is a NaN or infinity, or -1.
@@ -177,32 +164,32 @@ int first_non_finite_row(bool lower_only, int m, int n, const T* A, int lda) {
 }
 
 // copy_block (not transposed) followed by first_non_finite_row of the copy, in one pass: each
-// column is scanned right after it is copied, while it is still in cache. Loading a matrix from
-// host memory for a GPU is bound by the host's memory traffic, and a second pass over the tile
-// reads it from memory again.
+// column is checked as it is copied (copy_column_and_check), and only a column with a NaN or
+// infinity is scanned again, in cache. A second pass over the tile would read it from memory.
 template <class T>
-int copy_block_and_find_non_finite_row(bool lower_only, int m, int n, const T* src, int lds, T* dst, int ldd) {
+int copy_block_and_find_non_finite_row(bool lower_only, int m, int n, const T* src, int lds, T* dst, int ldd,
+                                       Stores stores = Stores::cached) {
   int first_bad_row = -1;
   for (int j = 0; j < n; ++j) {
     const int first = lower_only ? std::min(j, m) : 0;
     const T* s = src + static_cast<long>(j) * lds;
-    T* d = dst + static_cast<long>(j) * ldd;
-    std::copy(s + first, s + m, d + first);
-    const int bad = first_non_finite_between(d, first, first_bad_row < 0 ? m : first_bad_row);
+    if (!copy_column_and_check(s + first, m - first, dst + first + static_cast<long>(j) * ldd, stores)) continue;
+    const int bad = first_non_finite_between(s, first, first_bad_row < 0 ? m : first_bad_row);
     if (bad >= 0) first_bad_row = bad;
   }
+  if (stores == Stores::streaming) finish_streaming();
   return first_bad_row;
 }
 
 // Copies the m x n block src (leading dimension lds) into dst (ldd), or with upper_only (a square
 // block) its entries on and above the diagonal.
 template <class T>
-void copy_columns(bool upper_only, int m, int n, const T* src, int lds, T* dst, int ldd) {
+void copy_columns(bool upper_only, int m, int n, const T* src, int lds, T* dst, int ldd, Stores stores = Stores::cached) {
   for (int j = 0; j < n; ++j) {
     const int rows = upper_only ? std::min(j + 1, m) : m;
-    const T* s = src + static_cast<long>(j) * lds;
-    std::copy(s, s + rows, dst + static_cast<long>(j) * ldd);
+    copy_column(src + static_cast<long>(j) * lds, rows, dst + static_cast<long>(j) * ldd, stores);
   }
+  if (stores == Stores::streaming) finish_streaming();
 }
 
 // The smallest column of the m x n block holding a NaN or infinity (on or above the diagonal with
@@ -217,15 +204,15 @@ int first_non_finite_column(bool upper_only, int m, int n, const T* A, int lda) 
 // copy_columns followed by first_non_finite_column of the copy, in one pass (as
 // copy_block_and_find_non_finite_row).
 template <class T>
-int copy_columns_and_find_non_finite_column(bool upper_only, int m, int n, const T* src, int lds, T* dst, int ldd) {
+int copy_columns_and_find_non_finite_column(bool upper_only, int m, int n, const T* src, int lds, T* dst, int ldd,
+                                            Stores stores = Stores::cached) {
   int first_bad_column = -1;
   for (int j = 0; j < n; ++j) {
     const int rows = upper_only ? std::min(j + 1, m) : m;
-    const T* s = src + static_cast<long>(j) * lds;
-    T* d = dst + static_cast<long>(j) * ldd;
-    std::copy(s, s + rows, d);
-    if (first_bad_column < 0 && any_non_finite(d, rows)) first_bad_column = j;
+    const bool bad = copy_column_and_check(src + static_cast<long>(j) * lds, rows, dst + static_cast<long>(j) * ldd, stores);
+    if (bad && first_bad_column < 0) first_bad_column = j;
   }
+  if (stores == Stores::streaming) finish_streaming();
   return first_bad_column;
 }
 
