@@ -122,7 +122,8 @@ struct TESSERA_EXPORT RuntimeOptions {
   // For a process that will use no GPU at all (the CLI in cpu mode): with ncuda = 0, CUDA is told
   // to see no device (CUDA_VISIBLE_DEVICES set empty unless set already) before StarPU starts, so
   // that StarPU's bus calibration neither initializes CUDA nor measures the GPUs (0.12 s with
-  // calibrated models, 0.42 s without, against 0.04 s, on an H100 host). Never for a library
+  // calibrated models, 0.42 s without, against 0.04 s, on an H100 host), and hwloc is told to
+  // skip I/O devices (HWLOC_COMPONENTS=-pci,-linuxio unless set already). Never for a library
   // inside an application that may use CUDA itself: no CUDA call of the process would see a GPU.
   bool hide_gpus_from_process = false;
 

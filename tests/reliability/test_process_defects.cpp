@@ -496,6 +496,31 @@ TEST(RuntimeOptionsForMode, CpuModeStartsNoGpuUnlessAskedFor) {
   EXPECT_EQ(RuntimeOptions{}.for_mode(Mode::cpu).ncuda, -1);
 }
 
+// A process that hides its GPUs (the CLI in cpu mode) also keeps hwloc from looking for I/O
+// devices, unless the user set HWLOC_COMPONENTS; a library's runtime (GPUs not hidden) sets
+// neither variable.
+TEST(RuntimeOptionsForMode, HiddenGpusAlsoSkipHwlocIoDevices) {
+  const ScopedEnv cuda("CUDA_VISIBLE_DEVICES", "");  // both restored at the end
+  const ScopedEnv hwloc("HWLOC_COMPONENTS", "");
+  unsetenv("CUDA_VISIBLE_DEVICES");
+  unsetenv("HWLOC_COMPONENTS");
+  RuntimeOptions library;
+  library.ncuda = 0;
+  detail::set_starpu_environment_defaults(library);
+  EXPECT_EQ(std::getenv("HWLOC_COMPONENTS"), nullptr);
+  EXPECT_EQ(std::getenv("CUDA_VISIBLE_DEVICES"), nullptr);
+  RuntimeOptions cli = library;
+  cli.hide_gpus_from_process = true;
+  detail::set_starpu_environment_defaults(cli);
+  ASSERT_NE(std::getenv("HWLOC_COMPONENTS"), nullptr);
+  EXPECT_STREQ(std::getenv("HWLOC_COMPONENTS"), "-pci,-linuxio");
+  ASSERT_NE(std::getenv("CUDA_VISIBLE_DEVICES"), nullptr);
+  EXPECT_STREQ(std::getenv("CUDA_VISIBLE_DEVICES"), "");
+  setenv("HWLOC_COMPONENTS", "linux", 1);
+  detail::set_starpu_environment_defaults(cli);
+  EXPECT_STREQ(std::getenv("HWLOC_COMPONENTS"), "linux");
+}
+
 // In cpu mode a few workers get larger tiles; the other modes and unknown worker counts do not
 // change.
 TEST(DefaultTileSize, FewCpuWorkersGetLargerTiles) {
