@@ -95,7 +95,7 @@ struct CusolverTimes {
 };
 
 template <class T>
-CusolverTimes time_cusolver(int n, tessera::Uplo uplo, const std::vector<T>& A, int repetitions) {
+CusolverTimes time_cusolver(int n, tessera::Uplo uplo, const std::vector<T>& A, int repetitions, bool resident_only) {
   cusolverDnHandle_t handle;
   TESSERA_CUSOLVER_CHECK(cusolverDnCreate(&handle));
   const std::size_t bytes = sizeof(T) * A.size();
@@ -104,9 +104,11 @@ CusolverTimes time_cusolver(int n, tessera::Uplo uplo, const std::vector<T>& A, 
   T* pinned = nullptr;
   TESSERA_CUDA_CHECK(cudaMalloc(&dA, bytes));
   TESSERA_CUDA_CHECK(cudaMalloc(&dinfo, sizeof(int)));
-  TESSERA_CUDA_CHECK(cudaMallocHost(&pinned, bytes));
-  std::copy(A.begin(), A.end(), pinned);
-  std::vector<T> out(A.size());
+  if (!resident_only) {
+    TESSERA_CUDA_CHECK(cudaMallocHost(&pinned, bytes));
+    std::copy(A.begin(), A.end(), pinned);
+  }
+  std::vector<T> out(resident_only ? 0 : A.size());
   int lwork = 0;
   TESSERA_CUSOLVER_CHECK(potrf_workspace(handle, fill(uplo), n, dA, lwork));
   T* work = nullptr;
@@ -125,8 +127,10 @@ CusolverTimes time_cusolver(int n, tessera::Uplo uplo, const std::vector<T>& A, 
     return seconds_since(start);
   };
   CusolverTimes times;
-  times.pageable = time_runs(repetitions, [&] { return round_trip(A.data(), out.data()); });
-  times.pinned = time_runs(repetitions, [&] { return round_trip(pinned, pinned); });
+  if (!resident_only) {
+    times.pageable = time_runs(repetitions, [&] { return round_trip(A.data(), out.data()); });
+    times.pinned = time_runs(repetitions, [&] { return round_trip(pinned, pinned); });
+  }
   times.resident = time_runs(repetitions, [&] {
     TESSERA_CUDA_CHECK(cudaMemcpy(dA, A.data(), bytes, cudaMemcpyHostToDevice));
     const auto start = Clock::now();
@@ -134,7 +138,7 @@ CusolverTimes time_cusolver(int n, tessera::Uplo uplo, const std::vector<T>& A, 
     return seconds_since(start);
   });
   cudaFree(work);
-  cudaFreeHost(pinned);
+  if (pinned) cudaFreeHost(pinned);
   cudaFree(dinfo);
   cudaFree(dA);
   cusolverDnDestroy(handle);
@@ -183,22 +187,40 @@ double gemm_tflops() {
 // ---- Tessera --------------------------------------------------------------------------------
 
 // The GPU's memory node, where resident tiles are fetched to.
-unsigned gpu_memory_node() {
+// The memory node of each GPU the runtime drives, by device number.
+std::vector<unsigned> gpu_memory_nodes() {
   int workers[STARPU_NMAXWORKERS];
   const int count = starpu_worker_get_ids_by_type(STARPU_CUDA_WORKER, workers, STARPU_NMAXWORKERS);
   if (count <= 0) throw std::runtime_error("no CUDA worker");
-  return starpu_worker_get_memory_node(static_cast<unsigned>(workers[0]));
+  std::map<int, unsigned> by_device;
+  for (int w = 0; w < count; ++w)
+    by_device.emplace(starpu_worker_get_devid(workers[w]), starpu_worker_get_memory_node(static_cast<unsigned>(workers[w])));
+  std::vector<unsigned> nodes;
+  for (const auto& [device, node] : by_device) nodes.push_back(node);
+  return nodes;
 }
 
-// Tessera's factorization with every tile already on the GPU (and left there), gpu mode.
+// The GPU where tile (i, j) is resident: its owner under RuntimeOptions::gpu_placement's 2-D
+// block-cyclic map (P x Q GPUs, P >= Q, as square as the count allows).
+int owner_gpu(int gpus, int i, int j) {
+  int cols = 1;
+  for (int q = 2; q * q <= gpus; ++q)
+    if (gpus % q == 0) cols = q;
+  return (i % (gpus / cols)) * cols + j % cols;
+}
+
+// Tessera's factorization with every tile already on the GPU (and left there; with several GPUs
+// each tile on its owner), gpu mode.
 template <class T>
 double time_resident(tessera::Runtime& runtime, int n, int nb, const std::vector<T>& A,
                      const tessera::FactorOptions& options) {
   tessera::TileMatrix<T> tiles(runtime, n, nb);
   tessera::load_async(tiles, tessera::Uplo::lower, A.data(), n).wait();
-  const unsigned node = gpu_memory_node();
+  const std::vector<unsigned> nodes = gpu_memory_nodes();
+  const int gpus = static_cast<int>(nodes.size());
   for (int j = 0; j < tiles.tile_cols(); ++j)
     for (int i = j; i < tiles.tile_rows(); ++i) {
+      const unsigned node = nodes[static_cast<std::size_t>(owner_gpu(gpus, i, j))];
       starpu_data_acquire_on_node(tessera::starpu_interop::tile_handle(tiles, i, j), static_cast<int>(node), STARPU_R);
       starpu_data_release_on_node(tessera::starpu_interop::tile_handle(tiles, i, j), static_cast<int>(node));
     }
@@ -260,6 +282,9 @@ struct Settings {
   std::string modes = "resident,device,gpu,hybrid,auto";
   std::vector<tessera::GpuKernels> kernel_choices;  // compared with tiles resident
   int repetitions = 2;
+  // --peers: cusolver (resident, pinned and pageable), resident (the matrix on the GPU only: no
+  // pinned copy of a matrix of tens of GB to allocate), none (Tessera alone).
+  std::string peers = "cusolver";
   std::string json_path;
   bool wanted(const char* mode) const { return split_has(modes, mode); }
   static bool split_has(const std::string& list, const std::string& item) {
@@ -282,7 +307,8 @@ void run_precision(tessera::Runtime& runtime, const Settings& s, json& rows) {
   for (int n : s.sizes) {
     const std::vector<T> A = spd<T>(n, 11u + static_cast<unsigned>(n));
     for (tessera::Uplo uplo : s.uplos) {
-      const CusolverTimes cus = time_cusolver(n, uplo, A, s.repetitions);
+      const CusolverTimes cus =
+          s.peers == "none" ? CusolverTimes{} : time_cusolver(n, uplo, A, s.repetitions, s.peers == "resident");
       const std::vector<int> nbs = s.tile_sizes.empty() ? std::vector<int>{0} : s.tile_sizes;
       for (int nb_choice : nbs) {
         const int nb = nb_choice > 0 ? nb_choice : tessera::default_tile_size(n, letter == 'd', tessera::Mode::gpu);
@@ -363,7 +389,8 @@ using tessera::bench::split_commas;
 int usage(const char* program) {
   fmt::print(stderr,
              "usage: {} [--sizes N,...] [--precisions d,s] [--uplos L,U] [--nb NB,...] [--repetitions R]\n"
-             "       [--modes resident,device,gpu,hybrid,auto] [--gpu-kernels vendor,custom,any] [--json FILE]\n",
+             "       [--modes resident,device,gpu,hybrid,auto] [--gpu-kernels vendor,custom,any] [--peers cusolver|resident|none]\n"
+             "       [--json FILE]\n",
              program);
   return 2;
 }
@@ -383,6 +410,10 @@ int main(int argc, char** argv) {
       else if (arg == "--repetitions") s.repetitions = std::stoi(value);
       else if (arg == "--json") s.json_path = value;
       else if (arg == "--modes") s.modes = value;
+      else if (arg == "--peers") {
+        if (value != "cusolver" && value != "resident" && value != "none") return usage(argv[0]);
+        s.peers = value;
+      }
       else if (arg == "--uplos") {
         s.uplos.clear();
         for (const std::string& u : split_commas(value)) s.uplos.push_back(tessera::parse_uplo(u));
@@ -400,9 +431,9 @@ int main(int argc, char** argv) {
     cudaDeviceProp props{};
     TESSERA_CUDA_CHECK(cudaGetDeviceProperties(&props, 0));
     const tessera::ModeChoice automatic = runtime.automatic_mode();
-    fmt::print("{}; Tessera runtime: {} CPU + {} CUDA workers, scheduler {}; auto runs {} ({})\n", props.name,
-               runtime.cpu_workers(), runtime.cuda_workers(), runtime.scheduler(), tessera::to_string(automatic.mode),
-               automatic.reason);
+    fmt::print("{}; Tessera runtime: {} CPU + {} CUDA workers on {} GPU(s), scheduler {}; auto runs {} ({})\n",
+               props.name, runtime.cpu_workers(), runtime.cuda_workers(), runtime.cuda_devices(), runtime.scheduler(),
+               tessera::to_string(automatic.mode), automatic.reason);
     std::fflush(stdout);
     json rows = json::array();
     for (const std::string& p : s.precisions) {

@@ -120,6 +120,13 @@ void describe_task(starpu_task* task, const TaskContext& ctx, starpu_codelet* co
   task->where = (codelet->where & STARPU_CUDA) ? static_cast<int32_t>(where_of(ctx.mode) & codelet->where)
                                                 : static_cast<int32_t>(codelet->where);
   task->priority = submitted_priority(header.hints, static_cast<uint32_t>(task->where));
+  // A task placed on a GPU may run on that GPU's workers (and on CPU workers, where its mode has
+  // them); the masks live as long as the runtime.
+  if (header.hints.gpu >= 0 && (task->where & STARPU_CUDA) && ctx.resources) {
+    const std::vector<uint32_t>& workers = ctx.resources->workers_of_gpu(header.hints.gpu);
+    task->workerids = const_cast<uint32_t*>(workers.data());
+    task->workerids_len = static_cast<unsigned>(workers.size());
+  }
   task->callback_func = task_finished;
   task->callback_arg = args;
   task->callback_arg_free = 0;  // the arguments are the callback's argument too, freed once
@@ -158,6 +165,17 @@ void submit_distributed(const TaskContext& ctx, starpu_codelet* codelet, const T
 }
 
 }  // namespace
+
+TaskHints placed_on_gpu(const TaskContext& ctx, TaskHints hints, TaskKind kind, const TileRef& written) {
+  const bool tile_operation =
+      kind == TaskKind::potrf || kind == TaskKind::trsm || kind == TaskKind::syrk || kind == TaskKind::gemm;
+  if (hints.gpu < 0 && tile_operation && ctx.gpu_owners.gpus() > 1) hints.gpu = ctx.gpu_owners.of_tile(written.i, written.j);
+  const int gpus = ctx.resources ? ctx.resources->gpu_count() : 0;
+  if (hints.gpu >= gpus && ctx.mode != Mode::cpu)
+    throw InvalidArgument("a task's hints place it on GPU " + std::to_string(hints.gpu) + " but the runtime has " +
+                          std::to_string(gpus) + " GPU(s)");
+  return hints;
+}
 
 void submit_task(const TaskContext& ctx, starpu_codelet* codelet, const TaskHeader& header, void* args,
                  std::size_t args_size, const TaskBuffer* buffers, std::size_t count, const TileRef& traced_tile,

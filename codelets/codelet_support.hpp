@@ -136,12 +136,18 @@ void submit_task(const TaskContext& ctx, starpu_codelet* codelet, const TaskHead
                  std::size_t args_size, const TaskBuffer* buffers, std::size_t count, const TileRef& traced_tile,
                  int step);
 
+// `hints` with the GPU a tile operation (potrf, trsm, syrk, gemm) runs on when the context deals
+// tiles over several GPUs: the owner of the tile it writes, unless the hints name one. Throws
+// InvalidArgument for a GPU the runtime does not have.
+TaskHints placed_on_gpu(const TaskContext& ctx, TaskHints hints, TaskKind kind, const TileRef& written);
+
 template <class Args>
 void submit(const TaskContext& ctx, starpu_codelet* codelet, Args args, const TaskBuffer* buffers, std::size_t count,
             const TaskHints& hints, const TileRef& traced_tile, int step) {
   static_assert(std::is_trivially_copyable_v<Args>, "task arguments are copied bytewise");
   static_assert(offsetof(Args, header) == 0, "the arguments start with the task header");
-  args.header = TaskHeader{hints, ctx.submission, ctx.resources, ctx.gpu_kernels, args.header.kind};
+  args.header = TaskHeader{placed_on_gpu(ctx, hints, args.header.kind, traced_tile), ctx.submission, ctx.resources,
+                           ctx.gpu_kernels, args.header.kind};
   void* block = std::malloc(sizeof(Args));
   if (!block) throw std::bad_alloc();
   new (block) Args(args);

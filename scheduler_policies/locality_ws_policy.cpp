@@ -16,12 +16,8 @@ namespace tessera::detail {
 namespace {
 
 using policy::PolicyLock;
-using policy::TaskQueue;
 
-struct WorkerQueue {
-  std::mutex mutex;
-  TaskQueue queue;
-  std::atomic<int> size{0};
+struct WorkerQueue : policy::LockedTaskQueue {
   std::atomic<bool> member{false};
 };
 
@@ -106,26 +102,9 @@ int push_task(starpu_task* task) {
   LocalityState& state = policy::state_of<LocalityState>(task->sched_ctx);
   const int worker = choose_worker(state, task);
   if (worker < 0) return -1;  // no worker of this context can run it: StarPU pushes it again
-  WorkerQueue& q = state.workers[worker];
-  {
-    PolicyLock lock(q.mutex);
-    q.queue.push(task, task->priority);
-    q.size.fetch_add(1);
-    starpu_push_task_end(task);
-  }
+  state.workers[worker].push(task, task->priority);
   policy::wake_worker(worker);
   return 0;
-}
-
-starpu_task* take_from(WorkerQueue& q, int worker) {
-  if (q.size.load() == 0) return nullptr;
-  TaskQueue::Entry entry{};
-  PolicyLock lock(q.mutex);
-  if (!q.queue.pop_first([&](const TaskQueue::Entry& e) { return policy::first_implementation(worker, e.task) >= 0; },
-                         entry))
-    return nullptr;
-  q.size.fetch_sub(1);
-  return entry.task;
 }
 
 // The busiest queue, those on the thief's memory node first.
@@ -147,10 +126,10 @@ int steal_victim(LocalityState& state, int thief) {
 starpu_task* pop_task(unsigned ctx) {
   LocalityState& state = policy::state_of<LocalityState>(ctx);
   const int worker = starpu_worker_get_id_check();
-  starpu_task* task = take_from(state.workers[worker], worker);
+  starpu_task* task = state.workers[worker].take_for(worker);
   if (!task) {
     const int victim = steal_victim(state, worker);
-    if (victim >= 0) task = take_from(state.workers[victim], worker);
+    if (victim >= 0) task = state.workers[victim].take_for(worker);
   }
   if (!task) return nullptr;
   policy::assign_implementation(worker, task);

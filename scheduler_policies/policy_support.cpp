@@ -12,6 +12,23 @@ void TaskQueue::push(starpu_task* task, int64_t key, int tag) {
   entries_.emplace(std::make_pair(key, arrivals_++), Entry{task, tag});
 }
 
+void LockedTaskQueue::push(starpu_task* task, int64_t key, int tag) {
+  PolicyLock lock(mutex);
+  queue.push(task, key, tag);
+  size.fetch_add(1);
+  starpu_push_task_end(task);
+}
+
+starpu_task* LockedTaskQueue::take_for(int worker) {
+  if (size.load() == 0) return nullptr;
+  TaskQueue::Entry entry{};
+  PolicyLock lock(mutex);
+  if (!queue.pop_first([&](const TaskQueue::Entry& e) { return first_implementation(worker, e.task) >= 0; }, entry))
+    return nullptr;
+  size.fetch_sub(1);
+  return entry.task;
+}
+
 std::vector<int> context_workers(unsigned sched_ctx) {
   int* ids = nullptr;
   const unsigned count = starpu_sched_ctx_get_workers_list_raw(sched_ctx, &ids);

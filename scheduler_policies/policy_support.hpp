@@ -6,6 +6,7 @@
 
 #include <starpu.h>
 
+#include <atomic>
 #include <cstdint>
 #include <map>
 #include <memory>
@@ -53,6 +54,19 @@ class TaskQueue {
   };
   std::map<std::pair<int64_t, uint64_t>, Entry, Order> entries_;
   uint64_t arrivals_ = 0;
+};
+
+// A TaskQueue behind its own mutex, with a count readable without it (an idle worker's quick
+// look).
+struct LockedTaskQueue {
+  std::mutex mutex;
+  TaskQueue queue;
+  std::atomic<int> size{0};
+
+  // Queues `task` and ends StarPU's push under the queue's lock, as StarPU requires.
+  void push(starpu_task* task, int64_t key, int tag = 0);
+  // Removes the most urgent task `worker` can run; nullptr when there is none.
+  starpu_task* take_for(int worker);
 };
 
 // The workers of a scheduling context.

@@ -38,7 +38,13 @@ std::vector<PolicyEntry> own_policies() {
                                   &locality_ws_policy);
   locality_ws.runs_hybrid_mode = false;
   locality_ws.restriction = "it balances workers of one kind (cpu or gpu mode)";
-  return {heft, panel_cpu, locality_ws};
+  PolicyEntry owner = entry("owner-computes",
+                            "each tile task on the GPU owning its tile (2-D block-cyclic over the GPUs), critical "
+                            "path first, one priority queue per GPU with prefetch",
+                            &owner_computes_policy);
+  owner.runs_hybrid_mode = false;
+  owner.restriction = "it leaves the CPU workers only the conversions and other untiled tasks (cpu or gpu mode)";
+  return {heft, panel_cpu, locality_ws, owner};
 }
 
 // StarPU policies Tessera neither offers nor starts, because a factorization never completes under

@@ -53,6 +53,7 @@ int submitted_priority(const TaskHints& hints, uint32_t where);
 extern starpu_sched_policy panel_cpu_policy;
 extern starpu_sched_policy critical_path_heft_policy;
 extern starpu_sched_policy locality_ws_policy;
+extern starpu_sched_policy owner_computes_policy;
 
 // heteroprio_buckets.cpp: the buckets of Tessera's task kinds, and the StarPU priority of a task
 // in the bucket of `bucket`'s kind that may run on `where`.

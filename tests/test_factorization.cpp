@@ -5,6 +5,7 @@
 #include <string>
 #include <tuple>
 
+#include "policy_modes.hpp"
 #include "test_support.hpp"
 
 namespace tessera::test {
@@ -26,10 +27,13 @@ const Case kCases[] = {
     {97, 64, 5}, {10, 100, 0}, {127, 17, 0}, {211, 64, 0}, {997, 64, 3}, {300, 300, 0},
 };
 
-// Hybrid mode runs on the CPUs when there is no GPU, so only gpu mode is skipped.
-#define SKIP_UNLESS_MODE_AVAILABLE(mode)                                                        \
-  do {                                                                                          \
-    if ((mode) == Mode::gpu && !have_gpu()) GTEST_SKIP() << "no CUDA worker: gpu mode needs a GPU"; \
+// Hybrid mode runs on the CPUs when there is no GPU, so only gpu mode is skipped; and the modes
+// the running policy (TESSERA_POLICY) refuses.
+#define SKIP_UNLESS_MODE_AVAILABLE(mode)                                                                       \
+  do {                                                                                                         \
+    if ((mode) == Mode::gpu && !have_gpu()) GTEST_SKIP() << "no CUDA worker: gpu mode needs a GPU";            \
+    if (resolved_here(mode) && !policy_runs(*resolved_here(mode)))                                             \
+      GTEST_SKIP() << runtime().scheduler() << " does not run " << to_string(*resolved_here(mode)) << " mode"; \
   } while (0)
 
 template <class T>

@@ -166,6 +166,90 @@ TEST(Policies, KeepsItsPlacementContract) {
   }
 }
 
+// The rank of a CUDA worker's GPU among the runtime's GPUs, by device number.
+int gpu_of_worker(int worker) {
+  std::set<int> devices;
+  for (unsigned w = 0; w < starpu_worker_get_count(); ++w)
+    if (starpu_worker_get_type(static_cast<int>(w)) == STARPU_CUDA_WORKER) devices.insert(starpu_worker_get_devid(static_cast<int>(w)));
+  return static_cast<int>(std::distance(devices.begin(), devices.find(starpu_worker_get_devid(worker))));
+}
+
+// Tile (i, j)'s GPU in the 2-D block-cyclic map over a P x Q grid of `gpus` (P >= Q, as square as
+// the count allows), written out here as RuntimeOptions::gpu_placement documents it.
+int block_cyclic_gpu(int gpus, int i, int j) {
+  int cols = 1;
+  for (int q = 2; q * q <= gpus; ++q)
+    if (gpus % q == 0) cols = q;
+  const int rows = gpus / cols;
+  return (i % rows) * cols + j % cols;
+}
+
+bool is_tile_kernel(const TraceEvent& e) {
+  return e.kind == TaskKind::potrf || e.kind == TaskKind::trsm || e.kind == TaskKind::syrk || e.kind == TaskKind::gemm;
+}
+
+TEST(Policies, TileTasksRunOnTheGpuOwningTheirTile) {
+  const int gpus = runtime().cuda_devices();
+  if (gpus < 2) GTEST_SKIP() << "fewer than two GPUs (" << gpus << "): no tile is placed";
+  if (!policy_runs(Mode::gpu)) GTEST_SKIP() << runtime().scheduler() << " does not run gpu mode";
+  const std::vector<TraceEvent> events = traced_potrf(1000, 100, Mode::gpu, Uplo::lower, 11);
+  std::vector<int> tasks_per_gpu(static_cast<std::size_t>(gpus), 0);
+  for (const TraceEvent& e : events) {
+    if (!is_tile_kernel(e)) continue;
+    ASSERT_TRUE(on_cuda(e)) << to_string(e.kind) << " on " << e.worker_name;
+    EXPECT_EQ(gpu_of_worker(e.worker), block_cyclic_gpu(gpus, e.i, e.j))
+        << to_string(e.kind) << " (" << e.i << "," << e.j << ") k=" << e.step << " on " << e.worker_name;
+    ++tasks_per_gpu[static_cast<std::size_t>(gpu_of_worker(e.worker))];
+  }
+  for (int g = 0; g < gpus; ++g) EXPECT_GT(tasks_per_gpu[static_cast<std::size_t>(g)], 0) << "GPU " << g << " ran nothing";
+}
+
+// A hints function may name the GPU itself: every tile task then runs there (with one GPU, on
+// its several workers, which the worker set of a placed task names).
+TEST(Policies, TheGpuHintedRunsEveryTileTask) {
+  if (!have_gpu()) GTEST_SKIP() << "no CUDA worker: no GPU to hint";
+  if (!policy_runs(Mode::gpu)) GTEST_SKIP() << runtime().scheduler() << " does not run gpu mode";
+  const int last = runtime().cuda_devices() - 1;
+  const int n = 700;
+  const std::vector<double> A = random_spd<double>(n, n, 23);
+  std::vector<double> F = A;
+  FactorOptions options;
+  options.nb = 100;
+  options.mode = Mode::gpu;
+  options.trace = std::make_shared<Trace>();
+  options.hints = [last](TaskKind kind, int k, int i, int j, int nt) {
+    TaskHints hints = critical_path_hints(kind, k, i, j, nt);
+    hints.gpu = last;
+    return hints;
+  };
+  ASSERT_EQ(potrf(runtime(), n, F.data(), n, options), 0);
+  EXPECT_LT(factor_backward_error(Uplo::lower, n, A, F, n), 1.0);
+  std::set<int> workers;
+  for (const TraceEvent& e : options.trace->events()) {
+    if (!is_tile_kernel(e)) continue;
+    ASSERT_TRUE(on_cuda(e)) << to_string(e.kind) << " on " << e.worker_name;
+    EXPECT_EQ(gpu_of_worker(e.worker), last) << to_string(e.kind) << " on " << e.worker_name;
+    workers.insert(e.worker);
+  }
+  EXPECT_FALSE(workers.empty());
+}
+
+TEST(Policies, AHintedGpuTheRuntimeLacksIsRefused) {
+  if (!have_gpu()) GTEST_SKIP() << "no CUDA worker: cpu mode ignores GPU hints";
+  if (!policy_runs(Mode::gpu)) GTEST_SKIP() << runtime().scheduler() << " does not run gpu mode";
+  const int gpus = runtime().cuda_devices();
+  std::vector<double> A = random_spd<double>(64, 64, 3);
+  FactorOptions options;
+  options.nb = 32;
+  options.mode = Mode::gpu;
+  options.hints = [gpus](TaskKind kind, int k, int i, int j, int nt) {
+    TaskHints hints = critical_path_hints(kind, k, i, j, nt);
+    hints.gpu = gpus;
+    return hints;
+  };
+  EXPECT_THROW(potrf(runtime(), 64, A.data(), 64, options), InvalidArgument);
+}
+
 // With no CPU timing for a tile size, a policy that places tasks by perf models would run tasks
 // on CPU workers to calibrate them; in hybrid mode that puts half-second tasks on the critical
 // path of a factorization the GPU finishes in milliseconds. No CPU worker may take such a task

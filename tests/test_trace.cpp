@@ -200,6 +200,48 @@ TEST(Trace, ConcurrentRequestsKeepTheirOwnTraces) {
   EXPECT_EQ(large->events().size(), potrf_task_count(6));
 }
 
+TEST(Trace, TransfersAddUpPerPairOfMemoryNodes) {
+  Trace trace;
+  trace.record(TraceTransfer{"NUMA 0", "CUDA 1", 100, 1});
+  trace.record(TraceTransfer{"CUDA 0", "CUDA 1", 30, 2});
+  trace.record(TraceTransfer{"NUMA 0", "CUDA 1", 50, 3});
+  const std::vector<TraceTransfer> moved = trace.transfers();
+  ASSERT_EQ(moved.size(), 2u);
+  EXPECT_EQ(moved[0].from, "CUDA 0");
+  EXPECT_EQ(moved[0].bytes, 30);
+  EXPECT_EQ(moved[1].from, "NUMA 0");
+  EXPECT_EQ(moved[1].bytes, 150);
+  EXPECT_EQ(moved[1].count, 4);
+  const nlohmann::json doc = nlohmann::json::parse(trace.chrome_json());
+  ASSERT_EQ(doc["otherData"]["transfers"].size(), 2u);
+  EXPECT_EQ(doc["otherData"]["transfers"][1]["bytes"], 150);
+  EXPECT_NE(trace.svg().find("moved: CUDA 0 to CUDA 1"), std::string::npos);
+  trace.clear();
+  EXPECT_TRUE(trace.transfers().empty());
+}
+
+// In gpu mode the tiles go from host memory to the GPU and back: the trace counts both ways.
+TEST(Trace, CountsTheTilesMovedToAndFromTheGpu) {
+  TESSERA_SKIP_WITHOUT_GPU();
+  if (!policy_runs(Mode::gpu)) GTEST_SKIP() << runtime().scheduler() << " does not run gpu mode";
+  const int n = 512;
+  std::vector<double> A = random_spd<double>(n, n, 78);
+  FactorOptions options;
+  options.nb = 128;
+  options.mode = Mode::gpu;
+  options.trace = std::make_shared<Trace>();
+  ASSERT_EQ(potrf(runtime(), n, A.data(), n, options), 0);
+  long long to_gpu = 0, from_gpu = 0;
+  for (const TraceTransfer& t : options.trace->transfers()) {
+    if (t.to.rfind("CUDA", 0) == 0 && t.from.rfind("CUDA", 0) != 0) to_gpu += t.bytes;
+    if (t.from.rfind("CUDA", 0) == 0 && t.to.rfind("CUDA", 0) != 0) from_gpu += t.bytes;
+  }
+  // The 10 lower tiles of 128 x 128 doubles, each at least once each way.
+  const long long lower_tiles = 10LL * 128 * 128 * static_cast<long long>(sizeof(double));
+  EXPECT_GE(to_gpu, lower_tiles);
+  EXPECT_GE(from_gpu, lower_tiles);
+}
+
 TEST(Trace, EmptyTraceStillWritesValidFiles) {
   Trace empty;
   EXPECT_NO_THROW(nlohmann::json::parse(empty.chrome_json()));

@@ -60,6 +60,10 @@ struct TaskHints {
   // heteroprio's bucket: the tasks of one kind share one (one per kind and placement); a task may
   // join another kind's bucket, e.g. to be served with the panel.
   TaskKind bucket = TaskKind::other;
+  // The GPU (0-based among the runtime's GPUs, by device number) the task runs on when the runtime
+  // places tasks over several GPUs (GpuPlacement); -1: wherever the policy chooses. Left at -1,
+  // the runtime sets it to the owner of the tile the task writes; a hints function may set it.
+  int gpu = -1;
 };
 
 // The hints of the task of kind `kind` at step k writing tile (i, j) of an nt x nt tile matrix
@@ -99,6 +103,17 @@ TESSERA_EXPORT TaskHints neutral_hints(TaskKind kind, int k, int i, int j, int n
 //           With block-column tasks an upper-stored matrix uses the pool as pin_on_reuse.
 enum class HostTiles { automatic, pin_on_reuse, pinned, pageable, in_place };
 
+// Where the tile tasks run when the runtime has several GPUs:
+//   block_cyclic (default): owner computes. The tile grid is dealt over the GPUs in 2-D
+//           block-cyclic order (a P x Q grid of GPUs, P >= Q, as square as the count allows: 2
+//           GPUs are 2 x 1, rows of tiles alternating), and each task runs on a GPU owning the tile
+//           it writes (TaskHints::gpu), so a tile stays on one GPU from step to step and only the
+//           panel travels. Batched chunks are dealt in turn. Every policy honours it (StarPU's
+//           through the task's set of allowed workers); owner-computes serves it directly.
+//   by_policy: the scheduling policy places every task (dmdas: by its perf models).
+// With one GPU both are the same.
+enum class GpuPlacement { block_cyclic, by_policy };
+
 struct TESSERA_EXPORT RuntimeOptions {
   int ncpus = -1;              // CPU workers; -1: StarPU's default (STARPU_NCPU if set)
   int ncuda = -1;              // CUDA devices; -1: every device (STARPU_NCUDA if set)
@@ -126,10 +141,12 @@ struct TESSERA_EXPORT RuntimeOptions {
   // skip I/O devices (HWLOC_COMPONENTS=-pci,-linuxio unless set already). Never for a library
   // inside an application that may use CUDA itself: no CUDA call of the process would see a GPU.
   bool hide_gpus_from_process = false;
+  // Where tile tasks run on several GPUs (see GpuPlacement).
+  GpuPlacement gpu_placement = GpuPlacement::block_cyclic;
 
   // Defaults overridden by TESSERA_NCPU, TESSERA_NCUDA, TESSERA_WORKERS_PER_CUDA, TESSERA_POLICY,
   // TESSERA_TUNING_FILE, TESSERA_VERBOSE (0 or 1), TESSERA_HOST_TILES (pin-on-reuse, pinned or
-  // pageable), TESSERA_URGENT_STREAMS (0 or 1).
+  // pageable), TESSERA_URGENT_STREAMS (0 or 1), TESSERA_GPU_PLACEMENT (block-cyclic or policy).
   static RuntimeOptions from_environment();
 
   // These options for a runtime whose factorizations all run in `mode`: in cpu mode no GPU is
@@ -173,6 +190,8 @@ TESSERA_EXPORT const char* to_string(TaskKind kind);
 TESSERA_EXPORT TaskGrain parse_task_grain(const std::string& name);
 TESSERA_EXPORT const char* to_string(TaskGrain grain);
 TESSERA_EXPORT HostTiles parse_host_tiles(const std::string& name);
+TESSERA_EXPORT GpuPlacement parse_gpu_placement(const std::string& name);
+TESSERA_EXPORT const char* to_string(GpuPlacement placement);
 TESSERA_EXPORT const char* to_string(HostTiles tiles);
 
 }  // namespace tessera

@@ -24,6 +24,17 @@ struct TraceEvent {
   double end_us = 0;
 };
 
+// What the runtime moved from one memory node to another while traced requests ran: host memory
+// to a GPU and back, and from GPU to GPU (peer to peer where the GPUs allow it). StarPU's counters
+// are process-wide: with several traced requests in flight at once, each sees what moved since
+// the latest of them started.
+struct TraceTransfer {
+  std::string from;  // StarPU's memory node names: "NUMA 0" (host memory), "CUDA 0", ...
+  std::string to;
+  long long bytes = 0;
+  long long count = 0;
+};
+
 class TESSERA_EXPORT Trace {
  public:
   // With `save_to`, the destructor writes the trace to that file (the format from its extension):
@@ -37,11 +48,16 @@ class TESSERA_EXPORT Trace {
   void record(TraceEvent event);
   // Every event so far, by start time.
   std::vector<TraceEvent> events() const;
+  // Adds to the totals of the same pair of memory nodes.
+  void record(const TraceTransfer& transfer);
+  // The totals per pair of memory nodes, by source then destination.
+  std::vector<TraceTransfer> transfers() const;
   void clear();
 
-  // Times relative to the first start, in microseconds (Chrome's unit).
+  // Times relative to the first start, in microseconds (Chrome's unit); the transfers under
+  // "otherData".
   std::string chrome_json() const;
-  // One row per worker, one colour per kernel, a legend and a time axis.
+  // One row per worker, one colour per kernel, a legend, a time axis and the transfers.
   std::string svg() const;
   // By extension: .json or .svg. Throws InvalidArgument for another extension, Error when the
   // file cannot be written.
@@ -52,6 +68,7 @@ class TESSERA_EXPORT Trace {
  private:
   mutable std::mutex mutex_;
   std::vector<TraceEvent> events_;
+  std::vector<TraceTransfer> transfers_;
   std::string save_to_;
 };
 

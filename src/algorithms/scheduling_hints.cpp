@@ -57,6 +57,14 @@ TaskHints neutral_hints(TaskKind kind, int, int, int, int) { return {0, false, W
 
 namespace tessera::detail {
 
+GpuOwners GpuOwners::for_gpus(int gpus) {
+  if (gpus < 2) return {};
+  int cols = 1;
+  for (int q = 2; q * q <= gpus; ++q)
+    if (gpus % q == 0) cols = q;
+  return {gpus / cols, cols};
+}
+
 // critical_path_rank stays within [-2 nt, 2 nt]: a panel's whole range sits below the one before.
 TaskHints in_panel(TaskHints hints, int panel, int nt) {
   hints.priority -= panel * (4 * nt + 1);

@@ -36,6 +36,21 @@ enum class Trans { no, yes };
 inline char uplo_letter(Uplo uplo) { return uplo == Uplo::upper ? 'U' : 'L'; }
 
 // What every inserted task needs: where its state lives and where it may run.
+// Tile tasks spread over several GPUs (GpuPlacement::block_cyclic): tile (i, j) belongs to GPU
+// (i mod P) Q + (j mod Q) of a P x Q grid of GPUs, batched chunk c to GPU c mod PQ. One GPU (the
+// default 1 x 1) places nothing.
+struct GpuOwners {
+  int rows = 1;  // P
+  int cols = 1;  // Q
+  // P x Q = gpus with P >= Q and Q the largest divisor of gpus not above its square root: a
+  // lower-triangular tile grid's rows are longer further down, so rows dealt cyclically share the
+  // work evenly, and the columns of a square grid halve what each GPU receives of a panel.
+  static GpuOwners for_gpus(int gpus);
+  int gpus() const { return rows * cols; }
+  int of_tile(int i, int j) const { return (i % rows) * cols + j % cols; }
+  int of_chunk(int chunk) const { return chunk % gpus(); }
+};
+
 struct TaskContext {
   Submission* submission = nullptr;
   const RuntimeResources* resources = nullptr;
@@ -45,6 +60,8 @@ struct TaskContext {
   // rank owning the tile a task writes runs it, and the runtime moves the tiles it reads. Null:
   // the tasks run in this process.
   const DistributedInserter* distributed = nullptr;
+  // Several GPUs: the tile tasks run on the GPU owning the tile they write (TaskHints::gpu).
+  GpuOwners gpu_owners{};
 };
 
 // A = L L^T on the lower triangle of the diagonal tile A; a local failure at (1-based) column c is

@@ -57,10 +57,14 @@ std::vector<Chunk> chunks_of(const Runtime& runtime, int batch, const BatchOptio
   return chunks;
 }
 
-// The hints of a chunk's tasks: step = the chunk's index among `chunks`.
-TaskHints chunk_hints(const BatchOptions& options, const Chunk& chunk, const std::vector<Chunk>& chunks) {
+// The hints of a chunk's tasks: step = the chunk's index among `chunks`; on several GPUs the
+// chunks are dealt over them in turn.
+TaskHints chunk_hints(const detail::TaskContext& ctx, const BatchOptions& options, const Chunk& chunk,
+                      const std::vector<Chunk>& chunks) {
   const int index = static_cast<int>(&chunk - chunks.data());
-  return options.hints(TaskKind::other, index, 0, 0, static_cast<int>(chunks.size()));
+  TaskHints hints = options.hints(TaskKind::other, index, 0, 0, static_cast<int>(chunks.size()));
+  if (hints.gpu < 0 && ctx.gpu_owners.gpus() > 1) hints.gpu = ctx.gpu_owners.of_chunk(index);
+  return hints;
 }
 
 template <class T>
@@ -125,7 +129,7 @@ Request submit_strided(Runtime& runtime, int n, int nrhs, T* A, int lda, long lo
     const detail::TaskContext ctx = detail::make_context(runtime, s, mode, GpuKernels::any);
     const std::vector<Chunk> chunks = chunks_of(runtime, batch, options, mode);
     for (const Chunk& c : chunks) {
-      const TaskHints hints = chunk_hints(options, c, chunks);
+      const TaskHints hints = chunk_hints(ctx, options, c, chunks);
       void* info_handle = state->keep(detail::register_array(info + c.first, sizeof(int), c.count));
       void* a = register_chunk_blocks(*state, A, n, n, lda, strideA, c);
       if (factor) detail::insert_potrf_chunk<T>(ctx, options.uplo, n, lda, a, info_handle, options.fast_math, hints);
@@ -154,7 +158,7 @@ Request submit_variable(Runtime& runtime, const int* n, int nrhs, T* A, const lo
     const detail::TaskContext ctx = detail::make_context(runtime, s, mode, GpuKernels::any);
     const std::vector<Chunk> chunks = chunks_of(runtime, batch, options, mode);
     for (const Chunk& c : chunks) {
-      const TaskHints hints = chunk_hints(options, c, chunks);
+      const TaskHints hints = chunk_hints(ctx, options, c, chunks);
       if (std::all_of(n + c.first, n + c.first + c.count, [](int order) { return order == 0; })) {
         std::fill(info + c.first, info + c.first + c.count, 0);  // nothing to factor or solve
         continue;

@@ -156,8 +156,28 @@ int cuda_devices_in_use() {
   return static_cast<int>(devices.size());
 }
 
+std::vector<std::vector<uint32_t>> workers_by_gpu() {
+  const unsigned n = starpu_worker_get_count();
+  std::set<int> devices;
+  for (unsigned w = 0; w < n; ++w)
+    if (starpu_worker_get_type(static_cast<int>(w)) == STARPU_CUDA_WORKER) devices.insert(starpu_worker_get_devid(static_cast<int>(w)));
+  const std::size_t words = (n + 31) / 32;
+  std::vector<std::vector<uint32_t>> masks;
+  for (const int device : devices) {
+    std::vector<uint32_t> mask(words, 0);
+    for (unsigned w = 0; w < n; ++w) {
+      const starpu_worker_archtype type = starpu_worker_get_type(static_cast<int>(w));
+      if (type == STARPU_CPU_WORKER || (type == STARPU_CUDA_WORKER && starpu_worker_get_devid(static_cast<int>(w)) == device))
+        mask[w / 32] |= uint32_t{1} << (w % 32);
+    }
+    masks.push_back(std::move(mask));
+  }
+  return masks;
+}
+
 #else
 
+std::vector<std::vector<uint32_t>> workers_by_gpu() { return {}; }
 void create_cuda_contexts(RuntimeResources&, const std::string&) {}
 void destroy_cuda_contexts(RuntimeResources&) {}
 int cuda_devices_in_use() { return 0; }

@@ -1,6 +1,9 @@
 // Per-CUDA-worker handles and workspaces (see runtime_resources.hpp). Without CUDA these do nothing.
 #pragma once
 
+#include <cstdint>
+#include <vector>
+
 #include <string>
 
 #include "runtime_resources.hpp"
@@ -13,5 +16,8 @@ void create_cuda_contexts(RuntimeResources& resources, const std::string& tuning
 void destroy_cuda_contexts(RuntimeResources& resources);
 // Distinct GPUs driven by the runtime's CUDA workers.
 int cuda_devices_in_use();
+// One entry per GPU in use, by device number: the bitmap (over worker ids) of that GPU's CUDA
+// workers and every CPU worker (RuntimeResources::set_gpu_workers).
+std::vector<std::vector<uint32_t>> workers_by_gpu();
 
 }  // namespace tessera::detail

@@ -74,6 +74,8 @@ RuntimeOptions RuntimeOptions::from_environment() {
   options.verbose = env_int("TESSERA_VERBOSE", options.verbose ? 1 : 0, 0) != 0;
   if (const std::optional<std::string> tiles = env("TESSERA_HOST_TILES")) options.host_tiles = parse_host_tiles(*tiles);
   options.urgent_streams = env_int("TESSERA_URGENT_STREAMS", options.urgent_streams ? 1 : 0, 0) != 0;
+  if (const std::optional<std::string> placement = env("TESSERA_GPU_PLACEMENT"))
+    options.gpu_placement = parse_gpu_placement(*placement);
   return options;
 }
 
@@ -171,6 +173,21 @@ const char* to_string(HostTiles tiles) {
     case HostTiles::pinned: return "pinned";
     case HostTiles::pageable: return "pageable";
     case HostTiles::in_place: return "in-place";
+  }
+  return "?";
+}
+
+GpuPlacement parse_gpu_placement(const std::string& name) {
+  const std::string s = lower_case(name);
+  if (s == "block-cyclic") return GpuPlacement::block_cyclic;
+  if (s == "policy") return GpuPlacement::by_policy;
+  throw InvalidArgument("unknown GPU placement '" + name + "' (expected block-cyclic or policy)");
+}
+
+const char* to_string(GpuPlacement placement) {
+  switch (placement) {
+    case GpuPlacement::block_cyclic: return "block-cyclic";
+    case GpuPlacement::by_policy: return "policy";
   }
   return "?";
 }

@@ -1,5 +1,7 @@
 #include "request_support.hpp"
 
+#include "runtime_resources.hpp"
+
 #include "tessera/error.hpp"
 
 namespace tessera {
@@ -37,7 +39,9 @@ bool Request::non_finite_input() const { return submission_ && submission_->non_
 namespace detail {
 
 TaskContext make_context(Runtime& runtime, Submission& submission, Mode requested, GpuKernels kernels) {
-  return {&submission, &runtime.resources(), runtime.resolve(requested), kernels};
+  TaskContext ctx{&submission, &runtime.resources(), runtime.resolve(requested), kernels};
+  if (ctx.mode != Mode::cpu) ctx.gpu_owners = GpuOwners::for_gpus(runtime.resources().gpus_for_tiles());
+  return ctx;
 }
 
 }  // namespace detail

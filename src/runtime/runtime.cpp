@@ -283,6 +283,7 @@ Runtime::Runtime(const RuntimeOptions& options) : impl_(std::make_unique<Impl>()
                                                                 options.host_tiles,
                                                                 impl_->policy.places_by_perf_models,
                                                                 options.urgent_streams);
+  impl_->resources->set_gpu_workers(detail::workers_by_gpu(), options.gpu_placement == GpuPlacement::block_cyclic);
   try {
     {
       // The contexts are made by a task on each CUDA worker, which must be awake even when

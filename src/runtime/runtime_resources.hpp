@@ -5,6 +5,7 @@
 
 #include <condition_variable>
 #include <cstddef>
+#include <cstdint>
 #include <deque>
 #include <thread>
 #include <mutex>
@@ -146,6 +147,18 @@ class RuntimeResources {
   bool placement_by_perf_models() const { return placement_by_perf_models_; }
   // Tasks on the critical path run on their worker's urgent stream (RuntimeOptions::urgent_streams).
   bool urgent_streams() const { return urgent_streams_; }
+  // The GPUs in use, in the order of their device numbers: for each, the workers a task hinted to
+  // it may run on (its CUDA workers and every CPU worker), as the bitmap starpu_task::workerids
+  // takes. `place_tiles`: tile tasks go to their tile's owner when there are several GPUs
+  // (GpuPlacement::block_cyclic).
+  void set_gpu_workers(std::vector<std::vector<uint32_t>> workers_by_gpu, bool place_tiles) {
+    workers_by_gpu_ = std::move(workers_by_gpu);
+    place_tiles_ = place_tiles;
+  }
+  int gpu_count() const { return static_cast<int>(workers_by_gpu_.size()); }
+  const std::vector<uint32_t>& workers_of_gpu(int gpu) const { return workers_by_gpu_.at(static_cast<std::size_t>(gpu)); }
+  // How many GPUs the tile tasks are dealt over (1: none placed).
+  int gpus_for_tiles() const { return place_tiles_ && gpu_count() > 1 ? gpu_count() : 1; }
 #ifdef TESSERA_HAVE_CUDA
   kernels::cuda::TileTuningTable& tile_tuning() { return tile_tuning_; }
   const kernels::cuda::TileTuningTable& tile_tuning() const { return tile_tuning_; }
@@ -156,6 +169,8 @@ class RuntimeResources {
   mutable HostMemoryPool host_memory_;
   bool placement_by_perf_models_;
   bool urgent_streams_;
+  std::vector<std::vector<uint32_t>> workers_by_gpu_;
+  bool place_tiles_ = false;
 #ifdef TESSERA_HAVE_CUDA
   kernels::cuda::TileTuningTable tile_tuning_;
 #endif

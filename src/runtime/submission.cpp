@@ -10,6 +10,7 @@
 #include <algorithm>
 
 #include "runtime_control.hpp"
+#include "trace.hpp"
 
 namespace tessera::detail {
 
@@ -27,6 +28,12 @@ void Submission::task_submitted() noexcept { pending_.fetch_add(1, std::memory_o
 void Submission::task_finished() noexcept {
   std::lock_guard<std::mutex> lock(mutex_);
   if (pending_.fetch_sub(1, std::memory_order_acq_rel) != 1) return;
+  if (trace_) {
+    try {
+      record_transfers(*trace_);
+    } catch (...) {  // out of memory: the trace lacks its transfers, the request is still done
+    }
+  }
   profiling_.reset();
   if (runtime_) RuntimeControl::end_work(*runtime_);
   all_done_.notify_all();
@@ -34,7 +41,10 @@ void Submission::task_finished() noexcept {
 
 void Submission::set_trace(std::shared_ptr<Trace> trace) {
   trace_ = std::move(trace);
-  if (trace_) profiling_.emplace();
+  if (trace_) {
+    profiling_.emplace();
+    reset_transfer_counts();
+  }
 }
 
 void Submission::wait() {

@@ -9,6 +9,7 @@
 #include <fstream>
 #include <map>
 #include <set>
+#include <tuple>
 #include <utility>
 
 #include "task_tags.hpp"
@@ -123,9 +124,32 @@ std::vector<TraceEvent> Trace::events() const {
   return copy;
 }
 
+void Trace::record(const TraceTransfer& transfer) {
+  std::lock_guard<std::mutex> lock(mutex_);
+  for (TraceTransfer& t : transfers_)
+    if (t.from == transfer.from && t.to == transfer.to) {
+      t.bytes += transfer.bytes;
+      t.count += transfer.count;
+      return;
+    }
+  transfers_.push_back(transfer);
+}
+
+std::vector<TraceTransfer> Trace::transfers() const {
+  std::vector<TraceTransfer> copy;
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    copy = transfers_;
+  }
+  std::sort(copy.begin(), copy.end(),
+            [](const TraceTransfer& a, const TraceTransfer& b) { return std::tie(a.from, a.to) < std::tie(b.from, b.to); });
+  return copy;
+}
+
 void Trace::clear() {
   std::lock_guard<std::mutex> lock(mutex_);
   events_.clear();
+  transfers_.clear();
 }
 
 std::string Trace::chrome_json() const {
@@ -144,11 +168,15 @@ std::string Trace::chrome_json() const {
                             {"ts", e.start_us - t0},
                             {"dur", e.end_us - e.start_us},
                             {"args", {{"step", e.step}, {"i", e.i}, {"j", e.j}, {"worker", e.worker_name}}}});
-  return json{{"traceEvents", trace_events}, {"displayTimeUnit", "ms"}}.dump(1);
+  json transfers = json::array();
+  for (const TraceTransfer& t : this->transfers())
+    transfers.push_back({{"from", t.from}, {"to", t.to}, {"bytes", t.bytes}, {"count", t.count}});
+  return json{{"traceEvents", trace_events}, {"displayTimeUnit", "ms"}, {"otherData", {{"transfers", transfers}}}}.dump(1);
 }
 
 std::string Trace::svg() const {
   const std::vector<TraceEvent> events = this->events();
+  const std::vector<TraceTransfer> transfers = this->transfers();
   const std::map<int, std::string> workers = workers_of(events);
   const GanttLayout g;
   const double t0 = first_start(events);
@@ -162,7 +190,7 @@ std::string Trace::svg() const {
   const double rows_height = static_cast<double>(workers.size()) * (g.row_height + g.row_gap);
   const double axis_y = g.top + rows_height;
   const double width = g.left + g.plot_width + 20;
-  const double height = axis_y + g.axis_height + g.legend_height + 10;
+  const double height = axis_y + g.axis_height + g.legend_height + 10 + (transfers.empty() ? 0 : 18);
 
   double busy = 0;
   for (const TraceEvent& e : events) busy += e.end_us - e.start_us;
@@ -219,6 +247,11 @@ std::string Trace::svg() const {
     out += fmt::format("<text x=\"{:.1f}\" y=\"{:.1f}\">{}</text>\n", x + 14, legend_y + 9, to_string(kind));
     x += 80;
   }
+  std::string moved;
+  for (const TraceTransfer& t : transfers)
+    moved += fmt::format("{}{} to {}: {:.2f} GB in {}", moved.empty() ? "moved: " : "; ", t.from, t.to, t.bytes / 1e9, t.count);
+  if (!moved.empty())
+    out += fmt::format("<text x=\"{:.1f}\" y=\"{:.1f}\">{}</text>\n", g.left, legend_y + 27, xml_escaped(moved));
   out += "</svg>\n";
   return out;
 }
@@ -234,6 +267,30 @@ void Trace::write(const std::string& path) const {
 }
 
 namespace detail {
+
+namespace {
+
+std::string memory_node_name(int node) {
+  char name[64] = "";
+  starpu_memory_node_get_name(static_cast<unsigned>(node), name, sizeof name);
+  return name;
+}
+
+}  // namespace
+
+void reset_transfer_counts() {
+  for (int bus = 0; bus < starpu_bus_get_count(); ++bus) starpu_bus_get_profiling_info(bus, nullptr);
+}
+
+void record_transfers(Trace& trace) {
+  for (int bus = 0; bus < starpu_bus_get_count(); ++bus) {
+    starpu_profiling_bus_info info{};
+    starpu_bus_get_profiling_info(bus, &info);
+    if (info.transfer_count == 0) continue;
+    trace.record(TraceTransfer{memory_node_name(starpu_bus_get_src(bus)), memory_node_name(starpu_bus_get_dst(bus)),
+                               static_cast<long long>(info.transferred_bytes), static_cast<long long>(info.transfer_count)});
+  }
+}
 
 void record_executed_task(Trace& trace, const starpu_task* task) {
   if (!task || !task->profiling_info) return;

@@ -11,4 +11,10 @@ namespace tessera::detail {
 // information); a task submitted before profiling was on has none and is skipped.
 void record_executed_task(Trace& trace, const starpu_task* task);
 
+// StarPU counts the bytes moved between each pair of memory nodes while profiling is on, and
+// reading the counts resets them: a traced request resets them when it starts and records them
+// into its trace when its last task is done.
+void reset_transfer_counts();
+void record_transfers(Trace& trace);
+
 }  // namespace tessera::detail

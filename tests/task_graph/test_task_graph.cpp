@@ -449,3 +449,48 @@ TYPED_TEST(LapackLayout, PotrfThenPotrsEqualsPosv) {
 
 }  // namespace
 }  // namespace tessera::detail
+
+namespace tessera::detail {
+namespace {
+
+TEST(GpuOwners, GridsAreAsSquareAsTheCountAllowsWithMoreRows) {
+  const std::map<int, std::pair<int, int>> expected = {{1, {1, 1}}, {2, {2, 1}}, {3, {3, 1}}, {4, {2, 2}},
+                                                       {6, {3, 2}}, {7, {7, 1}}, {8, {4, 2}}, {9, {3, 3}}};
+  for (const auto& [gpus, shape] : expected) {
+    const GpuOwners owners = GpuOwners::for_gpus(gpus);
+    EXPECT_EQ(owners.rows, shape.first) << gpus << " GPUs";
+    EXPECT_EQ(owners.cols, shape.second) << gpus << " GPUs";
+    EXPECT_EQ(owners.gpus(), gpus);
+  }
+  EXPECT_EQ(GpuOwners::for_gpus(0).gpus(), 1);
+}
+
+// Every GPU owns tiles, the owners of a lower-triangular grid of 48 x 48 tiles share its updates
+// within 10% on two GPUs (rows alternate) and 30% on up to eight (a 2-D grid's GPUs below its
+// diagonal own more of the triangle's tiles; the difference falls as the grid grows), and chunks
+// are dealt in turn.
+TEST(GpuOwners, TilesOfALowerGridAreSharedEvenly) {
+  for (int gpus : {2, 3, 4, 8}) {
+    const GpuOwners owners = GpuOwners::for_gpus(gpus);
+    const int nt = 48;
+    std::vector<int> tiles(static_cast<std::size_t>(gpus), 0);
+    std::vector<long long> updates(static_cast<std::size_t>(gpus), 0);
+    for (int j = 0; j < nt; ++j)
+      for (int i = j; i < nt; ++i) {
+        const int g = owners.of_tile(i, j);
+        ASSERT_GE(g, 0);
+        ASSERT_LT(g, gpus);
+        ++tiles[static_cast<std::size_t>(g)];
+        updates[static_cast<std::size_t>(g)] += j;  // tile (i, j) takes j updates
+      }
+    const auto [fewest, most] = std::minmax_element(tiles.begin(), tiles.end());
+    EXPECT_GT(*fewest, 0) << gpus << " GPUs";
+    EXPECT_LE(*most - *fewest, nt) << gpus << " GPUs";
+    const auto [least, busiest] = std::minmax_element(updates.begin(), updates.end());
+    EXPECT_LE(static_cast<double>(*busiest), (gpus == 2 ? 1.1 : 1.3) * static_cast<double>(*least)) << gpus << " GPUs";
+    for (int c = 0; c < 3 * gpus; ++c) EXPECT_EQ(owners.of_chunk(c), c % gpus);
+  }
+}
+
+}  // namespace
+}  // namespace tessera::detail

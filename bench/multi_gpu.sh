@@ -1,0 +1,52 @@
+#!/usr/bin/env bash
+# Tessera on G GPUs of this node and on one, against cusolverMgPotrf on G GPUs and cuSOLVER on one
+# (the matrix on the GPU), double, lower, in one run (docs/multi-gpu.md):
+#   bench/multi_gpu.sh BINDIR OUTDIR [SIZES] [G]
+# BINDIR holds bench_gpu_potrf and cusolver_mg_potrf. OUTDIR receives each program's output and
+# summary.txt, the table with ratios. Each figure: the median of REPETITIONS (default 1) runs after
+# a warm-up, one process per GPU count; Tessera's processes share the perf-model directory
+# (STARPU_PERF_MODEL_DIR as given). Also on G GPUs at the first size: the tasks placed by the
+# scheduler (dmdas) instead of on their tiles' owners (TESSERA_GPU_PLACEMENT=policy). The G-GPU
+# process prints StarPU's bus statistics (bytes between each pair of memory nodes, GPU to GPU
+# included) to OUTDIR/gpus_bus.txt. STEP_TIMEOUT (seconds) bounds each program.
+set -uo pipefail
+[ $# -ge 2 ] || { echo "usage: $0 BINDIR OUTDIR [SIZES] [GPUS]" >&2; exit 2; }
+bin=$1 out=$2 sizes=${3:-40000,60000,90000} gpus=${4:-2} reps=${REPETITIONS:-1} limit=${STEP_TIMEOUT:-0}
+mkdir -p "$out"
+tessera() {  # tessera GPUS OUTNAME SIZES [bench_gpu_potrf options]
+  local g=$1 name=$2 n=$3; shift 3
+  TESSERA_NCUDA=$g timeout "$limit" "$bin/bench_gpu_potrf" --sizes "$n" --precisions d --uplos L --modes resident,gpu \
+    --repetitions "$reps" --json "$out/$name.json" "$@" | tee "$out/$name.txt"
+}
+STARPU_BUS_STATS=1 tessera "$gpus" gpus "$sizes" --peers none 2> "$out/gpus_bus.txt"
+tessera 1 one_gpu "$sizes" --peers resident
+TESSERA_GPU_PLACEMENT=policy tessera "$gpus" gpus_by_policy "${sizes%%,*}" --peers none
+timeout "$limit" "$bin/cusolver_mg_potrf" --sizes "$sizes" --gpus "$gpus" --repetitions "$reps" | tee "$out/cusolver_mg.jsonl"
+python3 - "$out" "$gpus" <<'PY' | tee "$out/summary.txt"
+import json, os, sys
+out, g = sys.argv[1], int(sys.argv[2])
+nan = float("nan")
+def rows(name):
+    path = f"{out}/{name}"
+    if not os.path.exists(path) or os.path.getsize(path) == 0: return {}
+    data = [json.loads(l) for l in open(path)] if name.endswith(".jsonl") else json.load(open(path))
+    return {r["n"]: r for r in data if "resident_s" in r or "tessera_gpu_s" in r}
+mg, one, many, free = rows("cusolver_mg.jsonl"), rows("one_gpu.json"), rows("gpus.json"), rows("gpus_by_policy.json")
+def tf(n, r, k):
+    s = r.get(n, {}).get(k)
+    return n ** 3 / 3 / s / 1e12 if s and s == s else nan
+ratio = lambda a, b: a / b if b == b and b else nan
+print(f"TFLOP/s (n^3/3 flops). T1, T{g}: Tessera gpu mode on 1 and {g} GPUs, tiles resident (res: each on its owner "
+      f"GPU) and end to end from the caller's array (e2e); pol: {g} GPUs with the tasks placed by dmdas; cusMg: "
+      f"cusolverMgPotrf on {g} GPUs (e2e: from pageable memory); cus: cuSOLVER on one GPU, matrix on the GPU")
+print(f"{'n':>6} | {'cus':>6} | {'cusMg res':>9} {'e2e':>6} | {'T1 res':>6} {'e2e':>6} | {'T%d res' % g:>6} {'e2e':>6} | "
+      f"{'pol res':>7} {'e2e':>6} | {'res %d/1' % g:>8} {'e2e %d/1' % g:>8} | {'res/cusMg':>9} {'e2e/cusMg':>9}")
+for n in sorted(set(one) | set(many)):
+    c = tf(n, one, "cusolver_resident_s")
+    mr, me = tf(n, mg, "resident_s"), tf(n, mg, "end_to_end_s")
+    r1, e1 = tf(n, one, "tessera_resident_s"), tf(n, one, "tessera_gpu_s")
+    rg, eg = tf(n, many, "tessera_resident_s"), tf(n, many, "tessera_gpu_s")
+    pr, pe = tf(n, free, "tessera_resident_s"), tf(n, free, "tessera_gpu_s")
+    print(f"{n:>6} | {c:>6.2f} | {mr:>9.2f} {me:>6.2f} | {r1:>6.2f} {e1:>6.2f} | {rg:>6.2f} {eg:>6.2f} | {pr:>7.2f} {pe:>6.2f} | "
+          f"{ratio(rg, r1):>8.2f} {ratio(eg, e1):>8.2f} | {ratio(rg, mr):>9.2f} {ratio(eg, me):>9.2f}")
+PY
