@@ -127,7 +127,7 @@ TEST(Policies, ListedByNameTesseraFirst) {
     EXPECT_FALSE(builtins_started && p.tessera) << p.name << " listed after StarPU's policies";
     builtins_started = builtins_started || !p.tessera;
   }
-  for (const char* name : {"panel-cpu", "critical-path-heft", "locality-ws", "dmdas", "lws", "heteroprio"})
+  for (const char* name : {"panel-cpu", "critical-path-heft", "locality-ws", "owner-computes", "dmdas", "lws", "heteroprio"})
     EXPECT_EQ(names.count(name), 1u) << name;
   EXPECT_EQ(runtime().scheduler(), running_policy().name);
 }
