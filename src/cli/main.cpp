@@ -45,6 +45,7 @@ int run_info(const tessera::cli::RuntimeFlags& flags, const std::string& policy,
                      {"cuda_built", machine.cuda_built}, {"cuda_status", machine.cuda_status}, {"gpus", gpus},
                      {"workers", {{"cpu", runtime.cpu_workers()}, {"cuda", runtime.cuda_workers()}}},
                      {"cuda_devices_used", runtime.cuda_devices()}, {"scheduler", runtime.scheduler()},
+                     {"gpu_placement", tessera::to_string(options.gpu_placement)},
                      {"auto_mode", {{"mode", tessera::to_string(automatic.mode)}, {"reason", automatic.reason}}}};
   if (as_json) {
     fmt::print("{}\n", info.dump(2));
@@ -64,6 +65,11 @@ int run_info(const tessera::cli::RuntimeFlags& flags, const std::string& policy,
   fmt::print("workers Tessera starts: {} CPU, {} CUDA (on {} GPU(s)); scheduler {}\n", runtime.cpu_workers(),
              runtime.cuda_workers(), runtime.cuda_devices(), runtime.scheduler());
   fmt::print("auto mode runs {}: {}\n", tessera::to_string(automatic.mode), automatic.reason);
+  if (runtime.cuda_devices() > 1)
+    fmt::print("GPU placement {}: {}\n", tessera::to_string(options.gpu_placement),
+               options.gpu_placement == tessera::GpuPlacement::block_cyclic
+                   ? "each tile task on the GPU owning its tile (2-D block-cyclic over the GPUs)"
+                   : "the scheduler places every task");
   return 0;
 }
 

@@ -1,7 +1,10 @@
-// The runtime flags every command that starts a runtime shares: --ncpu, --ncuda, --oversubscribe.
+// The runtime flags every command that starts a runtime shares: --ncpu, --ncuda, --oversubscribe,
+// --gpu-placement.
 #pragma once
 
 #include <CLI/CLI.hpp>
+
+#include <string>
 
 #include "tessera/options.hpp"
 
@@ -11,6 +14,7 @@ struct RuntimeFlags {
   int ncpu = -1;   // -1: TESSERA_NCPU, else StarPU's choice
   int ncuda = -1;  // -1: TESSERA_NCUDA, else every GPU
   bool oversubscribe = false;
+  std::string gpu_placement;  // "": TESSERA_GPU_PLACEMENT, else block-cyclic
 };
 
 void add_runtime_flags(CLI::App* command, RuntimeFlags& flags);

@@ -228,6 +228,22 @@ run_bounded() {
   status=$?
 }
 
+# --gpu-placement takes block-cyclic or policy (and overrides TESSERA_GPU_PLACEMENT); info reports it.
+gpu_placement_chosen_and_reported() {
+  expect 0 info --json --gpu-placement policy
+  grep -qF '"gpu_placement": "policy"' out.txt || fail "info --gpu-placement policy: $(cat out.txt)"
+  TESSERA_GPU_PLACEMENT=policy run info --json
+  grep -qF '"gpu_placement": "policy"' out.txt || fail "TESSERA_GPU_PLACEMENT=policy: $(cat out.txt)"
+  TESSERA_GPU_PLACEMENT=policy run info --json --gpu-placement block-cyclic
+  grep -qF '"gpu_placement": "block-cyclic"' out.txt || fail "--gpu-placement over the environment: $(cat out.txt)"
+  expect 0 potrf --n 64 --json --gpu-placement block-cyclic --mode cpu
+  expect 1 potrf --n 64 --gpu-placement rows
+  stderr_has "--gpu-placement: rows not in {block-cyclic,policy}"
+  TESSERA_GPU_PLACEMENT=rows run potrf --n 64
+  [ "$status" -ne 0 ] || fail "TESSERA_GPU_PLACEMENT=rows accepted"
+  stderr_has "unknown GPU placement 'rows' (expected block-cyclic or policy)"
+}
+
 # A matrix the machine cannot hold is refused before it is allocated: at once, in little memory.
 oversized_matrix_refused_before_allocating() {
   local memory_kib n
