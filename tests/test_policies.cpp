@@ -234,6 +234,25 @@ TEST(Policies, TheGpuHintedRunsEveryTileTask) {
   EXPECT_FALSE(workers.empty());
 }
 
+// In cpu mode no task runs on a GPU, so a GPU named by the hints, even one the runtime lacks, is
+// ignored.
+TEST(Policies, CpuModeIgnoresGpuHints) {
+  if (!policy_runs(Mode::cpu)) GTEST_SKIP() << runtime().scheduler() << " does not run cpu mode";
+  const int n = 300;
+  const std::vector<double> A = random_spd<double>(n, n, 29);
+  std::vector<double> F = A;
+  FactorOptions options;
+  options.nb = 64;
+  options.mode = Mode::cpu;
+  options.hints = [](TaskKind kind, int k, int i, int j, int nt) {
+    TaskHints hints = critical_path_hints(kind, k, i, j, nt);
+    hints.gpu = 7;
+    return hints;
+  };
+  ASSERT_EQ(potrf(runtime(), n, F.data(), n, options), 0);
+  EXPECT_LT(factor_backward_error(Uplo::lower, n, A, F, n), 1.0);
+}
+
 TEST(Policies, AHintedGpuTheRuntimeLacksIsRefused) {
   if (!have_gpu()) GTEST_SKIP() << "no CUDA worker: cpu mode ignores GPU hints";
   if (!policy_runs(Mode::gpu)) GTEST_SKIP() << runtime().scheduler() << " does not run gpu mode";
