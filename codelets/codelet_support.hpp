@@ -137,8 +137,9 @@ void submit_task(const TaskContext& ctx, starpu_codelet* codelet, const TaskHead
                  int step);
 
 // `hints` with the GPU a tile operation (potrf, trsm, syrk, gemm) runs on when the context deals
-// tiles over several GPUs: the owner of the tile it writes, unless the hints name one. Throws
-// InvalidArgument for a GPU the runtime does not have.
+// tiles over several GPUs: the owner of the tile it writes, unless the hints name one. Outside
+// cpu mode (where no task runs on a GPU and the hint is ignored) a GPU the runtime does not have
+// is refused with InvalidArgument.
 TaskHints placed_on_gpu(const TaskContext& ctx, TaskHints hints, TaskKind kind, const TileRef& written);
 
 template <class Args>

@@ -62,7 +62,8 @@ struct TaskHints {
   TaskKind bucket = TaskKind::other;
   // The GPU (0-based among the runtime's GPUs, by device number) the task runs on when the runtime
   // places tasks over several GPUs (GpuPlacement); -1: wherever the policy chooses. Left at -1,
-  // the runtime sets it to the owner of the tile the task writes; a hints function may set it.
+  // the runtime sets it to the owner of the tile the task writes; a hints function may set it (a
+  // GPU the runtime lacks is refused with InvalidArgument; cpu mode ignores it).
   int gpu = -1;
 };
 

@@ -35,7 +35,6 @@ enum class Trans { no, yes };
 // LAPACK's letter for a triangle (the checks of the C++ API's arguments, the kernels' calls).
 inline char uplo_letter(Uplo uplo) { return uplo == Uplo::upper ? 'U' : 'L'; }
 
-// What every inserted task needs: where its state lives and where it may run.
 // Tile tasks spread over several GPUs (GpuPlacement::block_cyclic): tile (i, j) belongs to GPU
 // (i mod P) Q + (j mod Q) of a P x Q grid of GPUs, batched chunk c to GPU c mod PQ. One GPU (the
 // default 1 x 1) places nothing.
@@ -51,6 +50,7 @@ struct GpuOwners {
   int of_chunk(int chunk) const { return chunk % gpus(); }
 };
 
+// What every inserted task needs: where its state lives and where it may run.
 struct TaskContext {
   Submission* submission = nullptr;
   const RuntimeResources* resources = nullptr;
