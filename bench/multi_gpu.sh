@@ -6,9 +6,11 @@
 # summary.txt, the table with ratios. Each figure: the median of REPETITIONS (default 1) runs after
 # a warm-up, one process per GPU count; Tessera's processes share the perf-model directory
 # (STARPU_PERF_MODEL_DIR as given). Also on G GPUs at the first size: the tasks placed by the
-# scheduler (dmdas) instead of on their tiles' owners (TESSERA_GPU_PLACEMENT=policy). The G-GPU
-# process prints StarPU's bus statistics (bytes between each pair of memory nodes, GPU to GPU
-# included) to OUTDIR/gpus_bus.txt. STEP_TIMEOUT (seconds) bounds each program.
+# scheduler (dmdas) instead of on their tiles' owners (TESSERA_GPU_PLACEMENT=policy); and a traced
+# process on G GPUs at the first size (OUTDIR/gpus_trace.json): each GPU's busy time in its last
+# factorization (end to end) and the bytes moved between memory nodes over its requests, GPU to GPU
+# included (tracing slows a run, so its times are not in the table). STEP_TIMEOUT (seconds) bounds
+# each program.
 set -uo pipefail
 [ $# -ge 2 ] || { echo "usage: $0 BINDIR OUTDIR [SIZES] [GPUS]" >&2; exit 2; }
 bin=$1 out=$2 sizes=${3:-40000,60000,90000} gpus=${4:-2} reps=${REPETITIONS:-1} limit=${STEP_TIMEOUT:-0}
@@ -18,9 +20,10 @@ tessera() {  # tessera GPUS OUTNAME SIZES [bench_gpu_potrf options]
   TESSERA_NCUDA=$g timeout "$limit" "$bin/bench_gpu_potrf" --sizes "$n" --precisions d --uplos L --modes resident,gpu \
     --repetitions "$reps" --json "$out/$name.json" "$@" | tee "$out/$name.txt"
 }
-STARPU_BUS_STATS=1 tessera "$gpus" gpus "$sizes" --peers none 2> "$out/gpus_bus.txt"
+tessera "$gpus" gpus "$sizes" --peers none
 tessera 1 one_gpu "$sizes" --peers resident
 TESSERA_GPU_PLACEMENT=policy tessera "$gpus" gpus_by_policy "${sizes%%,*}" --peers none
+TESSERA_TRACE="$out/gpus_trace.json" tessera "$gpus" gpus_traced "${sizes%%,*}" --peers none
 timeout "$limit" "$bin/cusolver_mg_potrf" --sizes "$sizes" --gpus "$gpus" --repetitions "$reps" | tee "$out/cusolver_mg.jsonl"
 python3 - "$out" "$gpus" <<'PY' | tee "$out/summary.txt"
 import json, os, sys
@@ -49,4 +52,24 @@ for n in sorted(set(one) | set(many)):
     pr, pe = tf(n, free, "tessera_resident_s"), tf(n, free, "tessera_gpu_s")
     print(f"{n:>6} | {c:>6.2f} | {mr:>9.2f} {me:>6.2f} | {r1:>6.2f} {e1:>6.2f} | {rg:>6.2f} {eg:>6.2f} | {pr:>7.2f} {pe:>6.2f} | "
           f"{ratio(rg, r1):>8.2f} {ratio(eg, e1):>8.2f} | {ratio(rg, mr):>9.2f} {ratio(eg, me):>9.2f}")
+trace = f"{out}/gpus_trace.json"
+if os.path.exists(trace):
+    doc = json.load(open(trace))
+    tasks = sorted((e for e in doc["traceEvents"] if e.get("ph") == "X"), key=lambda e: e["ts"])
+    # The trace holds every request of the process: keep the last factorization's tasks, from the
+    # last potrf of tile (0, 0) on.
+    first = [k for k, e in enumerate(tasks) if e["name"] == "potrf" and e["args"]["i"] == 0 and e["args"]["j"] == 0]
+    tasks = tasks[first[-1]:] if first else []
+    if tasks:
+        span = max(e["ts"] + e["dur"] for e in tasks) - min(e["ts"] for e in tasks)
+        busy = {}
+        for e in tasks:
+            worker = e["args"]["worker"]
+            where = worker.split(".")[0] if worker.startswith("CUDA") else "CPUs"
+            busy[where] = busy.get(where, 0.0) + e["dur"]
+        print(f"last traced factorization on {g} GPUs at the first size (end to end, tasks only): {span / 1e3:.1f} ms; "
+              "busy workers on average: " +
+              ", ".join(f"{w} {b / span:.2f}" for w, b in sorted(busy.items())))
+    for t in doc.get("otherData", {}).get("transfers", []):  # summed over the process's traced requests
+        print(f"  moved over all traced requests, {t['from']} -> {t['to']}: {t['bytes'] / 1e9:.2f} GB in {t['count']}")
 PY
