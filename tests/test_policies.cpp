@@ -104,13 +104,15 @@ void expect_placement(const std::vector<TraceEvent>& events, Mode resolved) {
   }
 }
 
-std::vector<TraceEvent> traced_potrf(int n, int nb, Mode mode, Uplo uplo, unsigned seed) {
+std::vector<TraceEvent> traced_potrf(int n, int nb, Mode mode, Uplo uplo, unsigned seed,
+                                     const SchedulingHints& hints = critical_path_hints) {
   const std::vector<double> A = random_spd<double>(n, n, seed);
   std::vector<double> F = A;
   FactorOptions options;
   options.nb = nb;
   options.mode = mode;
   options.uplo = uplo;
+  options.hints = hints;
   options.trace = std::make_shared<Trace>();
   EXPECT_EQ(potrf(runtime(), n, F.data(), n, options), 0);
   EXPECT_LT(factor_backward_error(uplo, n, A, F, n), 1.0) << "n=" << n << " nb=" << nb << " " << to_string(mode);
@@ -204,28 +206,23 @@ TEST(Policies, TileTasksRunOnTheGpuOwningTheirTile) {
   for (int g = 0; g < gpus; ++g) EXPECT_GT(tasks_per_gpu[static_cast<std::size_t>(g)], 0) << "GPU " << g << " ran nothing";
 }
 
+// Tessera's hints with every task placed on `gpu`.
+SchedulingHints hints_naming_gpu(int gpu) {
+  return [gpu](TaskKind kind, int k, int i, int j, int nt) {
+    TaskHints hints = critical_path_hints(kind, k, i, j, nt);
+    hints.gpu = gpu;
+    return hints;
+  };
+}
+
 // A hints function may name the GPU itself: every tile task then runs there (with one GPU, on
 // its several workers, which the worker set of a placed task names).
 TEST(Policies, TheGpuHintedRunsEveryTileTask) {
   if (!have_gpu()) GTEST_SKIP() << "no CUDA worker: no GPU to hint";
   if (!policy_runs(Mode::gpu)) GTEST_SKIP() << runtime().scheduler() << " does not run gpu mode";
   const int last = runtime().cuda_devices() - 1;
-  const int n = 700;
-  const std::vector<double> A = random_spd<double>(n, n, 23);
-  std::vector<double> F = A;
-  FactorOptions options;
-  options.nb = 100;
-  options.mode = Mode::gpu;
-  options.trace = std::make_shared<Trace>();
-  options.hints = [last](TaskKind kind, int k, int i, int j, int nt) {
-    TaskHints hints = critical_path_hints(kind, k, i, j, nt);
-    hints.gpu = last;
-    return hints;
-  };
-  ASSERT_EQ(potrf(runtime(), n, F.data(), n, options), 0);
-  EXPECT_LT(factor_backward_error(Uplo::lower, n, A, F, n), 1.0);
   std::set<int> workers;
-  for (const TraceEvent& e : options.trace->events()) {
+  for (const TraceEvent& e : traced_potrf(700, 100, Mode::gpu, Uplo::lower, 23, hints_naming_gpu(last))) {
     if (!is_tile_kernel(e)) continue;
     ASSERT_TRUE(on_cuda(e)) << to_string(e.kind) << " on " << e.worker_name;
     EXPECT_EQ(gpu_of_worker(e.worker), last) << to_string(e.kind) << " on " << e.worker_name;
@@ -238,19 +235,8 @@ TEST(Policies, TheGpuHintedRunsEveryTileTask) {
 // ignored.
 TEST(Policies, CpuModeIgnoresGpuHints) {
   if (!policy_runs(Mode::cpu)) GTEST_SKIP() << runtime().scheduler() << " does not run cpu mode";
-  const int n = 300;
-  const std::vector<double> A = random_spd<double>(n, n, 29);
-  std::vector<double> F = A;
-  FactorOptions options;
-  options.nb = 64;
-  options.mode = Mode::cpu;
-  options.hints = [](TaskKind kind, int k, int i, int j, int nt) {
-    TaskHints hints = critical_path_hints(kind, k, i, j, nt);
-    hints.gpu = 7;
-    return hints;
-  };
-  ASSERT_EQ(potrf(runtime(), n, F.data(), n, options), 0);
-  EXPECT_LT(factor_backward_error(Uplo::lower, n, A, F, n), 1.0);
+  const std::vector<TraceEvent> events = traced_potrf(300, 64, Mode::cpu, Uplo::lower, 29, hints_naming_gpu(7));
+  EXPECT_FALSE(events.empty());
 }
 
 TEST(Policies, AHintedGpuTheRuntimeLacksIsRefused) {
@@ -261,11 +247,7 @@ TEST(Policies, AHintedGpuTheRuntimeLacksIsRefused) {
   FactorOptions options;
   options.nb = 32;
   options.mode = Mode::gpu;
-  options.hints = [gpus](TaskKind kind, int k, int i, int j, int nt) {
-    TaskHints hints = critical_path_hints(kind, k, i, j, nt);
-    hints.gpu = gpus;
-    return hints;
-  };
+  options.hints = hints_naming_gpu(gpus);
   EXPECT_THROW(potrf(runtime(), 64, A.data(), 64, options), InvalidArgument);
 }
 
