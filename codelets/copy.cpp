@@ -3,6 +3,7 @@
 // with the strict upper triangle zeroed; CPU and CUDA).
 #include "codelet_support.hpp"
 #include "kernels/cpu/blas.hpp"
+#include "staging.hpp"
 
 #ifdef TESSERA_HAVE_CUDA
 #include "kernels/cuda/check.hpp"
@@ -161,6 +162,10 @@ starpu_codelet* copy_tile_codelet() {
 
 template <class T>
 void insert_copy_in(const TaskContext& ctx, const BlockMap<T>& from, const TileRef& tile, const TaskHints& hints) {
+  if (ctx.staging) {
+    insert_staged_copy_in<T>(ctx, from, tile, hints);
+    return;
+  }
   CopyArgs<T> args{};
   args.header.kind = TaskKind::copy_in;
   args.block = from;
@@ -171,6 +176,10 @@ void insert_copy_in(const TaskContext& ctx, const BlockMap<T>& from, const TileR
 template <class T>
 void insert_copy_out(const TaskContext& ctx, const TileRef& tile, const BlockMap<T>& to, bool skip_after_failure,
                      const TaskHints& hints) {
+  if (ctx.staging) {
+    insert_staged_copy_out<T>(ctx, tile, to, skip_after_failure, hints);
+    return;
+  }
   CopyArgs<T> args{};
   args.header.kind = TaskKind::copy_out;
   args.block = to;

@@ -82,11 +82,12 @@ TESSERA_EXPORT TaskHints neutral_hints(TaskKind kind, int k, int i, int j, int n
 
 // Host memory for tiles is kept between factorizations (a pool). How it is pinned, and when a
 // caller's array is used in place of tiles:
-//   automatic (default): an array is factored in place (see in_place) when it is
-//           pinned already (nothing to pay) and for the first such factorization of the runtime
-//           (a process that factors once pays neither for tiles nor for pinning them); otherwise
-//           as pin_on_reuse. On an H100 host, one-shot processes at n = 20000 and 30000 took
-//           1.0 and 1.3-1.5 s in place against 1.3-1.5 and 2.1-2.3 s with tiles, while a warm
+//   automatic (default): an array is factored in place (see in_place) when it is pinned
+//           already (nothing to pay). The runtime's first factorization (a process that factors
+//           once pays neither for host tiles nor for pinning them) is staged (see staged) where
+//           it can be, in place otherwise; later ones as pin_on_reuse. On an H100 host, one-shot
+//           processes at n = 20000 and 30000 took 0.71-0.81 and 0.86-0.92 s staged against
+//           0.73-0.90 and 1.23-1.36 s in place (1.3-1.5 and 2.1-2.3 s with tiles), while a warm
 //           process repeating calls is 2-3x faster on pinned pooled tiles than pinning the
 //           caller's array at every call.
 //   pin_on_reuse: a new block is pageable, and pinned once it is back in the pool, by a
@@ -102,7 +103,13 @@ TESSERA_EXPORT TaskHints neutral_hints(TaskKind kind, int k, int i, int j, int n
 //           against about 0.8 s/GB to allocate and first touch tiles and a copy in and out).
 //           potrs's right-hand sides too; posv's are copied (a failure leaves them untouched).
 //           With block-column tasks an upper-stored matrix uses the pool as pin_on_reuse.
-enum class HostTiles { automatic, pin_on_reuse, pinned, pageable, in_place };
+//   staged: in gpu mode with one GPU, a lower-stored matrix's tiles live in that GPU's memory
+//           (an n x n matrix there for the call, when it fits in 3/4 of the free memory), and the
+//           caller's array reaches them through a few pinned slots (64 MiB, kept by the runtime):
+//           CPU workers copy pieces of the array into slots and out of them while the copy engines
+//           move the slots, beside the factorization's tasks. Nothing of the caller's array is
+//           pinned and no host tiles are allocated. Any other call: as pin_on_reuse.
+enum class HostTiles { automatic, pin_on_reuse, pinned, pageable, in_place, staged };
 
 // Where the tile tasks run when the runtime has several GPUs:
 //   block_cyclic (default): owner computes. The tile grid is dealt over the GPUs in 2-D
@@ -146,8 +153,8 @@ struct TESSERA_EXPORT RuntimeOptions {
   GpuPlacement gpu_placement = GpuPlacement::block_cyclic;
 
   // Defaults overridden by TESSERA_NCPU, TESSERA_NCUDA, TESSERA_WORKERS_PER_CUDA, TESSERA_POLICY,
-  // TESSERA_TUNING_FILE, TESSERA_VERBOSE (0 or 1), TESSERA_HOST_TILES (pin-on-reuse, pinned or
-  // pageable), TESSERA_URGENT_STREAMS (0 or 1), TESSERA_GPU_PLACEMENT (block-cyclic or policy).
+  // TESSERA_TUNING_FILE, TESSERA_VERBOSE (0 or 1), TESSERA_HOST_TILES (auto, pin-on-reuse, pinned,
+  // pageable, in-place or staged), TESSERA_URGENT_STREAMS (0 or 1), TESSERA_GPU_PLACEMENT (block-cyclic or policy).
   static RuntimeOptions from_environment();
 
   // These options for a runtime whose factorizations all run in `mode`: in cpu mode no GPU is

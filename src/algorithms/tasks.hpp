@@ -12,6 +12,7 @@ namespace tessera::detail {
 class Submission;
 class RuntimeResources;
 class DistributedInserter;
+class StagingRing;
 
 // One tile: an opaque runtime handle, its shape, its tile indices (for traces) and the global
 // row and column of its first element. A transposed tile holds the transpose of tile (i, j) in
@@ -62,6 +63,9 @@ struct TaskContext {
   const DistributedInserter* distributed = nullptr;
   // Several GPUs: the tile tasks run on the GPU owning the tile they write (TaskHints::gpu).
   GpuOwners gpu_owners{};
+  // Set when the tiles live on a GPU and the caller's array is reached through pinned slots
+  // (HostTiles::staged): copy_in and copy_out then go through them.
+  StagingRing* staging = nullptr;
 };
 
 // A = L L^T on the lower triangle of the diagonal tile A; a local failure at (1-based) column c is

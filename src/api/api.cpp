@@ -6,6 +6,7 @@
 #include "argument_errors.hpp"
 #include "request_support.hpp"
 #include "caller_memory.hpp"
+#include "device_memory.hpp"
 #include "tile_access.hpp"
 #include "tile_requirements.hpp"
 #include "tessera/cholesky.hpp"
@@ -54,6 +55,13 @@ class ArrayTiles {
   explicit ArrayTiles(std::unique_ptr<TileMatrix<T>> pool_tiles) : tiles_(std::move(pool_tiles)) {}
   ArrayTiles(Runtime& runtime, int rows, int cols, int nb, TileStructure structure)
       : ArrayTiles(std::make_unique<TileMatrix<T>>(runtime, rows, cols, nb, structure)) {}
+#ifdef TESSERA_HAVE_CUDA
+  // An n x n symmetric matrix's tiles in the memory of GPU `device` (HostTiles::staged).
+  ArrayTiles(Runtime& runtime, int n, int nb, int device)
+      : device_matrix_(std::make_unique<detail::DeviceMatrix<T>>(device, n)),
+        tiles_(detail::TileAccess::view(runtime, n, n, nb, TileStructure::symmetric_lower, device_matrix_->data(),
+                                        device_matrix_->ld(), device)) {}
+#endif
   ArrayTiles(Runtime& runtime, Mode mode, int rows, int cols, int nb, TileStructure structure, const T* array, int ld,
              bool transposed = false)
       : pinned_(std::make_unique<detail::PinnedCallerMemory>(
@@ -69,6 +77,9 @@ class ArrayTiles {
     return (static_cast<std::size_t>(cols - 1) * static_cast<std::size_t>(ld) + static_cast<std::size_t>(rows)) * sizeof(T);
   }
   std::unique_ptr<detail::PinnedCallerMemory> pinned_;
+#ifdef TESSERA_HAVE_CUDA
+  std::unique_ptr<detail::DeviceMatrix<T>> device_matrix_;  // before tiles_: outlives their view
+#endif
   std::unique_ptr<TileMatrix<T>> tiles_;
 };
 
@@ -80,6 +91,27 @@ bool tiles_in_place(const Runtime& runtime, const FactorOptions& options, int n,
          detail::within_physical_memory(triangle_bytes) && detail::factor_in_place(runtime, A);
 }
 
+// The GPU holding a call's tiles when they are staged there (HostTiles::staged; automatic: the
+// runtime's first call): gpu mode on one GPU, a lower-stored array the caller has not pinned (a
+// pinned one is used in place, with no copy at all), and an n x n matrix that takes at most 3/4 of
+// the GPU's free memory. -1: the tiles are in host memory.
+template <class T>
+int staging_device(const Runtime& runtime, const FactorOptions& options, int n, const T* A) {
+#ifdef TESSERA_HAVE_CUDA
+  const HostTiles host_tiles = detail::host_tiles_of(runtime);
+  if (host_tiles != HostTiles::staged && host_tiles != HostTiles::automatic) return -1;
+  if (n <= 0 || options.uplo != Uplo::lower || runtime.resolve(options.mode) != Mode::gpu || runtime.cuda_devices() != 1)
+    return -1;
+  if (detail::pinned_host_memory(A)) return -1;
+  const int device = detail::first_cuda_device();
+  if (device < 0 || detail::DeviceMatrix<T>::bytes_for(n) > detail::free_device_memory(device) / 4 * 3) return -1;
+  return detail::stage_call(runtime) ? device : -1;
+#else
+  (void)runtime, (void)options, (void)n, (void)A;
+  return -1;
+#endif
+}
+
 // The symmetric matrix of a call as tiles: lower tiles, or transposed ones (upper_as_stored).
 template <class T>
 ArrayTiles<T> matrix_tiles(Runtime& runtime, bool in_place, const FactorOptions& options, int n, int nb, const T* A,
@@ -88,6 +120,16 @@ ArrayTiles<T> matrix_tiles(Runtime& runtime, bool in_place, const FactorOptions&
   if (in_place) return ArrayTiles<T>(runtime, options.mode, n, n, nb, TileStructure::symmetric_lower, A, lda, transposed);
   if (transposed) return ArrayTiles<T>(detail::TileAccess::transposed_tiles<T>(runtime, n, nb));
   return ArrayTiles<T>(runtime, n, n, nb, TileStructure::symmetric_lower);
+}
+
+template <class T>
+ArrayTiles<T> staged_tiles(Runtime& runtime, int n, int nb, int device) {
+#ifdef TESSERA_HAVE_CUDA
+  return ArrayTiles<T>(runtime, n, nb, device);
+#else
+  (void)runtime, (void)n, (void)nb, (void)device;
+  throw std::logic_error("staged tiles need CUDA");
+#endif
 }
 
 // Where the right-hand sides of a solve may be in place: always when the factor is given (potrs);
@@ -165,11 +207,14 @@ Request potrf_async(Runtime& runtime, int n, T* A, int lda, const FactorOptions&
   detail::throw_if_invalid("potrf", potrf_argument_error(detail::uplo_letter(options.uplo), n, A, lda));
   const int nb = tile_size_for<T>(runtime, n, options);
   check_tiles_fit_gpu<T>(runtime, options.mode, nb, n);
+  const int staging_gpu = staging_device<T>(runtime, options, n, A);
   auto tiles = std::make_shared<ArrayTiles<T>>(
-      matrix_tiles(runtime, tiles_in_place<T>(runtime, options, n, A), options, n, nb, A, lda));
+      staging_gpu >= 0 ? staged_tiles<T>(runtime, n, nb, staging_gpu)
+                       : matrix_tiles(runtime, tiles_in_place<T>(runtime, options, n, A), options, n, nb, A, lda));
   return make_request(runtime, tiles, [&](Submission& s) {
     s.set_trace(options.trace);
-    const detail::TaskContext ctx = make_context(runtime, s, options.mode, options.gpu_kernels);
+    detail::TaskContext ctx = make_context(runtime, s, options.mode, options.gpu_kernels);
+    if (staging_gpu >= 0) ctx.staging = &detail::staging_ring_of(runtime);
     const TileGrid grid = tiles->grid();
     detail::insert_lapack_potrf<T>(ctx, grid, options.uplo, A, lda, options.hints,
                                    detail::cholesky_plan<T>(runtime, options, grid));

@@ -13,6 +13,16 @@ class Runtime;
 namespace tessera::detail {
 
 class HostMemoryPool;
+class StagingRing;
+
+// RuntimeOptions::host_tiles of `runtime`.
+HostTiles host_tiles_of(const Runtime& runtime);
+// The staging slots of `runtime` (RuntimeResources::staging_ring).
+StagingRing& staging_ring_of(const Runtime& runtime);
+// Whether a call that can run staged (HostTiles::staged) does: always under staged; under
+// automatic when it is the runtime's first such call (it claims the first call, see
+// factor_in_place), the later ones using pooled tiles, pinned by then.
+bool stage_call(const Runtime& runtime);
 
 // Whether a factorization of a lower-stored host array runs on the array itself, as the pool's
 // RuntimeOptions::host_tiles says (HostTiles::automatic counts this call as its first).

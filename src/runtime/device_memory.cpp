@@ -3,6 +3,7 @@
 #ifdef TESSERA_HAVE_CUDA
 
 #include <cuda_runtime.h>
+#include <starpu.h>
 
 #include <cstddef>
 #include <string>
@@ -39,17 +40,62 @@ int padded_ld(int n, std::size_t element_bytes) {
   return (n + per_256 - 1) / per_256 * per_256;
 }
 
-void require_free_memory(int device, std::size_t bytes) {
+std::size_t free_bytes_of_current_device() {
   std::size_t free_bytes = 0, total_bytes = 0;
   TESSERA_CUDA_CHECK(cudaMemGetInfo(&free_bytes, &total_bytes));
+  return free_bytes;
+}
+
+void require_free_memory(int device, std::size_t bytes, const std::string& what, const std::string& remedy) {
+  const std::size_t free_bytes = free_bytes_of_current_device();
   if (bytes <= free_bytes) return;
   const std::size_t mib = std::size_t(1) << 20;
-  throw ResourceError("an upper-stored matrix is factored in a lower workspace of " + std::to_string(bytes / mib) +
-                      " MiB, and GPU " + std::to_string(device) + " has " + std::to_string(free_bytes / mib) +
-                      " MiB free; a lower-stored matrix needs none");
+  throw ResourceError(what + " of " + std::to_string(bytes / mib) + " MiB, and GPU " + std::to_string(device) +
+                      " has " + std::to_string(free_bytes / mib) + " MiB free" + remedy);
 }
 
 }  // namespace
+
+int first_cuda_device() {
+  int first = -1;
+  const unsigned workers = starpu_worker_get_count();
+  for (unsigned w = 0; w < workers; ++w)
+    if (starpu_worker_get_type(static_cast<int>(w)) == STARPU_CUDA_WORKER) {
+      const int device = starpu_worker_get_devid(static_cast<int>(w));
+      if (first < 0 || device < first) first = device;
+    }
+  return first;
+}
+
+std::size_t free_device_memory(int device) {
+  const CurrentDevice current(device);
+  return free_bytes_of_current_device();
+}
+
+template <class T>
+std::size_t DeviceMatrix<T>::bytes_for(int n) {
+  return static_cast<std::size_t>(padded_ld(n, sizeof(T))) * static_cast<std::size_t>(n) * sizeof(T);
+}
+
+template <class T>
+DeviceMatrix<T>::DeviceMatrix(int device, int n) : device_(device), ld_(padded_ld(n, sizeof(T))) {
+  const CurrentDevice current(device_);
+  const std::size_t bytes = bytes_for(n);
+  require_free_memory(device_, bytes, "the tiles of a host matrix are staged on the GPU in a matrix", "");
+  TESSERA_CUDA_CHECK(cudaMalloc(reinterpret_cast<void**>(&data_), bytes));
+}
+
+template <class T>
+DeviceMatrix<T>::~DeviceMatrix() {
+  int previous = 0;
+  cudaGetDevice(&previous);
+  cudaSetDevice(device_);
+  cudaFree(data_);  // nothing to report to: a failure leaves at worst the memory allocated
+  cudaSetDevice(previous);
+}
+
+template class DeviceMatrix<float>;
+template class DeviceMatrix<double>;
 
 int cuda_device_holding(const void* pointer) {
   cudaPointerAttributes attributes{};
@@ -80,7 +126,8 @@ TransposedUpper<T>::TransposedUpper(int device, int n, const T* upper, int ld)
     : device_(device), n_(n), ld_(padded_ld(n, sizeof(T))) {
   const CurrentDevice current(device_);
   const std::size_t bytes = static_cast<std::size_t>(ld_) * static_cast<std::size_t>(n_) * sizeof(T);
-  require_free_memory(device_, bytes);
+  require_free_memory(device_, bytes, "an upper-stored matrix is factored in a lower workspace",
+                      "; a lower-stored matrix needs none");
   TESSERA_CUDA_CHECK(cudaMalloc(reinterpret_cast<void**>(&lower_), bytes));
   cudaStream_t stream = nullptr;
   try {

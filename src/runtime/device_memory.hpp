@@ -5,6 +5,8 @@
 
 #ifdef TESSERA_HAVE_CUDA
 
+#include <cstddef>
+
 namespace tessera::detail {
 
 // The CUDA device whose memory holds `pointer` (device or managed memory), or -1 for host memory
@@ -17,6 +19,35 @@ bool pinned_host_memory(const void* pointer);
 // Blocks until the work already enqueued on `stream` (a cudaStream_t; null: the legacy default
 // stream of the calling thread's current device) is complete.
 void synchronize_stream(void* stream);
+
+// The smallest device number driven by one of the runtime's CUDA workers, or -1 without one.
+int first_cuda_device();
+
+// Bytes free on `device` now (cudaMemGetInfo).
+std::size_t free_device_memory(int device);
+
+// An n x n column-major matrix in the memory of `device` (cudaMalloc; columns padded to 256
+// bytes), for a host array's tiles while a call runs on the GPU (HostTiles::staged).
+template <class T>
+class DeviceMatrix {
+ public:
+  // Throws ResourceError when the GPU has not that much memory free.
+  DeviceMatrix(int device, int n);
+  ~DeviceMatrix();
+  DeviceMatrix(const DeviceMatrix&) = delete;
+  DeviceMatrix& operator=(const DeviceMatrix&) = delete;
+
+  T* data() const noexcept { return data_; }
+  int ld() const noexcept { return ld_; }
+  int device() const noexcept { return device_; }
+  // The bytes an n x n matrix takes.
+  static std::size_t bytes_for(int n);
+
+ private:
+  int device_;
+  int ld_;
+  T* data_ = nullptr;
+};
 
 // The upper triangle of an n x n matrix on a GPU, transposed into the lower triangle of a
 // workspace on the same GPU: the tile algorithm factors lower triangles only, and the caller's

@@ -163,7 +163,9 @@ HostTiles parse_host_tiles(const std::string& name) {
   if (s == "pinned") return HostTiles::pinned;
   if (s == "pageable") return HostTiles::pageable;
   if (s == "in-place") return HostTiles::in_place;
-  throw InvalidArgument("unknown host tile memory '" + name + "' (expected auto, pin-on-reuse, pinned, pageable or in-place)");
+  if (s == "staged") return HostTiles::staged;
+  throw InvalidArgument("unknown host tile memory '" + name +
+                        "' (expected auto, pin-on-reuse, pinned, pageable, in-place or staged)");
 }
 
 const char* to_string(HostTiles tiles) {
@@ -173,6 +175,7 @@ const char* to_string(HostTiles tiles) {
     case HostTiles::pinned: return "pinned";
     case HostTiles::pageable: return "pageable";
     case HostTiles::in_place: return "in-place";
+    case HostTiles::staged: return "staged";
   }
   return "?";
 }

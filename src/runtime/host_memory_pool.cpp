@@ -107,6 +107,16 @@ bool HostMemoryPool::claim_first_in_place() {
   return !std::exchange(first_in_place_claimed_, true);
 }
 
+HostTiles host_tiles_of(const Runtime& runtime) { return runtime.resources().host_memory().mode(); }
+
+StagingRing& staging_ring_of(const Runtime& runtime) { return runtime.resources().staging_ring(); }
+
+bool stage_call(const Runtime& runtime) {
+  HostMemoryPool& pool = runtime.resources().host_memory();
+  if (pool.mode() == HostTiles::staged) return true;
+  return pool.mode() == HostTiles::automatic && pool.claim_first_in_place();
+}
+
 bool factor_in_place(const Runtime& runtime, const void* array) {
   return factor_in_place(runtime.resources().host_memory(), array);
 }

@@ -7,6 +7,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <deque>
+#include <memory>
 #include <thread>
 #include <mutex>
 #include <unordered_map>
@@ -27,6 +28,8 @@
 #endif
 
 namespace tessera::detail {
+
+class StagingRing;
 
 struct CudaWorkerContext {
 #ifdef TESSERA_HAVE_CUDA
@@ -159,6 +162,9 @@ class RuntimeResources {
   const std::vector<uint32_t>& workers_of_gpu(int gpu) const { return workers_by_gpu_.at(static_cast<std::size_t>(gpu)); }
   // How many GPUs the tile tasks are dealt over (1: none placed).
   int gpus_for_tiles() const { return place_tiles_ && gpu_count() > 1 ? gpu_count() : 1; }
+  // The pinned slots of HostTiles::staged: made by the first call that stages (64 MiB) and kept
+  // while the runtime lives. Only with CUDA workers.
+  StagingRing& staging_ring() const;
 #ifdef TESSERA_HAVE_CUDA
   kernels::cuda::TileTuningTable& tile_tuning() { return tile_tuning_; }
   const kernels::cuda::TileTuningTable& tile_tuning() const { return tile_tuning_; }
@@ -171,6 +177,8 @@ class RuntimeResources {
   bool urgent_streams_;
   std::vector<std::vector<uint32_t>> workers_by_gpu_;
   bool place_tiles_ = false;
+  mutable std::mutex staging_mutex_;
+  mutable std::shared_ptr<StagingRing> staging_;  // shared_ptr: destroyed where StagingRing is incomplete
 #ifdef TESSERA_HAVE_CUDA
   kernels::cuda::TileTuningTable tile_tuning_;
 #endif

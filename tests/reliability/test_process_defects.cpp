@@ -465,6 +465,8 @@ TEST(HostMemoryPool, PinsBlocksAsTheOptionsSay) {
   EXPECT_EQ(parse_host_tiles("auto"), HostTiles::automatic);
   EXPECT_EQ(parse_host_tiles("in-place"), HostTiles::in_place);
   EXPECT_STREQ(to_string(HostTiles::in_place), "in-place");
+  EXPECT_EQ(parse_host_tiles("Staged"), HostTiles::staged);
+  EXPECT_STREQ(to_string(HostTiles::staged), "staged");
   EXPECT_EQ(RuntimeOptions{}.host_tiles, HostTiles::automatic);
   EXPECT_THROW(parse_host_tiles("locked"), InvalidArgument);
 }

@@ -1,0 +1,178 @@
+// A host array factored with its tiles in GPU memory (HostTiles::staged, which auto chooses in gpu
+// mode on one GPU): tiles larger than a staging slot copied in pieces, the caller's other
+// triangle left as it was, nothing moved by the runtime itself, LAPACK's info for a failing minor
+// and for a NaN or infinity at the edges of tiles and pieces, two calls sharing the slots.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <limits>
+#include <string>
+#include <type_traits>
+
+#include "tessera/tessera.h"
+#include "policy_modes.hpp"
+#include "test_support.hpp"
+
+namespace tessera::test {
+namespace {
+
+// Tiles of 1024 doubles or 1100 floats take 8 and 4.6 MiB: every tile is copied in pieces of
+// whole columns of at most 4 MiB (a staging slot), and a diagonal tile's pieces start on its
+// diagonal (a 1024 tile of doubles: columns [0, 512) then [512, 1024)).
+template <class T>
+constexpr int kPiecedTile = std::is_same_v<T, double> ? 1024 : 1100;
+
+// A runtime beside the test binary's, on the same StarPU, with its own host-tile setting.
+std::unique_ptr<Runtime> runtime_with(HostTiles host_tiles) {
+  runtime();  // StarPU started with the test binary's options
+  RuntimeOptions options = RuntimeOptions::from_environment();
+  options.host_tiles = host_tiles;
+  return std::make_unique<Runtime>(options);
+}
+
+// Every call staged where it can be.
+Runtime& staged_runtime() {
+  static std::unique_ptr<Runtime> rt = runtime_with(HostTiles::staged);
+  return *rt;
+}
+
+// Why a staged call cannot run here, or "" when it can.
+std::string why_not_staged() {
+  if (!have_gpu()) return "no CUDA worker: this machine has no usable GPU";
+  if (runtime().cuda_devices() != 1) return "tiles are staged on one GPU only";
+  if (!policy_runs(Mode::gpu)) return runtime().scheduler() + " does not run gpu mode";
+  return "";
+}
+
+#define TESSERA_SKIP_UNLESS_STAGED()                     \
+  do {                                                   \
+    const std::string why = why_not_staged();            \
+    if (!why.empty()) GTEST_SKIP() << why;               \
+  } while (0)
+
+template <class T>
+FactorOptions staged_options(int nb, std::shared_ptr<Trace> trace = nullptr) {
+  FactorOptions options;
+  options.nb = nb;
+  options.mode = Mode::gpu;
+  options.uplo = Uplo::lower;
+  options.trace = std::move(trace);
+  return options;
+}
+
+// Lower triangle SPD, strict upper triangle `upper` (never read, never written).
+template <class T>
+std::vector<T> lower_spd(int n, unsigned seed, T upper) {
+  std::vector<T> A = random_spd<T>(n, n, seed);
+  for (int j = 1; j < n; ++j)
+    for (int i = 0; i < j; ++i) A[i + static_cast<std::size_t>(j) * n] = upper;
+  return A;
+}
+
+// The copies of a traced call that ran on CUDA workers (a staged call's) and on CPU workers.
+struct CopiesIn {
+  int on_gpu = 0;
+  int on_cpu = 0;
+};
+CopiesIn copies_in(const Trace& trace) {
+  CopiesIn copies;
+  for (const TraceEvent& e : trace.events())
+    if (e.kind == TaskKind::copy_in) (e.worker_name.rfind("CUDA", 0) == 0 ? copies.on_gpu : copies.on_cpu) += 1;
+  return copies;
+}
+
+template <class T>
+void expect_staged_factor(int n, int nb) {
+  const T upper = T(7.25);
+  const std::vector<T> A = lower_spd<T>(n, 11u + n, upper);
+  std::vector<T> F = A;
+  auto trace = std::make_shared<Trace>();
+  ASSERT_EQ(potrf(staged_runtime(), n, F.data(), n, staged_options<T>(nb, trace)), 0);
+  EXPECT_LT(factor_backward_error(Uplo::lower, n, A, F, n), 1.0) << "n=" << n << " nb=" << nb;
+  int upper_changed = 0;
+  for (int j = 1; j < n; ++j)
+    for (int i = 0; i < j; ++i) upper_changed += F[i + static_cast<std::size_t>(j) * n] != upper;
+  EXPECT_EQ(upper_changed, 0);
+  // The slots' copies: packing on CPU workers, the copy to the GPU on CUDA workers.
+  const CopiesIn copies = copies_in(*trace);
+  EXPECT_GT(copies.on_gpu, 0);
+  EXPECT_EQ(copies.on_gpu, copies.on_cpu);
+  // The tiles live on the GPU: the runtime itself moves no data between host and GPU (only the
+  // slots' handles, which carry none).
+  for (const TraceTransfer& t : trace->transfers()) EXPECT_EQ(t.bytes, 0) << t.from << " -> " << t.to;
+}
+
+TEST(Staged, FactorsTilesCopiedInPiecesAndLeavesTheUpperTriangle) {
+  TESSERA_SKIP_UNLESS_STAGED();
+  expect_staged_factor<double>(2 * kPiecedTile<double> + 337, kPiecedTile<double>);
+  expect_staged_factor<float>(2 * kPiecedTile<float> + 337, kPiecedTile<float>);
+  expect_staged_factor<double>(1, 1);
+  expect_staged_factor<double>(97, 16);  // tiles of one piece each, a prime order
+}
+
+TEST(Staged, InfoOfAFailingMinorAtTheEdgesOfTilesAndPieces) {
+  TESSERA_SKIP_UNLESS_STAGED();
+  const int nb = kPiecedTile<double>, n = 2 * nb + 101;
+  const std::vector<double> A = lower_spd<double>(n, 5u, 0.0);
+  for (const int column : {1, 512, 513, nb, nb + 1, nb + 512, nb + 513, 2 * nb, 2 * nb + 1, n}) {
+    std::vector<double> F = A;
+    F[(column - 1) + static_cast<std::size_t>(column - 1) * n] = -100.0;
+    EXPECT_EQ(potrf(staged_runtime(), n, F.data(), n, staged_options<double>(nb)), column) << "column " << column;
+  }
+}
+
+TEST(Staged, NonFiniteInputFailsTheSmallestMinorHoldingIt) {
+  TESSERA_SKIP_UNLESS_STAGED();
+  const int nb = kPiecedTile<double>, n = 2 * nb + 101;
+  const std::vector<double> A = lower_spd<double>(n, 6u, 0.0);
+  const double nan = std::numeric_limits<double>::quiet_NaN(), inf = std::numeric_limits<double>::infinity();
+  struct Bad {
+    int row, col;
+    double value;
+  };
+  // (row, col) 0-based in the lower triangle: info row + 1.
+  for (const Bad bad : {Bad{0, 0, nan}, Bad{600, 513, inf}, Bad{511, 511, nan}, Bad{512, 512, -inf},
+                        Bad{nb + 3, 100, nan}, Bad{n - 1, 2 * nb + 50, nan}, Bad{n - 1, n - 1, inf}}) {
+    std::vector<double> F = A;
+    F[bad.row + static_cast<std::size_t>(bad.col) * n] = bad.value;
+    EXPECT_EQ(potrf(staged_runtime(), n, F.data(), n, staged_options<double>(nb)), bad.row + 1)
+        << "(" << bad.row << ", " << bad.col << ")";
+  }
+  // Above the diagonal nothing is read.
+  std::vector<double> F = A;
+  F[5 + static_cast<std::size_t>(nb + 7) * n] = nan;
+  EXPECT_EQ(potrf(staged_runtime(), n, F.data(), n, staged_options<double>(nb)), 0);
+  EXPECT_LT(factor_backward_error(Uplo::lower, n, A, F, n), 1.0);
+}
+
+TEST(Staged, TwoCallsInFlightShareTheSlots) {
+  TESSERA_SKIP_UNLESS_STAGED();
+  const int nb = kPiecedTile<double>, n = 2 * nb + 64;
+  const std::vector<double> A = lower_spd<double>(n, 7u, 0.0), B = lower_spd<double>(n, 8u, 0.0);
+  std::vector<double> FA = A, FB = B;
+  Request first = potrf_async(staged_runtime(), n, FA.data(), n, staged_options<double>(nb));
+  Request second = potrf_async(staged_runtime(), n, FB.data(), n, staged_options<double>(nb));
+  EXPECT_EQ(first.wait(), 0);
+  EXPECT_EQ(second.wait(), 0);
+  EXPECT_LT(factor_backward_error(Uplo::lower, n, A, FA, n), 1.0);
+  EXPECT_LT(factor_backward_error(Uplo::lower, n, B, FB, n), 1.0);
+}
+
+// auto: the first call (nothing pinned yet, in a process that may factor only once) is staged,
+// the later ones use pooled tiles, which the pool pins for reuse.
+TEST(Staged, AutomaticStagesTheFirstCallOnly) {
+  TESSERA_SKIP_UNLESS_STAGED();
+  const std::unique_ptr<Runtime> automatic = runtime_with(HostTiles::automatic);
+  const int n = 300, nb = 64;
+  const std::vector<double> A = lower_spd<double>(n, 9u, 0.0);
+  for (const bool first : {true, false}) {
+    std::vector<double> F = A;
+    auto trace = std::make_shared<Trace>();
+    ASSERT_EQ(potrf(*automatic, n, F.data(), n, staged_options<double>(nb, trace)), 0);
+    EXPECT_LT(factor_backward_error(Uplo::lower, n, A, F, n), 1.0);
+    EXPECT_EQ(copies_in(*trace).on_gpu > 0, first) << (first ? "first call" : "second call");
+  }
+}
+
+}  // namespace
+}  // namespace tessera::test
