@@ -5,7 +5,9 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <algorithm>
 #include <limits>
+#include <random>
 #include <string>
 #include <type_traits>
 
@@ -158,20 +160,48 @@ TEST(Staged, TwoCallsInFlightShareTheSlots) {
   EXPECT_LT(factor_backward_error(Uplo::lower, n, B, FB, n), 1.0);
 }
 
-// auto: the first call (nothing pinned yet, in a process that may factor only once) is staged,
-// the later ones use pooled tiles, which the pool pins for reuse.
-TEST(Staged, AutomaticStagesTheFirstCallOnly) {
-  TESSERA_SKIP_UNLESS_STAGED();
-  const std::unique_ptr<Runtime> automatic = runtime_with(HostTiles::automatic);
-  const int n = 300, nb = 64;
-  const std::vector<double> A = lower_spd<double>(n, 9u, 0.0);
-  for (const bool first : {true, false}) {
-    std::vector<double> F = A;
-    auto trace = std::make_shared<Trace>();
-    ASSERT_EQ(potrf(*automatic, n, F.data(), n, staged_options<double>(nb, trace)), 0);
-    EXPECT_LT(factor_backward_error(Uplo::lower, n, A, F, n), 1.0);
-    EXPECT_EQ(copies_in(*trace).on_gpu > 0, first) << (first ? "first call" : "second call");
+// The largest |A - L L^T| / |A| over `samples` entries of the lower triangle (i >= j), in double:
+// a check of a factor of order ten thousand without the n^3 of a full product.
+template <class T>
+double sampled_factor_error(int n, const std::vector<T>& A, const std::vector<T>& L, int samples, unsigned seed) {
+  std::mt19937 pick(seed);
+  double worst = 0, largest = 0;
+  for (const T& a : A) largest = std::max(largest, std::abs(double(a)));
+  for (int s = 0; s < samples; ++s) {
+    int i = static_cast<int>(pick() % n), j = static_cast<int>(pick() % n);
+    if (i < j) std::swap(i, j);
+    double sum = 0;
+    for (int k = 0; k <= j; ++k)
+      sum += double(L[i + static_cast<std::size_t>(k) * n]) * double(L[j + static_cast<std::size_t>(k) * n]);
+    worst = std::max(worst, std::abs(sum - double(A[i + static_cast<std::size_t>(j) * n])));
   }
+  return worst / largest;
+}
+
+// The copies of one automatic-mode call to potrf on a lower-stored array of order n, traced.
+CopiesIn copies_of_automatic_call(Runtime& automatic, int n, unsigned seed) {
+  const std::vector<double> A = lower_spd<double>(n, seed, 0.0);
+  std::vector<double> F = A;
+  auto trace = std::make_shared<Trace>();
+  FactorOptions options = staged_options<double>(0, trace);  // nb: the default for n
+  EXPECT_EQ(potrf(automatic, n, F.data(), n, options), 0);
+  EXPECT_LT(sampled_factor_error(n, A, F, 64, seed), 1e-10) << "n=" << n;
+  return copies_in(*trace);
+}
+
+// auto stages the runtime's first call on an array of 1 GiB or more (nothing pinned yet, in a
+// process that may factor only once); a smaller first array is pinned in place instead, and later
+// calls use pooled tiles, which the pool pins for reuse.
+TEST(Staged, AutomaticStagesTheFirstCallOnAGigabyteArray) {
+  TESSERA_SKIP_UNLESS_STAGED();
+  const int large = 11600;  // 1.08 GB of doubles
+  {
+    const std::unique_ptr<Runtime> automatic = runtime_with(HostTiles::automatic);
+    EXPECT_EQ(copies_of_automatic_call(*automatic, 300, 9u).on_gpu, 0) << "a small first array";
+  }
+  const std::unique_ptr<Runtime> automatic = runtime_with(HostTiles::automatic);
+  EXPECT_GT(copies_of_automatic_call(*automatic, large, 10u).on_gpu, 0) << "a large first array";
+  EXPECT_EQ(copies_of_automatic_call(*automatic, large, 11u).on_gpu, 0) << "a large second array";
 }
 
 }  // namespace

@@ -111,6 +111,8 @@ HostTiles host_tiles_of(const Runtime& runtime) { return runtime.resources().hos
 
 StagingRing& staging_ring_of(const Runtime& runtime) { return runtime.resources().staging_ring(); }
 
+bool stages_automatically(double bytes) { return bytes >= double(std::size_t(1) << 30); }
+
 bool stage_call(const Runtime& runtime) {
   HostMemoryPool& pool = runtime.resources().host_memory();
   if (pool.mode() == HostTiles::staged) return true;
