@@ -85,11 +85,11 @@ TESSERA_EXPORT TaskHints neutral_hints(TaskKind kind, int k, int i, int j, int n
 //   automatic (default): an array is factored in place (see in_place) when it is pinned
 //           already (nothing to pay). The runtime's first factorization (a process that factors
 //           once pays neither for host tiles nor for pinning them) is staged (see staged) where
-//           it can be, in place otherwise; later ones as pin_on_reuse. On an H100 host, one-shot
-//           processes at n = 20000 and 30000 took 0.71-0.81 and 0.86-0.92 s staged against
-//           0.73-0.90 and 1.23-1.36 s in place (1.3-1.5 and 2.1-2.3 s with tiles), while a warm
-//           process repeating calls is 2-3x faster on pinned pooled tiles than pinning the
-//           caller's array at every call.
+//           it can be and the array takes 1 GiB or more, in place otherwise; later ones as
+//           pin_on_reuse. On an H100 host, one-shot processes at n = 20000 and 30000 took
+//           0.59-0.70 and 0.85-0.87 s staged against 0.86-0.88 and 1.42-1.50 s in place (1.3-1.5
+//           and 2.1-2.3 s with tiles), while a warm process repeating calls is 2-3x faster on
+//           pinned pooled tiles than pinning the caller's array at every call.
 //   pin_on_reuse: a new block is pageable, and pinned once it is back in the pool, by a
 //           background thread (or by the factorization that reuses it, should that come first).
 //           Pinning fresh memory costs more than copying it once through pageable memory (on an
