@@ -92,9 +92,9 @@ bool tiles_in_place(const Runtime& runtime, const FactorOptions& options, int n,
 }
 
 // The GPU holding a call's tiles when they are staged there (HostTiles::staged; automatic: the
-// runtime's first call, on an array of 1 GiB or more): gpu mode on one GPU, a lower-stored array the caller has not pinned (a
-// pinned one is used in place, with no copy at all), and an n x n matrix that takes at most 3/4 of
-// the GPU's free memory. -1: the tiles are in host memory.
+// runtime's first call, on an array of 1 GiB or more): gpu mode on one GPU, a lower-stored array
+// the caller has not pinned (a pinned one is used in place, with no copy at all), and an n x n
+// matrix that takes at most 3/4 of the GPU's free memory. -1: the tiles are in host memory.
 template <class T>
 int staging_device(const Runtime& runtime, const FactorOptions& options, int n, const T* A) {
 #ifdef TESSERA_HAVE_CUDA
