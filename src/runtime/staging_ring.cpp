@@ -4,6 +4,16 @@
 
 #include "runtime_resources.hpp"
 
+namespace tessera::detail {
+
+const StagingRing::Slot& StagingRing::next(Direction direction) noexcept {
+  if (direction == Direction::to_gpu) return slots_[next_to_gpu_.fetch_add(1, std::memory_order_relaxed) % to_gpu_];
+  const std::size_t from_gpu = slots_.size() - to_gpu_;
+  return slots_[to_gpu_ + next_from_gpu_.fetch_add(1, std::memory_order_relaxed) % from_gpu];
+}
+
+}  // namespace tessera::detail
+
 #ifdef TESSERA_HAVE_CUDA
 
 #include <cuda_runtime.h>
@@ -66,12 +76,6 @@ StagingRing::StagingRing(std::size_t to_gpu, std::size_t from_gpu, std::size_t s
     starpu_void_data_register(&handle);
     slots_.push_back({static_cast<char*>(memory_) + s * slot_bytes, handle});
   }
-}
-
-const StagingRing::Slot& StagingRing::next(Direction direction) noexcept {
-  if (direction == Direction::to_gpu) return slots_[next_to_gpu_.fetch_add(1, std::memory_order_relaxed) % to_gpu_];
-  const std::size_t from_gpu = slots_.size() - to_gpu_;
-  return slots_[to_gpu_ + next_from_gpu_.fetch_add(1, std::memory_order_relaxed) % from_gpu];
 }
 
 StagingRing::~StagingRing() {
