@@ -95,9 +95,9 @@ bool tiles_in_place(const Runtime& runtime, const FactorOptions& options, int n,
 // runtime's first call, on an array of 1 GiB or more): gpu mode on one GPU, a lower-stored array
 // the caller has not pinned (a pinned one is used in place, with no copy at all), and an n x n
 // matrix that takes at most 3/4 of the GPU's free memory. -1: the tiles are in host memory.
+#ifdef TESSERA_HAVE_CUDA
 template <class T>
 int staging_device(const Runtime& runtime, const FactorOptions& options, int n, const T* A) {
-#ifdef TESSERA_HAVE_CUDA
   const HostTiles host_tiles = detail::host_tiles_of(runtime);
   if (host_tiles != HostTiles::staged && host_tiles != HostTiles::automatic) return -1;
   if (host_tiles == HostTiles::automatic && !detail::stages_automatically(sizeof(T) * double(n) * n)) return -1;
@@ -107,11 +107,8 @@ int staging_device(const Runtime& runtime, const FactorOptions& options, int n, 
   const int device = detail::first_cuda_device();
   if (device < 0 || detail::DeviceMatrix<T>::bytes_for(n) > detail::free_device_memory(device) / 4 * 3) return -1;
   return detail::stage_call(runtime) ? device : -1;
-#else
-  (void)runtime, (void)options, (void)n, (void)A;
-  return -1;
-#endif
 }
+#endif
 
 // The symmetric matrix of a call as tiles: lower tiles, or transposed ones (upper_as_stored).
 template <class T>
@@ -123,14 +120,26 @@ ArrayTiles<T> matrix_tiles(Runtime& runtime, bool in_place, const FactorOptions&
   return ArrayTiles<T>(runtime, n, n, nb, TileStructure::symmetric_lower);
 }
 
+// A call's tiles staged on a GPU, with the runtime's slots in `staging`, where the call can be
+// (staging_device); null otherwise, and when the GPU matrix or the slots cannot be had after all
+// (memory taken since it was counted): the call then runs on host tiles.
 template <class T>
-ArrayTiles<T> staged_tiles(Runtime& runtime, int n, int nb, int device) {
+std::shared_ptr<ArrayTiles<T>> staged_tiles_if_possible(Runtime& runtime, const FactorOptions& options, int n, int nb,
+                                                        const T* A, detail::StagingRing*& staging) {
 #ifdef TESSERA_HAVE_CUDA
-  return ArrayTiles<T>(runtime, n, nb, device);
+  const int device = staging_device<T>(runtime, options, n, A);
+  if (device < 0) return nullptr;
+  try {
+    staging = &detail::staging_ring_of(runtime);
+    return std::make_shared<ArrayTiles<T>>(runtime, n, nb, device);
+  } catch (const ResourceError&) {
+  } catch (const CudaError&) {
+  }
+  staging = nullptr;
 #else
-  (void)runtime, (void)n, (void)nb, (void)device;
-  throw std::logic_error("staged tiles need CUDA");
+  (void)runtime, (void)options, (void)n, (void)nb, (void)A, (void)staging;
 #endif
+  return nullptr;
 }
 
 // Where the right-hand sides of a solve may be in place: always when the factor is given (potrs);
@@ -208,14 +217,15 @@ Request potrf_async(Runtime& runtime, int n, T* A, int lda, const FactorOptions&
   detail::throw_if_invalid("potrf", potrf_argument_error(detail::uplo_letter(options.uplo), n, A, lda));
   const int nb = tile_size_for<T>(runtime, n, options);
   check_tiles_fit_gpu<T>(runtime, options.mode, nb, n);
-  const int staging_gpu = staging_device<T>(runtime, options, n, A);
-  auto tiles = std::make_shared<ArrayTiles<T>>(
-      staging_gpu >= 0 ? staged_tiles<T>(runtime, n, nb, staging_gpu)
-                       : matrix_tiles(runtime, tiles_in_place<T>(runtime, options, n, A), options, n, nb, A, lda));
+  detail::StagingRing* staging = nullptr;
+  std::shared_ptr<ArrayTiles<T>> tiles = staged_tiles_if_possible<T>(runtime, options, n, nb, A, staging);
+  if (!tiles)
+    tiles = std::make_shared<ArrayTiles<T>>(
+        matrix_tiles(runtime, tiles_in_place<T>(runtime, options, n, A), options, n, nb, A, lda));
   return make_request(runtime, tiles, [&](Submission& s) {
     s.set_trace(options.trace);
     detail::TaskContext ctx = make_context(runtime, s, options.mode, options.gpu_kernels);
-    if (staging_gpu >= 0) ctx.staging = &detail::staging_ring_of(runtime);
+    ctx.staging = staging;
     const TileGrid grid = tiles->grid();
     detail::insert_lapack_potrf<T>(ctx, grid, options.uplo, A, lda, options.hints,
                                    detail::cholesky_plan<T>(runtime, options, grid));
