@@ -108,7 +108,8 @@ TESSERA_EXPORT TaskHints neutral_hints(TaskKind kind, int k, int i, int j, int n
 //           caller's array reaches them through a few pinned slots (64 MiB, kept by the runtime):
 //           CPU workers copy pieces of the array into slots and out of them while the copy engines
 //           move the slots, beside the factorization's tasks. Nothing of the caller's array is
-//           pinned and no host tiles are allocated. Any other call: as pin_on_reuse.
+//           pinned and no host tiles are allocated. Any other call, or one whose GPU matrix or
+//           slots cannot be allocated after all: as pin_on_reuse.
 enum class HostTiles { automatic, pin_on_reuse, pinned, pageable, in_place, staged };
 
 // Where the tile tasks run when the runtime has several GPUs:
