@@ -350,6 +350,8 @@ bool starpu_binding_from_environment() {
 
 bool starpu_ncpu_from_environment() { return read_variable("STARPU_NCPU") || read_variable("STARPU_NCPUS"); }
 
+bool starpu_cuda_ids_from_environment() { return read_variable("STARPU_WORKERS_CUDAID").has_value(); }
+
 std::optional<std::string> starpu_sched_from_environment() {
   return env("STARPU_SCHED");
   return std::nullopt;

@@ -14,6 +14,7 @@
 
 #include "automatic_mode.hpp"
 #include "cuda_context.hpp"
+#include "cuda_warm_up.hpp"
 #include "environment.hpp"
 #include "perfmodel_files.hpp"
 #include "process_state.hpp"
@@ -199,8 +200,10 @@ void share_cores_with_local_ranks(const RuntimeOptions& options, starpu_conf& co
 }
 
 // Starts StarPU, refusing first what it would abort on; returns the running policy's name and,
-// through set_aside, the corrupt performance-model files renamed first.
-std::string start_starpu(const RuntimeOptions& options, std::vector<std::string>& set_aside) {
+// through set_aside, the corrupt performance-model files renamed first. When StarPU is to drive
+// GPUs, warm_up pays the process's one-time CUDA costs alongside (the caller keeps it running).
+std::string start_starpu(const RuntimeOptions& options, std::vector<std::string>& set_aside,
+                         std::optional<detail::CudaWarmUp>& warm_up) {
   detail::check_starpu_environment();  // starpu_conf_init already parses StarPU's variables
   starpu_conf conf;
   starpu_conf_init(&conf);
@@ -222,6 +225,9 @@ std::string start_starpu(const RuntimeOptions& options, std::vector<std::string>
   // Performance-model files StarPU could not parse are set aside, so that it recalibrates.
   set_aside = detail::set_aside_corrupt_perf_models(detail::perf_model_location());
   detail::set_starpu_environment_defaults(options);
+  // StarPU starts CUDA workers on the first conf.ncuda GPUs (all when -1) unless told which.
+  if (conf.ncuda != 0)
+    warm_up.emplace(detail::starpu_cuda_ids_from_environment() ? 0 : conf.ncuda);
   const int ret = starpu_init(&conf);
   if (ret == -ENODEV) throw RuntimeError("StarPU could not start: no worker is available (check STARPU_NCPU/STARPU_NCUDA)");
   if (ret != 0) throw RuntimeError("StarPU could not start (starpu_init returned " + std::to_string(ret) + ")");
@@ -255,6 +261,7 @@ Runtime::Runtime(const RuntimeOptions& options) : impl_(std::make_unique<Impl>()
   StarpuOwnership& ownership = starpu_ownership();
   std::lock_guard<std::mutex> lock(ownership.mutex);
   const bool running = starpu_is_initialized() != 0;
+  std::optional<detail::CudaWarmUp> warm_up;  // waited for at the end of the start
   impl_->attached = running && ownership.tessera_references == 0;
   impl_->verbose = options.verbose;
   impl_->owner_pid = getpid();
@@ -263,7 +270,7 @@ Runtime::Runtime(const RuntimeOptions& options) : impl_(std::make_unique<Impl>()
     impl_->scheduler = running_policy_name();
   } else {
     std::vector<std::string> set_aside;
-    impl_->scheduler = start_starpu(options, set_aside);
+    impl_->scheduler = start_starpu(options, set_aside, warm_up);
     for (const std::string& path : set_aside)
       impl_->notice("StarPU performance-model file " + path + " was corrupt; set aside as " + path +
                         ".corrupt, it will be recalibrated",

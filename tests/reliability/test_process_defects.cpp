@@ -22,6 +22,7 @@
 
 #include "../test_support.hpp"
 #include "caller_memory.hpp"
+#include "cuda_warm_up.hpp"
 #include "environment.hpp"
 #include "perfmodel_files.hpp"
 #include "reliability_support.hpp"
@@ -487,6 +488,35 @@ TEST(HostMemoryPool, AutomaticFactorsTheFirstArrayInPlace) {
     detail::HostMemoryPool pool(tiles);
     EXPECT_FALSE(detail::factor_in_place(pool, array.data())) << to_string(tiles);
   }
+}
+
+// The start's CUDA warm-up (cuda_warm_up.hpp) ends and is waited for whatever it is asked to
+// warm: every GPU, the driver alone, one GPU, more GPUs than the machine has, and on a machine
+// without a usable GPU (where the driver cannot start). A throw escaping its thread would end the
+// process; a wait that never ends, the test's time limit.
+TEST(CudaWarmUp, EndsWhateverItIsAskedToWarm) {
+  for (const int devices : {-1, 0, 1, 1 << 20}) const detail::CudaWarmUp warm_up(devices);
+  // The process's own work on the GPU afterwards is unaffected: a runtime starts and factors.
+  EXPECT_EQ(factor_small(runtime()), 0);
+}
+
+// With the GPUs named by STARPU_WORKERS_CUDAID the warm-up leaves the contexts to StarPU (it
+// initializes the driver only); the runtime still starts its CUDA workers there and factors on
+// them in gpu mode, from the first call.
+TEST(CudaWarmUp, GpusNamedForStarpuStillStartAndFactor) {
+  const ScopedEnv ids("STARPU_WORKERS_CUDAID", "0");
+  RuntimeOptions options = RuntimeOptions::from_environment().for_mode(Mode::gpu);
+  options.ncpus = 2;
+  Runtime named(options);
+  if (named.cuda_workers() == 0) GTEST_SKIP() << "no CUDA worker: this machine has no usable GPU";
+  const int n = 1031;
+  const std::vector<double> A = random_spd<double>(n, n, 11);
+  std::vector<double> F = A;
+  FactorOptions factor;
+  factor.mode = Mode::gpu;
+  factor.nb = 256;
+  ASSERT_EQ(potrf(named, n, F.data(), n, factor), 0);
+  EXPECT_LT(factor_backward_error(Uplo::lower, n, A, F, n), 1.0);
 }
 
 // cpu mode starts no GPU unless one is asked for: RuntimeOptions::for_mode.
