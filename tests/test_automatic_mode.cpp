@@ -50,6 +50,26 @@ TEST(AutomaticMode, RuntimeResolvesAutoToItsChoice) {
   EXPECT_EQ(FactorOptions{}.mode, Mode::automatic);
 }
 
+// Where auto runs gpu mode (the GPUs dominate) hybrid takes gpu mode's tiles; elsewhere every
+// mode keeps its own (without a GPU, hybrid runs on the CPUs and takes cpu mode's).
+TEST(AutomaticMode, HybridTakesGpuTilesWhereTheGpusDominate) {
+  Runtime& rt = test::runtime();
+  const int cpus = rt.cpu_workers();
+  for (const int n : {1, 700, 8192, 16384, 30000})
+    for (const bool dp : {true, false}) {
+      SCOPED_TRACE(std::to_string(n) + (dp ? " double" : " float"));
+      EXPECT_EQ(default_tile_size(rt, n, dp, Mode::cpu), default_tile_size(n, dp, Mode::cpu, cpus));
+      EXPECT_EQ(default_tile_size(rt, n, dp, Mode::automatic), default_tile_size(n, dp, rt.automatic_mode().mode, cpus));
+      const Mode hybrid_tiles = rt.automatic_mode().mode == Mode::gpu ? Mode::gpu : rt.resolve(Mode::hybrid);
+      EXPECT_EQ(default_tile_size(rt, n, dp, Mode::hybrid), default_tile_size(n, dp, hybrid_tiles, cpus));
+      if (rt.cuda_workers() > 0)  // gpu mode without a GPU is refused
+        EXPECT_EQ(default_tile_size(rt, n, dp, Mode::gpu), default_tile_size(n, dp, Mode::gpu, cpus));
+    }
+  // The rule's reason: the two modes' own choices differ at 16384.
+  EXPECT_EQ(default_tile_size(16384, true, Mode::gpu), 2048);
+  EXPECT_EQ(default_tile_size(16384, true, Mode::hybrid), 1024);
+}
+
 TEST(AutomaticMode, DefaultOptionsFactorCorrectly) {
   const int n = 97;
   std::vector<double> A = test::random_spd<double>(n, n, 5);

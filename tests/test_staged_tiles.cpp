@@ -160,6 +160,39 @@ TEST(Staged, TwoCallsInFlightShareTheSlots) {
   EXPECT_LT(factor_backward_error(Uplo::lower, n, B, FB, n), 1.0);
 }
 
+// Hybrid where the GPU dominates (auto runs gpu mode there) is staged as gpu mode is. Tiles of 32
+// are small enough for a CPU worker to take blind, so the CPUs may take tile tasks too: StarPU then
+// brings those tiles to host memory and back, and the factor must still be right.
+TEST(Staged, HybridWhereTheGpuDominatesIsStagedToo) {
+  TESSERA_SKIP_UNLESS_STAGED();
+  const ModeChoice automatic = staged_runtime().automatic_mode();
+  if (automatic.mode != Mode::gpu) GTEST_SKIP() << "the GPU does not dominate here: " << automatic.reason;
+  if (!policy_runs(Mode::hybrid)) GTEST_SKIP() << runtime().scheduler() << " does not run hybrid mode";
+  int tile_tasks_on_cpus = 0;
+  for (const int nb : {32, kPiecedTile<double>}) {
+    const int n = 2 * nb + 37;
+    const double upper = 3.5;
+    const std::vector<double> A = lower_spd<double>(n, 13u + n, upper);
+    std::vector<double> F = A;
+    auto trace = std::make_shared<Trace>();
+    FactorOptions options = staged_options<double>(nb, trace);
+    options.mode = Mode::hybrid;
+    ASSERT_EQ(potrf(staged_runtime(), n, F.data(), n, options), 0) << "nb=" << nb;
+    EXPECT_LT(factor_backward_error(Uplo::lower, n, A, F, n), 1.0) << "nb=" << nb;
+    int upper_changed = 0;
+    for (int j = 1; j < n; ++j)
+      for (int i = 0; i < j; ++i) upper_changed += F[i + static_cast<std::size_t>(j) * n] != upper;
+    EXPECT_EQ(upper_changed, 0) << "nb=" << nb;
+    const CopiesIn copies = copies_in(*trace);
+    EXPECT_GT(copies.on_gpu, 0) << "nb=" << nb << ": not staged";
+    EXPECT_EQ(copies.on_gpu, copies.on_cpu) << "nb=" << nb;
+    for (const TraceEvent& e : trace->events())
+      if (e.kind != TaskKind::copy_in && e.kind != TaskKind::copy_out && e.worker_name.rfind("CPU", 0) == 0)
+        ++tile_tasks_on_cpus;
+  }
+  RecordProperty("tile_tasks_on_cpus", tile_tasks_on_cpus);
+}
+
 // The largest |A - L L^T| / |A| over `samples` entries of the lower triangle (i >= j), in double:
 // a check of a factor of order ten thousand without the n^3 of a full product.
 template <class T>

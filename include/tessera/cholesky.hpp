@@ -112,5 +112,9 @@ TESSERA_EXPORT double backward_error(const TileMatrix<T>& A, const TileMatrix<T>
 // The tile size Tessera picks for an n x n matrix when FactorOptions::nb is 0; in cpu mode it
 // depends on the number of CPU workers too (0: not known).
 TESSERA_EXPORT int default_tile_size(int n, bool double_precision, Mode resolved_mode, int cpu_workers = 0);
+// The same for a factorization asking `runtime` for `requested`: the mode it resolves to, except
+// that hybrid takes gpu mode's tiles on a runtime whose GPUs dominate (where auto runs gpu mode),
+// since the CPUs there take next to no tile task.
+TESSERA_EXPORT int default_tile_size(const Runtime& runtime, int n, bool double_precision, Mode requested);
 
 }  // namespace tessera

@@ -92,7 +92,9 @@ bool tiles_in_place(const Runtime& runtime, const FactorOptions& options, int n,
 }
 
 // The GPU holding a call's tiles when they are staged there (HostTiles::staged; automatic: the
-// runtime's first call, on an array of 1 GiB or more): gpu mode on one GPU, a lower-stored array
+// runtime's first call, on an array of 1 GiB or more): a call that runs as gpu mode does
+// (runs_as_gpu_mode: hybrid too where the GPU dominates; a tile task a CPU takes then has StarPU
+// bring the tile over and back, as for any tile in GPU memory) on one GPU, a lower-stored array
 // the caller has not pinned (a pinned one is used in place, with no copy at all), and an n x n
 // matrix that takes at most 3/4 of the GPU's free memory. -1: the tiles are in host memory.
 #ifdef TESSERA_HAVE_CUDA
@@ -101,7 +103,8 @@ int staging_device(const Runtime& runtime, const FactorOptions& options, int n, 
   const HostTiles host_tiles = detail::host_tiles_of(runtime);
   if (host_tiles != HostTiles::staged && host_tiles != HostTiles::automatic) return -1;
   if (host_tiles == HostTiles::automatic && !detail::stages_automatically(sizeof(T) * double(n) * n)) return -1;
-  if (n <= 0 || options.uplo != Uplo::lower || runtime.resolve(options.mode) != Mode::gpu || runtime.cuda_devices() != 1)
+  if (n <= 0 || options.uplo != Uplo::lower || !detail::runs_as_gpu_mode(runtime, options.mode) ||
+      runtime.cuda_devices() != 1)
     return -1;
   if (detail::pinned_host_memory(A)) return -1;
   const int device = detail::first_cuda_device();

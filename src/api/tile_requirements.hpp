@@ -13,11 +13,18 @@
 
 namespace tessera::detail {
 
+// Whether a call asking for `requested` runs as gpu mode does: gpu mode, or hybrid on a runtime
+// whose GPUs dominate (where auto runs gpu mode), whose CPUs take next to no tile task. Such a
+// call gets gpu mode's tiles and, on a first call, its staging.
+inline bool runs_as_gpu_mode(const Runtime& runtime, Mode requested) {
+  const Mode mode = runtime.resolve(requested);
+  return mode == Mode::gpu || (mode == Mode::hybrid && runtime.automatic_mode().mode == Mode::gpu);
+}
+
 template <class T>
 int tile_size_for(const Runtime& runtime, int n, const FactorOptions& options) {
   if (options.nb < 0) throw InvalidArgument("nb must be positive (or 0 to let Tessera choose)");
-  return options.nb > 0 ? options.nb
-                        : default_tile_size(n, std::is_same_v<T, double>, runtime.resolve(options.mode), runtime.cpu_workers());
+  return options.nb > 0 ? options.nb : default_tile_size(runtime, n, std::is_same_v<T, double>, options.mode);
 }
 
 // In gpu and hybrid modes a task may be placed on a GPU, so the largest task's tiles (the three

@@ -204,7 +204,7 @@ int run(const PotrfCommand& cmd) {
   Runtime runtime(startup);
   const double startup_seconds = std::chrono::duration<double>(Clock::now() - startup_begin).count();
   const Mode mode = runtime.resolve(options.mode);
-  options.nb = options.nb > 0 ? options.nb : default_tile_size(n, kDouble<T>, mode, runtime.cpu_workers());
+  options.nb = options.nb > 0 ? options.nb : default_tile_size(runtime, n, kDouble<T>, options.mode);
   std::vector<T> original = cmd.check ? A : std::vector<T>();
 
   Factorization f = factor(runtime, A, n, options, !cmd.json && isatty(STDERR_FILENO));
