@@ -19,8 +19,12 @@ namespace tessera::detail {
 
 namespace {
 
-// A piece of a tile: columns [col0, col0 + cols), rows [row0, row0 + rows). In a diagonal tile
-// (lower_only) a piece starts on the diagonal (row0 = col0): the lower triangle is all it holds.
+// A piece of a tile as stored: columns [col0, col0 + cols), rows [row0, row0 + rows). In a
+// diagonal tile (lower_only) a piece starts on the diagonal (row0 = col0): the lower triangle is
+// all it holds. A transposed tile (an upper-stored matrix's block, as stored) is cut the same way,
+// and a diagonal one's piece runs from row 0 down to its last column's diagonal: only the entries
+// on and above the diagonal are packed, scanned and unpacked (the rest of the slot goes to the
+// tile's strict lower triangle, which no task of an upper tile reads).
 template <class T>
 struct StageArgs {
   TaskHeader header;
@@ -43,13 +47,20 @@ void pack_cpu(void* /*buffers*/[], void* cl_arg) {
   const auto& a = task_args<StageArgs<T>>(cl_arg);
   run_task_body(a.header, "stage_in", [&] {
     const BlockMap<T>& b = a.block;
-    if (!b.in_matrix) {
-      kernels::cpu::copy_block(false, b.lower_only, a.rows, a.cols, piece_of_block(a), b.ld, a.slot, a.rows,
-                               kernels::cpu::Stores::streaming);
+    constexpr kernels::cpu::Stores streaming = kernels::cpu::Stores::streaming;
+    if (b.tile_transposed) {
+      // Column c of the stored block is row c of the lower tile it stands for.
+      const int bad_column = kernels::cpu::copy_columns_and_find_non_finite_column(
+          b.lower_only, a.rows, a.cols, piece_of_block(a), b.ld, a.slot, a.rows, streaming, a.col0);
+      if (bad_column >= 0 && b.in_matrix) a.header.submission->record_non_finite(a.tile_row0 + a.col0 + bad_column + 1);
       return;
     }
-    const int bad_row = kernels::cpu::copy_block_and_find_non_finite_row(
-        b.lower_only, a.rows, a.cols, piece_of_block(a), b.ld, a.slot, a.rows, kernels::cpu::Stores::streaming);
+    if (!b.in_matrix) {
+      kernels::cpu::copy_block(false, b.lower_only, a.rows, a.cols, piece_of_block(a), b.ld, a.slot, a.rows, streaming);
+      return;
+    }
+    const int bad_row = kernels::cpu::copy_block_and_find_non_finite_row(b.lower_only, a.rows, a.cols, piece_of_block(a),
+                                                                         b.ld, a.slot, a.rows, streaming);
     if (bad_row >= 0) a.header.submission->record_non_finite(a.tile_row0 + a.row0 + bad_row + 1);
   }, /*even_after_failure=*/true);
 }
@@ -58,8 +69,13 @@ template <class T>
 void unpack_cpu(void* /*buffers*/[], void* cl_arg) {
   const auto& a = task_args<StageArgs<T>>(cl_arg);
   run_task_body(a.header, "stage_out", [&] {
-    kernels::cpu::copy_block(false, a.block.lower_only, a.rows, a.cols, a.slot, a.rows, piece_of_block(a), a.block.ld,
-                             kernels::cpu::Stores::streaming);
+    constexpr kernels::cpu::Stores streaming = kernels::cpu::Stores::streaming;
+    if (a.block.tile_transposed)
+      kernels::cpu::copy_columns(a.block.lower_only, a.rows, a.cols, a.slot, a.rows, piece_of_block(a), a.block.ld,
+                                 streaming, a.col0);
+    else
+      kernels::cpu::copy_block(false, a.block.lower_only, a.rows, a.cols, a.slot, a.rows, piece_of_block(a),
+                               a.block.ld, streaming);
   }, /*even_after_failure=*/!a.skip_after_failure);
 }
 
@@ -123,15 +139,18 @@ starpu_codelet* unpack_codelet() {
 // The tile cut into pieces of whole columns that fit one slot each, left to right.
 template <class T>
 std::vector<StageArgs<T>> pieces_of(const BlockMap<T>& block, const TileRef& tile, std::size_t slot_bytes) {
-  if (block.transpose || block.tile_transposed)
-    throw std::logic_error("staged copies take tiles stored as the caller's blocks, lower triangle");
+  if (block.transpose) throw std::logic_error("staged copies take tiles stored as the caller's blocks");
+  // A transposed tile stands for the lower tile (i, j) and stores the block (j, i).
+  const bool upper = block.tile_transposed;
+  const int stored_rows = upper ? tile.cols : tile.rows;
+  const int stored_cols = upper ? tile.rows : tile.cols;
   std::vector<StageArgs<T>> pieces;
-  for (int col0 = 0; col0 < tile.cols;) {
-    const int row0 = block.lower_only ? col0 : 0;
-    const int rows = tile.rows - row0;
-    const std::size_t column_bytes = sizeof(T) * static_cast<std::size_t>(std::max(rows, 1));
+  for (int col0 = 0; col0 < stored_cols;) {
+    const int row0 = block.lower_only && !upper ? col0 : 0;
+    const std::size_t column_bytes = sizeof(T) * static_cast<std::size_t>(std::max(stored_rows - row0, 1));
     if (column_bytes > slot_bytes) throw std::logic_error("a tile column does not fit a staging slot");
-    const int cols = std::min<int>(tile.cols - col0, static_cast<int>(slot_bytes / column_bytes));
+    const int cols = std::min<int>(stored_cols - col0, static_cast<int>(slot_bytes / column_bytes));
+    const int rows = block.lower_only && upper ? std::min(col0 + cols, stored_rows) : stored_rows - row0;
     StageArgs<T> piece{};
     piece.block = block;
     piece.tile_row0 = tile.row0;

@@ -220,6 +220,41 @@ TEST(CpuCopyKernels, CopyColumnsMatchesItsDefinition) {
       }
 }
 
+// A piece of whole columns [first, first + n) of a diagonal block, rows [0, first + n): with
+// upper_only only the entries on and above the block's diagonal are copied and scanned, in both
+// directions (a staged upper-stored tile's pieces).
+TEST(CpuCopyKernels, PiecesOfADiagonalBlockFollowItsDiagonal) {
+  const int order = 70, ld = order + 1;
+  std::vector<double> block = numbered(order, order, ld);
+  block[40 + static_cast<std::size_t>(33) * ld] = std::numeric_limits<double>::quiet_NaN();  // below: ignored
+  block[20 + static_cast<std::size_t>(52) * ld] = std::numeric_limits<double>::infinity();   // above: column 52
+  for (const int first : {0, 1, 31, 50}) {
+    const int n = std::min(19, order - first), m = first + n;
+    std::vector<double> piece(static_cast<std::size_t>(m) * n, -7.0);
+    const double* src = block.data() + static_cast<std::size_t>(first) * ld;
+    const int bad = kernels::cpu::copy_columns_and_find_non_finite_column(true, m, n, src, ld, piece.data(), m,
+                                                                          kernels::cpu::Stores::streaming, first);
+    EXPECT_EQ(bad, first <= 52 && 52 < first + n ? 52 - first : -1) << "first=" << first;
+    std::vector<double> back(block.size(), -9.0);
+    kernels::cpu::copy_columns(true, m, n, piece.data(), m, back.data() + static_cast<std::size_t>(first) * ld, ld,
+                               kernels::cpu::Stores::cached, first);
+    for (int j = 0; j < n; ++j)
+      for (int i = 0; i < m; ++i) {
+        const bool upper = i <= first + j;
+        const double copied = piece[i + static_cast<std::size_t>(j) * m];
+        const double original = block[i + static_cast<std::size_t>(first + j) * ld];
+        const double returned = back[i + static_cast<std::size_t>(first + j) * ld];
+        if (upper) {
+          ASSERT_TRUE(copied == original || (std::isnan(copied) && std::isnan(original))) << first << " " << i << " " << j;
+          ASSERT_TRUE(returned == original || (std::isnan(returned) && std::isnan(original)));
+        } else {
+          ASSERT_EQ(copied, -7.0) << "below the diagonal written: first=" << first << " (" << i << ", " << j << ")";
+          ASSERT_EQ(returned, -9.0);
+        }
+      }
+  }
+}
+
 // A transposed tile's column c is row c of the tile it stands for: both the copy and the scan of
 // a tile in place report the smallest column, and see only the upper triangle with upper_only.
 TEST(CpuCopyKernels, TheScanOfATransposedTileReportsTheFirstNonFiniteColumn) {

@@ -147,6 +147,68 @@ TEST(Staged, NonFiniteInputFailsTheSmallestMinorHoldingIt) {
   EXPECT_LT(factor_backward_error(Uplo::lower, n, A, F, n), 1.0);
 }
 
+// An upper-stored matrix is staged as stored: its blocks' columns copied in pieces, a diagonal
+// block's only on and above the diagonal. The strict lower triangle is never read nor written.
+template <class T>
+void expect_staged_upper_factor(int n, int nb) {
+  const T lower = T(-3.5);
+  const std::vector<T> A = random_spd<T>(n, n, 17u + n);  // both triangles: the reference
+  std::vector<T> F = A;
+  for (int j = 0; j < n; ++j)
+    for (int i = j + 1; i < n; ++i) F[i + static_cast<std::size_t>(j) * n] = lower;
+  auto trace = std::make_shared<Trace>();
+  FactorOptions options = staged_options<T>(nb, trace);
+  options.uplo = Uplo::upper;
+  ASSERT_EQ(potrf(staged_runtime(), n, F.data(), n, options), 0) << "n=" << n << " nb=" << nb;
+  EXPECT_LT(factor_backward_error(Uplo::upper, n, A, F, n), 1.0) << "n=" << n << " nb=" << nb;
+  int lower_changed = 0;
+  for (int j = 0; j < n; ++j)
+    for (int i = j + 1; i < n; ++i) lower_changed += F[i + static_cast<std::size_t>(j) * n] != lower;
+  EXPECT_EQ(lower_changed, 0);
+  const CopiesIn copies = copies_in(*trace);
+  EXPECT_GT(copies.on_gpu, 0) << "not staged";
+  EXPECT_EQ(copies.on_gpu, copies.on_cpu);
+  for (const TraceTransfer& t : trace->transfers()) EXPECT_EQ(t.bytes, 0) << t.from << " -> " << t.to;
+}
+
+TEST(Staged, UpperStoredFactorsItsBlocksAsStored) {
+  TESSERA_SKIP_UNLESS_STAGED();
+  expect_staged_upper_factor<double>(2 * kPiecedTile<double> + 337, kPiecedTile<double>);
+  expect_staged_upper_factor<float>(2 * kPiecedTile<float> + 337, kPiecedTile<float>);
+  expect_staged_upper_factor<double>(1, 1);
+  expect_staged_upper_factor<double>(97, 16);
+}
+
+// Info of an upper-stored matrix: a failing minor, and a NaN or infinity at (row, col), row <= col,
+// failing the minor of order col + 1; below the diagonal nothing is read.
+TEST(Staged, UpperStoredInfoAtTheEdgesOfTilesAndPieces) {
+  TESSERA_SKIP_UNLESS_STAGED();
+  const int nb = kPiecedTile<double>, n = 2 * nb + 101;
+  const std::vector<double> A = random_spd<double>(n, n, 19u);
+  FactorOptions options = staged_options<double>(nb);
+  options.uplo = Uplo::upper;
+  for (const int column : {1, 512, 513, nb, nb + 1, nb + 513, 2 * nb + 1, n}) {
+    std::vector<double> F = A;
+    F[(column - 1) + static_cast<std::size_t>(column - 1) * n] = -100.0;
+    EXPECT_EQ(potrf(staged_runtime(), n, F.data(), n, options), column) << "column " << column;
+  }
+  const double nan = std::numeric_limits<double>::quiet_NaN(), inf = std::numeric_limits<double>::infinity();
+  struct Bad {
+    int row, col;
+    double value;
+  };
+  for (const Bad bad : {Bad{0, 0, nan}, Bad{513, 600, inf}, Bad{0, 511, nan}, Bad{511, 512, -inf},
+                        Bad{100, nb + 3, nan}, Bad{2 * nb + 50, n - 1, nan}, Bad{n - 1, n - 1, inf}}) {
+    std::vector<double> F = A;
+    F[bad.row + static_cast<std::size_t>(bad.col) * n] = bad.value;
+    EXPECT_EQ(potrf(staged_runtime(), n, F.data(), n, options), bad.col + 1) << "(" << bad.row << ", " << bad.col << ")";
+  }
+  std::vector<double> F = A;
+  F[(nb + 7) + static_cast<std::size_t>(5) * n] = nan;  // below the diagonal: not read
+  EXPECT_EQ(potrf(staged_runtime(), n, F.data(), n, options), 0);
+  EXPECT_LT(factor_backward_error(Uplo::upper, n, A, F, n), 1.0);
+}
+
 TEST(Staged, TwoCallsInFlightShareTheSlots) {
   TESSERA_SKIP_UNLESS_STAGED();
   const int nb = kPiecedTile<double>, n = 2 * nb + 64;

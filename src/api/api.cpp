@@ -56,11 +56,12 @@ class ArrayTiles {
   ArrayTiles(Runtime& runtime, int rows, int cols, int nb, TileStructure structure)
       : ArrayTiles(std::make_unique<TileMatrix<T>>(runtime, rows, cols, nb, structure)) {}
 #ifdef TESSERA_HAVE_CUDA
-  // An n x n symmetric matrix's tiles in the memory of GPU `device` (HostTiles::staged).
-  ArrayTiles(Runtime& runtime, int n, int nb, int device)
+  // An n x n symmetric matrix's tiles in the memory of GPU `device` (HostTiles::staged); with
+  // `transposed`, an upper-stored one's blocks as stored (TileRef::transposed).
+  ArrayTiles(Runtime& runtime, int n, int nb, int device, bool transposed)
       : device_matrix_(std::make_unique<detail::DeviceMatrix<T>>(device, n)),
         tiles_(detail::TileAccess::view(runtime, n, n, nb, TileStructure::symmetric_lower, device_matrix_->data(),
-                                        device_matrix_->ld(), device)) {}
+                                        device_matrix_->ld(), device, transposed)) {}
 #endif
   ArrayTiles(Runtime& runtime, Mode mode, int rows, int cols, int nb, TileStructure structure, const T* array, int ld,
              bool transposed = false)
@@ -94,8 +95,9 @@ bool tiles_in_place(const Runtime& runtime, const FactorOptions& options, int n,
 // The GPU holding a call's tiles when they are staged there (HostTiles::staged; automatic: the
 // runtime's first call, on an array of 1 GiB or more): a call that runs as gpu mode does
 // (runs_as_gpu_mode: hybrid too where the GPU dominates; a tile task a CPU takes then has StarPU
-// bring the tile over and back, as for any tile in GPU memory) on one GPU, a lower-stored array
-// the caller has not pinned (a pinned one is used in place, with no copy at all), and an n x n
+// bring the tile over and back, as for any tile in GPU memory) on one GPU, an array stored in its
+// lower triangle, or in its upper one and kept as stored (upper_as_stored), that the caller has
+// not pinned (a pinned one is used in place, with no copy at all), and an n x n
 // matrix that takes at most 3/4 of the GPU's free memory. -1: the tiles are in host memory.
 #ifdef TESSERA_HAVE_CUDA
 template <class T>
@@ -103,8 +105,8 @@ int staging_device(const Runtime& runtime, const FactorOptions& options, int n, 
   const HostTiles host_tiles = detail::host_tiles_of(runtime);
   if (host_tiles != HostTiles::staged && host_tiles != HostTiles::automatic) return -1;
   if (host_tiles == HostTiles::automatic && !detail::stages_automatically(sizeof(T) * double(n) * n)) return -1;
-  if (n <= 0 || options.uplo != Uplo::lower || !detail::runs_as_gpu_mode(runtime, options.mode) ||
-      runtime.cuda_devices() != 1)
+  if (n <= 0 || (options.uplo != Uplo::lower && !upper_as_stored(options)) ||
+      !detail::runs_as_gpu_mode(runtime, options.mode) || runtime.cuda_devices() != 1)
     return -1;
   if (detail::pinned_host_memory(A)) return -1;
   const int device = detail::first_cuda_device();
@@ -134,7 +136,7 @@ std::shared_ptr<ArrayTiles<T>> staged_tiles_if_possible(Runtime& runtime, const 
   if (device < 0) return nullptr;
   try {
     staging = &detail::staging_ring_of(runtime);
-    return std::make_shared<ArrayTiles<T>>(runtime, n, nb, device);
+    return std::make_shared<ArrayTiles<T>>(runtime, n, nb, device, upper_as_stored(options));
   } catch (const ResourceError&) {
   } catch (const CudaError&) {
   }

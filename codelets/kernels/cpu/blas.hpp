@@ -183,10 +183,13 @@ int copy_block_and_find_non_finite_row(bool lower_only, int m, int n, const T* s
 
 // Copies the m x n block src (leading dimension lds) into dst (ldd), or with upper_only (a square
 // block) its entries on and above the diagonal.
+// With upper_only the block's first column is column first_column of the square block whose
+// diagonal it follows (a piece of a diagonal block, cut by whole columns).
 template <class T>
-void copy_columns(bool upper_only, int m, int n, const T* src, int lds, T* dst, int ldd, Stores stores = Stores::cached) {
+void copy_columns(bool upper_only, int m, int n, const T* src, int lds, T* dst, int ldd, Stores stores = Stores::cached,
+                  int first_column = 0) {
   for (int j = 0; j < n; ++j) {
-    const int rows = upper_only ? std::min(j + 1, m) : m;
+    const int rows = upper_only ? std::min(first_column + j + 1, m) : m;
     copy_column(src + static_cast<long>(j) * lds, rows, dst + static_cast<long>(j) * ldd, stores);
   }
   if (stores == Stores::streaming) finish_streaming();
@@ -205,10 +208,10 @@ int first_non_finite_column(bool upper_only, int m, int n, const T* A, int lda) 
 // copy_block_and_find_non_finite_row).
 template <class T>
 int copy_columns_and_find_non_finite_column(bool upper_only, int m, int n, const T* src, int lds, T* dst, int ldd,
-                                            Stores stores = Stores::cached) {
+                                            Stores stores = Stores::cached, int first_column = 0) {
   int first_bad_column = -1;
   for (int j = 0; j < n; ++j) {
-    const int rows = upper_only ? std::min(j + 1, m) : m;
+    const int rows = upper_only ? std::min(first_column + j + 1, m) : m;
     const bool bad = copy_column_and_check(src + static_cast<long>(j) * lds, rows, dst + static_cast<long>(j) * ldd, stores);
     if (bad && first_bad_column < 0) first_bad_column = j;
   }
