@@ -103,9 +103,11 @@ TESSERA_EXPORT TaskHints neutral_hints(TaskKind kind, int k, int i, int j, int n
 //           against about 0.8 s/GB to allocate and first touch tiles and a copy in and out).
 //           potrs's right-hand sides too; posv's are copied (a failure leaves them untouched).
 //           With block-column tasks an upper-stored matrix uses the pool as pin_on_reuse.
-//   staged: in gpu mode with one GPU, a lower-stored matrix's tiles live in that GPU's memory
-//           (an n x n matrix there for the call, when it fits in 3/4 of the free memory), and the
-//           caller's array reaches them through a few pinned slots (64 MiB, kept by the runtime):
+//   staged: in gpu mode with one GPU (or hybrid where the GPU dominates, as auto judges), a
+//           matrix's tiles (lower blocks, or an upper-stored one's upper blocks as stored) live in
+//           that GPU's memory (an n x n matrix there for the call, when it fits in 3/4 of the free
+//           memory), and the caller's array reaches them through a few pinned slots (80 MiB,
+//           kept by the runtime):
 //           CPU workers copy pieces of the array into slots and out of them while the copy engines
 //           move the slots, beside the factorization's tasks. Nothing of the caller's array is
 //           pinned and no host tiles are allocated. Any other call, or one whose GPU matrix or
