@@ -83,33 +83,52 @@ CopiesIn copies_in(const Trace& trace) {
   return copies;
 }
 
+// Entries of the strict triangle `triangle` of the n x n F that differ from `value`.
 template <class T>
-void expect_staged_factor(int n, int nb) {
-  const T upper = T(7.25);
-  const std::vector<T> A = lower_spd<T>(n, 11u + n, upper);
-  std::vector<T> F = A;
-  auto trace = std::make_shared<Trace>();
-  ASSERT_EQ(potrf(staged_runtime(), n, F.data(), n, staged_options<T>(nb, trace)), 0);
-  EXPECT_LT(factor_backward_error(Uplo::lower, n, A, F, n), 1.0) << "n=" << n << " nb=" << nb;
-  int upper_changed = 0;
-  for (int j = 1; j < n; ++j)
-    for (int i = 0; i < j; ++i) upper_changed += F[i + static_cast<std::size_t>(j) * n] != upper;
-  EXPECT_EQ(upper_changed, 0);
-  // The slots' copies: packing on CPU workers, the copy to the GPU on CUDA workers.
-  const CopiesIn copies = copies_in(*trace);
-  EXPECT_GT(copies.on_gpu, 0);
+int changed_in_strict_triangle(const std::vector<T>& F, int n, Uplo triangle, T value) {
+  int changed = 0;
+  for (int j = 0; j < n; ++j)
+    for (int i = 0; i < n; ++i)
+      if (triangle == Uplo::upper ? i < j : i > j) changed += F[i + static_cast<std::size_t>(j) * n] != value;
+  return changed;
+}
+
+// A staged call's copies: packing on CPU workers, the copy to the GPU on CUDA workers. The tiles
+// live on the GPU: the runtime itself moves no data between host and GPU (only the slots'
+// handles, which carry none).
+void expect_staged_copies(const Trace& trace) {
+  const CopiesIn copies = copies_in(trace);
+  EXPECT_GT(copies.on_gpu, 0) << "not staged";
   EXPECT_EQ(copies.on_gpu, copies.on_cpu);
-  // The tiles live on the GPU: the runtime itself moves no data between host and GPU (only the
-  // slots' handles, which carry none).
-  for (const TraceTransfer& t : trace->transfers()) EXPECT_EQ(t.bytes, 0) << t.from << " -> " << t.to;
+  for (const TraceTransfer& t : trace.transfers()) EXPECT_EQ(t.bytes, 0) << t.from << " -> " << t.to;
+}
+
+// A staged factorization of the triangle `uplo` of an SPD matrix whose other strict triangle
+// holds a value that must be neither read nor written.
+template <class T>
+void expect_staged_factor(Uplo uplo, int n, int nb) {
+  const Uplo other = uplo == Uplo::lower ? Uplo::upper : Uplo::lower;
+  const T untouched = T(-3.25);
+  const std::vector<T> A = random_spd<T>(n, n, 11u + n);  // both triangles: the reference
+  std::vector<T> F = A;
+  for (int j = 0; j < n; ++j)
+    for (int i = 0; i < n; ++i)
+      if (other == Uplo::upper ? i < j : i > j) F[i + static_cast<std::size_t>(j) * n] = untouched;
+  auto trace = std::make_shared<Trace>();
+  FactorOptions options = staged_options<T>(nb, trace);
+  options.uplo = uplo;
+  ASSERT_EQ(potrf(staged_runtime(), n, F.data(), n, options), 0) << "n=" << n << " nb=" << nb;
+  EXPECT_LT(factor_backward_error(uplo, n, A, F, n), 1.0) << "n=" << n << " nb=" << nb;
+  EXPECT_EQ(changed_in_strict_triangle(F, n, other, untouched), 0);
+  expect_staged_copies(*trace);
 }
 
 TEST(Staged, FactorsTilesCopiedInPiecesAndLeavesTheUpperTriangle) {
   TESSERA_SKIP_UNLESS_STAGED();
-  expect_staged_factor<double>(2 * kPiecedTile<double> + 337, kPiecedTile<double>);
-  expect_staged_factor<float>(2 * kPiecedTile<float> + 337, kPiecedTile<float>);
-  expect_staged_factor<double>(1, 1);
-  expect_staged_factor<double>(97, 16);  // tiles of one piece each, a prime order
+  expect_staged_factor<double>(Uplo::lower, 2 * kPiecedTile<double> + 337, kPiecedTile<double>);
+  expect_staged_factor<float>(Uplo::lower, 2 * kPiecedTile<float> + 337, kPiecedTile<float>);
+  expect_staged_factor<double>(Uplo::lower, 1, 1);
+  expect_staged_factor<double>(Uplo::lower, 97, 16);  // tiles of one piece each, a prime order
 }
 
 TEST(Staged, InfoOfAFailingMinorAtTheEdgesOfTilesAndPieces) {
@@ -149,34 +168,12 @@ TEST(Staged, NonFiniteInputFailsTheSmallestMinorHoldingIt) {
 
 // An upper-stored matrix is staged as stored: its blocks' columns copied in pieces, a diagonal
 // block's only on and above the diagonal. The strict lower triangle is never read nor written.
-template <class T>
-void expect_staged_upper_factor(int n, int nb) {
-  const T lower = T(-3.5);
-  const std::vector<T> A = random_spd<T>(n, n, 17u + n);  // both triangles: the reference
-  std::vector<T> F = A;
-  for (int j = 0; j < n; ++j)
-    for (int i = j + 1; i < n; ++i) F[i + static_cast<std::size_t>(j) * n] = lower;
-  auto trace = std::make_shared<Trace>();
-  FactorOptions options = staged_options<T>(nb, trace);
-  options.uplo = Uplo::upper;
-  ASSERT_EQ(potrf(staged_runtime(), n, F.data(), n, options), 0) << "n=" << n << " nb=" << nb;
-  EXPECT_LT(factor_backward_error(Uplo::upper, n, A, F, n), 1.0) << "n=" << n << " nb=" << nb;
-  int lower_changed = 0;
-  for (int j = 0; j < n; ++j)
-    for (int i = j + 1; i < n; ++i) lower_changed += F[i + static_cast<std::size_t>(j) * n] != lower;
-  EXPECT_EQ(lower_changed, 0);
-  const CopiesIn copies = copies_in(*trace);
-  EXPECT_GT(copies.on_gpu, 0) << "not staged";
-  EXPECT_EQ(copies.on_gpu, copies.on_cpu);
-  for (const TraceTransfer& t : trace->transfers()) EXPECT_EQ(t.bytes, 0) << t.from << " -> " << t.to;
-}
-
 TEST(Staged, UpperStoredFactorsItsBlocksAsStored) {
   TESSERA_SKIP_UNLESS_STAGED();
-  expect_staged_upper_factor<double>(2 * kPiecedTile<double> + 337, kPiecedTile<double>);
-  expect_staged_upper_factor<float>(2 * kPiecedTile<float> + 337, kPiecedTile<float>);
-  expect_staged_upper_factor<double>(1, 1);
-  expect_staged_upper_factor<double>(97, 16);
+  expect_staged_factor<double>(Uplo::upper, 2 * kPiecedTile<double> + 337, kPiecedTile<double>);
+  expect_staged_factor<float>(Uplo::upper, 2 * kPiecedTile<float> + 337, kPiecedTile<float>);
+  expect_staged_factor<double>(Uplo::upper, 1, 1);
+  expect_staged_factor<double>(Uplo::upper, 97, 16);
 }
 
 // Info of an upper-stored matrix: a failing minor, and a NaN or infinity at (row, col), row <= col,
@@ -241,10 +238,7 @@ TEST(Staged, HybridWhereTheGpuDominatesIsStagedToo) {
     options.mode = Mode::hybrid;
     ASSERT_EQ(potrf(staged_runtime(), n, F.data(), n, options), 0) << "nb=" << nb;
     EXPECT_LT(factor_backward_error(Uplo::lower, n, A, F, n), 1.0) << "nb=" << nb;
-    int upper_changed = 0;
-    for (int j = 1; j < n; ++j)
-      for (int i = 0; i < j; ++i) upper_changed += F[i + static_cast<std::size_t>(j) * n] != upper;
-    EXPECT_EQ(upper_changed, 0) << "nb=" << nb;
+    EXPECT_EQ(changed_in_strict_triangle(F, n, Uplo::upper, upper), 0) << "nb=" << nb;
     const CopiesIn copies = copies_in(*trace);
     EXPECT_GT(copies.on_gpu, 0) << "nb=" << nb << ": not staged";
     EXPECT_EQ(copies.on_gpu, copies.on_cpu) << "nb=" << nb;
