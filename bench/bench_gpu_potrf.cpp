@@ -3,12 +3,13 @@
 //   memory, and with copies from and to pageable host memory (the caller's plain array);
 //   cuBLAS GEMM (the roofline);
 //   Tessera with the tiles already on the GPU (gpu mode), on a matrix in GPU memory through the
-//   device API (tessera/device.hpp: block-column tasks, and tile tasks, the default), and
+//   device API (tessera/device.hpp: in the grain it chooses, and in tile tasks), and
 //   end to end from the caller's array in gpu, hybrid and auto modes.
 // Each figure is the median of --repetitions runs after one warm-up run (whose time is kept in
 // the JSON as "first": with an empty STARPU_PERF_MODEL_DIR it is the uncalibrated run). Prints a
 // table with ratios against the peers measured in the same run; --json FILE writes the rows.
-// T-dev: the device API's block-column tasks; T-devt: its tile tasks (the grain before them).
+// T-dev: the device API in the task grain it chooses (up to an order, the whole matrix as one task);
+// T-devt: its tile tasks. --grains adds rows: tiles on the GPU and the device API in each grain.
 #include <cublas_v2.h>
 #include <cuda_runtime.h>
 #include <cusolverDn.h>
@@ -281,6 +282,7 @@ struct Settings {
   std::vector<tessera::Uplo> uplos = {tessera::Uplo::lower, tessera::Uplo::upper};
   std::string modes = "resident,device,gpu,hybrid,auto";
   std::vector<tessera::GpuKernels> kernel_choices;  // compared with tiles resident
+  std::vector<tessera::TaskGrain> grains;  // tiles resident and the device API in each grain, against cuSOLVER resident
   int repetitions = 2;
   // --peers: cusolver (resident, pinned and pageable), resident (the matrix on the GPU only: no
   // pinned copy of a matrix of tens of GB to allocate), none (Tessera alone).
@@ -318,7 +320,7 @@ void run_precision(tessera::Runtime& runtime, const Settings& s, json& rows) {
         options.uplo = uplo;
         options.nb = nb_choice;
         options.mode = tessera::Mode::gpu;
-        Timing resident, device_columns, device_tiles;
+        Timing resident, device_chosen, device_tiles;
         if (s.wanted("resident") && uplo == tessera::Uplo::lower)  // the tiles are the same for either triangle
           resident = time_runs(s.repetitions, [&] { return time_resident(runtime, n, nb, A, options); });
         if (s.wanted("device")) {
@@ -327,8 +329,8 @@ void run_precision(tessera::Runtime& runtime, const Settings& s, json& rows) {
           tessera::FactorOptions device_options = options;
           device_options.grain = tessera::TaskGrain::tiles;
           device_tiles = time_runs(s.repetitions, [&] { return time_device(runtime, n, A, device_options, dA); });
-          device_options.grain = tessera::TaskGrain::block_columns;
-          device_columns = time_runs(s.repetitions, [&] { return time_device(runtime, n, A, device_options, dA); });
+          device_options.grain = tessera::TaskGrain::automatic;
+          device_chosen = time_runs(s.repetitions, [&] { return time_device(runtime, n, A, device_options, dA); });
           TESSERA_CUDA_CHECK(cudaFree(dA));
         }
         std::map<std::string, Timing> e2e;
@@ -345,9 +347,9 @@ void run_precision(tessera::Runtime& runtime, const Settings& s, json& rows) {
             "{:>6} {:>2} {:>5} | {:>7.2f} {:>7.2f} {:>7.2f} | {:>7.2f} {:>7.2f} {:>7.2f} | {:>7.2f} {:>7.2f} {:>7.2f} | "
             "{:>9.2f} {:>9.2f} {:>9.2f} {:>9.2f} {:>9.2f} {:>8.2f} {:>8.2f}\n",
             n, uplo == tessera::Uplo::lower ? "L" : "U", nb, tflops(n, cus.resident.median), tflops(n, cus.pinned.median),
-            tflops(n, cus.pageable.median), tflops(n, resident.median), tflops(n, device_columns.median),
+            tflops(n, cus.pageable.median), tflops(n, resident.median), tflops(n, device_chosen.median),
             tflops(n, device_tiles.median), tflops(n, med("gpu")), tflops(n, med("hybrid")), tflops(n, med("auto")),
-            cus.resident.median / resident.median, cus.resident.median / device_columns.median,
+            cus.resident.median / resident.median, cus.resident.median / device_chosen.median,
             cus.resident.median / med("gpu"),
             cus.pinned.median / med("gpu"), cus.pinned.median / med("auto"), med("gpu") / med("hybrid"),
             med("gpu") / med("auto"));
@@ -356,13 +358,37 @@ void run_precision(tessera::Runtime& runtime, const Settings& s, json& rows) {
                         {"cusolver_resident_s", cus.resident.median}, {"cusolver_pinned_s", cus.pinned.median},
                         {"cusolver_pageable_s", cus.pageable.median}, {"tessera_resident_s", resident.median},
                         {"tessera_resident_first_s", resident.first},
-                        {"tessera_device_block_columns_s", device_columns.median},
-                        {"tessera_device_block_columns_first_s", device_columns.first},
+                        {"tessera_device_s", device_chosen.median},
+                        {"tessera_device_first_s", device_chosen.first},
                         {"tessera_device_tiles_s", device_tiles.median}, {"tessera_gpu_s", med("gpu")},
                         {"tessera_gpu_first_s", first("gpu")}, {"tessera_hybrid_s", med("hybrid")},
                         {"tessera_hybrid_first_s", first("hybrid")}, {"tessera_auto_s", med("auto")},
                         {"tessera_auto_first_s", first("auto")}, {"backward_error_gpu", error_gpu}});
         save(rows, s.json_path);
+        for (tessera::TaskGrain grain : s.grains) {
+          if (uplo != tessera::Uplo::lower) break;
+          tessera::FactorOptions in_grain = options;
+          in_grain.mode = tessera::Mode::gpu;
+          in_grain.grain = grain;
+          Timing resident_in_grain, device_in_grain;
+          if (s.wanted("resident"))
+            resident_in_grain = time_runs(s.repetitions, [&] { return time_resident(runtime, n, nb, A, in_grain); });
+          if (s.wanted("device")) {
+            T* dA = nullptr;
+            TESSERA_CUDA_CHECK(cudaMalloc(&dA, sizeof(T) * A.size()));
+            device_in_grain = time_runs(s.repetitions, [&] { return time_device(runtime, n, A, in_grain, dA); });
+            TESSERA_CUDA_CHECK(cudaFree(dA));
+          }
+          fmt::print("{:>6} {:>2} {:>5} | grain {:<13}: tiles on GPU {:>7.2f} TFLOP/s ({:.3f}x cus-res), device API {:>7.2f} "
+                     "TFLOP/s ({:.3f}x cus-res)\n",
+                     n, "L", nb, tessera::to_string(grain), tflops(n, resident_in_grain.median),
+                     cus.resident.median / resident_in_grain.median, tflops(n, device_in_grain.median),
+                     cus.resident.median / device_in_grain.median);
+          rows.push_back({{"precision", std::string(1, letter)}, {"n", n}, {"nb", nb}, {"grain", tessera::to_string(grain)},
+                          {"cusolver_resident_s", cus.resident.median}, {"tessera_resident_s", resident_in_grain.median},
+                          {"tessera_device_s", device_in_grain.median}});
+          save(rows, s.json_path);
+        }
         double first_choice = nan_value;  // the resident factorization with each choice of GPU kernels
         for (tessera::GpuKernels kernels : s.kernel_choices) {
           if (uplo != tessera::Uplo::lower) break;
@@ -390,6 +416,7 @@ int usage(const char* program) {
   fmt::print(stderr,
              "usage: {} [--sizes N,...] [--precisions d,s] [--uplos L,U] [--nb NB,...] [--repetitions R]\n"
              "       [--modes resident,device,gpu,hybrid,auto] [--gpu-kernels vendor,custom,any] [--peers cusolver|resident|none]\n"
+             "       [--grains tiles,block-columns,whole-matrix,auto]\n"
              "       [--json FILE]\n",
              program);
   return 2;
@@ -417,6 +444,8 @@ int main(int argc, char** argv) {
       else if (arg == "--uplos") {
         s.uplos.clear();
         for (const std::string& u : split_commas(value)) s.uplos.push_back(tessera::parse_uplo(u));
+      } else if (arg == "--grains") {
+        for (const std::string& g : split_commas(value)) s.grains.push_back(tessera::parse_task_grain(g));
       } else if (arg == "--gpu-kernels") {
         for (const std::string& name : split_commas(value)) s.kernel_choices.push_back(tessera::parse_gpu_kernels(name));
       } else return usage(argv[0]);
@@ -444,7 +473,7 @@ int main(int argc, char** argv) {
     fmt::print(
         "(TFLOP/s with n^3/3 flops, medians of {} runs after a warm-up. cus-res: cuSOLVER, matrix on the GPU; cus-pin, "
         "cus-pag: with copies from and to pinned / pageable memory. T-res: Tessera gpu mode, tiles on the GPU; T-dev, "
-        "T-devt: Tessera's device API on the matrix in GPU memory, block-column and tile tasks (dev/cus: T-dev against "
+        "T-devt: Tessera's device API on the matrix in GPU memory, in the grain it chooses and in tile tasks (dev/cus: T-dev against "
         "cus-res); T-gpu, "
         "T-hyb, T-auto: Tessera end to end from the caller's array. gpu/cusR: T-gpu against cus-res; gpu/cusP, auto/cusP: "
         "against cus-pin)\n",

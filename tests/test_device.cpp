@@ -17,6 +17,7 @@
 
 #include "tessera/device.hpp"
 #include "tessera/tessera.h"
+#include "policy_modes.hpp"
 #include "test_support.hpp"
 
 #ifdef TESSERA_HAVE_CUDA
@@ -370,7 +371,10 @@ TEST_P(DeviceDense, NotPositiveDefiniteGivesLapackInfo) {
 INSTANTIATE_TEST_SUITE_P(AllModes, DeviceDense,
                          ::testing::Combine(::testing::Values(Uplo::lower, Uplo::upper),
                                             ::testing::Values(Schedule{Mode::gpu, TaskGrain::automatic},
+                                                              Schedule{Mode::gpu, TaskGrain::tiles},
                                                               Schedule{Mode::gpu, TaskGrain::block_columns},
+                                                              Schedule{Mode::gpu, TaskGrain::whole_matrix},
+                                                              Schedule{Mode::cpu, TaskGrain::whole_matrix},
                                                               Schedule{Mode::hybrid, TaskGrain::automatic},
                                                               Schedule{Mode::hybrid, TaskGrain::block_columns},
                                                               Schedule{Mode::cpu, TaskGrain::automatic})),
@@ -450,6 +454,35 @@ TEST(DeviceDense, HostPointerIsInvalidArgumentGpu) {
   EXPECT_EQ(B, B0);
   EXPECT_EQ(device_A.to_host(), A0);
   EXPECT_EQ(device_B.to_host(), B0);
+}
+
+// Left to choose, a device matrix of moderate order on one GPU is factored by one task (the
+// vendor's potrf on the matrix itself); a tile size asked for keeps the tile DAG.
+TEST(DeviceDense, ModerateOrderIsOneTaskUnlessATileSizeIsAskedForGpu) {
+  TESSERA_SKIP_WITHOUT_GPU();
+  if (runtime().cuda_devices() != 1) GTEST_SKIP() << "the whole-matrix task is chosen on one GPU only";
+  if (runtime().automatic_mode().mode != Mode::gpu) GTEST_SKIP() << "the GPU does not dominate here";
+  if (!policy_runs(Mode::gpu)) GTEST_SKIP() << runtime().scheduler() << " does not run gpu mode";
+  const int n = 1000;
+  const std::vector<double> A = random_spd<double>(n, n, 17);
+  for (const Uplo uplo : {Uplo::lower, Uplo::upper})
+    for (const int nb : {0, 250}) {
+      const DeviceCopy<double> device_A(A);
+      FactorOptions options;
+      options.mode = Mode::gpu;
+      options.uplo = uplo;
+      options.nb = nb;
+      options.trace = std::make_shared<Trace>();
+      ASSERT_EQ(device::potrf(runtime(), n, device_A.get(), n, nullptr, options), 0);
+      EXPECT_LT(factor_backward_error(uplo, n, A, device_A.to_host(), n), 1.0);
+      const std::vector<TraceEvent> events = options.trace->events();
+      if (nb == 0) {
+        ASSERT_EQ(events.size(), 1u) << to_string(uplo);
+        EXPECT_EQ(events.front().kind, TaskKind::potrf);
+      } else {
+        EXPECT_EQ(events.size(), 20u) << to_string(uplo) << ": 4 tiles a side, 20 tile tasks";
+      }
+    }
 }
 
 TEST(DeviceDense, NegativeTileSizeIsInvalidArgumentGpu) {

@@ -87,10 +87,13 @@ INSTANTIATE_TEST_SUITE_P(Modes, InfoSweep,
                                            SweepCase{Mode::hybrid, GpuKernels::any},
                                            SweepCase{Mode::gpu, GpuKernels::vendor, TaskGrain::block_columns},
                                            SweepCase{Mode::gpu, GpuKernels::custom, TaskGrain::block_columns},
-                                           SweepCase{Mode::cpu, GpuKernels::any, TaskGrain::block_columns}),
+                                           SweepCase{Mode::cpu, GpuKernels::any, TaskGrain::block_columns},
+                                           SweepCase{Mode::gpu, GpuKernels::any, TaskGrain::whole_matrix},
+                                           SweepCase{Mode::cpu, GpuKernels::any, TaskGrain::whole_matrix}),
                          [](const ::testing::TestParamInfo<SweepCase>& param) {
                            std::string name = std::string(to_string(param.param.mode)) + "_" + to_string(param.param.kernels);
                            if (param.param.grain == TaskGrain::block_columns) name += "_block_columns";
+                           if (param.param.grain == TaskGrain::whole_matrix) name += "_whole_matrix";
                            return name;
                          });
 

@@ -1,7 +1,8 @@
 // A host array factored with its tiles in GPU memory (HostTiles::staged, which auto chooses in gpu
 // mode on one GPU): tiles larger than a staging slot copied in pieces, the caller's other
 // triangle left as it was, nothing moved by the runtime itself, LAPACK's info for a failing minor
-// and for a NaN or infinity at the edges of tiles and pieces, two calls sharing the slots.
+// and for a NaN or infinity at the edges of tiles and pieces, posv and potrs, two calls sharing
+// the slots.
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -206,6 +207,73 @@ TEST(Staged, UpperStoredInfoAtTheEdgesOfTilesAndPieces) {
   EXPECT_LT(factor_backward_error(Uplo::upper, n, A, F, n), 1.0);
 }
 
+// posv and potrs stage the matrix as potrf does; their right-hand sides are pooled tiles, one CPU
+// copy task each way per tile, which the runtime moves to the GPU and back.
+template <class T>
+void expect_staged_solves(Uplo uplo, int n, int nb, int nrhs) {
+  const Uplo other = uplo == Uplo::lower ? Uplo::upper : Uplo::lower;
+  const T untouched = T(-3.25);
+  const std::vector<T> A = random_spd<T>(n, n, 23u + n);  // both triangles: the reference
+  const std::vector<T> B = random_matrix<T>(n, nrhs, n, 29u + n);
+  const int rhs_tiles = ((n + nb - 1) / nb) * ((nrhs + nb - 1) / nb);
+  std::vector<T> F = A;
+  for (int j = 0; j < n; ++j)
+    for (int i = 0; i < n; ++i)
+      if (other == Uplo::upper ? i < j : i > j) F[i + static_cast<std::size_t>(j) * n] = untouched;
+  const std::string where = "uplo=" + std::string(to_string(uplo)) + " n=" + std::to_string(n);
+
+  auto trace = std::make_shared<Trace>();
+  FactorOptions options = staged_options<T>(nb, trace);
+  options.uplo = uplo;
+  std::vector<T> X = B;
+  ASSERT_EQ(posv(staged_runtime(), n, nrhs, F.data(), n, X.data(), n, options), 0) << where;
+  EXPECT_LT(solve_backward_error(n, nrhs, A, n, X, B, n), 1.0) << where;
+  EXPECT_LT(factor_backward_error(uplo, n, A, F, n), 1.0) << where;
+  EXPECT_EQ(changed_in_strict_triangle(F, n, other, untouched), 0) << where;
+  CopiesIn copies = copies_in(*trace);
+  EXPECT_GT(copies.on_gpu, 0) << where << ": posv not staged";
+  EXPECT_EQ(copies.on_cpu, copies.on_gpu + rhs_tiles) << where;
+
+  trace = std::make_shared<Trace>();
+  options.trace = trace;
+  std::vector<T> Y = B;
+  ASSERT_EQ(potrs(staged_runtime(), n, nrhs, F.data(), n, Y.data(), n, options), 0) << where;
+  EXPECT_LT(solve_backward_error(n, nrhs, A, n, Y, B, n), 1.0) << where;
+  EXPECT_EQ(changed_in_strict_triangle(F, n, other, untouched), 0) << where;
+  copies = copies_in(*trace);
+  EXPECT_GT(copies.on_gpu, 0) << where << ": potrs not staged";
+  EXPECT_EQ(copies.on_cpu, copies.on_gpu + rhs_tiles) << where;
+}
+
+TEST(Staged, SolvesStageTheMatrixAndPoolTheRightHandSides) {
+  TESSERA_SKIP_UNLESS_STAGED();
+  for (const Uplo uplo : {Uplo::lower, Uplo::upper}) {
+    expect_staged_solves<double>(uplo, 2 * kPiecedTile<double> + 337, kPiecedTile<double>, 3);
+    expect_staged_solves<float>(uplo, kPiecedTile<float> + 1, kPiecedTile<float>, 1);
+    expect_staged_solves<double>(uplo, 1, 1, 2);
+    expect_staged_solves<double>(uplo, 97, 16, 37);  // right-hand sides over three tile columns
+  }
+}
+
+// A staged posv that fails: LAPACK's info, and B as it was, whichever triangle holds the matrix.
+TEST(Staged, FailedPosvLeavesTheRightHandSides) {
+  TESSERA_SKIP_UNLESS_STAGED();
+  const int nb = kPiecedTile<double>, n = 2 * nb + 101, nrhs = 2;
+  const std::vector<double> A = random_spd<double>(n, n, 31u);
+  const std::vector<double> B = random_matrix<double>(n, nrhs, n, 37u);
+  for (const Uplo uplo : {Uplo::lower, Uplo::upper}) {
+    FactorOptions options = staged_options<double>(nb);
+    options.uplo = uplo;
+    for (const int column : {1, 513, nb + 1, n}) {
+      std::vector<double> F = A, X = B;
+      F[(column - 1) + static_cast<std::size_t>(column - 1) * n] = -100.0;
+      EXPECT_EQ(posv(staged_runtime(), n, nrhs, F.data(), n, X.data(), n, options), column)
+          << to_string(uplo) << " column " << column;
+      EXPECT_EQ(X, B) << to_string(uplo) << " column " << column;
+    }
+  }
+}
+
 TEST(Staged, TwoCallsInFlightShareTheSlots) {
   TESSERA_SKIP_UNLESS_STAGED();
   const int nb = kPiecedTile<double>, n = 2 * nb + 64;
@@ -291,6 +359,21 @@ TEST(Staged, AutomaticStagesTheFirstCallOnAGigabyteArray) {
   const std::unique_ptr<Runtime> automatic = runtime_with(HostTiles::automatic);
   EXPECT_GT(copies_of_automatic_call(*automatic, large, 10u).on_gpu, 0) << "a large first array";
   EXPECT_EQ(copies_of_automatic_call(*automatic, large, 11u).on_gpu, 0) << "a large second array";
+}
+
+// The drop-in's one-shot dposv: a runtime's first call is staged when it is a posv too.
+TEST(Staged, AutomaticStagesAFirstPosvOnAGigabyteArray) {
+  TESSERA_SKIP_UNLESS_STAGED();
+  const int n = 11600, nrhs = 2;
+  const std::vector<double> A = random_spd<double>(n, n, 41u);
+  const std::vector<double> B = random_matrix<double>(n, nrhs, n, 43u);
+  std::vector<double> F = A, X = B;
+  auto trace = std::make_shared<Trace>();
+  const std::unique_ptr<Runtime> automatic = runtime_with(HostTiles::automatic);
+  ASSERT_EQ(posv(*automatic, n, nrhs, F.data(), n, X.data(), n, staged_options<double>(0, trace)), 0);
+  EXPECT_GT(copies_in(*trace).on_gpu, 0) << "not staged";
+  EXPECT_LT(sampled_factor_error(n, A, F, 64, 47u), 1e-10);
+  EXPECT_LT(solve_backward_error(n, nrhs, A, n, X, B, n), 1.0);
 }
 
 }  // namespace

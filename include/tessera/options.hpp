@@ -40,8 +40,15 @@ enum class GpuKernels { vendor, custom, any };
 //          of a column are contiguous in memory (a matrix already on the GPU, tessera/device.hpp).
 //          On an H100 it ran as fast as tiles within the spread between runs
 //          (docs/gpu-performance.md): the diagonal factorization bounds both.
-//   automatic: tiles.
-enum class TaskGrain { tiles, block_columns, automatic };
+//   whole_matrix: the whole factorization as one task over every tile, which calls the vendor's
+//          potrf once: on the matrix itself where the tiles are views of one column-major matrix,
+//          on a copy gathered from the tiles otherwise (an upper-stored matrix's blocks gathered
+//          transposed). None of StarPU's per-task latency on the chain of nt steps, and no
+//          overlap either. The device API (tessera/device.hpp) then takes its matrix as one tile.
+//   automatic: tiles; in the device API, on a runtime with one GPU in a call that runs as gpu
+//          mode does with the tile size left to Tessera, whole_matrix up to an order measured
+//          faster on an H100 (docs/gpu-performance.md).
+enum class TaskGrain { tiles, block_columns, whole_matrix, automatic };
 
 // Kind of a tile task, for scheduling hints and traces. Batched chunks, residual checks and
 // tile copies are `other`.
@@ -157,7 +164,8 @@ struct TESSERA_EXPORT RuntimeOptions {
 
   // Defaults overridden by TESSERA_NCPU, TESSERA_NCUDA, TESSERA_WORKERS_PER_CUDA, TESSERA_POLICY,
   // TESSERA_TUNING_FILE, TESSERA_VERBOSE (0 or 1), TESSERA_HOST_TILES (auto, pin-on-reuse, pinned,
-  // pageable, in-place or staged), TESSERA_URGENT_STREAMS (0 or 1), TESSERA_GPU_PLACEMENT (block-cyclic or policy).
+  // pageable, in-place or staged), TESSERA_URGENT_STREAMS (0 or 1), TESSERA_GPU_PLACEMENT (block-cyclic or policy),
+  // TESSERA_PAUSE_WHEN_IDLE (0 or 1).
   static RuntimeOptions from_environment();
 
   // These options for a runtime whose factorizations all run in `mode`: in cpu mode no GPU is

@@ -21,6 +21,10 @@ void insert_cholesky(const TaskContext& ctx, const TileGrid& A, const Scheduling
 template <class T>
 void insert_cholesky_by_block_columns(const TaskContext& ctx, const TileGrid& A, const SchedulingHints& hints);
 
+// The whole factorization as one task (TaskGrain::whole_matrix).
+template <class T>
+void insert_cholesky_as_one_task(const TaskContext& ctx, const TileGrid& A, const SchedulingHints& hints);
+
 // Out-of-core order, for a matrix whose tiles do not fit the GPU's memory: the tile columns cut
 // into panels [starts[p], starts[p + 1]). Each panel is first updated by every tile column on its
 // left (left-looking: those columns pass through the GPU once per panel), then factored
@@ -45,7 +49,8 @@ struct CholeskyPlan {
   std::vector<int> panel_starts;
 };
 
-// The factorization `plan` asks for (automatic grain: tiles).
+// The factorization `plan` asks for (automatic grain: tiles; the API chooses the grain of a plan,
+// see cholesky_plan in src/api/tile_requirements.hpp).
 template <class T>
 void insert_cholesky(const TaskContext& ctx, const TileGrid& A, const SchedulingHints& hints, const CholeskyPlan& plan);
 

@@ -89,6 +89,14 @@ std::vector<int> panels_within(const TileGrid& A, double budget_elements) {
 }
 
 template <class T>
+void insert_cholesky_as_one_task(const TaskContext& ctx, const TileGrid& A, const SchedulingHints& hints) {
+  std::vector<TileRef> tiles;
+  for (int j = 0; j < A.tile_cols(); ++j)
+    for (int i = j; i < A.tile_rows(); ++i) tiles.push_back(A.ref(i, j));
+  insert_whole_factorization<T>(ctx, tiles, hints(TaskKind::potrf, 0, 0, 0, A.tile_rows()));
+}
+
+template <class T>
 void insert_cholesky(const TaskContext& ctx, const TileGrid& A, const SchedulingHints& hints, const CholeskyPlan& plan) {
   if (plan.panel_starts.size() > 1)
     insert_cholesky_in_panels<T>(ctx, A, hints, plan.panel_starts);
@@ -97,6 +105,8 @@ void insert_cholesky(const TaskContext& ctx, const TileGrid& A, const Scheduling
   // tasks take lower tiles: transposed ones run as tiles.
   else if (plan.grain == TaskGrain::block_columns && !A.transposed())
     insert_cholesky_by_block_columns<T>(ctx, A, hints);
+  else if (plan.grain == TaskGrain::whole_matrix)
+    insert_cholesky_as_one_task<T>(ctx, A, hints);
   else
     insert_cholesky<T>(ctx, A, hints);
 }
@@ -109,6 +119,8 @@ template void insert_cholesky_in_panels<float>(const TaskContext&, const TileGri
                                                const std::vector<int>&);
 template void insert_cholesky_in_panels<double>(const TaskContext&, const TileGrid&, const SchedulingHints&,
                                                 const std::vector<int>&);
+template void insert_cholesky_as_one_task<float>(const TaskContext&, const TileGrid&, const SchedulingHints&);
+template void insert_cholesky_as_one_task<double>(const TaskContext&, const TileGrid&, const SchedulingHints&);
 template void insert_cholesky<float>(const TaskContext&, const TileGrid&, const SchedulingHints&, const CholeskyPlan&);
 template void insert_cholesky<double>(const TaskContext&, const TileGrid&, const SchedulingHints&, const CholeskyPlan&);
 

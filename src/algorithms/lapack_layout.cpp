@@ -15,21 +15,21 @@ void insert_lapack_potrs(const TaskContext& ctx, const TileGrid& A, const TileGr
                          T* b, int ldb, const SchedulingHints& hints) {
   // A holds a factor: a NaN in it propagates into the solution, as in LAPACK's xPOTRS.
   insert_load<T>(ctx, A, uplo, a, lda, NonFiniteInput::propagates, hints);
-  insert_load<T>(ctx, B, Uplo::lower, b, ldb, NonFiniteInput::propagates, hints);
+  insert_load<T>(without_staging(ctx), B, Uplo::lower, b, ldb, NonFiniteInput::propagates, hints);
   insert_cholesky_solve<T>(ctx, A, B, hints);
-  insert_store<T>(ctx, B, Uplo::lower, b, ldb, true, hints);
+  insert_store<T>(without_staging(ctx), B, Uplo::lower, b, ldb, true, hints);
 }
 
 template <class T>
 void insert_lapack_posv(const TaskContext& ctx, const TileGrid& A, const TileGrid& B, Uplo uplo, T* a, int lda, T* b,
                         int ldb, const SchedulingHints& hints, const CholeskyPlan& plan) {
   insert_load<T>(ctx, A, uplo, a, lda, NonFiniteInput::fails_factorization, hints);
-  insert_load<T>(ctx, B, Uplo::lower, b, ldb, NonFiniteInput::propagates, hints);
+  insert_load<T>(without_staging(ctx), B, Uplo::lower, b, ldb, NonFiniteInput::propagates, hints);
   insert_cholesky<T>(ctx, A, hints, plan);
   insert_store<T>(ctx, A, uplo, a, lda, false, hints);
   insert_cholesky_solve<T>(ctx, A, B, hints);
   // LAPACK leaves B as it was when the factorization fails.
-  insert_store<T>(ctx, B, Uplo::lower, b, ldb, true, hints);
+  insert_store<T>(without_staging(ctx), B, Uplo::lower, b, ldb, true, hints);
 }
 
 template void insert_lapack_potrf<float>(const TaskContext&, const TileGrid&, Uplo, float*, int, const SchedulingHints&, const CholeskyPlan&);

@@ -68,6 +68,12 @@ struct TaskContext {
   StagingRing* staging = nullptr;
 };
 
+// The context of tiles in host memory beside a staged matrix's (a solve's right-hand sides).
+inline TaskContext without_staging(TaskContext ctx) {
+  ctx.staging = nullptr;
+  return ctx;
+}
+
 // A = L L^T on the lower triangle of the diagonal tile A; a local failure at (1-based) column c is
 // reported as info = A.col0 + c.
 template <class T>
@@ -95,6 +101,12 @@ void insert_gemm(const TaskContext& ctx, Trans transa, Trans transb, T alpha, co
 // column[i] := column[i] L^{-T} for the tiles below it.
 template <class T>
 void insert_panel(const TaskContext& ctx, const std::vector<TileRef>& column, const TaskHints& hints);
+
+// The whole factorization as one task (TaskGrain::whole_matrix): `tiles` are the lower tiles of
+// the matrix (or its transposed ones), column by column, each column top down from its diagonal
+// tile; info as insert_potrf's, with the matrix's global column.
+template <class T>
+void insert_whole_factorization(const TaskContext& ctx, const std::vector<TileRef>& tiles, const TaskHints& hints);
 
 // The update of one block column by a factored panel: with panel[0] the panel's tile in the block
 // column's rows, column[0] -= panel[0] panel[0]^T (lower triangle) and column[i] -= panel[i]

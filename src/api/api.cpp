@@ -155,13 +155,7 @@ enum class Rhs { in_place_with_matrix, from_pool };
 // The tiles of a LAPACK-layout solve: the matrix (or its factor) and the right-hand sides.
 template <class T>
 struct MatrixAndRhs {
-  MatrixAndRhs(Runtime& runtime, bool in_place, Rhs rhs, const FactorOptions& options, int n, int nrhs, int nb,
-               const T* a, int lda, T* b, int ldb)
-      : A(matrix_tiles(runtime, in_place, options, n, nb, a, lda)),
-        B(in_place && rhs == Rhs::in_place_with_matrix
-              ? ArrayTiles<T>(runtime, options.mode, n, nrhs, nb, TileStructure::general, b, ldb)
-              : ArrayTiles<T>(runtime, n, nrhs, nb, TileStructure::general)) {}
-  ArrayTiles<T> A;
+  std::shared_ptr<ArrayTiles<T>> A;
   ArrayTiles<T> B;
 };
 
@@ -237,18 +231,28 @@ Request potrf_async(Runtime& runtime, int n, T* A, int lda, const FactorOptions&
   });
 }
 
-// A solve in LAPACK layout (potrs, posv): the matrix and the right-hand sides copied into tiles,
-// then `insert_solve` inserts the tasks on the two tile grids.
+// A solve in LAPACK layout (potrs, posv): the matrix (staged on a GPU where the call can be, as
+// potrf's) and the right-hand sides as tiles, then `insert_solve` inserts the tasks on the two
+// tile grids. A staged matrix's right-hand sides are pooled tiles, which the algorithms copy
+// without the slots.
 template <class T, class InsertSolve>
 Request submit_lapack_solve(Runtime& runtime, int n, int nrhs, const T* A, int lda, T* B, int ldb, Rhs rhs,
                             const FactorOptions& options, InsertSolve&& insert_solve) {
   const int nb = tile_size_for<T>(runtime, n, options);
   check_tiles_fit_gpu<T>(runtime, options.mode, nb, n);
-  const bool in_place = nrhs > 0 && tiles_in_place<T>(runtime, options, n, A);
-  auto tiles = std::make_shared<MatrixAndRhs<T>>(runtime, in_place, rhs, options, n, nrhs, nb, A, lda, B, ldb);
+  detail::StagingRing* staging = nullptr;
+  std::shared_ptr<ArrayTiles<T>> matrix = staged_tiles_if_possible<T>(runtime, options, n, nb, A, staging);
+  const bool in_place = !matrix && nrhs > 0 && tiles_in_place<T>(runtime, options, n, A);
+  if (!matrix) matrix = std::make_shared<ArrayTiles<T>>(matrix_tiles(runtime, in_place, options, n, nb, A, lda));
+  auto tiles = std::make_shared<MatrixAndRhs<T>>(MatrixAndRhs<T>{
+      std::move(matrix), in_place && rhs == Rhs::in_place_with_matrix
+                             ? ArrayTiles<T>(runtime, options.mode, n, nrhs, nb, TileStructure::general, B, ldb)
+                             : ArrayTiles<T>(runtime, n, nrhs, nb, TileStructure::general)});
   return make_request(runtime, tiles, [&](Submission& s) {
     s.set_trace(options.trace);
-    insert_solve(make_context(runtime, s, options.mode, options.gpu_kernels), tiles->A.grid(), tiles->B.grid());
+    TaskContext ctx = make_context(runtime, s, options.mode, options.gpu_kernels);
+    ctx.staging = staging;
+    insert_solve(ctx, tiles->A->grid(), tiles->B.grid());
   });
 }
 

@@ -106,6 +106,18 @@ void solve(Runtime& runtime, const SymmetricTiles<T>& A, const TileMatrix<T>& B,
   });
 }
 
+// A call's options as it runs: the whole matrix as one tile, factored by one task calling the
+// vendor's potrf on it, where factors_device_matrix_whole says so.
+template <class T>
+FactorOptions options_as_run(const Runtime& runtime, int n, const FactorOptions& asked) {
+  FactorOptions options = asked;
+  if (detail::factors_device_matrix_whole<T>(runtime, asked, n)) {
+    options.grain = TaskGrain::whole_matrix;
+    options.nb = n;
+  }
+  return options;
+}
+
 // The tile size of an n x n call, checked against the GPU's memory.
 template <class T>
 int checked_tile_size(const Runtime& runtime, int n, const FactorOptions& options) {
@@ -121,11 +133,12 @@ int potrf(Runtime& runtime, int n, T* A, int lda, Stream stream, const FactorOpt
   detail::throw_if_invalid("device::potrf", potrf_argument_error(detail::uplo_letter(options.uplo), n, A, lda));
   require_cuda_workers("potrf", runtime);
   if (n == 0) return 0;
-  const int nb = checked_tile_size<T>(runtime, n, options);
+  const FactorOptions run = options_as_run<T>(runtime, n, options);
+  const int nb = checked_tile_size<T>(runtime, n, run);
   const int device = device_holding("potrf", A, "A", 3);
   detail::synchronize_stream(stream);
-  SymmetricTiles<T> tiles(runtime, n, nb, options, A, lda, device);
-  const int info = factor(runtime, tiles, options);
+  SymmetricTiles<T> tiles(runtime, n, nb, run, A, lda, device);
+  const int info = factor(runtime, tiles, run);
   tiles.store(A, lda);
   return info;
 }
@@ -137,14 +150,15 @@ int potrs(Runtime& runtime, int n, int nrhs, const T* A, int lda, T* B, int ldb,
                            potrs_argument_error(detail::uplo_letter(options.uplo), n, nrhs, A, lda, B, ldb));
   require_cuda_workers("potrs", runtime);
   if (n == 0 || nrhs == 0) return 0;
-  const int nb = checked_tile_size<T>(runtime, n, options);
+  const FactorOptions run = options_as_run<T>(runtime, n, options);
+  const int nb = checked_tile_size<T>(runtime, n, run);
   const int a_device = device_holding("potrs", A, "A", 4);
   const int b_device = device_holding("potrs", B, "B", 6);
   detail::synchronize_stream(stream);
   // The factor's tiles are only read (no task writes them, so nothing is written back).
-  SymmetricTiles<T> factor_tiles(runtime, n, nb, options, const_cast<T*>(A), lda, a_device);
+  SymmetricTiles<T> factor_tiles(runtime, n, nb, run, const_cast<T*>(A), lda, a_device);
   const auto rhs = TileAccess::view(runtime, n, nrhs, nb, TileStructure::general, B, ldb, b_device);
-  solve(runtime, factor_tiles, *rhs, options);
+  solve(runtime, factor_tiles, *rhs, run);
   return 0;
 }
 
@@ -154,19 +168,20 @@ int posv(Runtime& runtime, int n, int nrhs, T* A, int lda, T* B, int ldb, Stream
                            posv_argument_error<T>(detail::uplo_letter(options.uplo), n, nrhs, A, lda, B, ldb));
   require_cuda_workers("posv", runtime);
   if (n == 0) return 0;
-  const int nb = checked_tile_size<T>(runtime, n, options);
+  const FactorOptions run = options_as_run<T>(runtime, n, options);
+  const int nb = checked_tile_size<T>(runtime, n, run);
   const int a_device = device_holding("posv", A, "A", 4);
   const int b_device = nrhs > 0 ? device_holding("posv", B, "B", 6) : -1;
   detail::synchronize_stream(stream);
-  SymmetricTiles<T> tiles(runtime, n, nb, options, A, lda, a_device);
+  SymmetricTiles<T> tiles(runtime, n, nb, run, A, lda, a_device);
   std::unique_ptr<TileMatrix<T>> rhs;
   if (nrhs > 0) rhs = TileAccess::view(runtime, n, nrhs, nb, TileStructure::general, B, ldb, b_device);
   // Factor, then solve only once the factor is known to exist: the right-hand sides are the
   // caller's memory, which LAPACK leaves as it was when the factorization fails (the host path
   // copies them back only then). The solve then starts after the last tile is factored instead
   // of following the factorization panel by panel.
-  const int info = factor(runtime, tiles, options);
-  if (info == 0 && rhs) solve(runtime, tiles, *rhs, options);
+  const int info = factor(runtime, tiles, run);
+  if (info == 0 && rhs) solve(runtime, tiles, *rhs, run);
   tiles.store(A, lda);
   return info;
 }

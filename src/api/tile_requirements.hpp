@@ -51,6 +51,22 @@ inline bool upper_as_stored(const FactorOptions& options) {
   return options.uplo == Uplo::upper && options.grain != TaskGrain::block_columns;
 }
 
+// Up to this order, a matrix in one GPU's memory (the device API) is factored fastest as one task
+// calling the vendor's potrf on the matrix itself: a tile DAG's chain of nt steps pays StarPU's
+// latency at each (measured on an H100, docs/gpu-performance.md).
+template <class T>
+constexpr int kWholeDeviceMatrixLimit = 16384;
+
+// Whether a device-API factorization of order n runs as one task on the whole matrix (a single
+// tile, TaskGrain::whole_matrix): asked for, or automatic (grain and tile size left to Tessera) up
+// to kWholeDeviceMatrixLimit in a call that runs as gpu mode does on a runtime with one GPU.
+template <class T>
+bool factors_device_matrix_whole(const Runtime& runtime, const FactorOptions& options, int n) {
+  if (options.grain == TaskGrain::whole_matrix) return true;
+  return options.grain == TaskGrain::automatic && options.nb == 0 && n <= kWholeDeviceMatrixLimit<T> &&
+         runtime.cuda_devices() == 1 && runs_as_gpu_mode(runtime, options.mode);
+}
+
 // The grain asked for, and the out-of-core panels of a matrix whose tiles do not fit the smallest
 // GPU where its tasks may run (FactorOptions::out_of_core_panel_percent).
 template <class T>

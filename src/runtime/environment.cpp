@@ -74,6 +74,7 @@ RuntimeOptions RuntimeOptions::from_environment() {
   options.verbose = env_int("TESSERA_VERBOSE", options.verbose ? 1 : 0, 0) != 0;
   if (const std::optional<std::string> tiles = env("TESSERA_HOST_TILES")) options.host_tiles = parse_host_tiles(*tiles);
   options.urgent_streams = env_int("TESSERA_URGENT_STREAMS", options.urgent_streams ? 1 : 0, 0) != 0;
+  options.pause_when_idle = env_int("TESSERA_PAUSE_WHEN_IDLE", options.pause_when_idle ? 1 : 0, 0) != 0;
   if (const std::optional<std::string> placement = env("TESSERA_GPU_PLACEMENT"))
     options.gpu_placement = parse_gpu_placement(*placement);
   return options;
@@ -143,14 +144,16 @@ TaskGrain parse_task_grain(const std::string& name) {
   const std::string s = lower_case(name);
   if (s == "tiles") return TaskGrain::tiles;
   if (s == "block-columns") return TaskGrain::block_columns;
+  if (s == "whole-matrix") return TaskGrain::whole_matrix;
   if (s == "auto") return TaskGrain::automatic;
-  throw InvalidArgument("unknown task grain '" + name + "' (expected tiles, block-columns or auto)");
+  throw InvalidArgument("unknown task grain '" + name + "' (expected tiles, block-columns, whole-matrix or auto)");
 }
 
 const char* to_string(TaskGrain grain) {
   switch (grain) {
     case TaskGrain::tiles: return "tiles";
     case TaskGrain::block_columns: return "block-columns";
+    case TaskGrain::whole_matrix: return "whole-matrix";
     case TaskGrain::automatic: return "auto";
   }
   return "?";

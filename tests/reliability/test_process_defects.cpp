@@ -568,9 +568,10 @@ TEST(DefaultTileSize, FewCpuWorkersGetLargerTiles) {
 }
 
 TEST(TaskGrainOption, NamesRoundTripAndTheEnvironmentSetsIt) {
-  for (TaskGrain grain : {TaskGrain::tiles, TaskGrain::block_columns, TaskGrain::automatic})
+  for (TaskGrain grain : {TaskGrain::tiles, TaskGrain::block_columns, TaskGrain::whole_matrix, TaskGrain::automatic})
     EXPECT_EQ(parse_task_grain(to_string(grain)), grain);
   EXPECT_EQ(parse_task_grain("Block-Columns"), TaskGrain::block_columns);
+  EXPECT_EQ(parse_task_grain("whole-matrix"), TaskGrain::whole_matrix);
   EXPECT_THROW(parse_task_grain("columns"), InvalidArgument);
   EXPECT_EQ(FactorOptions{}.grain, TaskGrain::automatic);
   {
@@ -579,6 +580,16 @@ TEST(TaskGrainOption, NamesRoundTripAndTheEnvironmentSetsIt) {
   }
   const ScopedEnv bad("TESSERA_TASK_GRAIN", "rows");
   EXPECT_THROW(FactorOptions::from_environment(), InvalidArgument);
+}
+
+TEST(PauseWhenIdleOption, TheEnvironmentSetsIt) {
+  EXPECT_TRUE(RuntimeOptions{}.pause_when_idle);
+  {
+    const ScopedEnv awake("TESSERA_PAUSE_WHEN_IDLE", "0");
+    EXPECT_FALSE(RuntimeOptions::from_environment().pause_when_idle);
+  }
+  const ScopedEnv asleep("TESSERA_PAUSE_WHEN_IDLE", "1");
+  EXPECT_TRUE(RuntimeOptions::from_environment().pause_when_idle);
 }
 
 TEST(OutOfCorePanelOption, TheEnvironmentSetsItAndOutOfRangeIsRefused) {

@@ -218,6 +218,27 @@ void insert_panel(const TaskContext& ctx, const std::vector<TileRef>& column, co
 }
 
 template <class T>
+void insert_whole_factorization(const TaskContext& ctx, const std::vector<TileRef>& tiles, const TaskHints& hints) {
+  Submission& s = *ctx.submission;
+  std::vector<RecordedAccess> accesses;
+  for (const TileRef& tile : tiles) accesses.push_back(writes(tile));
+  int nt = 0;
+  while (nt * (nt + 1) / 2 < static_cast<int>(tiles.size())) ++nt;
+  // tiles: column by column from the diagonal down; tile (i, j), i >= j.
+  auto at = [tiles, nt](int i, int j) { return tiles[static_cast<std::size_t>(j * nt - j * (j - 1) / 2 + (i - j))]; };
+  s.record(TaskKind::potrf, hints, std::move(accesses), [at, nt, &s] {
+    for (int k = 0; k < nt; ++k) {
+      if (!potrf_tile<T>(s, at(k, k))) return;
+      for (int i = k + 1; i < nt; ++i) trsm_tile<T>(Side::right, Trans::yes, T(1), at(k, k), at(i, k));
+      for (int j = k + 1; j < nt; ++j) {
+        syrk_tile<T>(T(-1), at(j, k), T(1), at(j, j));
+        for (int i = j + 1; i < nt; ++i) gemm_tile<T>(Trans::no, Trans::yes, T(-1), at(i, k), at(j, k), T(1), at(i, j));
+      }
+    }
+  });
+}
+
+template <class T>
 void insert_column_update(const TaskContext& ctx, const std::vector<TileRef>& panel, const std::vector<TileRef>& column,
                           const TaskHints& hints) {
   if (panel.size() != column.size() || panel.empty()) throw std::logic_error("column update: mismatched tiles");
@@ -274,6 +295,7 @@ void insert_copy_out(const TaskContext& ctx, const TileRef& tile, const BlockMap
   template void insert_gemm<T>(const TaskContext&, Trans, Trans, T, const TileRef&, const TileRef&, T,       \
                                const TileRef&, const TaskHints&);                                            \
   template void insert_panel<T>(const TaskContext&, const std::vector<TileRef>&, const TaskHints&);          \
+  template void insert_whole_factorization<T>(const TaskContext&, const std::vector<TileRef>&, const TaskHints&); \
   template void insert_column_update<T>(const TaskContext&, const std::vector<TileRef>&,                     \
                                         const std::vector<TileRef>&, const TaskHints&);                      \
   template void insert_copy_in<T>(const TaskContext&, const BlockMap<T>&, const TileRef&, const TaskHints&); \

@@ -187,6 +187,29 @@ TEST_P(BlockColumnGraph, TaskCountsEveryDependencyAndTheCriticalPath) {
 
 INSTANTIATE_TEST_SUITE_P(TileCounts, BlockColumnGraph, ::testing::Values(1, 2, 3, 5, 8));
 
+// The whole matrix as one task: one potrf task, on the critical path, writing every lower tile
+// column by column from the diagonal down (the order its implementations read the tiles in).
+TEST(WholeMatrixGraph, OneTaskWritesEveryLowerTileColumnByColumn) {
+  for (const int nt : {1, 2, 5}) {
+    const int nb = 4;
+    HostTiles<double> tiles(nt * nb - 1, nt * nb - 1, nb, TileStructure::symmetric_lower);
+    Submission s;
+    insert_cholesky<double>(recording_context(s), tiles.grid(), critical_path_hints, CholeskyPlan(TaskGrain::whole_matrix));
+    ASSERT_EQ(s.tasks().size(), 1u) << "nt=" << nt;
+    const RecordedTask& task = s.tasks().front();
+    EXPECT_EQ(task.kind, TaskKind::potrf);
+    EXPECT_TRUE(task.hints.critical);
+    ASSERT_EQ(static_cast<int>(task.accesses.size()), nt * (nt + 1) / 2);
+    std::size_t a = 0;
+    for (int j = 0; j < nt; ++j)
+      for (int i = j; i < nt; ++i, ++a) {
+        EXPECT_EQ(task.accesses[a].i, i);
+        EXPECT_EQ(task.accesses[a].j, j);
+        EXPECT_TRUE(task.accesses[a].writes);
+      }
+  }
+}
+
 // The out-of-core order: the right-looking factorization's tasks, reordered by panels of tile
 // columns (left-looking between panels, right-looking within one).
 class PanelGraph : public ::testing::TestWithParam<std::vector<int>> {};
@@ -328,10 +351,11 @@ double tolerance(int n) {
   return 50.0 * n * std::numeric_limits<T>::epsilon();
 }
 
-// The factorizations the LAPACK-layout tests run: tile tasks, block columns, and the out-of-core
-// order in panels of about two tile columns.
+// The factorizations the LAPACK-layout tests run: tile tasks, block columns, the out-of-core
+// order in panels of about two tile columns, and the whole matrix as one task.
 CholeskyPlan plan_named(const std::string& name, const TileGrid& A) {
   if (name == "block columns") return CholeskyPlan(TaskGrain::block_columns);
+  if (name == "whole matrix") return CholeskyPlan(TaskGrain::whole_matrix);
   if (name == "panels") return CholeskyPlan(TaskGrain::tiles, panels_within(A, 2.0 * A.rows() * A.nb()));
   return CholeskyPlan(TaskGrain::tiles);
 }
@@ -345,7 +369,7 @@ TYPED_TEST(LapackLayout, PosvInRandomOrdersSolvesAndKeepsTheOtherTriangle) {
   using T = TypeParam;
   const int nb = 8;
   std::mt19937 random(2026);
-  for (const char* plan_name : {"tiles", "block columns", "panels"})
+  for (const char* plan_name : {"tiles", "block columns", "panels", "whole matrix"})
   for (Uplo uplo : {Uplo::lower, Uplo::upper})
     for (int n : {1, nb - 1, nb, nb + 1, 2 * nb + 3, 37})
       for (int order = 0; order < 3; ++order) {
@@ -395,7 +419,7 @@ TYPED_TEST(LapackLayout, APivotThatFailsGivesItsColumnAndLeavesBAsItWas) {
   using T = TypeParam;
   const int nb = 4, n = 13, lda = n, ldb = n;
   std::mt19937 random(7);
-  for (const char* plan_name : {"tiles", "block columns", "panels"})
+  for (const char* plan_name : {"tiles", "block columns", "panels", "whole matrix"})
   for (int failing : {0, 3, 4, 5, 12})
     for (Uplo uplo : {Uplo::lower, Uplo::upper}) {
       std::vector<T> a = random_spd<T>(n, lda, random);

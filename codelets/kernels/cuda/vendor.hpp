@@ -61,4 +61,14 @@ inline void gemm(cublasHandle_t h, bool transa, bool transb, int m, int n, int k
   TESSERA_CUBLAS_CHECK(cublasSgemm(h, op(transa), op(transb), m, n, k, &alpha, A, lda, B, ldb, &beta, C, ldc));
 }
 
+// dst (rows x cols) := src^T, src being cols x rows (cuBLAS geam; dst must not overlap src).
+inline void transpose(cublasHandle_t h, int rows, int cols, const double* src, int lds, double* dst, int ldd) {
+  const double one = 1, zero = 0;
+  TESSERA_CUBLAS_CHECK(cublasDgeam(h, CUBLAS_OP_T, CUBLAS_OP_N, rows, cols, &one, src, lds, &zero, dst, ldd, dst, ldd));
+}
+inline void transpose(cublasHandle_t h, int rows, int cols, const float* src, int lds, float* dst, int ldd) {
+  const float one = 1, zero = 0;
+  TESSERA_CUBLAS_CHECK(cublasSgeam(h, CUBLAS_OP_T, CUBLAS_OP_N, rows, cols, &one, src, lds, &zero, dst, ldd, dst, ldd));
+}
+
 }  // namespace tessera::kernels::cuda::vendor
