@@ -10,21 +10,27 @@
 # process on G GPUs at the first size (OUTDIR/gpus_trace.json): each GPU's busy time in its last
 # factorization (end to end) and the bytes moved between memory nodes over its requests, GPU to GPU
 # included (tracing slows a run, so its times are not in the table). STEP_TIMEOUT (seconds) bounds
-# each program.
+# each program. MODES (default resident,gpu) picks Tessera's figures; ONE_GPU_PEERS=none (default
+# resident) leaves cuSOLVER on one GPU out; EXTRAS=0 leaves out the dmdas-placed and the traced
+# processes; BACKWARD_ERROR_MAX_N bounds the orders whose end-to-end factor is checked (the check
+# needs two more copies of the matrix in host memory).
 set -uo pipefail
 [ $# -ge 2 ] || { echo "usage: $0 BINDIR OUTDIR [SIZES] [GPUS]" >&2; exit 2; }
 bin=$1 out=$2 sizes=${3:-40000,60000,90000} gpus=${4:-2} reps=${REPETITIONS:-1} limit=${STEP_TIMEOUT:-0}
+modes=${MODES:-resident,gpu} one_gpu_peers=${ONE_GPU_PEERS:-resident} check_max_n=${BACKWARD_ERROR_MAX_N:-2147483647}
 mkdir -p "$out"
 tessera() {  # tessera GPUS OUTNAME SIZES [bench_gpu_potrf options]
   local g=$1 name=$2 n=$3; shift 3
-  TESSERA_NCUDA=$g timeout "$limit" "$bin/bench_gpu_potrf" --sizes "$n" --precisions d --uplos L --modes resident,gpu \
-    --repetitions "$reps" --json "$out/$name.json" "$@" | tee "$out/$name.txt"
+  TESSERA_NCUDA=$g timeout -k 20 "$limit" "$bin/bench_gpu_potrf" --sizes "$n" --precisions d --uplos L --modes "$modes" \
+    --repetitions "$reps" --backward-error-max-n "$check_max_n" --json "$out/$name.json" "$@" | tee "$out/$name.txt"
 }
 tessera "$gpus" gpus "$sizes" --peers none
-tessera 1 one_gpu "$sizes" --peers resident
-TESSERA_GPU_PLACEMENT=policy tessera "$gpus" gpus_by_policy "${sizes%%,*}" --peers none
-TESSERA_TRACE="$out/gpus_trace.json" tessera "$gpus" gpus_traced "${sizes%%,*}" --peers none
-timeout "$limit" "$bin/cusolver_mg_potrf" --sizes "$sizes" --gpus "$gpus" --repetitions "$reps" | tee "$out/cusolver_mg.jsonl"
+tessera 1 one_gpu "$sizes" --peers "$one_gpu_peers"
+if [ "${EXTRAS:-1}" != 0 ]; then
+  TESSERA_GPU_PLACEMENT=policy tessera "$gpus" gpus_by_policy "${sizes%%,*}" --peers none
+  TESSERA_TRACE="$out/gpus_trace.json" tessera "$gpus" gpus_traced "${sizes%%,*}" --peers none
+fi
+timeout -k 20 "$limit" "$bin/cusolver_mg_potrf" --sizes "$sizes" --gpus "$gpus" --repetitions "$reps" | tee "$out/cusolver_mg.jsonl"
 python3 - "$out" "$gpus" <<'PY' | tee "$out/summary.txt"
 import json, os, sys
 out, g = sys.argv[1], int(sys.argv[2])
