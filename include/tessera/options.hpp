@@ -46,8 +46,9 @@ enum class GpuKernels { vendor, custom, any };
 //          transposed). None of StarPU's per-task latency on the chain of nt steps, and no
 //          overlap either. The device API (tessera/device.hpp) then takes its matrix as one tile.
 //   automatic: tiles; in the device API, on a runtime with one GPU in a call that runs as gpu
-//          mode does with the tile size left to Tessera, whole_matrix up to an order measured
-//          faster on an H100 (docs/gpu-performance.md).
+//          mode does with the tile size left to Tessera, whole_matrix up to n = 16384, where
+//          the tile graph through the device API measured below cuSOLVER's own call on an H100
+//          (docs/gpu-performance.md).
 enum class TaskGrain { tiles, block_columns, whole_matrix, automatic };
 
 // Kind of a tile task, for scheduling hints and traces. Batched chunks, residual checks and
