@@ -14,8 +14,9 @@ int main(void) {
   }
   int info = tessera_dposv('U', n, 1, A, n, b, n);
   printf("tessera %s: dposv info = %d, x[0] = %.8f\n", tessera_version(), info, b[0]);
-  /* A bad argument is reported as -i, as in LAPACK. */
-  printf("lda too small gives %d\n", tessera_dpotrf('L', n, A, n - 1));
+  /* A bad argument is reported as -i, as in LAPACK; tessera_last_error() says why. */
+  const int bad = tessera_dpotrf('L', n, A, n - 1);
+  printf("lda too small gives %d (%s)\n", bad, tessera_last_error());
   free(A);
   free(b);
   return info == 0 ? 0 : 1;

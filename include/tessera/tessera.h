@@ -10,7 +10,8 @@
  * already started. The tile size comes from TESSERA_NB or is chosen per n; the mode from
  * TESSERA_MODE (cpu, gpu, hybrid or auto; auto by default). They are safe to call from several
  * threads at once. A failure of the machinery (no GPU in gpu mode, a CUDA error) returns
- * TESSERA_RUNTIME_FAILURE and prints one line to stderr.
+ * TESSERA_RUNTIME_FAILURE. The reason for a negative return value is in tessera_last_error();
+ * nothing is printed unless TESSERA_VERBOSE=1 (then one line on stderr per such call).
  */
 #ifndef TESSERA_TESSERA_H
 #define TESSERA_TESSERA_H
@@ -106,6 +107,11 @@ TESSERA_EXPORT int tessera_spotrf_batched_device(char uplo, int n, float *A, int
 
 /* The library's version, e.g. "0.1.0". */
 TESSERA_EXPORT const char *tessera_version(void);
+
+/* Why the last call of this API on the calling thread returned a negative value, e.g.
+ * "tessera_dpotrf: lda (argument 4) must be >= max(1, n)"; "" when that call returned 0 or a
+ * positive info, or before any call. Valid until this thread's next call. */
+TESSERA_EXPORT const char *tessera_last_error(void);
 
 #ifdef __cplusplus
 }

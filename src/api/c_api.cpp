@@ -4,6 +4,7 @@
 
 #include <cstdio>
 #include <exception>
+#include <string>
 #include <type_traits>
 #include <utility>
 
@@ -27,10 +28,30 @@ FactorOptions options_for(char uplo) {
   return options;
 }
 
+// The reason for the last negative value a C call returned on this thread (tessera_last_error).
+thread_local std::string last_error;
+
+// Whether failures are printed too (RuntimeOptions::verbose, TESSERA_VERBOSE=1): the library prints
+// nothing unless asked.
+bool verbose() noexcept {
+  try {
+    return tessera::RuntimeOptions::from_environment().verbose;
+  } catch (...) {
+    return false;
+  }
+}
+
+int failed(std::string reason, int status) {
+  last_error = std::move(reason);
+  if (verbose()) std::fprintf(stderr, "tessera: %s\n", last_error.c_str());
+  return status;
+}
+
 // Runs a call, turning exceptions into a status: C callers never see one. A call that returns
 // nothing succeeded with 0.
 template <class Call>
 int guarded(const char* routine, Call&& call) {
+  last_error.clear();
   try {
     if constexpr (std::is_void_v<decltype(call())>) {
       call();
@@ -39,42 +60,38 @@ int guarded(const char* routine, Call&& call) {
       return call();
     }
   } catch (const tessera::InvalidArgument& e) {
-    std::fprintf(stderr, "tessera: %s: %s\n", routine, e.what());
-    return e.position() > 0 ? -e.position() : TESSERA_RUNTIME_FAILURE;
+    return failed(std::string(routine) + ": " + e.what(), e.position() > 0 ? -e.position() : TESSERA_RUNTIME_FAILURE);
   } catch (const std::exception& e) {
-    std::fprintf(stderr, "tessera: %s: %s\n", routine, e.what());
-    return TESSERA_RUNTIME_FAILURE;
+    return failed(std::string(routine) + ": " + e.what(), TESSERA_RUNTIME_FAILURE);
   }
 }
 
 // -position where the argument checks refuse the call, else the call, guarded.
 template <class Call>
 int checked_call(const char* routine, const ArgumentError& error, Call&& call) {
-  if (error) return -error.position;
+  if (error) return failed(tessera::describe(routine, error), -error.position);
   return guarded(routine, std::forward<Call>(call));
 }
 
 template <class T>
 int potrf(const char* routine, char uplo, int n, T* A, int lda) {
-  if (const ArgumentError error = tessera::potrf_argument_error(uplo, n, A, lda)) return -error.position;
-  if (n == 0) return 0;
-  return guarded(routine, [&] { return tessera::potrf(Runtime::shared(), n, A, lda, options_for(uplo)); });
+  return checked_call(routine, tessera::potrf_argument_error(uplo, n, A, lda), [&] {
+    return n == 0 ? 0 : tessera::potrf(Runtime::shared(), n, A, lda, options_for(uplo));
+  });
 }
 
 template <class T>
 int potrs(const char* routine, char uplo, int n, int nrhs, const T* A, int lda, T* B, int ldb) {
-  if (const ArgumentError error = tessera::potrs_argument_error<T>(uplo, n, nrhs, A, lda, B, ldb))
-    return -error.position;
-  if (n == 0 || nrhs == 0) return 0;
-  return guarded(routine, [&] { return tessera::potrs(Runtime::shared(), n, nrhs, A, lda, B, ldb, options_for(uplo)); });
+  return checked_call(routine, tessera::potrs_argument_error<T>(uplo, n, nrhs, A, lda, B, ldb), [&] {
+    return n == 0 || nrhs == 0 ? 0 : tessera::potrs(Runtime::shared(), n, nrhs, A, lda, B, ldb, options_for(uplo));
+  });
 }
 
 template <class T>
 int posv(const char* routine, char uplo, int n, int nrhs, T* A, int lda, T* B, int ldb) {
-  if (const ArgumentError error = tessera::posv_argument_error<T>(uplo, n, nrhs, A, lda, B, ldb))
-    return -error.position;
-  if (n == 0) return 0;
-  return guarded(routine, [&] { return tessera::posv(Runtime::shared(), n, nrhs, A, lda, B, ldb, options_for(uplo)); });
+  return checked_call(routine, tessera::posv_argument_error<T>(uplo, n, nrhs, A, lda, B, ldb), [&] {
+    return n == 0 ? 0 : tessera::posv(Runtime::shared(), n, nrhs, A, lda, B, ldb, options_for(uplo));
+  });
 }
 
 // The device forms: the same checks and zero sizes as the host forms above, then the C++ device
@@ -83,30 +100,25 @@ tessera::device::Stream as_stream(void* stream) { return static_cast<tessera::de
 
 template <class T>
 int potrf_device(const char* routine, char uplo, int n, T* A, int lda, void* stream) {
-  if (const ArgumentError error = tessera::potrf_argument_error(uplo, n, A, lda)) return -error.position;
-  if (n == 0) return 0;
-  return guarded(routine, [&] {
-    return tessera::device::potrf(Runtime::shared(), n, A, lda, as_stream(stream), options_for(uplo));
+  return checked_call(routine, tessera::potrf_argument_error(uplo, n, A, lda), [&] {
+    return n == 0 ? 0 : tessera::device::potrf(Runtime::shared(), n, A, lda, as_stream(stream), options_for(uplo));
   });
 }
 
 template <class T>
 int potrs_device(const char* routine, char uplo, int n, int nrhs, const T* A, int lda, T* B, int ldb, void* stream) {
-  if (const ArgumentError error = tessera::potrs_argument_error<T>(uplo, n, nrhs, A, lda, B, ldb))
-    return -error.position;
-  if (n == 0 || nrhs == 0) return 0;
-  return guarded(routine, [&] {
-    return tessera::device::potrs(Runtime::shared(), n, nrhs, A, lda, B, ldb, as_stream(stream), options_for(uplo));
+  return checked_call(routine, tessera::potrs_argument_error<T>(uplo, n, nrhs, A, lda, B, ldb), [&] {
+    return n == 0 || nrhs == 0
+               ? 0
+               : tessera::device::potrs(Runtime::shared(), n, nrhs, A, lda, B, ldb, as_stream(stream), options_for(uplo));
   });
 }
 
 template <class T>
 int posv_device(const char* routine, char uplo, int n, int nrhs, T* A, int lda, T* B, int ldb, void* stream) {
-  if (const ArgumentError error = tessera::posv_argument_error<T>(uplo, n, nrhs, A, lda, B, ldb))
-    return -error.position;
-  if (n == 0) return 0;
-  return guarded(routine, [&] {
-    return tessera::device::posv(Runtime::shared(), n, nrhs, A, lda, B, ldb, as_stream(stream), options_for(uplo));
+  return checked_call(routine, tessera::posv_argument_error<T>(uplo, n, nrhs, A, lda, B, ldb), [&] {
+    return n == 0 ? 0
+                  : tessera::device::posv(Runtime::shared(), n, nrhs, A, lda, B, ldb, as_stream(stream), options_for(uplo));
   });
 }
 
@@ -290,5 +302,7 @@ int tessera_sposv_device(char uplo, int n, int nrhs, float* A, int lda, float* B
   return posv_device("tessera_sposv_device", uplo, n, nrhs, A, lda, B, ldb, stream);
 }
 const char* tessera_version(void) { return tessera::version(); }
+
+const char* tessera_last_error(void) { return last_error.c_str(); }
 
 }  // extern "C"

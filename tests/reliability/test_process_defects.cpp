@@ -647,6 +647,33 @@ TEST(UrgentStreamsOption, TheEnvironmentTurnsItOff) {
 
 // ---- a library prints nothing unless asked ------------------------------------------------
 
+// The C API's failures: the reason in tessera_last_error(), per thread, cleared by a call that
+// succeeds, and printed only with TESSERA_VERBOSE=1.
+TEST(Quiet, CApiFailuresAreInLastErrorAndPrintedOnlyWhenAsked) {
+  double canary[4] = {1, 2, 3, 4};
+  EXPECT_STREQ(tessera_last_error(), "");
+  for (const bool verbose : {false, true}) {
+    const ScopedEnv env("TESSERA_VERBOSE", verbose ? "1" : "0");
+    ::testing::internal::CaptureStderr();
+    EXPECT_EQ(tessera_dpotrf('L', 2, canary, 1), -4);
+    const std::string printed = ::testing::internal::GetCapturedStderr();
+    const std::string reason = tessera_last_error();
+    EXPECT_EQ(reason, "tessera_dpotrf: lda (argument 4) must be >= max(1, n)");
+    if (verbose)
+      EXPECT_EQ(printed, "tessera: " + reason + "\n");
+    else
+      EXPECT_EQ(printed, "");
+  }
+  EXPECT_EQ(tessera_dposv('L', 0, 1, nullptr, 1, nullptr, 1), 0);
+  EXPECT_STREQ(tessera_last_error(), "") << "a call that succeeds clears the reason";
+  EXPECT_EQ(tessera_spotrs('Q', 2, 1, nullptr, 2, nullptr, 2), -1);
+  std::string on_another_thread = "not read";
+  std::thread([&] { on_another_thread = tessera_last_error(); }).join();
+  EXPECT_EQ(on_another_thread, "");
+  EXPECT_EQ(std::string(tessera_last_error()).rfind("tessera_spotrs: uplo (argument 1)", 0), 0u) << tessera_last_error();
+  for (int i = 0; i < 4; ++i) EXPECT_EQ(canary[i], i + 1);
+}
+
 TEST(Quiet, HybridOnCpusIsANoticeNotAPrint) {
   for (const bool verbose : {false, true}) {
     RuntimeOptions options = cpu_workers(2);
