@@ -13,7 +13,7 @@
 # each program. MODES (default resident,gpu) picks Tessera's figures; ONE_GPU_PEERS=none (default
 # resident) leaves cuSOLVER on one GPU out; EXTRAS=0 leaves out the dmdas-placed and the traced
 # processes; BACKWARD_ERROR_MAX_N bounds the orders whose end-to-end factor is checked (the check
-# needs two more copies of the matrix in host memory).
+# needs two more copies of the matrix in host memory); CUSOLVER_MG=0 leaves cusolverMg out.
 set -uo pipefail
 [ $# -ge 2 ] || { echo "usage: $0 BINDIR OUTDIR [SIZES] [GPUS]" >&2; exit 2; }
 bin=$1 out=$2 sizes=${3:-40000,60000,90000} gpus=${4:-2} reps=${REPETITIONS:-1} limit=${STEP_TIMEOUT:-0}
@@ -30,7 +30,9 @@ if [ "${EXTRAS:-1}" != 0 ]; then
   TESSERA_GPU_PLACEMENT=policy tessera "$gpus" gpus_by_policy "${sizes%%,*}" --peers none
   TESSERA_TRACE="$out/gpus_trace.json" tessera "$gpus" gpus_traced "${sizes%%,*}" --peers none
 fi
-timeout -k 20 "$limit" "$bin/cusolver_mg_potrf" --sizes "$sizes" --gpus "$gpus" --repetitions "$reps" | tee "$out/cusolver_mg.jsonl"
+if [ "${CUSOLVER_MG:-1}" != 0 ]; then
+  timeout -k 20 "$limit" "$bin/cusolver_mg_potrf" --sizes "$sizes" --gpus "$gpus" --repetitions "$reps" | tee "$out/cusolver_mg.jsonl"
+fi
 python3 - "$out" "$gpus" <<'PY' | tee "$out/summary.txt"
 import json, os, sys
 out, g = sys.argv[1], int(sys.argv[2])

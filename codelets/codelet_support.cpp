@@ -13,6 +13,7 @@
 
 #ifdef TESSERA_HAVE_CUDA
 #include "kernels/cuda/check.hpp"
+#include "kernels/cuda/matrix_utils.hpp"
 #endif
 
 namespace tessera::detail {
@@ -232,25 +233,15 @@ int cpu_worker_may_run(const TaskHeader& header, unsigned worker, starpu_task* t
 // diagonal (the square root of a positive pivot). cuSOLVER lets a pivot that fails at the end of
 // one of its inner blocks (a multiple of 64) through as a NaN on the diagonal: the next column then
 // fails, or nothing does when it was the tile's last column (info 0 for a matrix that is not
-// positive definite). The first diagonal entry that is not positive is LAPACK's info.
-template <class T>
-int first_failed_column(const std::vector<T>& diagonal, int reported) {
-  const std::size_t factored = reported > 0 ? static_cast<std::size_t>(reported - 1) : diagonal.size();
-  for (std::size_t j = 0; j < factored; ++j)
-    if (!(diagonal[j] > T(0))) return static_cast<int>(j) + 1;
-  return reported;
-}
-
+// positive definite). The first diagonal entry that is not positive is LAPACK's info: the check
+// runs on the device (kernels::cuda::check_potrf_info), and only the info comes back, into the
+// worker's pinned word.
 template <class T>
 int device_potrf_info(const TileView<T>& A, CudaWorkerContext& ctx) {
-  int info = 0;
-  std::vector<T> diagonal(static_cast<std::size_t>(A.rows));
-  const std::size_t pitch = (static_cast<std::size_t>(A.ld) + 1) * sizeof(T);
-  TESSERA_CUDA_CHECK(cudaMemcpyAsync(&info, ctx.device_info, sizeof(int), cudaMemcpyDeviceToHost, ctx.stream));
-  TESSERA_CUDA_CHECK(cudaMemcpy2DAsync(diagonal.data(), sizeof(T), A.ptr, pitch, sizeof(T), diagonal.size(),
-                                       cudaMemcpyDeviceToHost, ctx.stream));
+  kernels::cuda::check_potrf_info(A.rows, A.ptr, A.ld, ctx.device_info, ctx.stream);
+  TESSERA_CUDA_CHECK(cudaMemcpyAsync(ctx.host_info, ctx.device_info, sizeof(int), cudaMemcpyDeviceToHost, ctx.stream));
   TESSERA_CUDA_CHECK(cudaStreamSynchronize(ctx.stream));
-  return info < 0 ? info : first_failed_column(diagonal, info);
+  return *ctx.host_info;
 }
 
 template int device_potrf_info<float>(const TileView<float>&, CudaWorkerContext&);

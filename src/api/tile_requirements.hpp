@@ -54,7 +54,8 @@ inline bool upper_as_stored(const FactorOptions& options) {
 // Up to this order, a matrix in one GPU's memory (the device API) is factored as one task calling
 // the vendor's potrf on the matrix itself: there the tile DAG through the device API measured
 // below that one vendor call on an H100 (0.39x at 4096, 0.66x at 8192, 0.90x at 16384, 1.00x at
-// 30000), its chain of nt steps paying StarPU's latency at each (docs/gpu-performance.md).
+// 30000), its chain of nt steps paying StarPU's latency at each, and the one task 0.83-0.93x at
+// 4096, 0.96-0.98x at 8192 and 1.02-1.06x at 16384 (docs/gpu-performance.md).
 template <class T>
 constexpr int kWholeDeviceMatrixLimit = 16384;
 

@@ -40,6 +40,7 @@ void create_on_worker(void* arg) {
     TESSERA_CUSOLVER_CHECK(cusolverDnCreate(&ctx.cusolver));
     TESSERA_CUSOLVER_CHECK(cusolverDnSetStream(ctx.cusolver, ctx.stream));
     TESSERA_CUDA_CHECK(cudaMalloc(reinterpret_cast<void**>(&ctx.device_info), sizeof(int)));
+    TESSERA_CUDA_CHECK(cudaMallocHost(reinterpret_cast<void**>(&ctx.host_info), sizeof(int)));
     TESSERA_CUDA_CHECK(cudaMalloc(&ctx.workspace, initial_workspace_bytes));
     ctx.workspace_bytes = initial_workspace_bytes;
     ctx.tuning = &job->resources->tile_tuning();
@@ -61,6 +62,7 @@ void destroy_on_worker(void* arg) {
   if (ctx.urgent_join) cudaEventDestroy(ctx.urgent_join);
   if (ctx.urgent_stream) cudaStreamDestroy(ctx.urgent_stream);
   if (ctx.device_info) cudaFree(ctx.device_info);
+  if (ctx.host_info) cudaFreeHost(ctx.host_info);
   if (ctx.cusolver) cusolverDnDestroy(ctx.cusolver);
   if (ctx.cublas) cublasDestroy(ctx.cublas);
   ctx = CudaWorkerContext{};

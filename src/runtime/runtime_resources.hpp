@@ -45,6 +45,7 @@ struct CudaWorkerContext {
   void* workspace = nullptr;
   std::size_t workspace_bytes = 0;
   int* device_info = nullptr;  // LAPACK info of the last diagonal-tile factorization
+  int* host_info = nullptr;    // pinned: where device_info is read back
 
   // A workspace of at least `bytes`, grown in stream order (never synchronizes the device).
   void* workspace_of(std::size_t bytes);

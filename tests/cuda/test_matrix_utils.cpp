@@ -1,9 +1,11 @@
 // The small CUDA helpers of matrix_utils.hpp: transpose_triangle in both directions, with
 // leading dimensions larger than n, checked element by element (nothing outside the triangle
-// written). Skipped where no CUDA device is present.
+// written); check_potrf_info against the host's rule for every position of a failing diagonal
+// entry. Skipped where no CUDA device is present.
 #include <gtest/gtest.h>
 
 #include <cstddef>
+#include <limits>
 #include <string>
 #include <vector>
 
@@ -64,6 +66,48 @@ TYPED_TEST(MatrixUtilsTyped, TransposeTriangleBothWays) {
   if (!why.empty()) GTEST_SKIP() << "no CUDA device: " << why;
   for (tk::Triangle to : {tk::Triangle::lower, tk::Triangle::upper})
     for (int n : {1, 2, 31, 32, 33, 64, 100, 257}) check_transpose<TypeParam>(to, n, n + 3, n + 7);
+}
+
+// check_potrf_info on an n x n factor (leading dimension ld) whose diagonal is positive but at
+// `bad` (0-based; -1: none), where it holds `value`, after a factorization that reported `reported`.
+template <class T>
+int checked_info(int n, int ld, int bad, T value, int reported) {
+  std::vector<T> factor(static_cast<std::size_t>(ld) * n, T(-7));  // off the diagonal: never read as a pivot
+  for (int j = 0; j < n; ++j) factor[j + static_cast<std::size_t>(j) * ld] = T(1) + T(j % 5);
+  if (bad >= 0) factor[bad + static_cast<std::size_t>(bad) * ld] = value;
+  T* d_factor = to_device(factor);
+  int* d_info = to_device(std::vector<int>{reported});
+  tk::check_potrf_info<T>(n, d_factor, ld, d_info, nullptr);
+  EXPECT_EQ(cudaDeviceSynchronize(), cudaSuccess);
+  const int info = to_host(d_info, 1)[0];
+  cudaFree(d_factor);
+  cudaFree(d_info);
+  return info;
+}
+
+TYPED_TEST(MatrixUtilsTyped, PotrfInfoIsTheFirstFactoredColumnWithoutAPositiveDiagonal) {
+  const std::string why = missing_gpu_reason();
+  if (!why.empty()) GTEST_SKIP() << "no CUDA device: " << why;
+  using T = TypeParam;
+  const T nan = std::numeric_limits<T>::quiet_NaN();
+  for (int n : {1, 2, 63, 64, 65, 1023, 1024, 1025, 2049}) {
+    const int ld = n + 3;
+    EXPECT_EQ(checked_info<T>(n, ld, -1, T(0), 0), 0) << "n=" << n;
+    EXPECT_EQ(checked_info<T>(n, ld, -1, T(0), -4), -4) << "a negative info is kept, n=" << n;
+    for (int bad : {0, 1, n / 2, n - 2, n - 1}) {
+      if (bad < 0 || bad >= n) continue;
+      for (T value : {T(0), T(-1), nan}) {
+        // Nothing reported (a NaN let through on the last column), or a later column reported.
+        EXPECT_EQ(checked_info<T>(n, ld, bad, value, 0), bad + 1) << "n=" << n << " bad=" << bad << " value=" << value;
+        if (bad + 2 <= n)
+          EXPECT_EQ(checked_info<T>(n, ld, bad, value, bad + 2), bad + 1) << "n=" << n << " bad=" << bad;
+        // The reported column itself is not factored: its diagonal is not read.
+        EXPECT_EQ(checked_info<T>(n, ld, bad, value, bad + 1), bad + 1) << "n=" << n << " bad=" << bad;
+      }
+      // A failure reported before a bad entry wins: the entries after it are not factored.
+      if (bad >= 1) EXPECT_EQ(checked_info<T>(n, ld, bad, nan, bad), bad) << "n=" << n << " bad=" << bad;
+    }
+  }
 }
 
 }  // namespace

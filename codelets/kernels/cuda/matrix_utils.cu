@@ -43,7 +43,33 @@ __global__ void transpose_triangle_kernel(Triangle to, int n, const T* src, int 
   }
 }
 
+constexpr int kInfoThreads = 1024;
+
+template <class T>
+__global__ void check_potrf_info_kernel(int n, const T* A, int ld, int* info) {
+  __shared__ int first;  // 0-based column of the first failing diagonal entry, n if none
+  const int reported = *info;
+  if (reported < 0) return;
+  if (threadIdx.x == 0) first = n;
+  __syncthreads();
+  const int factored = reported > 0 ? reported - 1 : n;
+  for (int j = static_cast<int>(threadIdx.x); j < factored; j += kInfoThreads)
+    if (!(A[j + static_cast<long long>(j) * ld] > T(0))) {
+      atomicMin(&first, j);
+      break;  // the thread's later columns come after this one
+    }
+  __syncthreads();
+  if (threadIdx.x == 0 && first < n) *info = first + 1;
+}
+
 }  // namespace
+
+template <class T>
+void check_potrf_info(int n, const T* A, int ld, int* info, cudaStream_t stream) {
+  if (n <= 0) return;
+  check_potrf_info_kernel<<<1, kInfoThreads, 0, stream>>>(n, A, ld, info);
+  TESSERA_CUDA_CHECK_LAUNCH();
+}
 
 template <class T>
 void copy_lower(int m, int n, const T* src, int lds, T* dst, int ldd, cudaStream_t stream) {
@@ -63,6 +89,8 @@ void transpose_triangle(Triangle to, int n, const T* src, int lds, T* dst, int l
   TESSERA_CUDA_CHECK_LAUNCH();
 }
 
+template void check_potrf_info<float>(int, const float*, int, int*, cudaStream_t);
+template void check_potrf_info<double>(int, const double*, int, int*, cudaStream_t);
 template void copy_lower<float>(int, int, const float*, int, float*, int, cudaStream_t);
 template void copy_lower<double>(int, int, const double*, int, double*, int, cudaStream_t);
 template void transpose_triangle<float>(Triangle, int, const float*, int, float*, int, cudaStream_t);

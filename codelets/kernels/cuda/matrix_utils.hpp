@@ -18,4 +18,13 @@ enum class Triangle { lower, upper };
 template <class T>
 void transpose_triangle(Triangle to, int n, const T* src, int lds, T* dst, int ldd, cudaStream_t stream);
 
+// LAPACK's info of a potrf of the n x n matrix whose factor A now holds, from the `info` the
+// factorization wrote (in place, in device memory): a negative info is kept; otherwise the first
+// factored column whose diagonal entry is not positive (NaN included) fails, or the reported one
+// when none before it does. Vendor and custom factorizations may report a NaN pivot one column late
+// or not at all (bench/cuda/survey_potrf_info.cu); reading the diagonal here, on the device, keeps
+// the check off the host: one 4-byte read-back instead of n strided elements.
+template <class T>
+void check_potrf_info(int n, const T* A, int ld, int* info, cudaStream_t stream);
+
 }  // namespace tessera::kernels::cuda
