@@ -60,6 +60,11 @@ for n in sorted(set(one) | set(many)):
     pr, pe = tf(n, free, "tessera_resident_s"), tf(n, free, "tessera_gpu_s")
     print(f"{n:>6} | {c:>6.2f} | {mr:>9.2f} {me:>6.2f} | {r1:>6.2f} {e1:>6.2f} | {rg:>6.2f} {eg:>6.2f} | {pr:>7.2f} {pe:>6.2f} | "
           f"{ratio(rg, r1):>8.2f} {ratio(eg, e1):>8.2f} | {ratio(rg, mr):>9.2f} {ratio(eg, me):>9.2f}")
+# A process's first end-to-end call (the warm-up above): on one GPU it may be staged in GPU memory.
+for n in sorted(set(one) | set(many)):
+    f1, fg = tf(n, one, "tessera_gpu_first_s"), tf(n, many, "tessera_gpu_first_s")
+    if f1 == f1 or fg == fg:
+        print(f"{n:>6}: first end-to-end call of a process: T1 {f1:.2f}, T{g} {fg:.2f} TFLOP/s ({g}/1: {ratio(fg, f1):.2f})")
 trace = f"{out}/gpus_trace.json"
 if os.path.exists(trace):
     doc = json.load(open(trace))
