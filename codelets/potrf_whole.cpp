@@ -4,9 +4,7 @@
 // are; others are gathered into one matrix, factored and scattered back. Transposed tiles (an
 // upper-stored matrix's blocks) are gathered transposed, so that the factorization is always the
 // lower one. CPU: LAPACKE. CUDA: cuSOLVER, synchronous (the info is read back before the task
-// ends). The gathered matrix is a StarPU scratch buffer where the tiles are StarPU's copies (their
-// home is host memory): StarPU counts it in the memory it manages on the GPU (it may evict tiles
-// to make room for it) and keeps it in its allocation cache from one call to the next.
+// ends).
 #include <algorithm>
 #include <stdexcept>
 #include <string>
@@ -32,7 +30,6 @@ struct WholeArgs {
   int nb;  // tile size: tile (i, j) starts at row i nb, column j nb
   int nt;  // tiles a side
   bool transposed;
-  bool scratch;  // the last buffer is an n x n scratch matrix to gather the tiles into
 };
 
 // The (tile row, tile column) of each buffer: column by column, each from its diagonal tile down.
@@ -78,14 +75,13 @@ void potrf_whole_cpu(void* buffers[], void* cl_arg) {
       return;
     }
     const std::vector<std::pair<int, int>> at = tile_positions(a.nt);
-    std::vector<T> own;
-    T* matrix = a.scratch ? tile_view<T>(buffers[tiles.size()]).ptr : (own.resize(std::size_t(a.n) * a.n), own.data());
-    auto block = [&](int i, int j) { return matrix + static_cast<long>(i) * a.nb + static_cast<long>(j) * a.nb * a.n; };
+    std::vector<T> matrix(static_cast<std::size_t>(a.n) * a.n);
+    auto block = [&](int i, int j) { return matrix.data() + static_cast<long>(i) * a.nb + static_cast<long>(j) * a.nb * a.n; };
     // A transposed tile is cols x rows of the lower block it stands for.
     for (std::size_t t = 0; t < tiles.size(); ++t)
       kernels::cpu::copy_block(a.transposed, false, tiles[t].rows, tiles[t].cols, tiles[t].ptr, tiles[t].ld,
                                block(at[t].first, at[t].second), a.n);
-    const int info = kernels::cpu::potrf('L', a.n, matrix, a.n);
+    const int info = kernels::cpu::potrf('L', a.n, matrix.data(), a.n);
     for (std::size_t t = 0; t < tiles.size(); ++t) {
       const TileView<T>& tile = tiles[t];
       const bool diagonal = at[t].first == at[t].second;
@@ -115,27 +111,20 @@ int factor_lower(CudaWorkerContext& ctx, int n, T* L, int ld) {
   return device_potrf_info(TileView<T>{L, n, n, ld}, ctx);
 }
 
-// A matrix of n x n elements: the task's scratch buffer when it has one, otherwise allocated in
-// the worker's stream order and freed on every path out.
+// A matrix of n x n elements in the worker's stream order, freed on every path out.
 template <class T>
 class StreamMatrix {
  public:
-  StreamMatrix(int n, T* scratch, cudaStream_t stream) : data_(scratch), stream_(stream) {
-    if (!data_) {
-      TESSERA_CUDA_CHECK(cudaMallocAsync(reinterpret_cast<void**>(&data_), sizeof(T) * std::size_t(n) * n, stream));
-      owned_ = true;
-    }
+  StreamMatrix(int n, cudaStream_t stream) : stream_(stream) {
+    TESSERA_CUDA_CHECK(cudaMallocAsync(reinterpret_cast<void**>(&data_), sizeof(T) * std::size_t(n) * n, stream));
   }
   StreamMatrix(const StreamMatrix&) = delete;
   StreamMatrix& operator=(const StreamMatrix&) = delete;
-  ~StreamMatrix() {
-    if (owned_) cudaFreeAsync(data_, stream_);
-  }
+  ~StreamMatrix() { cudaFreeAsync(data_, stream_); }
   T* data() const { return data_; }
 
  private:
   T* data_ = nullptr;
-  bool owned_ = false;
   cudaStream_t stream_;
 };
 
@@ -176,7 +165,7 @@ void potrf_whole_cuda(void* buffers[], void* cl_arg) {
       report_info(a, factor_lower(ctx, a.n, base, tiles[0].ld));
       return;
     }
-    const StreamMatrix<T> matrix(a.n, a.scratch ? tile_view<T>(buffers[tiles.size()]).ptr : nullptr, ctx.stream);
+    const StreamMatrix<T> matrix(a.n, ctx.stream);
     int info = 0;
     if (base) {  // an upper-stored matrix in one piece: its triangle transposed in and out at once
       cuda::transpose_triangle(cuda::Triangle::lower, a.n, base, tiles[0].ld, matrix.data(), a.n, ctx.stream);
@@ -207,16 +196,6 @@ starpu_codelet* potrf_whole_codelet() {
   return &codelet;
 }
 
-// Whether every tile's home is GPU memory (a device matrix's view, factored in place): tiles whose
-// home is host memory run on StarPU's own copies, which a CUDA worker gathers into a scratch matrix.
-bool homed_on_gpus(const std::vector<TileRef>& tiles) {
-  for (const TileRef& tile : tiles) {
-    const int home = starpu_data_get_home_node(static_cast<starpu_data_handle_t>(tile.handle));
-    if (home < 0 || starpu_node_get_kind(static_cast<unsigned>(home)) != STARPU_CUDA_RAM) return false;
-  }
-  return true;
-}
-
 }  // namespace
 
 template <class T>
@@ -233,20 +212,7 @@ void insert_whole_factorization(const TaskContext& ctx, const std::vector<TileRe
   args.n = tiles.back().row0 + tiles.back().rows;
   std::vector<TaskBuffer> buffers;
   for (const TileRef& tile : tiles) buffers.push_back({tile.handle, STARPU_RW});
-  starpu_data_handle_t scratch = nullptr;
-  args.scratch = !ctx.distributed && !homed_on_gpus(tiles);
-  if (args.scratch) {
-    const auto n = static_cast<uint32_t>(args.n);
-    starpu_matrix_data_register(&scratch, -1, 0, n, n, n, sizeof(T));
-    buffers.push_back({scratch, STARPU_SCRATCH});
-  }
-  try {
-    submit(ctx, potrf_whole_codelet<T>(), args, buffers.data(), buffers.size(), hints, tiles.front(), 0);
-  } catch (...) {
-    if (scratch) starpu_data_unregister_submit(scratch);
-    throw;
-  }
-  if (scratch) starpu_data_unregister_submit(scratch);  // freed into StarPU's allocation cache once the task ends
+  submit(ctx, potrf_whole_codelet<T>(), args, buffers.data(), buffers.size(), hints, tiles.front(), 0);
 }
 
 template void insert_whole_factorization<float>(const TaskContext&, const std::vector<TileRef>&, const TaskHints&);
