@@ -173,11 +173,21 @@ TaskHints ahead_of_tile_tasks(TaskHints hints) {
   return hints;
 }
 
+// On several GPUs a tile's copies run on the GPU whose memory is its home (OwnedPanels: its
+// owner, or the first GPU where the tile tasks are not placed): a copy elsewhere would have StarPU
+// fetch the tile there first and write it back after.
+TaskHints on_owner(const TaskContext& ctx, TaskHints hints, const TileRef& tile) {
+  if (hints.gpu >= 0 || !ctx.resources || ctx.resources->gpu_count() < 2) return hints;
+  hints.gpu = ctx.gpu_owners.gpus() > 1 ? ctx.gpu_owners.of_tile(tile.i, tile.j) : 0;
+  return hints;
+}
+
 }  // namespace
 
 template <class T>
 void insert_staged_copy_in(const TaskContext& ctx, const BlockMap<T>& from, const TileRef& tile,
-                           const TaskHints& hints) {
+                           const TaskHints& tile_hints) {
+  const TaskHints hints = on_owner(ctx, tile_hints, tile);
   for (StageArgs<T> piece : pieces_of(from, tile, ctx.staging->slot_bytes())) {
     const StagingRing::Slot& slot = ctx.staging->next(StagingRing::Direction::to_gpu);
     piece.slot = static_cast<T*>(slot.memory);
@@ -190,7 +200,8 @@ void insert_staged_copy_in(const TaskContext& ctx, const BlockMap<T>& from, cons
 
 template <class T>
 void insert_staged_copy_out(const TaskContext& ctx, const TileRef& tile, const BlockMap<T>& to, bool skip_after_failure,
-                            const TaskHints& hints) {
+                            const TaskHints& tile_hints) {
+  const TaskHints hints = on_owner(ctx, tile_hints, tile);
   for (StageArgs<T> piece : pieces_of(to, tile, ctx.staging->slot_bytes())) {
     const StagingRing::Slot& slot = ctx.staging->next(StagingRing::Direction::from_gpu);
     piece.slot = static_cast<T*>(slot.memory);

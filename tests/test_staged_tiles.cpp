@@ -1,16 +1,19 @@
 // A host array factored with its tiles in GPU memory (HostTiles::staged, which auto chooses in gpu
-// mode on one GPU): tiles larger than a staging slot copied in pieces, the caller's other
-// triangle left as it was, nothing moved by the runtime itself, LAPACK's info for a failing minor
-// and for a NaN or infinity at the edges of tiles and pieces, posv and potrs, two calls sharing
-// the slots.
+// mode for a first call of 1 GiB or more), each tile on the GPU owning it: tiles larger than a
+// staging slot copied in pieces, the caller's other triangle left as it was, nothing moved between
+// host and GPU by the runtime itself, LAPACK's info for a failing minor and for a NaN or infinity
+// at the edges of tiles and pieces, posv and potrs, two calls sharing the slots.
 #include <gtest/gtest.h>
 
 #include <cmath>
 #include <algorithm>
 #include <limits>
+#include <map>
 #include <random>
+#include <set>
 #include <string>
 #include <type_traits>
+#include <utility>
 
 #include "tessera/tessera.h"
 #include "policy_modes.hpp"
@@ -42,7 +45,6 @@ Runtime& staged_runtime() {
 // Why a staged call cannot run here, or "" when it can.
 std::string why_not_staged() {
   if (!have_gpu()) return "no CUDA worker: this machine has no usable GPU";
-  if (runtime().cuda_devices() != 1) return "tiles are staged on one GPU only";
   if (!policy_runs(Mode::gpu)) return runtime().scheduler() + " does not run gpu mode";
   return "";
 }
@@ -94,14 +96,17 @@ int changed_in_strict_triangle(const std::vector<T>& F, int n, Uplo triangle, T 
   return changed;
 }
 
+bool host_memory_node(const std::string& node) { return node.rfind("CUDA", 0) != 0; }
+
 // A staged call's copies: packing on CPU workers, the copy to the GPU on CUDA workers. The tiles
-// live on the GPU: the runtime itself moves no data between host and GPU (only the slots'
-// handles, which carry none).
+// live on the GPUs: the runtime itself moves no data between host and GPU (only the slots'
+// handles, which carry none); between GPUs it moves the tiles a GPU reads of another's.
 void expect_staged_copies(const Trace& trace) {
   const CopiesIn copies = copies_in(trace);
   EXPECT_GT(copies.on_gpu, 0) << "not staged";
   EXPECT_EQ(copies.on_gpu, copies.on_cpu);
-  for (const TraceTransfer& t : trace.transfers()) EXPECT_EQ(t.bytes, 0) << t.from << " -> " << t.to;
+  for (const TraceTransfer& t : trace.transfers())
+    if (host_memory_node(t.from) || host_memory_node(t.to)) EXPECT_EQ(t.bytes, 0) << t.from << " -> " << t.to;
 }
 
 // A staged factorization of the triangle `uplo` of an SPD matrix whose other strict triangle
@@ -165,6 +170,50 @@ TEST(Staged, NonFiniteInputFailsTheSmallestMinorHoldingIt) {
   F[5 + static_cast<std::size_t>(nb + 7) * n] = nan;
   EXPECT_EQ(potrf(staged_runtime(), n, F.data(), n, staged_options<double>(nb)), 0);
   EXPECT_LT(factor_backward_error(Uplo::lower, n, A, F, n), 1.0);
+}
+
+// The CUDA device of a worker named "CUDA d.s (...)", or -1 for another worker.
+int cuda_device_of(const std::string& worker_name) {
+  if (worker_name.rfind("CUDA ", 0) != 0) return -1;
+  return std::stoi(worker_name.substr(5));
+}
+
+// On several GPUs each tile is staged on the GPU owning it: its copies in and out run on the GPU
+// that runs its tile tasks, every GPU holds tiles, and nothing goes through host memory but the
+// slots.
+TEST(Staged, SeveralGpusCopyEachTileOnTheGpuOwningIt) {
+  TESSERA_SKIP_UNLESS_STAGED();
+  const int gpus = runtime().cuda_devices();
+  if (gpus < 2) GTEST_SKIP() << "the runtime drives one GPU: this needs two";
+  if (RuntimeOptions::from_environment().gpu_placement != GpuPlacement::block_cyclic)
+    GTEST_SKIP() << "the scheduler places the tasks (TESSERA_GPU_PLACEMENT=policy): the tiles are on the first GPU";
+  for (const Uplo uplo : {Uplo::lower, Uplo::upper}) {
+    const int nb = kPiecedTile<double>, n = 4 * nb + 37;
+    const std::vector<double> A = random_spd<double>(n, n, 41u);
+    std::vector<double> F = A;
+    auto trace = std::make_shared<Trace>();
+    FactorOptions options = staged_options<double>(nb, trace);
+    options.uplo = uplo;
+    ASSERT_EQ(potrf(staged_runtime(), n, F.data(), n, options), 0) << to_string(uplo);
+    EXPECT_LT(factor_backward_error(uplo, n, A, F, n), 1.0) << to_string(uplo);
+    expect_staged_copies(*trace);
+    std::map<std::pair<int, int>, std::set<int>> kernel_gpus, copy_gpus;
+    for (const TraceEvent& e : trace->events()) {
+      const int device = cuda_device_of(e.worker_name);
+      if (device < 0) continue;
+      const bool copy = e.kind == TaskKind::copy_in || e.kind == TaskKind::copy_out;
+      (copy ? copy_gpus : kernel_gpus)[{e.i, e.j}].insert(device);
+    }
+    std::set<int> holding;
+    for (const auto& [tile, devices] : copy_gpus) {
+      const std::string where = std::string(to_string(uplo)) + " tile (" + std::to_string(tile.first) + ", " +
+                                std::to_string(tile.second) + ")";
+      EXPECT_EQ(devices.size(), 1u) << where << " copied on several GPUs";
+      EXPECT_EQ(devices, kernel_gpus[tile]) << where;
+      holding.insert(devices.begin(), devices.end());
+    }
+    EXPECT_EQ(static_cast<int>(holding.size()), gpus) << to_string(uplo) << ": some GPU holds no tile";
+  }
 }
 
 // An upper-stored matrix is staged as stored: its blocks' columns copied in pieces, a diagonal

@@ -19,6 +19,8 @@ namespace tessera {
 
 namespace detail {
 struct TileAccess;
+template <class U>
+class DeviceTiles;
 }
 namespace starpu_interop {
 struct TileHandles;
@@ -63,7 +65,10 @@ class TESSERA_EXPORT TileMatrix {
   // tile (i, j) holds the transpose of the matrix's tile (i, j), tile_width(j) x tile_height(i) in
   // memory; in a view it is the block at matrix + j nb + i nb ld, in the upper triangle.
   TileMatrix(Runtime& runtime, int rows, int cols, int nb, TileStructure structure, bool transposed);
-  // Both constructors: checks the sizes and counts the tiles.
+  // A symmetric n x n matrix's tiles, each registered in place where `homes` holds it (the memory
+  // of the GPU owning it), that memory its home; with `transposed` as above. Only with CUDA.
+  TileMatrix(Runtime& runtime, int n, int nb, const detail::DeviceTiles<T>& homes, bool transposed);
+  // The constructors: checks the sizes and counts the tiles.
   void set_tile_grid();
   std::size_t tile_index(int i, int j) const noexcept;
   // The runtime's handle of a stored tile (opaque here); throws InvalidArgument for a tile that

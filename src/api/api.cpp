@@ -1,7 +1,10 @@
 // The public submission functions: argument checks, temporaries, then the tile algorithms.
 #include <algorithm>
 #include <memory>
+#include <optional>
 #include <string>
+#include <utility>
+#include <vector>
 
 #include "argument_errors.hpp"
 #include "request_support.hpp"
@@ -56,12 +59,12 @@ class ArrayTiles {
   ArrayTiles(Runtime& runtime, int rows, int cols, int nb, TileStructure structure)
       : ArrayTiles(std::make_unique<TileMatrix<T>>(runtime, rows, cols, nb, structure)) {}
 #ifdef TESSERA_HAVE_CUDA
-  // An n x n symmetric matrix's tiles in the memory of GPU `device` (HostTiles::staged); with
-  // `transposed`, an upper-stored one's blocks as stored (TileRef::transposed).
-  ArrayTiles(Runtime& runtime, int n, int nb, int device, bool transposed)
-      : device_matrix_(std::make_unique<detail::DeviceMatrix<T>>(device, n)),
-        tiles_(detail::TileAccess::view(runtime, n, n, nb, TileStructure::symmetric_lower, device_matrix_->data(),
-                                        device_matrix_->ld(), device, transposed)) {}
+  // An n x n symmetric matrix's tiles on the GPUs owning them, laid out as `layout` says
+  // (HostTiles::staged); with `transposed`, an upper-stored one's blocks as stored
+  // (TileRef::transposed).
+  ArrayTiles(Runtime& runtime, int n, int nb, std::vector<int> devices, detail::OwnedPanels layout, bool transposed)
+      : device_tiles_(std::make_unique<detail::DeviceTiles<T>>(std::move(devices), std::move(layout))),
+        tiles_(detail::TileAccess::on_gpus(runtime, n, nb, *device_tiles_, transposed)) {}
 #endif
   ArrayTiles(Runtime& runtime, Mode mode, int rows, int cols, int nb, TileStructure structure, const T* array, int ld,
              bool transposed = false)
@@ -79,7 +82,7 @@ class ArrayTiles {
   }
   std::unique_ptr<detail::PinnedCallerMemory> pinned_;
 #ifdef TESSERA_HAVE_CUDA
-  std::unique_ptr<detail::DeviceMatrix<T>> device_matrix_;  // before tiles_: outlives their view
+  std::unique_ptr<detail::DeviceTiles<T>> device_tiles_;  // before tiles_: outlives their view
 #endif
   std::unique_ptr<TileMatrix<T>> tiles_;
 };
@@ -92,26 +95,38 @@ bool tiles_in_place(const Runtime& runtime, const FactorOptions& options, int n,
          detail::within_physical_memory(triangle_bytes) && detail::factor_in_place(runtime, A);
 }
 
-// The GPU holding a call's tiles when they are staged there (HostTiles::staged; automatic: the
-// runtime's first call, on an array of 1 GiB or more): a call that runs as gpu mode does
-// (runs_as_gpu_mode: hybrid too where the GPU dominates; a tile task a CPU takes then has StarPU
-// bring the tile over and back, as for any tile in GPU memory) on one GPU, an array stored in its
-// lower triangle, or in its upper one and kept as stored (upper_as_stored), that the caller has
-// not pinned (a pinned one is used in place, with no copy at all), and an n x n
-// matrix that takes at most 3/4 of the GPU's free memory. -1: the tiles are in host memory.
+// Where a call's tiles are staged (HostTiles::staged; automatic: the runtime's first call, on an
+// array of 1 GiB or more): each tile on the GPU owning it (GpuOwners: every GPU when tile tasks
+// are placed on their owners, the first GPU otherwise), a GPU's tiles of a tile column in one
+// panel (OwnedPanels). For a call that runs as gpu mode does (runs_as_gpu_mode: hybrid too where
+// the GPUs dominate; a tile task a CPU takes then has StarPU bring the tile over and back, as for
+// any tile in GPU memory), an array stored in its lower triangle, or in its upper one and kept as
+// stored (upper_as_stored), that the caller has not pinned (a pinned one is used in place, with no
+// copy at all), and tiles that take at most 3/4 of each GPU's free memory.
 #ifdef TESSERA_HAVE_CUDA
+struct StagedLayout {
+  std::vector<int> devices;  // of the owners, in order
+  detail::OwnedPanels panels;
+};
+
 template <class T>
-int staging_device(const Runtime& runtime, const FactorOptions& options, int n, const T* A) {
+std::optional<StagedLayout> staged_layout(const Runtime& runtime, const FactorOptions& options, int n, int nb,
+                                          const T* A) {
   const HostTiles host_tiles = detail::host_tiles_of(runtime);
-  if (host_tiles != HostTiles::staged && host_tiles != HostTiles::automatic) return -1;
-  if (host_tiles == HostTiles::automatic && !detail::stages_automatically(sizeof(T) * double(n) * n)) return -1;
-  if (n <= 0 || (options.uplo != Uplo::lower && !upper_as_stored(options)) ||
-      !detail::runs_as_gpu_mode(runtime, options.mode) || runtime.cuda_devices() != 1)
-    return -1;
-  if (detail::pinned_host_memory(A)) return -1;
-  const int device = detail::first_cuda_device();
-  if (device < 0 || detail::DeviceMatrix<T>::bytes_for(n) > detail::free_device_memory(device) / 4 * 3) return -1;
-  return detail::stage_call(runtime) ? device : -1;
+  if (host_tiles != HostTiles::staged && host_tiles != HostTiles::automatic) return std::nullopt;
+  if (host_tiles == HostTiles::automatic && !detail::stages_automatically(sizeof(T) * double(n) * n)) return std::nullopt;
+  if (n <= 0 || runtime.cuda_devices() < 1 || (options.uplo != Uplo::lower && !upper_as_stored(options)) ||
+      !detail::runs_as_gpu_mode(runtime, options.mode) || detail::pinned_host_memory(A))
+    return std::nullopt;
+  const detail::GpuOwners owners = detail::GpuOwners::for_gpus(detail::gpus_for_tiles(runtime));
+  std::vector<int> devices = detail::cuda_devices_in_order();
+  if (static_cast<int>(devices.size()) < owners.gpus()) return std::nullopt;
+  devices.resize(static_cast<std::size_t>(owners.gpus()));
+  detail::OwnedPanels panels(n, nb, upper_as_stored(options), owners, detail::kColumnAlignment<T>);
+  for (int g = 0; g < owners.gpus(); ++g)
+    if (detail::DeviceTiles<T>::bytes_of(panels, g) > detail::free_device_memory(devices[g]) / 4 * 3) return std::nullopt;
+  if (!detail::stage_call(runtime)) return std::nullopt;
+  return StagedLayout{std::move(devices), std::move(panels)};
 }
 #endif
 
@@ -125,18 +140,19 @@ ArrayTiles<T> matrix_tiles(Runtime& runtime, bool in_place, const FactorOptions&
   return ArrayTiles<T>(runtime, n, n, nb, TileStructure::symmetric_lower);
 }
 
-// A call's tiles staged on a GPU, with the runtime's slots in `staging`, where the call can be
-// (staging_device); null otherwise, and when the GPU matrix or the slots cannot be had after all
+// A call's tiles staged on the GPUs, with the runtime's slots in `staging`, where the call can be
+// (staged_layout); null otherwise, and when the GPU memory or the slots cannot be had after all
 // (memory taken since it was counted): the call then runs on host tiles.
 template <class T>
 std::shared_ptr<ArrayTiles<T>> staged_tiles_if_possible(Runtime& runtime, const FactorOptions& options, int n, int nb,
                                                         const T* A, detail::StagingRing*& staging) {
 #ifdef TESSERA_HAVE_CUDA
-  const int device = staging_device<T>(runtime, options, n, A);
-  if (device < 0) return nullptr;
+  std::optional<StagedLayout> layout = staged_layout<T>(runtime, options, n, nb, A);
+  if (!layout) return nullptr;
   try {
     staging = &detail::staging_ring_of(runtime);
-    return std::make_shared<ArrayTiles<T>>(runtime, n, nb, device, upper_as_stored(options));
+    return std::make_shared<ArrayTiles<T>>(runtime, n, nb, std::move(layout->devices), std::move(layout->panels),
+                                           upper_as_stored(options));
   } catch (const ResourceError&) {
   } catch (const CudaError&) {
   }

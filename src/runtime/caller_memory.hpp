@@ -17,6 +17,8 @@ class StagingRing;
 
 // RuntimeOptions::host_tiles of `runtime`.
 HostTiles host_tiles_of(const Runtime& runtime);
+// How many GPUs `runtime` deals tile tasks over (RuntimeResources::gpus_for_tiles).
+int gpus_for_tiles(const Runtime& runtime);
 // The staging slots of `runtime` (RuntimeResources::staging_ring).
 StagingRing& staging_ring_of(const Runtime& runtime);
 // Whether HostTiles::automatic stages the first call on an n x n array of `bytes`: from 1 GiB. On

@@ -6,7 +6,10 @@
 #include <starpu.h>
 
 #include <cstddef>
+#include <set>
+#include <stdexcept>
 #include <string>
+#include <utility>
 
 #include "kernels/cuda/check.hpp"
 #include "kernels/cuda/matrix_utils.hpp"
@@ -72,30 +75,54 @@ std::size_t free_device_memory(int device) {
   return free_bytes_of_current_device();
 }
 
-template <class T>
-std::size_t DeviceMatrix<T>::bytes_for(int n) {
-  return static_cast<std::size_t>(padded_ld(n, sizeof(T))) * static_cast<std::size_t>(n) * sizeof(T);
+std::vector<int> cuda_devices_in_order() {
+  std::set<int> devices;
+  const unsigned workers = starpu_worker_get_count();
+  for (unsigned w = 0; w < workers; ++w)
+    if (starpu_worker_get_type(static_cast<int>(w)) == STARPU_CUDA_WORKER)
+      devices.insert(starpu_worker_get_devid(static_cast<int>(w)));
+  return {devices.begin(), devices.end()};
 }
 
 template <class T>
-DeviceMatrix<T>::DeviceMatrix(int device, int n) : device_(device), ld_(padded_ld(n, sizeof(T))) {
-  const CurrentDevice current(device_);
-  const std::size_t bytes = bytes_for(n);
-  require_free_memory(device_, bytes, "the tiles of a host matrix are staged on the GPU in a matrix", "");
-  TESSERA_CUDA_CHECK(cudaMalloc(reinterpret_cast<void**>(&data_), bytes));
+DeviceTiles<T>::DeviceTiles(std::vector<int> devices, OwnedPanels layout)
+    : devices_(std::move(devices)), layout_(std::move(layout)), memory_(devices_.size(), nullptr) {
+  if (static_cast<int>(devices_.size()) != layout_.gpus())
+    throw std::logic_error("DeviceTiles: one device per owner of the layout");
+  try {
+    for (std::size_t g = 0; g < devices_.size(); ++g) {
+      const std::size_t bytes = bytes_of(layout_, static_cast<int>(g));
+      if (bytes == 0) continue;
+      const CurrentDevice current(devices_[g]);
+      require_free_memory(devices_[g], bytes, "the tiles of a host matrix are staged on the GPU", "");
+      TESSERA_CUDA_CHECK(cudaMalloc(reinterpret_cast<void**>(&memory_[g]), bytes));
+    }
+  } catch (...) {
+    release();
+    throw;
+  }
 }
 
 template <class T>
-DeviceMatrix<T>::~DeviceMatrix() {
+DeviceTiles<T>::~DeviceTiles() {
+  release();
+}
+
+template <class T>
+void DeviceTiles<T>::release() noexcept {
   int previous = 0;
   cudaGetDevice(&previous);
-  cudaSetDevice(device_);
-  cudaFree(data_);  // nothing to report to: a failure leaves at worst the memory allocated
+  for (std::size_t g = 0; g < devices_.size(); ++g) {
+    if (!memory_[g]) continue;
+    cudaSetDevice(devices_[g]);
+    cudaFree(memory_[g]);  // nothing to report to: a failure leaves at worst the memory allocated
+    memory_[g] = nullptr;
+  }
   cudaSetDevice(previous);
 }
 
-template class DeviceMatrix<float>;
-template class DeviceMatrix<double>;
+template class DeviceTiles<float>;
+template class DeviceTiles<double>;
 
 int cuda_device_holding(const void* pointer) {
   cudaPointerAttributes attributes{};

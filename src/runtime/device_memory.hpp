@@ -6,6 +6,9 @@
 #ifdef TESSERA_HAVE_CUDA
 
 #include <cstddef>
+#include <vector>
+
+#include "owned_panels.hpp"
 
 namespace tessera::detail {
 
@@ -26,27 +29,46 @@ int first_cuda_device();
 // Bytes free on `device` now (cudaMemGetInfo).
 std::size_t free_device_memory(int device);
 
-// An n x n column-major matrix in the memory of `device` (cudaMalloc; columns padded to 256
-// bytes), for a host array's tiles while a call runs on the GPU (HostTiles::staged).
-template <class T>
-class DeviceMatrix {
- public:
-  // Throws ResourceError when the GPU has not that much memory free.
-  DeviceMatrix(int device, int n);
-  ~DeviceMatrix();
-  DeviceMatrix(const DeviceMatrix&) = delete;
-  DeviceMatrix& operator=(const DeviceMatrix&) = delete;
+// The CUDA devices driven by the runtime's CUDA workers, in increasing order: GPU g of the
+// owners (GpuOwners, RuntimeResources::workers_of_gpu) is the g-th.
+std::vector<int> cuda_devices_in_order();
 
-  T* data() const noexcept { return data_; }
-  int ld() const noexcept { return ld_; }
-  int device() const noexcept { return device_; }
-  // The bytes an n x n matrix takes.
-  static std::size_t bytes_for(int n);
+// Columns a whole number of 256 bytes apart keep the alignment of an allocation: Tessera's tile
+// kernels load 16 bytes at a time where columns allow it.
+template <class T>
+constexpr std::size_t kColumnAlignment = 256 / sizeof(T);
+
+// The lower tiles of an n x n symmetric matrix, each in the memory of the GPU that owns it, laid
+// out as OwnedPanels says (one cudaMalloc per GPU): a host array's tiles while a call runs on the
+// GPUs (HostTiles::staged).
+template <class T>
+class DeviceTiles {
+ public:
+  struct Home {
+    int device;
+    T* data;
+    int ld;
+  };
+  // `devices[g]` holds the tiles of owner g. Throws ResourceError when a GPU has not that much
+  // memory free.
+  DeviceTiles(std::vector<int> devices, OwnedPanels layout);
+  ~DeviceTiles();
+  DeviceTiles(const DeviceTiles&) = delete;
+  DeviceTiles& operator=(const DeviceTiles&) = delete;
+
+  Home home(int i, int j) const {
+    const PanelTile& t = layout_.tile(i, j);
+    return {devices_[static_cast<std::size_t>(t.gpu)], memory_[static_cast<std::size_t>(t.gpu)] + t.offset, t.ld};
+  }
+  // The bytes GPU g of `layout` takes.
+  static std::size_t bytes_of(const OwnedPanels& layout, int gpu) { return layout.elements(gpu) * sizeof(T); }
 
  private:
-  int device_;
-  int ld_;
-  T* data_ = nullptr;
+  void release() noexcept;
+
+  std::vector<int> devices_;
+  OwnedPanels layout_;
+  std::vector<T*> memory_;
 };
 
 // The upper triangle of an n x n matrix on a GPU, transposed into the lower triangle of a

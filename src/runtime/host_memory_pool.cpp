@@ -113,6 +113,8 @@ StagingRing& staging_ring_of(const Runtime& runtime) { return runtime.resources(
 
 bool stages_automatically(double bytes) { return bytes >= double(std::size_t(1) << 30); }
 
+int gpus_for_tiles(const Runtime& runtime) { return runtime.resources().gpus_for_tiles(); }
+
 bool stage_call(const Runtime& runtime) {
   HostMemoryPool& pool = runtime.resources().host_memory();
   if (pool.mode() == HostTiles::staged) return true;

@@ -35,6 +35,16 @@ struct TileAccess {
         new TileMatrix<T>(runtime, rows, cols, nb, structure, matrix, ld, cuda_device, transposed));
   }
 
+#ifdef TESSERA_HAVE_CUDA
+  // A symmetric n x n matrix's tiles where `homes` holds them, on the GPUs owning them (see
+  // TileMatrix's constructor from DeviceTiles).
+  template <class T>
+  static std::unique_ptr<TileMatrix<T>> on_gpus(Runtime& runtime, int n, int nb, const DeviceTiles<T>& homes,
+                                                bool transposed) {
+    return std::unique_ptr<TileMatrix<T>>(new TileMatrix<T>(runtime, n, nb, homes, transposed));
+  }
+#endif
+
   // Pool tiles stored transposed, for an upper-stored symmetric n x n matrix copied as stored.
   template <class T>
   static std::unique_ptr<TileMatrix<T>> transposed_tiles(Runtime& runtime, int n, int nb) {

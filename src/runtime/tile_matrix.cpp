@@ -6,6 +6,9 @@
 #include <string>
 
 #include "caller_memory.hpp"
+#ifdef TESSERA_HAVE_CUDA
+#include "device_memory.hpp"
+#endif
 #include "runtime_control.hpp"
 #include "runtime_resources.hpp"
 #include "tile_grid.hpp"
@@ -151,6 +154,25 @@ TileMatrix<T>::TileMatrix(Runtime& runtime, int rows, int cols, int nb, TileStru
                                       : register_tile(node, matrix + row0 + col0 * ld, ld, tile_height(i), tile_width(j)));
       }
 }
+
+#ifdef TESSERA_HAVE_CUDA
+template <class T>
+TileMatrix<T>::TileMatrix(Runtime& runtime, int n, int nb, const detail::DeviceTiles<T>& homes, bool transposed)
+    : runtime_(&runtime), rows_(n), cols_(n), nb_(nb), structure_(TileStructure::symmetric_lower), transposed_(transposed) {
+  detail::RuntimeControl::check_callable(runtime);
+  set_tile_grid();
+  const double tiles = count_stored_tiles(*this).tiles;
+  check_fits_host_memory(tiles * kRuntimeBytesPerTile, *this);
+  handles_.reserve(static_cast<std::size_t>(tiles));
+  for (int j = 0; j < tile_cols_; ++j)
+    for (int i = j; i < tile_rows_; ++i) {
+      const typename detail::DeviceTiles<T>::Home home = homes.home(i, j);
+      const unsigned node = cuda_memory_node(home.device);
+      handles_.push_back(transposed ? register_tile(node, home.data, home.ld, tile_width(j), tile_height(i))
+                                    : register_tile(node, home.data, home.ld, tile_height(i), tile_width(j)));
+    }
+}
+#endif
 
 template <class T>
 TileMatrix<T>::~TileMatrix() {
