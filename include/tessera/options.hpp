@@ -111,14 +111,16 @@ TESSERA_EXPORT TaskHints neutral_hints(TaskKind kind, int k, int i, int j, int n
 //           against about 0.8 s/GB to allocate and first touch tiles and a copy in and out).
 //           potrs's right-hand sides too; posv's are copied (a failure leaves them untouched).
 //           With block-column tasks an upper-stored matrix uses the pool as pin_on_reuse.
-//   staged: in gpu mode with one GPU (or hybrid where the GPU dominates, as auto judges), a
-//           matrix's tiles (lower blocks, or an upper-stored one's upper blocks as stored) live in
-//           that GPU's memory (an n x n matrix there for the call, when it fits in 3/4 of the free
-//           memory), and the caller's array reaches them through a few pinned slots (80 MiB,
-//           kept by the runtime):
+//   staged: in gpu mode (or hybrid where the GPUs dominate, as auto judges), a matrix's tiles
+//           (lower blocks, or an upper-stored one's upper blocks as stored) live in GPU memory for
+//           the call, each on the GPU owning it (GpuPlacement::block_cyclic; on the first GPU
+//           under by_policy), a GPU's tiles of a tile column in one column-major panel, when each
+//           GPU's share fits in 3/4 of its free memory (the lower triangle only: about half an
+//           n x n matrix on one GPU); the caller's array reaches them through a few pinned slots
+//           (80 MiB, kept by the runtime), each tile's copies on its own GPU:
 //           CPU workers copy pieces of the array into slots and out of them while the copy engines
 //           move the slots, beside the factorization's tasks. Nothing of the caller's array is
-//           pinned and no host tiles are allocated. Any other call, or one whose GPU matrix or
+//           pinned and no host tiles are allocated. Any other call, or one whose GPU memory or
 //           slots cannot be allocated after all: as pin_on_reuse.
 enum class HostTiles { automatic, pin_on_reuse, pinned, pageable, in_place, staged };
 
