@@ -136,7 +136,9 @@ enum class HostTiles { automatic, pin_on_reuse, pinned, pageable, in_place, stag
 enum class GpuPlacement { block_cyclic, by_policy };
 
 struct TESSERA_EXPORT RuntimeOptions {
-  int ncpus = -1;              // CPU workers; -1: StarPU's default (STARPU_NCPU if set)
+  // CPU workers; -1: every core but those of the GPUs' driver threads (one per CUDA worker) and,
+  // where GPUs are driven, one kept for the thread that calls Tessera (STARPU_NCPU if set)
+  int ncpus = -1;
   int ncuda = -1;              // CUDA devices; -1: every device (STARPU_NCUDA if set)
   int workers_per_cuda = 4;    // StarPU workers (streams) per GPU, so tasks overlap on a GPU
   std::string scheduler;       // policy name; "" -> "dmdas" (STARPU_SCHED if set)

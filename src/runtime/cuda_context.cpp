@@ -2,9 +2,11 @@
 
 #include <starpu.h>
 
+#include <filesystem>
 #include <mutex>
 #include <set>
 #include <string>
+#include <system_error>
 
 #ifdef TESSERA_HAVE_CUDA
 #include "kernels/cuda/check.hpp"
@@ -158,6 +160,18 @@ int cuda_devices_in_use() {
   return static_cast<int>(devices.size());
 }
 
+int nvidia_device_nodes() {
+  std::error_code error;
+  int count = 0;
+  for (std::filesystem::directory_iterator it("/dev", error), end; !error && it != end; it.increment(error)) {
+    const std::string name = it->path().filename().string();
+    if (name.size() > 6 && name.compare(0, 6, "nvidia") == 0 &&
+        name.find_first_not_of("0123456789", 6) == std::string::npos)
+      ++count;
+  }
+  return count;
+}
+
 std::vector<std::vector<uint32_t>> workers_by_gpu() {
   const unsigned n = starpu_worker_get_count();
   std::set<int> devices;
@@ -183,6 +197,7 @@ std::vector<std::vector<uint32_t>> workers_by_gpu() { return {}; }
 void create_cuda_contexts(RuntimeResources&, const std::string&) {}
 void destroy_cuda_contexts(RuntimeResources&) {}
 int cuda_devices_in_use() { return 0; }
+int nvidia_device_nodes() { return 0; }
 
 #endif
 

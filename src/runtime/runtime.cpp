@@ -4,6 +4,7 @@
 #include <starpu.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <atomic>
 #include <optional>
 #include <cstdio>
@@ -199,6 +200,24 @@ void share_cores_with_local_ranks(const RuntimeOptions& options, starpu_conf& co
     conf.ncpus = static_cast<int>(std::max<std::size_t>(1, share.size() - 1));
 }
 
+// With GPUs, StarPU binds a thread to every core: its CPU workers and one driver thread per CUDA
+// worker. The application's thread that submits a request and waits for it then shares a core
+// with a worker, and awake idle workers poll in a tight loop, so that thread waits for the
+// kernel's time slices: on an H100 host (16 cores: 12 CPU and 4 CUDA workers) a device-API potrf
+// of order 4096 took 6.5 ms at the median and 11 ms at the 90th percentile, against cuSOLVER's
+// 1.9 ms, and 2.24 and 2.30 ms with one core left free (docs/gpu-performance.md). Unless the CPU
+// workers are counted by the caller, one core is kept for it (StarPU's reserve_ncpus) where GPUs
+// will be driven and at least one core is left for a CPU worker.
+void keep_a_core_for_the_caller(const RuntimeOptions& options, starpu_conf& conf) {
+  if (conf.ncpus >= 0 || conf.ncuda == 0 || conf.reserve_ncpus > 0) return;
+  const int present = detail::nvidia_device_nodes();
+  const int gpus = conf.ncuda < 0 ? present : std::min(conf.ncuda, present);
+  if (gpus <= 0) return;
+  const long driver_threads = static_cast<long>(gpus) * std::max(1, options.workers_per_cuda);
+  if (static_cast<long>(allowed_cpus().size()) < driver_threads + 2) return;
+  conf.reserve_ncpus = 1;
+}
+
 // Starts StarPU, refusing first what it would abort on; returns the running policy's name and,
 // through set_aside, the corrupt performance-model files renamed first. When StarPU is to drive
 // GPUs, warm_up pays the process's one-time CUDA costs alongside (the caller keeps it running).
@@ -210,6 +229,7 @@ std::string start_starpu(const RuntimeOptions& options, std::vector<std::string>
   if (options.ncpus >= 0) conf.ncpus = options.ncpus;
   if (options.ncuda >= 0) conf.ncuda = options.ncuda;
   share_cores_with_local_ranks(options, conf);
+  keep_a_core_for_the_caller(options, conf);
   const std::string requested = options.scheduler.empty() ? "dmdas" : options.scheduler;
   const detail::PolicyEntry policy = detail::find_scheduling_policy(requested);
   if (policy.policy)

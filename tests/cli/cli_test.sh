@@ -120,6 +120,22 @@ ncpu_capped_at_cpus() {
   stderr_has "tessera: warning: TESSERA_NCPU=1000 asks for more CPU workers"
 }
 
+# With the CPU workers left to Tessera, a machine with GPUs keeps one core for the calling thread
+# (every other core runs a CPU worker or a GPU's driver thread); one without keeps none.
+a_core_left_for_the_caller_with_gpus() {
+  local cpus cpu cuda
+  cpus=$(nproc)
+  expect 0 potrf --n 64 --no-check --json
+  cpu=$(sed -n 's/.*"workers":{"cpu":\([0-9]*\),"cuda":\([0-9]*\)}.*/\1/p' out.txt)
+  cuda=$(sed -n 's/.*"workers":{"cpu":\([0-9]*\),"cuda":\([0-9]*\)}.*/\2/p' out.txt)
+  [ -n "$cpu" ] && [ -n "$cuda" ] || fail "no worker counts in $(cat out.txt)"
+  if [ "$cuda" -eq 0 ]; then
+    [ "$cpu" -eq "$cpus" ] || fail "no GPU, yet $cpu CPU workers on $cpus CPUs"
+  elif [ "$cpus" -ge $((cuda + 2)) ]; then
+    [ $((cpu + cuda)) -le $((cpus - 1)) ] || fail "$cpu CPU and $cuda CUDA workers leave no core of $cpus"
+  fi
+}
+
 # --output and --trace are checked before the factorization: exit 1 at once (factoring and
 # checking n = 10000 takes tens of seconds on a few cores), no result row.
 output_paths_checked_before_factoring() {
