@@ -121,18 +121,19 @@ ncpu_capped_at_cpus() {
 }
 
 # With the CPU workers left to Tessera, a machine with GPUs keeps one core for the calling thread
-# (every other core runs a CPU worker or a GPU's driver thread); one without keeps none.
+# besides one per CUDA worker; cpu mode, and a machine without a GPU, keep none.
 a_core_left_for_the_caller_with_gpus() {
-  local cpus cpu cuda
-  cpus=$(nproc)
+  local all cpu cuda
+  workers() { sed -n 's/.*"workers":{"cpu":\([0-9]*\),"cuda":\([0-9]*\)}.*/\1 \2/p' out.txt; }
+  expect 0 potrf --n 64 --no-check --json --mode cpu
+  read -r all _ <<<"$(workers)"
   expect 0 potrf --n 64 --no-check --json
-  cpu=$(sed -n 's/.*"workers":{"cpu":\([0-9]*\),"cuda":\([0-9]*\)}.*/\1/p' out.txt)
-  cuda=$(sed -n 's/.*"workers":{"cpu":\([0-9]*\),"cuda":\([0-9]*\)}.*/\2/p' out.txt)
-  [ -n "$cpu" ] && [ -n "$cuda" ] || fail "no worker counts in $(cat out.txt)"
+  read -r cpu cuda <<<"$(workers)"
+  [ -n "$all" ] && [ -n "$cpu" ] && [ -n "$cuda" ] || fail "no worker counts in $(cat out.txt)"
   if [ "$cuda" -eq 0 ]; then
-    [ "$cpu" -eq "$cpus" ] || fail "no GPU, yet $cpu CPU workers on $cpus CPUs"
-  elif [ "$cpus" -ge $((cuda + 2)) ]; then
-    [ $((cpu + cuda)) -le $((cpus - 1)) ] || fail "$cpu CPU and $cuda CUDA workers leave no core of $cpus"
+    [ "$cpu" -eq "$all" ] || fail "no GPU, yet $cpu CPU workers where cpu mode starts $all"
+  elif [ "$all" -ge $((cuda + 2)) ]; then
+    [ $((cpu + cuda + 1)) -eq "$all" ] || fail "$cpu CPU and $cuda CUDA workers on $all cores: expected one core left"
   fi
 }
 
