@@ -1,12 +1,13 @@
 #include "automatic_mode.hpp"
 
 #include <fmt/core.h>
-#include <starpu.h>
 
-#include <set>
+#include <vector>
 
 #ifdef TESSERA_HAVE_CUDA
 #include <cuda_runtime.h>
+
+#include "device_memory.hpp"
 #endif
 
 namespace tessera::detail {
@@ -51,11 +52,7 @@ ModeChoice choose_automatic_mode(int cpu_workers, const std::vector<GpuThroughpu
 
 #ifdef TESSERA_HAVE_CUDA
 std::vector<GpuThroughput> cuda_worker_throughputs() {
-  std::set<int> devices;
-  const unsigned n = starpu_worker_get_count();
-  for (unsigned w = 0; w < n; ++w)
-    if (starpu_worker_get_type(static_cast<int>(w)) == STARPU_CUDA_WORKER)
-      devices.insert(starpu_worker_get_devid(static_cast<int>(w)));
+  const std::vector<int> devices = cuda_devices_in_order();
   std::vector<GpuThroughput> gpus;
   for (int device : devices) {
     int sms = 0, clock_khz = 0, major = 0, minor = 0;

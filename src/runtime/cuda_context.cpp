@@ -4,11 +4,11 @@
 
 #include <filesystem>
 #include <mutex>
-#include <set>
 #include <string>
 #include <system_error>
 
 #ifdef TESSERA_HAVE_CUDA
+#include "device_memory.hpp"
 #include "kernels/cuda/check.hpp"
 #endif
 
@@ -152,13 +152,7 @@ void destroy_cuda_contexts(RuntimeResources& resources) {
   starpu_execute_on_each_worker(destroy_on_worker, &resources, STARPU_CUDA);
 }
 
-int cuda_devices_in_use() {
-  std::set<int> devices;
-  const unsigned n = starpu_worker_get_count();
-  for (unsigned w = 0; w < n; ++w)
-    if (starpu_worker_get_type(static_cast<int>(w)) == STARPU_CUDA_WORKER) devices.insert(starpu_worker_get_devid(static_cast<int>(w)));
-  return static_cast<int>(devices.size());
-}
+int cuda_devices_in_use() { return static_cast<int>(cuda_devices_in_order().size()); }
 
 int nvidia_device_nodes() {
   std::error_code error;
@@ -174,9 +168,7 @@ int nvidia_device_nodes() {
 
 std::vector<std::vector<uint32_t>> workers_by_gpu() {
   const unsigned n = starpu_worker_get_count();
-  std::set<int> devices;
-  for (unsigned w = 0; w < n; ++w)
-    if (starpu_worker_get_type(static_cast<int>(w)) == STARPU_CUDA_WORKER) devices.insert(starpu_worker_get_devid(static_cast<int>(w)));
+  const std::vector<int> devices = cuda_devices_in_order();
   const std::size_t words = (n + 31) / 32;
   std::vector<std::vector<uint32_t>> masks;
   for (const int device : devices) {

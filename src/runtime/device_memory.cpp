@@ -60,14 +60,8 @@ void require_free_memory(int device, std::size_t bytes, const std::string& what,
 }  // namespace
 
 int first_cuda_device() {
-  int first = -1;
-  const unsigned workers = starpu_worker_get_count();
-  for (unsigned w = 0; w < workers; ++w)
-    if (starpu_worker_get_type(static_cast<int>(w)) == STARPU_CUDA_WORKER) {
-      const int device = starpu_worker_get_devid(static_cast<int>(w));
-      if (first < 0 || device < first) first = device;
-    }
-  return first;
+  const std::vector<int> devices = cuda_devices_in_order();
+  return devices.empty() ? -1 : devices.front();
 }
 
 std::size_t free_device_memory(int device) {
