@@ -266,13 +266,13 @@ void check_solves(int n, int nrhs, int nb, Uplo uplo, const Schedule& mode, unsi
   ASSERT_EQ(device::posv(runtime(), n, nrhs, device_A.get(), lda, device_X.get(), ldb, nullptr, options), 0) << name;
   const std::vector<T> F = device_A.to_host(), X = device_X.to_host();
   EXPECT_LT(factor_backward_error(uplo, n, A, F, lda), 1.0) << name;
-  EXPECT_LT(solve_backward_error(n, nrhs, A, lda, X, B, ldb), 1.0) << "posv " << name;
+  EXPECT_LT(solve_backward_error(n, nrhs, A, lda, X, B, ldb), kResidualThreshold) << "posv " << name;
   expect_outside_triangle_unchanged(uplo, n, lda, A, F, name);
 
   const DeviceCopy<T> device_Y(B);
   ASSERT_EQ(device::potrs(runtime(), n, nrhs, device_A.get(), lda, device_Y.get(), ldb, nullptr, options), 0) << name;
   const std::vector<T> Y = device_Y.to_host();
-  EXPECT_LT(solve_backward_error(n, nrhs, A, lda, Y, B, ldb), 1.0) << "potrs " << name;
+  EXPECT_LT(solve_backward_error(n, nrhs, A, lda, Y, B, ldb), kResidualThreshold) << "potrs " << name;
   EXPECT_EQ(device_A.to_host(), F) << "potrs changed its factor: " << name;
 
   std::vector<T> reference_F = A, reference_X = B;
@@ -502,10 +502,10 @@ TEST(DeviceDense, CApiFactorsAndSolvesGpu) {
   const std::vector<double> B = random_matrix<double>(n, nrhs, n, 7);
   const DeviceCopy<double> device_A(A), device_X(B);
   ASSERT_EQ(tessera_dposv_device('U', n, nrhs, device_A.get(), lda, device_X.get(), n, nullptr), 0);
-  EXPECT_LT(solve_backward_error(n, nrhs, A, lda, device_X.to_host(), B, n), 1.0);
+  EXPECT_LT(solve_backward_error(n, nrhs, A, lda, device_X.to_host(), B, n), kResidualThreshold);
   const DeviceCopy<double> device_Y(B);
   ASSERT_EQ(tessera_dpotrs_device('U', n, nrhs, device_A.get(), lda, device_Y.get(), n, nullptr), 0);
-  EXPECT_LT(solve_backward_error(n, nrhs, A, lda, device_Y.to_host(), B, n), 1.0);
+  EXPECT_LT(solve_backward_error(n, nrhs, A, lda, device_Y.to_host(), B, n), kResidualThreshold);
 
   const std::vector<float> Af = random_spd<float>(n, n, 8);
   const std::vector<float> Bf = random_matrix<float>(n, 1, n, 9);
@@ -513,10 +513,10 @@ TEST(DeviceDense, CApiFactorsAndSolvesGpu) {
   ASSERT_EQ(tessera_spotrf_device('L', n, device_Af.get(), n, nullptr), 0);
   EXPECT_LT(factor_backward_error(Uplo::lower, n, Af, device_Af.to_host(), n), 1.0);
   ASSERT_EQ(tessera_spotrs_device('L', n, 1, device_Af.get(), n, device_Xf.get(), n, nullptr), 0);
-  EXPECT_LT(solve_backward_error(n, 1, Af, n, device_Xf.to_host(), Bf, n), 1.0);
+  EXPECT_LT(solve_backward_error(n, 1, Af, n, device_Xf.to_host(), Bf, n), kResidualThreshold);
   const DeviceCopy<float> device_Af2(Af);
   ASSERT_EQ(tessera_sposv_device('L', n, 1, device_Af2.get(), n, device_Yf.get(), n, nullptr), 0);
-  EXPECT_LT(solve_backward_error(n, 1, Af, n, device_Yf.to_host(), Bf, n), 1.0);
+  EXPECT_LT(solve_backward_error(n, 1, Af, n, device_Yf.to_host(), Bf, n), kResidualThreshold);
 
   // Not positive definite: the global column, as the host form returns it.
   std::vector<double> failing = A;
@@ -555,7 +555,7 @@ TEST(DeviceDense, RightHandSidesOnAnotherGpu) {
   options.nb = 64;
   options.mode = Mode::gpu;
   ASSERT_EQ(device::posv(runtime(), n, nrhs, device_A.get(), n, device_X.get(), n, nullptr, options), 0);
-  EXPECT_LT(solve_backward_error(n, nrhs, A, n, device_X.to_host(), B, n), 1.0);
+  EXPECT_LT(solve_backward_error(n, nrhs, A, n, device_X.to_host(), B, n), kResidualThreshold);
 }
 
 #endif  // TESSERA_HAVE_CUDA

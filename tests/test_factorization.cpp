@@ -92,9 +92,9 @@ void check_posv(int n, int nrhs, int nb, Uplo uplo, Mode mode, unsigned seed, Ta
   std::vector<T> Y = B;
   ASSERT_EQ(potrs(runtime(), n, nrhs, F.data(), lda, Y.data(), ldb, options), 0);
   if (nrhs == 0) return;
-  EXPECT_LT(solve_backward_error(n, nrhs, A, lda, X, B, ldb), 1.0) << "posv n=" << n << " nrhs=" << nrhs;
+  EXPECT_LT(solve_backward_error(n, nrhs, A, lda, X, B, ldb), kResidualThreshold) << "posv n=" << n << " nrhs=" << nrhs;
   // potrs on the factor gives the solution too.
-  EXPECT_LT(solve_backward_error(n, nrhs, A, lda, Y, B, ldb), 1.0) << "potrs n=" << n << " nrhs=" << nrhs;
+  EXPECT_LT(solve_backward_error(n, nrhs, A, lda, Y, B, ldb), kResidualThreshold) << "potrs n=" << n << " nrhs=" << nrhs;
 }
 
 TEST_P(Factorization, SolvesHaveSmallResiduals) {
