@@ -52,8 +52,9 @@ class TESSERA_EXPORT Runtime {
   ModeChoice automatic_mode() const;
 
   // Idle StarPU workers poll for tasks in a tight loop. A Runtime that started StarPU lets them
-  // sleep (starpu_pause) whenever none of its requests is in flight, and wakes them for the next
-  // one (RuntimeOptions::pause_when_idle). Once starpu_interop::tile_handle() has given an application a
+  // sleep (starpu_pause) once none of its requests has been in flight for
+  // RuntimeOptions::pause_after_idle_us, and wakes them for the next one
+  // (RuntimeOptions::pause_when_idle). Once starpu_interop::tile_handle() has given an application a
   // tile's StarPU handle, its own tasks may be in flight at any time: the workers then stay awake.
   // For explicit control: pause_workers() stops task processing until resume_workers(); pauses
   // nest, and tasks submitted while paused wait for the resume (tiles are still unregistered:
@@ -61,7 +62,7 @@ class TESSERA_EXPORT Runtime {
   // The destructor resumes what is still paused before it stops StarPU.
   void pause_workers();
   void resume_workers();
-  // True while the workers sleep (paused explicitly, or idle).
+  // True while the workers sleep (paused explicitly, or idle past the delay).
   bool workers_paused() const;
   // Whether idle workers sleep (RuntimeOptions::pause_when_idle): an application that submits its
   // own StarPU tasks to a Runtime Tessera started turns it off first, or its tasks wait for

@@ -75,6 +75,7 @@ RuntimeOptions RuntimeOptions::from_environment() {
   if (const std::optional<std::string> tiles = env("TESSERA_HOST_TILES")) options.host_tiles = parse_host_tiles(*tiles);
   options.urgent_streams = env_int("TESSERA_URGENT_STREAMS", options.urgent_streams ? 1 : 0, 0) != 0;
   options.pause_when_idle = env_int("TESSERA_PAUSE_WHEN_IDLE", options.pause_when_idle ? 1 : 0, 0) != 0;
+  options.pause_after_idle_us = env_int("TESSERA_PAUSE_AFTER_IDLE_US", options.pause_after_idle_us, 0);
   if (const std::optional<std::string> placement = env("TESSERA_GPU_PLACEMENT"))
     options.gpu_placement = parse_gpu_placement(*placement);
   return options;

@@ -392,9 +392,16 @@ double cpu_seconds_while_sleeping(double seconds) {
   return process_cpu_seconds() - before;
 }
 
+// Workers that sleep as soon as they are idle (RuntimeOptions::pause_after_idle_us = 0).
+RuntimeOptions cpu_workers_pausing_at_once(int n) {
+  RuntimeOptions options = cpu_workers(n);
+  options.pause_after_idle_us = 0;
+  return options;
+}
+
 // Two workers polling for tasks burned two cores while the program slept.
 TEST(IdleWorkers, SleepBetweenRequests) {
-  Runtime runtime(cpu_workers(2));
+  Runtime runtime(cpu_workers_pausing_at_once(2));
   EXPECT_EQ(factor_small(runtime), 0);
   EXPECT_TRUE(runtime.workers_paused());
   EXPECT_LT(cpu_seconds_while_sleeping(1.0), 0.2);
@@ -409,8 +416,36 @@ TEST(IdleWorkers, SleepBetweenRequests) {
   EXPECT_TRUE(runtime.workers_paused());
 }
 
+// By default idle workers keep polling for a short delay, so that a call right after another
+// finds them awake, then sleep: the program gets its cores back.
+TEST(IdleWorkers, SleepAfterTheDelay) {
+  EXPECT_EQ(RuntimeOptions{}.pause_after_idle_us, 2000);
+  RuntimeOptions options = cpu_workers(2);
+  options.pause_after_idle_us = 3'000'000;  // long enough to see the workers awake after a call
+  Runtime runtime(options);
+  EXPECT_EQ(factor_small(runtime), 0);
+  EXPECT_FALSE(runtime.workers_paused()) << "paused before the delay";
+  EXPECT_EQ(factor_small(runtime, 150), 0);  // a request within the delay runs on the awake workers
+  const auto waited_from = std::chrono::steady_clock::now();
+  while (!runtime.workers_paused() && std::chrono::steady_clock::now() - waited_from < std::chrono::seconds(30))
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  ASSERT_TRUE(runtime.workers_paused()) << "still awake 30 s after the last request";
+  EXPECT_LT(cpu_seconds_while_sleeping(1.0), 0.2);
+  EXPECT_EQ(factor_small(runtime), 0);  // woken for the next request
+  // An explicit pause takes effect at once, whatever the delay.
+  runtime.pause_workers();
+  EXPECT_TRUE(runtime.workers_paused());
+  runtime.resume_workers();
+}
+
+TEST(IdleWorkers, NegativeDelayIsRefused) {
+  RuntimeOptions options = cpu_workers(1);
+  options.pause_after_idle_us = -1;
+  EXPECT_THROW(Runtime runtime(options), InvalidArgument);
+}
+
 TEST(IdleWorkers, TileMatrixKeepsItsDataAcrossSleeps) {
-  Runtime runtime(cpu_workers(2));
+  Runtime runtime(cpu_workers_pausing_at_once(2));
   const int n = 150;
   const std::vector<double> A = random_spd<double>(n, n, 9);
   std::vector<double> F(A.size(), 0.0);
@@ -590,6 +625,12 @@ TEST(PauseWhenIdleOption, TheEnvironmentSetsIt) {
   }
   const ScopedEnv asleep("TESSERA_PAUSE_WHEN_IDLE", "1");
   EXPECT_TRUE(RuntimeOptions::from_environment().pause_when_idle);
+  {
+    const ScopedEnv delay("TESSERA_PAUSE_AFTER_IDLE_US", "0");
+    EXPECT_EQ(RuntimeOptions::from_environment().pause_after_idle_us, 0);
+  }
+  const ScopedEnv negative("TESSERA_PAUSE_AFTER_IDLE_US", "-5");
+  EXPECT_THROW(RuntimeOptions::from_environment(), InvalidArgument);
 }
 
 TEST(OutOfCorePanelOption, TheEnvironmentSetsItAndOutOfRangeIsRefused) {
