@@ -274,6 +274,10 @@ struct StarpuRange {
   long low;
   long high;
 };
+// Priority levels StarPU may be asked for (STARPU_MIN_PRIO to STARPU_MAX_PRIO): far beyond any
+// use of priorities, and a few MB per worker at most.
+constexpr long kMaxStarpuPriorityLevels = 1L << 16;
+
 constexpr StarpuRange starpu_ranged_variables[] = {
     {"STARPU_NWORKER_PER_CUDA", 1, STARPU_NMAXWORKERS - 1},
     {"STARPU_SYNTHESIZE_ARITY_COMBINED_WORKER", 1, INT_MAX},
@@ -306,11 +310,20 @@ void check_starpu_environment() {
   // max - min (src/sched_policies/fifo_queues.c, _starpu_normalize_prio): equal bounds kill the
   // process with a division by zero, and a maximum below the minimum gives a negative number of
   // priority levels. An empty value reads as 0.
+  // The same policies allocate two arrays of max - min + 1 entries per worker: a span of 2^31
+  // levels asked for tens of GB at the start.
   const std::optional<std::string> min_prio = read_variable("STARPU_MIN_PRIO");
   const std::optional<std::string> max_prio = read_variable("STARPU_MAX_PRIO");
-  if (min_prio && max_prio && std::strtol(max_prio->c_str(), nullptr, 10) <= std::strtol(min_prio->c_str(), nullptr, 10))
-    throw InvalidArgument("STARPU_MAX_PRIO='" + *max_prio + "' must be greater than STARPU_MIN_PRIO='" + *min_prio +
-                          "' (StarPU would divide by zero or count negative priorities)");
+  if (min_prio && max_prio) {
+    const long low = std::strtol(min_prio->c_str(), nullptr, 10), high = std::strtol(max_prio->c_str(), nullptr, 10);
+    if (high <= low)
+      throw InvalidArgument("STARPU_MAX_PRIO='" + *max_prio + "' must be greater than STARPU_MIN_PRIO='" + *min_prio +
+                            "' (StarPU would divide by zero or count negative priorities)");
+    if (high - low >= kMaxStarpuPriorityLevels)
+      throw InvalidArgument("STARPU_MIN_PRIO='" + *min_prio + "' to STARPU_MAX_PRIO='" + *max_prio + "' spans more than " +
+                            std::to_string(kMaxStarpuPriorityLevels) +
+                            " priority levels (StarPU's dm* policies would allocate arrays of that many entries per worker)");
+  }
   // StarPU asserts on a thread per CUDA worker together with any thread-per-device setting.
   const std::optional<std::string> per_worker = read_variable("STARPU_CUDA_THREAD_PER_WORKER");
   if (per_worker && std::strtol(per_worker->c_str(), nullptr, 10) == 1 && read_variable("STARPU_CUDA_THREAD_PER_DEV"))

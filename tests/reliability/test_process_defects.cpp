@@ -145,6 +145,27 @@ TEST(StarpuVariables, PriorityBoundsThatAreNotIncreasingAreRefused) {
   EXPECT_EQ(factor_small(runtime), 0);
 }
 
+// A fuzzed environment (STARPU_MIN_PRIO=0, STARPU_MAX_PRIO=1882153854) made StarPU's dmda queues
+// ask for 17 GB per worker at the start.
+TEST(StarpuVariables, PrioritySpansTooLargeToAllocateAreRefused) {
+  for (const auto& [min_prio, max_prio] : {std::pair{"0", "1882153854"}, {"0", "2147483647"}, {"10", "65546"}}) {
+    const ScopedEnv low("STARPU_MIN_PRIO", min_prio);
+    const ScopedEnv high("STARPU_MAX_PRIO", max_prio);
+    const ScopedEnv sched("STARPU_SCHED", "dmdas");
+    try {
+      Runtime runtime(cpu_workers(2));
+      FAIL() << "the runtime started with STARPU_MIN_PRIO=" << min_prio << " STARPU_MAX_PRIO=" << max_prio;
+    } catch (const InvalidArgument& e) {
+      EXPECT_NE(std::string(e.what()).find("priority levels"), std::string::npos) << e.what();
+    }
+  }
+  const ScopedEnv low("STARPU_MIN_PRIO", "0");
+  const ScopedEnv high("STARPU_MAX_PRIO", "65535");  // the largest span taken
+  const ScopedEnv sched("STARPU_SCHED", "dmdas");
+  Runtime runtime(cpu_workers(2));
+  EXPECT_EQ(factor_small(runtime), 0);
+}
+
 TEST(StarpuVariables, MoreWorkersPerCudaThanStarpuHoldsIsRefused) {
   RuntimeOptions options = cpu_workers(2);
   options.workers_per_cuda = 100000;
