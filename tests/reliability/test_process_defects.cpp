@@ -124,46 +124,37 @@ TEST(StarpuVariables, ThreadPerCudaWorkerWithThreadPerDeviceIsRefused) {
   }
 }
 
+// Under dmdas, a runtime started with these priority bounds: refused with a message holding
+// `refusal` (nullptr: started and factors).
+void expect_priority_bounds(const char* min_prio, const char* max_prio, const char* refusal) {
+  const ScopedEnv low("STARPU_MIN_PRIO", min_prio);
+  const ScopedEnv high("STARPU_MAX_PRIO", max_prio);
+  const ScopedEnv sched("STARPU_SCHED", "dmdas");
+  const std::string bounds = std::string("STARPU_MIN_PRIO=") + min_prio + " STARPU_MAX_PRIO=" + max_prio;
+  try {
+    Runtime runtime(cpu_workers(2));
+    if (refusal) ADD_FAILURE() << "the runtime started with " << bounds;
+    else EXPECT_EQ(factor_small(runtime), 0) << bounds;
+  } catch (const InvalidArgument& e) {
+    if (!refusal) ADD_FAILURE() << bounds << " refused: " << e.what();
+    else EXPECT_NE(std::string(e.what()).find(refusal), std::string::npos) << e.what();
+  }
+}
+
 // A fuzzed environment (STARPU_MAX_PRIO empty, STARPU_MIN_PRIO=0) once killed the process with a
 // division by zero in StarPU's dmda queues.
 TEST(StarpuVariables, PriorityBoundsThatAreNotIncreasingAreRefused) {
-  for (const auto& [min_prio, max_prio] : {std::pair{"0", ""}, {"3", "3"}, {"5", "2"}}) {
-    const ScopedEnv low("STARPU_MIN_PRIO", min_prio);
-    const ScopedEnv high("STARPU_MAX_PRIO", max_prio);
-    const ScopedEnv sched("STARPU_SCHED", "dmdas");
-    try {
-      Runtime runtime(cpu_workers(2));
-      FAIL() << "the runtime started with STARPU_MIN_PRIO=" << min_prio << " STARPU_MAX_PRIO=" << max_prio;
-    } catch (const InvalidArgument& e) {
-      EXPECT_NE(std::string(e.what()).find("STARPU_MAX_PRIO"), std::string::npos) << e.what();
-    }
-  }
-  const ScopedEnv low("STARPU_MIN_PRIO", "0");
-  const ScopedEnv high("STARPU_MAX_PRIO", "4");
-  const ScopedEnv sched("STARPU_SCHED", "dmdas");
-  Runtime runtime(cpu_workers(2));
-  EXPECT_EQ(factor_small(runtime), 0);
+  for (const auto& [min_prio, max_prio] : {std::pair{"0", ""}, {"3", "3"}, {"5", "2"}})
+    expect_priority_bounds(min_prio, max_prio, "STARPU_MAX_PRIO");
+  expect_priority_bounds("0", "4", nullptr);
 }
 
 // A fuzzed environment (STARPU_MIN_PRIO=0, STARPU_MAX_PRIO=1882153854) made StarPU's dmda queues
 // ask for 17 GB per worker at the start.
 TEST(StarpuVariables, PrioritySpansTooLargeToAllocateAreRefused) {
-  for (const auto& [min_prio, max_prio] : {std::pair{"0", "1882153854"}, {"0", "2147483647"}, {"10", "65546"}}) {
-    const ScopedEnv low("STARPU_MIN_PRIO", min_prio);
-    const ScopedEnv high("STARPU_MAX_PRIO", max_prio);
-    const ScopedEnv sched("STARPU_SCHED", "dmdas");
-    try {
-      Runtime runtime(cpu_workers(2));
-      FAIL() << "the runtime started with STARPU_MIN_PRIO=" << min_prio << " STARPU_MAX_PRIO=" << max_prio;
-    } catch (const InvalidArgument& e) {
-      EXPECT_NE(std::string(e.what()).find("priority levels"), std::string::npos) << e.what();
-    }
-  }
-  const ScopedEnv low("STARPU_MIN_PRIO", "0");
-  const ScopedEnv high("STARPU_MAX_PRIO", "65535");  // the largest span taken
-  const ScopedEnv sched("STARPU_SCHED", "dmdas");
-  Runtime runtime(cpu_workers(2));
-  EXPECT_EQ(factor_small(runtime), 0);
+  for (const auto& [min_prio, max_prio] : {std::pair{"0", "1882153854"}, {"0", "2147483647"}, {"10", "65546"}})
+    expect_priority_bounds(min_prio, max_prio, "priority levels");
+  expect_priority_bounds("0", "65535", nullptr);  // the largest span taken
 }
 
 TEST(StarpuVariables, MoreWorkersPerCudaThanStarpuHoldsIsRefused) {
