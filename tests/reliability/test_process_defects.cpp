@@ -12,6 +12,7 @@
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
+#include <cstring>
 #include <filesystem>
 #include <utility>
 #include <fstream>
@@ -263,6 +264,93 @@ TEST_F(PerfModelDirectory, TruncatedBusFileIsSetAside) {
 std::string file_bytes(const fs::path& file) {
   std::ifstream in(file, std::ios::binary);
   return std::string((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+}
+
+// `model` (a model file's text) with its first history line replaced by `line`.
+std::string with_history_line(const std::string& model, const std::string& line) {
+  const std::size_t header = model.find("\n# hash");
+  const std::size_t first = model.find('\n', header + 1) + 1;
+  const std::size_t end = model.find('\n', first);
+  if (header == std::string::npos || end == std::string::npos) return {};
+  return model.substr(0, first) + line + model.substr(end);
+}
+
+// Whether StarPU's own reader loads the model file at `path`, in a child process (it aborts on
+// what it cannot read).
+bool starpu_loads_model(const fs::path& path) {
+  const pid_t child = fork();
+  if (child == 0) {
+    if (!std::freopen("/dev/null", "w", stderr)) _exit(4);
+    // StarPU's paths are set again by its start (the parent stopped it, which freed them).
+    starpu_conf conf;
+    starpu_conf_init(&conf);
+    conf.ncpus = 1;
+    conf.ncuda = 0;
+    if (starpu_init(&conf) != 0) _exit(5);
+    starpu_perfmodel model;
+    std::memset(&model, 0, sizeof model);
+    model.type = STARPU_PERFMODEL_INVALID;
+    _exit(starpu_perfmodel_load_file(path.c_str(), &model) == 0 ? 0 : 3);
+  }
+  int status = 0;
+  return child > 0 && waitpid(child, &status, 0) == child && WIFEXITED(status) && WEXITSTATUS(status) == 0;
+}
+
+// Each history line replaces the first of a model StarPU wrote. The lines the check takes, StarPU
+// reads; the lines StarPU asserts on, the check refuses (it may refuse more: a line that is not in
+// the syntax StarPU writes). Lines are checked without sscanf, as the syntax StarPU writes.
+TEST_F(PerfModelDirectory, HistoryLinesAreCheckedAsStarpuReadsThem) {
+  {
+    Runtime runtime(cpu_workers(2));
+    EXPECT_EQ(factor_small(runtime), 0);
+  }
+  const fs::path model = model_file("tessera_dgemm");
+  ASSERT_TRUE(fs::exists(model));
+  const std::string text = file_bytes(model);
+  const std::string fields = "\t1408           \t";  // footprint, size: then flops, mean, deviation, sum, sum2, n
+  const std::vector<std::string> sound = {
+      "cc1f57d8" + fields + "0.000000e+00   \t8.920000e-01   \t0.000000e+00   \t8.920000e-01   \t7.956640e-01   \t1",
+      "cc1f57d8" + fields + "8.92e-01\t0\t8.92e-01\t7.95664e-01\t1",  // no flops (older files)
+      "cc1f57d8" + fields + "nan\t8.92e-01\t0\t8.92e-01\t7.95664e-01\t1",
+      "cc1f57d8" + fields + "-nan\t8.92e-01\t0\t8.92e-01\t7.95664e-01\t1",
+      "cc1f57d8" + fields + "1e9\t-0.000000e+00\t0\t0\t0\t1",  // -0 is not below 0
+      "cc1f57d8" + fields + "1.5E+09\tinf\t.5\t5.\t0\t12",
+  };
+  const std::vector<std::string> starpu_asserts = {
+      "cc1f57d8" + fields + "0\t-8.92e-01\t0\t8.92e-01\t7.95664e-01\t1",  // negative mean
+      "cc1f57d8" + fields + "-1\t8.92e-01\t0\t8.92e-01\t7.95664e-01\t1",  // negative flops
+      "cc1f57d8" + fields + "0\tnan\t0\t8.92e-01\t7.95664e-01\t1",        // NaN mean
+      "cc1f57d8" + fields + "0\t1\t0\t-inf\t7.95664e-01\t1",              // negative sum
+      "cc1f57d8" + fields + "0\t1\t0" + std::string(300, ' ') + "\t1\t1\t1",  // longer than StarPU's line
+      "cc1f57d8" + fields + "0\t1",                                            // fields missing
+      "cc1f57d8\tx" + fields + "0\t1\t0\t1\t1\t1",                        // a field that is no number
+  };
+  const std::vector<std::string> refused = {
+      "cc1f57d8" + fields + "0\t1\t0\t1\t1\t1\tx",   // trailing text
+      "cc1f57d8" + fields + "0\t1e\t0\t1\t1\t1",      // exponent without digits
+      "cc1g57d8" + fields + "0\t1\t0\t1\t1\t1",       // footprint not hexadecimal
+      "cc1f57d8" + fields + "0\t1\t0\t1\t1\t1.5",     // fractional count
+  };
+  const fs::path copy = dir_ / "history-line";
+  auto write = [&](const std::string& line) {
+    const std::string bytes = with_history_line(text, line);
+    ASSERT_FALSE(bytes.empty());
+    std::ofstream(copy, std::ios::binary | std::ios::trunc) << bytes;
+  };
+  for (const std::string& line : sound) {
+    write(line);
+    EXPECT_TRUE(detail::perf_model_file_is_sound(copy.string())) << line;
+    EXPECT_TRUE(starpu_loads_model(copy)) << line;
+  }
+  for (const std::string& line : starpu_asserts) {
+    write(line);
+    EXPECT_FALSE(detail::perf_model_file_is_sound(copy.string())) << line;
+    EXPECT_FALSE(starpu_loads_model(copy)) << line;
+  }
+  for (const std::string& line : refused) {
+    write(line);
+    EXPECT_FALSE(detail::perf_model_file_is_sound(copy.string())) << line;
+  }
 }
 
 // Another process rewriting its models at the end of its run, as StarPU does: under a write lock,
