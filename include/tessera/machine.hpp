@@ -29,4 +29,20 @@ struct MachineInfo {
 
 TESSERA_EXPORT MachineInfo machine_info();
 
+// The BLAS of the CPU tasks. OpenBLAS picks its CPU kernel once, when it loads, from the CPU's
+// model number; on a CPU newer than the OpenBLAS build it falls back to a kernel without AVX2 or
+// AVX-512 (an H100 host's Xeon, family 6 model 207, under OpenBLAS 0.3.21: Prescott, 2.6-3.7x
+// slower than SkylakeX there, docs/gpu-performance.md). OPENBLAS_CORETYPE set before the program
+// starts chooses the kernel; the `tessera` command starts itself again with it when this says so.
+struct BlasInfo {
+  std::string library;                  // OpenBLAS's configuration line; empty for another BLAS
+  std::string kernel;                   // the CPU kernel OpenBLAS runs (Prescott, Haswell, SkylakeX...)
+  std::string kernel_from_environment;  // OPENBLAS_CORETYPE, when set
+  // A kernel using this CPU's vector units (SkylakeX for AVX-512, Haswell for AVX2 and FMA), when
+  // OpenBLAS runs one without AVX2; empty otherwise.
+  std::string faster_kernel;
+};
+
+TESSERA_EXPORT BlasInfo blas_info();
+
 }  // namespace tessera

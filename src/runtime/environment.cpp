@@ -369,10 +369,9 @@ bool starpu_ncpu_from_environment() { return read_variable("STARPU_NCPU") || rea
 
 bool starpu_cuda_ids_from_environment() { return read_variable("STARPU_WORKERS_CUDAID").has_value(); }
 
-std::optional<std::string> starpu_sched_from_environment() {
-  return env("STARPU_SCHED");
-  return std::nullopt;
-}
+std::optional<std::string> starpu_sched_from_environment() { return env("STARPU_SCHED"); }
+
+std::optional<std::string> openblas_coretype_from_environment() { return env("OPENBLAS_CORETYPE"); }
 
 void set_starpu_environment_defaults(const RuntimeOptions& options) {
   if (options.quiet) set_default_variable("STARPU_SILENT", "1");

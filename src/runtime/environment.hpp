@@ -42,6 +42,9 @@ bool starpu_cuda_ids_from_environment();
 // STARPU_SCHED, when set and not empty.
 std::optional<std::string> starpu_sched_from_environment();
 
+// OPENBLAS_CORETYPE (the CPU kernel OpenBLAS was told to use when it loaded), when set and not empty.
+std::optional<std::string> openblas_coretype_from_environment();
+
 // Defaults StarPU reads at start (silence, calibration, streams per GPU); the user's own settings win.
 void set_starpu_environment_defaults(const RuntimeOptions& options);
 
