@@ -4,10 +4,7 @@
 #include <fmt/core.h>
 #include <nlohmann/json.hpp>
 
-#include <unistd.h>
-
 #include <cstdio>
-#include <cstdlib>
 #include <exception>
 #include <iostream>
 #include <limits>
@@ -213,21 +210,13 @@ std::optional<int> parse(CLI::App& app, int argc, char** argv) {
   return std::nullopt;
 }
 
-// OpenBLAS chose its CPU kernel when this process loaded it. Where it chose one below the CPU's
-// vector units (tessera::BlasInfo), the command starts again with OPENBLAS_CORETYPE set, unless
-// the user set it: on an H100 host, cpu mode 2.6-3.7x faster (docs/gpu-performance.md).
-void restart_with_faster_blas_kernel(char** argv) {
-  const tessera::BlasInfo blas = tessera::blas_info();
-  if (blas.faster_kernel.empty() || !blas.kernel_from_environment.empty()) return;
-  if (setenv("OPENBLAS_CORETYPE", blas.faster_kernel.c_str(), 1) != 0) return;
-  execv("/proc/self/exe", argv);
-  unsetenv("OPENBLAS_CORETYPE");  // not restarted: go on with the kernel loaded
-}
-
 }  // namespace
 
 int main(int argc, char** argv) {
-  restart_with_faster_blas_kernel(argv);
+  // OpenBLAS chose its CPU kernel when the process loaded it; where that kernel leaves the CPU's
+  // vector units unused, start again with a faster one (on an H100 host, cpu-mode calls 2-4x
+  // faster: docs/gpu-performance.md).
+  tessera::restart_with_faster_blas_kernel(argv);
   CLI::App app{"Tessera: tile Cholesky factorization of symmetric positive definite matrices on CPUs and GPUs"};
   app.set_version_flag("--version", std::string("tessera ") + tessera::version());
   app.require_subcommand(1);

@@ -1,5 +1,7 @@
 #include "blas_kernel.hpp"
 
+#include <unistd.h>
+
 #include <algorithm>
 #include <array>
 
@@ -49,6 +51,14 @@ BlasInfo blas_info() {
   info.kernel_from_environment = detail::openblas_coretype_from_environment().value_or("");
   info.faster_kernel = detail::faster_openblas_kernel(info.kernel, detail::cpu_vector_units());
   return info;
+}
+
+void restart_with_faster_blas_kernel(char** argv) {
+  const BlasInfo blas = blas_info();
+  if (blas.faster_kernel.empty() || !blas.kernel_from_environment.empty()) return;
+  if (!detail::set_openblas_coretype(blas.faster_kernel)) return;
+  execv("/proc/self/exe", argv);
+  detail::unset_openblas_coretype();  // not restarted: go on with the kernel loaded
 }
 
 }  // namespace tessera

@@ -373,6 +373,16 @@ std::optional<std::string> starpu_sched_from_environment() { return env("STARPU_
 
 std::optional<std::string> openblas_coretype_from_environment() { return env("OPENBLAS_CORETYPE"); }
 
+bool set_openblas_coretype(const std::string& kernel) {
+  std::lock_guard<std::mutex> lock(environment_mutex());
+  return setenv("OPENBLAS_CORETYPE", kernel.c_str(), 1) == 0;
+}
+
+void unset_openblas_coretype() {
+  std::lock_guard<std::mutex> lock(environment_mutex());
+  unsetenv("OPENBLAS_CORETYPE");
+}
+
 void set_starpu_environment_defaults(const RuntimeOptions& options) {
   if (options.quiet) set_default_variable("STARPU_SILENT", "1");
   if (options.hide_gpus_from_process && options.ncuda == 0) {

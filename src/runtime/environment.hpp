@@ -44,6 +44,9 @@ std::optional<std::string> starpu_sched_from_environment();
 
 // OPENBLAS_CORETYPE (the CPU kernel OpenBLAS was told to use when it loaded), when set and not empty.
 std::optional<std::string> openblas_coretype_from_environment();
+// Sets OPENBLAS_CORETYPE for a program about to start itself again; false when it could not.
+bool set_openblas_coretype(const std::string& kernel);
+void unset_openblas_coretype();
 
 // Defaults StarPU reads at start (silence, calibration, streams per GPU); the user's own settings win.
 void set_starpu_environment_defaults(const RuntimeOptions& options);
