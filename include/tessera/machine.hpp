@@ -2,6 +2,7 @@
 #pragma once
 
 #include "tessera/export.h"
+#include "tessera/options.hpp"
 
 #include <string>
 #include <vector>
@@ -46,10 +47,13 @@ struct BlasInfo {
 
 TESSERA_EXPORT BlasInfo blas_info();
 
-// For a program's main(), before anything else: where blas_info() names a faster kernel and
-// OPENBLAS_CORETYPE is not set, starts the program again (execv of /proc/self/exe with argv) with
-// OPENBLAS_CORETYPE set to it. Returns only when it did not (nothing to do, or the exec failed,
-// the environment then as it was). The `tessera` command calls it.
-TESSERA_EXPORT void restart_with_faster_blas_kernel(char** argv);
+// For a program's main(), before its work starts: where that work's CPU tasks call BLAS (`mode`
+// cpu or hybrid, or automatic on a machine where no NVIDIA GPU is visible: beside a GPU that
+// dominates, automatic mode runs gpu mode, whose CPU tasks only copy), blas_info() names a faster
+// kernel and OPENBLAS_CORETYPE is not set, starts the program again (execv of /proc/self/exe with
+// argv) with OPENBLAS_CORETYPE set to it; the second start costs a second load of the libraries
+// (0.09 s on an H100 host). Returns only when it did not restart (nothing to do, or the exec
+// failed, the environment then as it was). The `tessera` command calls it.
+TESSERA_EXPORT void restart_with_faster_blas_kernel(char** argv, Mode mode);
 
 }  // namespace tessera

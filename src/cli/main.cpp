@@ -213,10 +213,6 @@ std::optional<int> parse(CLI::App& app, int argc, char** argv) {
 }  // namespace
 
 int main(int argc, char** argv) {
-  // OpenBLAS chose its CPU kernel when the process loaded it; where that kernel leaves the CPU's
-  // vector units unused, start again with a faster one (on an H100 host, cpu-mode calls 2-4x
-  // faster: docs/gpu-performance.md).
-  tessera::restart_with_faster_blas_kernel(argv);
   CLI::App app{"Tessera: tile Cholesky factorization of symmetric positive definite matrices on CPUs and GPUs"};
   app.set_version_flag("--version", std::string("tessera ") + tessera::version());
   app.require_subcommand(1);
@@ -243,6 +239,11 @@ int main(int argc, char** argv) {
     if (*potrf_cmd && !potrf.grid.empty())
       throw tessera::InvalidArgument("--grid: this tessera was built without StarPU-MPI (distributed matrices)");
 #endif
+    // OpenBLAS chose its CPU kernel when the process loaded it; where this run's CPU tasks call
+    // BLAS and that kernel leaves the CPU's vector units unused, start again with a faster one (on
+    // an H100 host, cpu-mode calls 2-4x faster: docs/gpu-performance.md).
+    if (*potrf_cmd) tessera::restart_with_faster_blas_kernel(argv, tessera::cli::requested_mode(potrf));
+    if (*batched_cmd) tessera::restart_with_faster_blas_kernel(argv, tessera::parse_mode(batched.mode));
     if (*info_cmd) return run_info(info.runtime, info.policy, info.json);
     if (*batched_cmd) return tessera::cli::run_batched(batched);
     if (*policies_cmd) return run_policies(policies_json);

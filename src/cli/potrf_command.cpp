@@ -18,6 +18,7 @@
 #include "memory_budget.hpp"
 #include "spd_matrices.hpp"
 #include "tessera/matrix_market.hpp"
+#include "tessera/machine.hpp"
 #include "tessera/tessera.hpp"
 #include "tessera/trace.hpp"
 
@@ -93,7 +94,7 @@ std::vector<T> input_matrix(const PotrfCommand& cmd, const FactorOptions& option
 FactorOptions factor_options(const PotrfCommand& cmd) {
   FactorOptions options = FactorOptions::from_environment();
   options.uplo = parse_uplo(cmd.uplo);
-  if (!cmd.mode.empty()) options.mode = parse_mode(cmd.mode);
+  options.mode = requested_mode(cmd);
   if (!cmd.gpu_kernels.empty()) options.gpu_kernels = parse_gpu_kernels(cmd.gpu_kernels);
   if (cmd.nb > 0) options.nb = cmd.nb;
   if (!cmd.output.empty()) require_writable("--output", cmd.output);
@@ -181,6 +182,7 @@ void print_row(const PotrfCommand& cmd, const Runtime& runtime, const FactorOpti
                 {"seconds", f.seconds}, {"startup_seconds", f.startup_seconds}, {"gflops", gflops}, {"info", f.info},
                 {"ok", ok}};
     row["backward_error"] = error ? json(*error) : json(nullptr);
+    row["blas_kernel"] = blas_info().kernel;  // OpenBLAS's CPU kernel ("" for another BLAS)
     if (f.non_finite_input) row["non_finite_input"] = true;
     fmt::print("{}\n", row.dump());
     return;
@@ -230,6 +232,10 @@ int run(const PotrfCommand& cmd) {
 }
 
 }  // namespace
+
+Mode requested_mode(const PotrfCommand& cmd) {
+  return cmd.mode.empty() ? FactorOptions::from_environment().mode : parse_mode(cmd.mode);
+}
 
 int run_potrf(const PotrfCommand& cmd) { return cmd.precision == "d" ? run<double>(cmd) : run<float>(cmd); }
 

@@ -25,6 +25,9 @@ struct PotrfCommand {
   bool check = true;
 };
 
+// The mode the run asks for: --mode, else TESSERA_MODE, else auto.
+Mode requested_mode(const PotrfCommand& cmd);
+
 // Exit status: 0, 2 when the matrix is not positive definite, 3 when the backward error is not
 // below 1. Throws tessera::Error (exit 1) on bad input, before anything large is allocated.
 int run_potrf(const PotrfCommand& cmd);

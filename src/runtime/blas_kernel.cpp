@@ -9,6 +9,7 @@
 #include <cblas.h>
 #endif
 
+#include "cuda_context.hpp"
 #include "environment.hpp"
 #include "tessera/machine.hpp"
 
@@ -53,7 +54,10 @@ BlasInfo blas_info() {
   return info;
 }
 
-void restart_with_faster_blas_kernel(char** argv) {
+void restart_with_faster_blas_kernel(char** argv, Mode mode) {
+  const bool cpu_blas =
+      mode == Mode::cpu || mode == Mode::hybrid || (mode == Mode::automatic && detail::nvidia_device_nodes() == 0);
+  if (!cpu_blas) return;
   const BlasInfo blas = blas_info();
   if (blas.faster_kernel.empty() || !blas.kernel_from_environment.empty()) return;
   if (!detail::set_openblas_coretype(blas.faster_kernel)) return;
