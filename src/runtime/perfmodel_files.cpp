@@ -6,7 +6,6 @@
 #include <cctype>
 #include <cerrno>
 #include <cstdlib>
-#include <cmath>
 #include <cstdio>
 #include <cstring>
 #include <filesystem>
@@ -81,7 +80,7 @@ class HistoryLine {
   }
 
   void skip_space() {
-    while (*p_ == ' ' || *p_ == '\t' || *p_ == '\n' || *p_ == '\r' || *p_ == '\v' || *p_ == '\f') ++p_;
+    while (std::isspace(static_cast<unsigned char>(*p_))) ++p_;
   }
   bool field_ends() const { return *p_ == '\0' || std::isspace(static_cast<unsigned char>(*p_)); }
 
