@@ -307,7 +307,10 @@ int main(int argc, char** argv) {
       tk::TileTuningTable table;
       for (char p : {'d', 's'}) {
         if (o.precision != "both" && o.precision[0] != p) continue;
-        const tk::TileTuningTable t = tk::tune_tile_kernels(p, o.nbs, o.tune_reps, 42, nullptr, &std::cout);
+        std::vector<std::string> tuned;  // the tile operations named by --ops
+        for (const char* op : {"potf2", "trsm", "syrk", "gemm"})
+          if (o.wants(op)) tuned.push_back(op);
+        const tk::TileTuningTable t = tk::tune_tile_kernels(p, o.nbs, o.tune_reps, 42, nullptr, &std::cout, tuned);
         for (const auto& e : t.entries()) table.set(e);
       }
       table.save(o.tune_path);

@@ -359,6 +359,8 @@ std::vector<tk::TileKernelConfig> potf2_configs() {
         c.ib = ib, c.threads = threads, c.crossover = cross;
         out.push_back(c);
       }
+  for (const auto& c : tk::tile_kernel_candidates('d', "potf2", 256))
+    if (c.variant == 1 && !(quick() && c.threads == 256)) out.push_back(c);
   return out;
 }
 

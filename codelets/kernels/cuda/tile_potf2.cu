@@ -8,6 +8,8 @@
 //    factors the diagonal block, trsm_rlt solves the panel below it and syrk_ln updates the
 //    trailing matrix. Info is reported by the first failing diagonal block (later blocks only
 //    write it while it is still 0, so the first failure wins in stream order).
+//  - Panels (cfg.variant 1, tile_potf2_panels.cu): block columns factored by one kernel spread
+//    over the rows below the diagonal block, then syrk_ln.
 #include <algorithm>
 #include <cstdint>
 #include <map>
@@ -16,6 +18,7 @@
 #include <type_traits>
 
 #include "tile_common.cuh"
+#include "tile_potf2_panels.cuh"
 
 namespace tessera::kernels::cuda {
 namespace detail {
@@ -352,6 +355,13 @@ Potf2Plan plan_potf2(int n, const TileKernelConfig& cfg) {
   return p;
 }
 
+// cfg as given, or the built-in default for this order when cfg is all zero (a default names a
+// whole configuration: its fields are not mixed with the caller's).
+template <class T>
+TileKernelConfig effective_config(int n, const TileKernelConfig& cfg) {
+  return cfg == TileKernelConfig{} ? default_tile_config(precision_letter<T>(), "potf2", n) : cfg;
+}
+
 template <class T>
 std::size_t blocked_workspace_bytes(int n, const Potf2Plan& p) {
   return n > p.nb ? trsm_rlt_workspace_bytes<T>(n - p.nb, p.nb) : 0;
@@ -383,7 +393,12 @@ void potf2_checked(int n, T* A, int lda, int* d_info, void* work, std::size_t wo
     return;
   }
   require(A != nullptr, "potf2: null matrix pointer", 2);
-  const Potf2Plan p = plan_potf2<T>(n, cfg);
+  const TileKernelConfig chosen = effective_config<T>(n, cfg);
+  if (chosen.variant == 1) {
+    potf2_panels<T>(n, A, lda, d_info, stream, chosen);
+    return;
+  }
+  const Potf2Plan p = plan_potf2<T>(n, chosen);
   if (n <= p.nb) {
     launch_fused<T>(n, A, lda, d_info, 0, true, p.ib, p.threads, stream);
     return;
@@ -422,7 +437,12 @@ void potf2(int n, T* A, int lda, int* d_info, void* workspace, std::size_t works
 template <class T>
 std::size_t potf2_workspace_bytes(int n, const TileKernelConfig& cfg) {
   if (n <= 0) return 0;
-  return detail::blocked_workspace_bytes<T>(n, detail::plan_potf2<T>(n, cfg));
+  const TileKernelConfig chosen = detail::effective_config<T>(n, cfg);
+  if (chosen.variant == 1) {
+    detail::check_potf2_panel_config(chosen);
+    return 0;
+  }
+  return detail::blocked_workspace_bytes<T>(n, detail::plan_potf2<T>(n, chosen));
 }
 
 template <class T>

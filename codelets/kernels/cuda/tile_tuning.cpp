@@ -1,6 +1,7 @@
 #include "tile_tuning.hpp"
 
 #include <algorithm>
+#include <array>
 #include <cmath>
 #include <fstream>
 #include <memory>
@@ -189,6 +190,10 @@ std::vector<TileKernelConfig> tile_kernel_candidates(char precision, const std::
         }
       }
     }
+    // Variant 1, block columns over the panel's rows: (ib, tile = panel rows per block, threads).
+    for (const auto& [ib, rows, threads] : {std::array<int, 3>{32, 64, 256}, {32, 96, 256}, {64, 64, 256}, {64, 64, 512},
+                                            {64, 128, 256}})
+      out.push_back(cfg(ib, threads, rows, 0, 1, 0));
   } else {
     throw InvalidArgument("tile_kernel_candidates: unknown op " + op);
   }
@@ -369,11 +374,12 @@ double time_vendor_tile_kernel(char precision, const std::string& op, int nb, in
 
 TileTuningTable tune_tile_kernels(char precision, const std::vector<int>& nbs, int repetitions,
                                   std::uint64_t seed, std::vector<TileTuningEntry>* all,
-                                  std::ostream* log) {
+                                  std::ostream* log, const std::vector<std::string>& ops) {
   if (precision != 's' && precision != 'd') throw InvalidArgument("tune_tile_kernels: precision must be 's' or 'd'");
   const std::string gpu = current_gpu_name();
   TileTuningTable table;
-  for (const char* op : {"potf2", "trsm", "syrk", "gemm"}) {
+  const std::vector<std::string> swept = ops.empty() ? std::vector<std::string>{"potf2", "trsm", "syrk", "gemm"} : ops;
+  for (const std::string& op : swept) {
     for (int nb : nbs) {
       TileTuningEntry best;
       bool have = false;

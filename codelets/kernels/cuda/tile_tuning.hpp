@@ -91,8 +91,9 @@ double time_vendor_tile_kernel(char precision, const std::string& op, int nb, in
 // Times every candidate of every op ("potf2", "trsm", "syrk", "gemm") at every nb and returns
 // the fastest per (op, nb) for the current GPU, with the vendor call's time beside it. When `all` is given, every measurement is
 // appended to it; progress lines go to `log` when given.
+// `ops` names the operations swept (empty: potf2, trsm, syrk and gemm).
 TileTuningTable tune_tile_kernels(char precision, const std::vector<int>& nbs, int repetitions,
                                   std::uint64_t seed, std::vector<TileTuningEntry>* all = nullptr,
-                                  std::ostream* log = nullptr);
+                                  std::ostream* log = nullptr, const std::vector<std::string>& ops = {});
 
 }  // namespace tessera::kernels::cuda
