@@ -343,7 +343,9 @@ struct Potf2Plan {
 
 template <class T>
 Potf2Plan plan_potf2(int n, const TileKernelConfig& cfg) {
-  const TileKernelConfig def = default_tile_config(precision_letter<T>(), "potf2", n);
+  // Fields the caller left at 0 come from the built-in default when it is of this variant.
+  TileKernelConfig def = default_tile_config(precision_letter<T>(), "potf2", n);
+  if (def.variant != 0) def = {};
   Potf2Plan p;
   p.ib = cfg.ib ? cfg.ib : (def.ib ? def.ib : 32);
   p.threads = cfg.threads ? cfg.threads : (def.threads ? def.threads : 256);
