@@ -82,6 +82,15 @@ __device__ __forceinline__ void dmma_16x8x16(double (&d)[4], const double (&a)[8
 #endif
 }
 
+// LAPACK info of a factorization split into calls in stream order: the first call overwrites
+// *info, later ones write only while it is still 0, so the first failure wins.
+__device__ __forceinline__ void report_info(int* info, int value, bool overwrite) {
+  if (overwrite)
+    *info = value;
+  else if (*info == 0)
+    *info = value;
+}
+
 // Forward substitution of one row p (its first w <= N columns) against a lower-triangular block
 // L (L(c, j) at L[j * ld + c], invd = 1 / diagonal): for each j, p_j *= invd[j], then
 // p_c -= p_j L(c, j) for c > j.

@@ -37,13 +37,6 @@ __host__ __device__ inline std::size_t fused_smem_elems(int n, int ib) {
   return total;
 }
 
-__device__ __forceinline__ void report_info(int* info, int value, bool overwrite) {
-  if (overwrite)
-    *info = value;
-  else if (*info == 0)
-    *info = value;
-}
-
 // P (panel J: R rows, w columns) -= sum over panels Jp < J of Q_Jp(rows of P) Q_Jp(cols of P)^T.
 // FP64 tensor cores: each warp owns 16-row blocks of P and all its (<= IB) columns.
 template <int IB, int THREADS>

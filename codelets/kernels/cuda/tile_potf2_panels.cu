@@ -20,13 +20,6 @@
 namespace tessera::kernels::cuda::detail {
 namespace {
 
-__device__ __forceinline__ void report_panel_info(int* info, int value, bool overwrite) {
-  if (overwrite)
-    *info = value;
-  else if (*info == 0)
-    *info = value;
-}
-
 // The block column A (w <= B columns; the diagonal block on top, m rows below it). Thread block
 // b factors the diagonal block and rows w + b*RP .. w + (b+1)*RP - 1 of the panel.
 //
@@ -91,7 +84,7 @@ __global__ void __launch_bounds__(32 * W, 1)
       const T* c = columns + j * kRows;
       const T d = c[j];
       if (!(d > T(0))) {  // not positive, or NaN: the same d in every warp
-        if (threadIdx.x == 0 && first_block) report_panel_info(info, info_offset + j + 1, overwrite_info != 0);
+        if (threadIdx.x == 0 && first_block) report_info(info, info_offset + j + 1, overwrite_info != 0);
         return;
       }
       const T rs = reciprocal_sqrt(d);
@@ -153,15 +146,6 @@ void launch_panel(int w, int m, T* A, int lda, int* info, int info_offset, bool 
   TESSERA_CUDA_CHECK_LAUNCH();
 }
 
-struct PanelShape {
-  int width, rows, threads;  // B, RP, 32 * W
-};
-
-// The shapes instantiated: (B, RP, W) = (32, 64, 8), (32, 96, 8), (64, 64, 8), (64, 64, 16),
-// (64, 128, 8). Wider block columns (128) measured slower: each warp's share of a column step
-// grows with them.
-constexpr PanelShape kPanelShapes[] = {{32, 64, 256}, {32, 96, 256}, {64, 64, 256}, {64, 64, 512}, {64, 128, 256}};
-
 template <class T>
 void launch_panel_shape(const PanelShape& s, int w, int m, T* A, int lda, int* info, int offset,
                         bool overwrite, cudaStream_t stream) {
@@ -176,9 +160,10 @@ void launch_panel_shape(const PanelShape& s, int w, int m, T* A, int lda, int* i
   else if (s.width == 64 && s.rows == 128 && s.threads == 256)
     launch_panel<T, 64, 128, 8>(w, m, A, lda, info, offset, overwrite, stream);
   else
-    invalid_config("potf2 variant 1 supports (ib, tile, threads) = (32, 64|96, 256), (64, 64, 256|512), (64, 128, 256)");
+    invalid_config("potf2 variant 1: a shape of kPanelShapes has no kernel instantiated");
 }
 
+// cfg's shape (zero fields: 64, 64, 256), when it is one of kPanelShapes.
 PanelShape panel_shape(const TileKernelConfig& cfg) {
   const PanelShape s{cfg.ib ? cfg.ib : 64, cfg.tile ? cfg.tile : 64, cfg.threads ? cfg.threads : 256};
   for (const PanelShape& k : kPanelShapes)

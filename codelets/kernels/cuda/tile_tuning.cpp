@@ -1,7 +1,6 @@
 #include "tile_tuning.hpp"
 
 #include <algorithm>
-#include <array>
 #include <cmath>
 #include <fstream>
 #include <memory>
@@ -11,6 +10,7 @@
 #include <sstream>
 
 #include "check.hpp"
+#include "tile_potf2_panels.cuh"
 #include "vendor.hpp"
 
 namespace tessera::kernels::cuda {
@@ -190,10 +190,8 @@ std::vector<TileKernelConfig> tile_kernel_candidates(char precision, const std::
         }
       }
     }
-    // Variant 1, block columns over the panel's rows: (ib, tile = panel rows per block, threads).
-    for (const auto& [ib, rows, threads] : {std::array<int, 3>{32, 64, 256}, {32, 96, 256}, {64, 64, 256}, {64, 64, 512},
-                                            {64, 128, 256}})
-      out.push_back(cfg(ib, threads, rows, 0, 1, 0));
+    // Variant 1, block columns over the panel's rows: every instantiated shape.
+    for (const detail::PanelShape& s : detail::kPanelShapes) out.push_back(cfg(s.width, s.threads, s.rows, 0, 1, 0));
   } else {
     throw InvalidArgument("tile_kernel_candidates: unknown op " + op);
   }
