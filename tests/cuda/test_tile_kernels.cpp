@@ -360,7 +360,9 @@ std::vector<tk::TileKernelConfig> potf2_configs() {
         out.push_back(c);
       }
   for (const auto& c : tk::tile_kernel_candidates('d', "potf2", 256))
-    if (c.variant == 1 && !(quick() && c.threads == 256)) out.push_back(c);
+    if ((c.variant == 1 && !(quick() && c.threads == 256)) || (c.variant == 2 && !(quick() && c.tile > 96)) ||
+        (c.variant == 3 && !(quick() && c.crossover != 128)))
+      out.push_back(c);
   return out;
 }
 
@@ -423,7 +425,7 @@ TYPED_TEST(TileKernelTyped, Potf2ReportsFirstBadPivot) {
     for (int n : {1, 5, 40, 100, 300}) {
       if (quick() && n > kQuickMax) continue;
       const int ib = cfg.ib ? cfg.ib : 32, cross = cfg.crossover ? cfg.crossover : 128;
-      for (int bad : {0, ib - 1, ib, n / 2, cross - 1, cross, cross + ib + 3, n - 1}) {
+      for (int bad : {0, ib / 2 - 1, ib / 2, ib - 1, ib, n / 2, cross - 1, cross, cross + ib + 3, n - 1}) {
         if (bad < 0 || bad >= n) continue;
         check_potf2_info<TypeParam>(n, bad, false, cfg, seed++);
       }
@@ -431,6 +433,22 @@ TYPED_TEST(TileKernelTyped, Potf2ReportsFirstBadPivot) {
       check_potf2_info<TypeParam>(n, 0, true, cfg, seed++);
     }
   }
+}
+
+// Variant 3 at its largest tile (64 block columns, thousands of tasks), a failing pivot near the
+// end, and the order it refuses.
+TYPED_TEST(TileKernelTyped, Potf2DataflowLargestTile) {
+  REQUIRE_CUDA_DEVICE();
+  tk::TileKernelConfig cfg;
+  cfg.variant = 3, cfg.ib = 32, cfg.tile = 96, cfg.threads = 128, cfg.crossover = 128;
+  check_potf2<TypeParam>(2048, cfg, 3, 1000);
+  if (!quick()) check_potf2_info<TypeParam>(2048, 2000, false, cfg, 1001);
+  TypeParam* p = reinterpret_cast<TypeParam*>(std::uintptr_t{256});  // never dereferenced
+  int* info = reinterpret_cast<int*>(std::uintptr_t{256});
+  EXPECT_THROW(tk::potf2<TypeParam>(2049, p, 2049, info, nullptr, cfg), tessera::InvalidArgument);
+  tk::TileKernelConfig unknown = cfg;
+  unknown.crossover = 100;
+  EXPECT_THROW(tk::potf2<TypeParam>(64, p, 64, info, nullptr, unknown), tessera::InvalidArgument);
 }
 
 TYPED_TEST(TileKernelTyped, Potf2WorkspaceOverloadMatchesPool) {

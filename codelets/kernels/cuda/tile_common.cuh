@@ -17,6 +17,8 @@ __host__ __device__ constexpr int round_up(int a, int b) { return ceil_div(a, b)
 
 // ---- device helpers ------------------------------------------------------------------------
 
+constexpr unsigned kFullMask = 0xffffffffu;  // every lane of a warp, for the *_sync intrinsics
+
 // Asynchronous copy of one element from global to shared memory; the destination is zero-filled
 // when `valid` is false (no byte is read then, but `src` must still be a mapped address).
 template <class T>

@@ -16,8 +16,8 @@ struct TileKernelConfig {
   int threads = 0;  // threads per block, where the kernel supports several shapes
   int tile = 0;     // output tile edge per thread block (syrk/gemm/trsm update)
   int tile_n = 0;   // gemm/syrk: block tile columns when not square (0: same as tile)
-  int variant = 0;  // trsm: 1 direct substitution, 2 inverted diagonal blocks (0: default)
-  int crossover = 0;  // potf2: largest order factored by the single fused kernel
+  int variant = 0;  // trsm: 1 direct, 2 inverted diagonal blocks; potf2: 0 blocked, 1-3 panels
+  int crossover = 0;  // potf2: largest order of the single fused kernel; variant 3: thread blocks
 };
 
 inline bool operator==(const TileKernelConfig& a, const TileKernelConfig& b) {
@@ -32,9 +32,9 @@ inline bool operator==(const TileKernelConfig& a, const TileKernelConfig& b) {
 template <class T>
 void potf2(int n, T* A, int lda, int* d_info, cudaStream_t stream, const TileKernelConfig& cfg = {});
 
-// Same, with caller-provided device workspace for the blocked path (n above the fused kernel's
-// crossover). The overload without workspace takes it from a per-device stream-ordered memory
-// pool when the blocked path needs it; potf2_workspace_bytes returns 0 when no workspace is used.
+// Same, with caller-provided device workspace (the blocked path, n above the fused kernel's
+// crossover; variant 3's counters). The overload without workspace takes it from a per-device
+// stream-ordered memory pool when needed; potf2_workspace_bytes returns 0 when no workspace is used.
 template <class T>
 std::size_t potf2_workspace_bytes(int n, const TileKernelConfig& cfg = {});
 template <class T>

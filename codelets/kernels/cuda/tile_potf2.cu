@@ -10,6 +10,11 @@
 //    write it while it is still 0, so the first failure wins in stream order).
 //  - Panels (cfg.variant 1, tile_potf2_panels.cu): block columns factored by one kernel spread
 //    over the rows below the diagonal block, then syrk_ln.
+//  - Warp panels (cfg.variant 2, tile_potf2_warp.cu): block columns of 32 or 64 whose diagonal
+//    blocks one warp each factors while the thread block's other warps hold panel rows, then
+//    syrk_ln.
+//  - Dataflow (cfg.variant 3, tile_potf2_dataflow.cu): the whole tile in one persistent kernel
+//    whose thread blocks take panel and update tasks in order, waiting on counters.
 #include <algorithm>
 #include <cstdint>
 #include <map>
@@ -18,13 +23,13 @@
 #include <type_traits>
 
 #include "tile_common.cuh"
+#include "tile_potf2_dataflow.cuh"
 #include "tile_potf2_panels.cuh"
+#include "tile_potf2_warp.cuh"
 
 namespace tessera::kernels::cuda {
 namespace detail {
 namespace {
-
-constexpr unsigned kFullMask = 0xffffffffu;
 
 // Rows of a shared-memory panel of `rows` rows: slack for 16-row MMA tiles and 8-column
 // operand tiles past the last row, and a stride = 4 (mod 16) so that FP64 fragment loads
@@ -393,6 +398,27 @@ void potf2_checked(int n, T* A, int lda, int* d_info, void* work, std::size_t wo
     potf2_panels<T>(n, A, lda, d_info, stream, chosen);
     return;
   }
+  if (chosen.variant == 2) {
+    potf2_warp_panels<T>(n, A, lda, d_info, stream, chosen);
+    return;
+  }
+  if (chosen.variant == 3) {
+    const std::size_t need = potf2_dataflow_workspace_bytes(n, chosen);
+    if (!own_workspace) {
+      require(work != nullptr && work_bytes >= need, "potf2: workspace smaller than potf2_workspace_bytes", 6);
+      potf2_dataflow<T>(n, A, lda, d_info, work, stream, chosen);
+      return;
+    }
+    void* w = pool_alloc(need, stream);
+    try {
+      potf2_dataflow<T>(n, A, lda, d_info, w, stream, chosen);
+    } catch (...) {
+      pool_free(w, stream);
+      throw;
+    }
+    pool_free(w, stream);
+    return;
+  }
   const Potf2Plan p = plan_potf2<T>(n, chosen);
   if (n <= p.nb) {
     launch_fused<T>(n, A, lda, d_info, 0, true, p.ib, p.threads, stream);
@@ -437,6 +463,11 @@ std::size_t potf2_workspace_bytes(int n, const TileKernelConfig& cfg) {
     detail::check_potf2_panel_config(chosen);
     return 0;
   }
+  if (chosen.variant == 2) {
+    detail::check_potf2_warp_config(chosen);
+    return 0;
+  }
+  if (chosen.variant == 3) return detail::potf2_dataflow_workspace_bytes(n, chosen);
   return detail::blocked_workspace_bytes<T>(n, detail::plan_potf2<T>(n, chosen));
 }
 

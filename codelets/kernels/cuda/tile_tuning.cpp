@@ -10,7 +10,9 @@
 #include <sstream>
 
 #include "check.hpp"
+#include "tile_potf2_dataflow.cuh"
 #include "tile_potf2_panels.cuh"
+#include "tile_potf2_warp.cuh"
 #include "vendor.hpp"
 
 namespace tessera::kernels::cuda {
@@ -192,6 +194,14 @@ std::vector<TileKernelConfig> tile_kernel_candidates(char precision, const std::
     }
     // Variant 1, block columns over the panel's rows: every instantiated shape.
     for (const detail::PanelShape& s : detail::kPanelShapes) out.push_back(cfg(s.width, s.threads, s.rows, 0, 1, 0));
+    // Variant 2, the diagonal block in one warp: every instantiated row count.
+    for (const detail::WarpPanelShape& s : detail::kWarpPanelShapes)
+      out.push_back(cfg(s.width, s.width + s.rows, s.rows, 0, 2, 0));
+    // Variant 3, the whole tile in one persistent kernel: every shape, up to nb = 1024. At 2048 it
+    // was barely faster than cuSOLVER alone (830 against 853 us on an H100) and slower in the task
+    // graph, where its cooperative launch waits for SMs that the trailing update holds.
+    if (nb <= 1024 && detail::cooperative_launch_supported())
+      for (const detail::DataflowShape& s : detail::kDataflowShapes) out.push_back(cfg(32, 32 + s.rows, s.rows, 0, 3, s.blocks));
   } else {
     throw InvalidArgument("tile_kernel_candidates: unknown op " + op);
   }
