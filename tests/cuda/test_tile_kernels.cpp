@@ -360,8 +360,7 @@ std::vector<tk::TileKernelConfig> potf2_configs() {
         out.push_back(c);
       }
   for (const auto& c : tk::tile_kernel_candidates('d', "potf2", 256))
-    if ((c.variant == 1 && !(quick() && c.threads == 256)) || (c.variant == 2 && !(quick() && c.tile > 96)) ||
-        (c.variant == 3 && !(quick() && c.crossover != 128)))
+    if ((c.variant == 2 && !(quick() && c.tile > 96)) || (c.variant == 3 && !(quick() && c.crossover != 128)))
       out.push_back(c);
   return out;
 }

@@ -84,6 +84,30 @@ __device__ __forceinline__ void dmma_16x8x16(double (&d)[4], const double (&a)[8
 #endif
 }
 
+// Thread 0 of the block waits until *counter >= target (acquire), then every thread acquires too:
+// the writes released before the counter reached target are visible to the whole block.
+__device__ __forceinline__ void block_wait_at_least(const int* counter, int target) {
+  if (threadIdx.x == 0 && target > 0) {
+    int seen;
+    do {
+      asm volatile("ld.acquire.gpu.global.b32 %0, [%1];" : "=r"(seen) : "l"(counter) : "memory");
+    } while (seen < target);
+  }
+  __syncthreads();
+  __threadfence();
+}
+
+// Every thread's earlier memory operations made visible to the device, then *counter raised by
+// one with release semantics by thread 0.
+__device__ __forceinline__ void block_count_up(int* counter) {
+  __threadfence();
+  __syncthreads();
+  if (threadIdx.x == 0) {
+    __threadfence();
+    asm volatile("red.release.gpu.global.add.s32 [%0], 1;" ::"l"(counter) : "memory");
+  }
+}
+
 // LAPACK info of a factorization split into calls in stream order: the first call overwrites
 // *info, later ones write only while it is still 0, so the first failure wins.
 __device__ __forceinline__ void report_info(int* info, int value, bool overwrite) {
@@ -140,6 +164,21 @@ inline void require(bool ok, const char* what, int position) {
 }
 
 // ---- internal entry points -----------------------------------------------------------------
+
+// Right-looking over block columns of `width` (potf2's variants 1 and 2): factor(w, m, Ajj, j0)
+// factors the w-wide block column at column j0, its diagonal block at Ajj and the m rows below
+// it; syrk_ln then updates the trailing matrix.
+template <class T, class FactorBlockColumn>
+void right_looking_block_columns(int n, int width, T* A, int lda, cudaStream_t stream, FactorBlockColumn&& factor) {
+  for (int j0 = 0; j0 < n; j0 += width) {
+    const int w = n - j0 < width ? n - j0 : width, m = n - j0 - w;
+    T* Ajj = A + j0 + static_cast<std::size_t>(j0) * lda;
+    factor(w, m, Ajj, j0);
+    if (m == 0) break;
+    T* panel = Ajj + w;
+    syrk_ln<T>(m, w, panel, lda, panel + static_cast<std::size_t>(w) * lda, lda, stream);
+  }
+}
 
 enum class GemmMode {
   update,        // C -= A B^T

@@ -16,7 +16,7 @@ struct TileKernelConfig {
   int threads = 0;  // threads per block, where the kernel supports several shapes
   int tile = 0;     // output tile edge per thread block (syrk/gemm/trsm update)
   int tile_n = 0;   // gemm/syrk: block tile columns when not square (0: same as tile)
-  int variant = 0;  // trsm: 1 direct, 2 inverted diagonal blocks; potf2: 0 blocked, 1-3 panels
+  int variant = 0;  // trsm: 1 direct, 2 inverted blocks; potf2: 0 blocked, 2 warp panels, 3 dataflow
   int crossover = 0;  // potf2: largest order of the single fused kernel; variant 3: thread blocks
 };
 

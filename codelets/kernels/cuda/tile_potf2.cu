@@ -8,8 +8,9 @@
 //    factors the diagonal block, trsm_rlt solves the panel below it and syrk_ln updates the
 //    trailing matrix. Info is reported by the first failing diagonal block (later blocks only
 //    write it while it is still 0, so the first failure wins in stream order).
-//  - Panels (cfg.variant 1, tile_potf2_panels.cu): block columns factored by one kernel spread
-//    over the rows below the diagonal block, then syrk_ln.
+//  - cfg.variant 1 (block columns spread over the panel's rows, their columns passed between
+//    warps) was removed: slower than variant 2 everywhere, and its first thread block wrote the
+//    diagonal block while later ones could still be reading it.
 //  - Warp panels (cfg.variant 2, tile_potf2_warp.cu): block columns of 32 or 64 whose diagonal
 //    blocks one warp each factors while the thread block's other warps hold panel rows, then
 //    syrk_ln.
@@ -24,7 +25,6 @@
 
 #include "tile_common.cuh"
 #include "tile_potf2_dataflow.cuh"
-#include "tile_potf2_panels.cuh"
 #include "tile_potf2_warp.cuh"
 
 namespace tessera::kernels::cuda {
@@ -382,6 +382,16 @@ void potf2_blocked(const Potf2Plan& p, int n, T* A, int lda, int* info, void* wo
   }
 }
 
+// Counters of variant 2 or 3 (every other variant value is refused here or by plan_potf2).
+std::size_t panel_variant_workspace_bytes(int n, const TileKernelConfig& cfg) {
+  return cfg.variant == 2 ? potf2_warp_workspace_bytes(n, cfg) : potf2_dataflow_workspace_bytes(n, cfg);
+}
+
+void check_variant(const TileKernelConfig& cfg) {
+  if (cfg.variant != 0 && cfg.variant != 2 && cfg.variant != 3)
+    invalid_config("potf2 variant must be 0 (fused or blocked), 2 (warp panels) or 3 (dataflow)");
+}
+
 template <class T>
 void potf2_checked(int n, T* A, int lda, int* d_info, void* work, std::size_t work_bytes,
                    bool own_workspace, cudaStream_t stream, const TileKernelConfig& cfg) {
@@ -394,24 +404,24 @@ void potf2_checked(int n, T* A, int lda, int* d_info, void* work, std::size_t wo
   }
   require(A != nullptr, "potf2: null matrix pointer", 2);
   const TileKernelConfig chosen = effective_config<T>(n, cfg);
-  if (chosen.variant == 1) {
-    potf2_panels<T>(n, A, lda, d_info, stream, chosen);
-    return;
-  }
-  if (chosen.variant == 2) {
-    potf2_warp_panels<T>(n, A, lda, d_info, stream, chosen);
-    return;
-  }
-  if (chosen.variant == 3) {
-    const std::size_t need = potf2_dataflow_workspace_bytes(n, chosen);
+  check_variant(chosen);
+  if (chosen.variant == 2 || chosen.variant == 3) {
+    // Panel variants: their counters come from the caller's workspace or from the pool.
+    const std::size_t need = panel_variant_workspace_bytes(n, chosen);
+    const auto run = [&](void* w) {
+      if (chosen.variant == 2)
+        potf2_warp_panels<T>(n, A, lda, d_info, w, stream, chosen);
+      else
+        potf2_dataflow<T>(n, A, lda, d_info, w, stream, chosen);
+    };
     if (!own_workspace) {
       require(work != nullptr && work_bytes >= need, "potf2: workspace smaller than potf2_workspace_bytes", 6);
-      potf2_dataflow<T>(n, A, lda, d_info, work, stream, chosen);
+      run(work);
       return;
     }
     void* w = pool_alloc(need, stream);
     try {
-      potf2_dataflow<T>(n, A, lda, d_info, w, stream, chosen);
+      run(w);
     } catch (...) {
       pool_free(w, stream);
       throw;
@@ -459,15 +469,8 @@ template <class T>
 std::size_t potf2_workspace_bytes(int n, const TileKernelConfig& cfg) {
   if (n <= 0) return 0;
   const TileKernelConfig chosen = detail::effective_config<T>(n, cfg);
-  if (chosen.variant == 1) {
-    detail::check_potf2_panel_config(chosen);
-    return 0;
-  }
-  if (chosen.variant == 2) {
-    detail::check_potf2_warp_config(chosen);
-    return 0;
-  }
-  if (chosen.variant == 3) return detail::potf2_dataflow_workspace_bytes(n, chosen);
+  detail::check_variant(chosen);
+  if (chosen.variant == 2 || chosen.variant == 3) return detail::panel_variant_workspace_bytes(n, chosen);
   return detail::blocked_workspace_bytes<T>(n, detail::plan_potf2<T>(n, chosen));
 }
 

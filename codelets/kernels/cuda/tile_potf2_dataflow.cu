@@ -6,7 +6,8 @@
 // into chunks of RP rows. Two kinds of task:
 //  - panel (J, c): updates the diagonal block of block column J and chunk c by block column J - 1,
 //    factors the diagonal block in one warp (tile_warp_cholesky.cuh), solves the chunk's rows
-//    against it and stores them (the chunk-0 task also the diagonal block);
+//    against it and stores them (the last chunk's task also the diagonal block, once every
+//    other panel task of J has read it);
 //  - update (J', K, r): subtracts block column K's contribution from the diagonal rows (r = 0) or
 //    chunk r - 1 of block column J', for J' >= K + 2.
 // Task order: panel 0; then for J = 1, 2, ...: panel J, then the updates by block column J - 1.
@@ -17,9 +18,9 @@
 // then panel J - 1's end, panel J's update of its own rows and its factorization, with no kernel
 // boundary; the other block columns' updates run beside it on the other thread blocks.
 //
-// Data written by another thread block of the same launch is read through L2 (__ldcg): the L1
-// caches are not coherent. Info: the first failing pivot, which panel order makes the first one
-// reported.
+// Data written by another thread block of the same launch is read through L2 (__ldcg: the L1
+// caches are not coherent) after every thread has acquired the counter its writer released.
+// Info: the first failing pivot, which panel order makes the first one reported.
 #include <algorithm>
 #include <mutex>
 
@@ -46,10 +47,11 @@ struct DataflowCounters {
   int* next_task;   // [1]
   int* panel_done;  // [columns]: panel tasks of block column J finished
   int* updated;     // [columns][max_chunks + 1]: updates applied to rows r of block column J
+  int* read_diagonal;  // [columns]: panel tasks of block column J past reading its diagonal block
 };
 
 inline std::size_t counter_ints(const DataflowGrid& g) {
-  return 1 + static_cast<std::size_t>(g.columns) * (g.max_chunks() + 2);
+  return 1 + static_cast<std::size_t>(g.columns) * (g.max_chunks() + 3);
 }
 
 // Hides p's value from the compiler, so that addresses computed from it are not shared with
@@ -57,20 +59,6 @@ inline std::size_t counter_ints(const DataflowGrid& g) {
 template <class T>
 __device__ __forceinline__ void opaque(T*& p) {
   asm("" : "+l"(p));
-}
-
-__device__ __forceinline__ void wait_at_least(const int* counter, int target) {
-  if (target <= 0) return;
-  while (*static_cast<const volatile int*>(counter) < target) {
-  }
-  __threadfence();
-}
-
-// Every thread's stores made visible to the device, then the counter raised.
-__device__ __forceinline__ void signal(int* counter) {
-  __threadfence();
-  __syncthreads();
-  if (threadIdx.x == 0) atomicAdd(counter, 1);
 }
 
 struct Task {
@@ -112,7 +100,8 @@ __device__ Task task_at(const DataflowGrid& g, int t, const int* group_start, co
 
 // acc (a row's 32 columns of block column Jp) -= row's L in block column K times lq^T, where
 // lq[k][c] = L(32 Jp + c, 32 K + k). The loop over k unrolled by 8 puts 8 of the row's loads in
-// flight at a time (all 32 at once spilled registers).
+// flight at a time (all 32 at once spilled registers; unrolled further, the persistent kernel's
+// code outgrew the instruction cache).
 template <class T>
 __device__ __forceinline__ void subtract_block_column(T (&acc)[kWarpBlock], const T* A, int lda, int row, int K,
                                                       const T (*lq)[kWarpBlock]) {
@@ -120,6 +109,18 @@ __device__ __forceinline__ void subtract_block_column(T (&acc)[kWarpBlock], cons
 #pragma unroll 8
   for (int k = 0; k < kWarpBlock; ++k) {
     const T y = __ldcg(l + static_cast<std::size_t>(k) * lda);
+#pragma unroll
+    for (int c = 0; c < kWarpBlock; ++c) acc[c] = fma(-y, lq[k][c], acc[c]);
+  }
+}
+
+// The same for row 32 Jp + i, one of lq's own rows: its L in block column K is lq[.][i], in
+// shared memory, so that the diagonal rows' update waits for no load.
+template <class T>
+__device__ __forceinline__ void subtract_own_block_rows(T (&acc)[kWarpBlock], int i, const T (*lq)[kWarpBlock]) {
+#pragma unroll 8
+  for (int k = 0; k < kWarpBlock; ++k) {
+    const T y = lq[k][i];
 #pragma unroll
     for (int c = 0; c < kWarpBlock; ++c) acc[c] = fma(-y, lq[k][c], acc[c]);
   }
@@ -189,11 +190,8 @@ __global__ void __launch_bounds__(kWarpBlock + RP)
     if (!task.panel) {
       // update (Jp, K, r)
       const int K = task.J - 1, Jp = task.Jp, r = task.r, w = g.width(Jp);
-      if (tid == 0) {
-        wait_at_least(counters.panel_done + K, g.panel_tasks(K));
-        wait_at_least(counters.updated + Jp * stride + r, K);
-      }
-      __syncthreads();
+      block_wait_at_least(counters.panel_done + K, g.panel_tasks(K));
+      block_wait_at_least(counters.updated + Jp * stride + r, K);
       load_block_rows<T, kWarpBlock + RP>(lq, A, lda, Jp, w, K);
       __syncthreads();
       const int top = kWarpBlock * Jp;
@@ -205,25 +203,29 @@ __global__ void __launch_bounds__(kWarpBlock + RP)
 #pragma unroll
         for (int c = 0; c < kWarpBlock; ++c)
           acc[c] = c < w && (r > 0 || c <= tid) ? __ldcg(a + static_cast<std::size_t>(c) * lda) : T(0);
-        subtract_block_column<T>(acc, A, lda, row, K, lq);
+        if (r == 0)
+          subtract_own_block_rows<T>(acc, tid, lq);
+        else
+          subtract_block_column<T>(acc, A, lda, row, K, lq);
         opaque(a);
 #pragma unroll
         for (int c = 0; c < kWarpBlock; ++c)
           if (c < w && (r > 0 || c <= tid)) a[static_cast<std::size_t>(c) * lda] = acc[c];
       }
-      signal(counters.updated + Jp * stride + r);
+      block_count_up(counters.updated + Jp * stride + r);
       continue;
     }
 
-    // panel (J, c)
+    // panel (J, c). Every panel task of J reads the diagonal block of A, so the last one writes
+    // its L, once the others are past reading it; nothing else reads that L.
     const int J = task.J, c = task.c, w = g.width(J), top = kWarpBlock * J;
     const int chunks = g.chunks(J);
-    if (tid == 0 && J > 0) {
-      wait_at_least(counters.panel_done + J - 1, g.panel_tasks(J - 1));
-      wait_at_least(counters.updated + J * stride, J - 1);
-      if (chunks > 0) wait_at_least(counters.updated + J * stride + 1 + c, J - 1);
+    const bool writes_diagonal = c == g.panel_tasks(J) - 1;
+    if (J > 0) {
+      block_wait_at_least(counters.panel_done + J - 1, g.panel_tasks(J - 1));
+      block_wait_at_least(counters.updated + J * stride, J - 1);
+      if (chunks > 0) block_wait_at_least(counters.updated + J * stride + 1 + c, J - 1);
     }
-    __syncthreads();
     if (J > 0) load_block_rows<T, kWarpBlock + RP>(lq, A, lda, J, w, J - 1);
     __syncthreads();
     const bool diagonal = warp == 0;
@@ -237,7 +239,12 @@ __global__ void __launch_bounds__(kWarpBlock + RP)
     }
     // Rows past w stay an identity: their L in block column J - 1 is not read. The diagonal
     // rows' entries right of the diagonal take garbage here, which the factorization ignores.
-    if (J > 0 && valid) subtract_block_column<T>(x, A, lda, row, J - 1, lq);
+    if (J > 0 && valid) {
+      if (diagonal)
+        subtract_own_block_rows<T>(x, lane, lq);
+      else
+        subtract_block_column<T>(x, A, lda, row, J - 1, lq);
+    }
     int failed = kWarpBlock;
     if (diagonal) {
       failed = factor_diagonal_warp<T>(x, lcol, inv);
@@ -245,16 +252,28 @@ __global__ void __launch_bounds__(kWarpBlock + RP)
     }
     __syncthreads();
     failed = failed_column;
+    if (!writes_diagonal) block_count_up(counters.read_diagonal + J);  // the diagonal warp's loads are consumed
     if (!diagonal) solve_against_diagonal<T>(x, lcol, inv);
-    if (valid && (c == 0 || !diagonal)) {
+    if (valid && !diagonal) {
       T* out = A + row + static_cast<std::size_t>(top) * lda;
       opaque(out);
 #pragma unroll
       for (int k = 0; k < kWarpBlock; ++k)
-        if (k < w && k < failed && (!diagonal || k <= lane)) out[static_cast<std::size_t>(k) * lda] = x[k];
+        if (k < w && k < failed) out[static_cast<std::size_t>(k) * lda] = x[k];
     }
-    if (tid == 0 && c == 0 && failed < w) atomicCAS(info, 0, top + failed + 1);
-    signal(counters.panel_done + J);
+    if (tid == 0 && writes_diagonal && failed < w) atomicCAS(info, 0, top + failed + 1);
+    block_count_up(counters.panel_done + J);
+    if (writes_diagonal) {
+      // Off the chain: no task reads the diagonal block's L. The diagonal warp still holds it.
+      block_wait_at_least(counters.read_diagonal + J, g.panel_tasks(J) - 1);
+      if (diagonal && valid) {
+        T* out = A + row + static_cast<std::size_t>(top) * lda;
+        opaque(out);
+#pragma unroll
+        for (int k = 0; k < kWarpBlock; ++k)
+          if (k < w && k < failed && k <= lane) out[static_cast<std::size_t>(k) * lda] = x[k];
+      }
+    }
   }
 }
 
@@ -324,7 +343,8 @@ void potf2_dataflow(int n, T* A, int lda, int* info, void* workspace, cudaStream
   const DataflowGrid g{n, ceil_div(n, kWarpBlock), shape.rows};
   const int blocks = shape.blocks;
   int* ints = static_cast<int*>(workspace);
-  const DataflowCounters counters{ints, ints + 1, ints + 1 + g.columns};
+  const DataflowCounters counters{ints, ints + 1, ints + 1 + g.columns,
+                                  ints + 1 + g.columns + static_cast<std::size_t>(g.columns) * (g.max_chunks() + 1)};
   TESSERA_CUDA_CHECK(cudaMemsetAsync(ints, 0, sizeof(int) * counter_ints(g), stream));
   TESSERA_CUDA_CHECK(cudaMemsetAsync(info, 0, sizeof(int), stream));
   switch (g.rp) {

@@ -30,7 +30,8 @@ namespace {
 // factors it. Rows and columns past w are an identity, so that no step depends on w.
 template <class T, int H, int RP>
 __global__ void __launch_bounds__(kWarpBlock * H + RP)
-    potf2_warp_panel_kernel(int w, int m, T* A, int lda, int* info, int info_offset, int overwrite_info) {
+    potf2_warp_panel_kernel(int w, int m, T* A, int lda, int* info, int info_offset, int overwrite_info,
+                            int* read_diagonal) {
   static_assert(H == 1 || H == 2, "block columns of 32 or 64");
   static_assert(RP % 32 == 0, "panel rows in whole warps");
   __shared__ __align__(16) T lcol[H][kWarpBlock][kWarpBlock];  // lcol[h][j][r] = L(32 h + r, 32 h + j)
@@ -57,9 +58,10 @@ __global__ void __launch_bounds__(kWarpBlock * H + RP)
   T* out = A;
   if (H > 1) asm("" : "+l"(out));
 
-  // Each half is stored as soon as it is final in this warp, so that its registers are free
-  // while the next half is factored.
-  const bool stores = valid && (first_block || !diagonal);
+  // Each half of a panel row is stored as soon as it is final in this warp, so that its registers
+  // are free while the next half is factored. The diagonal block's L is stored at the end, from
+  // shared memory, by the first thread block once every other one is past reading the block.
+  const bool stores = valid && !diagonal;
 #pragma unroll
   for (int h = 0; h < H; ++h) {
     if (warp == h) {
@@ -67,6 +69,8 @@ __global__ void __launch_bounds__(kWarpBlock * H + RP)
       if (lane == 0) failed_in[h] = failed;
     }
     __syncthreads();
+    // After the last half's factorization every diagonal load of this block is consumed.
+    if (h == H - 1 && !first_block) block_count_up(read_diagonal);
     if (warp > h) solve_against_diagonal<T>(x[h], lcol[h], inv[h]);
     if (h + 1 < H) {
       if (warp == h + 1)
@@ -94,7 +98,18 @@ __global__ void __launch_bounds__(kWarpBlock * H + RP)
 
   int failed = failed_in[0];
   if (H > 1 && failed == kWarpBlock) failed += failed_in[H - 1];
-  if (threadIdx.x == 0 && first_block) {
+  if (!first_block) return;
+  block_wait_at_least(read_diagonal, static_cast<int>(gridDim.x) - 1);
+  for (int i = static_cast<int>(threadIdx.x); i < kWarpBlock * H * kWarpBlock * H; i += static_cast<int>(blockDim.x)) {
+    const int r = i % (kWarpBlock * H), col = i / (kWarpBlock * H);
+    if (r < w && col <= r && col < failed) {
+      // lcol[h][j][r'] = L(32 h + r', 32 h + j); lsub[k][c] = L(32 + c, k)
+      const T v = r / kWarpBlock == col / kWarpBlock ? lcol[col / kWarpBlock][col % kWarpBlock][r % kWarpBlock]
+                                                    : lsub[H > 1 ? col : 0][r % kWarpBlock];
+      out[r + static_cast<std::size_t>(col) * lda] = v;
+    }
+  }
+  if (threadIdx.x == 0) {
     if (failed < w)
       report_info(info, info_offset + failed + 1, overwrite_info != 0);
     else if (overwrite_info)
@@ -103,11 +118,11 @@ __global__ void __launch_bounds__(kWarpBlock * H + RP)
 }
 
 template <class T, int H, int RP>
-void launch_warp_panel(int w, int m, T* A, int lda, int* info, int info_offset, bool overwrite,
+void launch_warp_panel(int w, int m, T* A, int lda, int* info, int info_offset, bool overwrite, int* read_diagonal,
                        cudaStream_t stream) {
   const int blocks = std::max(1, ceil_div(m, RP));
   potf2_warp_panel_kernel<T, H, RP><<<blocks, kWarpBlock * H + RP, 0, stream>>>(w, m, A, lda, info, info_offset,
-                                                                            overwrite ? 1 : 0);
+                                                                            overwrite ? 1 : 0, read_diagonal);
   TESSERA_CUDA_CHECK_LAUNCH();
 }
 
@@ -121,17 +136,17 @@ WarpPanelShape warp_panel_shape(const TileKernelConfig& cfg) {
 
 template <class T>
 void launch_warp_panel_shape(const WarpPanelShape& s, int w, int m, T* A, int lda, int* info, int offset,
-                             bool overwrite, cudaStream_t stream) {
+                             bool overwrite, int* read_diagonal, cudaStream_t stream) {
   if (s.width == 32 && s.rows == 64)
-    launch_warp_panel<T, 1, 64>(w, m, A, lda, info, offset, overwrite, stream);
+    launch_warp_panel<T, 1, 64>(w, m, A, lda, info, offset, overwrite, read_diagonal, stream);
   else if (s.width == 32 && s.rows == 96)
-    launch_warp_panel<T, 1, 96>(w, m, A, lda, info, offset, overwrite, stream);
+    launch_warp_panel<T, 1, 96>(w, m, A, lda, info, offset, overwrite, read_diagonal, stream);
   else if (s.width == 64 && s.rows == 64)
-    launch_warp_panel<T, 2, 64>(w, m, A, lda, info, offset, overwrite, stream);
+    launch_warp_panel<T, 2, 64>(w, m, A, lda, info, offset, overwrite, read_diagonal, stream);
   else if (s.width == 64 && s.rows == 96)
-    launch_warp_panel<T, 2, 96>(w, m, A, lda, info, offset, overwrite, stream);
+    launch_warp_panel<T, 2, 96>(w, m, A, lda, info, offset, overwrite, read_diagonal, stream);
   else if (s.width == 64 && s.rows == 128)
-    launch_warp_panel<T, 2, 128>(w, m, A, lda, info, offset, overwrite, stream);
+    launch_warp_panel<T, 2, 128>(w, m, A, lda, info, offset, overwrite, read_diagonal, stream);
   else
     invalid_config("potf2 variant 2: a shape of kWarpPanelShapes has no kernel instantiated");
 }
@@ -140,20 +155,22 @@ void launch_warp_panel_shape(const WarpPanelShape& s, int w, int m, T* A, int ld
 
 void check_potf2_warp_config(const TileKernelConfig& cfg) { (void)warp_panel_shape(cfg); }
 
-template <class T>
-void potf2_warp_panels(int n, T* A, int lda, int* info, cudaStream_t stream, const TileKernelConfig& cfg) {
-  const WarpPanelShape shape = warp_panel_shape(cfg);
-  for (int j0 = 0; j0 < n; j0 += shape.width) {
-    const int w = std::min(shape.width, n - j0), m = n - j0 - w;
-    T* Ajj = A + j0 + static_cast<std::size_t>(j0) * lda;
-    launch_warp_panel_shape<T>(shape, w, m, Ajj, lda, info, j0, j0 == 0, stream);
-    if (m == 0) break;
-    T* panel = Ajj + w;
-    syrk_ln<T>(m, w, panel, lda, panel + static_cast<std::size_t>(w) * lda, lda, stream);
-  }
+std::size_t potf2_warp_workspace_bytes(int n, const TileKernelConfig& cfg) {
+  return sizeof(int) * static_cast<std::size_t>(ceil_div(n, warp_panel_shape(cfg).width));
 }
 
-template void potf2_warp_panels<float>(int, float*, int, int*, cudaStream_t, const TileKernelConfig&);
-template void potf2_warp_panels<double>(int, double*, int, int*, cudaStream_t, const TileKernelConfig&);
+template <class T>
+void potf2_warp_panels(int n, T* A, int lda, int* info, void* workspace, cudaStream_t stream,
+                       const TileKernelConfig& cfg) {
+  const WarpPanelShape shape = warp_panel_shape(cfg);
+  int* read_diagonal = static_cast<int*>(workspace);  // one counter per block column
+  TESSERA_CUDA_CHECK(cudaMemsetAsync(read_diagonal, 0, potf2_warp_workspace_bytes(n, cfg), stream));
+  right_looking_block_columns(n, shape.width, A, lda, stream, [&](int w, int m, T* Ajj, int j0) {
+    launch_warp_panel_shape<T>(shape, w, m, Ajj, lda, info, j0, j0 == 0, read_diagonal + j0 / shape.width, stream);
+  });
+}
+
+template void potf2_warp_panels<float>(int, float*, int, int*, void*, cudaStream_t, const TileKernelConfig&);
+template void potf2_warp_panels<double>(int, double*, int, int*, void*, cudaStream_t, const TileKernelConfig&);
 
 }  // namespace tessera::kernels::cuda::detail

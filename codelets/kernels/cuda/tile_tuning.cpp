@@ -11,7 +11,6 @@
 
 #include "check.hpp"
 #include "tile_potf2_dataflow.cuh"
-#include "tile_potf2_panels.cuh"
 #include "tile_potf2_warp.cuh"
 #include "vendor.hpp"
 
@@ -192,8 +191,6 @@ std::vector<TileKernelConfig> tile_kernel_candidates(char precision, const std::
         }
       }
     }
-    // Variant 1, block columns over the panel's rows: every instantiated shape.
-    for (const detail::PanelShape& s : detail::kPanelShapes) out.push_back(cfg(s.width, s.threads, s.rows, 0, 1, 0));
     // Variant 2, the diagonal block in one warp: every instantiated row count.
     for (const detail::WarpPanelShape& s : detail::kWarpPanelShapes)
       out.push_back(cfg(s.width, s.width + s.rows, s.rows, 0, 2, 0));
