@@ -84,6 +84,13 @@ __device__ __forceinline__ void dmma_16x8x16(double (&d)[4], const double (&a)[8
 #endif
 }
 
+// Hides p's value from the compiler, so that addresses computed from it are not shared with
+// earlier ones (kept live across a kernel, such shared addresses spilled registers).
+template <class T>
+__device__ __forceinline__ void opaque(T*& p) {
+  asm("" : "+l"(p));
+}
+
 // Thread 0 of the block waits until *counter >= target (acquire), then every thread acquires too:
 // the writes released before the counter reached target are visible to the whole block.
 __device__ __forceinline__ void block_wait_at_least(const int* counter, int target) {
@@ -164,21 +171,6 @@ inline void require(bool ok, const char* what, int position) {
 }
 
 // ---- internal entry points -----------------------------------------------------------------
-
-// Right-looking over block columns of `width` (potf2's variants 1 and 2): factor(w, m, Ajj, j0)
-// factors the w-wide block column at column j0, its diagonal block at Ajj and the m rows below
-// it; syrk_ln then updates the trailing matrix.
-template <class T, class FactorBlockColumn>
-void right_looking_block_columns(int n, int width, T* A, int lda, cudaStream_t stream, FactorBlockColumn&& factor) {
-  for (int j0 = 0; j0 < n; j0 += width) {
-    const int w = n - j0 < width ? n - j0 : width, m = n - j0 - w;
-    T* Ajj = A + j0 + static_cast<std::size_t>(j0) * lda;
-    factor(w, m, Ajj, j0);
-    if (m == 0) break;
-    T* panel = Ajj + w;
-    syrk_ln<T>(m, w, panel, lda, panel + static_cast<std::size_t>(w) * lda, lda, stream);
-  }
-}
 
 enum class GemmMode {
   update,        // C -= A B^T

@@ -392,6 +392,27 @@ void check_variant(const TileKernelConfig& cfg) {
     invalid_config("potf2 variant must be 0 (fused or blocked), 2 (warp panels) or 3 (dataflow)");
 }
 
+// Runs run(workspace, bytes) with `need` bytes of workspace: the caller's (checked), or, when the
+// call owns its workspace, from the pool for the duration of the call.
+template <class Run>
+void with_workspace(std::size_t need, void* work, std::size_t work_bytes, bool own_workspace, cudaStream_t stream,
+                    Run&& run) {
+  if (!own_workspace) {
+    require(need == 0 || (work != nullptr && work_bytes >= need), "potf2: workspace smaller than potf2_workspace_bytes",
+            6);
+    run(work, work_bytes);
+    return;
+  }
+  void* w = need ? pool_alloc(need, stream) : nullptr;
+  try {
+    run(w, need);
+  } catch (...) {
+    pool_free(w, stream);
+    throw;
+  }
+  pool_free(w, stream);
+}
+
 template <class T>
 void potf2_checked(int n, T* A, int lda, int* d_info, void* work, std::size_t work_bytes,
                    bool own_workspace, cudaStream_t stream, const TileKernelConfig& cfg) {
@@ -406,27 +427,13 @@ void potf2_checked(int n, T* A, int lda, int* d_info, void* work, std::size_t wo
   const TileKernelConfig chosen = effective_config<T>(n, cfg);
   check_variant(chosen);
   if (chosen.variant == 2 || chosen.variant == 3) {
-    // Panel variants: their counters come from the caller's workspace or from the pool.
-    const std::size_t need = panel_variant_workspace_bytes(n, chosen);
-    const auto run = [&](void* w) {
-      if (chosen.variant == 2)
-        potf2_warp_panels<T>(n, A, lda, d_info, w, stream, chosen);
-      else
-        potf2_dataflow<T>(n, A, lda, d_info, w, stream, chosen);
-    };
-    if (!own_workspace) {
-      require(work != nullptr && work_bytes >= need, "potf2: workspace smaller than potf2_workspace_bytes", 6);
-      run(work);
-      return;
-    }
-    void* w = pool_alloc(need, stream);
-    try {
-      run(w);
-    } catch (...) {
-      pool_free(w, stream);
-      throw;
-    }
-    pool_free(w, stream);
+    with_workspace(panel_variant_workspace_bytes(n, chosen), work, work_bytes, own_workspace, stream,
+                   [&](void* w, std::size_t) {
+                     if (chosen.variant == 2)
+                       potf2_warp_panels<T>(n, A, lda, d_info, w, stream, chosen);
+                     else
+                       potf2_dataflow<T>(n, A, lda, d_info, w, stream, chosen);
+                   });
     return;
   }
   const Potf2Plan p = plan_potf2<T>(n, chosen);
@@ -434,21 +441,8 @@ void potf2_checked(int n, T* A, int lda, int* d_info, void* work, std::size_t wo
     launch_fused<T>(n, A, lda, d_info, 0, true, p.ib, p.threads, stream);
     return;
   }
-  const std::size_t need = blocked_workspace_bytes<T>(n, p);
-  if (own_workspace) {
-    void* w = need ? pool_alloc(need, stream) : nullptr;
-    try {
-      potf2_blocked(p, n, A, lda, d_info, w, need, stream);
-    } catch (...) {
-      pool_free(w, stream);
-      throw;
-    }
-    pool_free(w, stream);
-    return;
-  }
-  require(need == 0 || (work != nullptr && work_bytes >= need),
-          "potf2: workspace smaller than potf2_workspace_bytes", 6);
-  potf2_blocked(p, n, A, lda, d_info, work, work_bytes, stream);
+  with_workspace(blocked_workspace_bytes<T>(n, p), work, work_bytes, own_workspace, stream,
+                 [&](void* w, std::size_t bytes) { potf2_blocked(p, n, A, lda, d_info, w, bytes, stream); });
 }
 
 }  // namespace

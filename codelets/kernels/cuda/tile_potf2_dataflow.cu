@@ -22,7 +22,6 @@
 // caches are not coherent) after every thread has acquired the counter its writer released.
 // Info: the first failing pivot, which panel order makes the first one reported.
 #include <algorithm>
-#include <mutex>
 
 #include "tile_common.cuh"
 #include "tile_potf2_dataflow.cuh"
@@ -52,13 +51,6 @@ struct DataflowCounters {
 
 inline std::size_t counter_ints(const DataflowGrid& g) {
   return 1 + static_cast<std::size_t>(g.columns) * (g.max_chunks() + 3);
-}
-
-// Hides p's value from the compiler, so that addresses computed from it are not shared with
-// earlier ones (kept live across the kernel, such shared addresses spilled registers).
-template <class T>
-__device__ __forceinline__ void opaque(T*& p) {
-  asm("" : "+l"(p));
 }
 
 struct Task {

@@ -57,7 +57,7 @@ __global__ void __launch_bounds__(kWarpBlock * H + RP)
   // With two halves, the stores' addresses are computed afresh: shared with the loads', they held
   // about two registers per element for the whole kernel, and spilled.
   T* out = A;
-  if (H > 1) asm("" : "+l"(out));
+  if (H > 1) opaque(out);
 
   // Each half of a panel row is stored as soon as it is final in this warp, so that its registers
   // are free while the next half is factored. The diagonal block's L is stored at the end, from
@@ -166,9 +166,14 @@ void potf2_warp_panels(int n, T* A, int lda, int* info, void* workspace, cudaStr
   const WarpPanelShape shape = warp_panel_shape(cfg);
   int* read_diagonal = static_cast<int*>(workspace);  // one counter per block column
   TESSERA_CUDA_CHECK(cudaMemsetAsync(read_diagonal, 0, potf2_warp_workspace_bytes(n, cfg), stream));
-  right_looking_block_columns(n, shape.width, A, lda, stream, [&](int w, int m, T* Ajj, int j0) {
+  for (int j0 = 0; j0 < n; j0 += shape.width) {
+    const int w = std::min(shape.width, n - j0), m = n - j0 - w;
+    T* Ajj = A + j0 + static_cast<std::size_t>(j0) * lda;
     launch_warp_panel_shape<T>(shape, w, m, Ajj, lda, info, j0, j0 == 0, read_diagonal + j0 / shape.width, stream);
-  });
+    if (m == 0) break;
+    T* panel = Ajj + w;
+    syrk_ln<T>(m, w, panel, lda, panel + static_cast<std::size_t>(w) * lda, lda, stream);
+  }
 }
 
 template void potf2_warp_panels<float>(int, float*, int, int*, void*, cudaStream_t, const TileKernelConfig&);
