@@ -19,12 +19,15 @@ void LockedTaskQueue::push(starpu_task* task, int64_t key, int tag) {
   starpu_push_task_end(task);
 }
 
-starpu_task* LockedTaskQueue::take_for(int worker) {
+starpu_task* LockedTaskQueue::take_for(int worker, Tags tags) {
   if (size.load() == 0) return nullptr;
   TaskQueue::Entry entry{};
   PolicyLock lock(mutex);
-  if (!queue.pop_first([&](const TaskQueue::Entry& e) { return first_implementation(worker, e.task) >= 0; }, entry))
-    return nullptr;
+  const auto accept = [&](const TaskQueue::Entry& e) {
+    const bool admitted = tags == Tags::any || (tags == Tags::nonzero) == (e.tag != 0);
+    return admitted && first_implementation(worker, e.task) >= 0;
+  };
+  if (!queue.pop_first(accept, entry)) return nullptr;
   size.fetch_sub(1);
   return entry.task;
 }

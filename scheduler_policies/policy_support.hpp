@@ -65,8 +65,11 @@ struct LockedTaskQueue {
 
   // Queues `task` and ends StarPU's push under the queue's lock, as StarPU requires.
   void push(starpu_task* task, int64_t key, int tag = 0);
-  // Removes the most urgent task `worker` can run; nullptr when there is none.
-  starpu_task* take_for(int worker);
+  // Which entries a worker may take, by the tag they were pushed with.
+  enum class Tags { any, nonzero, zero };
+  // Removes the most urgent task `worker` can run among the entries `tags` admits; nullptr when
+  // there is none.
+  starpu_task* take_for(int worker, Tags tags = Tags::any);
 };
 
 // The workers of a scheduling context.

@@ -44,7 +44,13 @@ std::vector<PolicyEntry> own_policies() {
                             &owner_computes_policy);
   owner.runs_hybrid_mode = false;
   owner.restriction = "it leaves the CPU workers only the conversions and other untiled tasks (cpu or gpu mode)";
-  return {heft, panel_cpu, locality_ws, owner};
+  PolicyEntry lookahead = entry("lookahead",
+                                "critical path first, one stream of each GPU kept for the critical tasks, the "
+                                "rest of the update beside them on the GPU's other streams; no perf models",
+                                &lookahead_policy);
+  lookahead.runs_hybrid_mode = false;
+  lookahead.restriction = "it runs every task a GPU can run on the GPUs (cpu or gpu mode)";
+  return {heft, panel_cpu, locality_ws, owner, lookahead};
 }
 
 // StarPU policies Tessera neither offers nor starts, because a factorization never completes under

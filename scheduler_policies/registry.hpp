@@ -54,6 +54,7 @@ extern starpu_sched_policy panel_cpu_policy;
 extern starpu_sched_policy critical_path_heft_policy;
 extern starpu_sched_policy locality_ws_policy;
 extern starpu_sched_policy owner_computes_policy;
+extern starpu_sched_policy lookahead_policy;
 
 // heteroprio_buckets.cpp: the buckets of Tessera's task kinds, and the StarPU priority of a task
 // in the bucket of `bucket`'s kind that may run on `where`.

@@ -89,8 +89,22 @@ void expect_graph_order(const std::vector<TraceEvent>& events) {
 
 // What every policy promises: the mode's workers only. What panel-cpu promises on top: the
 // diagonal tiles on CPU workers, the updates on GPUs.
+// The workers lookahead keeps for critical tasks: each GPU's lowest-numbered CUDA worker, where
+// the GPU has more than one.
+std::set<int> kept_streams() {
+  std::map<int, std::vector<int>> workers_of_gpu;
+  for (unsigned w = 0; w < starpu_worker_get_count(); ++w)
+    if (starpu_worker_get_type(static_cast<int>(w)) == STARPU_CUDA_WORKER)
+      workers_of_gpu[starpu_worker_get_devid(static_cast<int>(w))].push_back(static_cast<int>(w));
+  std::set<int> kept;
+  for (const auto& [gpu, workers] : workers_of_gpu)
+    if (workers.size() > 1) kept.insert(*std::min_element(workers.begin(), workers.end()));
+  return kept;
+}
+
 void expect_placement(const std::vector<TraceEvent>& events, Mode resolved) {
   const std::string policy = runtime().scheduler();
+  const std::set<int> kept = policy == "lookahead" ? kept_streams() : std::set<int>{};
   for (const TraceEvent& e : events) {
     const bool tile_kernel = e.kind == TaskKind::potrf || e.kind == TaskKind::trsm || e.kind == TaskKind::syrk ||
                              e.kind == TaskKind::gemm;
@@ -101,6 +115,9 @@ void expect_placement(const std::vector<TraceEvent>& events, Mode resolved) {
       if (e.kind == TaskKind::potrf) EXPECT_FALSE(on_cuda(e)) << what << ": panel-cpu runs potrf on CPUs";
       if (e.kind != TaskKind::potrf) EXPECT_TRUE(on_cuda(e)) << what << ": panel-cpu runs the updates on GPUs";
     }
+    if (kept.count(e.worker))
+      EXPECT_TRUE(critical_path_hints(e.kind, e.step, e.i, e.j, 0).critical)
+          << what << " at step " << e.step << ", tile (" << e.i << ", " << e.j << "): lookahead keeps that stream for critical tasks";
   }
 }
 
@@ -165,6 +182,11 @@ TEST(Policies, KeepsItsPlacementContract) {
     const std::vector<TraceEvent> events = traced_potrf(600, 64, mode, Uplo::lower, 5);
     ASSERT_FALSE(events.empty());
     expect_placement(events, *resolved_here(mode));
+    if (runtime().scheduler() == "lookahead" && *resolved_here(mode) == Mode::gpu && !kept_streams().empty()) {
+      const std::set<int> kept = kept_streams();
+      EXPECT_TRUE(std::any_of(events.begin(), events.end(), [&](const TraceEvent& e) { return kept.count(e.worker) > 0; }))
+          << "no task ran on a kept stream";
+    }
   }
 }
 
@@ -330,6 +352,31 @@ TEST(Policies, ConcurrentRequestsAndApplicationTasks) {
   starpu_task_wait_for_all();
   EXPECT_EQ(failures.load(), 0);
   EXPECT_EQ(application_tasks_run.load() - before, application_tasks);
+}
+
+// StarPU's own copy tasks (starpu_data_cpy) end without the policy's post-execution hook; more of
+// them than there are workers, then factorizations, which must still complete.
+TEST(Policies, StarpuCopyTasksLeaveThePolicyWhole) {
+  runtime().set_pause_when_idle(false);
+  std::vector<double> from(64, 1.0), to(64, 0.0);
+  starpu_data_handle_t source = nullptr, destination = nullptr;
+  starpu_vector_data_register(&source, STARPU_MAIN_RAM, reinterpret_cast<uintptr_t>(from.data()), from.size(), sizeof(double));
+  starpu_vector_data_register(&destination, STARPU_MAIN_RAM, reinterpret_cast<uintptr_t>(to.data()), to.size(), sizeof(double));
+  const int copies = 4 * static_cast<int>(starpu_worker_get_count()) + 4;
+  for (int c = 0; c < copies; ++c) ASSERT_EQ(starpu_data_cpy(destination, source, 1, nullptr, nullptr), 0);
+  starpu_task_wait_for_all();
+  starpu_data_unregister(source);
+  starpu_data_unregister(destination);
+  EXPECT_EQ(to, from);
+  for (const int n : {97, 300}) {
+    const std::vector<double> A = random_spd<double>(n, n, 7u + n);
+    std::vector<double> F = A;
+    FactorOptions options;
+    options.nb = 32;
+    options.mode = a_mode_the_policy_runs();
+    ASSERT_EQ(potrf(runtime(), n, F.data(), n, options), 0);
+    EXPECT_LT(factor_backward_error(Uplo::lower, n, A, F, n), 1.0);
+  }
 }
 
 TEST(Policies, TaskNoWorkerCanRunIsRefusedNotHung) {
