@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cstring>
+#include <optional>
 #include <sstream>
 
 #include "tessera/error.hpp"
@@ -19,38 +20,52 @@ PolicyEntry entry(const char* name, const char* description, starpu_sched_policy
   return e;
 }
 
-// Tessera's own policies, each defined in its own file of this folder.
+// Tessera's own policies, each defined in its own file of this folder, with the mode each cannot
+// serve, if any, and why.
+struct OwnPolicy {
+  const char* name;
+  const char* description;
+  starpu_sched_policy* policy;
+  bool places_by_perf_models;
+  std::optional<Mode> refused;
+  const char* why;
+};
+
+const OwnPolicy kOwnPolicies[] = {
+    {"critical-path-heft",
+     "earliest finish time from perf models and transfer estimates, critical path first, per-worker priority "
+     "queues with prefetch",
+     &critical_path_heft_policy, true, std::nullopt, ""},
+    {"panel-cpu",
+     "diagonal-tile factorization on CPU workers, trailing updates on GPUs by data ownership, critical path first",
+     &panel_cpu_policy, false, Mode::gpu,
+     "it runs the diagonal-tile factorization on CPU workers, which gpu mode excludes"},
+    {"locality-ws",
+     "work stealing for workers of one kind: a task goes to the worker that last wrote its tile, idle workers "
+     "steal the most urgent task nearby",
+     &locality_ws_policy, false, Mode::hybrid, "it balances workers of one kind (cpu or gpu mode)"},
+    {"owner-computes",
+     "each tile task on the GPU owning its tile (2-D block-cyclic over the GPUs), critical path first, one priority "
+     "queue per GPU with prefetch",
+     &owner_computes_policy, false, Mode::hybrid,
+     "it leaves the CPU workers only the conversions and other untiled tasks (cpu or gpu mode)"},
+    {"lookahead",
+     "critical path first, one stream of each GPU kept for the critical tasks, the rest of the update beside them "
+     "on the GPU's other streams; no perf models",
+     &lookahead_policy, false, Mode::hybrid, "it runs every task a GPU can run on the GPUs (cpu or gpu mode)"},
+};
+
 std::vector<PolicyEntry> own_policies() {
-  PolicyEntry panel_cpu = entry("panel-cpu",
-                                "diagonal-tile factorization on CPU workers, trailing updates on GPUs by data "
-                                "ownership, critical path first",
-                                &panel_cpu_policy);
-  panel_cpu.runs_gpu_mode = false;
-  panel_cpu.restriction = "it runs the diagonal-tile factorization on CPU workers, which gpu mode excludes";
-  PolicyEntry heft = entry("critical-path-heft",
-                           "earliest finish time from perf models and transfer estimates, critical path first, "
-                           "per-worker priority queues with prefetch",
-                           &critical_path_heft_policy);
-  heft.places_by_perf_models = true;
-  PolicyEntry locality_ws = entry("locality-ws",
-                                  "work stealing for workers of one kind: a task goes to the worker that last "
-                                  "wrote its tile, idle workers steal the most urgent task nearby",
-                                  &locality_ws_policy);
-  locality_ws.runs_hybrid_mode = false;
-  locality_ws.restriction = "it balances workers of one kind (cpu or gpu mode)";
-  PolicyEntry owner = entry("owner-computes",
-                            "each tile task on the GPU owning its tile (2-D block-cyclic over the GPUs), critical "
-                            "path first, one priority queue per GPU with prefetch",
-                            &owner_computes_policy);
-  owner.runs_hybrid_mode = false;
-  owner.restriction = "it leaves the CPU workers only the conversions and other untiled tasks (cpu or gpu mode)";
-  PolicyEntry lookahead = entry("lookahead",
-                                "critical path first, one stream of each GPU kept for the critical tasks, the "
-                                "rest of the update beside them on the GPU's other streams; no perf models",
-                                &lookahead_policy);
-  lookahead.runs_hybrid_mode = false;
-  lookahead.restriction = "it runs every task a GPU can run on the GPUs (cpu or gpu mode)";
-  return {heft, panel_cpu, locality_ws, owner, lookahead};
+  std::vector<PolicyEntry> all;
+  for (const OwnPolicy& own : kOwnPolicies) {
+    PolicyEntry e = entry(own.name, own.description, own.policy);
+    e.places_by_perf_models = own.places_by_perf_models;
+    if (own.refused == Mode::gpu) e.runs_gpu_mode = false;
+    if (own.refused == Mode::hybrid) e.runs_hybrid_mode = false;
+    e.restriction = own.why;
+    all.push_back(e);
+  }
+  return all;
 }
 
 // StarPU policies Tessera neither offers nor starts, because a factorization never completes under
