@@ -57,7 +57,6 @@ struct Candidate {
   double relative_load = 0;  // (queued tasks + 1) / speedup
 };
 
-int64_t queue_key(bool critical, int priority) { return (critical ? int64_t(1) << 33 : 0) + priority; }
 
 double known(double us) { return std::isnan(us) ? 0.0 : us; }
 
@@ -153,7 +152,7 @@ int push_task(starpu_task* task) {
   WorkerQueue& q = state.workers[c.worker];
   {
     PolicyLock lock(q.mutex);
-    q.queue.push(task, queue_key(critical, task->priority), critical ? 1 : 0);
+    q.queue.push(task, policy::critical_first_key(critical, task->priority), critical ? 1 : 0);
     q.queued_us += known(c.length_us);
     if (critical) q.queued_critical_us += known(c.length_us);
     q.size.fetch_add(1);

@@ -27,6 +27,7 @@ namespace tessera::detail {
 namespace {
 
 using NodeQueue = policy::LockedTaskQueue;
+using policy::node_of;
 
 struct LookaheadState {
   int count = 0;                                    // workers
@@ -45,8 +46,6 @@ constexpr int kCpuOnly = -2, kShared = -1;
 bool is_member(const LookaheadState& state, int worker) {
   return worker >= 0 && worker < state.count && state.member[worker].load();
 }
-
-unsigned node_of(int worker) { return starpu_worker_get_memory_node(static_cast<unsigned>(worker)); }
 
 bool is_cuda(int worker) { return starpu_worker_get_type(worker) == STARPU_CUDA_WORKER; }
 
@@ -88,8 +87,6 @@ void choose_kept_streams(LookaheadState& state) {
   }
 }
 
-int64_t queue_key(bool critical, int priority) { return (critical ? int64_t(1) << 33 : 0) + priority; }
-
 void init(unsigned ctx) {
   policy::create_state<LookaheadState>(ctx);
   LookaheadState& state = policy::state_of<LookaheadState>(ctx);
@@ -128,7 +125,7 @@ int push_task(starpu_task* task) {
   const bool critical = policy::hints_of(task).critical;
   // Before queueing: once queued, a worker may run the task and StarPU free it.
   if (node >= 0 && starpu_get_prefetch_flag()) starpu_prefetch_task_input_on_node(task, static_cast<unsigned>(node));
-  queue_of(state, node).push(task, queue_key(critical, task->priority), critical ? 1 : 0);
+  queue_of(state, node).push(task, policy::critical_first_key(critical, task->priority), critical ? 1 : 0);
   for (int w = 0; w < state.count; ++w)
     if (is_member(state, w) && serves(state, w, node) && (critical || !state.kept[w])) policy::wake_worker(w);
   return 0;

@@ -15,6 +15,7 @@ namespace tessera::detail {
 namespace {
 
 using NodeQueue = policy::LockedTaskQueue;
+using policy::node_of;
 
 struct OwnerState {
   int count = 0;  // workers
@@ -24,8 +25,6 @@ struct OwnerState {
 };
 
 bool is_member(const OwnerState& state, int worker) { return worker >= 0 && worker < state.count && state.member[worker].load(); }
-
-unsigned node_of(int worker) { return starpu_worker_get_memory_node(static_cast<unsigned>(worker)); }
 
 // The memory node of the GPU a placed task must run on (a CUDA worker of this context allowed to
 // run it), or -1: the shared queue.

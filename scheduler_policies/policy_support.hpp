@@ -72,6 +72,15 @@ struct LockedTaskQueue {
   starpu_task* take_for(int worker, Tags tags = Tags::any);
 };
 
+// A TaskQueue key that puts the tasks flagged critical ahead of every other, then orders by
+// priority (any int).
+inline int64_t critical_first_key(bool critical, int priority) {
+  return (critical ? int64_t(1) << 33 : 0) + priority;
+}
+
+// The memory node of a worker.
+inline unsigned node_of(int worker) { return starpu_worker_get_memory_node(static_cast<unsigned>(worker)); }
+
 // The workers of a scheduling context.
 std::vector<int> context_workers(unsigned sched_ctx);
 
