@@ -133,8 +133,7 @@ class StreamMatrix {
 template <class T>
 void gather_tile(CudaWorkerContext& ctx, const WholeArgs& a, const TileView<T>& tile, bool diagonal, T* block) {
   if (!a.transposed)
-    TESSERA_CUDA_CHECK(cudaMemcpy2DAsync(block, sizeof(T) * a.n, tile.ptr, sizeof(T) * tile.ld, sizeof(T) * tile.rows,
-                                         tile.cols, cudaMemcpyDeviceToDevice, ctx.stream));
+    cuda::copy_block(tile.rows, tile.cols, tile.ptr, tile.ld, block, a.n, ctx.stream);
   else if (diagonal)
     cuda::transpose_triangle(cuda::Triangle::lower, tile.rows, tile.ptr, tile.ld, block, a.n, ctx.stream);
   else
@@ -150,8 +149,7 @@ void scatter_tile(CudaWorkerContext& ctx, const WholeArgs& a, const TileView<T>&
   else if (diagonal)
     cuda::copy_lower(tile.rows, tile.cols, block, a.n, tile.ptr, tile.ld, ctx.stream);
   else
-    TESSERA_CUDA_CHECK(cudaMemcpy2DAsync(tile.ptr, sizeof(T) * tile.ld, block, sizeof(T) * a.n, sizeof(T) * tile.rows,
-                                         tile.cols, cudaMemcpyDeviceToDevice, ctx.stream));
+    cuda::copy_block(tile.rows, tile.cols, block, a.n, tile.ptr, tile.ld, ctx.stream);
 }
 
 template <class T>

@@ -24,7 +24,7 @@ const char* const kVariables[] = {
     "STARPU_LIMIT_CPU_MEM", "STARPU_PREFETCH", "STARPU_SCHED_ALPHA", "STARPU_SCHED_BETA", "STARPU_BUS_STATS",
     "STARPU_WORKERS_NOBIND", "STARPU_MIN_PRIO", "STARPU_MAX_PRIO", "TESSERA_NCPU", "TESSERA_NB", "TESSERA_MODE",
     "TESSERA_POLICY", "TESSERA_VERBOSE", "TESSERA_GPU_KERNELS", "TESSERA_TASK_GRAIN", "TESSERA_URGENT_STREAMS",
-    "TESSERA_PAUSE_WHEN_IDLE"};
+    "TESSERA_PAUSE_WHEN_IDLE", "TESSERA_BACKGROUND_WRITE_BACK"};
 
 const char* const kWords[] = {"", "0", "1", "2", "-1", "-5", "abc", "1e3", "0x10", " 1", "1 ", "2147483648",
                               "99999999999999999999", "eager", "dmdas", "lws", "bogus", "graph_test", "cpu",

@@ -4,6 +4,7 @@
 #include <thread>
 
 #include "tessera/starpu_interop.hpp"
+#include "policy_modes.hpp"
 #include "tessera/tessera.h"
 #include "test_support.hpp"
 
@@ -25,6 +26,58 @@ TEST(TileMatrixApi, LoadFactorCheckStore) {
   std::vector<double> F(A.size(), 0.0);
   store_async(factor, Uplo::lower, F.data(), n).wait();
   EXPECT_LT(factor_backward_error(Uplo::lower, n, A, F, n), 1.0);
+}
+
+// Every lower tile of A made valid in the memory of the runtime's first GPU.
+void make_resident_on_first_gpu(TileMatrix<double>& A) {
+  const int node = starpu_worker_get_memory_node(static_cast<unsigned>(starpu_worker_get_by_type(STARPU_CUDA_WORKER, 0)));
+  for (int j = 0; j < A.tile_cols(); ++j)
+    for (int i = j; i < A.tile_rows(); ++i) {
+      starpu_data_handle_t tile = starpu_interop::tile_handle(A, i, j);
+      ASSERT_EQ(starpu_data_acquire_on_node(tile, node, STARPU_R), 0);
+      starpu_data_release_on_node(tile, node);
+    }
+}
+
+// Left to choose, a tile matrix of moderate order whose tiles are all on the runtime's one GPU is
+// factored by one task, which finds them there: nothing is copied to host memory meanwhile (StarPU
+// would otherwise write the tiles back as they turn dirty, and the task would wait for it). Tiles
+// still in host memory, or a grain asked for, keep the tile tasks (4 tiles a side: 20).
+TEST(TileMatrixApi, ModerateOrderOnTheGpuIsOneTaskWithoutCopiesGpu) {
+  TESSERA_SKIP_WITHOUT_GPU();
+  if (runtime().cuda_devices() != 1) GTEST_SKIP() << "the one task is chosen on one GPU only";
+  if (!policy_runs(Mode::gpu)) GTEST_SKIP() << runtime().scheduler() << " does not run gpu mode";
+  const int n = 1000, nb = 250;
+  std::vector<double> A = random_spd<double>(n, n, 23);
+  for (const bool resident : {false, true})
+    for (const TaskGrain grain : {TaskGrain::automatic, TaskGrain::tiles}) {
+      TileMatrix<double> tiles(runtime(), n, nb);
+      load_async(tiles, Uplo::lower, A.data(), n).wait();
+      if (resident) make_resident_on_first_gpu(tiles);
+      FactorOptions options;
+      options.mode = Mode::gpu;
+      options.grain = grain;
+      options.trace = std::make_shared<Trace>();
+      ASSERT_EQ(potrf_async(tiles, options).wait(), 0);
+      const bool one_task = resident && grain == TaskGrain::automatic;
+      EXPECT_EQ(options.trace->events().size(), one_task ? 1u : 20u) << "resident " << resident;
+      if (one_task)
+        for (const TraceTransfer& t : options.trace->transfers())
+          EXPECT_EQ(t.bytes, 0) << t.from << " -> " << t.to;
+      std::vector<double> F(A.size(), 0.0);
+      store_async(tiles, Uplo::lower, F.data(), n).wait();
+      EXPECT_LT(factor_backward_error(Uplo::lower, n, A, F, n), 1.0);
+    }
+  // Its info is LAPACK's: the first minor that is not positive, here in the last tile column.
+  A[(n - 10) + static_cast<std::size_t>(n - 10) * n] = -1.0;
+  TileMatrix<double> tiles(runtime(), n, nb);
+  load_async(tiles, Uplo::lower, A.data(), n).wait();
+  make_resident_on_first_gpu(tiles);
+  FactorOptions options;
+  options.mode = Mode::gpu;
+  options.trace = std::make_shared<Trace>();
+  EXPECT_EQ(potrf_async(tiles, options).wait(), n - 9);
+  EXPECT_EQ(options.trace->events().size(), 1u);
 }
 
 TEST(RuntimeApi, TasksSubmittedWhilePausedRunAfterResume) {

@@ -48,7 +48,9 @@ enum class GpuKernels { vendor, custom, any };
 //   automatic: tiles; in the device API, on a runtime with one GPU in a call that runs as gpu
 //          mode does with the tile size left to Tessera, whole_matrix up to n = 16384, where
 //          the tile graph through the device API measured below cuSOLVER's own call on an H100
-//          (docs/gpu-performance.md).
+//          (docs/gpu-performance.md); for a tile matrix whose every lower tile is already in the
+//          memory of the runtime's one GPU, in gpu mode, whole_matrix up to n = 10240 (gathered,
+//          0.88-0.90x cuSOLVER at 8192 on an H100 against 0.76x as tiles).
 enum class TaskGrain { tiles, block_columns, whole_matrix, automatic };
 
 // Kind of a tile task, for scheduling hints and traces. Batched chunks, residual checks and
@@ -169,11 +171,19 @@ struct TESSERA_EXPORT RuntimeOptions {
   bool hide_gpus_from_process = false;
   // Where tile tasks run on several GPUs (see GpuPlacement).
   GpuPlacement gpu_placement = GpuPlacement::block_cyclic;
+  // StarPU's background write-back: tiles held only on a GPU copied to host memory whenever few of
+  // the GPU's buffers are clean, so that eviction finds clean ones. Off by default: a tile written
+  // back is dirty again at its next update, and the task that writes it first waits for the copy
+  // (a factorization of tiles already on an H100, as one task, waited 5.5 ms at n = 8192). On for
+  // matrices larger than the GPU (docs/out-of-core.md): with 2 GiB of GPU memory for 3.6 GiB of
+  // tiles it ran 10% faster on average (3% slower to 21% faster in six pairs).
+  // STARPU_MINIMUM_CLEAN_BUFFERS, where set, decides instead.
+  bool background_write_back = false;
 
   // Defaults overridden by TESSERA_NCPU, TESSERA_NCUDA, TESSERA_WORKERS_PER_CUDA, TESSERA_POLICY,
   // TESSERA_TUNING_FILE, TESSERA_VERBOSE (0 or 1), TESSERA_HOST_TILES (auto, pin-on-reuse, pinned,
   // pageable, in-place or staged), TESSERA_URGENT_STREAMS (0 or 1), TESSERA_GPU_PLACEMENT (block-cyclic or policy),
-  // TESSERA_PAUSE_WHEN_IDLE (0 or 1).
+  // TESSERA_PAUSE_WHEN_IDLE (0 or 1), TESSERA_BACKGROUND_WRITE_BACK (0 or 1).
   static RuntimeOptions from_environment();
 
   // These options for a runtime whose factorizations all run in `mode`: in cpu mode no GPU is

@@ -211,8 +211,11 @@ Request potrf_async(TileMatrix<T>& A, const FactorOptions& options) {
   return make_request(A.runtime(), nullptr, [&](Submission& s) {
     s.set_trace(options.trace);
     const TileGrid grid = detail::tile_grid(A);
+    detail::CholeskyPlan plan = detail::cholesky_plan<T>(A.runtime(), options, grid);
+    if (plan.panel_starts.size() <= 1 && detail::factors_resident_tiles_whole<T>(A.runtime(), options, grid))
+      plan.grain = TaskGrain::whole_matrix;
     detail::insert_cholesky<T>(make_context(A.runtime(), s, options.mode, options.gpu_kernels), grid, options.hints,
-                               detail::cholesky_plan<T>(A.runtime(), options, grid));
+                               plan);
   });
 }
 

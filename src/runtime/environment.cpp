@@ -78,6 +78,8 @@ RuntimeOptions RuntimeOptions::from_environment() {
   options.pause_after_idle_us = env_int("TESSERA_PAUSE_AFTER_IDLE_US", options.pause_after_idle_us, 0);
   if (const std::optional<std::string> placement = env("TESSERA_GPU_PLACEMENT"))
     options.gpu_placement = parse_gpu_placement(*placement);
+  options.background_write_back =
+      env_int("TESSERA_BACKGROUND_WRITE_BACK", options.background_write_back ? 1 : 0, 0) != 0;
   return options;
 }
 
@@ -405,6 +407,9 @@ void set_starpu_environment_defaults(const RuntimeOptions& options) {
   // back) then holds up only its own stream, not the launches of the GPU's other workers. On an
   // H100, n = 16384, tiles on the GPU: 27.3 -> 33.4 TFLOP/s.
   if (!read_variable("STARPU_CUDA_THREAD_PER_DEV")) set_default_variable("STARPU_CUDA_THREAD_PER_WORKER", "1");
+  // StarPU's background write-back (RuntimeOptions::background_write_back) starts when fewer than
+  // this percentage of a GPU's buffers are clean (StarPU's default: 5); 0 never.
+  if (!options.background_write_back) set_default_variable("STARPU_MINIMUM_CLEAN_BUFFERS", "0");
 }
 
 // StarPU 1.3's rules (src/core/perfmodel/perfmodel.c, src/common/utils.c): STARPU_PERF_MODEL_DIR,

@@ -52,6 +52,10 @@ struct TileAccess {
   }
 };
 
+// Whether every stored tile of A has a valid copy in the memory of the runtime's first GPU (false
+// without one). A hint for choosing how to factor: tasks still in flight may move tiles.
+bool tiles_valid_on_first_gpu(const TileGrid& A);
+
 template <class T>
 TileRef tile_ref(const TileMatrix<T>& A, int i, int j) {
   return {TileAccess::handle(A, i, j), A.tile_height(i), A.tile_width(j), i, j, i * A.nb(), j * A.nb(),

@@ -11,6 +11,7 @@
 #endif
 #include "runtime_control.hpp"
 #include "runtime_resources.hpp"
+#include "tile_access.hpp"
 #include "tile_grid.hpp"
 #include "tessera/error.hpp"
 
@@ -202,5 +203,20 @@ void* TileMatrix<T>::stored_handle(int i, int j) const {
 
 template class TileMatrix<float>;
 template class TileMatrix<double>;
+
+namespace detail {
+
+bool tiles_valid_on_first_gpu(const TileGrid& A) {
+  const int worker = starpu_worker_get_by_type(STARPU_CUDA_WORKER, 0);
+  if (worker < 0) return false;
+  const unsigned node = starpu_worker_get_memory_node(static_cast<unsigned>(worker));
+  for (int j = 0; j < A.tile_cols(); ++j)
+    for (int i = 0; i < A.tile_rows(); ++i)
+      if (A.stored(i, j) && !starpu_data_is_on_node(static_cast<starpu_data_handle_t>(A.ref(i, j).handle), node))
+        return false;
+  return true;
+}
+
+}  // namespace detail
 
 }  // namespace tessera

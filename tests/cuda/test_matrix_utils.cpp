@@ -1,4 +1,4 @@
-// The small CUDA helpers of matrix_utils.hpp: transpose_triangle in both directions, with
+// The small CUDA helpers of matrix_utils.hpp: copy_block, transpose_triangle in both directions, with
 // leading dimensions larger than n, checked element by element (nothing outside the triangle
 // written); check_potrf_info against the host's rule for every position of a failing diagonal
 // entry. Skipped where no CUDA device is present.
@@ -66,6 +66,36 @@ TYPED_TEST(MatrixUtilsTyped, TransposeTriangleBothWays) {
   if (!why.empty()) GTEST_SKIP() << "no CUDA device: " << why;
   for (tk::Triangle to : {tk::Triangle::lower, tk::Triangle::upper})
     for (int n : {1, 2, 31, 32, 33, 64, 100, 257}) check_transpose<TypeParam>(to, n, n + 3, n + 7);
+}
+
+// copy_block: every element of the m x n block copied, nothing else of dst written.
+template <class T>
+void check_copy_block(int m, int n, int lds, int ldd) {
+  const std::size_t src_size = static_cast<std::size_t>(lds) * n, dst_size = static_cast<std::size_t>(ldd) * n;
+  std::vector<T> src(src_size), dst(dst_size, poison<T>());
+  for (std::size_t e = 0; e < src_size; ++e) src[e] = static_cast<T>(e % 1000) + T(0.5);
+  T* d_src = to_device(src);
+  T* d_dst = to_device(dst);
+  tk::copy_block<T>(m, n, d_src, lds, d_dst, ldd, nullptr);
+  ASSERT_EQ(cudaDeviceSynchronize(), cudaSuccess);
+  const std::vector<T> out = to_host(d_dst, dst_size);
+  cudaFree(d_src);
+  cudaFree(d_dst);
+  for (int j = 0; j < n; ++j)
+    for (int i = 0; i < ldd; ++i) {
+      const T got = out[i + static_cast<std::size_t>(j) * ldd];
+      if (i < m)
+        ASSERT_EQ(got, src[i + static_cast<std::size_t>(j) * lds]) << m << " x " << n << " (" << i << ", " << j << ")";
+      else
+        ASSERT_TRUE(same_bits(got, poison<T>())) << "written outside the block: " << m << " x " << n << " (" << i << ")";
+    }
+}
+
+TYPED_TEST(MatrixUtilsTyped, CopyBlockCopiesTheBlockAlone) {
+  const std::string why = missing_gpu_reason();
+  if (!why.empty()) GTEST_SKIP() << "no CUDA device: " << why;
+  for (int m : {1, 31, 255, 256, 257, 1000})
+    for (int n : {1, 2, 255, 256, 257, 600}) check_copy_block<TypeParam>(m, n, m + 3, m + 5);
 }
 
 // check_potrf_info on an n x n factor (leading dimension ld) whose diagonal is positive but at

@@ -691,6 +691,28 @@ TEST(RuntimeOptionsForMode, HiddenGpusAlsoSkipHwlocIoDevices) {
   EXPECT_STREQ(std::getenv("HWLOC_COMPONENTS"), "linux");
 }
 
+// StarPU's background write-back of dirty GPU buffers is off unless asked for
+// (RuntimeOptions::background_write_back, TESSERA_BACKGROUND_WRITE_BACK) or its threshold is set.
+TEST(StarpuVariables, BackgroundWriteBackIsOffUnlessAskedFor) {
+  const ScopedEnv clean("STARPU_MINIMUM_CLEAN_BUFFERS", "");  // both restored at the end
+  const ScopedEnv asked("TESSERA_BACKGROUND_WRITE_BACK", "");
+  unsetenv("STARPU_MINIMUM_CLEAN_BUFFERS");
+  unsetenv("TESSERA_BACKGROUND_WRITE_BACK");
+  EXPECT_FALSE(RuntimeOptions::from_environment().background_write_back);
+  RuntimeOptions options;
+  options.background_write_back = true;
+  detail::set_starpu_environment_defaults(options);
+  EXPECT_EQ(std::getenv("STARPU_MINIMUM_CLEAN_BUFFERS"), nullptr);  // StarPU's own default
+  detail::set_starpu_environment_defaults(RuntimeOptions{});
+  ASSERT_NE(std::getenv("STARPU_MINIMUM_CLEAN_BUFFERS"), nullptr);
+  EXPECT_STREQ(std::getenv("STARPU_MINIMUM_CLEAN_BUFFERS"), "0");
+  setenv("STARPU_MINIMUM_CLEAN_BUFFERS", "5", 1);
+  detail::set_starpu_environment_defaults(RuntimeOptions{});
+  EXPECT_STREQ(std::getenv("STARPU_MINIMUM_CLEAN_BUFFERS"), "5");
+  setenv("TESSERA_BACKGROUND_WRITE_BACK", "1", 1);
+  EXPECT_TRUE(RuntimeOptions::from_environment().background_write_back);
+}
+
 // In cpu mode a few workers get larger tiles; the other modes and unknown worker counts do not
 // change.
 TEST(DefaultTileSize, FewCpuWorkersGetLargerTiles) {

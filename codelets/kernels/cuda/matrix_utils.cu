@@ -1,5 +1,8 @@
-#include "check.hpp"
 #include "matrix_utils.hpp"
+
+#include <algorithm>
+
+#include "check.hpp"
 
 namespace tessera::kernels::cuda {
 
@@ -11,6 +14,18 @@ __global__ void copy_lower_kernel(int m, int n, const T* src, int lds, T* dst, i
   const int j = blockIdx.y;
   if (i < m && j < n) dst[i + static_cast<long>(j) * ldd] = i >= j ? src[i + static_cast<long>(j) * lds] : T(0);
 }
+
+// Thread i of block row blockIdx.x copies row i of every gridDim.y-th column from blockIdx.y on.
+template <class T>
+__global__ void copy_block_kernel(int m, int n, const T* __restrict__ src, int lds, T* __restrict__ dst, int ldd) {
+  const int i = static_cast<int>(blockIdx.x * blockDim.x + threadIdx.x);
+  if (i >= m) return;
+  for (int j = static_cast<int>(blockIdx.y); j < n; j += static_cast<int>(gridDim.y))
+    dst[i + static_cast<long>(j) * ldd] = src[i + static_cast<long>(j) * lds];
+}
+
+constexpr int kCopyThreads = 256;
+constexpr int kCopyColumnBlocks = 256;
 
 constexpr int kTransposeBlock = 32;
 constexpr int kTransposeRows = 8;  // threads per block: kTransposeBlock x kTransposeRows
@@ -80,6 +95,14 @@ void copy_lower(int m, int n, const T* src, int lds, T* dst, int ldd, cudaStream
 }
 
 template <class T>
+void copy_block(int m, int n, const T* src, int lds, T* dst, int ldd, cudaStream_t stream) {
+  if (m <= 0 || n <= 0) return;
+  const dim3 grid((m + kCopyThreads - 1) / kCopyThreads, std::min(n, kCopyColumnBlocks));
+  copy_block_kernel<<<grid, kCopyThreads, 0, stream>>>(m, n, src, lds, dst, ldd);
+  TESSERA_CUDA_CHECK_LAUNCH();
+}
+
+template <class T>
 void transpose_triangle(Triangle to, int n, const T* src, int lds, T* dst, int ldd, cudaStream_t stream) {
   if (n <= 0) return;
   const unsigned blocks = static_cast<unsigned>((n + kTransposeBlock - 1) / kTransposeBlock);
@@ -91,6 +114,8 @@ void transpose_triangle(Triangle to, int n, const T* src, int lds, T* dst, int l
 
 template void check_potrf_info<float>(int, const float*, int, int*, cudaStream_t);
 template void check_potrf_info<double>(int, const double*, int, int*, cudaStream_t);
+template void copy_block<float>(int, int, const float*, int, float*, int, cudaStream_t);
+template void copy_block<double>(int, int, const double*, int, double*, int, cudaStream_t);
 template void copy_lower<float>(int, int, const float*, int, float*, int, cudaStream_t);
 template void copy_lower<double>(int, int, const double*, int, double*, int, cudaStream_t);
 template void transpose_triangle<float>(Triangle, int, const float*, int, float*, int, cudaStream_t);

@@ -9,6 +9,12 @@ namespace tessera::kernels::cuda {
 template <class T>
 void copy_lower(int m, int n, const T* src, int lds, T* dst, int ldd, cudaStream_t stream);
 
+// dst := src, both m x n. A kernel rather than CUDA's 2-D copy: on an H100 it gathered 1024-row
+// tiles into a matrix of order 8192 at 1.76 TB/s (read and write) against the copy's 1.31, and
+// 2048-row tiles at 2.44 against 1.57.
+template <class T>
+void copy_block(int m, int n, const T* src, int lds, T* dst, int ldd, cudaStream_t stream);
+
 // Which triangle (diagonal included) of an n x n matrix an operation writes.
 enum class Triangle { lower, upper };
 
