@@ -39,23 +39,39 @@ std::vector<T> to_host(const T* device, std::size_t count) {
 
 bool in(tk::Triangle t, int i, int j) { return t == tk::Triangle::lower ? i >= j : i <= j; }
 
+// A numbered source of lds x n elements, and what `launch(device source, device destination)`
+// leaves in a destination of ldd x n elements that starts poisoned.
 template <class T>
-void check_transpose(tk::Triangle to, int n, int lds, int ldd) {
+struct CopyRun {
+  std::vector<T> src;
+  std::vector<T> out;
+};
+
+template <class T, class Launch>
+CopyRun<T> run_copy(int n, int lds, int ldd, Launch&& launch) {
   const std::size_t src_size = static_cast<std::size_t>(lds) * n, dst_size = static_cast<std::size_t>(ldd) * n;
-  std::vector<T> src(src_size), dst(dst_size, poison<T>());
-  for (std::size_t e = 0; e < src_size; ++e) src[e] = static_cast<T>(e % 1000) + T(0.25);
-  T* d_src = to_device(src);
-  T* d_dst = to_device(dst);
-  tk::transpose_triangle<T>(to, n, d_src, lds, d_dst, ldd, nullptr);
-  ASSERT_EQ(cudaDeviceSynchronize(), cudaSuccess);
-  const std::vector<T> out = to_host(d_dst, dst_size);
+  CopyRun<T> run{std::vector<T>(src_size), {}};
+  for (std::size_t e = 0; e < src_size; ++e) run.src[e] = static_cast<T>(e % 1000) + T(0.25);
+  T* d_src = to_device(run.src);
+  T* d_dst = to_device(std::vector<T>(dst_size, poison<T>()));
+  launch(d_src, d_dst);
+  EXPECT_EQ(cudaDeviceSynchronize(), cudaSuccess);
+  run.out = to_host(d_dst, dst_size);
   cudaFree(d_src);
   cudaFree(d_dst);
+  return run;
+}
+
+template <class T>
+void check_transpose(tk::Triangle to, int n, int lds, int ldd) {
+  const CopyRun<T> run = run_copy<T>(n, lds, ldd, [&](const T* src, T* dst) {
+    tk::transpose_triangle<T>(to, n, src, lds, dst, ldd, nullptr);
+  });
   for (int j = 0; j < n; ++j)
     for (int i = 0; i < ldd; ++i) {
-      const T got = out[i + static_cast<std::size_t>(j) * ldd];
+      const T got = run.out[i + static_cast<std::size_t>(j) * ldd];
       if (i < n && in(to, i, j))
-        ASSERT_EQ(got, src[j + static_cast<std::size_t>(i) * lds]) << "n=" << n << " (" << i << ", " << j << ")";
+        ASSERT_EQ(got, run.src[j + static_cast<std::size_t>(i) * lds]) << "n=" << n << " (" << i << ", " << j << ")";
       else
         ASSERT_TRUE(same_bits(got, poison<T>())) << "written outside the triangle: n=" << n << " (" << i << ", " << j << ")";
     }
@@ -71,21 +87,14 @@ TYPED_TEST(MatrixUtilsTyped, TransposeTriangleBothWays) {
 // copy_block: every element of the m x n block copied, nothing else of dst written.
 template <class T>
 void check_copy_block(int m, int n, int lds, int ldd) {
-  const std::size_t src_size = static_cast<std::size_t>(lds) * n, dst_size = static_cast<std::size_t>(ldd) * n;
-  std::vector<T> src(src_size), dst(dst_size, poison<T>());
-  for (std::size_t e = 0; e < src_size; ++e) src[e] = static_cast<T>(e % 1000) + T(0.5);
-  T* d_src = to_device(src);
-  T* d_dst = to_device(dst);
-  tk::copy_block<T>(m, n, d_src, lds, d_dst, ldd, nullptr);
-  ASSERT_EQ(cudaDeviceSynchronize(), cudaSuccess);
-  const std::vector<T> out = to_host(d_dst, dst_size);
-  cudaFree(d_src);
-  cudaFree(d_dst);
+  const CopyRun<T> run = run_copy<T>(n, lds, ldd, [&](const T* src, T* dst) {
+    tk::copy_block<T>(m, n, src, lds, dst, ldd, nullptr);
+  });
   for (int j = 0; j < n; ++j)
     for (int i = 0; i < ldd; ++i) {
-      const T got = out[i + static_cast<std::size_t>(j) * ldd];
+      const T got = run.out[i + static_cast<std::size_t>(j) * ldd];
       if (i < m)
-        ASSERT_EQ(got, src[i + static_cast<std::size_t>(j) * lds]) << m << " x " << n << " (" << i << ", " << j << ")";
+        ASSERT_EQ(got, run.src[i + static_cast<std::size_t>(j) * lds]) << m << " x " << n << " (" << i << ", " << j << ")";
       else
         ASSERT_TRUE(same_bits(got, poison<T>())) << "written outside the block: " << m << " x " << n << " (" << i << ")";
     }
