@@ -50,7 +50,7 @@ enum class GpuKernels { vendor, custom, any };
 //          the tile graph through the device API measured below cuSOLVER's own call on an H100
 //          (docs/gpu-performance.md); for a tile matrix whose every lower tile is already in the
 //          memory of the runtime's one GPU, in gpu mode, whole_matrix up to n = 10240 (gathered,
-//          0.88-0.90x cuSOLVER at 8192 on an H100 against 0.76x as tiles).
+//          0.88-0.90x cuSOLVER at 8192 on an H100 against 0.70-0.76x as tiles).
 enum class TaskGrain { tiles, block_columns, whole_matrix, automatic };
 
 // Kind of a tile task, for scheduling hints and traces. Batched chunks, residual checks and
