@@ -2,9 +2,12 @@
 // GPU memory, in one process: what a program that factors matrices already on the GPU in a loop
 // sees (a Gaussian process's hyperparameter search, a Kalman filter). For each order, --repetitions
 // calls of each, alternating, the matrix copied back before every call (not timed). Prints the
-// 10th, 50th and 90th percentiles and the largest time of each, in microseconds, and the median of
-// Tessera's traced calls cut into three: from the call to its task's start, the task, and from the
-// task's end to the call's return (a trace costs a little, so these are not the untraced times).
+// 10th, 50th and 90th percentiles and the largest time of each, in microseconds. Tessera's call
+// runs three ways: as Tessera chooses (one vendor call on the caller's stream, no task), as one task
+// of the runtime (TaskGrain::whole_matrix: what the default was before), and traced (a trace asks
+// for the runtime's task; its median is cut into three: from the call to the task's start, the
+// task, and from the task's end to the call's return; a trace costs a little, so these are not the
+// untraced times).
 // The matrix is copied back from host memory (--restore host: 10 ms and more at n = 4096, so the
 // runtime's idle workers have gone to sleep before each call) or from a copy in GPU memory
 // (--restore device: well under a millisecond, calls nearly back to back, as a loop over matrices
@@ -44,7 +47,7 @@ double median(std::vector<double> v) {
 }
 
 struct Samples {
-  std::vector<double> cusolver, tessera, to_start, task, to_return;
+  std::vector<double> cusolver, tessera, runtime_task, to_start, task, to_return;
 };
 
 enum class Restore { host, device };
@@ -85,6 +88,14 @@ Samples measure(tessera::Runtime& runtime, cusolverDnHandle_t solver, int n, int
     if (tessera::device::potrf(runtime, n, dA, n, nullptr, tessera::FactorOptions{}) != 0)
       throw std::runtime_error("device::potrf failed");
     if (r > 0) s.tessera.push_back(now_us() - start);
+
+    restore_matrix();
+    tessera::FactorOptions one_task;
+    one_task.grain = tessera::TaskGrain::whole_matrix;
+    start = now_us();
+    if (tessera::device::potrf(runtime, n, dA, n, nullptr, one_task) != 0)
+      throw std::runtime_error("device::potrf as one task failed");
+    if (r > 0) s.runtime_task.push_back(now_us() - start);
 
     restore_matrix();
     tessera::FactorOptions traced;
@@ -137,13 +148,14 @@ int main(int argc, char** argv) {
       "from {} memory\n",
       runtime.cpu_workers(), runtime.cuda_workers(), runtime.scheduler(), repetitions,
       restore == Restore::host ? "host" : "GPU");
-  fmt::print("{:>6} | {:>22} | {:>22} | {:>8} | {:>27}\n", "n", "cuSOLVER", "Tessera device::potrf", "p50 c/T",
-             "traced p50: to start/task/back");
+  fmt::print("{:>6} | {:>22} | {:>22} | {:>8} | {:>22} | {:>8} | {:>27}\n", "n", "cuSOLVER", "Tessera device::potrf",
+             "p50 c/T", "as a task of the runtime", "p50 c/R", "traced p50: to start/task/back");
   for (const int n : sizes) {
     const Samples s = measure(runtime, solver, n, repetitions, restore);
-    fmt::print("{:>6} | {:>22} | {:>22} | {:>8.2f} | {:>9.0f} {:>8.0f} {:>8.0f}\n", n, percentiles(s.cusolver),
-               percentiles(s.tessera), median(s.cusolver) / median(s.tessera), median(s.to_start), median(s.task),
-               median(s.to_return));
+    fmt::print("{:>6} | {:>22} | {:>22} | {:>8.2f} | {:>22} | {:>8.2f} | {:>9.0f} {:>8.0f} {:>8.0f}\n", n,
+               percentiles(s.cusolver), percentiles(s.tessera), median(s.cusolver) / median(s.tessera),
+               percentiles(s.runtime_task), median(s.cusolver) / median(s.runtime_task), median(s.to_start),
+               median(s.task), median(s.to_return));
   }
   cusolverDnDestroy(solver);
   return 0;

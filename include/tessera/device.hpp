@@ -151,6 +151,14 @@ TESSERA_EXPORT void zero_opposite_triangle(Uplo uplo, int n, T* A, int lda, long
 // it reaches a pivot, if it does). Misuse: InvalidArgument with LAPACK's positions
 // (tessera/lapack_arguments.hpp), checked before any CUDA call; then a host pointer for A or B is
 // an InvalidArgument at its position too. A runtime without a CUDA worker: RuntimeError.
+//
+// One vendor call: left to Tessera (options.grain automatic, options.nb 0), a matrix of order up to
+// 16384 on the one GPU of a runtime that runs the call as gpu mode is factored by cuSOLVER's potrf
+// on the matrix itself (an upper-stored one through a transposed workspace of n x n elements), the
+// solves are cuBLAS's two trsm, and no trace is asked for: these are enqueued by the calling thread
+// on `stream`, after the work already there, with handles the runtime keeps, and without a task
+// of the runtime (whose request would add 0.13-0.34 ms a call on an H100 and wait for the stream
+// first). The call returns once the result is complete, as the others do.
 
 // A (n x n, lda) factored in place; returns LAPACK's info.
 template <class T>
@@ -160,6 +168,14 @@ TESSERA_EXPORT int potrf(Runtime& runtime, int n, T* A, int lda, Stream stream,
 template <class T>
 TESSERA_EXPORT int potrs(Runtime& runtime, int n, int nrhs, const T* A, int lda, T* B, int ldb,
                          Stream stream, const FactorOptions& options = {});
+// potrf with LAPACK's info written to `info` (one int in the memory of A's GPU) in the order of
+// `stream` instead of returned. As one vendor call (below) it never synchronises: it returns once
+// the work is enqueued on `stream`. Otherwise the tiles are factored as by potrf, the call returns
+// when they are, and the info is written on `stream`. Misuse as potrf's; a null `info`, or one in
+// host memory, is an InvalidArgument at position 5.
+template <class T>
+TESSERA_EXPORT void potrf_ex(Runtime& runtime, int n, T* A, int lda, int* info, Stream stream,
+                             const FactorOptions& options = {});
 // potrf, then potrs once the factor exists: B is left as it was when info > 0, as in LAPACK.
 template <class T>
 TESSERA_EXPORT int posv(Runtime& runtime, int n, int nrhs, T* A, int lda, T* B, int ldb,

@@ -104,12 +104,15 @@ class PyRuntime {
     }
   }
 
-  // Dense factorization of one matrix in GPU memory through the tile DAG; returns info.
+  // Dense factorization of one matrix in GPU memory; its info into the int at `info` (device
+  // memory) in the order of `stream`. Never synchronises where the call is one vendor call
+  // (tessera::device::potrf_ex).
   template <class T>
-  int potrf_device(uintptr_t a, int n, const std::string& uplo, const std::string& mode, uintptr_t stream) {
+  void potrf_device_ex(uintptr_t a, int n, const std::string& uplo, const std::string& mode, uintptr_t info,
+                       uintptr_t stream) {
     nb::gil_scoped_release unlocked;
-    return tessera::device::potrf(get(), n, reinterpret_cast<T*>(a), std::max(1, n),
-                                  reinterpret_cast<tessera::device::Stream>(stream), factor_options(uplo, mode));
+    tessera::device::potrf_ex(get(), n, reinterpret_cast<T*>(a), std::max(1, n), reinterpret_cast<int*>(info),
+                              reinterpret_cast<tessera::device::Stream>(stream), factor_options(uplo, mode));
   }
 
   template <class T>
@@ -221,7 +224,7 @@ NB_MODULE(_core, m) {
     const std::string s = suffix;
     runtime.def(("potrf" + s).c_str(), &PyRuntime::potrf<T>);
     runtime.def(("potrs" + s).c_str(), &PyRuntime::potrs<T>);
-    runtime.def(("potrf_device" + s).c_str(), &PyRuntime::potrf_device<T>);
+    runtime.def(("potrf_device_ex" + s).c_str(), &PyRuntime::potrf_device_ex<T>);
     runtime.def(("potrs_device" + s).c_str(), &PyRuntime::potrs_device<T>);
     m.def(("potrf_batched_device_into" + s).c_str(), &potrf_batched_device_into<T>);
     m.def(("potrs_batched_device" + s).c_str(), &potrs_batched_device<T>);

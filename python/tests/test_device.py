@@ -244,6 +244,35 @@ def test_torch_stream_order_and_no_synchronisation():
     assert backward_error(a, factor.cpu().numpy(), True) < tolerance(np.float64, 32)
 
 
+def test_torch_dense_stream_order_and_no_synchronisation():
+    """Dense orders on one GPU are one vendor call each, enqueued on the array's stream: cholesky_ex
+    returns before the work queued ahead of it is done, and the infos land on the stream."""
+    torch = _torch()
+    if torch is None:
+        pytest.skip("needs PyTorch with a CUDA GPU")
+    if torch.cuda.device_count() != 1:
+        pytest.skip("one vendor call per matrix is chosen on a runtime with one GPU")
+    n = tessera.DENSE_DEVICE_MIN_N + 7
+    a = spd(n, batch=(2,))
+    a[1] = not_spd_at(a[1], n // 2)
+    host = torch.from_numpy(a).pin_memory()
+    stream = torch.cuda.Stream()
+    tessera.cholesky_ex(torch.from_numpy(spd(n)).cuda())  # first-call costs
+    torch.cuda.synchronize()
+    with torch.cuda.stream(stream):
+        device_a = torch.empty_like(host, device="cuda")
+        torch.cuda._sleep(200_000_000)  # ~0.1 s of GPU time queued ahead on the stream
+        device_a.copy_(host, non_blocking=True)
+        start = time.perf_counter()
+        factor, info = tessera.cholesky_ex(device_a)
+        returned = time.perf_counter() - start
+        assert not stream.query(), "the work queued before the call is done: the call synchronised"
+    stream.synchronize()
+    assert returned < 0.05, f"cholesky_ex took {returned:.3f} s to return"
+    assert np.array_equal(info.cpu().numpy(), [0, n // 2])
+    assert backward_error(a[:1], factor[:1].cpu().numpy(), True) < tolerance(np.float64, n)
+
+
 def test_cupy_stream_order():
     cupy = _cupy()
     if cupy is None:

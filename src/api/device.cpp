@@ -3,11 +3,14 @@
 // tile algorithms of the host path run on them, with no copy in or out.
 #include "tessera/device.hpp"
 
+#include <algorithm>
+#include <initializer_list>
 #include <memory>
 #include <optional>
 #include <string>
 
 #include "argument_errors.hpp"
+#include "callers_stream.hpp"
 #include "device_memory.hpp"
 #include "request_support.hpp"
 #include "tile_access.hpp"
@@ -126,6 +129,15 @@ int checked_tile_size(const Runtime& runtime, int n, const FactorOptions& option
   return nb;
 }
 
+// Whether the call runs on the caller's stream (runs_on_callers_stream) with its matrices on the
+// one GPU of the runtime; a matrix elsewhere takes the runtime's path, which says why it cannot.
+template <class T>
+bool on_callers_stream(const Runtime& runtime, const FactorOptions& options, int n, std::initializer_list<int> devices) {
+  if (!detail::runs_on_callers_stream<T>(runtime, options, n)) return false;
+  const int gpu = detail::first_cuda_device();
+  return std::all_of(devices.begin(), devices.end(), [&](int device) { return device == gpu; });
+}
+
 }  // namespace
 
 template <class T>
@@ -136,11 +148,31 @@ int potrf(Runtime& runtime, int n, T* A, int lda, Stream stream, const FactorOpt
   const FactorOptions run = options_as_run<T>(runtime, n, options);
   const int nb = checked_tile_size<T>(runtime, n, run);
   const int device = device_holding("potrf", A, "A", 3);
+  if (on_callers_stream<T>(runtime, options, n, {device}))
+    return detail::potrf_on_callers_stream(runtime, device, options.uplo, n, A, lda, stream);
   detail::synchronize_stream(stream);
   SymmetricTiles<T> tiles(runtime, n, nb, run, A, lda, device);
   const int info = factor(runtime, tiles, run);
   tiles.store(A, lda);
   return info;
+}
+
+template <class T>
+void potrf_ex(Runtime& runtime, int n, T* A, int lda, int* info, Stream stream, const FactorOptions& options) {
+  detail::throw_if_invalid("device::potrf_ex", potrf_argument_error(detail::uplo_letter(options.uplo), n, A, lda));
+  if (info == nullptr) throw InvalidArgument(qualified("potrf_ex") + ": info (argument 5) is null", 5);
+  require_cuda_workers("potrf_ex", runtime);
+  const int device = n > 0 ? device_holding("potrf_ex", A, "A", 3) : -1;
+  const int info_device = device_holding("potrf_ex", info, "info", 5);
+  if (n == 0) {
+    detail::write_int_on_stream(info, 0, stream);
+    return;
+  }
+  if (on_callers_stream<T>(runtime, options, n, {device, info_device})) {
+    detail::potrf_on_callers_stream_async(runtime, device, options.uplo, n, A, lda, info, stream);
+    return;
+  }
+  detail::write_int_on_stream(info, potrf(runtime, n, A, lda, stream, options), stream);
 }
 
 template <class T>
@@ -154,6 +186,10 @@ int potrs(Runtime& runtime, int n, int nrhs, const T* A, int lda, T* B, int ldb,
   const int nb = checked_tile_size<T>(runtime, n, run);
   const int a_device = device_holding("potrs", A, "A", 4);
   const int b_device = device_holding("potrs", B, "B", 6);
+  if (on_callers_stream<T>(runtime, options, n, {a_device, b_device})) {
+    detail::potrs_on_callers_stream(runtime, a_device, options.uplo, n, nrhs, A, lda, B, ldb, stream);
+    return 0;
+  }
   detail::synchronize_stream(stream);
   // The factor's tiles are only read (no task writes them, so nothing is written back).
   SymmetricTiles<T> factor_tiles(runtime, n, nb, run, const_cast<T*>(A), lda, a_device);
@@ -171,7 +207,14 @@ int posv(Runtime& runtime, int n, int nrhs, T* A, int lda, T* B, int ldb, Stream
   const FactorOptions run = options_as_run<T>(runtime, n, options);
   const int nb = checked_tile_size<T>(runtime, n, run);
   const int a_device = device_holding("posv", A, "A", 4);
-  const int b_device = nrhs > 0 ? device_holding("posv", B, "B", 6) : -1;
+  const int b_device = nrhs > 0 ? device_holding("posv", B, "B", 6) : a_device;
+  if (on_callers_stream<T>(runtime, options, n, {a_device, b_device})) {
+    // As LAPACK: B is left as it was when the factorization fails.
+    const int info = detail::potrf_on_callers_stream(runtime, a_device, options.uplo, n, A, lda, stream);
+    if (info == 0 && nrhs > 0)
+      detail::potrs_on_callers_stream<T>(runtime, a_device, options.uplo, n, nrhs, A, lda, B, ldb, stream);
+    return info;
+  }
   detail::synchronize_stream(stream);
   SymmetricTiles<T> tiles(runtime, n, nb, run, A, lda, a_device);
   std::unique_ptr<TileMatrix<T>> rhs;
@@ -194,6 +237,11 @@ int potrf(Runtime&, int, T*, int, Stream, const FactorOptions&) {
 }
 
 template <class T>
+void potrf_ex(Runtime&, int, T*, int, int*, Stream, const FactorOptions&) {
+  throw RuntimeError(qualified("potrf_ex") + ": Tessera was built without CUDA");
+}
+
+template <class T>
 int potrs(Runtime&, int, int, const T*, int, T*, int, Stream, const FactorOptions&) {
   throw RuntimeError(qualified("potrs") + ": Tessera was built without CUDA");
 }
@@ -207,6 +255,8 @@ int posv(Runtime&, int, int, T*, int, T*, int, Stream, const FactorOptions&) {
 
 template int potrf<float>(Runtime&, int, float*, int, Stream, const FactorOptions&);
 template int potrf<double>(Runtime&, int, double*, int, Stream, const FactorOptions&);
+template void potrf_ex<float>(Runtime&, int, float*, int, int*, Stream, const FactorOptions&);
+template void potrf_ex<double>(Runtime&, int, double*, int, int*, Stream, const FactorOptions&);
 template int potrs<float>(Runtime&, int, int, const float*, int, float*, int, Stream, const FactorOptions&);
 template int potrs<double>(Runtime&, int, int, const double*, int, double*, int, Stream, const FactorOptions&);
 template int posv<float>(Runtime&, int, int, float*, int, float*, int, Stream, const FactorOptions&);

@@ -70,6 +70,15 @@ bool factors_device_matrix_whole(const Runtime& runtime, const FactorOptions& op
          runtime.cuda_devices() == 1 && runs_as_gpu_mode(runtime, options.mode);
 }
 
+// Whether a device-API call is that one vendor call enqueued by the calling thread on the caller's
+// stream (callers_stream.hpp) rather than one task of the runtime: the grain left to Tessera where
+// factors_device_matrix_whole chooses the whole matrix, and no trace asked for (a trace records
+// the runtime's tasks). The caller also checks that the matrices are on the runtime's GPU.
+template <class T>
+bool runs_on_callers_stream(const Runtime& runtime, const FactorOptions& options, int n) {
+  return options.grain == TaskGrain::automatic && !options.trace && factors_device_matrix_whole<T>(runtime, options, n);
+}
+
 // Up to this order, a tile matrix whose every lower tile is already in the memory of the runtime's
 // one GPU is factored as one task (TaskGrain::whole_matrix: the tiles gathered into one matrix for
 // the vendor's potrf and scattered back). Measured on an H100, tiles on the GPU, double: 0.63-0.72x

@@ -11,6 +11,7 @@
 #include <string>
 #include <utility>
 
+#include "current_device.hpp"
 #include "kernels/cuda/check.hpp"
 #include "kernels/cuda/matrix_utils.hpp"
 #include "tessera/error.hpp"
@@ -18,21 +19,6 @@
 namespace tessera::detail {
 
 namespace {
-
-// Makes `device` current for the scope, then restores the caller's.
-class CurrentDevice {
- public:
-  explicit CurrentDevice(int device) {
-    TESSERA_CUDA_CHECK(cudaGetDevice(&previous_));
-    TESSERA_CUDA_CHECK(cudaSetDevice(device));
-  }
-  ~CurrentDevice() { cudaSetDevice(previous_); }
-  CurrentDevice(const CurrentDevice&) = delete;
-  CurrentDevice& operator=(const CurrentDevice&) = delete;
-
- private:
-  int previous_ = 0;
-};
 
 cudaStream_t as_stream(void* stream) { return static_cast<cudaStream_t>(stream); }
 
@@ -141,6 +127,11 @@ bool pinned_host_memory(const void* pointer) {
 }
 
 void synchronize_stream(void* stream) { TESSERA_CUDA_CHECK(cudaStreamSynchronize(as_stream(stream))); }
+
+void write_int_on_stream(int* destination, int value, void* stream) {
+  // From pageable memory the copy has read `value` when it returns (CUDA stages such a source).
+  TESSERA_CUDA_CHECK(cudaMemcpyAsync(destination, &value, sizeof(int), cudaMemcpyHostToDevice, as_stream(stream)));
+}
 
 template <class T>
 TransposedUpper<T>::TransposedUpper(int device, int n, const T* upper, int ld)

@@ -23,6 +23,9 @@ bool pinned_host_memory(const void* pointer);
 // stream of the calling thread's current device) is complete.
 void synchronize_stream(void* stream);
 
+// *destination (device memory) := value, in the order of `stream`; returns without waiting for it.
+void write_int_on_stream(int* destination, int value, void* stream);
+
 // The smallest device number driven by one of the runtime's CUDA workers, or -1 without one.
 int first_cuda_device();
 

@@ -30,6 +30,7 @@
 namespace tessera::detail {
 
 class StagingRing;
+class StreamSolverPool;
 
 struct CudaWorkerContext {
 #ifdef TESSERA_HAVE_CUDA
@@ -167,6 +168,10 @@ class RuntimeResources {
   // while the runtime lives. Only with CUDA workers.
   StagingRing& staging_ring() const;
 #ifdef TESSERA_HAVE_CUDA
+  // cuBLAS and cuSOLVER handles for calls that run on an application's stream instead of a
+  // worker's (callers_stream.hpp): made by the first such call on each GPU, kept while the runtime
+  // lives.
+  StreamSolverPool& stream_solvers() const;
   kernels::cuda::TileTuningTable& tile_tuning() { return tile_tuning_; }
   const kernels::cuda::TileTuningTable& tile_tuning() const { return tile_tuning_; }
 #endif
@@ -181,6 +186,8 @@ class RuntimeResources {
   mutable std::mutex staging_mutex_;
   mutable std::shared_ptr<StagingRing> staging_;  // shared_ptr: destroyed where StagingRing is incomplete
 #ifdef TESSERA_HAVE_CUDA
+  mutable std::mutex stream_solvers_mutex_;
+  mutable std::shared_ptr<StreamSolverPool> stream_solvers_;  // shared_ptr: destroyed where the type is incomplete
   kernels::cuda::TileTuningTable tile_tuning_;
 #endif
 };

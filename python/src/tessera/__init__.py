@@ -59,9 +59,10 @@ def cholesky(a, *, lower=True, mode=None, policy=None):
 
 def cholesky_ex(a, *, lower=True, mode=None, policy=None):
     """(factor, info) as cholesky, without raising for numerical failure: info (int32, shape
-    a.shape[:-2], the same kind of array as a) is LAPACK's info per matrix. On a GPU array of
-    order below DENSE_DEVICE_MIN_N it never synchronises; the factor of a failed matrix is
-    partial, as LAPACK leaves it."""
+    a.shape[:-2], the same kind of array as a) is LAPACK's info per matrix. On a GPU array it
+    never synchronises below DENSE_DEVICE_MIN_N (the batched kernels), nor above it where each
+    matrix is one vendor call (order up to 16384, one GPU, gpu or auto mode resolving to gpu:
+    tessera::device::potrf_ex); the factor of a failed matrix is partial, as LAPACK leaves it."""
     factor, info, _ = _factor(a, lower, mode, policy, read_info=False)
     return factor, info
 
@@ -157,7 +158,8 @@ def _factor_host(a, lower, mode, policy):
 
 
 def _factor_device(ad, a, lower, mode, policy):
-    """A GPU stack of order DENSE_DEVICE_MIN_N or more: each matrix through the tile DAG, on a copy.
+    """A GPU stack of order DENSE_DEVICE_MIN_N or more: each matrix by the dense device API (one
+    vendor call on the array's stream up to order 16384 on one GPU, the tile DAG above), on a copy.
     Tessera's GPU kernels are fastest on lower storage (column-major), and a C-ordered array holds
     the column-major transpose of its matrix. For a lower factor the copy is then made transposed,
     so that it holds a column-major; for an upper one it is made as it is: its column-major lower
@@ -180,10 +182,10 @@ def _factor_device(ad, a, lower, mode, policy):
 def _factor_dense_device(ad, f, info, n, batch, dtype, uplo, mode, policy, stream):
     runtime, default_mode = native_runtime(policy)
     suffix, base, step = _suffix(dtype), ad.pointer(f), n * n * np.dtype(dtype).itemsize
+    factor = getattr(runtime, "potrf_device_ex" + suffix)
     for k in range(batch):
-        column = getattr(runtime, "potrf_device" + suffix)(base + k * step, n, uplo, mode or default_mode, stream)
-        if column:
-            ad.set_info(info, k, column)
+        # Each info written on the stream: no synchronisation where the call is one vendor call.
+        factor(base + k * step, n, uplo, mode or default_mode, ad.pointer(info) + 4 * k, stream)
     getattr(_core, "zero_opposite_device" + suffix)(base, n, batch, uplo, stream)
 
 

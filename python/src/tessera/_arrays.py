@@ -141,9 +141,6 @@ class _Torch:
             return _NO_GUARD
         return self.torch.cuda.device(a.device)
 
-    def set_info(self, info, index, value):
-        info.view(-1)[index] = int(value)
-
     def to_host(self, info):
         return info.cpu().numpy()
 
@@ -202,9 +199,6 @@ class _CuPy:
 
     def device_guard(self, a):
         return a.device
-
-    def set_info(self, info, index, value):
-        info.reshape(-1)[index] = int(value)
 
     def to_host(self, info):
         return self.cupy.asnumpy(info)

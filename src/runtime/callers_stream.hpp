@@ -1,0 +1,37 @@
+// The device API's dense calls that are one vendor call on the matrix itself (tessera/device.hpp):
+// enqueued from the calling thread on the caller's stream, without StarPU. Such a call would be one
+// task of the runtime, and the runtime would add its request (registration, submission, a worker's
+// start and end, unregistration: 0.13-0.34 ms a call on an H100) and a synchronisation of the
+// caller's stream before it, for no overlap to gain. The handles are the runtime's, kept between
+// calls. No CUDA or StarPU types here.
+#pragma once
+
+#ifdef TESSERA_HAVE_CUDA
+
+#include "tessera/options.hpp"
+#include "tessera/runtime.hpp"
+
+namespace tessera::detail {
+
+// A (n x n, lda, in the memory of `device`) factored in place on `stream` (a cudaStream_t; null:
+// the legacy default stream), after the work already on it; returns LAPACK's info once the factor
+// is complete. Only the triangle `uplo` is read and written: an upper-stored A is transposed into
+// a workspace of n x n elements (stream-ordered) and back.
+template <class T>
+int potrf_on_callers_stream(const Runtime& runtime, int device, Uplo uplo, int n, T* A, int lda, void* stream);
+
+// As potrf_on_callers_stream, with LAPACK's info written to `info` (device memory, on `device`) in
+// the order of `stream`: returns once the work is enqueued, never waiting for the GPU.
+template <class T>
+void potrf_on_callers_stream_async(const Runtime& runtime, int device, Uplo uplo, int n, T* A, int lda, int* info,
+                                   void* stream);
+
+// B (n x nrhs, ldb, on `device`) := A^{-1} B with potrf's factor in the triangle `uplo` of A, on
+// `stream` after the work already on it; returns once B is complete.
+template <class T>
+void potrs_on_callers_stream(const Runtime& runtime, int device, Uplo uplo, int n, int nrhs, const T* A, int lda, T* B,
+                             int ldb, void* stream);
+
+}  // namespace tessera::detail
+
+#endif
