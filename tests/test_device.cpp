@@ -115,6 +115,11 @@ TEST(DeviceArguments, CApiReturnsMinusPosition) {
   EXPECT_EQ(tessera_dposv_device('L', 2, 1, a, 2, b, 1, nullptr), -7);
   EXPECT_EQ(tessera_dposv_device('L', 2, 1, a, 2, a + 1, 2, nullptr), -6);
   EXPECT_EQ(tessera_sposv_device('Q', 2, 1, af, 2, bf, 2, nullptr), -1);
+  int info = 0;
+  EXPECT_EQ(tessera_dpotrf_device_ex('L', 2, a, 1, &info, nullptr), -4);
+#ifdef TESSERA_HAVE_CUDA
+  EXPECT_EQ(tessera_spotrf_device_ex('L', 2, af, 2, nullptr, nullptr), -5);  // before any CUDA call
+#endif
   // Zero sizes return at once, as the host forms do.
   EXPECT_EQ(tessera_dpotrf_device('L', 0, nullptr, 1, nullptr), 0);
   EXPECT_EQ(tessera_dpotrs_device('U', 3, 0, a, 3, nullptr, 3, nullptr), 0);
@@ -623,6 +628,19 @@ TEST(DeviceDense, CApiFactorsAndSolvesGpu) {
   failing[100 + static_cast<std::size_t>(100) * lda] = -100;
   const DeviceCopy<double> device_failing(failing);
   EXPECT_EQ(tessera_dpotrf_device('L', n, device_failing.get(), lda, nullptr), 101);
+  // The _ex form: the info in device memory, 0 returned.
+  const DeviceCopy<double> device_failing_ex(failing);
+  const DeviceCopy<int> device_info(std::vector<int>{-7});
+  EXPECT_EQ(tessera_dpotrf_device_ex('L', n, device_failing_ex.get(), lda, device_info.get(), nullptr), 0);
+  EXPECT_CUDA_OK(cudaDeviceSynchronize());
+  EXPECT_EQ(device_info.to_host()[0], 101);
+  const DeviceCopy<float> device_Af3(Af);
+  EXPECT_EQ(tessera_spotrf_device_ex('U', n, device_Af3.get(), n, device_info.get(), nullptr), 0);
+  EXPECT_CUDA_OK(cudaDeviceSynchronize());
+  EXPECT_EQ(device_info.to_host()[0], 0);
+  int host_info = 0;
+  EXPECT_EQ(tessera_dpotrf_device_ex('L', n, device_failing_ex.get(), lda, &host_info, nullptr), -5);
+  EXPECT_EQ(tessera_dpotrf_device_ex('L', n, device_failing_ex.get(), lda, nullptr, nullptr), -5);
 }
 
 TEST(DeviceDense, ManagedMemoryGpu) {

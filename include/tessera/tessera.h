@@ -58,6 +58,13 @@ TESSERA_EXPORT int tessera_spotrs_device(char uplo, int n, int nrhs, const float
                                          void *stream);
 TESSERA_EXPORT int tessera_dposv_device(char uplo, int n, int nrhs, double *A, int lda, double *B, int ldb, void *stream);
 TESSERA_EXPORT int tessera_sposv_device(char uplo, int n, int nrhs, float *A, int lda, float *B, int ldb, void *stream);
+/* As tessera_?potrf_device, with LAPACK's info written to *info (one int in GPU memory) in the
+ * order of stream instead of returned: where the call is one vendor call (order up to 16384 on a
+ * runtime with one GPU that runs it as gpu mode; tessera/device.hpp) it returns without waiting
+ * for the GPU, else once the factor is complete. Returns 0, or as tessera_?potrf_device for misuse
+ * (-5 for a null info, or one in host memory). */
+TESSERA_EXPORT int tessera_dpotrf_device_ex(char uplo, int n, double *A, int lda, int *info, void *stream);
+TESSERA_EXPORT int tessera_spotrf_device_ex(char uplo, int n, float *A, int lda, int *info, void *stream);
 
 /* Device-resident batched mode (tessera/device.hpp): the same strided batches with A, B and info
  * in GPU memory; stream is a cudaStream_t (NULL: the default stream). The _ex calls enqueue the

@@ -106,6 +106,14 @@ int potrf_device(const char* routine, char uplo, int n, T* A, int lda, void* str
 }
 
 template <class T>
+int potrf_device_ex(const char* routine, char uplo, int n, T* A, int lda, int* info, void* stream) {
+  return checked_call(routine, tessera::potrf_argument_error(uplo, n, A, lda), [&] {
+    tessera::device::potrf_ex(Runtime::shared(), n, A, lda, info, as_stream(stream), options_for(uplo));
+    return 0;
+  });
+}
+
+template <class T>
 int potrs_device(const char* routine, char uplo, int n, int nrhs, const T* A, int lda, T* B, int ldb, void* stream) {
   return checked_call(routine, tessera::potrs_argument_error<T>(uplo, n, nrhs, A, lda, B, ldb), [&] {
     return n == 0 || nrhs == 0
@@ -288,6 +296,12 @@ int tessera_dpotrf_device(char uplo, int n, double* A, int lda, void* stream) {
 }
 int tessera_spotrf_device(char uplo, int n, float* A, int lda, void* stream) {
   return potrf_device("tessera_spotrf_device", uplo, n, A, lda, stream);
+}
+int tessera_dpotrf_device_ex(char uplo, int n, double* A, int lda, int* info, void* stream) {
+  return potrf_device_ex("tessera_dpotrf_device_ex", uplo, n, A, lda, info, stream);
+}
+int tessera_spotrf_device_ex(char uplo, int n, float* A, int lda, int* info, void* stream) {
+  return potrf_device_ex("tessera_spotrf_device_ex", uplo, n, A, lda, info, stream);
 }
 int tessera_dpotrs_device(char uplo, int n, int nrhs, const double* A, int lda, double* B, int ldb, void* stream) {
   return potrs_device("tessera_dpotrs_device", uplo, n, nrhs, A, lda, B, ldb, stream);
