@@ -590,6 +590,125 @@ TEST(DeviceDense, PotrfExWritesTheInfoOnTheStreamGpu) {
   EXPECT_CUDA_OK(cudaFree(busy_device));
 }
 
+// The symmetric n x n matrix `symmetric` (column-major, leading dimension ld) laid out through
+// element strides in a buffer of `elements`, its triangle opposite `uplo` NaN (never read); the
+// rest of the buffer -5.
+template <class T>
+std::vector<T> strided_layout(const std::vector<T>& symmetric, int n, int ld, Uplo uplo, long long row_stride,
+                              long long col_stride, std::size_t elements) {
+  std::vector<T> buffer(elements, T(-5));
+  for (int j = 0; j < n; ++j)
+    for (int i = 0; i < n; ++i) {
+      const bool referenced = uplo == Uplo::lower ? i >= j : i <= j;
+      const T value = symmetric[std::max(i, j) + static_cast<std::size_t>(std::min(i, j)) * ld];
+      buffer[static_cast<std::size_t>(i * row_stride + j * col_stride)] =
+          referenced ? value : std::numeric_limits<T>::quiet_NaN();
+    }
+  return buffer;
+}
+
+// potrf_ex out of place: A read through its strides (C-ordered, Fortran-ordered, every other row
+// and column), never written; L gets the factor in the triangle asked for and exact zeros in the
+// other, its rows past n untouched; info 0 or the failing column; as one vendor call (nb 0) and as
+// tile tasks (nb 64). Then the argument positions and the in-place layout.
+TEST(DeviceDense, PotrfExOutOfPlaceReadsThroughStridesGpu) {
+  TESSERA_SKIP_WITHOUT_GPU();
+  if (!policy_runs(Mode::gpu)) GTEST_SKIP() << runtime().scheduler() << " does not run gpu mode";
+  const DeviceCopy<int> info(std::vector<int>{-7});
+  unsigned seed = 700;
+  for (const int n : {1, 65, 130, 1031})
+    for (const Uplo uplo : {Uplo::lower, Uplo::upper})
+      for (const int nb : {0, 64})
+        for (const int layout : {0, 1, 2}) {
+          if (n == 1031 && (nb != 0 || layout == 2)) continue;
+          for (const int column : {0, (n + 1) / 2}) {
+            const long long ld = n + 2;
+            const long long rs = layout == 0 ? ld : layout == 1 ? 1 : 2;
+            const long long cs = layout == 0 ? 1 : layout == 1 ? ld : 2 * ld;
+            const std::size_t elements = static_cast<std::size_t>(layout == 2 ? 2 * ld * n : ld * n);
+            const std::string name = "n=" + std::to_string(n) + " " + to_string(uplo) + " nb=" + std::to_string(nb) +
+                                     " strides " + std::to_string(rs) + "," + std::to_string(cs) +
+                                     " failing at " + std::to_string(column);
+            const int lds = n + 2, ldl = n + 1;
+            const std::vector<double> symmetric =
+                column ? spd_failing_at<double>(n, lds, column, seed++) : random_spd<double>(n, lds, seed++);
+            const std::vector<double> source = strided_layout(symmetric, n, lds, uplo, rs, cs, elements);
+            const DeviceCopy<double> device_A(source);
+            const DeviceCopy<double> device_L(std::vector<double>(static_cast<std::size_t>(ldl) * n, -9.0));
+            FactorOptions options;
+            options.uplo = uplo;
+            options.nb = nb;
+            options.mode = Mode::gpu;
+            device::potrf_ex(runtime(), n, static_cast<const double*>(device_A.get()), rs, cs, device_L.get(), ldl,
+                             info.get(), nullptr, options);
+            EXPECT_CUDA_OK(cudaDeviceSynchronize());
+            EXPECT_EQ(info.to_host()[0], column) << name;
+            const std::vector<double> A_after = device_A.to_host(), L = device_L.to_host();
+            EXPECT_EQ(std::memcmp(A_after.data(), source.data(), elements * sizeof(double)), 0) << "A written: " << name;
+            for (int j = 0; j < n; ++j)
+              for (int i = 0; i < ldl; ++i) {
+                const double got = L[i + static_cast<std::size_t>(j) * ldl];
+                const bool referenced = uplo == Uplo::lower ? i >= j : i <= j;
+                if (i >= n) {
+                  ASSERT_EQ(got, -9.0) << "written past row n: " << name;
+                } else if (!referenced) {
+                  ASSERT_EQ(got, 0.0) << "not zero in the other triangle at (" << i << ", " << j << "): " << name;
+                }
+              }
+            if (column == 0) {
+              std::vector<double> factor(static_cast<std::size_t>(lds) * n, 0.0);
+              for (int j = 0; j < n; ++j)
+                for (int i = 0; i < n; ++i) factor[i + static_cast<std::size_t>(j) * lds] = L[i + static_cast<std::size_t>(j) * ldl];
+              EXPECT_LT(factor_backward_error(uplo, n, symmetric, factor, lds), kResidualThreshold) << name;
+            }
+          }
+        }
+
+  // Float, C-ordered, in the default mode.
+  const int n = 300;
+  const std::vector<float> Af = random_spd<float>(n, n, 11);
+  const DeviceCopy<float> device_Af(Af), device_Lf(std::vector<float>(static_cast<std::size_t>(n) * n, 3.0f));
+  device::potrf_ex(runtime(), n, static_cast<const float*>(device_Af.get()), n, 1, device_Lf.get(), n, info.get(),
+                   nullptr, FactorOptions{});
+  EXPECT_CUDA_OK(cudaDeviceSynchronize());
+  EXPECT_EQ(info.to_host()[0], 0);
+  EXPECT_LT(factor_backward_error(Uplo::lower, n, Af, device_Lf.to_host(), n), kResidualThreshold) << "float";
+
+  // In place (L == A, rowStrideA 1, colStrideA ldl): the factor, zeros in the other triangle.
+  for (const Uplo uplo : {Uplo::lower, Uplo::upper}) {
+    const std::vector<double> A = random_spd<double>(n, n, 12);
+    const DeviceCopy<double> device_A(A);
+    FactorOptions options;
+    options.uplo = uplo;
+    device::potrf_ex(runtime(), n, static_cast<const double*>(device_A.get()), 1, n, device_A.get(), n, info.get(),
+                     nullptr, options);
+    EXPECT_CUDA_OK(cudaDeviceSynchronize());
+    EXPECT_EQ(info.to_host()[0], 0);
+    const std::vector<double> F = device_A.to_host();
+    EXPECT_LT(factor_backward_error(uplo, n, A, F, n), kResidualThreshold) << "in place " << to_string(uplo);
+    for (int j = 0; j < n; ++j)
+      for (int i = 0; i < n; ++i)
+        if (uplo == Uplo::lower ? i < j : i > j) ASSERT_EQ(F[i + static_cast<std::size_t>(j) * n], 0.0) << "in place";
+  }
+
+  // Positions: L overlapping A, ldl, a null info, a host L.
+  const DeviceCopy<double> device_A(std::vector<double>(static_cast<std::size_t>(n) * n * 2, 1.0));
+  const double* A = device_A.get();
+  const auto expect_position = [&](int position, const char* what, auto&& call) {
+    try {
+      call();
+      ADD_FAILURE() << what << ": accepted";
+    } catch (const InvalidArgument& e) {
+      EXPECT_EQ(e.position(), position) << what << ": " << e.what();
+    }
+  };
+  expect_position(6, "L inside A", [&] { device::potrf_ex(runtime(), n, A, n, 1, device_A.get() + 10, n, info.get(), nullptr); });
+  expect_position(7, "ldl < n", [&] { device::potrf_ex(runtime(), n, A, n, 1, device_A.get() + n * n, n - 1, info.get(), nullptr); });
+  expect_position(8, "null info", [&] { device::potrf_ex(runtime(), n, A, n, 1, device_A.get() + n * n, n, nullptr, nullptr); });
+  std::vector<double> host_L(static_cast<std::size_t>(n) * n);
+  expect_position(6, "host L", [&] { device::potrf_ex(runtime(), n, A, n, 1, host_L.data(), n, info.get(), nullptr); });
+}
+
 TEST(DeviceDense, NegativeTileSizeIsInvalidArgumentGpu) {
   TESSERA_SKIP_WITHOUT_GPU();
   const std::vector<double> A = random_spd<double>(8, 8, 5);

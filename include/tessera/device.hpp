@@ -176,6 +176,19 @@ TESSERA_EXPORT int potrs(Runtime& runtime, int n, int nrhs, const T* A, int lda,
 template <class T>
 TESSERA_EXPORT void potrf_ex(Runtime& runtime, int n, T* A, int lda, int* info, Stream stream,
                              const FactorOptions& options = {});
+// Out of place, as torch.linalg.cholesky_ex: L (n x n, column-major, ldl, on A's GPU) := the
+// Cholesky factor of A, whose element (i, j) lies at A + i * rowStrideA + j * colStrideA (strides
+// in elements, any values, as in the batched out-of-place form above: a C-ordered matrix has
+// rowStrideA = n, colStrideA = 1). Only the triangle options.uplo of A is read and A is not
+// written; L receives the factor in that triangle and zeros in the other, every n x n entry
+// written, and the info goes to `info` as in potrf_ex. The triangle is loaded into L by one kernel
+// on `stream`, then factored in place as potrf_ex does (an upper one as its lower transpose, moved
+// back to L's upper triangle by one more kernel). L must not share memory with A, except in place
+// (L == A, rowStrideA 1, colStrideA ldl). Positions: n 2, A 3, rowStrideA 4, colStrideA 5, L 6,
+// ldl 7, info 8 (uplo, options.uplo, 1).
+template <class T>
+TESSERA_EXPORT void potrf_ex(Runtime& runtime, int n, const T* A, long long rowStrideA, long long colStrideA, T* L,
+                             int ldl, int* info, Stream stream, const FactorOptions& options = {});
 // potrf, then potrs once the factor exists: B is left as it was when info > 0, as in LAPACK.
 template <class T>
 TESSERA_EXPORT int posv(Runtime& runtime, int n, int nrhs, T* A, int lda, T* B, int ldb,

@@ -128,6 +128,10 @@ TESSERA_EXPORT ArgumentError potrf_batched_out_of_place_argument_error(char uplo
                                                                        const T* l, int ldl, long long stride_l,
                                                                        int batch, const int* info);
 template <class T>
+TESSERA_EXPORT ArgumentError potrf_out_of_place_argument_error(char uplo, int n, const T* a, long long row_stride_a,
+                                                               long long col_stride_a, const T* l, int ldl,
+                                                               const int* info);
+template <class T>
 TESSERA_EXPORT ArgumentError potrf_batched_pointers_argument_error(char uplo, int n, const T* const* a_array, int lda,
                                                                    int batch, const int* info);
 template <class T>

@@ -104,15 +104,18 @@ class PyRuntime {
     }
   }
 
-  // Dense factorization of one matrix in GPU memory; its info into the int at `info` (device
-  // memory) in the order of `stream`. Never synchronises where the call is one vendor call
-  // (tessera::device::potrf_ex).
+  // Dense factorization of one matrix in GPU memory, out of place: the lower triangle of the matrix
+  // at `a` (element (i, j) at a + i * row_stride + j * col_stride, in elements) factored into the
+  // column-major n x n array at `l`, zeros above the diagonal; its info into the int at `info`
+  // (device memory), all in the order of `stream`. Never synchronises where the call is one vendor
+  // call (tessera::device::potrf_ex).
   template <class T>
-  void potrf_device_ex(uintptr_t a, int n, const std::string& uplo, const std::string& mode, uintptr_t info,
-                       uintptr_t stream) {
+  void potrf_device_into(uintptr_t a, int64_t row_stride, int64_t col_stride, uintptr_t l, int n,
+                         const std::string& mode, uintptr_t info, uintptr_t stream) {
     nb::gil_scoped_release unlocked;
-    tessera::device::potrf_ex(get(), n, reinterpret_cast<T*>(a), std::max(1, n), reinterpret_cast<int*>(info),
-                              reinterpret_cast<tessera::device::Stream>(stream), factor_options(uplo, mode));
+    tessera::device::potrf_ex(get(), n, reinterpret_cast<const T*>(a), row_stride, col_stride, reinterpret_cast<T*>(l),
+                              std::max(1, n), reinterpret_cast<int*>(info),
+                              reinterpret_cast<tessera::device::Stream>(stream), factor_options("lower", mode));
   }
 
   template <class T>
@@ -175,14 +178,6 @@ void potrs_batched_device(uintptr_t c, uintptr_t b, int n, int nrhs, int batch, 
                                     reinterpret_cast<tessera::device::Stream>(stream));
 }
 
-template <class T>
-void zero_opposite_device(uintptr_t a, int n, int batch, const std::string& uplo, uintptr_t stream) {
-  nb::gil_scoped_release unlocked;
-  tessera::device::zero_opposite_triangle(parse_stored_uplo(uplo), n, reinterpret_cast<T*>(a), std::max(1, n),
-                                          static_cast<long long>(n) * n, batch,
-                                          reinterpret_cast<tessera::device::Stream>(stream));
-}
-
 // Binds f<float> as name + "_f4" and f<double> as name + "_f8".
 template <class Bind>
 void for_each_precision(Bind bind) {
@@ -224,10 +219,9 @@ NB_MODULE(_core, m) {
     const std::string s = suffix;
     runtime.def(("potrf" + s).c_str(), &PyRuntime::potrf<T>);
     runtime.def(("potrs" + s).c_str(), &PyRuntime::potrs<T>);
-    runtime.def(("potrf_device_ex" + s).c_str(), &PyRuntime::potrf_device_ex<T>);
+    runtime.def(("potrf_device_into" + s).c_str(), &PyRuntime::potrf_device_into<T>);
     runtime.def(("potrs_device" + s).c_str(), &PyRuntime::potrs_device<T>);
     m.def(("potrf_batched_device_into" + s).c_str(), &potrf_batched_device_into<T>);
     m.def(("potrs_batched_device" + s).c_str(), &potrs_batched_device<T>);
-    m.def(("zero_opposite_device" + s).c_str(), &zero_opposite_device<T>);
   });
 }

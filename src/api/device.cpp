@@ -176,6 +176,35 @@ void potrf_ex(Runtime& runtime, int n, T* A, int lda, int* info, Stream stream, 
 }
 
 template <class T>
+void potrf_ex(Runtime& runtime, int n, const T* A, long long rowStrideA, long long colStrideA, T* L, int ldl, int* info,
+              Stream stream, const FactorOptions& options) {
+  detail::throw_if_invalid("device::potrf_ex", potrf_out_of_place_argument_error(detail::uplo_letter(options.uplo), n, A,
+                                                                                 rowStrideA, colStrideA, L, ldl, info));
+  require_cuda_workers("potrf_ex", runtime);
+  const int device = n > 0 ? device_holding("potrf_ex", A, "A", 3) : -1;
+  if (n > 0 && device_holding("potrf_ex", L, "L", 6) != device)
+    throw InvalidArgument(qualified("potrf_ex") + ": L (argument 6) is not on the GPU that holds A", 6);
+  device_holding("potrf_ex", info, "info", 8);
+  if (n == 0) {
+    detail::write_int_on_stream(info, 0, stream);
+    return;
+  }
+  if (A == L) {  // in place: the only overlap the checks let through
+    potrf_ex(runtime, n, L, ldl, info, stream, options);
+    zero_opposite_triangle(options.uplo, n, L, ldl, 0, 1, stream);
+    return;
+  }
+  // The triangle read as the lower triangle of L: an upper one through the transposed strides.
+  const bool upper = options.uplo == Uplo::upper;
+  detail::load_lower_on_stream(device, n, A, upper ? colStrideA : rowStrideA, upper ? rowStrideA : colStrideA, L, ldl,
+                               stream);
+  FactorOptions lower = options;
+  lower.uplo = Uplo::lower;
+  potrf_ex(runtime, n, L, ldl, info, stream, lower);
+  if (upper) detail::lower_to_upper_on_stream(device, n, L, ldl, stream);
+}
+
+template <class T>
 int potrs(Runtime& runtime, int n, int nrhs, const T* A, int lda, T* B, int ldb, Stream stream,
           const FactorOptions& options) {
   detail::throw_if_invalid("device::potrs",
@@ -242,6 +271,11 @@ void potrf_ex(Runtime&, int, T*, int, int*, Stream, const FactorOptions&) {
 }
 
 template <class T>
+void potrf_ex(Runtime&, int, const T*, long long, long long, T*, int, int*, Stream, const FactorOptions&) {
+  throw RuntimeError(qualified("potrf_ex") + ": Tessera was built without CUDA");
+}
+
+template <class T>
 int potrs(Runtime&, int, int, const T*, int, T*, int, Stream, const FactorOptions&) {
   throw RuntimeError(qualified("potrs") + ": Tessera was built without CUDA");
 }
@@ -256,6 +290,10 @@ int posv(Runtime&, int, int, T*, int, T*, int, Stream, const FactorOptions&) {
 template int potrf<float>(Runtime&, int, float*, int, Stream, const FactorOptions&);
 template int potrf<double>(Runtime&, int, double*, int, Stream, const FactorOptions&);
 template void potrf_ex<float>(Runtime&, int, float*, int, int*, Stream, const FactorOptions&);
+template void potrf_ex<float>(Runtime&, int, const float*, long long, long long, float*, int, int*, Stream,
+                              const FactorOptions&);
+template void potrf_ex<double>(Runtime&, int, const double*, long long, long long, double*, int, int*, Stream,
+                               const FactorOptions&);
 template void potrf_ex<double>(Runtime&, int, double*, int, int*, Stream, const FactorOptions&);
 template int potrs<float>(Runtime&, int, int, const float*, int, float*, int, Stream, const FactorOptions&);
 template int potrs<double>(Runtime&, int, int, const double*, int, double*, int, Stream, const FactorOptions&);

@@ -47,6 +47,8 @@ constexpr ArgumentList posv_vbatched_list{2, 3, 4, 5, 6, 7, 8, 9, 10, 11};
 constexpr ArgumentList strided_matrices_list{2, 0, 3, 5, 4, 0, 0, 0, 6, 0};
 // Out of place: A 3 (its strides 4, 5, 6), L 7 with ldl 8 and strideL 9 (in the B fields).
 constexpr ArgumentList potrf_out_of_place_list{2, 0, 3, 6, 0, 7, 9, 8, 10, 11};
+// One matrix out of place (device::potrf_ex): A 3 (its strides 4, 5), L 6 with ldl 7, info 8.
+constexpr ArgumentList potrf_dense_out_of_place_list{2, 0, 3, 0, 0, 6, 0, 7, 0, 8};
 constexpr ArgumentList potrf_pointers_list{2, 0, 3, 0, 4, 0, 0, 0, 5, 6};
 constexpr ArgumentList potrs_pointers_list{2, 3, 4, 0, 5, 6, 0, 7, 8, 0};
 constexpr ArgumentList posv_pointers_list{2, 3, 4, 0, 5, 6, 0, 7, 8, 9};
@@ -398,6 +400,13 @@ ArgumentError potrf_batched_out_of_place_argument_error(char uplo, int n, const 
 }
 
 template <class T>
+ArgumentError potrf_out_of_place_argument_error(char uplo, int n, const T* a, long long row_stride_a,
+                                                long long col_stride_a, const T* l, int ldl, const int* info) {
+  return out_of_place_error(potrf_dense_out_of_place_list, uplo, n, a, row_stride_a, col_stride_a, 0, l, ldl, 0, 1,
+                            info);
+}
+
+template <class T>
 ArgumentError potrf_batched_pointers_argument_error(char uplo, int n, const T* const* a_array, int lda, int batch,
                                                     const int* info) {
   return pointer_array_error<T>(potrf_pointers_list, uplo, n, 0, a_array, lda, nullptr, 1, batch, info);
@@ -458,6 +467,8 @@ ArgumentError posv_vbatched_device_argument_error(char uplo, const int* n, int m
   template ArgumentError potrf_batched_out_of_place_argument_error<T>(char, int, const T*, long long, long long,         \
                                                                       long long, const T*, int, long long, int,         \
                                                                       const int*);                                      \
+  template ArgumentError potrf_out_of_place_argument_error<T>(char, int, const T*, long long, long long, const T*, int, \
+                                                              const int*);                                              \
   template ArgumentError potrf_batched_pointers_argument_error<T>(char, int, const T* const*, int, int, const int*);    \
   template ArgumentError potrs_batched_pointers_argument_error<T>(char, int, int, const T* const*, int,                 \
                                                                   const T* const*, int, int);                           \

@@ -12,6 +12,7 @@
 #include <utility>
 
 #include "current_device.hpp"
+#include "kernels/cuda/batched_kernels.hpp"
 #include "kernels/cuda/check.hpp"
 #include "kernels/cuda/matrix_utils.hpp"
 #include "tessera/error.hpp"
@@ -127,6 +128,25 @@ bool pinned_host_memory(const void* pointer) {
 }
 
 void synchronize_stream(void* stream) { TESSERA_CUDA_CHECK(cudaStreamSynchronize(as_stream(stream))); }
+
+template <class T>
+void load_lower_on_stream(int device, int n, const T* A, long long row_stride, long long col_stride, T* L, int ldl,
+                          void* stream) {
+  const CurrentDevice current(device);
+  kernels::cuda::load_lower(n, A, row_stride, col_stride, L, ldl, as_stream(stream));
+}
+
+template <class T>
+void lower_to_upper_on_stream(int device, int n, T* L, int ldl, void* stream) {
+  const CurrentDevice current(device);
+  kernels::cuda::transpose_triangle(kernels::cuda::Triangle::upper, n, L, ldl, L, ldl, as_stream(stream));
+  kernels::cuda::zero_opposite_triangle_batched(kernels::cuda::BatchUplo::upper, n, L, ldl, 0, 1, as_stream(stream));
+}
+
+template void load_lower_on_stream<float>(int, int, const float*, long long, long long, float*, int, void*);
+template void load_lower_on_stream<double>(int, int, const double*, long long, long long, double*, int, void*);
+template void lower_to_upper_on_stream<float>(int, int, float*, int, void*);
+template void lower_to_upper_on_stream<double>(int, int, double*, int, void*);
 
 void write_int_on_stream(int* destination, int value, void* stream) {
   // From pageable memory the copy has read `value` when it returns (CUDA stages such a source).

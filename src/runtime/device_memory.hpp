@@ -26,6 +26,18 @@ void synchronize_stream(void* stream);
 // *destination (device memory) := value, in the order of `stream`; returns without waiting for it.
 void write_int_on_stream(int* destination, int value, void* stream);
 
+// L (n x n, leading dimension ldl, on `device`) := the lower triangle of the matrix whose element
+// (i, j) lies at A + i * row_stride + j * col_stride (on `device`), zeros above the diagonal; in the
+// order of `stream`, without waiting.
+template <class T>
+void load_lower_on_stream(int device, int n, const T* A, long long row_stride, long long col_stride, T* L, int ldl,
+                          void* stream);
+
+// The lower triangle of L (n x n, ldl, on `device`) transposed into its upper triangle, and zeros
+// below the diagonal; in the order of `stream`, without waiting.
+template <class T>
+void lower_to_upper_on_stream(int device, int n, T* L, int ldl, void* stream);
+
 // The smallest device number driven by one of the runtime's CUDA workers, or -1 without one.
 int first_cuda_device();
 

@@ -1,9 +1,10 @@
-// The small CUDA helpers of matrix_utils.hpp: copy_block, transpose_triangle in both directions, with
-// leading dimensions larger than n, checked element by element (nothing outside the triangle
-// written); check_potrf_info against the host's rule for every position of a failing diagonal
-// entry. Skipped where no CUDA device is present.
+// The small CUDA helpers of matrix_utils.hpp: copy_block, transpose_triangle in both directions and
+// in place, with leading dimensions larger than n, checked element by element (nothing outside the
+// triangle written); load_lower through any strides; check_potrf_info against the host's rule for
+// every position of a failing diagonal entry. Skipped where no CUDA device is present.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cstddef>
 #include <limits>
 #include <string>
@@ -84,6 +85,31 @@ TYPED_TEST(MatrixUtilsTyped, TransposeTriangleBothWays) {
     for (int n : {1, 2, 31, 32, 33, 64, 100, 257}) check_transpose<TypeParam>(to, n, n + 3, n + 7);
 }
 
+// In place (src == dst): the triangle `to` receives the other one transposed; the other triangle
+// and the rows past n keep their values.
+TYPED_TEST(MatrixUtilsTyped, TransposeTriangleInPlace) {
+  using T = TypeParam;
+  const std::string why = missing_gpu_reason();
+  if (!why.empty()) GTEST_SKIP() << "no CUDA device: " << why;
+  for (tk::Triangle to : {tk::Triangle::lower, tk::Triangle::upper})
+    for (int n : {1, 2, 31, 32, 33, 100, 257}) {
+      const int ld = n + 3;
+      std::vector<T> before(static_cast<std::size_t>(ld) * n);
+      for (std::size_t e = 0; e < before.size(); ++e) before[e] = static_cast<T>(e % 1000) + T(0.5);
+      T* d = to_device(before);
+      tk::transpose_triangle<T>(to, n, d, ld, d, ld, nullptr);
+      ASSERT_EQ(cudaDeviceSynchronize(), cudaSuccess);
+      const std::vector<T> after = to_host(d, before.size());
+      cudaFree(d);
+      for (int j = 0; j < n; ++j)
+        for (int i = 0; i < ld; ++i) {
+          const std::size_t e = i + static_cast<std::size_t>(j) * ld;
+          const T expected = i < n && in(to, i, j) ? before[j + static_cast<std::size_t>(i) * ld] : before[e];
+          ASSERT_EQ(after[e], expected) << "n=" << n << " (" << i << ", " << j << ")";
+        }
+    }
+}
+
 // copy_block: every element of the m x n block copied, nothing else of dst written.
 template <class T>
 void check_copy_block(int m, int n, int lds, int ldd) {
@@ -105,6 +131,52 @@ TYPED_TEST(MatrixUtilsTyped, CopyBlockCopiesTheBlockAlone) {
   if (!why.empty()) GTEST_SKIP() << "no CUDA device: " << why;
   for (int m : {1, 31, 255, 256, 257, 1000})
     for (int n : {1, 2, 255, 256, 257, 600}) check_copy_block<TypeParam>(m, n, m + 3, m + 5);
+}
+
+// load_lower: dst's lower triangle from the strided source's lower triangle (whose strict upper
+// triangle is NaN: never read), zeros above the diagonal, dst's rows past n untouched.
+template <class T>
+void check_load_lower(int n, long long row_stride, long long col_stride, int ldd) {
+  const std::string name = "n=" + std::to_string(n) + " strides " + std::to_string(row_stride) + ", " +
+                           std::to_string(col_stride);
+  long long lowest = 0, highest = 0;
+  for (long long corner : {0LL, (n - 1) * row_stride, (n - 1) * col_stride, (n - 1) * (row_stride + col_stride)}) {
+    lowest = std::min(lowest, corner);
+    highest = std::max(highest, corner);
+  }
+  std::vector<T> src(static_cast<std::size_t>(highest - lowest + 1), T(-3));
+  auto at = [&](int i, int j) { return static_cast<std::size_t>(i * row_stride + j * col_stride - lowest); };
+  for (int j = 0; j < n; ++j)
+    for (int i = 0; i < n; ++i) src[at(i, j)] = i >= j ? T(1 + (i * 7 + j) % 997) : std::numeric_limits<T>::quiet_NaN();
+  T* d_src = to_device(src);
+  T* d_dst = to_device(std::vector<T>(static_cast<std::size_t>(ldd) * n, poison<T>()));
+  tk::load_lower<T>(n, d_src - lowest, row_stride, col_stride, d_dst, ldd, nullptr);
+  ASSERT_EQ(cudaDeviceSynchronize(), cudaSuccess) << name;
+  const std::vector<T> out = to_host(d_dst, static_cast<std::size_t>(ldd) * n);
+  cudaFree(d_src);
+  cudaFree(d_dst);
+  for (int j = 0; j < n; ++j)
+    for (int i = 0; i < ldd; ++i) {
+      const T got = out[i + static_cast<std::size_t>(j) * ldd];
+      if (i >= n)
+        ASSERT_TRUE(same_bits(got, poison<T>())) << "written past row n: " << name << " (" << i << ", " << j << ")";
+      else if (i >= j)
+        ASSERT_EQ(got, src[at(i, j)]) << name << " (" << i << ", " << j << ")";
+      else
+        ASSERT_TRUE(same_bits(got, T(0))) << "not zero above the diagonal: " << name << " (" << i << ", " << j << ")";
+    }
+}
+
+TYPED_TEST(MatrixUtilsTyped, LoadLowerReadsThroughStridesAndZerosAbove) {
+  const std::string why = missing_gpu_reason();
+  if (!why.empty()) GTEST_SKIP() << "no CUDA device: " << why;
+  for (int n : {1, 2, 31, 32, 33, 100, 257}) {
+    const long long ld = n + 3;
+    check_load_lower<TypeParam>(n, ld, 1, n + 5);         // C-ordered
+    check_load_lower<TypeParam>(n, 1, ld, n);             // Fortran-ordered
+    check_load_lower<TypeParam>(n, 2 * ld, 2, n + 1);     // every other row and column
+    check_load_lower<TypeParam>(n, -ld, -1, n + 2);       // flipped both ways
+  }
 }
 
 // check_potrf_info on an n x n factor (leading dimension ld) whose diagonal is positive but at

@@ -58,6 +58,37 @@ __global__ void transpose_triangle_kernel(Triangle to, int n, const T* src, int 
   }
 }
 
+// One 32 x 32 block of dst per thread block. A block above the diagonal is zeros and reads nothing.
+// Source elements are read with consecutive threads on consecutive addresses: down a column when
+// row_stride is 1, else along a row (contiguous when col_stride is 1), and written down dst's
+// columns.
+template <class T>
+__global__ void load_lower_kernel(int n, const T* __restrict__ src, long long row_stride, long long col_stride,
+                                  T* __restrict__ dst, int ldd) {
+  const int row0 = static_cast<int>(blockIdx.x) * kTransposeBlock;
+  const int col0 = static_cast<int>(blockIdx.y) * kTransposeBlock;
+  const int tx = static_cast<int>(threadIdx.x);
+  if (row0 + kTransposeBlock - 1 < col0) {  // wholly above the diagonal
+    for (int c = static_cast<int>(threadIdx.y); c < kTransposeBlock; c += kTransposeRows) {
+      const int i = row0 + tx, j = col0 + c;
+      if (i < n && j < n) dst[i + static_cast<long long>(j) * ldd] = T(0);
+    }
+    return;
+  }
+  __shared__ T block[kTransposeBlock][kTransposeBlock + 1];  // block[r][c]: element (row0 + r, col0 + c)
+  const bool down_columns = row_stride == 1;
+  for (int k = static_cast<int>(threadIdx.y); k < kTransposeBlock; k += kTransposeRows) {
+    const int r = down_columns ? tx : k, c = down_columns ? k : tx;
+    const int i = row0 + r, j = col0 + c;
+    if (i < n && j < n && i >= j) block[r][c] = src[i * row_stride + j * col_stride];
+  }
+  __syncthreads();
+  for (int c = static_cast<int>(threadIdx.y); c < kTransposeBlock; c += kTransposeRows) {
+    const int i = row0 + tx, j = col0 + c;
+    if (i < n && j < n) dst[i + static_cast<long long>(j) * ldd] = i >= j ? block[tx][c] : T(0);
+  }
+}
+
 constexpr int kInfoThreads = 1024;
 
 template <class T>
@@ -112,12 +143,25 @@ void transpose_triangle(Triangle to, int n, const T* src, int lds, T* dst, int l
   TESSERA_CUDA_CHECK_LAUNCH();
 }
 
+template <class T>
+void load_lower(int n, const T* src, long long row_stride, long long col_stride, T* dst, int ldd,
+                cudaStream_t stream) {
+  if (n <= 0) return;
+  const unsigned blocks = static_cast<unsigned>((n + kTransposeBlock - 1) / kTransposeBlock);
+  const dim3 grid(blocks, blocks);
+  load_lower_kernel<<<grid, dim3(kTransposeBlock, kTransposeRows), 0, stream>>>(n, src, row_stride, col_stride, dst,
+                                                                                 ldd);
+  TESSERA_CUDA_CHECK_LAUNCH();
+}
+
 template void check_potrf_info<float>(int, const float*, int, int*, cudaStream_t);
 template void check_potrf_info<double>(int, const double*, int, int*, cudaStream_t);
 template void copy_block<float>(int, int, const float*, int, float*, int, cudaStream_t);
 template void copy_block<double>(int, int, const double*, int, double*, int, cudaStream_t);
 template void copy_lower<float>(int, int, const float*, int, float*, int, cudaStream_t);
 template void copy_lower<double>(int, int, const double*, int, double*, int, cudaStream_t);
+template void load_lower<float>(int, const float*, long long, long long, float*, int, cudaStream_t);
+template void load_lower<double>(int, const double*, long long, long long, double*, int, cudaStream_t);
 template void transpose_triangle<float>(Triangle, int, const float*, int, float*, int, cudaStream_t);
 template void transpose_triangle<double>(Triangle, int, const double*, int, double*, int, cudaStream_t);
 

@@ -20,9 +20,21 @@ enum class Triangle { lower, upper };
 
 // The triangle `to` of dst := the opposite triangle of src, transposed: dst(i, j) = src(j, i) for
 // every (i, j) in `to`; nothing else of either matrix is read or written. src and dst must not
-// overlap.
+// overlap, except src == dst with lds == ldd: the other triangle is then moved onto `to` in place
+// (each thread block reads all its elements before it writes any, and no block writes what another
+// reads).
 template <class T>
 void transpose_triangle(Triangle to, int n, const T* src, int lds, T* dst, int ldd, cudaStream_t stream);
+
+// dst (n x n, column-major, leading dimension ldd) := the lower triangle of the n x n matrix whose
+// element (i, j) lies at src + i * row_stride + j * col_stride, with zeros above the diagonal; every
+// element of the n x n block written, nothing of src above its diagonal read. Any strides (a
+// C-ordered matrix has row_stride = n, col_stride = 1; swapping them reads the upper triangle,
+// transposed). Both reads and writes go along memory through shared memory where a stride is 1.
+// src and dst must not overlap.
+template <class T>
+void load_lower(int n, const T* src, long long row_stride, long long col_stride, T* dst, int ldd,
+                cudaStream_t stream);
 
 // LAPACK's info of a potrf of the n x n matrix whose factor A now holds, from the `info` the
 // factorization wrote (in place, in device memory): a negative info is kept; otherwise the first

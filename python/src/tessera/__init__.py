@@ -158,35 +158,40 @@ def _factor_host(a, lower, mode, policy):
 
 
 def _factor_device(ad, a, lower, mode, policy):
-    """A GPU stack of order DENSE_DEVICE_MIN_N or more: each matrix by the dense device API (one
-    vendor call on the array's stream up to order 16384 on one GPU, the tile DAG above), on a copy.
-    Tessera's GPU kernels are fastest on lower storage (column-major), and a C-ordered array holds
-    the column-major transpose of its matrix. For a lower factor the copy is then made transposed,
-    so that it holds a column-major; for an upper one it is made as it is: its column-major lower
-    triangle is a's upper one, and the lower factor L of that storage, read back C-ordered, is
-    U = L^T."""
+    """A GPU stack of order DENSE_DEVICE_MIN_N or more: each matrix factored out of place by the
+    dense device API (tessera::device::potrf_ex: one kernel loads its triangle where it lies into
+    the factor's array with zeros in the other, then cuSOLVER's potrf on the array's stream up to
+    order 16384 on one GPU, the tile DAG above). Tessera factors a lower triangle into column-major
+    storage: in a C-ordered (n, n) slot the lower factor L of what it read reads as L^T. For a lower
+    factor that is L returned transposed (Fortran-ordered, as torch returns it); for an upper one
+    the strides are swapped, so that the upper triangle is read as a lower one, whose factor L read
+    C-ordered is U = L^T. The input is copied only where its type is not float32/float64 or its
+    matrices do not lie one stride apart."""
     n, batch = square_shape(tuple(a.shape))
     dtype = ad.dtype(a)
     lead = tuple(a.shape[:-2])
     with ad.device_guard(a):
-        source = ad.swap_last(a) if lower else a
-        f = ad.stack(source, (batch, n, n), dtype, copy=True)
-        info = ad.empty_info(a, (batch,))
+        source, row, col, step = ad.strided(a, dtype, lead, n, batch)
+        if not lower:
+            row, col = col, row
+        f = ad.empty(a, (batch, n, n), dtype)
+        info = ad.uninitialized_info(a, (batch,))  # each one written by its factorization
         if batch > 0:
-            _factor_dense_device(ad, f, info, n, batch, dtype, "lower", mode, policy, ad.stream(a))
+            _factor_dense_device(ad, source, (row, col, step), f, info, n, batch, dtype, mode, policy, ad.stream(a))
     if lower:
         f = ad.swap_last(f)
     return f.reshape(lead + (n, n)), info.reshape(lead)
 
 
-def _factor_dense_device(ad, f, info, n, batch, dtype, uplo, mode, policy, stream):
+def _factor_dense_device(ad, source, strides, f, info, n, batch, dtype, mode, policy, stream):
     runtime, default_mode = native_runtime(policy)
-    suffix, base, step = _suffix(dtype), ad.pointer(f), n * n * np.dtype(dtype).itemsize
-    factor = getattr(runtime, "potrf_device_ex" + suffix)
+    row, col, step = strides
+    size = np.dtype(dtype).itemsize
+    factor = getattr(runtime, "potrf_device_into" + _suffix(dtype))
+    a, l, i = ad.pointer(source), ad.pointer(f), ad.pointer(info)
     for k in range(batch):
-        # Each info written on the stream: no synchronisation where the call is one vendor call.
-        factor(base + k * step, n, uplo, mode or default_mode, ad.pointer(info) + 4 * k, stream)
-    getattr(_core, "zero_opposite_device" + suffix)(base, n, batch, uplo, stream)
+        # Info written on the stream: no synchronisation where the call is one vendor call.
+        factor(a + k * step * size, row, col, l + k * n * n * size, n, mode or default_mode, i + 4 * k, stream)
 
 
 def _solve(c, b, lower, mode, policy):
