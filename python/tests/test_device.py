@@ -138,11 +138,11 @@ def _layouts(kind, clean, poisoned):
 
 @pytest.mark.parametrize("dtype", [np.float64, np.float32])
 @pytest.mark.parametrize("lower", [True, False])
-@pytest.mark.parametrize("n", [1, 2, 5, 31, 32, 33, 64, 100, 128])
+@pytest.mark.parametrize("n", [1, 2, 5, 31, 32, 33, 64, 100, 128, tessera.DENSE_DEVICE_MIN_N + 7])
 def test_any_layout_is_read_where_it_lies_and_only_its_triangle(kind, n, lower, dtype):
-    """The batched path reads the matrices through their strides (one kernel, no copy): every
-    layout gives numpy's factor, the other triangle is never read (NaN there), and the input is
-    left as it was."""
+    """The batched path and the dense one (from DENSE_DEVICE_MIN_N) read the matrices through their
+    strides (one kernel, no copy): every layout gives numpy's factor, the other triangle is never
+    read (NaN there), and the input is left as it was."""
     a = spd(n, batch=(4,), dtype=dtype)
     poisoned = a.copy()
     rows, cols = np.triu_indices(n, 1) if lower else np.tril_indices(n, -1)
