@@ -1,4 +1,4 @@
-// The small CUDA helpers of matrix_utils.hpp: copy_block, transpose_triangle in both directions and
+// The small CUDA helpers of matrix_utils.hpp: copy_blocks, transpose_triangle in both directions and
 // in place, with leading dimensions larger than n, checked element by element (nothing outside the
 // triangle written); load_lower through any strides; check_potrf_info against the host's rule for
 // every position of a failing diagonal entry. Skipped where no CUDA device is present.
@@ -110,27 +110,59 @@ TYPED_TEST(MatrixUtilsTyped, TransposeTriangleInPlace) {
     }
 }
 
-// copy_block: every element of the m x n block copied, nothing else of dst written.
+// copy_blocks: many blocks of odd sizes and leading dimensions into one destination array, at
+// 16-byte-aligned and unaligned addresses (the vector and the element paths), full or lower only,
+// more than one launch's worth; every copied element right, nothing else of dst written.
 template <class T>
-void check_copy_block(int m, int n, int lds, int ldd) {
-  const CopyRun<T> run = run_copy<T>(n, lds, ldd, [&](const T* src, T* dst) {
-    tk::copy_block<T>(m, n, src, lds, dst, ldd, nullptr);
-  });
-  for (int j = 0; j < n; ++j)
-    for (int i = 0; i < ldd; ++i) {
-      const T got = run.out[i + static_cast<std::size_t>(j) * ldd];
-      if (i < m)
-        ASSERT_EQ(got, run.src[i + static_cast<std::size_t>(j) * lds]) << m << " x " << n << " (" << i << ", " << j << ")";
-      else
-        ASSERT_TRUE(same_bits(got, poison<T>())) << "written outside the block: " << m << " x " << n << " (" << i << ")";
-    }
+void check_copy_blocks(int count, bool misaligned) {
+  struct Shape {
+    int m, n, lds, ldd;
+    bool lower_only;
+    std::size_t src_at, dst_at;
+  };
+  std::vector<Shape> shapes;
+  std::size_t src_size = 0, dst_size = 0;
+  for (int k = 0; k < count; ++k) {
+    const int m = 1 + (k * 37) % 300, n = 1 + (k * 53) % 260;
+    const int lds = m + (k % 3) * 2, ldd = m + (k % 4);
+    const std::size_t pad = misaligned ? 1 : 0;
+    shapes.push_back({m, n, lds, ldd, k % 5 == 1, src_size + pad, dst_size + pad});
+    src_size += pad + static_cast<std::size_t>(lds) * n + 8;
+    dst_size += pad + static_cast<std::size_t>(ldd) * n + 8;
+  }
+  std::vector<T> src(src_size);
+  for (std::size_t e = 0; e < src_size; ++e) src[e] = static_cast<T>(e % 1009) + T(0.5);
+  T* d_src = to_device(src);
+  T* d_dst = to_device(std::vector<T>(dst_size, poison<T>()));
+  std::vector<tk::BlockCopy<T>> copies;
+  for (const Shape& b : shapes)
+    copies.push_back({d_src + b.src_at, d_dst + b.dst_at, b.lds, b.ldd, b.m, b.n, b.lower_only});
+  tk::copy_blocks<T>(copies.data(), count, nullptr);
+  ASSERT_EQ(cudaDeviceSynchronize(), cudaSuccess);
+  const std::vector<T> out = to_host(d_dst, dst_size);
+  cudaFree(d_src);
+  cudaFree(d_dst);
+  std::vector<bool> written(dst_size, false);
+  for (std::size_t k = 0; k < shapes.size(); ++k) {
+    const Shape& b = shapes[k];
+    for (int j = 0; j < b.n; ++j)
+      for (int i = 0; i < b.m; ++i) {
+        if (b.lower_only && i < j) continue;
+        const std::size_t e = b.dst_at + i + static_cast<std::size_t>(j) * b.ldd;
+        written[e] = true;
+        ASSERT_EQ(out[e], src[b.src_at + i + static_cast<std::size_t>(j) * b.lds])
+            << "copy " << k << " (" << b.m << " x " << b.n << ") at (" << i << ", " << j << ")";
+      }
+  }
+  for (std::size_t e = 0; e < dst_size; ++e)
+    if (!written[e]) ASSERT_TRUE(same_bits(out[e], poison<T>())) << "written outside every block at " << e;
 }
 
-TYPED_TEST(MatrixUtilsTyped, CopyBlockCopiesTheBlockAlone) {
+TYPED_TEST(MatrixUtilsTyped, CopyBlocksCopiesEachBlockAlone) {
   const std::string why = missing_gpu_reason();
   if (!why.empty()) GTEST_SKIP() << "no CUDA device: " << why;
-  for (int m : {1, 31, 255, 256, 257, 1000})
-    for (int n : {1, 2, 255, 256, 257, 600}) check_copy_block<TypeParam>(m, n, m + 3, m + 5);
+  for (int count : {1, 7, 64, 65, 150})
+    for (bool misaligned : {false, true}) check_copy_blocks<TypeParam>(count, misaligned);
 }
 
 // load_lower: dst's lower triangle from the strided source's lower triangle (whose strict upper

@@ -15,18 +15,6 @@ __global__ void copy_lower_kernel(int m, int n, const T* src, int lds, T* dst, i
   if (i < m && j < n) dst[i + static_cast<long>(j) * ldd] = i >= j ? src[i + static_cast<long>(j) * lds] : T(0);
 }
 
-// Thread i of block row blockIdx.x copies row i of every gridDim.y-th column from blockIdx.y on.
-template <class T>
-__global__ void copy_block_kernel(int m, int n, const T* __restrict__ src, int lds, T* __restrict__ dst, int ldd) {
-  const int i = static_cast<int>(blockIdx.x * blockDim.x + threadIdx.x);
-  if (i >= m) return;
-  for (int j = static_cast<int>(blockIdx.y); j < n; j += static_cast<int>(gridDim.y))
-    dst[i + static_cast<long>(j) * ldd] = src[i + static_cast<long>(j) * lds];
-}
-
-constexpr int kCopyThreads = 256;
-constexpr int kCopyColumnBlocks = 256;
-
 constexpr int kTransposeBlock = 32;
 constexpr int kTransposeRows = 8;  // threads per block: kTransposeBlock x kTransposeRows
 
@@ -89,6 +77,65 @@ __global__ void load_lower_kernel(int n, const T* __restrict__ src, long long ro
   }
 }
 
+constexpr int kBlockCopiesPerLaunch = 64;
+constexpr int kBlockCopyThreads = 256;
+constexpr int kBlockCopyColumnBlocks = 32;  // thread blocks per copy, each taking every 32nd column
+
+// The copies of one launch, passed by value (64 x 40 bytes, within a kernel's parameter space).
+template <class T>
+struct BlockCopyBatch {
+  BlockCopy<T> copy[kBlockCopiesPerLaunch];
+};
+
+template <class T>
+struct Vector16;
+template <>
+struct Vector16<double> {
+  using type = double2;
+};
+template <>
+struct Vector16<float> {
+  using type = float4;
+};
+
+// Rows [first, m) of column j, V elements (16 bytes) at a time from row first rounded down to a
+// multiple of V; rows before `first` are not written.
+template <class T>
+__device__ void copy_column_vectors(const BlockCopy<T>& c, int j, int first) {
+  using V = typename Vector16<T>::type;
+  constexpr int width = static_cast<int>(sizeof(V) / sizeof(T));
+  const T* src = c.src + static_cast<long long>(j) * c.lds;
+  T* dst = c.dst + static_cast<long long>(j) * c.ldd;
+  const int start = first / width * width;
+  for (int i = start + static_cast<int>(threadIdx.x) * width; i < c.m; i += kBlockCopyThreads * width) {
+    if (i >= first && i + width <= c.m) {
+      *reinterpret_cast<V*>(dst + i) = *reinterpret_cast<const V*>(src + i);
+    } else {
+      for (int k = i; k < i + width && k < c.m; ++k)
+        if (k >= first) dst[k] = src[k];
+    }
+  }
+}
+
+// Thread block (x, y) copies columns x, x + 32, ... of copy y.
+template <class T>
+__global__ void copy_blocks_kernel(const BlockCopyBatch<T> batch) {
+  const BlockCopy<T>& c = batch.copy[blockIdx.y];
+  constexpr int width = static_cast<int>(16 / sizeof(T));
+  const bool vectors = reinterpret_cast<unsigned long long>(c.src) % 16 == 0 &&
+                       reinterpret_cast<unsigned long long>(c.dst) % 16 == 0 && c.lds % width == 0 &&
+                       c.ldd % width == 0;
+  for (int j = static_cast<int>(blockIdx.x); j < c.n; j += static_cast<int>(gridDim.x)) {
+    const int first = c.lower_only ? j : 0;
+    if (vectors) {
+      copy_column_vectors(c, j, first);
+    } else {
+      for (int i = first + static_cast<int>(threadIdx.x); i < c.m; i += kBlockCopyThreads)
+        c.dst[i + static_cast<long long>(j) * c.ldd] = c.src[i + static_cast<long long>(j) * c.lds];
+    }
+  }
+}
+
 constexpr int kInfoThreads = 1024;
 
 template <class T>
@@ -126,14 +173,6 @@ void copy_lower(int m, int n, const T* src, int lds, T* dst, int ldd, cudaStream
 }
 
 template <class T>
-void copy_block(int m, int n, const T* src, int lds, T* dst, int ldd, cudaStream_t stream) {
-  if (m <= 0 || n <= 0) return;
-  const dim3 grid((m + kCopyThreads - 1) / kCopyThreads, std::min(n, kCopyColumnBlocks));
-  copy_block_kernel<<<grid, kCopyThreads, 0, stream>>>(m, n, src, lds, dst, ldd);
-  TESSERA_CUDA_CHECK_LAUNCH();
-}
-
-template <class T>
 void transpose_triangle(Triangle to, int n, const T* src, int lds, T* dst, int ldd, cudaStream_t stream) {
   if (n <= 0) return;
   const unsigned blocks = static_cast<unsigned>((n + kTransposeBlock - 1) / kTransposeBlock);
@@ -154,12 +193,27 @@ void load_lower(int n, const T* src, long long row_stride, long long col_stride,
   TESSERA_CUDA_CHECK_LAUNCH();
 }
 
+template <class T>
+void copy_blocks(const BlockCopy<T>* copies, int count, cudaStream_t stream) {
+  int k = 0;
+  while (k < count) {
+    BlockCopyBatch<T> batch{};
+    int launched = 0;
+    for (; k < count && launched < kBlockCopiesPerLaunch; ++k)
+      if (copies[k].m > 0 && copies[k].n > 0) batch.copy[launched++] = copies[k];
+    if (launched == 0) continue;
+    const dim3 grid(kBlockCopyColumnBlocks, static_cast<unsigned>(launched));
+    copy_blocks_kernel<<<grid, kBlockCopyThreads, 0, stream>>>(batch);
+    TESSERA_CUDA_CHECK_LAUNCH();
+  }
+}
+
 template void check_potrf_info<float>(int, const float*, int, int*, cudaStream_t);
 template void check_potrf_info<double>(int, const double*, int, int*, cudaStream_t);
-template void copy_block<float>(int, int, const float*, int, float*, int, cudaStream_t);
-template void copy_block<double>(int, int, const double*, int, double*, int, cudaStream_t);
 template void copy_lower<float>(int, int, const float*, int, float*, int, cudaStream_t);
 template void copy_lower<double>(int, int, const double*, int, double*, int, cudaStream_t);
+template void copy_blocks<float>(const BlockCopy<float>*, int, cudaStream_t);
+template void copy_blocks<double>(const BlockCopy<double>*, int, cudaStream_t);
 template void load_lower<float>(int, const float*, long long, long long, float*, int, cudaStream_t);
 template void load_lower<double>(int, const double*, long long, long long, double*, int, cudaStream_t);
 template void transpose_triangle<float>(Triangle, int, const float*, int, float*, int, cudaStream_t);
