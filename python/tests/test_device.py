@@ -221,14 +221,13 @@ def test_the_input_is_left_as_it_was(kind):
     assert np.array_equal(kind.get(x), a)
 
 
-def test_torch_stream_order_and_no_synchronisation():
-    torch = _torch()
-    if torch is None:
-        pytest.skip("needs PyTorch with a CUDA GPU")
-    a = spd(32, batch=(2000,))
+def _cholesky_ex_behind_queued_work(torch, a, warm_up):
+    """tessera.cholesky_ex of `a` (numpy), copied to the GPU on a new stream behind about 0.1 s of
+    GPU work queued there: (factor, info, seconds the call took to return), after a first call on
+    `warm_up`; fails where the call waited for the stream."""
     host = torch.from_numpy(a).pin_memory()
     stream = torch.cuda.Stream()
-    tessera.cholesky_ex(torch.eye(4, dtype=torch.float64, device="cuda"))  # first-call costs
+    tessera.cholesky_ex(torch.from_numpy(warm_up).cuda())  # first-call costs
     torch.cuda.synchronize()
     with torch.cuda.stream(stream):
         device_a = torch.empty_like(host, device="cuda")
@@ -239,6 +238,15 @@ def test_torch_stream_order_and_no_synchronisation():
         returned = time.perf_counter() - start
         assert not stream.query(), "the work queued before the call is done: the call synchronised"
     stream.synchronize()
+    return factor, info, returned
+
+
+def test_torch_stream_order_and_no_synchronisation():
+    torch = _torch()
+    if torch is None:
+        pytest.skip("needs PyTorch with a CUDA GPU")
+    a = spd(32, batch=(2000,))
+    factor, info, returned = _cholesky_ex_behind_queued_work(torch, a, np.eye(4))
     assert returned < 0.05, f"cholesky_ex took {returned:.3f} s to return"
     assert not info.cpu().numpy().any()
     assert backward_error(a, factor.cpu().numpy(), True) < tolerance(np.float64, 32)
@@ -255,19 +263,7 @@ def test_torch_dense_stream_order_and_no_synchronisation():
     n = tessera.DENSE_DEVICE_MIN_N + 7
     a = spd(n, batch=(2,))
     a[1] = not_spd_at(a[1], n // 2)
-    host = torch.from_numpy(a).pin_memory()
-    stream = torch.cuda.Stream()
-    tessera.cholesky_ex(torch.from_numpy(spd(n)).cuda())  # first-call costs
-    torch.cuda.synchronize()
-    with torch.cuda.stream(stream):
-        device_a = torch.empty_like(host, device="cuda")
-        torch.cuda._sleep(200_000_000)  # ~0.1 s of GPU time queued ahead on the stream
-        device_a.copy_(host, non_blocking=True)
-        start = time.perf_counter()
-        factor, info = tessera.cholesky_ex(device_a)
-        returned = time.perf_counter() - start
-        assert not stream.query(), "the work queued before the call is done: the call synchronised"
-    stream.synchronize()
+    factor, info, returned = _cholesky_ex_behind_queued_work(torch, a, spd(n))
     assert returned < 0.05, f"cholesky_ex took {returned:.3f} s to return"
     assert np.array_equal(info.cpu().numpy(), [0, n // 2])
     assert backward_error(a[:1], factor[:1].cpu().numpy(), True) < tolerance(np.float64, n)
