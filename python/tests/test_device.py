@@ -126,6 +126,27 @@ def test_members_that_are_not_positive_definite(kind, n):
     assert error.value.column == n
 
 
+@pytest.mark.parametrize("lower", [True, False])
+@pytest.mark.parametrize("n, batch", [(128, 1), (257, 2), (513, 5), (700, 3)])
+def test_short_stacks_of_larger_matrices(kind, n, batch, lower):
+    """A few matrices of order 128 to 1023 go one by one through the dense device API (cuSOLVER),
+    not the batched kernels: numpy's factors, each member's info, the batched path's layouts."""
+    assert tessera._short_stack(n, batch) and not tessera._short_stack(n, 1000)
+    a = spd(n, batch=(batch,))
+    expected = np.zeros(batch, np.int32)
+    if batch > 1:
+        a[-1] = not_spd_at(a[-1], n // 2 + 1)
+        expected[-1] = n // 2 + 1
+    factor, info = tessera.cholesky_ex(kind.put(a), lower=lower)
+    assert np.array_equal(kind.get(info), expected)
+    f = kind.get(factor)
+    good = expected == 0
+    assert backward_error(a[good], f[good], lower) < tolerance(np.float64, n)
+    assert not (np.triu(f[good], 1) if lower else np.tril(f[good], -1)).any()
+    c_ordered = kind.swap(factor) if lower else factor
+    assert c_ordered.is_contiguous() if kind.name == "torch" else c_ordered.flags.c_contiguous
+
+
 def _layouts(kind, clean, poisoned):
     """The poisoned stack on the GPU as C-ordered, Fortran-ordered, every other matrix of a larger
     stack, and (its first matrix) broadcast over the stack: (name, array, the clean matrices)."""
@@ -191,7 +212,7 @@ def test_stacks_of_stacks_nan_and_other_types(kind, n, lower):
 
 
 @pytest.mark.parametrize("lower", [True, False])
-@pytest.mark.parametrize("n, batch", [(16, (50,)), (64, ()), (1100, ())])
+@pytest.mark.parametrize("n, batch", [(16, (50,)), (64, ()), (300, (2,)), (1100, ())])
 def test_solves(kind, n, batch, lower):
     a = spd(n, batch=batch)
     rng = np.random.default_rng(7)

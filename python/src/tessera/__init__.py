@@ -25,9 +25,20 @@ CudaError = _core.CudaError
 __all__ = ["cholesky", "cholesky_ex", "cho_solve", "posv", "Runtime", "NotPositiveDefiniteError", "TesseraError",
            "ResourceError", "CudaError", "__version__"]
 
-# GPU matrices of at least this order go through the tile DAG one by one; smaller ones (and stacks
-# of them) through the batched kernels in one launch.
+# GPU matrices of at least this order go through the dense device API one by one; smaller ones (and
+# stacks of them) through the batched kernels in one launch, unless the stack is too short to fill
+# the GPU (_short_stack).
 DENSE_DEVICE_MIN_N = 1024
+
+
+def _short_stack(n, batch):
+    """Whether a stack of `batch` GPU matrices of order n < DENSE_DEVICE_MIN_N goes through the dense
+    device API one matrix at a time (cuSOLVER's potrf each) rather than the batched kernels, whose
+    thread block per matrix leaves most of the GPU idle when the matrices are few and large. On an
+    H100 in double the batched kernels gave 20-23 GFLOP/s per matrix at n = 512-1000 (a single
+    matrix of 1000 at 0.03x PyTorch), cuSOLVER 175 at 512 and 700 at 1000 for one matrix: the
+    crossover lay near 3 matrices at n = 256, 9 at 512 and 32 at 1000, about 1 + (n / 180)^2."""
+    return n >= 128 and 0 < batch < 1 + (n / 180) ** 2
 
 
 class NotPositiveDefiniteError(np.linalg.LinAlgError):
@@ -60,9 +71,10 @@ def cholesky(a, *, lower=True, mode=None, policy=None):
 def cholesky_ex(a, *, lower=True, mode=None, policy=None):
     """(factor, info) as cholesky, without raising for numerical failure: info (int32, shape
     a.shape[:-2], the same kind of array as a) is LAPACK's info per matrix. On a GPU array it
-    never synchronises below DENSE_DEVICE_MIN_N (the batched kernels), nor above it where each
-    matrix is one vendor call (order up to 16384, one GPU, gpu or auto mode resolving to gpu:
-    tessera::device::potrf_ex); the factor of a failed matrix is partial, as LAPACK leaves it."""
+    never synchronises, neither through the batched kernels (order below DENSE_DEVICE_MIN_N) nor
+    where each matrix is one vendor call (order up to 16384, one GPU, gpu or auto mode resolving
+    to gpu: tessera::device::potrf_ex); the factor of a failed matrix is partial, as LAPACK leaves
+    it."""
     factor, info, _ = _factor(a, lower, mode, policy, read_info=False)
     return factor, info
 
@@ -109,7 +121,7 @@ def _factor(a, lower, mode, policy, read_info):
     ad = arrays.adapter
     shape = native.shape
     n, batch = square_shape(shape)
-    if n < DENSE_DEVICE_MIN_N:
+    if n < DENSE_DEVICE_MIN_N and not _short_stack(n, batch):
         factor, info = _factor_batched_device(ad, native, n, batch, tuple(shape[:-2]), bool(lower))
     else:
         factor, info = _factor_device(ad, native, lower, mode, policy)
@@ -121,12 +133,12 @@ def _factor(a, lower, mode, policy, read_info):
 
 
 def _factor_batched_device(ad, a, n, batch, lead, lower):
-    """A GPU stack of order below DENSE_DEVICE_MIN_N: the factors into a fresh array of the input's
-    library and its info, in one kernel launch that reads a where it lies (no copy of a, unless
-    its type or its layout needs one). The kernel writes column-major factors; above order 32
-    lower factors come back Fortran-ordered (the panel kernel is fastest on lower storage), the
-    others C-ordered: the column-major factor of the other triangle, whose source is a read
-    transposed (its triangle `lower` is then the kernel's other one)."""
+    """A GPU stack of order below DENSE_DEVICE_MIN_N, not a short one (_short_stack): the factors into
+    a fresh array of the input's library and its info, in one kernel launch that reads a where it
+    lies (no copy of a, unless its type or its layout needs one). The kernel writes column-major
+    factors; above order 32 lower factors come back Fortran-ordered (the panel kernel is fastest on
+    lower storage), the others C-ordered: the column-major factor of the other triangle, whose
+    source is a read transposed (its triangle `lower` is then the kernel's other one)."""
     dtype = ad.dtype(a)
     source, row_stride, col_stride, step = ad.strided(a, dtype, lead, n, batch)
     fortran = lower and n > 32
@@ -158,15 +170,15 @@ def _factor_host(a, lower, mode, policy):
 
 
 def _factor_device(ad, a, lower, mode, policy):
-    """A GPU stack of order DENSE_DEVICE_MIN_N or more: each matrix factored out of place by the
-    dense device API (tessera::device::potrf_ex: one kernel loads its triangle where it lies into
-    the factor's array with zeros in the other, then cuSOLVER's potrf on the array's stream up to
-    order 16384 on one GPU, the tile DAG above). Tessera factors a lower triangle into column-major
-    storage: in a C-ordered (n, n) slot the lower factor L of what it read reads as L^T. For a lower
-    factor that is L returned transposed (Fortran-ordered, as torch returns it); for an upper one
-    the strides are swapped, so that the upper triangle is read as a lower one, whose factor L read
-    C-ordered is U = L^T. The input is copied only where its type is not float32/float64 or its
-    matrices do not lie one stride apart."""
+    """A GPU stack of order DENSE_DEVICE_MIN_N or more, or a short one (_short_stack): each matrix
+    factored out of place by the dense device API (tessera::device::potrf_ex: one kernel loads its
+    triangle where it lies into the factor's array with zeros in the other, then cuSOLVER's potrf on
+    the array's stream up to order 16384 on one GPU, the tile DAG above). Tessera factors a lower
+    triangle into column-major storage: in a C-ordered (n, n) slot the lower factor L of what it
+    read reads as L^T. For a lower factor that is L returned transposed (Fortran-ordered, as torch
+    returns it); for an upper one the strides are swapped, so that the upper triangle is read as a
+    lower one, whose factor L read C-ordered is U = L^T. The input is copied only where its type is
+    not float32/float64 or its matrices do not lie one stride apart."""
     n, batch = square_shape(tuple(a.shape))
     dtype = ad.dtype(a)
     lead = tuple(a.shape[:-2])
@@ -239,7 +251,7 @@ def _solve_device(ad, like, factors, x, n, k, batch, dtype, uplo, mode, policy):
     suffix = _suffix(dtype)
     with ad.device_guard(like):
         stream = ad.stream(like)
-        if n >= DENSE_DEVICE_MIN_N:
+        if n >= DENSE_DEVICE_MIN_N or _short_stack(n, batch):
             runtime, default_mode = native_runtime(policy)
             size = np.dtype(dtype).itemsize
             for i in range(batch):
