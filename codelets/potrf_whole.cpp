@@ -17,6 +17,7 @@
 #ifdef TESSERA_HAVE_CUDA
 #include "kernels/cuda/check.hpp"
 #include "kernels/cuda/matrix_utils.hpp"
+#include "kernels/cuda/stream_memory.hpp"
 #include "kernels/cuda/vendor.hpp"
 #endif
 
@@ -111,23 +112,6 @@ int factor_lower(CudaWorkerContext& ctx, int n, T* L, int ld) {
   return device_potrf_info(TileView<T>{L, n, n, ld}, ctx);
 }
 
-// A matrix of n x n elements in the worker's stream order, freed on every path out.
-template <class T>
-class StreamMatrix {
- public:
-  StreamMatrix(int n, cudaStream_t stream) : stream_(stream) {
-    TESSERA_CUDA_CHECK(cudaMallocAsync(reinterpret_cast<void**>(&data_), sizeof(T) * std::size_t(n) * n, stream));
-  }
-  StreamMatrix(const StreamMatrix&) = delete;
-  StreamMatrix& operator=(const StreamMatrix&) = delete;
-  ~StreamMatrix() { cudaFreeAsync(data_, stream_); }
-  T* data() const { return data_; }
-
- private:
-  T* data_ = nullptr;
-  cudaStream_t stream_;
-};
-
 // Lower block (i, j) of `matrix` (n x n) <-> the transposed tile holding it (an upper-stored
 // matrix's block); a diagonal tile's copy back writes only the triangle the tile holds.
 template <class T>
@@ -178,7 +162,7 @@ void potrf_whole_cuda(void* buffers[], void* cl_arg) {
       report_info(a, factor_lower(ctx, a.n, base, tiles[0].ld));
       return;
     }
-    const StreamMatrix<T> matrix(a.n, ctx.stream);
+    const cuda::StreamBuffer<T> matrix(static_cast<std::size_t>(a.n) * static_cast<std::size_t>(a.n), ctx.stream);
     int info = 0;
     if (base) {  // an upper-stored matrix in one piece: its triangle transposed in and out at once
       cuda::transpose_triangle(cuda::Triangle::lower, a.n, base, tiles[0].ld, matrix.data(), a.n, ctx.stream);

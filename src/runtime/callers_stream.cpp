@@ -15,6 +15,7 @@
 #include "device_memory.hpp"
 #include "kernels/cuda/check.hpp"
 #include "kernels/cuda/matrix_utils.hpp"
+#include "kernels/cuda/stream_memory.hpp"
 #include "kernels/cuda/vendor.hpp"
 #include "runtime_resources.hpp"
 
@@ -70,13 +71,7 @@ struct StreamSolvers {
 
   // A workspace of at least `bytes`, grown in the order of `stream` (the one bound).
   void* workspace_of(std::size_t bytes, cudaStream_t stream) {
-    if (bytes <= workspace_bytes) return workspace;
-    if (workspace) TESSERA_CUDA_CHECK(cudaFreeAsync(workspace, stream));
-    workspace = nullptr;
-    workspace_bytes = 0;
-    TESSERA_CUDA_CHECK(cudaMallocAsync(&workspace, bytes, stream));
-    workspace_bytes = bytes;
-    return workspace;
+    return kernels::cuda::grown_workspace(workspace, workspace_bytes, bytes, stream);
   }
 
   // Marks the end of this use's work on `stream`.
@@ -100,25 +95,6 @@ struct StreamSolvers {
     if (solver) cusolverDnDestroy(solver);
     if (blas) cublasDestroy(blas);
   }
-};
-
-// Elements of device memory in the order of `stream`: ready for the work enqueued after the
-// allocation, given back after the work enqueued before the release; never a synchronisation.
-template <class T>
-class StreamBuffer {
- public:
-  StreamBuffer(std::size_t elements, cudaStream_t stream) : stream_(stream) {
-    TESSERA_CUDA_CHECK(cudaMallocAsync(reinterpret_cast<void**>(&data_), std::max<std::size_t>(elements, 1) * sizeof(T),
-                                       stream_));
-  }
-  ~StreamBuffer() { cudaFreeAsync(data_, stream_); }
-  StreamBuffer(const StreamBuffer&) = delete;
-  StreamBuffer& operator=(const StreamBuffer&) = delete;
-  T* data() const { return data_; }
-
- private:
-  T* data_ = nullptr;
-  cudaStream_t stream_;
 };
 
 namespace cuda = kernels::cuda;
@@ -145,7 +121,7 @@ void factor(StreamSolvers& handles, Uplo uplo, int n, T* A, int lda, int* info, 
   }
   constexpr int alignment = static_cast<int>(kColumnAlignment<T>);
   const int ld = (n + alignment - 1) / alignment * alignment;
-  const StreamBuffer<T> lower(static_cast<std::size_t>(ld) * static_cast<std::size_t>(n), stream);
+  const cuda::StreamBuffer<T> lower(static_cast<std::size_t>(ld) * static_cast<std::size_t>(n), stream);
   cuda::transpose_triangle(cuda::Triangle::lower, n, A, lda, lower.data(), ld, stream);
   factor_lower(handles, n, lower.data(), ld, info, stream);
   cuda::transpose_triangle(cuda::Triangle::upper, n, lower.data(), ld, A, lda, stream);

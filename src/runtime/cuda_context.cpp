@@ -10,6 +10,7 @@
 #ifdef TESSERA_HAVE_CUDA
 #include "device_memory.hpp"
 #include "kernels/cuda/check.hpp"
+#include "kernels/cuda/stream_memory.hpp"
 #endif
 
 namespace tessera::detail {
@@ -108,13 +109,7 @@ void UrgentWork::back_to_worker_stream() noexcept {
 }
 
 void* CudaWorkerContext::workspace_of(std::size_t bytes) {
-  if (bytes <= workspace_bytes) return workspace;
-  TESSERA_CUDA_CHECK(cudaFreeAsync(workspace, stream));
-  workspace = nullptr;
-  workspace_bytes = 0;
-  TESSERA_CUDA_CHECK(cudaMallocAsync(&workspace, bytes, stream));
-  workspace_bytes = bytes;
-  return workspace;
+  return kernels::cuda::grown_workspace(workspace, workspace_bytes, bytes, stream);
 }
 
 kernels::cuda::TileKernelConfig CudaWorkerContext::tile_config(char precision, const char* op, int nb) {
