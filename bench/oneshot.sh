@@ -15,6 +15,11 @@ tessera=$build/tessera
 [ -x "$tessera" ] || tessera=$build/bin/tessera
 peer=$build/bench/cusolver_oneshot
 [ -x "$peer" ] || peer=$build/bin/cusolver_oneshot
+# Both programs start with their shared libraries in the page cache: otherwise the first process
+# of the run reads them from disk (cuBLAS and cuSOLVER are hundreds of MB) and the other does not.
+for program in "$tessera" "$peer"; do
+  ldd "$program" | awk '$2 == "=>" && $3 ~ /^\// {print $3}' | xargs cat > /dev/null
+done
 printf '%6s | %9s %9s %9s %6s | %9s %9s | %7s\n' n T-start T-factor T-total T-mode cus-total cus-potrf cus/T
 for n in "${sizes[@]}"; do
   models=$(mktemp -d)

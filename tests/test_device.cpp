@@ -532,6 +532,39 @@ TEST(DeviceDense, OneVendorCallRunsOnTheCallersStreamWithoutTheRuntimeGpu) {
   EXPECT_TRUE(finished) << "the calls waited for the paused workers: they went through the runtime";
 }
 
+// Upper-stored calls share the lower copy of the matrix the runtime keeps. A call on a second
+// stream, enqueued while the first stream's factorization may still run (neither call waits for
+// the GPU), must not write that copy before the first call is done with it, whether the second
+// matrix fits it (a smaller order) or grows it (a larger one).
+TEST(DeviceDense, UpperStorageOnTwoStreamsSharesTheKeptWorkspaceGpu) {
+  TESSERA_SKIP_WITHOUT_GPU();
+  if (!policy_runs(Mode::gpu)) GTEST_SKIP() << runtime().scheduler() << " does not run gpu mode";
+  cudaStream_t first = nullptr, second = nullptr;
+  EXPECT_CUDA_OK(cudaStreamCreateWithFlags(&first, cudaStreamNonBlocking));
+  EXPECT_CUDA_OK(cudaStreamCreateWithFlags(&second, cudaStreamNonBlocking));
+  const DeviceCopy<int> infos(std::vector<int>(2, -7));
+  FactorOptions options;
+  options.uplo = Uplo::upper;
+  options.mode = Mode::gpu;
+  unsigned seed = 700;
+  const int first_n = 2000;
+  for (const int second_n : {201, 2001}) {
+    const std::vector<double> A1 = random_spd<double>(first_n, first_n, seed++);
+    const std::vector<double> A2 = random_spd<double>(second_n, second_n + 3, seed++);
+    const DeviceCopy<double> device_A1(A1), device_A2(A2);
+    EXPECT_CUDA_OK(cudaDeviceSynchronize());
+    device::potrf_ex(runtime(), first_n, device_A1.get(), first_n, infos.get(), first, options);
+    device::potrf_ex(runtime(), second_n, device_A2.get(), second_n + 3, infos.get() + 1, second, options);
+    EXPECT_CUDA_OK(cudaDeviceSynchronize());
+    const std::string name = "second order " + std::to_string(second_n);
+    EXPECT_EQ(infos.to_host(), (std::vector<int>{0, 0})) << name;
+    EXPECT_LT(factor_backward_error(Uplo::upper, first_n, A1, device_A1.to_host(), first_n), 1.0) << name;
+    EXPECT_LT(factor_backward_error(Uplo::upper, second_n, A2, device_A2.to_host(), second_n + 3), 1.0) << name;
+  }
+  EXPECT_CUDA_OK(cudaStreamDestroy(first));
+  EXPECT_CUDA_OK(cudaStreamDestroy(second));
+}
+
 // potrf_ex: the info in GPU memory, written on the caller's stream. As one vendor call (nb 0) it
 // returns while the work queued ahead of it on the stream (a copy of 512 MiB) is still running; as
 // tile tasks (nb 64) it returns once done. Info 0, at a failing column (block boundaries, the

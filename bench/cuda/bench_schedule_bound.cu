@@ -9,11 +9,14 @@
 //                     (cublasSetSmCountTarget), so that its grids leave room for the panel;
 //   lookahead-greenR: the same, with the panel's stream in a green context of R SMs and the
 //                     update's in one of the other SMs (a hard partition of the GPU);
+//   la-SOLVE-wW:      lookahead with the panel solved as Schedule says (trsm, or through the
+//                     diagonal block's inverse) and the rest of the update in calls W block columns wide;
 // against cuSOLVER potrf on the whole matrix in the same run. Also the time of cuSOLVER potrf on
 // one diagonal block alone (the chain every blocked variant pays once per step).
 //
 //   bench_schedule_bound [--sizes 8192,16384] [--nb 512,1024,2048] [--precisions d,s]
 //                        [--repetitions 3] [--reserve 0,16] [--green 0,16]
+//                        [--solves trsm,trtri,identity] [--update-widths 1,4]
 // Each figure is the median of the repetitions after a warm-up; every result is checked by a
 // sampled residual |L L^T - A| / n on 4096 entries.
 #include <cublas_v2.h>
@@ -82,6 +85,71 @@ __global__ void sampled_residual(const T* L, long n, unsigned long long* out) {
       throw std::runtime_error(std::string(#call) + ": " + (bench_text ? bench_text : "?")); \
     }                                                                                     \
   } while (0)
+
+// How a lookahead step solves its panel below the diagonal block, and how wide the calls of the
+// rest of its trailing update are.
+//   trsm:     cuBLAS trsm with the factored diagonal block;
+//   trtri:    the block's inverse by cuSOLVER trtri (on a copy), then the panel multiplied by it
+//             (cuBLAS trmm in place): a multiplication has no chain over the block's columns;
+//   identity: the same with the inverse from cuBLAS trsm on an identity block.
+struct Schedule {
+  enum class Solve { trsm, trtri, identity } solve = Solve::trsm;
+  int update_width = 1;  // block columns per syrk + gemm pair in the rest of the update
+};
+
+// Buffers of the inverse-based solves, made before the timed runs.
+template <class T>
+struct SolveWork {
+  T* inverse = nullptr;   // nb x nb, leading dimension nb
+  T* identity = nullptr;  // nb x nb identity
+  void* trtri_device = nullptr;
+  std::size_t trtri_device_bytes = 0;
+  std::vector<char> trtri_host;
+  int* trtri_info = nullptr;
+};
+
+inline cudaDataType data_type(double*) { return CUDA_R_64F; }
+inline cudaDataType data_type(float*) { return CUDA_R_32F; }
+inline void trmm_right_lower_t(cublasHandle_t h, int m, int n, const double* W, int ldw, double* B, int ldb) {
+  const double one = 1;
+  TESSERA_CUBLAS_CHECK(cublasDtrmm(h, CUBLAS_SIDE_RIGHT, CUBLAS_FILL_MODE_LOWER, CUBLAS_OP_T, CUBLAS_DIAG_NON_UNIT, m, n,
+                                   &one, W, ldw, B, ldb, B, ldb));
+}
+inline void trmm_right_lower_t(cublasHandle_t h, int m, int n, const float* W, int ldw, float* B, int ldb) {
+  const float one = 1;
+  TESSERA_CUBLAS_CHECK(cublasStrmm(h, CUBLAS_SIDE_RIGHT, CUBLAS_FILL_MODE_LOWER, CUBLAS_OP_T, CUBLAS_DIAG_NON_UNIT, m, n,
+                                   &one, W, ldw, B, ldb, B, ldb));
+}
+
+template <class T>
+__global__ void set_identity(T* W, int nb) {
+  for (long idx = blockIdx.x * static_cast<long>(blockDim.x) + threadIdx.x; idx < static_cast<long>(nb) * nb;
+       idx += static_cast<long>(gridDim.x) * blockDim.x)
+    W[idx] = idx % nb == idx / nb ? T(1) : T(0);
+}
+
+// The panel below the factored diagonal block Akk (kb columns, `below` rows), as `schedule` says.
+template <class T>
+void solve_panel(const Schedule& schedule, SolveWork<T>& w, cusolverDnHandle_t solver, cublasHandle_t blas,
+                 cudaStream_t stream, T* Akk, int n, int kb, int below) {
+  if (schedule.solve == Schedule::Solve::trsm) {
+    vendor::trsm(blas, false, 'L', true, below, kb, T(1), Akk, n, Akk + kb, n);
+    return;
+  }
+  if (schedule.solve == Schedule::Solve::trtri) {
+    TESSERA_CUDA_CHECK(cudaMemcpy2DAsync(w.inverse, kb * sizeof(T), Akk, n * sizeof(T), kb * sizeof(T), kb,
+                                         cudaMemcpyDeviceToDevice, stream));
+    TESSERA_CUSOLVER_CHECK(cusolverDnXtrtri(solver, CUBLAS_FILL_MODE_LOWER, CUBLAS_DIAG_NON_UNIT, kb,
+                                            data_type(w.inverse), w.inverse, kb, w.trtri_device,
+                                            w.trtri_device_bytes, w.trtri_host.data(), w.trtri_host.size(),
+                                            w.trtri_info));
+  } else {
+    TESSERA_CUDA_CHECK(cudaMemcpy2DAsync(w.inverse, kb * sizeof(T), w.identity, kb * sizeof(T), kb * sizeof(T), kb,
+                                         cudaMemcpyDeviceToDevice, stream));
+    vendor::trsm(blas, true, 'L', false, kb, kb, T(1), Akk, n, w.inverse, kb);
+  }
+  trmm_right_lower_t(blas, below, kb, w.inverse, kb, Akk + kb, n);
+}
 
 // How the panel's work is kept clear of the update's on the GPU.
 struct Partition {
@@ -208,7 +276,8 @@ struct Timeline {
 
 template <class T>
 void blocked_potrf(Streams& s, T* A, int n, int nb, bool lookahead, const Partition& part, T* work, int lwork,
-                   int* info, Timeline* timeline = nullptr) {
+                   int* info, Timeline* timeline = nullptr, const Schedule& schedule = {},
+                   SolveWork<T>* solve_work = nullptr) {
   auto mark = [&](int k, int m, cudaStream_t st) {
     if (timeline) timeline->record(k, m, st);
   };
@@ -256,7 +325,10 @@ void blocked_potrf(Streams& s, T* A, int n, int nb, bool lookahead, const Partit
       vendor::potrf(solver, 'L', kb, Akk, n, work, lwork, info);
     }
     mark(k, Timeline::kPotrfEnd, panel);
-    if (below > 0) vendor::trsm(panel_blas, false, 'L', true, below, kb, T(1), Akk, n, Akk + kb, n);
+    if (below > 0) {
+      if (solve_work) solve_panel<T>(schedule, *solve_work, solver, panel_blas, panel, Akk, n, kb, below);
+      else vendor::trsm(panel_blas, false, 'L', true, below, kb, T(1), Akk, n, Akk + kb, n);
+    }
     mark(k, Timeline::kTrsmEnd, panel);
     if (!lookahead) {
       update_columns<T>(panel_blas, A, n, k0, kb, next, n, nb);
@@ -268,7 +340,7 @@ void blocked_potrf(Streams& s, T* A, int n, int nb, bool lookahead, const Partit
     TESSERA_CUDA_CHECK(cudaEventRecord(panel_done[k], panel));
     TESSERA_CUDA_CHECK(cudaStreamWaitEvent(update, panel_done[k]));
     mark(k, Timeline::kRestStart, update);
-    update_columns<T>(update_blas, A, n, k0, kb, lookahead_end, n, nb);
+    update_columns<T>(update_blas, A, n, k0, kb, lookahead_end, n, nb * schedule.update_width);
     mark(k, Timeline::kRestEnd, update);
     TESSERA_CUDA_CHECK(cudaEventRecord(rest_done[k], update));
   }
@@ -343,6 +415,28 @@ class Bench {
     }
     return measure(
         [&] { blocked_potrf<T>(s_, A_.get(), n_, nb, lookahead, part, work_->get(), lwork_, info_.get()); });
+  }
+  // A lookahead run with the panel solved and the update cut as `schedule` says.
+  Measurement scheduled(int nb, const Schedule& schedule) {
+    SolveWork<T> w;
+    Device<T> inverse(static_cast<std::size_t>(nb) * nb), identity(static_cast<std::size_t>(nb) * nb);
+    Device<int> trtri_info(1);
+    w.inverse = inverse.get();
+    w.identity = identity.get();
+    w.trtri_info = trtri_info.get();
+    set_identity<T><<<256, 256>>>(w.identity, nb);
+    TESSERA_CUDA_CHECK_LAUNCH();
+    std::size_t host_bytes = 0;
+    TESSERA_CUSOLVER_CHECK(cusolverDnXtrtri_bufferSize(s_.solver, CUBLAS_FILL_MODE_LOWER, CUBLAS_DIAG_NON_UNIT, nb,
+                                                       data_type(w.inverse), w.inverse, nb, &w.trtri_device_bytes,
+                                                       &host_bytes));
+    w.trtri_host.resize(host_bytes);
+    Device<char> device_bytes(std::max<std::size_t>(w.trtri_device_bytes, 1));
+    w.trtri_device = device_bytes.get();
+    TESSERA_CUDA_CHECK(cudaDeviceSynchronize());
+    return measure([&] {
+      blocked_potrf<T>(s_, A_.get(), n_, nb, true, {}, work_->get(), lwork_, info_.get(), nullptr, schedule, &w);
+    });
   }
   // One lookahead run with timing events; prints each step's phases in ms from the start.
   void timeline(int nb) {
@@ -453,7 +547,8 @@ void print_row(char letter, int n, int nb, const std::string& variant, const Mea
 
 template <class T>
 void run(const std::vector<int>& sizes, const std::vector<int>& nbs, int repetitions, const std::vector<int>& reserves,
-         const std::vector<int>& greens, bool show_timeline) {
+         const std::vector<int>& greens, bool show_timeline, const std::vector<std::string>& solves,
+         const std::vector<int>& widths) {
   const char letter = sizeof(T) == 8 ? 'd' : 's';
   for (int nb : nbs) {
     const double us = diagonal_block_us<T>(nb);
@@ -482,6 +577,16 @@ void run(const std::vector<int>& sizes, const std::vector<int>& nbs, int repetit
       print_row(letter, n, nb, "plain", bench.blocked(nb, false), ref);
       print_row(letter, n, nb, "lookahead", bench.blocked(nb, true), ref);
       if (show_timeline) bench.timeline(nb);
+      for (const std::string& solve : solves)
+        for (int width : widths) {
+          if (solve == "trsm" && width == 1) continue;  // the lookahead row above
+          Schedule schedule;
+          schedule.solve = solve == "trtri" ? Schedule::Solve::trtri
+                           : solve == "identity" ? Schedule::Solve::identity
+                                                 : Schedule::Solve::trsm;
+          schedule.update_width = width;
+          print_row(letter, n, nb, fmt::format("la-{}-w{}", solve, width), bench.scheduled(nb, schedule), ref);
+        }
       for (int r : reserves)
         if (r > 0) print_row(letter, n, nb, fmt::format("lookahead-sm{}", r), bench.blocked(nb, true, {r, 0}), ref);
       for (int g : greens) {
@@ -509,6 +614,8 @@ int main(int argc, char** argv) {
     int repetitions = 3;
     std::vector<int> reserves, greens;
     bool show_timeline = false;
+    std::vector<std::string> solves;
+    std::vector<int> widths{1};
     for (tessera::bench::Arguments args(argc, argv); args.next();) {
       const std::string opt = args.option();
       if (opt == "--sizes") sizes = tessera::bench::parse_int_list(args.value());
@@ -518,6 +625,8 @@ int main(int argc, char** argv) {
       else if (opt == "--reserve") reserves = tessera::bench::parse_int_list(args.value());
       else if (opt == "--green") greens = tessera::bench::parse_int_list(args.value());
       else if (opt == "--timeline") show_timeline = true;
+      else if (opt == "--solves") solves = tessera::bench::split_commas(args.value());
+      else if (opt == "--update-widths") widths = tessera::bench::parse_int_list(args.value());
       else throw std::runtime_error("unknown option " + opt);
     }
     if (!tessera::bench::cuda_device_present()) {
@@ -528,8 +637,8 @@ int main(int argc, char** argv) {
     TESSERA_CUDA_CHECK(cudaGetDeviceProperties(&prop, 0));
     fmt::print("{}; medians of {} runs after a warm-up, TFLOP/s with n^3/3 flops\n", prop.name, repetitions);
     for (const std::string& p : precisions) {
-      if (p == "d") run<double>(sizes, nbs, repetitions, reserves, greens, show_timeline);
-      else if (p == "s") run<float>(sizes, nbs, repetitions, reserves, greens, show_timeline);
+      if (p == "d") run<double>(sizes, nbs, repetitions, reserves, greens, show_timeline, solves, widths);
+      else if (p == "s") run<float>(sizes, nbs, repetitions, reserves, greens, show_timeline, solves, widths);
       else throw std::runtime_error("precision must be d or s");
     }
     return 0;
