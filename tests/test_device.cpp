@@ -532,10 +532,11 @@ TEST(DeviceDense, OneVendorCallRunsOnTheCallersStreamWithoutTheRuntimeGpu) {
   EXPECT_TRUE(finished) << "the calls waited for the paused workers: they went through the runtime";
 }
 
-// Upper-stored calls share the lower copy of the matrix the runtime keeps. A call on a second
-// stream, enqueued while the first stream's factorization may still run (neither call waits for
-// the GPU), must not write that copy before the first call is done with it, whether the second
-// matrix fits it (a smaller order) or grows it (a larger one).
+// Upper-stored calls share the lower copy of the matrix the runtime keeps: two calls enqueued on
+// two streams one after the other (neither waits for the GPU), the second's matrix fitting the
+// kept copy (a smaller order) or growing it (a larger one), give the factors of the same calls
+// made one at a time. (That the second call's work waits for the first's on the GPU rests on the
+// handles' event: on an H100 a library without that wait passed this test too.)
 TEST(DeviceDense, UpperStorageOnTwoStreamsSharesTheKeptWorkspaceGpu) {
   TESSERA_SKIP_WITHOUT_GPU();
   if (!policy_runs(Mode::gpu)) GTEST_SKIP() << runtime().scheduler() << " does not run gpu mode";
@@ -546,20 +547,28 @@ TEST(DeviceDense, UpperStorageOnTwoStreamsSharesTheKeptWorkspaceGpu) {
   FactorOptions options;
   options.uplo = Uplo::upper;
   options.mode = Mode::gpu;
+  auto largest_difference = [](const std::vector<double>& a, const std::vector<double>& b) {
+    double largest = 0;
+    for (std::size_t k = 0; k < a.size(); ++k) largest = std::max(largest, std::abs(a[k] - b[k]));
+    return largest;
+  };
   unsigned seed = 700;
-  const int first_n = 2000;
-  for (const int second_n : {201, 2001}) {
+  const int first_n = 6000;
+  for (const int second_n : {201, 6400}) {
+    const std::string name = "second order " + std::to_string(second_n);
     const std::vector<double> A1 = random_spd<double>(first_n, first_n, seed++);
     const std::vector<double> A2 = random_spd<double>(second_n, second_n + 3, seed++);
-    const DeviceCopy<double> device_A1(A1), device_A2(A2);
+    const DeviceCopy<double> together1(A1), together2(A2), alone1(A1), alone2(A2);
     EXPECT_CUDA_OK(cudaDeviceSynchronize());
-    device::potrf_ex(runtime(), first_n, device_A1.get(), first_n, infos.get(), first, options);
-    device::potrf_ex(runtime(), second_n, device_A2.get(), second_n + 3, infos.get() + 1, second, options);
+    device::potrf_ex(runtime(), first_n, together1.get(), first_n, infos.get(), first, options);
+    device::potrf_ex(runtime(), second_n, together2.get(), second_n + 3, infos.get() + 1, second, options);
     EXPECT_CUDA_OK(cudaDeviceSynchronize());
-    const std::string name = "second order " + std::to_string(second_n);
     EXPECT_EQ(infos.to_host(), (std::vector<int>{0, 0})) << name;
-    EXPECT_LT(factor_backward_error(Uplo::upper, first_n, A1, device_A1.to_host(), first_n), 1.0) << name;
-    EXPECT_LT(factor_backward_error(Uplo::upper, second_n, A2, device_A2.to_host(), second_n + 3), 1.0) << name;
+    EXPECT_EQ(device::potrf(runtime(), first_n, alone1.get(), first_n, first, options), 0) << name;
+    EXPECT_EQ(device::potrf(runtime(), second_n, alone2.get(), second_n + 3, first, options), 0) << name;
+    // The factors' entries are at most sqrt(n) ~ 80: a mix-up differs by far more.
+    EXPECT_LT(largest_difference(together1.to_host(), alone1.to_host()), 1e-9) << name;
+    EXPECT_LT(largest_difference(together2.to_host(), alone2.to_host()), 1e-9) << name;
   }
   EXPECT_CUDA_OK(cudaStreamDestroy(first));
   EXPECT_CUDA_OK(cudaStreamDestroy(second));
