@@ -532,17 +532,25 @@ TEST(DeviceDense, OneVendorCallRunsOnTheCallersStreamWithoutTheRuntimeGpu) {
   EXPECT_TRUE(finished) << "the calls waited for the paused workers: they went through the runtime";
 }
 
-// Upper-stored calls share the lower copy of the matrix the runtime keeps: two calls enqueued on
-// two streams one after the other (neither waits for the GPU), the second's matrix fitting the
-// kept copy (a smaller order) or growing it (a larger one), give the factors of the same calls
-// made one at a time. (That the second call's work waits for the first's on the GPU rests on the
-// handles' event: on an H100 a library without that wait passed this test too.)
+// Upper-stored calls share the lower copy of the matrix the runtime keeps. Both streams are held
+// behind a 512 MiB copy on the first, then the first stream's call (order 6000) and the second's
+// are enqueued, and neither waits for the GPU; the second matrix fits the kept copy (a smaller
+// order) or grows it (a larger one). Both factors equal those of the same calls made one at a
+// time. (That the second call's work waits for the first's on the GPU rests on the handles'
+// event: on an H100 a library without that wait passed this test too.)
 TEST(DeviceDense, UpperStorageOnTwoStreamsSharesTheKeptWorkspaceGpu) {
   TESSERA_SKIP_WITHOUT_GPU();
   if (!policy_runs(Mode::gpu)) GTEST_SKIP() << runtime().scheduler() << " does not run gpu mode";
+  const bool one_gpu = runtime().cuda_devices() == 1;
+  const std::size_t busy_bytes = std::size_t(512) << 20;
+  PinnedArray<char> busy_host(busy_bytes);
+  char* busy_device = nullptr;
+  EXPECT_CUDA_OK(cudaMalloc(&busy_device, busy_bytes));
   cudaStream_t first = nullptr, second = nullptr;
+  cudaEvent_t copied = nullptr;
   EXPECT_CUDA_OK(cudaStreamCreateWithFlags(&first, cudaStreamNonBlocking));
   EXPECT_CUDA_OK(cudaStreamCreateWithFlags(&second, cudaStreamNonBlocking));
+  EXPECT_CUDA_OK(cudaEventCreateWithFlags(&copied, cudaEventDisableTiming));
   const DeviceCopy<int> infos(std::vector<int>(2, -7));
   FactorOptions options;
   options.uplo = Uplo::upper;
@@ -560,8 +568,12 @@ TEST(DeviceDense, UpperStorageOnTwoStreamsSharesTheKeptWorkspaceGpu) {
     const std::vector<double> A2 = random_spd<double>(second_n, second_n + 3, seed++);
     const DeviceCopy<double> together1(A1), together2(A2), alone1(A1), alone2(A2);
     EXPECT_CUDA_OK(cudaDeviceSynchronize());
+    EXPECT_CUDA_OK(cudaMemcpyAsync(busy_device, busy_host.get(), busy_bytes, cudaMemcpyHostToDevice, first));
+    EXPECT_CUDA_OK(cudaEventRecord(copied, first));
+    EXPECT_CUDA_OK(cudaStreamWaitEvent(second, copied, 0));
     device::potrf_ex(runtime(), first_n, together1.get(), first_n, infos.get(), first, options);
     device::potrf_ex(runtime(), second_n, together2.get(), second_n + 3, infos.get() + 1, second, options);
+    if (one_gpu) EXPECT_EQ(cudaStreamQuery(second), cudaErrorNotReady) << name << ": the calls waited";
     EXPECT_CUDA_OK(cudaDeviceSynchronize());
     EXPECT_EQ(infos.to_host(), (std::vector<int>{0, 0})) << name;
     EXPECT_EQ(device::potrf(runtime(), first_n, alone1.get(), first_n, first, options), 0) << name;
@@ -570,8 +582,10 @@ TEST(DeviceDense, UpperStorageOnTwoStreamsSharesTheKeptWorkspaceGpu) {
     EXPECT_LT(largest_difference(together1.to_host(), alone1.to_host()), 1e-9) << name;
     EXPECT_LT(largest_difference(together2.to_host(), alone2.to_host()), 1e-9) << name;
   }
+  EXPECT_CUDA_OK(cudaEventDestroy(copied));
   EXPECT_CUDA_OK(cudaStreamDestroy(first));
   EXPECT_CUDA_OK(cudaStreamDestroy(second));
+  EXPECT_CUDA_OK(cudaFree(busy_device));
 }
 
 // potrf_ex: the info in GPU memory, written on the caller's stream. As one vendor call (nb 0) it
