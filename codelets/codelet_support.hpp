@@ -200,6 +200,9 @@ std::vector<std::array<int, 3>> contiguous_runs(const std::vector<TileView<T>>& 
 #ifdef TESSERA_HAVE_CUDA
 // The CUDA context of the calling worker.
 CudaWorkerContext& current_cuda_context(const TaskHeader& header);
+// The room a slice of `bytes` takes in a worker's workspace cut into several slices: rounded up so
+// that the next slice starts 256-byte aligned, as the workspace itself does.
+constexpr std::size_t workspace_slice_bytes(std::size_t bytes) { return (bytes + 255) / 256 * 256; }
 // Implementation index 0 of each CUDA codelet is the vendor library, 1 Tessera's own kernel.
 // `faster`: what the tuning table says for this task with GpuKernels::any (see
 // can_execute_with_kernel_choice); unknown leaves the choice to the perf models.

@@ -52,8 +52,7 @@ void factor_diagonal(CudaWorkerContext& ctx, const TileView<T>& A, Uplo uplo) {
     return;
   }
   const int n = A.rows;
-  constexpr std::size_t kAlign = 256;
-  const std::size_t tile_bytes = (sizeof(T) * static_cast<std::size_t>(n) * n + kAlign - 1) / kAlign * kAlign;
+  const std::size_t tile_bytes = workspace_slice_bytes(sizeof(T) * static_cast<std::size_t>(n) * n);
   const TileView<T> sized{A.ptr, n, n, n};  // the workspace's shape, for the factor's own bytes
   const std::size_t bytes = Factor::bytes(ctx, sized);
   auto* work = static_cast<unsigned char*>(ctx.workspace_of(tile_bytes + bytes));

@@ -65,11 +65,9 @@ bool trsm_custom_supports(const TrsmArgs<T>& args) {
 template <class T>
 void solve_transposed_panel_form(CudaWorkerContext& ctx, const TileView<T>& U, const TileView<T>& C) {
   namespace k = kernels::cuda;
-  constexpr std::size_t kAlign = 256;
   const int kb = C.rows, m = C.cols;
-  const auto aligned = [](std::size_t bytes) { return (bytes + kAlign - 1) / kAlign * kAlign; };
-  const std::size_t x_bytes = aligned(sizeof(T) * static_cast<std::size_t>(m) * kb);
-  const std::size_t l_bytes = aligned(sizeof(T) * static_cast<std::size_t>(kb) * kb);
+  const std::size_t x_bytes = workspace_slice_bytes(sizeof(T) * static_cast<std::size_t>(m) * kb);
+  const std::size_t l_bytes = workspace_slice_bytes(sizeof(T) * static_cast<std::size_t>(kb) * kb);
   // One workspace for X, L and the kernel's own (growing it may move it).
   const k::TileKernelConfig cfg = ctx.tile_config(precision_letter<T>(), "trsm", kb);
   const std::size_t kernel_bytes = k::trsm_rlt_workspace_bytes<T>(m, kb, cfg);
