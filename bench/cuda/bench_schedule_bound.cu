@@ -11,12 +11,21 @@
 //                     update's in one of the other SMs (a hard partition of the GPU);
 //   la-SOLVE-wW:      lookahead with the panel solved as Schedule says (trsm, or through the
 //                     diagonal block's inverse) and the rest of the update in calls W block columns wide;
+//   recLEAF-KIND:     recursive (potrf of the leading half, the panel's solve, the trailing half's
+//                     syrk, potrf of the trailing half; cuSOLVER potrf from order LEAF down), on one
+//                     stream; KIND says how the solve and the syrk are made: `cublas` (one cuBLAS
+//                     call each), `split` (halved recursively down to --split-leaf, the off-diagonal
+//                     parts as cuBLAS gemm), `split-tessera` (the same with Tessera's trsm kernel at
+//                     the solve's leaves);
 // against cuSOLVER potrf on the whole matrix in the same run. Also the time of cuSOLVER potrf on
 // one diagonal block alone (the chain every blocked variant pays once per step).
 //
 //   bench_schedule_bound [--sizes 8192,16384] [--nb 512,1024,2048] [--precisions d,s]
 //                        [--repetitions 3] [--reserve 0,16] [--green 0,16]
 //                        [--solves trsm,trtri,identity] [--update-widths 1,4]
+//                        [--recursive-leaves 1024,2048] [--split-leaf 2048] [--emulate-fp64]
+// --emulate-fp64 adds double rows with cuBLAS's FP64 emulation on the schedules' cuBLAS handles
+// (emu-*; cuSOLVER's own calls stay native), and a DGEMM native against emulated.
 // Each figure is the median of the repetitions after a warm-up; every result is checked by a
 // sampled residual |L L^T - A| / n on 4096 entries.
 #include <cublas_v2.h>
@@ -26,6 +35,7 @@
 #include <fmt/core.h>
 
 #include <algorithm>
+#include <cmath>
 #include <array>
 #include <cstdio>
 #include <cstring>
@@ -34,6 +44,7 @@
 #include <vector>
 
 #include "../bench_support.hpp"
+#include "cuda/tile_kernels.hpp"
 #include "cuda/vendor.hpp"
 #include "device_support.hpp"
 
@@ -228,6 +239,14 @@ struct Streams {
     TESSERA_CUSOLVER_CHECK(cusolverDnSetStream(solver_green, green_panel));
     TESSERA_CUBLAS_CHECK(cublasSetStream(blas_green_update, green_update));
   }
+  // cuBLAS's FP64 emulation on the tensor cores' integer units (fixed point, accuracy kept by the
+  // library's default mantissa control), wherever cuBLAS can use it, on both handles.
+  void emulate_fp64() {
+    for (cublasHandle_t h : {blas_urgent, blas_normal}) {
+      TESSERA_CUBLAS_CHECK(cublasSetMathMode(h, CUBLAS_FP64_EMULATED_FIXEDPOINT_MATH));
+      TESSERA_CUBLAS_CHECK(cublasSetEmulationStrategy(h, CUBLAS_EMULATION_STRATEGY_EAGER));
+    }
+  }
   void drop_green() {
     if (!green) return;
     cusolverDnDestroy(solver_green);
@@ -358,6 +377,78 @@ void blocked_potrf(Streams& s, T* A, int n, int nb, bool lookahead, const Partit
   }
 }
 
+// A recursive factorization's choices (recLEAF-KIND above) and the buffers it needs.
+struct Recursion {
+  enum class Kind { cublas, split, split_tessera } kind = Kind::cublas;
+  int leaf = 2048;        // cuSOLVER potrf from this order down
+  int split_leaf = 2048;  // split solves and syrks: one vendor (or Tessera) call from this order down
+};
+
+inline const char* name(Recursion::Kind k) {
+  return k == Recursion::Kind::cublas ? "cublas" : k == Recursion::Kind::split ? "split" : "split-tessera";
+}
+
+template <class T>
+struct RecursionContext {
+  Recursion r;
+  cusolverDnHandle_t solver;
+  cublasHandle_t blas;
+  cudaStream_t stream;
+  T* work;
+  int lwork;
+  int* info;
+  void* trsm_workspace;
+  std::size_t trsm_workspace_bytes;
+};
+
+// Halves of order n, the first a multiple of 256 (so that the leaves' columns stay aligned).
+inline int leading_half(int n) { return std::min(n - 1, (n / 2 + 255) / 256 * 256); }
+
+// B (m x k) := B L^{-T}, L lower k x k.
+template <class T>
+void solve_recursive(const RecursionContext<T>& c, int m, int k, const T* L, int ldl, T* B, int ldb) {
+  if (c.r.kind == Recursion::Kind::cublas || k <= c.r.split_leaf) {
+    if (c.r.kind == Recursion::Kind::split_tessera)
+      tessera::kernels::cuda::trsm_rlt<T>(m, k, L, ldl, B, ldb, c.trsm_workspace, c.trsm_workspace_bytes, c.stream);
+    else
+      vendor::trsm(c.blas, false, 'L', true, m, k, T(1), L, ldl, B, ldb);
+    return;
+  }
+  const int k1 = leading_half(k), k2 = k - k1;
+  solve_recursive(c, m, k1, L, ldl, B, ldb);
+  T* B2 = B + static_cast<std::size_t>(k1) * ldb;
+  vendor::gemm(c.blas, false, true, m, k2, k1, T(-1), B, ldb, L + k1, ldl, T(1), B2, ldb);
+  solve_recursive(c, m, k2, L + k1 + static_cast<std::size_t>(k1) * ldl, ldl, B2, ldb);
+}
+
+// C (lower, n x n) -= A A^T, A n x k.
+template <class T>
+void syrk_recursive(const RecursionContext<T>& c, int n, int k, const T* A, int lda, T* C, int ldc) {
+  if (c.r.kind == Recursion::Kind::cublas || n <= c.r.split_leaf) {
+    vendor::syrk(c.blas, 'L', false, n, k, T(-1), A, lda, T(1), C, ldc);
+    return;
+  }
+  const int n1 = leading_half(n), n2 = n - n1;
+  syrk_recursive(c, n1, k, A, lda, C, ldc);
+  vendor::gemm(c.blas, false, true, n2, n1, k, T(-1), A + n1, lda, A, lda, T(1), C + n1, ldc);
+  syrk_recursive(c, n2, k, A + n1, lda, C + n1 + static_cast<std::size_t>(n1) * ldc, ldc);
+}
+
+template <class T>
+void potrf_recursive(const RecursionContext<T>& c, int n, T* A, int lda) {
+  if (n <= c.r.leaf) {
+    vendor::potrf(c.solver, 'L', n, A, lda, c.work, c.lwork, c.info);
+    return;
+  }
+  const int n1 = leading_half(n), n2 = n - n1;
+  T* A21 = A + n1;
+  T* A22 = A + n1 + static_cast<std::size_t>(n1) * lda;
+  potrf_recursive(c, n1, A, lda);
+  solve_recursive(c, n2, n1, A, lda, A21, lda);
+  syrk_recursive(c, n2, n1, A21, lda, A22, lda);
+  potrf_recursive(c, n2, A22, lda);
+}
+
 double tflops(int n, double ms) { return static_cast<double>(n) * n * n / 3.0 / (ms * 1e-3) * 1e-12; }
 
 struct Measurement {
@@ -368,7 +459,9 @@ struct Measurement {
 template <class T>
 class Bench {
  public:
-  Bench(int n, int repetitions) : n_(n), repetitions_(repetitions), A_(static_cast<std::size_t>(n) * n) {
+  Bench(int n, int repetitions, bool emulate = false)
+      : n_(n), repetitions_(repetitions), A_(static_cast<std::size_t>(n) * n) {
+    if (emulate) s_.emulate_fp64();
     TESSERA_CUDA_CHECK(cudaEventCreate(&start_));
     TESSERA_CUDA_CHECK(cudaEventCreate(&stop_));
     lwork_ = vendor::potrf_workspace(s_.solver, 'L', n, A_.get(), n);
@@ -437,6 +530,18 @@ class Bench {
     return measure([&] {
       blocked_potrf<T>(s_, A_.get(), n_, nb, true, {}, work_->get(), lwork_, info_.get(), nullptr, schedule, &w);
     });
+  }
+  // The recursive factorization `r` on the caller's stream.
+  Measurement recursive(const Recursion& r) {
+    TESSERA_CUSOLVER_CHECK(cusolverDnSetStream(s_.solver, s_.normal));
+    TESSERA_CUBLAS_CHECK(cublasSetStream(s_.blas_normal, s_.normal));
+    const std::size_t trsm_bytes = tessera::kernels::cuda::trsm_rlt_workspace_bytes<T>(n_, r.split_leaf);
+    Device<char> trsm_workspace(std::max<std::size_t>(trsm_bytes, 1));
+    const int leaf_lwork = vendor::potrf_workspace(s_.solver, 'L', std::min(n_, r.leaf), A_.get(), n_);
+    if (leaf_lwork > lwork_) throw std::runtime_error("recursive: leaf workspace larger than the whole matrix's");
+    const RecursionContext<T> c{r,      s_.solver,          s_.blas_normal, s_.normal, work_->get(), lwork_,
+                                info_.get(), trsm_workspace.get(), trsm_bytes};
+    return measure([&] { potrf_recursive<T>(c, n_, A_.get(), n_); });
   }
   // One lookahead run with timing events; prints each step's phases in ms from the start.
   void timeline(int nb) {
@@ -533,6 +638,52 @@ class Bench {
   cudaEvent_t start_ = nullptr, stop_ = nullptr;
 };
 
+// cuBLAS DGEMM C := A B^T (n x n, k = n) natively and with FP64 emulation: median ms of 3 after a
+// warm-up each, and the largest difference between the two results relative to the largest entry.
+void gemm_emulation_probe(int n) {
+  Device<double> A(static_cast<std::size_t>(n) * n), C(static_cast<std::size_t>(n) * n),
+      E(static_cast<std::size_t>(n) * n);
+  generate<double><<<4096, 256>>>(A.get(), n);
+  TESSERA_CUDA_CHECK_LAUNCH();
+  cublasHandle_t h = nullptr;
+  TESSERA_CUBLAS_CHECK(cublasCreate(&h));
+  cudaEvent_t start = nullptr, stop = nullptr;
+  TESSERA_CUDA_CHECK(cudaEventCreate(&start));
+  TESSERA_CUDA_CHECK(cudaEventCreate(&stop));
+  auto time = [&](double* out) {
+    std::vector<float> times;
+    for (int r = 0; r < 4; ++r) {
+      TESSERA_CUDA_CHECK(cudaEventRecord(start));
+      vendor::gemm(h, false, true, n, n, n, 1.0 / n, A.get(), n, A.get(), n, 0.0, out, n);
+      TESSERA_CUDA_CHECK(cudaEventRecord(stop));
+      TESSERA_CUDA_CHECK(cudaEventSynchronize(stop));
+      float ms = 0;
+      TESSERA_CUDA_CHECK(cudaEventElapsedTime(&ms, start, stop));
+      if (r > 0) times.push_back(ms);
+    }
+    std::sort(times.begin(), times.end());
+    return static_cast<double>(times[1]);
+  };
+  const double native = time(C.get());
+  TESSERA_CUBLAS_CHECK(cublasSetMathMode(h, CUBLAS_FP64_EMULATED_FIXEDPOINT_MATH));
+  TESSERA_CUBLAS_CHECK(cublasSetEmulationStrategy(h, CUBLAS_EMULATION_STRATEGY_EAGER));
+  const double emulated = time(E.get());
+  std::vector<double> c(static_cast<std::size_t>(n) * n), e(c.size());
+  TESSERA_CUDA_CHECK(cudaMemcpy(c.data(), C.get(), c.size() * sizeof(double), cudaMemcpyDeviceToHost));
+  TESSERA_CUDA_CHECK(cudaMemcpy(e.data(), E.get(), e.size() * sizeof(double), cudaMemcpyDeviceToHost));
+  double largest = 0, difference = 0;
+  for (std::size_t i = 0; i < c.size(); ++i) {
+    largest = std::max(largest, std::abs(c[i]));
+    difference = std::max(difference, std::abs(c[i] - e[i]));
+  }
+  const double flops = 2.0 * n * static_cast<double>(n) * n;
+  fmt::print("d DGEMM n={}: native {:.3f} ms {:.2f} TFLOP/s, emulated {:.3f} ms {:.2f} TFLOP/s, max |difference| / max |C| {:.1e}\n",
+             n, native, flops / native * 1e-9, emulated, flops / emulated * 1e-9, difference / largest);
+  cudaEventDestroy(start);
+  cudaEventDestroy(stop);
+  cublasDestroy(h);
+}
+
 // cuSOLVER potrf of one nb x nb block alone: best of 5, microseconds.
 template <class T>
 double diagonal_block_us(int nb) {
@@ -548,8 +699,10 @@ void print_row(char letter, int n, int nb, const std::string& variant, const Mea
 template <class T>
 void run(const std::vector<int>& sizes, const std::vector<int>& nbs, int repetitions, const std::vector<int>& reserves,
          const std::vector<int>& greens, bool show_timeline, const std::vector<std::string>& solves,
-         const std::vector<int>& widths) {
+         const std::vector<int>& widths, const std::vector<int>& leaves, int split_leaf, bool emulate) {
   const char letter = sizeof(T) == 8 ? 'd' : 's';
+  if (emulate && sizeof(T) == 8)
+    for (int n : {8192, 16384}) gemm_emulation_probe(n);
   for (int nb : nbs) {
     const double us = diagonal_block_us<T>(nb);
     fmt::print("{} potrf of one {} block alone: {:.1f} us ({:.0f} ns per column)\n", letter, nb, us, us * 1e3 / nb);
@@ -572,6 +725,26 @@ void run(const std::vector<int>& sizes, const std::vector<int>& nbs, int repetit
     const Measurement ref = bench.vendor_potrf();
     fmt::print("{} n={:6d} cuSOLVER potrf                      {:9.2f} ms {:6.2f} TFLOP/s  info {} residual {:.1e}\n",
                letter, n, ref.ms, tflops(n, ref.ms), ref.info, ref.residual);
+    for (int leaf : leaves)
+      for (auto kind : {Recursion::Kind::cublas, Recursion::Kind::split, Recursion::Kind::split_tessera}) {
+        Recursion r;
+        r.kind = kind;
+        r.leaf = leaf;
+        r.split_leaf = split_leaf;
+        print_row(letter, n, leaf, fmt::format("rec-{}", name(kind)), bench.recursive(r), ref);
+      }
+    if (emulate && sizeof(T) == 8) {
+      Bench<T> emulated(n, repetitions, true);
+      for (int leaf : leaves) {
+        Recursion r;
+        r.kind = Recursion::Kind::split;
+        r.leaf = leaf;
+        r.split_leaf = split_leaf;
+        print_row(letter, n, leaf, "emu-rec-split", emulated.recursive(r), ref);
+      }
+      for (int nb : nbs)
+        if (n >= 2 * nb) print_row(letter, n, nb, "emu-lookahead", emulated.blocked(nb, true), ref);
+    }
     for (int nb : nbs) {
       if (n < 2 * nb) continue;
       print_row(letter, n, nb, "plain", bench.blocked(nb, false), ref);
@@ -616,6 +789,9 @@ int main(int argc, char** argv) {
     bool show_timeline = false;
     std::vector<std::string> solves;
     std::vector<int> widths{1};
+    std::vector<int> leaves;
+    int split_leaf = 2048;
+    bool emulate = false;
     for (tessera::bench::Arguments args(argc, argv); args.next();) {
       const std::string opt = args.option();
       if (opt == "--sizes") sizes = tessera::bench::parse_int_list(args.value());
@@ -627,6 +803,9 @@ int main(int argc, char** argv) {
       else if (opt == "--timeline") show_timeline = true;
       else if (opt == "--solves") solves = tessera::bench::split_commas(args.value());
       else if (opt == "--update-widths") widths = tessera::bench::parse_int_list(args.value());
+      else if (opt == "--recursive-leaves") leaves = tessera::bench::parse_int_list(args.value());
+      else if (opt == "--split-leaf") split_leaf = std::stoi(args.value());
+      else if (opt == "--emulate-fp64") emulate = true;
       else throw std::runtime_error("unknown option " + opt);
     }
     if (!tessera::bench::cuda_device_present()) {
@@ -637,8 +816,8 @@ int main(int argc, char** argv) {
     TESSERA_CUDA_CHECK(cudaGetDeviceProperties(&prop, 0));
     fmt::print("{}; medians of {} runs after a warm-up, TFLOP/s with n^3/3 flops\n", prop.name, repetitions);
     for (const std::string& p : precisions) {
-      if (p == "d") run<double>(sizes, nbs, repetitions, reserves, greens, show_timeline, solves, widths);
-      else if (p == "s") run<float>(sizes, nbs, repetitions, reserves, greens, show_timeline, solves, widths);
+      if (p == "d") run<double>(sizes, nbs, repetitions, reserves, greens, show_timeline, solves, widths, leaves, split_leaf, emulate);
+      else if (p == "s") run<float>(sizes, nbs, repetitions, reserves, greens, show_timeline, solves, widths, leaves, split_leaf, emulate);
       else throw std::runtime_error("precision must be d or s");
     }
     return 0;
