@@ -1,12 +1,15 @@
 // The one-shot peer: what a fresh process pays to factor an n x n matrix held in ordinary
-// (pageable) host memory with cuSOLVER. The matrix is made first (not timed); then timed: the
-// CUDA context, the cuSOLVER handle, device allocations, the copy in, dpotrf (or spotrf), the copy
-// back and the frees. Prints one JSON object. bench/oneshot.sh runs it beside `tessera potrf`.
-//   cusolver_oneshot N [d|s]
+// (pageable) host memory with cuSOLVER. Timed: the CUDA context, the cuSOLVER handle, device
+// allocations, the copy in, dpotrf (or spotrf), the copy back and the frees; the matrix is made
+// (not timed) after the context, as `tessera potrf` makes it after its runtime's start (the CUDA
+// driver's initialization is slower in a process that has touched gigabytes), or before it with
+// --matrix-first. Prints one JSON object. bench/oneshot.sh runs it beside `tessera potrf`.
+//   cusolver_oneshot N [d|s] [--matrix-first]
 #include <cuda_runtime.h>
 #include <cusolverDn.h>
 #include <fmt/core.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cstdlib>
 #include <random>
@@ -46,11 +49,14 @@ cusolverStatus_t factor(cusolverDnHandle_t h, int n, float* a, float* w, int lwo
 }
 
 template <class T>
-int run(int n, char precision) {
-  std::vector<T> A = spd<T>(n);
-  const auto start = Clock::now();
+int run(int n, char precision, bool matrix_first) {
+  std::vector<T> A;
+  if (matrix_first) A = spd<T>(n);
+  const auto context_start = Clock::now();
   TESSERA_CUDA_CHECK(cudaFree(nullptr));  // the CUDA context
-  const double context = std::chrono::duration<double>(Clock::now() - start).count();
+  const double context = std::chrono::duration<double>(Clock::now() - context_start).count();
+  if (!matrix_first) A = spd<T>(n);
+  const auto start = Clock::now();  // the rest, after the context (and the matrix)
   cusolverDnHandle_t handle;
   TESSERA_CUSOLVER_CHECK(cusolverDnCreate(&handle));
   const std::size_t bytes = sizeof(T) * A.size();
@@ -73,24 +79,28 @@ int run(int n, char precision) {
   TESSERA_CUDA_CHECK(cudaFree(dinfo));
   TESSERA_CUDA_CHECK(cudaFree(dA));
   TESSERA_CUSOLVER_CHECK(cusolverDnDestroy(handle));
-  const double total = std::chrono::duration<double>(Clock::now() - start).count();
+  const double total = context + std::chrono::duration<double>(Clock::now() - start).count();
   fmt::print("{{\"n\": {}, \"precision\": \"{}\", \"info\": {}, \"seconds\": {:.6f}, \"context_seconds\": {:.6f}, "
-             "\"potrf_seconds\": {:.6f}}}\n",
-             n, precision, info, total, context, potrf);
+             "\"potrf_seconds\": {:.6f}, \"matrix_first\": {}}}\n",
+             n, precision, info, total, context, potrf, matrix_first);
   return info == 0 ? 0 : 1;
 }
 
 }  // namespace
 
 int main(int argc, char** argv) {
-  if (argc < 2) {
-    fmt::print(stderr, "usage: cusolver_oneshot N [d|s]\n");
+  std::vector<std::string> args(argv + 1, argv + argc);
+  const auto flag = std::find(args.begin(), args.end(), "--matrix-first");
+  const bool matrix_first = flag != args.end();
+  if (matrix_first) args.erase(flag);
+  if (args.empty() || args.size() > 2) {
+    fmt::print(stderr, "usage: cusolver_oneshot N [d|s] [--matrix-first]\n");
     return 2;
   }
   try {
-    const int n = std::stoi(argv[1]);
-    const char precision = argc > 2 ? argv[2][0] : 'd';
-    return precision == 's' ? run<float>(n, 's') : run<double>(n, 'd');
+    const int n = std::stoi(args[0]);
+    const char precision = args.size() > 1 ? args[1][0] : 'd';
+    return precision == 's' ? run<float>(n, 's', matrix_first) : run<double>(n, 'd', matrix_first);
   } catch (const std::exception& e) {
     fmt::print(stderr, "cusolver_oneshot: {}\n", e.what());
     return 1;
