@@ -47,6 +47,13 @@ void require_writable(const std::string& option, const std::string& path) {
   if (access(directory.c_str(), W_OK | X_OK) != 0) refuse(fmt::format("cannot create it in {}: {}", directory, std::strerror(errno)));
 }
 
+void require_readable(const std::string& option, const std::string& path) {
+  std::error_code error;
+  if (std::filesystem::is_directory(path, error))
+    throw InvalidArgument(fmt::format("{} {}: is a directory", option, path));
+  if (access(path.c_str(), R_OK) != 0) throw InvalidArgument(fmt::format("{} {}: {}", option, path, std::strerror(errno)));
+}
+
 int available_cpus() {
   cpu_set_t mask;
   CPU_ZERO(&mask);

@@ -18,6 +18,10 @@ CLI::Validator positive_int();
 // new name in an existing directory we may write to. Nothing is created.
 void require_writable(const std::string& option, const std::string& path);
 
+// Throws InvalidArgument unless `path` is a file this process may read now (checked before the
+// runtime starts, so that a mistyped name is refused at once).
+void require_readable(const std::string& option, const std::string& path);
+
 // The CPUs this process may run on (its affinity mask), at least 1.
 int available_cpus();
 

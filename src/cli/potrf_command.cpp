@@ -98,6 +98,7 @@ FactorOptions factor_options(const PotrfCommand& cmd) {
   options.mode = requested_mode(cmd);
   if (!cmd.gpu_kernels.empty()) options.gpu_kernels = parse_gpu_kernels(cmd.gpu_kernels);
   if (cmd.nb > 0) options.nb = cmd.nb;
+  if (!cmd.input.empty()) require_readable("--input", cmd.input);
   if (!cmd.output.empty()) require_writable("--output", cmd.output);
   if (!cmd.trace.empty()) {
     Trace::check_file_name(cmd.trace);

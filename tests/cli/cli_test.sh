@@ -161,6 +161,21 @@ output_paths_checked_before_factoring() {
   [ -s L.mtx ] && [ -s t.json ] || fail "--output or --trace not written"
 }
 
+# --input is checked before the runtime starts (which it does before reading the file): a missing
+# file or a directory is refused with one line naming the option, and nothing is factored.
+input_path_checked_before_starting() {
+  mkdir a_directory
+  expect 1 potrf --input missing.mtx --mode cpu
+  stderr_is "tessera: --input missing.mtx: No such file or directory"
+  [ ! -s out.txt ] || fail "a row was printed: $(cat out.txt)"
+  expect 1 potrf --input a_directory --mode cpu
+  stderr_is "tessera: --input a_directory: is a directory"
+  local file=A.mtx
+  mtx "%%MatrixMarket matrix array real symmetric" "2 2" 4 1 3
+  expect 0 potrf --input A.mtx --mode cpu --json
+  grep -q '"info":0' out.txt || fail "the readable file was not factored: $(cat out.txt)"
+}
+
 # The progress line (with carriage returns) only goes to a terminal.
 progress_only_on_a_terminal() {
   expect 0 potrf --n 6000 --no-check --ncpu 1 --mode cpu
