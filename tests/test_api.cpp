@@ -1,6 +1,7 @@
 // The tile-matrix API, the C API doing real work, asynchronous submissions from several threads.
 #include <gtest/gtest.h>
 
+#include <chrono>
 #include <thread>
 
 #include "tessera/starpu_interop.hpp"
@@ -80,6 +81,8 @@ TEST(TileMatrixApi, ModerateOrderOnTheGpuIsOneTaskWithoutCopiesGpu) {
   EXPECT_EQ(options.trace->events().size(), 1u);
 }
 
+// Request::wait_for too: false while no task can run, true as soon as the last task has run,
+// without waiting out its timeout; a request with nothing to do is done.
 TEST(RuntimeApi, TasksSubmittedWhilePausedRunAfterResume) {
   const int n = 200;
   const std::vector<double> original = random_spd<double>(n, n, 41);
@@ -89,7 +92,14 @@ TEST(RuntimeApi, TasksSubmittedWhilePausedRunAfterResume) {
   options.nb = 64;
   runtime().pause_workers();
   Request request = potrf_async(runtime(), n, A.data(), n, options);
+  EXPECT_FALSE(request.wait_for(std::chrono::milliseconds(100))) << "done with every worker paused";
+  EXPECT_FALSE(request.done());
   runtime().resume_workers();
+  const auto woken_from = std::chrono::steady_clock::now();
+  ASSERT_TRUE(request.wait_for(std::chrono::hours(1)));
+  EXPECT_LT(std::chrono::steady_clock::now() - woken_from, std::chrono::minutes(10)) << "not woken by the last task";
+  EXPECT_TRUE(request.done());
+  EXPECT_TRUE(Request().wait_for(std::chrono::milliseconds(0)));
   ASSERT_EQ(request.wait(), 0);
   EXPECT_LT(factor_backward_error(Uplo::lower, n, original, A, n), 1.0);
   EXPECT_THROW(runtime().resume_workers(), InvalidArgument);

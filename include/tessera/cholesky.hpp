@@ -13,6 +13,7 @@
 
 #include "tessera/export.h"
 
+#include <chrono>
 #include <memory>
 
 #include "tessera/options.hpp"
@@ -40,6 +41,9 @@ class TESSERA_EXPORT Request {
   // message). May be called again (returns the same info).
   int wait();
   bool done() const;
+  // Blocks until the request is done or `timeout` has passed, whichever comes first; returns
+  // done(). Woken by the last task itself (no polling); wait() then gives info.
+  bool wait_for(std::chrono::milliseconds timeout);
   // After wait(): true when info points at a NaN or infinity in the input.
   bool non_finite_input() const;
 

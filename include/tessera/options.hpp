@@ -139,7 +139,8 @@ enum class GpuPlacement { block_cyclic, by_policy };
 
 struct TESSERA_EXPORT RuntimeOptions {
   // CPU workers; -1: every core but those of the GPUs' driver threads (one per CUDA worker) and,
-  // where GPUs are driven, one kept for the thread that calls Tessera (STARPU_NCPU if set)
+  // where GPUs are driven or the process has 16 cores or more, one kept for the thread that calls
+  // Tessera, which inserts the tasks while the workers run them (STARPU_NCPU if set)
   int ncpus = -1;
   int ncuda = -1;              // CUDA devices; -1: every device (STARPU_NCUDA if set)
   int workers_per_cuda = 4;    // StarPU workers (streams) per GPU, so tasks overlap on a GPU
@@ -188,7 +189,8 @@ struct TESSERA_EXPORT RuntimeOptions {
 
   // These options for a runtime whose factorizations all run in `mode`: in cpu mode no GPU is
   // started unless ncuda, TESSERA_NCUDA or STARPU_NCUDA asks for one (no CUDA context to create,
-  // 0.3-0.4 s on an H100 host, and no core kept to drive a GPU, so every core is a CPU worker).
+  // 0.3-0.4 s on an H100 host, and no core kept to drive a GPU: every core is a CPU worker but,
+  // from 16 cores, the calling thread's).
   // The shared runtime (Runtime::shared) applies it with TESSERA_MODE, the CLI with --mode.
   RuntimeOptions for_mode(Mode mode) const;
 };

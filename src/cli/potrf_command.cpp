@@ -10,7 +10,6 @@
 #include <cstdio>
 #include <memory>
 #include <optional>
-#include <thread>
 #include <type_traits>
 #include <vector>
 
@@ -108,18 +107,16 @@ FactorOptions factor_options(const PotrfCommand& cmd) {
   return options;
 }
 
-// Waits for the request; on a terminal, shows a progress line on stderr once a second after
-// the first (carriage returns would litter a file or a pipe).
+// Waits for the request, woken by its last task; on a terminal, shows a progress line on stderr
+// once a second after the first (carriage returns would litter a file or a pipe).
 int wait_with_progress(Request& request, int n, bool show_progress) {
+  if (!show_progress) return request.wait();
   const auto start = Clock::now();
   bool printed = false;
-  while (!request.done()) {
-    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  while (!request.wait_for(std::chrono::seconds(1))) {
     const double elapsed = std::chrono::duration<double>(Clock::now() - start).count();
-    if (show_progress && elapsed >= 1.0 && elapsed - static_cast<int>(elapsed) < 0.05) {
-      std::fprintf(stderr, "\rtessera: factoring n = %d ... %.0f s", n, elapsed);
-      printed = true;
-    }
+    std::fprintf(stderr, "\rtessera: factoring n = %d ... %.0f s", n, elapsed);
+    printed = true;
   }
   if (printed) std::fprintf(stderr, "\n");
   return request.wait();

@@ -8,7 +8,7 @@
 namespace tessera::cli {
 
 void add_runtime_flags(CLI::App* command, RuntimeFlags& flags) {
-  command->add_option("--ncpu", flags.ncpu, "CPU workers, at most the CPUs present (default: TESSERA_NCPU, else every core less one per CUDA worker and, with GPUs, one for the calling thread)")
+  command->add_option("--ncpu", flags.ncpu, "CPU workers, at most the CPUs present (default: TESSERA_NCPU, else every core less one per CUDA worker and one for the calling thread, with GPUs or from 16 cores)")
       ->check(non_negative_int());
   command->add_option("--ncuda", flags.ncuda, "GPUs to use (default: TESSERA_NCUDA, else all)")->check(non_negative_int());
   command->add_flag("--oversubscribe", flags.oversubscribe, "start every CPU worker --ncpu or TESSERA_NCPU asks for, even more than the CPUs present");

@@ -34,6 +34,8 @@ int Request::wait() {
 
 bool Request::done() const { return !submission_ || submission_->done(); }
 
+bool Request::wait_for(std::chrono::milliseconds timeout) { return !submission_ || submission_->wait_for(timeout); }
+
 bool Request::non_finite_input() const { return submission_ && submission_->non_finite_input(); }
 
 namespace detail {

@@ -63,6 +63,18 @@ void Submission::wait() {
   RuntimeControl::work_waited();
 }
 
+bool Submission::wait_for(std::chrono::nanoseconds timeout) {
+#ifdef STARPU_SIMGRID
+  // A condition variable would block the simulation's actors (see wait()).
+  (void)timeout;
+  wait();
+  return true;
+#else
+  std::unique_lock<std::mutex> lock(mutex_);
+  return all_done_.wait_for(lock, timeout, [this] { return pending_.load(std::memory_order_acquire) == 0; });
+#endif
+}
+
 bool Submission::done() const noexcept {
   std::lock_guard<std::mutex> lock(mutex_);
   return pending_.load(std::memory_order_acquire) == 0;

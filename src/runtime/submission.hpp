@@ -4,6 +4,7 @@
 #pragma once
 
 #include <atomic>
+#include <chrono>
 #include <climits>
 #include <condition_variable>
 #include <memory>
@@ -40,6 +41,8 @@ class Submission {
 
   // Blocks until every submitted task has finished.
   void wait();
+  // Blocks until every submitted task has finished or `timeout` has passed; returns done().
+  bool wait_for(std::chrono::nanoseconds timeout);
   bool done() const noexcept;
 
   // A leading minor that is not positive definite, at global 1-based column `column`.

@@ -121,19 +121,23 @@ ncpu_capped_at_cpus() {
 }
 
 # With the CPU workers left to Tessera, a machine with GPUs keeps one core for the calling thread
-# besides one per CUDA worker; cpu mode, and a machine without a GPU, keep none.
+# besides one per CUDA worker; cpu mode, and a machine without a GPU, keep one only from 16 cores.
 a_core_left_for_the_caller_with_gpus() {
-  local all cpu cuda
+  local cores cpu_mode_workers cpu cuda
+  cores=$(nproc)
   workers() { sed -n 's/.*"workers":{"cpu":\([0-9]*\),"cuda":\([0-9]*\)}.*/\1 \2/p' out.txt; }
   expect 0 potrf --n 64 --no-check --json --mode cpu
-  read -r all _ <<<"$(workers)"
+  read -r cpu_mode_workers _ <<<"$(workers)"
   expect 0 potrf --n 64 --no-check --json
   read -r cpu cuda <<<"$(workers)"
-  [ -n "$all" ] && [ -n "$cpu" ] && [ -n "$cuda" ] || fail "no worker counts in $(cat out.txt)"
+  [ -n "$cpu_mode_workers" ] && [ -n "$cpu" ] && [ -n "$cuda" ] || fail "no worker counts in $(cat out.txt)"
+  local expected=$cores
+  [ "$cores" -ge 16 ] && expected=$((cores - 1))
+  [ "$cpu_mode_workers" -eq "$expected" ] || fail "cpu mode started $cpu_mode_workers CPU workers on $cores cores, expected $expected"
   if [ "$cuda" -eq 0 ]; then
-    [ "$cpu" -eq "$all" ] || fail "no GPU, yet $cpu CPU workers where cpu mode starts $all"
-  elif [ "$all" -ge $((cuda + 2)) ]; then
-    [ $((cpu + cuda + 1)) -eq "$all" ] || fail "$cpu CPU and $cuda CUDA workers on $all cores: expected one core left"
+    [ "$cpu" -eq "$expected" ] || fail "no GPU, yet $cpu CPU workers on $cores cores, expected $expected"
+  elif [ "$cores" -ge $((cuda + 2)) ]; then
+    [ $((cpu + cuda + 1)) -eq "$cores" ] || fail "$cpu CPU and $cuda CUDA workers on $cores cores: expected one core left"
   fi
 }
 
