@@ -29,11 +29,18 @@ CLI::Validator integer_in(long long minimum, long long maximum, const std::strin
 CLI::Validator non_negative_int() { return integer_in(0, INT_MAX, "non-negative"); }
 CLI::Validator positive_int() { return integer_in(1, INT_MAX, "positive"); }
 
+namespace {
+
+// "OPTION PATH: WHY", the one line a refused path gets.
+[[noreturn]] void refuse_path(const std::string& option, const std::string& path, const std::string& why) {
+  throw InvalidArgument(fmt::format("{} {}: {}", option, path, why));
+}
+
+}  // namespace
+
 void require_writable(const std::string& option, const std::string& path) {
   namespace fs = std::filesystem;
-  const auto refuse = [&](const std::string& why) {
-    throw InvalidArgument(fmt::format("{} {}: {}", option, path, why));
-  };
+  const auto refuse = [&](const std::string& why) { refuse_path(option, path, why); };
   std::error_code error;
   const fs::file_status status = fs::status(path, error);
   if (fs::is_directory(status)) refuse("is a directory");
@@ -49,9 +56,8 @@ void require_writable(const std::string& option, const std::string& path) {
 
 void require_readable(const std::string& option, const std::string& path) {
   std::error_code error;
-  if (std::filesystem::is_directory(path, error))
-    throw InvalidArgument(fmt::format("{} {}: is a directory", option, path));
-  if (access(path.c_str(), R_OK) != 0) throw InvalidArgument(fmt::format("{} {}: {}", option, path, std::strerror(errno)));
+  if (std::filesystem::is_directory(path, error)) refuse_path(option, path, "is a directory");
+  if (access(path.c_str(), R_OK) != 0) refuse_path(option, path, std::strerror(errno));
 }
 
 int available_cpus() {

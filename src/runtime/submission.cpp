@@ -51,14 +51,14 @@ void Submission::wait() {
 #ifdef STARPU_SIMGRID
   // In StarPU's simulation every worker is a SimGrid actor of this one thread: a condition
   // variable of the system would block them all. StarPU's own wait lets the simulation run.
-  while (pending_.load(std::memory_order_acquire) != 0) {
+  while (!finished()) {
     starpu_task_wait_for_all();
-    if (pending_.load(std::memory_order_acquire) != 0) starpu_sleep(1e-6f);
+    if (!finished()) starpu_sleep(1e-6f);
   }
 #endif
   {
     std::unique_lock<std::mutex> lock(mutex_);
-    all_done_.wait(lock, [this] { return pending_.load(std::memory_order_acquire) == 0; });
+    all_done_.wait(lock, [this] { return finished(); });
   }
   RuntimeControl::work_waited();
 }
@@ -71,13 +71,13 @@ bool Submission::wait_for(std::chrono::nanoseconds timeout) {
   return true;
 #else
   std::unique_lock<std::mutex> lock(mutex_);
-  return all_done_.wait_for(lock, timeout, [this] { return pending_.load(std::memory_order_acquire) == 0; });
+  return all_done_.wait_for(lock, timeout, [this] { return finished(); });
 #endif
 }
 
 bool Submission::done() const noexcept {
   std::lock_guard<std::mutex> lock(mutex_);
-  return pending_.load(std::memory_order_acquire) == 0;
+  return finished();
 }
 
 void Submission::atomic_min(std::atomic<int>& target, int value) noexcept {

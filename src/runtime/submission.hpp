@@ -70,6 +70,8 @@ class Submission {
 
  private:
   static void atomic_min(std::atomic<int>& target, int value) noexcept;
+  // Every submitted task has finished (read under mutex_ where a waiter must not miss the end).
+  bool finished() const noexcept { return pending_.load(std::memory_order_acquire) == 0; }
 
   Runtime* runtime_ = nullptr;  // set by open(); told when the last task is done
   std::atomic<int> pending_{0};
