@@ -56,10 +56,12 @@ double median(std::vector<double> v) {
   return v.empty() ? nan_value : v[v.size() / 2];
 }
 
-// One warm-up call of `run` (returned as first), then the median of `repetitions` calls.
+// One warm-up call of `run` (returned as first), then the median of `repetitions` calls (each
+// kept in runs, for the JSON: a median hides whether one call or several were slow).
 struct Timing {
   double first = nan_value;
   double median = nan_value;
+  std::vector<double> runs;
 };
 template <class Run>
 Timing time_runs(int repetitions, Run&& run) {
@@ -67,6 +69,7 @@ Timing time_runs(int repetitions, Run&& run) {
   t.first = run();
   std::vector<double> times;
   for (int rep = 0; rep < repetitions; ++rep) times.push_back(run());
+  t.runs = times;
   t.median = median(times);
   return t;
 }
@@ -369,6 +372,7 @@ void run_precision(tessera::Runtime& runtime, const Settings& s, json& rows) {
                         {"tessera_gpu_first_s", first("gpu")}, {"tessera_hybrid_s", med("hybrid")},
                         {"tessera_hybrid_first_s", first("hybrid")}, {"tessera_auto_s", med("auto")},
                         {"tessera_auto_first_s", first("auto")}, {"backward_error_gpu", error_gpu}});
+        for (const auto& [mode, timing] : e2e) rows.back()["tessera_" + mode + "_runs_s"] = timing.runs;
         save(rows, s.json_path);
         for (tessera::TaskGrain grain : s.grains) {
           if (uplo != tessera::Uplo::lower) break;

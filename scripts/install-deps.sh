@@ -85,6 +85,8 @@ build_starpu() {
   # API that StarPU 1.3 uses. starpu-1.3.10-no-device-reset.patch: the bus calibration (first
   # start with an empty perf-model directory) ended with cudaDeviceReset(), which destroyed the
   # CUDA context and memory of an application that had used the GPU before starting StarPU.
+  # starpu-1.3.10-bus-topology-copy.patch: that calibration copies the hwloc topology StarPU has
+  # just loaded instead of loading it from the system a second time.
   local patch_file
   for patch_file in "${patches[@]}"; do patch -d "$srcdir" -p1 -s < "$patch_file"; done
   (cd "$srcdir" && ./configure -q --prefix="$starpu_prefix" "${flags[@]}" CFLAGS="-O2 -g" >"$work/configure.log" 2>&1) \
