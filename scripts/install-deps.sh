@@ -87,6 +87,8 @@ build_starpu() {
   # CUDA context and memory of an application that had used the GPU before starting StarPU.
   # starpu-1.3.10-bus-topology-copy.patch: that calibration copies the hwloc topology StarPU has
   # just loaded instead of loading it from the system a second time.
+  # starpu-1.3.10-bus-hidden-gpus.patch: the bus model no longer starts the CUDA driver to count
+  # the GPUs of a process that hides them all (CUDA_VISIBLE_DEVICES empty, as cpu mode sets it).
   local patch_file
   for patch_file in "${patches[@]}"; do patch -d "$srcdir" -p1 -s < "$patch_file"; done
   (cd "$srcdir" && ./configure -q --prefix="$starpu_prefix" "${flags[@]}" CFLAGS="-O2 -g" >"$work/configure.log" 2>&1) \
