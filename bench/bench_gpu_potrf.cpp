@@ -67,10 +67,8 @@ template <class Run>
 Timing time_runs(int repetitions, Run&& run) {
   Timing t;
   t.first = run();
-  std::vector<double> times;
-  for (int rep = 0; rep < repetitions; ++rep) times.push_back(run());
-  t.runs = times;
-  t.median = median(times);
+  for (int rep = 0; rep < repetitions; ++rep) t.runs.push_back(run());
+  t.median = median(t.runs);
   return t;
 }
 
