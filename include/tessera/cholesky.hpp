@@ -2,7 +2,9 @@
 //
 // Every operation is submitted as a task graph and returns at once with a Request; wait() blocks
 // until the tasks are done and returns LAPACK's info: 0 on success, k > 0 when the leading minor
-// of order k is not positive definite (or holds a NaN or infinity). A solve never fails that way:
+// of order k is the first one found not positive definite, a NaN pivot included (a NaN or
+// infinity in the input fails where LAPACK's factorization fails on it, or not at all: +inf on the
+// diagonal has a square root; Request::non_finite_input() tells). A solve never fails that way:
 // a NaN or infinity in its factor or right-hand sides propagates into the solution (LAPACK's
 // xPOTRS). Misuse throws
 // tessera::InvalidArgument; what does not fit the machine (memory, tiles too large for the GPU)
@@ -26,11 +28,14 @@ namespace detail {
 class Submission;
 }
 
+// A request may outlive its Runtime: the Runtime's destructor waits for every request submitted
+// through it and releases what their tasks used, so wait() afterwards returns the same info (or
+// rethrows the same error) at once.
 class TESSERA_EXPORT Request {
  public:
   Request() = default;
   // Used by Tessera's own submission functions.
-  Request(std::shared_ptr<detail::Submission> submission, std::shared_ptr<void> keep_alive);
+  explicit Request(std::shared_ptr<detail::Submission> submission);
   Request(Request&&) noexcept = default;
   Request& operator=(Request&&) noexcept;
   // Waits: the tasks may still use memory the request refers to.
@@ -44,21 +49,21 @@ class TESSERA_EXPORT Request {
   // Blocks until the request is done or `timeout` has passed, whichever comes first; returns
   // done(). Woken by the last task itself (no polling); wait() then gives info.
   bool wait_for(std::chrono::milliseconds timeout);
-  // After wait(): true when info points at a NaN or infinity in the input.
+  // After wait(): true when the referenced triangle of the input held a NaN or an infinity
+  // (whatever info is: LAPACK's, which may fail before it, or not at all for +inf on the diagonal).
   bool non_finite_input() const;
 
  private:
   void finish();
 
-  std::shared_ptr<detail::Submission> submission_;
-  std::shared_ptr<void> keep_alive_;  // temporaries the tasks use (tiles of a LAPACK-layout call)
+  std::shared_ptr<detail::Submission> submission_;  // with the temporaries its tasks use
 };
 
 // ---- on tile matrices ------------------------------------------------------------------------
 
 // Tiles of A <- the n x n matrix at `src` (column-major, leading dimension ld >= n); only the
 // triangle `uplo` is read. The other direction writes only that triangle of dst. Loading a
-// symmetric matrix reports a NaN or infinity as a factorization would (info, non_finite_input());
+// symmetric matrix reports a NaN or infinity through non_finite_input() (its info stays 0);
 // the tiles are loaded all the same, so a factor loaded for potrs_async still solves. The copy
 // tasks are scheduled by `hints` (TaskKind::copy_in, copy_out).
 template <class T>

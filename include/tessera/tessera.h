@@ -1,8 +1,9 @@
 /* Tessera's C API, LAPACK-compatible: column-major matrices, uplo 'L' or 'U'.
  *
  * Return value = LAPACK info: 0 on success; -i when the i-th argument is invalid (nothing is
- * read or written then); k > 0 when the leading minor of order k is not positive definite, or
- * holds a NaN or an infinity (k is a global 1-based column index). In potrs and posv, a B that
+ * read or written then); k > 0 when the leading minor of order k is the first that is not
+ * positive definite, as reference LAPACK finds it: a NaN pivot fails, +inf on the diagonal does
+ * not (k is a global 1-based column index). In potrs and posv, a B that
  * shares an element with the n x n block of A is invalid: -6 (checked after the other arguments).
  *
  * The calls start a default runtime on first use (worker counts and policy from TESSERA_NCPU,

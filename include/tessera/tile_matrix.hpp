@@ -48,7 +48,9 @@ class TESSERA_EXPORT TileMatrix {
   int tile_width(int j) const noexcept { return j == tile_cols_ - 1 ? cols_ - j * nb_ : nb_; }
   bool stored(int i, int j) const noexcept { return tile_stored(structure_, i, j); }
 
-  Runtime& runtime() const noexcept { return *runtime_; }
+  // Throws RuntimeError once the runtime has ended: a Runtime destroyed before its tile matrices
+  // takes their tiles back first (their values are lost); such a matrix may only be destroyed.
+  Runtime& runtime() const;
 
  private:
   friend struct detail::TileAccess;
@@ -74,6 +76,11 @@ class TESSERA_EXPORT TileMatrix {
   // The runtime's handle of a stored tile (opaque here); throws InvalidArgument for a tile that
   // is not stored.
   void* stored_handle(int i, int j) const;
+  // Registers the matrix with its runtime, which releases it if it ends first.
+  void adopt_by_runtime();
+  // Unregisters the tiles and frees their storage (only lets go of them where StarPU no longer
+  // runs); the matrix then has no runtime.
+  void release_tiles(bool starpu_running);
 
   Runtime* runtime_;
   int rows_;

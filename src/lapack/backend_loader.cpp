@@ -1,8 +1,11 @@
 #include "backend_loader.hpp"
 
 #include <dlfcn.h>
+#include <sys/mman.h>
+#include <sys/resource.h>
 
 #include <atomic>
+#include <cstddef>
 #include <cstdio>
 #include <string>
 
@@ -24,8 +27,37 @@ std::string own_directory() {
   return slash == std::string::npos ? "." : file.substr(0, slash);
 }
 
+// The address space loading Tessera takes from a process whose address space is limited
+// (ulimit -v, -d): its libraries (the CUDA ones among them: about 1.3 GiB in a CUDA build), its
+// CPU workers' BLAS buffers, and a reserve that keeps the program's own LAPACK working. Where the
+// limit leaves less, Tessera is not loaded and the calls go to the next LAPACK: loaded, it would
+// leave the program's LAPACK no room for the buffer OpenBLAS maps on a thread's first call (and
+// OpenBLAS retries that mapping for ever).
+constexpr std::size_t kTesseraAddressSpaceBytes = std::size_t(2) << 30;
+
+bool limited(int resource) {
+  rlimit limit{};
+  return getrlimit(resource, &limit) == 0 && limit.rlim_cur != RLIM_INFINITY;
+}
+
+bool room_for_tessera() {
+  if (!limited(RLIMIT_AS) && !limited(RLIMIT_DATA)) return true;
+  void* probe = mmap(nullptr, kTesseraAddressSpaceBytes, PROT_READ | PROT_WRITE,
+                     MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+  if (probe == MAP_FAILED) return false;
+  munmap(probe, kTesseraAddressSpaceBytes);
+  return true;
+}
+
 LoadedBackend load() {
   LoadedBackend result;
+  if (!room_for_tessera()) {
+    std::snprintf(result.error, sizeof result.error,
+                  "the process's address-space limit (ulimit -v / -d) leaves less than the %zu MiB that Tessera's "
+                  "libraries and workers need",
+                  kTesseraAddressSpaceBytes >> 20);
+    return result;
+  }
   const std::string path = own_directory() + "/" + backend_file;
   // RTLD_LOCAL: Tessera's dependencies (OpenBLAS among them) stay out of the global search order.
   result.handle = dlopen(path.c_str(), RTLD_NOW | RTLD_LOCAL);

@@ -28,6 +28,7 @@
 #include <type_traits>
 
 #include "backend_loader.hpp"
+#include "drop_in_environment.hpp"
 #include "next_lapack.hpp"
 #include "tessera/lapack_arguments.hpp"
 #include "tessera/lapack_options.hpp"
@@ -78,11 +79,28 @@ void print_summary() {
                c.through_tessera.load(), c.to_next_lapack.load(), c.nested.load());
 }
 
+// Without the backend nothing can read Tessera's options for this library (libtessera reads the
+// environment). A person who asked for its output (TESSERA_LAPACK_VERBOSE set, not 0) is told once
+// why Tessera does not run and that every call goes to the system LAPACK; otherwise nothing is
+// printed, as before any call that Tessera would have taken.
+void say_why_tessera_cannot_run(const char* why) {
+  if (!verbose_asked_for()) return;
+  if (!tessera_switched_off().exchange(true))
+    std::fprintf(stderr,
+                 "tessera-lapack: Tessera cannot run (%s); TESSERA_LAPACK_MIN_N and TESSERA_LAPACK_VERBOSE have no "
+                 "effect and every call goes to the system LAPACK\n",
+                 why);
+}
+
 // Read through the backend (libtessera reads the environment), which the first call loads.
 LapackInterceptOptions read_options() {
   LapackInterceptOptions read;
-  const Backend* backend = loaded_backend().backend;
-  if (!backend) return read;  // the defaults: the first call routed to Tessera says why
+  const LoadedBackend& loaded = loaded_backend();
+  const Backend* backend = loaded.backend;
+  if (!backend) {  // the defaults; the first call routed to Tessera says why, or this, when asked
+    say_why_tessera_cannot_run(loaded.error);
+    return read;
+  }
   BackendOptions from_environment;
   backend->read_options(&from_environment);
   if (*from_environment.error)

@@ -371,6 +371,8 @@ bool starpu_ncpu_from_environment() { return read_variable("STARPU_NCPU") || rea
 
 bool starpu_cuda_ids_from_environment() { return read_variable("STARPU_WORKERS_CUDAID").has_value(); }
 
+bool starpu_catch_signals_from_environment() { return read_variable("STARPU_CATCH_SIGNALS").has_value(); }
+
 std::optional<std::string> starpu_sched_from_environment() { return env("STARPU_SCHED"); }
 
 std::optional<std::string> openblas_coretype_from_environment() { return env("OPENBLAS_CORETYPE"); }
@@ -418,7 +420,7 @@ void set_starpu_environment_defaults(const RuntimeOptions& options) {
 PerfModelLocation perf_model_location() {
   PerfModelLocation location;
   if (const std::optional<std::string> dir = read_variable("STARPU_PERF_MODEL_DIR")) {
-    location.directory = *dir;
+    location.directory = dir->empty() ? "/" : *dir;  // StarPU appends a slash
   } else {
     std::optional<std::string> home;
     for (const char* name : {"XDG_CACHE_HOME", "STARPU_HOME", "HOME", "TMPDIR", "TEMP", "TMP"})

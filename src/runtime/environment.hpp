@@ -39,6 +39,9 @@ bool starpu_ncpu_from_environment();
 // Whether the user chose the GPUs of StarPU's CUDA workers (STARPU_WORKERS_CUDAID).
 bool starpu_cuda_ids_from_environment();
 
+// Whether the user asked StarPU to install its signal handlers (STARPU_CATCH_SIGNALS set).
+bool starpu_catch_signals_from_environment();
+
 // STARPU_SCHED, when set and not empty.
 std::optional<std::string> starpu_sched_from_environment();
 

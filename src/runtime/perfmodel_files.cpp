@@ -1,8 +1,11 @@
 #include "perfmodel_files.hpp"
 
 #include <fcntl.h>
+#include <starpu.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cctype>
 #include <cerrno>
 #include <cstdlib>
@@ -10,6 +13,7 @@
 #include <cstring>
 #include <filesystem>
 #include <memory>
+#include <optional>
 #include <system_error>
 
 namespace tessera::detail {
@@ -239,6 +243,23 @@ class ModelReader {
   FILE* f_;
 };
 
+// mkdir -p with StarPU's mode (its own creation aborts on the first failure): the first problem.
+std::optional<std::string> make_private_directories(const fs::path& directory) {
+  fs::path path;
+  for (const fs::path& part : directory) {
+    path /= part;
+    if (path.empty() || part == "/") continue;
+    if (::mkdir(path.c_str(), S_IRWXU) == 0) continue;
+    const int error = errno;
+    struct stat status {};
+    if (error == EEXIST && ::stat(path.c_str(), &status) == 0 && S_ISDIR(status.st_mode)) continue;
+    if (error == EEXIST) return path.string() + " exists and is not a directory";
+    return path.string() + ": " + std::strerror(error);
+  }
+  if (::access(directory.c_str(), W_OK | X_OK) != 0) return directory.string() + ": " + std::strerror(errno);
+  return std::nullopt;
+}
+
 void set_aside(const fs::path& file, std::vector<std::string>& set_aside_paths) {
   std::error_code ec;
   fs::path target = file;
@@ -264,20 +285,123 @@ bool perf_model_file_is_sound(const std::string& path) {
   return ModelReader(f.get()).model();
 }
 
-bool bus_file_is_sound(const std::string& path) {
+namespace {
+
+std::optional<std::string> read_bus_file(const std::string& path) {
   File f(std::fopen(path.c_str(), "rb"), &std::fclose);
-  if (!f) return true;
+  if (!f) return std::nullopt;
   std::string bytes;
-  {
-    const SharedFileLock lock(f.get());
-    char buffer[4096];
-    for (std::size_t got; (got = std::fread(buffer, 1, sizeof buffer, f.get())) > 0;) bytes.append(buffer, got);
-  }
+  const SharedFileLock lock(f.get());
+  char buffer[4096];
+  for (std::size_t got; (got = std::fread(buffer, 1, sizeof buffer, f.get())) > 0;) bytes.append(buffer, got);
+  if (std::ferror(f.get())) return std::nullopt;
+  return bytes;
+}
+
+}  // namespace
+
+bool bus_file_is_sound(const std::string& path) {
+  const std::optional<std::string> bytes = read_bus_file(path);
+  return !bytes || bus_text_is_whole(*bytes);
+}
+
+bool bus_text_is_whole(const std::string& bytes) {
   if (bytes.empty() || bytes.back() != '\n') return false;
   for (const char c : bytes)
     if (!(c == '\n' || c == '\t' || (c >= 0x20 && c < 0x7f))) return false;
   return true;
 }
+
+namespace {
+
+// The lines of a bus file that hold numbers, split into fields at tabs and spaces: lines that
+// are empty or start with '#' are skipped (StarPU's _starpu_drop_comments), and with
+// `trailing_comments` a '#' ends a line's numbers (the configuration file's "4 # Number of CPUs").
+std::vector<std::vector<std::string>> bus_rows(const std::string& text, bool trailing_comments) {
+  std::vector<std::vector<std::string>> rows;
+  std::size_t start = 0;
+  while (start < text.size()) {
+    std::size_t end = text.find('\n', start);
+    if (end == std::string::npos) end = text.size();
+    std::string line = text.substr(start, end - start);
+    start = end + 1;
+    if (line.empty() || line[0] == '#') continue;
+    if (trailing_comments) line = line.substr(0, line.find('#'));
+    std::vector<std::string> fields;
+    std::size_t p = 0;
+    while (p < line.size()) {
+      const std::size_t q = line.find_first_of(" \t", p);
+      const std::size_t stop = q == std::string::npos ? line.size() : q;
+      if (stop > p) fields.push_back(line.substr(p, stop - p));
+      p = stop + 1;
+    }
+    rows.push_back(std::move(fields));
+  }
+  return rows;
+}
+
+bool is_unsigned(const std::string& field) {
+  return !field.empty() && field.size() <= 9 &&
+         std::all_of(field.begin(), field.end(), [](char c) { return std::isdigit(static_cast<unsigned char>(c)); });
+}
+
+// A real as StarPU writes one (%e, or nan / inf in any case).
+bool is_real(const std::string& field) {
+  if (field.empty()) return false;
+  char* end = nullptr;
+  std::strtod(field.c_str(), &end);
+  return end == field.c_str() + field.size();
+}
+
+// StarPU 1.3's memory nodes (STARPU_MAXNODES in its configuration): the rows and columns of the
+// latency and bandwidth files.
+constexpr std::size_t kStarpuMaxNodes = STARPU_MAXNODES;
+
+// Latency or bandwidth: one row per memory node, one real per memory node in each.
+bool bus_matrix_is_sound(const std::string& text) {
+  const auto rows = bus_rows(text, false);
+  if (rows.size() != kStarpuMaxNodes) return false;
+  for (const auto& row : rows)
+    if (row.size() != kStarpuMaxNodes || !std::all_of(row.begin(), row.end(), is_real)) return false;
+  return true;
+}
+
+// The configuration: CPUs, NUMA nodes, CUDA, OpenCL, MIC and MPI devices, one per line.
+std::optional<std::vector<unsigned>> bus_config_counts(const std::string& text) {
+  constexpr std::size_t kCounts = 6;
+  const auto rows = bus_rows(text, true);
+  if (rows.size() != kCounts) return std::nullopt;
+  std::vector<unsigned> counts;
+  for (const auto& row : rows) {
+    if (row.size() != 1 || !is_unsigned(row[0])) return std::nullopt;
+    counts.push_back(static_cast<unsigned>(std::stoul(row[0])));
+  }
+  return counts;
+}
+
+// The GPUs' NUMA affinities: a line per GPU (numbered from 0) with a NUMA node per NUMA node.
+// StarPU reads as many lines as the GPUs it finds, and the configuration it has just checked
+// names that count (or StarPU recalibrates everything before reading this file).
+bool bus_affinity_is_sound(const std::string& text, unsigned gpus, unsigned numa_nodes) {
+  if (text.compare(0, 5, "# GPU") != 0) return false;
+  const auto rows = bus_rows(text, false);
+  if (rows.size() != gpus) return false;
+  for (unsigned g = 0; g < gpus; ++g) {
+    const auto& row = rows[g];
+    if (row.size() != 1 + static_cast<std::size_t>(numa_nodes) || row[0] != std::to_string(g)) return false;
+    if (!std::all_of(row.begin() + 1, row.end(), is_unsigned)) return false;
+  }
+  return true;
+}
+
+// A file StarPU must read (it asserts when it cannot open or parse it) or rewrite (fopen "a+",
+// asserted): a regular file this process can read and write.
+bool usable_by_starpu(const fs::path& file) {
+  std::error_code ec;
+  return fs::is_regular_file(file, ec) && ::access(file.c_str(), R_OK | W_OK) == 0;
+}
+
+}  // namespace
 
 std::vector<std::string> set_aside_corrupt_perf_models(const PerfModelLocation& location) {
   std::vector<std::string> bad;
@@ -287,16 +411,51 @@ std::vector<std::string> set_aside_corrupt_perf_models(const PerfModelLocation& 
   const fs::path codelets = root / "codelets" / std::to_string(kPerfModelVersion);
   for (fs::directory_iterator it(codelets, ec), end; !ec && it != end; it.increment(ec)) {
     const std::string name = it->path().filename().string();
-    if (it->is_regular_file(ec) && ends_with(name, host_suffix) && !perf_model_file_is_sound(it->path().string()))
-      set_aside(it->path(), bad);
+    if (!ends_with(name, host_suffix)) continue;
+    if (!usable_by_starpu(it->path()) || !perf_model_file_is_sound(it->path().string())) set_aside(it->path(), bad);
   }
-  // Bus files: <host>.affinity, .bandwidth, .config, .latency (the platform XML files are only
-  // read by simulation builds).
-  for (const char* kind : {".affinity", ".bandwidth", ".config", ".latency"}) {
-    const fs::path file = root / "bus" / (location.hostname + kind);
-    if (fs::is_regular_file(file, ec) && !bus_file_is_sound(file.string())) set_aside(file, bad);
-  }
+  // Bus files (the platform XML files are only read by simulation builds). Each one set aside is
+  // made again by StarPU: all of them when the configuration is missing.
+  const fs::path bus = root / "bus";
+  auto file = [&](const char* kind) { return bus / (location.hostname + kind); };
+  auto check = [&](const char* kind, auto&& sound) {
+    const fs::path path = file(kind);
+    if (!fs::exists(fs::symlink_status(path, ec))) return;
+    const std::optional<std::string> text = usable_by_starpu(path) ? read_bus_file(path.string()) : std::nullopt;
+    if (!text || !bus_text_is_whole(*text) || !sound(*text)) set_aside(path, bad);
+  };
+  std::optional<std::vector<unsigned>> counts;
+  check(".config", [&](const std::string& text) { return (counts = bus_config_counts(text)).has_value(); });
+  check(".latency", bus_matrix_is_sound);
+  check(".bandwidth", bus_matrix_is_sound);
+#ifdef STARPU_USE_CUDA
+  // Read only by a StarPU with CUDA, after the configuration: a file set aside with it is rewritten.
+  if (counts)
+    check(".affinity", [&](const std::string& text) { return bus_affinity_is_sound(text, (*counts)[2], (*counts)[1]); });
+#endif
   return bad;
+}
+
+std::optional<std::string> perf_model_directory_problem(const PerfModelLocation& location) {
+  // StarPU formats its directories and file names into buffers of 256 characters and cuts what
+  // does not fit: the codelet directory plus a model's name (Tessera's are short) and the host.
+  constexpr std::size_t kStarpuPathLength = 256, kLongestFileName = 64;
+  const std::size_t longest =
+      location.directory.size() + std::string("//codelets/45/").size() + kLongestFileName + location.hostname.size();
+  if (longest >= kStarpuPathLength)
+    return "the path is too long for StarPU (" + std::to_string(location.directory.size()) + " characters, at most " +
+           std::to_string(kStarpuPathLength - 1 - (longest - location.directory.size())) + " here)";
+  const fs::path root(location.directory);
+  for (const fs::path& directory : {root / "codelets" / std::to_string(kPerfModelVersion), root / "bus"}) {
+    if (const std::optional<std::string> problem = make_private_directories(directory)) return problem;
+    // StarPU creates and rewrites its files there, and aborts where it cannot.
+    std::string probe = (directory / ".tessera-probe-XXXXXX").string();
+    const int fd = ::mkstemp(probe.data());
+    if (fd < 0) return directory.string() + ": cannot create a file there (" + std::strerror(errno) + ")";
+    ::close(fd);
+    ::unlink(probe.c_str());
+  }
+  return std::nullopt;
 }
 
 }  // namespace tessera::detail

@@ -4,6 +4,7 @@
 // (FILE.corrupt) so that StarPU recalibrates instead.
 #pragma once
 
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -15,13 +16,21 @@ namespace tessera::detail {
 // without failing an assertion. An empty file is fine: StarPU ignores it.
 bool perf_model_file_is_sound(const std::string& path);
 
-// True when the bus calibration file at `path` is complete: StarPU writes whole lines of
-// numbers, tabs and comments, so a file that is empty or does not end with a newline, or that
-// holds other bytes, was cut short or damaged.
+// True when the bus calibration file at `path` (or its text) is whole: StarPU writes whole lines
+// of numbers, tabs and comments, so a file that is empty or does not end with a newline, or that
+// holds other bytes, was cut short or damaged. The structure of each bus file (its rows and
+// fields, as StarPU writes and reads them) is checked by set_aside_corrupt_perf_models.
 bool bus_file_is_sound(const std::string& path);
+bool bus_text_is_whole(const std::string& bytes);
 
 // Checks every codelet model and bus calibration file of `location`'s host and renames the bad
-// ones; returns the paths set aside.
+// ones (cut short or damaged, not the rows and fields StarPU reads, or not a regular file this
+// process can read and rewrite); returns the paths set aside.
 std::vector<std::string> set_aside_corrupt_perf_models(const PerfModelLocation& location);
+
+// Why StarPU could not keep its calibration under `location` (it aborts the process when it
+// cannot make its directories or create its files there, and cuts paths longer than its buffers),
+// or nullopt when it can. Makes the directories StarPU would make.
+std::optional<std::string> perf_model_directory_problem(const PerfModelLocation& location);
 
 }  // namespace tessera::detail

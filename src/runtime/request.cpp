@@ -6,23 +6,21 @@
 
 namespace tessera {
 
-Request::Request(std::shared_ptr<detail::Submission> submission, std::shared_ptr<void> keep_alive)
-    : submission_(std::move(submission)), keep_alive_(std::move(keep_alive)) {}
+Request::Request(std::shared_ptr<detail::Submission> submission) : submission_(std::move(submission)) {}
 
 Request& Request::operator=(Request&& other) noexcept {
   if (this != &other) {
     finish();
     submission_ = std::move(other.submission_);
-    keep_alive_ = std::move(other.keep_alive_);
   }
   return *this;
 }
 
 Request::~Request() { finish(); }
 
+// The tasks are done: the temporaries they used may go (already gone when the runtime ended first).
 void Request::finish() {
-  if (submission_) submission_->wait();
-  keep_alive_.reset();  // tasks are done: temporaries may go
+  if (submission_) submission_->release_held();
 }
 
 int Request::wait() {

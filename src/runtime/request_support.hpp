@@ -5,6 +5,7 @@
 #include <memory>
 #include <utility>
 
+#include "runtime_control.hpp"
 #include "submission.hpp"
 #include "tasks.hpp"
 #include "tessera/cholesky.hpp"
@@ -19,16 +20,18 @@ TaskContext make_context(Runtime& runtime, Submission& submission, Mode requeste
 template <class Insert>
 Request make_request(Runtime& runtime, std::shared_ptr<void> keep_alive, Insert&& insert) {
   auto submission = std::make_shared<Submission>();
+  submission->hold(std::move(keep_alive));
   submission->open(runtime);
   try {
     insert(*submission);
   } catch (...) {
     submission->seal();
-    submission->wait();
+    submission->release_held();
     throw;
   }
   submission->seal();
-  return Request(std::move(submission), std::move(keep_alive));
+  RuntimeControl::track(runtime, submission);
+  return Request(std::move(submission));
 }
 
 }  // namespace tessera::detail

@@ -16,6 +16,7 @@
 #include <thread>
 #include <vector>
 
+#include "address_space.hpp"
 #include "automatic_mode.hpp"
 #include "cuda_context.hpp"
 #include "cuda_warm_up.hpp"
@@ -25,6 +26,7 @@
 #include "registry.hpp"
 #include "runtime_control.hpp"
 #include "runtime_resources.hpp"
+#include "submission.hpp"
 #include "tessera/error.hpp"
 
 namespace tessera {
@@ -165,6 +167,18 @@ WorkersAwake::~WorkersAwake() {
   if (take_part_) change_worker_sleep([](WorkerSleep& sleep) { --sleep.forced_awake; });
 }
 
+// Resources that cannot be freed any more (StarPU already stopped, or this is a forked child
+// without StarPU's threads) stay until the process ends, in a list that is never destroyed, so
+// that leak checkers see them as kept on purpose.
+namespace {
+void retain_until_exit(std::shared_ptr<void> resources) {
+  static auto* retained = new std::vector<std::shared_ptr<void>>();
+  static auto* mutex = new std::mutex;
+  std::lock_guard<std::mutex> lock(*mutex);
+  retained->push_back(std::move(resources));
+}
+}  // namespace
+
 struct Runtime::Impl {
   bool attached = false;
   bool verbose = false;
@@ -184,6 +198,34 @@ struct Runtime::Impl {
   std::unique_ptr<detail::RuntimeResources> resources;
   detail::PolicyEntry policy;  // the running policy (an unknown one: no mode restriction)
   ModeChoice automatic;        // what Mode::automatic runs as
+  // What was made on this runtime and may outlive it (see RuntimeControl::track and adopt).
+  std::mutex made_mutex;
+  std::vector<std::weak_ptr<detail::Submission>> requests;
+  std::vector<std::pair<const void*, detail::RuntimeControl::Release>> adopted;
+
+  // Before StarPU stops: every request's tasks waited for and its temporaries released, every
+  // adopted object released (or only let go of when StarPU may not be touched).
+  void finish_what_outlives(bool starpu_running) {
+    std::vector<std::weak_ptr<detail::Submission>> pending;
+    {
+      std::lock_guard<std::mutex> lock(made_mutex);
+      pending.swap(requests);
+    }
+    // First the requests: the tile matrices they hold forget themselves as they go.
+    for (const std::weak_ptr<detail::Submission>& weak : pending)
+      if (const std::shared_ptr<detail::Submission> submission = weak.lock()) {
+        if (starpu_running)
+          submission->release_held();
+        else
+          retain_until_exit(submission);
+      }
+    std::vector<std::pair<const void*, detail::RuntimeControl::Release>> owned;
+    {
+      std::lock_guard<std::mutex> lock(made_mutex);
+      owned.swap(adopted);
+    }
+    for (auto& [owner, release] : owned) release(starpu_running);
+  }
 
   void notice(const std::string& text, bool print) {
     {
@@ -210,13 +252,6 @@ StarpuOwnership& starpu_ownership() {
   return ownership;
 }
 
-// Resources that cannot be freed any more (StarPU already stopped, or this is a forked child
-// without StarPU's threads) stay until the process ends, in a list that is never destroyed, so
-// that leak checkers see them as kept on purpose.
-void retain_until_exit(std::unique_ptr<detail::RuntimeResources> resources) {
-  static auto* retained = new std::vector<std::unique_ptr<detail::RuntimeResources>>();
-  retained->push_back(std::move(resources));
-}
 
 std::string running_policy_name() {
   starpu_sched_policy* policy = starpu_sched_ctx_get_sched_policy(detail::current_sched_ctx());
@@ -294,14 +329,53 @@ void keep_a_core_for_the_caller(const RuntimeOptions& options, starpu_conf& conf
   conf.reserve_ncpus = 1;
 }
 
+void init_starpu(starpu_conf& conf) {
+  const detail::WorkerStacks stacks;  // for the threads StarPU starts
+  const int ret = starpu_init(&conf);
+  if (ret == -ENODEV) throw RuntimeError("StarPU could not start: no worker is available (check STARPU_NCPU/STARPU_NCUDA)");
+  if (ret != 0) throw RuntimeError("StarPU could not start (starpu_init returned " + std::to_string(ret) + ")");
+}
+
+// Under an address-space limit (ulimit -v, -d) every CPU worker must have room for the BLAS buffer
+// it maps in its first task, where OpenBLAS retries for ever when it cannot (address_space.hpp).
+// StarPU started with more workers than fit starts again with those that fit, unless the number
+// was fixed by the caller; none fitting is an error. The buffers are then mapped at once, while
+// there is room. Returns what to tell a person when the workers were cut.
+std::optional<std::string> fit_cpu_workers_to_address_space(const RuntimeOptions& options, const starpu_conf& prepared) {
+  if (!detail::address_space_limited()) return std::nullopt;
+  const int started = static_cast<int>(starpu_cpu_worker_get_count());
+  const std::size_t per_worker = detail::blas_buffer_bytes_per_worker();
+  const int fit = detail::regions_that_fit(started, per_worker);
+  std::optional<std::string> notice;
+  if (fit < started) {
+    starpu_shutdown();
+    const std::string why = "the process's address-space limit (ulimit -v / -d) leaves room for the BLAS buffers of " +
+                            std::to_string(fit) + " CPU workers (" + std::to_string(per_worker >> 20) +
+                            " MiB each), not " + std::to_string(started);
+    if (fit == 0 || options.ncpus >= 0 || detail::starpu_ncpu_from_environment())
+      throw ResourceError(why + (fit == 0 ? "" : ": ask for at most " + std::to_string(fit) + " (RuntimeOptions::ncpus, TESSERA_NCPU)"));
+    starpu_conf fewer = prepared;
+    fewer.ncpus = fit;
+    init_starpu(fewer);
+    notice = why + ": started " + std::to_string(fit);
+  }
+  if (starpu_cpu_worker_get_count() > 0) detail::map_blas_buffers_on_cpu_workers();
+  return notice;
+}
+
 // Starts StarPU, refusing first what it would abort on; returns the running policy's name and,
-// through set_aside, the corrupt performance-model files renamed first. When StarPU is to drive
-// GPUs, warm_up pays the process's one-time CUDA costs alongside (the caller keeps it running).
+// through set_aside, the corrupt performance-model files renamed first, and through notices what
+// else to tell a person. When StarPU is to drive GPUs, warm_up pays the process's one-time CUDA
+// costs alongside (the caller keeps it running).
 std::string start_starpu(const RuntimeOptions& options, std::vector<std::string>& set_aside,
-                         std::optional<detail::CudaWarmUp>& warm_up) {
+                         std::vector<std::string>& notices, std::optional<detail::CudaWarmUp>& warm_up) {
   detail::check_starpu_environment();  // starpu_conf_init already parses StarPU's variables
   starpu_conf conf;
   starpu_conf_init(&conf);
+  // StarPU would replace the program's SIGINT, SIGSEGV and SIGTRAP handlers with its own (through
+  // signal(), so a handler installed with SA_SIGINFO is later called without its siginfo): a
+  // library leaves them to the program unless asked.
+  if (!detail::starpu_catch_signals_from_environment()) conf.catch_signals = 0;
   if (options.ncpus >= 0) conf.ncpus = options.ncpus;
   if (options.ncuda >= 0) conf.ncuda = options.ncuda;
   share_cores_with_local_ranks(options, conf);
@@ -318,15 +392,20 @@ std::string start_starpu(const RuntimeOptions& options, std::vector<std::string>
   const detail::PolicyEntry started =
       env_policy && !policy.policy ? detail::find_scheduling_policy(*env_policy) : policy;
   conf.sched_policy_init = started.init;
+  // StarPU aborts where it cannot make its calibration directories or write its files.
+  const detail::PerfModelLocation models = detail::perf_model_location();
+  if (const std::optional<std::string> problem = detail::perf_model_directory_problem(models))
+    throw RuntimeError("StarPU cannot keep its calibration in " + models.directory + ": " + *problem +
+                       "; set STARPU_PERF_MODEL_DIR to a writable directory");
   // Performance-model files StarPU could not parse are set aside, so that it recalibrates.
-  set_aside = detail::set_aside_corrupt_perf_models(detail::perf_model_location());
+  set_aside = detail::set_aside_corrupt_perf_models(models);
   detail::set_starpu_environment_defaults(options);
   // StarPU starts CUDA workers on the first conf.ncuda GPUs (all when -1) unless told which.
   if (conf.ncuda != 0)
     warm_up.emplace(detail::starpu_cuda_ids_from_environment() ? 0 : conf.ncuda);
-  const int ret = starpu_init(&conf);
-  if (ret == -ENODEV) throw RuntimeError("StarPU could not start: no worker is available (check STARPU_NCPU/STARPU_NCUDA)");
-  if (ret != 0) throw RuntimeError("StarPU could not start (starpu_init returned " + std::to_string(ret) + ")");
+  const starpu_conf prepared = conf;  // starpu_init may change what it is given
+  init_starpu(conf);
+  if (std::optional<std::string> fewer = fit_cpu_workers_to_address_space(options, prepared)) notices.push_back(*fewer);
   return running_policy_name();
 }
 
@@ -368,12 +447,13 @@ Runtime::Runtime(const RuntimeOptions& options) : impl_(std::make_unique<Impl>()
     if (!impl_->attached && starpu_init(nullptr) != 0) throw RuntimeError("StarPU could not be shared");
     impl_->scheduler = running_policy_name();
   } else {
-    std::vector<std::string> set_aside;
-    impl_->scheduler = start_starpu(options, set_aside, warm_up);
+    std::vector<std::string> set_aside, notices;
+    impl_->scheduler = start_starpu(options, set_aside, notices, warm_up);
     for (const std::string& path : set_aside)
       impl_->notice("StarPU performance-model file " + path + " was corrupt; set aside as " + path +
                         ".corrupt, it will be recalibrated",
                     true);
+    for (const std::string& text : notices) impl_->notice(text, impl_->verbose);
   }
   impl_->policy = detail::policy_or_unrestricted(impl_->scheduler);
   if (!impl_->attached) ++ownership.tessera_references;
@@ -417,7 +497,8 @@ Runtime::Runtime(const RuntimeOptions& options) : impl_(std::make_unique<Impl>()
 Runtime::~Runtime() {
   // A child made by fork() has none of StarPU's threads: stopping them would wait for ever.
   if (getpid() != impl_->owner_pid) {
-    retain_until_exit(std::move(impl_->resources));
+    impl_->finish_what_outlives(false);
+    retain_until_exit(std::shared_ptr<detail::RuntimeResources>(std::move(impl_->resources)));
     return;
   }
   StarpuOwnership& ownership = starpu_ownership();
@@ -426,7 +507,8 @@ Runtime::~Runtime() {
     // The host application already shut its StarPU down, and with it the means to free pinned
     // memory and CUDA handles: leave them to the end of the process, held by a list that is never
     // destroyed (so that leak checkers see them as retained on purpose, not lost).
-    retain_until_exit(std::move(impl_->resources));
+    impl_->finish_what_outlives(false);
+    retain_until_exit(std::shared_ptr<detail::RuntimeResources>(std::move(impl_->resources)));
     return;
   }
   // Awake while the last tasks and the data go home; this runtime's pauses and vote end here.
@@ -436,6 +518,7 @@ Runtime::~Runtime() {
       sleep.explicit_pauses -= impl_->explicit_pauses;
       sleep.awake_votes -= impl_->votes_awake;
     });
+  impl_->finish_what_outlives(true);
   starpu_task_wait_for_all();
   detail::destroy_cuda_contexts(*impl_->resources);
   impl_->resources.reset();  // pinned memory goes back while StarPU can still free it
@@ -605,6 +688,37 @@ void RuntimeControl::end_transfers(Runtime& runtime) noexcept {
 
 void RuntimeControl::handles_handed_out(Runtime& runtime) noexcept {
   runtime.set_pause_when_idle(false);
+}
+
+void RuntimeControl::track(Runtime& runtime, const std::shared_ptr<Submission>& submission) noexcept {
+  Runtime::Impl& impl = *runtime.impl_;
+  try {
+    std::lock_guard<std::mutex> lock(impl.made_mutex);
+    auto& requests = impl.requests;
+    if (requests.size() == requests.capacity())  // forget finished requests before growing
+      requests.erase(std::remove_if(requests.begin(), requests.end(),
+                                    [](const std::weak_ptr<Submission>& r) { return r.expired(); }),
+                     requests.end());
+    requests.push_back(submission);
+    return;
+  } catch (...) {
+  }
+  try {
+    submission->release_held();  // no memory to track it: finished now, as the runtime would
+  } catch (...) {
+  }
+}
+
+void RuntimeControl::adopt(Runtime& runtime, const void* owner, Release release) {
+  std::lock_guard<std::mutex> lock(runtime.impl_->made_mutex);
+  runtime.impl_->adopted.emplace_back(owner, std::move(release));
+}
+
+void RuntimeControl::forget(Runtime& runtime, const void* owner) noexcept {
+  std::lock_guard<std::mutex> lock(runtime.impl_->made_mutex);
+  auto& adopted = runtime.impl_->adopted;
+  const auto it = std::find_if(adopted.begin(), adopted.end(), [&](const auto& entry) { return entry.first == owner; });
+  if (it != adopted.end()) adopted.erase(it);
 }
 
 }  // namespace detail

@@ -2,9 +2,14 @@
 // thread may use it, and when its workers must be awake.
 #pragma once
 
+#include <functional>
+#include <memory>
+
 #include "tessera/runtime.hpp"
 
 namespace tessera::detail {
+
+class Submission;
 
 struct RuntimeControl {
   // Throws RuntimeError when the calling thread cannot use `runtime`: it runs a StarPU task (a
@@ -23,6 +28,18 @@ struct RuntimeControl {
   static void end_transfers(Runtime& runtime) noexcept;
   // The application got a StarPU handle and may submit its own tasks: never pause when idle.
   static void handles_handed_out(Runtime& runtime) noexcept;
+
+  // What is made on a runtime may outlive it; its destructor finishes and releases it while StarPU
+  // still runs. A request: its tasks waited for, its temporaries released (the Request keeps its
+  // info). Where the list cannot grow (no memory), the request is waited for at once instead.
+  static void track(Runtime& runtime, const std::shared_ptr<Submission>& submission) noexcept;
+  // Anything else (a TileMatrix): `release` is called by the runtime's destructor unless forget()
+  // came first, with whether StarPU still runs (false: it may not be touched; in a forked child,
+  // or after the application stopped its own StarPU); its owner calls forget() when it releases
+  // itself.
+  using Release = std::function<void(bool starpu_running)>;
+  static void adopt(Runtime& runtime, const void* owner, Release release);
+  static void forget(Runtime& runtime, const void* owner) noexcept;
 };
 
 // Scopes for the calls above.

@@ -75,6 +75,20 @@ bool Submission::wait_for(std::chrono::nanoseconds timeout) {
 #endif
 }
 
+void Submission::hold(std::shared_ptr<void> resources) {
+  std::lock_guard<std::mutex> lock(mutex_);
+  held_ = std::move(resources);
+}
+
+void Submission::release_held() {
+  wait();
+  std::shared_ptr<void> released;
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    released = std::move(held_);
+  }
+}  // destroyed here, outside the lock: releasing tiles waits for StarPU
+
 bool Submission::done() const noexcept {
   std::lock_guard<std::mutex> lock(mutex_);
   return finished();
@@ -91,10 +105,10 @@ void Submission::record_not_positive_definite(int column) noexcept {
   stopped_.store(true, std::memory_order_relaxed);
 }
 
-void Submission::record_non_finite(int column) noexcept {
-  atomic_min(non_finite_, column);
-  stopped_.store(true, std::memory_order_relaxed);
-}
+// Not a failure by itself: LAPACK's info is the first leading minor the factorization finds not
+// positive definite, which may lie before this column (and +inf on the diagonal fails nowhere).
+// The kernels find it: a NaN pivot is not positive.
+void Submission::record_non_finite(int column) noexcept { atomic_min(non_finite_, column); }
 
 namespace {
 
@@ -133,7 +147,7 @@ void Submission::record_current_exception(const char* what) {
 }
 
 int Submission::info() const noexcept {
-  const int column = std::min(not_spd_.load(), non_finite_.load());
+  const int column = not_spd_.load();
   return column == INT_MAX ? 0 : column;
 }
 

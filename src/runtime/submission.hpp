@@ -47,7 +47,8 @@ class Submission {
 
   // A leading minor that is not positive definite, at global 1-based column `column`.
   void record_not_positive_definite(int column) noexcept;
-  // A NaN or infinity in the input at global 1-based column `column`.
+  // A NaN or infinity in the input at global 1-based row `column` of the referenced triangle
+  // (reported by non_finite_input(); the factorization goes on and finds LAPACK's info).
   void record_non_finite(int column) noexcept;
   // The exception being handled inside a task (CUDA failure, allocation failure...); `what`
   // names the task. The first one is kept, with its type.
@@ -56,11 +57,18 @@ class Submission {
   // True once a failure makes the remaining tasks' work pointless: they return at once.
   bool stopped() const noexcept { return stopped_.load(std::memory_order_relaxed); }
 
-  // LAPACK info: 0, or the smallest failing column (not positive definite or non-finite).
+  // LAPACK info: 0, or the first leading minor found not positive definite (a NaN pivot included).
   int info() const noexcept;
   bool non_finite_input() const noexcept { return non_finite_.load() != INT_MAX; }
   // Null when no task raised an error.
   std::exception_ptr error() const;
+
+  // What the tasks use beyond the caller's own data (the tiles of a LAPACK-layout call): held until
+  // release_held(), which the request calls once its tasks are done, or its runtime when it ends
+  // first (while StarPU can still take the tiles back).
+  void hold(std::shared_ptr<void> resources);
+  // Waits for the tasks, then lets go of what hold() kept. Idempotent, from any thread.
+  void release_held();
 
   // Where the tasks record their execution (none by default); set before the first task is
   // submitted. The submission keeps the trace alive until it is destroyed.
@@ -82,6 +90,7 @@ class Submission {
   std::condition_variable all_done_;
   std::exception_ptr error_;
   std::shared_ptr<Trace> trace_;
+  std::shared_ptr<void> held_;  // under mutex_
   std::optional<TaskProfiling> profiling_;  // while a traced request's tasks are in flight
 };
 

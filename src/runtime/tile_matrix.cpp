@@ -130,6 +130,7 @@ TileMatrix<T>::TileMatrix(Runtime& runtime, int rows, int cols, int nb, TileStru
         const int width = transposed ? tile_height(i) : tile_width(j);
         handles_.push_back(register_tile(STARPU_MAIN_RAM, storage_ + offsets[t++], height, height, width));
       }
+  adopt_by_runtime();
 }
 
 template <class T>
@@ -154,6 +155,7 @@ TileMatrix<T>::TileMatrix(Runtime& runtime, int rows, int cols, int nb, TileStru
         handles_.push_back(transposed ? register_tile(node, matrix + row0 + col0 * ld, ld, tile_width(j), tile_height(i))
                                       : register_tile(node, matrix + row0 + col0 * ld, ld, tile_height(i), tile_width(j)));
       }
+  adopt_by_runtime();
 }
 
 #ifdef TESSERA_HAVE_CUDA
@@ -172,16 +174,40 @@ TileMatrix<T>::TileMatrix(Runtime& runtime, int n, int nb, const detail::DeviceT
       handles_.push_back(transposed ? register_tile(node, home.data, home.ld, tile_width(j), tile_height(i))
                                     : register_tile(node, home.data, home.ld, tile_height(i), tile_width(j)));
     }
+  adopt_by_runtime();
 }
 #endif
 
 template <class T>
 TileMatrix<T>::~TileMatrix() {
-  // Unregistering waits for the tasks that use a tile and brings the data home (host memory, or
-  // the GPU of a view), which needs the workers awake; the home copy is then up to date.
-  const detail::TransfersInFlight transfers(*runtime_);
-  for (void* h : handles_) starpu_data_unregister(static_cast<starpu_data_handle_t>(h));
-  if (storage_) runtime_->resources().host_memory().release(storage_);
+  if (!runtime_) return;  // its runtime ended first and released it
+  detail::RuntimeControl::forget(*runtime_, this);
+  release_tiles(true);
+}
+
+template <class T>
+void TileMatrix<T>::adopt_by_runtime() {
+  detail::RuntimeControl::adopt(*runtime_, this, [this](bool starpu_running) { release_tiles(starpu_running); });
+}
+
+template <class T>
+void TileMatrix<T>::release_tiles(bool starpu_running) {
+  if (starpu_running) {
+    // Unregistering waits for the tasks that use a tile and brings the data home (host memory, or
+    // the GPU of a view), which needs the workers awake; the home copy is then up to date.
+    const detail::TransfersInFlight transfers(*runtime_);
+    for (void* h : handles_) starpu_data_unregister(static_cast<starpu_data_handle_t>(h));
+    if (storage_) runtime_->resources().host_memory().release(storage_);
+  }
+  handles_.clear();
+  storage_ = nullptr;
+  runtime_ = nullptr;
+}
+
+template <class T>
+Runtime& TileMatrix<T>::runtime() const {
+  if (!runtime_) throw RuntimeError("TileMatrix: its Runtime has been destroyed, and with it the tiles");
+  return *runtime_;
 }
 
 template <class T>
@@ -198,6 +224,7 @@ template <class T>
 void* TileMatrix<T>::stored_handle(int i, int j) const {
   if (i < 0 || j < 0 || i >= tile_rows_ || j >= tile_cols_ || !stored(i, j))
     throw InvalidArgument("TileMatrix: no stored tile (" + std::to_string(i) + ", " + std::to_string(j) + ")");
+  runtime();  // throws once the runtime has ended
   return handles_[tile_index(i, j)];
 }
 

@@ -12,4 +12,28 @@ run_preloaded "$library" 120 TESSERA_MODE=no-such-mode -- "$program" "$n"
 for call in "DPOTRF uplo=L n=$n" "DPOSV uplo=U n=$n nrhs=1" "SPOTRF uplo=L n=$n"; do
   grep -q "^tessera-lapack: $call: system LAPACK, info=0," "$log" || fail "$call did not go to the system LAPACK"
 done
-echo "fallback test passed"
+
+
+# StarPU cannot keep its calibration where the environment points it (HOME is not a directory):
+# said once, the calls go to the system LAPACK, the process goes on (StarPU aborted it).
+log_env=(env -u STARPU_PERF_MODEL_DIR -u XDG_CACHE_HOME -u STARPU_HOME HOME=/dev/null)
+"${log_env[@]}" LD_PRELOAD="$library" TESSERA_LAPACK_VERBOSE=1 TESSERA_LAPACK_MIN_N=0 TESSERA_MODE=cpu \
+  STARPU_SILENT=1 timeout 120 "$program" "$n" >"$log" 2>&1
+status=$?
+cat "$log"
+[ "$status" -eq 0 ] || fail "with HOME=/dev/null, preload_program exited with $status"
+[ "$(grep -c "Tessera cannot run (StarPU cannot keep its calibration in /dev/null" "$log")" -eq 1 ] ||
+  fail "expected the reason (an unusable calibration directory) once"
+grep -q "^tessera-lapack: DPOTRF uplo=L n=$n: system LAPACK, info=0," "$log" || fail "DPOTRF did not go to the system LAPACK"
+
+# libtessera_lapack without its backend beside it: asked to be verbose, it says once why Tessera
+# cannot run, and every call goes to the system LAPACK.
+alone=$(mktemp -d)
+trap 'rm -rf "$alone" "$log"' EXIT
+cp "$library" "$alone/"
+run_preloaded "$alone/$(basename "$library")" 120 -- "$program" "$n"
+[ "$status" -eq 0 ] || fail "without the backend, preload_program exited with $status"
+[ "$(grep -c "Tessera cannot run (cannot load .*TESSERA_LAPACK_MIN_N and TESSERA_LAPACK_VERBOSE have no effect" "$log")" -eq 1 ] ||
+  fail "expected the reason (no backend) once"
+grep -q "^FAILED" "$log" && fail "a result was wrong without the backend"
+echo "fallback tests passed"

@@ -13,7 +13,9 @@
 #include <cstdio>
 #include <cstring>
 #include <limits>
+#include <initializer_list>
 #include <string>
+#include <tuple>
 #include <type_traits>
 #include <vector>
 
@@ -172,6 +174,139 @@ TEST(NonFinite, InfinityInEveryTile) {
   expect_non_finite_reported_in_every_tile<double>(-std::numeric_limits<double>::infinity());
   expect_non_finite_reported_in_every_tile<float>(std::numeric_limits<float>::infinity());
   expect_runtime_usable("infinite input");
+}
+
+// Reference LAPACK's unblocked Cholesky (xPOTF2) of the lower triangle of the symmetric n x n
+// matrix S: its info (a pivot that is not positive, or NaN, fails) and the factor computed up to it.
+struct ReferencePotrf {
+  int info = 0;
+  std::vector<long double> L;
+};
+
+template <class T>
+ReferencePotrf reference_potrf(const std::vector<T>& S, int n) {
+  ReferencePotrf ref;
+  ref.L.assign(static_cast<std::size_t>(n) * n, 0);
+  auto L = [&](int i, int j) -> long double& { return ref.L[i + static_cast<std::size_t>(j) * n]; };
+  for (int j = 0; j < n; ++j) {
+    long double d = S[j + static_cast<std::size_t>(j) * n];
+    for (int k = 0; k < j; ++k) d -= L(j, k) * L(j, k);
+    if (!(d > 0)) {
+      ref.info = j + 1;
+      return ref;
+    }
+    L(j, j) = std::sqrt(d);
+    for (int i = j + 1; i < n; ++i) {
+      long double s = S[i + static_cast<std::size_t>(j) * n];
+      for (int k = 0; k < j; ++k) s -= L(i, k) * L(j, k);
+      L(i, j) = s / L(j, j);
+    }
+  }
+  return ref;
+}
+
+// A symmetric n x n matrix (both triangles) holding 4 I, with `value` at (row, col) and (col, row).
+template <class T>
+std::vector<T> scaled_identity_with(int n, std::initializer_list<std::tuple<int, int, T>> entries) {
+  std::vector<T> S(static_cast<std::size_t>(n) * n, T(0));
+  for (int j = 0; j < n; ++j) S[j + static_cast<std::size_t>(j) * n] = T(4);
+  for (const auto& [row, col, value] : entries)
+    S[row + static_cast<std::size_t>(col) * n] = S[col + static_cast<std::size_t>(row) * n] = value;
+  return S;
+}
+
+template <class T>
+int c_api_potrf(char uplo, int n, T* a) {
+  if constexpr (std::is_same_v<T, double>) {
+    return tessera_dpotrf(uplo, n, a, n);
+  } else {
+    return tessera_spotrf(uplo, n, a, n);
+  }
+}
+
+// Info of every interface on S, each run `repeats` times: the C++ API in every mode and tile size
+// given, both storages, and the C API.
+template <class T>
+void expect_info_everywhere(const std::vector<T>& S, int n, int expected, const std::vector<int>& tile_sizes,
+                            const std::string& what, int repeats = 3) {
+  for (int repeat = 0; repeat < repeats; ++repeat) {
+    for (Uplo uplo : {Uplo::lower, Uplo::upper}) {
+      for (Mode mode : available_modes())
+        for (int nb : tile_sizes) {
+          std::vector<T> A = S;
+          EXPECT_EQ(potrf(runtime(), n, A.data(), n, options_of(nb, uplo, mode)), expected)
+              << what << " " << to_string(uplo) << " " << to_string(mode) << " nb=" << nb << " run " << repeat;
+        }
+      std::vector<T> A = S;
+      EXPECT_EQ(c_api_potrf(uplo == Uplo::lower ? 'L' : 'U', n, A.data()), expected)
+          << what << " C API " << to_string(uplo) << " run " << repeat;
+    }
+  }
+}
+
+TEST(NonFinite, InfoIsTheFirstFailingMinorEvenWithANanAfterIt) {
+  // A failing pivot at column 2 and a NaN at row 64 (the same tile, or another one, depending on
+  // the tile size): LAPACK stops at column 2. The first failing column, whatever the tiles and
+  // the order tasks run in.
+  const int n = 150;
+  for (int nan_row : {4, 63, 64, 133, 149}) {
+    const double nan = std::numeric_limits<double>::quiet_NaN();
+    const std::vector<double> S = scaled_identity_with<double>(n, {{1, 1, -1.0}, {nan_row, 0, nan}});
+    const int expected = reference_potrf(S, n).info;
+    ASSERT_EQ(expected, 2);
+    expect_info_everywhere(S, n, expected, {0, 16, 50, 64, 150}, "NaN at row " + std::to_string(nan_row + 1));
+    const std::vector<float> Sf(S.begin(), S.end());
+    expect_info_everywhere(Sf, n, expected, {0, 32}, "float NaN at row " + std::to_string(nan_row + 1), 1);
+  }
+  // The NaN first, a failing pivot after it: the NaN's row fails.
+  const double nan = std::numeric_limits<double>::quiet_NaN();
+  const std::vector<double> S = scaled_identity_with<double>(n, {{40, 3, nan}, {100, 100, -1.0}});
+  ASSERT_EQ(reference_potrf(S, n).info, 41);
+  expect_info_everywhere(S, n, 41, {0, 16, 64}, "NaN at row 41, failing pivot at 101");
+  expect_runtime_usable("a NaN after a failing pivot");
+}
+
+// +inf on the diagonal: LAPACK takes its square root, divides the column below by it and goes on
+// (info 0, an infinite diagonal entry in the factor); -inf fails at its column, an infinity off
+// the diagonal at its row. Tessera still tells the input held one (non_finite_input()).
+TEST(NonFinite, InfinityOnTheDiagonalAnswersAsLapack) {
+  const double inf = std::numeric_limits<double>::infinity();
+  {
+    const std::vector<double> S = scaled_identity_with<double>(3, {{0, 0, 1.0}, {1, 1, inf}, {2, 2, 1.0}});
+    expect_info_everywhere(S, 3, 0, {0, 1, 2}, "diag(1, inf, 1)");
+  }
+  for (int column : {0, 7, 8, 22}) {
+    std::vector<double> S = random_spd<double>(kN, kN, 900u + column);
+    S[column + static_cast<std::size_t>(column) * kN] = inf;
+    const ReferencePotrf ref = reference_potrf(S, kN);
+    ASSERT_EQ(ref.info, 0);
+    for (Uplo uplo : {Uplo::lower, Uplo::upper})
+      for (Mode mode : available_modes()) {
+        std::vector<double> A = S;
+        Request request = potrf_async(runtime(), kN, A.data(), kN, options_of(kNb, uplo, mode));
+        const std::string what = "+inf at (" + std::to_string(column) + ", " + std::to_string(column) + ") " +
+                                 to_string(uplo) + " " + to_string(mode);
+        EXPECT_EQ(request.wait(), 0) << what;
+        EXPECT_TRUE(request.non_finite_input()) << what;
+        for (int j = 0; j < kN; ++j)
+          for (int i = j; i < kN; ++i) {
+            const double ours = uplo == Uplo::lower ? A[i + static_cast<std::size_t>(j) * kN] : A[j + static_cast<std::size_t>(i) * kN];
+            const long double want = ref.L[i + static_cast<std::size_t>(j) * kN];
+            if (std::isinf(static_cast<double>(want)))
+              EXPECT_EQ(ours, static_cast<double>(want)) << what << ": L(" << i << ", " << j << ")";
+            else
+              EXPECT_NEAR(ours, static_cast<double>(want), 1e-12) << what << ": L(" << i << ", " << j << ")";
+          }
+      }
+    std::vector<double> A = S;
+    EXPECT_EQ(tessera_dpotrf('L', kN, A.data(), kN), 0) << "C API, +inf at column " << column;
+  }
+  for (int column : {0, 9, 22}) {
+    std::vector<double> S = random_spd<double>(kN, kN, 950u + column);
+    S[column + static_cast<std::size_t>(column) * kN] = -inf;
+    expect_info_everywhere(S, kN, column + 1, {kNb}, "-inf at column " + std::to_string(column + 1), 1);
+  }
+  expect_runtime_usable("infinities on the diagonal");
 }
 
 TEST(NonFinite, NanInRightHandSideIsNotAFactorizationFailure) {

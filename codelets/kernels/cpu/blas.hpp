@@ -15,10 +15,27 @@
 
 namespace tessera::kernels::cpu {
 
+// LAPACK's info from the info `reported` by a potrf and the factor it left in A: OpenBLAS's potrf
+// takes a NaN pivot for a positive one (its test is ajj <= 0) and goes on, where LAPACK stops at
+// it. The first diagonal entry of the factor that is not positive, before the column reported,
+// is the first failing leading minor (sqrt of a positive pivot is positive, +inf included).
+template <class T>
+int info_with_nan_pivots(int reported, int n, const T* A, int lda) {
+  if (reported < 0) return reported;
+  const int factored = reported > 0 ? reported - 1 : n;
+  for (int j = 0; j < factored; ++j)
+    if (!(A[j + static_cast<std::size_t>(j) * lda] > T(0))) return j + 1;
+  return reported;
+}
+
 // Cholesky of the triangle uplo ('L' or 'U') of the n x n matrix A; returns LAPACK info (1-based
-// column of the failing minor).
-inline int potrf(char uplo, int n, double* A, int lda) { return LAPACKE_dpotrf_work(LAPACK_COL_MAJOR, uplo, n, A, lda); }
-inline int potrf(char uplo, int n, float* A, int lda) { return LAPACKE_spotrf_work(LAPACK_COL_MAJOR, uplo, n, A, lda); }
+// column of the failing minor, a NaN pivot included).
+inline int potrf(char uplo, int n, double* A, int lda) {
+  return info_with_nan_pivots(LAPACKE_dpotrf_work(LAPACK_COL_MAJOR, uplo, n, A, lda), n, A, lda);
+}
+inline int potrf(char uplo, int n, float* A, int lda) {
+  return info_with_nan_pivots(LAPACKE_spotrf_work(LAPACK_COL_MAJOR, uplo, n, A, lda), n, A, lda);
+}
 inline int potrs(char uplo, int n, int nrhs, const double* A, int lda, double* B, int ldb) {
   return LAPACKE_dpotrs_work(LAPACK_COL_MAJOR, uplo, n, nrhs, A, lda, B, ldb);
 }

@@ -1,0 +1,411 @@
+// Starting the runtime where StarPU would abort the process or take over what belongs to the
+// program: a calibration directory it cannot use, bus calibration files damaged in every way,
+// and the program's signal handlers. Each TEST runs in its own process (CTest).
+#include <gtest/gtest.h>
+#include <pthread.h>
+#include <signal.h>
+#include <starpu.h>
+#include <sys/resource.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <iterator>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "../test_support.hpp"
+#include "reliability_support.hpp"
+#include "environment.hpp"
+#include "perfmodel_files.hpp"
+#include "tessera/tessera.h"
+
+namespace tessera::test {
+namespace {
+
+namespace fs = std::filesystem;
+
+// Sets (or, with a null value, unsets) a variable for a scope.
+class ScopedEnv {
+ public:
+  ScopedEnv(const char* name, const char* value) : name_(name) {
+    if (const char* old = std::getenv(name)) old_ = old;
+    if (value)
+      setenv(name, value, 1);
+    else
+      unsetenv(name);
+  }
+  ~ScopedEnv() {
+    if (old_)
+      setenv(name_, old_->c_str(), 1);
+    else
+      unsetenv(name_);
+  }
+  ScopedEnv(const ScopedEnv&) = delete;
+  ScopedEnv& operator=(const ScopedEnv&) = delete;
+
+ private:
+  const char* name_;
+  std::optional<std::string> old_;
+};
+
+RuntimeOptions two_cpu_workers() {
+  RuntimeOptions options;
+  options.ncpus = 2;
+  options.ncuda = 0;
+  return options;
+}
+
+int factor_small(Runtime& runtime) {
+  const int n = 70;
+  std::vector<double> A = random_spd<double>(n, n, 5);
+  FactorOptions options;
+  options.mode = Mode::cpu;
+  options.nb = 32;
+  return potrf(runtime, n, A.data(), n, options);
+}
+
+std::string read_text(const fs::path& file) {
+  std::ifstream in(file, std::ios::binary);
+  return std::string((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+}
+
+void write_text(const fs::path& file, const std::string& text) {
+  std::ofstream out(file, std::ios::binary | std::ios::trunc);
+  out << text;
+}
+
+// A private directory for the test's calibration files, removed at the end.
+class ScratchDirectory {
+ public:
+  explicit ScratchDirectory(const std::string& name)
+      : path_(fs::temp_directory_path() / (name + "-" + std::to_string(getpid()))) {
+    fs::remove_all(path_);
+    fs::create_directories(path_);
+  }
+  ~ScratchDirectory() {
+    std::error_code ec;
+    fs::remove_all(path_, ec);
+  }
+  const fs::path& path() const { return path_; }
+
+ private:
+  fs::path path_;
+};
+
+// ---- a calibration directory StarPU cannot use ----------------------------------------------
+
+// StarPU aborted the process (SIGABRT in _starpu_mkpath_and_check, or on the first file it could
+// not open): the runtime is refused with the reason, the C API reports a failure, and once the
+// environment is fixed the same process starts and factors.
+void expect_refused_then_usable(const std::string& expected_in_message) {
+  try {
+    Runtime runtime(two_cpu_workers());
+    ADD_FAILURE() << "the runtime started";
+  } catch (const RuntimeError& e) {
+    EXPECT_NE(std::string(e.what()).find(expected_in_message), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find("STARPU_PERF_MODEL_DIR"), std::string::npos) << e.what();
+  }
+  std::vector<double> A(4, 0.0);
+  A[0] = A[3] = 4;
+  const ScopedEnv mode("TESSERA_MODE", "cpu");
+  EXPECT_EQ(tessera_dpotrf('L', 2, A.data(), 2), TESSERA_RUNTIME_FAILURE);
+}
+
+TEST(PerfModelLocation, HomeThatIsNotADirectoryIsRefusedNotAnAbort) {
+  const ScopedEnv dir("STARPU_PERF_MODEL_DIR", nullptr), xdg("XDG_CACHE_HOME", nullptr),
+      starpu_home("STARPU_HOME", nullptr);
+  {
+    const ScopedEnv home("HOME", "/dev/null");
+    expect_refused_then_usable("/dev/null");
+  }
+  {
+    const ScopedEnv home("HOME", nullptr), tmp("TMPDIR", "/dev/null");
+    expect_refused_then_usable("/dev/null");
+  }
+  ScratchDirectory scratch("tessera-perfmodels-home");
+  const ScopedEnv home("HOME", scratch.path().c_str());
+  Runtime runtime(two_cpu_workers());
+  EXPECT_EQ(factor_small(runtime), 0);
+  EXPECT_TRUE(fs::is_directory(scratch.path() / ".starpu" / "sampling" / "bus"));
+}
+
+TEST(PerfModelLocation, PathsStarpuCannotUseAreRefused) {
+  ScratchDirectory scratch("tessera-perfmodels-paths");
+  const fs::path file = scratch.path() / "a-file";
+  write_text(file, "not a directory\n");
+  {
+    const ScopedEnv dir("STARPU_PERF_MODEL_DIR", (file / "models").c_str());
+    expect_refused_then_usable("a-file");
+  }
+  {
+    // A file where StarPU's bus directory would be.
+    const fs::path models = scratch.path() / "models";
+    fs::create_directories(models);
+    write_text(models / "bus", "");
+    const ScopedEnv dir("STARPU_PERF_MODEL_DIR", models.c_str());
+    expect_refused_then_usable("bus");
+  }
+  {
+    // Longer than StarPU's buffers: it would write its files under a path cut short.
+    const std::string deep = (scratch.path() / std::string(240, 'd')).string();
+    const ScopedEnv dir("STARPU_PERF_MODEL_DIR", deep.c_str());
+    expect_refused_then_usable("too long");
+  }
+  const ScopedEnv dir("STARPU_PERF_MODEL_DIR", (scratch.path() / "usable").c_str());
+  Runtime runtime(two_cpu_workers());
+  EXPECT_EQ(factor_small(runtime), 0);
+}
+
+// ---- bus calibration files damaged in every way ---------------------------------------------
+
+class BusFiles : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    scratch_ = std::make_unique<ScratchDirectory>("tessera-bus-files");
+    dir_ = std::make_unique<ScopedEnv>("STARPU_PERF_MODEL_DIR", scratch_->path().c_str());
+    host_ = std::make_unique<ScopedEnv>("STARPU_HOSTNAME", "tessera-bus-host");
+    {
+      Runtime runtime(two_cpu_workers());  // StarPU calibrates the bus and writes its files
+    }
+    for (const char* kind : {".config", ".latency", ".bandwidth", ".affinity"}) {
+      const fs::path file = bus_file(kind);
+      if (fs::exists(file)) written_.emplace_back(file, read_text(file));
+    }
+    ASSERT_GE(written_.size(), 3u) << "StarPU wrote no bus files in " << scratch_->path();
+  }
+  void TearDown() override {
+    host_.reset();
+    dir_.reset();
+    scratch_.reset();
+  }
+
+  fs::path bus_file(const char* kind) const { return scratch_->path() / "bus" / (std::string("tessera-bus-host") + kind); }
+  void restore_all() const {
+    for (const auto& [file, text] : written_) {
+      std::error_code ec;
+      fs::remove_all(file, ec);
+      fs::remove(file.string() + ".corrupt", ec);
+      write_text(file, text);
+    }
+  }
+  // True when the checker sets `file` aside (and only it) with the others as StarPU wrote them.
+  bool set_aside_alone(const fs::path& file) const {
+    const std::vector<std::string> bad = detail::set_aside_corrupt_perf_models(detail::perf_model_location());
+    return bad.size() == 1 && bad[0] == file.string() && !fs::exists(file);
+  }
+
+  std::unique_ptr<ScratchDirectory> scratch_;
+  std::unique_ptr<ScopedEnv> dir_, host_;
+  std::vector<std::pair<fs::path, std::string>> written_;
+};
+
+std::vector<std::size_t> line_ends(const std::string& text) {
+  std::vector<std::size_t> ends;
+  for (std::size_t i = 0; i < text.size(); ++i)
+    if (text[i] == '\n') ends.push_back(i + 1);
+  return ends;
+}
+
+TEST_F(BusFiles, AsWrittenTheyAreKept) {
+  EXPECT_TRUE(detail::set_aside_corrupt_perf_models(detail::perf_model_location()).empty());
+}
+
+TEST_F(BusFiles, EveryTruncationAndDamageIsSetAside) {
+  for (const auto& [file, text] : written_) {
+    std::vector<std::string> damaged;
+    for (std::size_t keep = 0; keep < text.size(); ++keep) damaged.push_back(text.substr(0, keep));
+    const std::vector<std::size_t> ends = line_ends(text);
+    // A line removed, a line repeated, a field made a word, a field more, CR LF line ends.
+    for (std::size_t l = 0; l + 1 < ends.size(); ++l) {
+      const std::size_t start = l == 0 ? 0 : ends[l - 1];
+      if (text[start] == '#') continue;  // comments are free
+      damaged.push_back(text.substr(0, start) + text.substr(ends[l]));
+      damaged.push_back(text.substr(0, ends[l]) + text.substr(start));
+      const std::string line = text.substr(start, ends[l] - start);
+      damaged.push_back(text.substr(0, start) + "x" + line.substr(1) + text.substr(ends[l]));
+      damaged.push_back(text.substr(0, start) + "1\t" + text.substr(start));
+    }
+    std::string crlf;
+    for (const char c : text) crlf += c == '\n' ? std::string("\r\n") : std::string(1, c);
+    damaged.push_back(crlf);
+    for (std::size_t d = 0; d < damaged.size(); ++d) {
+      restore_all();
+      write_text(file, damaged[d]);
+      ASSERT_TRUE(set_aside_alone(file)) << file.filename() << ", damaged form " << d << ":\n" << damaged[d];
+    }
+    // Not a regular file: a directory where the file should be.
+    restore_all();
+    fs::remove(file);
+    fs::create_directories(file);
+    EXPECT_TRUE(set_aside_alone(file)) << file.filename() << " as a directory";
+  }
+  restore_all();
+  EXPECT_TRUE(detail::set_aside_corrupt_perf_models(detail::perf_model_location()).empty());
+}
+
+// StarPU itself, started on each file cut at each line boundary (the configuration cut after its
+// first two lines aborted the process in check_bus_config_file): set aside, recalibrated, and the
+// runtime factors.
+TEST_F(BusFiles, RuntimesStartOnEveryFileCutAtALineBoundary) {
+  for (const auto& [file, text] : written_) {
+    const std::vector<std::size_t> ends = line_ends(text);
+    for (std::size_t l = 0; l + 1 < ends.size(); ++l) {
+      restore_all();
+      write_text(file, text.substr(0, ends[l]));
+      Runtime runtime(two_cpu_workers());
+      EXPECT_EQ(factor_small(runtime), 0) << file.filename() << " cut after line " << l + 1;
+      const std::vector<std::string> notices = runtime.notices();
+      ASSERT_EQ(notices.size(), 1u) << file.filename() << " cut after line " << l + 1;
+      EXPECT_NE(notices[0].find(file.string()), std::string::npos) << notices[0];
+    }
+  }
+}
+
+// ---- the program's signal handlers ----------------------------------------------------------
+
+volatile sig_atomic_t sigint_with_info = 0;
+void on_sigint(int sig, siginfo_t* info, void*) {
+  sigint_with_info = sig == SIGINT && info && info->si_signo == SIGINT && info->si_pid == getpid();
+}
+
+bool handler_is_default(int sig) {
+  struct sigaction now {};
+  return sigaction(sig, nullptr, &now) == 0 && !(now.sa_flags & SA_SIGINFO) && now.sa_handler == SIG_DFL;
+}
+
+TEST(Signals, TheProgramsHandlersAreLeftAlone) {
+  struct sigaction handler {};
+  handler.sa_sigaction = on_sigint;
+  handler.sa_flags = SA_SIGINFO;
+  sigemptyset(&handler.sa_mask);
+  ASSERT_EQ(sigaction(SIGINT, &handler, nullptr), 0);
+  {
+    Runtime runtime(two_cpu_workers());
+    EXPECT_EQ(factor_small(runtime), 0);
+    struct sigaction now {};
+    ASSERT_EQ(sigaction(SIGINT, nullptr, &now), 0);
+    EXPECT_TRUE((now.sa_flags & SA_SIGINFO) && now.sa_sigaction == on_sigint) << "SIGINT's handler was replaced";
+    EXPECT_TRUE(handler_is_default(SIGSEGV)) << "SIGSEGV's action was replaced";
+    EXPECT_TRUE(handler_is_default(SIGTRAP)) << "SIGTRAP's action was replaced";
+    raise(SIGINT);
+    EXPECT_EQ(sigint_with_info, 1) << "the program's SIGINT handler did not get its siginfo";
+  }
+  // Asked for, StarPU installs its own (the check above can fail).
+  const ScopedEnv catch_signals("STARPU_CATCH_SIGNALS", "1");
+  Runtime runtime(two_cpu_workers());
+  struct sigaction now {};
+  ASSERT_EQ(sigaction(SIGINT, nullptr, &now), 0);
+  EXPECT_FALSE((now.sa_flags & SA_SIGINFO) && now.sa_sigaction == on_sigint);
+}
+
+// ---- an address-space limit (ulimit -v) -----------------------------------------------------
+
+std::size_t address_space_bytes() {
+  std::ifstream status("/proc/self/status");
+  for (std::string line; std::getline(status, line);)
+    if (line.rfind("VmSize:", 0) == 0) return std::stoull(line.substr(7)) << 10;
+  return 0;
+}
+
+void limit_address_space(std::size_t bytes) {
+  rlimit limit{};
+  ASSERT_EQ(getrlimit(RLIMIT_AS, &limit), 0);
+  limit.rlim_cur = bytes;
+  ASSERT_EQ(setrlimit(RLIMIT_AS, &limit), 0);
+}
+
+// A factorization on `runtime` that must end: OpenBLAS retries for ever a buffer it cannot map,
+// and the request then never finishes.
+void expect_factors_in_time(Runtime& runtime) {
+  const int n = 300;
+  std::vector<double> A = random_spd<double>(n, n, 21);
+  FactorOptions options;
+  options.mode = Mode::cpu;
+  options.nb = 64;
+  Request request = potrf_async(runtime, n, A.data(), n, options);
+  if (!request.wait_for(std::chrono::seconds(60))) {
+    ADD_FAILURE() << "the factorization hung under the address-space limit";
+    std::_Exit(1);  // its worker never returns
+  }
+  EXPECT_EQ(request.wait(), 0);
+}
+
+// Under `ulimit -v`, a worker without room for OpenBLAS's buffer hung in its first task (and the
+// program with it). StarPU starts again with the workers that fit, whose buffers are mapped at
+// once; a fixed worker count that does not fit, or none fitting, is a ResourceError.
+TEST(AddressSpaceLimit, CpuWorkersAreThoseWhoseBuffersFit) {
+  if (under_address_sanitizer()) GTEST_SKIP() << "AddressSanitizer needs terabytes of address space";
+  // What a running runtime with two workers maps before its first task (stacks, arenas, StarPU),
+  // measured on a second start: the first one also maps what the process then keeps.
+  std::size_t started_bytes = 0;
+  for (int start = 0; start < 2; ++start) {
+    const std::size_t before = address_space_bytes();
+    Runtime runtime(two_cpu_workers());
+    started_bytes = address_space_bytes() - before;
+  }
+  const std::size_t buffer = std::size_t(145) << 20;
+  const std::size_t base = address_space_bytes();
+  {
+    RuntimeOptions options;  // the number of workers left to Tessera (two here)
+    options.ncuda = 0;
+    limit_address_space(base + started_bytes + buffer + buffer / 2);
+    Runtime runtime(options);
+    EXPECT_EQ(runtime.cpu_workers(), 1);
+    ASSERT_EQ(runtime.notices().size(), 1u);
+    EXPECT_NE(runtime.notices()[0].find("address-space limit"), std::string::npos) << runtime.notices()[0];
+    expect_factors_in_time(runtime);
+  }
+  EXPECT_THROW(Runtime runtime(two_cpu_workers()), ResourceError);  // two asked for, one fits
+  limit_address_space(base + started_bytes + buffer / 4);
+  EXPECT_THROW(Runtime runtime(two_cpu_workers()), ResourceError);
+  limit_address_space(RLIM_INFINITY);
+  Runtime runtime(two_cpu_workers());
+  expect_factors_in_time(runtime);
+}
+
+// ---- a small stack limit (ulimit -s) ---------------------------------------------------------
+
+std::size_t default_thread_stack() {
+  pthread_attr_t attr;
+  std::size_t size = 0;
+  if (pthread_getattr_default_np(&attr) == 0) {
+    pthread_attr_getstacksize(&attr, &size);
+    pthread_attr_destroy(&attr);
+  }
+  return size;
+}
+
+void set_default_thread_stack(std::size_t bytes) {
+  pthread_attr_t attr;
+  ASSERT_EQ(pthread_getattr_default_np(&attr), 0);
+  ASSERT_EQ(pthread_attr_setstacksize(&attr, bytes), 0);
+  ASSERT_EQ(pthread_setattr_default_np(&attr), 0);
+  pthread_attr_destroy(&attr);
+}
+
+// Under `ulimit -s 256` threads start with 256 KiB of stack, and a worker overflowed it in
+// OpenBLAS's gemm kernel (SIGSEGV). The workers get a stack of their own size; the program keeps
+// its default.
+TEST(StackLimit, WorkersHaveRoomForBlasUnderASmallDefaultStack) {
+  const std::size_t small = std::size_t(256) << 10;
+  set_default_thread_stack(small);
+  Runtime runtime(two_cpu_workers());
+  EXPECT_EQ(default_thread_stack(), small) << "the program's default thread stack was changed";
+  const int n = 600;
+  const std::vector<double> A = random_spd<double>(n, n, 31);
+  std::vector<double> F = A;
+  FactorOptions options;
+  options.mode = Mode::cpu;
+  options.nb = 200;
+  EXPECT_EQ(potrf(runtime, n, F.data(), n, options), 0);
+  EXPECT_LT(factor_backward_error(Uplo::lower, n, A, F, n), 1.0);
+}
+
+}  // namespace
+}  // namespace tessera::test
