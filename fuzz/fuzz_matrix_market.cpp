@@ -10,7 +10,8 @@
 // size within the element limit; writing it back and reading that again gives the same matrix,
 // bit for bit (a symmetric one also through its lower triangle). For built files: a keyword the
 // reader cannot represent is refused with a message naming it; a symmetric file reads as a
-// symmetric matrix; a well-formed body reads as the model's matrix (duplicates summed).
+// symmetric matrix; a well-formed body reads as the model's matrix (duplicates summed); an
+// integer file holding a value that is not an integer is refused.
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
@@ -123,9 +124,16 @@ const char* const kSeparators[] = {" ", "\t", "  ", " \t "};
 const char* const kLineEnds[] = {"\n", "\r\n", " \n", "\t\n"};
 const char* const kHeaderTails[] = {"", " extra", "\t%", " general"};
 // Values the model knows exactly, then tokens that are not numbers.
-const char* const kValues[] = {"1", "-2.5", "0", "-0", "3e-310", "1e308", "-1e308", "0.1", "7", "nan", "inf", "-inf"};
+const char* const kValues[] = {"1", "-2.5", "0", "-0", "3e-310", "1e308", "-1e308", "0.1", "7", "nan", "inf", "-inf",
+                               "+12", "9007199254740993", "1.0"};
 constexpr std::size_t kGoodValues = std::size(kValues);
 const char* const kBadValues[] = {"x", "1e999", "", "1 2", "0x", "--1"};
+
+// An integer as the format writes one: an optional sign and decimal digits.
+bool integer_token(const std::string& token) {
+  const std::size_t first = !token.empty() && (token[0] == '+' || token[0] == '-') ? 1 : 0;
+  return first < token.size() && token.find_first_not_of("0123456789", first) == std::string::npos;
+}
 
 std::string lower(std::string s) {
   for (char& c : s) c = static_cast<char>(c >= 'A' && c <= 'Z' ? c - 'A' + 'a' : c);
@@ -143,6 +151,8 @@ struct BuiltFile {
   std::string text;
   bool header_valid = false;
   bool symmetric = false;
+  bool integer = false;                       // the field is integer
+  bool non_integer_value = false;             // set when an integer file's body holds another value
   std::string refused_keyword;                // set when the reader must refuse the file naming it
   std::optional<tessera::DenseMatrix> model;  // set when the body is well formed
   bool refuse_size = false;
@@ -160,6 +170,7 @@ void expect_from_header(const std::string& line, BuiltFile& f) {
   if (prefix_valid && one_of(w[3], {"pattern", "complex"})) f.refused_keyword = w[3];
   if (prefix_valid && field_valid && one_of(w[4], {"skew-symmetric", "hermitian"})) f.refused_keyword = w[4];
   f.symmetric = w[4] == "symmetric";
+  f.integer = w[3] == "integer";
   f.header_valid = prefix_valid && field_valid && one_of(w[4], {"general", "symmetric"}) && w.size() == 5;
 }
 
@@ -178,7 +189,16 @@ bool build_header(tessera::fuzz::ByteReader& r, BuiltFile& f) {
   return lower(format) == "coordinate";
 }
 
-// A well-formed body and its model: entries added in file order, mirrored when symmetric.
+// A value of a well-formed body as the reader must read it (an integer's -0 is 0); notes a value
+// that an integer file may not hold.
+double model_value(const char* token, BuiltFile& f) {
+  if (f.integer && !integer_token(token)) f.non_integer_value = true;
+  const double v = std::strtod(token, nullptr);
+  return f.integer ? v + 0.0 : v;
+}
+
+// A well-formed body and its model: entries added in file order, mirrored when symmetric. In an
+// integer file a value that is not an integer makes the body malformed: no model.
 void build_valid_body(tessera::fuzz::ByteReader& r, bool coordinate, BuiltFile& f) {
   const int rows = r.byte() % 6, cols = f.symmetric ? rows : r.byte() % 6;
   tessera::DenseMatrix model;
@@ -195,7 +215,7 @@ void build_valid_body(tessera::fuzz::ByteReader& r, bool coordinate, BuiltFile& 
       if (f.symmetric && i < j) std::swap(i, j);
       const char* value = kValues[r.byte() % kGoodValues];
       body += std::to_string(i + 1) + " " + std::to_string(j + 1) + " " + value + "\n";
-      const double v = std::strtod(value, nullptr);
+      const double v = model_value(value, f);
       model(i, j) += v;
       if (f.symmetric && i != j) model(j, i) += v;
     }
@@ -204,12 +224,12 @@ void build_valid_body(tessera::fuzz::ByteReader& r, bool coordinate, BuiltFile& 
       for (int i = f.symmetric ? j : 0; i < rows; ++i) {
         const char* value = kValues[r.byte() % kGoodValues];
         body += std::string(value) + "\n";
-        model(i, j) = std::strtod(value, nullptr);
+        model(i, j) = model_value(value, f);
         if (f.symmetric) model(j, i) = model(i, j);
       }
   }
   f.text += body;
-  f.model = model;
+  if (!f.non_integer_value) f.model = model;
 }
 
 // A body from choices that may be wrong anywhere: size lines of every kind, indices out of range,
@@ -245,6 +265,7 @@ void check_built_file(const std::uint8_t* data, std::size_t size) {
     violated("keyword '" + f.refused_keyword + "' not refused by name: " + (result.matrix ? "accepted" : result.refusal));
   if (result.matrix && !f.header_valid) violated("a file with a bad header was accepted");
   if (result.matrix && f.symmetric && !symmetric(*result.matrix)) violated("a symmetric file read as an asymmetric matrix");
+  if (result.matrix && f.non_integer_value) violated("an integer file holding a value that is not an integer was accepted");
   if (f.header_valid && f.model && !f.refuse_size) {
     if (!result.matrix) violated("a well-formed file was refused: " + result.refusal);
     if (!same_matrix(*result.matrix, *f.model)) violated("a well-formed file read as another matrix than the model's");

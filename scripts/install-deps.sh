@@ -2,7 +2,8 @@
 # Installs everything Tessera needs on a fresh Debian 12 machine:
 #   * Debian packages (compilers, CMake, OpenBLAS + LAPACKE, hwloc, GoogleTest, CLI11, fmt, nlohmann-json;
 #     reference LAPACK, numpy and python3-venv (numpy and SciPy from PyPI) for the tests of
-#     libtessera_lapack; python3-dev for the Python package's native module)
+#     libtessera_lapack; python3-dev for the Python package's native module; locales, and the
+#     de_DE.UTF-8 locale generated, for the tests of reading numbers under a comma locale)
 #   * Open MPI (libopenmpi-dev, openmpi-bin) for StarPU-MPI and Tessera's distributed matrices
 #   * StarPU 1.3.10 built from Debian's own source package into $TESSERA_DEPS_PREFIX/starpu,
 #     with StarPU-MPI (libstarpumpi) on Open MPI in the same prefix
@@ -29,7 +30,7 @@ install_debian_packages() {
     libopenblas-dev liblapacke-dev libhwloc-dev
     libgtest-dev libgmock-dev libcli11-dev libfmt-dev nlohmann-json3-dev
     python3 libopenmpi-dev openmpi-bin libscalapack-openmpi-dev
-    liblapack3 python3-numpy python3-venv python3-dev
+    liblapack3 python3-numpy python3-venv python3-dev locales
   )
   # Clang, its sanitizer and libFuzzer runtimes, and llvm-symbolizer, for scripts/fuzz.sh.
   if [ "${TESSERA_FUZZ_DEPS:-0}" = 1 ]; then packages+=(clang-14 libclang-rt-14-dev llvm-14); fi
@@ -103,5 +104,14 @@ build_starpu() {
   log "StarPU installed in $starpu_prefix"
 }
 
+# A locale whose decimal point is a comma, for the tests that numbers are read and written the
+# format's way whatever the program's locale.
+add_comma_decimal_locale() {
+  locale -a 2>/dev/null | grep -qi '^de_DE.utf-\?8$' && return 0
+  log "generating the de_DE.UTF-8 locale"
+  "${sudo_cmd[@]}" localedef -i de_DE -c -f UTF-8 de_DE.UTF-8 || log "could not generate de_DE.UTF-8"
+}
+
 install_debian_packages
+add_comma_decimal_locale
 build_starpu

@@ -28,6 +28,10 @@ using MatrixMarketSizeCheck = std::function<void(int rows, int cols)>;
 // symmetric (a symmetric file holds the lower triangle and is mirrored into both). Duplicate
 // coordinate entries are summed, as the format specifies (in a symmetric file too). Headers
 // with pattern or complex fields, or skew-symmetric or hermitian symmetry, are refused by name.
+// An integer file's values must be integers (optional sign, decimal digits), read as the nearest
+// double. Lines end in LF or CR LF; the banner, comment and size lines hold at most 1024
+// characters (the format's limit), the lines after the size line at most 65536: a longer line is
+// refused after reading one character past the limit.
 // Throws InvalidArgument naming the line on malformed input, or when the matrix would exceed
 // max_elements entries.
 TESSERA_EXPORT DenseMatrix read_matrix_market(std::istream& in, std::size_t max_elements = std::size_t(1) << 32,

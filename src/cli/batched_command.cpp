@@ -106,7 +106,7 @@ int run(const BatchedCommand& cmd) {
   for (double e : errors) worst = std::isnan(e) || std::isnan(worst) ? std::nan("") : std::max(worst, e);
   const double flops = count * (double(n) * n * n / 3.0 + (nrhs > 0 ? 2.0 * n * n * nrhs : 0.0));
   const double gflops = seconds > 0 ? flops / seconds * 1e-9 : 0.0;
-  const bool ok = failed == 0 && worst < 1.0;
+  const bool ok = failed == 0 && worst < kBackwardErrorThreshold;
   if (cmd.json) {
     nlohmann::json row = {{"n", n}, {"count", count}, {"nrhs", nrhs}, {"precision", cmd.precision},
                           {"mode", to_string(mode)}, {"uplo", cmd.uplo}, {"fast_math", cmd.fast_math},

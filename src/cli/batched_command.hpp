@@ -21,7 +21,8 @@ struct BatchedCommand {
   RuntimeFlags runtime;
 };
 
-// Exit status: 0, or 3 when a matrix failed or the largest backward error is not below 1.
+// Exit status: 0, or 3 when a matrix failed or the largest backward error is not below
+// kBackwardErrorThreshold (30).
 // Throws tessera::Error (exit 1) when the batch cannot fit in memory, before allocating it.
 int run_batched(const BatchedCommand& cmd);
 

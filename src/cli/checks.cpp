@@ -29,6 +29,11 @@ CLI::Validator integer_in(long long minimum, long long maximum, const std::strin
 CLI::Validator non_negative_int() { return integer_in(0, INT_MAX, "non-negative"); }
 CLI::Validator positive_int() { return integer_in(1, INT_MAX, "positive"); }
 
+CLI::Validator non_empty_path() {
+  auto check = [](std::string& text) -> std::string { return text.empty() ? "an empty path names no file" : ""; };
+  return CLI::Validator(check, "PATH", "non-empty path");
+}
+
 namespace {
 
 // "OPTION PATH: WHY", the one line a refused path gets.

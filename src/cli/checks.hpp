@@ -14,6 +14,10 @@ CLI::Validator integer_in(long long minimum, long long maximum, const std::strin
 CLI::Validator non_negative_int();
 CLI::Validator positive_int();
 
+// Refuses an empty file name ("--output: an empty path names no file"): "" would otherwise read
+// as the option's absence, and the run would go on without the file asked for.
+CLI::Validator non_empty_path();
+
 // Throws InvalidArgument unless `path` can be written now: an existing file we may write, or a
 // new name in an existing directory we may write to. Nothing is created.
 void require_writable(const std::string& option, const std::string& path);

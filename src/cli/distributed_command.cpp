@@ -14,6 +14,7 @@
 #include <type_traits>
 #include <vector>
 
+#include "residuals.hpp"
 #include "tessera/distributed.hpp"
 #include "tessera/tessera.hpp"
 
@@ -120,7 +121,7 @@ int factor(const PotrfCommand& cmd, int rank) {
     original.fill(entry);
     error = distributed::backward_error(original, A, mode);
   }
-  const bool ok = info == 0 && (!error || *error < 1.0);
+  const bool ok = info == 0 && (!error || *error < kBackwardErrorThreshold);
   if (rank == 0) {
     const double gflops = seconds > 0 ? (double(n) * n * n / 3.0) / seconds * 1e-9 : 0.0;
     const std::string grid_text = fmt::format("{}x{}", grid.rows, grid.cols);

@@ -4,18 +4,26 @@
 #include <fmt/core.h>
 #include <nlohmann/json.hpp>
 
+#include <unistd.h>
+
+#include <cerrno>
 #include <cstdio>
+#include <cstring>
 #include <exception>
+#include <filesystem>
 #include <iostream>
 #include <limits>
 #include <optional>
+#include <sstream>
 #include <string>
+#include <system_error>
 #include <vector>
 
 #include "batched_command.hpp"
 #include "checks.hpp"
 #include "distributed_command.hpp"
 #include "potrf_command.hpp"
+#include "residuals.hpp"
 #include "runtime_flags.hpp"
 #include "tessera/machine.hpp"
 #include "tessera/policies.hpp"
@@ -28,6 +36,18 @@
 namespace {
 
 using nlohmann::json;
+
+// More than any command prints (the longest, `policies --json` and `potrf --help`, are a few KiB).
+constexpr std::size_t kOutputBufferBytes = std::size_t(1) << 16;
+
+// The one line for output that could not be written; returns the exit status, 1.
+int report_write_error(int cause) {
+  if (cause != 0)
+    std::fprintf(stderr, "tessera: cannot write the output: %s\n", std::strerror(cause));
+  else
+    std::fprintf(stderr, "tessera: cannot write the output\n");
+  return 1;
+}
 
 int run_info(const tessera::cli::RuntimeFlags& flags, const std::string& policy, bool as_json) {
   const tessera::MachineInfo machine = tessera::machine_info();
@@ -136,9 +156,12 @@ CLI::App* add_potrf_command(CLI::App& app, tessera::cli::PotrfCommand& potrf) {
   cmd->add_option("--gpu-kernels", potrf.gpu_kernels, "vendor, custom or any (default: TESSERA_GPU_KERNELS, else any)")
       ->check(CLI::IsMember({"vendor", "custom", "any"}));
   CLI::Option* input = cmd->add_option("--input", potrf.input, "Matrix Market file to factor instead of a random matrix (real or integer, "
-                                                              "array or coordinate, general files exactly symmetric)");
-  CLI::Option* output = cmd->add_option("--output", potrf.output, "write the factor L as a Matrix Market file (array, general, zeros above the diagonal)");
-  CLI::Option* trace = cmd->add_option("--trace", potrf.trace, "write the executed schedule: FILE.json (Chrome trace events) or FILE.svg (Gantt chart)");
+                                                              "array or coordinate, general files exactly symmetric)")
+                           ->check(non_empty_path());
+  CLI::Option* output = cmd->add_option("--output", potrf.output, "write the factor L as a Matrix Market file (array, general, zeros above the diagonal)")
+                            ->check(non_empty_path());
+  CLI::Option* trace = cmd->add_option("--trace", potrf.trace, "write the executed schedule: FILE.json (Chrome trace events) or FILE.svg (Gantt chart)")
+                           ->check(non_empty_path());
   CLI::Option* grid = cmd->add_option("--grid", potrf.grid, "PxQ: factor a random matrix distributed over the P x Q ranks of mpirun "
                                                             "(2-D block-cyclic; one result row on rank 0; default: none, one process)");
   grid->excludes(input)->excludes(output)->excludes(trace);
@@ -150,6 +173,10 @@ CLI::App* add_potrf_command(CLI::App& app, tessera::cli::PotrfCommand& potrf) {
   cmd->add_flag("--json", potrf.json, "print one JSON object");
   cmd->add_flag("!--no-check", potrf.check, "skip the backward-error check");
   add_runtime_flags(cmd, potrf.runtime);
+  cmd->footer(fmt::format("Exit status: 0; 1 on bad input or when the output cannot be written; 2 when the matrix is not "
+                          "positive definite; 3 when the check fails: the backward error ||A - L L^T||_1 / (n ||A||_1 eps) "
+                          "is not below {:g} (LAPACK's test-suite threshold)",
+                          kBackwardErrorThreshold));
   return cmd;
 }
 
@@ -177,6 +204,11 @@ CLI::App* add_batched_command(CLI::App& app, tessera::cli::BatchedCommand& batch
   cmd->add_flag("--fast-math", batched.fast_math, "approximate square roots on the GPU");
   cmd->add_flag("--json", batched.json, "print one JSON object");
   add_runtime_flags(cmd, batched.runtime);
+  cmd->footer(fmt::format("Exit status: 0; 1 on bad input or when the output cannot be written; 3 when a matrix is not "
+                          "positive definite or the largest backward error is not below {:g} (LAPACK's test-suite "
+                          "threshold): ||A - L L^T||_1 / (n ||A||_1 eps) for a factorization, ||A X - B||_1 / "
+                          "(||A||_1 ||X||_1 n eps) for a solve (--nrhs)",
+                          kBackwardErrorThreshold));
   return cmd;
 }
 
@@ -202,7 +234,12 @@ std::optional<int> parse(CLI::App& app, int argc, char** argv) {
   try {
     app.parse(argc, argv);
   } catch (const CLI::Success& e) {
-    return app.exit(e);
+    // Through stdout's buffer like every output, not std::cout's std::endl, whose flush would
+    // lose the cause of a failed write.
+    std::ostringstream text;
+    const int status = app.exit(e, text, text);
+    std::fputs(text.str().c_str(), stdout);
+    return status;
   } catch (const CLI::ParseError& e) {
     std::fprintf(stderr, "tessera: %s\n", e.what());
     return 1;
@@ -210,9 +247,8 @@ std::optional<int> parse(CLI::App& app, int argc, char** argv) {
   return std::nullopt;
 }
 
-}  // namespace
-
-int main(int argc, char** argv) {
+// Runs the command line; returns the exit status.
+int run_command_line(int argc, char** argv) {
   CLI::App app{"Tessera: tile Cholesky factorization of symmetric positive definite matrices on CPUs and GPUs"};
   app.set_version_flag("--version", std::string("tessera ") + tessera::version());
   app.require_subcommand(1);
@@ -249,9 +285,40 @@ int main(int argc, char** argv) {
     if (*policies_cmd) return run_policies(policies_json);
     if (*tune_cmd) return run_tune(tune);
     if (*potrf_cmd) return tessera::cli::run_potrf(potrf);
+  } catch (const std::filesystem::filesystem_error& e) {
+    std::fprintf(stderr, "tessera: %s\n", e.what());
+    return 1;
+  } catch (const std::system_error& e) {
+    // fmt::print throws when a write to stdout fails (more output than stdout's buffer holds,
+    // or a buffer that could not be set because something wrote before main).
+    return report_write_error(e.code().value());
   } catch (const std::exception& e) {
     std::fprintf(stderr, "tessera: %s\n", e.what());
     return 1;
   }
   return 0;
+}
+
+// Writes what stdout still holds and closes it. Output that cannot be written (a full disk, a
+// pipe closed with SIGPIPE ignored) fails the run: exit 1 with one line, unless the run failed
+// already (its status kept) or its failure was this write (reported once).
+int with_output_written(int status) {
+  const bool reported = status != 0 && std::ferror(stdout);
+  errno = 0;
+  const bool flushed = std::fflush(stdout) == 0 && !std::ferror(stdout);
+  const int flush_errno = errno;
+  errno = 0;
+  const bool closed = std::fclose(stdout) == 0;
+  if (flushed && closed) return status;
+  if (!reported) report_write_error(!flushed ? flush_errno : errno);
+  return status != 0 ? status : 1;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  // Into a file or a pipe, everything printed is held until the end, where one flush writes it
+  // and a failure is reported with its cause. A terminal keeps its line buffering.
+  if (!isatty(STDOUT_FILENO)) std::setvbuf(stdout, nullptr, _IOFBF, kOutputBufferBytes);
+  return with_output_written(run_command_line(argc, argv));
 }

@@ -8,6 +8,7 @@
 #include <chrono>
 #include <cmath>
 #include <cstdio>
+#include <limits>
 #include <memory>
 #include <optional>
 #include <type_traits>
@@ -15,6 +16,7 @@
 
 #include "checks.hpp"
 #include "memory_budget.hpp"
+#include "residuals.hpp"
 #include "spd_matrices.hpp"
 #include "tessera/matrix_market.hpp"
 #include "tessera/machine.hpp"
@@ -67,6 +69,19 @@ void require_symmetric(const DenseMatrix& M, const std::string& path) {
     }
 }
 
+// A finite value beyond single precision's range has no float: the conversion is undefined (in
+// practice an infinity, which the run would then report as a failed check of a matrix the file
+// does not hold).
+void require_single_precision_range(const DenseMatrix& M, const std::string& path) {
+  for (int j = 0; j < M.cols; ++j)
+    for (int i = 0; i < M.rows; ++i) {
+      const double value = M(i, j);
+      if (!std::isfinite(value) || std::abs(value) <= std::numeric_limits<float>::max()) continue;
+      throw InvalidArgument(fmt::format("{}: entry ({}, {}) is {}, beyond single precision's range (--precision d reads it)",
+                                        path, i + 1, j + 1, value));
+    }
+}
+
 template <class T>
 std::vector<T> matrix_from_file(const PotrfCommand& cmd, const FactorOptions& options, int& n) {
   const auto affordable = [&](int rows, int cols) {
@@ -77,8 +92,12 @@ std::vector<T> matrix_from_file(const PotrfCommand& cmd, const FactorOptions& op
   DenseMatrix M = read_matrix_market_file(cmd.input, max_elements, affordable);
   require_symmetric(M, cmd.input);
   n = M.rows;
-  if constexpr (kDouble<T>) return std::move(M.values);
-  else return std::vector<T>(M.values.begin(), M.values.end());
+  if constexpr (kDouble<T>) {
+    return std::move(M.values);
+  } else {
+    require_single_precision_range(M, cmd.input);
+    return std::vector<T>(M.values.begin(), M.values.end());
+  }
 }
 
 // The input: read from the file (its order known once its header is read), or generated (its
@@ -223,13 +242,19 @@ int run(const PotrfCommand& cmd) {
   std::vector<T>().swap(original);
   if (!cmd.output.empty() && f.info == 0) write_factor(cmd.output, A, n, options.uplo);
 
-  const bool ok = f.info == 0 && (!error || *error < 1.0);
+  const bool ok = f.info == 0 && (!error || *error < kBackwardErrorThreshold);
   print_row(cmd, runtime, options, mode, n, f, error, ok);
+  // A NaN or an infinity need not make the factorization fail (LAPACK takes the square root of
+  // +inf on the diagonal), nor be where it fails (an earlier pivot may): said beside either.
+  const char* non_finite = f.non_finite_input ? " (the matrix holds a NaN or an infinity)" : "";
   if (f.info > 0) {
-    std::fprintf(stderr, "tessera: the matrix is not positive definite: the leading minor of order %d %s\n", f.info,
-                 f.non_finite_input ? "holds a NaN or an infinity" : "is not positive definite");
+    std::fprintf(stderr, "tessera: the matrix is not positive definite: its leading minor of order %d is the first that is not%s\n",
+                 f.info, non_finite);
     return 2;
   }
+  if (!ok)
+    std::fprintf(stderr, "tessera: the backward error %s is not below %g%s\n",
+                 fmt::format("{:.3g}", error.value_or(0.0)).c_str(), kBackwardErrorThreshold, non_finite);
   return ok ? 0 : 3;
 }
 

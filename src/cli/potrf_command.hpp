@@ -29,7 +29,7 @@ struct PotrfCommand {
 Mode requested_mode(const PotrfCommand& cmd);
 
 // Exit status: 0, 2 when the matrix is not positive definite, 3 when the backward error is not
-// below 1. Throws tessera::Error (exit 1) on bad input, before anything large is allocated.
+// below kBackwardErrorThreshold (30). Throws tessera::Error (exit 1) on bad input, before anything large is allocated.
 int run_potrf(const PotrfCommand& cmd);
 
 }  // namespace tessera::cli

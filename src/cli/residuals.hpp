@@ -1,5 +1,5 @@
 // Backward errors computed in double on the host: what `tessera batched` reports for a solve, and
-// what the library's tests hold every solve to.
+// what the library's tests hold every solve to; and the bound every command's check uses.
 #pragma once
 
 #include <algorithm>
@@ -8,6 +8,11 @@
 #include <limits>
 
 namespace tessera::cli {
+
+// A scaled backward error (in units of n eps) passes below this, LAPACK's test-suite threshold:
+// rounding alone exceeds 1 on the smallest systems (the factor of the 1 x 1 matrix [2], a 2 x 2
+// solve), a wrong answer is orders of magnitude above.
+constexpr double kBackwardErrorThreshold = 30.0;
 
 // ||A X - B||_1 / (||A||_1 ||X||_1 n eps) of one system with the symmetric A in full storage; NaN
 // when the residual of a right-hand side is NaN, so that a NaN never passes for a small error.

@@ -328,5 +328,171 @@ oversized_matrix_refused_before_allocating() {
   stderr_has "tessera: batched: 1000000 matrices of order 1000 in double precision needs"
 }
 
+# Output that cannot be written is an error: every command's stdout on a full device, --help and
+# --version included, and the files of --output and --trace.
+output_write_errors_exit_1() {
+  [ -w /dev/full ] || { echo "no /dev/full: skipped"; return 0; }
+  local args
+  for args in "potrf --n 200 --mode cpu --json" "potrf --n 200 --mode cpu" "batched --n 4 --count 10 --mode cpu" \
+    "batched --n 4 --count 10 --mode cpu --json" "info" "info --json" "policies" "policies --json" "--version" \
+    "--help" "potrf --help"; do
+    # shellcheck disable=SC2086
+    "$tessera" $args >/dev/full 2>err.txt
+    status=$?
+    [ "$status" -eq 1 ] || fail "tessera $args >/dev/full exited with $status, expected 1"
+    stderr_is "tessera: cannot write the output: No space left on device"
+  done
+  expect 1 potrf --n 20 --mode cpu --output /dev/full
+  stderr_is "tessera: error while writing '/dev/full': No space left on device"
+  [ ! -s out.txt ] || fail "a result row despite the lost --output: $(cat out.txt)"
+  ln -s /dev/full trace.json
+  expect 1 potrf --n 20 --mode cpu --trace trace.json
+  stderr_has "trace.json"
+  # A pipe whose reader is gone: with SIGPIPE ignored the write fails with EPIPE (exit 1, one
+  # line); by default the signal ends the process, as for any Unix filter.
+  local sigpipe
+  for sigpipe in ignore default; do
+    python3 - "$sigpipe" "$tessera" potrf --n 50 --mode cpu >status.txt 2>err.txt <<'PYTHON'
+import os, signal, subprocess, sys
+read_end, write_end = os.pipe()
+os.close(read_end)
+handler = signal.SIG_IGN if sys.argv[1] == "ignore" else signal.SIG_DFL
+run = subprocess.run(sys.argv[2:], stdout=write_end, stderr=subprocess.PIPE, restore_signals=False,
+                     preexec_fn=lambda: signal.signal(signal.SIGPIPE, handler))
+sys.stderr.buffer.write(run.stderr)
+print(run.returncode)
+PYTHON
+    if [ "$sigpipe" = ignore ]; then
+      [ "$(cat status.txt)" = 1 ] || fail "closed pipe, SIGPIPE ignored: exit $(cat status.txt)"
+      stderr_is "tessera: cannot write the output: Broken pipe"
+    else
+      [ "$(cat status.txt)" = -13 ] || fail "closed pipe: exit $(cat status.txt), expected death by SIGPIPE"
+    fi
+  done
+  # Written output still exits 0.
+  expect 0 potrf --n 20 --mode cpu --output L.mtx --json
+  [ -s L.mtx ] && grep -q '"ok":true' out.txt || fail "output not written"
+}
+
+# The check passes below LAPACK's test-suite threshold (30 n eps), as the library's tests do:
+# rounding alone exceeds 1 on tiny systems.
+backward_error_threshold_is_lapacks() {
+  expect 0 batched --n 2 --count 1000 --nrhs 1 --mode cpu --json
+  python3 -c "import json, sys; e = json.load(open('out.txt'))['max_backward_error']; sys.exit(0 if 1 < e < 30 else 1)" ||
+    fail "the case no longer has a backward error between 1 and 30: $(cat out.txt)"
+  local file=two.mtx
+  mtx "%%MatrixMarket matrix array real symmetric" "1 1" "2"
+  expect 0 potrf --input two.mtx --mode cpu --json
+  grep -q '"backward_error":1.0,' out.txt || fail "sqrt(2)^2 no longer 1 eps from 2: $(cat out.txt)"
+  local command
+  for command in potrf batched; do
+    "$tessera" $command --help | tr '\n' ' ' | grep -q "not below 30 (LAPACK's test-suite threshold)" ||
+      fail "$command --help does not give the threshold"
+  done
+}
+
+# An input line without an end is refused after the format's 1024 characters, not read into
+# memory: /dev/zero, a 2 GB file of one line (sparse: no disk), a file with CR line ends.
+input_lines_bounded() {
+  local start
+  start=$(date +%s)
+  run_bounded potrf --input /dev/zero --mode cpu
+  [ "$status" -eq 1 ] || fail "/dev/zero: exit $status (124: still reading after 20 s)"
+  stderr_is "tessera: /dev/zero: Matrix Market line 1: longer than 1024 characters (the format's limit)"
+  truncate -s 2G one_line.mtx
+  run_bounded potrf --input one_line.mtx --mode cpu
+  [ "$status" -eq 1 ] || fail "2 GB line: exit $status: $(cat err.txt)"
+  stderr_is "tessera: one_line.mtx: Matrix Market line 1: longer than 1024 characters (the format's limit)"
+  [ $(($(date +%s) - start)) -le 10 ] || fail "refusing took $(($(date +%s) - start)) s"
+  printf '%%%%MatrixMarket matrix array real symmetric\r1 1\r4\r' >cr.mtx
+  expect 1 potrf --input cr.mtx --mode cpu
+  stderr_is "tessera: cr.mtx: Matrix Market line 1: a carriage return not followed by a line feed (lines end in LF or CR LF)"
+  : >empty.mtx
+  expect 1 potrf --input empty.mtx --mode cpu
+  stderr_is "tessera: empty.mtx: Matrix Market line 1: empty input"
+}
+
+# An integer file holds integers: 1.5 is refused, naming the line; signs and leading zeros read.
+integer_input_holds_integers() {
+  local file=fraction.mtx
+  mtx "%%MatrixMarket matrix coordinate integer symmetric" "2 2 2" "1 1 4" "2 2 1.5"
+  expect 1 potrf --input fraction.mtx --mode cpu
+  stderr_is "tessera: fraction.mtx: Matrix Market line 4: '1.5' is not an integer (the file's field is integer)"
+  [ ! -s out.txt ] || fail "factored anyway: $(cat out.txt)"
+  file=integers.mtx
+  mtx "%%MatrixMarket matrix coordinate integer symmetric" "2 2 3" "1 1 +4" "2 1 -2" "2 2 0005"
+  expect 0 potrf --input integers.mtx --mode cpu --output L.mtx
+  # [4 -2; -2 5] = L L^T with L = [2 0; -1 2].
+  [ "$(tail -n +3 L.mtx | tr '\n' ' ')" = "2 -1 0 2 " ] || fail "L = $(tail -n +3 L.mtx | tr '\n' ' ')"
+}
+
+# A NaN or an infinity in the input: LAPACK's info (+inf on the diagonal has a square root and
+# fails nowhere; a failing pivot before a NaN is where it fails), and the message says the matrix
+# holds one (exit 3 with no line for +inf; "the leading minor holds a NaN" for a minor before it).
+non_finite_input_said() {
+  local file=inf.mtx
+  mtx "%%MatrixMarket matrix array real symmetric" "3 3" "1" "0" "0" "inf" "0" "1"
+  expect 3 potrf --input inf.mtx --mode cpu
+  stderr_is "tessera: the backward error nan is not below 30 (the matrix holds a NaN or an infinity)"
+  file=nan.mtx
+  mtx "%%MatrixMarket matrix array real symmetric" "3 3" "1" "0" "0" "-1" "nan" "1"
+  expect 2 potrf --input nan.mtx --mode cpu --json
+  stderr_is "tessera: the matrix is not positive definite: its leading minor of order 2 is the first that is not (the matrix holds a NaN or an infinity)"
+  grep -q '"info":2' out.txt || fail "info is not 2: $(cat out.txt)"
+}
+
+# StarPU aborted the process (SIGABRT) where it could not make its calibration directory: a
+# clear error, exit 1.
+unusable_calibration_directory_refused() {
+  env -u STARPU_PERF_MODEL_DIR -u XDG_CACHE_HOME -u STARPU_HOME HOME=/dev/null \
+    "$tessera" potrf --n 200 --mode cpu >out.txt 2>err.txt
+  status=$?
+  [ "$status" -eq 1 ] || fail "HOME=/dev/null: exit $status, expected 1; stderr: $(cat err.txt)"
+  stderr_is "tessera: StarPU cannot keep its calibration in /dev/null/.starpu/sampling: /dev/null exists and is not a directory; set STARPU_PERF_MODEL_DIR to a writable directory"
+  STARPU_PERF_MODEL_DIR="$(printf 'd%.0s' $(seq 1 250))" "$tessera" potrf --n 20 --mode cpu >out.txt 2>err.txt
+  status=$?
+  [ "$status" -eq 1 ] || fail "a calibration path too long for StarPU: exit $status, expected 1"
+  stderr_has "the path is too long for StarPU"
+}
+
+# Under small stack and address-space limits the workers had too little: a SIGSEGV in OpenBLAS
+# (ulimit -s 256), a hang in its buffer allocation (ulimit -v).
+resource_limits_never_crash_or_hang() {
+  # A sanitized binary needs its own stack and address-space room: nothing to learn there.
+  [ "$address_space_kib" = none ] && { echo "sanitized build: skipped"; return 0; }
+  (ulimit -s 256 && exec "$tessera" potrf --n 600 --mode cpu >out.txt 2>err.txt)
+  status=$?
+  [ "$status" -eq 0 ] || fail "ulimit -s 256: exit $status; stderr: $(cat err.txt)"
+  # The libraries take most of this: no room for any worker's buffer, an error at once.
+  (ulimit -v 1500000 && exec timeout 60 "$tessera" potrf --n 200 --mode cpu >out.txt 2>err.txt)
+  status=$?
+  [ "$status" -ne 124 ] || fail "ulimit -v 1500000: hung"
+  if [ "$status" -ne 0 ]; then
+    [ "$status" -eq 1 ] || fail "ulimit -v 1500000: exit $status; stderr: $(cat err.txt)"
+    stderr_has "address-space limit"
+  fi
+}
+
+# An empty path is refused, not read as the option's absence (a random matrix factored instead
+# of the file, no factor or trace written).
+empty_paths_refused() {
+  expect 1 potrf --mode cpu --input ""
+  stderr_is "tessera: --input: an empty path names no file"
+  local option
+  for option in --output --trace; do
+    expect 1 potrf --n 4 --mode cpu $option ""
+    stderr_is "tessera: $option: an empty path names no file"
+  done
+}
+
+# A finite value beyond single precision's range is refused by name, not factored as infinity.
+single_precision_range_checked() {
+  local file=large.mtx
+  mtx "%%MatrixMarket matrix array real symmetric" "2 2" "1e300" "0" "1"
+  expect 1 potrf --input large.mtx --precision s --mode cpu
+  stderr_is "tessera: large.mtx: entry (1, 1) is 1e+300, beyond single precision's range (--precision d reads it)"
+  expect 0 potrf --input large.mtx --precision d --mode cpu
+}
+
 "$case_name"
 echo "passed: $case_name"

@@ -3,14 +3,19 @@
 // its reader must read back). Malformed input is tessera::InvalidArgument, never anything else.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cfloat>
 #include <chrono>
 #include <cmath>
 #include <cstring>
 #include <initializer_list>
+#include <clocale>
 #include <limits>
+#include <locale>
 #include <sstream>
+#include <streambuf>
 #include <string>
+#include <utility>
 
 #include "tessera/error.hpp"
 #include "tessera/matrix_market.hpp"
@@ -151,8 +156,8 @@ TEST(MatrixMarket, HeaderKeywordsTesseraCannotRepresentAreRefusedByName) {
   EXPECT_NE(refusal("%%MatrixMarket matrix coordinate real" + size).find("symmetry ''"), std::string::npos);
   EXPECT_NE(refusal("%%MatrixMarket matrix coordinate real general extra" + size).find("'extra'"), std::string::npos);
   EXPECT_NE(refusal("%MatrixMarket matrix coordinate real general" + size).find("%%MatrixMarket"), std::string::npos);
-  // A long junk keyword is cut short in the message.
-  EXPECT_LT(refusal("%%MatrixMarket matrix " + std::string(10000, 'x') + " real general" + size).size(), 200u);
+  // A long junk keyword (within the line limit) is cut short in the message.
+  EXPECT_LT(refusal("%%MatrixMarket matrix " + std::string(900, 'x') + " real general" + size).size(), 200u);
   // Keywords in any case, tabs between them, CRLF line ends.
   EXPECT_EQ(read("%%MATRIXMARKET\tMatrix Coordinate\tReal SYMMETRIC\r\n1 1 1\r\n1 1 2\r\n")(0, 0), 2.0);
 }
@@ -176,6 +181,156 @@ TEST(MatrixMarket, SizeCheckRunsBeforeTheMatrixIsAllocated) {
   std::istringstream small(kSymmetricCoordinate);
   const DenseMatrix m = read_matrix_market(small, 100, [](int, int) {});
   EXPECT_EQ(m(1, 0), -1.5);
+}
+
+// A stream of `length` bytes after `prefix`, each `fill`, made as they are read (a file of many MB
+// without a line end costs no memory here); counts the bytes handed to the reader.
+class GeneratedStream : public std::streambuf {
+ public:
+  GeneratedStream(std::string prefix, char fill, std::size_t length)
+      : prefix_(std::move(prefix)), fill_(fill), remaining_(length) {}
+  std::size_t bytes_read() const { return handed_out_ - static_cast<std::size_t>(egptr() - gptr()); }
+
+ protected:
+  int_type underflow() override {
+    if (!prefix_.empty()) {
+      chunk_ = prefix_;
+      prefix_.clear();
+    } else if (remaining_ > 0) {
+      chunk_.assign(std::min<std::size_t>(remaining_, 4096), fill_);
+      remaining_ -= chunk_.size();
+    } else {
+      return traits_type::eof();
+    }
+    handed_out_ += chunk_.size();
+    setg(chunk_.data(), chunk_.data(), chunk_.data() + chunk_.size());
+    return traits_type::to_int_type(chunk_[0]);
+  }
+
+ private:
+  std::string prefix_, chunk_;
+  char fill_;
+  std::size_t remaining_;
+  std::size_t handed_out_ = 0;
+};
+
+// Reads the generated stream; returns the refusal's message and how many bytes were read.
+std::pair<std::string, std::size_t> refusal_of_stream(const std::string& prefix, char fill, std::size_t length) {
+  GeneratedStream source(prefix, fill, length);
+  std::istream in(&source);
+  try {
+    read_matrix_market(in, std::size_t(1) << 20);
+  } catch (const InvalidArgument& e) {
+    return {e.what(), source.bytes_read()};
+  }
+  return {"(accepted)", source.bytes_read()};
+}
+
+// The format limits lines to 1024 characters: a first line without an end (a binary file, a 2 GB
+// file of one line, /dev/zero) is refused after 1025 characters, not read whole into memory.
+TEST(MatrixMarket, LinesLongerThanTheLimitAreRefusedWithoutReadingThem) {
+  constexpr std::size_t kStreamBytes = std::size_t(64) << 20;
+  const auto start = std::chrono::steady_clock::now();
+  for (const char fill : {'x', '\0', ' '}) {
+    const auto [message, bytes_read] = refusal_of_stream("", fill, kStreamBytes);
+    EXPECT_NE(message.find("line 1: longer than 1024 characters"), std::string::npos) << message;
+    EXPECT_LE(bytes_read, 1025u + 4096u) << "fill " << int(fill);  // the bound and one buffer of look-ahead
+  }
+  // An endless comment after the banner; an endless size line; an endless entry line (64 KiB).
+  const std::string banner = "%%MatrixMarket matrix coordinate real general\n";
+  const auto comment = refusal_of_stream(banner + "%", 'c', kStreamBytes);
+  EXPECT_NE(comment.first.find("line 2: longer than 1024 characters"), std::string::npos) << comment.first;
+  EXPECT_LT(comment.second, std::size_t(16) << 10);
+  const auto size_line = refusal_of_stream(banner + "% fine\n2 2 1", ' ', kStreamBytes);
+  EXPECT_NE(size_line.first.find("line 3: longer than 1024 characters"), std::string::npos) << size_line.first;
+  const auto entry = refusal_of_stream(banner + "2 2 1\n1 1 1", '0', kStreamBytes);
+  EXPECT_NE(entry.first.find("line 3: longer than 65536 characters"), std::string::npos) << entry.first;
+  EXPECT_LT(entry.second, std::size_t(80) << 10);
+  EXPECT_LT(std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count(), 2.0);
+}
+
+TEST(MatrixMarket, LinesUpToTheLimitAreRead) {
+  // A banner padded to exactly 1024 characters, with LF or CR LF; a size line and an entry line
+  // at their limits.
+  std::string banner = "%%MatrixMarket matrix coordinate real general";
+  banner += std::string(1024 - banner.size(), ' ');
+  const std::string size_line = "1 1 1" + std::string(1024 - 5, ' ');
+  const std::string entry = "1 1 " + std::string(65536 - 5, '0') + "5";
+  EXPECT_EQ(read(banner + "\n" + size_line + "\n" + entry + "\n")(0, 0), 5.0);
+  EXPECT_EQ(read(banner + "\r\n" + size_line + "\r\n" + entry + "\r\n")(0, 0), 5.0);
+  EXPECT_EQ(read(banner + "\n" + size_line + "\n" + entry)(0, 0), 5.0);  // no line end at the end
+  EXPECT_NE(refusal(banner + " \n1 1 1\n1 1 1\n").find("line 1: longer than 1024"), std::string::npos);
+  EXPECT_NE(refusal(banner + "\n" + size_line + " \n1 1 1\n").find("line 2: longer than 1024"), std::string::npos);
+  EXPECT_NE(refusal(banner + "\n1 1 1\n" + entry + "0\n").find("line 3: longer than 65536"), std::string::npos);
+  // Comments among the entries are entry lines: bounded by the same 64 KiB.
+  EXPECT_EQ(read(banner + "\n1 1 1\n%" + std::string(60000, 'c') + "\n1 1 2\n")(0, 0), 2.0);
+}
+
+// Lines end in LF or CR LF. A lone CR (old Mac line ends) would otherwise join lines: a CR-only
+// file read as one banner line with the whole file in it.
+TEST(MatrixMarket, CarriageReturnOnlyLineEndsAreRefused) {
+  const std::string cr_only = "%%MatrixMarket matrix coordinate real general\r1 1 1\r1 1 2\r";
+  EXPECT_NE(refusal(cr_only).find("line 1: a carriage return not followed by a line feed"), std::string::npos)
+      << refusal(cr_only);
+  EXPECT_NE(refusal("%%MatrixMarket matrix coordinate real general\n1 1 1\n1 1\r2\n").find("line 3: a carriage return"),
+            std::string::npos);
+  EXPECT_EQ(read("%%MatrixMarket matrix coordinate real general\r\n1 1 1\r\n1 1 2\r")(0, 0), 2.0);
+  EXPECT_NE(refusal("").find("line 1: empty input"), std::string::npos) << refusal("");
+}
+
+// The format's integer field holds integers: 1.5 in an integer file is malformed, not 1.5.
+TEST(MatrixMarket, IntegerFilesHoldOnlyIntegers) {
+  const auto integer_file = [](const std::string& value) {
+    return "%%MatrixMarket matrix coordinate integer general\n% comment\n2 2 2\n1 1 4\n2 2 " + value + "\n";
+  };
+  for (const char* value : {"1.5", "2.0", "2.", ".5", "1e3", "1E3", "nan", "inf", "-inf", "0x10", "+", "-", "--1", "1-", "+-1", "١"}) {
+    const std::string message = refusal(integer_file(value));
+    EXPECT_NE(message.find("line 5: "), std::string::npos) << value << ": " << message;
+    EXPECT_NE(message.find("not an integer"), std::string::npos) << value << ": " << message;
+  }
+  EXPECT_NE(refusal("%%MatrixMarket matrix array integer general\n1 1\n0.5\n").find("line 3: '0.5' is not an integer"),
+            std::string::npos);
+  // What integers look like: signs, leading zeros; -0 is 0.
+  EXPECT_EQ(read(integer_file("+7"))(1, 1), 7.0);
+  EXPECT_EQ(read(integer_file("-3"))(1, 1), -3.0);
+  EXPECT_EQ(read(integer_file("007"))(1, 1), 7.0);
+  EXPECT_FALSE(std::signbit(read("%%MatrixMarket matrix array integer general\n1 1\n-0\n")(0, 0)));
+  // Integers beyond 2^53 read as the nearest double, as a real value does; past double's range
+  // (10^309) they overflow, as 1e999 does in a real file.
+  EXPECT_EQ(read(integer_file("9007199254740993"))(1, 1), 9007199254740992.0);
+  EXPECT_EQ(read(integer_file("-123456789012345678901234567890"))(1, 1), -123456789012345678901234567890.0);
+  EXPECT_EQ(read(integer_file("1" + std::string(308, '0')))(1, 1), 1e308);
+  EXPECT_NE(refusal(integer_file("1" + std::string(309, '0'))).find("line 5: "), std::string::npos);
+  // A real file still reads decimals.
+  EXPECT_EQ(read("%%MatrixMarket matrix array real general\n1 1\n1.5\n")(0, 0), 1.5);
+}
+
+// A comma as the decimal point and a point grouping thousands, as a German locale has them.
+struct CommaDecimal : std::numpunct<char> {
+  char do_decimal_point() const override { return ','; }
+  char do_thousands_sep() const override { return '.'; }
+  std::string do_grouping() const override { return "\3"; }
+};
+
+// Numbers are the format's (a point, no grouping) whatever locale the program set: a stream
+// imbued with a comma locale wrote "1.234,5", and strtod under LC_NUMERIC=de_DE refused "1.5".
+TEST(MatrixMarket, NumbersFollowTheFormatWhateverTheLocale) {
+  std::ostringstream out;
+  const std::locale comma(std::locale::classic(), new CommaDecimal);
+  out.imbue(comma);
+  const double values[] = {1234.5, -0.25};
+  write_matrix_market(out, 2, 1, values, 2, false);
+  EXPECT_EQ(out.str(), "%%MatrixMarket matrix array real general\n2 1\n1234.5\n-0.25\n");
+  EXPECT_EQ(std::use_facet<std::numpunct<char>>(out.getloc()).decimal_point(), ',') << "the stream's locale changed";
+
+  if (!std::setlocale(LC_NUMERIC, "de_DE.UTF-8"))
+    GTEST_SKIP() << "the de_DE.UTF-8 locale is not installed (scripts/install-deps.sh generates it)";
+  EXPECT_EQ(std::localeconv()->decimal_point[0], ',');
+  std::istringstream in("%%MatrixMarket matrix array real general\n2 1\n1.5\n-2.25e1\n");
+  const DenseMatrix m = read_matrix_market(in);
+  std::setlocale(LC_NUMERIC, "C");
+  EXPECT_EQ(m(0, 0), 1.5);
+  EXPECT_EQ(m(1, 0), -22.5);
 }
 
 }  // namespace
