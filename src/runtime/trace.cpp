@@ -4,8 +4,10 @@
 #include <nlohmann/json.hpp>
 
 #include <algorithm>
+#include <cerrno>
 #include <cmath>
 #include <cstdio>
+#include <cstring>
 #include <fstream>
 #include <map>
 #include <set>
@@ -260,10 +262,12 @@ void Trace::check_file_name(const std::string& path) { format_of(path); }
 
 void Trace::write(const std::string& path) const {
   const std::string text = format_of(path) == TraceFormat::json ? chrome_json() : svg();
+  errno = 0;
   std::ofstream file(path, std::ios::binary);
   file << text;
   file.close();
-  if (!file) throw Error("could not write the trace file '" + path + "'");
+  if (!file)
+    throw Error("could not write the trace file '" + path + "'" + (errno != 0 ? std::string(": ") + std::strerror(errno) : ""));
 }
 
 namespace detail {

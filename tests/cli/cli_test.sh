@@ -347,7 +347,7 @@ output_write_errors_exit_1() {
   [ ! -s out.txt ] || fail "a result row despite the lost --output: $(cat out.txt)"
   ln -s /dev/full trace.json
   expect 1 potrf --n 20 --mode cpu --trace trace.json
-  stderr_has "trace.json"
+  stderr_is "tessera: could not write the trace file 'trace.json': No space left on device"
   # A pipe whose reader is gone: with SIGPIPE ignored the write fails with EPIPE (exit 1, one
   # line); by default the signal ends the process, as for any Unix filter.
   local sigpipe
