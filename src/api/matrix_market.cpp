@@ -3,15 +3,14 @@
 #include <locale.h>
 
 #include <cctype>
+#include <charconv>
 #include <cerrno>
 #include <cmath>
 #include <cstdlib>
 #include <cstring>
 #include <fstream>
-#include <iomanip>
 #include <istream>
 #include <limits>
-#include <locale>
 #include <ostream>
 #include <sstream>
 
@@ -266,16 +265,19 @@ DenseMatrix read_matrix_market_file(const std::string& path, std::size_t max_ele
 }
 
 void write_matrix_market(std::ostream& out, int rows, int cols, const double* A, int ld, bool lower_only) {
-  // The format's numbers (a point, no grouping) whatever the stream's locale; the caller's stream
-  // gets its locale and precision back.
-  const std::locale locale = out.imbue(std::locale::classic());
-  const std::streamsize precision = out.precision(17);
+  // Numbers as the format has them (a point, no grouping: std::to_chars, whatever the stream's
+  // locale), each the shortest that reads back as the same double.
+  auto put = [&out](auto value, char after) {
+    char text[32];
+    char* end = std::to_chars(text, text + sizeof text - 1, value).ptr;
+    *end++ = after;
+    out.write(text, end - text);
+  };
   out << "%%MatrixMarket matrix array real " << (lower_only ? "symmetric" : "general") << "\n";
-  out << rows << " " << cols << "\n";
+  put(rows, ' ');
+  put(cols, '\n');
   for (int j = 0; j < cols; ++j)
-    for (int i = lower_only ? j : 0; i < rows; ++i) out << A[i + static_cast<std::size_t>(j) * ld] << "\n";
-  out.precision(precision);
-  out.imbue(locale);
+    for (int i = lower_only ? j : 0; i < rows; ++i) put(A[i + static_cast<std::size_t>(j) * ld], '\n');
 }
 
 void write_matrix_market_file(const std::string& path, int rows, int cols, const double* A, int ld, bool lower_only) {
