@@ -87,5 +87,25 @@ TEST(RuntimeLifetime, TileMatricesOutliveTheirRuntimeAndRefuseUse) {
   EXPECT_EQ(potrf(next, n, F.data(), n, cpu_tiles(32)), 0);
 }
 
+// The same with the tiles and the tasks on the GPU: the request's tiles are taken home and freed
+// while the CUDA workers still run.
+TEST(RuntimeLifetime, GpuModeRequestsOutliveTheirRuntime) {
+  auto runtime = std::make_unique<Runtime>();
+  if (runtime->cuda_workers() == 0) GTEST_SKIP() << "no CUDA worker: this machine has no usable GPU";
+  const int n = 3000;
+  const std::vector<double> A = random_spd<double>(n, n, 15);
+  std::vector<double> F = A, failing = A;
+  failing[1234 + static_cast<std::size_t>(1234) * n] = -1;
+  FactorOptions options;
+  options.mode = Mode::gpu;
+  options.nb = 512;
+  Request factored = potrf_async(*runtime, n, F.data(), n, options);
+  Request failed = potrf_async(*runtime, n, failing.data(), n, options);
+  runtime.reset();
+  EXPECT_EQ(factored.wait(), 0);
+  EXPECT_LT(factor_backward_error(Uplo::lower, n, A, F, n), 1.0);
+  EXPECT_EQ(failed.wait(), 1235);
+}
+
 }  // namespace
 }  // namespace tessera::test
