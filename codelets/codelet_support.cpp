@@ -12,6 +12,7 @@
 #include "trace.hpp"
 
 #ifdef TESSERA_HAVE_CUDA
+#include "kernels/cpu/blas.hpp"
 #include "kernels/cuda/check.hpp"
 #include "kernels/cuda/matrix_utils.hpp"
 #endif
@@ -246,6 +247,24 @@ int device_potrf_info(const TileView<T>& A, CudaWorkerContext& ctx) {
 
 template int device_potrf_info<float>(const TileView<float>&, CudaWorkerContext&);
 template int device_potrf_info<double>(const TileView<double>&, CudaWorkerContext&);
+
+template <class T>
+int factor_on_host(CudaWorkerContext& ctx, char uplo, const TileView<T>& A) {
+  const int n = A.rows;
+  std::vector<T> host(static_cast<std::size_t>(n) * n);
+  const std::size_t row_bytes = sizeof(T) * static_cast<std::size_t>(n);
+  TESSERA_CUDA_CHECK(cudaMemcpy2DAsync(host.data(), row_bytes, A.ptr, sizeof(T) * static_cast<std::size_t>(A.ld),
+                                       row_bytes, n, cudaMemcpyDeviceToHost, ctx.stream));
+  TESSERA_CUDA_CHECK(cudaStreamSynchronize(ctx.stream));
+  const int info = kernels::cpu::potrf(uplo, n, host.data(), std::max(1, n));
+  TESSERA_CUDA_CHECK(cudaMemcpy2DAsync(A.ptr, sizeof(T) * static_cast<std::size_t>(A.ld), host.data(), row_bytes,
+                                       row_bytes, n, cudaMemcpyHostToDevice, ctx.stream));
+  TESSERA_CUDA_CHECK(cudaStreamSynchronize(ctx.stream));
+  return info;
+}
+
+template int factor_on_host<float>(CudaWorkerContext&, char, const TileView<float>&);
+template int factor_on_host<double>(CudaWorkerContext&, char, const TileView<double>&);
 
 bool cuda_implementation_allowed(const TaskHeader& header, unsigned implementation, bool custom_supported,
                                  kernels::cuda::FasterKernel faster) {

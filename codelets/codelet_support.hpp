@@ -248,6 +248,15 @@ void run_on_cuda_tiles(void* buffers[], void* cl_arg, const char* what, Body&& b
 template <class T>
 int device_potrf_info(const TileView<T>& A, CudaWorkerContext& ctx);
 
+// The factorization of the triangle `uplo` of the square tile A (GPU memory) by LAPACK on the host,
+// the tile copied there and back on the worker's stream; returns LAPACK's info. For a request whose
+// input held a NaN or an infinity: cuSOLVER's potrf and Tessera's potf2 compute a pivot's square
+// root as d * rsqrt(d), NaN for d = +inf, where LAPACK takes it (+inf on the diagonal fails
+// nowhere), and only a non-finite input brings an infinite pivot.
+template <class T>
+int factor_on_host(CudaWorkerContext& ctx, char uplo, const TileView<T>& A);
+inline bool factor_on_host_for(const TaskHeader& header) { return header.submission->non_finite_input(); }
+
 // For a task on one tile (potrf, trsm, syrk, gemm): which implementation the tuning table measured
 // faster on CUDA worker `worker`'s GPU, at the task's precision and the tile order nearest its
 // own; unknown for other tasks and GPUs the table does not time both on.

@@ -56,6 +56,11 @@ void panel_cuda(void* buffers[], void* cl_arg, const char* what, Factor&& factor
     CudaWorkerContext& ctx = current_cuda_context(args.header);
     const UrgentWork urgent = urgent_work(args.header, ctx);
     const std::vector<TileView<T>> tiles = tile_views<T>(buffers, 0, args.tiles);
+    if (factor_on_host_for(args.header)) {  // LAPACK for an input that held a NaN or an infinity
+      if (!record_info(args, factor_on_host(ctx, 'L', tiles[0]))) return;
+      solve_below(tiles, [&](int rows, const TileView<T>& B) { solve(ctx, tiles[0], rows, B); });
+      return;
+    }
     factor(ctx, tiles[0]);
     solve_below(tiles, [&](int rows, const TileView<T>& B) { solve(ctx, tiles[0], rows, B); });
     record_info(args, device_potrf_info(tiles[0], ctx));

@@ -42,12 +42,22 @@ void report_device_info(const PotrfArgs& args, const TileView<T>& A, CudaWorkerC
   report_info(args, device_potrf_info(A, ctx));
 }
 
+// LAPACK on the host where the request's input held a NaN or an infinity (factor_on_host).
+template <class T, class Factor>
+void factor_tile(const PotrfArgs& args, CudaWorkerContext& ctx, const TileView<T>& A, Factor&& factor) {
+  if (factor_on_host_for(args.header)) {
+    report_info(args, factor_on_host(ctx, uplo_letter(args.uplo), A));
+    return;
+  }
+  factor(ctx, A, args.uplo);
+  report_device_info(args, A, ctx);
+}
+
 template <class T>
 void potrf_cuda_vendor(void* buffers[], void* cl_arg) {
   run_on_cuda_tiles<PotrfArgs, T, 1>(buffers, cl_arg, "potrf (cuSOLVER)",
                                      [](const PotrfArgs& args, CudaWorkerContext& ctx, TileView<T> A) {
-    factor_diagonal_vendor(ctx, A, args.uplo);
-    report_device_info(args, A, ctx);
+    factor_tile(args, ctx, A, factor_diagonal_vendor<T>);
   });
 }
 
@@ -55,8 +65,7 @@ template <class T>
 void potrf_cuda_custom(void* buffers[], void* cl_arg) {
   run_on_cuda_tiles<PotrfArgs, T, 1>(buffers, cl_arg, "potrf (Tessera CUDA)",
                                      [](const PotrfArgs& args, CudaWorkerContext& ctx, TileView<T> A) {
-    factor_diagonal_custom(ctx, A, args.uplo);
-    report_device_info(args, A, ctx);
+    factor_tile(args, ctx, A, factor_diagonal_custom<T>);
   });
 }
 

@@ -105,7 +105,8 @@ namespace cuda = kernels::cuda;
 // cuSOLVER's potrf of the lower triangle of the n x n matrix L (leading dimension ld), with its
 // info checked against the factor's diagonal.
 template <class T>
-int factor_lower(CudaWorkerContext& ctx, int n, T* L, int ld) {
+int factor_lower(CudaWorkerContext& ctx, const TaskHeader& header, int n, T* L, int ld) {
+  if (factor_on_host_for(header)) return factor_on_host(ctx, 'L', TileView<T>{L, n, n, ld});
   const int lwork = cuda::vendor::potrf_workspace(ctx.cusolver, 'L', n, L, ld);
   void* work = ctx.workspace_of(sizeof(T) * static_cast<std::size_t>(std::max(lwork, 1)));
   cuda::vendor::potrf(ctx.cusolver, 'L', n, L, ld, static_cast<T*>(work), lwork, ctx.device_info);
@@ -159,14 +160,14 @@ void potrf_whole_cuda(void* buffers[], void* cl_arg) {
     const std::vector<TileView<T>> tiles = tile_views<T>(buffers, 0, a.nt * (a.nt + 1) / 2);
     T* base = one_matrix(a, tiles);
     if (base && !a.transposed) {
-      report_info(a, factor_lower(ctx, a.n, base, tiles[0].ld));
+      report_info(a, factor_lower(ctx, a.header, a.n, base, tiles[0].ld));
       return;
     }
     const cuda::StreamBuffer<T> matrix(static_cast<std::size_t>(a.n) * static_cast<std::size_t>(a.n), ctx.stream);
     int info = 0;
     if (base) {  // an upper-stored matrix in one piece: its triangle transposed in and out at once
       cuda::transpose_triangle(cuda::Triangle::lower, a.n, base, tiles[0].ld, matrix.data(), a.n, ctx.stream);
-      info = factor_lower(ctx, a.n, matrix.data(), a.n);
+      info = factor_lower(ctx, a.header, a.n, matrix.data(), a.n);
       cuda::transpose_triangle(cuda::Triangle::upper, a.n, matrix.data(), a.n, base, tiles[0].ld, ctx.stream);
     } else {
       const std::vector<std::pair<int, int>> at = tile_positions(a.nt);
@@ -179,7 +180,7 @@ void potrf_whole_cuda(void* buffers[], void* cl_arg) {
       } else {
         copy_tiles(tiles, at, block, a.n, Direction::gather, ctx.stream);
       }
-      info = factor_lower(ctx, a.n, matrix.data(), a.n);
+      info = factor_lower(ctx, a.header, a.n, matrix.data(), a.n);
       if (a.transposed) {
         for (std::size_t t = 0; t < tiles.size(); ++t)
           scatter_transposed_tile(ctx, a, tiles[t], at[t].first == at[t].second, block(t));

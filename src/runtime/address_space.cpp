@@ -6,6 +6,8 @@
 #include <sys/mman.h>
 #include <sys/resource.h>
 
+#include <algorithm>
+
 namespace tessera::detail {
 
 namespace {
@@ -21,8 +23,9 @@ bool limited(int resource) {
   return getrlimit(resource, &limit) == 0 && limit.rlim_cur != RLIM_INFINITY;
 }
 
-bool room_for(int count, std::size_t bytes) {
-  const std::size_t total = static_cast<std::size_t>(count) * bytes;
+bool room_for(int count, std::size_t bytes, std::size_t reserved) {
+  const std::size_t total = static_cast<std::size_t>(count) * bytes + reserved;
+  if (total == 0) return true;
   // Private and writable, so that it counts against the data-segment limit as OpenBLAS's does.
   void* probe = mmap(nullptr, total, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
   if (probe == MAP_FAILED) return false;
@@ -42,14 +45,26 @@ std::size_t blas_buffer_bytes_per_worker() { return kOpenblasBufferBytes + kWork
 
 bool address_space_limited() { return limited(RLIMIT_AS) || limited(RLIMIT_DATA); }
 
-int regions_that_fit(int wanted, std::size_t bytes) {
-  if (wanted <= 0 || !address_space_limited() || room_for(wanted, bytes)) return wanted < 0 ? 0 : wanted;
+int regions_that_fit(int wanted, std::size_t bytes, std::size_t reserved) {
+  if (wanted <= 0) return 0;
+  if (!address_space_limited() || room_for(wanted, bytes, reserved)) return wanted;
+  if (!room_for(0, bytes, reserved)) return 0;
   int low = 0, high = wanted;  // room for `low`, not for `high`
   while (high - low > 1) {
     const int middle = low + (high - low) / 2;
-    (room_for(middle, bytes) ? low : high) = middle;
+    (room_for(middle, bytes, reserved) ? low : high) = middle;
   }
   return low;
+}
+
+std::size_t worker_thread_stack_bytes() {
+  pthread_attr_t attr;
+  std::size_t size = 0;
+  if (pthread_getattr_default_np(&attr) == 0) {
+    pthread_attr_getstacksize(&attr, &size);
+    pthread_attr_destroy(&attr);
+  }
+  return std::max(size, WorkerStacks::kWorkerStackBytes);
 }
 
 void map_blas_buffers_on_cpu_workers() { starpu_execute_on_each_worker(map_blas_buffer, nullptr, STARPU_CPU); }

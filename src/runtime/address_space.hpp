@@ -15,9 +15,13 @@ std::size_t blas_buffer_bytes_per_worker();
 // Whether the process's address space or data segment is limited.
 bool address_space_limited();
 
-// How many of `wanted` regions of `bytes` the limits leave room for now (all of them where
-// nothing is limited), found by mapping them, untouched, and unmapping them at once.
-int regions_that_fit(int wanted, std::size_t bytes);
+// How many of `wanted` regions of `bytes` the limits leave room for now beside `reserved` bytes
+// (all of them where nothing is limited), found by mapping them, untouched, and unmapping them at
+// once.
+int regions_that_fit(int wanted, std::size_t bytes, std::size_t reserved = 0);
+
+// The stack a thread StarPU starts gets (the process's default, at least WorkerStacks'), in bytes.
+std::size_t worker_thread_stack_bytes();
 
 // Makes every CPU worker of the running StarPU map its BLAS buffer now, while there is room,
 // rather than in its first task.

@@ -330,37 +330,51 @@ void keep_a_core_for_the_caller(const RuntimeOptions& options, starpu_conf& conf
 }
 
 void init_starpu(starpu_conf& conf) {
-  const detail::WorkerStacks stacks;  // for the threads StarPU starts
   const int ret = starpu_init(&conf);
   if (ret == -ENODEV) throw RuntimeError("StarPU could not start: no worker is available (check STARPU_NCPU/STARPU_NCUDA)");
   if (ret != 0) throw RuntimeError("StarPU could not start (starpu_init returned " + std::to_string(ret) + ")");
 }
 
-// Under an address-space limit (ulimit -v, -d) every CPU worker must have room for the BLAS buffer
-// it maps in its first task, where OpenBLAS retries for ever when it cannot (address_space.hpp).
-// StarPU started with more workers than fit starts again with those that fit, unless the number
-// was fixed by the caller; none fitting is an error. The buffers are then mapped at once, while
-// there is room. Returns what to tell a person when the workers were cut.
-std::optional<std::string> fit_cpu_workers_to_address_space(const RuntimeOptions& options, const starpu_conf& prepared) {
+// Under an address-space limit (ulimit -v, -d) StarPU aborts where it cannot start a thread, and
+// a CPU worker without room for the BLAS buffer it maps in its first task hangs (OpenBLAS retries
+// for ever: address_space.hpp). Before StarPU starts, the CPU workers asked for are cut to those
+// whose stacks and buffers fit beside the other threads StarPU starts, unless the number was
+// fixed by the caller; none fitting, or a fixed number that does not fit, is an error. Returns
+// what to tell a person when the workers were cut.
+constexpr int kOtherStarpuThreads = 4;  // beside the workers: StarPU's own, and headroom
+
+std::optional<std::string> fit_cpu_workers_before_start(const RuntimeOptions& options, starpu_conf& conf) {
   if (!detail::address_space_limited()) return std::nullopt;
+  const int planned = conf.ncpus >= 0 ? conf.ncpus
+                                      : std::max(1, static_cast<int>(allowed_cpus().size()) - conf.reserve_ncpus);
+  const int cuda_threads = conf.ncuda == 0 ? 0 : detail::nvidia_device_nodes() * std::max(1, options.workers_per_cuda);
+  const std::size_t stack = detail::worker_thread_stack_bytes();
+  const std::size_t per_worker = stack + detail::blas_buffer_bytes_per_worker();
+  const int fit = detail::regions_that_fit(planned, per_worker, stack * (kOtherStarpuThreads + cuda_threads));
+  if (fit >= planned) return std::nullopt;
+  const std::string why = "the process's address-space limit (ulimit -v / -d) leaves room for the threads and BLAS "
+                          "buffers of " + std::to_string(fit) + " CPU workers (" + std::to_string(per_worker >> 20) +
+                          " MiB each), not " + std::to_string(planned);
+  const bool fixed = options.ncpus >= 0 || detail::starpu_ncpu_from_environment();
+  if (fit == 0 || fixed)
+    throw ResourceError(why + (fit == 0 ? "" : ": ask for at most " + std::to_string(fit) + " (RuntimeOptions::ncpus, TESSERA_NCPU)"));
+  conf.ncpus = fit;
+  conf.reserve_ncpus = 0;  // fewer workers than cores: the caller's core is free anyway
+  return why + ": starting " + std::to_string(fit);
+}
+
+// Once started, the workers map their BLAS buffers at once, while there is room; a worker short
+// of it after all (the estimate above missed something) stops the start with an error.
+void map_blas_buffers_within_address_space() {
+  if (!detail::address_space_limited()) return;
   const int started = static_cast<int>(starpu_cpu_worker_get_count());
   const std::size_t per_worker = detail::blas_buffer_bytes_per_worker();
-  const int fit = detail::regions_that_fit(started, per_worker);
-  std::optional<std::string> notice;
-  if (fit < started) {
+  if (detail::regions_that_fit(started, per_worker) < started) {
     starpu_shutdown();
-    const std::string why = "the process's address-space limit (ulimit -v / -d) leaves room for the BLAS buffers of " +
-                            std::to_string(fit) + " CPU workers (" + std::to_string(per_worker >> 20) +
-                            " MiB each), not " + std::to_string(started);
-    if (fit == 0 || options.ncpus >= 0 || detail::starpu_ncpu_from_environment())
-      throw ResourceError(why + (fit == 0 ? "" : ": ask for at most " + std::to_string(fit) + " (RuntimeOptions::ncpus, TESSERA_NCPU)"));
-    starpu_conf fewer = prepared;
-    fewer.ncpus = fit;
-    init_starpu(fewer);
-    notice = why + ": started " + std::to_string(fit);
+    throw ResourceError("the process's address-space limit (ulimit -v / -d) leaves no room for the BLAS buffers of " +
+                        std::to_string(started) + " CPU workers (" + std::to_string(per_worker >> 20) + " MiB each)");
   }
-  if (starpu_cpu_worker_get_count() > 0) detail::map_blas_buffers_on_cpu_workers();
-  return notice;
+  if (started > 0) detail::map_blas_buffers_on_cpu_workers();
 }
 
 // Starts StarPU, refusing first what it would abort on; returns the running policy's name and,
@@ -369,6 +383,7 @@ std::optional<std::string> fit_cpu_workers_to_address_space(const RuntimeOptions
 // costs alongside (the caller keeps it running).
 std::string start_starpu(const RuntimeOptions& options, std::vector<std::string>& set_aside,
                          std::vector<std::string>& notices, std::optional<detail::CudaWarmUp>& warm_up) {
+  const detail::WorkerStacks stacks;   // for the threads started here: StarPU's, the CUDA warm-up's
   detail::check_starpu_environment();  // starpu_conf_init already parses StarPU's variables
   starpu_conf conf;
   starpu_conf_init(&conf);
@@ -403,9 +418,9 @@ std::string start_starpu(const RuntimeOptions& options, std::vector<std::string>
   // StarPU starts CUDA workers on the first conf.ncuda GPUs (all when -1) unless told which.
   if (conf.ncuda != 0)
     warm_up.emplace(detail::starpu_cuda_ids_from_environment() ? 0 : conf.ncuda);
-  const starpu_conf prepared = conf;  // starpu_init may change what it is given
+  if (std::optional<std::string> fewer = fit_cpu_workers_before_start(options, conf)) notices.push_back(*fewer);
   init_starpu(conf);
-  if (std::optional<std::string> fewer = fit_cpu_workers_to_address_space(options, prepared)) notices.push_back(*fewer);
+  map_blas_buffers_within_address_space();
   return running_policy_name();
 }
 
