@@ -1,5 +1,5 @@
 // What the reliability tests share beyond tests/test_support.hpp: resident memory, time budgets
-// from the environment, and buffers placed at chosen addresses.
+// from the environment, buffers placed at chosen addresses, and a small cpu-mode runtime.
 #pragma once
 
 #include <unistd.h>
@@ -11,6 +11,8 @@
 #include <fstream>
 #include <memory>
 #include <string>
+
+#include "tessera/options.hpp"
 
 namespace tessera::test {
 
@@ -71,6 +73,21 @@ using Clock = std::chrono::steady_clock;
 
 inline double seconds_since(Clock::time_point start) {
   return std::chrono::duration<double>(Clock::now() - start).count();
+}
+
+// A runtime of two CPU workers and no GPU, and cpu-mode factorizations in tiles of nb.
+inline RuntimeOptions two_cpu_workers() {
+  RuntimeOptions options;
+  options.ncpus = 2;
+  options.ncuda = 0;
+  return options;
+}
+
+inline FactorOptions cpu_tiles(int nb) {
+  FactorOptions options;
+  options.mode = Mode::cpu;
+  options.nb = nb;
+  return options;
 }
 
 }  // namespace tessera::test

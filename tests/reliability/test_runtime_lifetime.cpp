@@ -11,24 +11,11 @@
 #include <vector>
 
 #include "../test_support.hpp"
+#include "reliability_support.hpp"
 #include "tessera/tessera.h"
 
 namespace tessera::test {
 namespace {
-
-RuntimeOptions two_cpu_workers() {
-  RuntimeOptions options;
-  options.ncpus = 2;
-  options.ncuda = 0;
-  return options;
-}
-
-FactorOptions cpu_tiles(int nb) {
-  FactorOptions options;
-  options.mode = Mode::cpu;
-  options.nb = nb;
-  return options;
-}
 
 TEST(RuntimeLifetime, RequestsOutliveTheirRuntimeWithTheirInfo) {
   const int n = 300;

@@ -54,20 +54,10 @@ class ScopedEnv {
   std::optional<std::string> old_;
 };
 
-RuntimeOptions two_cpu_workers() {
-  RuntimeOptions options;
-  options.ncpus = 2;
-  options.ncuda = 0;
-  return options;
-}
-
 int factor_small(Runtime& runtime) {
   const int n = 70;
   std::vector<double> A = random_spd<double>(n, n, 5);
-  FactorOptions options;
-  options.mode = Mode::cpu;
-  options.nb = 32;
-  return potrf(runtime, n, A.data(), n, options);
+  return potrf(runtime, n, A.data(), n, cpu_tiles(32));
 }
 
 std::string read_text(const fs::path& file) {
@@ -325,10 +315,7 @@ void limit_address_space(std::size_t bytes) {
 void expect_factors_in_time(Runtime& runtime) {
   const int n = 300;
   std::vector<double> A = random_spd<double>(n, n, 21);
-  FactorOptions options;
-  options.mode = Mode::cpu;
-  options.nb = 64;
-  Request request = potrf_async(runtime, n, A.data(), n, options);
+  Request request = potrf_async(runtime, n, A.data(), n, cpu_tiles(64));
   if (!request.wait_for(std::chrono::seconds(60))) {
     ADD_FAILURE() << "the factorization hung under the address-space limit";
     std::_Exit(1);  // its worker never returns
@@ -400,10 +387,7 @@ TEST(StackLimit, WorkersHaveRoomForBlasUnderASmallDefaultStack) {
   const int n = 600;
   const std::vector<double> A = random_spd<double>(n, n, 31);
   std::vector<double> F = A;
-  FactorOptions options;
-  options.mode = Mode::cpu;
-  options.nb = 200;
-  EXPECT_EQ(potrf(runtime, n, F.data(), n, options), 0);
+  EXPECT_EQ(potrf(runtime, n, F.data(), n, cpu_tiles(200)), 0);
   EXPECT_LT(factor_backward_error(Uplo::lower, n, A, F, n), 1.0);
 }
 
