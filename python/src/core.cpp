@@ -13,8 +13,10 @@
 #include <nanobind/stl/vector.h>
 
 #include <algorithm>
+#include <condition_variable>
 #include <cstdint>
 #include <memory>
+#include <mutex>
 #include <optional>
 #include <vector>
 #include <string>
@@ -54,32 +56,95 @@ StackShape square_stack(const Stack& a) {
   return {checked_int(a.shape(1), "the matrix order"), checked_int(a.shape(0), "the number of matrices")};
 }
 
-// The factorizations a Runtime runs for Python: host (numpy) stacks through the task runtime.
+tessera::RuntimeOptions runtime_options(int ncpu, int ncuda, const std::string& policy, bool verbose) {
+  tessera::RuntimeOptions o = tessera::RuntimeOptions::from_environment();
+  if (ncpu >= 0) o.ncpus = ncpu;
+  if (ncuda >= 0) o.ncuda = ncuda;
+  if (!policy.empty()) o.scheduler = policy;
+  o.verbose = verbose;
+  return o;
+}
+
+// A Tessera runtime (one StarPU) for Python. Calls on it run with the GIL released, so another
+// thread may close it while one runs: each call is admitted first (call() gives a RuntimeCall,
+// which the Python layer takes under the same lock that picks the runtime, so that a call never
+// races a close), and close() refuses new calls and waits for those admitted before StarPU stops.
 class PyRuntime {
  public:
   PyRuntime(int ncpu, int ncuda, const std::string& policy, bool verbose)
-      : runtime_(std::make_unique<tessera::Runtime>(options(ncpu, ncuda, policy, verbose))) {}
+      : runtime_(std::make_unique<tessera::Runtime>(runtime_options(ncpu, ncuda, policy, verbose))) {}
 
-  tessera::Runtime& get() {
-    if (!runtime_) throw tessera::RuntimeError("this Tessera runtime has been shut down");
+  // Admits one call; throws once close() has begun.
+  tessera::Runtime& admit() {
+    std::lock_guard<std::mutex> lock(mutex_);
+    if (!open_) throw tessera::RuntimeError("this Tessera runtime has been shut down");
+    ++calls_;
     return *runtime_;
   }
-  // Shuts StarPU down now, whoever still holds this object.
+  void leave() noexcept {
+    std::lock_guard<std::mutex> lock(mutex_);
+    if (--calls_ == 0) idle_.notify_all();
+  }
+
+  // Refuses new calls, waits for those admitted, then shuts StarPU down, all with the GIL released
+  // (the calls in flight need it to finish). The mutex is never held while taking the GIL.
   void close() {
     nb::gil_scoped_release unlocked;
-    runtime_.reset();
+    std::unique_ptr<tessera::Runtime> stopped;
+    {
+      std::unique_lock<std::mutex> lock(mutex_);
+      open_ = false;
+      idle_.wait(lock, [&] { return calls_ == 0; });
+      stopped = std::move(runtime_);
+    }
+    stopped.reset();
   }
+
+  // A short query (the workers' counts...) under the lock, so that close() cannot stop the runtime
+  // meanwhile.
+  template <class Query>
+  auto query(Query query) {
+    std::lock_guard<std::mutex> lock(mutex_);
+    if (!open_) throw tessera::RuntimeError("this Tessera runtime has been shut down");
+    return query(*runtime_);
+  }
+
+ private:
+  std::mutex mutex_;
+  std::condition_variable idle_;
+  int calls_ = 0;
+  bool open_ = true;
+  std::unique_ptr<tessera::Runtime> runtime_;
+};
+
+// One admitted call on a PyRuntime (a context manager in Python): the factorizations run through
+// it, and the runtime stays up until it ends (end(), __exit__, or its destruction, whichever comes
+// first). `mode` is the default mode of the calls made through it ("": the environment's).
+class RuntimeCall {
+ public:
+  RuntimeCall(PyRuntime& owner, std::string mode) : owner_(&owner), runtime_(&owner.admit()), mode_(std::move(mode)) {}
+  ~RuntimeCall() { end(); }
+  RuntimeCall(const RuntimeCall&) = delete;
+  RuntimeCall& operator=(const RuntimeCall&) = delete;
+
+  void end() noexcept {
+    if (owner_) owner_->leave();
+    owner_ = nullptr;
+    runtime_ = nullptr;
+  }
+  const std::string& mode() const { return mode_; }
 
   template <class T>
   void potrf(HostStack a, const std::string& uplo, const std::string& mode, HostInfo info) {
     const StackShape s = square_stack(a);
     if (info.shape(0) != static_cast<size_t>(s.batch)) throw tessera::InvalidArgument("info has the wrong length");
     T* data = static_cast<T*>(a.data());
+    tessera::Runtime& rt = runtime();
     nb::gil_scoped_release unlocked;
     if (s.batch == 1) {
-      info.data()[0] = tessera::potrf(get(), s.n, data, std::max(1, s.n), factor_options(uplo, mode));
+      info.data()[0] = tessera::potrf(rt, s.n, data, std::max(1, s.n), factor_options(uplo, mode));
     } else {
-      tessera::potrf_batched(get(), s.n, data, std::max(1, s.n), stride(s.n, s.n), s.batch, info.data(),
+      tessera::potrf_batched(rt, s.n, data, std::max(1, s.n), stride(s.n, s.n), s.batch, info.data(),
                              batch_options(uplo, mode));
     }
   }
@@ -94,12 +159,13 @@ class PyRuntime {
     const T* factors = static_cast<const T*>(c.data());
     T* rhs = static_cast<T*>(b.data());
     const int ld = std::max(1, s.n);
+    tessera::Runtime& rt = runtime();
     nb::gil_scoped_release unlocked;
     if (s.batch == 1) {
-      tessera::potrs(get(), s.n, nrhs, factors, ld, rhs, ld, factor_options(uplo, mode));
+      tessera::potrs(rt, s.n, nrhs, factors, ld, rhs, ld, factor_options(uplo, mode));
     } else {
-      tessera::potrs_batched_async(get(), s.n, nrhs, factors, ld, stride(s.n, s.n), rhs, ld, stride(s.n, nrhs),
-                                   s.batch, batch_options(uplo, mode))
+      tessera::potrs_batched_async(rt, s.n, nrhs, factors, ld, stride(s.n, s.n), rhs, ld, stride(s.n, nrhs), s.batch,
+                                   batch_options(uplo, mode))
           .wait();
     }
   }
@@ -112,8 +178,9 @@ class PyRuntime {
   template <class T>
   void potrf_device_into(uintptr_t a, int64_t row_stride, int64_t col_stride, uintptr_t l, int n,
                          const std::string& mode, uintptr_t info, uintptr_t stream) {
+    tessera::Runtime& rt = runtime();
     nb::gil_scoped_release unlocked;
-    tessera::device::potrf_ex(get(), n, reinterpret_cast<const T*>(a), row_stride, col_stride, reinterpret_cast<T*>(l),
+    tessera::device::potrf_ex(rt, n, reinterpret_cast<const T*>(a), row_stride, col_stride, reinterpret_cast<T*>(l),
                               std::max(1, n), reinterpret_cast<int*>(info),
                               reinterpret_cast<tessera::device::Stream>(stream), factor_options("lower", mode));
   }
@@ -121,19 +188,16 @@ class PyRuntime {
   template <class T>
   void potrs_device(uintptr_t c, uintptr_t b, int n, int nrhs, const std::string& uplo, const std::string& mode,
                     uintptr_t stream) {
+    tessera::Runtime& rt = runtime();
     nb::gil_scoped_release unlocked;
-    tessera::device::potrs(get(), n, nrhs, reinterpret_cast<const T*>(c), std::max(1, n), reinterpret_cast<T*>(b),
+    tessera::device::potrs(rt, n, nrhs, reinterpret_cast<const T*>(c), std::max(1, n), reinterpret_cast<T*>(b),
                            std::max(1, n), reinterpret_cast<tessera::device::Stream>(stream), factor_options(uplo, mode));
   }
 
  private:
-  static tessera::RuntimeOptions options(int ncpu, int ncuda, const std::string& policy, bool verbose) {
-    tessera::RuntimeOptions o = tessera::RuntimeOptions::from_environment();
-    if (ncpu >= 0) o.ncpus = ncpu;
-    if (ncuda >= 0) o.ncuda = ncuda;
-    if (!policy.empty()) o.scheduler = policy;
-    o.verbose = verbose;
-    return o;
+  tessera::Runtime& runtime() const {
+    if (!runtime_) throw tessera::RuntimeError("this call on the Tessera runtime has ended");
+    return *runtime_;
   }
   static long long stride(int rows, int cols) { return static_cast<long long>(rows) * cols; }
   static tessera::FactorOptions factor_options(const std::string& uplo, const std::string& mode) {
@@ -149,7 +213,9 @@ class PyRuntime {
     return o;
   }
 
-  std::unique_ptr<tessera::Runtime> runtime_;
+  PyRuntime* owner_;
+  tessera::Runtime* runtime_;
+  std::string mode_;
 };
 
 // ---- device stacks: the batched kernels on the caller's stream, never synchronising -----------
@@ -189,6 +255,9 @@ void for_each_precision(Bind bind) {
 
 NB_MODULE(_core, m) {
   m.doc() = "Tessera's native module (use the tessera package instead)";
+  // Objects still held at exit (by daemon threads, say) would be reported on stderr, and the
+  // library prints nothing unless asked.
+  nb::set_leak_warnings(false);
   m.attr("library_version") = tessera::version();
   m.attr("starpu_version") = tessera::starpu_version();
   m.def("policy_names", [] {
@@ -203,24 +272,36 @@ NB_MODULE(_core, m) {
   nb::exception<tessera::CudaError>(m, "CudaError", error.ptr());
   nb::exception<tessera::RuntimeError>(m, "RuntimeStartError", error.ptr());
 
-  auto runtime = nb::class_<PyRuntime>(m, "Runtime")
-                     .def(nb::init<int, int, const std::string&, bool>(), nb::arg("ncpu"), nb::arg("ncuda"),
-                          nb::arg("policy"), nb::arg("verbose"), nb::call_guard<nb::gil_scoped_release>())
-                     .def("close", &PyRuntime::close)
-                     .def_prop_ro("cpu_workers", [](PyRuntime& r) { return r.get().cpu_workers(); })
-                     .def_prop_ro("cuda_workers", [](PyRuntime& r) { return r.get().cuda_workers(); })
-                     .def_prop_ro("scheduler", [](PyRuntime& r) { return r.get().scheduler(); })
-                     .def("resolve", [](PyRuntime& r, const std::string& mode) {
-                       return std::string(tessera::to_string(r.get().resolve(tessera::parse_mode(mode))));
-                     });
+  nb::class_<PyRuntime>(m, "Runtime")
+      .def(nb::init<int, int, const std::string&, bool>(), nb::arg("ncpu"), nb::arg("ncuda"), nb::arg("policy"),
+           nb::arg("verbose"), nb::call_guard<nb::gil_scoped_release>())
+      .def("close", &PyRuntime::close)
+      // The call keeps its runtime object alive.
+      .def(
+          "call", [](PyRuntime& r, const std::string& mode) { return new RuntimeCall(r, mode); }, nb::arg("mode"),
+          nb::keep_alive<0, 1>(), nb::rv_policy::take_ownership)
+      .def_prop_ro("cpu_workers", [](PyRuntime& r) { return r.query([](tessera::Runtime& t) { return t.cpu_workers(); }); })
+      .def_prop_ro("cuda_workers",
+                   [](PyRuntime& r) { return r.query([](tessera::Runtime& t) { return t.cuda_workers(); }); })
+      .def_prop_ro("scheduler", [](PyRuntime& r) { return r.query([](tessera::Runtime& t) { return t.scheduler(); }); })
+      .def("resolve", [](PyRuntime& r, const std::string& mode) {
+        const tessera::Mode requested = tessera::parse_mode(mode);
+        return r.query([&](tessera::Runtime& t) { return std::string(tessera::to_string(t.resolve(requested))); });
+      });
+
+  auto call = nb::class_<RuntimeCall>(m, "RuntimeCall")
+                  .def_prop_ro("mode", &RuntimeCall::mode)
+                  .def("end", &RuntimeCall::end)
+                  .def("__enter__", [](nb::handle self) { return nb::borrow(self); })
+                  .def("__exit__", [](RuntimeCall& c, nb::args) { c.end(); });
 
   for_each_precision([&](auto zero, const char* suffix) {
     using T = decltype(zero);
     const std::string s = suffix;
-    runtime.def(("potrf" + s).c_str(), &PyRuntime::potrf<T>);
-    runtime.def(("potrs" + s).c_str(), &PyRuntime::potrs<T>);
-    runtime.def(("potrf_device_into" + s).c_str(), &PyRuntime::potrf_device_into<T>);
-    runtime.def(("potrs_device" + s).c_str(), &PyRuntime::potrs_device<T>);
+    call.def(("potrf" + s).c_str(), &RuntimeCall::potrf<T>);
+    call.def(("potrs" + s).c_str(), &RuntimeCall::potrs<T>);
+    call.def(("potrf_device_into" + s).c_str(), &RuntimeCall::potrf_device_into<T>);
+    call.def(("potrs_device" + s).c_str(), &RuntimeCall::potrs_device<T>);
     m.def(("potrf_batched_device_into" + s).c_str(), &potrf_batched_device_into<T>);
     m.def(("potrs_batched_device" + s).c_str(), &potrs_batched_device<T>);
   });

@@ -338,3 +338,57 @@ print("ok")
     done = subprocess.run([sys.executable, "-c", script], env=env, capture_output=True, text=True, timeout=300)
     assert done.returncode == 0 and done.stdout.strip() == "ok", done.stdout + done.stderr
     assert (tmp_path / "bus").is_dir(), "the bus was not calibrated: the test did not start from a fresh state"
+
+
+@pytest.mark.parametrize("n", [8, 40, 1100])
+def test_solves_broadcast_and_read_the_triangle_off_the_factor(kind, n):
+    """cho_solve on GPU arrays: numpy.linalg.solve's shapes (one b against a stack of factors,
+    one vector against a stack) and the triangle read off the factor's zeros, as on the host."""
+    batch = (2,) if n > 100 else (3,)
+    a = spd(n, batch=batch)
+    b = np.random.default_rng(9).standard_normal((n, 2))
+    for lower in (True, False):
+        c = tessera.cholesky(kind.put(a), lower=lower)
+        x = kind.get(tessera.cho_solve(c, kind.put(b)))
+        assert x.shape == batch + (n, 2) and np.allclose(a @ x, b, atol=1e-8)
+        v = kind.get(tessera.cho_solve(c, kind.put(b[:, 0])))
+        assert v.shape == batch + (n,) and np.allclose(v, x[..., 0], atol=1e-8)
+    with pytest.raises(ValueError, match="lower="):
+        tessera.cho_solve(kind.put(a), kind.put(b))
+
+
+def test_a_child_forked_after_cuda_runs_on_cpus_and_refuses_the_gpu():
+    """CUDA does not survive fork: a fork-based pool's children of a process that used the GPU
+    compute host arrays on CPU workers, and gpu mode or GPU arrays raise an error naming the fix."""
+    if _torch() is None:
+        pytest.skip("needs PyTorch with a CUDA GPU")
+    script = """
+import multiprocessing, numpy as np, torch, tessera
+
+def child(_):
+    g = np.random.default_rng(1).standard_normal((60, 60))
+    a = g @ g.T / 60 + np.eye(60)
+    assert np.allclose(tessera.cholesky(a), np.linalg.cholesky(a))
+    messages = []
+    # x: the parent's GPU array, copied here by fork (no CUDA call can make one here).
+    for attempt in (lambda: tessera.cholesky(a, mode="gpu"), lambda: tessera.cholesky(x)):
+        try:
+            attempt()
+            messages.append("accepted")
+        except tessera.RuntimeStartError as e:
+            messages.append(str(e))
+    return messages
+
+if __name__ == "__main__":
+    x = torch.eye(64, dtype=torch.float64, device="cuda") * 4
+    assert torch.allclose(tessera.cholesky(x), x / 2)
+    assert np.allclose(tessera.cholesky(np.eye(1100) * 4), 2 * np.eye(1100))
+    with multiprocessing.get_context("fork").Pool(1) as pool:
+        messages = pool.map(child, [0])[0]
+    assert all('multiprocessing.get_context("spawn")' in m for m in messages), messages
+    assert torch.allclose(tessera.cholesky(x), x / 2)
+    print("ok")
+"""
+    done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=300,
+                          env=dict(os.environ, STARPU_SILENT="1"))
+    assert done.returncode == 0 and done.stdout.strip() == "ok", done.stdout + done.stderr

@@ -150,6 +150,129 @@ def test_batched_solve_and_broadcasting():
     assert x.shape == (6, 12, 1) and np.allclose(a[0] @ x, many)
 
 
+@pytest.mark.parametrize("c_lead, b_shape, x_shape", [
+    ((3,), (5, 3), (3, 5, 3)),          # one matrix b against a stack of factors
+    ((5,), (5,), (5, 5)),               # one vector b against a stack
+    ((), (4, 5, 2), (4, 5, 2)),         # a stack of b against one factor
+    ((2, 1), (3, 5, 2), (2, 3, 5, 2)),  # leading dimensions broadcast both ways
+    ((4,), (4, 5), (4, 5)),             # a stack of vectors, one dimension fewer than c
+    ((1,), (7, 5, 1), (7, 5, 1)),
+])
+def test_cho_solve_broadcasts_as_numpy_solve(c_lead, b_shape, x_shape):
+    """numpy.linalg.solve's rule: b (n,) is a vector, b (..., n, k) matrices, and the leading
+    dimensions of the factors and of b broadcast."""
+    a = spd(5, batch=c_lead)
+    b = np.random.default_rng(4).standard_normal(b_shape)
+    x = tessera.cho_solve(tessera.cholesky(a), b)
+    assert x.shape == x_shape
+    vector = len(b_shape) == 1 or (len(b_shape) == len(c_lead) + 1 and b_shape[-2] != 5)
+    if vector:
+        expected = np.linalg.solve(a, np.broadcast_to(b, x_shape)[..., None])[..., 0]
+    else:
+        expected = np.linalg.solve(a, np.broadcast_to(b, x_shape))
+    assert np.allclose(x, expected)
+    assert np.allclose(tessera.posv(a, b), expected)
+
+
+def test_cho_solve_shapes_that_do_not_fit_are_refused():
+    c = tessera.cholesky(spd(5, batch=(2,)))
+    with pytest.raises(ValueError, match="do not broadcast"):
+        tessera.cho_solve(c, np.ones((3, 5, 1)))
+    with pytest.raises(ValueError, match=r"\(5,\)"):
+        tessera.cho_solve(c, np.ones(4))
+    with pytest.raises(ValueError, match=r"\(\.\.\., 5, k\)"):
+        tessera.cho_solve(c, np.ones((5, 4, 3)))
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+def test_cho_solve_reads_the_triangle_off_the_factor(dtype):
+    """An upper factor from cholesky solves without lower=: its zeros below the diagonal say which
+    triangle it is. It was read as a lower factor (relative residual 0.6)."""
+    a = spd(40, batch=(3,), dtype=dtype)
+    b = np.random.default_rng(5).standard_normal((3, 40, 2)).astype(dtype)
+    for lower in (True, False):
+        x = tessera.cho_solve(tessera.cholesky(a, lower=lower), b)
+        residual = np.linalg.norm(a @ x - b) / np.linalg.norm(b)
+        assert residual < tolerance(dtype, 40) * 100, (lower, residual)
+    # The stack of 1 x 1 factors (no strict triangle), and a diagonal factor.
+    assert np.allclose(tessera.cho_solve(np.full((2, 1, 1), 2.0), np.full((2, 1), 8.0)), 2.0)
+    assert np.allclose(tessera.cho_solve(2 * np.eye(3), np.full(3, 8.0)), 2.0)
+
+
+def test_cho_solve_refuses_a_factor_whose_triangle_it_cannot_tell():
+    a = spd(20)
+    b = np.ones(20)
+    with pytest.raises(ValueError, match="lower="):
+        tessera.cho_solve(a, b)  # both strict triangles non-zero
+    nan_above = np.linalg.cholesky(a) + np.triu(np.full_like(a, np.nan), 1)
+    with pytest.raises(ValueError, match="lower="):
+        tessera.cho_solve(nan_above, b)
+    # A stack mixing a lower and an upper factor cannot be told either.
+    mixed = np.stack([np.linalg.cholesky(a), np.linalg.cholesky(a).T])
+    with pytest.raises(ValueError, match="lower="):
+        tessera.cho_solve(mixed, np.ones((2, 20, 1)))
+    # An explicit lower= always wins: only that triangle is read.
+    x = tessera.cho_solve(nan_above, b, lower=True)
+    assert np.allclose(a @ x, b)
+    full = np.tril(np.linalg.cholesky(a)) + np.triu(np.linalg.cholesky(a).T, 1)
+    assert np.allclose(a @ tessera.cho_solve(full, b, lower=False), b)
+    assert np.allclose(a @ tessera.cho_solve(full, b, lower=True), b)
+
+
+@pytest.mark.parametrize("lower", [True, False])
+def test_cho_solve_takes_scipys_cho_factor(lower):
+    """scipy.linalg.cho_factor's (c, lower), whose other triangle holds what a held there."""
+    a = spd(30)
+    b = np.random.default_rng(6).standard_normal((30, 3))
+    factor = scipy_linalg.cho_factor(a, lower=lower)
+    c = factor[0]
+    assert np.tril(c, -1).any() and np.triu(c, 1).any()
+    x = tessera.cho_solve(factor, b)
+    assert np.allclose(x, scipy_linalg.cho_solve(factor, b))
+    assert np.allclose(tessera.cho_solve((c, int(lower)), b[:, 0]), scipy_linalg.cho_solve(factor, b[:, 0]))
+    # A 2 x 2 matrix given as a tuple of rows is a matrix, not a (c, lower) pair.
+    assert np.allclose(tessera.cho_solve(((2.0, 0.0), (1.0, 1.0)), [2.0, 3.0]), np.linalg.solve([[4, 2], [2, 2]], [2, 3]))
+    # lower= given as well wins over the tuple's flag.
+    clean = tessera.cholesky(a, lower=not lower)
+    assert np.allclose(tessera.cho_solve((clean, lower), b, lower=not lower), x)
+
+
+def test_byte_swapped_input():
+    """Arrays of the other byte order (from files, network buffers) are read as numpy reads them.
+    They were refused as an unsupported type."""
+    a = spd(30)
+    b = np.random.default_rng(8).standard_normal(30)
+    for dtype in (">f8", ">f4"):
+        swapped = a.astype(dtype)
+        factor = tessera.cholesky(swapped)
+        assert factor.dtype == np.dtype(dtype).newbyteorder("=")
+        assert backward_error(a, factor, True) < tolerance(factor.dtype, 30)
+        x = tessera.cho_solve(factor.astype(dtype), b.astype(dtype))
+        assert np.allclose(a @ x, b, atol=tolerance(factor.dtype, 30) * 100)
+
+
+def test_not_positive_definite_error_survives_pickling():
+    """multiprocessing hands a worker's exception to its parent pickled: it must come back with its
+    column. Rebuilding it failed, which left Pool.map waiting for ever."""
+    import pickle
+
+    for column in (3, np.array([[0, 2], [1, 0]], dtype=np.int32)):
+        error = pickle.loads(pickle.dumps(tessera.NotPositiveDefiniteError(column)))
+        assert isinstance(error, tessera.NotPositiveDefiniteError)
+        assert np.array_equal(error.column, column) and str(error) == str(tessera.NotPositiveDefiniteError(column))
+
+
+def test_runtime_worker_counts_are_checked():
+    with pytest.raises(ValueError, match="ncpu"):
+        tessera.Runtime(ncpu=-5)
+    with pytest.raises(ValueError, match="ncuda"):
+        tessera.Runtime(ncuda=2**40)
+    with pytest.raises(TypeError, match="ncpu"):
+        tessera.Runtime(ncpu=2.5)
+    with tessera.Runtime(mode="cpu", ncpu=np.int64(1)) as runtime:
+        assert runtime.cpu_workers == 1
+
+
 def test_posv():
     a = spd(90)
     b = np.random.default_rng(1).standard_normal((90, 4))

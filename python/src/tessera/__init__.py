@@ -2,18 +2,20 @@
 
     import tessera
     L = tessera.cholesky(a)             # a: (n, n) or a stack (..., n, n)
-    x = tessera.cho_solve(L, b)         # b: (..., n) or (..., n, k)
+    x = tessera.cho_solve(L, b)         # b: (n,) or (..., n, k); L's triangle is read off its zeros
     L, info = tessera.cholesky_ex(a)    # never raises for a matrix that is not SPD
 
 Host (numpy) arrays run through Tessera's task runtime in the mode asked for; GPU arrays stay on
 their GPU, and results come back as the same kind of array, ordered on the library's current
 stream. See the package's README section in Tessera's README.md.
 """
+import math
+
 import numpy as np
 
 from . import _core
 from ._arrays import NumPyArrays, classify, host_result, square_shape
-from ._runtime import Runtime, check_mode, native_runtime
+from ._runtime import Runtime, check_gpu_usable, check_mode, runtime_call
 
 __version__ = "0.2.0"
 library_version = _core.library_version
@@ -21,9 +23,10 @@ library_version = _core.library_version
 TesseraError = _core.TesseraError
 ResourceError = _core.ResourceError
 CudaError = _core.CudaError
+RuntimeStartError = _core.RuntimeStartError  # the runtime cannot start or serve calls in this process
 
 __all__ = ["cholesky", "cholesky_ex", "cho_solve", "posv", "Runtime", "NotPositiveDefiniteError", "TesseraError",
-           "ResourceError", "CudaError", "__version__"]
+           "ResourceError", "CudaError", "RuntimeStartError", "__version__"]
 
 # GPU matrices of at least this order go through the dense device API one by one; smaller ones (and
 # stacks of them) through the batched kernels in one launch, unless the stack is too short to fill
@@ -56,6 +59,10 @@ class NotPositiveDefiniteError(np.linalg.LinAlgError):
                        f"(the first: matrix {failed[0]}, leading minor of order {np.asarray(column).flat[failed[0]]})")
         super().__init__(message)
 
+    def __reduce__(self):
+        # Rebuilt from its column, as a multiprocessing worker hands it to its parent.
+        return type(self), (self.column,)
+
 
 def cholesky(a, *, lower=True, mode=None, policy=None):
     """The Cholesky factor of a (or of each matrix of a stack (..., n, n)): L with a = L L^T
@@ -79,15 +86,28 @@ def cholesky_ex(a, *, lower=True, mode=None, policy=None):
     return factor, info
 
 
-def cho_solve(c, b, *, lower=True, mode=None, policy=None):
-    """x with A x = b, given the Cholesky factor c of A (from cholesky, triangle `lower`). b: (..., n)
-    for vectors, or (..., n, k); the leading dimensions broadcast against c's."""
+def cho_solve(c, b, *, lower=None, mode=None, policy=None):
+    """x with A x = b, given the Cholesky factor c of A.
+
+    c: a factor (n, n) or a stack (..., n, n), or the tuple (c, lower) that
+    scipy.linalg.cho_factor returns (only that triangle of c is read, the other may hold anything).
+    Which triangle holds the factor: ``lower`` where given (it always wins), else the tuple's flag,
+    else read off c: a factor whose other strict triangle is all zero, as cholesky returns it, is
+    that triangle's (an all-zero test over the whole stack; on a GPU array it waits for the
+    device, which lower= avoids). A c with non-zeros in both strict triangles raises ValueError:
+    say which with lower=.
+
+    b: as numpy.linalg.solve takes it, a vector (n,) or matrices (..., n, k); the leading
+    dimensions of c and b broadcast against each other, and x has their broadcast shape. A stack
+    of vectors (..., n) with one dimension fewer than c, which cannot be read as matrices (its
+    second last dimension is not n), is read as vectors, x then of that shape."""
+    c, lower = _factor_and_triangle(c, lower)
     return _solve(c, b, lower, mode, policy)
 
 
 def posv(a, b, *, lower=True, mode=None, policy=None):
-    """x with a x = b for symmetric positive definite a (only its triangle `lower` is read).
-    Raises NotPositiveDefiniteError."""
+    """x with a x = b for symmetric positive definite a (only its triangle `lower` is read); b as
+    in cho_solve. Raises NotPositiveDefiniteError."""
     return cho_solve(cholesky(a, lower=lower, mode=mode, policy=policy), b, lower=lower, mode=mode, policy=policy)
 
 
@@ -118,6 +138,7 @@ def _factor(a, lower, mode, policy, read_info):
     if where == "host":
         factor, info = _factor_host(native, lower, mode, policy)
         return host_result(factor, arrays), host_result(info, arrays), info
+    check_gpu_usable()
     ad = arrays.adapter
     shape = native.shape
     n, batch = square_shape(shape)
@@ -162,8 +183,8 @@ def _factor_host(a, lower, mode, policy):
     f = arrays.stack(a, (batch, n, n), dtype, copy=True)
     info = np.zeros(batch, dtype=np.int32)
     if n > 0 and batch > 0:
-        runtime, default_mode = native_runtime(policy)
-        getattr(runtime, "potrf" + _suffix(dtype))(f, _stored_uplo(lower), mode or default_mode, info)
+        with runtime_call(policy, mode) as call:
+            getattr(call, "potrf" + _suffix(dtype))(f, _stored_uplo(lower), call.mode, info)
     rows, cols = np.triu_indices(n, 1) if lower else np.tril_indices(n, -1)
     f[:, rows, cols] = 0
     return f.reshape(a.shape), info.reshape(a.shape[:-2])
@@ -196,14 +217,56 @@ def _factor_device(ad, a, lower, mode, policy):
 
 
 def _factor_dense_device(ad, source, strides, f, info, n, batch, dtype, mode, policy, stream):
-    runtime, default_mode = native_runtime(policy)
     row, col, step = strides
     size = np.dtype(dtype).itemsize
-    factor = getattr(runtime, "potrf_device_into" + _suffix(dtype))
     a, l, i = ad.pointer(source), ad.pointer(f), ad.pointer(info)
-    for k in range(batch):
-        # Info written on the stream: no synchronisation where the call is one vendor call.
-        factor(a + k * step * size, row, col, l + k * n * n * size, n, mode or default_mode, i + 4 * k, stream)
+    with runtime_call(policy, mode) as call:
+        factor = getattr(call, "potrf_device_into" + _suffix(dtype))
+        for k in range(batch):
+            # Info written on the stream: no synchronisation where the call is one vendor call.
+            factor(a + k * step * size, row, col, l + k * n * n * size, n, call.mode, i + 4 * k, stream)
+
+
+def _factor_and_triangle(c, lower):
+    """The factor and its triangle as given: scipy.linalg.cho_factor's (c, lower) tuple or a
+    factor alone (lower None: to be read off the factor)."""
+    # A matrix given as a tuple of rows has a sequence second, the flag is a scalar.
+    if isinstance(c, tuple) and len(c) == 2 and np.ndim(c[1]) == 0:
+        c, flag = c
+        return c, bool(flag) if lower is None else bool(lower)
+    return c, None if lower is None else bool(lower)
+
+
+def _infer_lower(ad, c):
+    """The triangle of factor(s) c from the zeros of the other one (cholesky writes them)."""
+    lower_used, upper_used = ad.strict_triangles_used(c)
+    if lower_used and upper_used:
+        raise ValueError("cannot tell which triangle of c holds the Cholesky factor: neither strict triangle is "
+                         "all zero; pass lower=True or lower=False (or the (c, lower) tuple of "
+                         "scipy.linalg.cho_factor)")
+    return not upper_used
+
+
+def _rhs_layout(c_shape, b_shape):
+    """(b's shape as matrices (..., n, k), the leading shape of x, whether x holds vectors), by
+    numpy.linalg.solve's rule: b (n,) is a vector, b (..., n, k) matrices; a stack of vectors
+    (..., n) with one dimension fewer than c is read as vectors where it cannot be read as
+    matrices."""
+    n = c_shape[-1]
+    if len(b_shape) == 1 and b_shape[0] == n:
+        matrices, vector = b_shape + (1,), True
+    elif len(b_shape) >= 2 and b_shape[-2] == n:
+        matrices, vector = b_shape, False
+    elif len(b_shape) == len(c_shape) - 1 and b_shape[-1] == n:
+        matrices, vector = b_shape + (1,), True
+    else:
+        raise ValueError(f"b must have shape ({n},) or (..., {n}, k) (or (..., {n}) with one dimension fewer than c), "
+                         f"not {b_shape}")
+    try:
+        lead = tuple(np.broadcast_shapes(c_shape[:-2], matrices[:-2]))
+    except ValueError:
+        raise ValueError(f"the leading dimensions of c {c_shape} and b {b_shape} do not broadcast") from None
+    return matrices, lead, vector
 
 
 def _solve(c, b, lower, mode, policy):
@@ -212,23 +275,24 @@ def _solve(c, b, lower, mode, policy):
     where_b, arrays_b, native_b = classify(b)
     if where != where_b:
         raise TypeError("c and b must both be host arrays or both GPU arrays")
+    if where != "host":
+        check_gpu_usable()
     ad = NumPyArrays() if where == "host" else arrays.adapter
-    n, batch_c = square_shape(tuple(native_c.shape))
-    vector = native_b.ndim == native_c.ndim - 1
-    b_shape = tuple(native_b.shape) + ((1,) if vector else ())
-    if len(b_shape) < 2 or b_shape[-2] != n:
-        raise ValueError(f"b must have shape (..., {n}) or (..., {n}, k), not {tuple(native_b.shape)}")
-    lead = tuple(np.broadcast_shapes(tuple(native_c.shape[:-2]), b_shape[:-2]))
-    batch, k = int(np.prod(lead, dtype=np.int64)), b_shape[-1]
+    c_shape, b_shape = tuple(native_c.shape), tuple(native_b.shape)
+    n, _ = square_shape(c_shape)
+    matrices, lead, vector = _rhs_layout(c_shape, b_shape)
+    if lower is None:
+        lower = _infer_lower(ad, native_c)
+    batch, k = math.prod(lead), matrices[-1]
     dtype = np.result_type(ad.dtype(native_c), ad.dtype(native_b))
     factors, uplo = _factor_stack(ad, ad.broadcast(native_c, lead + (n, n)), (batch, n, n), dtype, lower)
-    columns = ad.broadcast(native_b.reshape(b_shape), lead + (n, k))
+    columns = ad.broadcast(native_b.reshape(matrices), lead + (n, k))
     # Each right-hand side block column-major: (batch, k, n) C-ordered.
     x = ad.stack(ad.swap_last(columns), (batch, k, n), dtype, copy=True)
     if n > 0 and k > 0 and batch > 0:
         if where == "host":
-            runtime, default_mode = native_runtime(policy)
-            getattr(runtime, "potrs" + _suffix(dtype))(factors, x, uplo, mode or default_mode)
+            with runtime_call(policy, mode) as call:
+                getattr(call, "potrs" + _suffix(dtype))(factors, x, uplo, call.mode)
         else:
             _solve_device(ad, native_c, factors, x, n, k, batch, dtype, uplo, mode, policy)
     x = ad.swap_last(x).reshape(lead + ((n,) if vector else (n, k)))
@@ -252,12 +316,12 @@ def _solve_device(ad, like, factors, x, n, k, batch, dtype, uplo, mode, policy):
     with ad.device_guard(like):
         stream = ad.stream(like)
         if n >= DENSE_DEVICE_MIN_N or _short_stack(n, batch):
-            runtime, default_mode = native_runtime(policy)
             size = np.dtype(dtype).itemsize
-            for i in range(batch):
-                getattr(runtime, "potrs_device" + suffix)(ad.pointer(factors) + i * n * n * size,
-                                                          ad.pointer(x) + i * n * k * size, n, k, uplo,
-                                                          mode or default_mode, stream)
+            with runtime_call(policy, mode) as call:
+                solve = getattr(call, "potrs_device" + suffix)
+                for i in range(batch):
+                    solve(ad.pointer(factors) + i * n * n * size, ad.pointer(x) + i * n * k * size, n, k, uplo,
+                          call.mode, stream)
         else:
             getattr(_core, "potrs_batched_device" + suffix)(ad.pointer(factors), ad.pointer(x), n, k, batch, uplo,
                                                             stream)

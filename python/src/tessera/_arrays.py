@@ -16,8 +16,8 @@ _CUDA = 2  # DLPack's device type for CUDA memory
 def float_dtype(dtype):
     """The floating type Tessera computes in for an input of type `dtype` (numpy's rules)."""
     dtype = np.dtype(dtype)
-    if dtype in (np.float32, np.float64):
-        return dtype
+    if dtype.kind == "f" and dtype.itemsize in (4, 8):  # either byte order: results are native
+        return np.dtype(np.float32 if dtype.itemsize == 4 else np.float64)
     if dtype.kind in "biu":
         return np.dtype(np.float64)
     if dtype.kind == "c":
@@ -70,6 +70,22 @@ class NumPyArrays:
 
     def is_c_contiguous(self, a):
         return a.flags.c_contiguous
+
+    def strict_triangles_used(self, c):
+        """(any non-zero below the diagonal, any above) over a stack of matrices (NaN counts).
+        A few rows at a time, so that the temporaries stay small beside a large factor."""
+        m, n = c.shape[-2:]
+        step = max(1, (1 << 22) // max(1, n * math.prod(c.shape[:-2])))
+        columns = np.arange(n)
+        below = above = False
+        for start in range(0, m, step):
+            rows = np.arange(start, min(m, start + step))[:, None]
+            nonzero = c[..., start:start + step, :] != 0
+            below = below or bool(np.any(nonzero & (columns < rows)))
+            above = above or bool(np.any(nonzero & (columns > rows)))
+            if below and above:
+                break
+        return below, above
 
     def to_host(self, info):
         return info
@@ -127,6 +143,13 @@ class _Torch:
 
     def is_c_contiguous(self, a):
         return a.is_contiguous()
+
+    def strict_triangles_used(self, c):
+        """As NumPyArrays.strict_triangles_used (waits for the device)."""
+        rows = self.torch.arange(c.shape[-2], device=c.device)
+        below = rows[:, None] > self.torch.arange(c.shape[-1], device=c.device)[None, :]
+        nonzero = c != 0
+        return bool((nonzero & below).any().item()), bool((nonzero & below.T).any().item())
 
     def pointer(self, a):
         return a.data_ptr()
@@ -190,6 +213,13 @@ class _CuPy:
 
     def is_c_contiguous(self, a):
         return a.flags.c_contiguous
+
+    def strict_triangles_used(self, c):
+        """As NumPyArrays.strict_triangles_used (waits for the device)."""
+        with c.device:
+            below = self.cupy.tri(c.shape[-2], c.shape[-1], -1, dtype=bool)
+            nonzero = c != 0
+            return bool((nonzero & below).any()), bool((nonzero & below.T).any())
 
     def pointer(self, a):
         return a.data.ptr

@@ -1,0 +1,286 @@
+"""tessera across threads and processes: runtimes switched under running calls, fork (multiprocessing
+pools), a KeyboardInterrupt during a call, threads still calling at exit. Each case runs in a
+subprocess of its own, so that a crash or a hang is a failed test rather than a lost test run."""
+import os
+import subprocess
+import sys
+import textwrap
+
+import pytest
+
+PRELUDE = """
+import multiprocessing, os, signal, sys, threading, time
+import numpy as np
+import tessera
+
+def spd(n, seed=0):
+    g = np.random.default_rng(seed).standard_normal((n, n))
+    return g @ g.T / n + np.eye(n)
+"""
+
+
+def run_python(code, timeout=180):
+    """Runs `code` (after PRELUDE) in a fresh interpreter: (exit status, stdout + stderr). A hang
+    past `timeout` fails the test."""
+    env = dict(os.environ, STARPU_SILENT="1", PYTHONUNBUFFERED="1")
+    try:
+        done = subprocess.run([sys.executable, "-c", PRELUDE + textwrap.dedent(code)], env=env, timeout=timeout,
+                              stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    except subprocess.TimeoutExpired as hang:
+        pytest.fail(f"the process did not end within {timeout} s:\n{hang.output}")
+    return done.returncode, done.stdout
+
+
+def assert_ran(code, timeout=180):
+    status, output = run_python(code, timeout)
+    assert status == 0, f"exit status {status}:\n{output[-4000:]}"
+    return output
+
+
+SWITCHING = """
+    seconds = float(sys.argv[1]) if len(sys.argv) > 1 else {seconds}
+    a = spd(120)
+    expected = np.linalg.cholesky(a)
+    stop = time.monotonic() + seconds
+    errors = []
+    expected_refusals = ("already active", "differs from the active")
+
+    def keep_going(work):
+        while time.monotonic() < stop:
+            try:
+                work()
+            except (RuntimeError, ValueError) as e:
+                if not any(text in str(e) for text in expected_refusals):
+                    errors.append(repr(e))
+                    return
+
+    def factor():
+        assert np.allclose(tessera.cholesky(a), expected)
+        x = tessera.cho_solve(tessera.cholesky(a), np.ones(120))
+        assert np.allclose(a @ x, 1)
+
+    def switch_policy():
+        assert np.allclose(tessera.cholesky(a, policy="eager"), expected)
+
+    def enter_runtime():
+        with tessera.Runtime(policy="eager"):
+            assert np.allclose(tessera.cholesky(a), expected)
+
+    def enter_and_leave_runtime():
+        with tessera.Runtime(mode="cpu", ncpu=1):
+            pass
+
+    threads = [threading.Thread(target=keep_going, args=(work,))
+               for work in (factor, factor, factor, switch_policy, enter_runtime, enter_and_leave_runtime)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert not errors, errors
+    print("ok")
+"""
+
+
+def test_switching_runtimes_under_running_calls_neither_crashes_nor_fails():
+    """Threads factor on the default runtime while others restart it with another policy and enter
+    and leave `with tessera.Runtime(...)`: each close waits for the calls running on the runtime,
+    and every call runs on the runtime active when it starts. This crashed (SIGSEGV, SIGABRT) in
+    nearly every process when a close destroyed the runtime under a running call."""
+    for _ in range(3):
+        assert "ok" in assert_ran(SWITCHING.format(seconds=3))
+
+
+def test_closing_a_runtime_waits_for_the_calls_running_on_it():
+    """A `with tessera.Runtime()` block left while another thread's calls run on it: the close waits
+    for the call in flight, and the thread's next calls run on the default runtime."""
+    for _ in range(3):
+        assert "ok" in assert_ran("""
+            a = spd(1000)
+            expected = np.linalg.cholesky(a)
+            results = []
+            with tessera.Runtime(mode="cpu"):
+                tessera.cholesky(spd(10))
+                worker = threading.Thread(target=lambda: results.extend(tessera.cholesky(a) for _ in range(30)))
+                worker.start()
+                time.sleep(0.3)
+            worker.join()
+            assert len(results) == 30 and all(np.allclose(r, expected) for r in results)
+            print("ok")
+        """)
+
+
+FORK_POOL = """
+    def factor(seed):
+        a = spd(90, seed)
+        return float(np.abs(tessera.cholesky(a, mode="cpu") - np.linalg.cholesky(a)).max())
+
+    if __name__ == "__main__":
+        a = spd(200)
+        expected = np.linalg.cholesky(a)
+        assert np.allclose(tessera.cholesky(a, mode="cpu"), expected)  # the parent's runtime runs
+        # A thread still factoring while the pool forks: the fork waits for its calls. (numpy's own
+        # threaded BLAS is kept out of it: a fork during one of its calls hangs that call.)
+        stop = threading.Event()
+        def keep_factoring():
+            while not stop.is_set():
+                assert np.allclose(tessera.cholesky(a, mode="cpu"), expected)
+        worker = threading.Thread(target=keep_factoring)
+        worker.start()
+        with multiprocessing.get_context("fork").Pool(2) as pool:
+            errors = pool.map(factor, range(6))
+        stop.set()
+        worker.join()
+        assert max(errors) < 1e-12, errors
+        # The parent starts its runtime again on its next call.
+        assert np.allclose(tessera.cholesky(a), expected)
+        print("ok")
+"""
+
+
+def test_a_fork_pool_after_a_call_computes_in_its_children():
+    """The default runtime is shut down before fork (its calls in flight finish first) and started
+    again on the next call, in the parent and in each child: the children compute. They raised
+    RuntimeStartError when the parent's runtime was copied into them without its threads."""
+    assert "ok" in assert_ran(FORK_POOL)
+
+
+def test_a_child_forked_inside_a_runtime_block_is_told_to_spawn():
+    output = assert_ran("""
+        def factor(_):
+            try:
+                tessera.cholesky(spd(30), mode="cpu")
+            except tessera.RuntimeStartError as e:
+                return str(e)
+            return "computed"
+
+        if __name__ == "__main__":
+            a = spd(100)
+            with tessera.Runtime(mode="cpu") as runtime:
+                tessera.cholesky(a)
+                with multiprocessing.get_context("fork").Pool(2) as pool:
+                    messages = pool.map(factor, range(2))
+                # The parent's runtime stayed up.
+                assert runtime.cpu_workers > 0
+                assert np.allclose(tessera.cholesky(a), np.linalg.cholesky(a))
+            # A plain fork() inside the block: the child leaves the block and still cannot start one.
+            with tessera.Runtime(mode="cpu"):
+                pid = os.fork()
+                if pid == 0:
+                    status = 1
+                    try:
+                        tessera.cholesky(a)
+                    except tessera.RuntimeStartError as e:
+                        status = 0 if 'get_context("spawn")' in str(e) else 2
+                    os._exit(status)
+                _, status = os.waitpid(pid, 0)
+            assert os.waitstatus_to_exitcode(status) == 0, status
+            assert all('multiprocessing.get_context("spawn")' in m for m in messages), messages
+            print("ok")
+    """)
+    assert "ok" in output
+
+
+def test_a_child_forked_after_cuda_was_initialised_runs_on_cpus_only():
+    """CUDA does not survive fork: where the parent had initialised it (simulated here, as the
+    driver would report it), a child runs on CPU workers, and gpu mode or GPU work raises an error
+    naming the fix."""
+    output = assert_ran("""
+        import tessera._runtime as runtime_module
+
+        def child(_):
+            a = spd(60)
+            assert np.allclose(tessera.cholesky(a), np.linalg.cholesky(a))        # auto: CPU workers
+            assert np.allclose(tessera.cholesky(a, mode="cpu"), np.linalg.cholesky(a))
+            refusals = []
+            for attempt in (lambda: tessera.cholesky(a, mode="gpu"),
+                            lambda: tessera.Runtime(mode="gpu").__enter__(),
+                            lambda: tessera.Runtime(ncuda=1).__enter__(),
+                            runtime_module.check_gpu_usable):
+                try:
+                    attempt()
+                    refusals.append("accepted")
+                except tessera.RuntimeStartError as e:
+                    refusals.append(str(e))
+            with tessera.Runtime(mode="hybrid") as rt:
+                cuda_workers = rt.cuda_workers
+                assert np.allclose(tessera.cholesky(a), np.linalg.cholesky(a))
+            return refusals, cuda_workers
+
+        if __name__ == "__main__":
+            tessera.cholesky(spd(50))
+            runtime_module._cuda_initialised = lambda: True
+            with multiprocessing.get_context("fork").Pool(1) as pool:
+                refusals, cuda_workers = pool.map(child, [0])[0]
+            assert cuda_workers == 0
+            for message in refusals:
+                assert 'multiprocessing.get_context("spawn")' in message and "CUDA" in message, refusals
+            print("ok")
+    """)
+    assert "ok" in output
+
+
+def test_a_matrix_that_is_not_positive_definite_in_a_pool_worker_reaches_the_parent():
+    """Pool.map of a worker that raises NotPositiveDefiniteError: the parent gets it with its column
+    (it waited for ever when the exception could not be rebuilt there)."""
+    assert "ok" in assert_ran("""
+        def factor(column):
+            a = spd(20)
+            a[column - 1, column - 1] = -1
+            return tessera.cholesky(a, mode="cpu")
+
+        if __name__ == "__main__":
+            with multiprocessing.get_context("fork").Pool(1) as pool:
+                try:
+                    pool.map(factor, [7])
+                except tessera.NotPositiveDefiniteError as e:
+                    assert e.column == 7
+                    print("ok")
+    """, timeout=60)
+
+
+def test_a_keyboard_interrupt_during_a_call_leaves_the_runtime_usable():
+    """SIGINT while a call runs: the call finishes (Tessera's work cannot be abandoned half done),
+    the KeyboardInterrupt follows, and the runtime serves the next call and shuts down at exit."""
+    output = assert_ran("""
+        a = spd(1200)
+        tessera.cholesky(spd(10), mode="cpu")
+        threading.Timer(0.05, lambda: os.kill(os.getpid(), signal.SIGINT)).start()
+        try:
+            for _ in range(50):
+                tessera.cholesky(a, mode="cpu")
+            print("not interrupted")
+        except KeyboardInterrupt:
+            print("interrupted")
+        assert np.allclose(tessera.cholesky(a, mode="cpu"), np.linalg.cholesky(a))
+        print("ok")
+    """)
+    assert "interrupted" in output and "ok" in output
+
+
+def test_threads_still_calling_at_exit_do_not_abort_the_process():
+    """Daemon threads inside `with tessera.Runtime()` or calling on the default runtime when the
+    interpreter exits: the runtimes are shut down at exit, their calls waited for, and later calls
+    refused. A runtime left running at exit aborted the process (std::terminate)."""
+    for _ in range(3):
+        status, output = run_python("""
+            a = np.eye(600) * 4
+
+            def in_a_block():
+                with tessera.Runtime(mode="cpu"):
+                    while True:
+                        tessera.cholesky(a)
+
+            def on_the_default():
+                while True:
+                    try:
+                        tessera.cholesky(a)
+                    except RuntimeError:
+                        pass
+
+            for target in (in_a_block, on_the_default):
+                threading.Thread(target=target, daemon=True).start()
+            time.sleep(0.5)
+            print("exiting")
+        """)
+        assert status == 0, output
+        assert "terminate" not in output and "leaked" not in output, output
