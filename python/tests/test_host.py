@@ -221,20 +221,23 @@ def test_cho_solve_refuses_a_factor_whose_triangle_it_cannot_tell():
 
 @pytest.mark.parametrize("lower", [True, False])
 def test_cho_solve_takes_scipys_cho_factor(lower):
-    """scipy.linalg.cho_factor's (c, lower), whose other triangle holds what a held there."""
+    """scipy.linalg.cho_factor's (c, lower); its other triangle holds what a held there (scipy up to
+    1.17 leaves it so, later versions zero it: the pair is also made with a's entries there)."""
     a = spd(30)
     b = np.random.default_rng(6).standard_normal((30, 3))
     factor = scipy_linalg.cho_factor(a, lower=lower)
-    c = factor[0]
+    other = np.triu(np.ones_like(a, dtype=bool), 1) if lower else np.tril(np.ones_like(a, dtype=bool), -1)
+    c = np.where(other, a, factor[0])
     assert np.tril(c, -1).any() and np.triu(c, 1).any()
-    x = tessera.cho_solve(factor, b)
-    assert np.allclose(x, scipy_linalg.cho_solve(factor, b))
+    expected = scipy_linalg.cho_solve(factor, b)
+    assert np.allclose(tessera.cho_solve(factor, b), expected)
+    assert np.allclose(tessera.cho_solve((c, lower), b), expected)
     assert np.allclose(tessera.cho_solve((c, int(lower)), b[:, 0]), scipy_linalg.cho_solve(factor, b[:, 0]))
     # A 2 x 2 matrix given as a tuple of rows is a matrix, not a (c, lower) pair.
     assert np.allclose(tessera.cho_solve(((2.0, 0.0), (1.0, 1.0)), [2.0, 3.0]), np.linalg.solve([[4, 2], [2, 2]], [2, 3]))
     # lower= given as well wins over the tuple's flag.
     clean = tessera.cholesky(a, lower=not lower)
-    assert np.allclose(tessera.cho_solve((clean, lower), b, lower=not lower), x)
+    assert np.allclose(tessera.cho_solve((clean, lower), b, lower=not lower), expected)
 
 
 def test_byte_swapped_input():

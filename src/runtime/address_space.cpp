@@ -1,5 +1,7 @@
 #include "address_space.hpp"
 
+#include "process_state.hpp"
+
 #include <lapacke.h>
 #include <pthread.h>
 #include <starpu.h>
@@ -15,8 +17,9 @@ namespace {
 constexpr std::size_t kMiB = std::size_t(1) << 20;
 // OpenBLAS's per-thread buffer on x86-64 (32 << 22 bytes), rounded up past its header.
 constexpr std::size_t kOpenblasBufferBytes = 129 * kMiB;
-// What else a worker's first tasks map: room for the allocator's arena of its thread.
-constexpr std::size_t kWorkerSlackBytes = 16 * kMiB;
+// What else a worker's first tasks map: the allocator's arena for its thread (glibc reserves
+// 64 MiB of address space for one), and some room besides.
+constexpr std::size_t kWorkerSlackBytes = 72 * kMiB;
 
 bool limited(int resource) {
   rlimit limit{};
@@ -55,6 +58,11 @@ int regions_that_fit(int wanted, std::size_t bytes, std::size_t reserved) {
     (room_for(middle, bytes, reserved) ? low : high) = middle;
   }
   return low;
+}
+
+std::size_t program_blas_bytes() {
+  // The program's pool threads and the thread that calls them.
+  return static_cast<std::size_t>(program_blas_threads() + 1) * blas_buffer_bytes_per_worker();
 }
 
 std::size_t worker_thread_stack_bytes() {

@@ -9,7 +9,7 @@
 namespace tessera::detail {
 
 // The address space a started worker still maps for its first tasks: its BLAS buffer (OpenBLAS's
-// BUFFER_SIZE and its header) and some slack.
+// BUFFER_SIZE and its header) and the allocator's arena for its thread.
 std::size_t blas_buffer_bytes_per_worker();
 
 // Whether the process's address space or data segment is limited.
@@ -22,6 +22,10 @@ int regions_that_fit(int wanted, std::size_t bytes, std::size_t reserved = 0);
 
 // The stack a thread StarPU starts gets (the process's default, at least WorkerStacks'), in bytes.
 std::size_t worker_thread_stack_bytes();
+
+// What Tessera leaves to the program: the BLAS buffers of the threads its own BLAS calls run on
+// (OpenBLAS maps them on their first call; without room, it hangs the program instead).
+std::size_t program_blas_bytes();
 
 // Makes every CPU worker of the running StarPU map its BLAS buffer now, while there is room,
 // rather than in its first task.

@@ -5,6 +5,7 @@
 #include <system_error>
 #include <utility>
 
+#include "address_space.hpp"
 #include "caller_memory.hpp"
 #include "device_memory.hpp"
 #include "runtime_resources.hpp"
@@ -87,6 +88,7 @@ void HostMemoryPool::pin_in_background() {
 
 bool HostMemoryPool::start_pinner() noexcept {
   try {
+    const WorkerStacks stacks;  // the driver's pinning runs on it: not a small default stack
     pinner_ = std::thread([this] { pin_in_background(); });
     return true;
   } catch (const std::system_error&) {

@@ -21,6 +21,11 @@ class CountedSetting {
     std::lock_guard<std::mutex> lock(mutex_);
     if (--users_ == 0) Setting::restore(saved_);
   }
+  // The program's own value: the saved one while Tessera holds the setting, else the current one.
+  typename Setting::Saved program_value() {
+    std::lock_guard<std::mutex> lock(mutex_);
+    return users_ > 0 ? saved_ : Setting::current();
+  }
 
  private:
   std::mutex mutex_;
@@ -31,6 +36,7 @@ class CountedSetting {
 #ifdef TESSERA_BLAS_HAS_OPENBLAS_THREADS
 struct BlasThreadsSetting {
   using Saved = int;
+  static Saved current() { return openblas_get_num_threads(); }
   static Saved change() {
     const int program_threads = openblas_get_num_threads();
     openblas_set_num_threads(1);
@@ -42,6 +48,7 @@ struct BlasThreadsSetting {
 // A BLAS without OpenBLAS's thread control (CMakeLists.txt: BLA_VENDOR) must be sequential.
 struct BlasThreadsSetting {
   using Saved = int;
+  static Saved current() { return 1; }
   static Saved change() { return 1; }
   static void restore(Saved) noexcept {}
 };
@@ -49,6 +56,7 @@ struct BlasThreadsSetting {
 
 struct ProfilingSetting {
   using Saved = bool;  // whether the program had it on
+  static Saved current() { return starpu_profiling_status_get() != 0; }
   static Saved change() {
     const bool was_on = starpu_profiling_status_get() != 0;
     if (!was_on) starpu_profiling_status_set(STARPU_PROFILING_ENABLE);
@@ -70,6 +78,8 @@ CountedSetting<ProfilingSetting>& profiling() {
 }
 
 }  // namespace
+
+int program_blas_threads() { return blas_threads().program_value(); }
 
 ProcessSettingHolder::ProcessSettingHolder(ProcessSetting setting) : setting_(setting) {
   if (setting_ == ProcessSetting::single_threaded_blas)

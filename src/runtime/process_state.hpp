@@ -27,6 +27,10 @@ struct SingleThreadedBlas : ProcessSettingHolder {
   SingleThreadedBlas() : ProcessSettingHolder(ProcessSetting::single_threaded_blas) {}
 };
 
+// The BLAS threads the program's own calls run with (OpenBLAS's count, as the program has it
+// whatever Tessera holds; 1 for a BLAS without thread control).
+int program_blas_threads();
+
 // StarPU's task profiling on for the holder's lifetime (a program that had it on keeps it on).
 struct TaskProfiling : ProcessSettingHolder {
   TaskProfiling() : ProcessSettingHolder(ProcessSetting::task_profiling) {}

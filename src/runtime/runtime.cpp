@@ -98,6 +98,7 @@ struct WorkerSleep {
     pause_due = Clock::now() + pause_delay;
     if (!pauser.joinable()) {
       pauser_stopping = false;
+      const detail::WorkerStacks stacks;  // StarPU's pause and resume run on it
       pauser = std::thread([this] { run_pauser(); });
     }
     pause_changed.notify_one();
@@ -337,10 +338,11 @@ void init_starpu(starpu_conf& conf) {
 
 // Under an address-space limit (ulimit -v, -d) StarPU aborts where it cannot start a thread, and
 // a CPU worker without room for the BLAS buffer it maps in its first task hangs (OpenBLAS retries
-// for ever: address_space.hpp). Before StarPU starts, the CPU workers asked for are cut to those
-// whose stacks and buffers fit beside the other threads StarPU starts, unless the number was
-// fixed by the caller; none fitting, or a fixed number that does not fit, is an error. Returns
-// what to tell a person when the workers were cut.
+// for ever: address_space.hpp), as does the program's own BLAS where Tessera took its room. Before
+// StarPU starts, the CPU workers asked for are cut to those whose stacks and buffers fit beside
+// the other threads StarPU starts and the program's BLAS, unless the number was fixed by the
+// caller; none fitting, or a fixed number that does not fit, is an error. Returns what to tell a
+// person when the workers were cut.
 constexpr int kOtherStarpuThreads = 4;  // beside the workers: StarPU's own, and headroom
 
 std::optional<std::string> fit_cpu_workers_before_start(const RuntimeOptions& options, starpu_conf& conf) {
@@ -350,7 +352,8 @@ std::optional<std::string> fit_cpu_workers_before_start(const RuntimeOptions& op
   const int cuda_threads = conf.ncuda == 0 ? 0 : detail::nvidia_device_nodes() * std::max(1, options.workers_per_cuda);
   const std::size_t stack = detail::worker_thread_stack_bytes();
   const std::size_t per_worker = stack + detail::blas_buffer_bytes_per_worker();
-  const int fit = detail::regions_that_fit(planned, per_worker, stack * (kOtherStarpuThreads + cuda_threads));
+  const std::size_t reserved = stack * (kOtherStarpuThreads + cuda_threads) + detail::program_blas_bytes();
+  const int fit = detail::regions_that_fit(planned, per_worker, reserved);
   if (fit >= planned) return std::nullopt;
   const std::string why = "the process's address-space limit (ulimit -v / -d) leaves room for the threads and BLAS "
                           "buffers of " + std::to_string(fit) + " CPU workers (" + std::to_string(per_worker >> 20) +
@@ -363,18 +366,31 @@ std::optional<std::string> fit_cpu_workers_before_start(const RuntimeOptions& op
   return why + ": starting " + std::to_string(fit);
 }
 
-// Once started, the workers map their BLAS buffers at once, while there is room; a worker short
-// of it after all (the estimate above missed something) stops the start with an error.
-void map_blas_buffers_within_address_space() {
-  if (!detail::address_space_limited()) return;
+// Once started, the workers map their BLAS buffers at once, while there is room. Where StarPU's
+// start took more than the estimate above allowed for, it starts again with the workers whose
+// buffers still fit (the threads that ended leave their arenas to the new ones), unless the
+// number was fixed; returns what to tell a person then.
+std::optional<std::string> map_blas_buffers_within_address_space(const RuntimeOptions& options, const starpu_conf& prepared) {
+  if (!detail::address_space_limited()) return std::nullopt;
   const int started = static_cast<int>(starpu_cpu_worker_get_count());
   const std::size_t per_worker = detail::blas_buffer_bytes_per_worker();
-  if (detail::regions_that_fit(started, per_worker) < started) {
+  const int fit = detail::regions_that_fit(started, per_worker, detail::program_blas_bytes());
+  std::optional<std::string> notice;
+  if (fit < started) {
     starpu_shutdown();
-    throw ResourceError("the process's address-space limit (ulimit -v / -d) leaves no room for the BLAS buffers of " +
-                        std::to_string(started) + " CPU workers (" + std::to_string(per_worker >> 20) + " MiB each)");
+    const std::string why = "the process's address-space limit (ulimit -v / -d) leaves room for the BLAS buffers of " +
+                            std::to_string(fit) + " CPU workers (" + std::to_string(per_worker >> 20) +
+                            " MiB each), not " + std::to_string(started);
+    if (fit == 0 || options.ncpus >= 0 || detail::starpu_ncpu_from_environment())
+      throw ResourceError(why + (fit == 0 ? "" : ": ask for at most " + std::to_string(fit) + " (RuntimeOptions::ncpus, TESSERA_NCPU)"));
+    starpu_conf fewer = prepared;
+    fewer.ncpus = fit;
+    fewer.reserve_ncpus = 0;
+    init_starpu(fewer);
+    notice = why + ": started " + std::to_string(fit);
   }
-  if (started > 0) detail::map_blas_buffers_on_cpu_workers();
+  if (starpu_cpu_worker_get_count() > 0) detail::map_blas_buffers_on_cpu_workers();
+  return notice;
 }
 
 // Starts StarPU, refusing first what it would abort on; returns the running policy's name and,
@@ -419,8 +435,10 @@ std::string start_starpu(const RuntimeOptions& options, std::vector<std::string>
   if (conf.ncuda != 0)
     warm_up.emplace(detail::starpu_cuda_ids_from_environment() ? 0 : conf.ncuda);
   if (std::optional<std::string> fewer = fit_cpu_workers_before_start(options, conf)) notices.push_back(*fewer);
+  const starpu_conf prepared = conf;  // starpu_init may change what it is given
   init_starpu(conf);
-  map_blas_buffers_within_address_space();
+  if (std::optional<std::string> fewer = map_blas_buffers_within_address_space(options, prepared))
+    notices.push_back(*fewer);
   return running_policy_name();
 }
 

@@ -21,6 +21,7 @@
 
 #include "../test_support.hpp"
 #include "reliability_support.hpp"
+#include "address_space.hpp"
 #include "environment.hpp"
 #include "perfmodel_files.hpp"
 #include "tessera/tessera.h"
@@ -336,12 +337,15 @@ TEST(AddressSpaceLimit, CpuWorkersAreThoseWhoseBuffersFit) {
     Runtime runtime(two_cpu_workers());
     started_bytes = address_space_bytes() - before;
   }
-  const std::size_t buffer = std::size_t(145) << 20;
+  // A worker as Tessera counts it (its stack, BLAS buffer and arena), and StarPU's other threads.
+  const std::size_t stack = detail::worker_thread_stack_bytes();
+  const std::size_t worker = stack + detail::blas_buffer_bytes_per_worker();
+  const std::size_t others = 4 * stack + detail::program_blas_bytes();
   const std::size_t base = address_space_bytes();
   {
     RuntimeOptions options;  // the number of workers left to Tessera (two here)
     options.ncuda = 0;
-    limit_address_space(base + started_bytes + buffer + buffer / 2);
+    limit_address_space(base + started_bytes + others + worker + worker / 2);
     Runtime runtime(options);
     EXPECT_EQ(runtime.cpu_workers(), 1);
     ASSERT_EQ(runtime.notices().size(), 1u);
@@ -349,7 +353,7 @@ TEST(AddressSpaceLimit, CpuWorkersAreThoseWhoseBuffersFit) {
     expect_factors_in_time(runtime);
   }
   EXPECT_THROW(Runtime runtime(two_cpu_workers()), ResourceError);  // two asked for, one fits
-  limit_address_space(base + started_bytes + buffer / 4);
+  limit_address_space(base + started_bytes + worker / 4);
   EXPECT_THROW(Runtime runtime(two_cpu_workers()), ResourceError);
   limit_address_space(RLIM_INFINITY);
   Runtime runtime(two_cpu_workers());
