@@ -1,7 +1,8 @@
 /* A LAPACK program with signal handlers of its own: SIGINT handled with SA_SIGINFO, SIGSEGV and
- * SIGTRAP left at their default actions. Run under LD_PRELOAD=libtessera_lapack.so, it factors
- * (which starts Tessera's runtime), then checks that its handlers are still the ones it installed
- * and that its SIGINT handler still receives the siginfo of a raised SIGINT.
+ * SIGTRAP left as they were when it started (their defaults, or a sanitizer's). Run under
+ * LD_PRELOAD=libtessera_lapack.so, it factors (which starts Tessera's runtime), then checks that
+ * its handlers are still those and that its SIGINT handler still receives the siginfo of a raised
+ * SIGINT.
  *
  *   signals_program N          exit 0 when every handler is the program's own
  * It prints one line per signal: "SIGINT: intact" or "SIGINT: replaced".
@@ -23,9 +24,22 @@ static void on_sigint(int sig, siginfo_t *info, void *context) {
   sigint_info_right = sig == SIGINT && info && info->si_signo == SIGINT && info->si_pid == getpid();
 }
 
-static int is_default(int sig) {
+struct action {
+  void (*handler)(int);
+  int siginfo;
+};
+
+static struct action action_of(int sig) {
   struct sigaction now;
-  return sigaction(sig, NULL, &now) == 0 && !(now.sa_flags & SA_SIGINFO) && now.sa_handler == SIG_DFL;
+  memset(&now, 0, sizeof now);
+  sigaction(sig, NULL, &now);
+  struct action a = {now.sa_handler, (now.sa_flags & SA_SIGINFO) != 0};
+  return a;
+}
+
+static int unchanged(int sig, struct action before) {
+  const struct action now = action_of(sig);
+  return now.handler == before.handler && now.siginfo == before.siginfo;
 }
 
 static int report(const char *name, int intact) {
@@ -41,6 +55,7 @@ int main(int argc, char **argv) {
   handler.sa_flags = SA_SIGINFO;
   sigemptyset(&handler.sa_mask);
   if (sigaction(SIGINT, &handler, NULL) != 0) return 2;
+  const struct action segv = action_of(SIGSEGV), trap = action_of(SIGTRAP);
 
   double *a = calloc((size_t)n * n, sizeof(double));
   for (int j = 0; j < n; ++j) a[j + (size_t)j * n] = 4.0;
@@ -56,8 +71,8 @@ int main(int argc, char **argv) {
   int intact = 1;
   intact &= report("SIGINT", sigaction(SIGINT, NULL, &now) == 0 && (now.sa_flags & SA_SIGINFO) &&
                                  now.sa_sigaction == on_sigint);
-  intact &= report("SIGSEGV", is_default(SIGSEGV));
-  intact &= report("SIGTRAP", is_default(SIGTRAP));
+  intact &= report("SIGSEGV", unchanged(SIGSEGV, segv));
+  intact &= report("SIGTRAP", unchanged(SIGTRAP, trap));
   if (!intact) return 1;
   raise(SIGINT);
   printf("SIGINT handler called: %s, with its siginfo: %s\n", sigint_seen ? "yes" : "no",

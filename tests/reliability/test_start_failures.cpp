@@ -265,10 +265,19 @@ void on_sigint(int sig, siginfo_t* info, void*) {
   sigint_with_info = sig == SIGINT && info && info->si_signo == SIGINT && info->si_pid == getpid();
 }
 
-bool handler_is_default(int sig) {
+// A signal's action as the program set it (or found it: a sanitizer installs its own).
+struct SignalAction {
+  void (*handler)(int) = nullptr;
+  int flags = 0;
+};
+
+SignalAction action_of(int sig) {
   struct sigaction now {};
-  return sigaction(sig, nullptr, &now) == 0 && !(now.sa_flags & SA_SIGINFO) && now.sa_handler == SIG_DFL;
+  sigaction(sig, nullptr, &now);
+  return {now.sa_handler, now.sa_flags & SA_SIGINFO};
 }
+
+bool same_action(const SignalAction& a, const SignalAction& b) { return a.handler == b.handler && a.flags == b.flags; }
 
 TEST(Signals, TheProgramsHandlersAreLeftAlone) {
   struct sigaction handler {};
@@ -276,14 +285,15 @@ TEST(Signals, TheProgramsHandlersAreLeftAlone) {
   handler.sa_flags = SA_SIGINFO;
   sigemptyset(&handler.sa_mask);
   ASSERT_EQ(sigaction(SIGINT, &handler, nullptr), 0);
+  const SignalAction segv = action_of(SIGSEGV), trap = action_of(SIGTRAP);
   {
     Runtime runtime(two_cpu_workers());
     EXPECT_EQ(factor_small(runtime), 0);
     struct sigaction now {};
     ASSERT_EQ(sigaction(SIGINT, nullptr, &now), 0);
     EXPECT_TRUE((now.sa_flags & SA_SIGINFO) && now.sa_sigaction == on_sigint) << "SIGINT's handler was replaced";
-    EXPECT_TRUE(handler_is_default(SIGSEGV)) << "SIGSEGV's action was replaced";
-    EXPECT_TRUE(handler_is_default(SIGTRAP)) << "SIGTRAP's action was replaced";
+    EXPECT_TRUE(same_action(action_of(SIGSEGV), segv)) << "SIGSEGV's action was replaced";
+    EXPECT_TRUE(same_action(action_of(SIGTRAP), trap)) << "SIGTRAP's action was replaced";
     raise(SIGINT);
     EXPECT_EQ(sigint_with_info, 1) << "the program's SIGINT handler did not get its siginfo";
   }
