@@ -148,7 +148,9 @@ TESSERA_EXPORT void zero_opposite_triangle(Uplo uplo, int n, T* A, int lda, long
 // each way. Only the triangle
 // `uplo` of A is read and changed. Info: the first pivot the tile kernels find not positive, a NaN
 // included (as LAPACK's and cuSOLVER's kernels do: a NaN or infinity elsewhere is reported where
-// it reaches a pivot, if it does). Misuse: InvalidArgument with LAPACK's positions
+// it reaches a pivot, if it does); the matrix is not scanned here, so +inf on the diagonal, whose
+// square root cuSOLVER and Tessera's kernels compute as NaN, is reported at its column where
+// LAPACK (and a host array's factorization) gives 0. Misuse: InvalidArgument with LAPACK's positions
 // (tessera/lapack_arguments.hpp), checked before any CUDA call; then a host pointer for A or B is
 // an InvalidArgument at its position too. A runtime without a CUDA worker: RuntimeError.
 //
