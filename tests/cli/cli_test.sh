@@ -1,13 +1,13 @@
 #!/usr/bin/env bash
 # Runs the built `tessera` binary and checks exit statuses, messages and files.
 #   cli_test.sh TESSERA_BINARY CASE [ADDRESS_SPACE_KIB]
-# Each CASE is one CTest test (tests/cli/CMakeLists.txt). ADDRESS_SPACE_KIB (default 2 GiB) bounds
+# Each CASE is one CTest test (tests/cli/CMakeLists.txt). ADDRESS_SPACE_KIB (default 4 GiB) bounds
 # the runs that must refuse a matrix before allocating it; "none" leaves it unbounded (a sanitized
 # binary reserves terabytes of address space for its shadow memory).
 set -uo pipefail
 tessera=$1
 case_name=$2
-address_space_kib=${3:-2097152}
+address_space_kib=${3:-4194304}
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 cd "$work" || exit 1
@@ -315,7 +315,7 @@ oversized_matrix_refused_before_allocating() {
   # 40000 (12.8 GB per copy) as reported on a 24 GB machine; larger where the machine is.
   n=$(awk -v kib="$memory_kib" 'BEGIN { n = int(sqrt(kib * 1024 / 8)) + 1; print (n > 40000 ? n : 40000) }')
   printf '%%%%MatrixMarket matrix coordinate real general\n%s %s 1\n1 1 1\n' "$n" "$n" >huge.mtx
-  # In 2 GiB of address space (by default): enough to start, far too little for the matrix.
+  # In 4 GiB of address space (by default): enough to start, far too little for the matrix.
   run_bounded potrf --input huge.mtx
   [ "$status" -eq 1 ] || fail "huge file: exit $status: $(cat err.txt)"
   grep -qE "^tessera: huge.mtx: potrf of order $n in double precision needs [0-9.]+ GiB \(.*\), more than this machine's [0-9.]+ GiB of memory$" err.txt ||
