@@ -17,6 +17,8 @@ LAYERS = [
     ("kernels", ["codelets/kernels/*"]),
     ("public-api", ["include/tessera/*"]),
     ("algorithms", ["src/algorithms/*"]),
+    # Decide once, then run: a request's plan from a machine snapshot and one table of thresholds.
+    ("plan", ["src/plan/*"]),
     ("task-tags", ["codelets/tags/*"]),
     ("policies", ["scheduler_policies/*"]),
     ("lapack-drop-in", ["src/lapack/*"]),
@@ -33,7 +35,7 @@ LAYERS = [
 # Layers whose files never include StarPU: the algorithms work through the task interface, the
 # API's implementation through the runtime layer's StarPU-free headers, and the public headers
 # leave StarPU to the one opt-in interop header.
-STARPU_FREE = {"kernels", "public-api", "algorithms", "api", "lapack-drop-in", "cli"}
+STARPU_FREE = {"kernels", "public-api", "algorithms", "plan", "api", "lapack-drop-in", "cli"}
 STARPU_INTEROP_HEADER = "include/tessera/starpu_interop.hpp"
 STARPU_INCLUDE = re.compile(r'^\s*#\s*include\s+[<"]starpu[^>"]*[>"]', re.M)
 
@@ -58,17 +60,18 @@ ALLOWED = {
     "kernels": {"public-api"},
     "public-api": set(),
     "algorithms": {"public-api"},
+    "plan": {"algorithms", "public-api"},
     "task-tags": {"public-api"},
     "policies": {"task-tags", "public-api"},
-    "runtime": {"algorithms", "task-tags", "policies", "kernels", "public-api"},
-    "api": {"runtime", "algorithms", "public-api", "kernels"},
+    "runtime": {"plan", "algorithms", "task-tags", "policies", "kernels", "public-api"},
+    "api": {"runtime", "plan", "algorithms", "public-api", "kernels"},
     "lapack-drop-in": {"public-api"},
     "cli": {"public-api", "kernels"},
-    "distributed": {"runtime", "algorithms", "task-tags", "policies", "kernels", "public-api"},
+    "distributed": {"runtime", "plan", "algorithms", "task-tags", "policies", "kernels", "public-api"},
 }
 
 # Search path of the library's targets (CMakeLists.txt), after the including file's folder.
-SEARCH = ["src/algorithms", "src/runtime", "src/api", "src/distributed", "codelets", "codelets/tags", "codelets/kernels",
+SEARCH = ["src/algorithms", "src/plan", "src/runtime", "src/api", "src/distributed", "codelets", "codelets/tags", "codelets/kernels",
           "scheduler_policies", "include"]
 INCLUDE = re.compile(r'^\s*#\s*include\s+"([^"]+)"', re.M)
 

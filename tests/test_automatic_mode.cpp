@@ -1,7 +1,7 @@
 // Mode::automatic: the estimate behind the choice, and what a runtime resolves it to.
 #include <gtest/gtest.h>
 
-#include "automatic_mode.hpp"
+#include "machine.hpp"
 #include "test_support.hpp"
 
 namespace tessera {

@@ -17,6 +17,8 @@
 
 #include <chrono>
 #include <memory>
+#include <string>
+#include <vector>
 
 #include "tessera/options.hpp"
 #include "tessera/runtime.hpp"
@@ -125,5 +127,23 @@ TESSERA_EXPORT int default_tile_size(int n, bool double_precision, Mode resolved
 // that hybrid takes gpu mode's tiles on a runtime whose GPUs dominate (where auto runs gpu mode),
 // since the CPUs there take next to no tile task.
 TESSERA_EXPORT int default_tile_size(const Runtime& runtime, int n, bool double_precision, Mode requested);
+
+// Where a request's matrix lies: LAPACK layout in host memory (potrf_async), or in the memory of
+// the runtime's GPU (tessera::device::potrf).
+enum class MatrixIn { host, device };
+
+// How Tessera runs a request, and why. Every request is planned once, before any task runs (its
+// mode, tile size and path), from what the runtime has and one table of thresholds; this is the
+// plan an n x n potrf of T with `options` on `runtime` gets. Throws as that potrf would for the
+// same options (a mode the runtime cannot run, tiles too large for the GPU).
+struct PlanExplanation {
+  Mode mode = Mode::cpu;  // resolved
+  int nb = 0;
+  std::string path;  // "tiles", "one task" (the vendor's potrf on the whole matrix) or "caller's stream"
+  std::vector<std::string> reasons;  // one line per decision
+};
+template <class T>
+TESSERA_EXPORT PlanExplanation explain_potrf(const Runtime& runtime, int n, const FactorOptions& options = {},
+                                             MatrixIn where = MatrixIn::host);
 
 }  // namespace tessera

@@ -42,6 +42,11 @@ struct CUstream_st;
 
 namespace tessera::device {
 
+// Whether a stack of `batch` matrices of order n in GPU memory is factored fastest by the batched
+// kernels (potrf_batched_ex) rather than by potrf_ex one matrix at a time (few large matrices
+// leave most of the GPU idle in the batched kernels). Tessera's Python package follows it.
+TESSERA_EXPORT bool stack_takes_batched_kernels(int n, int batch);
+
 using Stream = CUstream_st*;
 
 // ---- batched, strided: matrix k at A + k * strideA ----------------------------------------------

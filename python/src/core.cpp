@@ -260,6 +260,7 @@ NB_MODULE(_core, m) {
   nb::set_leak_warnings(false);
   m.attr("library_version") = tessera::version();
   m.attr("starpu_version") = tessera::starpu_version();
+  m.def("stack_takes_batched_kernels", &tessera::device::stack_takes_batched_kernels, nb::arg("n"), nb::arg("batch"));
   m.def("policy_names", [] {
     std::vector<std::string> names;
     for (const tessera::PolicyInfo& p : tessera::scheduling_policies()) names.push_back(p.name);

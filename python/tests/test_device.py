@@ -11,6 +11,17 @@ import pytest
 import tessera
 from conftest import backward_error, not_spd_at, spd, tolerance
 
+# An order the dense device API takes, one matrix at a time, whatever the stack's length.
+DENSE_N = 1031
+
+
+def test_the_library_routes_stacks_of_gpu_matrices():
+    """The route of a stack is the library's plan (no GPU needed to ask): small matrices to the
+    batched kernels, large ones and short stacks of mid-sized ones to the dense device API."""
+    assert tessera._takes_batched_kernels(8, 1) and tessera._takes_batched_kernels(100, 10000)
+    assert not tessera._takes_batched_kernels(DENSE_N, 10000) and not tessera._takes_batched_kernels(1024, 1)
+    assert not tessera._takes_batched_kernels(513, 5) and tessera._takes_batched_kernels(513, 9)
+
 
 def _torch():
     try:
@@ -131,7 +142,7 @@ def test_members_that_are_not_positive_definite(kind, n):
 def test_short_stacks_of_larger_matrices(kind, n, batch, lower):
     """A few matrices of order 128 to 1023 go one by one through the dense device API (cuSOLVER),
     not the batched kernels: numpy's factors, each member's info, the batched path's layouts."""
-    assert tessera._short_stack(n, batch) and not tessera._short_stack(n, 1000)
+    assert not tessera._takes_batched_kernels(n, batch) and tessera._takes_batched_kernels(n, 1000)
     a = spd(n, batch=(batch,))
     expected = np.zeros(batch, np.int32)
     if batch > 1:
@@ -159,9 +170,9 @@ def _layouts(kind, clean, poisoned):
 
 @pytest.mark.parametrize("dtype", [np.float64, np.float32])
 @pytest.mark.parametrize("lower", [True, False])
-@pytest.mark.parametrize("n", [1, 2, 5, 31, 32, 33, 64, 100, 128, tessera.DENSE_DEVICE_MIN_N + 7])
+@pytest.mark.parametrize("n", [1, 2, 5, 31, 32, 33, 64, 100, 128, DENSE_N])
 def test_any_layout_is_read_where_it_lies_and_only_its_triangle(kind, n, lower, dtype):
-    """The batched path and the dense one (from DENSE_DEVICE_MIN_N) read the matrices through their
+    """The batched path and the dense one (DENSE_N) read the matrices through their
     strides (one kernel, no copy): every layout gives numpy's factor, the other triangle is never
     read (NaN there), and the input is left as it was."""
     a = spd(n, batch=(4,), dtype=dtype)
@@ -281,7 +292,7 @@ def test_torch_dense_stream_order_and_no_synchronisation():
         pytest.skip("needs PyTorch with a CUDA GPU")
     if torch.cuda.device_count() != 1:
         pytest.skip("one vendor call per matrix is chosen on a runtime with one GPU")
-    n = tessera.DENSE_DEVICE_MIN_N + 7
+    n = DENSE_N
     a = spd(n, batch=(2,))
     a[1] = not_spd_at(a[1], n // 2)
     factor, info, returned = _cholesky_ex_behind_queued_work(torch, a, spd(n))

@@ -11,7 +11,7 @@
 #include "caller_memory.hpp"
 #include "device_memory.hpp"
 #include "tile_access.hpp"
-#include "tile_requirements.hpp"
+#include "plan.hpp"
 #include "tessera/cholesky.hpp"
 #include "tessera/error.hpp"
 
@@ -19,13 +19,15 @@ namespace tessera {
 
 namespace {
 
+using detail::DataPlace;
 using detail::make_context;
 using detail::make_request;
+using detail::Plan;
+using detail::plan_request;
+using detail::PlanRequest;
 using detail::Submission;
 using detail::TaskContext;
 using detail::TileGrid;
-using detail::check_tiles_fit_gpu;
-using detail::tile_size_for;
 using detail::upper_as_stored;
 
 void require(bool ok, const std::string& what) {
@@ -66,10 +68,10 @@ class ArrayTiles {
       : device_tiles_(std::make_unique<detail::DeviceTiles<T>>(std::move(devices), std::move(layout))),
         tiles_(detail::TileAccess::on_gpus(runtime, n, nb, *device_tiles_, transposed)) {}
 #endif
-  ArrayTiles(Runtime& runtime, Mode mode, int rows, int cols, int nb, TileStructure structure, const T* array, int ld,
-             bool transposed = false)
-      : pinned_(std::make_unique<detail::PinnedCallerMemory>(
-            const_cast<T*>(array), runtime.resolve(mode) == Mode::cpu ? 0 : span_bytes(rows, cols, ld))),
+  ArrayTiles(Runtime& runtime, Mode resolved, int rows, int cols, int nb, TileStructure structure, const T* array,
+             int ld, bool transposed = false)
+      : pinned_(std::make_unique<detail::PinnedCallerMemory>(const_cast<T*>(array),
+                                                             resolved == Mode::cpu ? 0 : span_bytes(rows, cols, ld))),
         tiles_(detail::TileAccess::view(runtime, rows, cols, nb, structure, const_cast<T*>(array), ld,
                                         detail::kHostMemory, transposed)) {}
   const TileMatrix<T>& tiles() const { return *tiles_; }
@@ -98,7 +100,7 @@ bool tiles_in_place(const Runtime& runtime, const FactorOptions& options, int n,
 // Where a call's tiles are staged (HostTiles::staged; automatic: the runtime's first call, on an
 // array of 1 GiB or more): each tile on the GPU owning it (GpuOwners: every GPU when tile tasks
 // are placed on their owners, the first GPU otherwise), a GPU's tiles of a tile column in one
-// panel (OwnedPanels). For a call that runs as gpu mode does (runs_as_gpu_mode: hybrid too where
+// panel (OwnedPanels). For a call that runs as gpu mode does (Plan::runs_as_gpu_mode: hybrid too where
 // the GPUs dominate; a tile task a CPU takes then has StarPU bring the tile over and back, as for
 // any tile in GPU memory), an array stored in its lower triangle, or in its upper one and kept as
 // stored (upper_as_stored), that the caller has not pinned (a pinned one is used in place, with no
@@ -110,13 +112,14 @@ struct StagedLayout {
 };
 
 template <class T>
-std::optional<StagedLayout> staged_layout(const Runtime& runtime, const FactorOptions& options, int n, int nb,
+std::optional<StagedLayout> staged_layout(const Runtime& runtime, const Plan& plan, const FactorOptions& options, int n,
                                           const T* A) {
+  const int nb = plan.nb;
   const HostTiles host_tiles = detail::host_tiles_of(runtime);
   if (host_tiles != HostTiles::staged && host_tiles != HostTiles::automatic) return std::nullopt;
   if (host_tiles == HostTiles::automatic && !detail::stages_automatically(sizeof(T) * double(n) * n)) return std::nullopt;
   if (n <= 0 || runtime.cuda_devices() < 1 || (options.uplo != Uplo::lower && !upper_as_stored(options)) ||
-      !detail::runs_as_gpu_mode(runtime, options.mode) || detail::pinned_host_memory(A))
+      !plan.runs_as_gpu_mode || detail::pinned_host_memory(A))
     return std::nullopt;
   const detail::GpuOwners owners = detail::GpuOwners::for_gpus(detail::gpus_for_tiles(runtime));
   std::vector<int> devices = detail::cuda_devices_in_order();
@@ -132,10 +135,11 @@ std::optional<StagedLayout> staged_layout(const Runtime& runtime, const FactorOp
 
 // The symmetric matrix of a call as tiles: lower tiles, or transposed ones (upper_as_stored).
 template <class T>
-ArrayTiles<T> matrix_tiles(Runtime& runtime, bool in_place, const FactorOptions& options, int n, int nb, const T* A,
-                           int lda) {
+ArrayTiles<T> matrix_tiles(Runtime& runtime, bool in_place, const Plan& plan, const FactorOptions& options, int n,
+                           const T* A, int lda) {
+  const int nb = plan.nb;
   const bool transposed = upper_as_stored(options);
-  if (in_place) return ArrayTiles<T>(runtime, options.mode, n, n, nb, TileStructure::symmetric_lower, A, lda, transposed);
+  if (in_place) return ArrayTiles<T>(runtime, plan.mode, n, n, nb, TileStructure::symmetric_lower, A, lda, transposed);
   if (transposed) return ArrayTiles<T>(detail::TileAccess::transposed_tiles<T>(runtime, n, nb));
   return ArrayTiles<T>(runtime, n, n, nb, TileStructure::symmetric_lower);
 }
@@ -144,21 +148,21 @@ ArrayTiles<T> matrix_tiles(Runtime& runtime, bool in_place, const FactorOptions&
 // (staged_layout); null otherwise, and when the GPU memory or the slots cannot be had after all
 // (memory taken since it was counted): the call then runs on host tiles.
 template <class T>
-std::shared_ptr<ArrayTiles<T>> staged_tiles_if_possible(Runtime& runtime, const FactorOptions& options, int n, int nb,
-                                                        const T* A, detail::StagingRing*& staging) {
+std::shared_ptr<ArrayTiles<T>> staged_tiles_if_possible(Runtime& runtime, const Plan& plan, const FactorOptions& options,
+                                                        int n, const T* A, detail::StagingRing*& staging) {
 #ifdef TESSERA_HAVE_CUDA
-  std::optional<StagedLayout> layout = staged_layout<T>(runtime, options, n, nb, A);
+  std::optional<StagedLayout> layout = staged_layout<T>(runtime, plan, options, n, A);
   if (!layout) return nullptr;
   try {
     staging = &detail::staging_ring_of(runtime);
-    return std::make_shared<ArrayTiles<T>>(runtime, n, nb, std::move(layout->devices), std::move(layout->panels),
+    return std::make_shared<ArrayTiles<T>>(runtime, n, plan.nb, std::move(layout->devices), std::move(layout->panels),
                                            upper_as_stored(options));
   } catch (const ResourceError&) {
   } catch (const CudaError&) {
   }
   staging = nullptr;
 #else
-  (void)runtime, (void)options, (void)n, (void)nb, (void)A, (void)staging;
+  (void)runtime, (void)plan, (void)options, (void)n, (void)A, (void)staging;
 #endif
   return nullptr;
 }
@@ -204,49 +208,67 @@ Request store_async(const TileMatrix<T>& B, T* dst, int ld) {
   return store_async(B, Uplo::lower, dst, ld);
 }
 
+// What a request on a tile matrix asks of the plan (the tile matrix's own tile size).
+template <class T>
+PlanRequest tiles_request(const TileMatrix<T>& A, const FactorOptions& options, bool factors) {
+  PlanRequest request;
+  request.precision = detail::precision_of<T>();
+  request.place = DataPlace::tiles;
+  request.n = A.rows();
+  request.factors = factors;
+  request.options = options;
+  request.tile_nb = A.nb();
+  request.tiles_on_first_gpu = [&A] { return detail::tiles_valid_on_first_gpu(detail::tile_grid(A)); };
+  return request;
+}
+
+// What a LAPACK-layout request on an n x n host array asks of the plan.
+template <class T>
+PlanRequest array_request(int n, const FactorOptions& options, bool factors) {
+  PlanRequest request;
+  request.precision = detail::precision_of<T>();
+  request.place = DataPlace::host_array;
+  request.n = n;
+  request.factors = factors;
+  request.options = options;
+  return request;
+}
+
 template <class T>
 Request potrf_async(TileMatrix<T>& A, const FactorOptions& options) {
   require(A.structure() == TileStructure::symmetric_lower, "potrf needs a symmetric tile matrix");
-  check_tiles_fit_gpu<T>(A.runtime(), options.mode, A.nb(), A.rows());
+  const Plan plan = plan_request(A.runtime(), tiles_request(A, options, true));
   return make_request(A.runtime(), nullptr, [&](Submission& s) {
     s.set_trace(options.trace);
-    const TileGrid grid = detail::tile_grid(A);
-    detail::CholeskyPlan plan = detail::cholesky_plan<T>(A.runtime(), options, grid);
-    if (plan.panel_starts.size() <= 1 && detail::factors_resident_tiles_whole<T>(A.runtime(), options, grid))
-      plan.grain = TaskGrain::whole_matrix;
-    detail::insert_cholesky<T>(make_context(A.runtime(), s, options.mode, options.gpu_kernels), grid, options.hints,
-                               plan);
+    detail::insert_cholesky<T>(make_context(A.runtime(), s, plan, options.gpu_kernels), detail::tile_grid(A),
+                               options.hints, plan.cholesky());
   });
 }
 
 template <class T>
 Request potrs_async(const TileMatrix<T>& L, TileMatrix<T>& B, const FactorOptions& options) {
   check_same_runtime_and_tiles(L, B);
-  check_tiles_fit_gpu<T>(L.runtime(), options.mode, L.nb(), L.rows());
+  const Plan plan = plan_request(L.runtime(), tiles_request(L, options, false));
   return make_request(L.runtime(), nullptr, [&](Submission& s) {
     s.set_trace(options.trace);
-    detail::insert_cholesky_solve(make_context(L.runtime(), s, options.mode, options.gpu_kernels), L, B,
-                                  options.hints);
+    detail::insert_cholesky_solve(make_context(L.runtime(), s, plan, options.gpu_kernels), L, B, options.hints);
   });
 }
 
 template <class T>
 Request potrf_async(Runtime& runtime, int n, T* A, int lda, const FactorOptions& options) {
   detail::throw_if_invalid("potrf", potrf_argument_error(detail::uplo_letter(options.uplo), n, A, lda));
-  const int nb = tile_size_for<T>(runtime, n, options);
-  check_tiles_fit_gpu<T>(runtime, options.mode, nb, n);
+  const Plan plan = plan_request(runtime, array_request<T>(n, options, true));
   detail::StagingRing* staging = nullptr;
-  std::shared_ptr<ArrayTiles<T>> tiles = staged_tiles_if_possible<T>(runtime, options, n, nb, A, staging);
+  std::shared_ptr<ArrayTiles<T>> tiles = staged_tiles_if_possible<T>(runtime, plan, options, n, A, staging);
   if (!tiles)
     tiles = std::make_shared<ArrayTiles<T>>(
-        matrix_tiles(runtime, tiles_in_place<T>(runtime, options, n, A), options, n, nb, A, lda));
+        matrix_tiles(runtime, tiles_in_place<T>(runtime, options, n, A), plan, options, n, A, lda));
   return make_request(runtime, tiles, [&](Submission& s) {
     s.set_trace(options.trace);
-    detail::TaskContext ctx = make_context(runtime, s, options.mode, options.gpu_kernels);
+    detail::TaskContext ctx = make_context(runtime, s, plan, options.gpu_kernels);
     ctx.staging = staging;
-    const TileGrid grid = tiles->grid();
-    detail::insert_lapack_potrf<T>(ctx, grid, options.uplo, A, lda, options.hints,
-                                   detail::cholesky_plan<T>(runtime, options, grid));
+    detail::insert_lapack_potrf<T>(ctx, tiles->grid(), options.uplo, A, lda, options.hints, plan.cholesky());
   });
 }
 
@@ -255,21 +277,19 @@ Request potrf_async(Runtime& runtime, int n, T* A, int lda, const FactorOptions&
 // tile grids. A staged matrix's right-hand sides are pooled tiles, which the algorithms copy
 // without the slots.
 template <class T, class InsertSolve>
-Request submit_lapack_solve(Runtime& runtime, int n, int nrhs, const T* A, int lda, T* B, int ldb, Rhs rhs,
-                            const FactorOptions& options, InsertSolve&& insert_solve) {
-  const int nb = tile_size_for<T>(runtime, n, options);
-  check_tiles_fit_gpu<T>(runtime, options.mode, nb, n);
+Request submit_lapack_solve(Runtime& runtime, const Plan& plan, int n, int nrhs, const T* A, int lda, T* B, int ldb,
+                            Rhs rhs, const FactorOptions& options, InsertSolve&& insert_solve) {
   detail::StagingRing* staging = nullptr;
-  std::shared_ptr<ArrayTiles<T>> matrix = staged_tiles_if_possible<T>(runtime, options, n, nb, A, staging);
+  std::shared_ptr<ArrayTiles<T>> matrix = staged_tiles_if_possible<T>(runtime, plan, options, n, A, staging);
   const bool in_place = !matrix && nrhs > 0 && tiles_in_place<T>(runtime, options, n, A);
-  if (!matrix) matrix = std::make_shared<ArrayTiles<T>>(matrix_tiles(runtime, in_place, options, n, nb, A, lda));
+  if (!matrix) matrix = std::make_shared<ArrayTiles<T>>(matrix_tiles(runtime, in_place, plan, options, n, A, lda));
   auto tiles = std::make_shared<MatrixAndRhs<T>>(MatrixAndRhs<T>{
       std::move(matrix), in_place && rhs == Rhs::in_place_with_matrix
-                             ? ArrayTiles<T>(runtime, options.mode, n, nrhs, nb, TileStructure::general, B, ldb)
-                             : ArrayTiles<T>(runtime, n, nrhs, nb, TileStructure::general)});
+                             ? ArrayTiles<T>(runtime, plan.mode, n, nrhs, plan.nb, TileStructure::general, B, ldb)
+                             : ArrayTiles<T>(runtime, n, nrhs, plan.nb, TileStructure::general)});
   return make_request(runtime, tiles, [&](Submission& s) {
     s.set_trace(options.trace);
-    TaskContext ctx = make_context(runtime, s, options.mode, options.gpu_kernels);
+    TaskContext ctx = make_context(runtime, s, plan, options.gpu_kernels);
     ctx.staging = staging;
     insert_solve(ctx, tiles->A->grid(), tiles->B.grid());
   });
@@ -280,7 +300,8 @@ Request potrs_async(Runtime& runtime, int n, int nrhs, const T* A, int lda, T* B
                     const FactorOptions& options) {
   detail::throw_if_invalid("potrs",
                            potrs_argument_error(detail::uplo_letter(options.uplo), n, nrhs, A, lda, B, ldb));
-  return submit_lapack_solve<T>(runtime, n, nrhs, A, lda, B, ldb, Rhs::in_place_with_matrix, options,
+  const Plan plan = plan_request(runtime, array_request<T>(n, options, false));
+  return submit_lapack_solve<T>(runtime, plan, n, nrhs, A, lda, B, ldb, Rhs::in_place_with_matrix, options,
                                 [&](const TaskContext& ctx, const TileGrid& a_tiles, const TileGrid& b_tiles) {
                                   detail::insert_lapack_potrs<T>(ctx, a_tiles, b_tiles, options.uplo, A, lda, B, ldb,
                                                                 options.hints);
@@ -291,11 +312,11 @@ template <class T>
 Request posv_async(Runtime& runtime, int n, int nrhs, T* A, int lda, T* B, int ldb, const FactorOptions& options) {
   detail::throw_if_invalid("posv",
                            posv_argument_error<T>(detail::uplo_letter(options.uplo), n, nrhs, A, lda, B, ldb));
-  return submit_lapack_solve<T>(runtime, n, nrhs, A, lda, B, ldb, Rhs::from_pool, options,
+  const Plan plan = plan_request(runtime, array_request<T>(n, options, true));
+  return submit_lapack_solve<T>(runtime, plan, n, nrhs, A, lda, B, ldb, Rhs::from_pool, options,
                                 [&](const TaskContext& ctx, const TileGrid& a_tiles, const TileGrid& b_tiles) {
                                   detail::insert_lapack_posv<T>(ctx, a_tiles, b_tiles, options.uplo, A, lda, B, ldb,
-                                                                options.hints,
-                                                                detail::cholesky_plan<T>(runtime, options, a_tiles));
+                                                                options.hints, plan.cholesky());
                                 });
 }
 

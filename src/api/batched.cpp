@@ -10,6 +10,7 @@
 
 #include "argument_errors.hpp"
 #include "memory_overlap.hpp"
+#include "plan.hpp"
 #include "request_support.hpp"
 #include "runtime_control.hpp"
 #include "tessera/error.hpp"
@@ -40,18 +41,23 @@ struct BatchState {
   }
 };
 
-void require(bool ok, const std::string& what) {
-  if (!ok) throw InvalidArgument(what);
-}
-
 struct Chunk {
   int first;
   int count;
 };
 
-std::vector<Chunk> chunks_of(const Runtime& runtime, int batch, const BatchOptions& options, Mode mode) {
-  require(options.chunk >= 0, "chunk must be positive (or 0 to let Tessera choose)");
-  const int size = options.chunk > 0 ? options.chunk : default_batch_chunk(runtime, batch, mode);
+// The plan of a batch of `batch` matrices (0: nothing to factor or solve).
+detail::Plan batch_plan(const Runtime& runtime, int batch, const BatchOptions& options) {
+  detail::PlanRequest request;
+  request.place = detail::DataPlace::batch;
+  request.options.mode = options.mode;
+  request.batch = batch;
+  request.batch_chunk = options.chunk;
+  return detail::plan_request(runtime, request);
+}
+
+std::vector<Chunk> chunks_of(int batch, const detail::Plan& plan) {
+  const int size = plan.batch_chunk;
   std::vector<Chunk> chunks;
   for (int first = 0; first < batch; first += size) chunks.push_back({first, std::min(size, batch - first)});
   return chunks;
@@ -122,12 +128,12 @@ Request submit_strided(Runtime& runtime, int n, int nrhs, T* A, int lda, long lo
     state->internal_info.assign(static_cast<std::size_t>(batch), 0);  // potrs alone: solve every matrix
     info = state->internal_info.data();
   }
-  const Mode mode = runtime.resolve(options.mode);
+  const detail::Plan plan = batch_plan(runtime, n == 0 ? 0 : batch, options);
   if (n == 0) std::fill(info, info + batch, 0);  // nothing to factor or solve
   return detail::make_request(runtime, state, [&](Submission& s) {
     if (batch == 0 || n == 0) return;
-    const detail::TaskContext ctx = detail::make_context(runtime, s, mode, GpuKernels::any);
-    const std::vector<Chunk> chunks = chunks_of(runtime, batch, options, mode);
+    const detail::TaskContext ctx = detail::make_context(runtime, s, plan, GpuKernels::any);
+    const std::vector<Chunk> chunks = chunks_of(batch, plan);
     for (const Chunk& c : chunks) {
       const TaskHints hints = chunk_hints(ctx, options, c, chunks);
       void* info_handle = state->keep(detail::register_array(info + c.first, sizeof(int), c.count));
@@ -152,11 +158,11 @@ Request submit_variable(Runtime& runtime, const int* n, int nrhs, T* A, const lo
   }
   state->relative_offsets.resize(static_cast<std::size_t>(batch));
   state->relative_offsets_b.resize(static_cast<std::size_t>(batch));
-  const Mode mode = runtime.resolve(options.mode);
+  const detail::Plan plan = batch_plan(runtime, batch, options);
   return detail::make_request(runtime, state, [&](Submission& s) {
     if (batch == 0) return;
-    const detail::TaskContext ctx = detail::make_context(runtime, s, mode, GpuKernels::any);
-    const std::vector<Chunk> chunks = chunks_of(runtime, batch, options, mode);
+    const detail::TaskContext ctx = detail::make_context(runtime, s, plan, GpuKernels::any);
+    const std::vector<Chunk> chunks = chunks_of(batch, plan);
     for (const Chunk& c : chunks) {
       const TaskHints hints = chunk_hints(ctx, options, c, chunks);
       if (std::all_of(n + c.first, n + c.first + c.count, [](int order) { return order == 0; })) {
@@ -179,14 +185,7 @@ Request submit_variable(Runtime& runtime, const int* n, int nrhs, T* A, const lo
 }  // namespace
 
 int default_batch_chunk(const Runtime& runtime, int batch, Mode mode) {
-  // A few chunks per worker so transfers overlap computation and the scheduler can balance; GPU
-  // chunks stay large enough to fill the device.
-  const int workers = mode == Mode::gpu ? runtime.cuda_workers()
-                      : mode == Mode::cpu ? runtime.cpu_workers()
-                                          : runtime.cpu_workers() + runtime.cuda_workers();
-  const int chunks = std::max(1, 2 * workers);
-  const int minimum = mode == Mode::cpu ? 1 : 256;
-  return std::max(1, std::max(std::min(minimum, batch), (batch + chunks - 1) / chunks));
+  return detail::default_batch_chunk(detail::RuntimeControl::machine(runtime), batch, mode);
 }
 
 template <class T>

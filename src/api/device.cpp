@@ -14,7 +14,7 @@
 #include "device_memory.hpp"
 #include "request_support.hpp"
 #include "tile_access.hpp"
-#include "tile_requirements.hpp"
+#include "plan.hpp"
 #include "tessera/error.hpp"
 
 namespace tessera::device {
@@ -87,55 +87,66 @@ class SymmetricTiles {
 
 // One request on `runtime` (insert(ctx) inserts its tasks), waited for; returns its info.
 template <class Insert>
-int run_request(Runtime& runtime, const FactorOptions& options, Insert&& insert) {
+int run_request(Runtime& runtime, const detail::Plan& plan, const FactorOptions& options, Insert&& insert) {
   Request request = detail::make_request(runtime, nullptr, [&](detail::Submission& submission) {
     submission.set_trace(options.trace);
-    insert(detail::make_context(runtime, submission, options.mode, options.gpu_kernels));
+    insert(detail::make_context(runtime, submission, plan, options.gpu_kernels));
   });
   return request.wait();
 }
 
 template <class T>
-int factor(Runtime& runtime, const SymmetricTiles<T>& A, const FactorOptions& options) {
-  return run_request(runtime, options, [&](const detail::TaskContext& ctx) {
-    detail::insert_cholesky(ctx, A.tiles(), options.hints, options.grain);
+int factor(Runtime& runtime, const detail::Plan& plan, const SymmetricTiles<T>& A, const FactorOptions& options) {
+  return run_request(runtime, plan, options, [&](const detail::TaskContext& ctx) {
+    detail::insert_cholesky(ctx, A.tiles(), options.hints, plan.grain);
   });
 }
 
 template <class T>
-void solve(Runtime& runtime, const SymmetricTiles<T>& A, const TileMatrix<T>& B, const FactorOptions& options) {
-  run_request(runtime, options, [&](const detail::TaskContext& ctx) {
+void solve(Runtime& runtime, const detail::Plan& plan, const SymmetricTiles<T>& A, const TileMatrix<T>& B,
+           const FactorOptions& options) {
+  run_request(runtime, plan, options, [&](const detail::TaskContext& ctx) {
     detail::insert_cholesky_solve(ctx, A.tiles(), B, options.hints);
   });
 }
 
-// A call's options as it runs: the whole matrix as one tile, factored by one task calling the
-// vendor's potrf on it, where factors_device_matrix_whole says so.
+// The plan of an n x n device-API call.
 template <class T>
-FactorOptions options_as_run(const Runtime& runtime, int n, const FactorOptions& asked) {
-  FactorOptions options = asked;
-  if (detail::factors_device_matrix_whole<T>(runtime, asked, n)) {
-    options.grain = TaskGrain::whole_matrix;
-    options.nb = n;
-  }
-  return options;
+detail::Plan device_plan(const Runtime& runtime, int n, const FactorOptions& options) {
+  detail::PlanRequest request;
+  request.precision = detail::precision_of<T>();
+  request.place = detail::DataPlace::device_array;
+  request.n = n;
+  request.options = options;
+  return detail::plan_request(runtime, request);
 }
 
-// The tile size of an n x n call, checked against the GPU's memory.
-template <class T>
-int checked_tile_size(const Runtime& runtime, int n, const FactorOptions& options) {
-  const int nb = detail::tile_size_for<T>(runtime, n, options);
-  detail::check_tiles_fit_gpu<T>(runtime, options.mode, nb, n);
-  return nb;
+// The options the tiles of a call are made with: the plan's grain (the whole matrix as one tile
+// where the plan says so).
+FactorOptions as_planned(const FactorOptions& options, const detail::Plan& plan) {
+  FactorOptions planned = options;
+  planned.grain = plan.grain;
+  planned.nb = plan.nb;
+  return planned;
 }
 
-// Whether the call runs on the caller's stream (runs_on_callers_stream) with its matrices on the
-// one GPU of the runtime; a matrix elsewhere takes the runtime's path, which says why it cannot.
-template <class T>
-bool on_callers_stream(const Runtime& runtime, const FactorOptions& options, int n, std::initializer_list<int> devices) {
-  if (!detail::runs_on_callers_stream<T>(runtime, options, n)) return false;
+// Whether the call runs on the caller's stream (Path::callers_stream) with its matrices on the one
+// GPU of the runtime; a matrix elsewhere takes the runtime's path, which says why it cannot.
+bool on_callers_stream(const detail::Plan& plan, std::initializer_list<int> devices) {
+  if (plan.path != detail::Path::callers_stream) return false;
   const int gpu = detail::first_cuda_device();
   return std::all_of(devices.begin(), devices.end(), [&](int device) { return device == gpu; });
+}
+
+// A planned factorization of A in place on `device`, through the runtime's tasks.
+template <class T>
+int factor_planned(Runtime& runtime, const detail::Plan& plan, int n, T* A, int lda, int device,
+                   const FactorOptions& options) {
+  const FactorOptions planned = as_planned(options, plan);
+  SymmetricTiles<T> tiles(runtime, n, plan.nb, planned, A, lda, device);
+  const int info = factor(runtime, plan, tiles, planned);
+  tiles.store(A, lda);
+  return info;
 }
 
 }  // namespace
@@ -145,16 +156,12 @@ int potrf(Runtime& runtime, int n, T* A, int lda, Stream stream, const FactorOpt
   detail::throw_if_invalid("device::potrf", potrf_argument_error(detail::uplo_letter(options.uplo), n, A, lda));
   require_cuda_workers("potrf", runtime);
   if (n == 0) return 0;
-  const FactorOptions run = options_as_run<T>(runtime, n, options);
-  const int nb = checked_tile_size<T>(runtime, n, run);
+  const detail::Plan plan = device_plan<T>(runtime, n, options);
   const int device = device_holding("potrf", A, "A", 3);
-  if (on_callers_stream<T>(runtime, options, n, {device}))
+  if (on_callers_stream(plan, {device}))
     return detail::potrf_on_callers_stream(runtime, device, options.uplo, n, A, lda, stream);
   detail::synchronize_stream(stream);
-  SymmetricTiles<T> tiles(runtime, n, nb, run, A, lda, device);
-  const int info = factor(runtime, tiles, run);
-  tiles.store(A, lda);
-  return info;
+  return factor_planned(runtime, plan, n, A, lda, device, options);
 }
 
 template <class T>
@@ -168,11 +175,13 @@ void potrf_ex(Runtime& runtime, int n, T* A, int lda, int* info, Stream stream, 
     detail::write_int_on_stream(info, 0, stream);
     return;
   }
-  if (on_callers_stream<T>(runtime, options, n, {device, info_device})) {
+  const detail::Plan plan = device_plan<T>(runtime, n, options);
+  if (on_callers_stream(plan, {device, info_device})) {
     detail::potrf_on_callers_stream_async(runtime, device, options.uplo, n, A, lda, info, stream);
     return;
   }
-  detail::write_int_on_stream(info, potrf(runtime, n, A, lda, stream, options), stream);
+  detail::synchronize_stream(stream);
+  detail::write_int_on_stream(info, factor_planned(runtime, plan, n, A, lda, device, options), stream);
 }
 
 template <class T>
@@ -211,11 +220,12 @@ int potrs(Runtime& runtime, int n, int nrhs, const T* A, int lda, T* B, int ldb,
                            potrs_argument_error(detail::uplo_letter(options.uplo), n, nrhs, A, lda, B, ldb));
   require_cuda_workers("potrs", runtime);
   if (n == 0 || nrhs == 0) return 0;
-  const FactorOptions run = options_as_run<T>(runtime, n, options);
-  const int nb = checked_tile_size<T>(runtime, n, run);
+  const detail::Plan plan = device_plan<T>(runtime, n, options);
+  const FactorOptions run = as_planned(options, plan);
+  const int nb = plan.nb;
   const int a_device = device_holding("potrs", A, "A", 4);
   const int b_device = device_holding("potrs", B, "B", 6);
-  if (on_callers_stream<T>(runtime, options, n, {a_device, b_device})) {
+  if (on_callers_stream(plan, {a_device, b_device})) {
     detail::potrs_on_callers_stream(runtime, a_device, options.uplo, n, nrhs, A, lda, B, ldb, stream);
     return 0;
   }
@@ -223,7 +233,7 @@ int potrs(Runtime& runtime, int n, int nrhs, const T* A, int lda, T* B, int ldb,
   // The factor's tiles are only read (no task writes them, so nothing is written back).
   SymmetricTiles<T> factor_tiles(runtime, n, nb, run, const_cast<T*>(A), lda, a_device);
   const auto rhs = TileAccess::view(runtime, n, nrhs, nb, TileStructure::general, B, ldb, b_device);
-  solve(runtime, factor_tiles, *rhs, run);
+  solve(runtime, plan, factor_tiles, *rhs, run);
   return 0;
 }
 
@@ -233,11 +243,12 @@ int posv(Runtime& runtime, int n, int nrhs, T* A, int lda, T* B, int ldb, Stream
                            posv_argument_error<T>(detail::uplo_letter(options.uplo), n, nrhs, A, lda, B, ldb));
   require_cuda_workers("posv", runtime);
   if (n == 0) return 0;
-  const FactorOptions run = options_as_run<T>(runtime, n, options);
-  const int nb = checked_tile_size<T>(runtime, n, run);
+  const detail::Plan plan = device_plan<T>(runtime, n, options);
+  const FactorOptions run = as_planned(options, plan);
+  const int nb = plan.nb;
   const int a_device = device_holding("posv", A, "A", 4);
   const int b_device = nrhs > 0 ? device_holding("posv", B, "B", 6) : a_device;
-  if (on_callers_stream<T>(runtime, options, n, {a_device, b_device})) {
+  if (on_callers_stream(plan, {a_device, b_device})) {
     // As LAPACK: B is left as it was when the factorization fails.
     const int info = detail::potrf_on_callers_stream(runtime, a_device, options.uplo, n, A, lda, stream);
     if (info == 0 && nrhs > 0)
@@ -252,8 +263,8 @@ int posv(Runtime& runtime, int n, int nrhs, T* A, int lda, T* B, int ldb, Stream
   // caller's memory, which LAPACK leaves as it was when the factorization fails (the host path
   // copies them back only then). The solve then starts after the last tile is factored instead
   // of following the factorization panel by panel.
-  const int info = factor(runtime, tiles, run);
-  if (info == 0 && rhs) solve(runtime, tiles, *rhs, run);
+  const int info = factor(runtime, plan, tiles, run);
+  if (info == 0 && rhs) solve(runtime, plan, tiles, *rhs, run);
   tiles.store(A, lda);
   return info;
 }

@@ -49,7 +49,37 @@ int report_write_error(int cause) {
   return 1;
 }
 
-int run_info(const tessera::cli::RuntimeFlags& flags, const std::string& policy, bool as_json) {
+// The request `tessera info --explain N` plans: an N x N potrf.
+struct ExplainRequest {
+  int n = -1;  // none asked for
+  std::string mode;
+  std::string precision = "d";
+  int nb = 0;
+  bool on_device = false;
+};
+
+tessera::PlanExplanation explain(const tessera::Runtime& runtime, const ExplainRequest& request) {
+  tessera::FactorOptions options;
+  options.mode = request.mode.empty() ? tessera::FactorOptions::from_environment().mode : tessera::parse_mode(request.mode);
+  options.nb = request.nb;
+  const tessera::MatrixIn where = request.on_device ? tessera::MatrixIn::device : tessera::MatrixIn::host;
+  return request.precision == "s" ? tessera::explain_potrf<float>(runtime, request.n, options, where)
+                                  : tessera::explain_potrf<double>(runtime, request.n, options, where);
+}
+
+json plan_json(const tessera::PlanExplanation& plan) {
+  return {{"mode", tessera::to_string(plan.mode)}, {"nb", plan.nb}, {"path", plan.path}, {"reasons", plan.reasons}};
+}
+
+void print_plan(const ExplainRequest& request, const tessera::PlanExplanation& plan) {
+  fmt::print("plan of a {} potrf of order {} ({}): mode {}, tile size {}, path: {}\n",
+             request.precision == "s" ? "single-precision" : "double-precision", request.n,
+             request.on_device ? "in GPU memory" : "in host memory", tessera::to_string(plan.mode), plan.nb, plan.path);
+  for (const std::string& reason : plan.reasons) fmt::print("  {}\n", reason);
+}
+
+int run_info(const tessera::cli::RuntimeFlags& flags, const std::string& policy, bool as_json,
+             const ExplainRequest& request) {
   const tessera::MachineInfo machine = tessera::machine_info();
   tessera::RuntimeOptions options = tessera::cli::runtime_options(flags);
   if (!policy.empty()) options.scheduler = policy;
@@ -71,7 +101,15 @@ int run_info(const tessera::cli::RuntimeFlags& flags, const std::string& policy,
                      {"blas", {{"library", blas.library}, {"kernel", blas.kernel},
                                {"kernel_from_environment", blas.kernel_from_environment},
                                {"faster_kernel", blas.faster_kernel}}}};
+  std::optional<tessera::PlanExplanation> plan;
+  if (request.n >= 0) plan = explain(runtime, request);
   if (as_json) {
+    if (plan) {
+      json with_plan = info;
+      with_plan["plan"] = plan_json(*plan);
+      fmt::print("{}\n", with_plan.dump(2));
+      return 0;
+    }
     fmt::print("{}\n", info.dump(2));
     return 0;
   }
@@ -100,6 +138,7 @@ int run_info(const tessera::cli::RuntimeFlags& flags, const std::string& policy,
                options.gpu_placement == tessera::GpuPlacement::block_cyclic
                    ? "each tile task on the GPU owning its tile (2-D block-cyclic over the GPUs)"
                    : "the scheduler places every task");
+  if (plan) print_plan(request, *plan);
   return 0;
 }
 
@@ -123,6 +162,7 @@ struct InfoCommand {
   tessera::cli::RuntimeFlags runtime;
   std::string policy;
   bool json = false;
+  ExplainRequest explain;
 };
 
 struct TuneCommand {
@@ -185,6 +225,15 @@ CLI::App* add_info_command(CLI::App& app, InfoCommand& info) {
   tessera::cli::add_runtime_flags(cmd, info.runtime);
   cmd->add_option("--policy", info.policy, "scheduling policy (default: TESSERA_POLICY, else dmdas)");
   cmd->add_flag("--json", info.json, "print JSON");
+  cmd->add_option("--explain", info.explain.n, "N: the plan of an N x N potrf on this runtime, and why")
+      ->check(CLI::NonNegativeNumber);
+  cmd->add_option("--mode", info.explain.mode, "with --explain: cpu, gpu, hybrid or auto (default: TESSERA_MODE, else auto)")
+      ->check(CLI::IsMember(kModes));
+  cmd->add_option("--precision", info.explain.precision, "with --explain: d or s")
+      ->check(CLI::IsMember({"d", "s"}))
+      ->capture_default_str();
+  cmd->add_option("--nb", info.explain.nb, "with --explain: tile size (0: Tessera's choice)")->check(CLI::NonNegativeNumber);
+  cmd->add_flag("--on-device", info.explain.on_device, "with --explain: the matrix in GPU memory (the device API)");
   return cmd;
 }
 
@@ -280,7 +329,7 @@ int run_command_line(int argc, char** argv) {
     // an H100 host, cpu-mode calls 2-4x faster: docs/gpu-performance.md).
     if (*potrf_cmd) tessera::restart_with_faster_blas_kernel(argv, tessera::cli::requested_mode(potrf));
     if (*batched_cmd) tessera::restart_with_faster_blas_kernel(argv, tessera::parse_mode(batched.mode));
-    if (*info_cmd) return run_info(info.runtime, info.policy, info.json);
+    if (*info_cmd) return run_info(info.runtime, info.policy, info.json, info.explain);
     if (*batched_cmd) return tessera::cli::run_batched(batched);
     if (*policies_cmd) return run_policies(policies_json);
     if (*tune_cmd) return run_tune(tune);

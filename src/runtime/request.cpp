@@ -38,10 +38,28 @@ bool Request::non_finite_input() const { return submission_ && submission_->non_
 
 namespace detail {
 
-TaskContext make_context(Runtime& runtime, Submission& submission, Mode requested, GpuKernels kernels) {
-  TaskContext ctx{&submission, &runtime.resources(), runtime.resolve(requested), kernels};
+namespace {
+
+TaskContext context_in(Runtime& runtime, Submission& submission, Mode resolved, GpuKernels kernels) {
+  TaskContext ctx{&submission, &runtime.resources(), resolved, kernels};
   if (ctx.mode != Mode::cpu) ctx.gpu_owners = GpuOwners::for_gpus(runtime.resources().gpus_for_tiles());
   return ctx;
+}
+
+}  // namespace
+
+TaskContext make_context(Runtime& runtime, Submission& submission, Mode requested, GpuKernels kernels) {
+  return context_in(runtime, submission, runtime.resolve(requested), kernels);
+}
+
+TaskContext make_context(Runtime& runtime, Submission& submission, const Plan& plan, GpuKernels kernels) {
+  return context_in(runtime, submission, plan.mode, kernels);
+}
+
+Plan plan_request(const Runtime& runtime, const PlanRequest& request) {
+  Plan plan = detail::plan(RuntimeControl::machine(runtime), request);
+  if (plan.hybrid_without_gpu) RuntimeControl::say_hybrid_without_gpu(runtime);
+  return plan;
 }
 
 }  // namespace detail

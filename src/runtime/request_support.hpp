@@ -5,6 +5,7 @@
 #include <memory>
 #include <utility>
 
+#include "plan.hpp"
 #include "runtime_control.hpp"
 #include "submission.hpp"
 #include "tasks.hpp"
@@ -12,7 +13,13 @@
 
 namespace tessera::detail {
 
+// A request's tasks in the mode `requested` resolves to (requests that made a plan pass the plan).
 TaskContext make_context(Runtime& runtime, Submission& submission, Mode requested, GpuKernels kernels);
+TaskContext make_context(Runtime& runtime, Submission& submission, const Plan& plan, GpuKernels kernels);
+
+// The plan of a request on `runtime`: one machine snapshot, planned once, and the notices the
+// plan calls for (hybrid on the CPUs alone).
+Plan plan_request(const Runtime& runtime, const PlanRequest& request);
 
 // insert(Submission&) inserts the tasks on `runtime`; keep_alive holds what they use until they
 // are done. Throws RuntimeError when the calling thread cannot use the runtime (inside a StarPU

@@ -17,7 +17,8 @@
 #include <vector>
 
 #include "address_space.hpp"
-#include "automatic_mode.hpp"
+#include "gpu_throughput.hpp"
+#include "plan.hpp"
 #include "cuda_context.hpp"
 #include "cuda_warm_up.hpp"
 #include "environment.hpp"
@@ -196,6 +197,7 @@ struct Runtime::Impl {
   mutable std::mutex notices_mutex;
   std::vector<std::string> notices;
   mutable std::atomic<bool> said_hybrid_without_gpu{false};
+  mutable std::atomic<long> machine_snapshots{0};
   std::unique_ptr<detail::RuntimeResources> resources;
   detail::PolicyEntry policy;  // the running policy (an unknown one: no mode restriction)
   ModeChoice automatic;        // what Mode::automatic runs as
@@ -442,25 +444,9 @@ std::string start_starpu(const RuntimeOptions& options, std::vector<std::string>
   return running_policy_name();
 }
 
-// A policy refuses the modes its placement cannot serve (panel-cpu needs CPU workers).
-Mode allowed_by_policy(const detail::PolicyEntry& policy, Mode mode) {
-  if (!policy.runs(mode))
-    throw RuntimeError("scheduling policy '" + policy.name + "' cannot run " + to_string(mode) + " mode: " +
-                       policy.restriction);
-  return mode;
-}
-
-// The estimate's choice, or the next mode the policy runs (hybrid, then cpu).
-ModeChoice automatic_choice(const detail::PolicyEntry& policy, int cpu_workers) {
-  ModeChoice choice = detail::choose_automatic_mode(cpu_workers, detail::cuda_worker_throughputs());
-  for (Mode mode : {choice.mode, Mode::hybrid, Mode::cpu}) {
-    if (!policy.runs(mode)) continue;
-    if (mode != choice.mode)
-      choice.reason += std::string("; policy '") + policy.name + "' cannot run " + to_string(choice.mode) + " mode";
-    choice.mode = mode;
-    return choice;
-  }
-  return choice;  // a policy that runs no mode fails every request with its reason
+// The modes a policy runs, as a plan reads them.
+detail::PolicyModes policy_modes(const detail::PolicyEntry& policy) {
+  return {policy.name, policy.runs(Mode::gpu), policy.runs(Mode::hybrid), policy.restriction};
 }
 
 }  // namespace
@@ -494,7 +480,8 @@ Runtime::Runtime(const RuntimeOptions& options) : impl_(std::make_unique<Impl>()
   impl_->cuda_workers = static_cast<int>(starpu_cuda_worker_get_count());
   impl_->cuda_devices = detail::cuda_devices_in_use();
   impl_->gpu_memory_bytes = smallest_cuda_memory_node_bytes();
-  impl_->automatic = automatic_choice(impl_->policy, impl_->cpu_workers);
+  impl_->automatic = detail::automatic_mode_for(policy_modes(impl_->policy), impl_->cpu_workers,
+                                                detail::cuda_worker_throughputs());
   // Parallelism comes from the task graph: every CPU task calls single-threaded BLAS (for a
   // runtime Tessera started, whenever its workers are awake: see WorkerSleep).
   if (impl_->attached) impl_->attached_blas.emplace();
@@ -576,29 +563,10 @@ std::string Runtime::scheduler() const { return impl_->scheduler; }
 const detail::RuntimeResources& Runtime::resources() const noexcept { return *impl_->resources; }
 
 Mode Runtime::resolve(Mode requested) const {
-  switch (requested) {
-    case Mode::cpu:
-      if (impl_->cpu_workers == 0) throw RuntimeError("cpu mode asked for, but the runtime has no CPU worker");
-      return Mode::cpu;
-    case Mode::gpu:
-      if (impl_->cuda_workers == 0)
-        throw RuntimeError(
-#ifdef TESSERA_HAVE_CUDA
-            "gpu mode asked for, but no CUDA worker could start (no usable GPU, or STARPU_NCUDA=0)"
-#else
-            "gpu mode asked for, but this Tessera was built without CUDA"
-#endif
-        );
-      return allowed_by_policy(impl_->policy, Mode::gpu);
-    case Mode::hybrid:
-      if (impl_->cuda_workers > 0) return allowed_by_policy(impl_->policy, Mode::hybrid);
-      if (!impl_->said_hybrid_without_gpu.exchange(true))
-        impl_->notice("hybrid mode without CUDA workers: running on the CPUs only", impl_->verbose);
-      return Mode::cpu;
-    case Mode::automatic:
-      return resolve(impl_->automatic.mode);
-  }
-  return Mode::cpu;
+  bool hybrid_without_gpu = false;
+  const Mode mode = detail::resolve_mode(detail::RuntimeControl::machine(*this), requested, &hybrid_without_gpu);
+  if (hybrid_without_gpu) detail::RuntimeControl::say_hybrid_without_gpu(*this);
+  return mode;
 }
 
 ModeChoice Runtime::automatic_mode() const { return impl_->automatic; }
@@ -752,6 +720,33 @@ void RuntimeControl::forget(Runtime& runtime, const void* owner) noexcept {
   auto& adopted = runtime.impl_->adopted;
   const auto it = std::find_if(adopted.begin(), adopted.end(), [&](const auto& entry) { return entry.first == owner; });
   if (it != adopted.end()) adopted.erase(it);
+}
+
+Machine RuntimeControl::machine(const Runtime& runtime) {
+  const Runtime::Impl& impl = *runtime.impl_;
+  impl.machine_snapshots.fetch_add(1, std::memory_order_relaxed);
+  Machine machine;
+  machine.cpu_workers = impl.cpu_workers;
+  machine.cuda_workers = impl.cuda_workers;
+  machine.cuda_devices = impl.cuda_devices;
+  machine.gpu_memory_bytes = impl.gpu_memory_bytes;
+#ifdef TESSERA_HAVE_CUDA
+  machine.built_with_cuda = true;
+#else
+  machine.built_with_cuda = false;
+#endif
+  machine.policy = policy_modes(impl.policy);
+  machine.automatic = impl.automatic;
+  return machine;
+}
+
+long RuntimeControl::machine_snapshots(const Runtime& runtime) noexcept {
+  return runtime.impl_->machine_snapshots.load(std::memory_order_relaxed);
+}
+
+void RuntimeControl::say_hybrid_without_gpu(const Runtime& runtime) {
+  if (!runtime.impl_->said_hybrid_without_gpu.exchange(true))
+    runtime.impl_->notice("hybrid mode without CUDA workers: running on the CPUs only", runtime.impl_->verbose);
 }
 
 }  // namespace detail

@@ -5,6 +5,7 @@
 #include <functional>
 #include <memory>
 
+#include "machine.hpp"
 #include "tessera/runtime.hpp"
 
 namespace tessera::detail {
@@ -40,6 +41,13 @@ struct RuntimeControl {
   using Release = std::function<void(bool starpu_running)>;
   static void adopt(Runtime& runtime, const void* owner, Release release);
   static void forget(Runtime& runtime, const void* owner) noexcept;
+
+  // The machine as a plan sees it (src/plan/machine.hpp), taken once per request; every snapshot
+  // is counted (tests check that a request plans once).
+  static Machine machine(const Runtime& runtime);
+  static long machine_snapshots(const Runtime& runtime) noexcept;
+  // Says once per runtime that hybrid mode ran on the CPUs alone.
+  static void say_hybrid_without_gpu(const Runtime& runtime);
 };
 
 // Scopes for the calls above.

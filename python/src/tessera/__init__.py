@@ -28,20 +28,12 @@ RuntimeStartError = _core.RuntimeStartError  # the runtime cannot start or serve
 __all__ = ["cholesky", "cholesky_ex", "cho_solve", "posv", "Runtime", "NotPositiveDefiniteError", "TesseraError",
            "ResourceError", "CudaError", "RuntimeStartError", "__version__"]
 
-# GPU matrices of at least this order go through the dense device API one by one; smaller ones (and
-# stacks of them) through the batched kernels in one launch, unless the stack is too short to fill
-# the GPU (_short_stack).
-DENSE_DEVICE_MIN_N = 1024
-
-
-def _short_stack(n, batch):
-    """Whether a stack of `batch` GPU matrices of order n < DENSE_DEVICE_MIN_N goes through the dense
-    device API one matrix at a time (cuSOLVER's potrf each) rather than the batched kernels, whose
-    thread block per matrix leaves most of the GPU idle when the matrices are few and large. On an
-    H100 in double the batched kernels gave 20-23 GFLOP/s per matrix at n = 512-1000 (a single
-    matrix of 1000 at 0.03x PyTorch), cuSOLVER 175 at 512 and 700 at 1000 for one matrix: the
-    crossover lay near 3 matrices at n = 256, 9 at 512 and 32 at 1000, about 1 + (n / 180)^2."""
-    return n >= 128 and 0 < batch < 1 + (n / 180) ** 2
+def _takes_batched_kernels(n, batch):
+    """Whether a stack of `batch` GPU matrices of order n goes through the batched kernels in one
+    launch, rather than through the dense device API one matrix at a time: the library's plan
+    decides (tessera::device::stack_takes_batched_kernels: small matrices, unless the stack is too
+    short to fill the GPU)."""
+    return _core.stack_takes_batched_kernels(n, batch)
 
 
 class NotPositiveDefiniteError(np.linalg.LinAlgError):
@@ -78,7 +70,7 @@ def cholesky(a, *, lower=True, mode=None, policy=None):
 def cholesky_ex(a, *, lower=True, mode=None, policy=None):
     """(factor, info) as cholesky, without raising for numerical failure: info (int32, shape
     a.shape[:-2], the same kind of array as a) is LAPACK's info per matrix. On a GPU array it
-    never synchronises, neither through the batched kernels (order below DENSE_DEVICE_MIN_N) nor
+    never synchronises, neither through the batched kernels (small orders, _takes_batched_kernels) nor
     where each matrix is one vendor call (order up to 16384, one GPU, gpu or auto mode resolving
     to gpu: tessera::device::potrf_ex); the factor of a failed matrix is partial, as LAPACK leaves
     it."""
@@ -142,7 +134,7 @@ def _factor(a, lower, mode, policy, read_info):
     ad = arrays.adapter
     shape = native.shape
     n, batch = square_shape(shape)
-    if n < DENSE_DEVICE_MIN_N and not _short_stack(n, batch):
+    if _takes_batched_kernels(n, batch):
         factor, info = _factor_batched_device(ad, native, n, batch, tuple(shape[:-2]), bool(lower))
     else:
         factor, info = _factor_device(ad, native, lower, mode, policy)
@@ -154,7 +146,7 @@ def _factor(a, lower, mode, policy, read_info):
 
 
 def _factor_batched_device(ad, a, n, batch, lead, lower):
-    """A GPU stack of order below DENSE_DEVICE_MIN_N, not a short one (_short_stack): the factors into
+    """A GPU stack the batched kernels take (_takes_batched_kernels): the factors into
     a fresh array of the input's library and its info, in one kernel launch that reads a where it
     lies (no copy of a, unless its type or its layout needs one). The kernel writes column-major
     factors; above order 32 lower factors come back Fortran-ordered (the panel kernel is fastest on
@@ -191,7 +183,7 @@ def _factor_host(a, lower, mode, policy):
 
 
 def _factor_device(ad, a, lower, mode, policy):
-    """A GPU stack of order DENSE_DEVICE_MIN_N or more, or a short one (_short_stack): each matrix
+    """A GPU stack the batched kernels do not take (_takes_batched_kernels): each matrix
     factored out of place by the dense device API (tessera::device::potrf_ex: one kernel loads its
     triangle where it lies into the factor's array with zeros in the other, then cuSOLVER's potrf on
     the array's stream up to order 16384 on one GPU, the tile DAG above). Tessera factors a lower
@@ -315,7 +307,7 @@ def _solve_device(ad, like, factors, x, n, k, batch, dtype, uplo, mode, policy):
     suffix = _suffix(dtype)
     with ad.device_guard(like):
         stream = ad.stream(like)
-        if n >= DENSE_DEVICE_MIN_N or _short_stack(n, batch):
+        if not _takes_batched_kernels(n, batch):
             size = np.dtype(dtype).itemsize
             with runtime_call(policy, mode) as call:
                 solve = getattr(call, "potrs_device" + suffix)

@@ -1,14 +1,8 @@
-#include "automatic_mode.hpp"
+#include "machine.hpp"
 
 #include <fmt/core.h>
 
-#include <vector>
-
-#ifdef TESSERA_HAVE_CUDA
-#include <cuda_runtime.h>
-
-#include "device_memory.hpp"
-#endif
+#include "thresholds.hpp"
 
 namespace tessera::detail {
 
@@ -44,30 +38,22 @@ ModeChoice choose_automatic_mode(int cpu_workers, const std::vector<GpuThroughpu
   const double share = gpu / (gpu + cpu);
   const std::string estimate = fmt::format("{} GPU(s) ~{:.0f} GFLOP/s FP64 against {} CPU worker(s) ~{:.0f} GFLOP/s",
                                            gpus.size(), gpu, cpu_workers, cpu);
-  if (share >= gpu_only_share)
+  if (share >= kThresholds.gpu_only_share)
     return {Mode::gpu, fmt::format("the GPUs hold {:.1f}% of the estimated throughput ({})", 100 * share, estimate)};
   return {Mode::hybrid,
           fmt::format("the CPUs hold {:.1f}% of the estimated throughput ({})", 100 * (1 - share), estimate)};
 }
 
-#ifdef TESSERA_HAVE_CUDA
-std::vector<GpuThroughput> cuda_worker_throughputs() {
-  const std::vector<int> devices = cuda_devices_in_order();
-  std::vector<GpuThroughput> gpus;
-  for (int device : devices) {
-    int sms = 0, clock_khz = 0, major = 0, minor = 0;
-    // An attribute that cannot be read leaves the GPU estimated at 0 GFLOP/s: it still counts
-    // as present (auto then runs hybrid, which is always correct).
-    cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device);
-    cudaDeviceGetAttribute(&clock_khz, cudaDevAttrClockRate, device);
-    cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, device);
-    cudaDeviceGetAttribute(&minor, cudaDevAttrComputeCapabilityMinor, device);
-    gpus.push_back({sms, clock_khz * 1e-6, major * 10 + minor});
+ModeChoice automatic_mode_for(const PolicyModes& policy, int cpu_workers, const std::vector<GpuThroughput>& gpus) {
+  ModeChoice choice = choose_automatic_mode(cpu_workers, gpus);
+  for (Mode mode : {choice.mode, Mode::hybrid, Mode::cpu}) {
+    if (!policy.runs(mode)) continue;
+    if (mode != choice.mode)
+      choice.reason += std::string("; policy '") + policy.name + "' cannot run " + to_string(choice.mode) + " mode";
+    choice.mode = mode;
+    return choice;
   }
-  return gpus;
+  return choice;  // a policy that runs no mode fails every request with its reason
 }
-#else
-std::vector<GpuThroughput> cuda_worker_throughputs() { return {}; }
-#endif
 
 }  // namespace tessera::detail

@@ -1,0 +1,50 @@
+// What the public API tells of plans: default tile sizes, a request's plan and its reasons, and
+// the route of a stack of GPU matrices. Each asks src/plan, as the requests do.
+#include "plan.hpp"
+#include "runtime_control.hpp"
+#include "tessera/cholesky.hpp"
+#include "tessera/device.hpp"
+#include "tessera/runtime.hpp"
+
+namespace tessera {
+
+namespace {
+
+detail::Precision precision(bool double_precision) {
+  return double_precision ? detail::Precision::double_real : detail::Precision::single_real;
+}
+
+}  // namespace
+
+int default_tile_size(int n, bool double_precision, Mode mode, int cpu_workers) {
+  return detail::default_tile_size(n, precision(double_precision), mode, cpu_workers);
+}
+
+int default_tile_size(const Runtime& runtime, int n, bool double_precision, Mode requested) {
+  const detail::Machine machine = detail::RuntimeControl::machine(runtime);
+  const Mode mode = detail::resolve_mode(machine, requested);
+  const Mode tiles_of = detail::runs_as_gpu_mode(machine, mode) ? Mode::gpu : mode;
+  return detail::default_tile_size(n, precision(double_precision), tiles_of, machine.cpu_workers);
+}
+
+template <class T>
+PlanExplanation explain_potrf(const Runtime& runtime, int n, const FactorOptions& options, MatrixIn where) {
+  detail::PlanRequest request;
+  request.precision = detail::precision_of<T>();
+  request.place = where == MatrixIn::device ? detail::DataPlace::device_array : detail::DataPlace::host_array;
+  request.n = n;
+  request.options = options;
+  const detail::Plan plan = detail::plan(detail::RuntimeControl::machine(runtime), request);
+  return {plan.mode, plan.nb, detail::to_string(plan.path), plan.why};
+}
+
+template PlanExplanation explain_potrf<float>(const Runtime&, int, const FactorOptions&, MatrixIn);
+template PlanExplanation explain_potrf<double>(const Runtime&, int, const FactorOptions&, MatrixIn);
+
+namespace device {
+
+bool stack_takes_batched_kernels(int n, int batch) { return detail::stack_takes_batched_kernels(n, batch); }
+
+}  // namespace device
+
+}  // namespace tessera

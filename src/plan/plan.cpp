@@ -1,0 +1,251 @@
+#include "plan.hpp"
+
+#include <fmt/core.h>
+
+#include <algorithm>
+#include <string>
+
+#include "tessera/error.hpp"
+#include "thresholds.hpp"
+
+namespace tessera::detail {
+
+namespace {
+
+constexpr const Thresholds& t = kThresholds;
+
+Mode allowed_by_policy(const PolicyModes& policy, Mode mode) {
+  if (!policy.runs(mode))
+    throw RuntimeError("scheduling policy '" + policy.name + "' cannot run " + to_string(mode) +
+                       " mode: " + policy.restriction);
+  return mode;
+}
+
+std::string mode_reason(const Machine& machine, const Plan& p) {
+  if (p.requested == Mode::automatic)
+    return fmt::format("mode {} (automatic: {})", to_string(p.mode), machine.automatic.reason);
+  if (p.hybrid_without_gpu) return "mode cpu (hybrid asked for, but the runtime has no CUDA worker)";
+  std::string line = fmt::format("mode {} (asked for)", to_string(p.mode));
+  if (p.mode == Mode::hybrid && p.runs_as_gpu_mode)
+    line += "; the GPUs dominate, so its tiles and staging are gpu mode's";
+  return line;
+}
+
+// In gpu and hybrid modes a task may be placed on a GPU, so the largest task's tiles (the three
+// of a trailing-update gemm; tiles of order min(nb, n)) must fit in the memory the runtime may use
+// there: StarPU would otherwise retry the allocation for ever.
+void check_tiles_fit_gpu(const Machine& machine, const Plan& p, Precision precision, int n) {
+  const int tile_order = std::min(p.nb, n);
+  const std::size_t capacity = machine.gpu_memory_bytes;
+  if (capacity == 0 || p.mode == Mode::cpu) return;
+  const double task_bytes = 3.0 * tile_order * tile_order * bytes_per_element(precision);
+  if (task_bytes <= static_cast<double>(capacity)) return;
+  const double mib = 1024.0 * 1024.0;
+  throw ResourceError("tiles of order " + std::to_string(tile_order) + ": one task's three tiles need " +
+                      std::to_string(static_cast<long long>(task_bytes / mib)) + " MiB, more than the " +
+                      std::to_string(static_cast<long long>(capacity / mib)) +
+                      " MiB StarPU may use on the GPU; choose a smaller nb or cpu mode");
+}
+
+void choose_tile_size(const Machine& machine, const PlanRequest& r, Plan& p) {
+  if (r.place == DataPlace::tiles) {
+    p.nb = r.tile_nb;
+    p.why.push_back(fmt::format("tile size {} (the tile matrix's)", p.nb));
+    return;
+  }
+  if (r.options.nb < 0) throw InvalidArgument("nb must be positive (or 0 to let Tessera choose)");
+  if (r.options.nb > 0) {
+    p.nb = r.options.nb;
+    p.why.push_back(fmt::format("tile size {} (asked for)", p.nb));
+    return;
+  }
+  const Mode tiles_of = p.runs_as_gpu_mode ? Mode::gpu : p.mode;
+  p.nb = default_tile_size(r.n, r.precision, tiles_of, machine.cpu_workers);
+  p.why.push_back(fmt::format("tile size {} (Tessera's for n = {} in {} mode on {} CPU worker(s))", p.nb, r.n,
+                              to_string(tiles_of), machine.cpu_workers));
+}
+
+// The out-of-core panels of a factorization whose lower tiles do not fit the smallest GPU where
+// its tasks may run (FactorOptions::out_of_core_panel_percent).
+void choose_panels(const Machine& machine, const PlanRequest& r, Plan& p) {
+  const int percent = r.options.out_of_core_panel_percent;
+  if (percent < 0 || percent > 90)
+    throw InvalidArgument("out_of_core_panel_percent must be 0 (never) or 1 to 90, not " + std::to_string(percent));
+  const double capacity = static_cast<double>(machine.gpu_memory_bytes) / bytes_per_element(r.precision);
+  if (percent == 0 || capacity == 0 || p.mode == Mode::cpu || r.n == 0) return;
+  const TileGrid grid(r.n, r.n, p.nb, TileStructure::symmetric_lower, {});
+  double tiles = 0;  // elements of the lower tiles
+  for (int j = 0; j < grid.tile_cols(); ++j) tiles += double(grid.rows() - j * grid.nb()) * grid.tile_width(j);
+  if (tiles <= t.out_of_core_fill * capacity) return;
+  p.panel_starts = panels_within(grid, capacity * percent / 100);
+  if (p.panel_starts.size() > 1)
+    p.why.push_back(fmt::format("out of core: {} panels (the lower tiles exceed {:.0f}% of the GPU memory the runtime "
+                                "may use)",
+                                p.panel_starts.size(), 100 * t.out_of_core_fill));
+}
+
+// A tile matrix factored as one task: grain left to Tessera, gpu mode on one GPU, n up to the
+// table's limit, the gathered copy within its share of the GPU memory, and every lower tile on
+// the GPU already (tiles that must first come from host memory overlap their copies with the
+// tile graph instead).
+bool factors_resident_tiles_whole(const Machine& machine, const PlanRequest& r, const Plan& p) {
+  if (r.options.grain != TaskGrain::automatic || r.n > t.whole_resident_tiles_max_n || machine.cuda_devices != 1 ||
+      p.mode != Mode::gpu || p.panel_starts.size() > 1)
+    return false;
+  const double gathered_bytes = double(r.n) * r.n * bytes_per_element(r.precision);
+  return gathered_bytes <= t.whole_resident_tiles_memory_share * double(machine.gpu_memory_bytes) &&
+         r.tiles_on_first_gpu && r.tiles_on_first_gpu();
+}
+
+// A device-API factorization as one vendor call on the whole matrix: asked for, or automatic
+// (grain and tile size left to Tessera) up to the table's limit on one GPU in a request that runs
+// as gpu mode does.
+bool factors_device_matrix_whole(const Machine& machine, const PlanRequest& r, const Plan& p) {
+  if (r.options.grain == TaskGrain::whole_matrix) return true;
+  return r.options.grain == TaskGrain::automatic && r.options.nb == 0 && r.n <= t.whole_device_matrix_max_n &&
+         machine.cuda_devices == 1 && p.runs_as_gpu_mode;
+}
+
+void plan_device_array(const Machine& machine, const PlanRequest& r, Plan& p) {
+  if (!factors_device_matrix_whole(machine, r, p)) {
+    choose_tile_size(machine, r, p);
+    return;
+  }
+  p.grain = TaskGrain::whole_matrix;
+  p.nb = std::max(r.n, 1);
+  p.path = Path::one_task;
+  const bool asked = r.options.grain == TaskGrain::whole_matrix;
+  p.why.push_back(asked ? std::string("one task on the whole matrix (grain whole_matrix asked for)")
+                        : fmt::format("one vendor call on the whole matrix (n <= {} on one GPU)",
+                                      t.whole_device_matrix_max_n));
+  // The caller's stream rather than a runtime task: the grain left to Tessera, and no trace (a
+  // trace records the runtime's tasks).
+  if (!asked && !r.options.trace) {
+    p.path = Path::callers_stream;
+    p.why.push_back("on the caller's stream, where its matrices are on the runtime's GPU");
+  }
+}
+
+void plan_batch(const Machine& machine, const PlanRequest& r, Plan& p) {
+  p.path = Path::batched_chunks;
+  if (r.batch <= 0) return;
+  if (r.batch_chunk < 0) throw InvalidArgument("chunk must be positive (or 0 to let Tessera choose)");
+  p.batch_chunk = r.batch_chunk > 0 ? r.batch_chunk : default_batch_chunk(machine, r.batch, p.mode);
+  p.why.push_back(fmt::format("chunks of {} matrices{}", p.batch_chunk, r.batch_chunk > 0 ? " (asked for)" : ""));
+}
+
+}  // namespace
+
+const char* to_string(Path path) {
+  switch (path) {
+    case Path::tiles: return "tiles";
+    case Path::one_task: return "one task";
+    case Path::callers_stream: return "caller's stream";
+    case Path::batched_chunks: return "batched chunks";
+  }
+  return "?";
+}
+
+const char* to_string(DataPlace place) {
+  switch (place) {
+    case DataPlace::host_array: return "host array";
+    case DataPlace::tiles: return "tile matrix";
+    case DataPlace::device_array: return "device array";
+    case DataPlace::batch: return "batch";
+  }
+  return "?";
+}
+
+Mode resolve_mode(const Machine& machine, Mode requested, bool* hybrid_without_gpu) {
+  switch (requested) {
+    case Mode::cpu:
+      if (machine.cpu_workers == 0) throw RuntimeError("cpu mode asked for, but the runtime has no CPU worker");
+      return Mode::cpu;
+    case Mode::gpu:
+      if (machine.cuda_workers == 0)
+        throw RuntimeError(machine.built_with_cuda
+                               ? "gpu mode asked for, but no CUDA worker could start (no usable GPU, or STARPU_NCUDA=0)"
+                               : "gpu mode asked for, but this Tessera was built without CUDA");
+      return allowed_by_policy(machine.policy, Mode::gpu);
+    case Mode::hybrid:
+      if (machine.cuda_workers > 0) return allowed_by_policy(machine.policy, Mode::hybrid);
+      if (hybrid_without_gpu) *hybrid_without_gpu = true;
+      return Mode::cpu;
+    case Mode::automatic:
+      if (machine.automatic.mode == Mode::automatic) return resolve_mode(machine, Mode::cpu);
+      return resolve_mode(machine, machine.automatic.mode, hybrid_without_gpu);
+  }
+  return Mode::cpu;
+}
+
+bool runs_as_gpu_mode(const Machine& machine, Mode mode) {
+  return mode == Mode::gpu || (mode == Mode::hybrid && machine.automatic.mode == Mode::gpu);
+}
+
+int default_tile_size(int n, Precision precision, Mode mode, int cpu_workers) {
+  if (n <= 0) return 1;
+  if (mode == Mode::cpu) {
+    int nb = n >= t.cpu_nb_large_from    ? t.cpu_nb_large
+             : n >= t.cpu_nb_medium_from ? t.cpu_nb_medium
+             : n >= t.cpu_nb_small_from  ? t.cpu_nb_small
+                                         : t.cpu_nb_tiny;
+    if (cpu_workers > 0 && cpu_workers <= t.cpu_few_workers && n >= t.cpu_few_workers_from) nb = t.cpu_few_workers_nb;
+    return std::min(nb, n);
+  }
+  const int largest_from = mode == Mode::gpu ? t.gpu_nb_largest_from_gpu_mode : t.gpu_nb_largest_from_hybrid;
+  const int gpu_nb = n >= largest_from           ? t.gpu_nb_largest
+                     : n >= t.gpu_nb_large_from  ? t.gpu_nb_large
+                     : n >= t.gpu_nb_medium_from ? t.gpu_nb_medium
+                                                 : t.gpu_nb_small;
+  return std::min(precision == Precision::double_real ? gpu_nb : std::min(2 * gpu_nb, t.gpu_nb_largest), n);
+}
+
+int default_batch_chunk(const Machine& machine, int batch, Mode mode) {
+  const int workers = mode == Mode::gpu   ? machine.cuda_workers
+                      : mode == Mode::cpu ? machine.cpu_workers
+                                          : machine.cpu_workers + machine.cuda_workers;
+  const int chunks = std::max(1, t.batch_chunks_per_worker * workers);
+  const int minimum = mode == Mode::cpu ? 1 : t.gpu_chunk_min;
+  return std::max(1, std::max(std::min(minimum, batch), (batch + chunks - 1) / chunks));
+}
+
+bool stack_takes_batched_kernels(int n, int batch) {
+  if (n >= t.dense_device_min_n) return false;
+  const double ratio = n / t.short_stack_scale;
+  const bool short_stack = n >= t.short_stack_min_n && batch > 0 && batch < 1 + ratio * ratio;
+  return !short_stack;
+}
+
+Plan plan(const Machine& machine, const PlanRequest& r) {
+  Plan p;
+  p.requested = r.options.mode;
+  p.grain = r.options.grain;
+  p.mode = resolve_mode(machine, r.options.mode, &p.hybrid_without_gpu);
+  p.runs_as_gpu_mode = runs_as_gpu_mode(machine, p.mode);
+  p.why.push_back(mode_reason(machine, p));
+  switch (r.place) {
+    case DataPlace::batch:
+      plan_batch(machine, r, p);
+      return p;
+    case DataPlace::device_array:
+      plan_device_array(machine, r, p);
+      check_tiles_fit_gpu(machine, p, r.precision, r.n);
+      return p;
+    case DataPlace::host_array:
+    case DataPlace::tiles:
+      choose_tile_size(machine, r, p);
+      check_tiles_fit_gpu(machine, p, r.precision, r.n);
+      if (!r.factors) return p;
+      choose_panels(machine, r, p);
+      if (r.place == DataPlace::tiles && factors_resident_tiles_whole(machine, r, p)) {
+        p.grain = TaskGrain::whole_matrix;
+        p.path = Path::one_task;
+        p.why.push_back(fmt::format("one task on the gathered tiles (n <= {}, every tile on the one GPU already)",
+                                    t.whole_resident_tiles_max_n));
+      }
+      return p;
+  }
+  return p;
+}
+
+}  // namespace tessera::detail

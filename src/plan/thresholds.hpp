@@ -1,0 +1,59 @@
+// Every threshold a plan compares against, in one table. Each was chosen from measurements that
+// docs/performance.md describes (the section named beside it); change them there and here together.
+#pragma once
+
+namespace tessera::detail {
+
+struct Thresholds {
+  // Mode::automatic: GPUs holding at least this share of the estimated FP64 throughput run gpu
+  // mode (a task a CPU takes blind costs more than the CPUs add); below it, hybrid.
+  double gpu_only_share = 0.9;
+
+  // Default tile sizes (see default_tile_size). CPU tiles stay in one core's caches and leave
+  // tasks for every worker; a few workers (cpu_few_workers or fewer, n >= cpu_few_workers_from)
+  // need fewer tasks and run BLAS faster on larger tiles.
+  int cpu_nb_large_from = 8000, cpu_nb_large = 384;
+  int cpu_nb_medium_from = 2000, cpu_nb_medium = 256;
+  int cpu_nb_small_from = 500, cpu_nb_small = 128;
+  int cpu_nb_tiny = 64;
+  int cpu_few_workers = 4, cpu_few_workers_from = 2000, cpu_few_workers_nb = 384;
+  // GPU tiles are large enough for the trailing gemm to run near peak and shrink for small n so
+  // that the DAG keeps its parallelism; gpu mode keeps more tiles in flight, so it takes the
+  // largest tile from a smaller n than hybrid. Single precision takes tiles twice as large (up to
+  // gpu_nb_largest): the same tile keeps the GPU busy for half as long.
+  int gpu_nb_largest_from_gpu_mode = 12000, gpu_nb_largest_from_hybrid = 24000, gpu_nb_largest = 2048;
+  int gpu_nb_large_from = 6000, gpu_nb_large = 1024;
+  int gpu_nb_medium_from = 2000, gpu_nb_medium = 512;
+  int gpu_nb_small = 256;
+
+  // One vendor call instead of a tile DAG. A matrix in one GPU's memory (the device API) up to
+  // this order is factored by the vendor's potrf on the matrix itself: below it the DAG's chain of
+  // steps pays the runtime's latency at each.
+  int whole_device_matrix_max_n = 16384;
+  // A tile matrix whose lower tiles are all on the runtime's one GPU, up to this order, is
+  // gathered into one matrix for one vendor call, when the gathered copy takes at most this share
+  // of the memory the runtime may use on the GPU.
+  int whole_resident_tiles_max_n = 10240;
+  double whole_resident_tiles_memory_share = 0.25;
+
+  // A stack of matrices in GPU memory (Python's arrays): orders below dense_device_min_n go to the
+  // batched kernels (a thread block per matrix), except a short stack, which the dense device API
+  // factors one matrix at a time: from short_stack_min_n, fewer than 1 + (n / short_stack_scale)^2
+  // matrices leave most of the GPU idle in the batched kernels.
+  int dense_device_min_n = 1024;
+  int short_stack_min_n = 128;
+  double short_stack_scale = 180;
+
+  // Out-of-core: a matrix whose lower tiles take more than this share of the GPU memory the
+  // runtime may use is cut into panels (FactorOptions::out_of_core_panel_percent).
+  double out_of_core_fill = 0.9;
+
+  // Batched chunks: this many per worker, so that transfers overlap computation; a chunk for a
+  // GPU holds at least gpu_chunk_min matrices, enough to fill the device.
+  int batch_chunks_per_worker = 2;
+  int gpu_chunk_min = 256;
+};
+
+inline constexpr Thresholds kThresholds{};
+
+}  // namespace tessera::detail

@@ -1,0 +1,308 @@
+// The plan layer (src/plan): every decision of a request from a machine snapshot, pinned against
+// fake machines (no GPU and no StarPU needed), and one plan per request on a real runtime.
+#include <gtest/gtest.h>
+
+#include <string>
+#include <vector>
+
+#include "plan.hpp"
+#include "runtime_control.hpp"
+#include "tessera/batched.hpp"
+#include "tessera/cholesky.hpp"
+#include "tessera/device.hpp"
+#include "tessera/error.hpp"
+#include "tessera/trace.hpp"
+#include "test_support.hpp"
+#include "thresholds.hpp"
+
+namespace tessera {
+namespace {
+
+using detail::DataPlace;
+using detail::Machine;
+using detail::Path;
+using detail::Plan;
+using detail::PlanRequest;
+using detail::Precision;
+using detail::kThresholds;
+
+constexpr std::size_t kGiB = std::size_t(1) << 30;
+
+Machine cpu_only(int workers) {
+  Machine m;
+  m.cpu_workers = workers;
+  m.automatic = {Mode::cpu, "no CUDA worker"};
+  return m;
+}
+
+// An H100 host: 15 CPU workers beside one GPU, whose FP64 dominates (auto runs gpu mode).
+Machine one_gpu(std::size_t memory = 80 * kGiB) {
+  Machine m;
+  m.cpu_workers = 15;
+  m.cuda_workers = 1;
+  m.cuda_devices = 1;
+  m.gpu_memory_bytes = memory;
+  m.automatic = {Mode::gpu, "the GPUs dominate"};
+  return m;
+}
+
+Machine two_gpus() {
+  Machine m = one_gpu();
+  m.cuda_workers = 2;
+  m.cuda_devices = 2;
+  return m;
+}
+
+// A consumer GPU beside 16 cores: auto runs hybrid.
+Machine weak_gpu() {
+  Machine m = one_gpu(24 * kGiB);
+  m.automatic = {Mode::hybrid, "the CPUs hold more"};
+  return m;
+}
+
+PlanRequest request(DataPlace place, int n, Mode mode = Mode::automatic, Precision precision = Precision::double_real) {
+  PlanRequest r;
+  r.place = place;
+  r.n = n;
+  r.precision = precision;
+  r.options.mode = mode;
+  return r;
+}
+
+TEST(Plan, ModesResolveAgainstTheMachine) {
+  struct Row {
+    Machine machine;
+    Mode requested;
+    Mode expected;
+  };
+  const std::vector<Row> rows = {
+      {cpu_only(2), Mode::automatic, Mode::cpu}, {cpu_only(2), Mode::cpu, Mode::cpu},
+      {cpu_only(2), Mode::hybrid, Mode::cpu},    {one_gpu(), Mode::automatic, Mode::gpu},
+      {one_gpu(), Mode::hybrid, Mode::hybrid},   {one_gpu(), Mode::cpu, Mode::cpu},
+      {weak_gpu(), Mode::automatic, Mode::hybrid},
+  };
+  for (const Row& row : rows) {
+    SCOPED_TRACE(std::string(to_string(row.requested)) + " on " + row.machine.automatic.reason);
+    const Plan p = detail::plan(row.machine, request(DataPlace::host_array, 1000, row.requested));
+    EXPECT_EQ(p.mode, row.expected);
+    EXPECT_EQ(p.requested, row.requested);
+    EXPECT_EQ(p.hybrid_without_gpu, row.requested == Mode::hybrid && row.machine.cuda_workers == 0);
+    ASSERT_FALSE(p.why.empty());
+    EXPECT_NE(p.why.front().find(std::string("mode ") + to_string(row.expected)), std::string::npos) << p.why.front();
+  }
+}
+
+TEST(Plan, ModesTheMachineCannotRunAreErrors) {
+  EXPECT_THROW(detail::plan(cpu_only(2), request(DataPlace::host_array, 10, Mode::gpu)), RuntimeError);
+  Machine no_cpu = one_gpu();
+  no_cpu.cpu_workers = 0;
+  EXPECT_THROW(detail::plan(no_cpu, request(DataPlace::host_array, 10, Mode::cpu)), RuntimeError);
+  Machine panel_cpu = one_gpu();
+  panel_cpu.policy = {"panel-cpu", false, true, "its panels run on CPU workers"};
+  try {
+    detail::plan(panel_cpu, request(DataPlace::host_array, 10, Mode::gpu));
+    FAIL() << "gpu mode under panel-cpu";
+  } catch (const RuntimeError& e) {
+    EXPECT_NE(std::string(e.what()).find("panel-cpu"), std::string::npos) << e.what();
+  }
+  EXPECT_EQ(detail::plan(panel_cpu, request(DataPlace::host_array, 10, Mode::hybrid)).mode, Mode::hybrid);
+}
+
+TEST(Plan, AutomaticModeFallsBackToWhatThePolicyRuns) {
+  const detail::GpuThroughput h100{132, 1.98, 90};
+  detail::PolicyModes panel_cpu{"panel-cpu", false, true, "its panels run on CPU workers"};
+  const ModeChoice choice = detail::automatic_mode_for(panel_cpu, 15, {h100});
+  EXPECT_EQ(choice.mode, Mode::hybrid);
+  EXPECT_NE(choice.reason.find("cannot run gpu mode"), std::string::npos) << choice.reason;
+  EXPECT_EQ(detail::automatic_mode_for(detail::PolicyModes{}, 15, {h100}).mode, Mode::gpu);
+}
+
+TEST(Plan, DefaultTileSizesFollowTheTable) {
+  struct Row {
+    int n;
+    Precision precision;
+    Mode mode;
+    int cpu_workers;
+    int nb;
+  };
+  const Precision d = Precision::double_real, s = Precision::single_real;
+  const std::vector<Row> rows = {
+      {1, d, Mode::cpu, 0, 1},          {300, d, Mode::cpu, 0, 64},        {1000, d, Mode::cpu, 0, 128},
+      {4000, d, Mode::cpu, 12, 256},    {4000, d, Mode::cpu, 2, 384},      {9000, d, Mode::cpu, 16, 384},
+      {1000, d, Mode::gpu, 0, 256},     {4096, d, Mode::gpu, 0, 512},      {8192, d, Mode::gpu, 0, 1024},
+      {16384, d, Mode::gpu, 0, 2048},   {16384, d, Mode::hybrid, 0, 1024}, {30000, d, Mode::hybrid, 0, 2048},
+      {4096, s, Mode::gpu, 0, 1024},    {16384, s, Mode::gpu, 0, 2048},    {100, s, Mode::gpu, 0, 100},
+  };
+  for (const Row& row : rows)
+    EXPECT_EQ(detail::default_tile_size(row.n, row.precision, row.mode, row.cpu_workers), row.nb)
+        << "n = " << row.n << " in " << to_string(row.mode);
+}
+
+TEST(Plan, HybridTakesGpuTilesWhereTheGpusDominate) {
+  const Plan dominated = detail::plan(one_gpu(), request(DataPlace::host_array, 16384, Mode::hybrid));
+  EXPECT_TRUE(dominated.runs_as_gpu_mode);
+  EXPECT_EQ(dominated.nb, 2048);
+  const Plan balanced = detail::plan(weak_gpu(), request(DataPlace::host_array, 16384, Mode::hybrid));
+  EXPECT_FALSE(balanced.runs_as_gpu_mode);
+  EXPECT_EQ(balanced.nb, 1024);
+}
+
+TEST(Plan, AskedTileSizesAreKeptAndChecked) {
+  PlanRequest r = request(DataPlace::host_array, 5000, Mode::cpu);
+  r.options.nb = 200;
+  EXPECT_EQ(detail::plan(cpu_only(2), r).nb, 200);
+  r.options.nb = -1;
+  EXPECT_THROW(detail::plan(cpu_only(2), r), InvalidArgument);
+  // Three tiles of order 4096 in double are 384 MiB: more than a GPU of 256 MiB holds.
+  r = request(DataPlace::host_array, 8192, Mode::gpu);
+  r.options.nb = 4096;
+  EXPECT_THROW(detail::plan(one_gpu(256 << 20), r), ResourceError);
+  r.options.mode = Mode::cpu;
+  EXPECT_EQ(detail::plan(one_gpu(256 << 20), r).nb, 4096);
+}
+
+TEST(Plan, DeviceMatricesUpToTheLimitAreOneVendorCallOnTheCallersStream) {
+  const int limit = kThresholds.whole_device_matrix_max_n;
+  for (const int n : {1, 4096, limit}) {
+    const Plan p = detail::plan(one_gpu(), request(DataPlace::device_array, n));
+    EXPECT_EQ(p.path, Path::callers_stream) << n;
+    EXPECT_EQ(p.grain, TaskGrain::whole_matrix);
+    EXPECT_EQ(p.nb, n);
+  }
+  const Plan above = detail::plan(one_gpu(), request(DataPlace::device_array, limit + 1));
+  EXPECT_EQ(above.path, Path::tiles);
+  EXPECT_EQ(above.nb, 2048);
+  EXPECT_EQ(detail::plan(two_gpus(), request(DataPlace::device_array, 4096)).path, Path::tiles);
+  EXPECT_EQ(detail::plan(weak_gpu(), request(DataPlace::device_array, 4096)).path, Path::tiles);
+  PlanRequest traced = request(DataPlace::device_array, 4096);
+  traced.options.trace = std::make_shared<Trace>();  // a trace records the runtime's tasks: one task, not the caller's stream
+  EXPECT_EQ(detail::plan(one_gpu(), traced).path, Path::one_task);
+  PlanRequest asked = request(DataPlace::device_array, 30000);
+  asked.options.grain = TaskGrain::whole_matrix;
+  const Plan whole = detail::plan(one_gpu(), asked);
+  EXPECT_EQ(whole.path, Path::one_task);
+  EXPECT_EQ(whole.nb, 30000);
+  PlanRequest tiled = request(DataPlace::device_array, 4096);
+  tiled.options.nb = 512;
+  EXPECT_EQ(detail::plan(one_gpu(), tiled).path, Path::tiles);
+}
+
+TEST(Plan, ResidentTilesUpToTheLimitAreGatheredIntoOneTask) {
+  const int limit = kThresholds.whole_resident_tiles_max_n;
+  int asked = 0;
+  auto tiles = [&](int n, bool on_gpu) {
+    PlanRequest r = request(DataPlace::tiles, n);
+    r.tile_nb = 1024;
+    r.tiles_on_first_gpu = [&asked, on_gpu] {
+      ++asked;
+      return on_gpu;
+    };
+    return r;
+  };
+  EXPECT_EQ(detail::plan(one_gpu(), tiles(limit, true)).path, Path::one_task);
+  EXPECT_EQ(detail::plan(one_gpu(), tiles(limit, false)).path, Path::tiles);
+  asked = 0;
+  EXPECT_EQ(detail::plan(one_gpu(), tiles(limit + 1, true)).path, Path::tiles);
+  EXPECT_EQ(detail::plan(cpu_only(2), tiles(1000, true)).path, Path::tiles);
+  EXPECT_EQ(detail::plan(two_gpus(), tiles(1000, true)).path, Path::tiles);
+  EXPECT_EQ(asked, 0) << "where the answer does not matter, the tiles are not asked where they are";
+  // The gathered copy (800 MiB at n = 10240) within a quarter of the GPU's memory.
+  EXPECT_EQ(detail::plan(one_gpu(2 * kGiB), tiles(limit, true)).path, Path::tiles);
+  EXPECT_EQ(detail::plan(one_gpu(), tiles(limit, true)).nb, 1024);
+}
+
+TEST(Plan, MatricesLargerThanTheGpuAreCutIntoPanels) {
+  PlanRequest r = request(DataPlace::host_array, 20000, Mode::gpu);
+  r.options.nb = 1000;
+  r.options.out_of_core_panel_percent = 30;
+  // 20000^2 / 2 doubles are about 1.5 GiB: a GPU of 1 GiB needs panels.
+  const Plan p = detail::plan(one_gpu(kGiB), r);
+  ASSERT_GT(p.panel_starts.size(), 1u);
+  EXPECT_EQ(p.panel_starts.front(), 0);
+  EXPECT_EQ(p.cholesky().panel_starts, p.panel_starts);
+  EXPECT_LE(detail::plan(one_gpu(), r).panel_starts.size(), 1u);
+  r.options.out_of_core_panel_percent = 0;
+  EXPECT_LE(detail::plan(one_gpu(kGiB), r).panel_starts.size(), 1u);
+  r.options.out_of_core_panel_percent = 91;
+  EXPECT_THROW(detail::plan(one_gpu(kGiB), r), InvalidArgument);
+  r.factors = false;  // a solve: no panels, nothing to check
+  EXPECT_NO_THROW(detail::plan(one_gpu(kGiB), r));
+}
+
+TEST(Plan, BatchesAreChunkedForTheirWorkers) {
+  PlanRequest r = request(DataPlace::batch, 0, Mode::cpu);
+  r.batch = 100;
+  EXPECT_EQ(detail::plan(cpu_only(2), r).batch_chunk, 25);  // two chunks per worker
+  r.options.mode = Mode::gpu;
+  r.batch = 10000;
+  EXPECT_EQ(detail::plan(one_gpu(), r).batch_chunk, 5000);
+  r.batch = 300;
+  EXPECT_EQ(detail::plan(one_gpu(), r).batch_chunk, kThresholds.gpu_chunk_min);
+  r.batch_chunk = 7;
+  EXPECT_EQ(detail::plan(one_gpu(), r).batch_chunk, 7);
+  r.batch_chunk = -1;
+  EXPECT_THROW(detail::plan(one_gpu(), r), InvalidArgument);
+  r.batch = 0;  // nothing to chunk
+  EXPECT_EQ(detail::plan(one_gpu(), r).batch_chunk, 0);
+}
+
+TEST(Plan, StacksOfGpuMatricesGoWhereTheyRunFastest) {
+  EXPECT_TRUE(detail::stack_takes_batched_kernels(8, 1));
+  EXPECT_TRUE(detail::stack_takes_batched_kernels(127, 1));
+  EXPECT_FALSE(detail::stack_takes_batched_kernels(128, 1));  // short stacks of larger matrices
+  EXPECT_TRUE(detail::stack_takes_batched_kernels(128, 2));
+  EXPECT_FALSE(detail::stack_takes_batched_kernels(513, 5));
+  EXPECT_TRUE(detail::stack_takes_batched_kernels(513, 10));
+  EXPECT_FALSE(detail::stack_takes_batched_kernels(kThresholds.dense_device_min_n, 100000));
+  EXPECT_EQ(device::stack_takes_batched_kernels(513, 5), detail::stack_takes_batched_kernels(513, 5));
+}
+
+// Every request on a real runtime takes one snapshot of the machine and plans once: nothing
+// resolves the mode again on the way to its tasks.
+TEST(Plan, EveryRequestPlansOnce) {
+  Runtime& rt = test::runtime();
+  const int n = 70, nrhs = 3;
+  const std::vector<double> a = test::random_spd<double>(n, n, 5);
+  auto snapshots_of = [&](auto&& call) {
+    const long before = detail::RuntimeControl::machine_snapshots(rt);
+    call();
+    return detail::RuntimeControl::machine_snapshots(rt) - before;
+  };
+  FactorOptions options;
+  options.nb = 32;
+  std::vector<double> f = a, b(n * nrhs, 1.0), x = b;
+  EXPECT_EQ(snapshots_of([&] { EXPECT_EQ(potrf_async(rt, n, f.data(), n, options).wait(), 0); }), 1);
+  EXPECT_EQ(snapshots_of([&] { potrs_async(rt, n, nrhs, f.data(), n, x.data(), n, options).wait(); }), 1);
+  f = a;
+  x = b;
+  EXPECT_EQ(snapshots_of([&] { EXPECT_EQ(posv_async(rt, n, nrhs, f.data(), n, x.data(), n, options).wait(), 0); }), 1);
+  TileMatrix<double> A(rt, n, 32);
+  load_async(A, Uplo::lower, a.data(), n).wait();
+  TileMatrix<double> B(rt, n, nrhs, 32, TileStructure::general);
+  load_async(B, b.data(), n).wait();
+  EXPECT_EQ(snapshots_of([&] { EXPECT_EQ(potrf_async(A, options).wait(), 0); }), 1);
+  EXPECT_EQ(snapshots_of([&] { potrs_async(A, B, options).wait(); }), 1);
+  std::vector<double> batch = a;
+  batch.insert(batch.end(), a.begin(), a.end());
+  std::vector<int> info(2, -1);
+  EXPECT_EQ(snapshots_of([&] { potrf_batched_async(rt, n, batch.data(), n, (long long)n * n, 2, info.data()).wait(); }),
+            1);
+  EXPECT_EQ(info, std::vector<int>(2, 0));
+}
+
+TEST(Plan, ExplanationsAreThePlanOfTheRequest) {
+  Runtime& rt = test::runtime();
+  FactorOptions options;
+  options.mode = Mode::cpu;
+  const PlanExplanation plan = explain_potrf<double>(rt, 5000, options);
+  EXPECT_EQ(plan.mode, Mode::cpu);
+  EXPECT_EQ(plan.nb, default_tile_size(5000, true, Mode::cpu, rt.cpu_workers()));
+  EXPECT_EQ(plan.path, "tiles");
+  ASSERT_GE(plan.reasons.size(), 2u);
+  EXPECT_NE(plan.reasons[1].find("tile size"), std::string::npos) << plan.reasons[1];
+  options.nb = -3;
+  EXPECT_THROW(explain_potrf<float>(rt, 100, options), InvalidArgument);
+}
+
+}  // namespace
+}  // namespace tessera
