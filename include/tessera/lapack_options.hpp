@@ -1,6 +1,6 @@
 // Options of libtessera_lapack, the library that exports LAPACK's Cholesky routines (dpotrf_...)
 // so that unmodified programs reach Tessera. Like every Tessera option they are read from the
-// environment in src/environment.cpp only.
+// environment in src/runtime/environment.cpp only.
 #pragma once
 
 #include "tessera/export.h"

@@ -228,7 +228,7 @@ namespace detail {
 namespace {
 
 // StarPU 1.3 parses these with starpu_get_env_number and aborts the process on a value that is
-// not a whole non-negative integer (src/common/utils.c, include/starpu_helper.h).
+// not a whole non-negative integer (StarPU's src/common/utils.c, include/starpu_helper.h).
 constexpr const char* starpu_integer_variables[] = {
     "STARPU_BACKOFF_MAX", "STARPU_BACKOFF_MIN", "STARPU_BUS_CALIBRATE", "STARPU_BUS_STATS", "STARPU_CALIBRATE",
     "STARPU_CALIBRATE_MINIMUM", "STARPU_CATCH_SIGNALS", "STARPU_CHECK_ENTIRE_PLATFORM", "STARPU_CUDA_PIPELINE",
@@ -269,8 +269,8 @@ void check_starpu_integer(const char* name) {
     throw InvalidArgument(std::string(name) + "='" + *value + "' is not a non-negative integer (StarPU would abort)");
 }
 
-// Variables StarPU 1.3 also asserts on when their value is out of a range (src/core/topology.c,
-// src/core/detect_combined_workers.c). An empty value reads as 0.
+// Variables StarPU 1.3 also asserts on when their value is out of a range (StarPU's
+// src/core/topology.c, src/core/detect_combined_workers.c). An empty value reads as 0.
 struct StarpuRange {
   const char* name;
   long low;
@@ -309,7 +309,7 @@ void check_starpu_environment() {
   for (const char* name : starpu_real_variables) check_starpu_real(name);
   for (const StarpuRange& range : starpu_ranged_variables) check_starpu_range(range);
   // With both priority bounds set, StarPU's deque-model policies (dm, dmda, dmdas...) divide by
-  // max - min (src/sched_policies/fifo_queues.c, _starpu_normalize_prio): equal bounds kill the
+  // max - min (StarPU's src/sched_policies/fifo_queues.c, _starpu_normalize_prio): equal bounds kill the
   // process with a division by zero, and a maximum below the minimum gives a negative number of
   // priority levels. An empty value reads as 0.
   // The same policies allocate two arrays of max - min + 1 entries per worker: a span of 2^31
@@ -414,7 +414,7 @@ void set_starpu_environment_defaults(const RuntimeOptions& options) {
   if (!options.background_write_back) set_default_variable("STARPU_MINIMUM_CLEAN_BUFFERS", "0");
 }
 
-// StarPU 1.3's rules (src/core/perfmodel/perfmodel.c, src/common/utils.c): STARPU_PERF_MODEL_DIR,
+// StarPU 1.3's rules (StarPU's src/core/perfmodel/perfmodel.c, src/common/utils.c): STARPU_PERF_MODEL_DIR,
 // else <home>/.starpu/sampling with the first of XDG_CACHE_HOME, STARPU_HOME, HOME, TMPDIR, TEMP,
 // TMP; the host name is STARPU_HOSTNAME, else the machine's name up to its first dot.
 PerfModelLocation perf_model_location() {
