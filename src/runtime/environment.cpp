@@ -392,7 +392,7 @@ void set_starpu_environment_defaults(const RuntimeOptions& options) {
   if (options.hide_gpus_from_process && options.ncuda == 0) {
     set_default_variable("CUDA_VISIBLE_DEVICES", "");
     // Nor need hwloc look for I/O devices (PCI, and Linux's classes of them), which serve only to
-    // place workers near GPUs: 14 ms of a 21 ms start in cpu mode on a 2-core machine.
+    // place workers near GPUs: most of a cpu-mode start on a small machine.
     set_default_variable("HWLOC_COMPONENTS", "-pci,-linuxio");
   }
   // StarPU 1.3 reads a perf model's calibration flag separately when a task starts, ends and is
@@ -406,8 +406,8 @@ void set_starpu_environment_defaults(const RuntimeOptions& options) {
   if (options.workers_per_cuda > 0)
     set_default_variable("STARPU_NWORKER_PER_CUDA", std::to_string(options.workers_per_cuda));
   // One driver thread per CUDA worker: a task that waits on its stream (potrf reads its info
-  // back) then holds up only its own stream, not the launches of the GPU's other workers. On an
-  // H100, n = 16384, tiles on the GPU: 27.3 -> 33.4 TFLOP/s.
+  // back) then holds up only its own stream, not the launches of the GPU's other workers, which
+  // keep the GPU busy while a diagonal tile is factored.
   if (!read_variable("STARPU_CUDA_THREAD_PER_DEV")) set_default_variable("STARPU_CUDA_THREAD_PER_WORKER", "1");
   // StarPU's background write-back (RuntimeOptions::background_write_back) starts when fewer than
   // this percentage of a GPU's buffers are clean (StarPU's default: 5); 0 never.
