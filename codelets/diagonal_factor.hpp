@@ -42,8 +42,9 @@ struct CustomDiagonalFactor {
 // The factorization of a diagonal tile whose triangle `uplo` holds the matrix. A transposed tile
 // (upper) is factored as a lower one in the worker's workspace, its upper triangle transposed in
 // and the factor's lower triangle transposed back: two memory-bound copies of the tile instead of
-// cuSOLVER's upper potrf, 2-2.8x slower than its lower one on an H100 (bench_tile_kernels --ops
-// forms), and the tile's strict lower triangle (the caller's, not referenced) is never written.
+// cuSOLVER's upper potrf, much slower than its lower one (bench_tile_kernels --ops forms measures
+// both; docs/user-guide.md, section "GPUs", has the H100's ratio), and the tile's strict lower
+// triangle (the caller's, not referenced) is never written.
 template <class Factor, class T>
 void factor_diagonal(CudaWorkerContext& ctx, const TileView<T>& A, Uplo uplo) {
   if (uplo == Uplo::lower) {

@@ -60,8 +60,8 @@ bool trsm_custom_supports(const TrsmArgs<T>& args) {
 
 // C := U^{-T} C (C k x m, U k x k upper) as X := X L^{-T} with X = C^T and L = U^T, both copied
 // transposed into the worker's workspace, and X copied back transposed: two passes over C and one
-// over U, against cuBLAS's left upper solve at 1.4-1.5x the time of Tessera's kernel on an H100
-// (343 against 226 us at 1024, docs/gpu-performance.md).
+// over U, against cuBLAS's left upper solve, which takes longer than Tessera's kernel at every tile
+// size (docs/user-guide.md, section "GPUs").
 template <class T>
 void solve_transposed_panel_form(CudaWorkerContext& ctx, const TileView<T>& U, const TileView<T>& C) {
   namespace k = kernels::cuda;

@@ -2,8 +2,8 @@
 // priority value and gives each kind of worker its own order of buckets. Both kinds serve the
 // critical path first (potrf, trsm, then syrk and gemm); what differs is how eagerly a CPU takes
 // a task a GPU also runs (the slow factors below). With the updates first on the GPU, as in
-// heteroprio's classic Cholesky setting, potrf waited behind every update of its step: on an H100
-// that made heteroprio 8 to 47% slower than dmdas in gpu and hybrid modes. A task's priority is
+// heteroprio's classic Cholesky setting, potrf waited behind every update of its step, which made
+// heteroprio much slower than dmdas in gpu and hybrid modes (docs/policies.md). A task's priority is
 // its bucket, and heteroprio requires that every worker allowed to scan a bucket can run each of
 // its tasks: a task's bucket depends on its kind and on where it may run.
 #include <starpu_heteroprio.h>

@@ -85,7 +85,7 @@ PolicyEntry builtin_entry(const starpu_sched_policy& policy) {
   e.places_by_perf_models = e.name.rfind("dm", 0) == 0 || e.name.find("heft") != std::string::npos;
   if (e.name == "modular-gemm") {
     // Built for StarPU's own gemm example (it places tasks by their model's name): with CUDA
-    // workers a factorization did not complete within two minutes on an H100.
+    // workers a factorization did not complete (docs/reliability.md).
     e.runs_gpu_mode = e.runs_hybrid_mode = false;
     e.restriction = "it completed factorizations only on CPU workers";
   }

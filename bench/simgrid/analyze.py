@@ -11,7 +11,8 @@ import os
 import re
 import sys
 
-# Real H100 (docs/gpu-performance.md and the calibration runs): TFLOP/s with n^3/3, tiles resident
+# Real H100 (the calibration runs, and the runs of docs/gpu-performance.md as it was when the
+# calibration was taken; the repository's history keeps them): TFLOP/s with n^3/3, tiles resident
 # on one GPU (bench_gpu_potrf, models calibrated, warm process), range over runs.
 REAL_H100 = {(8192, 1024): (11, 15), (16384, 1024): (34, 34), (16384, 2048): (31, 33), (30000, 2048): (36, 41)}
 REAL_H100_HOST = {(30000, 2048): (29, 34)}  # end to end from a host array

@@ -17,8 +17,8 @@ implementations (impl0 cuBLAS/cuSOLVER, impl1 Tessera's kernels) as StarPU's dmd
 real runs (TESSERA_GPU_KERNELS=any; see read_calibration); it is written as implementation 0, and
 the simulation runs with TESSERA_GPU_KERNELS=vendor so that only that one exists. The CPU copies
 (copy_in/copy_out) come from the calibration's cpu0 entries. Footprints the calibration lacks fall
-back to the rates below (an idle H100 SXM in FP64, from docs/gpu-performance.md and
-docs/kernels-tile.md). The choice is printed.
+back to the rates below (an idle H100 SXM in FP64, from docs/kernels-tile.md and the H100's
+measurements in docs/gpu-performance.md). The choice is printed.
 
 A real calibration's means are taken with TESSERA_WORKERS_PER_CUDA (default 4) workers sharing
 each GPU: they are the time of a task beside three others. StarPU for SimGrid runs one task at a

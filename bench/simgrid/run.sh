@@ -21,7 +21,7 @@
 # Folded memory under SMPI is mapped in blocks of smpi/shared-malloc-blocksize: one 32 MiB block a
 # tile keeps the mappings under vm.max_map_count (1 MiB blocks failed from 16 ranks at n = 65536).
 # Environment: BUILD (build-simgrid), MODELS (model dir; `models` writes it), H100_FROM
-# (docs/data/scaling/models, the H100's calibration), NODE_BW (GB/s per fat-tree link, 25),
+# (bench/simgrid/models, the H100's calibration), NODE_BW (GB/s per fat-tree link, 25),
 # NODE_LAT (us, 1), TIMEOUT (s per run, 3600). Every run's JSON line gets the simulation's own
 # wall time (sim_wall_s).
 set -euo pipefail
@@ -61,7 +61,7 @@ distributed() {  # OUTFILE NODES N COST
 for what in "$@"; do
   case $what in
     models)
-      from=${H100_FROM:-$root/docs/data/scaling/models}
+      from=${H100_FROM:-$root/bench/simgrid/models}
       for spec in "h100x1 1 2 4" "h100x4 4 2 4" "h100x1-k4 1 4 4" "h100x1-c2 1 2 2"; do
         set -- $spec
         python3 "$here/h100_node.py" "$models" --host "$1" --gpus "$2" --streams "$3" --sharing "$4" \

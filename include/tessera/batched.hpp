@@ -20,7 +20,7 @@ struct BatchOptions {
   Uplo uplo = Uplo::lower;
   Mode mode = Mode::hybrid;
   int chunk = 0;           // matrices per task; 0 -> chosen from the batch and the workers
-  bool fast_math = false;  // GPU only: approximate reciprocal square roots (see README)
+  bool fast_math = false;  // GPU only: approximate reciprocal square roots (see docs/user-guide.md, Batched mode)
   // Each chunk's tasks are TaskKind::other at step k = the chunk's index, nt = the chunk count
   // (critical_path_hints: chunks in order).
   SchedulingHints hints = critical_path_hints;

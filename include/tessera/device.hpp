@@ -165,8 +165,8 @@ TESSERA_EXPORT void zero_opposite_triangle(Uplo uplo, int n, T* A, int lda, long
 // the runtime keeps for its next such call while it is at most 1/16 of the GPU's memory), the
 // solves are cuBLAS's two trsm, and no trace is asked for: these are enqueued by the calling thread
 // on `stream`, after the work already there, with handles the runtime keeps, and without a task
-// of the runtime (whose request would add 0.13-0.34 ms a call on an H100 and wait for the stream
-// first). The call returns once the result is complete, as the others do.
+// of the runtime (whose request would add its own cost to every call and wait for the stream
+// first; docs/gpu-performance.md, section "A matrix already in GPU memory"). The call returns once the result is complete, as the others do.
 
 // A (n x n, lda) factored in place; returns LAPACK's info.
 template <class T>

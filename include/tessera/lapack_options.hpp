@@ -1,6 +1,6 @@
 // Options of libtessera_lapack, the library that exports LAPACK's Cholesky routines (dpotrf_...)
 // so that unmodified programs reach Tessera. Like every Tessera option they are read from the
-// environment in src/environment.cpp only.
+// environment in src/runtime/environment.cpp only.
 #pragma once
 
 #include "tessera/export.h"
@@ -8,14 +8,12 @@
 namespace tessera {
 
 struct TESSERA_EXPORT LapackInterceptOptions {
-  // Measured with scripts/lapack-crossover.sh in cpu mode on a shared 2-core machine (8 runs):
-  // below n = 400 the system LAPACK (OpenBLAS) was always faster, by 1.2x to 5x; above, the ratio
-  // swung between 0.4x and 2x from run to run with the machine's load, and from n = 2000 on it
-  // stayed within about 20% of even in most runs. 2000 keeps on the system LAPACK the calls that
-  // Tessera's CPU path cannot be expected to speed up. A GPU moves the crossover: on an H100
-  // (TESSERA_MODE=gpu, 16-core host, OpenBLAS on 16 threads) Tessera was faster by median times
-  // from n = 1000 on (1.14x at 1000, 2.6x at 1200, 5.0x at 2000), so 2000 is safe there too but
-  // leaves n = 1000..2000 to the system LAPACK: set TESSERA_LAPACK_MIN_N=1000 on such machines.
+  // From scripts/lapack-crossover.sh in cpu mode on a 2-core machine: the system LAPACK
+  // (OpenBLAS) was always faster below n = 400, and the two were about even from n = 2000 on, so
+  // 2000 keeps on the system LAPACK the calls that Tessera's CPU path cannot be expected to speed
+  // up. A GPU moves the crossover lower: run the script with TESSERA_MODE=gpu and set
+  // TESSERA_LAPACK_MIN_N from its table (docs/user-guide.md, section "Use Tessera from an existing
+  // program", has an H100's; docs/performance.md, section "A 2-core CPU machine").
   static constexpr int default_min_n = 2000;
 
   // Calls doing less arithmetic than a Cholesky factorization of order min_n go to the next

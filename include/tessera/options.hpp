@@ -1,6 +1,6 @@
 // Options of the runtime and of each factorization, with their defaults. Environment variables
 // (TESSERA_*) are read in one place only: RuntimeOptions::from_environment and
-// FactorOptions::from_environment (src/environment.cpp).
+// FactorOptions::from_environment (src/runtime/environment.cpp).
 #pragma once
 
 #include "tessera/export.h"
@@ -38,8 +38,7 @@ enum class GpuKernels { vendor, custom, any };
 //          below it) and one task per block column on its right (that column's share of the
 //          trailing update): nt (nt + 1) / 2 tasks, each one or a few large calls where the tiles
 //          of a column are contiguous in memory (a matrix already on the GPU, tessera/device.hpp).
-//          On an H100 it ran as fast as tiles within the spread between runs
-//          (docs/gpu-performance.md): the diagonal factorization bounds both.
+//          It measured no faster than tiles on one GPU: the diagonal factorization bounds both.
 //   whole_matrix: the whole factorization as one task over every tile, which calls the vendor's
 //          potrf once: on the matrix itself where the tiles are views of one column-major matrix,
 //          on a copy gathered from the tiles otherwise (an upper-stored matrix's blocks gathered
@@ -47,10 +46,10 @@ enum class GpuKernels { vendor, custom, any };
 //          overlap either. The device API (tessera/device.hpp) then takes its matrix as one tile.
 //   automatic: tiles; in the device API, on a runtime with one GPU in a call that runs as gpu
 //          mode does with the tile size left to Tessera, whole_matrix up to n = 16384, where
-//          the tile graph through the device API measured below cuSOLVER's own call on an H100
-//          (docs/gpu-performance.md); for a tile matrix whose every lower tile is already in the
-//          memory of the runtime's one GPU, in gpu mode, whole_matrix up to n = 10240 (gathered,
-//          0.88-0.90x cuSOLVER at 8192 on an H100 against 0.70-0.76x as tiles).
+//          the tile graph through the device API is slower than cuSOLVER's own call
+//          (docs/gpu-performance.md, section "A matrix already in GPU memory"); for a tile matrix
+//          whose every lower tile is already in the memory of the runtime's one GPU, in gpu mode,
+//          whole_matrix up to n = 10240 (gathered for one vendor call, faster than tile tasks there).
 enum class TaskGrain { tiles, block_columns, whole_matrix, automatic };
 
 // Kind of a tile task, for scheduling hints and traces. Batched chunks, residual checks and
@@ -96,21 +95,20 @@ TESSERA_EXPORT TaskHints neutral_hints(TaskKind kind, int k, int i, int j, int n
 //           already (nothing to pay). The runtime's first factorization (a process that factors
 //           once pays neither for host tiles nor for pinning them) is staged (see staged) where
 //           it can be and the array takes 1 GiB or more, in place otherwise; later ones as
-//           pin_on_reuse. On an H100 host, one-shot processes at n = 20000 and 30000 took
-//           0.59-0.70 and 0.85-0.87 s staged against 0.86-0.88 and 1.42-1.50 s in place (1.3-1.5
-//           and 2.1-2.3 s with tiles), while a warm process repeating calls is 2-3x faster on
-//           pinned pooled tiles than pinning the caller's array at every call.
+//           pin_on_reuse. A one-shot process is fastest staged, then in place, then with tiles,
+//           while a warm process repeating calls is fastest on pinned pooled tiles
+//           (docs/user-guide.md, section "GPUs"; docs/gpu-performance.md, section "One shot").
 //   pin_on_reuse: a new block is pageable, and pinned once it is back in the pool, by a
 //           background thread (or by the factorization that reuses it, should that come first).
-//           Pinning fresh memory costs more than copying it once through pageable memory (on an
-//           H100 host: 1.1 s to allocate 1.6 GB pinned, 0.1 s to pin it once touched), so a
-//           one-shot process never pays for it and a repeating one pins once.
+//           Allocating fresh memory pinned costs far more than pinning it once touched, and more
+//           than copying it once through pageable memory, so a one-shot process never pays for
+//           it and a repeating one pins once.
 //   pinned: every block allocated pinned.
 //   pageable: never pinned.
 //   in_place: a matrix is not copied into tiles at all: the tiles are the caller's array itself
 //           (an upper-stored one's upper blocks as stored), pinned for the length of the call when GPU workers
-//           take part (on an H100 host pinning memory already written costs about 0.06 s/GB,
-//           against about 0.8 s/GB to allocate and first touch tiles and a copy in and out).
+//           take part (pinning memory already written costs a fraction of allocating and first
+//           touching tiles and copying in and out).
 //           potrs's right-hand sides too; posv's are copied (a failure leaves them untouched).
 //           With block-column tasks an upper-stored matrix uses the pool as pin_on_reuse.
 //   staged: in gpu mode (or hybrid where the GPUs dominate, as auto judges), a matrix's tiles
@@ -151,7 +149,8 @@ struct TESSERA_EXPORT RuntimeOptions {
   // no Tessera work is in flight, so the application keeps its cores (see Runtime::pause_workers).
   bool pause_when_idle = true;
   // How long idle workers keep polling before they sleep (microseconds; 0: at once). A program
-  // that calls again within it finds them awake, which saves about 0.1 ms a call on a GPU host.
+  // that calls again within it finds them awake and saves their wake-up (docs/user-guide.md,
+  // section "C++ API").
   int pause_after_idle_us = 2000;
   // Notes on stderr (hybrid mode running on the CPUs alone...); Tessera prints nothing otherwise,
   // except one line when it sets aside a corrupt StarPU performance-model file.
@@ -165,19 +164,18 @@ struct TESSERA_EXPORT RuntimeOptions {
   bool urgent_streams = true;
   // For a process that will use no GPU at all (the CLI in cpu mode): with ncuda = 0, CUDA is told
   // to see no device (CUDA_VISIBLE_DEVICES set empty unless set already) before StarPU starts, so
-  // that StarPU's bus calibration neither initializes CUDA nor measures the GPUs (0.12 s with
-  // calibrated models, 0.42 s without, against 0.04 s, on an H100 host), and hwloc is told to
-  // skip I/O devices (HWLOC_COMPONENTS=-pci,-linuxio unless set already). Never for a library
+  // that StarPU's bus calibration neither initializes CUDA nor measures the GPUs (which would
+  // take several times the rest of a cpu-mode start), and hwloc is told to skip I/O devices
+  // (HWLOC_COMPONENTS=-pci,-linuxio unless set already). Never for a library
   // inside an application that may use CUDA itself: no CUDA call of the process would see a GPU.
   bool hide_gpus_from_process = false;
   // Where tile tasks run on several GPUs (see GpuPlacement).
   GpuPlacement gpu_placement = GpuPlacement::block_cyclic;
   // StarPU's background write-back: tiles held only on a GPU copied to host memory whenever few of
   // the GPU's buffers are clean, so that eviction finds clean ones. Off by default: a tile written
-  // back is dirty again at its next update, and the task that writes it first waits for the copy
-  // (a factorization of tiles already on an H100, as one task, waited 5.5 ms at n = 8192). On for
-  // matrices larger than the GPU (docs/out-of-core.md): with 2 GiB of GPU memory for 3.6 GiB of
-  // tiles it ran 10% faster on average (3% slower to 21% faster in six pairs).
+  // back is dirty again at its next update, and the task that writes it first waits for the copy.
+  // On for matrices larger than the GPU, where it is faster (docs/out-of-core.md, which has the
+  // figures).
   // STARPU_MINIMUM_CLEAN_BUFFERS, where set, decides instead.
   bool background_write_back = false;
 
@@ -189,7 +187,7 @@ struct TESSERA_EXPORT RuntimeOptions {
 
   // These options for a runtime whose factorizations all run in `mode`: in cpu mode no GPU is
   // started unless ncuda, TESSERA_NCUDA or STARPU_NCUDA asks for one (no CUDA context to create,
-  // 0.3-0.4 s on an H100 host, and no core kept to drive a GPU: every core is a CPU worker but,
+  // a large part of a process's start, and no core kept to drive a GPU: every core is a CPU worker but,
   // from 16 cores, the calling thread's).
   // The shared runtime (Runtime::shared) applies it with TESSERA_MODE, the CLI with --mode.
   RuntimeOptions for_mode(Mode mode) const;

@@ -1,6 +1,8 @@
-"""The Python snippets of the READMEs run as written: python/README.md's, and those of the Python
-section of the repository's README.md (each README's snippets in order, in one namespace, as a
-reader would paste them). A snippet on GPU arrays runs where PyTorch sees a GPU."""
+"""The Python snippets of the documentation run as written: python/README.md's, the repository's
+README.md's and docs/user-guide.md's (each file's snippets in order, in one namespace, as a reader
+would paste them). scripts/check-snippets.py (CTest's docs.snippets) runs the other languages'
+blocks and leaves these to this test. A block marked `<!-- snippet: needs-gpu -->` (or one on
+torch arrays) runs where PyTorch sees a GPU; one marked `output` or `skip ...` is not run."""
 import re
 import textwrap
 from pathlib import Path
@@ -8,18 +10,17 @@ from pathlib import Path
 import pytest
 
 HERE = Path(__file__).resolve().parent
-SNIPPET = re.compile(r"^( *)```python\n(.*?)^\1```", re.MULTILINE | re.DOTALL)
+ROOT = HERE.parent.parent
+SNIPPET = re.compile(r"(?:^[ \t]*<!--\s*snippet:\s*(.*?)\s*-->\s*\n(?:[ \t]*\n)*)?^( *)```python\n(.*?)^\2```",
+                     re.MULTILINE | re.DOTALL)
 
 
-def snippets(path, section=None):
+def snippets(path):
+    """(directives, code) for each Python block of a Markdown file."""
     if not path.is_file():
         pytest.skip(f"{path} is not here (tests run outside the source tree)")
-    text = path.read_text()
-    if section is not None:
-        start = text.index(section)
-        end = text.find("\n## ", start + len(section))
-        text = text[start:end if end >= 0 else None]
-    return [textwrap.dedent(code) for _, code in SNIPPET.findall(text)]
+    return [([d.strip().split(" ")[0] for d in (marker or "").split(";") if d.strip()], textwrap.dedent(code))
+            for marker, _, code in SNIPPET.findall(path.read_text())]
 
 
 def gpu_torch():
@@ -30,15 +31,16 @@ def gpu_torch():
     return torch.cuda.is_available()
 
 
-@pytest.mark.parametrize("readme, section", [(HERE.parent / "README.md", None),
-                                             (HERE.parent.parent / "README.md", "\n## Python\n")],
-                         ids=["python/README.md", "README.md"])
-def test_readme_snippets_run(readme, section):
+@pytest.mark.parametrize("readme", [HERE.parent / "README.md", ROOT / "README.md", ROOT / "docs" / "user-guide.md"],
+                         ids=["python/README.md", "README.md", "docs/user-guide.md"])
+def test_readme_snippets_run(readme):
     pytest.importorskip("scipy")
-    found = snippets(readme, section)
+    found = snippets(readme)
     assert found, f"no Python snippet in {readme}"
     namespace = {}
-    for code in found:
-        if "torch" in code and not gpu_torch():
+    for directives, code in found:
+        if {"output", "skip", "needs-mpi"} & set(directives):
+            continue
+        if ("needs-gpu" in directives or "torch" in code) and not gpu_torch():
             continue
         exec(compile(code, str(readme), "exec"), namespace)

@@ -100,8 +100,8 @@ template <class T>
 void insert_cholesky(const TaskContext& ctx, const TileGrid& A, const SchedulingHints& hints, const CholeskyPlan& plan) {
   if (plan.panel_starts.size() > 1)
     insert_cholesky_in_panels<T>(ctx, A, hints, plan.panel_starts);
-  // Measured on an H100 (docs/gpu-performance.md), block columns ran as fast as tiles within the
-  // spread between runs, even on a matrix already on the GPU: tiles stay the default. Block-column
+  // Block columns measured no faster than tiles on a GPU, even on a matrix already there: tiles
+  // stay the default. Block-column
   // tasks take lower tiles: transposed ones run as tiles.
   else if (plan.grain == TaskGrain::block_columns && !A.transposed())
     insert_cholesky_by_block_columns<T>(ctx, A, hints);

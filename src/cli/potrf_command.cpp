@@ -219,8 +219,8 @@ int run(const PotrfCommand& cmd) {
   if (!cmd.policy.empty()) startup.scheduler = cmd.policy;
 
   if (cmd.input.empty()) require_memory_for<T>(cmd, options, cmd.n);
-  // The runtime starts before the input is made: on the H100 host the CUDA driver's initialization
-  // takes 0.19 s in a process that has touched a few GB, against 0.105 s before (docs/gpu-performance.md).
+  // The runtime starts before the input is made: the CUDA driver's initialization takes much
+  // longer in a process that has touched a few GB (docs/user-guide.md, section "Command-line tool").
   const auto startup_begin = Clock::now();
   Runtime runtime(startup);
   const double startup_seconds = std::chrono::duration<double>(Clock::now() - startup_begin).count();

@@ -81,7 +81,7 @@ struct BackendOptions {
 
 struct Backend {
   int version;
-  // LapackInterceptOptions from the environment (src/environment.cpp).
+  // LapackInterceptOptions from the environment (src/runtime/environment.cpp).
   void (*read_options)(BackendOptions* options);
   // True on a worker thread of the runtime's StarPU.
   bool (*on_runtime_worker)();

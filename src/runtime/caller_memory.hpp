@@ -21,11 +21,10 @@ HostTiles host_tiles_of(const Runtime& runtime);
 int gpus_for_tiles(const Runtime& runtime);
 // The staging slots of `runtime` (RuntimeResources::staging_ring).
 StagingRing& staging_ring_of(const Runtime& runtime);
-// Whether HostTiles::automatic stages the first call on an n x n array of `bytes`: from 1 GiB. On
-// an H100 host a one-shot process staged at n = 20000 and 30000 in double (3.2 and 7.2 GB) took
-// 0.59-0.70 and 0.85-0.87 s against 0.86-0.88 and 1.42-1.50 s in place, but at 8192 (0.5 GB)
-// 0.58-0.62 s against 0.49-0.50 s: pinning a small array costs less than the slots and their
-// tasks. The crossover between was not measured.
+// Whether HostTiles::automatic stages the first call on an n x n array of `bytes`: from 1 GiB.
+// Staged, a one-shot process is faster than in place on multi-GB arrays, slower on half a GB:
+// pinning a small array costs less than the slots and their tasks (docs/user-guide.md, section
+// "GPUs"). The crossover between was not measured.
 bool stages_automatically(double bytes);
 // Whether a call that can run staged (HostTiles::staged) does: always under staged; under
 // automatic when it is the runtime's first such call (it claims the first call, see

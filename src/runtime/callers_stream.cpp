@@ -37,13 +37,13 @@ struct StreamSolvers {
   cudaEvent_t done = nullptr;
   // cuSOLVER's workspace, kept between calls: allocated at each call from the device's
   // stream-ordered pool (which gives its memory back at each synchronisation and maps it again at
-  // the next allocation), it cost 0.2-0.3 ms a call on an H100 at n = 1024-4096.
+  // the next allocation), it cost a large share of a call at moderate orders.
   void* workspace = nullptr;
   std::size_t workspace_bytes = 0;
   // An upper-stored matrix's lower copy (its n x n workspace), kept between calls for the same
   // reason while it is at most 1/kTransposedShareOfMemory of the GPU's memory: taken afresh at
-  // each call, upper storage ran at 0.73-0.74x of lower at n = 8192 and 0.80-0.81x at 16384 on an
-  // H100 in double; kept, at 0.95-0.96x.
+  // each call, it made upper storage clearly slower than lower; kept, upper runs within about 5%
+  // of lower (docs/gpu-performance.md, section "The main table").
   static constexpr std::size_t kTransposedShareOfMemory = 16;
   void* transposed = nullptr;
   std::size_t transposed_bytes = 0;
@@ -132,7 +132,7 @@ void factor_lower(StreamSolvers& handles, int n, T* L, int ld, int* info, cudaSt
 
 // potrf of the triangle `uplo` of A, its info into `info` (device memory), all on `stream`: an
 // upper-stored A through the lower triangle of a workspace, as the one task of the runtime does
-// (cuSOLVER's upper potrf ran at 0.59x of its lower one on an H100 at n = 16384).
+// (cuSOLVER's upper potrf is much slower than its lower one; docs/user-guide.md, section "GPUs").
 template <class T>
 void factor(StreamSolvers& handles, Uplo uplo, int n, T* A, int lda, int* info, cudaStream_t stream) {
   if (uplo == Uplo::lower) {

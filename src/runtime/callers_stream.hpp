@@ -1,7 +1,8 @@
 // The device API's dense calls that are one vendor call on the matrix itself (tessera/device.hpp):
 // enqueued from the calling thread on the caller's stream, without StarPU. Such a call would be one
 // task of the runtime, and the runtime would add its request (registration, submission, a worker's
-// start and end, unregistration: 0.13-0.34 ms a call on an H100) and a synchronisation of the
+// start and end, unregistration; docs/gpu-performance.md, section "A matrix already in GPU
+// memory") and a synchronisation of the
 // caller's stream before it, for no overlap to gain. The handles are the runtime's, kept between
 // calls. No CUDA or StarPU types here.
 #pragma once

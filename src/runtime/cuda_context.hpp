@@ -18,7 +18,8 @@ void destroy_cuda_contexts(RuntimeResources& resources);
 int cuda_devices_in_use();
 // The NVIDIA GPUs whose device nodes this process can see (/dev/nvidia0, /dev/nvidia1, ...): a
 // count that costs no CUDA call, for before StarPU starts (cudaGetDeviceCount would initialize the
-// driver there, 0.2-0.4 s that the CUDA warm-up overlaps with StarPU's own start otherwise).
+// driver there, a large part of a process's start that the CUDA warm-up overlaps with StarPU's
+// own start otherwise).
 int nvidia_device_nodes();
 // One entry per GPU in use, by device number: the bitmap (over worker ids) of that GPU's CUDA
 // workers and every CPU worker (RuntimeResources::set_gpu_workers).

@@ -228,7 +228,7 @@ namespace detail {
 namespace {
 
 // StarPU 1.3 parses these with starpu_get_env_number and aborts the process on a value that is
-// not a whole non-negative integer (src/common/utils.c, include/starpu_helper.h).
+// not a whole non-negative integer (StarPU's src/common/utils.c, include/starpu_helper.h).
 constexpr const char* starpu_integer_variables[] = {
     "STARPU_BACKOFF_MAX", "STARPU_BACKOFF_MIN", "STARPU_BUS_CALIBRATE", "STARPU_BUS_STATS", "STARPU_CALIBRATE",
     "STARPU_CALIBRATE_MINIMUM", "STARPU_CATCH_SIGNALS", "STARPU_CHECK_ENTIRE_PLATFORM", "STARPU_CUDA_PIPELINE",
@@ -269,8 +269,8 @@ void check_starpu_integer(const char* name) {
     throw InvalidArgument(std::string(name) + "='" + *value + "' is not a non-negative integer (StarPU would abort)");
 }
 
-// Variables StarPU 1.3 also asserts on when their value is out of a range (src/core/topology.c,
-// src/core/detect_combined_workers.c). An empty value reads as 0.
+// Variables StarPU 1.3 also asserts on when their value is out of a range (StarPU's
+// src/core/topology.c, src/core/detect_combined_workers.c). An empty value reads as 0.
 struct StarpuRange {
   const char* name;
   long low;
@@ -309,7 +309,7 @@ void check_starpu_environment() {
   for (const char* name : starpu_real_variables) check_starpu_real(name);
   for (const StarpuRange& range : starpu_ranged_variables) check_starpu_range(range);
   // With both priority bounds set, StarPU's deque-model policies (dm, dmda, dmdas...) divide by
-  // max - min (src/sched_policies/fifo_queues.c, _starpu_normalize_prio): equal bounds kill the
+  // max - min (StarPU's src/sched_policies/fifo_queues.c, _starpu_normalize_prio): equal bounds kill the
   // process with a division by zero, and a maximum below the minimum gives a negative number of
   // priority levels. An empty value reads as 0.
   // The same policies allocate two arrays of max - min + 1 entries per worker: a span of 2^31
@@ -392,7 +392,7 @@ void set_starpu_environment_defaults(const RuntimeOptions& options) {
   if (options.hide_gpus_from_process && options.ncuda == 0) {
     set_default_variable("CUDA_VISIBLE_DEVICES", "");
     // Nor need hwloc look for I/O devices (PCI, and Linux's classes of them), which serve only to
-    // place workers near GPUs: 14 ms of a 21 ms start in cpu mode on a 2-core machine.
+    // place workers near GPUs: most of a cpu-mode start on a small machine.
     set_default_variable("HWLOC_COMPONENTS", "-pci,-linuxio");
   }
   // StarPU 1.3 reads a perf model's calibration flag separately when a task starts, ends and is
@@ -406,15 +406,15 @@ void set_starpu_environment_defaults(const RuntimeOptions& options) {
   if (options.workers_per_cuda > 0)
     set_default_variable("STARPU_NWORKER_PER_CUDA", std::to_string(options.workers_per_cuda));
   // One driver thread per CUDA worker: a task that waits on its stream (potrf reads its info
-  // back) then holds up only its own stream, not the launches of the GPU's other workers. On an
-  // H100, n = 16384, tiles on the GPU: 27.3 -> 33.4 TFLOP/s.
+  // back) then holds up only its own stream, not the launches of the GPU's other workers, which
+  // keep the GPU busy while a diagonal tile is factored.
   if (!read_variable("STARPU_CUDA_THREAD_PER_DEV")) set_default_variable("STARPU_CUDA_THREAD_PER_WORKER", "1");
   // StarPU's background write-back (RuntimeOptions::background_write_back) starts when fewer than
   // this percentage of a GPU's buffers are clean (StarPU's default: 5); 0 never.
   if (!options.background_write_back) set_default_variable("STARPU_MINIMUM_CLEAN_BUFFERS", "0");
 }
 
-// StarPU 1.3's rules (src/core/perfmodel/perfmodel.c, src/common/utils.c): STARPU_PERF_MODEL_DIR,
+// StarPU 1.3's rules (StarPU's src/core/perfmodel/perfmodel.c, src/common/utils.c): STARPU_PERF_MODEL_DIR,
 // else <home>/.starpu/sampling with the first of XDG_CACHE_HOME, STARPU_HOME, HOME, TMPDIR, TEMP,
 // TMP; the host name is STARPU_HOSTNAME, else the machine's name up to its first dot.
 PerfModelLocation perf_model_location() {

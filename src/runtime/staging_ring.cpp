@@ -29,16 +29,15 @@ namespace tessera::detail {
 
 namespace {
 
-// Slots of 4 MiB, 12 to the GPU and 8 back: pinning costs 0.3-0.5 s per GiB on an H100 host, so
-// 80 MiB keep a fresh process's first call cheap, while a dozen copies in flight keep the CPU
+// Slots of 4 MiB, 12 to the GPU and 8 back: pinning costs time per byte, so 80 MiB keep a fresh
+// process's first call cheap, while a dozen copies in flight keep the CPU
 // workers and the bus busy.
 constexpr std::size_t kSlotsToGpu = 12;
 constexpr std::size_t kSlotsFromGpu = 8;
 constexpr std::size_t kStagingSlotBytes = std::size_t(4) << 20;
 
-// Memory in huge pages where the system gives them, touched, then pinned: on an H100 host 80 MiB
-// took 21-27 ms this way against 42-49 ms from cudaHostAlloc (and 52-134 ms in 4 KiB pages), on
-// the first call's critical path. Null when it cannot be had or pinned.
+// Memory in huge pages where the system gives them, touched, then pinned: about half the time of
+// cudaHostAlloc, and less than 4 KiB pages, on the first call's critical path. Null when it cannot be had or pinned.
 void* pinned_in_huge_pages(std::size_t bytes) {
   constexpr std::size_t kHugePage = std::size_t(2) << 20;
   void* memory = std::aligned_alloc(kHugePage, (bytes + kHugePage - 1) / kHugePage * kHugePage);

@@ -1,4 +1,4 @@
-// A backend of the task interface (src/tasks.hpp) that records the DAG instead of running it on
+// A backend of the task interface (src/algorithms/tasks.hpp) that records the DAG instead of running it on
 // StarPU: each task with its kind, scheduling hints and tile accesses, and the dependencies StarPU would
 // infer from those accesses (sequential consistency: a reader waits for the last writer, a writer
 // for the last writer and every reader since). Each task also keeps a host implementation, so a

@@ -6,8 +6,9 @@
 // block with no barrier and no branch between column steps: the next pivot's owner computes it
 // before the rest of the update and hands it over by one shuffle, and the column goes through
 // shared memory to the other lanes. The chain from one pivot to the next is then shuffle,
-// reciprocal square root, scale and one fma: about 130 cycles per column on an H100 in double,
-// against about 600 when the columns passed between warps (the removed variant 1). Every thread
+// reciprocal square root, scale and one fma: several times shorter than when the columns passed
+// between warps (the removed variant 1; docs/kernels-tile.md, section "potf2", has the cycle
+// counts). Every thread
 // block factors the diagonal block redundantly (the same arithmetic, so the same result); its
 // other warps then solve their rows against it. Since every thread block reads the diagonal block
 // of A, the first one writes its L last, once the others have counted themselves past reading it.

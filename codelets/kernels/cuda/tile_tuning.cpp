@@ -195,8 +195,8 @@ std::vector<TileKernelConfig> tile_kernel_candidates(char precision, const std::
     for (const detail::WarpPanelShape& s : detail::kWarpPanelShapes)
       out.push_back(cfg(s.width, s.width + s.rows, s.rows, 0, 2, 0));
     // Variant 3, the whole tile in one persistent kernel: every shape, up to nb = 1024. At 2048 it
-    // was barely faster than cuSOLVER alone (830 against 853 us on an H100) and slower in the task
-    // graph, where its cooperative launch waits for SMs that the trailing update holds.
+    // was barely faster than cuSOLVER alone and slower in the task graph, where its cooperative
+    // launch waits for SMs that the trailing update holds (docs/kernels-tile.md, section "potf2").
     if (nb <= 1024 && detail::cooperative_launch_supported())
       for (const detail::DataflowShape& s : detail::kDataflowShapes) out.push_back(cfg(32, 32 + s.rows, s.rows, 0, 3, s.blocks));
   } else {
