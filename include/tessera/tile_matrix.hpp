@@ -27,7 +27,7 @@ struct TileHandles;
 }
 
 template <class T>
-class TESSERA_EXPORT TileMatrix {
+class TESSERA_EXPORT TileMatrix : public TileShape {
  public:
   // Throws InvalidArgument for negative sizes or nb < 1, Error if memory runs out.
   TileMatrix(Runtime& runtime, int rows, int cols, int nb, TileStructure structure);
@@ -37,16 +37,6 @@ class TESSERA_EXPORT TileMatrix {
   ~TileMatrix();
   TileMatrix(const TileMatrix&) = delete;
   TileMatrix& operator=(const TileMatrix&) = delete;
-
-  int rows() const noexcept { return rows_; }
-  int cols() const noexcept { return cols_; }
-  int nb() const noexcept { return nb_; }
-  int tile_rows() const noexcept { return tile_rows_; }
-  int tile_cols() const noexcept { return tile_cols_; }
-  TileStructure structure() const noexcept { return structure_; }
-  int tile_height(int i) const noexcept { return i == tile_rows_ - 1 ? rows_ - i * nb_ : nb_; }
-  int tile_width(int j) const noexcept { return j == tile_cols_ - 1 ? cols_ - j * nb_ : nb_; }
-  bool stored(int i, int j) const noexcept { return tile_stored(structure_, i, j); }
 
   // Throws RuntimeError once the runtime has ended: a Runtime destroyed before its tile matrices
   // takes their tiles back first (their values are lost); such a matrix may only be destroyed.
@@ -70,8 +60,8 @@ class TESSERA_EXPORT TileMatrix {
   // A symmetric n x n matrix's tiles, each registered in place where `homes` holds it (the memory
   // of the GPU owning it), that memory its home; with `transposed` as above. Only with CUDA.
   TileMatrix(Runtime& runtime, int n, int nb, const detail::DeviceTiles<T>& homes, bool transposed);
-  // The constructors: checks the sizes and counts the tiles.
-  void set_tile_grid();
+  // The constructors: checks the sizes.
+  void check_shape() const;
   std::size_t tile_index(int i, int j) const noexcept;
   // The runtime's handle of a stored tile (opaque here); throws InvalidArgument for a tile that
   // is not stored.
@@ -83,12 +73,6 @@ class TESSERA_EXPORT TileMatrix {
   void release_tiles(bool starpu_running);
 
   Runtime* runtime_;
-  int rows_;
-  int cols_;
-  int nb_;
-  int tile_rows_;
-  int tile_cols_;
-  TileStructure structure_;
   bool transposed_ = false;
   T* storage_ = nullptr;
   std::size_t storage_bytes_ = 0;

@@ -50,7 +50,7 @@ struct CholeskyPlan {
 };
 
 // The factorization `plan` asks for (automatic grain: tiles; the API chooses the grain of a plan,
-// see cholesky_plan in src/api/tile_requirements.hpp).
+// see src/plan/plan.hpp).
 template <class T>
 void insert_cholesky(const TaskContext& ctx, const TileGrid& A, const SchedulingHints& hints, const CholeskyPlan& plan);
 

@@ -325,8 +325,8 @@ int run_command_line(int argc, char** argv) {
       throw tessera::InvalidArgument("--grid: this tessera was built without StarPU-MPI (distributed matrices)");
 #endif
     // OpenBLAS chose its CPU kernel when the process loaded it; where this run's CPU tasks call
-    // BLAS and that kernel leaves the CPU's vector units unused, start again with a faster one (on
-    // an H100 host, cpu-mode calls 2-4x faster: docs/gpu-performance.md).
+    // BLAS and that kernel leaves the CPU's vector units unused, start again with a faster one
+    // (docs/performance.md has the difference it makes).
     if (*potrf_cmd) tessera::restart_with_faster_blas_kernel(argv, tessera::cli::requested_mode(potrf));
     if (*batched_cmd) tessera::restart_with_faster_blas_kernel(argv, tessera::parse_mode(batched.mode));
     if (*info_cmd) return run_info(info.runtime, info.policy, info.json, info.explain);

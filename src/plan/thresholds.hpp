@@ -1,5 +1,6 @@
 // Every threshold a plan compares against, in one table. Each was chosen from measurements that
-// docs/performance.md describes (the section named beside it); change them there and here together.
+// docs/performance.md lists ("The measurements behind the thresholds"): measure again, and change
+// them there and here together.
 #pragma once
 
 namespace tessera::detail {

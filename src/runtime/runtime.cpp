@@ -40,7 +40,7 @@ namespace tessera {
 //
 // Idle workers are paused only after `pause_delay` (RuntimeOptions::pause_after_idle_us) without
 // work, by a thread of its own: a program that calls again within it finds the workers awake
-// (resuming paused workers cost 0.1-0.15 ms a call on an H100 host), and one that does something
+// (resuming paused workers costs a call a fraction of a millisecond), and one that does something
 // else has its cores back soon after. An explicit pause takes effect at once.
 struct WorkerSleep {
   using Clock = std::chrono::steady_clock;
@@ -305,17 +305,15 @@ void share_cores_with_local_ranks(const RuntimeOptions& options, starpu_conf& co
 // StarPU binds a thread to every core it is given: its CPU workers and one driver thread per CUDA
 // worker. The application's thread that submits a request and waits for it then shares a core
 // with a worker, and awake idle workers poll in a tight loop, so that thread waits for the
-// kernel's time slices: on an H100 host (16 cores: 12 CPU and 4 CUDA workers) a device-API potrf
-// of order 4096 took 6.5 ms at the median and 11 ms at the 90th percentile, against cuSOLVER's
-// 1.9 ms, and 2.24 and 2.30 ms with one core left free (docs/gpu-performance.md). Unless the CPU
-// workers are counted by the caller, one core is kept for it (StarPU's reserve_ncpus) where GPUs
-// will be driven and at least one core is left for a CPU worker.
+// kernel's time slices: a short device-API call then takes several times longer than the vendor
+// call it makes. Unless the CPU workers are counted by the caller, one core is kept for it
+// (StarPU's reserve_ncpus) where GPUs will be driven and at least one core is left for a CPU
+// worker.
 //
 // Without GPUs the same thread inserts a factorization's tasks while the workers run the first
-// ones: on the H100 host's 16 cores a cpu-mode potrf of order 4000 (1224 tasks) ran in 0.054 s
-// with 15 workers against 0.066 s with 16, and at order 8000 in the same time (0.34-0.35 s). A
-// worker is 1/8 of an 8-core machine, where 7 workers ran order 8000 25% slower: the core is kept
-// from kCallerCoreWithoutGpusFrom cores.
+// ones: on a machine of many cores a worker fewer is faster, on one of few cores (where a worker
+// is a large share of the machine) it is slower, so the core is kept from
+// kCallerCoreWithoutGpusFrom cores (docs/performance.md has the measurements).
 constexpr std::size_t kCallerCoreWithoutGpusFrom = 16;
 
 void keep_a_core_for_the_caller(const RuntimeOptions& options, starpu_conf& conf) {

@@ -80,15 +80,12 @@ void* register_tile(unsigned node, T* origin, int ld, int height, int width) {
 }  // namespace
 
 template <class T>
-void TileMatrix<T>::set_tile_grid() {
-  if (rows_ < 0 || cols_ < 0)
-    throw InvalidArgument("TileMatrix: negative size " + std::to_string(rows_) + " x " + std::to_string(cols_));
-  if (nb_ < 1) throw InvalidArgument("TileMatrix: tile size nb = " + std::to_string(nb_) + " must be at least 1");
-  if (structure_ != TileStructure::general && rows_ != cols_)
+void TileMatrix<T>::check_shape() const {
+  if (rows() < 0 || cols() < 0)
+    throw InvalidArgument("TileMatrix: negative size " + std::to_string(rows()) + " x " + std::to_string(cols()));
+  if (nb() < 1) throw InvalidArgument("TileMatrix: tile size nb = " + std::to_string(nb()) + " must be at least 1");
+  if (structure() != TileStructure::general && rows() != cols())
     throw InvalidArgument("TileMatrix: a symmetric or block-diagonal matrix must be square");
-  // Without overflow: rows + nb - 1 exceeds int when nb is near INT_MAX.
-  tile_rows_ = detail::TileGrid::tiles(rows_, nb_);
-  tile_cols_ = detail::TileGrid::tiles(cols_, nb_);
 }
 
 template <class T>
@@ -97,9 +94,9 @@ TileMatrix<T>::TileMatrix(Runtime& runtime, int rows, int cols, int nb, TileStru
 
 template <class T>
 TileMatrix<T>::TileMatrix(Runtime& runtime, int rows, int cols, int nb, TileStructure structure, bool transposed)
-    : runtime_(&runtime), rows_(rows), cols_(cols), nb_(nb), structure_(structure), transposed_(transposed) {
+    : TileShape(rows, cols, nb, structure), runtime_(&runtime), transposed_(transposed) {
   detail::RuntimeControl::check_callable(runtime);
-  set_tile_grid();
+  check_shape();
 
   const StoredTiles stored_tiles = count_stored_tiles(*this);
   check_fits_host_memory(stored_tiles.elements * sizeof(T) + stored_tiles.tiles * kRuntimeBytesPerTile, *this);
@@ -107,8 +104,8 @@ TileMatrix<T>::TileMatrix(Runtime& runtime, int rows, int cols, int nb, TileStru
   // One allocation for every stored tile, tile after tile, each tile column-major.
   std::vector<std::size_t> offsets;
   std::size_t elements = 0;
-  for (int j = 0; j < tile_cols_; ++j)
-    for (int i = 0; i < tile_rows_; ++i)
+  for (int j = 0; j < tile_cols(); ++j)
+    for (int i = 0; i < tile_rows(); ++i)
       if (stored(i, j)) {
         offsets.push_back(elements);
         elements += static_cast<std::size_t>(tile_height(i)) * static_cast<std::size_t>(tile_width(j));
@@ -123,8 +120,8 @@ TileMatrix<T>::TileMatrix(Runtime& runtime, int rows, int cols, int nb, TileStru
   }
   handles_.reserve(offsets.size());
   std::size_t t = 0;
-  for (int j = 0; j < tile_cols_; ++j)
-    for (int i = 0; i < tile_rows_; ++i)
+  for (int j = 0; j < tile_cols(); ++j)
+    for (int i = 0; i < tile_rows(); ++i)
       if (stored(i, j)) {
         const int height = transposed ? tile_width(j) : tile_height(i);
         const int width = transposed ? tile_height(i) : tile_width(j);
@@ -136,9 +133,9 @@ TileMatrix<T>::TileMatrix(Runtime& runtime, int rows, int cols, int nb, TileStru
 template <class T>
 TileMatrix<T>::TileMatrix(Runtime& runtime, int rows, int cols, int nb, TileStructure structure, T* matrix, int ld,
                           int cuda_device, bool transposed)
-    : runtime_(&runtime), rows_(rows), cols_(cols), nb_(nb), structure_(structure), transposed_(transposed) {
+    : TileShape(rows, cols, nb, structure), runtime_(&runtime), transposed_(transposed) {
   detail::RuntimeControl::check_callable(runtime);
-  set_tile_grid();
+  check_shape();
   if (ld < std::max(1, rows))
     throw InvalidArgument("TileMatrix view: leading dimension " + std::to_string(ld) + " < max(1, " +
                           std::to_string(rows) + ")");
@@ -147,8 +144,8 @@ TileMatrix<T>::TileMatrix(Runtime& runtime, int rows, int cols, int nb, TileStru
   check_fits_host_memory(tiles * kRuntimeBytesPerTile, *this);
   const unsigned node = cuda_device < 0 ? STARPU_MAIN_RAM : cuda_memory_node(cuda_device);
   handles_.reserve(static_cast<std::size_t>(tiles));
-  for (int j = 0; j < tile_cols_; ++j)
-    for (int i = 0; i < tile_rows_; ++i)
+  for (int j = 0; j < tile_cols(); ++j)
+    for (int i = 0; i < tile_rows(); ++i)
       if (stored(i, j)) {
         const std::size_t row0 = static_cast<std::size_t>(transposed ? j : i) * nb;
         const std::size_t col0 = static_cast<std::size_t>(transposed ? i : j) * nb;
@@ -161,14 +158,14 @@ TileMatrix<T>::TileMatrix(Runtime& runtime, int rows, int cols, int nb, TileStru
 #ifdef TESSERA_HAVE_CUDA
 template <class T>
 TileMatrix<T>::TileMatrix(Runtime& runtime, int n, int nb, const detail::DeviceTiles<T>& homes, bool transposed)
-    : runtime_(&runtime), rows_(n), cols_(n), nb_(nb), structure_(TileStructure::symmetric_lower), transposed_(transposed) {
+    : TileShape(n, n, nb, TileStructure::symmetric_lower), runtime_(&runtime), transposed_(transposed) {
   detail::RuntimeControl::check_callable(runtime);
-  set_tile_grid();
+  check_shape();
   const double tiles = count_stored_tiles(*this).tiles;
   check_fits_host_memory(tiles * kRuntimeBytesPerTile, *this);
   handles_.reserve(static_cast<std::size_t>(tiles));
-  for (int j = 0; j < tile_cols_; ++j)
-    for (int i = j; i < tile_rows_; ++i) {
+  for (int j = 0; j < tile_cols(); ++j)
+    for (int i = j; i < tile_rows(); ++i) {
       const typename detail::DeviceTiles<T>::Home home = homes.home(i, j);
       const unsigned node = cuda_memory_node(home.device);
       handles_.push_back(transposed ? register_tile(node, home.data, home.ld, tile_width(j), tile_height(i))
@@ -212,17 +209,17 @@ Runtime& TileMatrix<T>::runtime() const {
 
 template <class T>
 std::size_t TileMatrix<T>::tile_index(int i, int j) const noexcept {
-  if (structure_ == TileStructure::general) return static_cast<std::size_t>(j) * tile_rows_ + i;
-  if (structure_ == TileStructure::block_diagonal) return static_cast<std::size_t>(i);
+  if (structure() == TileStructure::general) return static_cast<std::size_t>(j) * tile_rows() + i;
+  if (structure() == TileStructure::block_diagonal) return static_cast<std::size_t>(i);
   // Column j of a lower tile matrix holds tiles j..tile_rows-1; columns before it hold
   // sum_{c<j} (tile_rows - c) tiles.
-  const std::size_t before = static_cast<std::size_t>(j) * tile_rows_ - static_cast<std::size_t>(j) * (j - 1) / 2;
+  const std::size_t before = static_cast<std::size_t>(j) * tile_rows() - static_cast<std::size_t>(j) * (j - 1) / 2;
   return before + (i - j);
 }
 
 template <class T>
 void* TileMatrix<T>::stored_handle(int i, int j) const {
-  if (i < 0 || j < 0 || i >= tile_rows_ || j >= tile_cols_ || !stored(i, j))
+  if (i < 0 || j < 0 || i >= tile_rows() || j >= tile_cols() || !stored(i, j))
     throw InvalidArgument("TileMatrix: no stored tile (" + std::to_string(i) + ", " + std::to_string(j) + ")");
   runtime();  // throws once the runtime has ended
   return handles_[tile_index(i, j)];
