@@ -39,6 +39,11 @@ STARPU_FREE = {"kernels", "public-api", "algorithms", "plan", "api", "lapack-dro
 STARPU_INTEROP_HEADER = "include/tessera/starpu_interop.hpp"
 STARPU_INCLUDE = re.compile(r'^\s*#\s*include\s+[<"]starpu[^>"]*[>"]', re.M)
 
+# Layers that never see CUDA either: the tile loops and the plans, which tests run on machines
+# without a GPU against fake machines and a recording backend.
+CUDA_FREE = {"algorithms", "plan"}
+CUDA_INCLUDE = re.compile(r'^\s*#\s*include\s+[<"](cuda|cublas|cusolver|cusparse|nvml)[^>"]*[>"]', re.M)
+
 # MPI belongs to the distributed layer, its public header and the CLI (which starts MPI under
 # mpirun): the algorithms and the single-node runtime never see it.
 MPI_USERS = {"distributed", "cli"}
@@ -131,6 +136,8 @@ def main():
                             f"{' and '.join(sorted(ENVIRONMENT_OWNERS))} do")
         if from_layer in STARPU_FREE and rel != STARPU_INTEROP_HEADER and STARPU_INCLUDE.search(text):
             problems.append(f"{rel}: includes StarPU, which the {from_layer} layer never does")
+        if from_layer in CUDA_FREE and CUDA_INCLUDE.search(text):
+            problems.append(f"{rel}: includes CUDA, which the {from_layer} layer never does")
         if (from_layer not in MPI_USERS and rel not in (MPI_PUBLIC_HEADER, MPI_DROP_IN_BACKEND)
                 and MPI_INCLUDE.search(text)):
             problems.append(f"{rel}: includes MPI or StarPU-MPI, which the {from_layer} layer never does")
