@@ -130,6 +130,21 @@ void XMLCALL start_element(void* data, const XML_Char* name, const XML_Char** at
 void XMLCALL end_element(void* data, const XML_Char*) { --static_cast<SvgCounts*>(data)->depth; }
 #endif
 
+// Each traced request carries its plan: in the trace, the JSON and the SVG's description.
+TEST(Trace, CarriesThePlanOfEachRequest) {
+  const auto trace = traced_potrf(300, 64);
+  const std::vector<std::vector<std::string>> plans = trace->plans();
+  ASSERT_EQ(plans.size(), 1u);
+  ASSERT_GE(plans[0].size(), 2u);
+  EXPECT_EQ(plans[0][0].rfind("mode ", 0), 0u) << plans[0][0];
+  EXPECT_EQ(plans[0][1], "tile size 64 (asked for)");
+  const nlohmann::json doc = nlohmann::json::parse(trace->chrome_json());
+  EXPECT_EQ(doc["otherData"]["plans"][0][1], "tile size 64 (asked for)");
+  EXPECT_NE(trace->svg().find("<desc>plan: mode "), std::string::npos);
+  trace->clear();
+  EXPECT_TRUE(trace->plans().empty());
+}
+
 TEST(Trace, SvgIsWellFormedWithOneRectanglePerTask) {
 #ifndef TESSERA_TEST_HAVE_EXPAT
   GTEST_SKIP() << "no XML parser: install libexpat1-dev to check the SVG";

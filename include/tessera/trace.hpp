@@ -52,12 +52,17 @@ class TESSERA_EXPORT Trace {
   void record(const TraceTransfer& transfer);
   // The totals per pair of memory nodes, by source then destination.
   std::vector<TraceTransfer> transfers() const;
+  // The plan of each request traced (its mode, tile size and path, one line per decision and its
+  // reason), in the order the requests were made.
+  void record_plan(std::vector<std::string> reasons);
+  std::vector<std::vector<std::string>> plans() const;
   void clear();
 
-  // Times relative to the first start, in microseconds (Chrome's unit); the transfers under
-  // "otherData".
+  // Times relative to the first start, in microseconds (Chrome's unit); the transfers and the
+  // plans under "otherData".
   std::string chrome_json() const;
-  // One row per worker, one colour per kernel, a legend, a time axis and the transfers.
+  // One row per worker, one colour per kernel, a legend, a time axis and the transfers; the plans
+  // in its description (<desc>).
   std::string svg() const;
   // By extension: .json or .svg. Throws InvalidArgument for another extension, Error when the
   // file cannot be written.
@@ -69,6 +74,7 @@ class TESSERA_EXPORT Trace {
   mutable std::mutex mutex_;
   std::vector<TraceEvent> events_;
   std::vector<TraceTransfer> transfers_;
+  std::vector<std::vector<std::string>> plans_;
   std::string save_to_;
 };
 

@@ -3,6 +3,7 @@
 #include "runtime_resources.hpp"
 
 #include "tessera/error.hpp"
+#include "tessera/trace.hpp"
 
 namespace tessera {
 
@@ -59,6 +60,8 @@ TaskContext make_context(Runtime& runtime, Submission& submission, const Plan& p
 Plan plan_request(const Runtime& runtime, const PlanRequest& request) {
   Plan plan = detail::plan(RuntimeControl::machine(runtime), request);
   if (plan.hybrid_without_gpu) RuntimeControl::say_hybrid_without_gpu(runtime);
+  if (request.options.trace) request.options.trace->record_plan(plan.why);
+  RuntimeControl::say_plan(runtime, plan.why);
   return plan;
 }
 

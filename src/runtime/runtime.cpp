@@ -742,6 +742,13 @@ long RuntimeControl::machine_snapshots(const Runtime& runtime) noexcept {
   return runtime.impl_->machine_snapshots.load(std::memory_order_relaxed);
 }
 
+void RuntimeControl::say_plan(const Runtime& runtime, const std::vector<std::string>& reasons) {
+  if (!runtime.impl_->verbose) return;
+  std::string text;
+  for (const std::string& reason : reasons) text += (text.empty() ? "" : "; ") + reason;
+  std::fprintf(stderr, "tessera: plan: %s\n", text.c_str());
+}
+
 void RuntimeControl::say_hybrid_without_gpu(const Runtime& runtime) {
   if (!runtime.impl_->said_hybrid_without_gpu.exchange(true))
     runtime.impl_->notice("hybrid mode without CUDA workers: running on the CPUs only", runtime.impl_->verbose);

@@ -4,6 +4,8 @@
 
 #include <functional>
 #include <memory>
+#include <string>
+#include <vector>
 
 #include "machine.hpp"
 #include "tessera/runtime.hpp"
@@ -48,6 +50,8 @@ struct RuntimeControl {
   static long machine_snapshots(const Runtime& runtime) noexcept;
   // Says once per runtime that hybrid mode ran on the CPUs alone.
   static void say_hybrid_without_gpu(const Runtime& runtime);
+  // A request's plan on stderr, when the runtime is verbose (RuntimeOptions::verbose).
+  static void say_plan(const Runtime& runtime, const std::vector<std::string>& reasons);
 };
 
 // Scopes for the calls above.

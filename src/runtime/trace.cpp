@@ -148,10 +148,21 @@ std::vector<TraceTransfer> Trace::transfers() const {
   return copy;
 }
 
+void Trace::record_plan(std::vector<std::string> reasons) {
+  std::lock_guard<std::mutex> lock(mutex_);
+  plans_.push_back(std::move(reasons));
+}
+
+std::vector<std::vector<std::string>> Trace::plans() const {
+  std::lock_guard<std::mutex> lock(mutex_);
+  return plans_;
+}
+
 void Trace::clear() {
   std::lock_guard<std::mutex> lock(mutex_);
   events_.clear();
   transfers_.clear();
+  plans_.clear();
 }
 
 std::string Trace::chrome_json() const {
@@ -173,7 +184,10 @@ std::string Trace::chrome_json() const {
   json transfers = json::array();
   for (const TraceTransfer& t : this->transfers())
     transfers.push_back({{"from", t.from}, {"to", t.to}, {"bytes", t.bytes}, {"count", t.count}});
-  return json{{"traceEvents", trace_events}, {"displayTimeUnit", "ms"}, {"otherData", {{"transfers", transfers}}}}.dump(1);
+  return json{{"traceEvents", trace_events},
+              {"displayTimeUnit", "ms"},
+              {"otherData", {{"transfers", transfers}, {"plans", this->plans()}}}}
+      .dump(1);
 }
 
 std::string Trace::svg() const {
@@ -205,6 +219,11 @@ std::string Trace::svg() const {
       "<text x=\"{:.0f}\" y=\"20\" font-size=\"13\">{} tasks on {} workers, {:.3f} ms, workers busy {:.0f}% "
       "(grey: idle)</text>\n",
       width, height, width, height, g.left, events.size(), workers.size(), span / 1000, occupancy * 100);
+  for (const std::vector<std::string>& plan : this->plans()) {
+    std::string lines;
+    for (const std::string& reason : plan) lines += (lines.empty() ? "" : "; ") + reason;
+    out += "<desc>plan: " + xml_escaped(lines) + "</desc>\n";
+  }
 
   // Rows: a grey band per worker, so that idle time shows between the tasks.
   for (const auto& [id, name] : workers) {
