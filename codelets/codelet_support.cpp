@@ -1,5 +1,7 @@
 #include "codelet_support.hpp"
 
+#include "thresholds.hpp"
+
 #include <algorithm>
 #include <cmath>
 #include <cstring>
@@ -215,7 +217,7 @@ CudaWorkerContext& current_cuda_context(const TaskHeader& header) {
 }
 
 bool cpu_may_run_uncalibrated(bool gpu_may_run, int tile_order) {
-  return !gpu_may_run || tile_order <= kLargestBlindCpuTile;
+  return !gpu_may_run || tile_order <= kThresholds.largest_blind_cpu_tile;
 }
 
 int cpu_worker_may_run(const TaskHeader& header, unsigned worker, starpu_task* task, unsigned implementation) {

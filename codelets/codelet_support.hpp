@@ -211,9 +211,8 @@ bool cuda_implementation_allowed(const TaskHeader& header, unsigned implementati
 
 // A CPU worker may take a task it has no timing for (the scheduler would put it there to
 // calibrate) only where no GPU can take it, or where its tiles are small enough that a blind
-// placement costs little: a trailing-update gemm of order 2048 runs for about half a second on one
-// core, longer than the whole factorization takes on the GPU.
-constexpr int kLargestBlindCpuTile = 256;
+// placement costs little (Thresholds::largest_blind_cpu_tile): a trailing-update gemm on large
+// tiles runs longer on one core than the whole factorization takes on the GPU.
 bool cpu_may_run_uncalibrated(bool gpu_may_run, int tile_order);
 
 // On a CPU worker: under a policy that places tasks by perf models, what cpu_may_run_uncalibrated

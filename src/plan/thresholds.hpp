@@ -53,6 +53,15 @@ struct Thresholds {
   // GPU holds at least gpu_chunk_min matrices, enough to fill the device.
   int batch_chunks_per_worker = 2;
   int gpu_chunk_min = 256;
+
+  // Where a task may run: a CPU worker takes a task it has no timing for, beside GPUs that could,
+  // only on tiles up to this order (a blind placement of a large tile on one core costs more than
+  // the CPUs add).
+  int largest_blind_cpu_tile = 256;
+
+  // The runtime's start: without GPUs, one core is kept for the calling thread (it inserts the
+  // tasks while the workers run the first ones) from this many cores.
+  int caller_core_without_gpus_from = 16;
 };
 
 inline constexpr Thresholds kThresholds{};

@@ -19,6 +19,7 @@
 #include "address_space.hpp"
 #include "gpu_throughput.hpp"
 #include "plan.hpp"
+#include "thresholds.hpp"
 #include "cuda_context.hpp"
 #include "cuda_warm_up.hpp"
 #include "environment.hpp"
@@ -313,8 +314,7 @@ void share_cores_with_local_ranks(const RuntimeOptions& options, starpu_conf& co
 // Without GPUs the same thread inserts a factorization's tasks while the workers run the first
 // ones: on a machine of many cores a worker fewer is faster, on one of few cores (where a worker
 // is a large share of the machine) it is slower, so the core is kept from
-// kCallerCoreWithoutGpusFrom cores (docs/performance.md has the measurements).
-constexpr std::size_t kCallerCoreWithoutGpusFrom = 16;
+// Thresholds::caller_core_without_gpus_from cores.
 
 void keep_a_core_for_the_caller(const RuntimeOptions& options, starpu_conf& conf) {
   if (conf.ncpus >= 0 || conf.reserve_ncpus > 0) return;
@@ -322,7 +322,7 @@ void keep_a_core_for_the_caller(const RuntimeOptions& options, starpu_conf& conf
   const int present = conf.ncuda == 0 ? 0 : detail::nvidia_device_nodes();
   const int gpus = conf.ncuda < 0 ? present : std::min(conf.ncuda, present);
   if (gpus <= 0) {
-    if (cpus >= kCallerCoreWithoutGpusFrom) conf.reserve_ncpus = 1;
+    if (cpus >= static_cast<std::size_t>(detail::kThresholds.caller_core_without_gpus_from)) conf.reserve_ncpus = 1;
     return;
   }
   const long driver_threads = static_cast<long>(gpus) * std::max(1, options.workers_per_cuda);
