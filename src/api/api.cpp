@@ -212,7 +212,7 @@ Request store_async(const TileMatrix<T>& B, T* dst, int ld) {
 template <class T>
 PlanRequest tiles_request(const TileMatrix<T>& A, const FactorOptions& options, bool factors) {
   PlanRequest request;
-  request.precision = detail::precision_of<T>();
+  request.precision = precision_of<T>();
   request.place = DataPlace::tiles;
   request.n = A.rows();
   request.factors = factors;
@@ -226,7 +226,7 @@ PlanRequest tiles_request(const TileMatrix<T>& A, const FactorOptions& options, 
 template <class T>
 PlanRequest array_request(int n, const FactorOptions& options, bool factors) {
   PlanRequest request;
-  request.precision = detail::precision_of<T>();
+  request.precision = precision_of<T>();
   request.place = DataPlace::host_array;
   request.n = n;
   request.factors = factors;

@@ -114,7 +114,7 @@ void solve(Runtime& runtime, const detail::Plan& plan, const SymmetricTiles<T>& 
 template <class T>
 detail::Plan device_plan(const Runtime& runtime, int n, const FactorOptions& options) {
   detail::PlanRequest request;
-  request.precision = detail::precision_of<T>();
+  request.precision = precision_of<T>();
   request.place = detail::DataPlace::device_array;
   request.n = n;
   request.options = options;
