@@ -10,6 +10,7 @@
 #include "task_tags.hpp"
 #include "tessera/error.hpp"
 #include "trace.hpp"
+#include "tessera/precision.hpp"
 
 #ifdef TESSERA_HAVE_CUDA
 #include "kernels/cpu/blas.hpp"
@@ -245,8 +246,9 @@ int device_potrf_info(const TileView<T>& A, CudaWorkerContext& ctx) {
   return *ctx.host_info;
 }
 
-template int device_potrf_info<float>(const TileView<float>&, CudaWorkerContext&);
-template int device_potrf_info<double>(const TileView<double>&, CudaWorkerContext&);
+#define TESSERA_INSTANTIATE(T) template int device_potrf_info<T>(const TileView<T>&, CudaWorkerContext&);
+TESSERA_FOR_EACH_REAL_SCALAR(TESSERA_INSTANTIATE)
+#undef TESSERA_INSTANTIATE
 
 template <class T>
 int factor_on_host(CudaWorkerContext& ctx, char uplo, const TileView<T>& A) {
@@ -263,8 +265,9 @@ int factor_on_host(CudaWorkerContext& ctx, char uplo, const TileView<T>& A) {
   return info;
 }
 
-template int factor_on_host<float>(CudaWorkerContext&, char, const TileView<float>&);
-template int factor_on_host<double>(CudaWorkerContext&, char, const TileView<double>&);
+#define TESSERA_INSTANTIATE(T) template int factor_on_host<T>(CudaWorkerContext&, char, const TileView<T>&);
+TESSERA_FOR_EACH_REAL_SCALAR(TESSERA_INSTANTIATE)
+#undef TESSERA_INSTANTIATE
 
 bool cuda_implementation_allowed(const TaskHeader& header, unsigned implementation, bool custom_supported,
                                  kernels::cuda::FasterKernel faster) {

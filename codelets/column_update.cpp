@@ -4,6 +4,7 @@
 // the block column). CPU: OpenBLAS. CUDA: cuBLAS, or Tessera's syrk and gemm kernels.
 #include "codelet_support.hpp"
 #include "kernels/cpu/blas.hpp"
+#include "tessera/precision.hpp"
 
 #ifdef TESSERA_HAVE_CUDA
 #include "kernels/cuda/tile_kernels.hpp"
@@ -117,9 +118,10 @@ void insert_column_update(const TaskContext& ctx, const std::vector<TileRef>& pa
          panel.front().j);
 }
 
-template void insert_column_update<float>(const TaskContext&, const std::vector<TileRef>&, const std::vector<TileRef>&,
-                                          const TaskHints&);
-template void insert_column_update<double>(const TaskContext&, const std::vector<TileRef>&,
-                                           const std::vector<TileRef>&, const TaskHints&);
+#define TESSERA_INSTANTIATE(T)                                                                                        \
+  template void insert_column_update<T>(const TaskContext&, const std::vector<TileRef>&, const std::vector<TileRef>&, \
+                                        const TaskHints&);
+TESSERA_FOR_EACH_REAL_SCALAR(TESSERA_INSTANTIATE)
+#undef TESSERA_INSTANTIATE
 
 }  // namespace tessera::detail

@@ -4,6 +4,7 @@
 #include "codelet_support.hpp"
 #include "kernels/cpu/blas.hpp"
 #include "transposed_forms.hpp"
+#include "tessera/precision.hpp"
 
 #ifdef TESSERA_HAVE_CUDA
 #include "kernels/cuda/tile_kernels.hpp"
@@ -92,9 +93,10 @@ void insert_gemm(const TaskContext& ctx, Trans transa, Trans transb, T alpha, co
          transa == Trans::yes ? A.i : A.j);
 }
 
-template void insert_gemm<float>(const TaskContext&, Trans, Trans, float, const TileRef&, const TileRef&, float,
-                                 const TileRef&, const TaskHints&);
-template void insert_gemm<double>(const TaskContext&, Trans, Trans, double, const TileRef&, const TileRef&, double,
-                                  const TileRef&, const TaskHints&);
+#define TESSERA_INSTANTIATE(T)                                                                                         \
+  template void insert_gemm<T>(const TaskContext&, Trans, Trans, T, const TileRef&, const TileRef&, T, const TileRef&, \
+                               const TaskHints&);
+TESSERA_FOR_EACH_REAL_SCALAR(TESSERA_INSTANTIATE)
+#undef TESSERA_INSTANTIATE
 
 }  // namespace tessera::detail

@@ -9,6 +9,7 @@
 #include "kernels/cpu/blas.hpp"
 
 #include "diagonal_factor.hpp"
+#include "tessera/precision.hpp"
 
 namespace tessera::detail {
 
@@ -114,7 +115,9 @@ void insert_panel(const TaskContext& ctx, const std::vector<TileRef>& column, co
   submit(ctx, panel_codelet<T>(), args, buffers.data(), buffers.size(), hints, column.front(), column.front().j);
 }
 
-template void insert_panel<float>(const TaskContext&, const std::vector<TileRef>&, const TaskHints&);
-template void insert_panel<double>(const TaskContext&, const std::vector<TileRef>&, const TaskHints&);
+#define TESSERA_INSTANTIATE(T)                                                                      \
+  template void insert_panel<T>(const TaskContext&, const std::vector<TileRef>&, const TaskHints&);
+TESSERA_FOR_EACH_REAL_SCALAR(TESSERA_INSTANTIATE)
+#undef TESSERA_INSTANTIATE
 
 }  // namespace tessera::detail

@@ -4,6 +4,7 @@
 #include "codelet_support.hpp"
 #include "kernels/cpu/blas.hpp"
 #include "transposed_forms.hpp"
+#include "tessera/precision.hpp"
 
 #ifdef TESSERA_HAVE_CUDA
 #include "kernels/cuda/tile_kernels.hpp"
@@ -84,7 +85,9 @@ void insert_syrk(const TaskContext& ctx, T alpha, const TileRef& A, T beta, cons
   submit(ctx, syrk_codelet<T>(), args, {{A.handle, STARPU_R}, {C.handle, STARPU_RW}}, hints, C, A.j);
 }
 
-template void insert_syrk<float>(const TaskContext&, float, const TileRef&, float, const TileRef&, const TaskHints&);
-template void insert_syrk<double>(const TaskContext&, double, const TileRef&, double, const TileRef&, const TaskHints&);
+#define TESSERA_INSTANTIATE(T)                                                                              \
+  template void insert_syrk<T>(const TaskContext&, T, const TileRef&, T, const TileRef&, const TaskHints&);
+TESSERA_FOR_EACH_REAL_SCALAR(TESSERA_INSTANTIATE)
+#undef TESSERA_INSTANTIATE
 
 }  // namespace tessera::detail

@@ -5,6 +5,7 @@
 #include "codelet_support.hpp"
 #include "kernels/cpu/blas.hpp"
 #include "transposed_forms.hpp"
+#include "tessera/precision.hpp"
 
 #ifdef TESSERA_HAVE_CUDA
 #include "kernels/cuda/matrix_utils.hpp"
@@ -120,7 +121,9 @@ void insert_trsm(const TaskContext& ctx, Side side, Trans trans, T alpha, const 
   submit(ctx, trsm_codelet<T>(), args, {{L.handle, STARPU_R}, {B.handle, STARPU_RW}}, hints, B, L.j);
 }
 
-template void insert_trsm<float>(const TaskContext&, Side, Trans, float, const TileRef&, const TileRef&, const TaskHints&);
-template void insert_trsm<double>(const TaskContext&, Side, Trans, double, const TileRef&, const TileRef&, const TaskHints&);
+#define TESSERA_INSTANTIATE(T)                                                                                        \
+  template void insert_trsm<T>(const TaskContext&, Side, Trans, T, const TileRef&, const TileRef&, const TaskHints&);
+TESSERA_FOR_EACH_REAL_SCALAR(TESSERA_INSTANTIATE)
+#undef TESSERA_INSTANTIATE
 
 }  // namespace tessera::detail

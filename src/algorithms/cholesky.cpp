@@ -1,5 +1,7 @@
 #include "algorithms.hpp"
 
+#include "tessera/precision.hpp"
+
 namespace tessera::detail {
 
 template <class T>
@@ -111,17 +113,14 @@ void insert_cholesky(const TaskContext& ctx, const TileGrid& A, const Scheduling
     insert_cholesky<T>(ctx, A, hints);
 }
 
-template void insert_cholesky<float>(const TaskContext&, const TileGrid&, const SchedulingHints&);
-template void insert_cholesky<double>(const TaskContext&, const TileGrid&, const SchedulingHints&);
-template void insert_cholesky_by_block_columns<float>(const TaskContext&, const TileGrid&, const SchedulingHints&);
-template void insert_cholesky_by_block_columns<double>(const TaskContext&, const TileGrid&, const SchedulingHints&);
-template void insert_cholesky_in_panels<float>(const TaskContext&, const TileGrid&, const SchedulingHints&,
-                                               const std::vector<int>&);
-template void insert_cholesky_in_panels<double>(const TaskContext&, const TileGrid&, const SchedulingHints&,
-                                                const std::vector<int>&);
-template void insert_cholesky_as_one_task<float>(const TaskContext&, const TileGrid&, const SchedulingHints&);
-template void insert_cholesky_as_one_task<double>(const TaskContext&, const TileGrid&, const SchedulingHints&);
-template void insert_cholesky<float>(const TaskContext&, const TileGrid&, const SchedulingHints&, const CholeskyPlan&);
-template void insert_cholesky<double>(const TaskContext&, const TileGrid&, const SchedulingHints&, const CholeskyPlan&);
+#define TESSERA_INSTANTIATE(T)                                                                                        \
+  template void insert_cholesky<T>(const TaskContext&, const TileGrid&, const SchedulingHints&);                      \
+  template void insert_cholesky_by_block_columns<T>(const TaskContext&, const TileGrid&, const SchedulingHints&);     \
+  template void insert_cholesky_in_panels<T>(const TaskContext&, const TileGrid&, const SchedulingHints&,             \
+                                             const std::vector<int>&);                                                \
+  template void insert_cholesky_as_one_task<T>(const TaskContext&, const TileGrid&, const SchedulingHints&);          \
+  template void insert_cholesky<T>(const TaskContext&, const TileGrid&, const SchedulingHints&, const CholeskyPlan&);
+TESSERA_FOR_EACH_REAL_SCALAR(TESSERA_INSTANTIATE)
+#undef TESSERA_INSTANTIATE
 
 }  // namespace tessera::detail

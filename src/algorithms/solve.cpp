@@ -1,5 +1,7 @@
 #include "algorithms.hpp"
 
+#include "tessera/precision.hpp"
+
 namespace tessera::detail {
 
 // Forward: L Y = B, column of tiles k after k. Backward: L^T X = Y, from the last tile row up;
@@ -27,9 +29,10 @@ void insert_cholesky_solve(const TaskContext& ctx, const TileGrid& L, const Tile
     }
 }
 
-template void insert_cholesky_solve<float>(const TaskContext&, const TileGrid&, const TileGrid&,
-                                           const SchedulingHints&);
-template void insert_cholesky_solve<double>(const TaskContext&, const TileGrid&, const TileGrid&,
-                                            const SchedulingHints&);
+#define TESSERA_INSTANTIATE(T)                                                                 \
+  template void insert_cholesky_solve<T>(const TaskContext&, const TileGrid&, const TileGrid&, \
+                                         const SchedulingHints&);
+TESSERA_FOR_EACH_REAL_SCALAR(TESSERA_INSTANTIATE)
+#undef TESSERA_INSTANTIATE
 
 }  // namespace tessera::detail

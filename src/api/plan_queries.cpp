@@ -4,6 +4,7 @@
 #include "runtime_control.hpp"
 #include "tessera/cholesky.hpp"
 #include "tessera/device.hpp"
+#include "tessera/precision.hpp"
 #include "tessera/runtime.hpp"
 
 namespace tessera {
@@ -30,8 +31,10 @@ PlanExplanation explain_potrf(const Runtime& runtime, int n, const FactorOptions
   return {plan.mode, plan.nb, detail::to_string(plan.path), plan.why};
 }
 
-template PlanExplanation explain_potrf<float>(const Runtime&, int, const FactorOptions&, MatrixIn);
-template PlanExplanation explain_potrf<double>(const Runtime&, int, const FactorOptions&, MatrixIn);
+#define TESSERA_INSTANTIATE(T)                                                                    \
+  template PlanExplanation explain_potrf<T>(const Runtime&, int, const FactorOptions&, MatrixIn);
+TESSERA_FOR_EACH_REAL_SCALAR(TESSERA_INSTANTIATE)
+#undef TESSERA_INSTANTIATE
 
 namespace device {
 

@@ -10,6 +10,7 @@
 #include "request_support.hpp"
 #include "tessera/cholesky.hpp"
 #include "tessera/error.hpp"
+#include "tessera/precision.hpp"
 
 namespace tessera {
 
@@ -89,7 +90,8 @@ double backward_error(const TileMatrix<T>& A, const TileMatrix<T>& L, Mode mode)
   return norm_r / (static_cast<double>(n) * norm_a * eps);
 }
 
-template double backward_error<float>(const TileMatrix<float>&, const TileMatrix<float>&, Mode);
-template double backward_error<double>(const TileMatrix<double>&, const TileMatrix<double>&, Mode);
+#define TESSERA_INSTANTIATE(T) template double backward_error<T>(const TileMatrix<T>&, const TileMatrix<T>&, Mode);
+TESSERA_FOR_EACH_REAL_SCALAR(TESSERA_INSTANTIATE)
+#undef TESSERA_INSTANTIATE
 
 }  // namespace tessera

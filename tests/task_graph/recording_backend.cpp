@@ -1,5 +1,7 @@
 #include "recording_backend.hpp"
 
+#include "tessera/precision.hpp"
+
 #include <algorithm>
 #include <cmath>
 #include <stdexcept>
@@ -81,8 +83,9 @@ HostTiles<T>::HostTiles(int rows, int cols, int nb, TileStructure structure)
   grid_ = TileGrid(rows, cols, nb, structure, std::move(handles));
 }
 
-template class HostTiles<float>;
-template class HostTiles<double>;
+#define TESSERA_INSTANTIATE(T) template class HostTiles<T>;
+TESSERA_FOR_EACH_REAL_SCALAR(TESSERA_INSTANTIATE)
+#undef TESSERA_INSTANTIATE
 
 // ---- host implementations of the tile operations ---------------------------------------------
 
@@ -300,8 +303,7 @@ void insert_copy_out(const TaskContext& ctx, const TileRef& tile, const BlockMap
                                         const std::vector<TileRef>&, const TaskHints&);                      \
   template void insert_copy_in<T>(const TaskContext&, const BlockMap<T>&, const TileRef&, const TaskHints&); \
   template void insert_copy_out<T>(const TaskContext&, const TileRef&, const BlockMap<T>&, bool, const TaskHints&);
-TESSERA_RECORDING_INSTANTIATE(float)
-TESSERA_RECORDING_INSTANTIATE(double)
+TESSERA_FOR_EACH_REAL_SCALAR(TESSERA_RECORDING_INSTANTIATE)
 #undef TESSERA_RECORDING_INSTANTIATE
 
 }  // namespace tessera::detail

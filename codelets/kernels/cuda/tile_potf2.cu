@@ -26,6 +26,7 @@
 #include "tile_common.cuh"
 #include "tile_potf2_dataflow.cuh"
 #include "tile_potf2_warp.cuh"
+#include "tessera/precision.hpp"
 
 namespace tessera::kernels::cuda {
 namespace detail {
@@ -474,15 +475,12 @@ int potf2_fused_max_n(int ib) {
   return detail::fused_max_n<T>(ib);
 }
 
-template void potf2<float>(int, float*, int, int*, cudaStream_t, const TileKernelConfig&);
-template void potf2<double>(int, double*, int, int*, cudaStream_t, const TileKernelConfig&);
-template void potf2<float>(int, float*, int, int*, void*, std::size_t, cudaStream_t,
-                           const TileKernelConfig&);
-template void potf2<double>(int, double*, int, int*, void*, std::size_t, cudaStream_t,
-                            const TileKernelConfig&);
-template std::size_t potf2_workspace_bytes<float>(int, const TileKernelConfig&);
-template std::size_t potf2_workspace_bytes<double>(int, const TileKernelConfig&);
-template int potf2_fused_max_n<float>(int);
-template int potf2_fused_max_n<double>(int);
+#define TESSERA_INSTANTIATE(T)                                                                           \
+  template void potf2<T>(int, T*, int, int*, cudaStream_t, const TileKernelConfig&);                     \
+  template void potf2<T>(int, T*, int, int*, void*, std::size_t, cudaStream_t, const TileKernelConfig&); \
+  template std::size_t potf2_workspace_bytes<T>(int, const TileKernelConfig&);                           \
+  template int potf2_fused_max_n<T>(int);
+TESSERA_FOR_EACH_REAL_SCALAR(TESSERA_INSTANTIATE)
+#undef TESSERA_INSTANTIATE
 
 }  // namespace tessera::kernels::cuda
