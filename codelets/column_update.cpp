@@ -41,10 +41,11 @@ void column_update_cpu(void* buffers[], void* cl_arg) {
     update_column<T>(
         buffers, args.tiles,
         [](const TileView<T>& P, const TileView<T>& C) {
-          kernels::cpu::syrk('L', false, C.rows, P.cols, T(-1), P.ptr, P.ld, T(1), C.ptr, C.ld);
+          kernels::cpu::syrk('L', Trans::no, C.rows, P.cols, T(-1), P.ptr, P.ld, T(1), C.ptr, C.ld);
         },
         [](int rows, const TileView<T>& A, const TileView<T>& B, const TileView<T>& C) {
-          kernels::cpu::gemm(false, true, rows, C.cols, A.cols, T(-1), A.ptr, A.ld, B.ptr, B.ld, T(1), C.ptr, C.ld);
+          kernels::cpu::gemm(Trans::no, Trans::conjugate_transpose, rows, C.cols, A.cols, T(-1), A.ptr, A.ld, B.ptr,
+                             B.ld, T(1), C.ptr, C.ld);
         });
   });
 }
@@ -67,11 +68,11 @@ void column_update_cuda_vendor(void* buffers[], void* cl_arg) {
   column_update_cuda<T>(
       buffers, cl_arg, "column update (cuBLAS)",
       [](CudaWorkerContext& ctx, const TileView<T>& P, const TileView<T>& C) {
-        kernels::cuda::vendor::syrk(ctx.cublas, 'L', false, C.rows, P.cols, T(-1), P.ptr, P.ld, T(1), C.ptr, C.ld);
+        kernels::cuda::vendor::syrk(ctx.cublas, 'L', Trans::no, C.rows, P.cols, T(-1), P.ptr, P.ld, T(1), C.ptr, C.ld);
       },
       [](CudaWorkerContext& ctx, int rows, const TileView<T>& A, const TileView<T>& B, const TileView<T>& C) {
-        kernels::cuda::vendor::gemm(ctx.cublas, false, true, rows, C.cols, A.cols, T(-1), A.ptr, A.ld, B.ptr, B.ld,
-                                    T(1), C.ptr, C.ld);
+        kernels::cuda::vendor::gemm(ctx.cublas, Trans::no, Trans::conjugate_transpose, rows, C.cols, A.cols, T(-1),
+                                    A.ptr, A.ld, B.ptr, B.ld, T(1), C.ptr, C.ld);
       });
 }
 

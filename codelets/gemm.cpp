@@ -26,14 +26,14 @@ struct GemmArgs {
 
 template <class T>
 int inner_dimension(const GemmArgs<T>& args, const TileView<T>& A) {
-  return args.transa == Trans::yes ? A.rows : A.cols;
+  return args.transa != Trans::no ? A.rows : A.cols;
 }
 
 template <class T>
 void gemm_cpu(void* buffers[], void* cl_arg) {
   run_on_tiles<GemmArgs<T>, T, 3>(buffers, cl_arg, "gemm",
                                   [](const GemmArgs<T>& args, TileView<T> A, TileView<T> B, TileView<T> C) {
-    kernels::cpu::gemm(args.transa == Trans::yes, args.transb == Trans::yes, C.rows, C.cols, inner_dimension(args, A),
+    kernels::cpu::gemm(args.transa, args.transb, C.rows, C.cols, inner_dimension(args, A),
                        args.alpha, A.ptr, A.ld, B.ptr, B.ld, args.beta, C.ptr, C.ld);
   });
 }
@@ -44,7 +44,7 @@ void gemm_cuda_vendor(void* buffers[], void* cl_arg) {
   run_on_cuda_tiles<GemmArgs<T>, T, 3>(
       buffers, cl_arg, "gemm (cuBLAS)",
       [](const GemmArgs<T>& args, CudaWorkerContext& ctx, TileView<T> A, TileView<T> B, TileView<T> C) {
-        kernels::cuda::vendor::gemm(ctx.cublas, args.transa == Trans::yes, args.transb == Trans::yes, C.rows, C.cols,
+        kernels::cuda::vendor::gemm(ctx.cublas, args.transa, args.transb, C.rows, C.cols,
                                     inner_dimension(args, A), args.alpha, A.ptr, A.ld, B.ptr, B.ld, args.beta, C.ptr,
                                     C.ld);
       });
@@ -53,7 +53,7 @@ void gemm_cuda_vendor(void* buffers[], void* cl_arg) {
 // Tessera's kernel does the trailing update's form, C -= A B^T.
 template <class T>
 bool gemm_custom_supports(const GemmArgs<T>& args) {
-  return args.transa == Trans::no && args.transb == Trans::yes && args.alpha == T(-1) && args.beta == T(1);
+  return args.transa == Trans::no && args.transb != Trans::no && args.alpha == T(-1) && args.beta == T(1);
 }
 
 template <class T>
@@ -90,7 +90,7 @@ void insert_gemm(const TaskContext& ctx, Trans transa, Trans transb, T alpha, co
   args.beta = beta;
   submit(ctx, gemm_codelet<T>(), args,
          {{form.a->handle, STARPU_R}, {form.b->handle, STARPU_R}, {C.handle, STARPU_RW}}, hints, C,
-         transa == Trans::yes ? A.i : A.j);
+         transa != Trans::no ? A.i : A.j);
 }
 
 #define TESSERA_INSTANTIATE(T)                                                                                         \

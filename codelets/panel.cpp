@@ -42,7 +42,7 @@ void panel_cpu(void* buffers[], void* cl_arg) {
     const TileView<T>& L = tiles[0];
     if (!record_info(args, kernels::cpu::potrf('L', L.rows, L.ptr, L.ld))) return;
     solve_below(tiles, [&](int rows, const TileView<T>& B) {
-      kernels::cpu::trsm(false, 'L', true, rows, B.cols, T(1), L.ptr, L.ld, B.ptr, B.ld);
+      kernels::cpu::trsm(false, 'L', Trans::conjugate_transpose, rows, B.cols, T(1), L.ptr, L.ld, B.ptr, B.ld);
     });
   });
 }
@@ -74,7 +74,7 @@ void panel_cuda_vendor(void* buffers[], void* cl_arg) {
       buffers, cl_arg, "panel (cuSOLVER, cuBLAS)",
       [](CudaWorkerContext& ctx, const TileView<T>& L) { factor_diagonal_vendor(ctx, L, Uplo::lower); },
       [](CudaWorkerContext& ctx, const TileView<T>& L, int rows, const TileView<T>& B) {
-        kernels::cuda::vendor::trsm(ctx.cublas, false, 'L', true, rows, B.cols, T(1), L.ptr, L.ld, B.ptr, B.ld);
+        kernels::cuda::vendor::trsm(ctx.cublas, false, 'L', Trans::conjugate_transpose, rows, B.cols, T(1), L.ptr, L.ld, B.ptr, B.ld);
       });
 }
 

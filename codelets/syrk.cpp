@@ -27,13 +27,13 @@ struct SyrkArgs {
 // k of the update: A is n x k, or k x n when the form transposes it.
 template <class T>
 int inner_dimension(const SyrkArgs<T>& args, const TileView<T>& A) {
-  return args.trans == Trans::yes ? A.rows : A.cols;
+  return args.trans != Trans::no ? A.rows : A.cols;
 }
 
 template <class T>
 void syrk_cpu(void* buffers[], void* cl_arg) {
   run_on_tiles<SyrkArgs<T>, T, 2>(buffers, cl_arg, "syrk", [](const SyrkArgs<T>& args, TileView<T> A, TileView<T> C) {
-    kernels::cpu::syrk(uplo_letter(args.uplo), args.trans == Trans::yes, C.rows, inner_dimension(args, A), args.alpha, A.ptr, A.ld, args.beta, C.ptr, C.ld);
+    kernels::cpu::syrk(uplo_letter(args.uplo), args.trans, C.rows, inner_dimension(args, A), args.alpha, A.ptr, A.ld, args.beta, C.ptr, C.ld);
   });
 }
 
@@ -42,7 +42,7 @@ template <class T>
 void syrk_cuda_vendor(void* buffers[], void* cl_arg) {
   run_on_cuda_tiles<SyrkArgs<T>, T, 2>(buffers, cl_arg, "syrk (cuBLAS)",
                                         [](const SyrkArgs<T>& args, CudaWorkerContext& ctx, TileView<T> A, TileView<T> C) {
-    kernels::cuda::vendor::syrk(ctx.cublas, uplo_letter(args.uplo), args.trans == Trans::yes, C.rows,
+    kernels::cuda::vendor::syrk(ctx.cublas, uplo_letter(args.uplo), args.trans, C.rows,
                                 inner_dimension(args, A), args.alpha, A.ptr, A.ld, args.beta, C.ptr, C.ld);
   });
 }

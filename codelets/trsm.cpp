@@ -29,7 +29,7 @@ struct TrsmArgs {
 template <class T>
 void trsm_cpu(void* buffers[], void* cl_arg) {
   run_on_tiles<TrsmArgs<T>, T, 2>(buffers, cl_arg, "trsm", [](const TrsmArgs<T>& args, TileView<T> L, TileView<T> B) {
-    kernels::cpu::trsm(args.side == Side::left, uplo_letter(args.uplo), args.trans == Trans::yes, B.rows, B.cols, args.alpha, L.ptr, L.ld,
+    kernels::cpu::trsm(args.side == Side::left, uplo_letter(args.uplo), args.trans, B.rows, B.cols, args.alpha, L.ptr, L.ld,
                        B.ptr, B.ld);
   });
 }
@@ -39,7 +39,7 @@ template <class T>
 void trsm_cuda_vendor(void* buffers[], void* cl_arg) {
   run_on_cuda_tiles<TrsmArgs<T>, T, 2>(buffers, cl_arg, "trsm (cuBLAS)",
                                         [](const TrsmArgs<T>& args, CudaWorkerContext& ctx, TileView<T> L, TileView<T> B) {
-    kernels::cuda::vendor::trsm(ctx.cublas, args.side == Side::left, uplo_letter(args.uplo), args.trans == Trans::yes, B.rows, B.cols,
+    kernels::cuda::vendor::trsm(ctx.cublas, args.side == Side::left, uplo_letter(args.uplo), args.trans, B.rows, B.cols,
                                 args.alpha, L.ptr, L.ld, B.ptr, B.ld);
   });
 }
@@ -48,11 +48,11 @@ void trsm_cuda_vendor(void* buffers[], void* cl_arg) {
 // transposed tiles (an upper-stored matrix) is C := U^{-T} C with U = L^T and C = B^T.
 template <class T>
 bool is_panel_form(const TrsmArgs<T>& args) {
-  return args.side == Side::right && args.uplo == Uplo::lower && args.trans == Trans::yes;
+  return args.side == Side::right && args.uplo == Uplo::lower && args.trans != Trans::no;
 }
 template <class T>
 bool is_transposed_panel_form(const TrsmArgs<T>& args) {
-  return args.side == Side::left && args.uplo == Uplo::upper && args.trans == Trans::yes;
+  return args.side == Side::left && args.uplo == Uplo::upper && args.trans != Trans::no;
 }
 template <class T>
 bool trsm_custom_supports(const TrsmArgs<T>& args) {

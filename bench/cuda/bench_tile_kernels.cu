@@ -69,6 +69,7 @@ Options parse(int argc, char** argv) {
 }
 
 using tessera::bench::Device;
+using tessera::Trans;
 
 // Median time per call (us) of run(i) over copies i of the overwritten operand.
 double median_us(cudaStream_t stream, int copies, int reps, const std::function<void()>& restore,
@@ -273,14 +274,14 @@ void bench_transposed_forms(const Options& o, cudaStream_t stream, cublasHandle_
          [&](int i) { vendor::potrf(solver, 'L', nb, copy(i), nb, ws.get(), lwork, info.get() + i); },
          [&](int i) { vendor::potrf(solver, 'U', nb, copy(i), nb, ws.get(), lwork, info.get() + i); });
     both("trsm", dGen.get(),
-         [&](int i) { vendor::trsm(blas, false, 'L', true, nb, nb, T(1), dFactor.get(), nb, copy(i), nb); },
-         [&](int i) { vendor::trsm(blas, true, 'U', true, nb, nb, T(1), dFactor.get(), nb, copy(i), nb); });
+         [&](int i) { vendor::trsm(blas, false, 'L', Trans::conjugate_transpose, nb, nb, T(1), dFactor.get(), nb, copy(i), nb); },
+         [&](int i) { vendor::trsm(blas, true, 'U', Trans::conjugate_transpose, nb, nb, T(1), dFactor.get(), nb, copy(i), nb); });
     both("syrk", dGen.get(),
-         [&](int i) { vendor::syrk(blas, 'L', false, nb, nb, T(-1), dOther.get(), nb, T(1), copy(i), nb); },
-         [&](int i) { vendor::syrk(blas, 'U', true, nb, nb, T(-1), dOther.get(), nb, T(1), copy(i), nb); });
+         [&](int i) { vendor::syrk(blas, 'L', Trans::no, nb, nb, T(-1), dOther.get(), nb, T(1), copy(i), nb); },
+         [&](int i) { vendor::syrk(blas, 'U', Trans::conjugate_transpose, nb, nb, T(-1), dOther.get(), nb, T(1), copy(i), nb); });
     both("gemm", dGen.get(),
-         [&](int i) { vendor::gemm(blas, false, true, nb, nb, nb, T(-1), dOther.get(), nb, dFactor.get(), nb, T(1), copy(i), nb); },
-         [&](int i) { vendor::gemm(blas, true, false, nb, nb, nb, T(-1), dOther.get(), nb, dFactor.get(), nb, T(1), copy(i), nb); });
+         [&](int i) { vendor::gemm(blas, Trans::no, Trans::conjugate_transpose, nb, nb, nb, T(-1), dOther.get(), nb, dFactor.get(), nb, T(1), copy(i), nb); },
+         [&](int i) { vendor::gemm(blas, Trans::conjugate_transpose, Trans::no, nb, nb, nb, T(-1), dOther.get(), nb, dFactor.get(), nb, T(1), copy(i), nb); });
   }
 }
 

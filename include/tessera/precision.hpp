@@ -78,6 +78,10 @@ constexpr std::size_t bytes_per_element(Precision p) {
   return with_scalar_type(p, [](auto x) { return sizeof(x); });
 }
 
+// op(A) in a BLAS call: A, its transpose A^T or its conjugate transpose A^H. For real scalars
+// A^H is A^T: the real BLAS wrappers call both as the transpose.
+enum class Trans { no, transpose, conjugate_transpose };
+
 // The precision of LAPACK's letter (either case); false where the letter names none.
 constexpr bool precision_from_letter(char c, Precision* p) {
   const char lower = c >= 'A' && c <= 'Z' ? static_cast<char>(c - 'A' + 'a') : c;

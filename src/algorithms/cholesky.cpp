@@ -10,12 +10,12 @@ void insert_cholesky(const TaskContext& ctx, const TileGrid& A, const Scheduling
   for (int k = 0; k < nt; ++k) {
     insert_potrf<T>(ctx, A.ref(k, k), hints(TaskKind::potrf, k, k, k, nt));
     for (int i = k + 1; i < nt; ++i)
-      insert_trsm<T>(ctx, Side::right, Trans::yes, T(1), A.ref(k, k), A.ref(i, k),
+      insert_trsm<T>(ctx, Side::right, Trans::conjugate_transpose, T(1), A.ref(k, k), A.ref(i, k),
                      hints(TaskKind::trsm, k, i, k, nt));
     for (int i = k + 1; i < nt; ++i) {
       insert_syrk<T>(ctx, T(-1), A.ref(i, k), T(1), A.ref(i, i), hints(TaskKind::syrk, k, i, i, nt));
       for (int j = k + 1; j < i; ++j)
-        insert_gemm<T>(ctx, Trans::no, Trans::yes, T(-1), A.ref(i, k), A.ref(j, k), T(1), A.ref(i, j),
+        insert_gemm<T>(ctx, Trans::no, Trans::conjugate_transpose, T(-1), A.ref(i, k), A.ref(j, k), T(1), A.ref(i, j),
                        hints(TaskKind::gemm, k, i, j, nt));
     }
   }
@@ -50,7 +50,7 @@ void insert_column_updates(const TaskContext& ctx, const TileGrid& A, int k, int
   for (int j = first; j < end; ++j) {
     insert_syrk<T>(ctx, T(-1), A.ref(j, k), T(1), A.ref(j, j), hint(TaskKind::syrk, k, j, j));
     for (int i = j + 1; i < A.tile_rows(); ++i)
-      insert_gemm<T>(ctx, Trans::no, Trans::yes, T(-1), A.ref(i, k), A.ref(j, k), T(1), A.ref(i, j),
+      insert_gemm<T>(ctx, Trans::no, Trans::conjugate_transpose, T(-1), A.ref(i, k), A.ref(j, k), T(1), A.ref(i, j),
                      hint(TaskKind::gemm, k, i, j));
   }
 }
@@ -70,7 +70,7 @@ void insert_cholesky_in_panels(const TaskContext& ctx, const TileGrid& A, const 
     for (int k = first; k < end; ++k) {
       insert_potrf<T>(ctx, A.ref(k, k), hint(TaskKind::potrf, k, k, k));
       for (int i = k + 1; i < nt; ++i)
-        insert_trsm<T>(ctx, Side::right, Trans::yes, T(1), A.ref(k, k), A.ref(i, k), hint(TaskKind::trsm, k, i, k));
+        insert_trsm<T>(ctx, Side::right, Trans::conjugate_transpose, T(1), A.ref(k, k), A.ref(i, k), hint(TaskKind::trsm, k, i, k));
       insert_column_updates<T>(ctx, A, k, k + 1, end, hint);
     }
   }

@@ -21,10 +21,10 @@ void insert_cholesky_solve(const TaskContext& ctx, const TileGrid& L, const Tile
     }
   for (int k = nt - 1; k >= 0; --k)
     for (int r = 0; r < nr; ++r) {
-      insert_trsm<T>(ctx, Side::left, Trans::yes, T(1), L.ref(k, k), B.ref(k, r),
+      insert_trsm<T>(ctx, Side::left, Trans::conjugate_transpose, T(1), L.ref(k, k), B.ref(k, r),
                      hints(TaskKind::trsm, nt - 1 - k, k, r, nt));
       for (int i = 0; i < k; ++i)
-        insert_gemm<T>(ctx, Trans::yes, Trans::no, T(-1), L.ref(k, i), B.ref(k, r), T(1), B.ref(i, r),
+        insert_gemm<T>(ctx, Trans::conjugate_transpose, Trans::no, T(-1), L.ref(k, i), B.ref(k, r), T(1), B.ref(i, r),
                        hints(TaskKind::gemm, nt - 1 - k, i, r, nt));
     }
 }

@@ -76,7 +76,7 @@ double backward_error(const TileMatrix<T>& A, const TileMatrix<T>& L, Mode mode)
       for (int i = k; i < nt; ++i) {
         detail::insert_syrk<T>(ctx, T(-1), factor(i, k), T(1), detail::tile_ref(R, i, i), unranked(TaskKind::syrk));
         for (int j = k; j < i; ++j)
-          detail::insert_gemm<T>(ctx, detail::Trans::no, detail::Trans::yes, T(-1), factor(i, k), factor(j, k), T(1),
+          detail::insert_gemm<T>(ctx, Trans::no, Trans::conjugate_transpose, T(-1), factor(i, k), factor(j, k), T(1),
                                  detail::tile_ref(R, i, j), unranked(TaskKind::gemm));
       }
     insert_sums(ctx, R, r_sums);

@@ -163,7 +163,7 @@ double backward_error(const Matrix<T>& A, const Matrix<T>& L, Mode mode) {
       for (int i = k; i < nt; ++i) {
         detail::insert_syrk<T>(distributed, T(-1), factor(i, k), T(1), R.grid().ref(i, i), unranked(TaskKind::syrk));
         for (int j = k; j < i; ++j)
-          detail::insert_gemm<T>(distributed, detail::Trans::no, detail::Trans::yes, T(-1), factor(i, k), factor(j, k), T(1),
+          detail::insert_gemm<T>(distributed, Trans::no, Trans::conjugate_transpose, T(-1), factor(i, k), factor(j, k), T(1),
                                  R.grid().ref(i, j), unranked(TaskKind::gemm));
       }
     r_sums.insert(local, R);

@@ -242,8 +242,10 @@ void potrs_on_callers_stream(const Runtime& runtime, int device, Uplo uplo, int 
   // A = L L^T: L^T X = L^{-1} B. A = U^T U: U X = U^{-T} B.
   const bool lower = uplo == Uplo::lower;
   const char triangle = lower ? 'L' : 'U';
-  cuda::vendor::trsm(handles->blas, true, triangle, !lower, n, nrhs, T(1), A, lda, B, ldb);
-  cuda::vendor::trsm(handles->blas, true, triangle, lower, n, nrhs, T(1), A, lda, B, ldb);
+  const Trans first = lower ? Trans::no : Trans::conjugate_transpose;
+  const Trans second = lower ? Trans::conjugate_transpose : Trans::no;
+  cuda::vendor::trsm(handles->blas, true, triangle, first, n, nrhs, T(1), A, lda, B, ldb);
+  cuda::vendor::trsm(handles->blas, true, triangle, second, n, nrhs, T(1), A, lda, B, ldb);
   handles->enqueued(stream);
   TESSERA_CUDA_CHECK(cudaStreamSynchronize(stream));
 }

@@ -103,8 +103,8 @@ RecordedAccess writes(const TileRef& tile) { return {tile.i, tile.j, tile.handle
 // Element (r, c) of op(L) for a lower triangular L.
 template <class T>
 T op_lower(const TileRef& L, Trans trans, int r, int c) {
-  const int row = trans == Trans::yes ? c : r;
-  const int col = trans == Trans::yes ? r : c;
+  const int row = trans != Trans::no ? c : r;
+  const int col = trans != Trans::no ? r : c;
   return row >= col ? at<T>(L, row, col) : T(0);
 }
 
@@ -156,7 +156,7 @@ void trsm_tile(Side side, Trans trans, T alpha, const TileRef& L, const TileRef&
     for (int c = 0; c < B.cols; ++c) triangular_solve<T>(L, trans, b + static_cast<std::size_t>(c) * B.rows, 1);
   } else {
     // X op(L) = B  <=>  op(L)^T X^T = B^T: each row of B against the other transposition.
-    const Trans other = trans == Trans::yes ? Trans::no : Trans::yes;
+    const Trans other = trans != Trans::no ? Trans::no : Trans::conjugate_transpose;
     for (int r = 0; r < B.rows; ++r) triangular_solve<T>(L, other, b + r, B.rows);
   }
 }
@@ -216,7 +216,7 @@ void insert_panel(const TaskContext& ctx, const std::vector<TileRef>& column, co
   for (const TileRef& tile : column) accesses.push_back(writes(tile));
   s.record(TaskKind::potrf, hints, std::move(accesses), [column, &s] {
     if (!potrf_tile<T>(s, column[0])) return;
-    for (std::size_t i = 1; i < column.size(); ++i) trsm_tile<T>(Side::right, Trans::yes, T(1), column[0], column[i]);
+    for (std::size_t i = 1; i < column.size(); ++i) trsm_tile<T>(Side::right, Trans::conjugate_transpose, T(1), column[0], column[i]);
   });
 }
 
@@ -232,10 +232,10 @@ void insert_whole_factorization(const TaskContext& ctx, const std::vector<TileRe
   s.record(TaskKind::potrf, hints, std::move(accesses), [at, nt, &s] {
     for (int k = 0; k < nt; ++k) {
       if (!potrf_tile<T>(s, at(k, k))) return;
-      for (int i = k + 1; i < nt; ++i) trsm_tile<T>(Side::right, Trans::yes, T(1), at(k, k), at(i, k));
+      for (int i = k + 1; i < nt; ++i) trsm_tile<T>(Side::right, Trans::conjugate_transpose, T(1), at(k, k), at(i, k));
       for (int j = k + 1; j < nt; ++j) {
         syrk_tile<T>(T(-1), at(j, k), T(1), at(j, j));
-        for (int i = j + 1; i < nt; ++i) gemm_tile<T>(Trans::no, Trans::yes, T(-1), at(i, k), at(j, k), T(1), at(i, j));
+        for (int i = j + 1; i < nt; ++i) gemm_tile<T>(Trans::no, Trans::conjugate_transpose, T(-1), at(i, k), at(j, k), T(1), at(i, j));
       }
     }
   });
@@ -251,7 +251,7 @@ void insert_column_update(const TaskContext& ctx, const std::vector<TileRef>& pa
   ctx.submission->record(TaskKind::gemm, hints, std::move(accesses), [panel, column] {
     syrk_tile<T>(T(-1), panel[0], T(1), column[0]);
     for (std::size_t i = 1; i < column.size(); ++i)
-      gemm_tile<T>(Trans::no, Trans::yes, T(-1), panel[i], panel[0], T(1), column[i]);
+      gemm_tile<T>(Trans::no, Trans::conjugate_transpose, T(-1), panel[i], panel[0], T(1), column[i]);
   });
 }
 

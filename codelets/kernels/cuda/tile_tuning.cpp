@@ -326,11 +326,11 @@ double time_op(const std::string& op, int nb, const TileKernelConfig& cfg, bool 
     if (op == "potf2")
       vendor::potrf(handles->solver, 'L', nb, x, nb, reinterpret_cast<T*>(ws.ptr), lwork, info.ptr + i);
     else if (op == "trsm")
-      vendor::trsm(handles->blas, false, 'L', true, nb, nb, T(1), dA.ptr, nb, x, nb);
+      vendor::trsm(handles->blas, false, 'L', Trans::conjugate_transpose, nb, nb, T(1), dA.ptr, nb, x, nb);
     else if (op == "syrk")
-      vendor::syrk(handles->blas, 'L', false, nb, nb, T(-1), dA.ptr, nb, T(1), x, nb);
+      vendor::syrk(handles->blas, 'L', Trans::no, nb, nb, T(-1), dA.ptr, nb, T(1), x, nb);
     else
-      vendor::gemm(handles->blas, false, true, nb, nb, nb, T(-1), dA.ptr, nb, dB.ptr, nb, T(1), x, nb);
+      vendor::gemm(handles->blas, Trans::no, Trans::conjugate_transpose, nb, nb, nb, T(-1), dA.ptr, nb, dB.ptr, nb, T(1), x, nb);
   };
   const auto run_one = [&](int i) {
     T* x = work.ptr + elems * i;
