@@ -352,7 +352,7 @@ void solve(const char* uplo, const typename Family::Int* n, const typename Famil
   dispatch(
       call, routines.complete(), tessera_refuses,
       [&] {
-        return BackendCall{operation, std::is_same_v<T, double>, *uplo, static_cast<int>(*n), static_cast<int>(*nrhs),
+        return BackendCall{operation, precision_of<T>(), *uplo, static_cast<int>(*n), static_cast<int>(*nrhs),
                            const_cast<T*>(a), static_cast<int>(*lda), b, static_cast<int>(*ldb)};
       },
       [&] { routine_of(routines)(uplo, n, nrhs, a, lda, b, ldb, info, uplo_len); }, info, next.xerbla);
@@ -392,7 +392,7 @@ void potrf(const char* uplo, const typename Family::Int* n, T* a, const typename
   dispatch(
       call, routines.complete(), potrf_argument_error<T>(*uplo, *n, a, *lda).position,
       [&] {
-        return BackendCall{Operation::potrf, std::is_same_v<T, double>, *uplo, static_cast<int>(*n), 0, a,
+        return BackendCall{Operation::potrf, precision_of<T>(), *uplo, static_cast<int>(*n), 0, a,
                            static_cast<int>(*lda), nullptr, 1};
       },
       [&] { routines.potrf(uplo, n, a, lda, info, uplo_len); }, info, next.xerbla);

@@ -16,7 +16,6 @@
 #include <cstdio>
 #include <cstdlib>
 #include <string>
-#include <type_traits>
 
 #include "backend_loader.hpp"
 #include "fortran_abi.hpp"
@@ -182,7 +181,7 @@ void pxpotrf(const char* uplo, const int* n, T* a, const int* ia, const int* ja,
     count_nested_call();
     return forward();
   }
-  const ScalapackCall call{Operation::potrf, std::is_same_v<T, double>, *uplo, *n, 0, a, *ia, *ja, desca,
+  const ScalapackCall call{Operation::potrf, precision_of<T>(), *uplo, *n, 0, a, *ia, *ja, desca,
                            nullptr, 1, 1, nullptr, next != nullptr, blacs().gridinfo, blacs().get};
   dispatch(name, call, next != nullptr, forward, info);
 }
@@ -197,7 +196,7 @@ void pxsolve(const char* uplo, const int* n, const int* nrhs, T* a, const int* i
     count_nested_call();
     return forward();
   }
-  const ScalapackCall call{operation, std::is_same_v<T, double>, *uplo, *n, *nrhs, a, *ia, *ja, desca,
+  const ScalapackCall call{operation, precision_of<T>(), *uplo, *n, *nrhs, a, *ia, *ja, desca,
                            b, *ib, *jb, descb, next != nullptr, blacs().gridinfo, blacs().get};
   dispatch(name, call, next != nullptr, forward, info);
 }
