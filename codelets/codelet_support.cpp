@@ -289,7 +289,8 @@ kernels::cuda::FasterKernel faster_tile_kernel(const TaskHeader& header, unsigne
                                                    : nullptr;
   if (!op || STARPU_TASK_GET_NBUFFERS(task) < 1) return kernels::cuda::FasterKernel::unknown;
   starpu_data_handle_t first = STARPU_TASK_GET_HANDLE(task, 0);
-  const char precision = starpu_matrix_get_elemsize(first) == sizeof(double) ? 'd' : 's';
+  const Precision precision =
+      starpu_matrix_get_elemsize(first) == sizeof(double) ? Precision::double_real : Precision::single_real;
   const int order = static_cast<int>(starpu_matrix_get_ny(first));
   return header.resources->cuda(static_cast<int>(worker)).faster_kernels.at(precision, op, order);
 }

@@ -81,11 +81,11 @@ void column_update_cuda_custom(void* buffers[], void* cl_arg) {
   column_update_cuda<T>(
       buffers, cl_arg, "column update (Tessera CUDA)",
       [](CudaWorkerContext& ctx, const TileView<T>& P, const TileView<T>& C) {
-        const kernels::cuda::TileKernelConfig cfg = ctx.tile_config(precision_letter<T>(), "syrk", C.rows);
+        const kernels::cuda::TileKernelConfig cfg = ctx.tile_config(precision_of<T>(), "syrk", C.rows);
         kernels::cuda::syrk_ln<T>(C.rows, P.cols, P.ptr, P.ld, C.ptr, C.ld, ctx.stream, cfg);
       },
       [](CudaWorkerContext& ctx, int rows, const TileView<T>& A, const TileView<T>& B, const TileView<T>& C) {
-        const kernels::cuda::TileKernelConfig cfg = ctx.tile_config(precision_letter<T>(), "gemm", C.cols);
+        const kernels::cuda::TileKernelConfig cfg = ctx.tile_config(precision_of<T>(), "gemm", C.cols);
         kernels::cuda::gemm_nt<T>(rows, C.cols, A.cols, A.ptr, A.ld, B.ptr, B.ld, C.ptr, C.ld, ctx.stream, cfg);
       });
 }

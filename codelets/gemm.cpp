@@ -61,7 +61,7 @@ void gemm_cuda_custom(void* buffers[], void* cl_arg) {
   run_on_cuda_tiles<GemmArgs<T>, T, 3>(
       buffers, cl_arg, "gemm (Tessera CUDA)",
       [](const GemmArgs<T>&, CudaWorkerContext& ctx, TileView<T> A, TileView<T> B, TileView<T> C) {
-        const kernels::cuda::TileKernelConfig cfg = ctx.tile_config(precision_letter<T>(), "gemm", C.rows);
+        const kernels::cuda::TileKernelConfig cfg = ctx.tile_config(precision_of<T>(), "gemm", C.rows);
         kernels::cuda::gemm_nt<T>(C.rows, C.cols, A.cols, A.ptr, A.ld, B.ptr, B.ld, C.ptr, C.ld, ctx.stream, cfg);
       });
 }

@@ -84,7 +84,7 @@ void panel_cuda_custom(void* buffers[], void* cl_arg) {
       buffers, cl_arg, "panel (Tessera CUDA)",
       [](CudaWorkerContext& ctx, const TileView<T>& L) { factor_diagonal_custom(ctx, L, Uplo::lower); },
       [](CudaWorkerContext& ctx, const TileView<T>& L, int rows, const TileView<T>& B) {
-        const kernels::cuda::TileKernelConfig cfg = ctx.tile_config(precision_letter<T>(), "trsm", B.cols);
+        const kernels::cuda::TileKernelConfig cfg = ctx.tile_config(precision_of<T>(), "trsm", B.cols);
         const std::size_t bytes = kernels::cuda::trsm_rlt_workspace_bytes<T>(rows, B.cols, cfg);
         void* work = bytes > 0 ? ctx.workspace_of(bytes) : nullptr;
         kernels::cuda::trsm_rlt<T>(rows, B.cols, L.ptr, L.ld, B.ptr, B.ld, work, bytes, ctx.stream, cfg);

@@ -57,7 +57,7 @@ template <class T>
 void syrk_cuda_custom(void* buffers[], void* cl_arg) {
   run_on_cuda_tiles<SyrkArgs<T>, T, 2>(buffers, cl_arg, "syrk (Tessera CUDA)",
                                         [](const SyrkArgs<T>&, CudaWorkerContext& ctx, TileView<T> A, TileView<T> C) {
-    const kernels::cuda::TileKernelConfig cfg = ctx.tile_config(precision_letter<T>(), "syrk", C.rows);
+    const kernels::cuda::TileKernelConfig cfg = ctx.tile_config(precision_of<T>(), "syrk", C.rows);
     kernels::cuda::syrk_ln<T>(C.rows, A.cols, A.ptr, A.ld, C.ptr, C.ld, ctx.stream, cfg);
   });
 }

@@ -70,7 +70,7 @@ void solve_transposed_panel_form(CudaWorkerContext& ctx, const TileView<T>& U, c
   const std::size_t x_bytes = workspace_slice_bytes(sizeof(T) * static_cast<std::size_t>(m) * kb);
   const std::size_t l_bytes = workspace_slice_bytes(sizeof(T) * static_cast<std::size_t>(kb) * kb);
   // One workspace for X, L and the kernel's own (growing it may move it).
-  const k::TileKernelConfig cfg = ctx.tile_config(precision_letter<T>(), "trsm", kb);
+  const k::TileKernelConfig cfg = ctx.tile_config(precision_of<T>(), "trsm", kb);
   const std::size_t kernel_bytes = k::trsm_rlt_workspace_bytes<T>(m, kb, cfg);
   auto* work = static_cast<unsigned char*>(ctx.workspace_of(x_bytes + l_bytes + kernel_bytes));
   T* X = reinterpret_cast<T*>(work);
@@ -90,7 +90,7 @@ void trsm_cuda_custom(void* buffers[], void* cl_arg) {
       solve_transposed_panel_form(ctx, L, B);
       return;
     }
-    const kernels::cuda::TileKernelConfig cfg = ctx.tile_config(precision_letter<T>(), "trsm", B.cols);
+    const kernels::cuda::TileKernelConfig cfg = ctx.tile_config(precision_of<T>(), "trsm", B.cols);
     const std::size_t bytes = kernels::cuda::trsm_rlt_workspace_bytes<T>(B.rows, B.cols, cfg);
     void* work = bytes > 0 ? ctx.workspace_of(bytes) : nullptr;
     kernels::cuda::trsm_rlt<T>(B.rows, B.cols, L.ptr, L.ld, B.ptr, B.ld, work, bytes, ctx.stream, cfg);

@@ -306,8 +306,8 @@ int main(int argc, char** argv) {
 
     if (!o.tune_path.empty()) {
       tk::TileTuningTable table;
-      for (char p : {'d', 's'}) {
-        if (o.precision != "both" && o.precision[0] != p) continue;
+      for (const tessera::Precision p : {tessera::Precision::double_real, tessera::Precision::single_real}) {
+        if (o.precision != "both" && o.precision[0] != tessera::lapack_letter(p)) continue;
         std::vector<std::string> tuned;  // the tile operations named by --ops
         for (const char* op : {"potf2", "trsm", "syrk", "gemm"})
           if (o.wants(op)) tuned.push_back(op);
@@ -317,7 +317,7 @@ int main(int argc, char** argv) {
       table.save(o.tune_path);
       for (const auto& e : table.entries())
         std::cout << fmt::format("best {} {:5s} nb={:5d} ib={} threads={} tile={}x{} variant={} crossover={} : {:.2f} us\n",
-                                 e.precision, e.op, e.nb, e.cfg.ib, e.cfg.threads, e.cfg.tile,
+                                 tessera::lapack_letter(e.precision), e.op, e.nb, e.cfg.ib, e.cfg.threads, e.cfg.tile,
                                  e.cfg.tile_n, e.cfg.variant, e.cfg.crossover, e.time_us);
     }
 

@@ -42,6 +42,11 @@ struct ScalarTraits<double> {
   static constexpr const char* name = "double";
 };
 
+// Every precision of TESSERA_FOR_EACH_REAL_SCALAR, in its order.
+#define TESSERA_PRECISION_OF(T) ScalarTraits<T>::precision,
+inline constexpr Precision kRealPrecisions[] = {TESSERA_FOR_EACH_REAL_SCALAR(TESSERA_PRECISION_OF)};
+#undef TESSERA_PRECISION_OF
+
 template <class T>
 constexpr Precision precision_of() {
   return ScalarTraits<T>::precision;
@@ -82,16 +87,13 @@ constexpr std::size_t bytes_per_element(Precision p) {
 // A^H is A^T: the real BLAS wrappers call both as the transpose.
 enum class Trans { no, transpose, conjugate_transpose };
 
-// The precision of LAPACK's letter (either case); false where the letter names none.
+// The precision of LAPACK's (lower-case) letter; false where the letter names none.
 constexpr bool precision_from_letter(char c, Precision* p) {
-  const char lower = c >= 'A' && c <= 'Z' ? static_cast<char>(c - 'A' + 'a') : c;
-  if (lower == lapack_letter(Precision::single_real)) {
-    *p = Precision::single_real;
-    return true;
-  }
-  if (lower == lapack_letter(Precision::double_real)) {
-    *p = Precision::double_real;
-    return true;
+  for (const Precision candidate : kRealPrecisions) {
+    if (c == lapack_letter(candidate)) {
+      *p = candidate;
+      return true;
+    }
   }
   return false;
 }

@@ -343,7 +343,7 @@ struct Potf2Plan {
 template <class T>
 Potf2Plan plan_potf2(int n, const TileKernelConfig& cfg) {
   // Fields the caller left at 0 come from the built-in default when it is of this variant.
-  TileKernelConfig def = default_tile_config(precision_letter<T>(), "potf2", n);
+  TileKernelConfig def = default_tile_config(precision_of<T>(), "potf2", n);
   if (def.variant != 0) def = {};
   Potf2Plan p;
   p.ib = cfg.ib ? cfg.ib : (def.ib ? def.ib : 32);
@@ -360,7 +360,7 @@ Potf2Plan plan_potf2(int n, const TileKernelConfig& cfg) {
 // whole configuration: its fields are not mixed with the caller's).
 template <class T>
 TileKernelConfig effective_config(int n, const TileKernelConfig& cfg) {
-  return cfg == TileKernelConfig{} ? default_tile_config(precision_letter<T>(), "potf2", n) : cfg;
+  return cfg == TileKernelConfig{} ? default_tile_config(precision_of<T>(), "potf2", n) : cfg;
 }
 
 template <class T>

@@ -113,7 +113,7 @@ struct TrsmPlan {
 
 template <class T>
 TrsmPlan plan_trsm(int n, const TileKernelConfig& cfg) {
-  const TileKernelConfig def = default_tile_config(precision_letter<T>(), "trsm", n);
+  const TileKernelConfig def = default_tile_config(precision_of<T>(), "trsm", n);
   TrsmPlan p;
   p.nl = cfg.ib ? cfg.ib : (def.ib ? def.ib : 64);
   p.variant = cfg.variant ? cfg.variant : (def.variant ? def.variant : kVariantInverse);
