@@ -53,5 +53,12 @@ TEST(CpuTrsm, RecursiveMatchesOpenBlasForEveryForm) {
   check_every_form<float>(1e-4);
 }
 
+// For real scalars the conjugate transpose is the transpose.
+TEST(CpuTrsm, RealConjugateTransposeIsTheTranspose) {
+  EXPECT_EQ(kernels::cpu::cblas_trans(Trans::no), CblasNoTrans);
+  EXPECT_EQ(kernels::cpu::cblas_trans(Trans::transpose), CblasTrans);
+  EXPECT_EQ(kernels::cpu::cblas_trans(Trans::conjugate_transpose), CblasTrans);
+}
+
 }  // namespace
 }  // namespace tessera
