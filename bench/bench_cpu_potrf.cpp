@@ -104,7 +104,7 @@ int main(int argc, char** argv) {
       if (tessera::potrf(runtime, n, w.data(), n, factor) != 0) throw std::runtime_error("Tessera potrf failed");
     });
     const double lapack = lapack_seconds[s];
-    const int nb = tessera::default_tile_size(n, true, tessera::Mode::cpu, runtime.cpu_workers());
+    const int nb = tessera::default_tile_size(n, tessera::Precision::double_real, tessera::Mode::cpu, runtime.cpu_workers());
     const double flop = double(n) * n * n / 3.0;
     fmt::print("{:>7} {:>5} {:>14.4f} {:>14.4f} {:>16.2f} {:>16.2f} {:>8.3f}\n", n, nb, lapack, ours, flop / lapack * 1e-9,
                flop / ours * 1e-9, lapack / ours);

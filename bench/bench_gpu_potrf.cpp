@@ -260,7 +260,7 @@ Timing time_end_to_end(tessera::Runtime& runtime, int n, const std::vector<T>& A
     return seconds;
   });
   if (backward_error) {
-    const int nb = tessera::default_tile_size(n, std::is_same_v<T, double>, tessera::Mode::gpu);
+    const int nb = tessera::default_tile_size(n, tessera::precision_of<T>(), tessera::Mode::gpu);
     tessera::TileMatrix<T> a(runtime, n, nb), l(runtime, n, nb);
     tessera::load_async(a, options.uplo, A.data(), n).wait();
     tessera::load_async(l, options.uplo, work.data(), n).wait();
@@ -303,7 +303,7 @@ struct Settings {
 
 template <class T>
 void run_precision(tessera::Runtime& runtime, const Settings& s, json& rows) {
-  const char letter = std::is_same_v<T, double> ? 'd' : 's';
+  const char letter = tessera::ScalarTraits<T>::letter;
   const double roofline = gemm_tflops<T>();
   fmt::print("\n{} precision. cuBLAS {}GEMM (8192, N/T): {:.1f} TFLOP/s\n", letter == 'd' ? "Double" : "Single",
              letter == 'd' ? 'D' : 'S', roofline);
@@ -318,7 +318,8 @@ void run_precision(tessera::Runtime& runtime, const Settings& s, json& rows) {
           s.peers == "none" ? CusolverTimes{} : time_cusolver(n, uplo, A, s.repetitions, s.peers == "resident");
       const std::vector<int> nbs = s.tile_sizes.empty() ? std::vector<int>{0} : s.tile_sizes;
       for (int nb_choice : nbs) {
-        const int nb = nb_choice > 0 ? nb_choice : tessera::default_tile_size(n, letter == 'd', tessera::Mode::gpu);
+        const int nb =
+            nb_choice > 0 ? nb_choice : tessera::default_tile_size(n, tessera::precision_of<T>(), tessera::Mode::gpu);
         // TESSERA_GPU_KERNELS and TESSERA_TRACE apply (the environment's other settings are the table's).
         tessera::FactorOptions options = tessera::FactorOptions::from_environment();
         options.grain = tessera::TaskGrain::automatic;

@@ -149,7 +149,7 @@ void calibrate_models(const Config& c, const std::map<int, std::vector<double>>&
       tessera::FactorOptions options;
       options.mode = tessera::parse_mode(mode);
       try {
-        options.nb = c.nb > 0 ? c.nb : tessera::default_tile_size(n, true, runtime.resolve(options.mode));
+        options.nb = c.nb > 0 ? c.nb : tessera::default_tile_size(n, tessera::Precision::double_real, runtime.resolve(options.mode));
       } catch (const std::exception& e) {
         continue;  // a mode this machine cannot run: the cells say why
       }
@@ -183,7 +183,7 @@ void run_policy(const Config& c, const std::string& policy, int round, const std
     try {
       const tessera::Mode resolved = runtime->resolve(options.mode);
       cell.resolved = tessera::to_string(resolved);
-      options.nb = c.nb > 0 ? c.nb : tessera::default_tile_size(cell.n, true, resolved);
+      options.nb = c.nb > 0 ? c.nb : tessera::default_tile_size(cell.n, tessera::Precision::double_real, resolved);
       cell.nb = options.nb;
       const std::vector<double>& A = matrices.at(cell.n);
       std::vector<double> work(A.size());

@@ -6,6 +6,7 @@
 #include "codelet_support.hpp"
 #include "kernels/cpu/blas.hpp"
 #include "tessera/error.hpp"
+#include "tessera/precision.hpp"
 
 #ifdef TESSERA_HAVE_CUDA
 #include "kernels/cuda/batched_kernels.hpp"
@@ -270,13 +271,14 @@ void insert_vpotrs_chunk(const TaskContext& ctx, Uplo uplo, int nrhs, const Vari
          hints, no_tile, 0);
 }
 
-template void insert_potrf_chunk<float>(const TaskContext&, Uplo, int, int, void*, void*, bool, const TaskHints&);
-template void insert_potrf_chunk<double>(const TaskContext&, Uplo, int, int, void*, void*, bool, const TaskHints&);
-template void insert_potrs_chunk<float>(const TaskContext&, Uplo, int, int, int, int, void*, void*, void*, const TaskHints&);
-template void insert_potrs_chunk<double>(const TaskContext&, Uplo, int, int, int, int, void*, void*, void*, const TaskHints&);
-template void insert_vpotrf_chunk<float>(const TaskContext&, Uplo, const VariableChunk&, void*, bool, const TaskHints&);
-template void insert_vpotrf_chunk<double>(const TaskContext&, Uplo, const VariableChunk&, void*, bool, const TaskHints&);
-template void insert_vpotrs_chunk<float>(const TaskContext&, Uplo, int, const VariableChunk&, void*, const VariableChunk&, const TaskHints&);
-template void insert_vpotrs_chunk<double>(const TaskContext&, Uplo, int, const VariableChunk&, void*, const VariableChunk&, const TaskHints&);
+#define TESSERA_INSTANTIATE(T)                                                                                         \
+  template void insert_potrf_chunk<T>(const TaskContext&, Uplo, int, int, void*, void*, bool, const TaskHints&);       \
+  template void insert_potrs_chunk<T>(const TaskContext&, Uplo, int, int, int, int, void*, void*, void*,               \
+                                      const TaskHints&);                                                               \
+  template void insert_vpotrf_chunk<T>(const TaskContext&, Uplo, const VariableChunk&, void*, bool, const TaskHints&); \
+  template void insert_vpotrs_chunk<T>(const TaskContext&, Uplo, int, const VariableChunk&, void*,                     \
+                                       const VariableChunk&, const TaskHints&);
+TESSERA_FOR_EACH_REAL_SCALAR(TESSERA_INSTANTIATE)
+#undef TESSERA_INSTANTIATE
 
 }  // namespace tessera::detail

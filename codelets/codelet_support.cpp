@@ -12,6 +12,7 @@
 #include "task_tags.hpp"
 #include "tessera/error.hpp"
 #include "trace.hpp"
+#include "tessera/precision.hpp"
 
 #ifdef TESSERA_HAVE_CUDA
 #include "kernels/cpu/blas.hpp"
@@ -247,8 +248,9 @@ int device_potrf_info(const TileView<T>& A, CudaWorkerContext& ctx) {
   return *ctx.host_info;
 }
 
-template int device_potrf_info<float>(const TileView<float>&, CudaWorkerContext&);
-template int device_potrf_info<double>(const TileView<double>&, CudaWorkerContext&);
+#define TESSERA_INSTANTIATE(T) template int device_potrf_info<T>(const TileView<T>&, CudaWorkerContext&);
+TESSERA_FOR_EACH_REAL_SCALAR(TESSERA_INSTANTIATE)
+#undef TESSERA_INSTANTIATE
 
 template <class T>
 int factor_on_host(CudaWorkerContext& ctx, char uplo, const TileView<T>& A) {
@@ -265,8 +267,9 @@ int factor_on_host(CudaWorkerContext& ctx, char uplo, const TileView<T>& A) {
   return info;
 }
 
-template int factor_on_host<float>(CudaWorkerContext&, char, const TileView<float>&);
-template int factor_on_host<double>(CudaWorkerContext&, char, const TileView<double>&);
+#define TESSERA_INSTANTIATE(T) template int factor_on_host<T>(CudaWorkerContext&, char, const TileView<T>&);
+TESSERA_FOR_EACH_REAL_SCALAR(TESSERA_INSTANTIATE)
+#undef TESSERA_INSTANTIATE
 
 bool cuda_implementation_allowed(const TaskHeader& header, unsigned implementation, bool custom_supported,
                                  kernels::cuda::FasterKernel faster) {
@@ -288,7 +291,8 @@ kernels::cuda::FasterKernel faster_tile_kernel(const TaskHeader& header, unsigne
                                                    : nullptr;
   if (!op || STARPU_TASK_GET_NBUFFERS(task) < 1) return kernels::cuda::FasterKernel::unknown;
   starpu_data_handle_t first = STARPU_TASK_GET_HANDLE(task, 0);
-  const char precision = starpu_matrix_get_elemsize(first) == sizeof(double) ? 'd' : 's';
+  const Precision precision =
+      starpu_matrix_get_elemsize(first) == sizeof(double) ? Precision::double_real : Precision::single_real;
   const int order = static_cast<int>(starpu_matrix_get_ny(first));
   return header.resources->cuda(static_cast<int>(worker)).faster_kernels.at(precision, op, order);
 }

@@ -53,12 +53,6 @@ TileView<T> tile_view(void* buffer) {
   return {reinterpret_cast<T*>(m->ptr), static_cast<int>(m->nx), static_cast<int>(m->ny), static_cast<int>(m->ld)};
 }
 
-template <class T>
-constexpr char precision_letter() {
-  static_assert(std::is_same_v<T, float> || std::is_same_v<T, double>, "float or double");
-  return std::is_same_v<T, double> ? 'd' : 's';
-}
-
 // A history-based perf model named tessera_<precision><op> (one file per host in StarPU's
 // sampling directory); StarPU keeps one history per implementation and architecture.
 starpu_perfmodel make_history_model(const std::string& symbol);
@@ -88,7 +82,7 @@ starpu_codelet make_codelet(const CodeletSpec& spec);
 // (allocated once per codelet: StarPU keeps it until the process ends).
 template <class T>
 starpu_codelet make_tile_codelet(CodeletSpec spec) {
-  spec.model = new starpu_perfmodel(make_history_model(std::string("tessera_") + precision_letter<T>() + spec.name));
+  spec.model = new starpu_perfmodel(make_history_model(std::string("tessera_") + ScalarTraits<T>::letter + spec.name));
   return make_codelet(spec);
 }
 

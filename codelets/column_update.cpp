@@ -4,6 +4,7 @@
 // the block column). CPU: OpenBLAS. CUDA: cuBLAS, or Tessera's syrk and gemm kernels.
 #include "codelet_support.hpp"
 #include "kernels/cpu/blas.hpp"
+#include "tessera/precision.hpp"
 
 #ifdef TESSERA_HAVE_CUDA
 #include "kernels/cuda/tile_kernels.hpp"
@@ -40,10 +41,11 @@ void column_update_cpu(void* buffers[], void* cl_arg) {
     update_column<T>(
         buffers, args.tiles,
         [](const TileView<T>& P, const TileView<T>& C) {
-          kernels::cpu::syrk('L', false, C.rows, P.cols, T(-1), P.ptr, P.ld, T(1), C.ptr, C.ld);
+          kernels::cpu::syrk('L', Trans::no, C.rows, P.cols, T(-1), P.ptr, P.ld, T(1), C.ptr, C.ld);
         },
         [](int rows, const TileView<T>& A, const TileView<T>& B, const TileView<T>& C) {
-          kernels::cpu::gemm(false, true, rows, C.cols, A.cols, T(-1), A.ptr, A.ld, B.ptr, B.ld, T(1), C.ptr, C.ld);
+          kernels::cpu::gemm(Trans::no, Trans::conjugate_transpose, rows, C.cols, A.cols, T(-1), A.ptr, A.ld, B.ptr,
+                             B.ld, T(1), C.ptr, C.ld);
         });
   });
 }
@@ -66,11 +68,11 @@ void column_update_cuda_vendor(void* buffers[], void* cl_arg) {
   column_update_cuda<T>(
       buffers, cl_arg, "column update (cuBLAS)",
       [](CudaWorkerContext& ctx, const TileView<T>& P, const TileView<T>& C) {
-        kernels::cuda::vendor::syrk(ctx.cublas, 'L', false, C.rows, P.cols, T(-1), P.ptr, P.ld, T(1), C.ptr, C.ld);
+        kernels::cuda::vendor::syrk(ctx.cublas, 'L', Trans::no, C.rows, P.cols, T(-1), P.ptr, P.ld, T(1), C.ptr, C.ld);
       },
       [](CudaWorkerContext& ctx, int rows, const TileView<T>& A, const TileView<T>& B, const TileView<T>& C) {
-        kernels::cuda::vendor::gemm(ctx.cublas, false, true, rows, C.cols, A.cols, T(-1), A.ptr, A.ld, B.ptr, B.ld,
-                                    T(1), C.ptr, C.ld);
+        kernels::cuda::vendor::gemm(ctx.cublas, Trans::no, Trans::conjugate_transpose, rows, C.cols, A.cols, T(-1),
+                                    A.ptr, A.ld, B.ptr, B.ld, T(1), C.ptr, C.ld);
       });
 }
 
@@ -79,11 +81,11 @@ void column_update_cuda_custom(void* buffers[], void* cl_arg) {
   column_update_cuda<T>(
       buffers, cl_arg, "column update (Tessera CUDA)",
       [](CudaWorkerContext& ctx, const TileView<T>& P, const TileView<T>& C) {
-        const kernels::cuda::TileKernelConfig cfg = ctx.tile_config(precision_letter<T>(), "syrk", C.rows);
+        const kernels::cuda::TileKernelConfig cfg = ctx.tile_config(precision_of<T>(), "syrk", C.rows);
         kernels::cuda::syrk_ln<T>(C.rows, P.cols, P.ptr, P.ld, C.ptr, C.ld, ctx.stream, cfg);
       },
       [](CudaWorkerContext& ctx, int rows, const TileView<T>& A, const TileView<T>& B, const TileView<T>& C) {
-        const kernels::cuda::TileKernelConfig cfg = ctx.tile_config(precision_letter<T>(), "gemm", C.cols);
+        const kernels::cuda::TileKernelConfig cfg = ctx.tile_config(precision_of<T>(), "gemm", C.cols);
         kernels::cuda::gemm_nt<T>(rows, C.cols, A.cols, A.ptr, A.ld, B.ptr, B.ld, C.ptr, C.ld, ctx.stream, cfg);
       });
 }
@@ -117,9 +119,10 @@ void insert_column_update(const TaskContext& ctx, const std::vector<TileRef>& pa
          panel.front().j);
 }
 
-template void insert_column_update<float>(const TaskContext&, const std::vector<TileRef>&, const std::vector<TileRef>&,
-                                          const TaskHints&);
-template void insert_column_update<double>(const TaskContext&, const std::vector<TileRef>&,
-                                           const std::vector<TileRef>&, const TaskHints&);
+#define TESSERA_INSTANTIATE(T)                                                                                        \
+  template void insert_column_update<T>(const TaskContext&, const std::vector<TileRef>&, const std::vector<TileRef>&, \
+                                        const TaskHints&);
+TESSERA_FOR_EACH_REAL_SCALAR(TESSERA_INSTANTIATE)
+#undef TESSERA_INSTANTIATE
 
 }  // namespace tessera::detail

@@ -4,6 +4,7 @@
 #include "codelet_support.hpp"
 #include "kernels/cpu/blas.hpp"
 #include "staging.hpp"
+#include "tessera/precision.hpp"
 
 #ifdef TESSERA_HAVE_CUDA
 #include "kernels/cuda/check.hpp"
@@ -196,11 +197,11 @@ void insert_copy_tile(const TaskContext& ctx, const TileRef& src, const TileRef&
   submit(ctx, copy_tile_codelet<T>(), args, {{src.handle, STARPU_R}, {dst.handle, STARPU_W}}, hints, dst, 0);
 }
 
-template void insert_copy_in<float>(const TaskContext&, const BlockMap<float>&, const TileRef&, const TaskHints&);
-template void insert_copy_in<double>(const TaskContext&, const BlockMap<double>&, const TileRef&, const TaskHints&);
-template void insert_copy_out<float>(const TaskContext&, const TileRef&, const BlockMap<float>&, bool, const TaskHints&);
-template void insert_copy_out<double>(const TaskContext&, const TileRef&, const BlockMap<double>&, bool, const TaskHints&);
-template void insert_copy_tile<float>(const TaskContext&, const TileRef&, const TileRef&, bool, const TaskHints&);
-template void insert_copy_tile<double>(const TaskContext&, const TileRef&, const TileRef&, bool, const TaskHints&);
+#define TESSERA_INSTANTIATE(T)                                                                                      \
+  template void insert_copy_in<T>(const TaskContext&, const BlockMap<T>&, const TileRef&, const TaskHints&);        \
+  template void insert_copy_out<T>(const TaskContext&, const TileRef&, const BlockMap<T>&, bool, const TaskHints&); \
+  template void insert_copy_tile<T>(const TaskContext&, const TileRef&, const TileRef&, bool, const TaskHints&);
+TESSERA_FOR_EACH_REAL_SCALAR(TESSERA_INSTANTIATE)
+#undef TESSERA_INSTANTIATE
 
 }  // namespace tessera::detail

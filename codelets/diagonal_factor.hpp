@@ -28,7 +28,7 @@ struct VendorDiagonalFactor {
 template <class T>
 struct CustomDiagonalFactor {
   static kernels::cuda::TileKernelConfig config(CudaWorkerContext& ctx, const TileView<T>& A) {
-    return ctx.tile_config(precision_letter<T>(), "potf2", A.rows);
+    return ctx.tile_config(precision_of<T>(), "potf2", A.rows);
   }
   static std::size_t bytes(CudaWorkerContext& ctx, const TileView<T>& A) {
     return kernels::cuda::potf2_workspace_bytes<T>(A.rows, config(ctx, A));

@@ -4,6 +4,7 @@
 #include "codelet_support.hpp"
 #include "kernels/cpu/blas.hpp"
 #include "transposed_forms.hpp"
+#include "tessera/precision.hpp"
 
 #ifdef TESSERA_HAVE_CUDA
 #include "kernels/cuda/tile_kernels.hpp"
@@ -25,14 +26,14 @@ struct GemmArgs {
 
 template <class T>
 int inner_dimension(const GemmArgs<T>& args, const TileView<T>& A) {
-  return args.transa == Trans::yes ? A.rows : A.cols;
+  return args.transa != Trans::no ? A.rows : A.cols;
 }
 
 template <class T>
 void gemm_cpu(void* buffers[], void* cl_arg) {
   run_on_tiles<GemmArgs<T>, T, 3>(buffers, cl_arg, "gemm",
                                   [](const GemmArgs<T>& args, TileView<T> A, TileView<T> B, TileView<T> C) {
-    kernels::cpu::gemm(args.transa == Trans::yes, args.transb == Trans::yes, C.rows, C.cols, inner_dimension(args, A),
+    kernels::cpu::gemm(args.transa, args.transb, C.rows, C.cols, inner_dimension(args, A),
                        args.alpha, A.ptr, A.ld, B.ptr, B.ld, args.beta, C.ptr, C.ld);
   });
 }
@@ -43,7 +44,7 @@ void gemm_cuda_vendor(void* buffers[], void* cl_arg) {
   run_on_cuda_tiles<GemmArgs<T>, T, 3>(
       buffers, cl_arg, "gemm (cuBLAS)",
       [](const GemmArgs<T>& args, CudaWorkerContext& ctx, TileView<T> A, TileView<T> B, TileView<T> C) {
-        kernels::cuda::vendor::gemm(ctx.cublas, args.transa == Trans::yes, args.transb == Trans::yes, C.rows, C.cols,
+        kernels::cuda::vendor::gemm(ctx.cublas, args.transa, args.transb, C.rows, C.cols,
                                     inner_dimension(args, A), args.alpha, A.ptr, A.ld, B.ptr, B.ld, args.beta, C.ptr,
                                     C.ld);
       });
@@ -52,7 +53,7 @@ void gemm_cuda_vendor(void* buffers[], void* cl_arg) {
 // Tessera's kernel does the trailing update's form, C -= A B^T.
 template <class T>
 bool gemm_custom_supports(const GemmArgs<T>& args) {
-  return args.transa == Trans::no && args.transb == Trans::yes && args.alpha == T(-1) && args.beta == T(1);
+  return args.transa == Trans::no && args.transb != Trans::no && args.alpha == T(-1) && args.beta == T(1);
 }
 
 template <class T>
@@ -60,7 +61,7 @@ void gemm_cuda_custom(void* buffers[], void* cl_arg) {
   run_on_cuda_tiles<GemmArgs<T>, T, 3>(
       buffers, cl_arg, "gemm (Tessera CUDA)",
       [](const GemmArgs<T>&, CudaWorkerContext& ctx, TileView<T> A, TileView<T> B, TileView<T> C) {
-        const kernels::cuda::TileKernelConfig cfg = ctx.tile_config(precision_letter<T>(), "gemm", C.rows);
+        const kernels::cuda::TileKernelConfig cfg = ctx.tile_config(precision_of<T>(), "gemm", C.rows);
         kernels::cuda::gemm_nt<T>(C.rows, C.cols, A.cols, A.ptr, A.ld, B.ptr, B.ld, C.ptr, C.ld, ctx.stream, cfg);
       });
 }
@@ -89,12 +90,13 @@ void insert_gemm(const TaskContext& ctx, Trans transa, Trans transb, T alpha, co
   args.beta = beta;
   submit(ctx, gemm_codelet<T>(), args,
          {{form.a->handle, STARPU_R}, {form.b->handle, STARPU_R}, {C.handle, STARPU_RW}}, hints, C,
-         transa == Trans::yes ? A.i : A.j);
+         transa != Trans::no ? A.i : A.j);
 }
 
-template void insert_gemm<float>(const TaskContext&, Trans, Trans, float, const TileRef&, const TileRef&, float,
-                                 const TileRef&, const TaskHints&);
-template void insert_gemm<double>(const TaskContext&, Trans, Trans, double, const TileRef&, const TileRef&, double,
-                                  const TileRef&, const TaskHints&);
+#define TESSERA_INSTANTIATE(T)                                                                                         \
+  template void insert_gemm<T>(const TaskContext&, Trans, Trans, T, const TileRef&, const TileRef&, T, const TileRef&, \
+                               const TaskHints&);
+TESSERA_FOR_EACH_REAL_SCALAR(TESSERA_INSTANTIATE)
+#undef TESSERA_INSTANTIATE
 
 }  // namespace tessera::detail

@@ -2,6 +2,7 @@
 // matrix is assembled (backward-error checks). CPU only: the tiles come to the host for it.
 #include "codelet_support.hpp"
 #include "kernels/cpu/blas.hpp"
+#include "tessera/precision.hpp"
 
 namespace tessera::detail {
 
@@ -41,7 +42,9 @@ void insert_abs_sums(const TaskContext& ctx, const TileRef& tile, bool lower_onl
   submit(ctx, abs_sums_codelet<T>(), args, {{tile.handle, STARPU_R}}, hints, tile, 0);
 }
 
-template void insert_abs_sums<float>(const TaskContext&, const TileRef&, bool, float*, const TaskHints&);
-template void insert_abs_sums<double>(const TaskContext&, const TileRef&, bool, double*, const TaskHints&);
+#define TESSERA_INSTANTIATE(T)                                                                      \
+  template void insert_abs_sums<T>(const TaskContext&, const TileRef&, bool, T*, const TaskHints&);
+TESSERA_FOR_EACH_REAL_SCALAR(TESSERA_INSTANTIATE)
+#undef TESSERA_INSTANTIATE
 
 }  // namespace tessera::detail

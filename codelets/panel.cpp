@@ -9,6 +9,7 @@
 #include "kernels/cpu/blas.hpp"
 
 #include "diagonal_factor.hpp"
+#include "tessera/precision.hpp"
 
 namespace tessera::detail {
 
@@ -41,7 +42,7 @@ void panel_cpu(void* buffers[], void* cl_arg) {
     const TileView<T>& L = tiles[0];
     if (!record_info(args, kernels::cpu::potrf('L', L.rows, L.ptr, L.ld))) return;
     solve_below(tiles, [&](int rows, const TileView<T>& B) {
-      kernels::cpu::trsm(false, 'L', true, rows, B.cols, T(1), L.ptr, L.ld, B.ptr, B.ld);
+      kernels::cpu::trsm(false, 'L', Trans::conjugate_transpose, rows, B.cols, T(1), L.ptr, L.ld, B.ptr, B.ld);
     });
   });
 }
@@ -73,7 +74,7 @@ void panel_cuda_vendor(void* buffers[], void* cl_arg) {
       buffers, cl_arg, "panel (cuSOLVER, cuBLAS)",
       [](CudaWorkerContext& ctx, const TileView<T>& L) { factor_diagonal_vendor(ctx, L, Uplo::lower); },
       [](CudaWorkerContext& ctx, const TileView<T>& L, int rows, const TileView<T>& B) {
-        kernels::cuda::vendor::trsm(ctx.cublas, false, 'L', true, rows, B.cols, T(1), L.ptr, L.ld, B.ptr, B.ld);
+        kernels::cuda::vendor::trsm(ctx.cublas, false, 'L', Trans::conjugate_transpose, rows, B.cols, T(1), L.ptr, L.ld, B.ptr, B.ld);
       });
 }
 
@@ -83,7 +84,7 @@ void panel_cuda_custom(void* buffers[], void* cl_arg) {
       buffers, cl_arg, "panel (Tessera CUDA)",
       [](CudaWorkerContext& ctx, const TileView<T>& L) { factor_diagonal_custom(ctx, L, Uplo::lower); },
       [](CudaWorkerContext& ctx, const TileView<T>& L, int rows, const TileView<T>& B) {
-        const kernels::cuda::TileKernelConfig cfg = ctx.tile_config(precision_letter<T>(), "trsm", B.cols);
+        const kernels::cuda::TileKernelConfig cfg = ctx.tile_config(precision_of<T>(), "trsm", B.cols);
         const std::size_t bytes = kernels::cuda::trsm_rlt_workspace_bytes<T>(rows, B.cols, cfg);
         void* work = bytes > 0 ? ctx.workspace_of(bytes) : nullptr;
         kernels::cuda::trsm_rlt<T>(rows, B.cols, L.ptr, L.ld, B.ptr, B.ld, work, bytes, ctx.stream, cfg);
@@ -114,7 +115,9 @@ void insert_panel(const TaskContext& ctx, const std::vector<TileRef>& column, co
   submit(ctx, panel_codelet<T>(), args, buffers.data(), buffers.size(), hints, column.front(), column.front().j);
 }
 
-template void insert_panel<float>(const TaskContext&, const std::vector<TileRef>&, const TaskHints&);
-template void insert_panel<double>(const TaskContext&, const std::vector<TileRef>&, const TaskHints&);
+#define TESSERA_INSTANTIATE(T)                                                                      \
+  template void insert_panel<T>(const TaskContext&, const std::vector<TileRef>&, const TaskHints&);
+TESSERA_FOR_EACH_REAL_SCALAR(TESSERA_INSTANTIATE)
+#undef TESSERA_INSTANTIATE
 
 }  // namespace tessera::detail

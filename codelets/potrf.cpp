@@ -10,6 +10,7 @@
 
 #include "diagonal_factor.hpp"
 #include "transposed_forms.hpp"
+#include "tessera/precision.hpp"
 
 namespace tessera::detail {
 
@@ -91,7 +92,8 @@ void insert_potrf(const TaskContext& ctx, const TileRef& A, const TaskHints& hin
   submit(ctx, potrf_codelet<T>(), args, {{A.handle, STARPU_RW}}, hints, A, A.j);
 }
 
-template void insert_potrf<float>(const TaskContext&, const TileRef&, const TaskHints&);
-template void insert_potrf<double>(const TaskContext&, const TileRef&, const TaskHints&);
+#define TESSERA_INSTANTIATE(T) template void insert_potrf<T>(const TaskContext&, const TileRef&, const TaskHints&);
+TESSERA_FOR_EACH_REAL_SCALAR(TESSERA_INSTANTIATE)
+#undef TESSERA_INSTANTIATE
 
 }  // namespace tessera::detail

@@ -13,6 +13,7 @@
 
 #include "codelet_support.hpp"
 #include "kernels/cpu/blas.hpp"
+#include "tessera/precision.hpp"
 
 #ifdef TESSERA_HAVE_CUDA
 #include "kernels/cuda/check.hpp"
@@ -223,7 +224,9 @@ void insert_whole_factorization(const TaskContext& ctx, const std::vector<TileRe
   submit(ctx, potrf_whole_codelet<T>(), args, buffers.data(), buffers.size(), hints, tiles.front(), 0);
 }
 
-template void insert_whole_factorization<float>(const TaskContext&, const std::vector<TileRef>&, const TaskHints&);
-template void insert_whole_factorization<double>(const TaskContext&, const std::vector<TileRef>&, const TaskHints&);
+#define TESSERA_INSTANTIATE(T)                                                                                    \
+  template void insert_whole_factorization<T>(const TaskContext&, const std::vector<TileRef>&, const TaskHints&);
+TESSERA_FOR_EACH_REAL_SCALAR(TESSERA_INSTANTIATE)
+#undef TESSERA_INSTANTIATE
 
 }  // namespace tessera::detail

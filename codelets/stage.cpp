@@ -10,6 +10,7 @@
 #include "kernels/cpu/blas.hpp"
 #include "staging.hpp"
 #include "staging_ring.hpp"
+#include "tessera/precision.hpp"
 
 #ifdef TESSERA_HAVE_CUDA
 #include "kernels/cuda/check.hpp"
@@ -213,11 +214,11 @@ void insert_staged_copy_out(const TaskContext& ctx, const TileRef& tile, const B
   }
 }
 
-template void insert_staged_copy_in<float>(const TaskContext&, const BlockMap<float>&, const TileRef&, const TaskHints&);
-template void insert_staged_copy_in<double>(const TaskContext&, const BlockMap<double>&, const TileRef&, const TaskHints&);
-template void insert_staged_copy_out<float>(const TaskContext&, const TileRef&, const BlockMap<float>&, bool,
-                                            const TaskHints&);
-template void insert_staged_copy_out<double>(const TaskContext&, const TileRef&, const BlockMap<double>&, bool,
-                                             const TaskHints&);
+#define TESSERA_INSTANTIATE(T)                                                                                      \
+  template void insert_staged_copy_in<T>(const TaskContext&, const BlockMap<T>&, const TileRef&, const TaskHints&); \
+  template void insert_staged_copy_out<T>(const TaskContext&, const TileRef&, const BlockMap<T>&, bool,             \
+                                          const TaskHints&);
+TESSERA_FOR_EACH_REAL_SCALAR(TESSERA_INSTANTIATE)
+#undef TESSERA_INSTANTIATE
 
 }  // namespace tessera::detail

@@ -4,6 +4,7 @@
 #include "codelet_support.hpp"
 #include "kernels/cpu/blas.hpp"
 #include "transposed_forms.hpp"
+#include "tessera/precision.hpp"
 
 #ifdef TESSERA_HAVE_CUDA
 #include "kernels/cuda/tile_kernels.hpp"
@@ -26,13 +27,13 @@ struct SyrkArgs {
 // k of the update: A is n x k, or k x n when the form transposes it.
 template <class T>
 int inner_dimension(const SyrkArgs<T>& args, const TileView<T>& A) {
-  return args.trans == Trans::yes ? A.rows : A.cols;
+  return args.trans != Trans::no ? A.rows : A.cols;
 }
 
 template <class T>
 void syrk_cpu(void* buffers[], void* cl_arg) {
   run_on_tiles<SyrkArgs<T>, T, 2>(buffers, cl_arg, "syrk", [](const SyrkArgs<T>& args, TileView<T> A, TileView<T> C) {
-    kernels::cpu::syrk(uplo_letter(args.uplo), args.trans == Trans::yes, C.rows, inner_dimension(args, A), args.alpha, A.ptr, A.ld, args.beta, C.ptr, C.ld);
+    kernels::cpu::syrk(uplo_letter(args.uplo), args.trans, C.rows, inner_dimension(args, A), args.alpha, A.ptr, A.ld, args.beta, C.ptr, C.ld);
   });
 }
 
@@ -41,7 +42,7 @@ template <class T>
 void syrk_cuda_vendor(void* buffers[], void* cl_arg) {
   run_on_cuda_tiles<SyrkArgs<T>, T, 2>(buffers, cl_arg, "syrk (cuBLAS)",
                                         [](const SyrkArgs<T>& args, CudaWorkerContext& ctx, TileView<T> A, TileView<T> C) {
-    kernels::cuda::vendor::syrk(ctx.cublas, uplo_letter(args.uplo), args.trans == Trans::yes, C.rows,
+    kernels::cuda::vendor::syrk(ctx.cublas, uplo_letter(args.uplo), args.trans, C.rows,
                                 inner_dimension(args, A), args.alpha, A.ptr, A.ld, args.beta, C.ptr, C.ld);
   });
 }
@@ -56,7 +57,7 @@ template <class T>
 void syrk_cuda_custom(void* buffers[], void* cl_arg) {
   run_on_cuda_tiles<SyrkArgs<T>, T, 2>(buffers, cl_arg, "syrk (Tessera CUDA)",
                                         [](const SyrkArgs<T>&, CudaWorkerContext& ctx, TileView<T> A, TileView<T> C) {
-    const kernels::cuda::TileKernelConfig cfg = ctx.tile_config(precision_letter<T>(), "syrk", C.rows);
+    const kernels::cuda::TileKernelConfig cfg = ctx.tile_config(precision_of<T>(), "syrk", C.rows);
     kernels::cuda::syrk_ln<T>(C.rows, A.cols, A.ptr, A.ld, C.ptr, C.ld, ctx.stream, cfg);
   });
 }
@@ -84,7 +85,9 @@ void insert_syrk(const TaskContext& ctx, T alpha, const TileRef& A, T beta, cons
   submit(ctx, syrk_codelet<T>(), args, {{A.handle, STARPU_R}, {C.handle, STARPU_RW}}, hints, C, A.j);
 }
 
-template void insert_syrk<float>(const TaskContext&, float, const TileRef&, float, const TileRef&, const TaskHints&);
-template void insert_syrk<double>(const TaskContext&, double, const TileRef&, double, const TileRef&, const TaskHints&);
+#define TESSERA_INSTANTIATE(T)                                                                              \
+  template void insert_syrk<T>(const TaskContext&, T, const TileRef&, T, const TileRef&, const TaskHints&);
+TESSERA_FOR_EACH_REAL_SCALAR(TESSERA_INSTANTIATE)
+#undef TESSERA_INSTANTIATE
 
 }  // namespace tessera::detail

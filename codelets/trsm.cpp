@@ -5,6 +5,7 @@
 #include "codelet_support.hpp"
 #include "kernels/cpu/blas.hpp"
 #include "transposed_forms.hpp"
+#include "tessera/precision.hpp"
 
 #ifdef TESSERA_HAVE_CUDA
 #include "kernels/cuda/matrix_utils.hpp"
@@ -28,7 +29,7 @@ struct TrsmArgs {
 template <class T>
 void trsm_cpu(void* buffers[], void* cl_arg) {
   run_on_tiles<TrsmArgs<T>, T, 2>(buffers, cl_arg, "trsm", [](const TrsmArgs<T>& args, TileView<T> L, TileView<T> B) {
-    kernels::cpu::trsm(args.side == Side::left, uplo_letter(args.uplo), args.trans == Trans::yes, B.rows, B.cols, args.alpha, L.ptr, L.ld,
+    kernels::cpu::trsm(args.side == Side::left, uplo_letter(args.uplo), args.trans, B.rows, B.cols, args.alpha, L.ptr, L.ld,
                        B.ptr, B.ld);
   });
 }
@@ -38,7 +39,7 @@ template <class T>
 void trsm_cuda_vendor(void* buffers[], void* cl_arg) {
   run_on_cuda_tiles<TrsmArgs<T>, T, 2>(buffers, cl_arg, "trsm (cuBLAS)",
                                         [](const TrsmArgs<T>& args, CudaWorkerContext& ctx, TileView<T> L, TileView<T> B) {
-    kernels::cuda::vendor::trsm(ctx.cublas, args.side == Side::left, uplo_letter(args.uplo), args.trans == Trans::yes, B.rows, B.cols,
+    kernels::cuda::vendor::trsm(ctx.cublas, args.side == Side::left, uplo_letter(args.uplo), args.trans, B.rows, B.cols,
                                 args.alpha, L.ptr, L.ld, B.ptr, B.ld);
   });
 }
@@ -47,11 +48,11 @@ void trsm_cuda_vendor(void* buffers[], void* cl_arg) {
 // transposed tiles (an upper-stored matrix) is C := U^{-T} C with U = L^T and C = B^T.
 template <class T>
 bool is_panel_form(const TrsmArgs<T>& args) {
-  return args.side == Side::right && args.uplo == Uplo::lower && args.trans == Trans::yes;
+  return args.side == Side::right && args.uplo == Uplo::lower && args.trans != Trans::no;
 }
 template <class T>
 bool is_transposed_panel_form(const TrsmArgs<T>& args) {
-  return args.side == Side::left && args.uplo == Uplo::upper && args.trans == Trans::yes;
+  return args.side == Side::left && args.uplo == Uplo::upper && args.trans != Trans::no;
 }
 template <class T>
 bool trsm_custom_supports(const TrsmArgs<T>& args) {
@@ -69,7 +70,7 @@ void solve_transposed_panel_form(CudaWorkerContext& ctx, const TileView<T>& U, c
   const std::size_t x_bytes = workspace_slice_bytes(sizeof(T) * static_cast<std::size_t>(m) * kb);
   const std::size_t l_bytes = workspace_slice_bytes(sizeof(T) * static_cast<std::size_t>(kb) * kb);
   // One workspace for X, L and the kernel's own (growing it may move it).
-  const k::TileKernelConfig cfg = ctx.tile_config(precision_letter<T>(), "trsm", kb);
+  const k::TileKernelConfig cfg = ctx.tile_config(precision_of<T>(), "trsm", kb);
   const std::size_t kernel_bytes = k::trsm_rlt_workspace_bytes<T>(m, kb, cfg);
   auto* work = static_cast<unsigned char*>(ctx.workspace_of(x_bytes + l_bytes + kernel_bytes));
   T* X = reinterpret_cast<T*>(work);
@@ -89,7 +90,7 @@ void trsm_cuda_custom(void* buffers[], void* cl_arg) {
       solve_transposed_panel_form(ctx, L, B);
       return;
     }
-    const kernels::cuda::TileKernelConfig cfg = ctx.tile_config(precision_letter<T>(), "trsm", B.cols);
+    const kernels::cuda::TileKernelConfig cfg = ctx.tile_config(precision_of<T>(), "trsm", B.cols);
     const std::size_t bytes = kernels::cuda::trsm_rlt_workspace_bytes<T>(B.rows, B.cols, cfg);
     void* work = bytes > 0 ? ctx.workspace_of(bytes) : nullptr;
     kernels::cuda::trsm_rlt<T>(B.rows, B.cols, L.ptr, L.ld, B.ptr, B.ld, work, bytes, ctx.stream, cfg);
@@ -120,7 +121,9 @@ void insert_trsm(const TaskContext& ctx, Side side, Trans trans, T alpha, const 
   submit(ctx, trsm_codelet<T>(), args, {{L.handle, STARPU_R}, {B.handle, STARPU_RW}}, hints, B, L.j);
 }
 
-template void insert_trsm<float>(const TaskContext&, Side, Trans, float, const TileRef&, const TileRef&, const TaskHints&);
-template void insert_trsm<double>(const TaskContext&, Side, Trans, double, const TileRef&, const TileRef&, const TaskHints&);
+#define TESSERA_INSTANTIATE(T)                                                                                        \
+  template void insert_trsm<T>(const TaskContext&, Side, Trans, T, const TileRef&, const TileRef&, const TaskHints&);
+TESSERA_FOR_EACH_REAL_SCALAR(TESSERA_INSTANTIATE)
+#undef TESSERA_INSTANTIATE
 
 }  // namespace tessera::detail

@@ -56,8 +56,8 @@ TEST(AutomaticMode, HybridTakesGpuTilesWhereTheGpusDominate) {
   Runtime& rt = test::runtime();
   const int cpus = rt.cpu_workers();
   for (const int n : {1, 700, 8192, 16384, 30000})
-    for (const bool dp : {true, false}) {
-      SCOPED_TRACE(std::to_string(n) + (dp ? " double" : " float"));
+    for (const Precision dp : {Precision::double_real, Precision::single_real}) {
+      SCOPED_TRACE(std::to_string(n) + " " + scalar_name(dp));
       EXPECT_EQ(default_tile_size(rt, n, dp, Mode::cpu), default_tile_size(n, dp, Mode::cpu, cpus));
       EXPECT_EQ(default_tile_size(rt, n, dp, Mode::automatic), default_tile_size(n, dp, rt.automatic_mode().mode, cpus));
       const Mode hybrid_tiles = rt.automatic_mode().mode == Mode::gpu ? Mode::gpu : rt.resolve(Mode::hybrid);
@@ -66,8 +66,8 @@ TEST(AutomaticMode, HybridTakesGpuTilesWhereTheGpusDominate) {
         EXPECT_EQ(default_tile_size(rt, n, dp, Mode::gpu), default_tile_size(n, dp, Mode::gpu, cpus));
     }
   // The rule's reason: the two modes' own choices differ at 16384.
-  EXPECT_EQ(default_tile_size(16384, true, Mode::gpu), 2048);
-  EXPECT_EQ(default_tile_size(16384, true, Mode::hybrid), 1024);
+  EXPECT_EQ(default_tile_size(16384, Precision::double_real, Mode::gpu), 2048);
+  EXPECT_EQ(default_tile_size(16384, Precision::double_real, Mode::hybrid), 1024);
 }
 
 TEST(AutomaticMode, DefaultOptionsFactorCorrectly) {

@@ -22,7 +22,7 @@ void check_every_form(double tolerance) {
     for (int other : {7, 65})
       for (bool left : {true, false})
         for (char uplo : {'L', 'U'})
-          for (bool trans : {false, true})
+          for (Trans trans : {Trans::no, Trans::transpose, Trans::conjugate_transpose})
             for (T alpha : {T(1), T(-0.5)}) {
               const int lda = k + 3, m = left ? k : other, n = left ? other : k, ldb = m + 2;
               std::vector<T> A(static_cast<std::size_t>(lda) * k), B(static_cast<std::size_t>(ldb) * n);
@@ -40,7 +40,7 @@ void check_every_form(double tolerance) {
                   scale = std::max(scale, double(std::abs(want[at])));
                 }
               ASSERT_LE(worst, tolerance * std::max(scale, 1.0))
-                  << "k=" << k << " other=" << other << " left=" << left << " uplo=" << uplo << " trans=" << trans
+                  << "k=" << k << " other=" << other << " left=" << left << " uplo=" << uplo << " trans=" << static_cast<int>(trans)
                   << " alpha=" << alpha;
               // The padding rows of B are left alone.
               for (int j = 0; j < n; ++j)
@@ -51,6 +51,13 @@ void check_every_form(double tolerance) {
 TEST(CpuTrsm, RecursiveMatchesOpenBlasForEveryForm) {
   check_every_form<double>(1e-12);
   check_every_form<float>(1e-4);
+}
+
+// For real scalars the conjugate transpose is the transpose.
+TEST(CpuTrsm, RealConjugateTransposeIsTheTranspose) {
+  EXPECT_EQ(kernels::cpu::cblas_trans(Trans::no), CblasNoTrans);
+  EXPECT_EQ(kernels::cpu::cblas_trans(Trans::transpose), CblasTrans);
+  EXPECT_EQ(kernels::cpu::cblas_trans(Trans::conjugate_transpose), CblasTrans);
 }
 
 }  // namespace

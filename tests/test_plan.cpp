@@ -23,7 +23,6 @@ using detail::Machine;
 using detail::Path;
 using detail::Plan;
 using detail::PlanRequest;
-using detail::Precision;
 using detail::kThresholds;
 
 constexpr std::size_t kGiB = std::size_t(1) << 30;
@@ -296,7 +295,7 @@ TEST(Plan, ExplanationsAreThePlanOfTheRequest) {
   options.mode = Mode::cpu;
   const PlanExplanation plan = explain_potrf<double>(rt, 5000, options);
   EXPECT_EQ(plan.mode, Mode::cpu);
-  EXPECT_EQ(plan.nb, default_tile_size(5000, true, Mode::cpu, rt.cpu_workers()));
+  EXPECT_EQ(plan.nb, default_tile_size(5000, Precision::double_real, Mode::cpu, rt.cpu_workers()));
   EXPECT_EQ(plan.path, "tiles");
   ASSERT_GE(plan.reasons.size(), 2u);
   EXPECT_NE(plan.reasons[1].find("tile size"), std::string::npos) << plan.reasons[1];

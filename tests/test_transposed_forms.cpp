@@ -72,26 +72,27 @@ void expect_near(const Matrix& got, const Matrix& want, const char* what, int co
       ASSERT_NEAR(got(i, j), want(i, j), 1e-12) << what << " combination " << combination << " at (" << i << ", " << j << ")";
 }
 
-constexpr bool yes(Trans t) { return t == Trans::yes; }
+constexpr bool transposes(Trans t) { return t != Trans::no; }
 
 TEST(TransposedForms, GemmOnEveryOrientationIsTheLowerForm) {
   std::mt19937 random(11);
   const int m = 5, n = 4, k = 3;
   // The factorization's C -= A B^T and the solves' C -= A B, C -= A^T B.
-  for (const auto& [transa, transb] : {std::pair{Trans::no, Trans::yes}, {Trans::no, Trans::no}, {Trans::yes, Trans::no}})
+  constexpr Trans H = Trans::conjugate_transpose;
+  for (const auto& [transa, transb] : {std::pair{Trans::no, H}, {Trans::no, Trans::no}, {H, Trans::no}})
     for (int combination = 0; combination < 8; ++combination) {
-      const Matrix a = random_matrix(yes(transa) ? k : m, yes(transa) ? m : k, random);
-      const Matrix b = random_matrix(yes(transb) ? n : k, yes(transb) ? k : n, random);
+      const Matrix a = random_matrix(transposes(transa) ? k : m, transposes(transa) ? m : k, random);
+      const Matrix b = random_matrix(transposes(transb) ? n : k, transposes(transb) ? k : n, random);
       const Matrix c = random_matrix(m, n, random);
       Matrix want = c;
-      kernels::cpu::gemm(yes(transa), yes(transb), m, n, k, -1.0, a.a.data(), a.rows, b.a.data(), b.rows, 1.0,
+      kernels::cpu::gemm(transa, transb, m, n, k, -1.0, a.a.data(), a.rows, b.a.data(), b.rows, 1.0,
                          want.a.data(), m);
       Operand A(a, combination & 1), B(b, combination & 2), C(c, combination & 4);
       const GemmForm form = gemm_form(transa, transb, A.ref, B.ref, C.ref);
       const Matrix& sa = stored_of(form.a, A, B);
       const Matrix& sb = stored_of(form.b, A, B);
-      kernels::cpu::gemm(yes(form.transa), yes(form.transb), C.stored.rows, C.stored.cols,
-                         yes(form.transa) ? sa.rows : sa.cols, -1.0, sa.a.data(), sa.rows, sb.a.data(), sb.rows, 1.0,
+      kernels::cpu::gemm(form.transa, form.transb, C.stored.rows, C.stored.cols,
+                         transposes(form.transa) ? sa.rows : sa.cols, -1.0, sa.a.data(), sa.rows, sb.a.data(), sb.rows, 1.0,
                          C.stored.a.data(), C.stored.rows);
       expect_near(C.logical(), want, "gemm", combination);
     }
@@ -101,15 +102,16 @@ TEST(TransposedForms, TrsmOnEveryOrientationIsTheLowerForm) {
   std::mt19937 random(12);
   const int n = 5, m = 3;
   // The factorization's B := B L^{-T} and the solves' B := L^{-1} B, B := L^{-T} B.
-  for (const auto& [side, trans] : {std::pair{Side::right, Trans::yes}, {Side::left, Trans::no}, {Side::left, Trans::yes}})
+  constexpr Trans H = Trans::conjugate_transpose;
+  for (const auto& [side, trans] : {std::pair{Side::right, H}, {Side::left, Trans::no}, {Side::left, H}})
     for (int combination = 0; combination < 4; ++combination) {
       const Matrix l = lower_factor(n, random);
       const Matrix b = side == Side::left ? random_matrix(n, m, random) : random_matrix(m, n, random);
       Matrix want = b;
-      kernels::cpu::trsm(side == Side::left, 'L', yes(trans), b.rows, b.cols, 1.0, l.a.data(), n, want.a.data(), b.rows);
+      kernels::cpu::trsm(side == Side::left, 'L', trans, b.rows, b.cols, 1.0, l.a.data(), n, want.a.data(), b.rows);
       Operand L(l, combination & 1), B(b, combination & 2);
       const TrsmForm form = trsm_form(side, trans, L.ref, B.ref);
-      kernels::cpu::trsm(form.side == Side::left, uplo_letter(form.uplo), yes(form.trans), B.stored.rows, B.stored.cols,
+      kernels::cpu::trsm(form.side == Side::left, uplo_letter(form.uplo), form.trans, B.stored.rows, B.stored.cols,
                          1.0, L.stored.a.data(), n, B.stored.a.data(), B.stored.rows);
       expect_near(B.logical(), want, "trsm", combination);
     }
@@ -124,10 +126,10 @@ TEST(TransposedForms, SyrkOnEveryOrientationIsTheLowerForm) {
     for (int j = 0; j < n; ++j)
       for (int i = 0; i < j; ++i) c(i, j) = c(j, i);  // symmetric: either triangle holds it
     Matrix want = c;
-    kernels::cpu::syrk('L', false, n, k, -1.0, a.a.data(), n, 1.0, want.a.data(), n);
+    kernels::cpu::syrk('L', Trans::no, n, k, -1.0, a.a.data(), n, 1.0, want.a.data(), n);
     Operand A(a, combination & 1), C(c, combination & 2);
     const SyrkForm form = syrk_form(A.ref, C.ref);
-    kernels::cpu::syrk(uplo_letter(form.uplo), yes(form.trans), n, k, -1.0, A.stored.a.data(), A.stored.rows, 1.0,
+    kernels::cpu::syrk(uplo_letter(form.uplo), form.trans, n, k, -1.0, A.stored.a.data(), A.stored.rows, 1.0,
                        C.stored.a.data(), n);
     // The lower triangle of the tile C stands for; the other one is not part of the task.
     Matrix got = C.logical();
@@ -142,7 +144,7 @@ TEST(TransposedForms, PotrfOnATransposedTileLeavesTheTransposedFactor) {
   const int n = 6;
   const Matrix l = lower_factor(n, random);
   Matrix spd(Matrix{n, n, std::vector<double>(static_cast<std::size_t>(n) * n)});
-  kernels::cpu::gemm(false, true, n, n, n, 1.0, l.a.data(), n, l.a.data(), n, 0.0, spd.a.data(), n);
+  kernels::cpu::gemm(Trans::no, Trans::conjugate_transpose, n, n, n, 1.0, l.a.data(), n, l.a.data(), n, 0.0, spd.a.data(), n);
   for (bool stored_transposed : {false, true}) {
     Operand A(spd, stored_transposed);
     ASSERT_EQ(kernels::cpu::potrf(uplo_letter(potrf_form(A.ref)), n, A.stored.a.data(), n), 0);

@@ -52,6 +52,7 @@ namespace {
 
 using tessera::bench::Device;
 namespace vendor = tessera::kernels::cuda::vendor;
+using tessera::Trans;
 
 __device__ double entry(long i, long j, long n) {
   const long a = i < j ? i : j, b = i < j ? j : i;
@@ -144,7 +145,7 @@ template <class T>
 void solve_panel(const Schedule& schedule, SolveWork<T>& w, cusolverDnHandle_t solver, cublasHandle_t blas,
                  cudaStream_t stream, T* Akk, int n, int kb, int below) {
   if (schedule.solve == Schedule::Solve::trsm) {
-    vendor::trsm(blas, false, 'L', true, below, kb, T(1), Akk, n, Akk + kb, n);
+    vendor::trsm(blas, false, 'L', Trans::conjugate_transpose, below, kb, T(1), Akk, n, Akk + kb, n);
     return;
   }
   if (schedule.solve == Schedule::Solve::trtri) {
@@ -157,7 +158,7 @@ void solve_panel(const Schedule& schedule, SolveWork<T>& w, cusolverDnHandle_t s
   } else {
     TESSERA_CUDA_CHECK(cudaMemcpy2DAsync(w.inverse, kb * sizeof(T), w.identity, kb * sizeof(T), kb * sizeof(T), kb,
                                          cudaMemcpyDeviceToDevice, stream));
-    vendor::trsm(blas, true, 'L', false, kb, kb, T(1), Akk, n, w.inverse, kb);
+    vendor::trsm(blas, true, 'L', Trans::no, kb, kb, T(1), Akk, n, w.inverse, kb);
   }
   trmm_right_lower_t(blas, below, kb, w.inverse, kb, Akk + kb, n);
 }
@@ -274,9 +275,9 @@ void update_columns(cublasHandle_t h, T* A, int n, int k0, int kb, int c0, int c
   const T* L = A + static_cast<std::size_t>(k0) * n;
   for (int j = c0; j < c1; j += nb) {
     const int w = std::min(nb, c1 - j), below = n - j - w;
-    vendor::syrk(h, 'L', false, w, kb, T(-1), L + j, n, T(1), A + j + static_cast<std::size_t>(j) * n, n);
+    vendor::syrk(h, 'L', Trans::no, w, kb, T(-1), L + j, n, T(1), A + j + static_cast<std::size_t>(j) * n, n);
     if (below > 0)
-      vendor::gemm(h, false, true, below, w, kb, T(-1), L + j + w, n, L + j, n, T(1),
+      vendor::gemm(h, Trans::no, Trans::conjugate_transpose, below, w, kb, T(-1), L + j + w, n, L + j, n, T(1),
                    A + j + w + static_cast<std::size_t>(j) * n, n);
   }
 }
@@ -346,7 +347,7 @@ void blocked_potrf(Streams& s, T* A, int n, int nb, bool lookahead, const Partit
     mark(k, Timeline::kPotrfEnd, panel);
     if (below > 0) {
       if (solve_work) solve_panel<T>(schedule, *solve_work, solver, panel_blas, panel, Akk, n, kb, below);
-      else vendor::trsm(panel_blas, false, 'L', true, below, kb, T(1), Akk, n, Akk + kb, n);
+      else vendor::trsm(panel_blas, false, 'L', Trans::conjugate_transpose, below, kb, T(1), Akk, n, Akk + kb, n);
     }
     mark(k, Timeline::kTrsmEnd, panel);
     if (!lookahead) {
@@ -411,13 +412,13 @@ void solve_recursive(const RecursionContext<T>& c, int m, int k, const T* L, int
     if (c.r.kind == Recursion::Kind::split_tessera)
       tessera::kernels::cuda::trsm_rlt<T>(m, k, L, ldl, B, ldb, c.trsm_workspace, c.trsm_workspace_bytes, c.stream);
     else
-      vendor::trsm(c.blas, false, 'L', true, m, k, T(1), L, ldl, B, ldb);
+      vendor::trsm(c.blas, false, 'L', Trans::conjugate_transpose, m, k, T(1), L, ldl, B, ldb);
     return;
   }
   const int k1 = leading_half(k), k2 = k - k1;
   solve_recursive(c, m, k1, L, ldl, B, ldb);
   T* B2 = B + static_cast<std::size_t>(k1) * ldb;
-  vendor::gemm(c.blas, false, true, m, k2, k1, T(-1), B, ldb, L + k1, ldl, T(1), B2, ldb);
+  vendor::gemm(c.blas, Trans::no, Trans::conjugate_transpose, m, k2, k1, T(-1), B, ldb, L + k1, ldl, T(1), B2, ldb);
   solve_recursive(c, m, k2, L + k1 + static_cast<std::size_t>(k1) * ldl, ldl, B2, ldb);
 }
 
@@ -425,12 +426,12 @@ void solve_recursive(const RecursionContext<T>& c, int m, int k, const T* L, int
 template <class T>
 void syrk_recursive(const RecursionContext<T>& c, int n, int k, const T* A, int lda, T* C, int ldc) {
   if (c.r.kind == Recursion::Kind::cublas || n <= c.r.split_leaf) {
-    vendor::syrk(c.blas, 'L', false, n, k, T(-1), A, lda, T(1), C, ldc);
+    vendor::syrk(c.blas, 'L', Trans::no, n, k, T(-1), A, lda, T(1), C, ldc);
     return;
   }
   const int n1 = leading_half(n), n2 = n - n1;
   syrk_recursive(c, n1, k, A, lda, C, ldc);
-  vendor::gemm(c.blas, false, true, n2, n1, k, T(-1), A + n1, lda, A, lda, T(1), C + n1, ldc);
+  vendor::gemm(c.blas, Trans::no, Trans::conjugate_transpose, n2, n1, k, T(-1), A + n1, lda, A, lda, T(1), C + n1, ldc);
   syrk_recursive(c, n2, k, A + n1, lda, C + n1 + static_cast<std::size_t>(n1) * ldc, ldc);
 }
 
@@ -654,7 +655,7 @@ void gemm_emulation_probe(int n) {
     std::vector<float> times;
     for (int r = 0; r < 4; ++r) {
       TESSERA_CUDA_CHECK(cudaEventRecord(start));
-      vendor::gemm(h, false, true, n, n, n, 1.0 / n, A.get(), n, A.get(), n, 0.0, out, n);
+      vendor::gemm(h, Trans::no, Trans::conjugate_transpose, n, n, n, 1.0 / n, A.get(), n, A.get(), n, 0.0, out, n);
       TESSERA_CUDA_CHECK(cudaEventRecord(stop));
       TESSERA_CUDA_CHECK(cudaEventSynchronize(stop));
       float ms = 0;

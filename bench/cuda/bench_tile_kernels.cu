@@ -69,6 +69,7 @@ Options parse(int argc, char** argv) {
 }
 
 using tessera::bench::Device;
+using tessera::Trans;
 
 // Median time per call (us) of run(i) over copies i of the overwritten operand.
 double median_us(cudaStream_t stream, int copies, int reps, const std::function<void()>& restore,
@@ -273,14 +274,14 @@ void bench_transposed_forms(const Options& o, cudaStream_t stream, cublasHandle_
          [&](int i) { vendor::potrf(solver, 'L', nb, copy(i), nb, ws.get(), lwork, info.get() + i); },
          [&](int i) { vendor::potrf(solver, 'U', nb, copy(i), nb, ws.get(), lwork, info.get() + i); });
     both("trsm", dGen.get(),
-         [&](int i) { vendor::trsm(blas, false, 'L', true, nb, nb, T(1), dFactor.get(), nb, copy(i), nb); },
-         [&](int i) { vendor::trsm(blas, true, 'U', true, nb, nb, T(1), dFactor.get(), nb, copy(i), nb); });
+         [&](int i) { vendor::trsm(blas, false, 'L', Trans::conjugate_transpose, nb, nb, T(1), dFactor.get(), nb, copy(i), nb); },
+         [&](int i) { vendor::trsm(blas, true, 'U', Trans::conjugate_transpose, nb, nb, T(1), dFactor.get(), nb, copy(i), nb); });
     both("syrk", dGen.get(),
-         [&](int i) { vendor::syrk(blas, 'L', false, nb, nb, T(-1), dOther.get(), nb, T(1), copy(i), nb); },
-         [&](int i) { vendor::syrk(blas, 'U', true, nb, nb, T(-1), dOther.get(), nb, T(1), copy(i), nb); });
+         [&](int i) { vendor::syrk(blas, 'L', Trans::no, nb, nb, T(-1), dOther.get(), nb, T(1), copy(i), nb); },
+         [&](int i) { vendor::syrk(blas, 'U', Trans::conjugate_transpose, nb, nb, T(-1), dOther.get(), nb, T(1), copy(i), nb); });
     both("gemm", dGen.get(),
-         [&](int i) { vendor::gemm(blas, false, true, nb, nb, nb, T(-1), dOther.get(), nb, dFactor.get(), nb, T(1), copy(i), nb); },
-         [&](int i) { vendor::gemm(blas, true, false, nb, nb, nb, T(-1), dOther.get(), nb, dFactor.get(), nb, T(1), copy(i), nb); });
+         [&](int i) { vendor::gemm(blas, Trans::no, Trans::conjugate_transpose, nb, nb, nb, T(-1), dOther.get(), nb, dFactor.get(), nb, T(1), copy(i), nb); },
+         [&](int i) { vendor::gemm(blas, Trans::conjugate_transpose, Trans::no, nb, nb, nb, T(-1), dOther.get(), nb, dFactor.get(), nb, T(1), copy(i), nb); });
   }
 }
 
@@ -305,8 +306,8 @@ int main(int argc, char** argv) {
 
     if (!o.tune_path.empty()) {
       tk::TileTuningTable table;
-      for (char p : {'d', 's'}) {
-        if (o.precision != "both" && o.precision[0] != p) continue;
+      for (const tessera::Precision p : {tessera::Precision::double_real, tessera::Precision::single_real}) {
+        if (o.precision != "both" && o.precision[0] != tessera::lapack_letter(p)) continue;
         std::vector<std::string> tuned;  // the tile operations named by --ops
         for (const char* op : {"potf2", "trsm", "syrk", "gemm"})
           if (o.wants(op)) tuned.push_back(op);
@@ -316,7 +317,7 @@ int main(int argc, char** argv) {
       table.save(o.tune_path);
       for (const auto& e : table.entries())
         std::cout << fmt::format("best {} {:5s} nb={:5d} ib={} threads={} tile={}x{} variant={} crossover={} : {:.2f} us\n",
-                                 e.precision, e.op, e.nb, e.cfg.ib, e.cfg.threads, e.cfg.tile,
+                                 tessera::lapack_letter(e.precision), e.op, e.nb, e.cfg.ib, e.cfg.threads, e.cfg.tile,
                                  e.cfg.tile_n, e.cfg.variant, e.cfg.crossover, e.time_us);
     }
 

@@ -21,6 +21,7 @@
 #include <vector>
 
 #include "tessera/options.hpp"
+#include "tessera/precision.hpp"
 #include "tessera/runtime.hpp"
 #include "tessera/tile_matrix.hpp"
 
@@ -122,11 +123,11 @@ TESSERA_EXPORT double backward_error(const TileMatrix<T>& A, const TileMatrix<T>
 
 // The tile size Tessera picks for an n x n matrix when FactorOptions::nb is 0; in cpu mode it
 // depends on the number of CPU workers too (0: not known).
-TESSERA_EXPORT int default_tile_size(int n, bool double_precision, Mode resolved_mode, int cpu_workers = 0);
+TESSERA_EXPORT int default_tile_size(int n, Precision precision, Mode resolved_mode, int cpu_workers = 0);
 // The same for a factorization asking `runtime` for `requested`: the mode it resolves to, except
 // that hybrid takes gpu mode's tiles on a runtime whose GPUs dominate (where auto runs gpu mode),
 // since the CPUs there take next to no tile task.
-TESSERA_EXPORT int default_tile_size(const Runtime& runtime, int n, bool double_precision, Mode requested);
+TESSERA_EXPORT int default_tile_size(const Runtime& runtime, int n, Precision precision, Mode requested);
 
 // Where a request's matrix lies: LAPACK layout in host memory (potrf_async), or in the memory of
 // the runtime's GPU (tessera::device::potrf).

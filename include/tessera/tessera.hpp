@@ -7,6 +7,7 @@
 #include "tessera/error.hpp"
 #include "tessera/options.hpp"
 #include "tessera/policies.hpp"
+#include "tessera/precision.hpp"
 #include "tessera/runtime.hpp"
 #include "tessera/tile_matrix.hpp"
 #include "tessera/trace.hpp"

@@ -5,6 +5,7 @@
 #pragma once
 
 #include "tessera/export.h"
+#include "tessera/precision.hpp"
 
 #include <iosfwd>
 #include <string>
@@ -13,7 +14,7 @@
 namespace tessera {
 
 struct TuningRequest {
-  std::vector<char> precisions = {'d', 's'};
+  std::vector<Precision> precisions = {Precision::double_real, Precision::single_real};
   std::vector<int> tile_sizes = {64, 128, 256, 512, 1024};
   int repetitions = 7;
   unsigned long long seed = 1;

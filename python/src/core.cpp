@@ -26,6 +26,7 @@
 #include "tessera/device.hpp"
 #include "tessera/error.hpp"
 #include "tessera/policies.hpp"
+#include "tessera/precision.hpp"
 #include "tessera/runtime.hpp"
 #include "tessera/version.h"
 
@@ -244,11 +245,18 @@ void potrs_batched_device(uintptr_t c, uintptr_t b, int n, int nrhs, int batch, 
                                     reinterpret_cast<tessera::device::Stream>(stream));
 }
 
-// Binds f<float> as name + "_f4" and f<double> as name + "_f8".
+// numpy's code of a scalar type's dtype as the suffix of its functions: "_f4" (float), "_f8" (double).
+template <class T>
+std::string dtype_suffix() {
+  return std::string(tessera::ScalarTraits<T>::is_complex ? "_c" : "_f") + std::to_string(sizeof(T));
+}
+
+// Binds f<T> as name + dtype_suffix<T>() for every scalar type Tessera factors.
 template <class Bind>
 void for_each_precision(Bind bind) {
-  bind(float{}, "_f4");
-  bind(double{}, "_f8");
+#define TESSERA_BIND(T) bind(T{}, dtype_suffix<T>());
+  TESSERA_FOR_EACH_REAL_SCALAR(TESSERA_BIND)
+#undef TESSERA_BIND
 }
 
 }  // namespace
@@ -296,9 +304,8 @@ NB_MODULE(_core, m) {
                   .def("__enter__", [](nb::handle self) { return nb::borrow(self); })
                   .def("__exit__", [](RuntimeCall& c, nb::args) { c.end(); });
 
-  for_each_precision([&](auto zero, const char* suffix) {
+  for_each_precision([&](auto zero, const std::string& s) {
     using T = decltype(zero);
-    const std::string s = suffix;
     call.def(("potrf" + s).c_str(), &RuntimeCall::potrf<T>);
     call.def(("potrs" + s).c_str(), &RuntimeCall::potrs<T>);
     call.def(("potrf_device_into" + s).c_str(), &RuntimeCall::potrf_device_into<T>);

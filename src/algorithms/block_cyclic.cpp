@@ -1,5 +1,7 @@
 #include "block_cyclic.hpp"
 
+#include "tessera/precision.hpp"
+
 namespace tessera::detail {
 
 int BlockCyclic::local_size(int size, int nb, int process, int processes) noexcept {
@@ -61,13 +63,12 @@ void insert_store_local(const TaskContext& ctx, const TileGrid& A, Uplo uplo, co
   });
 }
 
-template void insert_load_local<float>(const TaskContext&, const TileGrid&, Uplo, const BlockCyclic&, const float*, int,
-                                       const SchedulingHints&);
-template void insert_load_local<double>(const TaskContext&, const TileGrid&, Uplo, const BlockCyclic&, const double*, int,
-                                        const SchedulingHints&);
-template void insert_store_local<float>(const TaskContext&, const TileGrid&, Uplo, const BlockCyclic&, float*, int,
-                                        const SchedulingHints&);
-template void insert_store_local<double>(const TaskContext&, const TileGrid&, Uplo, const BlockCyclic&, double*, int,
-                                         const SchedulingHints&);
+#define TESSERA_INSTANTIATE(T)                                                                                     \
+  template void insert_load_local<T>(const TaskContext&, const TileGrid&, Uplo, const BlockCyclic&, const T*, int, \
+                                     const SchedulingHints&);                                                      \
+  template void insert_store_local<T>(const TaskContext&, const TileGrid&, Uplo, const BlockCyclic&, T*, int,      \
+                                      const SchedulingHints&);
+TESSERA_FOR_EACH_REAL_SCALAR(TESSERA_INSTANTIATE)
+#undef TESSERA_INSTANTIATE
 
 }  // namespace tessera::detail

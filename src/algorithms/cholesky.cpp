@@ -1,5 +1,7 @@
 #include "algorithms.hpp"
 
+#include "tessera/precision.hpp"
+
 namespace tessera::detail {
 
 template <class T>
@@ -8,12 +10,12 @@ void insert_cholesky(const TaskContext& ctx, const TileGrid& A, const Scheduling
   for (int k = 0; k < nt; ++k) {
     insert_potrf<T>(ctx, A.ref(k, k), hints(TaskKind::potrf, k, k, k, nt));
     for (int i = k + 1; i < nt; ++i)
-      insert_trsm<T>(ctx, Side::right, Trans::yes, T(1), A.ref(k, k), A.ref(i, k),
+      insert_trsm<T>(ctx, Side::right, Trans::conjugate_transpose, T(1), A.ref(k, k), A.ref(i, k),
                      hints(TaskKind::trsm, k, i, k, nt));
     for (int i = k + 1; i < nt; ++i) {
       insert_syrk<T>(ctx, T(-1), A.ref(i, k), T(1), A.ref(i, i), hints(TaskKind::syrk, k, i, i, nt));
       for (int j = k + 1; j < i; ++j)
-        insert_gemm<T>(ctx, Trans::no, Trans::yes, T(-1), A.ref(i, k), A.ref(j, k), T(1), A.ref(i, j),
+        insert_gemm<T>(ctx, Trans::no, Trans::conjugate_transpose, T(-1), A.ref(i, k), A.ref(j, k), T(1), A.ref(i, j),
                        hints(TaskKind::gemm, k, i, j, nt));
     }
   }
@@ -48,7 +50,7 @@ void insert_column_updates(const TaskContext& ctx, const TileGrid& A, int k, int
   for (int j = first; j < end; ++j) {
     insert_syrk<T>(ctx, T(-1), A.ref(j, k), T(1), A.ref(j, j), hint(TaskKind::syrk, k, j, j));
     for (int i = j + 1; i < A.tile_rows(); ++i)
-      insert_gemm<T>(ctx, Trans::no, Trans::yes, T(-1), A.ref(i, k), A.ref(j, k), T(1), A.ref(i, j),
+      insert_gemm<T>(ctx, Trans::no, Trans::conjugate_transpose, T(-1), A.ref(i, k), A.ref(j, k), T(1), A.ref(i, j),
                      hint(TaskKind::gemm, k, i, j));
   }
 }
@@ -68,7 +70,7 @@ void insert_cholesky_in_panels(const TaskContext& ctx, const TileGrid& A, const 
     for (int k = first; k < end; ++k) {
       insert_potrf<T>(ctx, A.ref(k, k), hint(TaskKind::potrf, k, k, k));
       for (int i = k + 1; i < nt; ++i)
-        insert_trsm<T>(ctx, Side::right, Trans::yes, T(1), A.ref(k, k), A.ref(i, k), hint(TaskKind::trsm, k, i, k));
+        insert_trsm<T>(ctx, Side::right, Trans::conjugate_transpose, T(1), A.ref(k, k), A.ref(i, k), hint(TaskKind::trsm, k, i, k));
       insert_column_updates<T>(ctx, A, k, k + 1, end, hint);
     }
   }
@@ -111,17 +113,14 @@ void insert_cholesky(const TaskContext& ctx, const TileGrid& A, const Scheduling
     insert_cholesky<T>(ctx, A, hints);
 }
 
-template void insert_cholesky<float>(const TaskContext&, const TileGrid&, const SchedulingHints&);
-template void insert_cholesky<double>(const TaskContext&, const TileGrid&, const SchedulingHints&);
-template void insert_cholesky_by_block_columns<float>(const TaskContext&, const TileGrid&, const SchedulingHints&);
-template void insert_cholesky_by_block_columns<double>(const TaskContext&, const TileGrid&, const SchedulingHints&);
-template void insert_cholesky_in_panels<float>(const TaskContext&, const TileGrid&, const SchedulingHints&,
-                                               const std::vector<int>&);
-template void insert_cholesky_in_panels<double>(const TaskContext&, const TileGrid&, const SchedulingHints&,
-                                                const std::vector<int>&);
-template void insert_cholesky_as_one_task<float>(const TaskContext&, const TileGrid&, const SchedulingHints&);
-template void insert_cholesky_as_one_task<double>(const TaskContext&, const TileGrid&, const SchedulingHints&);
-template void insert_cholesky<float>(const TaskContext&, const TileGrid&, const SchedulingHints&, const CholeskyPlan&);
-template void insert_cholesky<double>(const TaskContext&, const TileGrid&, const SchedulingHints&, const CholeskyPlan&);
+#define TESSERA_INSTANTIATE(T)                                                                                        \
+  template void insert_cholesky<T>(const TaskContext&, const TileGrid&, const SchedulingHints&);                      \
+  template void insert_cholesky_by_block_columns<T>(const TaskContext&, const TileGrid&, const SchedulingHints&);     \
+  template void insert_cholesky_in_panels<T>(const TaskContext&, const TileGrid&, const SchedulingHints&,             \
+                                             const std::vector<int>&);                                                \
+  template void insert_cholesky_as_one_task<T>(const TaskContext&, const TileGrid&, const SchedulingHints&);          \
+  template void insert_cholesky<T>(const TaskContext&, const TileGrid&, const SchedulingHints&, const CholeskyPlan&);
+TESSERA_FOR_EACH_REAL_SCALAR(TESSERA_INSTANTIATE)
+#undef TESSERA_INSTANTIATE
 
 }  // namespace tessera::detail

@@ -1,6 +1,7 @@
 #include <stdexcept>
 
 #include "algorithms.hpp"
+#include "tessera/precision.hpp"
 
 namespace tessera::detail {
 
@@ -45,11 +46,11 @@ void insert_store(const TaskContext& ctx, const TileGrid& A, Uplo uplo, T* dst, 
                            hints(TaskKind::copy_out, 0, i, j, nt));
 }
 
-template void insert_load<float>(const TaskContext&, const TileGrid&, Uplo, const float*, int, NonFiniteInput,
-                                 const SchedulingHints&);
-template void insert_load<double>(const TaskContext&, const TileGrid&, Uplo, const double*, int, NonFiniteInput,
-                                  const SchedulingHints&);
-template void insert_store<float>(const TaskContext&, const TileGrid&, Uplo, float*, int, bool, const SchedulingHints&);
-template void insert_store<double>(const TaskContext&, const TileGrid&, Uplo, double*, int, bool, const SchedulingHints&);
+#define TESSERA_INSTANTIATE(T)                                                                                     \
+  template void insert_load<T>(const TaskContext&, const TileGrid&, Uplo, const T*, int, NonFiniteInput,           \
+                               const SchedulingHints&);                                                            \
+  template void insert_store<T>(const TaskContext&, const TileGrid&, Uplo, T*, int, bool, const SchedulingHints&);
+TESSERA_FOR_EACH_REAL_SCALAR(TESSERA_INSTANTIATE)
+#undef TESSERA_INSTANTIATE
 
 }  // namespace tessera::detail

@@ -1,5 +1,7 @@
 #include "algorithms.hpp"
 
+#include "tessera/precision.hpp"
+
 namespace tessera::detail {
 
 template <class T>
@@ -32,15 +34,14 @@ void insert_lapack_posv(const TaskContext& ctx, const TileGrid& A, const TileGri
   insert_store<T>(without_staging(ctx), B, Uplo::lower, b, ldb, true, hints);
 }
 
-template void insert_lapack_potrf<float>(const TaskContext&, const TileGrid&, Uplo, float*, int, const SchedulingHints&, const CholeskyPlan&);
-template void insert_lapack_potrf<double>(const TaskContext&, const TileGrid&, Uplo, double*, int, const SchedulingHints&, const CholeskyPlan&);
-template void insert_lapack_potrs<float>(const TaskContext&, const TileGrid&, const TileGrid&, Uplo, const float*, int, float*,
-                                         int, const SchedulingHints&);
-template void insert_lapack_potrs<double>(const TaskContext&, const TileGrid&, const TileGrid&, Uplo, const double*, int,
-                                          double*, int, const SchedulingHints&);
-template void insert_lapack_posv<float>(const TaskContext&, const TileGrid&, const TileGrid&, Uplo, float*, int, float*, int,
-                                        const SchedulingHints&, const CholeskyPlan&);
-template void insert_lapack_posv<double>(const TaskContext&, const TileGrid&, const TileGrid&, Uplo, double*, int, double*,
-                                         int, const SchedulingHints&, const CholeskyPlan&);
+#define TESSERA_INSTANTIATE(T)                                                                                        \
+  template void insert_lapack_potrf<T>(const TaskContext&, const TileGrid&, Uplo, T*, int, const SchedulingHints&,    \
+                                       const CholeskyPlan&);                                                          \
+  template void insert_lapack_potrs<T>(const TaskContext&, const TileGrid&, const TileGrid&, Uplo, const T*, int, T*, \
+                                       int, const SchedulingHints&);                                                  \
+  template void insert_lapack_posv<T>(const TaskContext&, const TileGrid&, const TileGrid&, Uplo, T*, int, T*, int,   \
+                                      const SchedulingHints&, const CholeskyPlan&);
+TESSERA_FOR_EACH_REAL_SCALAR(TESSERA_INSTANTIATE)
+#undef TESSERA_INSTANTIATE
 
 }  // namespace tessera::detail

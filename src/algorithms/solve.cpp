@@ -1,5 +1,7 @@
 #include "algorithms.hpp"
 
+#include "tessera/precision.hpp"
+
 namespace tessera::detail {
 
 // Forward: L Y = B, column of tiles k after k. Backward: L^T X = Y, from the last tile row up;
@@ -19,17 +21,18 @@ void insert_cholesky_solve(const TaskContext& ctx, const TileGrid& L, const Tile
     }
   for (int k = nt - 1; k >= 0; --k)
     for (int r = 0; r < nr; ++r) {
-      insert_trsm<T>(ctx, Side::left, Trans::yes, T(1), L.ref(k, k), B.ref(k, r),
+      insert_trsm<T>(ctx, Side::left, Trans::conjugate_transpose, T(1), L.ref(k, k), B.ref(k, r),
                      hints(TaskKind::trsm, nt - 1 - k, k, r, nt));
       for (int i = 0; i < k; ++i)
-        insert_gemm<T>(ctx, Trans::yes, Trans::no, T(-1), L.ref(k, i), B.ref(k, r), T(1), B.ref(i, r),
+        insert_gemm<T>(ctx, Trans::conjugate_transpose, Trans::no, T(-1), L.ref(k, i), B.ref(k, r), T(1), B.ref(i, r),
                        hints(TaskKind::gemm, nt - 1 - k, i, r, nt));
     }
 }
 
-template void insert_cholesky_solve<float>(const TaskContext&, const TileGrid&, const TileGrid&,
-                                           const SchedulingHints&);
-template void insert_cholesky_solve<double>(const TaskContext&, const TileGrid&, const TileGrid&,
-                                            const SchedulingHints&);
+#define TESSERA_INSTANTIATE(T)                                                                 \
+  template void insert_cholesky_solve<T>(const TaskContext&, const TileGrid&, const TileGrid&, \
+                                         const SchedulingHints&);
+TESSERA_FOR_EACH_REAL_SCALAR(TESSERA_INSTANTIATE)
+#undef TESSERA_INSTANTIATE
 
 }  // namespace tessera::detail

@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "tessera/options.hpp"
+#include "tessera/precision.hpp"
 
 namespace tessera::detail {
 
@@ -31,7 +32,6 @@ struct TileRef {
 };
 
 enum class Side { left, right };
-enum class Trans { no, yes };
 
 // LAPACK's letter for a triangle (the checks of the C++ API's arguments, the kernels' calls).
 inline char uplo_letter(Uplo uplo) { return uplo == Uplo::upper ? 'U' : 'L'; }

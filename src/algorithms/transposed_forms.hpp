@@ -8,7 +8,11 @@
 
 namespace tessera::detail {
 
-constexpr Trans flipped(Trans t) noexcept { return t == Trans::yes ? Trans::no : Trans::yes; }
+// op(A) on the tile S stored for A: a transposed tile holds S = A^H (the upper triangle of a
+// Hermitian matrix holds the conjugate of its lower one; for real scalars A^H = A^T), so A = S^H
+// and A^H = S. The algorithms ask for Trans::no and Trans::conjugate_transpose only; for real
+// scalars Trans::transpose is the same op.
+constexpr Trans flipped(Trans t) noexcept { return t == Trans::no ? Trans::conjugate_transpose : Trans::no; }
 
 // C := alpha op(A) op(B) + beta C as the call gemm(transa, transb, a, b) on stored tiles.
 struct GemmForm {
@@ -55,7 +59,7 @@ struct SyrkForm {
 };
 
 inline SyrkForm syrk_form(const TileRef& A, const TileRef& C) noexcept {
-  return {C.transposed ? Uplo::upper : Uplo::lower, A.transposed ? Trans::yes : Trans::no};
+  return {C.transposed ? Uplo::upper : Uplo::lower, A.transposed ? Trans::conjugate_transpose : Trans::no};
 }
 
 // The triangle in which a diagonal tile is factored: U^T U = A on a transposed tile (U = L^T).

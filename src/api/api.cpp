@@ -14,6 +14,7 @@
 #include "plan.hpp"
 #include "tessera/cholesky.hpp"
 #include "tessera/error.hpp"
+#include "tessera/precision.hpp"
 
 namespace tessera {
 
@@ -212,7 +213,7 @@ Request store_async(const TileMatrix<T>& B, T* dst, int ld) {
 template <class T>
 PlanRequest tiles_request(const TileMatrix<T>& A, const FactorOptions& options, bool factors) {
   PlanRequest request;
-  request.precision = detail::precision_of<T>();
+  request.precision = precision_of<T>();
   request.place = DataPlace::tiles;
   request.n = A.rows();
   request.factors = factors;
@@ -226,7 +227,7 @@ PlanRequest tiles_request(const TileMatrix<T>& A, const FactorOptions& options, 
 template <class T>
 PlanRequest array_request(int n, const FactorOptions& options, bool factors) {
   PlanRequest request;
-  request.precision = detail::precision_of<T>();
+  request.precision = precision_of<T>();
   request.place = DataPlace::host_array;
   request.n = n;
   request.factors = factors;
@@ -320,23 +321,17 @@ Request posv_async(Runtime& runtime, int n, int nrhs, T* A, int lda, T* B, int l
                                 });
 }
 
-template Request load_async<float>(TileMatrix<float>&, Uplo, const float*, int, const SchedulingHints&);
-template Request store_async<float>(const TileMatrix<float>&, Uplo, float*, int, const SchedulingHints&);
-template Request load_async<float>(TileMatrix<float>&, const float*, int);
-template Request store_async<float>(const TileMatrix<float>&, float*, int);
-template Request potrf_async<float>(TileMatrix<float>&, const FactorOptions&);
-template Request potrs_async<float>(const TileMatrix<float>&, TileMatrix<float>&, const FactorOptions&);
-template Request potrf_async<float>(Runtime&, int, float*, int, const FactorOptions&);
-template Request potrs_async<float>(Runtime&, int, int, const float*, int, float*, int, const FactorOptions&);
-template Request posv_async<float>(Runtime&, int, int, float*, int, float*, int, const FactorOptions&);
-template Request load_async<double>(TileMatrix<double>&, Uplo, const double*, int, const SchedulingHints&);
-template Request store_async<double>(const TileMatrix<double>&, Uplo, double*, int, const SchedulingHints&);
-template Request load_async<double>(TileMatrix<double>&, const double*, int);
-template Request store_async<double>(const TileMatrix<double>&, double*, int);
-template Request potrf_async<double>(TileMatrix<double>&, const FactorOptions&);
-template Request potrs_async<double>(const TileMatrix<double>&, TileMatrix<double>&, const FactorOptions&);
-template Request potrf_async<double>(Runtime&, int, double*, int, const FactorOptions&);
-template Request potrs_async<double>(Runtime&, int, int, const double*, int, double*, int, const FactorOptions&);
-template Request posv_async<double>(Runtime&, int, int, double*, int, double*, int, const FactorOptions&);
+#define TESSERA_INSTANTIATE(T)                                                                       \
+  template Request load_async<T>(TileMatrix<T>&, Uplo, const T*, int, const SchedulingHints&);       \
+  template Request store_async<T>(const TileMatrix<T>&, Uplo, T*, int, const SchedulingHints&);      \
+  template Request load_async<T>(TileMatrix<T>&, const T*, int);                                     \
+  template Request store_async<T>(const TileMatrix<T>&, T*, int);                                    \
+  template Request potrf_async<T>(TileMatrix<T>&, const FactorOptions&);                             \
+  template Request potrs_async<T>(const TileMatrix<T>&, TileMatrix<T>&, const FactorOptions&);       \
+  template Request potrf_async<T>(Runtime&, int, T*, int, const FactorOptions&);                     \
+  template Request potrs_async<T>(Runtime&, int, int, const T*, int, T*, int, const FactorOptions&); \
+  template Request posv_async<T>(Runtime&, int, int, T*, int, T*, int, const FactorOptions&);
+TESSERA_FOR_EACH_REAL_SCALAR(TESSERA_INSTANTIATE)
+#undef TESSERA_INSTANTIATE
 
 }  // namespace tessera

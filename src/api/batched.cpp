@@ -14,6 +14,7 @@
 #include "request_support.hpp"
 #include "runtime_control.hpp"
 #include "tessera/error.hpp"
+#include "tessera/precision.hpp"
 
 namespace tessera {
 
@@ -243,27 +244,19 @@ Request posv_vbatched_async(Runtime& runtime, const int* n, int nrhs, T* A, cons
   return submit_variable<T>(runtime, n, nrhs, A, offsets, lda, B, offsetsB, ldb, batch, info, true, options);
 }
 
-template Request potrf_batched_async<float>(Runtime&, int, float*, int, long long, int, int*, const BatchOptions&);
-template Request potrf_batched_async<double>(Runtime&, int, double*, int, long long, int, int*, const BatchOptions&);
-template Request potrs_batched_async<float>(Runtime&, int, int, const float*, int, long long, float*, int, long long, int,
-                                            const BatchOptions&);
-template Request potrs_batched_async<double>(Runtime&, int, int, const double*, int, long long, double*, int, long long, int,
-                                             const BatchOptions&);
-template Request posv_batched_async<float>(Runtime&, int, int, float*, int, long long, float*, int, long long, int, int*,
-                                           const BatchOptions&);
-template Request posv_batched_async<double>(Runtime&, int, int, double*, int, long long, double*, int, long long, int, int*,
-                                            const BatchOptions&);
-template Request potrf_vbatched_async<float>(Runtime&, const int*, float*, const long long*, const int*, int, int*,
-                                             const BatchOptions&);
-template Request potrf_vbatched_async<double>(Runtime&, const int*, double*, const long long*, const int*, int, int*,
-                                              const BatchOptions&);
-template Request potrs_vbatched_async<float>(Runtime&, const int*, int, const float*, const long long*, const int*, float*,
-                                             const long long*, const int*, int, const BatchOptions&);
-template Request potrs_vbatched_async<double>(Runtime&, const int*, int, const double*, const long long*, const int*,
-                                              double*, const long long*, const int*, int, const BatchOptions&);
-template Request posv_vbatched_async<float>(Runtime&, const int*, int, float*, const long long*, const int*, float*,
-                                            const long long*, const int*, int, int*, const BatchOptions&);
-template Request posv_vbatched_async<double>(Runtime&, const int*, int, double*, const long long*, const int*, double*,
-                                             const long long*, const int*, int, int*, const BatchOptions&);
+#define TESSERA_INSTANTIATE(T)                                                                                    \
+  template Request potrf_batched_async<T>(Runtime&, int, T*, int, long long, int, int*, const BatchOptions&);     \
+  template Request potrs_batched_async<T>(Runtime&, int, int, const T*, int, long long, T*, int, long long, int,  \
+                                          const BatchOptions&);                                                   \
+  template Request posv_batched_async<T>(Runtime&, int, int, T*, int, long long, T*, int, long long, int, int*,   \
+                                         const BatchOptions&);                                                    \
+  template Request potrf_vbatched_async<T>(Runtime&, const int*, T*, const long long*, const int*, int, int*,     \
+                                           const BatchOptions&);                                                  \
+  template Request potrs_vbatched_async<T>(Runtime&, const int*, int, const T*, const long long*, const int*, T*, \
+                                           const long long*, const int*, int, const BatchOptions&);               \
+  template Request posv_vbatched_async<T>(Runtime&, const int*, int, T*, const long long*, const int*, T*,        \
+                                          const long long*, const int*, int, int*, const BatchOptions&);
+TESSERA_FOR_EACH_REAL_SCALAR(TESSERA_INSTANTIATE)
+#undef TESSERA_INSTANTIATE
 
 }  // namespace tessera

@@ -16,6 +16,7 @@
 #include "tile_access.hpp"
 #include "plan.hpp"
 #include "tessera/error.hpp"
+#include "tessera/precision.hpp"
 
 namespace tessera::device {
 
@@ -114,7 +115,7 @@ void solve(Runtime& runtime, const detail::Plan& plan, const SymmetricTiles<T>& 
 template <class T>
 detail::Plan device_plan(const Runtime& runtime, int n, const FactorOptions& options) {
   detail::PlanRequest request;
-  request.precision = detail::precision_of<T>();
+  request.precision = precision_of<T>();
   request.place = detail::DataPlace::device_array;
   request.n = n;
   request.options = options;
@@ -298,17 +299,14 @@ int posv(Runtime&, int, int, T*, int, T*, int, Stream, const FactorOptions&) {
 
 #endif
 
-template int potrf<float>(Runtime&, int, float*, int, Stream, const FactorOptions&);
-template int potrf<double>(Runtime&, int, double*, int, Stream, const FactorOptions&);
-template void potrf_ex<float>(Runtime&, int, float*, int, int*, Stream, const FactorOptions&);
-template void potrf_ex<float>(Runtime&, int, const float*, long long, long long, float*, int, int*, Stream,
-                              const FactorOptions&);
-template void potrf_ex<double>(Runtime&, int, const double*, long long, long long, double*, int, int*, Stream,
-                               const FactorOptions&);
-template void potrf_ex<double>(Runtime&, int, double*, int, int*, Stream, const FactorOptions&);
-template int potrs<float>(Runtime&, int, int, const float*, int, float*, int, Stream, const FactorOptions&);
-template int potrs<double>(Runtime&, int, int, const double*, int, double*, int, Stream, const FactorOptions&);
-template int posv<float>(Runtime&, int, int, float*, int, float*, int, Stream, const FactorOptions&);
-template int posv<double>(Runtime&, int, int, double*, int, double*, int, Stream, const FactorOptions&);
+#define TESSERA_INSTANTIATE(T)                                                                     \
+  template int potrf<T>(Runtime&, int, T*, int, Stream, const FactorOptions&);                     \
+  template void potrf_ex<T>(Runtime&, int, T*, int, int*, Stream, const FactorOptions&);           \
+  template void potrf_ex<T>(Runtime&, int, const T*, long long, long long, T*, int, int*, Stream,  \
+                            const FactorOptions&);                                                 \
+  template int potrs<T>(Runtime&, int, int, const T*, int, T*, int, Stream, const FactorOptions&); \
+  template int posv<T>(Runtime&, int, int, T*, int, T*, int, Stream, const FactorOptions&);
+TESSERA_FOR_EACH_REAL_SCALAR(TESSERA_INSTANTIATE)
+#undef TESSERA_INSTANTIATE
 
 }  // namespace tessera::device

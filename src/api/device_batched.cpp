@@ -9,6 +9,7 @@
 #include "argument_errors.hpp"
 #include "tessera/error.hpp"
 #include "tessera/lapack_arguments.hpp"
+#include "tessera/precision.hpp"
 
 #if TESSERA_HAVE_CUDA
 #include <algorithm>
@@ -333,8 +334,7 @@ void zero_opposite_triangle(Uplo, int, T*, int, long long, int, Stream) {
   template int potrf_batched<T>(Uplo, int, T*, int, long long, int, int*, Stream);                                \
   template int posv_batched<T>(Uplo, int, int, T*, int, long long, T*, int, long long, int, int*, Stream);        \
   template void zero_opposite_triangle<T>(Uplo, int, T*, int, long long, int, Stream);
-TESSERA_INSTANTIATE_DEVICE_BATCHED(float)
-TESSERA_INSTANTIATE_DEVICE_BATCHED(double)
+TESSERA_FOR_EACH_REAL_SCALAR(TESSERA_INSTANTIATE_DEVICE_BATCHED)
 #undef TESSERA_INSTANTIATE_DEVICE_BATCHED
 
 }  // namespace tessera::device

@@ -8,6 +8,7 @@
 #include <cstdint>
 
 #include "memory_overlap.hpp"
+#include "tessera/precision.hpp"
 
 namespace tessera {
 
@@ -481,8 +482,7 @@ ArgumentError posv_vbatched_device_argument_error(char uplo, const int* n, int m
   template ArgumentError posv_vbatched_device_argument_error<T>(char, const int*, int, int, const T* const*,            \
                                                                 const int*, const T* const*, const int*, int,           \
                                                                 const int*);
-TESSERA_INSTANTIATE_ARGUMENT_CHECKS(float)
-TESSERA_INSTANTIATE_ARGUMENT_CHECKS(double)
+TESSERA_FOR_EACH_REAL_SCALAR(TESSERA_INSTANTIATE_ARGUMENT_CHECKS)
 #undef TESSERA_INSTANTIATE_ARGUMENT_CHECKS
 
 }  // namespace tessera

@@ -4,33 +4,26 @@
 #include "runtime_control.hpp"
 #include "tessera/cholesky.hpp"
 #include "tessera/device.hpp"
+#include "tessera/precision.hpp"
 #include "tessera/runtime.hpp"
 
 namespace tessera {
 
-namespace {
-
-detail::Precision precision(bool double_precision) {
-  return double_precision ? detail::Precision::double_real : detail::Precision::single_real;
+int default_tile_size(int n, Precision precision, Mode mode, int cpu_workers) {
+  return detail::default_tile_size(n, precision, mode, cpu_workers);
 }
 
-}  // namespace
-
-int default_tile_size(int n, bool double_precision, Mode mode, int cpu_workers) {
-  return detail::default_tile_size(n, precision(double_precision), mode, cpu_workers);
-}
-
-int default_tile_size(const Runtime& runtime, int n, bool double_precision, Mode requested) {
+int default_tile_size(const Runtime& runtime, int n, Precision precision, Mode requested) {
   const detail::Machine machine = detail::RuntimeControl::machine(runtime);
   const Mode mode = detail::resolve_mode(machine, requested);
   const Mode tiles_of = detail::runs_as_gpu_mode(machine, mode) ? Mode::gpu : mode;
-  return detail::default_tile_size(n, precision(double_precision), tiles_of, machine.cpu_workers);
+  return detail::default_tile_size(n, precision, tiles_of, machine.cpu_workers);
 }
 
 template <class T>
 PlanExplanation explain_potrf(const Runtime& runtime, int n, const FactorOptions& options, MatrixIn where) {
   detail::PlanRequest request;
-  request.precision = detail::precision_of<T>();
+  request.precision = precision_of<T>();
   request.place = where == MatrixIn::device ? detail::DataPlace::device_array : detail::DataPlace::host_array;
   request.n = n;
   request.options = options;
@@ -38,8 +31,10 @@ PlanExplanation explain_potrf(const Runtime& runtime, int n, const FactorOptions
   return {plan.mode, plan.nb, detail::to_string(plan.path), plan.why};
 }
 
-template PlanExplanation explain_potrf<float>(const Runtime&, int, const FactorOptions&, MatrixIn);
-template PlanExplanation explain_potrf<double>(const Runtime&, int, const FactorOptions&, MatrixIn);
+#define TESSERA_INSTANTIATE(T)                                                                    \
+  template PlanExplanation explain_potrf<T>(const Runtime&, int, const FactorOptions&, MatrixIn);
+TESSERA_FOR_EACH_REAL_SCALAR(TESSERA_INSTANTIATE)
+#undef TESSERA_INSTANTIATE
 
 namespace device {
 

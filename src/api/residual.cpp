@@ -10,6 +10,7 @@
 #include "request_support.hpp"
 #include "tessera/cholesky.hpp"
 #include "tessera/error.hpp"
+#include "tessera/precision.hpp"
 
 namespace tessera {
 
@@ -75,7 +76,7 @@ double backward_error(const TileMatrix<T>& A, const TileMatrix<T>& L, Mode mode)
       for (int i = k; i < nt; ++i) {
         detail::insert_syrk<T>(ctx, T(-1), factor(i, k), T(1), detail::tile_ref(R, i, i), unranked(TaskKind::syrk));
         for (int j = k; j < i; ++j)
-          detail::insert_gemm<T>(ctx, detail::Trans::no, detail::Trans::yes, T(-1), factor(i, k), factor(j, k), T(1),
+          detail::insert_gemm<T>(ctx, Trans::no, Trans::conjugate_transpose, T(-1), factor(i, k), factor(j, k), T(1),
                                  detail::tile_ref(R, i, j), unranked(TaskKind::gemm));
       }
     insert_sums(ctx, R, r_sums);
@@ -89,7 +90,8 @@ double backward_error(const TileMatrix<T>& A, const TileMatrix<T>& L, Mode mode)
   return norm_r / (static_cast<double>(n) * norm_a * eps);
 }
 
-template double backward_error<float>(const TileMatrix<float>&, const TileMatrix<float>&, Mode);
-template double backward_error<double>(const TileMatrix<double>&, const TileMatrix<double>&, Mode);
+#define TESSERA_INSTANTIATE(T) template double backward_error<T>(const TileMatrix<T>&, const TileMatrix<T>&, Mode);
+TESSERA_FOR_EACH_REAL_SCALAR(TESSERA_INSTANTIATE)
+#undef TESSERA_INSTANTIATE
 
 }  // namespace tessera

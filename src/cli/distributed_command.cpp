@@ -103,7 +103,7 @@ int factor(const PotrfCommand& cmd, int rank) {
   Runtime runtime(startup);
   const Mode mode = runtime.resolve(options.mode);
   const int n = cmd.n;
-  const int nb = cmd.nb > 0 ? cmd.nb : options.nb > 0 ? options.nb : default_tile_size(n, std::is_same_v<T, double>, mode);
+  const int nb = cmd.nb > 0 ? cmd.nb : options.nb > 0 ? options.nb : default_tile_size(n, precision_of<T>(), mode);
   const Uplo uplo = parse_uplo(cmd.uplo);
   distributed::Context context(runtime, MPI_COMM_WORLD, grid);
   const WorkerCount workers = total_workers(runtime);

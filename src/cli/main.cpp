@@ -174,7 +174,10 @@ struct TuneCommand {
 int run_tune(TuneCommand& tune) {
   tessera::cli::require_writable("--output", tune.output);
   tune.request.precisions.clear();
-  for (const auto& p : tune.precisions) tune.request.precisions.push_back(p[0]);
+  for (const auto& letter : tune.precisions) {
+    tessera::Precision p{};
+    if (letter.size() == 1 && tessera::precision_from_letter(letter[0], &p)) tune.request.precisions.push_back(p);
+  }
   tessera::tune_tile_kernels(tune.request, tune.output, &std::cerr);
   fmt::print("tuning written to {} (use it with TESSERA_TUNING_FILE={})\n", tune.output, tune.output);
   return 0;

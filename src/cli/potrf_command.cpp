@@ -37,7 +37,7 @@ constexpr bool kDouble = std::is_same_v<T, double>;
 template <class T>
 int largest_tile_size(int n, const FactorOptions& options) {
   if (options.nb > 0) return options.nb;
-  return std::max(default_tile_size(n, kDouble<T>, Mode::cpu), default_tile_size(n, kDouble<T>, Mode::gpu));
+  return std::max(default_tile_size(n, precision_of<T>(), Mode::cpu), default_tile_size(n, precision_of<T>(), Mode::gpu));
 }
 
 template <class T>
@@ -227,7 +227,7 @@ int run(const PotrfCommand& cmd) {
   int n = 0;
   std::vector<T> A = input_matrix<T>(cmd, options, n);
   const Mode mode = runtime.resolve(options.mode);
-  options.nb = options.nb > 0 ? options.nb : default_tile_size(runtime, n, kDouble<T>, options.mode);
+  options.nb = options.nb > 0 ? options.nb : default_tile_size(runtime, n, precision_of<T>(), options.mode);
   std::vector<T> original = cmd.check ? A : std::vector<T>();
 
   Factorization f = factor(runtime, A, n, options, !cmd.json && isatty(STDERR_FILENO));

@@ -10,6 +10,7 @@
 #include "runtime_control.hpp"
 #include "runtime_resources.hpp"
 #include "tessera/error.hpp"
+#include "tessera/precision.hpp"
 
 namespace tessera::detail {
 
@@ -199,13 +200,15 @@ void Matrix<T>::fill(const std::function<T(int, int)>& value) {
   import_local(local.data(), std::max(1, lrows));
 }
 
-template class Matrix<float>;
-template class Matrix<double>;
+#define TESSERA_INSTANTIATE(T) template class Matrix<T>;
+TESSERA_FOR_EACH_REAL_SCALAR(TESSERA_INSTANTIATE)
+#undef TESSERA_INSTANTIATE
 }  // namespace tessera::distributed
 
 namespace tessera::detail {
 
-template MatrixState& DistributedAccess::state<float>(const distributed::Matrix<float>&);
-template MatrixState& DistributedAccess::state<double>(const distributed::Matrix<double>&);
+#define TESSERA_INSTANTIATE(T) template MatrixState& DistributedAccess::state<T>(const distributed::Matrix<T>&);
+TESSERA_FOR_EACH_REAL_SCALAR(TESSERA_INSTANTIATE)
+#undef TESSERA_INSTANTIATE
 
 }  // namespace tessera::detail

@@ -10,6 +10,7 @@
 
 #include "collective.hpp"
 #include "tessera/error.hpp"
+#include "tessera/precision.hpp"
 
 namespace tessera::detail {
 
@@ -162,7 +163,7 @@ double backward_error(const Matrix<T>& A, const Matrix<T>& L, Mode mode) {
       for (int i = k; i < nt; ++i) {
         detail::insert_syrk<T>(distributed, T(-1), factor(i, k), T(1), R.grid().ref(i, i), unranked(TaskKind::syrk));
         for (int j = k; j < i; ++j)
-          detail::insert_gemm<T>(distributed, detail::Trans::no, detail::Trans::yes, T(-1), factor(i, k), factor(j, k), T(1),
+          detail::insert_gemm<T>(distributed, Trans::no, Trans::conjugate_transpose, T(-1), factor(i, k), factor(j, k), T(1),
                                  R.grid().ref(i, j), unranked(TaskKind::gemm));
       }
     r_sums.insert(local, R);
@@ -176,13 +177,12 @@ double backward_error(const Matrix<T>& A, const Matrix<T>& L, Mode mode) {
   return norm_r / (static_cast<double>(n) * norm_a * eps);
 }
 
-template int potrf<float>(Matrix<float>&, const FactorOptions&);
-template int potrf<double>(Matrix<double>&, const FactorOptions&);
-template void potrs<float>(const Matrix<float>&, Matrix<float>&, const FactorOptions&);
-template void potrs<double>(const Matrix<double>&, Matrix<double>&, const FactorOptions&);
-template int posv<float>(Matrix<float>&, Matrix<float>&, const FactorOptions&);
-template int posv<double>(Matrix<double>&, Matrix<double>&, const FactorOptions&);
-template double backward_error<float>(const Matrix<float>&, const Matrix<float>&, Mode);
-template double backward_error<double>(const Matrix<double>&, const Matrix<double>&, Mode);
+#define TESSERA_INSTANTIATE(T)                                                 \
+  template int potrf<T>(Matrix<T>&, const FactorOptions&);                     \
+  template void potrs<T>(const Matrix<T>&, Matrix<T>&, const FactorOptions&);  \
+  template int posv<T>(Matrix<T>&, Matrix<T>&, const FactorOptions&);          \
+  template double backward_error<T>(const Matrix<T>&, const Matrix<T>&, Mode);
+TESSERA_FOR_EACH_REAL_SCALAR(TESSERA_INSTANTIATE)
+#undef TESSERA_INSTANTIATE
 
 }  // namespace tessera::distributed

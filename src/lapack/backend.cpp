@@ -64,7 +64,7 @@ BackendStatus run(const BackendCall* call, BackendResult* result) {
     options.uplo = (call->uplo == 'U' || call->uplo == 'u') ? Uplo::upper : Uplo::lower;
     Runtime& runtime = Runtime::shared();
     copy_text(result->mode, to_string(runtime.resolve(options.mode)));
-    request = call->double_precision ? submit<double>(runtime, *call, options) : submit<float>(runtime, *call, options);
+    request = with_scalar_type(call->precision, [&](auto x) { return submit<decltype(x)>(runtime, *call, options); });
   } catch (const std::exception& e) {
     copy_text(result->message, e.what());
     return BackendStatus::cannot_run;

@@ -10,9 +10,12 @@
 // to it through this table of plain functions only.
 #pragma once
 
+#include "tessera/precision.hpp"
+
 namespace tessera::lapack {
 
-inline constexpr int backend_version = 2;
+// Raised with each change of the structures below (3: the calls' precision as a Precision).
+inline constexpr int backend_version = 3;
 inline constexpr const char* backend_file = "libtessera_lapack_backend.so";
 inline constexpr const char* backend_entry_point = "tessera_lapack_backend";
 
@@ -21,7 +24,7 @@ enum class Operation : int { potrf, potrs, posv };
 // One call with LAPACK's meaning, its arguments already checked and within int.
 struct BackendCall {
   Operation operation;
-  bool double_precision;
+  Precision precision;
   char uplo;  // 'U' or 'L' (either case)
   int n;
   int nrhs;
@@ -48,7 +51,7 @@ using BlacsGetRoutine = void (*)(const int* context, const int* what, int* value
 // A descriptor is ScaLAPACK's 9 integers (DTYPE, CTXT, M, N, MB, NB, RSRC, CSRC, LLD).
 struct ScalapackCall {
   Operation operation;
-  bool double_precision;
+  Precision precision;
   char uplo;
   int n;
   int nrhs;  // 0 for potrf

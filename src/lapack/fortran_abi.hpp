@@ -15,6 +15,8 @@
 #include <cstdint>
 #include <string>
 
+#include "tessera/precision.hpp"
+
 namespace tessera::lapack {
 
 using fortran_strlen = std::size_t;
@@ -49,28 +51,36 @@ using PosvRoutine = void (*)(const char* uplo, const Int* n, const Int* nrhs, T*
 template <class Int>
 using XerblaRoutine = void (*)(const char* srname, const Int* info, fortran_strlen srname_len);
 
+constexpr char ascii_upper(char c) { return c >= 'a' && c <= 'z' ? static_cast<char>(c - 'a' + 'A') : c; }
+
 // Each routine's name as LAPACK passes it to XERBLA (six characters, blank padded: 'DPOSV ') and
-// the base of its symbol.
+// the base of its symbol ("dposv").
 struct RoutineName {
-  const char* xerbla_name;
-  const char* base_name;
+  char xerbla_name[7];
+  char base_name[7];
 };
 
+// The name of the routine `stem` ("potrf", at most five characters) in the precision of LAPACK's
+// letter: ('d', "posv") -> {"DPOSV ", "dposv"}.
+constexpr RoutineName routine_name(char letter, const char* stem) {
+  RoutineName name{};
+  name.xerbla_name[0] = ascii_upper(letter);
+  name.base_name[0] = letter;
+  int i = 1;
+  for (; stem[i - 1] != '\0'; ++i) {
+    name.xerbla_name[i] = ascii_upper(stem[i - 1]);
+    name.base_name[i] = stem[i - 1];
+  }
+  for (; i < 6; ++i) name.xerbla_name[i] = ' ';
+  return name;
+}
+
+// The routines of scalar type T.
 template <class T>
-struct RoutineNames;
-
-template <>
-struct RoutineNames<double> {
-  static constexpr RoutineName potrf{"DPOTRF", "dpotrf"};
-  static constexpr RoutineName potrs{"DPOTRS", "dpotrs"};
-  static constexpr RoutineName posv{"DPOSV ", "dposv"};
-};
-
-template <>
-struct RoutineNames<float> {
-  static constexpr RoutineName potrf{"SPOTRF", "spotrf"};
-  static constexpr RoutineName potrs{"SPOTRS", "spotrs"};
-  static constexpr RoutineName posv{"SPOSV ", "sposv"};
+struct RoutineNames {
+  static constexpr RoutineName potrf = routine_name(ScalarTraits<T>::letter, "potrf");
+  static constexpr RoutineName potrs = routine_name(ScalarTraits<T>::letter, "potrs");
+  static constexpr RoutineName posv = routine_name(ScalarTraits<T>::letter, "posv");
 };
 
 // XERBLA's name argument is CHARACTER*(*): always six characters here.

@@ -32,6 +32,7 @@
 #include "next_lapack.hpp"
 #include "tessera/lapack_arguments.hpp"
 #include "tessera/lapack_options.hpp"
+#include "tessera/precision.hpp"
 
 namespace tessera::lapack {
 
@@ -351,7 +352,7 @@ void solve(const char* uplo, const typename Family::Int* n, const typename Famil
   dispatch(
       call, routines.complete(), tessera_refuses,
       [&] {
-        return BackendCall{operation, std::is_same_v<T, double>, *uplo, static_cast<int>(*n), static_cast<int>(*nrhs),
+        return BackendCall{operation, precision_of<T>(), *uplo, static_cast<int>(*n), static_cast<int>(*nrhs),
                            const_cast<T*>(a), static_cast<int>(*lda), b, static_cast<int>(*ldb)};
       },
       [&] { routine_of(routines)(uplo, n, nrhs, a, lda, b, ldb, info, uplo_len); }, info, next.xerbla);
@@ -391,7 +392,7 @@ void potrf(const char* uplo, const typename Family::Int* n, T* a, const typename
   dispatch(
       call, routines.complete(), potrf_argument_error<T>(*uplo, *n, a, *lda).position,
       [&] {
-        return BackendCall{Operation::potrf, std::is_same_v<T, double>, *uplo, static_cast<int>(*n), 0, a,
+        return BackendCall{Operation::potrf, precision_of<T>(), *uplo, static_cast<int>(*n), 0, a,
                            static_cast<int>(*lda), nullptr, 1};
       },
       [&] { routines.potrf(uplo, n, a, lda, info, uplo_len); }, info, next.xerbla);
@@ -411,7 +412,7 @@ void posv(const char* uplo, const typename Family::Int* n, const typename Family
   solve<Operation::posv, Family, T>(uplo, n, nrhs, a, lda, b, ldb, info, uplo_len, caller);
 }
 
-// Every family in both precisions.
+// Every family in every precision.
 #define TESSERA_LAPACK_INSTANTIATE(Family, T)                                                                      \
   template void potrf<Family, T>(const char*, const Family::Int*, T*, const Family::Int*, Family::Int*,            \
                                  fortran_strlen, const void*) noexcept;                                             \
@@ -419,14 +420,13 @@ void posv(const char* uplo, const typename Family::Int* n, const typename Family
                                  T*, const Family::Int*, Family::Int*, fortran_strlen, const void*) noexcept;       \
   template void posv<Family, T>(const char*, const Family::Int*, const Family::Int*, T*, const Family::Int*, T*,    \
                                 const Family::Int*, Family::Int*, fortran_strlen, const void*) noexcept;
-TESSERA_LAPACK_INSTANTIATE(Lp64, double)
-TESSERA_LAPACK_INSTANTIATE(Lp64, float)
-TESSERA_LAPACK_INSTANTIATE(ScipyLp64, double)
-TESSERA_LAPACK_INSTANTIATE(ScipyLp64, float)
-TESSERA_LAPACK_INSTANTIATE(Ilp64, double)
-TESSERA_LAPACK_INSTANTIATE(Ilp64, float)
-TESSERA_LAPACK_INSTANTIATE(ScipyIlp64, double)
-TESSERA_LAPACK_INSTANTIATE(ScipyIlp64, float)
+#define TESSERA_LAPACK_INSTANTIATE_FAMILIES(T) \
+  TESSERA_LAPACK_INSTANTIATE(Lp64, T)          \
+  TESSERA_LAPACK_INSTANTIATE(ScipyLp64, T)     \
+  TESSERA_LAPACK_INSTANTIATE(Ilp64, T)         \
+  TESSERA_LAPACK_INSTANTIATE(ScipyIlp64, T)
+TESSERA_FOR_EACH_REAL_SCALAR(TESSERA_LAPACK_INSTANTIATE_FAMILIES)
+#undef TESSERA_LAPACK_INSTANTIATE_FAMILIES
 #undef TESSERA_LAPACK_INSTANTIATE
 
 }  // namespace tessera::lapack

@@ -16,7 +16,6 @@
 #include <cstdio>
 #include <cstdlib>
 #include <string>
-#include <type_traits>
 
 #include "backend_loader.hpp"
 #include "fortran_abi.hpp"
@@ -49,25 +48,31 @@ const Blacs& blacs() {
   return found;
 }
 
-// A routine's name as ScaLAPACK gives it to PXERBLA, and its symbol.
+// A routine's name as ScaLAPACK gives it to PXERBLA ("PDPOSV"), and its symbol ("pdposv_").
 struct ScalapackName {
-  const char* name;
-  const char* symbol;
+  char name[8];
+  char symbol[9];
 };
 
+// The ScaLAPACK routine P<letter><stem> of LAPACK's routine: the same name with a P before it.
+constexpr ScalapackName scalapack_name(const RoutineName& lapack) {
+  ScalapackName name{};
+  name.name[0] = 'P';
+  name.symbol[0] = 'p';
+  int i = 0;
+  for (; lapack.base_name[i] != '\0'; ++i) {
+    name.name[i + 1] = lapack.xerbla_name[i];
+    name.symbol[i + 1] = lapack.base_name[i];
+  }
+  name.symbol[i + 1] = '_';
+  return name;
+}
+
 template <class T>
-struct ScalapackNames;
-template <>
-struct ScalapackNames<double> {
-  static constexpr ScalapackName potrf{"PDPOTRF", "pdpotrf_"};
-  static constexpr ScalapackName potrs{"PDPOTRS", "pdpotrs_"};
-  static constexpr ScalapackName posv{"PDPOSV", "pdposv_"};
-};
-template <>
-struct ScalapackNames<float> {
-  static constexpr ScalapackName potrf{"PSPOTRF", "pspotrf_"};
-  static constexpr ScalapackName potrs{"PSPOTRS", "pspotrs_"};
-  static constexpr ScalapackName posv{"PSPOSV", "psposv_"};
+struct ScalapackNames {
+  static constexpr ScalapackName potrf = scalapack_name(RoutineNames<T>::potrf);
+  static constexpr ScalapackName potrs = scalapack_name(RoutineNames<T>::potrs);
+  static constexpr ScalapackName posv = scalapack_name(RoutineNames<T>::posv);
 };
 
 std::string describe(const ScalapackName& name, const ScalapackCall& c) {
@@ -176,7 +181,7 @@ void pxpotrf(const char* uplo, const int* n, T* a, const int* ia, const int* ja,
     count_nested_call();
     return forward();
   }
-  const ScalapackCall call{Operation::potrf, std::is_same_v<T, double>, *uplo, *n, 0, a, *ia, *ja, desca,
+  const ScalapackCall call{Operation::potrf, precision_of<T>(), *uplo, *n, 0, a, *ia, *ja, desca,
                            nullptr, 1, 1, nullptr, next != nullptr, blacs().gridinfo, blacs().get};
   dispatch(name, call, next != nullptr, forward, info);
 }
@@ -191,7 +196,7 @@ void pxsolve(const char* uplo, const int* n, const int* nrhs, T* a, const int* i
     count_nested_call();
     return forward();
   }
-  const ScalapackCall call{operation, std::is_same_v<T, double>, *uplo, *n, *nrhs, a, *ia, *ja, desca,
+  const ScalapackCall call{operation, precision_of<T>(), *uplo, *n, *nrhs, a, *ia, *ja, desca,
                            b, *ib, *jb, descb, next != nullptr, blacs().gridinfo, blacs().get};
   dispatch(name, call, next != nullptr, forward, info);
 }

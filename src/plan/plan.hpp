@@ -6,25 +6,14 @@
 
 #include <functional>
 #include <string>
-#include <type_traits>
 #include <vector>
 
 #include "algorithms.hpp"
 #include "machine.hpp"
 #include "tessera/options.hpp"
+#include "tessera/precision.hpp"
 
 namespace tessera::detail {
-
-// The scalar types a request may hold.
-enum class Precision { single_real, double_real };
-
-template <class T>
-constexpr Precision precision_of() {
-  static_assert(std::is_same_v<T, float> || std::is_same_v<T, double>, "Tessera factors float and double");
-  return std::is_same_v<T, double> ? Precision::double_real : Precision::single_real;
-}
-
-inline double bytes_per_element(Precision p) { return p == Precision::double_real ? 8.0 : 4.0; }
 
 // Where a request's matrix lies.
 //   host_array: a LAPACK-layout array in host memory (copied to tiles, or its tiles in place);

@@ -1,5 +1,7 @@
 #include "callers_stream.hpp"
 
+#include "tessera/precision.hpp"
+
 #ifdef TESSERA_HAVE_CUDA
 
 #include <cuda_runtime.h>
@@ -240,19 +242,20 @@ void potrs_on_callers_stream(const Runtime& runtime, int device, Uplo uplo, int 
   // A = L L^T: L^T X = L^{-1} B. A = U^T U: U X = U^{-T} B.
   const bool lower = uplo == Uplo::lower;
   const char triangle = lower ? 'L' : 'U';
-  cuda::vendor::trsm(handles->blas, true, triangle, !lower, n, nrhs, T(1), A, lda, B, ldb);
-  cuda::vendor::trsm(handles->blas, true, triangle, lower, n, nrhs, T(1), A, lda, B, ldb);
+  const Trans first = lower ? Trans::no : Trans::conjugate_transpose;
+  const Trans second = lower ? Trans::conjugate_transpose : Trans::no;
+  cuda::vendor::trsm(handles->blas, true, triangle, first, n, nrhs, T(1), A, lda, B, ldb);
+  cuda::vendor::trsm(handles->blas, true, triangle, second, n, nrhs, T(1), A, lda, B, ldb);
   handles->enqueued(stream);
   TESSERA_CUDA_CHECK(cudaStreamSynchronize(stream));
 }
 
-template int potrf_on_callers_stream<float>(const Runtime&, int, Uplo, int, float*, int, void*);
-template int potrf_on_callers_stream<double>(const Runtime&, int, Uplo, int, double*, int, void*);
-template void potrf_on_callers_stream_async<float>(const Runtime&, int, Uplo, int, float*, int, int*, void*);
-template void potrf_on_callers_stream_async<double>(const Runtime&, int, Uplo, int, double*, int, int*, void*);
-template void potrs_on_callers_stream<float>(const Runtime&, int, Uplo, int, int, const float*, int, float*, int, void*);
-template void potrs_on_callers_stream<double>(const Runtime&, int, Uplo, int, int, const double*, int, double*, int,
-                                              void*);
+#define TESSERA_INSTANTIATE(T)                                                                                  \
+  template int potrf_on_callers_stream<T>(const Runtime&, int, Uplo, int, T*, int, void*);                      \
+  template void potrf_on_callers_stream_async<T>(const Runtime&, int, Uplo, int, T*, int, int*, void*);         \
+  template void potrs_on_callers_stream<T>(const Runtime&, int, Uplo, int, int, const T*, int, T*, int, void*);
+TESSERA_FOR_EACH_REAL_SCALAR(TESSERA_INSTANTIATE)
+#undef TESSERA_INSTANTIATE
 
 }  // namespace tessera::detail
 

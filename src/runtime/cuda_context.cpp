@@ -112,7 +112,7 @@ void* CudaWorkerContext::workspace_of(std::size_t bytes) {
   return kernels::cuda::grown_workspace(workspace, workspace_bytes, bytes, stream);
 }
 
-kernels::cuda::TileKernelConfig CudaWorkerContext::tile_config(char precision, const char* op, int nb) {
+kernels::cuda::TileKernelConfig CudaWorkerContext::tile_config(Precision precision, const char* op, int nb) {
   const auto key = std::make_tuple(precision, std::string(op), nb);
   auto it = tuned.find(key);
   if (it == tuned.end()) {

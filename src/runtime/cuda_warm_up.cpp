@@ -44,9 +44,9 @@ void call_vendor_routines(cublasHandle_t blas, cusolverDnHandle_t solver, cudaSt
   for (T* m : {A, B, C})
     TESSERA_CUDA_CHECK(cudaMemcpyAsync(m, identity.data(), tile * sizeof(T), cudaMemcpyHostToDevice, stream));
   namespace vendor = kernels::cuda::vendor;
-  vendor::gemm(blas, false, true, n, n, n, T(-1), A, n, B, n, T(1), C, n);
-  vendor::syrk(blas, 'L', false, n, n, T(-1), A, n, T(1), C, n);
-  vendor::trsm(blas, false, 'L', true, n, n, T(1), A, n, B, n);
+  vendor::gemm(blas, Trans::no, Trans::conjugate_transpose, n, n, n, T(-1), A, n, B, n, T(1), C, n);
+  vendor::syrk(blas, 'L', Trans::no, n, n, T(-1), A, n, T(1), C, n);
+  vendor::trsm(blas, false, 'L', Trans::conjugate_transpose, n, n, T(1), A, n, B, n);
   const int lwork = vendor::potrf_workspace(solver, 'L', n, A, n);
   DeviceBuffer work(std::size_t(std::max(lwork, 1)) * sizeof(T) + sizeof(int));
   int* info = reinterpret_cast<int*>(static_cast<T*>(work.data) + std::max(lwork, 1));

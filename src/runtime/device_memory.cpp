@@ -1,5 +1,7 @@
 #include "device_memory.hpp"
 
+#include "tessera/precision.hpp"
+
 #ifdef TESSERA_HAVE_CUDA
 
 #include <cuda_runtime.h>
@@ -102,8 +104,9 @@ void DeviceTiles<T>::release() noexcept {
   cudaSetDevice(previous);
 }
 
-template class DeviceTiles<float>;
-template class DeviceTiles<double>;
+#define TESSERA_INSTANTIATE(T) template class DeviceTiles<T>;
+TESSERA_FOR_EACH_REAL_SCALAR(TESSERA_INSTANTIATE)
+#undef TESSERA_INSTANTIATE
 
 int cuda_device_holding(const void* pointer) {
   cudaPointerAttributes attributes{};
@@ -143,10 +146,11 @@ void lower_to_upper_on_stream(int device, int n, T* L, int ldl, void* stream) {
   kernels::cuda::zero_opposite_triangle_batched(kernels::cuda::BatchUplo::upper, n, L, ldl, 0, 1, as_stream(stream));
 }
 
-template void load_lower_on_stream<float>(int, int, const float*, long long, long long, float*, int, void*);
-template void load_lower_on_stream<double>(int, int, const double*, long long, long long, double*, int, void*);
-template void lower_to_upper_on_stream<float>(int, int, float*, int, void*);
-template void lower_to_upper_on_stream<double>(int, int, double*, int, void*);
+#define TESSERA_INSTANTIATE(T)                                                                     \
+  template void load_lower_on_stream<T>(int, int, const T*, long long, long long, T*, int, void*); \
+  template void lower_to_upper_on_stream<T>(int, int, T*, int, void*);
+TESSERA_FOR_EACH_REAL_SCALAR(TESSERA_INSTANTIATE)
+#undef TESSERA_INSTANTIATE
 
 void write_int_on_stream(int* destination, int value, void* stream) {
   // From pageable memory the copy has read `value` when it returns (CUDA stages such a source).
@@ -198,8 +202,9 @@ void TransposedUpper<T>::store(T* upper, int ld) const {
   TESSERA_CUDA_CHECK(cudaStreamSynchronize(as_stream(stream_)));
 }
 
-template class TransposedUpper<float>;
-template class TransposedUpper<double>;
+#define TESSERA_INSTANTIATE(T) template class TransposedUpper<T>;
+TESSERA_FOR_EACH_REAL_SCALAR(TESSERA_INSTANTIATE)
+#undef TESSERA_INSTANTIATE
 
 }  // namespace tessera::detail
 

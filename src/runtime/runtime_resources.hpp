@@ -53,13 +53,13 @@ struct CudaWorkerContext {
 
   // The tuned parameters of Tessera's kernel `op` at tile size nb on this worker's GPU (the
   // kernel's built-in defaults when the tuning table has nothing for this GPU).
-  kernels::cuda::TileKernelConfig tile_config(char precision, const char* op, int nb);
+  kernels::cuda::TileKernelConfig tile_config(Precision precision, const char* op, int nb);
 
   const kernels::cuda::TileTuningTable* tuning = nullptr;
   std::string gpu_name;
   // Read by the scheduler on any thread: set once, when the context is made.
   kernels::cuda::FasterKernels faster_kernels;
-  std::map<std::tuple<char, std::string, int>, kernels::cuda::TileKernelConfig> tuned;
+  std::map<std::tuple<Precision, std::string, int>, kernels::cuda::TileKernelConfig> tuned;
 #endif
 };
 

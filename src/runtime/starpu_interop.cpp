@@ -1,6 +1,7 @@
 #include "tessera/starpu_interop.hpp"
 
 #include "runtime_control.hpp"
+#include "tessera/precision.hpp"
 
 namespace tessera::starpu_interop {
 
@@ -20,7 +21,9 @@ starpu_data_handle_t tile_handle(const TileMatrix<T>& A, int i, int j) {
   return handle;
 }
 
-template TESSERA_EXPORT starpu_data_handle_t tile_handle(const TileMatrix<float>&, int, int);
-template TESSERA_EXPORT starpu_data_handle_t tile_handle(const TileMatrix<double>&, int, int);
+#define TESSERA_INSTANTIATE(T)                                                              \
+  template TESSERA_EXPORT starpu_data_handle_t tile_handle(const TileMatrix<T>&, int, int);
+TESSERA_FOR_EACH_REAL_SCALAR(TESSERA_INSTANTIATE)
+#undef TESSERA_INSTANTIATE
 
 }  // namespace tessera::starpu_interop

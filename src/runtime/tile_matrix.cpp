@@ -14,6 +14,7 @@
 #include "tile_access.hpp"
 #include "tile_grid.hpp"
 #include "tessera/error.hpp"
+#include "tessera/precision.hpp"
 
 namespace tessera {
 
@@ -225,8 +226,9 @@ void* TileMatrix<T>::stored_handle(int i, int j) const {
   return handles_[tile_index(i, j)];
 }
 
-template class TileMatrix<float>;
-template class TileMatrix<double>;
+#define TESSERA_INSTANTIATE(T) template class TileMatrix<T>;
+TESSERA_FOR_EACH_REAL_SCALAR(TESSERA_INSTANTIATE)
+#undef TESSERA_INSTANTIATE
 
 namespace detail {
 

@@ -22,7 +22,7 @@ void tune_tile_kernels(const TuningRequest& request, const std::string& output_p
   TESSERA_CUDA_CHECK(cudaSetDevice(request.device));
   kernels::cuda::TileTuningTable table;
   if (std::ifstream(output_path).good()) table = kernels::cuda::TileTuningTable::load(output_path);
-  for (char precision : request.precisions) {
+  for (const Precision precision : request.precisions) {
     const kernels::cuda::TileTuningTable tuned =
         kernels::cuda::tune_tile_kernels(precision, request.tile_sizes, request.repetitions, request.seed, nullptr, log);
     for (const auto& entry : tuned.entries()) table.set(entry);

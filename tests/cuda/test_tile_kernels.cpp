@@ -104,16 +104,8 @@ std::string describe(const tk::TileKernelConfig& c) {
          " variant=" + std::to_string(c.variant) + " crossover=" + std::to_string(c.crossover);
 }
 
-template <class T>
-struct Precision;
-template <>
-struct Precision<float> {
-  static constexpr char letter = 's';
-};
-template <>
-struct Precision<double> {
-  static constexpr char letter = 'd';
-};
+constexpr tessera::Precision kDouble = tessera::Precision::double_real;
+constexpr tessera::Precision kSingle = tessera::Precision::single_real;
 
 template <class T>
 class TileKernelTyped : public ::testing::Test {};
@@ -201,7 +193,7 @@ TYPED_TEST(TileKernelTyped, GemmEveryShapeMatchesReference) {
   REQUIRE_CUDA_DEVICE();
   std::uint64_t seed = 200;
   for (const tk::TileKernelConfig& cfg :
-       tk::tile_kernel_candidates(Precision<TypeParam>::letter, "gemm", 256))
+       tk::tile_kernel_candidates(tessera::precision_of<TypeParam>(), "gemm", 256))
     for (const Mnk& s : {Mnk{1, 1, 1}, Mnk{33, 65, 17}, Mnk{200, 131, 70}, Mnk{256, 256, 48}}) {
       if (quick() && std::max({s.m, s.n, s.k}) > kQuickMax) continue;
       for (int pad : {0, 1}) check_update<TypeParam>(s.m, s.n, s.k, false, cfg, pad, seed++);
@@ -212,7 +204,7 @@ TYPED_TEST(TileKernelTyped, SyrkLowerOnlyMatchesReference) {
   REQUIRE_CUDA_DEVICE();
   std::uint64_t seed = 300;
   std::vector<tk::TileKernelConfig> cfgs = {tk::TileKernelConfig{}};
-  for (const auto& c : tk::tile_kernel_candidates(Precision<TypeParam>::letter, "syrk", 256)) cfgs.push_back(c);
+  for (const auto& c : tk::tile_kernel_candidates(tessera::precision_of<TypeParam>(), "syrk", 256)) cfgs.push_back(c);
   for (const tk::TileKernelConfig& cfg : cfgs)
     for (const auto& nk : {std::pair{1, 1}, std::pair{2, 5}, std::pair{3, 1}, std::pair{17, 31},
                            std::pair{33, 16}, std::pair{64, 64}, std::pair{97, 200},
@@ -287,7 +279,7 @@ TYPED_TEST(TileKernelTyped, TrsmEveryVariantSolves) {
   REQUIRE_CUDA_DEVICE();
   std::uint64_t seed = 500;
   for (const tk::TileKernelConfig& cfg :
-       tk::tile_kernel_candidates(Precision<TypeParam>::letter, "trsm", 256))
+       tk::tile_kernel_candidates(tessera::precision_of<TypeParam>(), "trsm", 256))
     for (const auto& mn : {std::pair{1, 1}, std::pair{45, 31}, std::pair{70, 65},
                            std::pair{130, 200}, std::pair{64, 129}}) {
       if (quick() && std::max(mn.first, mn.second) > kQuickMax) continue;
@@ -359,7 +351,7 @@ std::vector<tk::TileKernelConfig> potf2_configs() {
         c.ib = ib, c.threads = threads, c.crossover = cross;
         out.push_back(c);
       }
-  for (const auto& c : tk::tile_kernel_candidates('d', "potf2", 256))
+  for (const auto& c : tk::tile_kernel_candidates(kDouble, "potf2", 256))
     if ((c.variant == 2 && !(quick() && c.tile > 96)) || (c.variant == 3 && !(quick() && c.crossover != 128)))
       out.push_back(c);
   return out;
@@ -493,44 +485,44 @@ TEST(TileKernelTuningTable, JsonRoundTripAndNearestLookup) {
   a.tile = 64, a.tile_n = 32, a.threads = 128;
   tk::TileKernelConfig b;
   b.ib = 32, b.threads = 256, b.crossover = 128;
-  t.set({"GPU X", 'd', "gemm", 256, a, 10.5});
-  t.set({"GPU X", 'd', "gemm", 1024, b, 99.0});
-  t.set({"GPU X", 's', "gemm", 256, b, 1.0});
+  t.set({"GPU X", kDouble, "gemm", 256, a, 10.5});
+  t.set({"GPU X", kDouble, "gemm", 1024, b, 99.0});
+  t.set({"GPU X", kSingle, "gemm", 256, b, 1.0});
   const tk::TileTuningTable u = tk::TileTuningTable::from_json(t.to_json());
   ASSERT_EQ(u.entries().size(), 3u);
-  EXPECT_EQ(*u.lookup("GPU X", 'd', "gemm", 300), a);
-  EXPECT_EQ(*u.lookup("GPU X", 'd', "gemm", 700), b);  // log-nearest: 700 is closer to 1024
-  EXPECT_EQ(*u.lookup("GPU X", 'd', "gemm", 512), a);  // tie: the smaller nb
-  EXPECT_EQ(*u.lookup("GPU X", 's', "gemm", 4096), b);
-  EXPECT_FALSE(u.lookup("GPU Y", 'd', "gemm", 256).has_value());
-  EXPECT_FALSE(u.lookup("GPU X", 'd', "syrk", 256).has_value());
+  EXPECT_EQ(*u.lookup("GPU X", kDouble, "gemm", 300), a);
+  EXPECT_EQ(*u.lookup("GPU X", kDouble, "gemm", 700), b);  // log-nearest: 700 is closer to 1024
+  EXPECT_EQ(*u.lookup("GPU X", kDouble, "gemm", 512), a);  // tie: the smaller nb
+  EXPECT_EQ(*u.lookup("GPU X", kSingle, "gemm", 4096), b);
+  EXPECT_FALSE(u.lookup("GPU Y", kDouble, "gemm", 256).has_value());
+  EXPECT_FALSE(u.lookup("GPU X", kDouble, "syrk", 256).has_value());
   EXPECT_THROW(tk::TileTuningTable::from_json("{\"entries\": [{\"gpu\": 1}]}"), tessera::InvalidArgument);
 }
 
 // No device needed: the table's rule for GpuKernels::any.
 TEST(TileKernelTuningTable, FasterKernelFromBothTimings) {
   tk::TileTuningTable t;
-  t.set({"GPU X", 'd', "potf2", 512, {}, 300.0, 200.0});   // the vendor's faster
-  t.set({"GPU X", 'd', "potf2", 2048, {}, 900.0, 1000.0});  // Tessera's faster
-  t.set({"GPU X", 'd', "trsm", 512, {}, 100.0, 0.0});       // vendor not timed
-  t.set({"GPU X", 's', "potf2", 512, {}, 100.0, 200.0});
+  t.set({"GPU X", kDouble, "potf2", 512, {}, 300.0, 200.0});   // the vendor's faster
+  t.set({"GPU X", kDouble, "potf2", 2048, {}, 900.0, 1000.0});  // Tessera's faster
+  t.set({"GPU X", kDouble, "trsm", 512, {}, 100.0, 0.0});       // vendor not timed
+  t.set({"GPU X", kSingle, "potf2", 512, {}, 100.0, 200.0});
   const tk::TileTuningTable u = tk::TileTuningTable::from_json(t.to_json());
   EXPECT_EQ(u.entries()[0].vendor_time_us, 200.0);
   for (const tk::TileTuningTable& table : {t, u}) {
     const tk::FasterKernels gpu_x(table, "GPU X"), gpu_y(table, "GPU Y");
     for (int nb : {256, 512, 1000, 1024}) {  // 1024 ties between 512 and 2048: the smaller
-      EXPECT_EQ(table.faster("GPU X", 'd', "potf2", nb), tk::FasterKernel::vendor) << nb;
-      EXPECT_EQ(gpu_x.at('d', "potf2", nb), tk::FasterKernel::vendor) << nb;
+      EXPECT_EQ(table.faster("GPU X", kDouble, "potf2", nb), tk::FasterKernel::vendor) << nb;
+      EXPECT_EQ(gpu_x.at(kDouble, "potf2", nb), tk::FasterKernel::vendor) << nb;
     }
     for (int nb : {1100, 2048, 8192}) {
-      EXPECT_EQ(table.faster("GPU X", 'd', "potf2", nb), tk::FasterKernel::custom) << nb;
-      EXPECT_EQ(gpu_x.at('d', "potf2", nb), tk::FasterKernel::custom) << nb;
+      EXPECT_EQ(table.faster("GPU X", kDouble, "potf2", nb), tk::FasterKernel::custom) << nb;
+      EXPECT_EQ(gpu_x.at(kDouble, "potf2", nb), tk::FasterKernel::custom) << nb;
     }
-    EXPECT_EQ(gpu_x.at('s', "potf2", 512), tk::FasterKernel::custom);
-    EXPECT_EQ(table.faster("GPU X", 'd', "trsm", 512), tk::FasterKernel::unknown);
-    EXPECT_EQ(gpu_x.at('d', "trsm", 512), tk::FasterKernel::unknown);
-    EXPECT_EQ(gpu_x.at('d', "gemm", 512), tk::FasterKernel::unknown);
-    EXPECT_EQ(gpu_y.at('d', "potf2", 512), tk::FasterKernel::unknown);
+    EXPECT_EQ(gpu_x.at(kSingle, "potf2", 512), tk::FasterKernel::custom);
+    EXPECT_EQ(table.faster("GPU X", kDouble, "trsm", 512), tk::FasterKernel::unknown);
+    EXPECT_EQ(gpu_x.at(kDouble, "trsm", 512), tk::FasterKernel::unknown);
+    EXPECT_EQ(gpu_x.at(kDouble, "gemm", 512), tk::FasterKernel::unknown);
+    EXPECT_EQ(gpu_y.at(kDouble, "potf2", 512), tk::FasterKernel::unknown);
   }
 }
 
@@ -549,14 +541,15 @@ std::string shipped_table_path() {
 
 TEST(TileKernelTuningTable, ShippedTableCoversEveryOperation) {
   const tk::TileTuningTable t = tk::TileTuningTable::load(shipped_table_path());
-  for (char p : {'s', 'd'})
+  for (const tessera::Precision p : tessera::kRealPrecisions)
     for (const char* op : {"potf2", "trsm", "syrk", "gemm"}) {
       bool found = false;
       for (const auto& e : t.entries()) found |= e.precision == p && e.op == op;
-      EXPECT_TRUE(found) << p << ' ' << op;
+      EXPECT_TRUE(found) << tessera::lapack_letter(p) << ' ' << op;
     }
   // Every entry says which implementation is faster (GpuKernels::any runs that one only).
-  for (const auto& e : t.entries()) EXPECT_GT(e.vendor_time_us, 0.0) << e.precision << ' ' << e.op << ' ' << e.nb;
+  for (const auto& e : t.entries())
+    EXPECT_GT(e.vendor_time_us, 0.0) << tessera::lapack_letter(e.precision) << ' ' << e.op << ' ' << e.nb;
 }
 
 }  // namespace

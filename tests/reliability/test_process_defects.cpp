@@ -716,12 +716,12 @@ TEST(StarpuVariables, BackgroundWriteBackIsOffUnlessAskedFor) {
 // In cpu mode a few workers get larger tiles; the other modes and unknown worker counts do not
 // change.
 TEST(DefaultTileSize, FewCpuWorkersGetLargerTiles) {
-  EXPECT_EQ(default_tile_size(4000, true, Mode::cpu), 256);
-  EXPECT_EQ(default_tile_size(4000, true, Mode::cpu, 12), 256);
-  EXPECT_EQ(default_tile_size(4000, true, Mode::cpu, 2), 384);
-  EXPECT_EQ(default_tile_size(1000, true, Mode::cpu, 2), 128);
-  EXPECT_EQ(default_tile_size(300, true, Mode::cpu, 2), 64);
-  EXPECT_EQ(default_tile_size(4000, true, Mode::gpu, 2), default_tile_size(4000, true, Mode::gpu));
+  EXPECT_EQ(default_tile_size(4000, Precision::double_real, Mode::cpu), 256);
+  EXPECT_EQ(default_tile_size(4000, Precision::double_real, Mode::cpu, 12), 256);
+  EXPECT_EQ(default_tile_size(4000, Precision::double_real, Mode::cpu, 2), 384);
+  EXPECT_EQ(default_tile_size(1000, Precision::double_real, Mode::cpu, 2), 128);
+  EXPECT_EQ(default_tile_size(300, Precision::double_real, Mode::cpu, 2), 64);
+  EXPECT_EQ(default_tile_size(4000, Precision::double_real, Mode::gpu, 2), default_tile_size(4000, Precision::double_real, Mode::gpu));
 }
 
 TEST(TaskGrainOption, NamesRoundTripAndTheEnvironmentSetsIt) {

@@ -1,5 +1,7 @@
 #include "recording_backend.hpp"
 
+#include "tessera/precision.hpp"
+
 #include <algorithm>
 #include <cmath>
 #include <stdexcept>
@@ -81,8 +83,9 @@ HostTiles<T>::HostTiles(int rows, int cols, int nb, TileStructure structure)
   grid_ = TileGrid(rows, cols, nb, structure, std::move(handles));
 }
 
-template class HostTiles<float>;
-template class HostTiles<double>;
+#define TESSERA_INSTANTIATE(T) template class HostTiles<T>;
+TESSERA_FOR_EACH_REAL_SCALAR(TESSERA_INSTANTIATE)
+#undef TESSERA_INSTANTIATE
 
 // ---- host implementations of the tile operations ---------------------------------------------
 
@@ -100,8 +103,8 @@ RecordedAccess writes(const TileRef& tile) { return {tile.i, tile.j, tile.handle
 // Element (r, c) of op(L) for a lower triangular L.
 template <class T>
 T op_lower(const TileRef& L, Trans trans, int r, int c) {
-  const int row = trans == Trans::yes ? c : r;
-  const int col = trans == Trans::yes ? r : c;
+  const int row = trans != Trans::no ? c : r;
+  const int col = trans != Trans::no ? r : c;
   return row >= col ? at<T>(L, row, col) : T(0);
 }
 
@@ -153,7 +156,7 @@ void trsm_tile(Side side, Trans trans, T alpha, const TileRef& L, const TileRef&
     for (int c = 0; c < B.cols; ++c) triangular_solve<T>(L, trans, b + static_cast<std::size_t>(c) * B.rows, 1);
   } else {
     // X op(L) = B  <=>  op(L)^T X^T = B^T: each row of B against the other transposition.
-    const Trans other = trans == Trans::yes ? Trans::no : Trans::yes;
+    const Trans other = trans != Trans::no ? Trans::no : Trans::conjugate_transpose;
     for (int r = 0; r < B.rows; ++r) triangular_solve<T>(L, other, b + r, B.rows);
   }
 }
@@ -213,7 +216,7 @@ void insert_panel(const TaskContext& ctx, const std::vector<TileRef>& column, co
   for (const TileRef& tile : column) accesses.push_back(writes(tile));
   s.record(TaskKind::potrf, hints, std::move(accesses), [column, &s] {
     if (!potrf_tile<T>(s, column[0])) return;
-    for (std::size_t i = 1; i < column.size(); ++i) trsm_tile<T>(Side::right, Trans::yes, T(1), column[0], column[i]);
+    for (std::size_t i = 1; i < column.size(); ++i) trsm_tile<T>(Side::right, Trans::conjugate_transpose, T(1), column[0], column[i]);
   });
 }
 
@@ -229,10 +232,10 @@ void insert_whole_factorization(const TaskContext& ctx, const std::vector<TileRe
   s.record(TaskKind::potrf, hints, std::move(accesses), [at, nt, &s] {
     for (int k = 0; k < nt; ++k) {
       if (!potrf_tile<T>(s, at(k, k))) return;
-      for (int i = k + 1; i < nt; ++i) trsm_tile<T>(Side::right, Trans::yes, T(1), at(k, k), at(i, k));
+      for (int i = k + 1; i < nt; ++i) trsm_tile<T>(Side::right, Trans::conjugate_transpose, T(1), at(k, k), at(i, k));
       for (int j = k + 1; j < nt; ++j) {
         syrk_tile<T>(T(-1), at(j, k), T(1), at(j, j));
-        for (int i = j + 1; i < nt; ++i) gemm_tile<T>(Trans::no, Trans::yes, T(-1), at(i, k), at(j, k), T(1), at(i, j));
+        for (int i = j + 1; i < nt; ++i) gemm_tile<T>(Trans::no, Trans::conjugate_transpose, T(-1), at(i, k), at(j, k), T(1), at(i, j));
       }
     }
   });
@@ -248,7 +251,7 @@ void insert_column_update(const TaskContext& ctx, const std::vector<TileRef>& pa
   ctx.submission->record(TaskKind::gemm, hints, std::move(accesses), [panel, column] {
     syrk_tile<T>(T(-1), panel[0], T(1), column[0]);
     for (std::size_t i = 1; i < column.size(); ++i)
-      gemm_tile<T>(Trans::no, Trans::yes, T(-1), panel[i], panel[0], T(1), column[i]);
+      gemm_tile<T>(Trans::no, Trans::conjugate_transpose, T(-1), panel[i], panel[0], T(1), column[i]);
   });
 }
 
@@ -300,8 +303,7 @@ void insert_copy_out(const TaskContext& ctx, const TileRef& tile, const BlockMap
                                         const std::vector<TileRef>&, const TaskHints&);                      \
   template void insert_copy_in<T>(const TaskContext&, const BlockMap<T>&, const TileRef&, const TaskHints&); \
   template void insert_copy_out<T>(const TaskContext&, const TileRef&, const BlockMap<T>&, bool, const TaskHints&);
-TESSERA_RECORDING_INSTANTIATE(float)
-TESSERA_RECORDING_INSTANTIATE(double)
+TESSERA_FOR_EACH_REAL_SCALAR(TESSERA_RECORDING_INSTANTIATE)
 #undef TESSERA_RECORDING_INSTANTIATE
 
 }  // namespace tessera::detail

@@ -12,6 +12,7 @@
 #include <type_traits>
 
 #include "column_copy.hpp"
+#include "tessera/precision.hpp"
 
 namespace tessera::kernels::cpu {
 
@@ -44,28 +45,27 @@ inline int potrs(char uplo, int n, int nrhs, const float* A, int lda, float* B, 
 }
 
 inline CBLAS_UPLO cblas_uplo(char uplo) { return uplo == 'U' ? CblasUpper : CblasLower; }
-inline CBLAS_TRANSPOSE cblas_trans(bool trans) { return trans ? CblasTrans : CblasNoTrans; }
+// BLAS's op of a Trans for real scalars: the conjugate transpose is the transpose.
+inline CBLAS_TRANSPOSE cblas_trans(Trans trans) { return trans == Trans::no ? CblasNoTrans : CblasTrans; }
 
 // C := alpha op(A) op(B) + beta C; C m x n.
-inline void gemm(bool transa, bool transb, int m, int n, int k, double alpha, const double* A, int lda,
+inline void gemm(Trans transa, Trans transb, int m, int n, int k, double alpha, const double* A, int lda,
                  const double* B, int ldb, double beta, double* C, int ldc) {
-  cblas_dgemm(CblasColMajor, transa ? CblasTrans : CblasNoTrans, transb ? CblasTrans : CblasNoTrans, m, n,
-              k, alpha, A, lda, B, ldb, beta, C, ldc);
+  cblas_dgemm(CblasColMajor, cblas_trans(transa), cblas_trans(transb), m, n, k, alpha, A, lda, B, ldb, beta, C, ldc);
 }
-inline void gemm(bool transa, bool transb, int m, int n, int k, float alpha, const float* A, int lda,
+inline void gemm(Trans transa, Trans transb, int m, int n, int k, float alpha, const float* A, int lda,
                  const float* B, int ldb, float beta, float* C, int ldc) {
-  cblas_sgemm(CblasColMajor, transa ? CblasTrans : CblasNoTrans, transb ? CblasTrans : CblasNoTrans, m, n,
-              k, alpha, A, lda, B, ldb, beta, C, ldc);
+  cblas_sgemm(CblasColMajor, cblas_trans(transa), cblas_trans(transb), m, n, k, alpha, A, lda, B, ldb, beta, C, ldc);
 }
 
 // B := alpha op(A)^{-1} B (left) or alpha B op(A)^{-1} (right); A triangular (triangle uplo,
 // 'L' or 'U'), non-unit: OpenBLAS's trsm, for a block of at most kTrsmLeaf along A.
-inline void blas_trsm(bool left, char uplo, bool trans, int m, int n, double alpha, const double* A, int lda, double* B,
+inline void blas_trsm(bool left, char uplo, Trans trans, int m, int n, double alpha, const double* A, int lda, double* B,
                       int ldb) {
   cblas_dtrsm(CblasColMajor, left ? CblasLeft : CblasRight, cblas_uplo(uplo), cblas_trans(trans), CblasNonUnit, m, n,
               alpha, A, lda, B, ldb);
 }
-inline void blas_trsm(bool left, char uplo, bool trans, int m, int n, float alpha, const float* A, int lda, float* B,
+inline void blas_trsm(bool left, char uplo, Trans trans, int m, int n, float alpha, const float* A, int lda, float* B,
                       int ldb) {
   cblas_strsm(CblasColMajor, left ? CblasLeft : CblasRight, cblas_uplo(uplo), cblas_trans(trans), CblasNonUnit, m, n,
               alpha, A, lda, B, ldb);
@@ -80,7 +80,7 @@ constexpr int kTrsmLeaf = 32;
 // other half of B with one gemm (op(A)'s off-diagonal block is A's, A21 for uplo 'L' and A12 for
 // 'U', transposed with trans).
 template <class T>
-void trsm(bool left, char uplo, bool trans, int m, int n, T alpha, const T* A, int lda, T* B, int ldb) {
+void trsm(bool left, char uplo, Trans trans, int m, int n, T alpha, const T* A, int lda, T* B, int ldb) {
   const int k = left ? m : n;
   if (k <= kTrsmLeaf) return blas_trsm(left, uplo, trans, m, n, alpha, A, lda, B, ldb);
   if (alpha != T(1))
@@ -90,17 +90,17 @@ void trsm(bool left, char uplo, bool trans, int m, int n, T alpha, const T* A, i
   const T* A11 = A;
   const T* A22 = A + k1 + static_cast<long>(k1) * lda;
   const T* off = uplo == 'L' ? A + k1 : A + static_cast<long>(k1) * lda;
-  const bool lower_op = (uplo == 'L') != trans;  // op(A) is lower triangular
+  const bool lower_op = (uplo == 'L') == (trans == Trans::no);  // op(A) is lower triangular
   if (left) {  // op(A) X = B, B split into rows B1 (k1) and B2 (k2)
     T* B1 = B;
     T* B2 = B + k1;
     if (lower_op) {
       trsm(true, uplo, trans, k1, n, T(1), A11, lda, B1, ldb);
-      gemm(trans, false, k2, n, k1, T(-1), off, lda, B1, ldb, T(1), B2, ldb);
+      gemm(trans, Trans::no, k2, n, k1, T(-1), off, lda, B1, ldb, T(1), B2, ldb);
       trsm(true, uplo, trans, k2, n, T(1), A22, lda, B2, ldb);
     } else {
       trsm(true, uplo, trans, k2, n, T(1), A22, lda, B2, ldb);
-      gemm(trans, false, k1, n, k2, T(-1), off, lda, B2, ldb, T(1), B1, ldb);
+      gemm(trans, Trans::no, k1, n, k2, T(-1), off, lda, B2, ldb, T(1), B1, ldb);
       trsm(true, uplo, trans, k1, n, T(1), A11, lda, B1, ldb);
     }
   } else {  // X op(A) = B, B split into columns B1 (k1) and B2 (k2)
@@ -108,22 +108,22 @@ void trsm(bool left, char uplo, bool trans, int m, int n, T alpha, const T* A, i
     T* B2 = B + static_cast<long>(k1) * ldb;
     if (lower_op) {
       trsm(false, uplo, trans, m, k2, T(1), A22, lda, B2, ldb);
-      gemm(false, trans, m, k1, k2, T(-1), B2, ldb, off, lda, T(1), B1, ldb);
+      gemm(Trans::no, trans, m, k1, k2, T(-1), B2, ldb, off, lda, T(1), B1, ldb);
       trsm(false, uplo, trans, m, k1, T(1), A11, lda, B1, ldb);
     } else {
       trsm(false, uplo, trans, m, k1, T(1), A11, lda, B1, ldb);
-      gemm(false, trans, m, k2, k1, T(-1), B1, ldb, off, lda, T(1), B2, ldb);
+      gemm(Trans::no, trans, m, k2, k1, T(-1), B1, ldb, off, lda, T(1), B2, ldb);
       trsm(false, uplo, trans, m, k2, T(1), A22, lda, B2, ldb);
     }
   }
 }
 
-// C := alpha op(A) op(A)^T + beta C on the triangle uplo; C n x n, op(A) n x k (op(A) = A^T with trans).
-inline void syrk(char uplo, bool trans, int n, int k, double alpha, const double* A, int lda, double beta, double* C,
+// C := alpha op(A) op(A)^T + beta C on the triangle uplo; C n x n, op(A) n x k (op(A) = A^T with a transposing trans).
+inline void syrk(char uplo, Trans trans, int n, int k, double alpha, const double* A, int lda, double beta, double* C,
                  int ldc) {
   cblas_dsyrk(CblasColMajor, cblas_uplo(uplo), cblas_trans(trans), n, k, alpha, A, lda, beta, C, ldc);
 }
-inline void syrk(char uplo, bool trans, int n, int k, float alpha, const float* A, int lda, float beta, float* C,
+inline void syrk(char uplo, Trans trans, int n, int k, float alpha, const float* A, int lda, float beta, float* C,
                  int ldc) {
   cblas_ssyrk(CblasColMajor, cblas_uplo(uplo), cblas_trans(trans), n, k, alpha, A, lda, beta, C, ldc);
 }

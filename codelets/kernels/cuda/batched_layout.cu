@@ -7,6 +7,7 @@
 #include "cuda/batched_kernels.hpp"
 #include "cuda/check.hpp"
 #include "tessera/error.hpp"
+#include "tessera/precision.hpp"
 
 namespace tessera::kernels::cuda {
 namespace {
@@ -101,13 +102,10 @@ void deinterleave_batched(int n, const T* Ai, int batch, T* A, int lda, long lon
   convert<T, false>(n, Ai, A, lda, strideA, batch, stream);
 }
 
-template void interleave_batched<float>(int, const float*, int, long long, int, float*,
-                                        cudaStream_t);
-template void interleave_batched<double>(int, const double*, int, long long, int, double*,
-                                         cudaStream_t);
-template void deinterleave_batched<float>(int, const float*, int, float*, int, long long,
-                                          cudaStream_t);
-template void deinterleave_batched<double>(int, const double*, int, double*, int, long long,
-                                           cudaStream_t);
+#define TESSERA_INSTANTIATE(T)                                                                 \
+  template void interleave_batched<T>(int, const T*, int, long long, int, T*, cudaStream_t);   \
+  template void deinterleave_batched<T>(int, const T*, int, T*, int, long long, cudaStream_t);
+TESSERA_FOR_EACH_REAL_SCALAR(TESSERA_INSTANTIATE)
+#undef TESSERA_INSTANTIATE
 
 }  // namespace tessera::kernels::cuda

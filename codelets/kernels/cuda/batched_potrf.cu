@@ -10,6 +10,7 @@
 #include "cuda/batched_common.cuh"
 #include "cuda/check.hpp"
 #include "tessera/error.hpp"
+#include "tessera/precision.hpp"
 
 namespace tessera::kernels::cuda {
 namespace {
@@ -162,31 +163,17 @@ void potrf_vbatched(BatchUplo uplo, const int* n, int max_n, T* const* A_array, 
   run_variable(desc, stream, opts);
 }
 
-template void potrf_batched<float>(BatchUplo, int, float*, int, long long, int, int*,
-                                   cudaStream_t, const BatchedOptions&);
-template void potrf_batched<double>(BatchUplo, int, double*, int, long long, int, int*,
-                                    cudaStream_t, const BatchedOptions&);
-template void potrf_batched<float>(BatchUplo, int, const float*, long long, long long, long long,
-                                   float*, int, long long, int, int*, cudaStream_t,
-                                   const BatchedOptions&);
-template void potrf_batched<double>(BatchUplo, int, const double*, long long, long long,
-                                    long long, double*, int, long long, int, int*, cudaStream_t,
-                                    const BatchedOptions&);
-template void potrf_batched_interleaved<float>(BatchUplo, int, float*, int, int*, cudaStream_t,
-                                               const BatchedOptions&);
-template void potrf_batched_interleaved<double>(BatchUplo, int, double*, int, int*, cudaStream_t,
-                                                const BatchedOptions&);
-template void potrf_vbatched<float>(BatchUplo, const int*, int, float*, const long long*,
-                                    const int*, int, int*, cudaStream_t, const BatchedOptions&);
-template void potrf_vbatched<double>(BatchUplo, const int*, int, double*, const long long*,
-                                     const int*, int, int*, cudaStream_t, const BatchedOptions&);
-template void potrf_batched<float>(BatchUplo, int, float* const*, int, int, int*, cudaStream_t,
-                                   const BatchedOptions&);
-template void potrf_batched<double>(BatchUplo, int, double* const*, int, int, int*, cudaStream_t,
-                                    const BatchedOptions&);
-template void potrf_vbatched<float>(BatchUplo, const int*, int, float* const*, const int*, int,
-                                    int*, cudaStream_t, const BatchedOptions&);
-template void potrf_vbatched<double>(BatchUplo, const int*, int, double* const*, const int*, int,
-                                     int*, cudaStream_t, const BatchedOptions&);
+#define TESSERA_INSTANTIATE(T)                                                                                        \
+  template void potrf_batched<T>(BatchUplo, int, T*, int, long long, int, int*, cudaStream_t, const BatchedOptions&); \
+  template void potrf_batched<T>(BatchUplo, int, const T*, long long, long long, long long, T*, int, long long, int,  \
+                                 int*, cudaStream_t, const BatchedOptions&);                                          \
+  template void potrf_batched_interleaved<T>(BatchUplo, int, T*, int, int*, cudaStream_t, const BatchedOptions&);     \
+  template void potrf_vbatched<T>(BatchUplo, const int*, int, T*, const long long*, const int*, int, int*,            \
+                                  cudaStream_t, const BatchedOptions&);                                               \
+  template void potrf_batched<T>(BatchUplo, int, T* const*, int, int, int*, cudaStream_t, const BatchedOptions&);     \
+  template void potrf_vbatched<T>(BatchUplo, const int*, int, T* const*, const int*, int, int*, cudaStream_t,         \
+                                  const BatchedOptions&);
+TESSERA_FOR_EACH_REAL_SCALAR(TESSERA_INSTANTIATE)
+#undef TESSERA_INSTANTIATE
 
 }  // namespace tessera::kernels::cuda

@@ -29,6 +29,7 @@
 #include "cuda/batched_static_for.cuh"
 #include "cuda/check.hpp"
 #include "tessera/error.hpp"
+#include "tessera/precision.hpp"
 
 namespace tessera::kernels::cuda::batched_detail {
 namespace {
@@ -416,10 +417,10 @@ void launch_potrf_panel(const BatchDesc<T>& desc, int shape_n, int min_n, cudaSt
   launch(desc, min_n, stream);
 }
 
-template void launch_potrf_panel<float>(const BatchDesc<float>&, int, int, cudaStream_t,
-                                        const BatchedOptions&);
-template void launch_potrf_panel<double>(const BatchDesc<double>&, int, int, cudaStream_t,
-                                         const BatchedOptions&);
+#define TESSERA_INSTANTIATE(T)                                                                             \
+  template void launch_potrf_panel<T>(const BatchDesc<T>&, int, int, cudaStream_t, const BatchedOptions&);
+TESSERA_FOR_EACH_REAL_SCALAR(TESSERA_INSTANTIATE)
+#undef TESSERA_INSTANTIATE
 
 }  // namespace tessera::kernels::cuda::batched_detail
 

@@ -22,6 +22,7 @@
 #include "cuda/batched_static_for.cuh"
 #include "cuda/check.hpp"
 #include "tessera/error.hpp"
+#include "tessera/precision.hpp"
 
 namespace tessera::kernels::cuda::batched_detail {
 namespace {
@@ -462,9 +463,9 @@ void launch_potrf_small(const BatchDesc<T>& desc, int group_n, cudaStream_t stre
   launchers[group_n - 1](desc, threads, stream);
 }
 
-template void launch_potrf_small<float>(const BatchDesc<float>&, int, cudaStream_t,
-                                        const BatchedOptions&);
-template void launch_potrf_small<double>(const BatchDesc<double>&, int, cudaStream_t,
-                                         const BatchedOptions&);
+#define TESSERA_INSTANTIATE(T)                                                                        \
+  template void launch_potrf_small<T>(const BatchDesc<T>&, int, cudaStream_t, const BatchedOptions&);
+TESSERA_FOR_EACH_REAL_SCALAR(TESSERA_INSTANTIATE)
+#undef TESSERA_INSTANTIATE
 
 }  // namespace tessera::kernels::cuda::batched_detail

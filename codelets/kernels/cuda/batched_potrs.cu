@@ -13,6 +13,7 @@
 #include "cuda/batched_kernels.hpp"
 #include "cuda/check.hpp"
 #include "tessera/error.hpp"
+#include "tessera/precision.hpp"
 
 namespace tessera::kernels::cuda {
 namespace {
@@ -397,26 +398,16 @@ void potrs_vbatched(BatchUplo uplo, const int* n, int max_n, int nrhs, const T* 
   launch_solve(d, uplo, max_n, stream);
 }
 
-template void potrs_batched<float>(BatchUplo, int, int, const float*, int, long long, float*, int,
-                                   long long, int, const int*, cudaStream_t);
-template void potrs_batched<double>(BatchUplo, int, int, const double*, int, long long, double*,
-                                    int, long long, int, const int*, cudaStream_t);
-template void potrs_vbatched<float>(BatchUplo, const int*, int, int, const float*,
-                                    const long long*, const int*, float*, const long long*,
-                                    const int*, int, const int*, cudaStream_t);
-template void potrs_vbatched<double>(BatchUplo, const int*, int, int, const double*,
-                                     const long long*, const int*, double*, const long long*,
-                                     const int*, int, const int*, cudaStream_t);
-
-template void potrs_batched<float>(BatchUplo, int, int, const float* const*, int, float* const*,
-                                   int, int, const int*, cudaStream_t);
-template void potrs_batched<double>(BatchUplo, int, int, const double* const*, int, double* const*,
-                                    int, int, const int*, cudaStream_t);
-template void potrs_vbatched<float>(BatchUplo, const int*, int, int, const float* const*,
-                                    const int*, float* const*, const int*, int, const int*,
-                                    cudaStream_t);
-template void potrs_vbatched<double>(BatchUplo, const int*, int, int, const double* const*,
-                                     const int*, double* const*, const int*, int, const int*,
-                                     cudaStream_t);
+#define TESSERA_INSTANTIATE(T)                                                                                         \
+  template void potrs_batched<T>(BatchUplo, int, int, const T*, int, long long, T*, int, long long, int, const int*,   \
+                                 cudaStream_t);                                                                        \
+  template void potrs_vbatched<T>(BatchUplo, const int*, int, int, const T*, const long long*, const int*, T*,         \
+                                  const long long*, const int*, int, const int*, cudaStream_t);                        \
+  template void potrs_batched<T>(BatchUplo, int, int, const T* const*, int, T* const*, int, int, const int*,           \
+                                 cudaStream_t);                                                                        \
+  template void potrs_vbatched<T>(BatchUplo, const int*, int, int, const T* const*, const int*, T* const*, const int*, \
+                                  int, const int*, cudaStream_t);
+TESSERA_FOR_EACH_REAL_SCALAR(TESSERA_INSTANTIATE)
+#undef TESSERA_INSTANTIATE
 
 }  // namespace tessera::kernels::cuda

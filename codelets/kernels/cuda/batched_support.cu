@@ -5,6 +5,7 @@
 #include "cuda/batched_kernels.hpp"
 #include "cuda/check.hpp"
 #include "tessera/error.hpp"
+#include "tessera/precision.hpp"
 
 namespace tessera::kernels::cuda {
 namespace {
@@ -87,9 +88,9 @@ void zero_opposite_triangle_batched(BatchUplo uplo, int n, T* A, int lda, long l
   TESSERA_CUDA_CHECK_LAUNCH();
 }
 
-template void zero_opposite_triangle_batched<float>(BatchUplo, int, float*, int, long long, int,
-                                                    cudaStream_t);
-template void zero_opposite_triangle_batched<double>(BatchUplo, int, double*, int, long long, int,
-                                                     cudaStream_t);
+#define TESSERA_INSTANTIATE(T)                                                                            \
+  template void zero_opposite_triangle_batched<T>(BatchUplo, int, T*, int, long long, int, cudaStream_t);
+TESSERA_FOR_EACH_REAL_SCALAR(TESSERA_INSTANTIATE)
+#undef TESSERA_INSTANTIATE
 
 }  // namespace tessera::kernels::cuda

@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "check.hpp"
+#include "tessera/precision.hpp"
 
 namespace tessera::kernels::cuda {
 
@@ -208,15 +209,13 @@ void copy_blocks(const BlockCopy<T>* copies, int count, cudaStream_t stream) {
   }
 }
 
-template void check_potrf_info<float>(int, const float*, int, int*, cudaStream_t);
-template void check_potrf_info<double>(int, const double*, int, int*, cudaStream_t);
-template void copy_lower<float>(int, int, const float*, int, float*, int, cudaStream_t);
-template void copy_lower<double>(int, int, const double*, int, double*, int, cudaStream_t);
-template void copy_blocks<float>(const BlockCopy<float>*, int, cudaStream_t);
-template void copy_blocks<double>(const BlockCopy<double>*, int, cudaStream_t);
-template void load_lower<float>(int, const float*, long long, long long, float*, int, cudaStream_t);
-template void load_lower<double>(int, const double*, long long, long long, double*, int, cudaStream_t);
-template void transpose_triangle<float>(Triangle, int, const float*, int, float*, int, cudaStream_t);
-template void transpose_triangle<double>(Triangle, int, const double*, int, double*, int, cudaStream_t);
+#define TESSERA_INSTANTIATE(T)                                                              \
+  template void check_potrf_info<T>(int, const T*, int, int*, cudaStream_t);                \
+  template void copy_lower<T>(int, int, const T*, int, T*, int, cudaStream_t);              \
+  template void copy_blocks<T>(const BlockCopy<T>*, int, cudaStream_t);                     \
+  template void load_lower<T>(int, const T*, long long, long long, T*, int, cudaStream_t);  \
+  template void transpose_triangle<T>(Triangle, int, const T*, int, T*, int, cudaStream_t);
+TESSERA_FOR_EACH_REAL_SCALAR(TESSERA_INSTANTIATE)
+#undef TESSERA_INSTANTIATE
 
 }  // namespace tessera::kernels::cuda

@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "check.hpp"
+#include "tessera/precision.hpp"
 #include "tile_kernels.hpp"
 
 namespace tessera::kernels::cuda::detail {
@@ -183,10 +184,10 @@ struct GemmShape {
   int bm, bn, threads;
 };
 
-// Block shapes instantiated per precision ('d': FP64 MMA kernels, 's': FP32 FMA kernels).
-const std::vector<GemmShape>& gemm_shapes(char precision);
+// Block shapes instantiated per precision (double: FP64 MMA kernels, single: FP32 FMA kernels).
+const std::vector<GemmShape>& gemm_shapes(Precision precision);
 // The shape cfg names (tile, tile_n, threads), or the built-in default for this size.
-GemmShape pick_gemm_shape(char precision, GemmMode mode, int m, int n,
+GemmShape pick_gemm_shape(Precision precision, GemmMode mode, int m, int n,
                           const TileKernelConfig& cfg);
 
 template <class T>
@@ -194,11 +195,7 @@ void gemm_launch(GemmMode mode, int m, int n, int k, const T* A, int lda, const 
                  T* C, int ldc, cudaStream_t stream, const TileKernelConfig& cfg);
 
 // Built-in defaults (the configurations measured best on the H100), nearest nb.
-TileKernelConfig default_tile_config(char precision, const char* op, int nb);
+TileKernelConfig default_tile_config(Precision precision, const char* op, int nb);
 
-template <class T>
-constexpr char precision_letter() {
-  return sizeof(T) == 8 ? 'd' : 's';
-}
 
 }  // namespace tessera::kernels::cuda::detail

@@ -117,17 +117,17 @@ void invalid_config(const std::string& what) {
 
 // ---- gemm block shapes -------------------------------------------------------------------
 
-const std::vector<GemmShape>& gemm_shapes(char precision) {
+const std::vector<GemmShape>& gemm_shapes(Precision precision) {
   static const std::vector<GemmShape> dmma = {{32, 32, 128},  {32, 64, 128},  {64, 32, 128},
                                               {64, 64, 128},  {64, 64, 256},  {128, 64, 128},
                                               {128, 128, 256}};
   static const std::vector<GemmShape> ffma = {{32, 32, 128},  {32, 64, 128},  {64, 32, 128},
                                               {64, 64, 128},  {64, 64, 256},  {128, 64, 256},
                                               {128, 128, 256}};
-  return precision == 'd' ? dmma : ffma;
+  return precision == Precision::double_real ? dmma : ffma;
 }
 
-GemmShape pick_gemm_shape(char precision, GemmMode mode, int m, int n,
+GemmShape pick_gemm_shape(Precision precision, GemmMode mode, int m, int n,
                           const TileKernelConfig& cfg) {
   TileKernelConfig c = cfg;
   if (c.tile == 0) {
@@ -152,7 +152,7 @@ GemmShape pick_gemm_shape(char precision, GemmMode mode, int m, int n,
 namespace {
 
 struct DefaultEntry {
-  char precision;
+  char precision;  // LAPACK's letter, as in the JSON tables
   const char* op;
   int nb;
   TileKernelConfig cfg;
@@ -166,7 +166,7 @@ const DefaultEntry kDefaults[] = {
 
 }  // namespace
 
-TileKernelConfig default_tile_config(char precision, const char* op, int nb) {
+TileKernelConfig default_tile_config(Precision precision, const char* op, int nb) {
   // log(nb) of every entry, computed once.
   static const std::vector<double> log_nb = [] {
     std::vector<double> v;
@@ -178,7 +178,7 @@ TileKernelConfig default_tile_config(char precision, const char* op, int nb) {
   double best_dist = 0;
   for (std::size_t i = 0; i < std::size(kDefaults); ++i) {
     const DefaultEntry& e = kDefaults[i];
-    if (e.precision != precision || e.op[0] != op[0] || e.op[1] != op[1]) continue;
+    if (e.precision != lapack_letter(precision) || e.op[0] != op[0] || e.op[1] != op[1]) continue;
     const double dist = std::fabs(log_nb[i] - target);
     if (!best || dist < best_dist) best = &e, best_dist = dist;
   }

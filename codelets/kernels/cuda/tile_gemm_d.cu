@@ -15,7 +15,7 @@ void gemm_launch<double>(GemmMode mode, int m, int n, int k, const double* A, in
       launch_fma<double, 64, 64, 4, 4>(mode, m, n, k, A, lda, B, ldb, C, ldc, stream);
     return;
   }
-  const GemmShape s = pick_gemm_shape('d', mode, m, n, cfg);
+  const GemmShape s = pick_gemm_shape(Precision::double_real, mode, m, n, cfg);
   const auto is = [&](int bm, int bn, int threads) {
     return s.bm == bm && s.bn == bn && s.threads == threads;
   };

@@ -8,7 +8,7 @@ template <>
 void gemm_launch<float>(GemmMode mode, int m, int n, int k, const float* A, int lda,
                         const float* B, int ldb, float* C, int ldc, cudaStream_t stream,
                         const TileKernelConfig& cfg) {
-  const GemmShape s = pick_gemm_shape('s', mode, m, n, cfg);
+  const GemmShape s = pick_gemm_shape(Precision::single_real, mode, m, n, cfg);
   const auto is = [&](int bm, int bn, int threads) {
     return s.bm == bm && s.bn == bn && s.threads == threads;
   };

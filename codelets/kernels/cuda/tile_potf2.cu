@@ -26,6 +26,7 @@
 #include "tile_common.cuh"
 #include "tile_potf2_dataflow.cuh"
 #include "tile_potf2_warp.cuh"
+#include "tessera/precision.hpp"
 
 namespace tessera::kernels::cuda {
 namespace detail {
@@ -342,7 +343,7 @@ struct Potf2Plan {
 template <class T>
 Potf2Plan plan_potf2(int n, const TileKernelConfig& cfg) {
   // Fields the caller left at 0 come from the built-in default when it is of this variant.
-  TileKernelConfig def = default_tile_config(precision_letter<T>(), "potf2", n);
+  TileKernelConfig def = default_tile_config(precision_of<T>(), "potf2", n);
   if (def.variant != 0) def = {};
   Potf2Plan p;
   p.ib = cfg.ib ? cfg.ib : (def.ib ? def.ib : 32);
@@ -359,7 +360,7 @@ Potf2Plan plan_potf2(int n, const TileKernelConfig& cfg) {
 // whole configuration: its fields are not mixed with the caller's).
 template <class T>
 TileKernelConfig effective_config(int n, const TileKernelConfig& cfg) {
-  return cfg == TileKernelConfig{} ? default_tile_config(precision_letter<T>(), "potf2", n) : cfg;
+  return cfg == TileKernelConfig{} ? default_tile_config(precision_of<T>(), "potf2", n) : cfg;
 }
 
 template <class T>
@@ -474,15 +475,12 @@ int potf2_fused_max_n(int ib) {
   return detail::fused_max_n<T>(ib);
 }
 
-template void potf2<float>(int, float*, int, int*, cudaStream_t, const TileKernelConfig&);
-template void potf2<double>(int, double*, int, int*, cudaStream_t, const TileKernelConfig&);
-template void potf2<float>(int, float*, int, int*, void*, std::size_t, cudaStream_t,
-                           const TileKernelConfig&);
-template void potf2<double>(int, double*, int, int*, void*, std::size_t, cudaStream_t,
-                            const TileKernelConfig&);
-template std::size_t potf2_workspace_bytes<float>(int, const TileKernelConfig&);
-template std::size_t potf2_workspace_bytes<double>(int, const TileKernelConfig&);
-template int potf2_fused_max_n<float>(int);
-template int potf2_fused_max_n<double>(int);
+#define TESSERA_INSTANTIATE(T)                                                                           \
+  template void potf2<T>(int, T*, int, int*, cudaStream_t, const TileKernelConfig&);                     \
+  template void potf2<T>(int, T*, int, int*, void*, std::size_t, cudaStream_t, const TileKernelConfig&); \
+  template std::size_t potf2_workspace_bytes<T>(int, const TileKernelConfig&);                           \
+  template int potf2_fused_max_n<T>(int);
+TESSERA_FOR_EACH_REAL_SCALAR(TESSERA_INSTANTIATE)
+#undef TESSERA_INSTANTIATE
 
 }  // namespace tessera::kernels::cuda

@@ -26,6 +26,7 @@
 #include "tile_common.cuh"
 #include "tile_potf2_dataflow.cuh"
 #include "tile_warp_cholesky.cuh"
+#include "tessera/precision.hpp"
 
 namespace tessera::kernels::cuda::detail {
 namespace {
@@ -346,7 +347,9 @@ void potf2_dataflow(int n, T* A, int lda, int* info, void* workspace, cudaStream
   }
 }
 
-template void potf2_dataflow<float>(int, float*, int, int*, void*, cudaStream_t, const TileKernelConfig&);
-template void potf2_dataflow<double>(int, double*, int, int*, void*, cudaStream_t, const TileKernelConfig&);
+#define TESSERA_INSTANTIATE(T)                                                                       \
+  template void potf2_dataflow<T>(int, T*, int, int*, void*, cudaStream_t, const TileKernelConfig&);
+TESSERA_FOR_EACH_REAL_SCALAR(TESSERA_INSTANTIATE)
+#undef TESSERA_INSTANTIATE
 
 }  // namespace tessera::kernels::cuda::detail

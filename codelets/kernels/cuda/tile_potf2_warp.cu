@@ -18,6 +18,7 @@
 #include "tile_common.cuh"
 #include "tile_potf2_warp.cuh"
 #include "tile_warp_cholesky.cuh"
+#include "tessera/precision.hpp"
 
 namespace tessera::kernels::cuda::detail {
 namespace {
@@ -177,7 +178,9 @@ void potf2_warp_panels(int n, T* A, int lda, int* info, void* workspace, cudaStr
   }
 }
 
-template void potf2_warp_panels<float>(int, float*, int, int*, void*, cudaStream_t, const TileKernelConfig&);
-template void potf2_warp_panels<double>(int, double*, int, int*, void*, cudaStream_t, const TileKernelConfig&);
+#define TESSERA_INSTANTIATE(T)                                                                          \
+  template void potf2_warp_panels<T>(int, T*, int, int*, void*, cudaStream_t, const TileKernelConfig&);
+TESSERA_FOR_EACH_REAL_SCALAR(TESSERA_INSTANTIATE)
+#undef TESSERA_INSTANTIATE
 
 }  // namespace tessera::kernels::cuda::detail

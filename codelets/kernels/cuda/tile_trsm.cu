@@ -11,6 +11,7 @@
 #include <string>
 
 #include "tile_common.cuh"
+#include "tessera/precision.hpp"
 
 namespace tessera::kernels::cuda {
 namespace detail {
@@ -112,7 +113,7 @@ struct TrsmPlan {
 
 template <class T>
 TrsmPlan plan_trsm(int n, const TileKernelConfig& cfg) {
-  const TileKernelConfig def = default_tile_config(precision_letter<T>(), "trsm", n);
+  const TileKernelConfig def = default_tile_config(precision_of<T>(), "trsm", n);
   TrsmPlan p;
   p.nl = cfg.ib ? cfg.ib : (def.ib ? def.ib : 64);
   p.variant = cfg.variant ? cfg.variant : (def.variant ? def.variant : kVariantInverse);
@@ -219,11 +220,11 @@ void trsm_rlt(int m, int n, const T* L, int ldl, T* B, int ldb, void* workspace,
   detail::trsm_recursive(p, m, n, 0, L, ldl, B, ldb, D, stream);
 }
 
-template std::size_t trsm_rlt_workspace_bytes<float>(int, int, const TileKernelConfig&);
-template std::size_t trsm_rlt_workspace_bytes<double>(int, int, const TileKernelConfig&);
-template void trsm_rlt<float>(int, int, const float*, int, float*, int, void*, std::size_t,
-                              cudaStream_t, const TileKernelConfig&);
-template void trsm_rlt<double>(int, int, const double*, int, double*, int, void*, std::size_t,
-                               cudaStream_t, const TileKernelConfig&);
+#define TESSERA_INSTANTIATE(T)                                                                  \
+  template std::size_t trsm_rlt_workspace_bytes<T>(int, int, const TileKernelConfig&);          \
+  template void trsm_rlt<T>(int, int, const T*, int, T*, int, void*, std::size_t, cudaStream_t, \
+                            const TileKernelConfig&);
+TESSERA_FOR_EACH_REAL_SCALAR(TESSERA_INSTANTIATE)
+#undef TESSERA_INSTANTIATE
 
 }  // namespace tessera::kernels::cuda

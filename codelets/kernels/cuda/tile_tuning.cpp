@@ -34,7 +34,7 @@ namespace {
 // The entry for (gpu, precision, op) whose nb is nearest to nb on a log scale (the smaller nb on
 // ties), or null.
 const TileTuningEntry* nearest_entry(const std::vector<TileTuningEntry>& entries, const std::string& gpu,
-                                     char precision, const std::string& op, int nb) {
+                                     Precision precision, const std::string& op, int nb) {
   const TileTuningEntry* best = nullptr;
   double best_dist = 0;
   const double target = std::log(static_cast<double>(std::max(nb, 1)));
@@ -51,14 +51,14 @@ const TileTuningEntry* nearest_entry(const std::vector<TileTuningEntry>& entries
 
 }  // namespace
 
-std::optional<TileKernelConfig> TileTuningTable::lookup(const std::string& gpu, char precision,
+std::optional<TileKernelConfig> TileTuningTable::lookup(const std::string& gpu, Precision precision,
                                                         const std::string& op, int nb) const {
   const TileTuningEntry* best = nearest_entry(entries_, gpu, precision, op, nb);
   if (!best) return std::nullopt;
   return best->cfg;
 }
 
-FasterKernel TileTuningTable::faster(const std::string& gpu, char precision, const std::string& op, int nb) const {
+FasterKernel TileTuningTable::faster(const std::string& gpu, Precision precision, const std::string& op, int nb) const {
   const TileTuningEntry* best = nearest_entry(entries_, gpu, precision, op, nb);
   if (!best || best->vendor_time_us <= 0 || best->time_us <= 0) return FasterKernel::unknown;
   return best->time_us < best->vendor_time_us ? FasterKernel::custom : FasterKernel::vendor;
@@ -69,7 +69,7 @@ FasterKernels::FasterKernels(const TileTuningTable& table, const std::string& gp
     if (e.gpu == gpu && e.time_us > 0 && e.vendor_time_us > 0) entries_.push_back(e);
 }
 
-FasterKernel FasterKernels::at(char precision, const char* op, int nb) const {
+FasterKernel FasterKernels::at(Precision precision, const char* op, int nb) const {
   const TileTuningEntry* best = nullptr;
   int best_distance = 0;
   for (const TileTuningEntry& e : entries_) {
@@ -90,7 +90,7 @@ std::string TileTuningTable::to_json() const {
   nlohmann::json entries = nlohmann::json::array();
   for (const TileTuningEntry& e : entries_) {
     entries.push_back({{"gpu", e.gpu},
-                       {"precision", std::string(1, e.precision)},
+                       {"precision", std::string(1, lapack_letter(e.precision))},
                        {"op", e.op},
                        {"nb", e.nb},
                        {"ib", e.cfg.ib},
@@ -113,8 +113,8 @@ TileTuningTable TileTuningTable::from_json(const std::string& text) {
       TileTuningEntry e;
       e.gpu = j.at("gpu").get<std::string>();
       const std::string p = j.at("precision").get<std::string>();
-      if (p != "s" && p != "d") throw InvalidArgument("tuning table: precision must be s or d");
-      e.precision = p[0];
+      if (p.size() != 1 || !precision_from_letter(p[0], &e.precision))
+        throw InvalidArgument("tuning table: precision must be s or d");
       e.op = j.at("op").get<std::string>();
       if (e.op != "potf2" && e.op != "trsm" && e.op != "syrk" && e.op != "gemm")
         throw InvalidArgument("tuning table: unknown op " + e.op);
@@ -159,7 +159,7 @@ std::string current_gpu_name() {
 
 // ---- candidates ----------------------------------------------------------------------------
 
-std::vector<TileKernelConfig> tile_kernel_candidates(char precision, const std::string& op, int nb) {
+std::vector<TileKernelConfig> tile_kernel_candidates(Precision precision, const std::string& op, int nb) {
   std::vector<TileKernelConfig> out;
   const auto cfg = [](int ib, int threads, int tile, int tile_n, int variant, int crossover) {
     TileKernelConfig c;
@@ -170,7 +170,7 @@ std::vector<TileKernelConfig> tile_kernel_candidates(char precision, const std::
   if (op == "gemm") {
     out = {cfg(0, 128, 32, 32, 0, 0),  cfg(0, 128, 32, 64, 0, 0),
            cfg(0, 128, 64, 32, 0, 0),  cfg(0, 128, 64, 64, 0, 0),
-           cfg(0, 256, 64, 64, 0, 0),  cfg(0, precision == 'd' ? 128 : 256, 128, 64, 0, 0),
+           cfg(0, 256, 64, 64, 0, 0),  cfg(0, precision == Precision::double_real ? 128 : 256, 128, 64, 0, 0),
            cfg(0, 256, 128, 128, 0, 0)};
   } else if (op == "syrk") {
     out = {cfg(0, 128, 32, 32, 0, 0), cfg(0, 128, 64, 64, 0, 0), cfg(0, 256, 64, 64, 0, 0),
@@ -182,8 +182,7 @@ std::vector<TileKernelConfig> tile_kernel_candidates(char precision, const std::
     }
   } else if (op == "potf2") {
     for (int ib : {16, 32}) {
-      const int max_fused =
-          precision == 'd' ? potf2_fused_max_n<double>(ib) : potf2_fused_max_n<float>(ib);
+      const int max_fused = with_scalar_type(precision, [&](auto x) { return potf2_fused_max_n<decltype(x)>(ib); });
       for (int threads : {128, 256}) {
         if (nb <= max_fused) out.push_back(cfg(ib, threads, 0, 0, 0, nb));  // one fused kernel
         for (int cross : {64, 96, 128, 160, 192, 256}) {
@@ -326,11 +325,11 @@ double time_op(const std::string& op, int nb, const TileKernelConfig& cfg, bool 
     if (op == "potf2")
       vendor::potrf(handles->solver, 'L', nb, x, nb, reinterpret_cast<T*>(ws.ptr), lwork, info.ptr + i);
     else if (op == "trsm")
-      vendor::trsm(handles->blas, false, 'L', true, nb, nb, T(1), dA.ptr, nb, x, nb);
+      vendor::trsm(handles->blas, false, 'L', Trans::conjugate_transpose, nb, nb, T(1), dA.ptr, nb, x, nb);
     else if (op == "syrk")
-      vendor::syrk(handles->blas, 'L', false, nb, nb, T(-1), dA.ptr, nb, T(1), x, nb);
+      vendor::syrk(handles->blas, 'L', Trans::no, nb, nb, T(-1), dA.ptr, nb, T(1), x, nb);
     else
-      vendor::gemm(handles->blas, false, true, nb, nb, nb, T(-1), dA.ptr, nb, dB.ptr, nb, T(1), x, nb);
+      vendor::gemm(handles->blas, Trans::no, Trans::conjugate_transpose, nb, nb, nb, T(-1), dA.ptr, nb, dB.ptr, nb, T(1), x, nb);
   };
   const auto run_one = [&](int i) {
     T* x = work.ptr + elems * i;
@@ -364,23 +363,22 @@ double time_op(const std::string& op, int nb, const TileKernelConfig& cfg, bool 
 
 }  // namespace
 
-double time_tile_kernel(char precision, const std::string& op, int nb, const TileKernelConfig& cfg,
+double time_tile_kernel(Precision precision, const std::string& op, int nb, const TileKernelConfig& cfg,
                         int repetitions, std::uint64_t seed) {
   if (nb <= 0 || repetitions <= 0) throw InvalidArgument("time_tile_kernel: nb and repetitions must be positive");
-  return precision == 'd' ? time_op<double>(op, nb, cfg, false, repetitions, seed)
-                          : time_op<float>(op, nb, cfg, false, repetitions, seed);
+  return with_scalar_type(precision,
+                          [&](auto x) { return time_op<decltype(x)>(op, nb, cfg, false, repetitions, seed); });
 }
 
-double time_vendor_tile_kernel(char precision, const std::string& op, int nb, int repetitions, std::uint64_t seed) {
+double time_vendor_tile_kernel(Precision precision, const std::string& op, int nb, int repetitions, std::uint64_t seed) {
   if (nb <= 0 || repetitions <= 0) throw InvalidArgument("time_vendor_tile_kernel: nb and repetitions must be positive");
-  return precision == 'd' ? time_op<double>(op, nb, {}, true, repetitions, seed)
-                          : time_op<float>(op, nb, {}, true, repetitions, seed);
+  return with_scalar_type(precision,
+                          [&](auto x) { return time_op<decltype(x)>(op, nb, {}, true, repetitions, seed); });
 }
 
-TileTuningTable tune_tile_kernels(char precision, const std::vector<int>& nbs, int repetitions,
+TileTuningTable tune_tile_kernels(Precision precision, const std::vector<int>& nbs, int repetitions,
                                   std::uint64_t seed, std::vector<TileTuningEntry>* all,
                                   std::ostream* log, const std::vector<std::string>& ops) {
-  if (precision != 's' && precision != 'd') throw InvalidArgument("tune_tile_kernels: precision must be 's' or 'd'");
   const std::string gpu = current_gpu_name();
   TileTuningTable table;
   const std::vector<std::string> swept = ops.empty() ? std::vector<std::string>{"potf2", "trsm", "syrk", "gemm"} : ops;
@@ -393,7 +391,7 @@ TileTuningTable tune_tile_kernels(char precision, const std::vector<int>& nbs, i
         TileTuningEntry e{gpu, precision, op, nb, cfg, us};
         if (all) all->push_back(e);
         if (log)
-          *log << "tune " << precision << ' ' << op << " nb=" << nb << " ib=" << cfg.ib
+          *log << "tune " << lapack_letter(precision) << ' ' << op << " nb=" << nb << " ib=" << cfg.ib
                << " threads=" << cfg.threads << " tile=" << cfg.tile << 'x' << cfg.tile_n
                << " variant=" << cfg.variant << " crossover=" << cfg.crossover << " : " << us
                << " us\n";
@@ -401,7 +399,7 @@ TileTuningTable tune_tile_kernels(char precision, const std::vector<int>& nbs, i
       }
       if (!have) continue;
       best.vendor_time_us = time_vendor_tile_kernel(precision, op, nb, repetitions, seed);
-      if (log) *log << "tune " << precision << ' ' << op << " nb=" << nb << " vendor : " << best.vendor_time_us << " us\n";
+      if (log) *log << "tune " << lapack_letter(precision) << ' ' << op << " nb=" << nb << " vendor : " << best.vendor_time_us << " us\n";
       table.set(best);
     }
   }

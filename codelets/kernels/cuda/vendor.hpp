@@ -6,10 +6,12 @@
 #include <cusolverDn.h>
 
 #include "check.hpp"
+#include "tessera/precision.hpp"
 
 namespace tessera::kernels::cuda::vendor {
 
-inline cublasOperation_t op(bool trans) { return trans ? CUBLAS_OP_T : CUBLAS_OP_N; }
+// cuBLAS's op of a Trans for real scalars: the conjugate transpose is the transpose.
+inline cublasOperation_t op(Trans trans) { return trans == Trans::no ? CUBLAS_OP_N : CUBLAS_OP_T; }
 // The triangle of a tile, as LAPACK's letter ('L' or 'U').
 inline cublasFillMode_t fill(char uplo) { return uplo == 'U' ? CUBLAS_FILL_MODE_UPPER : CUBLAS_FILL_MODE_LOWER; }
 
@@ -32,31 +34,31 @@ inline void potrf(cusolverDnHandle_t h, char uplo, int n, float* A, int lda, flo
   TESSERA_CUSOLVER_CHECK(cusolverDnSpotrf(h, fill(uplo), n, A, lda, work, lwork, d_info));
 }
 
-inline void trsm(cublasHandle_t h, bool left, char uplo, bool trans, int m, int n, double alpha, const double* L, int ldl,
+inline void trsm(cublasHandle_t h, bool left, char uplo, Trans trans, int m, int n, double alpha, const double* L, int ldl,
                  double* B, int ldb) {
   TESSERA_CUBLAS_CHECK(cublasDtrsm(h, left ? CUBLAS_SIDE_LEFT : CUBLAS_SIDE_RIGHT, fill(uplo), op(trans),
                                    CUBLAS_DIAG_NON_UNIT, m, n, &alpha, L, ldl, B, ldb));
 }
-inline void trsm(cublasHandle_t h, bool left, char uplo, bool trans, int m, int n, float alpha, const float* L, int ldl,
+inline void trsm(cublasHandle_t h, bool left, char uplo, Trans trans, int m, int n, float alpha, const float* L, int ldl,
                  float* B, int ldb) {
   TESSERA_CUBLAS_CHECK(cublasStrsm(h, left ? CUBLAS_SIDE_LEFT : CUBLAS_SIDE_RIGHT, fill(uplo), op(trans),
                                    CUBLAS_DIAG_NON_UNIT, m, n, &alpha, L, ldl, B, ldb));
 }
 
-inline void syrk(cublasHandle_t h, char uplo, bool trans, int n, int k, double alpha, const double* A, int lda, double beta, double* C,
+inline void syrk(cublasHandle_t h, char uplo, Trans trans, int n, int k, double alpha, const double* A, int lda, double beta, double* C,
                  int ldc) {
   TESSERA_CUBLAS_CHECK(cublasDsyrk(h, fill(uplo), op(trans), n, k, &alpha, A, lda, &beta, C, ldc));
 }
-inline void syrk(cublasHandle_t h, char uplo, bool trans, int n, int k, float alpha, const float* A, int lda, float beta, float* C,
+inline void syrk(cublasHandle_t h, char uplo, Trans trans, int n, int k, float alpha, const float* A, int lda, float beta, float* C,
                  int ldc) {
   TESSERA_CUBLAS_CHECK(cublasSsyrk(h, fill(uplo), op(trans), n, k, &alpha, A, lda, &beta, C, ldc));
 }
 
-inline void gemm(cublasHandle_t h, bool transa, bool transb, int m, int n, int k, double alpha, const double* A,
+inline void gemm(cublasHandle_t h, Trans transa, Trans transb, int m, int n, int k, double alpha, const double* A,
                  int lda, const double* B, int ldb, double beta, double* C, int ldc) {
   TESSERA_CUBLAS_CHECK(cublasDgemm(h, op(transa), op(transb), m, n, k, &alpha, A, lda, B, ldb, &beta, C, ldc));
 }
-inline void gemm(cublasHandle_t h, bool transa, bool transb, int m, int n, int k, float alpha, const float* A,
+inline void gemm(cublasHandle_t h, Trans transa, Trans transb, int m, int n, int k, float alpha, const float* A,
                  int lda, const float* B, int ldb, float beta, float* C, int ldc) {
   TESSERA_CUBLAS_CHECK(cublasSgemm(h, op(transa), op(transb), m, n, k, &alpha, A, lda, B, ldb, &beta, C, ldc));
 }
