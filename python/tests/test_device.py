@@ -20,7 +20,7 @@ def test_the_library_routes_stacks_of_gpu_matrices():
     batched kernels, large ones and short stacks of mid-sized ones to the dense device API."""
     assert tessera._takes_batched_kernels(8, 1) and tessera._takes_batched_kernels(100, 10000)
     assert not tessera._takes_batched_kernels(DENSE_N, 10000) and not tessera._takes_batched_kernels(1024, 1)
-    assert not tessera._takes_batched_kernels(513, 5) and tessera._takes_batched_kernels(513, 9)
+    assert not tessera._takes_batched_kernels(513, 9) and tessera._takes_batched_kernels(513, 10)
 
 
 def _torch():
