@@ -16,8 +16,7 @@ int default_tile_size(int n, Precision precision, Mode mode, int cpu_workers) {
 int default_tile_size(const Runtime& runtime, int n, Precision precision, Mode requested) {
   const detail::Machine machine = detail::RuntimeControl::machine(runtime);
   const Mode mode = detail::resolve_mode(machine, requested);
-  const Mode tiles_of = detail::runs_as_gpu_mode(machine, mode) ? Mode::gpu : mode;
-  return detail::default_tile_size(n, precision, tiles_of, machine.cpu_workers);
+  return detail::default_tile_size(n, precision, detail::tile_mode(machine, mode), machine.cpu_workers);
 }
 
 template <class T>

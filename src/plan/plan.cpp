@@ -59,7 +59,7 @@ void choose_tile_size(const Machine& machine, const PlanRequest& r, Plan& p) {
     p.why.push_back(fmt::format("tile size {} (asked for)", p.nb));
     return;
   }
-  const Mode tiles_of = p.runs_as_gpu_mode ? Mode::gpu : p.mode;
+  const Mode tiles_of = tile_mode(machine, p.mode);
   p.nb = default_tile_size(r.n, r.precision, tiles_of, machine.cpu_workers);
   p.why.push_back(fmt::format("tile size {} (Tessera's for n = {} in {} mode on {} CPU worker(s))", p.nb, r.n,
                               to_string(tiles_of), machine.cpu_workers));

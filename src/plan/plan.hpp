@@ -78,6 +78,9 @@ bool runs_as_gpu_mode(const Machine& machine, Mode mode);
 // gpu mode does) on cpu_workers CPU workers (0: unknown).
 int default_tile_size(int n, Precision precision, Mode mode, int cpu_workers);
 
+// The mode whose tiles a request resolved to `mode` takes: gpu where it runs as gpu mode does.
+inline Mode tile_mode(const Machine& machine, Mode mode) { return runs_as_gpu_mode(machine, mode) ? Mode::gpu : mode; }
+
 // The chunk size of a batch in `mode` (resolved): a few chunks per worker.
 int default_batch_chunk(const Machine& machine, int batch, Mode mode);
 
