@@ -26,7 +26,7 @@
 
 #include "byte_reader.hpp"
 #include "tessera/error.hpp"
-#include "tessera/matrix_market.hpp"
+#include "tessera/tools/matrix_market.hpp"
 
 namespace {
 

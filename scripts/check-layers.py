@@ -16,6 +16,8 @@ import sys
 LAYERS = [
     ("kernels", ["codelets/kernels/*"]),
     ("public-api", ["include/tessera/*"]),
+    # What libtessera exports for its own tools only (the CLI, the drop-in): not installed.
+    ("tool-api", ["src/tool_api/*"]),
     ("algorithms", ["src/algorithms/*"]),
     # Decide once, then run: a request's plan from a machine snapshot and one table of thresholds.
     ("plan", ["src/plan/*"]),
@@ -24,7 +26,7 @@ LAYERS = [
     ("lapack-drop-in", ["src/lapack/*"]),
     ("cli", ["src/cli/*"]),
     # The StarPU runtime layer: codelets, runtime control, submissions, traces, resources.
-    ("runtime", ["src/runtime/*", "codelets/*"]),
+    ("runtime", ["src/runtime/*", "codelets/starpu/*"]),
     # The public API's implementation: requests built from the algorithms on the runtime.
     ("api", ["src/api/*"]),
     # Distributed matrices on StarPU-MPI: the algorithms inserted through the runtime layer's
@@ -35,7 +37,7 @@ LAYERS = [
 # Layers whose files never include StarPU: the algorithms work through the task interface, the
 # API's implementation through the runtime layer's StarPU-free headers, and the public headers
 # leave StarPU to the one opt-in interop header.
-STARPU_FREE = {"kernels", "public-api", "algorithms", "plan", "api", "lapack-drop-in", "cli"}
+STARPU_FREE = {"kernels", "public-api", "tool-api", "algorithms", "plan", "api", "lapack-drop-in", "cli"}
 STARPU_INTEROP_HEADER = "include/tessera/starpu_interop.hpp"
 STARPU_INCLUDE = re.compile(r'^\s*#\s*include\s+[<"]starpu[^>"]*[>"]', re.M)
 
@@ -64,20 +66,21 @@ ENVIRONMENT_ACCESS = re.compile(r'\b(getenv|secure_getenv|setenv|putenv|unsetenv
 ALLOWED = {
     "kernels": {"public-api"},
     "public-api": set(),
+    "tool-api": {"public-api"},
     "algorithms": {"public-api"},
     "plan": {"algorithms", "public-api"},
     "task-tags": {"public-api"},
     "policies": {"task-tags", "public-api"},
-    "runtime": {"plan", "algorithms", "task-tags", "policies", "kernels", "public-api"},
-    "api": {"runtime", "plan", "algorithms", "public-api", "kernels"},
-    "lapack-drop-in": {"public-api"},
-    "cli": {"public-api", "kernels"},
+    "runtime": {"plan", "algorithms", "task-tags", "policies", "kernels", "public-api", "tool-api"},
+    "api": {"runtime", "plan", "algorithms", "public-api", "tool-api", "kernels"},
+    "lapack-drop-in": {"public-api", "tool-api"},
+    "cli": {"public-api", "tool-api", "kernels"},
     "distributed": {"runtime", "plan", "algorithms", "task-tags", "policies", "kernels", "public-api"},
 }
 
 # Search path of the library's targets (CMakeLists.txt), after the including file's folder.
-SEARCH = ["src/algorithms", "src/plan", "src/runtime", "src/api", "src/distributed", "codelets", "codelets/tags", "codelets/kernels",
-          "scheduler_policies", "include"]
+SEARCH = ["src/algorithms", "src/plan", "src/runtime", "src/api", "src/distributed", "codelets/starpu", "codelets/tags", "codelets/kernels",
+          "scheduler_policies", "src/tool_api", "codelets", "include"]
 INCLUDE = re.compile(r'^\s*#\s*include\s+"([^"]+)"', re.M)
 
 

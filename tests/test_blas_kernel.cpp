@@ -3,7 +3,7 @@
 #include <gtest/gtest.h>
 
 #include "blas_kernel.hpp"
-#include "tessera/machine.hpp"
+#include "tessera/tools/machine.hpp"
 
 namespace tessera::test {
 namespace {

@@ -11,7 +11,7 @@
 
 #include "tessera/device.hpp"
 #include "tessera/error.hpp"
-#include "tessera/lapack_arguments.hpp"
+#include "tessera/tools/lapack_arguments.hpp"
 #include "tessera/tessera.h"
 
 namespace tessera::test {

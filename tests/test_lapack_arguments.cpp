@@ -1,4 +1,4 @@
-// One set of argument checks (tessera/lapack_arguments.hpp) behind every interface: each argument
+// One set of argument checks (tessera/tools/lapack_arguments.hpp) behind every interface: each argument
 // made bad on its own gives its position from the checks, -position from the C API, the position
 // in the C++ API's InvalidArgument and, for LAPACK's own checks, the drop-in's INFO (the drop-in
 // refuses a call with the reference_* checks and sends what only Tessera refuses to the next
@@ -11,7 +11,7 @@
 #include <vector>
 
 #include "request_support.hpp"
-#include "tessera/lapack_arguments.hpp"
+#include "tessera/tools/lapack_arguments.hpp"
 #include "tessera/tessera.h"
 #include "test_support.hpp"
 

@@ -6,7 +6,7 @@
 // Matrices are column-major. In a strided batch matrix k starts at A + k * strideA (strideA >=
 // lda * n when batch > 1 and n > 0); in a variable-size batch matrix k has order n[k] and leading
 // dimension lda[k] and starts at A + offsets[k], with offsets increasing and the matrices
-// disjoint (tessera/lapack_arguments.hpp has the rules). Only the triangle options.uplo is read
+// disjoint (docs/user-guide.md, "Batched mode", has the rules). Only the triangle options.uplo is read
 // and written. Arrays must stay valid until the request is done.
 #pragma once
 
@@ -24,33 +24,57 @@ struct BatchOptions {
   // Each chunk's tasks are TaskKind::other at step k = the chunk's index, nt = the chunk count
   // (critical_path_hints: chunks in order).
   SchedulingHints hints = critical_path_hints;
+
+  // The same settings for the operations' entries (tessera/cholesky.hpp).
+  TESSERA_EXPORT FactorOptions as_factor_options() const;
 };
+
+// The forms below are compositions of potrf_async, potrs_async and posv_async over
+// MatrixView::host_batch and host_variable_batch.
 
 // A_k = L_k L_k^T (or U_k^T U_k) for every k.
 template <class T>
-TESSERA_EXPORT Request potrf_batched_async(Runtime& runtime, int n, T* A, int lda, long long strideA, int batch, int* info,
-                            const BatchOptions& options = {});
+Request potrf_batched_async(Runtime& runtime, int n, T* A, int lda, long long strideA, int batch, int* info,
+                            const BatchOptions& options = {}) {
+  return potrf_async(runtime, MatrixView<T>::host_batch(n, n, A, lda, strideA, batch, info),
+                     options.as_factor_options());
+}
 // B_k := A_k^{-1} B_k with the factors of potrf_batched (B_k n x nrhs at B + k * strideB).
 template <class T>
-TESSERA_EXPORT Request potrs_batched_async(Runtime& runtime, int n, int nrhs, const T* A, int lda, long long strideA, T* B, int ldb,
-                            long long strideB, int batch, const BatchOptions& options = {});
+Request potrs_batched_async(Runtime& runtime, int n, int nrhs, const T* A, int lda, long long strideA, T* B, int ldb,
+                            long long strideB, int batch, const BatchOptions& options = {}) {
+  return potrs_async(runtime, MatrixView<T>::host_batch(n, n, const_cast<T*>(A), lda, strideA, batch),
+                     MatrixView<T>::host_batch(n, nrhs, B, ldb, strideB, batch), options.as_factor_options());
+}
 // Factor, then solve every matrix whose factorization succeeded (the others keep their B).
 template <class T>
-TESSERA_EXPORT Request posv_batched_async(Runtime& runtime, int n, int nrhs, T* A, int lda, long long strideA, T* B, int ldb,
-                           long long strideB, int batch, int* info, const BatchOptions& options = {});
+Request posv_batched_async(Runtime& runtime, int n, int nrhs, T* A, int lda, long long strideA, T* B, int ldb,
+                           long long strideB, int batch, int* info, const BatchOptions& options = {}) {
+  return posv_async(runtime, MatrixView<T>::host_batch(n, n, A, lda, strideA, batch, info),
+                    MatrixView<T>::host_batch(n, nrhs, B, ldb, strideB, batch), options.as_factor_options());
+}
 
 // Variable sizes (n[k] >= 0). B_k is n[k] x nrhs at B + offsetsB[k] with leading dimension ldb[k].
 template <class T>
-TESSERA_EXPORT Request potrf_vbatched_async(Runtime& runtime, const int* n, T* A, const long long* offsets, const int* lda, int batch,
-                             int* info, const BatchOptions& options = {});
+Request potrf_vbatched_async(Runtime& runtime, const int* n, T* A, const long long* offsets, const int* lda, int batch,
+                             int* info, const BatchOptions& options = {}) {
+  return potrf_async(runtime, MatrixView<T>::host_variable_batch(n, A, offsets, lda, batch, info),
+                     options.as_factor_options());
+}
 template <class T>
-TESSERA_EXPORT Request potrs_vbatched_async(Runtime& runtime, const int* n, int nrhs, const T* A, const long long* offsets,
+Request potrs_vbatched_async(Runtime& runtime, const int* n, int nrhs, const T* A, const long long* offsets,
                              const int* lda, T* B, const long long* offsetsB, const int* ldb, int batch,
-                             const BatchOptions& options = {});
+                             const BatchOptions& options = {}) {
+  return potrs_async(runtime, MatrixView<T>::host_variable_batch(n, const_cast<T*>(A), offsets, lda, batch),
+                     MatrixView<T>::host_variable_batch(n, nrhs, B, offsetsB, ldb, batch), options.as_factor_options());
+}
 template <class T>
-TESSERA_EXPORT Request posv_vbatched_async(Runtime& runtime, const int* n, int nrhs, T* A, const long long* offsets, const int* lda,
+Request posv_vbatched_async(Runtime& runtime, const int* n, int nrhs, T* A, const long long* offsets, const int* lda,
                             T* B, const long long* offsetsB, const int* ldb, int batch, int* info,
-                            const BatchOptions& options = {});
+                            const BatchOptions& options = {}) {
+  return posv_async(runtime, MatrixView<T>::host_variable_batch(n, A, offsets, lda, batch, info),
+                    MatrixView<T>::host_variable_batch(n, nrhs, B, offsetsB, ldb, batch), options.as_factor_options());
+}
 
 // Synchronous forms: wait and return once every matrix is done (the per-matrix info is in info).
 template <class T>

@@ -20,6 +20,7 @@
 #include <string>
 #include <vector>
 
+#include "tessera/matrix.hpp"
 #include "tessera/options.hpp"
 #include "tessera/precision.hpp"
 #include "tessera/runtime.hpp"
@@ -62,7 +63,49 @@ class TESSERA_EXPORT Request {
   std::shared_ptr<detail::Submission> submission_;  // with the temporaries its tasks use
 };
 
-// ---- on tile matrices ------------------------------------------------------------------------
+// ---- the operations: one entry each, wherever the matrices lie (tessera/matrix.hpp) ------------------
+//
+// A = L L^T (options.uplo lower) or U^T U (upper), in place; the request's info is LAPACK's. Where
+// A lies decides how it runs:
+//   - MatrixIn::host: a column-major array; only the triangle options.uplo is read and written.
+//   - MatrixIn::tiles: tiles of the runtime (options.uplo and options.nb unused: the tiles fix
+//     them).
+//   - MatrixIn::device: an array in GPU memory, factored as tessera/device.hpp says; the call
+//     returns once the result is complete, with a request that is already done.
+//   - MatrixIn::host_batch, host_variable_batch: each matrix on its own (tessera/batched.hpp), the
+//     view's info[k] receiving matrix k's info; the request's info is 0. options.batch_chunk and
+//     options.fast_math apply here only.
+// Misuse throws InvalidArgument; a square matrix is required, and positions in messages are
+// those of the LAPACK-layout form of A's home (below, tessera/device.hpp, tessera/batched.hpp).
+template <class T>
+TESSERA_EXPORT Request potrf_async(Runtime& runtime, const MatrixView<T>& A, const FactorOptions& options = {});
+// B := A^{-1} B with `factor` from potrf_async, in the same home (B may lie on another of the
+// runtime's GPUs than a device factor; a tile B has the factor's nb). B has the factor's rows (a
+// variable batch: the same n[k]); its columns are the right-hand sides. The factor is only read.
+template <class T>
+TESSERA_EXPORT Request potrs_async(Runtime& runtime, const MatrixView<T>& factor, const MatrixView<T>& B,
+                                   const FactorOptions& options = {});
+// potrf_async, then potrs_async where the factorization succeeded: B is left as it was when
+// info > 0, as in LAPACK. Tiles and GPU arrays are factored before the call returns (so that B is
+// solved only once the factor is known to exist); host arrays and batches run as one task graph.
+template <class T>
+TESSERA_EXPORT Request posv_async(Runtime& runtime, const MatrixView<T>& A, const MatrixView<T>& B,
+                                  const FactorOptions& options = {});
+
+template <class T>
+int potrf(Runtime& runtime, const MatrixView<T>& A, const FactorOptions& options = {}) {
+  return potrf_async(runtime, A, options).wait();
+}
+template <class T>
+int potrs(Runtime& runtime, const MatrixView<T>& factor, const MatrixView<T>& B, const FactorOptions& options = {}) {
+  return potrs_async(runtime, factor, B, options).wait();
+}
+template <class T>
+int posv(Runtime& runtime, const MatrixView<T>& A, const MatrixView<T>& B, const FactorOptions& options = {}) {
+  return posv_async(runtime, A, B, options).wait();
+}
+
+// ---- tile matrices: loading and storing ---------------------------------------------------------
 
 // Tiles of A <- the n x n matrix at `src` (column-major, leading dimension ld >= n); only the
 // triangle `uplo` is read. The other direction writes only that triangle of dst. Loading a
@@ -81,24 +124,33 @@ TESSERA_EXPORT Request load_async(TileMatrix<T>& B, const T* src, int ld);
 template <class T>
 TESSERA_EXPORT Request store_async(const TileMatrix<T>& B, T* dst, int ld);
 
-// A = L L^T in place (lower tiles). options.uplo and options.nb are not used here: the tiles
-// already fix them.
-template <class T>
-TESSERA_EXPORT Request potrf_async(TileMatrix<T>& A, const FactorOptions& options = {});
-// B := A^{-1} B with A factored by potrf_async; B general with the same nb.
-template <class T>
-TESSERA_EXPORT Request potrs_async(const TileMatrix<T>& L, TileMatrix<T>& B, const FactorOptions& options = {});
+// ---- the LAPACK-layout forms, compositions of the entries above ----------------------------------
 
-// ---- on LAPACK-layout arrays (column-major, the triangle options.uplo) ---------------------------
+// On tiles: A = L L^T in place (lower tiles); B := A^{-1} B with B general of the same nb.
+template <class T>
+Request potrf_async(TileMatrix<T>& A, const FactorOptions& options = {}) {
+  return potrf_async(A.runtime(), MatrixView<T>::of(A), options);
+}
+template <class T>
+Request potrs_async(const TileMatrix<T>& L, TileMatrix<T>& B, const FactorOptions& options = {}) {
+  return potrs_async(L.runtime(), MatrixView<T>::of(L), MatrixView<T>::of(B), options);
+}
 
+// On column-major host arrays (the triangle options.uplo).
 template <class T>
-TESSERA_EXPORT Request potrf_async(Runtime& runtime, int n, T* A, int lda, const FactorOptions& options = {});
+Request potrf_async(Runtime& runtime, int n, T* A, int lda, const FactorOptions& options = {}) {
+  return potrf_async(runtime, MatrixView<T>::host(n, n, A, lda), options);
+}
 template <class T>
-TESSERA_EXPORT Request potrs_async(Runtime& runtime, int n, int nrhs, const T* A, int lda, T* B, int ldb,
-                    const FactorOptions& options = {});
+Request potrs_async(Runtime& runtime, int n, int nrhs, const T* A, int lda, T* B, int ldb,
+                    const FactorOptions& options = {}) {
+  return potrs_async(runtime, MatrixView<T>::host(n, n, const_cast<T*>(A), lda), MatrixView<T>::host(n, nrhs, B, ldb),
+                     options);
+}
 template <class T>
-TESSERA_EXPORT Request posv_async(Runtime& runtime, int n, int nrhs, T* A, int lda, T* B, int ldb,
-                   const FactorOptions& options = {});
+Request posv_async(Runtime& runtime, int n, int nrhs, T* A, int lda, T* B, int ldb, const FactorOptions& options = {}) {
+  return posv_async(runtime, MatrixView<T>::host(n, n, A, lda), MatrixView<T>::host(n, nrhs, B, ldb), options);
+}
 
 template <class T>
 int potrf(Runtime& runtime, int n, T* A, int lda, const FactorOptions& options = {}) {
@@ -129,14 +181,10 @@ TESSERA_EXPORT int default_tile_size(int n, Precision precision, Mode resolved_m
 // since the CPUs there take next to no tile task.
 TESSERA_EXPORT int default_tile_size(const Runtime& runtime, int n, Precision precision, Mode requested);
 
-// Where a request's matrix lies: LAPACK layout in host memory (potrf_async), or in the memory of
-// the runtime's GPU (tessera::device::potrf).
-enum class MatrixIn { host, device };
-
 // How Tessera runs a request, and why. Every request is planned once, before any task runs (its
 // mode, tile size and path), from what the runtime has and one table of thresholds; this is the
-// plan an n x n potrf of T with `options` on `runtime` gets. Throws as that potrf would for the
-// same options (a mode the runtime cannot run, tiles too large for the GPU).
+// plan potrf_async(runtime, A, options) makes (A's data is not read). Throws as that potrf would
+// for the same options (a mode the runtime cannot run, tiles too large for the GPU).
 struct PlanExplanation {
   Mode mode = Mode::cpu;  // resolved
   int nb = 0;
@@ -144,7 +192,15 @@ struct PlanExplanation {
   std::vector<std::string> reasons;  // one line per decision
 };
 template <class T>
-TESSERA_EXPORT PlanExplanation explain_potrf(const Runtime& runtime, int n, const FactorOptions& options = {},
-                                             MatrixIn where = MatrixIn::host);
+TESSERA_EXPORT PlanExplanation explain_potrf(const Runtime& runtime, const MatrixView<T>& A,
+                                             const FactorOptions& options = {});
+// The plan of an n x n matrix in host memory (MatrixIn::host) or GPU memory (MatrixIn::device).
+template <class T>
+PlanExplanation explain_potrf(const Runtime& runtime, int n, const FactorOptions& options = {},
+                              MatrixIn where = MatrixIn::host) {
+  const MatrixView<T> A = where == MatrixIn::device ? MatrixView<T>::on_device(n, n, nullptr, n, nullptr)
+                                                    : MatrixView<T>::host(n, n, nullptr, n);
+  return explain_potrf<T>(runtime, A, options);
+}
 
 }  // namespace tessera

@@ -16,7 +16,7 @@
 //
 // Batched forms, in detail:
 //   - Arguments are checked on the host before anything is enqueued; nothing is read through a
-//     device pointer there. The positions are tessera/lapack_arguments.hpp's lists (uplo is 1).
+//     device pointer there. The positions are LAPACK's (uplo is 1; docs/user-guide.md).
 //   - n = 0 (max_n = 0 for vbatched), nrhs = 0 for potrs, or batch = 0: the call returns at once
 //     and enqueues nothing (info is not written; the checking forms do not synchronise and set
 //     host_info to 0).
@@ -37,8 +37,6 @@
 #include "tessera/options.hpp"
 #include "tessera/runtime.hpp"
 
-// cudaStream_t without <cuda_runtime.h>: the same type (CUDA defines it as CUstream_st*).
-struct CUstream_st;
 
 namespace tessera::device {
 
@@ -140,6 +138,8 @@ TESSERA_EXPORT void zero_opposite_triangle(Uplo uplo, int n, T* A, int lda, long
 
 // ---- dense, through the tile DAG on `runtime` -------------------------------------------------------
 //
+// potrf, potrs and posv are compositions of the operations' entries (tessera/cholesky.hpp) over
+// MatrixView::on_device, which behave as described here.
 // The tiles are views of A and B: each nb x nb block is registered with the runtime in place, its
 // home the GPU that holds the matrix (which needs a CUDA worker of `runtime`: RuntimeError
 // otherwise), so the tasks on that GPU work on the caller's memory and the results are there on
@@ -156,7 +156,7 @@ TESSERA_EXPORT void zero_opposite_triangle(Uplo uplo, int n, T* A, int lda, long
 // it reaches a pivot, if it does); the matrix is not scanned here, so +inf on the diagonal, whose
 // square root cuSOLVER and Tessera's kernels compute as NaN, is reported at its column where
 // LAPACK (and a host array's factorization) gives 0. Misuse: InvalidArgument with LAPACK's positions
-// (tessera/lapack_arguments.hpp), checked before any CUDA call; then a host pointer for A or B is
+// (docs/user-guide.md), checked before any CUDA call; then a host pointer for A or B is
 // an InvalidArgument at its position too. A runtime without a CUDA worker: RuntimeError.
 //
 // One vendor call: left to Tessera (options.grain automatic, options.nb 0), a matrix of order up to
@@ -170,12 +170,17 @@ TESSERA_EXPORT void zero_opposite_triangle(Uplo uplo, int n, T* A, int lda, long
 
 // A (n x n, lda) factored in place; returns LAPACK's info.
 template <class T>
-TESSERA_EXPORT int potrf(Runtime& runtime, int n, T* A, int lda, Stream stream,
-                         const FactorOptions& options = {});
+int potrf(Runtime& runtime, int n, T* A, int lda, Stream stream, const FactorOptions& options = {}) {
+  return potrf_async(runtime, MatrixView<T>::on_device(n, n, A, lda, stream), options).wait();
+}
 // B (n x nrhs, ldb; on any GPU of the runtime) := A^{-1} B with A factored by potrf; returns 0.
 template <class T>
-TESSERA_EXPORT int potrs(Runtime& runtime, int n, int nrhs, const T* A, int lda, T* B, int ldb,
-                         Stream stream, const FactorOptions& options = {});
+int potrs(Runtime& runtime, int n, int nrhs, const T* A, int lda, T* B, int ldb, Stream stream,
+          const FactorOptions& options = {}) {
+  return potrs_async(runtime, MatrixView<T>::on_device(n, n, const_cast<T*>(A), lda, stream),
+                     MatrixView<T>::on_device(n, nrhs, B, ldb, stream), options)
+      .wait();
+}
 // potrf with LAPACK's info written to `info` (one int in the memory of A's GPU) in the order of
 // `stream` instead of returned. As one vendor call (below) it never synchronises: it returns once
 // the work is enqueued on `stream`. Otherwise the tiles are factored as by potrf, the call returns
@@ -199,7 +204,11 @@ TESSERA_EXPORT void potrf_ex(Runtime& runtime, int n, const T* A, long long rowS
                              int ldl, int* info, Stream stream, const FactorOptions& options = {});
 // potrf, then potrs once the factor exists: B is left as it was when info > 0, as in LAPACK.
 template <class T>
-TESSERA_EXPORT int posv(Runtime& runtime, int n, int nrhs, T* A, int lda, T* B, int ldb,
-                        Stream stream, const FactorOptions& options = {});
+int posv(Runtime& runtime, int n, int nrhs, T* A, int lda, T* B, int ldb, Stream stream,
+         const FactorOptions& options = {}) {
+  return posv_async(runtime, MatrixView<T>::on_device(n, n, A, lda, stream),
+                    MatrixView<T>::on_device(n, nrhs, B, ldb, stream), options)
+      .wait();
+}
 
 }  // namespace tessera::device

@@ -20,7 +20,7 @@ class TESSERA_EXPORT Error : public std::runtime_error {
 
 // An argument that violates the API's contract (bad size, null pointer, unknown name).
 // `position` is the 1-based index of the offending argument in the routine's LAPACK-style list
-// (tessera/lapack_arguments.hpp) where it has one, else 0.
+// (LAPACK's list, then Tessera's own arguments) where it has one, else 0.
 class TESSERA_EXPORT InvalidArgument : public Error {
  public:
   InvalidArgument(const std::string& what, int position = 0) : Error(what), position_(position) {}

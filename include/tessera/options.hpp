@@ -209,6 +209,11 @@ struct TESSERA_EXPORT FactorOptions {
   SchedulingHints hints = critical_path_hints;
   // Where the executed schedule is recorded (tessera/trace.hpp); none by default.
   std::shared_ptr<Trace> trace;
+  // Batches only (MatrixIn::host_batch, host_variable_batch; tessera/batched.hpp): matrices per
+  // task (0: chosen from the batch and the workers), and on a GPU approximate reciprocal square
+  // roots (docs/user-guide.md, Batched mode).
+  int batch_chunk = 0;
+  bool fast_math = false;
 
   // Defaults overridden by TESSERA_NB, TESSERA_MODE, TESSERA_GPU_KERNELS, TESSERA_TASK_GRAIN
   // (tiles, block-columns or auto), TESSERA_OUT_OF_CORE_PANEL_PERCENT, and TESSERA_TRACE

@@ -34,7 +34,7 @@ TESSERA_EXPORT int tessera_sposv(char uplo, int n, int nrhs, float *A, int lda, 
 
 /* Batched mode: batch matrices of order n, matrix k at A + k * strideA, B_k at B + k * strideB
  * (strideA >= lda * n and strideB >= ldb * nrhs when batch > 1 and the matrices are not empty;
- * tessera/lapack_arguments.hpp). Return value: 0, or -i for a bad i-th argument; info[k] is LAPACK's info of
+ * docs/user-guide.md). Return value: 0, or -i for a bad i-th argument; info[k] is LAPACK's info of
  * matrix k (a matrix that is not positive definite only sets its own info; posv leaves its B as
  * it was). The mode comes from TESSERA_MODE as for the other calls. */
 TESSERA_EXPORT int tessera_dpotrf_batched(char uplo, int n, double *A, int lda, long long strideA, int batch, int *info);

@@ -7,6 +7,8 @@
 #include <vector>
 
 #include "argument_errors.hpp"
+#include "operations.hpp"
+#include "plan_requests.hpp"
 #include "request_support.hpp"
 #include "caller_memory.hpp"
 #include "device_memory.hpp"
@@ -209,36 +211,10 @@ Request store_async(const TileMatrix<T>& B, T* dst, int ld) {
   return store_async(B, Uplo::lower, dst, ld);
 }
 
-// What a request on a tile matrix asks of the plan (the tile matrix's own tile size).
 template <class T>
-PlanRequest tiles_request(const TileMatrix<T>& A, const FactorOptions& options, bool factors) {
-  PlanRequest request;
-  request.precision = precision_of<T>();
-  request.place = DataPlace::tiles;
-  request.n = A.rows();
-  request.factors = factors;
-  request.options = options;
-  request.tile_nb = A.nb();
-  request.tiles_on_first_gpu = [&A] { return detail::tiles_valid_on_first_gpu(detail::tile_grid(A)); };
-  return request;
-}
-
-// What a LAPACK-layout request on an n x n host array asks of the plan.
-template <class T>
-PlanRequest array_request(int n, const FactorOptions& options, bool factors) {
-  PlanRequest request;
-  request.precision = precision_of<T>();
-  request.place = DataPlace::host_array;
-  request.n = n;
-  request.factors = factors;
-  request.options = options;
-  return request;
-}
-
-template <class T>
-Request potrf_async(TileMatrix<T>& A, const FactorOptions& options) {
+Request detail::potrf_tiles_async(TileMatrix<T>& A, const FactorOptions& options) {
   require(A.structure() == TileStructure::symmetric_lower, "potrf needs a symmetric tile matrix");
-  const Plan plan = plan_request(A.runtime(), tiles_request(A, options, true));
+  const Plan plan = plan_request(A.runtime(), detail::tiles_request(A, options, true));
   return make_request(A.runtime(), nullptr, [&](Submission& s) {
     s.set_trace(options.trace);
     detail::insert_cholesky<T>(make_context(A.runtime(), s, plan, options.gpu_kernels), detail::tile_grid(A),
@@ -247,9 +223,9 @@ Request potrf_async(TileMatrix<T>& A, const FactorOptions& options) {
 }
 
 template <class T>
-Request potrs_async(const TileMatrix<T>& L, TileMatrix<T>& B, const FactorOptions& options) {
+Request detail::potrs_tiles_async(const TileMatrix<T>& L, TileMatrix<T>& B, const FactorOptions& options) {
   check_same_runtime_and_tiles(L, B);
-  const Plan plan = plan_request(L.runtime(), tiles_request(L, options, false));
+  const Plan plan = plan_request(L.runtime(), detail::tiles_request(L, options, false));
   return make_request(L.runtime(), nullptr, [&](Submission& s) {
     s.set_trace(options.trace);
     detail::insert_cholesky_solve(make_context(L.runtime(), s, plan, options.gpu_kernels), L, B, options.hints);
@@ -257,9 +233,9 @@ Request potrs_async(const TileMatrix<T>& L, TileMatrix<T>& B, const FactorOption
 }
 
 template <class T>
-Request potrf_async(Runtime& runtime, int n, T* A, int lda, const FactorOptions& options) {
+Request detail::potrf_array_async(Runtime& runtime, int n, T* A, int lda, const FactorOptions& options) {
   detail::throw_if_invalid("potrf", potrf_argument_error(detail::uplo_letter(options.uplo), n, A, lda));
-  const Plan plan = plan_request(runtime, array_request<T>(n, options, true));
+  const Plan plan = plan_request(runtime, detail::array_request<T>(n, options, true));
   detail::StagingRing* staging = nullptr;
   std::shared_ptr<ArrayTiles<T>> tiles = staged_tiles_if_possible<T>(runtime, plan, options, n, A, staging);
   if (!tiles)
@@ -297,11 +273,11 @@ Request submit_lapack_solve(Runtime& runtime, const Plan& plan, int n, int nrhs,
 }
 
 template <class T>
-Request potrs_async(Runtime& runtime, int n, int nrhs, const T* A, int lda, T* B, int ldb,
-                    const FactorOptions& options) {
+Request detail::potrs_array_async(Runtime& runtime, int n, int nrhs, const T* A, int lda, T* B, int ldb,
+                                  const FactorOptions& options) {
   detail::throw_if_invalid("potrs",
                            potrs_argument_error(detail::uplo_letter(options.uplo), n, nrhs, A, lda, B, ldb));
-  const Plan plan = plan_request(runtime, array_request<T>(n, options, false));
+  const Plan plan = plan_request(runtime, detail::array_request<T>(n, options, false));
   return submit_lapack_solve<T>(runtime, plan, n, nrhs, A, lda, B, ldb, Rhs::in_place_with_matrix, options,
                                 [&](const TaskContext& ctx, const TileGrid& a_tiles, const TileGrid& b_tiles) {
                                   detail::insert_lapack_potrs<T>(ctx, a_tiles, b_tiles, options.uplo, A, lda, B, ldb,
@@ -310,10 +286,11 @@ Request potrs_async(Runtime& runtime, int n, int nrhs, const T* A, int lda, T* B
 }
 
 template <class T>
-Request posv_async(Runtime& runtime, int n, int nrhs, T* A, int lda, T* B, int ldb, const FactorOptions& options) {
+Request detail::posv_array_async(Runtime& runtime, int n, int nrhs, T* A, int lda, T* B, int ldb,
+                                 const FactorOptions& options) {
   detail::throw_if_invalid("posv",
                            posv_argument_error<T>(detail::uplo_letter(options.uplo), n, nrhs, A, lda, B, ldb));
-  const Plan plan = plan_request(runtime, array_request<T>(n, options, true));
+  const Plan plan = plan_request(runtime, detail::array_request<T>(n, options, true));
   return submit_lapack_solve<T>(runtime, plan, n, nrhs, A, lda, B, ldb, Rhs::from_pool, options,
                                 [&](const TaskContext& ctx, const TileGrid& a_tiles, const TileGrid& b_tiles) {
                                   detail::insert_lapack_posv<T>(ctx, a_tiles, b_tiles, options.uplo, A, lda, B, ldb,
@@ -321,16 +298,16 @@ Request posv_async(Runtime& runtime, int n, int nrhs, T* A, int lda, T* B, int l
                                 });
 }
 
-#define TESSERA_INSTANTIATE(T)                                                                       \
-  template Request load_async<T>(TileMatrix<T>&, Uplo, const T*, int, const SchedulingHints&);       \
-  template Request store_async<T>(const TileMatrix<T>&, Uplo, T*, int, const SchedulingHints&);      \
-  template Request load_async<T>(TileMatrix<T>&, const T*, int);                                     \
-  template Request store_async<T>(const TileMatrix<T>&, T*, int);                                    \
-  template Request potrf_async<T>(TileMatrix<T>&, const FactorOptions&);                             \
-  template Request potrs_async<T>(const TileMatrix<T>&, TileMatrix<T>&, const FactorOptions&);       \
-  template Request potrf_async<T>(Runtime&, int, T*, int, const FactorOptions&);                     \
-  template Request potrs_async<T>(Runtime&, int, int, const T*, int, T*, int, const FactorOptions&); \
-  template Request posv_async<T>(Runtime&, int, int, T*, int, T*, int, const FactorOptions&);
+#define TESSERA_INSTANTIATE(T)                                                                                 \
+  template Request load_async<T>(TileMatrix<T>&, Uplo, const T*, int, const SchedulingHints&);                 \
+  template Request store_async<T>(const TileMatrix<T>&, Uplo, T*, int, const SchedulingHints&);                \
+  template Request load_async<T>(TileMatrix<T>&, const T*, int);                                               \
+  template Request store_async<T>(const TileMatrix<T>&, T*, int);                                              \
+  template Request detail::potrf_tiles_async<T>(TileMatrix<T>&, const FactorOptions&);                         \
+  template Request detail::potrs_tiles_async<T>(const TileMatrix<T>&, TileMatrix<T>&, const FactorOptions&);   \
+  template Request detail::potrf_array_async<T>(Runtime&, int, T*, int, const FactorOptions&);                 \
+  template Request detail::potrs_array_async<T>(Runtime&, int, int, const T*, int, T*, int, const FactorOptions&); \
+  template Request detail::posv_array_async<T>(Runtime&, int, int, T*, int, T*, int, const FactorOptions&);
 TESSERA_FOR_EACH_REAL_SCALAR(TESSERA_INSTANTIATE)
 #undef TESSERA_INSTANTIATE
 

@@ -1,9 +1,9 @@
-// The C++ API's side of tessera/lapack_arguments.hpp: a bad argument is an InvalidArgument that
+// The C++ API's side of tessera/tools/lapack_arguments.hpp: a bad argument is an InvalidArgument that
 // names it and carries its position.
 #pragma once
 
 #include "tessera/error.hpp"
-#include "tessera/lapack_arguments.hpp"
+#include "tessera/tools/lapack_arguments.hpp"
 #include "tasks.hpp"
 #include "tessera/options.hpp"
 

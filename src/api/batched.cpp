@@ -9,6 +9,8 @@
 #include <vector>
 
 #include "argument_errors.hpp"
+#include "operations.hpp"
+#include "plan_requests.hpp"
 #include "memory_overlap.hpp"
 #include "plan.hpp"
 #include "request_support.hpp"
@@ -48,13 +50,8 @@ struct Chunk {
 };
 
 // The plan of a batch of `batch` matrices (0: nothing to factor or solve).
-detail::Plan batch_plan(const Runtime& runtime, int batch, const BatchOptions& options) {
-  detail::PlanRequest request;
-  request.place = detail::DataPlace::batch;
-  request.options.mode = options.mode;
-  request.batch = batch;
-  request.batch_chunk = options.chunk;
-  return detail::plan_request(runtime, request);
+detail::Plan batch_plan(const Runtime& runtime, int batch, const FactorOptions& options) {
+  return detail::plan_request(runtime, detail::batch_request(batch, options.mode, options.batch_chunk));
 }
 
 std::vector<Chunk> chunks_of(int batch, const detail::Plan& plan) {
@@ -66,7 +63,7 @@ std::vector<Chunk> chunks_of(int batch, const detail::Plan& plan) {
 
 // The hints of a chunk's tasks: step = the chunk's index among `chunks`; on several GPUs the
 // chunks are dealt over them in turn.
-TaskHints chunk_hints(const detail::TaskContext& ctx, const BatchOptions& options, const Chunk& chunk,
+TaskHints chunk_hints(const detail::TaskContext& ctx, const FactorOptions& options, const Chunk& chunk,
                       const std::vector<Chunk>& chunks) {
   const int index = static_cast<int>(&chunk - chunks.data());
   TaskHints hints = options.hints(TaskKind::other, index, 0, 0, static_cast<int>(chunks.size()));
@@ -122,7 +119,7 @@ detail::VariableChunk register_variable_chunk(BatchState& state, T* base, const 
 // The tasks of a strided request: factor (when info is given as output), then solve (nrhs >= 0).
 template <class T>
 Request submit_strided(Runtime& runtime, int n, int nrhs, T* A, int lda, long long strideA, T* B, int ldb,
-                       long long strideB, int batch, int* info, bool factor, const BatchOptions& options) {
+                       long long strideB, int batch, int* info, bool factor, const FactorOptions& options) {
   auto state = std::make_shared<BatchState>(runtime);
   const bool solve = nrhs > 0 && n > 0;
   if (!factor) {
@@ -151,7 +148,7 @@ Request submit_strided(Runtime& runtime, int n, int nrhs, T* A, int lda, long lo
 template <class T>
 Request submit_variable(Runtime& runtime, const int* n, int nrhs, T* A, const long long* offsets, const int* lda, T* B,
                         const long long* offsetsB, const int* ldb, int batch, int* info, bool factor,
-                        const BatchOptions& options) {
+                        const FactorOptions& options) {
   auto state = std::make_shared<BatchState>(runtime);
   if (!factor) {
     state->internal_info.assign(static_cast<std::size_t>(batch), 0);
@@ -190,16 +187,16 @@ int default_batch_chunk(const Runtime& runtime, int batch, Mode mode) {
 }
 
 template <class T>
-Request potrf_batched_async(Runtime& runtime, int n, T* A, int lda, long long strideA, int batch, int* info,
-                            const BatchOptions& options) {
+Request detail::potrf_strided_batch_async(Runtime& runtime, int n, T* A, int lda, long long strideA, int batch, int* info,
+                            const FactorOptions& options) {
   detail::throw_if_invalid("potrf_batched", potrf_batched_argument_error(detail::uplo_letter(options.uplo), n, A, lda,
                                                                           strideA, batch, info));
   return submit_strided<T>(runtime, n, 0, A, lda, strideA, nullptr, 1, 0, batch, info, true, options);
 }
 
 template <class T>
-Request potrs_batched_async(Runtime& runtime, int n, int nrhs, const T* A, int lda, long long strideA, T* B, int ldb,
-                            long long strideB, int batch, const BatchOptions& options) {
+Request detail::potrs_strided_batch_async(Runtime& runtime, int n, int nrhs, const T* A, int lda, long long strideA, T* B, int ldb,
+                            long long strideB, int batch, const FactorOptions& options) {
   detail::throw_if_invalid("potrs_batched", potrs_batched_argument_error<T>(detail::uplo_letter(options.uplo), n, nrhs,
                                                                              A, lda, strideA, B, ldb, strideB, batch));
   // The factors are only read; registering them read-write never writes different values back.
@@ -208,25 +205,25 @@ Request potrs_batched_async(Runtime& runtime, int n, int nrhs, const T* A, int l
 }
 
 template <class T>
-Request posv_batched_async(Runtime& runtime, int n, int nrhs, T* A, int lda, long long strideA, T* B, int ldb,
-                           long long strideB, int batch, int* info, const BatchOptions& options) {
+Request detail::posv_strided_batch_async(Runtime& runtime, int n, int nrhs, T* A, int lda, long long strideA, T* B, int ldb,
+                           long long strideB, int batch, int* info, const FactorOptions& options) {
   detail::throw_if_invalid("posv_batched", posv_batched_argument_error<T>(detail::uplo_letter(options.uplo), n, nrhs, A,
                                                                            lda, strideA, B, ldb, strideB, batch, info));
   return submit_strided<T>(runtime, n, nrhs, A, lda, strideA, B, ldb, strideB, batch, info, true, options);
 }
 
 template <class T>
-Request potrf_vbatched_async(Runtime& runtime, const int* n, T* A, const long long* offsets, const int* lda, int batch,
-                             int* info, const BatchOptions& options) {
+Request detail::potrf_variable_batch_async(Runtime& runtime, const int* n, T* A, const long long* offsets, const int* lda, int batch,
+                             int* info, const FactorOptions& options) {
   detail::throw_if_invalid("potrf_vbatched", potrf_vbatched_argument_error(detail::uplo_letter(options.uplo), n, A,
                                                                             offsets, lda, batch, info));
   return submit_variable<T>(runtime, n, 0, A, offsets, lda, nullptr, nullptr, nullptr, batch, info, true, options);
 }
 
 template <class T>
-Request potrs_vbatched_async(Runtime& runtime, const int* n, int nrhs, const T* A, const long long* offsets,
+Request detail::potrs_variable_batch_async(Runtime& runtime, const int* n, int nrhs, const T* A, const long long* offsets,
                              const int* lda, T* B, const long long* offsetsB, const int* ldb, int batch,
-                             const BatchOptions& options) {
+                             const FactorOptions& options) {
   detail::throw_if_invalid("potrs_vbatched",
                            potrs_vbatched_argument_error<T>(detail::uplo_letter(options.uplo), n, nrhs, A, offsets,
                                                             lda, B, offsetsB, ldb, batch));
@@ -235,9 +232,9 @@ Request potrs_vbatched_async(Runtime& runtime, const int* n, int nrhs, const T* 
 }
 
 template <class T>
-Request posv_vbatched_async(Runtime& runtime, const int* n, int nrhs, T* A, const long long* offsets, const int* lda,
+Request detail::posv_variable_batch_async(Runtime& runtime, const int* n, int nrhs, T* A, const long long* offsets, const int* lda,
                             T* B, const long long* offsetsB, const int* ldb, int batch, int* info,
-                            const BatchOptions& options) {
+                            const FactorOptions& options) {
   detail::throw_if_invalid("posv_vbatched", posv_vbatched_argument_error<T>(detail::uplo_letter(options.uplo), n, nrhs,
                                                                              A, offsets, lda, B, offsetsB, ldb, batch,
                                                                              info));
@@ -245,17 +242,17 @@ Request posv_vbatched_async(Runtime& runtime, const int* n, int nrhs, T* A, cons
 }
 
 #define TESSERA_INSTANTIATE(T)                                                                                    \
-  template Request potrf_batched_async<T>(Runtime&, int, T*, int, long long, int, int*, const BatchOptions&);     \
-  template Request potrs_batched_async<T>(Runtime&, int, int, const T*, int, long long, T*, int, long long, int,  \
-                                          const BatchOptions&);                                                   \
-  template Request posv_batched_async<T>(Runtime&, int, int, T*, int, long long, T*, int, long long, int, int*,   \
-                                         const BatchOptions&);                                                    \
-  template Request potrf_vbatched_async<T>(Runtime&, const int*, T*, const long long*, const int*, int, int*,     \
-                                           const BatchOptions&);                                                  \
-  template Request potrs_vbatched_async<T>(Runtime&, const int*, int, const T*, const long long*, const int*, T*, \
-                                           const long long*, const int*, int, const BatchOptions&);               \
-  template Request posv_vbatched_async<T>(Runtime&, const int*, int, T*, const long long*, const int*, T*,        \
-                                          const long long*, const int*, int, int*, const BatchOptions&);
+  template Request detail::potrf_strided_batch_async<T>(Runtime&, int, T*, int, long long, int, int*, const FactorOptions&);     \
+  template Request detail::potrs_strided_batch_async<T>(Runtime&, int, int, const T*, int, long long, T*, int, long long, int,  \
+                                          const FactorOptions&);                                                   \
+  template Request detail::posv_strided_batch_async<T>(Runtime&, int, int, T*, int, long long, T*, int, long long, int, int*,   \
+                                         const FactorOptions&);                                                    \
+  template Request detail::potrf_variable_batch_async<T>(Runtime&, const int*, T*, const long long*, const int*, int, int*,     \
+                                           const FactorOptions&);                                                  \
+  template Request detail::potrs_variable_batch_async<T>(Runtime&, const int*, int, const T*, const long long*, const int*, T*, \
+                                           const long long*, const int*, int, const FactorOptions&);               \
+  template Request detail::posv_variable_batch_async<T>(Runtime&, const int*, int, T*, const long long*, const int*, T*,        \
+                                          const long long*, const int*, int, int*, const FactorOptions&);
 TESSERA_FOR_EACH_REAL_SCALAR(TESSERA_INSTANTIATE)
 #undef TESSERA_INSTANTIATE
 

@@ -1,4 +1,4 @@
-// The C API: the argument checks of tessera/lapack_arguments.hpp (-position, as LAPACK's info), then
+// The C API: the argument checks of tessera/tools/lapack_arguments.hpp (-position, as LAPACK's info), then
 // the C++ API on the shared runtime.
 #include "tessera/tessera.h"
 
@@ -12,7 +12,7 @@
 #include "tessera/cholesky.hpp"
 #include "tessera/device.hpp"
 #include "tessera/error.hpp"
-#include "tessera/lapack_arguments.hpp"
+#include "tessera/tools/lapack_arguments.hpp"
 
 namespace {
 

@@ -10,6 +10,8 @@
 #include <string>
 
 #include "argument_errors.hpp"
+#include "operations.hpp"
+#include "plan_requests.hpp"
 #include "callers_stream.hpp"
 #include "device_memory.hpp"
 #include "request_support.hpp"
@@ -114,12 +116,7 @@ void solve(Runtime& runtime, const detail::Plan& plan, const SymmetricTiles<T>& 
 // The plan of an n x n device-API call.
 template <class T>
 detail::Plan device_plan(const Runtime& runtime, int n, const FactorOptions& options) {
-  detail::PlanRequest request;
-  request.precision = precision_of<T>();
-  request.place = detail::DataPlace::device_array;
-  request.n = n;
-  request.options = options;
-  return detail::plan_request(runtime, request);
+  return detail::plan_request(runtime, detail::device_array_request<T>(n, options));
 }
 
 // The options the tiles of a call are made with: the plan's grain (the whole matrix as one tile
@@ -153,7 +150,7 @@ int factor_planned(Runtime& runtime, const detail::Plan& plan, int n, T* A, int 
 }  // namespace
 
 template <class T>
-int potrf(Runtime& runtime, int n, T* A, int lda, Stream stream, const FactorOptions& options) {
+int potrf_dense(Runtime& runtime, int n, T* A, int lda, Stream stream, const FactorOptions& options) {
   detail::throw_if_invalid("device::potrf", potrf_argument_error(detail::uplo_letter(options.uplo), n, A, lda));
   require_cuda_workers("potrf", runtime);
   if (n == 0) return 0;
@@ -215,7 +212,7 @@ void potrf_ex(Runtime& runtime, int n, const T* A, long long rowStrideA, long lo
 }
 
 template <class T>
-int potrs(Runtime& runtime, int n, int nrhs, const T* A, int lda, T* B, int ldb, Stream stream,
+int potrs_dense(Runtime& runtime, int n, int nrhs, const T* A, int lda, T* B, int ldb, Stream stream,
           const FactorOptions& options) {
   detail::throw_if_invalid("device::potrs",
                            potrs_argument_error(detail::uplo_letter(options.uplo), n, nrhs, A, lda, B, ldb));
@@ -239,7 +236,7 @@ int potrs(Runtime& runtime, int n, int nrhs, const T* A, int lda, T* B, int ldb,
 }
 
 template <class T>
-int posv(Runtime& runtime, int n, int nrhs, T* A, int lda, T* B, int ldb, Stream stream, const FactorOptions& options) {
+int posv_dense(Runtime& runtime, int n, int nrhs, T* A, int lda, T* B, int ldb, Stream stream, const FactorOptions& options) {
   detail::throw_if_invalid("device::posv",
                            posv_argument_error<T>(detail::uplo_letter(options.uplo), n, nrhs, A, lda, B, ldb));
   require_cuda_workers("posv", runtime);
@@ -273,7 +270,7 @@ int posv(Runtime& runtime, int n, int nrhs, T* A, int lda, T* B, int ldb, Stream
 #else
 
 template <class T>
-int potrf(Runtime&, int, T*, int, Stream, const FactorOptions&) {
+int potrf_dense(Runtime&, int, T*, int, Stream, const FactorOptions&) {
   throw RuntimeError(qualified("potrf") + ": Tessera was built without CUDA");
 }
 
@@ -288,24 +285,24 @@ void potrf_ex(Runtime&, int, const T*, long long, long long, T*, int, int*, Stre
 }
 
 template <class T>
-int potrs(Runtime&, int, int, const T*, int, T*, int, Stream, const FactorOptions&) {
+int potrs_dense(Runtime&, int, int, const T*, int, T*, int, Stream, const FactorOptions&) {
   throw RuntimeError(qualified("potrs") + ": Tessera was built without CUDA");
 }
 
 template <class T>
-int posv(Runtime&, int, int, T*, int, T*, int, Stream, const FactorOptions&) {
+int posv_dense(Runtime&, int, int, T*, int, T*, int, Stream, const FactorOptions&) {
   throw RuntimeError(qualified("posv") + ": Tessera was built without CUDA");
 }
 
 #endif
 
 #define TESSERA_INSTANTIATE(T)                                                                     \
-  template int potrf<T>(Runtime&, int, T*, int, Stream, const FactorOptions&);                     \
+  template int potrf_dense<T>(Runtime&, int, T*, int, Stream, const FactorOptions&);                     \
   template void potrf_ex<T>(Runtime&, int, T*, int, int*, Stream, const FactorOptions&);           \
   template void potrf_ex<T>(Runtime&, int, const T*, long long, long long, T*, int, int*, Stream,  \
                             const FactorOptions&);                                                 \
-  template int potrs<T>(Runtime&, int, int, const T*, int, T*, int, Stream, const FactorOptions&); \
-  template int posv<T>(Runtime&, int, int, T*, int, T*, int, Stream, const FactorOptions&);
+  template int potrs_dense<T>(Runtime&, int, int, const T*, int, T*, int, Stream, const FactorOptions&); \
+  template int posv_dense<T>(Runtime&, int, int, T*, int, T*, int, Stream, const FactorOptions&);
 TESSERA_FOR_EACH_REAL_SCALAR(TESSERA_INSTANTIATE)
 #undef TESSERA_INSTANTIATE
 

@@ -8,7 +8,7 @@
 
 #include "argument_errors.hpp"
 #include "tessera/error.hpp"
-#include "tessera/lapack_arguments.hpp"
+#include "tessera/tools/lapack_arguments.hpp"
 #include "tessera/precision.hpp"
 
 #if TESSERA_HAVE_CUDA

@@ -1,7 +1,7 @@
-// The argument checks of tessera/lapack_arguments.hpp. libtessera_lapack compiles this file too
+// The argument checks of tessera/tools/lapack_arguments.hpp. libtessera_lapack compiles this file too
 // (src/lapack/CMakeLists.txt): it reaches libtessera only through dlopen, so it could not call the
 // exported functions for its own checks, and one source keeps the two on the same rules.
-#include "tessera/lapack_arguments.hpp"
+#include "tessera/tools/lapack_arguments.hpp"
 
 #include <algorithm>
 #include <climits>

@@ -1,4 +1,4 @@
-#include "tessera/matrix_market.hpp"
+#include "tessera/tools/matrix_market.hpp"
 
 #include <locale.h>
 

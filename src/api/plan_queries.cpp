@@ -1,6 +1,7 @@
 // What the public API tells of plans: default tile sizes, a request's plan and its reasons, and
 // the route of a stack of GPU matrices. Each asks src/plan, as the requests do.
 #include "plan.hpp"
+#include "plan_requests.hpp"
 #include "runtime_control.hpp"
 #include "tessera/cholesky.hpp"
 #include "tessera/device.hpp"
@@ -20,18 +21,25 @@ int default_tile_size(const Runtime& runtime, int n, Precision precision, Mode r
 }
 
 template <class T>
-PlanExplanation explain_potrf(const Runtime& runtime, int n, const FactorOptions& options, MatrixIn where) {
+PlanExplanation explain_potrf(const Runtime& runtime, const MatrixView<T>& A, const FactorOptions& options) {
   detail::PlanRequest request;
-  request.precision = precision_of<T>();
-  request.place = where == MatrixIn::device ? detail::DataPlace::device_array : detail::DataPlace::host_array;
-  request.n = n;
-  request.options = options;
+  switch (A.where()) {
+    case MatrixIn::host: request = detail::array_request<T>(A.rows(), options, true); break;
+    case MatrixIn::device: request = detail::device_array_request<T>(A.rows(), options); break;
+    case MatrixIn::tiles: request = detail::tiles_request(*A.tiles(), options, true); break;
+    case MatrixIn::host_batch:  // a batch of empty matrices has nothing to plan
+      request = detail::batch_request(A.rows() == 0 ? 0 : A.count(), options.mode, options.batch_chunk);
+      break;
+    case MatrixIn::host_variable_batch:
+      request = detail::batch_request(A.count(), options.mode, options.batch_chunk);
+      break;
+  }
   const detail::Plan plan = detail::plan(detail::RuntimeControl::machine(runtime), request);
   return {plan.mode, plan.nb, detail::to_string(plan.path), plan.why};
 }
 
-#define TESSERA_INSTANTIATE(T)                                                                    \
-  template PlanExplanation explain_potrf<T>(const Runtime&, int, const FactorOptions&, MatrixIn);
+#define TESSERA_INSTANTIATE(T)                                                                            \
+  template PlanExplanation explain_potrf<T>(const Runtime&, const MatrixView<T>&, const FactorOptions&);
 TESSERA_FOR_EACH_REAL_SCALAR(TESSERA_INSTANTIATE)
 #undef TESSERA_INSTANTIATE
 

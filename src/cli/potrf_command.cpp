@@ -18,8 +18,8 @@
 #include "memory_budget.hpp"
 #include "residuals.hpp"
 #include "spd_matrices.hpp"
-#include "tessera/matrix_market.hpp"
-#include "tessera/machine.hpp"
+#include "tessera/tools/matrix_market.hpp"
+#include "tessera/tools/machine.hpp"
 #include "tessera/tessera.hpp"
 #include "tessera/trace.hpp"
 

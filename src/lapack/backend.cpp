@@ -9,7 +9,7 @@
 #include <cstdio>
 #include <exception>
 
-#include "tessera/lapack_options.hpp"
+#include "tessera/tools/lapack_options.hpp"
 #include "tessera/cholesky.hpp"
 #include "tessera/error.hpp"
 

@@ -30,8 +30,8 @@
 #include "backend_loader.hpp"
 #include "drop_in_environment.hpp"
 #include "next_lapack.hpp"
-#include "tessera/lapack_arguments.hpp"
-#include "tessera/lapack_options.hpp"
+#include "tessera/tools/lapack_arguments.hpp"
+#include "tessera/tools/lapack_options.hpp"
 #include "tessera/precision.hpp"
 
 namespace tessera::lapack {

@@ -11,7 +11,7 @@
 
 #include "cuda_context.hpp"
 #include "environment.hpp"
-#include "tessera/machine.hpp"
+#include "tessera/tools/machine.hpp"
 
 namespace tessera {
 

@@ -1,4 +1,4 @@
-#include "tessera/machine.hpp"
+#include "tessera/tools/machine.hpp"
 
 #include <hwloc.h>
 

@@ -1,4 +1,4 @@
-#include "tessera/tuning.hpp"
+#include "tessera/tools/tuning.hpp"
 
 #include <fstream>
 

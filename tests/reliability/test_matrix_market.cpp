@@ -18,7 +18,7 @@
 #include <utility>
 
 #include "tessera/error.hpp"
-#include "tessera/matrix_market.hpp"
+#include "tessera/tools/matrix_market.hpp"
 
 namespace tessera::test {
 namespace {

@@ -1,5 +1,5 @@
 // The copies of a LAPACK-layout call whose tiles live on a GPU (TaskContext::staging): insert_copy_in
-// and insert_copy_out take these instead of their CPU tasks (codelets/stage.cpp).
+// and insert_copy_out take these instead of their CPU tasks (codelets/starpu/stage.cpp).
 #pragma once
 
 #include "tasks.hpp"
