@@ -9,11 +9,13 @@
 #include <cstdint>
 #include <cstdio>
 #include <exception>
+#include <memory>
 #include <optional>
 #include <string>
 #include <type_traits>
 #include <vector>
 
+#include "checks.hpp"
 #include "residuals.hpp"
 #include "tessera/distributed.hpp"
 #include "tessera/tessera.hpp"
@@ -92,6 +94,57 @@ WorkerCount total_workers(const Runtime& runtime) {
   return {total[0], total[1]};
 }
 
+// What rank 0 reports of one factorization.
+struct RowFacts {
+  int n;
+  int nb;
+  Mode mode;
+  distributed::Grid grid;
+  int ranks;
+  std::string policy;
+  WorkerCount workers;
+  int repetition;
+  double seconds;
+  std::optional<double> error;
+  int info;
+  bool ok;
+};
+
+template <class T>
+void print_row(const PotrfCommand& cmd, const RowFacts& r) {
+  const double gflops = r.seconds > 0 ? (double(r.n) * r.n * r.n / 3.0) / r.seconds * 1e-9 : 0.0;
+  const std::string grid_text = fmt::format("{}x{}", r.grid.rows, r.grid.cols);
+  if (cmd.json) {
+    json row = {{"n", r.n}, {"nb", r.nb}, {"uplo", cmd.uplo}, {"precision", cmd.precision}, {"mode", to_string(r.mode)},
+                {"grid", grid_text}, {"ranks", r.ranks}, {"policy", r.policy},
+                {"workers", {{"cpu", r.workers.cpu}, {"cuda", r.workers.cuda}}}, {"repetition", r.repetition},
+                {"seconds", r.seconds}, {"gflops", gflops}, {"info", r.info}, {"ok", r.ok}};
+    row["backward_error"] = r.error ? json(*r.error) : json(nullptr);
+    fmt::print("{}\n", row.dump());
+  } else {
+    if (r.repetition == 1)
+      fmt::print("{:>7} {:>5} {:>4} {:>6} {:>5} {:>8} {:>9} {:>4} {:>9} {:>10} {:>10} {:>5} {}\n", "n", "nb", "prec",
+                 "mode", "grid", "policy", "workers", "rep", "seconds", "GFLOP/s", "error", "info", "ok");
+    fmt::print("{:>7} {:>5} {:>4} {:>6} {:>5} {:>8} {:>4}+{:<4} {:>4} {:>9.4f} {:>10.2f} {:>10} {:>5} {}\n", r.n, r.nb,
+               cmd.precision, to_string(r.mode), grid_text, r.policy, r.workers.cpu, r.workers.cuda, r.repetition,
+               r.seconds, gflops, r.error ? fmt::format("{:.3g}", *r.error) : "-", r.info, r.ok ? "ok" : "FAILED");
+  }
+  std::fflush(stdout);
+  if (r.info > 0)
+    std::fprintf(stderr, "tessera: the matrix is not positive definite: the leading minor of order %d is not "
+                         "positive definite\n", r.info);
+}
+
+// Rank R's trace file: FILE.rankR.json for FILE.json (FILE.rankR.svg likewise).
+std::string rank_trace_path(const std::string& path, int rank) {
+  const std::size_t dot = path.find_last_of('.');
+  const std::size_t slash = path.find_last_of('/');
+  const bool has_extension = dot != std::string::npos && (slash == std::string::npos || dot > slash);
+  const std::string stem = has_extension ? path.substr(0, dot) : path;
+  const std::string extension = has_extension ? path.substr(dot) : "";
+  return fmt::format("{}.rank{}{}", stem, rank, extension);
+}
+
 template <class T>
 int factor(const PotrfCommand& cmd, int rank) {
   const distributed::Grid grid = parse_grid(cmd.grid);
@@ -109,44 +162,39 @@ int factor(const PotrfCommand& cmd, int rank) {
   const WorkerCount workers = total_workers(runtime);
   const auto entry = [&](int i, int j) { return distributed_entry<T>(n, cmd.seed, i, j); };
 
+  if (!cmd.trace.empty()) {
+    Trace::check_file_name(cmd.trace);
+    require_writable("--trace", rank_trace_path(cmd.trace, rank));
+  }
   distributed::Matrix<T> A(context, n, nb, uplo);
-  A.fill(entry);
-  MPI_Barrier(MPI_COMM_WORLD);
-  const auto start = Clock::now();
-  const int info = distributed::potrf(A, options);
-  const double seconds = std::chrono::duration<double>(Clock::now() - start).count();
-  std::optional<double> error;
-  if (cmd.check && info == 0 && n > 0) {
-    distributed::Matrix<T> original(context, n, nb, uplo);
-    original.fill(entry);
-    error = distributed::backward_error(original, A, mode);
-  }
-  const bool ok = info == 0 && (!error || *error < kBackwardErrorThreshold);
-  if (rank == 0) {
-    const double gflops = seconds > 0 ? (double(n) * n * n / 3.0) / seconds * 1e-9 : 0.0;
-    const std::string grid_text = fmt::format("{}x{}", grid.rows, grid.cols);
-    if (cmd.json) {
-      json row = {{"n", n}, {"nb", nb}, {"uplo", cmd.uplo}, {"precision", cmd.precision}, {"mode", to_string(mode)},
-                  {"grid", grid_text}, {"ranks", context.size()}, {"policy", runtime.scheduler()},
-                  {"workers", {{"cpu", workers.cpu}, {"cuda", workers.cuda}}}, {"seconds", seconds},
-                  {"gflops", gflops}, {"info", info}, {"ok", ok}};
-      row["backward_error"] = error ? json(*error) : json(nullptr);
-      fmt::print("{}\n", row.dump());
-    } else {
-      fmt::print("{:>7} {:>5} {:>4} {:>6} {:>5} {:>8} {:>9} {:>9} {:>10} {:>10} {:>5} {}\n", "n", "nb", "prec", "mode",
-                 "grid", "policy", "workers", "seconds", "GFLOP/s", "error", "info", "ok");
-      fmt::print("{:>7} {:>5} {:>4} {:>6} {:>5} {:>8} {:>4}+{:<4} {:>9.4f} {:>10.2f} {:>10} {:>5} {}\n", n, nb,
-                 cmd.precision, to_string(mode), grid_text, runtime.scheduler(), workers.cpu, workers.cuda, seconds,
-                 gflops, error ? fmt::format("{:.3g}", *error) : "-", info, ok ? "ok" : "FAILED");
+  int info = 0;
+  for (int repetition = 1; repetition <= cmd.repetitions; ++repetition) {
+    // The trace holds the last factorization's schedule.
+    if (repetition == cmd.repetitions && !cmd.trace.empty()) options.trace = std::make_shared<Trace>();
+    A.fill(entry);
+    MPI_Barrier(MPI_COMM_WORLD);
+    const auto start = Clock::now();
+    info = distributed::potrf(A, options);
+    const double seconds = std::chrono::duration<double>(Clock::now() - start).count();
+    std::optional<double> error;
+    const bool last = repetition == cmd.repetitions;
+    if (last && cmd.check && info == 0 && n > 0) {
+      distributed::Matrix<T> original(context, n, nb, uplo);
+      original.fill(entry);
+      error = distributed::backward_error(original, A, mode);
     }
-    std::fflush(stdout);
-    if (info > 0)
-      std::fprintf(stderr, "tessera: the matrix is not positive definite: the leading minor of order %d is not "
-                           "positive definite\n", info);
+    const bool ok = info == 0 && (!error || *error < kBackwardErrorThreshold);
+    if (rank == 0) print_row<T>(cmd, RowFacts{n, nb, mode, grid, context.size(), runtime.scheduler(), workers, repetition,
+                                              seconds, error, info, ok});
+    if (last && options.trace) options.trace->write(rank_trace_path(cmd.trace, rank));
+    if (info > 0 || !ok) {
+      if (info > 0) return 2;
+      return 3;
+    }
   }
-  if (info > 0) return 2;
-  return ok ? 0 : 3;
+  return 0;
 }
+
 
 // One rank's line of `tessera info`, or its JSON object.
 json rank_info(const Runtime& runtime, int rank) {

@@ -25,10 +25,10 @@
 #include "potrf_command.hpp"
 #include "residuals.hpp"
 #include "runtime_flags.hpp"
-#include "tessera/machine.hpp"
+#include "tessera/tools/machine.hpp"
 #include "tessera/policies.hpp"
 #include "tessera/tessera.hpp"
-#include "tessera/tuning.hpp"
+#include "tessera/tools/tuning.hpp"
 #ifdef TESSERA_CLI_HAVE_MPI
 #include "tessera/distributed.hpp"
 #endif
@@ -203,11 +203,17 @@ CLI::App* add_potrf_command(CLI::App& app, tessera::cli::PotrfCommand& potrf) {
                            ->check(non_empty_path());
   CLI::Option* output = cmd->add_option("--output", potrf.output, "write the factor L as a Matrix Market file (array, general, zeros above the diagonal)")
                             ->check(non_empty_path());
-  CLI::Option* trace = cmd->add_option("--trace", potrf.trace, "write the executed schedule: FILE.json (Chrome trace events) or FILE.svg (Gantt chart)")
+  CLI::Option* trace = cmd->add_option("--trace", potrf.trace, "write the executed schedule: FILE.json (Chrome trace events) or FILE.svg (Gantt chart); "
+                                                               "with --grid each rank R writes its own, FILE.rankR.json or .svg")
                            ->check(non_empty_path());
   CLI::Option* grid = cmd->add_option("--grid", potrf.grid, "PxQ: factor a random matrix distributed over the P x Q ranks of mpirun "
                                                             "(2-D block-cyclic; one result row on rank 0; default: none, one process)");
-  grid->excludes(input)->excludes(output)->excludes(trace);
+  grid->excludes(input)->excludes(output);
+  cmd->add_option("--repetitions", potrf.repetitions, "with --grid: factorizations in the same ranks (the first one "
+                                                      "cold, the others warm), the matrix filled again before each")
+      ->check(positive_int())
+      ->needs(grid)
+      ->capture_default_str();
   CLI::Option* seed = cmd->add_option("--seed", potrf.seed, "seed of the random matrix")
                           ->check(integer_in(0, std::numeric_limits<unsigned>::max(), "non-negative"))
                           ->capture_default_str();

@@ -19,6 +19,7 @@ struct PotrfCommand {
   std::string output;
   std::string trace;
   std::string grid;          // PxQ: a distributed factorization under mpirun (empty: one process)
+  int repetitions = 1;       // with grid: factorizations in the same ranks, the matrix filled again before each
   unsigned seed = 1;
   RuntimeFlags runtime;
   bool json = false;

@@ -3,6 +3,7 @@
 #pragma once
 
 #include <exception>
+#include <memory>
 
 #include "distributed_state.hpp"
 #include "request_support.hpp"
@@ -18,8 +19,10 @@ int finish_collective(ContextState& context, int local_info, std::exception_ptr 
 
 // insert(distributed, local): `distributed` inserts a task on every rank (StarPU-MPI runs it on the
 // owner of what it writes), `local` a task on this rank only (tiles it owns, its own memory).
+// With `trace`, the tasks this rank runs are recorded in it (each rank its own schedule).
 template <class Insert>
-int run_collective(ContextState& context, Mode mode, GpuKernels kernels, Insert&& insert) {
+int run_collective(ContextState& context, Mode mode, GpuKernels kernels, Insert&& insert,
+                   const std::shared_ptr<Trace>& trace = nullptr) {
   Runtime& runtime = *context.runtime;
   RuntimeControl::check_callable(runtime);
   // Awake until the last transfer: a rank with no task left still sends its tiles to the others.
@@ -28,6 +31,7 @@ int run_collective(ContextState& context, Mode mode, GpuKernels kernels, Insert&
   std::exception_ptr error;
   try {
     info = make_request(runtime, nullptr, [&](Submission& s) {
+             s.set_trace(trace);
              const TaskContext local = make_context(runtime, s, mode, kernels);
              TaskContext distributed = local;
              distributed.distributed = &context.inserter;

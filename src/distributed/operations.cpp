@@ -113,7 +113,8 @@ int potrf(Matrix<T>& A, const FactorOptions& options) {
   return detail::run_collective(*a.context, options.mode, options.gpu_kernels,
                                 [&](const TaskContext& distributed, const TaskContext&) {
                                   detail::insert_cholesky<T>(distributed, a.tiles.grid(), options.hints);
-                                });
+                                },
+                                options.trace);
 }
 
 template <class T>
@@ -124,7 +125,8 @@ void potrs(const Matrix<T>& A, Matrix<T>& B, const FactorOptions& options) {
   detail::run_collective(*a.context, options.mode, options.gpu_kernels,
                          [&](const TaskContext& distributed, const TaskContext&) {
                            detail::insert_cholesky_solve<T>(distributed, a.tiles.grid(), b.tiles.grid(), options.hints);
-                         });
+                         },
+                         options.trace);
 }
 
 template <class T>

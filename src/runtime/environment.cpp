@@ -10,6 +10,7 @@
 #include <cerrno>
 #include <climits>
 #include <cstdlib>
+#include <algorithm>
 #include <mutex>
 #include <optional>
 #include <string>
@@ -17,7 +18,7 @@
 #include "tessera/error.hpp"
 #include "tessera/options.hpp"
 #include "tessera/trace.hpp"
-#include "tessera/lapack_options.hpp"
+#include "tessera/tools/lapack_options.hpp"
 
 namespace tessera {
 
@@ -369,6 +370,13 @@ bool starpu_binding_from_environment() {
 
 bool starpu_ncpu_from_environment() { return read_variable("STARPU_NCPU") || read_variable("STARPU_NCPUS"); }
 
+std::optional<int> cuda_visible_devices_from_environment() {
+  const std::optional<std::string> list = read_variable("CUDA_VISIBLE_DEVICES");
+  if (!list) return std::nullopt;
+  if (list->empty()) return 0;
+  return static_cast<int>(std::count(list->begin(), list->end(), ',')) + 1;
+}
+
 bool starpu_cuda_ids_from_environment() { return read_variable("STARPU_WORKERS_CUDAID").has_value(); }
 
 bool starpu_catch_signals_from_environment() { return read_variable("STARPU_CATCH_SIGNALS").has_value(); }
@@ -412,6 +420,17 @@ void set_starpu_environment_defaults(const RuntimeOptions& options) {
   // StarPU's background write-back (RuntimeOptions::background_write_back) starts when fewer than
   // this percentage of a GPU's buffers are clean (StarPU's default: 5); 0 never.
   if (!options.background_write_back) set_default_variable("STARPU_MINIMUM_CLEAN_BUFFERS", "0");
+  // A rank keeps the copies of other ranks' tiles that StarPU-MPI receives in StarPU's own host
+  // allocations, pinned where GPUs are driven. StarPU frees them after every operation (and
+  // cudaFreeHost waits for the whole GPU) unless its allocation cache keeps them for the next
+  // tile of that size, which it does only under a host-memory limit: the rank's share of the
+  // machine's memory.
+  if (launched_by_mpi_from_environment()) {
+    const std::optional<LocalRank> local = local_mpi_rank_from_environment();
+    const double bytes = double(sysconf(_SC_PHYS_PAGES)) * double(sysconf(_SC_PAGE_SIZE));
+    const long mib = static_cast<long>(bytes / (1 << 20) / (local ? local->size : 1));
+    if (mib > 0) set_default_variable("STARPU_LIMIT_CPU_MEM", std::to_string(mib));
+  }
 }
 
 // StarPU 1.3's rules (StarPU's src/core/perfmodel/perfmodel.c, src/common/utils.c): STARPU_PERF_MODEL_DIR,

@@ -36,6 +36,8 @@ std::vector<unsigned> cpus_for_local_rank(const std::vector<unsigned>& allowed, 
 // _GETBIND) or how many CPU workers it starts (STARPU_NCPU, STARPU_NCPUS).
 bool starpu_binding_from_environment();
 bool starpu_ncpu_from_environment();
+// How many devices CUDA_VISIBLE_DEVICES lists (0 when empty); none when it is not set.
+std::optional<int> cuda_visible_devices_from_environment();
 // Whether the user chose the GPUs of StarPU's CUDA workers (STARPU_WORKERS_CUDAID).
 bool starpu_cuda_ids_from_environment();
 

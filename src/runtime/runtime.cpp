@@ -285,11 +285,22 @@ std::vector<unsigned> allowed_cpus() {
   return cpus;
 }
 
+// The GPUs this process will drive: the device nodes, of them those CUDA_VISIBLE_DEVICES lists,
+// at most conf.ncuda.
+int gpus_to_drive(const starpu_conf& conf) {
+  if (conf.ncuda == 0) return 0;
+  int gpus = detail::nvidia_device_nodes();
+  if (const std::optional<int> visible = detail::cuda_visible_devices_from_environment()) gpus = std::min(gpus, *visible);
+  return conf.ncuda < 0 ? gpus : std::min(conf.ncuda, gpus);
+}
+
 // Several MPI ranks on one node: StarPU binds the k-th worker of every process to the same core,
 // so the ranks' workers would pile onto the first cores. Unless the user set StarPU's binding,
 // each rank binds its workers to its own share of the CPUs it may use (the launcher's binding
 // when there is one, its 1/size slice of them when the launcher did not bind), and starts one CPU
-// worker per CPU of that share (less one, for StarPU-MPI's progress thread) unless told how many.
+// worker per CPU of that share left over by the threads that must not wait for a time slice
+// (StarPU-MPI's progress thread, one driver thread per CUDA worker, and where GPUs are driven the
+// thread that calls Tessera), unless told how many.
 void share_cores_with_local_ranks(const RuntimeOptions& options, starpu_conf& conf) {
   const std::optional<detail::LocalRank> local = detail::local_mpi_rank_from_environment();
   if (!local || local->size < 2 || detail::starpu_binding_from_environment()) return;
@@ -299,8 +310,10 @@ void share_cores_with_local_ranks(const RuntimeOptions& options, starpu_conf& co
   const std::vector<unsigned> share = detail::cpus_for_local_rank(allowed, online, *local);
   conf.use_explicit_workers_bindid = 1;
   for (unsigned w = 0; w < STARPU_NMAXWORKERS; ++w) conf.workers_bindid[w] = share[w % share.size()];
-  if (options.ncpus < 0 && !detail::starpu_ncpu_from_environment())
-    conf.ncpus = static_cast<int>(std::max<std::size_t>(1, share.size() - 1));
+  if (options.ncpus >= 0 || detail::starpu_ncpu_from_environment()) return;
+  const long gpus = gpus_to_drive(conf);
+  const long busy_threads = 1 + gpus * std::max(1, options.workers_per_cuda) + (gpus > 0 ? 1 : 0);
+  conf.ncpus = static_cast<int>(std::max(1L, static_cast<long>(share.size()) - busy_threads));
 }
 
 // StarPU binds a thread to every core it is given: its CPU workers and one driver thread per CUDA
@@ -319,8 +332,7 @@ void share_cores_with_local_ranks(const RuntimeOptions& options, starpu_conf& co
 void keep_a_core_for_the_caller(const RuntimeOptions& options, starpu_conf& conf) {
   if (conf.ncpus >= 0 || conf.reserve_ncpus > 0) return;
   const std::size_t cpus = allowed_cpus().size();
-  const int present = conf.ncuda == 0 ? 0 : detail::nvidia_device_nodes();
-  const int gpus = conf.ncuda < 0 ? present : std::min(conf.ncuda, present);
+  const int gpus = gpus_to_drive(conf);
   if (gpus <= 0) {
     if (cpus >= static_cast<std::size_t>(detail::kThresholds.caller_core_without_gpus_from)) conf.reserve_ncpus = 1;
     return;

@@ -34,6 +34,25 @@ assert row["workers"]["cpu"] == 4, row
 PY
 done
 
+# Repetitions in the same ranks, one row each, and every rank's schedule of the last one: each of
+# the 9 diagonal tiles factored on exactly one rank.
+launch "$@" "$tessera" potrf --n 211 --nb 24 --grid 2x2 --mode cpu --json --repetitions 2 --trace "$work/schedule.json"
+[ $? -eq 0 ] || fail "potrf --repetitions 2 --trace: $(cat "$work/err.txt")"
+python3 - "$work" <<'PY' || fail "repetitions or per-rank traces: $(cat "$work/out.txt"; ls "$work")"
+import json, pathlib, sys
+work = pathlib.Path(sys.argv[1])
+rows = [json.loads(line) for line in (work / "out.txt").read_text().splitlines()]
+assert [r["repetition"] for r in rows] == [1, 2] and all(r["ok"] for r in rows), rows
+potrf_tasks = 0
+for rank in range(4):
+    trace = json.loads((work / f"schedule.rank{rank}.json").read_text())
+    tasks = [e for e in trace["traceEvents"] if e.get("ph") == "X"]
+    assert tasks, f"rank {rank} recorded no task"
+    potrf_tasks += sum(1 for e in tasks if e["name"] == "potrf")
+assert potrf_tasks == 9, potrf_tasks
+assert not (work / "schedule.json").exists()
+PY
+
 launch "$@" "$tessera" potrf --n 100 --nb 16 --grid 2x2 --mode cpu --uplo U --precision s
 [ $? -eq 0 ] || fail "potrf --grid 2x2 --uplo U --precision s: $(cat "$work/err.txt")"
 [ "$(wc -l <"$work/out.txt")" -eq 2 ] || fail "the table is a header and one row: $(cat "$work/out.txt")"

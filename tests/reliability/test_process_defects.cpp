@@ -798,6 +798,38 @@ TEST(LocalRanks, EachRankOfANodeGetsItsOwnCores) {
   EXPECT_TRUE(detail::starpu_binding_from_environment());
 }
 
+TEST(LocalRanks, TheGpusARankDrivesAreThoseCudaLetsItSee) {
+  {
+    const ScopedEnv one("CUDA_VISIBLE_DEVICES", "1");
+    EXPECT_EQ(detail::cuda_visible_devices_from_environment(), 1);
+  }
+  {
+    const ScopedEnv three("CUDA_VISIBLE_DEVICES", "0,2,3");
+    EXPECT_EQ(detail::cuda_visible_devices_from_environment(), 3);
+  }
+  const ScopedEnv none("CUDA_VISIBLE_DEVICES", "");
+  EXPECT_EQ(detail::cuda_visible_devices_from_environment(), 0);
+}
+
+// Under an MPI launch the tiles a rank receives stay in StarPU's allocation cache from one
+// operation to the next: StarPU keeps freed host buffers only under a host-memory limit, which a
+// rank gets as its share of the machine's memory unless the user set one.
+TEST(LocalRanks, RanksKeepReceivedTilesInStarpusAllocationCache) {
+  const ScopedEnv world("OMPI_COMM_WORLD_SIZE", "2");
+  const ScopedEnv rank("OMPI_COMM_WORLD_LOCAL_RANK", "0");
+  const ScopedEnv size("OMPI_COMM_WORLD_LOCAL_SIZE", "2");
+  const ScopedEnv limit("STARPU_LIMIT_CPU_MEM", "");  // restored (or unset) at the end
+  unsetenv("STARPU_LIMIT_CPU_MEM");
+  detail::set_starpu_environment_defaults(RuntimeOptions{});
+  const char* value = std::getenv("STARPU_LIMIT_CPU_MEM");
+  ASSERT_NE(value, nullptr);
+  const double machine_mib = double(sysconf(_SC_PHYS_PAGES)) * double(sysconf(_SC_PAGE_SIZE)) / (1 << 20);
+  EXPECT_NEAR(std::atof(value), machine_mib / 2, 1.0);
+  setenv("STARPU_LIMIT_CPU_MEM", "1234", 1);
+  detail::set_starpu_environment_defaults(RuntimeOptions{});
+  EXPECT_STREQ(std::getenv("STARPU_LIMIT_CPU_MEM"), "1234");
+}
+
 TEST(UrgentStreamsOption, TheEnvironmentTurnsItOff) {
   EXPECT_TRUE(RuntimeOptions{}.urgent_streams);
   {
