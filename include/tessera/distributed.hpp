@@ -113,6 +113,7 @@ extern template class Matrix<double>;
 // A = L L^T (or U^T U) in place; returns LAPACK's info, the first failing column of the whole
 // matrix, on every rank. options.uplo and options.nb are not used: the matrix fixes them; nor is
 // options.grain: a block-column task would write tiles of several ranks, so the tasks are tiles.
+// options.trace (each rank its own) records the tasks this rank runs, as in one process.
 template <class T>
 TESSERA_EXPORT int potrf(Matrix<T>& A, const FactorOptions& options = {});
 // B := A^{-1} B with A factored by potrf; B general, with A's rows and nb.

@@ -1,6 +1,7 @@
 // The one entry per operation: where the matrices lie picks the implementation (operations.hpp),
 // after the checks that only a view can make (square, same home, same sizes, same runtime).
 #include <string>
+#include <tuple>
 
 #include "operations.hpp"
 #include "plan.hpp"
@@ -149,11 +150,8 @@ Request posv_async(Runtime& runtime, const MatrixView<T>& A, const MatrixView<T>
 
 FactorOptions BatchOptions::as_factor_options() const {
   FactorOptions options;
-  options.uplo = uplo;
-  options.mode = mode;
-  options.batch_chunk = chunk;
-  options.fast_math = fast_math;
-  options.hints = hints;
+  std::tie(options.uplo, options.mode, options.batch_chunk, options.fast_math, options.hints) =
+      std::tie(uplo, mode, chunk, fast_math, hints);
   return options;
 }
 
