@@ -1,4 +1,5 @@
-// The public submission functions: argument checks, temporaries, then the tile algorithms.
+// The operations on tiles and on host arrays (src/api/operations.hpp), and loading and storing
+// tiles: argument checks, temporaries, then the tile algorithms.
 #include <algorithm>
 #include <memory>
 #include <optional>
