@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "plan.hpp"
@@ -42,13 +43,17 @@ Machine one_gpu(std::size_t memory = 80 * kGiB) {
   m.cuda_devices = 1;
   m.gpu_memory_bytes = memory;
   m.automatic = {Mode::gpu, "the GPUs dominate"};
+  m.cuda_device_ids = {0};
   return m;
 }
 
+// Two GPUs whose tile tasks are placed on their owners.
 Machine two_gpus() {
   Machine m = one_gpu();
   m.cuda_workers = 2;
   m.cuda_devices = 2;
+  m.cuda_device_ids = {3, 5};
+  m.gpus_for_tiles = 2;
   return m;
 }
 
@@ -254,6 +259,156 @@ TEST(Plan, StacksOfGpuMatricesGoWhereTheyRunFastest) {
   EXPECT_TRUE(detail::stack_takes_batched_kernels(513, 10));
   EXPECT_FALSE(detail::stack_takes_batched_kernels(kThresholds.dense_device_min_n, 100000));
   EXPECT_EQ(device::stack_takes_batched_kernels(513, 5), detail::stack_takes_batched_kernels(513, 5));
+}
+
+// What a host-array request tells the plan of its array and of the runtime's first call, counting
+// how often the plan asks.
+struct HostArrayFacts {
+  bool pinned = false;
+  bool first_call = true;
+  std::size_t free_gpu_bytes = 80 * kGiB;
+  int claims = 0;
+  std::vector<int> free_memory_asked_of;
+
+  PlanRequest request(int n, Mode mode = Mode::automatic) {
+    PlanRequest r = tessera::request(DataPlace::host_array, n, mode);
+    r.array_pinned_by_caller = [this] { return pinned; };
+    r.claim_first_call = [this] {
+      ++claims;
+      return std::exchange(first_call, false);
+    };
+    r.free_gpu_memory = [this](int device) {
+      free_memory_asked_of.push_back(device);
+      return free_gpu_bytes;
+    };
+    return r;
+  }
+};
+
+PlanRequest solve(PlanRequest r, bool factors, int nrhs) {
+  r.solves = true;
+  r.factors = factors;
+  r.nrhs = nrhs;
+  return r;
+}
+
+TEST(Plan, HostArraysAreInPlaceWhereTheRuntimeSaysOrOnItsFirstCall) {
+  using detail::HostArrayTiles;
+  Machine m = cpu_only(2);
+  HostArrayFacts facts;
+  const Plan first = detail::plan(m, facts.request(1000));
+  EXPECT_EQ(first.host_tiles, HostArrayTiles::in_place);
+  EXPECT_NE(first.why.back().find("first call"), std::string::npos) << first.why.back();
+  EXPECT_EQ(detail::plan(m, facts.request(1000)).host_tiles, HostArrayTiles::pooled);
+  EXPECT_EQ(facts.claims, 2);
+  facts.pinned = true;  // an array its caller pinned costs no copy: in place, the first call left alone
+  EXPECT_EQ(detail::plan(m, facts.request(1000)).host_tiles, HostArrayTiles::in_place);
+  EXPECT_EQ(facts.claims, 2);
+
+  struct Row {
+    HostTiles runtime_tiles;
+    PlanRequest request;
+    HostArrayTiles expected;
+    bool rhs_in_place;
+  };
+  HostArrayFacts fresh;
+  fresh.first_call = false;
+  PlanRequest upper_columns = fresh.request(1000);
+  upper_columns.options.uplo = Uplo::upper;
+  upper_columns.options.grain = TaskGrain::block_columns;  // upper blocks copied into lower tiles
+  PlanRequest upper = fresh.request(1000);
+  upper.options.uplo = Uplo::upper;
+  const std::vector<Row> rows = {
+      {HostTiles::in_place, fresh.request(1000), HostArrayTiles::in_place, false},
+      {HostTiles::in_place, upper, HostArrayTiles::in_place, false},
+      {HostTiles::in_place, upper_columns, HostArrayTiles::pooled, false},
+      {HostTiles::in_place, fresh.request(0), HostArrayTiles::pooled, false},
+      {HostTiles::in_place, solve(fresh.request(1000), false, 3), HostArrayTiles::in_place, true},
+      {HostTiles::in_place, solve(fresh.request(1000), true, 3), HostArrayTiles::in_place, false},  // posv
+      {HostTiles::in_place, solve(fresh.request(1000), false, 0), HostArrayTiles::pooled, false},
+      {HostTiles::pinned, fresh.request(1000), HostArrayTiles::pooled, false},
+      {HostTiles::pageable, fresh.request(1000), HostArrayTiles::pooled, false},
+      {HostTiles::pin_on_reuse, fresh.request(1000), HostArrayTiles::pooled, false},
+      {HostTiles::automatic, fresh.request(1000), HostArrayTiles::pooled, false},
+  };
+  for (const Row& row : rows) {
+    m.host_tiles = row.runtime_tiles;
+    SCOPED_TRACE(std::string(to_string(row.runtime_tiles)) + ", n = " + std::to_string(row.request.n));
+    const Plan p = detail::plan(m, row.request);
+    EXPECT_EQ(p.host_tiles, row.expected) << to_string(p.host_tiles);
+    EXPECT_EQ(p.rhs_in_place, row.rhs_in_place);
+  }
+  // An array claimed larger than the machine's memory cannot be the caller's.
+  m.host_tiles = HostTiles::in_place;
+  m.physical_memory_bytes = std::size_t(1) << 20;
+  EXPECT_EQ(detail::plan(m, fresh.request(1000)).host_tiles, HostArrayTiles::pooled);
+}
+
+TEST(Plan, LargeFirstCallsAreStagedOnTheGpusOwningTheirTiles) {
+  using detail::HostArrayTiles;
+  const int large = 16384;  // 2 GiB of doubles: from 1 GiB the first call is staged
+  HostArrayFacts facts;
+  Plan p = detail::plan(one_gpu(), facts.request(large));
+  EXPECT_EQ(p.host_tiles, HostArrayTiles::staged);
+  EXPECT_EQ(p.staging_devices, std::vector<int>{0});
+  ASSERT_TRUE(p.staged_panels.has_value());
+  EXPECT_EQ(p.staged_panels->gpus(), 1);
+  EXPECT_EQ(p.staged_panels->tile_count(), large / p.nb);
+  EXPECT_EQ(facts.claims, 1);
+  // The next call finds the first one claimed: pooled tiles, pinned by then.
+  EXPECT_EQ(detail::plan(one_gpu(), facts.request(large)).host_tiles, HostArrayTiles::pooled);
+
+  struct Row {
+    std::string what;
+    Machine machine;
+    PlanRequest request;
+    HostArrayTiles expected;
+  };
+  HostArrayFacts first, pinned, full, cpu, hybrid, no_gpu, any_size;  // each request's own facts
+  pinned.pinned = true;
+  full.free_gpu_bytes = kGiB;  // the lower tiles (36 of 2048^2 doubles, 1.125 GiB) above 3/4 of it
+  Machine staged = cpu_only(2);
+  staged.host_tiles = HostTiles::staged;
+  Machine staged_gpu = one_gpu();
+  staged_gpu.host_tiles = HostTiles::staged;
+  const std::vector<Row> rows = {
+      {"half a GiB: in place", one_gpu(), first.request(8192), HostArrayTiles::in_place},
+      {"pinned by its caller: in place", one_gpu(), pinned.request(large), HostArrayTiles::in_place},
+      {"GPU memory short: in place", one_gpu(), full.request(large), HostArrayTiles::in_place},
+      {"cpu mode: in place", one_gpu(), cpu.request(large, Mode::cpu), HostArrayTiles::in_place},
+      {"hybrid beside strong CPUs: in place", weak_gpu(), hybrid.request(large), HostArrayTiles::in_place},
+      {"staged asked for, no GPU: pooled", staged, no_gpu.request(large), HostArrayTiles::pooled},
+      {"staged asked for: any size", staged_gpu, any_size.request(100), HostArrayTiles::staged},
+  };
+  for (const Row& row : rows) {
+    SCOPED_TRACE(row.what);
+    EXPECT_EQ(detail::plan(row.machine, row.request).host_tiles, row.expected);
+  }
+  EXPECT_EQ(first.claims, 1) << "the small first call claims for in place, once";
+  EXPECT_EQ(pinned.claims, 0);
+
+  // Two GPUs owning their tiles: each GPU's panels on its own device, each device asked for its memory.
+  HostArrayFacts two;
+  p = detail::plan(two_gpus(), two.request(large));
+  EXPECT_EQ(p.host_tiles, HostArrayTiles::staged);
+  EXPECT_EQ(p.gpu_owners.gpus(), 2);
+  EXPECT_EQ(p.staging_devices, (std::vector<int>{3, 5}));
+  EXPECT_EQ(two.free_memory_asked_of, (std::vector<int>{3, 5}));
+  ASSERT_TRUE(p.staged_panels.has_value());
+  EXPECT_EQ(p.staged_panels->gpus(), 2);
+  EXPECT_GT(p.staged_panels->elements(1), 0u);
+  Machine ids_missing = two_gpus();
+  ids_missing.cuda_device_ids = {3};
+  EXPECT_NE(detail::plan(ids_missing, HostArrayFacts{}.request(large)).host_tiles, HostArrayTiles::staged);
+}
+
+TEST(Plan, TasksArePlacedOnTheirOwnersWhereTheRuntimeDealsTiles) {
+  EXPECT_EQ(detail::plan(two_gpus(), request(DataPlace::host_array, 4000, Mode::gpu)).gpu_owners.gpus(), 2);
+  EXPECT_EQ(detail::plan(two_gpus(), request(DataPlace::host_array, 4000, Mode::cpu)).gpu_owners.gpus(), 1);
+  EXPECT_EQ(detail::plan(one_gpu(), request(DataPlace::host_array, 4000, Mode::gpu)).gpu_owners.gpus(), 1);
+  Machine unplaced = two_gpus();
+  unplaced.gpus_for_tiles = 1;  // the policy places tile tasks
+  EXPECT_EQ(detail::plan(unplaced, request(DataPlace::batch, 0, Mode::gpu)).gpu_owners.gpus(), 1);
 }
 
 // Every request on a real runtime takes one snapshot of the machine and plans once: nothing

@@ -2,7 +2,6 @@
 // tiles: argument checks, temporaries, then the tile algorithms.
 #include <algorithm>
 #include <memory>
-#include <optional>
 #include <string>
 #include <utility>
 #include <vector>
@@ -93,88 +92,37 @@ class ArrayTiles {
   std::unique_ptr<TileMatrix<T>> tiles_;
 };
 
-// Whether a call on the n x n array A runs on the caller's arrays (HostTiles).
+// The symmetric matrix of a call as tiles, held as its plan says (Plan::host_tiles): lower tiles,
+// or transposed ones (upper_as_stored). Staged tiles that cannot be had after all (GPU memory
+// taken since the plan counted it) are pooled tiles; `staging` is the runtime's slots for staged
+// ones, null otherwise.
 template <class T>
-bool tiles_in_place(const Runtime& runtime, const FactorOptions& options, int n, const T* A) {
-  const double triangle_bytes = double(n) * (double(n) + 1) / 2 * sizeof(T);
-  return n > 0 && (options.uplo == Uplo::lower || upper_as_stored(options)) &&
-         detail::within_physical_memory(triangle_bytes) && detail::factor_in_place(runtime, A);
-}
-
-// Where a call's tiles are staged (HostTiles::staged; automatic: the runtime's first call, on an
-// array of 1 GiB or more): each tile on the GPU owning it (GpuOwners: every GPU when tile tasks
-// are placed on their owners, the first GPU otherwise), a GPU's tiles of a tile column in one
-// panel (OwnedPanels). For a call that runs as gpu mode does (Plan::runs_as_gpu_mode: hybrid too where
-// the GPUs dominate; a tile task a CPU takes then has StarPU bring the tile over and back, as for
-// any tile in GPU memory), an array stored in its lower triangle, or in its upper one and kept as
-// stored (upper_as_stored), that the caller has not pinned (a pinned one is used in place, with no
-// copy at all), and tiles that take at most 3/4 of each GPU's free memory.
-#ifdef TESSERA_HAVE_CUDA
-struct StagedLayout {
-  std::vector<int> devices;  // of the owners, in order
-  detail::OwnedPanels panels;
-};
-
-template <class T>
-std::optional<StagedLayout> staged_layout(const Runtime& runtime, const Plan& plan, const FactorOptions& options, int n,
-                                          const T* A) {
-  const int nb = plan.nb;
-  const HostTiles host_tiles = detail::host_tiles_of(runtime);
-  if (host_tiles != HostTiles::staged && host_tiles != HostTiles::automatic) return std::nullopt;
-  if (host_tiles == HostTiles::automatic && !detail::stages_automatically(sizeof(T) * double(n) * n)) return std::nullopt;
-  if (n <= 0 || runtime.cuda_devices() < 1 || (options.uplo != Uplo::lower && !upper_as_stored(options)) ||
-      !plan.runs_as_gpu_mode || detail::pinned_host_memory(A))
-    return std::nullopt;
-  const detail::GpuOwners owners = detail::GpuOwners::for_gpus(detail::gpus_for_tiles(runtime));
-  std::vector<int> devices = detail::cuda_devices_in_order();
-  if (static_cast<int>(devices.size()) < owners.gpus()) return std::nullopt;
-  devices.resize(static_cast<std::size_t>(owners.gpus()));
-  detail::OwnedPanels panels(n, nb, upper_as_stored(options), owners, detail::kColumnAlignment<T>);
-  for (int g = 0; g < owners.gpus(); ++g)
-    if (detail::DeviceTiles<T>::bytes_of(panels, g) > detail::free_device_memory(devices[g]) / 4 * 3) return std::nullopt;
-  if (!detail::stage_call(runtime)) return std::nullopt;
-  return StagedLayout{std::move(devices), std::move(panels)};
-}
-#endif
-
-// The symmetric matrix of a call as tiles: lower tiles, or transposed ones (upper_as_stored).
-template <class T>
-ArrayTiles<T> matrix_tiles(Runtime& runtime, bool in_place, const Plan& plan, const FactorOptions& options, int n,
-                           const T* A, int lda) {
+std::shared_ptr<ArrayTiles<T>> matrix_tiles(Runtime& runtime, const Plan& plan, const FactorOptions& options, int n,
+                                            const T* A, int lda, detail::StagingRing*& staging) {
   const int nb = plan.nb;
   const bool transposed = upper_as_stored(options);
-  if (in_place) return ArrayTiles<T>(runtime, plan.mode, n, n, nb, TileStructure::symmetric_lower, A, lda, transposed);
-  if (transposed) return ArrayTiles<T>(detail::TileAccess::transposed_tiles<T>(runtime, n, nb));
-  return ArrayTiles<T>(runtime, n, n, nb, TileStructure::symmetric_lower);
-}
-
-// A call's tiles staged on the GPUs, with the runtime's slots in `staging`, where the call can be
-// (staged_layout); null otherwise, and when the GPU memory or the slots cannot be had after all
-// (memory taken since it was counted): the call then runs on host tiles.
-template <class T>
-std::shared_ptr<ArrayTiles<T>> staged_tiles_if_possible(Runtime& runtime, const Plan& plan, const FactorOptions& options,
-                                                        int n, const T* A, detail::StagingRing*& staging) {
-#ifdef TESSERA_HAVE_CUDA
-  std::optional<StagedLayout> layout = staged_layout<T>(runtime, plan, options, n, A);
-  if (!layout) return nullptr;
-  try {
-    staging = &detail::staging_ring_of(runtime);
-    return std::make_shared<ArrayTiles<T>>(runtime, n, plan.nb, std::move(layout->devices), std::move(layout->panels),
-                                           upper_as_stored(options));
-  } catch (const ResourceError&) {
-  } catch (const CudaError&) {
-  }
   staging = nullptr;
-#else
-  (void)runtime, (void)plan, (void)options, (void)n, (void)A, (void)staging;
+  switch (plan.host_tiles) {
+    case detail::HostArrayTiles::staged:
+#ifdef TESSERA_HAVE_CUDA
+      try {
+        staging = &detail::staging_ring_of(runtime);
+        return std::make_shared<ArrayTiles<T>>(runtime, n, nb, plan.staging_devices, *plan.staged_panels, transposed);
+      } catch (const ResourceError&) {
+      } catch (const CudaError&) {
+      }
+      staging = nullptr;
 #endif
-  return nullptr;
+      break;
+    case detail::HostArrayTiles::in_place:
+      return std::make_shared<ArrayTiles<T>>(runtime, plan.mode, n, n, nb, TileStructure::symmetric_lower, A, lda,
+                                             transposed);
+    case detail::HostArrayTiles::pooled:
+      break;
+  }
+  if (transposed) return std::make_shared<ArrayTiles<T>>(detail::TileAccess::transposed_tiles<T>(runtime, n, nb));
+  return std::make_shared<ArrayTiles<T>>(runtime, n, n, nb, TileStructure::symmetric_lower);
 }
-
-// Where the right-hand sides of a solve may be in place: always when the factor is given (potrs);
-// never with a factorization (posv), whose failure must leave B as it was while solve tasks that
-// depend only on the factor's first columns may already have run.
-enum class Rhs { in_place_with_matrix, from_pool };
 
 // The tiles of a LAPACK-layout solve: the matrix (or its factor) and the right-hand sides.
 template <class T>
@@ -236,12 +184,9 @@ Request detail::potrs_tiles_async(const TileMatrix<T>& L, TileMatrix<T>& B, cons
 template <class T>
 Request detail::potrf_array_async(Runtime& runtime, int n, T* A, int lda, const FactorOptions& options) {
   detail::throw_if_invalid("potrf", potrf_argument_error(detail::uplo_letter(options.uplo), n, A, lda));
-  const Plan plan = plan_request(runtime, detail::array_request<T>(n, options, true));
+  const Plan plan = plan_request(runtime, detail::array_request<T>(runtime, n, A, options, true));
   detail::StagingRing* staging = nullptr;
-  std::shared_ptr<ArrayTiles<T>> tiles = staged_tiles_if_possible<T>(runtime, plan, options, n, A, staging);
-  if (!tiles)
-    tiles = std::make_shared<ArrayTiles<T>>(
-        matrix_tiles(runtime, tiles_in_place<T>(runtime, options, n, A), plan, options, n, A, lda));
+  std::shared_ptr<ArrayTiles<T>> tiles = matrix_tiles<T>(runtime, plan, options, n, A, lda, staging);
   return make_request(runtime, tiles, [&](Submission& s) {
     s.set_trace(options.trace);
     detail::TaskContext ctx = make_context(runtime, s, plan, options.gpu_kernels);
@@ -250,19 +195,16 @@ Request detail::potrf_array_async(Runtime& runtime, int n, T* A, int lda, const 
   });
 }
 
-// A solve in LAPACK layout (potrs, posv): the matrix (staged on a GPU where the call can be, as
-// potrf's) and the right-hand sides as tiles, then `insert_solve` inserts the tasks on the two
-// tile grids. A staged matrix's right-hand sides are pooled tiles, which the algorithms copy
-// without the slots.
+// A solve in LAPACK layout (potrs, posv): the matrix and the right-hand sides as tiles, held as
+// the plan says, then `insert_solve` inserts the tasks on the two tile grids. A staged matrix's
+// right-hand sides are pooled tiles, which the algorithms copy without the slots.
 template <class T, class InsertSolve>
 Request submit_lapack_solve(Runtime& runtime, const Plan& plan, int n, int nrhs, const T* A, int lda, T* B, int ldb,
-                            Rhs rhs, const FactorOptions& options, InsertSolve&& insert_solve) {
+                            const FactorOptions& options, InsertSolve&& insert_solve) {
   detail::StagingRing* staging = nullptr;
-  std::shared_ptr<ArrayTiles<T>> matrix = staged_tiles_if_possible<T>(runtime, plan, options, n, A, staging);
-  const bool in_place = !matrix && nrhs > 0 && tiles_in_place<T>(runtime, options, n, A);
-  if (!matrix) matrix = std::make_shared<ArrayTiles<T>>(matrix_tiles(runtime, in_place, plan, options, n, A, lda));
+  std::shared_ptr<ArrayTiles<T>> matrix = matrix_tiles<T>(runtime, plan, options, n, A, lda, staging);
   auto tiles = std::make_shared<MatrixAndRhs<T>>(MatrixAndRhs<T>{
-      std::move(matrix), in_place && rhs == Rhs::in_place_with_matrix
+      std::move(matrix), plan.rhs_in_place
                              ? ArrayTiles<T>(runtime, plan.mode, n, nrhs, plan.nb, TileStructure::general, B, ldb)
                              : ArrayTiles<T>(runtime, n, nrhs, plan.nb, TileStructure::general)});
   return make_request(runtime, tiles, [&](Submission& s) {
@@ -278,8 +220,8 @@ Request detail::potrs_array_async(Runtime& runtime, int n, int nrhs, const T* A,
                                   const FactorOptions& options) {
   detail::throw_if_invalid("potrs",
                            potrs_argument_error(detail::uplo_letter(options.uplo), n, nrhs, A, lda, B, ldb));
-  const Plan plan = plan_request(runtime, detail::array_request<T>(n, options, false));
-  return submit_lapack_solve<T>(runtime, plan, n, nrhs, A, lda, B, ldb, Rhs::in_place_with_matrix, options,
+  const Plan plan = plan_request(runtime, detail::solve_array_request<T>(runtime, n, nrhs, A, options, false));
+  return submit_lapack_solve<T>(runtime, plan, n, nrhs, A, lda, B, ldb, options,
                                 [&](const TaskContext& ctx, const TileGrid& a_tiles, const TileGrid& b_tiles) {
                                   detail::insert_lapack_potrs<T>(ctx, a_tiles, b_tiles, options.uplo, A, lda, B, ldb,
                                                                 options.hints);
@@ -291,8 +233,8 @@ Request detail::posv_array_async(Runtime& runtime, int n, int nrhs, T* A, int ld
                                  const FactorOptions& options) {
   detail::throw_if_invalid("posv",
                            posv_argument_error<T>(detail::uplo_letter(options.uplo), n, nrhs, A, lda, B, ldb));
-  const Plan plan = plan_request(runtime, detail::array_request<T>(n, options, true));
-  return submit_lapack_solve<T>(runtime, plan, n, nrhs, A, lda, B, ldb, Rhs::from_pool, options,
+  const Plan plan = plan_request(runtime, detail::solve_array_request<T>(runtime, n, nrhs, A, options, true));
+  return submit_lapack_solve<T>(runtime, plan, n, nrhs, A, lda, B, ldb, options,
                                 [&](const TaskContext& ctx, const TileGrid& a_tiles, const TileGrid& b_tiles) {
                                   detail::insert_lapack_posv<T>(ctx, a_tiles, b_tiles, options.uplo, A, lda, B, ldb,
                                                                 options.hints, plan.cholesky());

@@ -24,7 +24,9 @@ template <class T>
 PlanExplanation explain_potrf(const Runtime& runtime, const MatrixView<T>& A, const FactorOptions& options) {
   detail::PlanRequest request;
   switch (A.where()) {
-    case MatrixIn::host: request = detail::array_request<T>(A.rows(), options, true); break;
+    case MatrixIn::host:
+      request = detail::array_request<T>(runtime, A.rows(), A.data(), options, true, detail::FirstCall::look);
+      break;
     case MatrixIn::device: request = detail::device_array_request<T>(A.rows(), options); break;
     case MatrixIn::tiles: request = detail::tiles_request(*A.tiles(), options, true); break;
     case MatrixIn::host_batch:  // a batch of empty matrices has nothing to plan

@@ -2,6 +2,7 @@
 // explain_potrf, so that an explanation is the plan the request makes.
 #pragma once
 
+#include "caller_memory.hpp"
 #include "plan.hpp"
 #include "tessera/cholesky.hpp"
 #include "tessera/precision.hpp"
@@ -23,15 +24,36 @@ PlanRequest tiles_request(const TileMatrix<T>& A, const FactorOptions& options, 
   return request;
 }
 
-// A LAPACK-layout request on an n x n host array.
+// Whether a plan claims the runtime's first host-array call (a request) or only looks at it (an
+// explanation, which must leave it to the request that follows).
+enum class FirstCall { claim, look };
+
+// A LAPACK-layout request on the n x n host array A.
 template <class T>
-PlanRequest array_request(int n, const FactorOptions& options, bool factors) {
+PlanRequest array_request(const Runtime& runtime, int n, const T* A, const FactorOptions& options, bool factors,
+                          FirstCall first_call = FirstCall::claim) {
   PlanRequest request;
   request.precision = precision_of<T>();
   request.place = DataPlace::host_array;
   request.n = n;
   request.factors = factors;
   request.options = options;
+  request.array_pinned_by_caller = [A] { return pinned_by_caller(A); };
+  request.free_gpu_memory = [](int device) { return free_gpu_memory(device); };
+  if (first_call == FirstCall::claim)
+    request.claim_first_call = [&runtime] { return claim_first_call(runtime); };
+  else
+    request.claim_first_call = [&runtime] { return first_call_unclaimed(runtime); };
+  return request;
+}
+
+// A solve in LAPACK layout with nrhs right-hand sides: potrs (the factor given), or posv (factors).
+template <class T>
+PlanRequest solve_array_request(const Runtime& runtime, int n, int nrhs, const T* A, const FactorOptions& options,
+                                bool factors) {
+  PlanRequest request = array_request<T>(runtime, n, A, options, factors);
+  request.solves = true;
+  request.nrhs = nrhs;
   return request;
 }
 

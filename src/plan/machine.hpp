@@ -37,6 +37,13 @@ struct Machine {
   bool built_with_cuda = true;
   PolicyModes policy;
   ModeChoice automatic;  // what Mode::automatic runs as (automatic_mode_for)
+  // Host arrays: how the runtime holds their tiles (RuntimeOptions::host_tiles), how many GPUs
+  // its tile tasks are dealt over, the CUDA devices of its workers in increasing order (GPU g of
+  // GpuOwners is the g-th), and the machine's physical memory (0: unknown).
+  HostTiles host_tiles = HostTiles::automatic;
+  int gpus_for_tiles = 1;
+  std::vector<int> cuda_device_ids;
+  std::size_t physical_memory_bytes = 0;
 };
 
 // Peak FP64 GFLOP/s of one GPU: its FP64 units (tensor cores included where they take FP64) at

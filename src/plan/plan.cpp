@@ -3,7 +3,9 @@
 #include <fmt/core.h>
 
 #include <algorithm>
+#include <functional>
 #include <string>
+#include <utility>
 
 #include "tessera/error.hpp"
 #include "thresholds.hpp"
@@ -126,6 +128,88 @@ void plan_device_array(const Machine& machine, const PlanRequest& r, Plan& p) {
   }
 }
 
+bool fact(const std::function<bool()>& ask) { return ask && ask(); }
+
+// Whether a host array's tiles can hold its blocks as stored: a lower-stored array, or an
+// upper-stored one whose tiles are transposed (upper_as_stored).
+bool tiles_hold_blocks_as_stored(const PlanRequest& r) {
+  return r.options.uplo == Uplo::lower || upper_as_stored(r.options);
+}
+
+// Staged tiles (HostTiles::staged; automatic: the runtime's first call, on an array of
+// staged_first_call_min_bytes or more): each tile on the GPU owning it (the plan's owners), a
+// GPU's tiles of a tile column in one panel (OwnedPanels). For a request that runs as gpu mode
+// does (hybrid too where the GPUs dominate: a tile task a CPU takes then has StarPU bring the tile
+// over and back, as for any tile in GPU memory), blocks kept as stored, an array the caller has
+// not pinned (a pinned one is used in place, with no copy at all), and tiles within their share
+// of each GPU's free memory.
+bool stages(const Machine& machine, const PlanRequest& r, Plan& p) {
+  const double element = bytes_per_element(r.precision);
+  const bool asked = machine.host_tiles == HostTiles::staged;
+  if (!asked && !(machine.host_tiles == HostTiles::automatic &&
+                  double(r.n) * r.n * element >= t.staged_first_call_min_bytes))
+    return false;
+  if (r.n <= 0 || machine.cuda_devices < 1 || !tiles_hold_blocks_as_stored(r) || !p.runs_as_gpu_mode ||
+      fact(r.array_pinned_by_caller))
+    return false;
+  const int gpus = p.gpu_owners.gpus();
+  if (static_cast<int>(machine.cuda_device_ids.size()) < gpus || !r.free_gpu_memory) return false;
+  // Columns a whole number of 256 bytes apart keep the alignment of the GPU allocation.
+  OwnedPanels panels(r.n, p.nb, upper_as_stored(r.options), p.gpu_owners, static_cast<std::size_t>(256 / element));
+  for (int g = 0; g < gpus; ++g)
+    if (double(panels.elements(g)) * element >
+        t.staged_free_memory_share * double(r.free_gpu_memory(machine.cuda_device_ids[static_cast<std::size_t>(g)])))
+      return false;
+  if (!asked && !fact(r.claim_first_call)) return false;
+  p.host_tiles = HostArrayTiles::staged;
+  p.staging_devices.assign(machine.cuda_device_ids.begin(), machine.cuda_device_ids.begin() + gpus);
+  p.staged_panels = std::move(panels);
+  p.why.push_back(asked ? fmt::format("tiles staged on {} GPU(s) (host tiles staged asked for)", gpus)
+                        : fmt::format("tiles staged on {} GPU(s) (the runtime's first call, on an array of {:g} GiB or "
+                                      "more that its caller has not pinned)",
+                                      gpus, t.staged_first_call_min_bytes / (1024.0 * 1024 * 1024)));
+  return true;
+}
+
+// The caller's array as tiles (HostTiles::in_place; automatic: an array its caller pinned, or the
+// runtime's first call): blocks kept as stored, an array no larger than the machine's memory (one
+// claimed larger cannot be the caller's), and a solve with right-hand sides.
+bool in_place(const Machine& machine, const PlanRequest& r, Plan& p) {
+  if (r.n <= 0 || !tiles_hold_blocks_as_stored(r) || (r.solves && r.nrhs <= 0)) return false;
+  const double triangle_bytes = double(r.n) * (double(r.n) + 1) / 2 * bytes_per_element(r.precision);
+  if (machine.physical_memory_bytes != 0 && triangle_bytes > double(machine.physical_memory_bytes)) return false;
+  const char* why = nullptr;
+  if (machine.host_tiles == HostTiles::in_place)
+    why = "host tiles in-place asked for";
+  else if (machine.host_tiles != HostTiles::automatic)
+    return false;
+  else if (fact(r.array_pinned_by_caller))
+    why = "its caller pinned it";
+  else if (fact(r.claim_first_call))
+    why = "the runtime's first call";
+  else
+    return false;
+  p.host_tiles = HostArrayTiles::in_place;
+  // posv's right-hand sides stay pooled: its failure must leave B as it was, while solve tasks
+  // that depend only on the factor's first columns may already have run.
+  p.rhs_in_place = r.solves && !r.factors;
+  p.why.push_back(fmt::format("tiles in place: the caller's array{} ({})",
+                              p.rhs_in_place ? " and right-hand sides" : "", why));
+  return true;
+}
+
+void choose_host_tiles(const Machine& machine, const PlanRequest& r, Plan& p) {
+  if (stages(machine, r, p) || in_place(machine, r, p)) return;
+  if (r.n > 0) p.why.push_back("pooled tiles (the array copied in and out)");
+}
+
+void choose_gpu_owners(const Machine& machine, Plan& p) {
+  if (p.mode == Mode::cpu || machine.gpus_for_tiles <= 1) return;
+  p.gpu_owners = GpuOwners::for_gpus(machine.gpus_for_tiles);
+  p.why.push_back(fmt::format("tasks placed on the GPUs owning their tiles, a {} x {} grid of GPUs",
+                              p.gpu_owners.rows, p.gpu_owners.cols));
+}
+
 void plan_batch(const Machine& machine, const PlanRequest& r, Plan& p) {
   p.path = Path::batched_chunks;
   if (r.batch <= 0) return;
@@ -142,6 +226,15 @@ const char* to_string(Path path) {
     case Path::one_task: return "one task";
     case Path::callers_stream: return "caller's stream";
     case Path::batched_chunks: return "batched chunks";
+  }
+  return "?";
+}
+
+const char* to_string(HostArrayTiles tiles) {
+  switch (tiles) {
+    case HostArrayTiles::pooled: return "pooled";
+    case HostArrayTiles::in_place: return "in place";
+    case HostArrayTiles::staged: return "staged";
   }
   return "?";
 }
@@ -223,6 +316,7 @@ Plan plan(const Machine& machine, const PlanRequest& r) {
   p.mode = resolve_mode(machine, r.options.mode, &p.hybrid_without_gpu);
   p.runs_as_gpu_mode = runs_as_gpu_mode(machine, p.mode);
   p.why.push_back(mode_reason(machine, p));
+  choose_gpu_owners(machine, p);
   switch (r.place) {
     case DataPlace::batch:
       plan_batch(machine, r, p);
@@ -235,9 +329,12 @@ Plan plan(const Machine& machine, const PlanRequest& r) {
     case DataPlace::tiles:
       choose_tile_size(machine, r, p);
       check_tiles_fit_gpu(machine, p, r.precision, r.n);
-      if (!r.factors) return p;
-      choose_panels(machine, r, p);
-      if (r.place == DataPlace::tiles && factors_resident_tiles_whole(machine, r, p)) {
+      if (r.factors) choose_panels(machine, r, p);
+      if (r.place == DataPlace::host_array) {
+        choose_host_tiles(machine, r, p);
+        return p;
+      }
+      if (r.factors && factors_resident_tiles_whole(machine, r, p)) {
         p.grain = TaskGrain::whole_matrix;
         p.path = Path::one_task;
         p.why.push_back(fmt::format("one task on the gathered tiles (n <= {}, every tile on the one GPU already)",

@@ -1,15 +1,19 @@
 // Decide once, then run: a request is described once (PlanRequest), planned once against a
 // snapshot of the machine (plan), and the plan executed. Every choice of mode, tile size, grain,
-// path and chunking is made here, from the one table of thresholds (thresholds.hpp), with its
+// path, host-array tiles (pooled, in place or staged, with the GPUs owning them) and chunking is
+// made here, from the one table of thresholds (thresholds.hpp), with its
 // reasons. No StarPU, no CUDA: tests plan against fake machines.
 #pragma once
 
+#include <cstddef>
 #include <functional>
+#include <optional>
 #include <string>
 #include <vector>
 
 #include "algorithms.hpp"
 #include "machine.hpp"
+#include "owned_panels.hpp"
 #include "tessera/options.hpp"
 #include "tessera/precision.hpp"
 
@@ -35,6 +39,16 @@ struct PlanRequest {
   // DataPlace::batch: matrices, and the chunk size asked for (0: Tessera's choice).
   int batch = 0;
   int batch_chunk = 0;
+  // DataPlace::host_array: whether the request solves (potrs, posv) and for how many columns, and
+  // facts asked only where the answer matters: whether the caller pinned the array (it is then
+  // used in place, never staged), the bytes free on a CUDA device, and the runtime's first
+  // host-array call (HostTiles::automatic gives it in-place or staged tiles): true when this
+  // request is that call, which it claims (an explanation only looks).
+  bool solves = false;
+  int nrhs = 0;
+  std::function<bool()> array_pinned_by_caller;
+  std::function<std::size_t(int device)> free_gpu_memory;
+  std::function<bool()> claim_first_call;
 };
 
 // How the plan runs.
@@ -45,8 +59,16 @@ struct PlanRequest {
 //   batched_chunks: chunks of matrices, one task each.
 enum class Path { tiles, one_task, callers_stream, batched_chunks };
 
+// How a host array's tiles are held (DataPlace::host_array).
+//   pooled: tiles from the runtime's pool, the array copied in and out;
+//   in_place: the caller's array itself (pinned for the call when GPU workers take part);
+//   staged: each tile in the memory of the GPU owning it, the array copied through the
+//           runtime's pinned staging slots (HostTiles::staged).
+enum class HostArrayTiles { pooled, in_place, staged };
+
 const char* to_string(Path path);
 const char* to_string(DataPlace place);
+const char* to_string(HostArrayTiles tiles);
 
 struct Plan {
   Mode requested = Mode::automatic;
@@ -58,6 +80,13 @@ struct Plan {
   TaskGrain grain = TaskGrain::automatic;
   std::vector<int> panel_starts;  // out-of-core panels (more than one: the matrix cut)
   int batch_chunk = 0;
+  GpuOwners gpu_owners;           // the GPUs tile tasks are placed on (1 x 1: placed by the policy)
+  // DataPlace::host_array: its tiles, and a solve's right-hand sides in place too (rhs_in_place);
+  // staged: the owning GPUs' CUDA devices (GPU g of gpu_owners is the g-th) and where each tile lies.
+  HostArrayTiles host_tiles = HostArrayTiles::pooled;
+  bool rhs_in_place = false;
+  std::vector<int> staging_devices;
+  std::optional<OwnedPanels> staged_panels;
   std::vector<std::string> why;   // one line per decision, for explanations and errors
 
   CholeskyPlan cholesky() const { return CholeskyPlan(grain, panel_starts); }

@@ -45,6 +45,14 @@ struct Thresholds {
   int short_stack_min_n = 128;
   double short_stack_scale = 180;
 
+  // A host array's tiles under HostTiles::automatic: the runtime's first call on an array of at
+  // least staged_first_call_min_bytes (not pinned by its caller) is staged on the GPUs: a one-shot
+  // process is faster so on multi-GB arrays, slower on half a GB, where pinning the array costs
+  // less than the staging slots and their tasks (the crossover between was not measured). Staged
+  // tiles take at most staged_free_memory_share of each GPU's free memory.
+  double staged_first_call_min_bytes = 1024.0 * 1024 * 1024;
+  double staged_free_memory_share = 0.75;
+
   // Out-of-core: a matrix whose lower tiles take more than this share of the GPU memory the
   // runtime may use is cut into panels (FactorOptions::out_of_core_panel_percent).
   double out_of_core_fill = 0.9;

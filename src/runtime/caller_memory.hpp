@@ -15,28 +15,25 @@ namespace tessera::detail {
 class HostMemoryPool;
 class StagingRing;
 
-// RuntimeOptions::host_tiles of `runtime`.
-HostTiles host_tiles_of(const Runtime& runtime);
-// How many GPUs `runtime` deals tile tasks over (RuntimeResources::gpus_for_tiles).
-int gpus_for_tiles(const Runtime& runtime);
 // The staging slots of `runtime` (RuntimeResources::staging_ring).
 StagingRing& staging_ring_of(const Runtime& runtime);
-// Whether HostTiles::automatic stages the first call on an n x n array of `bytes`: from 1 GiB.
-// Staged, a one-shot process is faster than in place on multi-GB arrays, slower on half a GB:
-// pinning a small array costs less than the slots and their tasks (docs/user-guide.md, section
-// "GPUs"). The crossover between was not measured.
-bool stages_automatically(double bytes);
-// Whether a call that can run staged (HostTiles::staged) does: always under staged; under
-// automatic when it is the runtime's first such call (it claims the first call, see
-// factor_in_place), the later ones using pooled tiles, pinned by then.
-bool stage_call(const Runtime& runtime);
 
-// Whether a factorization of a lower-stored host array runs on the array itself, as the pool's
-// RuntimeOptions::host_tiles says (HostTiles::automatic counts this call as its first).
-bool factor_in_place(HostMemoryPool& pool, const void* array);
-bool factor_in_place(const Runtime& runtime, const void* array);
+// The runtime's first host-array call, which HostTiles::automatic gives in-place or staged tiles
+// (the plan decides which): claim_first_call claims it (true: the caller's call is that call),
+// first_call_unclaimed only looks.
+bool claim_first_call(HostMemoryPool& pool);
+bool claim_first_call(const Runtime& runtime);
+bool first_call_unclaimed(const Runtime& runtime);
+
+// Whether `array` is host memory its caller pinned with CUDA (false without a usable GPU).
+bool pinned_by_caller(const void* array);
+// Bytes free on CUDA device `device` now (0 without CUDA).
+std::size_t free_gpu_memory(int device);
+
+// The machine's physical memory in bytes; 0 where the system does not say.
+std::size_t physical_memory_bytes();
 // Whether `bytes` are at most the machine's physical memory: an array claimed larger cannot be
-// the caller's (the tile path refuses such a matrix with ResourceError, and so does in place).
+// the caller's (the tile path refuses such a matrix with ResourceError).
 bool within_physical_memory(double bytes);
 
 // A caller's host array pinned for the length of one call (HostTiles::in_place), so that copies

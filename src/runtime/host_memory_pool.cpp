@@ -15,14 +15,6 @@ namespace tessera::detail {
 
 namespace {
 
-// The machine's physical memory in bytes; 0 where the system does not say.
-std::size_t physical_memory_bytes() {
-  const long pages = sysconf(_SC_PHYS_PAGES);
-  const long page_size = sysconf(_SC_PAGE_SIZE);
-  if (pages <= 0 || page_size <= 0) return 0;
-  return static_cast<std::size_t>(pages) * static_cast<std::size_t>(page_size);
-}
-
 // The pool keeps at most a quarter of the machine's memory while idle.
 std::size_t cache_limit_bytes() {
   const std::size_t physical = physical_memory_bytes();
@@ -104,36 +96,47 @@ void HostMemoryPool::wait_for_pinning() const {
   });
 }
 
-bool HostMemoryPool::claim_first_in_place() {
+bool HostMemoryPool::claim_first_call() {
   std::lock_guard<std::mutex> lock(mutex_);
-  return !std::exchange(first_in_place_claimed_, true);
+  return !std::exchange(first_call_claimed_, true);
 }
 
-HostTiles host_tiles_of(const Runtime& runtime) { return runtime.resources().host_memory().mode(); }
+bool HostMemoryPool::first_call_unclaimed() const {
+  std::lock_guard<std::mutex> lock(mutex_);
+  return !first_call_claimed_;
+}
 
 StagingRing& staging_ring_of(const Runtime& runtime) { return runtime.resources().staging_ring(); }
 
-bool stages_automatically(double bytes) { return bytes >= double(std::size_t(1) << 30); }
+bool claim_first_call(HostMemoryPool& pool) { return pool.claim_first_call(); }
 
-int gpus_for_tiles(const Runtime& runtime) { return runtime.resources().gpus_for_tiles(); }
+bool claim_first_call(const Runtime& runtime) { return claim_first_call(runtime.resources().host_memory()); }
 
-bool stage_call(const Runtime& runtime) {
-  HostMemoryPool& pool = runtime.resources().host_memory();
-  if (pool.mode() == HostTiles::staged) return true;
-  return pool.mode() == HostTiles::automatic && pool.claim_first_in_place();
-}
+bool first_call_unclaimed(const Runtime& runtime) { return runtime.resources().host_memory().first_call_unclaimed(); }
 
-bool factor_in_place(const Runtime& runtime, const void* array) {
-  return factor_in_place(runtime.resources().host_memory(), array);
-}
-
-bool factor_in_place(HostMemoryPool& pool, const void* array) {
-  if (pool.mode() == HostTiles::in_place) return true;
-  if (pool.mode() != HostTiles::automatic) return false;
+bool pinned_by_caller(const void* array) {
 #ifdef TESSERA_HAVE_CUDA
-  if (!kSimulationFlags && gpus_present() && pinned_host_memory(array)) return true;
+  return !kSimulationFlags && gpus_present() && pinned_host_memory(array);
+#else
+  (void)array;
+  return false;
 #endif
-  return pool.claim_first_in_place();
+}
+
+std::size_t free_gpu_memory(int device) {
+#ifdef TESSERA_HAVE_CUDA
+  return free_device_memory(device);
+#else
+  (void)device;
+  return 0;
+#endif
+}
+
+std::size_t physical_memory_bytes() {
+  const long pages = sysconf(_SC_PHYS_PAGES);
+  const long page_size = sysconf(_SC_PAGE_SIZE);
+  if (pages <= 0 || page_size <= 0) return 0;
+  return static_cast<std::size_t>(pages) * static_cast<std::size_t>(page_size);
 }
 
 bool within_physical_memory(double bytes) {

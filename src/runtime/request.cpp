@@ -54,7 +54,9 @@ TaskContext make_context(Runtime& runtime, Submission& submission, Mode requeste
 }
 
 TaskContext make_context(Runtime& runtime, Submission& submission, const Plan& plan, GpuKernels kernels) {
-  return context_in(runtime, submission, plan.mode, kernels);
+  TaskContext ctx{&submission, &runtime.resources(), plan.mode, kernels};
+  ctx.gpu_owners = plan.gpu_owners;
+  return ctx;
 }
 
 Plan plan_request(const Runtime& runtime, const PlanRequest& request) {

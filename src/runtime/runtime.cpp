@@ -22,6 +22,8 @@
 #include "thresholds.hpp"
 #include "cuda_context.hpp"
 #include "cuda_warm_up.hpp"
+#include "caller_memory.hpp"
+#include "device_memory.hpp"
 #include "environment.hpp"
 #include "perfmodel_files.hpp"
 #include "process_state.hpp"
@@ -190,6 +192,7 @@ struct Runtime::Impl {
   int cpu_workers = 0;
   int cuda_workers = 0;
   int cuda_devices = 0;
+  std::vector<int> cuda_device_ids;  // of the CUDA workers, in increasing order
   std::size_t gpu_memory_bytes = 0;
   std::optional<detail::SingleThreadedBlas> attached_blas;  // an attached runtime's, for its lifetime
   std::mutex pause_mutex;
@@ -489,6 +492,9 @@ Runtime::Runtime(const RuntimeOptions& options) : impl_(std::make_unique<Impl>()
   impl_->cpu_workers = static_cast<int>(starpu_cpu_worker_get_count());
   impl_->cuda_workers = static_cast<int>(starpu_cuda_worker_get_count());
   impl_->cuda_devices = detail::cuda_devices_in_use();
+#ifdef TESSERA_HAVE_CUDA
+  impl_->cuda_device_ids = detail::cuda_devices_in_order();
+#endif
   impl_->gpu_memory_bytes = smallest_cuda_memory_node_bytes();
   impl_->automatic = detail::automatic_mode_for(policy_modes(impl_->policy), impl_->cpu_workers,
                                                 detail::cuda_worker_throughputs());
@@ -747,6 +753,10 @@ Machine RuntimeControl::machine(const Runtime& runtime) {
 #endif
   machine.policy = policy_modes(impl.policy);
   machine.automatic = impl.automatic;
+  machine.host_tiles = impl.resources->host_memory().mode();
+  machine.gpus_for_tiles = impl.resources->gpus_for_tiles();
+  machine.cuda_device_ids = impl.cuda_device_ids;
+  machine.physical_memory_bytes = physical_memory_bytes();
   return machine;
 }
 

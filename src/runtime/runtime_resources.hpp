@@ -108,8 +108,10 @@ class HostMemoryPool {
   std::size_t pinned_bytes() const;
   // RuntimeOptions::host_tiles.
   HostTiles mode() const { return pinning_; }
-  // True for the first call only: HostTiles::automatic factors the first array in place.
-  bool claim_first_in_place();
+  // The first host-array call, which HostTiles::automatic gives in-place or staged tiles:
+  // claim_first_call is true for that call only; first_call_unclaimed only looks.
+  bool claim_first_call();
+  bool first_call_unclaimed() const;
 
  private:
   // refused: pinning failed once, not retried; pinning: the background thread is pinning it
@@ -134,7 +136,7 @@ class HostMemoryPool {
   std::thread pinner_;                                 // started by the first block to pin
   bool stopping_ = false;
   std::size_t cached_bytes_ = 0;
-  bool first_in_place_claimed_ = false;
+  bool first_call_claimed_ = false;
 };
 
 class RuntimeResources {

@@ -9,6 +9,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <atomic>
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
@@ -607,22 +608,18 @@ TEST(HostMemoryPool, PinsBlocksAsTheOptionsSay) {
   EXPECT_THROW(parse_host_tiles("locked"), InvalidArgument);
 }
 
-// automatic: the first array is factored in place, later ones on pooled tiles (pageable memory:
-// nothing is pinned on a machine without a GPU); in_place: every array; the others: none.
-TEST(HostMemoryPool, AutomaticFactorsTheFirstArrayInPlace) {
-  runtime();  // StarPU up: the pool asks it whether CUDA workers exist
-  std::vector<double> array(64);
-  detail::HostMemoryPool automatic(HostTiles::automatic);
-  EXPECT_TRUE(detail::factor_in_place(automatic, array.data()));
-  EXPECT_FALSE(detail::factor_in_place(automatic, array.data()));
-  EXPECT_FALSE(detail::factor_in_place(automatic, array.data() + 8));
-  detail::HostMemoryPool in_place(HostTiles::in_place);
-  EXPECT_TRUE(detail::factor_in_place(in_place, array.data()));
-  EXPECT_TRUE(detail::factor_in_place(in_place, array.data()));
-  for (const HostTiles tiles : {HostTiles::pin_on_reuse, HostTiles::pinned, HostTiles::pageable}) {
-    detail::HostMemoryPool pool(tiles);
-    EXPECT_FALSE(detail::factor_in_place(pool, array.data())) << to_string(tiles);
-  }
+// HostTiles::automatic gives the runtime's first host-array call in-place or staged tiles: one
+// call claims it, once, whatever pool and thread it comes from; looking does not claim it.
+TEST(HostMemoryPool, TheFirstCallIsClaimedOnce) {
+  detail::HostMemoryPool pool(HostTiles::automatic);
+  EXPECT_TRUE(pool.first_call_unclaimed());
+  std::atomic<int> claims{0};
+  std::vector<std::thread> callers;
+  for (int t = 0; t < 4; ++t) callers.emplace_back([&] { claims += detail::claim_first_call(pool) ? 1 : 0; });
+  for (std::thread& caller : callers) caller.join();
+  EXPECT_EQ(claims.load(), 1);
+  EXPECT_FALSE(pool.first_call_unclaimed());
+  EXPECT_FALSE(detail::claim_first_call(pool));
 }
 
 // The start's CUDA warm-up (cuda_warm_up.hpp) ends and is waited for whatever it is asked to
