@@ -1,7 +1,9 @@
 """tessera on numpy arrays: results against numpy and SciPy, every error path, dtypes, orders,
 strides, empty and 1 x 1 matrices, stacks with members that are not positive definite."""
+import inspect
 import threading
 import time
+import warnings
 
 import numpy as np
 import pytest
@@ -274,6 +276,33 @@ def test_runtime_worker_counts_are_checked():
         tessera.Runtime(ncpu=2.5)
     with tessera.Runtime(mode="cpu", ncpu=np.int64(1)) as runtime:
         assert runtime.cpu_workers == 1
+
+
+def test_more_cpu_workers_than_cpus_are_warned_of():
+    import os
+
+    cpus = len(os.sched_getaffinity(0))
+    with pytest.warns(RuntimeWarning, match=f"more CPU workers than the {cpus} CPUs"):
+        tessera.Runtime(ncpu=cpus + 1)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        tessera.Runtime(ncpu=cpus)
+        tessera.Runtime()
+
+
+def test_upper_is_numpys_name_for_the_other_triangle():
+    a = spd(37)
+    u = tessera.cholesky(a, upper=True, mode="cpu")
+    assert np.array_equal(u, tessera.cholesky(a, lower=False, mode="cpu"))
+    assert backward_error(a, u, lower=False) < tolerance(a.dtype, 37)
+    assert np.array_equal(np.tril(u, -1), np.zeros_like(u))
+    assert np.array_equal(tessera.cholesky(a, upper=False, mode="cpu"), tessera.cholesky(a, mode="cpu"))
+    assert np.array_equal(tessera.cholesky_ex(a, upper=True, mode="cpu")[0], u)
+    if "upper" in inspect.signature(np.linalg.cholesky).parameters:  # numpy 2
+        assert np.allclose(u, np.linalg.cholesky(a, upper=True), rtol=1e-10, atol=1e-10)
+    with pytest.raises(ValueError, match="different triangles"):
+        tessera.cholesky(a, lower=True, upper=True)
+    assert np.array_equal(tessera.cholesky(a, lower=False, upper=True, mode="cpu"), u)
 
 
 def test_posv():

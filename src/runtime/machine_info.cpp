@@ -3,10 +3,13 @@
 #include <hwloc.h>
 
 #include <memory>
+#include <string>
 
 #ifdef TESSERA_HAVE_CUDA
 #include <cuda_runtime.h>
 #endif
+
+#include "cuda_context.hpp"
 
 namespace tessera {
 
@@ -43,11 +46,15 @@ std::vector<int> numa_nodes_near(hwloc_topology_t topology, const cudaDeviceProp
 void add_gpus(hwloc_topology_t topology, MachineInfo& info) {
   int n = 0;
   const cudaError_t status = cudaGetDeviceCount(&n);
+  // Without an NVIDIA device CUDA's error (often "driver version is insufficient", from the
+  // toolkit's stub driver) says nothing true of the machine.
   if (status != cudaSuccess) {
-    info.cuda_status = cudaGetErrorString(status);
+    info.cuda_status = detail::nvidia_device_nodes() == 0
+                           ? std::string("no GPU: this machine has no NVIDIA device")
+                           : std::string("NVIDIA devices present, but CUDA cannot use them: ") + cudaGetErrorString(status);
     return;
   }
-  if (n == 0) info.cuda_status = "no CUDA device";
+  if (n == 0) info.cuda_status = "no GPU: CUDA sees no device";
   for (int d = 0; d < n; ++d) {
     cudaDeviceProp props{};
     if (cudaGetDeviceProperties(&props, d) != cudaSuccess) continue;

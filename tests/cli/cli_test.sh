@@ -292,6 +292,17 @@ blas_kernel_reported() {
   fi
 }
 
+# info says what is true of a machine without a GPU (not CUDA's error from the stub driver).
+info_says_when_there_is_no_gpu() {
+  ls /dev/nvidia[0-9]* >/dev/null 2>&1 && return 0  # a machine with NVIDIA devices: nothing to check
+  expect 0 info
+  grep -qE "no GPU|built without CUDA" out.txt || fail "info on a machine without a GPU: $(cat out.txt)"
+  grep -qi "driver version is insufficient" out.txt && fail "info blames the driver: $(cat out.txt)"
+  expect 0 info --json
+  python3 -c "import json; s = json.load(open('out.txt'))['cuda_status']; assert s.startswith('no GPU') or s == 'built without CUDA', s" ||
+    fail "cuda_status: $(cat out.txt)"
+}
+
 # --gpu-placement takes block-cyclic or policy (and overrides TESSERA_GPU_PLACEMENT); info reports it.
 gpu_placement_chosen_and_reported() {
   expect 0 info --json --gpu-placement policy

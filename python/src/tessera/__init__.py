@@ -56,25 +56,36 @@ class NotPositiveDefiniteError(np.linalg.LinAlgError):
         return type(self), (self.column,)
 
 
-def cholesky(a, *, lower=True, mode=None, policy=None):
+def _triangle(lower, upper):
+    """Whether the lower triangle is meant: lower= as Tessera and SciPy say it, or upper= as numpy
+    does (np.linalg.cholesky(a, upper=True)); the lower one when neither is given."""
+    if upper is None:
+        return True if lower is None else bool(lower)
+    if lower is not None and bool(lower) == bool(upper):
+        raise ValueError(f"lower={lower!r} and upper={upper!r} ask for different triangles: give one of them")
+    return not bool(upper)
+
+
+def cholesky(a, *, lower=None, upper=None, mode=None, policy=None):
     """The Cholesky factor of a (or of each matrix of a stack (..., n, n)): L with a = L L^T
-    (lower) or U with a = U^T U, zeros in the other triangle. Only that triangle of a is read.
-    Raises NotPositiveDefiniteError. ``mode``: "auto", "gpu", "cpu" or "hybrid" (host arrays and
-    large GPU matrices); ``policy``: a scheduling policy by name."""
-    factor, _, host_info = _factor(a, lower, mode, policy, read_info=True)
+    (lower, the default) or U with a = U^T U (lower=False, or upper=True as numpy says it), zeros in
+    the other triangle. Only that triangle of a is read. Raises NotPositiveDefiniteError. ``mode``:
+    "auto", "gpu", "cpu" or "hybrid" (host arrays and large GPU matrices); ``policy``: a scheduling
+    policy by name."""
+    factor, _, host_info = _factor(a, _triangle(lower, upper), mode, policy, read_info=True)
     if np.any(host_info):
         raise NotPositiveDefiniteError(int(host_info) if host_info.ndim == 0 else host_info)
     return factor
 
 
-def cholesky_ex(a, *, lower=True, mode=None, policy=None):
+def cholesky_ex(a, *, lower=None, upper=None, mode=None, policy=None):
     """(factor, info) as cholesky, without raising for numerical failure: info (int32, shape
     a.shape[:-2], the same kind of array as a) is LAPACK's info per matrix. On a GPU array it
     never synchronises, neither through the batched kernels (small orders, _takes_batched_kernels) nor
     where each matrix is one vendor call (order up to 16384, one GPU, gpu or auto mode resolving
     to gpu: tessera::device::potrf_ex); the factor of a failed matrix is partial, as LAPACK leaves
     it."""
-    factor, info, _ = _factor(a, lower, mode, policy, read_info=False)
+    factor, info, _ = _factor(a, _triangle(lower, upper), mode, policy, read_info=False)
     return factor, info
 
 

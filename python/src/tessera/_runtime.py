@@ -20,6 +20,7 @@ import ctypes
 import operator
 import os
 import threading
+import warnings
 
 from . import _core
 
@@ -57,6 +58,11 @@ class Runtime:
         self.mode = mode
         self.policy = policy
         self._args = (_worker_count("ncpu", ncpu), _worker_count("ncuda", ncuda), policy or "", bool(verbose))
+        cpus = _available_cpus()
+        if self._args[0] > cpus:
+            warnings.warn(f"ncpu={self._args[0]} starts more CPU workers than the {cpus} CPUs this process may run "
+                          "on: they share cores, and a factorization runs slower than with one worker per CPU",
+                          RuntimeWarning, stacklevel=2)
         self._native = None
         self._pid = None
 
@@ -113,6 +119,14 @@ class Runtime:
     def __repr__(self):
         state = "running" if self._native is not None else "not running"
         return f"tessera.Runtime(mode={self.mode!r}, policy={self.policy!r}, {state})"
+
+
+def _available_cpus():
+    """The CPUs this process may run on (its affinity mask), as the CLI counts them."""
+    try:
+        return len(os.sched_getaffinity(0))
+    except (AttributeError, OSError):
+        return os.cpu_count() or 1
 
 
 def _worker_count(name, count):
