@@ -82,12 +82,20 @@ void Submission::hold(std::shared_ptr<void> resources) {
 
 void Submission::release_held() {
   wait();
-  std::shared_ptr<void> released;
-  {
-    std::lock_guard<std::mutex> lock(mutex_);
-    released = std::move(held_);
+  std::unique_lock<std::mutex> lock(mutex_);
+  if (releasing_) {
+    released_.wait(lock, [&] { return !releasing_; });
+    return;
   }
-}  // destroyed here, outside the lock: releasing tiles waits for StarPU
+  std::shared_ptr<void> released = std::move(held_);
+  if (!released) return;
+  releasing_ = true;
+  lock.unlock();
+  released.reset();  // outside the lock: releasing tiles waits for StarPU
+  lock.lock();
+  releasing_ = false;
+  released_.notify_all();
+}
 
 bool Submission::done() const noexcept {
   std::lock_guard<std::mutex> lock(mutex_);

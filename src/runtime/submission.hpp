@@ -67,7 +67,9 @@ class Submission {
   // release_held(), which the request calls once its tasks are done, or its runtime when it ends
   // first (while StarPU can still take the tiles back).
   void hold(std::shared_ptr<void> resources);
-  // Waits for the tasks, then lets go of what hold() kept. Idempotent, from any thread.
+  // Waits for the tasks, then lets go of what hold() kept. Idempotent, from any thread; a call
+  // made while another thread is letting go returns once that thread is done, so that a runtime
+  // that ends never shuts StarPU down under tiles still being unregistered.
   void release_held();
 
   // Where the tasks record their execution (none by default); set before the first task is
@@ -91,6 +93,8 @@ class Submission {
   std::exception_ptr error_;
   std::shared_ptr<Trace> trace_;
   std::shared_ptr<void> held_;  // under mutex_
+  bool releasing_ = false;      // under mutex_: a thread is letting go of held_
+  std::condition_variable released_;
   std::optional<TaskProfiling> profiling_;  // while a traced request's tasks are in flight
 };
 
