@@ -173,8 +173,12 @@ TEST(MatrixView, ExplanationsFollowTheHomeOfTheMatrix) {
   EXPECT_EQ(of_tiles.nb, 24);
   EXPECT_EQ(of_tiles.path, "tiles");
   std::vector<double> stack(10 * 16 * 16);
-  const PlanExplanation of_batch =
+  const PlanExplanation of_small_batch =
       explain_potrf(runtime(), MatrixView<double>::host_batch(16, 16, stack.data(), 16, 256, 10), on_cpus());
+  EXPECT_EQ(of_small_batch.path, "calling thread");
+  EXPECT_EQ(of_small_batch.mode, Mode::cpu);
+  const PlanExplanation of_batch =
+      explain_potrf(runtime(), MatrixView<double>::host_batch(16, 16, stack.data(), 16, 256, 20000), on_cpus());
   EXPECT_EQ(of_batch.path, "batched chunks");
   EXPECT_EQ(of_batch.mode, Mode::cpu);
   const PlanExplanation of_array = explain_potrf<double>(runtime(), 500, on_cpus());

@@ -100,7 +100,8 @@ TEST(Plan, ModesTheMachineCannotRunAreErrors) {
   EXPECT_THROW(detail::plan(cpu_only(2), request(DataPlace::host_array, 10, Mode::gpu)), RuntimeError);
   Machine no_cpu = one_gpu();
   no_cpu.cpu_workers = 0;
-  EXPECT_THROW(detail::plan(no_cpu, request(DataPlace::host_array, 10, Mode::cpu)), RuntimeError);
+  // Work for tasks (smaller work runs on the calling thread, which needs no worker).
+  EXPECT_THROW(detail::plan(no_cpu, request(DataPlace::host_array, 1000, Mode::cpu)), RuntimeError);
   Machine panel_cpu = one_gpu();
   panel_cpu.policy = {"panel-cpu", false, true, "its panels run on CPU workers"};
   try {
@@ -229,12 +230,14 @@ TEST(Plan, MatricesLargerThanTheGpuAreCutIntoPanels) {
   EXPECT_LE(detail::plan(one_gpu(kGiB), r).panel_starts.size(), 1u);
   r.options.out_of_core_panel_percent = 91;
   EXPECT_THROW(detail::plan(one_gpu(kGiB), r), InvalidArgument);
-  r.factors = false;  // a solve: no panels, nothing to check
-  EXPECT_NO_THROW(detail::plan(one_gpu(kGiB), r));
+  r.factors = false;  // a solve has no panels, but the option is out of range all the same
+  EXPECT_THROW(detail::plan(one_gpu(kGiB), r), InvalidArgument);
+  r.n = 10;  // on the calling thread too
+  EXPECT_THROW(detail::plan(one_gpu(kGiB), r), InvalidArgument);
 }
 
 TEST(Plan, BatchesAreChunkedForTheirWorkers) {
-  PlanRequest r = request(DataPlace::batch, 0, Mode::cpu);
+  PlanRequest r = request(DataPlace::batch, 100, Mode::cpu);  // work enough for tasks
   r.batch = 100;
   EXPECT_EQ(detail::plan(cpu_only(2), r).batch_chunk, 25);  // two chunks per worker
   r.options.mode = Mode::gpu;
@@ -378,7 +381,7 @@ TEST(Plan, LargeFirstCallsAreStagedOnTheGpusOwningTheirTiles) {
       {"cpu mode: in place", one_gpu(), cpu.request(large, Mode::cpu), HostArrayTiles::in_place},
       {"hybrid beside strong CPUs: in place", weak_gpu(), hybrid.request(large), HostArrayTiles::in_place},
       {"staged asked for, no GPU: pooled", staged, no_gpu.request(large), HostArrayTiles::pooled},
-      {"staged asked for: any size", staged_gpu, any_size.request(100), HostArrayTiles::staged},
+      {"staged asked for: any size", staged_gpu, any_size.request(500), HostArrayTiles::staged},
   };
   for (const Row& row : rows) {
     SCOPED_TRACE(row.what);
@@ -413,6 +416,59 @@ TEST(Plan, TasksArePlacedOnTheirOwnersWhereTheRuntimeDealsTiles) {
 
 // Every request on a real runtime takes one snapshot of the machine and plans once: nothing
 // resolves the mode again on the way to its tasks.
+TEST(Plan, SmallHostWorkRunsOnTheCallingThread) {
+  const int largest = kThresholds.calling_thread_max_n;
+  for (const Machine& m : {cpu_only(2), one_gpu(), weak_gpu()}) {
+    for (Mode mode : {Mode::automatic, Mode::cpu}) {
+      SCOPED_TRACE(to_string(mode));
+      const Plan p = detail::plan(m, request(DataPlace::host_array, largest, mode));
+      EXPECT_EQ(p.path, Path::calling_thread);
+      EXPECT_EQ(p.mode, Mode::cpu);
+      EXPECT_EQ(p.host_tiles, detail::HostArrayTiles::pooled);  // no tile at all
+      EXPECT_NE(p.why.back().find("calling thread"), std::string::npos) << p.why.back();
+      EXPECT_EQ(detail::plan(m, request(DataPlace::host_array, largest + 1, mode)).path, Path::tiles);
+      EXPECT_EQ(detail::plan(m, request(DataPlace::host_array, 0, mode)).path, Path::calling_thread);
+    }
+  }
+  // Asked-for GPUs, tile size, grain, chunk or trace: tasks.
+  EXPECT_FALSE(detail::runs_on_calling_thread(request(DataPlace::host_array, 10, Mode::gpu)));
+  EXPECT_FALSE(detail::runs_on_calling_thread(request(DataPlace::host_array, 10, Mode::hybrid)));
+  EXPECT_EQ(detail::plan(one_gpu(), request(DataPlace::host_array, 10, Mode::gpu)).path, Path::tiles);
+  PlanRequest asked = request(DataPlace::host_array, 10);
+  asked.options.nb = 8;
+  EXPECT_FALSE(detail::runs_on_calling_thread(asked));
+  asked = request(DataPlace::host_array, 10);
+  asked.options.grain = TaskGrain::block_columns;
+  EXPECT_FALSE(detail::runs_on_calling_thread(asked));
+  asked = request(DataPlace::host_array, 10);
+  asked.options.trace = std::make_shared<Trace>();
+  EXPECT_FALSE(detail::runs_on_calling_thread(asked));
+  asked = request(DataPlace::batch, 10);
+  asked.batch = 2;
+  asked.batch_chunk = 1;
+  asked.options.batch_chunk = 1;
+  EXPECT_FALSE(detail::runs_on_calling_thread(asked));
+  // The work counts right-hand sides (6 n^2 each beside n^3) and matrices.
+  PlanRequest solve = request(DataPlace::host_array, 200);
+  solve.solves = true;
+  solve.nrhs = 202;  // 200^2 (200 + 6 x 202) <= 384^3
+  ASSERT_EQ(largest, 384);
+  EXPECT_TRUE(detail::runs_on_calling_thread(solve));
+  solve.nrhs = 203;
+  EXPECT_FALSE(detail::runs_on_calling_thread(solve));
+  PlanRequest batch = request(DataPlace::batch, largest / 4);
+  batch.batch = 64;  // 64 (n/4)^3 = n^3
+  EXPECT_EQ(detail::plan(cpu_only(2), batch).path, Path::calling_thread);
+  batch.batch = 65;
+  EXPECT_EQ(detail::plan(cpu_only(2), batch).path, Path::batched_chunks);
+  batch.n = -1;  // a variable batch
+  batch.batch = 1;
+  EXPECT_FALSE(detail::runs_on_calling_thread(batch));
+  // Matrices that are not in host memory never do.
+  EXPECT_FALSE(detail::runs_on_calling_thread(request(DataPlace::device_array, 10)));
+  EXPECT_FALSE(detail::runs_on_calling_thread(request(DataPlace::tiles, 10)));
+}
+
 TEST(Plan, EveryRequestPlansOnce) {
   Runtime& rt = test::runtime();
   const int n = 70, nrhs = 3;

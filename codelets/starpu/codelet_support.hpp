@@ -89,12 +89,13 @@ starpu_codelet make_tile_codelet(CodeletSpec spec) {
 // Where tasks of a resolved mode may run.
 uint32_t where_of(Mode mode);
 
-// Runs a task body: skipped once the submission has stopped (a failure upstream), and any
+// Runs a task body: skipped once the submission has stopped (a failure upstream; with
+// even_after_failure, only once it is cancelled), and any
 // exception is recorded in the submission (with its type) instead of escaping into the runtime's
 // C code.
 template <class Body>
 void run_task_body(const TaskHeader& header, const char* what, Body&& body, bool even_after_failure = false) {
-  if (header.submission->stopped() && !even_after_failure) return;
+  if (header.submission->stopped() && (!even_after_failure || header.submission->cancelled())) return;
   try {
     body();
   } catch (...) {

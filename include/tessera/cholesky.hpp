@@ -56,6 +56,11 @@ class TESSERA_EXPORT Request {
   // After wait(): true when the referenced triangle of the input held a NaN or an infinity
   // (whatever info is: LAPACK's, which may fail before it, or not at all for +inf on the diagonal).
   bool non_finite_input() const;
+  // Stops the request: the tasks that have not started return at once, those running finish;
+  // wait() then throws Cancelled, and the arrays the request writes hold partial results. Returns
+  // false, changing nothing, for a request already done (wait() gives its result). From any
+  // thread; the runtime stays usable.
+  bool cancel();
 
  private:
   void finish();
@@ -104,6 +109,29 @@ template <class T>
 int posv(Runtime& runtime, const MatrixView<T>& A, const MatrixView<T>& B, const FactorOptions& options = {}) {
   return posv_async(runtime, A, B, options).wait();
 }
+
+// ---- small work on host memory, with no runtime ----------------------------------------------------
+//
+// Tessera's plan runs a request on host memory (MatrixIn::host, or a strided MatrixIn::host_batch)
+// with LAPACK on the calling thread, with no task, where it does at most the arithmetic of one
+// factorization of order 384 (matrices x n^2 x (n + 6 nrhs) <= 384^3) and its options leave the
+// mode (cpu or auto), tile size, grain and chunk to Tessera and ask for no trace: the runtime's
+// latency would exceed the arithmetic. The calls above take that path by themselves;
+// runs_on_calling_thread says whether a request does (nrhs: the right-hand sides of a solve, 0 for
+// a factorization), and the forms below run such a request without a runtime, so that none need
+// be started for small work (the C API and the Python package call them). Their arguments are
+// checked as the calls above check them; a request that would not run on the calling thread
+// throws InvalidArgument.
+template <class T>
+TESSERA_EXPORT bool runs_on_calling_thread(const MatrixView<T>& A, int nrhs, const FactorOptions& options = {});
+template <class T>
+TESSERA_EXPORT int potrf_on_calling_thread(const MatrixView<T>& A, const FactorOptions& options = {});
+template <class T>
+TESSERA_EXPORT int potrs_on_calling_thread(const MatrixView<T>& factor, const MatrixView<T>& B,
+                                           const FactorOptions& options = {});
+template <class T>
+TESSERA_EXPORT int posv_on_calling_thread(const MatrixView<T>& A, const MatrixView<T>& B,
+                                          const FactorOptions& options = {});
 
 // ---- tile matrices: loading and storing ---------------------------------------------------------
 
@@ -188,7 +216,9 @@ TESSERA_EXPORT int default_tile_size(const Runtime& runtime, int n, Precision pr
 struct PlanExplanation {
   Mode mode = Mode::cpu;  // resolved
   int nb = 0;
-  std::string path;  // "tiles", "one task" (the vendor's potrf on the whole matrix) or "caller's stream"
+  // "tiles", "one task" (the vendor's potrf on the whole matrix), "caller's stream", "batched chunks"
+  // or "calling thread" (LAPACK, no task: runs_on_calling_thread)
+  std::string path;
   std::vector<std::string> reasons;  // one line per decision
 };
 template <class T>

@@ -43,6 +43,13 @@ class TESSERA_EXPORT ResourceError : public Error {
   using Error::Error;
 };
 
+// The request was cancelled (Request::cancel) before its work was done: what it was to write
+// holds partial results.
+class TESSERA_EXPORT Cancelled : public Error {
+ public:
+  using Error::Error;
+};
+
 // A CUDA, cuBLAS or cuSOLVER call failed.
 class TESSERA_EXPORT CudaError : public Error {
  public:

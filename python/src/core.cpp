@@ -13,6 +13,7 @@
 #include <nanobind/stl/vector.h>
 
 #include <algorithm>
+#include <chrono>
 #include <condition_variable>
 #include <cstdint>
 #include <memory>
@@ -64,6 +65,64 @@ tessera::RuntimeOptions runtime_options(int ncpu, int ncuda, const std::string& 
   if (!policy.empty()) o.scheduler = policy;
   o.verbose = verbose;
   return o;
+}
+
+// Zeros the strict triangle of each column-major n x n matrix of the stack other than `uplo`'s.
+template <class T>
+void zero_other_triangle(T* data, int n, long long batch, tessera::Uplo uplo) {
+  for (long long k = 0; k < batch; ++k) {
+    T* m = data + k * n * n;
+    for (int j = 0; j < n; ++j) {
+      T* column = m + static_cast<long long>(j) * n;
+      if (uplo == tessera::Uplo::lower)
+        std::fill(column, column + j, T(0));
+      else
+        std::fill(column + j + 1, column + n, T(0));
+    }
+  }
+}
+
+tessera::FactorOptions options_of(tessera::Uplo uplo, const std::string& mode) {
+  tessera::FactorOptions o = tessera::FactorOptions::from_environment();
+  o.uplo = uplo;
+  if (!mode.empty()) o.mode = tessera::parse_mode(mode);
+  return o;
+}
+
+// A request submitted with the GIL released (inserting its tasks takes a while on large matrices).
+template <class Submit>
+tessera::Request submit(Submit&& submit_request) {
+  nb::gil_scoped_release unlocked;
+  return submit_request();
+}
+
+// Waits for a request with the GIL released, a slice at a time: between slices the main thread
+// runs Python's signal handlers, and an exception they raise (KeyboardInterrupt for Ctrl-C)
+// cancels the request (its tasks not yet started return at once), which is waited for before the
+// exception propagates. Returns the request's info.
+int wait_interruptibly(tessera::Request& request) {
+  constexpr std::chrono::milliseconds kSlice{20};
+  for (;;) {
+    bool done;
+    {
+      nb::gil_scoped_release unlocked;
+      done = request.wait_for(kSlice);
+    }
+    if (done) break;
+    if (PyErr_CheckSignals() != 0) {
+      request.cancel();
+      {
+        nb::gil_scoped_release unlocked;
+        try {
+          request.wait();
+        } catch (const std::exception&) {  // Cancelled, or what a task raised before: the signal's exception wins
+        }
+      }
+      throw nb::python_error();
+    }
+  }
+  nb::gil_scoped_release unlocked;
+  return request.wait();
 }
 
 // A Tessera runtime (one StarPU) for Python. Calls on it run with the GIL released, so another
@@ -135,22 +194,27 @@ class RuntimeCall {
   }
   const std::string& mode() const { return mode_; }
 
+  // Each matrix of the stack factored in place, the other triangle than `uplo` zeroed (as numpy's
+  // and SciPy's factors have it). Ctrl-C cancels it (wait_interruptibly).
   template <class T>
   void potrf(HostStack a, const std::string& uplo, const std::string& mode, HostInfo info) {
     const StackShape s = square_stack(a);
     if (info.shape(0) != static_cast<size_t>(s.batch)) throw tessera::InvalidArgument("info has the wrong length");
     T* data = static_cast<T*>(a.data());
     tessera::Runtime& rt = runtime();
+    tessera::Request request = submit([&] {
+      if (s.batch == 1) return tessera::potrf_async(rt, s.n, data, std::max(1, s.n), factor_options(uplo, mode));
+      return tessera::potrf_batched_async(rt, s.n, data, std::max(1, s.n), stride(s.n, s.n), s.batch, info.data(),
+                                          batch_options(uplo, mode));
+    });
+    const int single_info = wait_interruptibly(request);
+    if (s.batch == 1) info.data()[0] = single_info;
     nb::gil_scoped_release unlocked;
-    if (s.batch == 1) {
-      info.data()[0] = tessera::potrf(rt, s.n, data, std::max(1, s.n), factor_options(uplo, mode));
-    } else {
-      tessera::potrf_batched(rt, s.n, data, std::max(1, s.n), stride(s.n, s.n), s.batch, info.data(),
-                             batch_options(uplo, mode));
-    }
+    zero_other_triangle(data, s.n, s.batch, parse_stored_uplo(uplo));
   }
 
-  // b holds each right-hand side block column-major (batch, nrhs, n); c the factors.
+  // b holds each right-hand side block column-major (batch, nrhs, n); c the factors. Ctrl-C
+  // cancels it.
   template <class T>
   void potrs(ReadOnlyHostStack c, HostStack b, const std::string& uplo, const std::string& mode) {
     const StackShape s = square_stack(c);
@@ -161,14 +225,12 @@ class RuntimeCall {
     T* rhs = static_cast<T*>(b.data());
     const int ld = std::max(1, s.n);
     tessera::Runtime& rt = runtime();
-    nb::gil_scoped_release unlocked;
-    if (s.batch == 1) {
-      tessera::potrs(rt, s.n, nrhs, factors, ld, rhs, ld, factor_options(uplo, mode));
-    } else {
-      tessera::potrs_batched_async(rt, s.n, nrhs, factors, ld, stride(s.n, s.n), rhs, ld, stride(s.n, nrhs), s.batch,
-                                   batch_options(uplo, mode))
-          .wait();
-    }
+    tessera::Request request = submit([&] {
+      if (s.batch == 1) return tessera::potrs_async(rt, s.n, nrhs, factors, ld, rhs, ld, factor_options(uplo, mode));
+      return tessera::potrs_batched_async(rt, s.n, nrhs, factors, ld, stride(s.n, s.n), rhs, ld, stride(s.n, nrhs),
+                                          s.batch, batch_options(uplo, mode));
+    });
+    wait_interruptibly(request);
   }
 
   // Dense factorization of one matrix in GPU memory, out of place: the lower triangle of the matrix
@@ -218,6 +280,85 @@ class RuntimeCall {
   tessera::Runtime* runtime_;
   std::string mode_;
 };
+
+// ---- small work on the calling thread, with no runtime ----------------------------------------
+
+using AnyHostArray = nb::ndarray<nb::ro, nb::device::cpu>;
+
+// The Cholesky factors of a host array of square matrices (..., n, n) of scalar type T, where the
+// plan runs the work on the calling thread (tessera::runs_on_calling_thread): a fresh C-ordered
+// array of the factors (the other triangle zero) and the info per matrix (shape (...)), or None,
+// having done nothing, where it runs tasks. `lower` is the triangle of the C-ordered matrices
+// (Tessera's other one, read column-major). Reads `a` through its strides: no copy before this.
+template <class T>
+nb::object cholesky_on_calling_thread(AnyHostArray a, bool lower, const std::string& mode) {
+  const size_t ndim = a.ndim();
+  if (a.dtype() != nb::dtype<T>() || ndim < 2 || a.shape(ndim - 1) != a.shape(ndim - 2)) return nb::none();
+  const int n = checked_int(a.shape(ndim - 1), "the matrix order");
+  size_t batch = 1;
+  for (size_t d = 0; d + 2 < ndim; ++d) batch *= a.shape(d);
+  const int count = checked_int(batch, "the number of matrices");
+  const tessera::Uplo uplo = lower ? tessera::Uplo::upper : tessera::Uplo::lower;
+  const tessera::FactorOptions options = options_of(uplo, mode);
+  const long long matrix = static_cast<long long>(n) * n;
+  if (!tessera::runs_on_calling_thread(
+          tessera::MatrixView<T>::host_batch(n, n, nullptr, std::max(1, n), matrix, count), 0, options))
+    return nb::none();
+  auto factors = std::make_unique<T[]>(static_cast<size_t>(std::max<long long>(1, matrix * count)));
+  auto info = std::make_unique<int32_t[]>(std::max<size_t>(1, batch));
+  {
+    // Matrix k's element (r, c) as C-ordered is element (c, r) of its column-major copy.
+    const T* source = static_cast<const T*>(a.data());
+    std::vector<size_t> index(ndim, 0);
+    for (int k = 0; k < count; ++k) {
+      long long offset = 0;
+      for (size_t d = 0; d + 2 < ndim; ++d) offset += static_cast<long long>(index[d]) * a.stride(d);
+      const int64_t row_stride = a.stride(ndim - 2), col_stride = a.stride(ndim - 1);
+      T* out = factors.get() + k * matrix;
+      for (int r = 0; r < n; ++r)
+        for (int c = 0; c < n; ++c) out[c + static_cast<long long>(r) * n] = source[offset + r * row_stride + c * col_stride];
+      for (size_t d = ndim - 2; d-- > 0;) {  // the next matrix's index, last dimension fastest
+        if (++index[d] < a.shape(d)) break;
+        index[d] = 0;
+      }
+    }
+  }
+  {
+    nb::gil_scoped_release unlocked;
+    tessera::potrf_on_calling_thread(
+        tessera::MatrixView<T>::host_batch(n, n, factors.get(), std::max(1, n), matrix, count, info.get()), options);
+    zero_other_triangle(factors.get(), n, count, uplo);
+  }
+  std::vector<size_t> shape(a.shape_ptr(), a.shape_ptr() + ndim);
+  T* factor_data = factors.release();
+  nb::capsule factor_owner(factor_data, [](void* p) noexcept { delete[] static_cast<T*>(p); });
+  int32_t* info_data = info.release();
+  nb::capsule info_owner(info_data, [](void* p) noexcept { delete[] static_cast<int32_t*>(p); });
+  auto factor_array = nb::ndarray<nb::numpy, T>(factor_data, ndim, shape.data(), factor_owner);
+  auto info_array = nb::ndarray<nb::numpy, int32_t>(info_data, ndim - 2, shape.data(), info_owner);
+  return nb::make_tuple(factor_array.cast(), info_array.cast());
+}
+
+// x := A^{-1} x for each of the stack's factors, on the calling thread where the plan runs the work
+// there (as cholesky_on_calling_thread); returns False, having done nothing, where it runs tasks.
+// c and b as RuntimeCall::potrs takes them.
+template <class T>
+bool potrs_on_calling_thread(ReadOnlyHostStack c, HostStack b, const std::string& uplo, const std::string& mode) {
+  const StackShape s = square_stack(c);
+  if (b.shape(0) != c.shape(0) || b.shape(2) != c.shape(1))
+    throw tessera::InvalidArgument("the right-hand sides do not match the factors");
+  const int nrhs = checked_int(b.shape(1), "the number of right-hand sides");
+  const tessera::FactorOptions options = options_of(parse_stored_uplo(uplo), mode);
+  const int ld = std::max(1, s.n);
+  const auto factors = tessera::MatrixView<T>::host_batch(s.n, s.n, static_cast<T*>(const_cast<void*>(c.data())), ld,
+                                                          static_cast<long long>(s.n) * s.n, s.batch);
+  const auto rhs = tessera::MatrixView<T>::host_batch(s.n, nrhs, static_cast<T*>(b.data()), ld,
+                                                      static_cast<long long>(s.n) * nrhs, s.batch);
+  if (!tessera::runs_on_calling_thread(factors, nrhs, options)) return false;
+  nb::gil_scoped_release unlocked;
+  tessera::potrs_on_calling_thread(factors, rhs, options);
+  return true;
+}
 
 // ---- device stacks: the batched kernels on the caller's stream, never synchronising -----------
 
@@ -311,6 +452,9 @@ NB_MODULE(_core, m) {
     call.def(("potrf_device_into" + s).c_str(), &RuntimeCall::potrf_device_into<T>);
     call.def(("potrs_device" + s).c_str(), &RuntimeCall::potrs_device<T>);
     m.def(("potrf_batched_device_into" + s).c_str(), &potrf_batched_device_into<T>);
+    m.def(("cholesky_on_calling_thread" + s).c_str(), &cholesky_on_calling_thread<T>, nb::arg("a").noconvert(),
+          nb::arg("lower"), nb::arg("mode"));
+    m.def(("potrs_on_calling_thread" + s).c_str(), &potrs_on_calling_thread<T>);
     m.def(("potrs_batched_device" + s).c_str(), &potrs_batched_device<T>);
   });
 }

@@ -403,3 +403,18 @@ if __name__ == "__main__":
     done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=300,
                           env=dict(os.environ, STARPU_SILENT="1"))
     assert done.returncode == 0 and done.stdout.strip() == "ok", done.stdout + done.stderr
+
+
+def test_torch_autograd_on_the_gpu():
+    """Gradients of GPU tensors: tessera factors and solves on the GPU, torch differentiates."""
+    torch = _torch()
+    if torch is None:
+        pytest.skip("no CUDA device for PyTorch")
+    gen = torch.Generator(device="cuda").manual_seed(5)
+    for n, batch in ((7, ()), (40, (3,))):
+        g = torch.randn(batch + (n, n), dtype=torch.float64, device="cuda", generator=gen)
+        a = (g @ g.mT + n * torch.eye(n, dtype=torch.float64, device="cuda")).requires_grad_()
+        assert torch.autograd.gradcheck(lambda x: tessera.cholesky(x), (a,))
+        c = tessera.cholesky(a.detach()).requires_grad_()
+        b = torch.randn(batch + (n, 2), dtype=torch.float64, device="cuda", generator=gen, requires_grad=True)
+        assert torch.autograd.gradcheck(lambda f, x: tessera.cho_solve(f, x, lower=True), (c, b))

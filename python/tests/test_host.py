@@ -391,3 +391,102 @@ def test_torch_cpu_tensors_stay_tensors():
 
 def test_versions():
     assert tessera.__version__.split(".")[:2] == tessera.library_version.split(".")[:2]
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+@pytest.mark.parametrize("lower", [True, False])
+def test_small_work_on_the_calling_thread_matches_the_task_graph(monkeypatch, lower, dtype):
+    """Small numpy arrays go straight to LAPACK (the library's plan): the factors and info match
+    the task graph's (a tile size asked for), whatever the input's order, strides and stacking."""
+    cases = [spd(1, dtype=dtype), spd(17, dtype=dtype), spd(63, dtype=dtype), spd(200, dtype=dtype),
+             np.asfortranarray(spd(31, dtype=dtype)), spd(40, dtype=dtype)[::-1, ::-1],
+             spd(24, (3, 2), dtype=dtype), spd(12, (0,), dtype=dtype),
+             not_spd_at(spd(30, (4,), dtype=dtype), 9)]
+    for a in cases:
+        monkeypatch.delenv("TESSERA_NB", raising=False)
+        direct, direct_info = tessera.cholesky_ex(a, lower=lower)
+        monkeypatch.setenv("TESSERA_NB", "16")
+        tiled, tiled_info = tessera.cholesky_ex(a, lower=lower)
+        assert direct.shape == a.shape and direct.dtype == dtype and direct.flags.c_contiguous
+        assert np.array_equal(direct_info, tiled_info)
+        ok = np.asarray(direct_info) == 0
+        scale = np.abs(a).max(initial=1.0)
+        assert np.allclose(direct[ok], tiled[ok], rtol=0, atol=tolerance(dtype, a.shape[-1]) * scale)
+        other = np.triu(direct, 1) if lower else np.tril(direct, -1)
+        assert not other.any()
+    x = tessera.cho_solve(tessera.cholesky(spd(50)), np.ones((50, 3)))
+    assert np.allclose(spd(50) @ x, 1)
+
+
+def test_scipy_forms_match_scipy():
+    from tessera import scipy as tessera_scipy
+
+    a = spd(70)
+    b = np.arange(140.0).reshape(70, 2)
+    for lower in (False, True):
+        expected = scipy_linalg.cholesky(a, lower=lower)
+        assert np.allclose(tessera_scipy.cholesky(a, lower=lower), expected)
+        c = tessera_scipy.cho_factor(a, lower=lower)
+        assert c[1] is lower
+        assert np.allclose(tessera_scipy.cho_solve(c, b), scipy_linalg.cho_solve(scipy_linalg.cho_factor(a, lower), b))
+        # SciPy's pair goes into tessera's solve, and tessera's into SciPy's.
+        assert np.allclose(scipy_linalg.cho_solve(c, b), np.linalg.solve(a, b))
+        assert np.allclose(tessera_scipy.cho_solve(scipy_linalg.cho_factor(a, lower), b), np.linalg.solve(a, b))
+    assert np.allclose(tessera_scipy.cholesky(a), scipy_linalg.cholesky(a))  # SciPy's default: upper
+    bad = a.copy()
+    bad[3, 3] = np.nan
+    with pytest.raises(ValueError, match="infs or NaNs"):
+        tessera_scipy.cholesky(bad)
+    _, info = tessera.cholesky_ex(bad)  # unchecked: the NaN is a failing minor
+    assert int(info) == 4
+    with pytest.raises(np.linalg.LinAlgError):
+        tessera_scipy.cholesky(not_spd_at(a, 5))
+    assert list(inspect.signature(tessera_scipy.cholesky).parameters) == \
+        list(inspect.signature(scipy_linalg.cholesky).parameters)
+
+
+def test_jax_cpu_arrays_come_back_as_jax_arrays():
+    jax = pytest.importorskip("jax")
+    a = jax.numpy.asarray(spd(20, dtype=np.float32))
+    factor = tessera.cholesky(a)
+    assert isinstance(factor, jax.Array)
+    assert np.allclose(np.asarray(factor), np.linalg.cholesky(np.asarray(a)), atol=1e-5)
+
+
+def test_torch_autograd_gradients_pass_gradcheck():
+    """cholesky and cho_solve on tensors that require a gradient: tessera computes them, torch's
+    autograd differentiates them by the known formulas (only the triangle each reads gets one)."""
+    torch = pytest.importorskip("torch")
+    gen = torch.Generator().manual_seed(3)
+    for n in (1, 5, 12):
+        g = torch.randn(n, n, dtype=torch.float64, generator=gen)
+        a = (g @ g.T + n * torch.eye(n, dtype=torch.float64)).requires_grad_()
+        for lower in (True, False):
+            assert torch.autograd.gradcheck(lambda x: tessera.cholesky(x, lower=lower), (a,))
+            c = tessera.cholesky(a.detach(), lower=lower).requires_grad_()
+            b = torch.randn(n, 3, dtype=torch.float64, generator=gen, requires_grad=True)
+            assert torch.autograd.gradcheck(lambda f, x: tessera.cho_solve(f, x, lower=lower), (c, b))
+            v = torch.randn(n, dtype=torch.float64, generator=gen, requires_grad=True)
+            assert torch.autograd.gradcheck(lambda f, x: tessera.cho_solve(f, x, lower=lower), (c, v))
+    # A stack, and a factor broadcast against a stack of right-hand sides.
+    g = torch.randn(3, 6, 6, dtype=torch.float64, generator=gen)
+    stack = (g @ g.mT + 6 * torch.eye(6, dtype=torch.float64)).requires_grad_()
+    assert torch.autograd.gradcheck(lambda x: tessera.cholesky(x), (stack,))
+    c = tessera.cholesky(stack[0].detach()).requires_grad_()
+    b = torch.randn(4, 6, 2, dtype=torch.float64, generator=gen, requires_grad=True)
+    # (lower= given: gradcheck perturbs the zeros the triangle would be read off.)
+    assert torch.autograd.gradcheck(lambda f, x: tessera.cho_solve(f, x, lower=True), (c, b))
+    # The same gradients as torch's own functions.
+    x = stack.detach().clone().requires_grad_()
+    tessera.cholesky(x).sum().backward()
+    y = stack.detach().clone().requires_grad_()
+    torch.linalg.cholesky(y).sum().backward()
+    sym = lambda t: t.tril() + t.triu(1).mT  # torch spreads the gradient over both triangles
+    assert torch.allclose(x.grad, sym(y.grad))
+
+
+def test_torch_compile_runs_through_tessera():
+    torch = pytest.importorskip("torch")
+    a = torch.from_numpy(spd(16))
+    compiled = torch.compile(lambda x: tessera.cholesky(x) * 2, backend="aot_eager")
+    assert torch.allclose(compiled(a), 2 * torch.linalg.cholesky(a))

@@ -19,10 +19,17 @@ def spd(n, seed=0):
 """
 
 
-def run_python(code, timeout=180):
-    """Runs `code` (after PRELUDE) in a fresh interpreter: (exit status, stdout + stderr). A hang
-    past `timeout` fails the test."""
-    env = dict(os.environ, STARPU_SILENT="1", PYTHONUNBUFFERED="1")
+# These cases are about the task runtime: a tile size asked for makes even small matrices run
+# tasks (small work otherwise runs on the calling thread with no runtime), unless a case says.
+TASKS_AT_EVERY_SIZE = {"TESSERA_NB": "64"}
+
+
+def run_python(code, timeout=180, env=TASKS_AT_EVERY_SIZE):
+    """Runs `code` (after PRELUDE) in a fresh interpreter with `env` added to the environment (a
+    None value removes a variable): (exit status, stdout + stderr). A hang past `timeout` fails
+    the test."""
+    env = {**os.environ, "STARPU_SILENT": "1", "PYTHONUNBUFFERED": "1", **env}
+    env = {name: value for name, value in env.items() if value is not None}
     try:
         done = subprocess.run([sys.executable, "-c", PRELUDE + textwrap.dedent(code)], env=env, timeout=timeout,
                               stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
@@ -31,8 +38,8 @@ def run_python(code, timeout=180):
     return done.returncode, done.stdout
 
 
-def assert_ran(code, timeout=180):
-    status, output = run_python(code, timeout)
+def assert_ran(code, timeout=180, env=TASKS_AT_EVERY_SIZE):
+    status, output = run_python(code, timeout, env)
     assert status == 0, f"exit status {status}:\n{output[-4000:]}"
     return output
 
@@ -137,11 +144,14 @@ FORK_POOL = """
 """
 
 
-def test_a_fork_pool_after_a_call_computes_in_its_children():
+@pytest.mark.parametrize("env", [TASKS_AT_EVERY_SIZE, {"TESSERA_NB": None}], ids=["tasks", "calling-thread"])
+def test_a_fork_pool_after_a_call_computes_in_its_children(env):
     """The default runtime is shut down before fork (its calls in flight finish first) and started
     again on the next call, in the parent and in each child: the children compute. They raised
-    RuntimeStartError when the parent's runtime was copied into them without its threads."""
-    assert "ok" in assert_ran(FORK_POOL)
+    RuntimeStartError when the parent's runtime was copied into them without its threads. Small
+    work on the calling thread runs single-threaded BLAS: a fork during it leaves no thread pool
+    mid-call in the child."""
+    assert "ok" in assert_ran(FORK_POOL, env=env)
 
 
 def test_a_child_forked_inside_a_runtime_block_is_told_to_spawn():
@@ -239,8 +249,8 @@ def test_a_matrix_that_is_not_positive_definite_in_a_pool_worker_reaches_the_par
 
 
 def test_a_keyboard_interrupt_during_a_call_leaves_the_runtime_usable():
-    """SIGINT while a call runs: the call finishes (Tessera's work cannot be abandoned half done),
-    the KeyboardInterrupt follows, and the runtime serves the next call and shuts down at exit."""
+    """SIGINT while calls run: the call in flight is cancelled, the KeyboardInterrupt follows, and
+    the runtime serves the next call and shuts down at exit."""
     output = assert_ran("""
         a = spd(1200)
         tessera.cholesky(spd(10), mode="cpu")
@@ -255,6 +265,64 @@ def test_a_keyboard_interrupt_during_a_call_leaves_the_runtime_usable():
         print("ok")
     """)
     assert "interrupted" in output and "ok" in output
+
+
+def test_ctrl_c_cancels_a_long_factorization_within_a_fifth_of_a_second():
+    """SIGINT while a factorization of order 8000 runs (seconds of work on two cores; larger with
+    more cores): KeyboardInterrupt within 0.2 s of the signal, and the next call works. The signal
+    is sent once the call has been in Tessera's native call for 0.3 s, past the copy of the input
+    (numpy's, which holds the GIL) and the insertion of the tasks."""
+    output = assert_ran("""
+        import linecache
+        n = int(8000 * max(1.0, len(os.sched_getaffinity(0)) / 2) ** (1 / 3))
+        a = np.full((n, n), 0.5) + n * np.eye(n)
+        tessera.cholesky(spd(500), mode="cpu")  # the runtime started before timing
+        main = threading.main_thread()
+        sent = []
+
+        def in_the_native_call():
+            frame = sys._current_frames()[main.ident]
+            line = linecache.getline(frame.f_code.co_filename, frame.f_lineno)
+            return frame.f_code.co_name == "_factor_host" and '"potrf"' in line
+
+        def interrupt():
+            while not in_the_native_call():
+                time.sleep(0.001)
+            time.sleep(0.3)
+            sent.append(time.perf_counter())
+            os.kill(os.getpid(), signal.SIGINT)
+
+        threading.Thread(target=interrupt, daemon=True).start()
+        try:
+            tessera.cholesky(a, mode="cpu")
+            print("finished before the signal")
+        except KeyboardInterrupt:
+            print(f"interrupted after {time.perf_counter() - sent[0]:.3f} s")
+        b = spd(500)
+        assert np.allclose(tessera.cholesky(b, mode="cpu"), np.linalg.cholesky(b))
+        print("ok")
+    """, env={"TESSERA_NB": None})
+    assert "ok" in output, output
+    assert "finished before the signal" not in output, output
+    latency = float(output.split("interrupted after ")[1].split(" s")[0])
+    assert latency < 0.2, output
+
+
+def test_small_work_never_starts_the_runtime():
+    """Small numpy work runs LAPACK on the calling thread (the library's plan): no runtime starts,
+    until a call large enough for tasks."""
+    assert_ran("""
+        from tessera import _runtime
+        a = spd(100)
+        L = tessera.cholesky(a)
+        x = tessera.cho_solve(L, np.ones(100))
+        factors, info = tessera.cholesky_ex(np.stack([a, a]))
+        tessera.scipy.cho_solve(tessera.scipy.cho_factor(a), np.ones((100, 2)))
+        assert np.allclose(a @ x, 1) and not info.any()
+        assert _runtime._default is None, "a small call started the runtime"
+        tessera.cholesky(spd(600))
+        assert _runtime._default is not None
+    """, env={"TESSERA_NB": None})
 
 
 def test_threads_still_calling_at_exit_do_not_abort_the_process():

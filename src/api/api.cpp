@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "argument_errors.hpp"
+#include "calling_thread.hpp"
 #include "operations.hpp"
 #include "plan_requests.hpp"
 #include "request_support.hpp"
@@ -185,6 +186,8 @@ template <class T>
 Request detail::potrf_array_async(Runtime& runtime, int n, T* A, int lda, const FactorOptions& options) {
   detail::throw_if_invalid("potrf", potrf_argument_error(detail::uplo_letter(options.uplo), n, A, lda));
   const Plan plan = plan_request(runtime, detail::array_request<T>(runtime, n, A, options, true));
+  if (plan.path == detail::Path::calling_thread)
+    return detail::finished_request(detail::potrf_on_calling_thread(options.uplo, n, A, lda));
   detail::StagingRing* staging = nullptr;
   std::shared_ptr<ArrayTiles<T>> tiles = matrix_tiles<T>(runtime, plan, options, n, A, lda, staging);
   return make_request(runtime, tiles, [&](Submission& s) {
@@ -221,6 +224,10 @@ Request detail::potrs_array_async(Runtime& runtime, int n, int nrhs, const T* A,
   detail::throw_if_invalid("potrs",
                            potrs_argument_error(detail::uplo_letter(options.uplo), n, nrhs, A, lda, B, ldb));
   const Plan plan = plan_request(runtime, detail::solve_array_request<T>(runtime, n, nrhs, A, options, false));
+  if (plan.path == detail::Path::calling_thread) {
+    detail::potrs_on_calling_thread(options.uplo, n, nrhs, A, lda, B, ldb);
+    return detail::finished_request(0);
+  }
   return submit_lapack_solve<T>(runtime, plan, n, nrhs, A, lda, B, ldb, options,
                                 [&](const TaskContext& ctx, const TileGrid& a_tiles, const TileGrid& b_tiles) {
                                   detail::insert_lapack_potrs<T>(ctx, a_tiles, b_tiles, options.uplo, A, lda, B, ldb,
@@ -234,6 +241,8 @@ Request detail::posv_array_async(Runtime& runtime, int n, int nrhs, T* A, int ld
   detail::throw_if_invalid("posv",
                            posv_argument_error<T>(detail::uplo_letter(options.uplo), n, nrhs, A, lda, B, ldb));
   const Plan plan = plan_request(runtime, detail::solve_array_request<T>(runtime, n, nrhs, A, options, true));
+  if (plan.path == detail::Path::calling_thread)
+    return detail::finished_request(detail::posv_on_calling_thread(options.uplo, n, nrhs, A, lda, B, ldb));
   return submit_lapack_solve<T>(runtime, plan, n, nrhs, A, lda, B, ldb, options,
                                 [&](const TaskContext& ctx, const TileGrid& a_tiles, const TileGrid& b_tiles) {
                                   detail::insert_lapack_posv<T>(ctx, a_tiles, b_tiles, options.uplo, A, lda, B, ldb,

@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "argument_errors.hpp"
+#include "calling_thread.hpp"
 #include "operations.hpp"
 #include "plan_requests.hpp"
 #include "memory_overlap.hpp"
@@ -49,9 +50,11 @@ struct Chunk {
   int count;
 };
 
-// The plan of a batch of `batch` matrices (0: nothing to factor or solve).
-detail::Plan batch_plan(const Runtime& runtime, int batch, const FactorOptions& options) {
-  return detail::plan_request(runtime, detail::batch_request(batch, options.mode, options.batch_chunk));
+// The plan of a batch of `batch` matrices of order n (-1: orders that vary) with nrhs right-hand
+// sides each (batch 0: nothing to factor or solve).
+template <class T>
+detail::Plan batch_plan(const Runtime& runtime, int n, int batch, int nrhs, const FactorOptions& options) {
+  return detail::plan_request(runtime, detail::batch_request<T>(n, batch, options, nrhs));
 }
 
 std::vector<Chunk> chunks_of(int batch, const detail::Plan& plan) {
@@ -126,8 +129,12 @@ Request submit_strided(Runtime& runtime, int n, int nrhs, T* A, int lda, long lo
     state->internal_info.assign(static_cast<std::size_t>(batch), 0);  // potrs alone: solve every matrix
     info = state->internal_info.data();
   }
-  const detail::Plan plan = batch_plan(runtime, n == 0 ? 0 : batch, options);
+  const detail::Plan plan = batch_plan<T>(runtime, n, n == 0 ? 0 : batch, std::max(nrhs, 0), options);
   if (n == 0) std::fill(info, info + batch, 0);  // nothing to factor or solve
+  if (plan.path == detail::Path::calling_thread) {
+    detail::batch_on_calling_thread(options.uplo, n, nrhs, A, lda, strideA, B, ldb, strideB, batch, info, factor);
+    return detail::finished_request(0);
+  }
   return detail::make_request(runtime, state, [&](Submission& s) {
     if (batch == 0 || n == 0) return;
     const detail::TaskContext ctx = detail::make_context(runtime, s, plan, GpuKernels::any);
@@ -156,7 +163,7 @@ Request submit_variable(Runtime& runtime, const int* n, int nrhs, T* A, const lo
   }
   state->relative_offsets.resize(static_cast<std::size_t>(batch));
   state->relative_offsets_b.resize(static_cast<std::size_t>(batch));
-  const detail::Plan plan = batch_plan(runtime, batch, options);
+  const detail::Plan plan = batch_plan<T>(runtime, -1, batch, std::max(nrhs, 0), options);
   return detail::make_request(runtime, state, [&](Submission& s) {
     if (batch == 0) return;
     const detail::TaskContext ctx = detail::make_context(runtime, s, plan, GpuKernels::any);

@@ -73,24 +73,41 @@ int checked_call(const char* routine, const ArgumentError& error, Call&& call) {
   return guarded(routine, std::forward<Call>(call));
 }
 
+// Small work runs on the calling thread (tessera::runs_on_calling_thread) without starting the
+// shared runtime; the rest on the shared runtime.
 template <class T>
 int potrf(const char* routine, char uplo, int n, T* A, int lda) {
   return checked_call(routine, tessera::potrf_argument_error(uplo, n, A, lda), [&] {
-    return n == 0 ? 0 : tessera::potrf(Runtime::shared(), n, A, lda, options_for(uplo));
+    const FactorOptions options = options_for(uplo);
+    const auto view = tessera::MatrixView<T>::host(n, n, A, lda);
+    if (n == 0) return 0;
+    if (tessera::runs_on_calling_thread(view, 0, options)) return tessera::potrf_on_calling_thread(view, options);
+    return tessera::potrf(Runtime::shared(), view, options);
   });
 }
 
 template <class T>
 int potrs(const char* routine, char uplo, int n, int nrhs, const T* A, int lda, T* B, int ldb) {
   return checked_call(routine, tessera::potrs_argument_error<T>(uplo, n, nrhs, A, lda, B, ldb), [&] {
-    return n == 0 || nrhs == 0 ? 0 : tessera::potrs(Runtime::shared(), n, nrhs, A, lda, B, ldb, options_for(uplo));
+    const FactorOptions options = options_for(uplo);
+    const auto factor = tessera::MatrixView<T>::host(n, n, const_cast<T*>(A), lda);
+    const auto rhs = tessera::MatrixView<T>::host(n, nrhs, B, ldb);
+    if (n == 0 || nrhs == 0) return 0;
+    if (tessera::runs_on_calling_thread(factor, nrhs, options))
+      return tessera::potrs_on_calling_thread(factor, rhs, options);
+    return tessera::potrs(Runtime::shared(), factor, rhs, options);
   });
 }
 
 template <class T>
 int posv(const char* routine, char uplo, int n, int nrhs, T* A, int lda, T* B, int ldb) {
   return checked_call(routine, tessera::posv_argument_error<T>(uplo, n, nrhs, A, lda, B, ldb), [&] {
-    return n == 0 ? 0 : tessera::posv(Runtime::shared(), n, nrhs, A, lda, B, ldb, options_for(uplo));
+    const FactorOptions options = options_for(uplo);
+    const auto matrix = tessera::MatrixView<T>::host(n, n, A, lda);
+    const auto rhs = tessera::MatrixView<T>::host(n, nrhs, B, ldb);
+    if (n == 0) return 0;
+    if (tessera::runs_on_calling_thread(matrix, nrhs, options)) return tessera::posv_on_calling_thread(matrix, rhs, options);
+    return tessera::posv(Runtime::shared(), matrix, rhs, options);
   });
 }
 
@@ -141,7 +158,11 @@ tessera::BatchOptions batch_options_for(char uplo) {
 template <class T>
 int potrf_batched(const char* routine, char uplo, int n, T* A, int lda, long long strideA, int batch, int* info) {
   return checked_call(routine, tessera::potrf_batched_argument_error(uplo, n, A, lda, strideA, batch, info), [&] {
+    const FactorOptions options = batch_options_for(uplo).as_factor_options();
+    const auto view = tessera::MatrixView<T>::host_batch(n, n, A, lda, strideA, batch, info);
+    if (tessera::runs_on_calling_thread(view, 0, options)) return tessera::potrf_on_calling_thread(view, options);
     tessera::potrf_batched(Runtime::shared(), n, A, lda, strideA, batch, info, batch_options_for(uplo));
+    return 0;
   });
 }
 
@@ -151,7 +172,13 @@ int posv_batched(const char* routine, char uplo, int n, int nrhs, T* A, int lda,
   const ArgumentError error =
       tessera::posv_batched_argument_error<T>(uplo, n, nrhs, A, lda, strideA, B, ldb, strideB, batch, info);
   return checked_call(routine, error, [&] {
+    const FactorOptions options = batch_options_for(uplo).as_factor_options();
+    const auto matrices = tessera::MatrixView<T>::host_batch(n, n, A, lda, strideA, batch, info);
+    const auto rhs = tessera::MatrixView<T>::host_batch(n, nrhs, B, ldb, strideB, batch);
+    if (tessera::runs_on_calling_thread(matrices, nrhs, options))
+      return tessera::posv_on_calling_thread(matrices, rhs, options);
     tessera::posv_batched(Runtime::shared(), n, nrhs, A, lda, strideA, B, ldb, strideB, batch, info, batch_options_for(uplo));
+    return 0;
   });
 }
 

@@ -30,10 +30,10 @@ PlanExplanation explain_potrf(const Runtime& runtime, const MatrixView<T>& A, co
     case MatrixIn::device: request = detail::device_array_request<T>(A.rows(), options); break;
     case MatrixIn::tiles: request = detail::tiles_request(*A.tiles(), options, true); break;
     case MatrixIn::host_batch:  // a batch of empty matrices has nothing to plan
-      request = detail::batch_request(A.rows() == 0 ? 0 : A.count(), options.mode, options.batch_chunk);
+      request = detail::batch_request<T>(A.rows(), A.rows() == 0 ? 0 : A.count(), options);
       break;
     case MatrixIn::host_variable_batch:
-      request = detail::batch_request(A.count(), options.mode, options.batch_chunk);
+      request = detail::batch_request<T>(-1, A.count(), options);
       break;
   }
   const detail::Plan plan = detail::plan(detail::RuntimeControl::machine(runtime), request);

@@ -68,13 +68,20 @@ PlanRequest device_array_request(int n, const FactorOptions& options) {
   return request;
 }
 
-// A batch of `batch` host matrices (tessera/batched.hpp); chunk 0: chosen by the plan.
-inline PlanRequest batch_request(int batch, Mode mode, int chunk) {
+// A batch of `batch` host matrices of order n (-1: orders that vary, a variable batch;
+// tessera/batched.hpp), solved for nrhs columns each where the batch solves; options.batch_chunk
+// 0: chosen by the plan.
+template <class T>
+PlanRequest batch_request(int n, int batch, const FactorOptions& options, int nrhs = 0) {
   PlanRequest request;
+  request.solves = nrhs > 0;
+  request.nrhs = nrhs;
+  request.precision = precision_of<T>();
   request.place = DataPlace::batch;
-  request.options.mode = mode;
+  request.n = n;
+  request.options = options;
   request.batch = batch;
-  request.batch_chunk = chunk;
+  request.batch_chunk = options.batch_chunk;
   return request;
 }
 

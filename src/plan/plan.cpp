@@ -71,8 +71,6 @@ void choose_tile_size(const Machine& machine, const PlanRequest& r, Plan& p) {
 // its tasks may run (FactorOptions::out_of_core_panel_percent).
 void choose_panels(const Machine& machine, const PlanRequest& r, Plan& p) {
   const int percent = r.options.out_of_core_panel_percent;
-  if (percent < 0 || percent > 90)
-    throw InvalidArgument("out_of_core_panel_percent must be 0 (never) or 1 to 90, not " + std::to_string(percent));
   const double capacity = static_cast<double>(machine.gpu_memory_bytes) / bytes_per_element(r.precision);
   if (percent == 0 || capacity == 0 || p.mode == Mode::cpu || r.n == 0) return;
   const TileGrid grid(r.n, r.n, p.nb, TileStructure::symmetric_lower, {});
@@ -210,6 +208,16 @@ void choose_gpu_owners(const Machine& machine, Plan& p) {
                               p.gpu_owners.rows, p.gpu_owners.cols));
 }
 
+void plan_on_calling_thread(const PlanRequest& r, Plan& p) {
+  p.path = Path::calling_thread;
+  p.nb = std::max(r.n, 1);
+  const int matrices = r.place == DataPlace::batch ? r.batch : 1;
+  p.why.push_back(fmt::format("LAPACK on the calling thread, no task ({} matrix(es) of order {}{}: at most the work "
+                              "of one factorization of order {}, and nothing asking for tasks)",
+                              matrices, r.n, r.solves ? fmt::format(", {} right-hand side(s)", r.nrhs) : "",
+                              t.calling_thread_max_n));
+}
+
 void plan_batch(const Machine& machine, const PlanRequest& r, Plan& p) {
   p.path = Path::batched_chunks;
   if (r.batch <= 0) return;
@@ -226,6 +234,7 @@ const char* to_string(Path path) {
     case Path::one_task: return "one task";
     case Path::callers_stream: return "caller's stream";
     case Path::batched_chunks: return "batched chunks";
+    case Path::calling_thread: return "calling thread";
   }
   return "?";
 }
@@ -309,10 +318,36 @@ bool stack_takes_batched_kernels(int n, int batch) {
   return !short_stack;
 }
 
+void check_options(const FactorOptions& options) {
+  const int percent = options.out_of_core_panel_percent;
+  if (percent < 0 || percent > 90)
+    throw InvalidArgument("out_of_core_panel_percent must be 0 (never) or 1 to 90, not " + std::to_string(percent));
+}
+
+bool runs_on_calling_thread(const PlanRequest& r) {
+  const bool host = r.place == DataPlace::host_array || (r.place == DataPlace::batch && r.n >= 0);
+  const FactorOptions& o = r.options;
+  if (!host || (o.mode != Mode::cpu && o.mode != Mode::automatic) || o.nb != 0 || o.grain != TaskGrain::automatic ||
+      o.batch_chunk != 0 || o.trace)
+    return false;
+  // Three times the flops: n^3 / 3 to factor, 2 n^2 per right-hand side to solve.
+  const double matrices = r.place == DataPlace::batch ? std::max(r.batch, 0) : 1;
+  const double work = matrices * r.n * r.n * (double(r.n) + 6.0 * std::max(r.nrhs, 0));
+  const double limit = t.calling_thread_max_n;
+  return work <= limit * limit * limit;
+}
+
 Plan plan(const Machine& machine, const PlanRequest& r) {
   Plan p;
   p.requested = r.options.mode;
   p.grain = r.options.grain;
+  check_options(r.options);
+  if (runs_on_calling_thread(r)) {
+    p.mode = Mode::cpu;
+    p.why.push_back(r.options.mode == Mode::cpu ? "mode cpu (asked for)" : "mode cpu (automatic: small work)");
+    plan_on_calling_thread(r, p);
+    return p;
+  }
   p.mode = resolve_mode(machine, r.options.mode, &p.hybrid_without_gpu);
   p.runs_as_gpu_mode = runs_as_gpu_mode(machine, p.mode);
   p.why.push_back(mode_reason(machine, p));

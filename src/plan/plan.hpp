@@ -36,7 +36,8 @@ struct PlanRequest {
   // runtime's first GPU already (asked only where the answer matters).
   int tile_nb = 0;
   std::function<bool()> tiles_on_first_gpu;
-  // DataPlace::batch: matrices, and the chunk size asked for (0: Tessera's choice).
+  // DataPlace::batch: matrices, their order (-1: various, a variable batch) and the chunk size
+  // asked for (0: Tessera's choice).
   int batch = 0;
   int batch_chunk = 0;
   // DataPlace::host_array: whether the request solves (potrs, posv) and for how many columns, and
@@ -56,8 +57,10 @@ struct PlanRequest {
 //   one_task: one task calling the vendor's potrf on the whole matrix (TaskGrain::whole_matrix);
 //   callers_stream: that one vendor call enqueued by the calling thread on the caller's stream,
 //                   with no runtime task (the device API; its matrices must be on the one GPU);
-//   batched_chunks: chunks of matrices, one task each.
-enum class Path { tiles, one_task, callers_stream, batched_chunks };
+//   batched_chunks: chunks of matrices, one task each;
+//   calling_thread: LAPACK on the calling thread, no task and no runtime (small host arrays and
+//                   batches: runs_on_calling_thread).
+enum class Path { tiles, one_task, callers_stream, batched_chunks, calling_thread };
 
 // How a host array's tiles are held (DataPlace::host_array).
 //   pooled: tiles from the runtime's pool, the array copied in and out;
@@ -123,6 +126,15 @@ bool stack_takes_batched_kernels(int n, int batch);
 inline bool upper_as_stored(const FactorOptions& options) {
   return options.uplo == Uplo::upper && options.grain != TaskGrain::block_columns;
 }
+
+// Throws InvalidArgument for options out of range, whatever path a request takes.
+void check_options(const FactorOptions& options);
+
+// Whether a request on host memory (DataPlace::host_array, or a batch of `batch` matrices of
+// order n) runs on the calling thread (Path::calling_thread): small work, and nothing in its
+// options asking for tasks. Decided from the request alone, before any runtime is asked anything,
+// so that such a call never needs one started.
+bool runs_on_calling_thread(const PlanRequest& request);
 
 // The plan of one request. Throws InvalidArgument for options out of range, RuntimeError for a
 // mode the machine cannot run, ResourceError for tiles that cannot fit the GPU.

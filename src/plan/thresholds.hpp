@@ -27,6 +27,13 @@ struct Thresholds {
   int gpu_nb_medium_from = 2000, gpu_nb_medium = 512;
   int gpu_nb_small = 256;
 
+  // LAPACK on the calling thread (with the program's BLAS threads) instead of tasks: a host-array
+  // request (one matrix or a batch) doing at most the arithmetic of one factorization of order
+  // calling_thread_max_n, with its mode (cpu or auto), tile size, grain and chunk left to Tessera
+  // and no trace, runs with no task and needs no runtime: there the runtime's latency exceeds the
+  // arithmetic.
+  int calling_thread_max_n = 384;
+
   // One vendor call instead of a tile DAG. A matrix in one GPU's memory (the device API) up to
   // this order is factored by the vendor's potrf on the matrix itself: below it the DAG's chain of
   // steps pays the runtime's latency at each.

@@ -35,6 +35,8 @@ bool Request::done() const { return !submission_ || submission_->done(); }
 
 bool Request::wait_for(std::chrono::milliseconds timeout) { return !submission_ || submission_->wait_for(timeout); }
 
+bool Request::cancel() { return submission_ && submission_->cancel(); }
+
 bool Request::non_finite_input() const { return submission_ && submission_->non_finite_input(); }
 
 namespace detail {
@@ -60,6 +62,9 @@ TaskContext make_context(Runtime& runtime, Submission& submission, const Plan& p
 }
 
 Plan plan_request(const Runtime& runtime, const PlanRequest& request) {
+  // Refused where the runtime cannot serve this thread, whatever path the plan takes: a request
+  // on a runtime behaves the same on every path.
+  RuntimeControl::check_callable(runtime);
   Plan plan = detail::plan(RuntimeControl::machine(runtime), request);
   if (plan.hybrid_without_gpu) RuntimeControl::say_hybrid_without_gpu(runtime);
   if (request.options.trace) request.options.trace->record_plan(plan.why);

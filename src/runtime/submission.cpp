@@ -154,6 +154,17 @@ void Submission::record_current_exception(const char* what) {
   stopped_.store(true, std::memory_order_relaxed);
 }
 
+bool Submission::cancel() {
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    if (finished()) return false;
+    if (!error_) error_ = std::make_exception_ptr(Cancelled("the request was cancelled"));
+  }
+  cancelled_.store(true, std::memory_order_relaxed);
+  stopped_.store(true, std::memory_order_relaxed);
+  return true;
+}
+
 int Submission::info() const noexcept {
   const int column = not_spd_.load();
   return column == INT_MAX ? 0 : column;

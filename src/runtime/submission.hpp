@@ -54,8 +54,15 @@ class Submission {
   // names the task. The first one is kept, with its type.
   void record_current_exception(const char* what);
 
+  // Request::cancel: a Cancelled error and stopped(), unless every task has finished already
+  // (false then).
+  bool cancel();
+
   // True once a failure makes the remaining tasks' work pointless: they return at once.
   bool stopped() const noexcept { return stopped_.load(std::memory_order_relaxed); }
+  // True once cancel() took: every remaining task returns at once, even those that run after a
+  // failure (copies home, the chunks of a batch).
+  bool cancelled() const noexcept { return cancelled_.load(std::memory_order_relaxed); }
 
   // LAPACK info: 0, or the first leading minor found not positive definite (a NaN pivot included).
   int info() const noexcept;
@@ -88,6 +95,7 @@ class Submission {
   std::atomic<int> not_spd_{INT_MAX};
   std::atomic<int> non_finite_{INT_MAX};
   std::atomic<bool> stopped_{false};
+  std::atomic<bool> cancelled_{false};
   mutable std::mutex mutex_;
   std::condition_variable all_done_;
   std::exception_ptr error_;

@@ -72,6 +72,9 @@ class ScopedEnv {
 
 // ---- StarPU variables StarPU would abort on -------------------------------------------------
 
+// An order whose factorization needs tasks (more work than tessera::runs_on_calling_thread takes).
+constexpr int kTaskOrder = 500;
+
 struct BadVariable {
   const char* name;
   const char* value;
@@ -88,9 +91,12 @@ TEST_P(BadStarpuVariable, IsRefusedBeforeStarpuStartsAndTheProcessGoesOn) {
     } catch (const InvalidArgument& e) {
       EXPECT_NE(std::string(e.what()).find(GetParam().value), std::string::npos) << e.what();
     }
-    // The C API reports a failure instead of stopping the process.
-    std::vector<double> A = random_spd<double>(20, 20, 1);
-    EXPECT_EQ(tessera_dpotrf('L', 20, A.data(), 20), TESSERA_RUNTIME_FAILURE);
+    // The C API reports a failure instead of stopping the process, where it needs the runtime;
+    // small work runs on the calling thread without one.
+    std::vector<double> A = random_spd<double>(kTaskOrder, kTaskOrder, 1);
+    EXPECT_EQ(tessera_dpotrf('L', kTaskOrder, A.data(), kTaskOrder), TESSERA_RUNTIME_FAILURE);
+    std::vector<double> small = random_spd<double>(20, 20, 1);
+    EXPECT_EQ(tessera_dpotrf('L', 20, small.data(), 20), 0);
   }
   // Once the variable is gone, the same process starts the runtime and factors.
   Runtime runtime(cpu_workers(2));
@@ -410,7 +416,8 @@ TEST_F(PerfModelDirectory, FilesBeingRewrittenByAnotherProcessAreNotSetAside) {
 struct InTaskResult {
   Runtime* runtime;
   std::string cpp_error;
-  int c_api_info = 0;
+  int c_api_info = 0;        // a call that needs the runtime's tasks
+  int c_api_small_info = -1;  // small work, which runs on the calling thread with no runtime
 };
 
 void call_tessera_from_task(void* /*buffers*/[], void* arg) {
@@ -419,11 +426,13 @@ void call_tessera_from_task(void* /*buffers*/[], void* arg) {
   try {
     FactorOptions options;
     options.mode = Mode::cpu;
-    potrf(*result->runtime, 40, A.data(), 40, options);
+    potrf(*result->runtime, 40, A.data(), 40, options);  // refused even for small work: a call on a runtime
   } catch (const RuntimeError& e) {
     result->cpp_error = e.what();
   }
-  result->c_api_info = tessera_dpotrf('L', 40, A.data(), 40);
+  result->c_api_small_info = tessera_dpotrf('L', 40, A.data(), 40);
+  std::vector<double> B = random_spd<double>(kTaskOrder, kTaskOrder, 3);
+  result->c_api_info = tessera_dpotrf('L', kTaskOrder, B.data(), kTaskOrder);
 }
 
 class CallFromTask : public ::testing::TestWithParam<int> {};
@@ -450,6 +459,7 @@ TEST_P(CallFromTask, IsRefusedAtOnce) {
     ASSERT_EQ(starpu_task_submit(task), 0);
     EXPECT_NE(result.cpp_error.find("inside a StarPU task"), std::string::npos) << result.cpp_error;
     EXPECT_EQ(result.c_api_info, TESSERA_RUNTIME_FAILURE);
+    EXPECT_EQ(result.c_api_small_info, 0);
     EXPECT_EQ(factor_small(runtime), 0);  // from the application's thread it works
   }
   starpu_shutdown();
@@ -458,9 +468,10 @@ TEST_P(CallFromTask, IsRefusedAtOnce) {
 INSTANTIATE_TEST_SUITE_P(Workers, CallFromTask, ::testing::Values(1, 2));
 
 TEST(ForkedChild, CApiCallIsRefusedAndTheChildExits) {
-  std::vector<double> A = random_spd<double>(60, 60, 5);
+  std::vector<double> A = random_spd<double>(kTaskOrder, kTaskOrder, 5);
   setenv("TESSERA_MODE", "cpu", 1);
-  ASSERT_EQ(tessera_dpotrf('L', 60, A.data(), 60), 0);  // the shared runtime runs in the parent
+  // Work for tasks: the shared runtime runs in the parent.
+  ASSERT_EQ(tessera_dpotrf('L', kTaskOrder, A.data(), kTaskOrder), 0);
   // StarPU frees a finished task after the call that waited for it returns: once every task is
   // freed, the child's copy of the heap holds nothing a leak check at its exit would report.
   starpu_task_wait_for_all();
@@ -468,13 +479,17 @@ TEST(ForkedChild, CApiCallIsRefusedAndTheChildExits) {
   ASSERT_GE(child, 0);
   if (child == 0) {
     alarm(60);  // a hang ends the child with SIGALRM
+    // Small work needs no runtime: it runs; work that needs the parent's runtime is refused.
     std::vector<double> B = random_spd<double>(60, 60, 5);
-    const int info = tessera_dpotrf('L', 60, B.data(), 60);
+    if (tessera_dpotrf('L', 60, B.data(), 60) != 0) std::exit(11);
+    std::vector<double> C = random_spd<double>(kTaskOrder, kTaskOrder, 5);
+    const int info = tessera_dpotrf('L', kTaskOrder, C.data(), kTaskOrder);
     std::exit(info == TESSERA_RUNTIME_FAILURE ? 0 : 10);  // exit() runs the static destructors too
   }
   int status = 0;
   ASSERT_EQ(waitpid(child, &status, 0), child);
   ASSERT_TRUE(WIFEXITED(status)) << "the child was killed by signal " << WTERMSIG(status);
+  EXPECT_NE(WEXITSTATUS(status), 11) << "the child's small call failed";
   EXPECT_EQ(WEXITSTATUS(status), 0) << "the child's call was not refused";
   EXPECT_EQ(tessera_dpotrf('L', 60, random_spd<double>(60, 60, 5).data(), 60), 0);  // the parent goes on
 }

@@ -102,10 +102,16 @@ void expect_refused_then_usable(const std::string& expected_in_message) {
     EXPECT_NE(std::string(e.what()).find(expected_in_message), std::string::npos) << e.what();
     EXPECT_NE(std::string(e.what()).find("STARPU_PERF_MODEL_DIR"), std::string::npos) << e.what();
   }
+  // Small work needs no runtime and runs; work that needs tasks is refused.
+  const ScopedEnv mode("TESSERA_MODE", "cpu");
   std::vector<double> A(4, 0.0);
   A[0] = A[3] = 4;
-  const ScopedEnv mode("TESSERA_MODE", "cpu");
-  EXPECT_EQ(tessera_dpotrf('L', 2, A.data(), 2), TESSERA_RUNTIME_FAILURE);
+  EXPECT_EQ(tessera_dpotrf('L', 2, A.data(), 2), 0);
+  EXPECT_EQ(A[0], 2.0);
+  const int n = 500;
+  std::vector<double> B(std::size_t(n) * n, 0.0);
+  for (int i = 0; i < n; ++i) B[i + std::size_t(i) * n] = 4;
+  EXPECT_EQ(tessera_dpotrf('L', n, B.data(), n), TESSERA_RUNTIME_FAILURE);
 }
 
 TEST(PerfModelLocation, HomeThatIsNotADirectoryIsRefusedNotAnAbort) {

@@ -13,9 +13,9 @@ import math
 
 import numpy as np
 
-from . import _core
+from . import _core, scipy
 from ._arrays import NumPyArrays, classify, host_result, square_shape
-from ._runtime import Runtime, check_gpu_usable, check_mode, runtime_call
+from ._runtime import Runtime, calling_thread_call, check_gpu_usable, check_mode, requested_mode, runtime_call
 
 __version__ = "0.2.0"
 library_version = _core.library_version
@@ -25,7 +25,7 @@ ResourceError = _core.ResourceError
 CudaError = _core.CudaError
 RuntimeStartError = _core.RuntimeStartError  # the runtime cannot start or serve calls in this process
 
-__all__ = ["cholesky", "cholesky_ex", "cho_solve", "posv", "Runtime", "NotPositiveDefiniteError", "TesseraError",
+__all__ = ["cholesky", "cholesky_ex", "cho_solve", "posv", "scipy", "Runtime", "NotPositiveDefiniteError", "TesseraError",
            "ResourceError", "CudaError", "RuntimeStartError", "__version__"]
 
 def _takes_batched_kernels(n, batch):
@@ -56,6 +56,16 @@ class NotPositiveDefiniteError(np.linalg.LinAlgError):
         return type(self), (self.column,)
 
 
+def _torch_needs_grad(*arrays):
+    """Whether any of the arrays is a PyTorch tensor that autograd follows (tessera._autograd)."""
+    for x in arrays:
+        if type(x).__module__.partition(".")[0] == "torch":
+            import torch
+
+            return torch.is_grad_enabled() and any(isinstance(t, torch.Tensor) and t.requires_grad for t in arrays)
+    return False
+
+
 def _triangle(lower, upper):
     """Whether the lower triangle is meant: lower= as Tessera and SciPy say it, or upper= as numpy
     does (np.linalg.cholesky(a, upper=True)); the lower one when neither is given."""
@@ -72,7 +82,12 @@ def cholesky(a, *, lower=None, upper=None, mode=None, policy=None):
     the other triangle. Only that triangle of a is read. Raises NotPositiveDefiniteError. ``mode``:
     "auto", "gpu", "cpu" or "hybrid" (host arrays and large GPU matrices); ``policy``: a scheduling
     policy by name."""
-    factor, _, host_info = _factor(a, _triangle(lower, upper), mode, policy, read_info=True)
+    lower = _triangle(lower, upper)
+    if _torch_needs_grad(a):
+        from . import _autograd
+
+        return _autograd.cholesky(a, lower, lambda t: cholesky(t, lower=lower, mode=mode, policy=policy))
+    factor, _, host_info = _factor(a, lower, mode, policy, read_info=True)
     if np.any(host_info):
         raise NotPositiveDefiniteError(int(host_info) if host_info.ndim == 0 else host_info)
     return factor
@@ -105,6 +120,17 @@ def cho_solve(c, b, *, lower=None, mode=None, policy=None):
     of vectors (..., n) with one dimension fewer than c, which cannot be read as matrices (its
     second last dimension is not n), is read as vectors, x then of that shape."""
     c, lower = _factor_and_triangle(c, lower)
+    if _torch_needs_grad(c, b):
+        from . import _autograd
+
+        import torch
+
+        c = torch.as_tensor(c)
+        b = torch.as_tensor(b, device=c.device)
+        if lower is None:
+            where, arrays, native = classify(c.detach())
+            lower = _infer_lower(NumPyArrays() if where == "host" else arrays.adapter, native)
+        return _autograd.cho_solve(c, b, lower, lambda f, x: _solve(f, x, lower, mode, policy))
     return _solve(c, b, lower, mode, policy)
 
 
@@ -133,10 +159,28 @@ _POTRF_INTO = {np.dtype(np.float32): _core.potrf_batched_device_into_f4,
                np.dtype(np.float64): _core.potrf_batched_device_into_f8}
 
 
+# Small work on the calling thread with no runtime, where the library's plan says so
+# (tessera::runs_on_calling_thread): per precision, by the exact dtype (native byte order).
+_CHOLESKY_ON_CALLING_THREAD = {np.dtype(np.float32): _core.cholesky_on_calling_thread_f4,
+                               np.dtype(np.float64): _core.cholesky_on_calling_thread_f8}
+_POTRS_ON_CALLING_THREAD = {np.dtype(np.float32): _core.potrs_on_calling_thread_f4,
+                            np.dtype(np.float64): _core.potrs_on_calling_thread_f8}
+
+
 def _factor(a, lower, mode, policy, read_info):
     """(factor, info, info as a numpy array when read_info), factor and info of the input's kind."""
     if mode is not None:
         check_mode(mode)
+    if type(a) is np.ndarray and policy is None:
+        # A numpy array of small work: straight to LAPACK, no runtime started (the first call of a
+        # process included).
+        factor = _CHOLESKY_ON_CALLING_THREAD.get(a.dtype)
+        done = None
+        if factor is not None:
+            with calling_thread_call:
+                done = factor(a, bool(lower), requested_mode(mode))
+        if done is not None:
+            return done[0], done[1], done[1]
     where, arrays, native = classify(a)
     if where == "host":
         factor, info = _factor_host(native, lower, mode, policy)
@@ -186,10 +230,9 @@ def _factor_host(a, lower, mode, policy):
     f = arrays.stack(a, (batch, n, n), dtype, copy=True)
     info = np.zeros(batch, dtype=np.int32)
     if n > 0 and batch > 0:
+        # The native call zeroes the other triangle.
         with runtime_call(policy, mode) as call:
             getattr(call, "potrf" + _suffix(dtype))(f, _stored_uplo(lower), call.mode, info)
-    rows, cols = np.triu_indices(n, 1) if lower else np.tril_indices(n, -1)
-    f[:, rows, cols] = 0
     return f.reshape(a.shape), info.reshape(a.shape[:-2])
 
 
@@ -294,8 +337,13 @@ def _solve(c, b, lower, mode, policy):
     x = ad.stack(ad.swap_last(columns), (batch, k, n), dtype, copy=True)
     if n > 0 and k > 0 and batch > 0:
         if where == "host":
-            with runtime_call(policy, mode) as call:
-                getattr(call, "potrs" + _suffix(dtype))(factors, x, uplo, call.mode)
+            on_calling_thread = False
+            if policy is None:
+                with calling_thread_call:
+                    on_calling_thread = _POTRS_ON_CALLING_THREAD[dtype](factors, x, uplo, requested_mode(mode))
+            if not on_calling_thread:
+                with runtime_call(policy, mode) as call:
+                    getattr(call, "potrs" + _suffix(dtype))(factors, x, uplo, call.mode)
         else:
             _solve_device(ad, native_c, factors, x, n, k, batch, dtype, uplo, mode, policy)
     x = ad.swap_last(x).reshape(lead + ((n,) if vector else (n, k)))

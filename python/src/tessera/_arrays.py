@@ -310,9 +310,14 @@ def classify(a):
 
 
 def host_result(x, kind):
-    """A numpy result handed back as the kind of array the input was (a PyTorch CPU tensor stays one)."""
+    """A numpy result handed back as the kind of array the input was (a PyTorch CPU tensor stays
+    one, a JAX CPU array too)."""
     if kind == "torch":
         import torch
 
         return torch.from_numpy(np.ascontiguousarray(x)) if isinstance(x, np.ndarray) else x
+    if kind in ("jax", "jaxlib") and isinstance(x, np.ndarray):
+        import jax.numpy as jnp
+
+        return jnp.asarray(x)
     return x

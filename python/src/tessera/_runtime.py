@@ -38,6 +38,13 @@ _exiting = False  # the interpreter is exiting: runtimes are shut down and none 
 
 _SPAWN = 'start the processes with multiprocessing.get_context("spawn") (or "forkserver")'
 
+# Calls running LAPACK on the calling thread (no runtime): fork() waits for them, since a child
+# copied from a process in the middle of a multithreaded BLAS call waits for the pool's threads
+# for ever. _direct_forking holds new ones back meanwhile.
+_direct = threading.Condition(threading.Lock())
+_direct_calls = 0
+_direct_forking = False
+
 
 class Runtime:
     """Explicit control of Tessera's task runtime (StarPU): its mode, scheduling policy and workers.
@@ -175,6 +182,40 @@ def runtime_call(policy=None, mode=None):
         return _default.call(mode)
 
 
+def requested_mode(mode):
+    """The mode a call asks for: `mode`, else the active tessera.Runtime's ("": the environment's,
+    TESSERA_MODE), as runtime_call() gives it; read without taking the lock, for the calls that the
+    plan runs on the calling thread with no runtime."""
+    if mode:
+        return mode
+    active = _active
+    return active[-1].mode if active else ""
+
+
+class CallingThreadCall:
+    """A call that runs on the calling thread, to be used as a context manager around the native
+    call (fork() waits for it)."""
+
+    __slots__ = ()
+
+    def __enter__(self):
+        global _direct_calls
+        with _direct:
+            while _direct_forking:
+                _direct.wait()
+            _direct_calls += 1
+
+    def __exit__(self, *exc):
+        global _direct_calls
+        with _direct:
+            _direct_calls -= 1
+            if _direct_calls == 0:
+                _direct.notify_all()
+
+
+calling_thread_call = CallingThreadCall()
+
+
 def check_mode(mode):
     if mode is not None and mode not in _MODES:
         raise ValueError(f"mode must be one of {', '.join(_MODES)}, not {mode!r}")
@@ -228,7 +269,11 @@ def _cuda_initialised():
 
 def _before_fork():
     # Held until the fork is done, so that no call starts a runtime in between.
-    global _cuda_at_fork, _running_at_fork
+    global _cuda_at_fork, _running_at_fork, _direct_forking
+    with _direct:
+        _direct_forking = True
+        while _direct_calls:
+            _direct.wait()
     _lock.acquire()
     _close_default()
     _running_at_fork = bool(_active)
@@ -236,12 +281,17 @@ def _before_fork():
 
 
 def _after_fork_in_parent():
+    global _direct_forking
     _lock.release()
+    with _direct:
+        _direct_forking = False
+        _direct.notify_all()
 
 
 def _after_fork_in_child():
-    global _lock, _cuda_lost, _starpu_inherited
+    global _lock, _cuda_lost, _starpu_inherited, _direct, _direct_calls, _direct_forking
     _lock = threading.RLock()  # the parent's is held by the thread that forked, in the parent
+    _direct, _direct_calls, _direct_forking = threading.Condition(threading.Lock()), 0, False
     _cuda_lost = _cuda_lost or _cuda_at_fork
     _starpu_inherited = _starpu_inherited or _running_at_fork
 

@@ -1,0 +1,196 @@
+#include "calling_thread.hpp"
+
+#include <memory>
+#include <string>
+
+#include "argument_errors.hpp"
+#include "kernels/cpu/blas.hpp"
+#include "plan.hpp"
+#include "plan_requests.hpp"
+#include "submission.hpp"
+#include "tessera/error.hpp"
+#include "tessera/precision.hpp"
+
+namespace tessera::detail {
+
+namespace {
+
+char letter(Uplo uplo) { return uplo == Uplo::upper ? 'U' : 'L'; }
+
+// Whether the triangle `uplo` of the n x n matrix A holds a NaN or an infinity.
+template <class T>
+bool triangle_non_finite(Uplo uplo, int n, const T* A, int lda) {
+  return uplo == Uplo::upper ? kernels::cpu::first_non_finite_column(true, n, n, A, lda) >= 0
+                             : kernels::cpu::first_non_finite_row(true, n, n, A, lda) >= 0;
+}
+
+}  // namespace
+
+// LAPACK with the program's BLAS threads, as the program's own call would run (single-threaded
+// while a runtime runs, which holds the process's BLAS threads at one).
+template <class T>
+CallingThreadResult potrf_on_calling_thread(Uplo uplo, int n, T* A, int lda) {
+  if (n == 0) return {};
+  const bool non_finite = triangle_non_finite(uplo, n, A, lda);
+  return {kernels::cpu::potrf(letter(uplo), n, A, lda), non_finite};
+}
+
+template <class T>
+void potrs_on_calling_thread(Uplo uplo, int n, int nrhs, const T* A, int lda, T* B, int ldb) {
+  if (n > 0 && nrhs > 0) kernels::cpu::potrs(letter(uplo), n, nrhs, A, lda, B, ldb);
+}
+
+template <class T>
+CallingThreadResult posv_on_calling_thread(Uplo uplo, int n, int nrhs, T* A, int lda, T* B, int ldb) {
+  const CallingThreadResult factored = potrf_on_calling_thread(uplo, n, A, lda);
+  if (factored.info == 0) potrs_on_calling_thread(uplo, n, nrhs, A, lda, B, ldb);
+  return factored;
+}
+
+template <class T>
+void batch_on_calling_thread(Uplo uplo, int n, int nrhs, T* A, int lda, long long strideA, T* B, int ldb,
+                             long long strideB, int batch, int* info, bool factor) {
+  for (int k = 0; k < batch; ++k) {
+    T* a = A + k * strideA;
+    const int matrix_info = factor ? kernels::cpu::potrf(letter(uplo), n, a, lda) : 0;
+    if (factor) info[k] = matrix_info;
+    if (matrix_info == 0) potrs_on_calling_thread(uplo, n, nrhs, a, lda, B + k * strideB, ldb);
+  }
+}
+
+Request finished_request(const CallingThreadResult& result) {
+  auto submission = std::make_shared<Submission>();
+  if (result.info > 0) submission->record_not_positive_definite(result.info);
+  if (result.non_finite) submission->record_non_finite(1);
+  return Request(std::move(submission));
+}
+
+}  // namespace tessera::detail
+
+// ---- the public forms without a runtime ---------------------------------------------------------
+
+namespace tessera {
+
+namespace {
+
+// The request a view of host memory makes, as the calls with a runtime describe it.
+template <class T>
+detail::PlanRequest host_request(const MatrixView<T>& A, int nrhs, const FactorOptions& options) {
+  detail::PlanRequest request;
+  if (A.where() == MatrixIn::host_batch) {
+    request = detail::batch_request<T>(A.rows(), A.rows() == 0 ? 0 : A.count(), options, nrhs);
+  } else {
+    request.precision = precision_of<T>();
+    request.place = detail::DataPlace::host_array;
+    request.n = A.rows();
+    request.options = options;
+    request.solves = nrhs > 0;
+    request.nrhs = nrhs;
+  }
+  return request;
+}
+
+bool on_host(MatrixIn where) { return where == MatrixIn::host || where == MatrixIn::host_batch; }
+
+// Misuse that the calls with a runtime refuse as well (a view out of place, shapes that differ),
+// and a request that would run tasks.
+template <class T>
+void require_calling_thread(const char* routine, const MatrixView<T>* A, const MatrixView<T>* B, int nrhs,
+                            const FactorOptions& options) {
+  const std::string name(routine);
+  if (!on_host(A->where()) || (B && B->where() != A->where()))
+    throw InvalidArgument(name + ": runs on the calling thread for host arrays and strided host batches only");
+  if (A->rows() != A->cols()) throw InvalidArgument(name + ": A must be square");
+  if (B && (B->rows() != A->rows() || B->count() != A->count()))
+    throw InvalidArgument(name + ": B's rows or matrices differ from A's");
+  detail::check_options(options);
+  if (!detail::runs_on_calling_thread(host_request(*A, nrhs, options)))
+    throw InvalidArgument(name + ": this request runs tasks, not on the calling thread (runs_on_calling_thread): "
+                                 "call it with a Runtime");
+}
+
+}  // namespace
+
+template <class T>
+bool runs_on_calling_thread(const MatrixView<T>& A, int nrhs, const FactorOptions& options) {
+  return on_host(A.where()) && detail::runs_on_calling_thread(host_request(A, nrhs, options));
+}
+
+template <class T>
+int potrf_on_calling_thread(const MatrixView<T>& A, const FactorOptions& options) {
+  const char uplo = detail::uplo_letter(options.uplo);
+  if (A.where() == MatrixIn::host_batch) {
+    detail::throw_if_invalid("potrf_batched", potrf_batched_argument_error(uplo, A.rows(), A.data(), A.ld(), A.stride(),
+                                                                           A.count(), A.info()));
+    require_calling_thread<T>("potrf_batched", &A, nullptr, 0, options);
+    detail::batch_on_calling_thread<T>(options.uplo, A.rows(), 0, A.data(), A.ld(), A.stride(), nullptr, 1, 0,
+                                       A.count(), A.info(), true);
+    return 0;
+  }
+  if (A.where() == MatrixIn::host)
+    detail::throw_if_invalid("potrf", potrf_argument_error(uplo, A.rows(), A.data(), A.ld()));
+  require_calling_thread<T>("potrf", &A, nullptr, 0, options);
+  return detail::potrf_on_calling_thread(options.uplo, A.rows(), A.data(), A.ld()).info;
+}
+
+template <class T>
+int potrs_on_calling_thread(const MatrixView<T>& factor, const MatrixView<T>& B, const FactorOptions& options) {
+  const char uplo = detail::uplo_letter(options.uplo);
+  const int n = factor.rows();
+  if (factor.where() == MatrixIn::host_batch) {
+    detail::throw_if_invalid("potrs_batched",
+                             potrs_batched_argument_error<T>(uplo, n, B.cols(), factor.data(), factor.ld(),
+                                                             factor.stride(), B.data(), B.ld(), B.stride(), factor.count()));
+    require_calling_thread<T>("potrs_batched", &factor, &B, B.cols(), options);
+    detail::batch_on_calling_thread<T>(options.uplo, n, B.cols(), factor.data(), factor.ld(), factor.stride(), B.data(),
+                                       B.ld(), B.stride(), factor.count(), nullptr, false);
+    return 0;
+  }
+  if (factor.where() == MatrixIn::host)
+    detail::throw_if_invalid("potrs", potrs_argument_error<T>(uplo, n, B.cols(), factor.data(), factor.ld(), B.data(),
+                                                              B.ld()));
+  require_calling_thread<T>("potrs", &factor, &B, B.cols(), options);
+  detail::potrs_on_calling_thread<T>(options.uplo, n, B.cols(), factor.data(), factor.ld(), B.data(), B.ld());
+  return 0;
+}
+
+template <class T>
+int posv_on_calling_thread(const MatrixView<T>& A, const MatrixView<T>& B, const FactorOptions& options) {
+  const char uplo = detail::uplo_letter(options.uplo);
+  const int n = A.rows();
+  if (A.where() == MatrixIn::host_batch) {
+    detail::throw_if_invalid("posv_batched", posv_batched_argument_error<T>(uplo, n, B.cols(), A.data(), A.ld(),
+                                                                            A.stride(), B.data(), B.ld(), B.stride(),
+                                                                            A.count(), A.info()));
+    require_calling_thread<T>("posv_batched", &A, &B, B.cols(), options);
+    detail::batch_on_calling_thread<T>(options.uplo, n, B.cols(), A.data(), A.ld(), A.stride(), B.data(), B.ld(),
+                                       B.stride(), A.count(), A.info(), true);
+    return 0;
+  }
+  if (A.where() == MatrixIn::host)
+    detail::throw_if_invalid("posv", posv_argument_error<T>(uplo, n, B.cols(), A.data(), A.ld(), B.data(), B.ld()));
+  require_calling_thread<T>("posv", &A, &B, B.cols(), options);
+  return detail::posv_on_calling_thread<T>(options.uplo, n, B.cols(), A.data(), A.ld(), B.data(), B.ld()).info;
+}
+
+#define TESSERA_INSTANTIATE(T)                                                                                  \
+  template bool runs_on_calling_thread<T>(const MatrixView<T>&, int, const FactorOptions&);                     \
+  template int potrf_on_calling_thread<T>(const MatrixView<T>&, const FactorOptions&);                          \
+  template int potrs_on_calling_thread<T>(const MatrixView<T>&, const MatrixView<T>&, const FactorOptions&);    \
+  template int posv_on_calling_thread<T>(const MatrixView<T>&, const MatrixView<T>&, const FactorOptions&);
+TESSERA_FOR_EACH_REAL_SCALAR(TESSERA_INSTANTIATE)
+#undef TESSERA_INSTANTIATE
+
+}  // namespace tessera
+
+namespace tessera::detail {
+
+#define TESSERA_INSTANTIATE(T)                                                                               \
+  template CallingThreadResult potrf_on_calling_thread<T>(Uplo, int, T*, int);                               \
+  template void potrs_on_calling_thread<T>(Uplo, int, int, const T*, int, T*, int);                          \
+  template CallingThreadResult posv_on_calling_thread<T>(Uplo, int, int, T*, int, T*, int);                  \
+  template void batch_on_calling_thread<T>(Uplo, int, int, T*, int, long long, T*, int, long long, int, int*, bool);
+TESSERA_FOR_EACH_REAL_SCALAR(TESSERA_INSTANTIATE)
+#undef TESSERA_INSTANTIATE
+
+}  // namespace tessera::detail

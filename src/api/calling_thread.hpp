@@ -1,0 +1,35 @@
+// Requests the plan runs on the calling thread (Path::calling_thread): LAPACK on the caller's
+// arrays, one matrix after another, with LAPACK's semantics and info (a NaN pivot included, as the
+// tile kernels report it), and no task and no runtime.
+#pragma once
+
+#include "tessera/cholesky.hpp"
+#include "tessera/options.hpp"
+
+namespace tessera::detail {
+
+// What a factorization on the calling thread found: LAPACK's info, and whether the referenced
+// triangle held a NaN or an infinity (Request::non_finite_input).
+struct CallingThreadResult {
+  int info = 0;
+  bool non_finite = false;
+};
+
+template <class T>
+CallingThreadResult potrf_on_calling_thread(Uplo uplo, int n, T* A, int lda);
+template <class T>
+void potrs_on_calling_thread(Uplo uplo, int n, int nrhs, const T* A, int lda, T* B, int ldb);
+// potrf, then potrs where it succeeded (B left as it was otherwise, as LAPACK's xPOSV).
+template <class T>
+CallingThreadResult posv_on_calling_thread(Uplo uplo, int n, int nrhs, T* A, int lda, T* B, int ldb);
+
+// A strided batch (tessera/batched.hpp's layout): each matrix's info into info[k] where info is
+// given (a factorization); nrhs > 0 solves each matrix that factored (or every one, without info).
+template <class T>
+void batch_on_calling_thread(Uplo uplo, int n, int nrhs, T* A, int lda, long long strideA, T* B, int ldb,
+                             long long strideB, int batch, int* info, bool factor);
+
+// A request that is already done, with what the calling thread found.
+Request finished_request(const CallingThreadResult& result);
+
+}  // namespace tessera::detail

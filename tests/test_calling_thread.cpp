@@ -1,0 +1,184 @@
+// Small work on host memory runs LAPACK on the calling thread (Path::calling_thread), with LAPACK's
+// results and info, through the calls with a runtime and the forms without one.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <limits>
+#include <string>
+#include <vector>
+
+#include "tessera/batched.hpp"
+#include "tessera/cholesky.hpp"
+#include "tessera/error.hpp"
+#include "tessera/tessera.h"
+#include "test_support.hpp"
+#include "thresholds.hpp"
+
+namespace tessera {
+namespace {
+
+template <class T>
+class CallingThread : public ::testing::Test {};
+using Scalars = ::testing::Types<float, double>;
+TYPED_TEST_SUITE(CallingThread, Scalars);
+
+// Orders around the tile sizes and the table's limit, primes included.
+const std::vector<int> kOrders = {1, 2, 31, 63, 65, 127, 251, 379, 384};
+
+// Whether a request doing the work of these matrices runs on the calling thread, by the table.
+bool small_work(double matrices, int n, int nrhs) {
+  const double largest = detail::kThresholds.calling_thread_max_n;
+  return matrices * n * n * (double(n) + 6.0 * nrhs) <= largest * largest * largest;
+}
+
+TYPED_TEST(CallingThread, FactorsAndSolvesAsTheTaskGraphDoes) {
+  using T = TypeParam;
+  Runtime& rt = test::runtime();
+  for (Uplo uplo : {Uplo::lower, Uplo::upper}) {
+    for (int n : kOrders) {
+      SCOPED_TRACE(std::string(to_string(uplo)) + ", n = " + std::to_string(n));
+      const int ld = n + 3, nrhs = 2;
+      const std::vector<T> A = test::random_spd<T>(n, ld, 11u + n);
+      const std::vector<T> B = test::random_matrix<T>(n, nrhs, ld, 5u + n);
+      FactorOptions options;
+      options.uplo = uplo;
+      ASSERT_TRUE(runs_on_calling_thread(MatrixView<T>::host(n, n, nullptr, ld), 0, options));
+      std::vector<T> direct = A;
+      EXPECT_EQ(potrf_on_calling_thread(MatrixView<T>::host(n, n, direct.data(), ld), options), 0);
+      EXPECT_LT(test::factor_backward_error(uplo, n, A, direct, ld), test::kResidualThreshold);
+      // Through the runtime: the same path, the same factor; the padding and the other triangle
+      // untouched, as LAPACK leaves them.
+      std::vector<T> through_runtime = A;
+      EXPECT_EQ(potrf(rt, n, through_runtime.data(), ld, options), 0);
+      EXPECT_EQ(through_runtime, direct);
+      for (int j = 0; j < n; ++j)
+        for (int i = 0; i < ld; ++i) {
+          const bool referenced = i < n && (uplo == Uplo::lower ? i >= j : i <= j);
+          if (!referenced) ASSERT_EQ(direct[i + std::size_t(j) * ld], A[i + std::size_t(j) * ld]) << i << ", " << j;
+        }
+      // A task graph (a tile size asked for) agrees to rounding.
+      FactorOptions tiled = options;
+      tiled.nb = 16;
+      ASSERT_FALSE(runs_on_calling_thread(MatrixView<T>::host(n, n, nullptr, ld), 0, tiled));
+      std::vector<T> tasks = A;
+      EXPECT_EQ(potrf(rt, n, tasks.data(), ld, tiled), 0);
+      EXPECT_LT(test::factor_backward_error(uplo, n, A, tasks, ld), test::kResidualThreshold);
+
+      // The solve's work counts its right-hand sides: at the largest orders it runs tasks.
+      std::vector<T> X = B;
+      const auto factor = MatrixView<T>::host(n, n, direct.data(), ld);
+      const auto rhs = MatrixView<T>::host(n, nrhs, X.data(), ld);
+      EXPECT_EQ(runs_on_calling_thread(factor, nrhs, options), small_work(1, n, nrhs));
+      if (runs_on_calling_thread(factor, nrhs, options))
+        EXPECT_EQ(potrs_on_calling_thread(factor, rhs, options), 0);
+      else
+        EXPECT_THROW(potrs_on_calling_thread(factor, rhs, options), InvalidArgument);
+      std::vector<T> Z = B;
+      EXPECT_EQ(potrs(rt, n, nrhs, direct.data(), ld, Z.data(), ld, options), 0);
+      EXPECT_LT(test::solve_backward_error(n, nrhs, A, ld, Z, B, ld), test::kResidualThreshold);
+      if (small_work(1, n, nrhs)) EXPECT_EQ(Z, X);
+      std::vector<T> F = A, Y = B;
+      EXPECT_EQ(posv(rt, n, nrhs, F.data(), ld, Y.data(), ld, options), 0);
+      EXPECT_LT(test::solve_backward_error(n, nrhs, A, ld, Y, B, ld), test::kResidualThreshold);
+    }
+  }
+}
+
+// A matrix that is not positive definite at minor k: the identity with -1 at (k, k).
+template <class T>
+std::vector<T> failing_at(int n, int k) {
+  std::vector<T> A(std::size_t(n) * n, T(0));
+  for (int i = 0; i < n; ++i) A[i + std::size_t(i) * n] = T(i + 1 == k ? -1 : 2);
+  return A;
+}
+
+TYPED_TEST(CallingThread, InfoIsLapacksAtEveryPosition) {
+  using T = TypeParam;
+  Runtime& rt = test::runtime();
+  const int n = 37;
+  for (Uplo uplo : {Uplo::lower, Uplo::upper}) {
+    FactorOptions options;
+    options.uplo = uplo;
+    for (int k : {1, 2, 18, 36, 37}) {
+      SCOPED_TRACE(std::string(to_string(uplo)) + ", k = " + std::to_string(k));
+      std::vector<T> A = failing_at<T>(n, k);
+      EXPECT_EQ(potrf_on_calling_thread(MatrixView<T>::host(n, n, A.data(), n), options), k);
+      A = failing_at<T>(n, k);
+      std::vector<T> B(n, T(1));
+      EXPECT_EQ(posv(rt, n, 1, A.data(), n, B.data(), n, options), k);
+      EXPECT_EQ(B, std::vector<T>(n, T(1)));  // left as it was
+      // A NaN in the referenced triangle at row k - 1 of the lower factor: info k, reported.
+      A = failing_at<T>(n, 0);
+      const int i = k - 1, j = std::max(0, k - 2);
+      A[uplo == Uplo::lower ? i + std::size_t(j) * n : j + std::size_t(i) * n] = std::numeric_limits<T>::quiet_NaN();
+      Request r = potrf_async(rt, n, A.data(), n, options);
+      EXPECT_EQ(r.wait(), k);
+      EXPECT_TRUE(r.non_finite_input());
+    }
+  }
+}
+
+TEST(CallingThread, BatchesOfSmallWorkRunThereWithInfoPerMatrix) {
+  Runtime& rt = test::runtime();
+  const int n = 9, count = 5;
+  std::vector<double> A;
+  for (int k = 0; k < count; ++k) {
+    const std::vector<double> m = k == 3 ? failing_at<double>(n, 4) : test::random_spd<double>(n, n, 3u + k);
+    A.insert(A.end(), m.begin(), m.end());
+  }
+  ASSERT_TRUE(runs_on_calling_thread(MatrixView<double>::host_batch(n, n, A.data(), n, n * n, count), 0));
+  std::vector<double> F = A, B(std::size_t(n) * count, 1.0);
+  std::vector<int> info(count, -1);
+  posv_batched(rt, n, 1, F.data(), n, (long long)n * n, B.data(), n, n, count, info.data());
+  EXPECT_EQ(info, (std::vector<int>{0, 0, 0, 4, 0}));
+  std::vector<double> G = A;
+  std::vector<int> direct_info(count, -1);
+  EXPECT_EQ(potrf_on_calling_thread(MatrixView<double>::host_batch(n, n, G.data(), n, n * n, count, direct_info.data())),
+            0);
+  EXPECT_EQ(direct_info, info);
+  for (int k = 0; k < count; ++k) {
+    if (k == 3) continue;
+    const std::vector<double> a(A.begin() + k * n * n, A.begin() + (k + 1) * n * n);
+    const std::vector<double> x(B.begin() + k * n, B.begin() + (k + 1) * n), b(n, 1.0);
+    EXPECT_LT(test::solve_backward_error(n, 1, a, n, x, b, n), test::kResidualThreshold) << k;
+  }
+}
+
+TEST(CallingThread, WorkThatRunsTasksAndMisuseAreRefused) {
+  const int n = detail::kThresholds.calling_thread_max_n + 1;
+  std::vector<double> A = test::random_spd<double>(n, n, 1);
+  // Larger than the table's limit, GPUs asked for, a tile size asked for: the runtime's.
+  EXPECT_THROW(potrf_on_calling_thread(MatrixView<double>::host(n, n, A.data(), n)), InvalidArgument);
+  FactorOptions gpu;
+  gpu.mode = Mode::gpu;
+  EXPECT_THROW(potrf_on_calling_thread(MatrixView<double>::host(10, 10, A.data(), n), gpu), InvalidArgument);
+  FactorOptions tiles;
+  tiles.nb = 4;
+  EXPECT_THROW(potrf_on_calling_thread(MatrixView<double>::host(10, 10, A.data(), n), tiles), InvalidArgument);
+  // LAPACK's argument checks, at LAPACK's positions.
+  try {
+    potrf_on_calling_thread(MatrixView<double>::host(10, 10, A.data(), 5));
+    FAIL() << "lda < n accepted";
+  } catch (const InvalidArgument& e) {
+    EXPECT_EQ(e.position(), 4) << e.what();
+  }
+  EXPECT_THROW(potrf_on_calling_thread(MatrixView<double>::host(10, 9, A.data(), n)), InvalidArgument);
+  std::vector<double> B(10, 1.0);
+  EXPECT_THROW(posv_on_calling_thread(MatrixView<double>::host(10, 10, A.data(), n),
+                                      MatrixView<double>::host(9, 1, B.data(), 10)),
+               InvalidArgument);
+}
+
+TEST(CallingThread, TheCApiFactorsSmallMatricesThere) {
+  const int n = 40;
+  const std::vector<double> A = test::random_spd<double>(n, n, 4);
+  std::vector<double> F = A, b(n, 1.0);
+  EXPECT_EQ(tessera_dposv('U', n, 1, F.data(), n, b.data(), n), 0);
+  EXPECT_LT(test::solve_backward_error(n, 1, A, n, b, std::vector<double>(n, 1.0), n), test::kResidualThreshold);
+  std::vector<double> failing = failing_at<double>(n, 7);
+  EXPECT_EQ(tessera_dpotrf('L', n, failing.data(), n), 7);
+  EXPECT_EQ(tessera_dpotrf('L', n, failing.data(), n - 1), -4);
+}
+
+}  // namespace
+}  // namespace tessera
