@@ -287,8 +287,8 @@ using AnyHostArray = nb::ndarray<nb::ro, nb::device::cpu>;
 
 // The Cholesky factors of a host array of square matrices (..., n, n) of scalar type T, where the
 // plan runs the work on the calling thread (tessera::runs_on_calling_thread): a fresh C-ordered
-// array of the factors (the other triangle zero) and the info per matrix (shape (...)), or None,
-// having done nothing, where it runs tasks. `lower` is the triangle of the C-ordered matrices
+// array of the factors (the other triangle zero), the info per matrix (shape (...)) and whether
+// any matrix failed, or None, having done nothing, where it runs tasks. `lower` is the triangle of the C-ordered matrices
 // (Tessera's other one, read column-major). Reads `a` through its strides: no copy before this.
 template <class T>
 nb::object cholesky_on_calling_thread(AnyHostArray a, bool lower, const std::string& mode) {
@@ -323,11 +323,13 @@ nb::object cholesky_on_calling_thread(AnyHostArray a, bool lower, const std::str
       }
     }
   }
+  bool failed = false;
   {
     nb::gil_scoped_release unlocked;
     tessera::potrf_on_calling_thread(
         tessera::MatrixView<T>::host_batch(n, n, factors.get(), std::max(1, n), matrix, count, info.get()), options);
     zero_other_triangle(factors.get(), n, count, uplo);
+    failed = std::any_of(info.get(), info.get() + count, [](int32_t i) { return i != 0; });
   }
   std::vector<size_t> shape(a.shape_ptr(), a.shape_ptr() + ndim);
   T* factor_data = factors.release();
@@ -336,7 +338,7 @@ nb::object cholesky_on_calling_thread(AnyHostArray a, bool lower, const std::str
   nb::capsule info_owner(info_data, [](void* p) noexcept { delete[] static_cast<int32_t*>(p); });
   auto factor_array = nb::ndarray<nb::numpy, T>(factor_data, ndim, shape.data(), factor_owner);
   auto info_array = nb::ndarray<nb::numpy, int32_t>(info_data, ndim - 2, shape.data(), info_owner);
-  return nb::make_tuple(factor_array.cast(), info_array.cast());
+  return nb::make_tuple(factor_array.cast(), info_array.cast(), failed);
 }
 
 // x := A^{-1} x for each of the stack's factors, on the calling thread where the plan runs the work

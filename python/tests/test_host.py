@@ -490,3 +490,26 @@ def test_torch_compile_runs_through_tessera():
     a = torch.from_numpy(spd(16))
     compiled = torch.compile(lambda x: tessera.cholesky(x) * 2, backend="aot_eager")
     assert torch.allclose(compiled(a), 2 * torch.linalg.cholesky(a))
+
+
+def test_jax_jit_and_vmap_run_tessera():
+    """Under jax.jit and jax.vmap tessera's functions run as host callbacks: the same results as
+    outside a trace, a vmapped call handing tessera the whole stack."""
+    jax = pytest.importorskip("jax")
+    jnp = jax.numpy
+    cpu = jax.devices("cpu")[0]
+    with jax.default_device(cpu):
+        a = jnp.asarray(spd(12, (5,), dtype=np.float32))
+        b = jnp.ones((12, 2), dtype=np.float32)
+        expected = np.linalg.cholesky(np.asarray(a))
+        jitted = jax.jit(lambda x: tessera.cholesky(x))
+        assert np.allclose(np.asarray(jitted(a)), expected, atol=1e-5)
+        assert np.allclose(np.asarray(jax.vmap(tessera.cholesky)(a)), expected, atol=1e-5)
+        factor, info = jax.jit(tessera.cholesky_ex)(a.at[2, 3, 3].set(-1.0))
+        assert np.asarray(info).tolist() == [0, 0, 4, 0, 0]
+        solve = jax.jit(lambda c, y: tessera.cho_solve(c, y, lower=True))
+        x = solve(jnp.asarray(expected), b)
+        assert x.shape == (5, 12, 2)
+        assert np.allclose(np.asarray(a) @ np.asarray(x), 1, atol=1e-3)
+        x = jax.vmap(lambda c, y: tessera.cho_solve(c, y, lower=True))(jnp.asarray(expected), jnp.ones((5, 12)))
+        assert x.shape == (5, 12) and np.allclose(np.einsum("kij,kj->ki", np.asarray(a), np.asarray(x)), 1, atol=1e-3)

@@ -13,8 +13,8 @@ import math
 
 import numpy as np
 
-from . import _core, scipy
-from ._arrays import NumPyArrays, classify, host_result, square_shape
+from . import _core, _jax, scipy
+from ._arrays import NumPyArrays, classify, float_dtype, host_result, square_shape
 from ._runtime import Runtime, calling_thread_call, check_gpu_usable, check_mode, requested_mode, runtime_call
 
 __version__ = "0.2.0"
@@ -87,8 +87,12 @@ def cholesky(a, *, lower=None, upper=None, mode=None, policy=None):
         from . import _autograd
 
         return _autograd.cholesky(a, lower, lambda t: cholesky(t, lower=lower, mode=mode, policy=policy))
+    if _jax.is_traced(a):
+        square_shape(a.shape)
+        return _jax.call(lambda x: cholesky(x, lower=lower, mode=mode, policy=policy), a, a.shape,
+                         float_dtype(a.dtype))
     factor, _, host_info = _factor(a, lower, mode, policy, read_info=True)
-    if np.any(host_info):
+    if host_info is not None and np.any(host_info):
         raise NotPositiveDefiniteError(int(host_info) if host_info.ndim == 0 else host_info)
     return factor
 
@@ -100,7 +104,12 @@ def cholesky_ex(a, *, lower=None, upper=None, mode=None, policy=None):
     where each matrix is one vendor call (order up to 16384, one GPU, gpu or auto mode resolving
     to gpu: tessera::device::potrf_ex); the factor of a failed matrix is partial, as LAPACK leaves
     it."""
-    factor, info, _ = _factor(a, _triangle(lower, upper), mode, policy, read_info=False)
+    lower = _triangle(lower, upper)
+    if _jax.is_traced(a):
+        square_shape(a.shape)
+        return _jax.call_ex(lambda x: cholesky_ex(x, lower=lower, mode=mode, policy=policy), a, a.shape,
+                            float_dtype(a.dtype))
+    factor, info, _ = _factor(a, lower, mode, policy, read_info=False)
     return factor, info
 
 
@@ -120,6 +129,16 @@ def cho_solve(c, b, *, lower=None, mode=None, policy=None):
     of vectors (..., n) with one dimension fewer than c, which cannot be read as matrices (its
     second last dimension is not n), is read as vectors, x then of that shape."""
     c, lower = _factor_and_triangle(c, lower)
+    if _jax.is_traced(c, b):
+        import jax.numpy as jnp
+
+        c, b = jnp.asarray(c), jnp.asarray(b)
+        square_shape(c.shape)
+        _, lead, vector = _rhs_layout(tuple(c.shape), tuple(b.shape))
+        n = c.shape[-1]
+        shape = lead + ((n,) if vector else (n, b.shape[-1]))
+        dtype = np.result_type(float_dtype(c.dtype), float_dtype(b.dtype))
+        return _jax.call2(lambda f, y: cho_solve(f, y, lower=lower, mode=mode, policy=policy), c, b, shape, dtype)
     if _torch_needs_grad(c, b):
         from . import _autograd
 
@@ -168,7 +187,8 @@ _POTRS_ON_CALLING_THREAD = {np.dtype(np.float32): _core.potrs_on_calling_thread_
 
 
 def _factor(a, lower, mode, policy, read_info):
-    """(factor, info, info as a numpy array when read_info), factor and info of the input's kind."""
+    """(factor, info, info as a numpy array when read_info, or None where every matrix is known
+    to be factored), factor and info of the input's kind."""
     if mode is not None:
         check_mode(mode)
     if type(a) is np.ndarray and policy is None:
@@ -180,7 +200,8 @@ def _factor(a, lower, mode, policy, read_info):
             with calling_thread_call:
                 done = factor(a, bool(lower), requested_mode(mode))
         if done is not None:
-            return done[0], done[1], done[1]
+            factor, info, failed = done
+            return factor, info, (info if failed else None)
     where, arrays, native = classify(a)
     if where == "host":
         factor, info = _factor_host(native, lower, mode, policy)
