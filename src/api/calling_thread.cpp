@@ -1,5 +1,6 @@
 #include "calling_thread.hpp"
 
+#include <algorithm>
 #include <memory>
 #include <string>
 
@@ -50,6 +51,10 @@ CallingThreadResult posv_on_calling_thread(Uplo uplo, int n, int nrhs, T* A, int
 template <class T>
 void batch_on_calling_thread(Uplo uplo, int n, int nrhs, T* A, int lda, long long strideA, T* B, int ldb,
                              long long strideB, int batch, int* info, bool factor) {
+  if (n == 0) {  // matrices with no element: no memory to point into
+    if (factor) std::fill(info, info + batch, 0);
+    return;
+  }
   for (int k = 0; k < batch; ++k) {
     T* a = A + k * strideA;
     const int matrix_info = factor ? kernels::cpu::potrf(letter(uplo), n, a, lda) : 0;
