@@ -24,6 +24,9 @@ struct BatchOptions {
   // Each chunk's tasks are TaskKind::other at step k = the chunk's index, nt = the chunk count
   // (critical_path_hints: chunks in order).
   SchedulingHints hints = critical_path_hints;
+  // Reported while the synchronous forms wait (FactorOptions::progress).
+  ProgressReport progress;
+  std::chrono::milliseconds progress_interval{100};
 
   // The same settings for the operations' entries (tessera/cholesky.hpp).
   TESSERA_EXPORT FactorOptions as_factor_options() const;
@@ -80,12 +83,13 @@ Request posv_vbatched_async(Runtime& runtime, const int* n, int nrhs, T* A, cons
 template <class T>
 void potrf_batched(Runtime& runtime, int n, T* A, int lda, long long strideA, int batch, int* info,
                    const BatchOptions& options = {}) {
-  potrf_batched_async(runtime, n, A, lda, strideA, batch, info, options).wait();
+  potrf_batched_async(runtime, n, A, lda, strideA, batch, info, options).wait(options.progress, options.progress_interval);
 }
 template <class T>
 void posv_batched(Runtime& runtime, int n, int nrhs, T* A, int lda, long long strideA, T* B, int ldb,
                   long long strideB, int batch, int* info, const BatchOptions& options = {}) {
-  posv_batched_async(runtime, n, nrhs, A, lda, strideA, B, ldb, strideB, batch, info, options).wait();
+  posv_batched_async(runtime, n, nrhs, A, lda, strideA, B, ldb, strideB, batch, info, options)
+      .wait(options.progress, options.progress_interval);
 }
 
 // Matrices per task Tessera picks for a batch when BatchOptions::chunk is 0.

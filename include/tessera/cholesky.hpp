@@ -53,6 +53,12 @@ class TESSERA_EXPORT Request {
   // Blocks until the request is done or `timeout` has passed, whichever comes first; returns
   // done(). Woken by the last task itself (no polling); wait() then gives info.
   bool wait_for(std::chrono::milliseconds timeout);
+  // wait(), calling `report` on this thread every `interval` until the request is done and once
+  // more after; an empty report is a plain wait(). An exception from `report` cancels the request,
+  // waits for its running tasks and propagates.
+  int wait(const ProgressReport& report, std::chrono::milliseconds interval = std::chrono::milliseconds(100));
+  // Its tasks finished and submitted so far; from any thread.
+  Progress progress() const;
   // After wait(): true when the referenced triangle of the input held a NaN or an infinity
   // (whatever info is: LAPACK's, which may fail before it, or not at all for +inf on the diagonal).
   bool non_finite_input() const;
@@ -99,15 +105,15 @@ TESSERA_EXPORT Request posv_async(Runtime& runtime, const MatrixView<T>& A, cons
 
 template <class T>
 int potrf(Runtime& runtime, const MatrixView<T>& A, const FactorOptions& options = {}) {
-  return potrf_async(runtime, A, options).wait();
+  return potrf_async(runtime, A, options).wait(options.progress, options.progress_interval);
 }
 template <class T>
 int potrs(Runtime& runtime, const MatrixView<T>& factor, const MatrixView<T>& B, const FactorOptions& options = {}) {
-  return potrs_async(runtime, factor, B, options).wait();
+  return potrs_async(runtime, factor, B, options).wait(options.progress, options.progress_interval);
 }
 template <class T>
 int posv(Runtime& runtime, const MatrixView<T>& A, const MatrixView<T>& B, const FactorOptions& options = {}) {
-  return posv_async(runtime, A, B, options).wait();
+  return posv_async(runtime, A, B, options).wait(options.progress, options.progress_interval);
 }
 
 // ---- small work on host memory, with no runtime ----------------------------------------------------
@@ -182,15 +188,15 @@ Request posv_async(Runtime& runtime, int n, int nrhs, T* A, int lda, T* B, int l
 
 template <class T>
 int potrf(Runtime& runtime, int n, T* A, int lda, const FactorOptions& options = {}) {
-  return potrf_async(runtime, n, A, lda, options).wait();
+  return potrf_async(runtime, n, A, lda, options).wait(options.progress, options.progress_interval);
 }
 template <class T>
 int potrs(Runtime& runtime, int n, int nrhs, const T* A, int lda, T* B, int ldb, const FactorOptions& options = {}) {
-  return potrs_async(runtime, n, nrhs, A, lda, B, ldb, options).wait();
+  return potrs_async(runtime, n, nrhs, A, lda, B, ldb, options).wait(options.progress, options.progress_interval);
 }
 template <class T>
 int posv(Runtime& runtime, int n, int nrhs, T* A, int lda, T* B, int ldb, const FactorOptions& options = {}) {
-  return posv_async(runtime, n, nrhs, A, lda, B, ldb, options).wait();
+  return posv_async(runtime, n, nrhs, A, lda, B, ldb, options).wait(options.progress, options.progress_interval);
 }
 
 // ---- checks -------------------------------------------------------------------------------------

@@ -5,6 +5,7 @@
 
 #include "tessera/export.h"
 
+#include <chrono>
 #include <functional>
 #include <memory>
 #include <string>
@@ -193,6 +194,22 @@ struct TESSERA_EXPORT RuntimeOptions {
   RuntimeOptions for_mode(Mode mode) const;
 };
 
+// How far a request has come: its tasks finished out of those submitted (all of them once the
+// call that submits them has returned). Tasks are the unit: in a tile factorization most are
+// updates of one tile each, so the fraction follows the work done closely.
+struct Progress {
+  long long tasks_finished = 0;
+  long long tasks_submitted = 0;
+  // In [0, 1]; 1 for a request with no task (one that ran on the calling thread, say).
+  double fraction() const {
+    return tasks_submitted == 0 ? 1.0 : static_cast<double>(tasks_finished) / static_cast<double>(tasks_submitted);
+  }
+};
+
+// Called on the thread that waits for a request (never on a runtime worker), every
+// progress_interval while it runs and once when it is done.
+using ProgressReport = std::function<void(const Progress&)>;
+
 struct TESSERA_EXPORT FactorOptions {
   Uplo uplo = Uplo::lower;
   int nb = 0;                  // tile size; 0 -> chosen per n, precision and mode
@@ -214,6 +231,10 @@ struct TESSERA_EXPORT FactorOptions {
   // roots (docs/user-guide.md, Batched mode).
   int batch_chunk = 0;
   bool fast_math = false;
+  // Reported while the synchronous forms (potrf, potrs, posv) wait; none by default. The async
+  // forms' callers pass theirs to Request::wait.
+  ProgressReport progress;
+  std::chrono::milliseconds progress_interval{100};
 
   // Defaults overridden by TESSERA_NB, TESSERA_MODE, TESSERA_GPU_KERNELS, TESSERA_TASK_GRAIN
   // (tiles, block-columns or auto), TESSERA_OUT_OF_CORE_PANEL_PERCENT, and TESSERA_TRACE

@@ -121,6 +121,14 @@ TESSERA_EXPORT const char *tessera_version(void);
  * positive info, or before any call. Valid until this thread's next call. */
 TESSERA_EXPORT const char *tessera_last_error(void);
 
+/* Progress of this thread's later host calls (potrf, potrs, posv and their batched forms) that
+ * run as tasks: callback(fraction done in [0, 1], user_data) on the calling thread every
+ * interval_ms (>= 1) while the call runs and once with 1 at its end; a call that runs on the
+ * calling thread (small work) reports nothing. A null callback turns it off. Returns 0, or -3
+ * for interval_ms < 1 (nothing changed). */
+typedef void (*tessera_progress_callback)(double fraction, void *user_data);
+TESSERA_EXPORT int tessera_set_progress(tessera_progress_callback callback, void *user_data, int interval_ms);
+
 #ifdef __cplusplus
 }
 #endif

@@ -2,6 +2,7 @@
 #pragma once
 
 #include "tessera/batched.hpp"
+#include "tessera/blas.hpp"
 #include "tessera/cholesky.hpp"
 #include "tessera/device.hpp"
 #include "tessera/error.hpp"

@@ -23,6 +23,7 @@
 #include <string>
 
 #include "tessera/batched.hpp"
+#include "tessera/blas.hpp"
 #include "tessera/cholesky.hpp"
 #include "tessera/device.hpp"
 #include "tessera/error.hpp"
@@ -99,10 +100,23 @@ tessera::Request submit(Submit&& submit_request) {
 // Waits for a request with the GIL released, a slice at a time: between slices the main thread
 // runs Python's signal handlers, and an exception they raise (KeyboardInterrupt for Ctrl-C)
 // cancels the request (its tasks not yet started return at once), which is waited for before the
-// exception propagates. Returns the request's info.
-int wait_interruptibly(tessera::Request& request) {
+// exception propagates. `progress`, when not None, is called with the fraction done (Python
+// float in [0, 1]) every few slices and once at the end; an exception it raises cancels the
+// request the same way. Returns the request's info.
+int wait_interruptibly(tessera::Request& request, const nb::object& progress = nb::none()) {
   constexpr std::chrono::milliseconds kSlice{20};
-  for (;;) {
+  constexpr int kSlicesPerReport = 5;
+  auto cancel_and_raise = [&] {
+    request.cancel();
+    {
+      nb::gil_scoped_release unlocked;
+      try {
+        request.wait();
+      } catch (const std::exception&) {  // Cancelled, or what a task raised before: Python's exception wins
+      }
+    }
+  };
+  for (int slice = 1;; ++slice) {
     bool done;
     {
       nb::gil_scoped_release unlocked;
@@ -110,17 +124,19 @@ int wait_interruptibly(tessera::Request& request) {
     }
     if (done) break;
     if (PyErr_CheckSignals() != 0) {
-      request.cancel();
-      {
-        nb::gil_scoped_release unlocked;
-        try {
-          request.wait();
-        } catch (const std::exception&) {  // Cancelled, or what a task raised before: the signal's exception wins
-        }
-      }
+      cancel_and_raise();
       throw nb::python_error();
     }
+    if (!progress.is_none() && slice % kSlicesPerReport == 0) {
+      try {
+        progress(request.progress().fraction());
+      } catch (...) {
+        cancel_and_raise();
+        throw;
+      }
+    }
   }
+  if (!progress.is_none()) progress(request.progress().fraction());
   nb::gil_scoped_release unlocked;
   return request.wait();
 }
@@ -193,6 +209,8 @@ class RuntimeCall {
     runtime_ = nullptr;
   }
   const std::string& mode() const { return mode_; }
+  // Called with the fraction done while this call's host work waits (None: nothing reported).
+  nb::object progress_ = nb::none();
 
   // Each matrix of the stack factored in place, the other triangle than `uplo` zeroed (as numpy's
   // and SciPy's factors have it). Ctrl-C cancels it (wait_interruptibly).
@@ -207,7 +225,7 @@ class RuntimeCall {
       return tessera::potrf_batched_async(rt, s.n, data, std::max(1, s.n), stride(s.n, s.n), s.batch, info.data(),
                                           batch_options(uplo, mode));
     });
-    const int single_info = wait_interruptibly(request);
+    const int single_info = wait_interruptibly(request, progress_);
     if (s.batch == 1) info.data()[0] = single_info;
     nb::gil_scoped_release unlocked;
     zero_other_triangle(data, s.n, s.batch, parse_stored_uplo(uplo));
@@ -230,7 +248,7 @@ class RuntimeCall {
       return tessera::potrs_batched_async(rt, s.n, nrhs, factors, ld, stride(s.n, s.n), rhs, ld, stride(s.n, nrhs),
                                           s.batch, batch_options(uplo, mode));
     });
-    wait_interruptibly(request);
+    wait_interruptibly(request, progress_);
   }
 
   // Dense factorization of one matrix in GPU memory, out of place: the lower triangle of the matrix
@@ -411,6 +429,15 @@ NB_MODULE(_core, m) {
   nb::set_leak_warnings(false);
   m.attr("library_version") = tessera::version();
   m.attr("starpu_version") = tessera::starpu_version();
+  m.def("blas_info", [] {
+    const tessera::BlasInfo blas = tessera::blas_info();
+    nb::dict info;
+    info["library"] = blas.library;
+    info["kernel"] = blas.kernel;
+    info["kernel_from_environment"] = blas.kernel_from_environment;
+    info["faster_kernel"] = blas.faster_kernel;
+    return info;
+  });
   m.def("stack_takes_batched_kernels", &tessera::device::stack_takes_batched_kernels, nb::arg("n"), nb::arg("batch"));
   m.def("policy_names", [] {
     std::vector<std::string> names;
@@ -443,6 +470,9 @@ NB_MODULE(_core, m) {
 
   auto call = nb::class_<RuntimeCall>(m, "RuntimeCall")
                   .def_prop_ro("mode", &RuntimeCall::mode)
+                  .def(
+                      "set_progress", [](RuntimeCall& c, nb::object report) { c.progress_ = std::move(report); },
+                      nb::arg("report").none())
                   .def("end", &RuntimeCall::end)
                   .def("__enter__", [](nb::handle self) { return nb::borrow(self); })
                   .def("__exit__", [](RuntimeCall& c, nb::args) { c.end(); });

@@ -513,3 +513,89 @@ def test_jax_jit_and_vmap_run_tessera():
         assert np.allclose(np.asarray(a) @ np.asarray(x), 1, atol=1e-3)
         x = jax.vmap(lambda c, y: tessera.cho_solve(c, y, lower=True))(jnp.asarray(expected), jnp.ones((5, 12)))
         assert x.shape == (5, 12) and np.allclose(np.einsum("kij,kj->ki", np.asarray(a), np.asarray(x)), 1, atol=1e-3)
+
+
+def test_progress_reaches_the_callable_in_order_up_to_one(small_tiles):
+    """progress=callable: called on the calling thread with the fraction done, a few times a second
+    and once at the end with 1, for the factorization and for the solve."""
+    a = spd(1500)
+    fractions, threads = [], []
+
+    def record(fraction):
+        fractions.append(fraction)
+        threads.append(threading.get_ident())
+
+    L = tessera.cholesky(a, progress=record)
+    assert fractions and fractions[-1] == 1.0
+    assert fractions == sorted(fractions) and all(0 <= f <= 1 for f in fractions)
+    assert set(threads) == {threading.get_ident()}
+    fractions.clear()
+    x = tessera.cho_solve(L, np.ones(1500), progress=record)
+    assert fractions[-1] == 1.0
+    assert np.allclose(a @ x, 1)
+
+
+def test_an_exception_in_progress_cancels_the_call_and_the_next_call_works(small_tiles):
+    class Stop(Exception):
+        pass
+
+    def stop(fraction):
+        raise Stop
+
+    a = spd(1500)
+    with pytest.raises(Stop):
+        tessera.cholesky(a, progress=stop)
+    assert np.allclose(tessera.cholesky(spd(300)), np.linalg.cholesky(spd(300)))
+
+
+def test_progress_bar_on_stderr_when_asked(small_tiles, capsys):
+    tessera.cholesky(spd(300), progress=True)
+    assert capsys.readouterr().err.rstrip("\n").endswith("] 100%")
+    tessera.cholesky(spd(300), progress=False)
+    tessera.cholesky(spd(300))  # stderr is not a terminal here: no bar
+    assert capsys.readouterr().err == ""
+    with pytest.raises(TypeError, match="progress"):
+        tessera.cholesky(spd(300), progress="yes")
+
+
+def test_progress_bar_waits_for_its_delay():
+    from tessera._progress import Bar
+
+    class Stream:
+        text = ""
+
+        def write(self, s):
+            self.text += s
+
+        def flush(self):
+            pass
+
+    now = [0.0]
+    stream = Stream()
+    bar = Bar(stream, 1.0, clock=lambda: now[0])
+    bar(0.3)
+    assert stream.text == ""
+    now[0] = 1.5
+    bar(0.5)
+    assert stream.text.startswith("\rtessera [") and stream.text.endswith(" 50%")
+    bar(1.0)
+    assert stream.text.endswith("100%\n")
+
+
+def test_blas_kernel_choice_follows_the_vector_units():
+    from tessera._blas_kernel import kernel_for_cpu, loading_with_this_cpus_kernel
+
+    avx512 = {"avx512f", "avx512cd", "avx512bw", "avx512dq", "avx512vl", "avx2", "fma"}
+    assert kernel_for_cpu("x86_64", frozenset(avx512)) == "SkylakeX"
+    assert kernel_for_cpu("x86_64", frozenset({"avx2", "fma", "avx512f"})) == "Haswell"
+    assert kernel_for_cpu("x86_64", frozenset({"sse3"})) is None
+    assert kernel_for_cpu("aarch64", frozenset(avx512)) is None
+    environ = {"OPENBLAS_CORETYPE": "Zen"}
+    with loading_with_this_cpus_kernel(environ) as asked:
+        assert asked is None and environ == {"OPENBLAS_CORETYPE": "Zen"}
+    environ = {}
+    with loading_with_this_cpus_kernel(environ) as asked:
+        assert environ.get("OPENBLAS_CORETYPE") == asked
+    assert environ == {}
+    info = tessera.blas_info()
+    assert set(info) == {"library", "kernel", "kernel_asked_for", "faster_kernel"}

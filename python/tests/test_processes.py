@@ -352,3 +352,25 @@ def test_threads_still_calling_at_exit_do_not_abort_the_process():
         """)
         assert status == 0, output
         assert "terminate" not in output and "leaked" not in output, output
+
+
+def test_openblas_loads_with_this_cpus_kernel_and_the_environment_is_left_as_it_was():
+    """The package asks OpenBLAS for the kernel of this CPU's vector units while its native module
+    loads, and only then: the variable is gone afterwards, and a value the user set wins."""
+    from tessera import _blas_kernel
+
+    expected = _blas_kernel.kernel_for_cpu(os.uname().machine, _blas_kernel._cpu_flags())
+    output = assert_ran("""
+        info = tessera.blas_info()
+        assert "OPENBLAS_CORETYPE" not in os.environ, os.environ["OPENBLAS_CORETYPE"]
+        print("asked", info["kernel_asked_for"], "runs", info["kernel"], "faster", info["faster_kernel"])
+    """, env={"OPENBLAS_CORETYPE": None})
+    assert f"asked {expected} " in output, output
+    if expected is not None and "runs  " not in output:  # OpenBLAS linked: it runs what was asked for
+        assert f"runs {expected} faster None" in output, output
+    output = assert_ran("""
+        info = tessera.blas_info()
+        assert os.environ["OPENBLAS_CORETYPE"] == "Prescott"
+        print("asked", info["kernel_asked_for"], "runs", info["kernel"])
+    """, env={"OPENBLAS_CORETYPE": "Prescott"})
+    assert "asked None " in output, output

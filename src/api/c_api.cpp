@@ -2,6 +2,7 @@
 // the C++ API on the shared runtime.
 #include "tessera/tessera.h"
 
+#include <chrono>
 #include <cstdio>
 #include <exception>
 #include <string>
@@ -22,9 +23,25 @@ using tessera::Runtime;
 
 tessera::Uplo uplo_of(char uplo) { return (uplo == 'U' || uplo == 'u') ? tessera::Uplo::upper : tessera::Uplo::lower; }
 
+// This thread's progress report (tessera_set_progress).
+struct ProgressSetting {
+  tessera_progress_callback callback = nullptr;
+  void* user_data = nullptr;
+  int interval_ms = 100;
+};
+thread_local ProgressSetting progress_setting;
+
+tessera::ProgressReport progress_report() {
+  const ProgressSetting setting = progress_setting;
+  if (!setting.callback) return {};
+  return [setting](const tessera::Progress& progress) { setting.callback(progress.fraction(), setting.user_data); };
+}
+
 FactorOptions options_for(char uplo) {
   FactorOptions options = FactorOptions::from_environment();
   options.uplo = uplo_of(uplo);
+  options.progress = progress_report();
+  options.progress_interval = std::chrono::milliseconds(progress_setting.interval_ms);
   return options;
 }
 
@@ -78,9 +95,9 @@ int checked_call(const char* routine, const ArgumentError& error, Call&& call) {
 template <class T>
 int potrf(const char* routine, char uplo, int n, T* A, int lda) {
   return checked_call(routine, tessera::potrf_argument_error(uplo, n, A, lda), [&] {
+    if (n == 0) return 0;  // LAPACK's quick return, before the environment is read
     const FactorOptions options = options_for(uplo);
     const auto view = tessera::MatrixView<T>::host(n, n, A, lda);
-    if (n == 0) return 0;
     if (tessera::runs_on_calling_thread(view, 0, options)) return tessera::potrf_on_calling_thread(view, options);
     return tessera::potrf(Runtime::shared(), view, options);
   });
@@ -89,10 +106,10 @@ int potrf(const char* routine, char uplo, int n, T* A, int lda) {
 template <class T>
 int potrs(const char* routine, char uplo, int n, int nrhs, const T* A, int lda, T* B, int ldb) {
   return checked_call(routine, tessera::potrs_argument_error<T>(uplo, n, nrhs, A, lda, B, ldb), [&] {
+    if (n == 0 || nrhs == 0) return 0;
     const FactorOptions options = options_for(uplo);
     const auto factor = tessera::MatrixView<T>::host(n, n, const_cast<T*>(A), lda);
     const auto rhs = tessera::MatrixView<T>::host(n, nrhs, B, ldb);
-    if (n == 0 || nrhs == 0) return 0;
     if (tessera::runs_on_calling_thread(factor, nrhs, options))
       return tessera::potrs_on_calling_thread(factor, rhs, options);
     return tessera::potrs(Runtime::shared(), factor, rhs, options);
@@ -102,10 +119,10 @@ int potrs(const char* routine, char uplo, int n, int nrhs, const T* A, int lda, 
 template <class T>
 int posv(const char* routine, char uplo, int n, int nrhs, T* A, int lda, T* B, int ldb) {
   return checked_call(routine, tessera::posv_argument_error<T>(uplo, n, nrhs, A, lda, B, ldb), [&] {
+    if (n == 0) return 0;
     const FactorOptions options = options_for(uplo);
     const auto matrix = tessera::MatrixView<T>::host(n, n, A, lda);
     const auto rhs = tessera::MatrixView<T>::host(n, nrhs, B, ldb);
-    if (n == 0) return 0;
     if (tessera::runs_on_calling_thread(matrix, nrhs, options)) return tessera::posv_on_calling_thread(matrix, rhs, options);
     return tessera::posv(Runtime::shared(), matrix, rhs, options);
   });
@@ -152,6 +169,8 @@ tessera::BatchOptions batch_options_for(char uplo) {
   tessera::BatchOptions options;
   options.uplo = factor.uplo;
   options.mode = factor.mode;
+  options.progress = factor.progress;
+  options.progress_interval = factor.progress_interval;
   return options;
 }
 
@@ -345,5 +364,13 @@ int tessera_sposv_device(char uplo, int n, int nrhs, float* A, int lda, float* B
 const char* tessera_version(void) { return tessera::version(); }
 
 const char* tessera_last_error(void) { return last_error.c_str(); }
+
+int tessera_set_progress(tessera_progress_callback callback, void* user_data, int interval_ms) {
+  if (interval_ms < 1)
+    return failed("tessera_set_progress: interval_ms (argument 3) must be >= 1, not " + std::to_string(interval_ms), -3);
+  last_error.clear();
+  progress_setting = {callback, user_data, interval_ms};
+  return 0;
+}
 
 }  // extern "C"

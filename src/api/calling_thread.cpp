@@ -59,7 +59,8 @@ void batch_on_calling_thread(Uplo uplo, int n, int nrhs, T* A, int lda, long lon
     T* a = A + k * strideA;
     const int matrix_info = factor ? kernels::cpu::potrf(letter(uplo), n, a, lda) : 0;
     if (factor) info[k] = matrix_info;
-    if (matrix_info == 0) potrs_on_calling_thread(uplo, n, nrhs, a, lda, B + k * strideB, ldb);
+    // With no right-hand side B may be null: no pointer into it is formed.
+    if (matrix_info == 0 && nrhs > 0) potrs_on_calling_thread(uplo, n, nrhs, a, lda, B + k * strideB, ldb);
   }
 }
 

@@ -150,8 +150,8 @@ Request posv_async(Runtime& runtime, const MatrixView<T>& A, const MatrixView<T>
 
 FactorOptions BatchOptions::as_factor_options() const {
   FactorOptions options;
-  std::tie(options.uplo, options.mode, options.batch_chunk, options.fast_math, options.hints) =
-      std::tie(uplo, mode, chunk, fast_math, hints);
+  std::tie(options.uplo, options.mode, options.batch_chunk, options.fast_math, options.hints, options.progress,
+           options.progress_interval) = std::tie(uplo, mode, chunk, fast_math, hints, progress, progress_interval);
   return options;
 }
 

@@ -16,6 +16,7 @@
 
 #include "checks.hpp"
 #include "memory_budget.hpp"
+#include "progress_line.hpp"
 #include "residuals.hpp"
 #include "spd_matrices.hpp"
 #include "tessera/tools/matrix_market.hpp"
@@ -126,21 +127,6 @@ FactorOptions factor_options(const PotrfCommand& cmd) {
   return options;
 }
 
-// Waits for the request, woken by its last task; on a terminal, shows a progress line on stderr
-// once a second after the first (carriage returns would litter a file or a pipe).
-int wait_with_progress(Request& request, int n, bool show_progress) {
-  if (!show_progress) return request.wait();
-  const auto start = Clock::now();
-  bool printed = false;
-  while (!request.wait_for(std::chrono::seconds(1))) {
-    const double elapsed = std::chrono::duration<double>(Clock::now() - start).count();
-    std::fprintf(stderr, "\rtessera: factoring n = %d ... %.0f s", n, elapsed);
-    printed = true;
-  }
-  if (printed) std::fprintf(stderr, "\n");
-  return request.wait();
-}
-
 struct Factorization {
   int info = 0;
   bool non_finite_input = false;
@@ -154,7 +140,11 @@ Factorization factor(Runtime& runtime, std::vector<T>& A, int n, const FactorOpt
   const auto start = Clock::now();
   Request request = potrf_async(runtime, n, A.data(), std::max(1, n), options);
   Factorization result;
-  result.info = wait_with_progress(request, n, show_progress);
+  {
+    const ProgressLine line(show_progress, fmt::format("factoring n = {}", n),
+                            [&request] { return request.progress().fraction(); });
+    result.info = request.wait();
+  }
   result.seconds = std::chrono::duration<double>(Clock::now() - start).count();
   result.non_finite_input = request.non_finite_input();
   return result;
@@ -224,13 +214,19 @@ int run(const PotrfCommand& cmd) {
   const auto startup_begin = Clock::now();
   Runtime runtime(startup);
   const double startup_seconds = std::chrono::duration<double>(Clock::now() - startup_begin).count();
+  const bool show_progress = !cmd.json && isatty(STDERR_FILENO);
   int n = 0;
-  std::vector<T> A = input_matrix<T>(cmd, options, n);
+  std::vector<T> A;
+  {
+    const ProgressLine line(show_progress, cmd.input.empty() ? fmt::format("making a matrix of order {}", cmd.n)
+                                                             : "reading " + cmd.input);
+    A = input_matrix<T>(cmd, options, n);
+  }
   const Mode mode = runtime.resolve(options.mode);
   options.nb = options.nb > 0 ? options.nb : default_tile_size(runtime, n, precision_of<T>(), options.mode);
   std::vector<T> original = cmd.check ? A : std::vector<T>();
 
-  Factorization f = factor(runtime, A, n, options, !cmd.json && isatty(STDERR_FILENO));
+  Factorization f = factor(runtime, A, n, options, show_progress);
   f.startup_seconds = startup_seconds;
   if (!cmd.trace.empty()) {
     options.trace->write(cmd.trace);
@@ -238,7 +234,10 @@ int run(const PotrfCommand& cmd) {
       std::fprintf(stderr, "tessera: schedule of %zu tasks written to %s\n", options.trace->events().size(), cmd.trace.c_str());
   }
   std::optional<double> error;
-  if (cmd.check && f.info == 0 && n > 0) error = residual(runtime, original, A, n, options, mode);
+  if (cmd.check && f.info == 0 && n > 0) {
+    const ProgressLine line(show_progress, "checking the factor (backward error)");
+    error = residual(runtime, original, A, n, options, mode);
+  }
   std::vector<T>().swap(original);
   if (!cmd.output.empty() && f.info == 0) write_factor(cmd.output, A, n, options.uplo);
 

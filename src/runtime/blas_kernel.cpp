@@ -11,7 +11,7 @@
 
 #include "cuda_context.hpp"
 #include "environment.hpp"
-#include "tessera/tools/machine.hpp"
+#include "tessera/blas.hpp"
 
 namespace tessera {
 

@@ -35,6 +35,24 @@ bool Request::done() const { return !submission_ || submission_->done(); }
 
 bool Request::wait_for(std::chrono::milliseconds timeout) { return !submission_ || submission_->wait_for(timeout); }
 
+int Request::wait(const ProgressReport& report, std::chrono::milliseconds interval) {
+  if (!report) return wait();
+  try {
+    while (!wait_for(interval)) report(progress());
+    report(progress());
+  } catch (...) {
+    cancel();
+    try {
+      wait();
+    } catch (...) {  // Cancelled, or what a task raised: the report's exception wins
+    }
+    throw;
+  }
+  return wait();
+}
+
+Progress Request::progress() const { return submission_ ? submission_->progress() : Progress{}; }
+
 bool Request::cancel() { return submission_ && submission_->cancel(); }
 
 bool Request::non_finite_input() const { return submission_ && submission_->non_finite_input(); }

@@ -18,14 +18,36 @@ void Submission::open(Runtime& runtime) {
   RuntimeControl::check_callable(runtime);
   RuntimeControl::begin_work(runtime);
   runtime_ = &runtime;
-  task_submitted();  // the seal: the count cannot reach zero while tasks are still being inserted
+  pending_.fetch_add(1, std::memory_order_relaxed);  // the seal: no zero while tasks are still being inserted
 }
 
-void Submission::task_submitted() noexcept { pending_.fetch_add(1, std::memory_order_relaxed); }
+void Submission::task_submitted() noexcept {
+  tasks_submitted_.fetch_add(1, std::memory_order_relaxed);
+  pending_.fetch_add(1, std::memory_order_relaxed);
+}
+
+void Submission::task_finished() noexcept {
+  tasks_finished_.fetch_add(1, std::memory_order_relaxed);
+  count_down();
+}
+
+void Submission::task_withdrawn() noexcept {
+  tasks_submitted_.fetch_sub(1, std::memory_order_relaxed);
+  count_down();
+}
+
+Progress Submission::progress() const noexcept {
+  // Finished read first: a task submitted and finished between the reads cannot push the
+  // fraction above 1.
+  Progress progress;
+  progress.tasks_finished = tasks_finished_.load(std::memory_order_relaxed);
+  progress.tasks_submitted = std::max(progress.tasks_finished, tasks_submitted_.load(std::memory_order_relaxed));
+  return progress;
+}
 
 // The count drops under the lock so that a waiter can never see zero, return and destroy this
 // object while the last task is still about to touch the mutex.
-void Submission::task_finished() noexcept {
+void Submission::count_down() noexcept {
   std::lock_guard<std::mutex> lock(mutex_);
   if (pending_.fetch_sub(1, std::memory_order_acq_rel) != 1) return;
   if (trace_) {

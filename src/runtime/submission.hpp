@@ -14,6 +14,7 @@
 #include <string>
 
 #include "process_state.hpp"
+#include "tessera/options.hpp"
 
 namespace tessera {
 class Runtime;
@@ -31,13 +32,16 @@ class Submission {
   // Opens the submission on `runtime`: until seal() (every task inserted) and the last task's
   // end, the request counts as work in flight and the runtime's workers stay awake.
   void open(Runtime& runtime);
-  void seal() noexcept { task_finished(); }
+  void seal() noexcept { count_down(); }
 
   // Called once per task: at submission, and when the task (callback included) has finished.
   void task_submitted() noexcept;
   void task_finished() noexcept;
   // A task that could not be submitted is withdrawn so that wait() does not wait for it.
-  void task_withdrawn() noexcept { task_finished(); }
+  void task_withdrawn() noexcept;
+
+  // Tasks finished and submitted so far (Request::progress); a withdrawn task counts as neither.
+  Progress progress() const noexcept;
 
   // Blocks until every submitted task has finished.
   void wait();
@@ -87,11 +91,15 @@ class Submission {
 
  private:
   static void atomic_min(std::atomic<int>& target, int value) noexcept;
+  // One fewer task or seal in flight; the last one wakes the waiters.
+  void count_down() noexcept;
   // Every submitted task has finished (read under mutex_ where a waiter must not miss the end).
   bool finished() const noexcept { return pending_.load(std::memory_order_acquire) == 0; }
 
   Runtime* runtime_ = nullptr;  // set by open(); told when the last task is done
-  std::atomic<int> pending_{0};
+  std::atomic<int> pending_{0};  // tasks in flight, plus one until seal()
+  std::atomic<long long> tasks_submitted_{0};
+  std::atomic<long long> tasks_finished_{0};
   std::atomic<int> not_spd_{INT_MAX};
   std::atomic<int> non_finite_{INT_MAX};
   std::atomic<bool> stopped_{false};

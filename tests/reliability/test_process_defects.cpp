@@ -882,6 +882,20 @@ TEST(Quiet, CApiFailuresAreInLastErrorAndPrintedOnlyWhenAsked) {
   for (int i = 0; i < 4; ++i) EXPECT_EQ(canary[i], i + 1);
 }
 
+// LAPACK returns at once when there is nothing to do; so does the C API, before it reads a
+// Tessera variable that would refuse a call with work (here an unusable tile size).
+TEST(CApiQuickReturn, EmptyWorkSucceedsWhateverTheEnvironmentSays) {
+  const ScopedEnv env("TESSERA_NB", "0");
+  double A[4] = {4, 1, 1, 3}, B[2] = {1, 2};
+  EXPECT_EQ(tessera_dpotrf('L', 0, nullptr, 1), 0) << tessera_last_error();
+  EXPECT_EQ(tessera_dposv('U', 0, 2, nullptr, 1, nullptr, 1), 0) << tessera_last_error();
+  EXPECT_EQ(tessera_dpotrs('L', 2, 0, A, 2, nullptr, 2), 0) << tessera_last_error();
+  EXPECT_EQ(tessera_dpotrf('L', 2, A, 2), TESSERA_RUNTIME_FAILURE) << "work is refused with the variable's reason";
+  EXPECT_NE(std::string(tessera_last_error()).find("TESSERA_NB"), std::string::npos) << tessera_last_error();
+  EXPECT_EQ(A[0], 4);
+  EXPECT_EQ(B[0], 1);
+}
+
 TEST(Quiet, HybridOnCpusIsANoticeNotAPrint) {
   for (const bool verbose : {false, true}) {
     RuntimeOptions options = cpu_workers(2);

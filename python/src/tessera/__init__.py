@@ -13,7 +13,11 @@ import math
 
 import numpy as np
 
-from . import _core, _jax, scipy
+from . import _blas_kernel
+
+with _blas_kernel.loading_with_this_cpus_kernel() as _kernel_asked_for:
+    from . import _core
+from . import _jax, _progress, scipy
 from ._arrays import NumPyArrays, classify, float_dtype, host_result, square_shape
 from ._runtime import Runtime, calling_thread_call, check_gpu_usable, check_mode, requested_mode, runtime_call
 
@@ -25,8 +29,20 @@ ResourceError = _core.ResourceError
 CudaError = _core.CudaError
 RuntimeStartError = _core.RuntimeStartError  # the runtime cannot start or serve calls in this process
 
-__all__ = ["cholesky", "cholesky_ex", "cho_solve", "posv", "scipy", "Runtime", "NotPositiveDefiniteError", "TesseraError",
-           "ResourceError", "CudaError", "RuntimeStartError", "__version__"]
+__all__ = ["cholesky", "cholesky_ex", "cho_solve", "posv", "scipy", "blas_info", "Runtime", "NotPositiveDefiniteError",
+           "TesseraError", "ResourceError", "CudaError", "RuntimeStartError", "__version__"]
+
+
+def blas_info():
+    """The BLAS of Tessera's CPU work: ``library`` (OpenBLAS's configuration line, empty for another
+    BLAS), ``kernel`` (the CPU kernel OpenBLAS runs), ``kernel_asked_for`` (the kernel the package
+    loaded OpenBLAS with, from this CPU's vector units; None when the user's OPENBLAS_CORETYPE or
+    the CPU decided) and ``faster_kernel`` (a kernel this CPU runs faster, when OpenBLAS runs one
+    without AVX2: OpenBLAS was loaded before Tessera, by something else in the process)."""
+    info = _core.blas_info()
+    return {"library": info["library"], "kernel": info["kernel"], "kernel_asked_for": _kernel_asked_for,
+            "faster_kernel": info["faster_kernel"] or None}
+
 
 def _takes_batched_kernels(n, batch):
     """Whether a stack of `batch` GPU matrices of order n goes through the batched kernels in one
@@ -76,12 +92,14 @@ def _triangle(lower, upper):
     return not bool(upper)
 
 
-def cholesky(a, *, lower=None, upper=None, mode=None, policy=None):
+def cholesky(a, *, lower=None, upper=None, mode=None, policy=None, progress=None):
     """The Cholesky factor of a (or of each matrix of a stack (..., n, n)): L with a = L L^T
     (lower, the default) or U with a = U^T U (lower=False, or upper=True as numpy says it), zeros in
     the other triangle. Only that triangle of a is read. Raises NotPositiveDefiniteError. ``mode``:
     "auto", "gpu", "cpu" or "hybrid" (host arrays and large GPU matrices); ``policy``: a scheduling
-    policy by name."""
+    policy by name; ``progress`` (host arrays that run as tasks): None for a bar on stderr once the
+    call has run a second and stderr is a terminal, True for a bar, False for none, or a callable
+    taking the fraction done."""
     lower = _triangle(lower, upper)
     if _torch_needs_grad(a):
         from . import _autograd
@@ -91,13 +109,13 @@ def cholesky(a, *, lower=None, upper=None, mode=None, policy=None):
         square_shape(a.shape)
         return _jax.call(lambda x: cholesky(x, lower=lower, mode=mode, policy=policy), a, a.shape,
                          float_dtype(a.dtype))
-    factor, _, host_info = _factor(a, lower, mode, policy, read_info=True)
+    factor, _, host_info = _factor(a, lower, mode, policy, read_info=True, progress=progress)
     if host_info is not None and np.any(host_info):
         raise NotPositiveDefiniteError(int(host_info) if host_info.ndim == 0 else host_info)
     return factor
 
 
-def cholesky_ex(a, *, lower=None, upper=None, mode=None, policy=None):
+def cholesky_ex(a, *, lower=None, upper=None, mode=None, policy=None, progress=None):
     """(factor, info) as cholesky, without raising for numerical failure: info (int32, shape
     a.shape[:-2], the same kind of array as a) is LAPACK's info per matrix. On a GPU array it
     never synchronises, neither through the batched kernels (small orders, _takes_batched_kernels) nor
@@ -109,11 +127,11 @@ def cholesky_ex(a, *, lower=None, upper=None, mode=None, policy=None):
         square_shape(a.shape)
         return _jax.call_ex(lambda x: cholesky_ex(x, lower=lower, mode=mode, policy=policy), a, a.shape,
                             float_dtype(a.dtype))
-    factor, info, _ = _factor(a, lower, mode, policy, read_info=False)
+    factor, info, _ = _factor(a, lower, mode, policy, read_info=False, progress=progress)
     return factor, info
 
 
-def cho_solve(c, b, *, lower=None, mode=None, policy=None):
+def cho_solve(c, b, *, lower=None, mode=None, policy=None, progress=None):
     """x with A x = b, given the Cholesky factor c of A.
 
     c: a factor (n, n) or a stack (..., n, n), or the tuple (c, lower) that
@@ -127,7 +145,8 @@ def cho_solve(c, b, *, lower=None, mode=None, policy=None):
     b: as numpy.linalg.solve takes it, a vector (n,) or matrices (..., n, k); the leading
     dimensions of c and b broadcast against each other, and x has their broadcast shape. A stack
     of vectors (..., n) with one dimension fewer than c, which cannot be read as matrices (its
-    second last dimension is not n), is read as vectors, x then of that shape."""
+    second last dimension is not n), is read as vectors, x then of that shape. ``progress`` as in
+    cholesky."""
     c, lower = _factor_and_triangle(c, lower)
     if _jax.is_traced(c, b):
         import jax.numpy as jnp
@@ -150,13 +169,14 @@ def cho_solve(c, b, *, lower=None, mode=None, policy=None):
             where, arrays, native = classify(c.detach())
             lower = _infer_lower(NumPyArrays() if where == "host" else arrays.adapter, native)
         return _autograd.cho_solve(c, b, lower, lambda f, x: _solve(f, x, lower, mode, policy))
-    return _solve(c, b, lower, mode, policy)
+    return _solve(c, b, lower, mode, policy, progress)
 
 
-def posv(a, b, *, lower=True, mode=None, policy=None):
+def posv(a, b, *, lower=True, mode=None, policy=None, progress=None):
     """x with a x = b for symmetric positive definite a (only its triangle `lower` is read); b as
     in cho_solve. Raises NotPositiveDefiniteError."""
-    return cho_solve(cholesky(a, lower=lower, mode=mode, policy=policy), b, lower=lower, mode=mode, policy=policy)
+    factor = cholesky(a, lower=lower, mode=mode, policy=policy, progress=progress)
+    return cho_solve(factor, b, lower=lower, mode=mode, policy=policy, progress=progress)
 
 
 # ---- implementation ---------------------------------------------------------------------------
@@ -186,7 +206,7 @@ _POTRS_ON_CALLING_THREAD = {np.dtype(np.float32): _core.potrs_on_calling_thread_
                             np.dtype(np.float64): _core.potrs_on_calling_thread_f8}
 
 
-def _factor(a, lower, mode, policy, read_info):
+def _factor(a, lower, mode, policy, read_info, progress=None):
     """(factor, info, info as a numpy array when read_info, or None where every matrix is known
     to be factored), factor and info of the input's kind."""
     if mode is not None:
@@ -204,7 +224,7 @@ def _factor(a, lower, mode, policy, read_info):
             return factor, info, (info if failed else None)
     where, arrays, native = classify(a)
     if where == "host":
-        factor, info = _factor_host(native, lower, mode, policy)
+        factor, info = _factor_host(native, lower, mode, policy, progress)
         return host_result(factor, arrays), host_result(info, arrays), info
     check_gpu_usable()
     ad = arrays.adapter
@@ -244,7 +264,7 @@ def _factor_batched_device(ad, a, n, batch, lead, lower):
     return (ad.swap_last(factor) if fortran else factor), info
 
 
-def _factor_host(a, lower, mode, policy):
+def _factor_host(a, lower, mode, policy, progress=None):
     arrays = NumPyArrays()
     n, batch = square_shape(a.shape)
     dtype = arrays.dtype(a)
@@ -253,6 +273,7 @@ def _factor_host(a, lower, mode, policy):
     if n > 0 and batch > 0:
         # The native call zeroes the other triangle.
         with runtime_call(policy, mode) as call:
+            call.set_progress(_progress.reporter(progress))
             getattr(call, "potrf" + _suffix(dtype))(f, _stored_uplo(lower), call.mode, info)
     return f.reshape(a.shape), info.reshape(a.shape[:-2])
 
@@ -336,7 +357,7 @@ def _rhs_layout(c_shape, b_shape):
     return matrices, lead, vector
 
 
-def _solve(c, b, lower, mode, policy):
+def _solve(c, b, lower, mode, policy, progress=None):
     check_mode(mode)
     where, arrays, native_c = classify(c)
     where_b, arrays_b, native_b = classify(b)
@@ -364,6 +385,7 @@ def _solve(c, b, lower, mode, policy):
                     on_calling_thread = _POTRS_ON_CALLING_THREAD[dtype](factors, x, uplo, requested_mode(mode))
             if not on_calling_thread:
                 with runtime_call(policy, mode) as call:
+                    call.set_progress(_progress.reporter(progress))
                     getattr(call, "potrs" + _suffix(dtype))(factors, x, uplo, call.mode)
         else:
             _solve_device(ad, native_c, factors, x, n, k, batch, dtype, uplo, mode, policy)
