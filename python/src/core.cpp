@@ -303,6 +303,72 @@ class RuntimeCall {
 
 using AnyHostArray = nb::ndarray<nb::ro, nb::device::cpu>;
 
+// The calls running LAPACK on the calling thread, counted so that fork() can wait for them: a
+// child copied from a process in the middle of a multithreaded BLAS call waits for the pool's
+// threads for ever. While a fork is prepared, new calls wait. The package's fork handlers
+// (tessera._runtime) call begin_fork, then end_fork in the parent or reset in the child. No lock
+// is held while the GIL is taken, nor the GIL while a call waits here.
+class CallingThreadGate {
+ public:
+  class Pass {
+   public:
+    explicit Pass(CallingThreadGate& gate) : gate_(&gate) { gate.enter(); }
+    ~Pass() { gate_->leave(); }
+    Pass(const Pass&) = delete;
+    Pass& operator=(const Pass&) = delete;
+
+   private:
+    CallingThreadGate* gate_;
+  };
+
+  // Called with the GIL held; returns with it held.
+  void begin_fork() {
+    nb::gil_scoped_release unlocked;
+    std::unique_lock<std::mutex> lock(mutex_);
+    forking_ = true;
+    changed_.wait(lock, [this] { return in_flight_ == 0; });
+  }
+  void end_fork() {
+    {
+      std::lock_guard<std::mutex> lock(mutex_);
+      forking_ = false;
+    }
+    changed_.notify_all();
+  }
+
+ private:
+  // Called with the GIL held.
+  void enter() {
+    {
+      std::lock_guard<std::mutex> lock(mutex_);
+      if (!forking_) {
+        ++in_flight_;
+        return;
+      }
+    }
+    nb::gil_scoped_release unlocked;
+    std::unique_lock<std::mutex> lock(mutex_);
+    changed_.wait(lock, [this] { return !forking_; });
+    ++in_flight_;
+  }
+  void leave() {
+    {
+      std::lock_guard<std::mutex> lock(mutex_);
+      if (--in_flight_ != 0) return;
+    }
+    changed_.notify_all();
+  }
+
+  std::mutex mutex_;
+  std::condition_variable changed_;
+  int in_flight_ = 0;
+  bool forking_ = false;
+};
+
+// A fresh gate in a forked child: the parent's mutex may have been held by a thread that does not
+// exist there (the old one is left, never destroyed).
+CallingThreadGate* calling_thread_gate = new CallingThreadGate();
+
 // The Cholesky factors of a host array of square matrices (..., n, n) of scalar type T, where the
 // plan runs the work on the calling thread (tessera::runs_on_calling_thread): a fresh C-ordered
 // array of the factors (the other triangle zero), the info per matrix (shape (...)) and whether
@@ -343,6 +409,7 @@ nb::object cholesky_on_calling_thread(AnyHostArray a, bool lower, const std::str
   }
   bool failed = false;
   {
+    const CallingThreadGate::Pass pass(*calling_thread_gate);
     nb::gil_scoped_release unlocked;
     tessera::potrf_on_calling_thread(
         tessera::MatrixView<T>::host_batch(n, n, factors.get(), std::max(1, n), matrix, count, info.get()), options);
@@ -375,6 +442,7 @@ bool potrs_on_calling_thread(ReadOnlyHostStack c, HostStack b, const std::string
   const auto rhs = tessera::MatrixView<T>::host_batch(s.n, nrhs, static_cast<T*>(b.data()), ld,
                                                       static_cast<long long>(s.n) * nrhs, s.batch);
   if (!tessera::runs_on_calling_thread(factors, nrhs, options)) return false;
+  const CallingThreadGate::Pass pass(*calling_thread_gate);
   nb::gil_scoped_release unlocked;
   tessera::potrs_on_calling_thread(factors, rhs, options);
   return true;
@@ -429,6 +497,9 @@ NB_MODULE(_core, m) {
   nb::set_leak_warnings(false);
   m.attr("library_version") = tessera::version();
   m.attr("starpu_version") = tessera::starpu_version();
+  m.def("calling_thread_calls_begin_fork", [] { calling_thread_gate->begin_fork(); });
+  m.def("calling_thread_calls_end_fork", [] { calling_thread_gate->end_fork(); });
+  m.def("calling_thread_calls_reset_in_child", [] { calling_thread_gate = new CallingThreadGate(); });
   m.def("blas_info", [] {
     const tessera::BlasInfo blas = tessera::blas_info();
     nb::dict info;

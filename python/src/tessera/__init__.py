@@ -19,7 +19,7 @@ with _blas_kernel.loading_with_this_cpus_kernel() as _kernel_asked_for:
     from . import _core
 from . import _jax, _progress, scipy
 from ._arrays import NumPyArrays, classify, float_dtype, host_result, square_shape
-from ._runtime import Runtime, calling_thread_call, check_gpu_usable, check_mode, requested_mode, runtime_call
+from ._runtime import Runtime, check_gpu_usable, check_mode, requested_mode, runtime_call
 
 __version__ = "0.2.0"
 library_version = _core.library_version
@@ -100,7 +100,14 @@ def cholesky(a, *, lower=None, upper=None, mode=None, policy=None, progress=None
     policy by name; ``progress`` (host arrays that run as tasks): None for a bar on stderr once the
     call has run a second and stderr is a terminal, True for a bar, False for none, or a callable
     taking the fraction done."""
-    lower = _triangle(lower, upper)
+    lower = True if lower is None and upper is None else _triangle(lower, upper)
+    if type(a) is np.ndarray and policy is None:
+        done = _factor_on_calling_thread(a, lower, mode)
+        if done is not None:
+            factor, info, failed = done
+            if failed:
+                raise NotPositiveDefiniteError(int(info) if info.ndim == 0 else info)
+            return factor
     if _torch_needs_grad(a):
         from . import _autograd
 
@@ -206,19 +213,25 @@ _POTRS_ON_CALLING_THREAD = {np.dtype(np.float32): _core.potrs_on_calling_thread_
                             np.dtype(np.float64): _core.potrs_on_calling_thread_f8}
 
 
+def _factor_on_calling_thread(a, lower, mode):
+    """A numpy array of small work straight to LAPACK, no runtime started (the first call of a
+    process included): (factor, info, whether any matrix failed), or None where the plan runs
+    tasks or the array's type is not float32/float64."""
+    factor = _CHOLESKY_ON_CALLING_THREAD.get(a.dtype)
+    if factor is None:
+        return None
+    if mode is not None:
+        check_mode(mode)
+    return factor(a, bool(lower), requested_mode(mode))
+
+
 def _factor(a, lower, mode, policy, read_info, progress=None):
     """(factor, info, info as a numpy array when read_info, or None where every matrix is known
     to be factored), factor and info of the input's kind."""
     if mode is not None:
         check_mode(mode)
     if type(a) is np.ndarray and policy is None:
-        # A numpy array of small work: straight to LAPACK, no runtime started (the first call of a
-        # process included).
-        factor = _CHOLESKY_ON_CALLING_THREAD.get(a.dtype)
-        done = None
-        if factor is not None:
-            with calling_thread_call:
-                done = factor(a, bool(lower), requested_mode(mode))
+        done = _factor_on_calling_thread(a, lower, mode)
         if done is not None:
             factor, info, failed = done
             return factor, info, (info if failed else None)
@@ -350,6 +363,8 @@ def _rhs_layout(c_shape, b_shape):
     else:
         raise ValueError(f"b must have shape ({n},) or (..., {n}, k) (or (..., {n}) with one dimension fewer than c), "
                          f"not {b_shape}")
+    if c_shape[:-2] == matrices[:-2]:
+        return matrices, c_shape[:-2], vector
     try:
         lead = tuple(np.broadcast_shapes(c_shape[:-2], matrices[:-2]))
     except ValueError:
@@ -381,8 +396,7 @@ def _solve(c, b, lower, mode, policy, progress=None):
         if where == "host":
             on_calling_thread = False
             if policy is None:
-                with calling_thread_call:
-                    on_calling_thread = _POTRS_ON_CALLING_THREAD[dtype](factors, x, uplo, requested_mode(mode))
+                on_calling_thread = _POTRS_ON_CALLING_THREAD[dtype](factors, x, uplo, requested_mode(mode))
             if not on_calling_thread:
                 with runtime_call(policy, mode) as call:
                     call.set_progress(_progress.reporter(progress))

@@ -13,8 +13,14 @@ import numpy as np
 _CUDA = 2  # DLPack's device type for CUDA memory
 
 
+_NATIVE_FLOATS = {np.dtype(np.float32): np.dtype(np.float32), np.dtype(np.float64): np.dtype(np.float64)}
+
+
 def float_dtype(dtype):
     """The floating type Tessera computes in for an input of type `dtype` (numpy's rules)."""
+    known = _NATIVE_FLOATS.get(dtype)  # the common case, without building a dtype
+    if known is not None:
+        return known
     dtype = np.dtype(dtype)
     if dtype.kind == "f" and dtype.itemsize in (4, 8):  # either byte order: results are native
         return np.dtype(np.float32 if dtype.itemsize == 4 else np.float64)
@@ -56,14 +62,14 @@ class NumPyArrays:
         return float_dtype(a.dtype)
 
     def stack(self, a, shape, dtype, copy):
-        a = np.reshape(a, shape)
+        a = a.reshape(shape) if isinstance(a, np.ndarray) else np.reshape(a, shape)
         return np.array(a, dtype=dtype, order="C") if copy else np.ascontiguousarray(a, dtype=dtype)
 
     def broadcast(self, a, shape):
-        return np.broadcast_to(a, shape)
+        return a if a.shape == shape else np.broadcast_to(a, shape)
 
     def swap_last(self, a):
-        return np.swapaxes(a, -1, -2)
+        return a.swapaxes(-1, -2)
 
     def empty_info(self, like, shape):
         return np.zeros(shape, dtype=np.int32)

@@ -38,12 +38,9 @@ _exiting = False  # the interpreter is exiting: runtimes are shut down and none 
 
 _SPAWN = 'start the processes with multiprocessing.get_context("spawn") (or "forkserver")'
 
-# Calls running LAPACK on the calling thread (no runtime): fork() waits for them, since a child
-# copied from a process in the middle of a multithreaded BLAS call waits for the pool's threads
-# for ever. _direct_forking holds new ones back meanwhile.
-_direct = threading.Condition(threading.Lock())
-_direct_calls = 0
-_direct_forking = False
+# Calls running LAPACK on the calling thread (no runtime) are counted by the native module, which
+# fork() waits on (_before_fork): a child copied from a process in the middle of a multithreaded
+# BLAS call waits for the pool's threads for ever.
 
 
 class Runtime:
@@ -192,30 +189,6 @@ def requested_mode(mode):
     return active[-1].mode if active else ""
 
 
-class CallingThreadCall:
-    """A call that runs on the calling thread, to be used as a context manager around the native
-    call (fork() waits for it)."""
-
-    __slots__ = ()
-
-    def __enter__(self):
-        global _direct_calls
-        with _direct:
-            while _direct_forking:
-                _direct.wait()
-            _direct_calls += 1
-
-    def __exit__(self, *exc):
-        global _direct_calls
-        with _direct:
-            _direct_calls -= 1
-            if _direct_calls == 0:
-                _direct.notify_all()
-
-
-calling_thread_call = CallingThreadCall()
-
-
 def check_mode(mode):
     if mode is not None and mode not in _MODES:
         raise ValueError(f"mode must be one of {', '.join(_MODES)}, not {mode!r}")
@@ -269,11 +242,8 @@ def _cuda_initialised():
 
 def _before_fork():
     # Held until the fork is done, so that no call starts a runtime in between.
-    global _cuda_at_fork, _running_at_fork, _direct_forking
-    with _direct:
-        _direct_forking = True
-        while _direct_calls:
-            _direct.wait()
+    global _cuda_at_fork, _running_at_fork
+    _core.calling_thread_calls_begin_fork()
     _lock.acquire()
     _close_default()
     _running_at_fork = bool(_active)
@@ -281,17 +251,14 @@ def _before_fork():
 
 
 def _after_fork_in_parent():
-    global _direct_forking
     _lock.release()
-    with _direct:
-        _direct_forking = False
-        _direct.notify_all()
+    _core.calling_thread_calls_end_fork()
 
 
 def _after_fork_in_child():
-    global _lock, _cuda_lost, _starpu_inherited, _direct, _direct_calls, _direct_forking
+    global _lock, _cuda_lost, _starpu_inherited
     _lock = threading.RLock()  # the parent's is held by the thread that forked, in the parent
-    _direct, _direct_calls, _direct_forking = threading.Condition(threading.Lock()), 0, False
+    _core.calling_thread_calls_reset_in_child()
     _cuda_lost = _cuda_lost or _cuda_at_fork
     _starpu_inherited = _starpu_inherited or _running_at_fork
 
