@@ -418,3 +418,30 @@ def test_torch_autograd_on_the_gpu():
         c = tessera.cholesky(a.detach()).requires_grad_()
         b = torch.randn(batch + (n, 2), dtype=torch.float64, device="cuda", generator=gen, requires_grad=True)
         assert torch.autograd.gradcheck(lambda f, x: tessera.cho_solve(f, x, lower=True), (c, b))
+
+
+@pytest.mark.parametrize("n, batch", [(1, ()), (16, (50,)), (100, (3,)), (600, ())])
+def test_logdet_and_inverse_on_the_gpu(kind, n, batch):
+    """logdet, logdet_ex, cholesky_inverse and inv of GPU arrays: on their GPU, as numpy's."""
+    a = spd(n, batch)
+    d = kind.put(a)
+    expected_logdet = np.linalg.slogdet(a)[1]
+    assert np.allclose(kind.get(tessera.logdet(d)), expected_logdet, rtol=1e-10, atol=1e-10)
+    bad = not_spd_at(a, max(1, n // 2))
+    value, info = tessera.logdet_ex(kind.put(bad))
+    assert np.all(kind.get(info) == max(1, n // 2)) and np.all(kind.get(value) == 0)
+    inverse = np.linalg.inv(a)
+    assert np.allclose(kind.get(tessera.inv(d)), inverse, atol=1e-9 * np.abs(inverse).max())
+    c = tessera.cholesky(d, lower=False)
+    assert np.allclose(kind.get(tessera.cholesky_inverse(c, lower=False)), inverse,
+                       atol=1e-9 * np.abs(inverse).max())
+
+
+def test_torch_autograd_of_logdet_and_inverse_on_the_gpu():
+    torch = _torch()
+    if torch is None:
+        pytest.skip("no CUDA device for PyTorch")
+    g = torch.randn(2, 9, 9, dtype=torch.float64, device="cuda", generator=torch.Generator(device="cuda").manual_seed(6))
+    a = (g @ g.mT + 9 * torch.eye(9, dtype=torch.float64, device="cuda")).requires_grad_()
+    assert torch.autograd.gradcheck(lambda x: tessera.logdet(x), (a,))
+    assert torch.autograd.gradcheck(lambda x: tessera.inv(x), (a,))

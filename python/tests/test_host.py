@@ -599,3 +599,75 @@ def test_blas_kernel_choice_follows_the_vector_units():
     assert environ == {}
     info = tessera.blas_info()
     assert set(info) == {"library", "kernel", "kernel_asked_for", "faster_kernel"}
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+@pytest.mark.parametrize("shape", [(1,), (7,), (64,), (3, 65), (2, 2, 17), (600,)])
+def test_logdet_matches_slogdet(shape, dtype):
+    a = spd(shape[-1], shape[:-1], dtype=dtype)
+    value = tessera.logdet(a)
+    assert np.shape(value) == shape[:-1] and np.asarray(value).dtype == dtype
+    expected = np.linalg.slogdet(a.astype(np.float64))[1]
+    assert np.allclose(value, expected, rtol=tolerance(dtype, shape[-1]), atol=tolerance(dtype, shape[-1]))
+    upper_only = np.triu(a)  # lower=False reads the upper triangle only
+    assert np.allclose(tessera.logdet(upper_only, lower=False), value, rtol=1e-5)
+
+
+@pytest.mark.parametrize("column", [1, 5, 9])
+def test_logdet_of_matrices_that_are_not_positive_definite(column):
+    stack = spd(9, (4,))
+    stack[2] = not_spd_at(stack[2], column)
+    with pytest.raises(tessera.NotPositiveDefiniteError) as failure:
+        tessera.logdet(stack)
+    assert list(failure.value.column) == [0, 0, column, 0]
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # no "invalid value encountered in log"
+        value, info = tessera.logdet_ex(stack)
+    assert list(info) == [0, 0, column, 0] and value[2] == 0 and np.all(np.isfinite(value))
+    assert np.allclose(value[[0, 1, 3]], np.linalg.slogdet(stack[[0, 1, 3]])[1])
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+@pytest.mark.parametrize("lower", [True, False])
+@pytest.mark.parametrize("shape", [(1,), (12,), (70,), (3, 33)])
+def test_cholesky_inverse_and_inv_match_numpy(small_tiles, shape, lower, dtype):
+    a = spd(shape[-1], shape[:-1], dtype=dtype)
+    expected = np.linalg.inv(a.astype(np.float64))
+    atol = tolerance(dtype, shape[-1]) * np.abs(expected).max()
+    inverse = tessera.inv(a, lower=lower)
+    assert inverse.dtype == dtype and np.allclose(inverse, expected, atol=atol)
+    assert np.array_equal(inverse, np.swapaxes(inverse, -1, -2))
+    c = tessera.cholesky(a, lower=lower)
+    assert np.allclose(tessera.cholesky_inverse(c), expected, atol=atol)  # the triangle read off c
+    if len(shape) == 1:
+        import scipy.linalg
+
+        assert np.allclose(tessera.cholesky_inverse(scipy.linalg.cho_factor(a, lower=lower)), expected, atol=atol)
+
+
+def test_torch_autograd_of_logdet_and_inverse():
+    torch = pytest.importorskip("torch")
+    gen = torch.Generator().manual_seed(4)
+    g = torch.randn(3, 7, 7, dtype=torch.float64, generator=gen)
+    a = (g @ g.mT + 7 * torch.eye(7, dtype=torch.float64)).requires_grad_()
+    assert torch.autograd.gradcheck(lambda x: tessera.logdet(x), (a,))
+    assert torch.autograd.gradcheck(lambda x: tessera.inv(x), (a,))
+    c = tessera.cholesky(a.detach()).requires_grad_()
+    assert torch.autograd.gradcheck(lambda f: tessera.cholesky_inverse(f, lower=True), (c,))
+    # torch's own logdet gives the same gradient on the triangle tessera reads.
+    x = a.detach().clone().requires_grad_()
+    tessera.logdet(x).sum().backward()
+    y = a.detach().clone().requires_grad_()
+    torch.logdet(y).sum().backward()
+    assert torch.allclose(x.grad, y.grad.tril() + y.grad.triu(1).mT)
+
+
+def test_jax_jit_of_logdet_and_inverse():
+    jax = pytest.importorskip("jax")
+    jnp = jax.numpy
+    with jax.default_device(jax.devices("cpu")[0]):
+        a = jnp.asarray(spd(10, (2,)))
+        value = jax.jit(tessera.logdet)(a)
+        assert isinstance(value, jax.Array)
+        assert np.allclose(np.asarray(value), np.linalg.slogdet(np.asarray(a))[1])
+        assert np.allclose(np.asarray(jax.jit(tessera.inv)(a)), np.linalg.inv(np.asarray(a)), atol=1e-10)

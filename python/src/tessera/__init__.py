@@ -29,8 +29,9 @@ ResourceError = _core.ResourceError
 CudaError = _core.CudaError
 RuntimeStartError = _core.RuntimeStartError  # the runtime cannot start or serve calls in this process
 
-__all__ = ["cholesky", "cholesky_ex", "cho_solve", "posv", "scipy", "blas_info", "Runtime", "NotPositiveDefiniteError",
-           "TesseraError", "ResourceError", "CudaError", "RuntimeStartError", "__version__"]
+__all__ = ["cholesky", "cholesky_ex", "cho_solve", "posv", "logdet", "logdet_ex", "cholesky_inverse", "inv", "scipy",
+           "blas_info", "Runtime", "NotPositiveDefiniteError", "TesseraError", "ResourceError", "CudaError",
+           "RuntimeStartError", "__version__"]
 
 
 def blas_info():
@@ -186,7 +187,98 @@ def posv(a, b, *, lower=True, mode=None, policy=None, progress=None):
     return cho_solve(factor, b, lower=lower, mode=mode, policy=policy, progress=progress)
 
 
+def logdet(a, *, lower=True, mode=None, policy=None, progress=None):
+    """log det(a) of a symmetric positive definite a (or of each matrix of a stack (..., n, n)),
+    from its Cholesky factor: 2 sum(log(diag(L))). Only the triangle `lower` of a is read. A scalar
+    of a's precision, or an array of shape a.shape[:-2] of a's kind (a GPU array stays on its GPU).
+    Raises NotPositiveDefiniteError: a matrix that is not positive definite never gives a NaN or an
+    infinity. Differentiable for PyTorch tensors (d logdet(a) / da = a^-1) and traceable by JAX."""
+    factor = cholesky(a, lower=lower, mode=mode, policy=policy, progress=progress)
+    return _log_determinant(factor, None)
+
+
+def logdet_ex(a, *, lower=True, mode=None, policy=None, progress=None):
+    """(log det(a), info) as logdet, without raising: info is cholesky_ex's (LAPACK's, per matrix),
+    and the log-determinant of a matrix whose info is not 0 is 0 (no NaN, no infinity). On a GPU
+    array it does not synchronise where cholesky_ex does not."""
+    factor, info = cholesky_ex(a, lower=lower, mode=mode, policy=policy, progress=progress)
+    return _log_determinant(factor, info), info
+
+
+def cholesky_inverse(c, *, lower=None, mode=None, policy=None, progress=None):
+    """a^-1 given the Cholesky factor c of a (or of each matrix of a stack), as
+    torch.cholesky_inverse: the whole symmetric inverse. c as cho_solve takes it (a factor, or
+    scipy's (c, lower) pair; its triangle read off its zeros where lower= is not given). Computed
+    as cho_solve(c, I): twice the arithmetic of LAPACK's potri, which Tessera does not have yet."""
+    c, lower = _factor_and_triangle(c, lower)
+    x = cho_solve(c, _identity_like(c), lower=lower, mode=mode, policy=policy, progress=progress)
+    return 0.5 * (x + _transposed(x))  # exactly symmetric, as the inverse is
+
+
+def inv(a, *, lower=True, mode=None, policy=None, progress=None):
+    """a^-1 of a symmetric positive definite a (or of each matrix of a stack; only the triangle
+    `lower` is read): cholesky_inverse(cholesky(a)). Raises NotPositiveDefiniteError."""
+    factor = cholesky(a, lower=lower, mode=mode, policy=policy, progress=progress)
+    return cholesky_inverse(factor, lower=lower, mode=mode, policy=policy, progress=progress)
+
+
 # ---- implementation ---------------------------------------------------------------------------
+
+
+def _array_module(x):
+    """numpy, cupy or jax.numpy for an array of that kind (torch is handled by the callers)."""
+    module = type(x).__module__.partition(".")[0]
+    if module == "cupy":
+        import cupy
+
+        return cupy
+    if module in ("jax", "jaxlib"):
+        import jax.numpy as jnp
+
+        return jnp
+    return np
+
+
+def _is_torch(x):
+    return type(x).__module__.partition(".")[0] == "torch"
+
+
+def _log_determinant(factor, info):
+    """2 sum(log(diag)) of each factor of a stack, in the factor's array library (differentiable
+    for torch, traceable by JAX, asynchronous on a GPU); 0 where info is not 0 (None: all 0),
+    computed without a NaN or a warning."""
+    if _is_torch(factor):
+        import torch
+
+        diagonal = torch.diagonal(factor, dim1=-2, dim2=-1)
+        if info is not None:
+            diagonal = torch.where((info == 0).unsqueeze(-1), diagonal, torch.ones_like(diagonal))
+        return 2 * torch.log(diagonal).sum(-1)
+    xp = _array_module(factor)
+    diagonal = xp.diagonal(factor, axis1=-2, axis2=-1)
+    if info is not None:
+        diagonal = xp.where((xp.asarray(info) == 0)[..., None], diagonal, xp.ones_like(diagonal))
+    return 2 * xp.log(diagonal).sum(-1)
+
+
+def _identity_like(c):
+    """The identity of c's order, floating type, library and device (broadcast against a stack)."""
+    n = c.shape[-1]
+    if _is_torch(c):
+        import torch
+
+        dtype = c.dtype if c.dtype in (torch.float32, torch.float64) else torch.float64
+        return torch.eye(n, dtype=dtype, device=c.device)
+    xp = _array_module(c)
+    if xp is np:
+        c = np.asarray(c)
+    return xp.eye(n, dtype=float_dtype(c.dtype))
+
+
+def _transposed(x):
+    return x.mT if _is_torch(x) else _array_module(x).swapaxes(x, -1, -2)
+
+
 
 
 def _suffix(dtype):
