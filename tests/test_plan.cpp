@@ -254,13 +254,18 @@ TEST(Plan, BatchesAreChunkedForTheirWorkers) {
 }
 
 TEST(Plan, StacksOfGpuMatricesGoWhereTheyRunFastest) {
-  EXPECT_TRUE(detail::stack_takes_batched_kernels(8, 1));
-  EXPECT_TRUE(detail::stack_takes_batched_kernels(127, 1));
-  EXPECT_FALSE(detail::stack_takes_batched_kernels(128, 1));  // short stacks of larger matrices
-  EXPECT_TRUE(detail::stack_takes_batched_kernels(128, 2));
-  EXPECT_FALSE(detail::stack_takes_batched_kernels(513, 5));
-  EXPECT_TRUE(detail::stack_takes_batched_kernels(513, 10));
-  EXPECT_FALSE(detail::stack_takes_batched_kernels(kThresholds.dense_device_min_n, 100000));
+  using detail::StackPath;
+  EXPECT_EQ(detail::stack_path(8, 1), StackPath::batched_kernels);
+  EXPECT_EQ(detail::stack_path(127, 3), StackPath::batched_kernels);
+  // Short stacks of larger matrices: cuSOLVER's batched potrf; long ones fill the GPU with kernels.
+  EXPECT_EQ(detail::stack_path(128, 1), StackPath::vendor_batched);
+  EXPECT_EQ(detail::stack_path(128, 13), StackPath::vendor_batched);
+  EXPECT_EQ(detail::stack_path(128, 100), StackPath::batched_kernels);
+  EXPECT_EQ(detail::stack_path(512, 64), StackPath::vendor_batched);
+  EXPECT_EQ(detail::stack_path(512, 1000), StackPath::batched_kernels);
+  EXPECT_EQ(detail::stack_path(kThresholds.dense_device_min_n, 100000), StackPath::one_at_a_time);
+  EXPECT_FALSE(detail::stack_takes_batched_kernels(512, 64));
+  EXPECT_TRUE(detail::stack_takes_batched_kernels(256, 1000));
   EXPECT_EQ(device::stack_takes_batched_kernels(513, 5), detail::stack_takes_batched_kernels(513, 5));
 }
 

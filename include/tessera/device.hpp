@@ -202,6 +202,19 @@ TESSERA_EXPORT void potrf_ex(Runtime& runtime, int n, T* A, int lda, int* info, 
 template <class T>
 TESSERA_EXPORT void potrf_ex(Runtime& runtime, int n, const T* A, long long rowStrideA, long long colStrideA, T* L,
                              int ldl, int* info, Stream stream, const FactorOptions& options = {});
+// A stack of `batch` matrices factored out of place, each as by potrf_ex's out-of-place form
+// above: matrix k's element (i, j) at A + k * strideA + i * rowStrideA + j * colStrideA, its factor
+// into L + k * strideL (ldl), its info into info[k] (batch ints in the memory of A's GPU), all in the
+// order of `stream`. Where the plan runs the stack on the caller's stream (a mode that resolves to
+// gpu on one GPU), a stack of moderate orders is one call of cuSOLVER's batched potrf, which never
+// synchronises (tessera::device::stack_takes_batched_kernels says where the batched kernels of
+// potrf_batched_ex are faster still); otherwise the matrices go one after the other through
+// potrf_ex. Positions as potrf_batched_ex's out-of-place form: n 2, A 3, rowStrideA 4, colStrideA
+// 5, strideA 6, L 7, ldl 8, strideL 9, batch 10, info 11 (uplo, options.uplo, 1).
+template <class T>
+TESSERA_EXPORT void potrf_stack_ex(Runtime& runtime, int n, const T* A, long long rowStrideA, long long colStrideA,
+                                   long long strideA, T* L, int ldl, long long strideL, int batch, int* info,
+                                   Stream stream, const FactorOptions& options = {});
 // potrf, then potrs once the factor exists: B is left as it was when info > 0, as in LAPACK.
 template <class T>
 int posv(Runtime& runtime, int n, int nrhs, T* A, int lda, T* B, int ldb, Stream stream,

@@ -266,6 +266,20 @@ class RuntimeCall {
                               reinterpret_cast<tessera::device::Stream>(stream), factor_options("lower", mode));
   }
 
+  // A stack of `batch` such matrices, matrix k at a + k * step (elements), its factor at l + k * n
+  // * n and its info at info + k (tessera::device::potrf_stack_ex: one vendor batched call where
+  // the plan says so, never synchronising then).
+  template <class T>
+  void potrf_stack_device_into(uintptr_t a, int64_t row_stride, int64_t col_stride, int64_t step, uintptr_t l, int n,
+                               int batch, const std::string& mode, uintptr_t info, uintptr_t stream) {
+    tessera::Runtime& rt = runtime();
+    nb::gil_scoped_release unlocked;
+    tessera::device::potrf_stack_ex(rt, n, reinterpret_cast<const T*>(a), row_stride, col_stride, step,
+                                    reinterpret_cast<T*>(l), std::max(1, n), static_cast<long long>(n) * n, batch,
+                                    reinterpret_cast<int*>(info), reinterpret_cast<tessera::device::Stream>(stream),
+                                    factor_options("lower", mode));
+  }
+
   template <class T>
   void potrs_device(uintptr_t c, uintptr_t b, int n, int nrhs, const std::string& uplo, const std::string& mode,
                     uintptr_t stream) {
@@ -553,6 +567,7 @@ NB_MODULE(_core, m) {
     call.def(("potrf" + s).c_str(), &RuntimeCall::potrf<T>);
     call.def(("potrs" + s).c_str(), &RuntimeCall::potrs<T>);
     call.def(("potrf_device_into" + s).c_str(), &RuntimeCall::potrf_device_into<T>);
+    call.def(("potrf_stack_device_into" + s).c_str(), &RuntimeCall::potrf_stack_device_into<T>);
     call.def(("potrs_device" + s).c_str(), &RuntimeCall::potrs_device<T>);
     m.def(("potrf_batched_device_into" + s).c_str(), &potrf_batched_device_into<T>);
     m.def(("cholesky_on_calling_thread" + s).c_str(), &cholesky_on_calling_thread<T>, nb::arg("a").noconvert(),

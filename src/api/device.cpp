@@ -212,6 +212,29 @@ void potrf_ex(Runtime& runtime, int n, const T* A, long long rowStrideA, long lo
 }
 
 template <class T>
+void potrf_stack_ex(Runtime& runtime, int n, const T* A, long long rowStrideA, long long colStrideA, long long strideA,
+                    T* L, int ldl, long long strideL, int batch, int* info, Stream stream, const FactorOptions& options) {
+  detail::throw_if_invalid("device::potrf_stack_ex",
+                           potrf_batched_out_of_place_argument_error<T>(detail::uplo_letter(options.uplo), n, A,
+                                                                        rowStrideA, colStrideA, strideA, L, ldl,
+                                                                        strideL, batch, info));
+  require_cuda_workers("potrf_stack_ex", runtime);
+  if (batch == 0) return;
+  const int device = n > 0 ? device_holding("potrf_stack_ex", A, "A", 3) : -1;
+  if (n > 0 && device_holding("potrf_stack_ex", L, "L", 7) != device)
+    throw InvalidArgument(qualified("potrf_stack_ex") + ": L (argument 7) is not on the GPU that holds A", 7);
+  const int info_device = device_holding("potrf_stack_ex", info, "info", 11);
+  if (n > 0 && batch > 1 && detail::stack_path(n, batch) == detail::StackPath::vendor_batched &&
+      on_callers_stream(device_plan<T>(runtime, n, options), {device, info_device})) {
+    detail::potrf_stack_on_callers_stream_async(runtime, device, options.uplo, n, A, rowStrideA, colStrideA, strideA, L,
+                                                ldl, strideL, batch, info, stream);
+    return;
+  }
+  for (int k = 0; k < batch; ++k)
+    potrf_ex(runtime, n, A + k * strideA, rowStrideA, colStrideA, L + k * strideL, ldl, info + k, stream, options);
+}
+
+template <class T>
 int potrs_dense(Runtime& runtime, int n, int nrhs, const T* A, int lda, T* B, int ldb, Stream stream,
           const FactorOptions& options) {
   detail::throw_if_invalid("device::potrs",
@@ -285,6 +308,12 @@ void potrf_ex(Runtime&, int, const T*, long long, long long, T*, int, int*, Stre
 }
 
 template <class T>
+void potrf_stack_ex(Runtime&, int, const T*, long long, long long, long long, T*, int, long long, int, int*, Stream,
+                    const FactorOptions&) {
+  throw RuntimeError(qualified("potrf_stack_ex") + ": Tessera was built without CUDA");
+}
+
+template <class T>
 int potrs_dense(Runtime&, int, int, const T*, int, T*, int, Stream, const FactorOptions&) {
   throw RuntimeError(qualified("potrs") + ": Tessera was built without CUDA");
 }
@@ -301,6 +330,8 @@ int posv_dense(Runtime&, int, int, T*, int, T*, int, Stream, const FactorOptions
   template void potrf_ex<T>(Runtime&, int, T*, int, int*, Stream, const FactorOptions&);           \
   template void potrf_ex<T>(Runtime&, int, const T*, long long, long long, T*, int, int*, Stream,  \
                             const FactorOptions&);                                                 \
+  template void potrf_stack_ex<T>(Runtime&, int, const T*, long long, long long, long long, T*, int, long long, int, \
+                                  int*, Stream, const FactorOptions&);                                             \
   template int potrs_dense<T>(Runtime&, int, int, const T*, int, T*, int, Stream, const FactorOptions&); \
   template int posv_dense<T>(Runtime&, int, int, T*, int, T*, int, Stream, const FactorOptions&);
 TESSERA_FOR_EACH_REAL_SCALAR(TESSERA_INSTANTIATE)

@@ -311,11 +311,11 @@ int default_batch_chunk(const Machine& machine, int batch, Mode mode) {
   return std::max(1, std::max(std::min(minimum, batch), (batch + chunks - 1) / chunks));
 }
 
-bool stack_takes_batched_kernels(int n, int batch) {
-  if (n >= t.dense_device_min_n) return false;
+StackPath stack_path(int n, int batch) {
+  if (n >= t.dense_device_min_n) return StackPath::one_at_a_time;
   const double ratio = n / t.short_stack_scale;
   const bool short_stack = n >= t.short_stack_min_n && batch > 0 && batch < 1 + ratio * ratio;
-  return !short_stack;
+  return short_stack ? StackPath::vendor_batched : StackPath::batched_kernels;
 }
 
 void check_options(const FactorOptions& options) {

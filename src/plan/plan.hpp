@@ -116,9 +116,10 @@ inline Mode tile_mode(const Machine& machine, Mode mode) { return runs_as_gpu_mo
 // The chunk size of a batch in `mode` (resolved): a few chunks per worker.
 int default_batch_chunk(const Machine& machine, int batch, Mode mode);
 
-// Whether a stack of `batch` matrices of order n in GPU memory goes to the batched kernels
-// (rather than to the dense device API one matrix at a time).
-bool stack_takes_batched_kernels(int n, int batch);
+// How a stack of `batch` matrices of order n in GPU memory is factored (thresholds.hpp).
+enum class StackPath { batched_kernels, vendor_batched, one_at_a_time };
+StackPath stack_path(int n, int batch);
+inline bool stack_takes_batched_kernels(int n, int batch) { return stack_path(n, batch) == StackPath::batched_kernels; }
 
 // Whether the tiles of an upper-stored matrix hold its blocks as stored (transposed tiles: the
 // tasks call the transposed BLAS forms, and nothing is transposed), rather than transposed copies

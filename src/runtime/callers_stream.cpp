@@ -19,6 +19,7 @@
 #include "kernels/cuda/check.hpp"
 #include "kernels/cuda/matrix_utils.hpp"
 #include "kernels/cuda/stream_memory.hpp"
+#include "kernels/cuda/batched_kernels.hpp"
 #include "kernels/cuda/vendor.hpp"
 #include "runtime_resources.hpp"
 
@@ -233,6 +234,35 @@ void potrf_on_callers_stream_async(const Runtime& runtime, int device, Uplo uplo
 }
 
 template <class T>
+void potrf_stack_on_callers_stream_async(const Runtime& runtime, int device, Uplo uplo, int n, const T* A,
+                                         long long row_stride, long long col_stride, long long strideA, T* L, int ldl,
+                                         long long strideL, int batch, int* info, void* caller_stream) {
+  if (n <= 0 || batch <= 0) return;
+  const CurrentDevice current(device);
+  const auto stream = static_cast<cudaStream_t>(caller_stream);
+  const StreamSolverPool::Lease handles = lease_handles(runtime, device);
+  handles->bind(stream);
+  // The triangle read as a lower one: an upper one through the transposed strides.
+  const bool upper = uplo == Uplo::upper;
+  cuda::load_lower_batched(n, A, upper ? col_stride : row_stride, upper ? row_stride : col_stride, strideA, L, ldl,
+                           strideL, batch, stream);
+  // cuSOLVER takes the matrices as a device array of pointers. The host copy is pageable: the
+  // copy has read it when cudaMemcpyAsync returns.
+  std::vector<T*> pointers(static_cast<std::size_t>(batch));
+  for (int k = 0; k < batch; ++k) pointers[k] = L + k * strideL;
+  const cuda::StreamBuffer<T*> device_pointers(pointers.size(), stream);
+  TESSERA_CUDA_CHECK(cudaMemcpyAsync(device_pointers.data(), pointers.data(), sizeof(T*) * pointers.size(),
+                                     cudaMemcpyHostToDevice, stream));
+  cuda::vendor::potrf_batched(handles->solver, 'L', n, device_pointers.data(), ldl, info, batch);
+  cuda::check_potrf_info_batched(n, L, ldl, strideL, batch, info, stream);
+  if (upper) {
+    cuda::transpose_triangle_batched(cuda::Triangle::upper, n, L, ldl, strideL, L, ldl, strideL, batch, stream);
+    kernels::cuda::zero_opposite_triangle_batched(kernels::cuda::BatchUplo::upper, n, L, ldl, strideL, batch, stream);
+  }
+  handles->enqueued(stream);
+}
+
+template <class T>
 void potrs_on_callers_stream(const Runtime& runtime, int device, Uplo uplo, int n, int nrhs, const T* A, int lda, T* B,
                              int ldb, void* caller_stream) {
   const CurrentDevice current(device);
@@ -253,7 +283,9 @@ void potrs_on_callers_stream(const Runtime& runtime, int device, Uplo uplo, int 
 #define TESSERA_INSTANTIATE(T)                                                                                  \
   template int potrf_on_callers_stream<T>(const Runtime&, int, Uplo, int, T*, int, void*);                      \
   template void potrf_on_callers_stream_async<T>(const Runtime&, int, Uplo, int, T*, int, int*, void*);         \
-  template void potrs_on_callers_stream<T>(const Runtime&, int, Uplo, int, int, const T*, int, T*, int, void*);
+  template void potrs_on_callers_stream<T>(const Runtime&, int, Uplo, int, int, const T*, int, T*, int, void*); \
+  template void potrf_stack_on_callers_stream_async<T>(const Runtime&, int, Uplo, int, const T*, long long, long long, \
+                                                       long long, T*, int, long long, int, int*, void*);
 TESSERA_FOR_EACH_REAL_SCALAR(TESSERA_INSTANTIATE)
 #undef TESSERA_INSTANTIATE
 

@@ -21,6 +21,7 @@
 #include <sstream>
 #include <string>
 #include <thread>
+#include <utility>
 #include <vector>
 
 #include "batched_test_support.hpp"
@@ -720,9 +721,21 @@ int c_potrf_out_of_place(char u, int n, const float* A, long long rs, long long 
 // hb (tight) factored in place, the reference, then out of place from every source layout through
 // the C++ API and, for the C-ordered one, the C API, into factors with ldl = n + 1 and gaps.
 // `nan_member` >= 0: that member gets a NaN on its diagonal at column n / 2 (info n / 2 + 1).
+// A runtime in gpu mode for device::potrf_stack_ex (the batched forms need none).
+tessera::Runtime& gpu_runtime() {
+  static tessera::Runtime runtime([] {
+    tessera::RuntimeOptions options;
+    options.ncpus = 1;
+    return options.for_mode(tessera::Mode::gpu);
+  }());
+  return runtime;
+}
+
+enum class OutOfPlaceForm { batched, c_api, stack };
+
 template <class T>
 void run_out_of_place(HostBatch<T>& hb, Uplo uplo, int n, int batch, int nan_member, cudaStream_t stream,
-                      const std::string& label) {
+                      const std::string& label, bool stack_only = false) {
   const long long nn = static_cast<long long>(n) * n;
   if (nan_member >= 0) hb.data[hb.members[nan_member].offset + static_cast<std::size_t>(n / 2) * (n + 1)] = poison<T>();
   DeviceArray<T> dRef(hb.data.size());
@@ -743,9 +756,11 @@ void run_out_of_place(HostBatch<T>& hb, Uplo uplo, int n, int batch, int nan_mem
   const long long strideL = static_cast<long long>(ldl) * n + 2;
   const std::vector<T> before(static_cast<std::size_t>(strideL) * batch + 1, poison<T>());
   for (const SourceLayout& layout : source_layouts(n))
-    for (bool c_api : {false, true}) {
-      if (c_api && layout.rs != n) continue;
-      const std::string where = label + ", " + layout.name + (c_api ? " (C API)" : "");
+    for (OutOfPlaceForm form : {OutOfPlaceForm::batched, OutOfPlaceForm::c_api, OutOfPlaceForm::stack}) {
+      const bool c_api = form == OutOfPlaceForm::c_api;
+      if ((c_api && layout.rs != n) || (stack_only && form != OutOfPlaceForm::stack)) continue;
+      const std::string where = label + ", " + layout.name +
+                                (c_api ? " (C API)" : form == OutOfPlaceForm::stack ? " (potrf_stack_ex)" : "");
       const std::vector<T> source = source_for(hb, layout);
       DeviceArray<T> dSource(source.size()), dL(before.size());
       DeviceArray<int> dinfo(batch);
@@ -758,11 +773,19 @@ void run_out_of_place(HostBatch<T>& hb, Uplo uplo, int n, int batch, int nan_mem
                                        strideL, batch, dinfo.get(), stream),
                   0)
             << where;
-      else
+      else if (form == OutOfPlaceForm::stack) {
+        tessera::FactorOptions options;
+        options.uplo = uplo;
+        options.mode = tessera::Mode::gpu;
+        device::potrf_stack_ex<T>(gpu_runtime(), n, A, layout.rs, layout.cs, layout.stride, dL.get(), ldl, strideL,
+                                  batch, dinfo.get(), stream, options);
+      } else
         device::potrf_batched_ex<T>(uplo, n, A, layout.rs, layout.cs, layout.stride, dL.get(), ldl, strideL, batch,
                                     dinfo.get(), stream);
       EXPECT_EQ(dinfo.download(stream), in_place_info) << where << ": info";
-      check_out_of_place(hb, in_place, before, dL.download(stream), ldl, strideL, where);
+      // The stack entry runs cuSOLVER (or the dense device API), not the kernels: equal within rounding.
+      check_out_of_place(hb, in_place, before, dL.download(stream), ldl, strideL, where,
+                         form == OutOfPlaceForm::stack ? &in_place_info : nullptr);
       const std::vector<T> after = dSource.download(stream);
       std::size_t changed = 0;
       for (std::size_t e = 0; e < source.size(); ++e) changed += !same_bits(source[e], after[e]);
@@ -785,6 +808,24 @@ TYPED_TEST(DeviceOutOfPlace, NanOnTheDiagonalIsReportedWhereItIs) {
     for (Uplo uplo : kUplos) {
       HostBatch<T> hb = strided_batch<T>(uplo, n, n, static_cast<long long>(n) * n, 7, this->rng);
       run_out_of_place(hb, uplo, n, 7, 4, this->stream, describe("out of place, NaN", uplo, n, 7));
+      if (this->HasFailure()) return;
+    }
+}
+
+// Stacks that cuSOLVER's batched potrf factors in one call (moderate orders, few matrices) and
+// those that go one matrix at a time, with a NaN member: the same factors and info as the
+// batched kernels' from every layout.
+TYPED_TEST(DeviceOutOfPlace, StacksMatchTheBatchedKernels) {
+  using T = TypeParam;
+  for (const auto& [n, batch] : {std::pair{300, 3}, std::pair{129, 2}, std::pair{700, 9}, std::pair{1100, 2}})
+    for (Uplo uplo : kUplos) {
+      HostBatch<T> hb = strided_batch<T>(uplo, n, n, static_cast<long long>(n) * n, batch, this->rng);
+      run_out_of_place(hb, uplo, n, batch, -1, this->stream, describe("stack", uplo, n, batch), true);
+      HostBatch<T> with_nan = strided_batch<T>(uplo, n, n, static_cast<long long>(n) * n, batch, this->rng);
+      const std::vector<int> expected = expected_infos(with_nan);
+      const int clean = static_cast<int>(std::find(expected.begin(), expected.end(), 0) - expected.begin());
+      if (clean < batch)  // a member that would factor gets the NaN
+        run_out_of_place(with_nan, uplo, n, batch, clean, this->stream, describe("stack, NaN", uplo, n, batch), true);
       if (this->HasFailure()) return;
     }
 }

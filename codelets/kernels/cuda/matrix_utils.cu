@@ -26,7 +26,10 @@ __host__ __device__ constexpr bool in_triangle(Triangle t, int i, int j) {
 // One 32 x 32 block of dst per thread block (block row blockIdx.x, block column blockIdx.y), through
 // shared memory so that both the reads of src and the writes of dst are along columns.
 template <class T>
-__global__ void transpose_triangle_kernel(Triangle to, int n, const T* src, int lds, T* dst, int ldd) {
+__global__ void transpose_triangle_kernel(Triangle to, int n, const T* src, int lds, long long src_stride, T* dst,
+                                          int ldd, long long dst_stride) {
+  src += blockIdx.z * src_stride;  // matrix blockIdx.z of a stack
+  dst += blockIdx.z * dst_stride;
   const int row0 = static_cast<int>(blockIdx.x) * kTransposeBlock;
   const int col0 = static_cast<int>(blockIdx.y) * kTransposeBlock;
   // Blocks wholly outside the triangle have nothing to do.
@@ -53,7 +56,9 @@ __global__ void transpose_triangle_kernel(Triangle to, int n, const T* src, int 
 // columns.
 template <class T>
 __global__ void load_lower_kernel(int n, const T* __restrict__ src, long long row_stride, long long col_stride,
-                                  T* __restrict__ dst, int ldd) {
+                                  long long src_stride, T* __restrict__ dst, int ldd, long long dst_stride) {
+  src += blockIdx.z * src_stride;  // matrix blockIdx.z of a stack
+  dst += blockIdx.z * dst_stride;
   const int row0 = static_cast<int>(blockIdx.x) * kTransposeBlock;
   const int col0 = static_cast<int>(blockIdx.y) * kTransposeBlock;
   const int tx = static_cast<int>(threadIdx.x);
@@ -139,8 +144,11 @@ __global__ void copy_blocks_kernel(const BlockCopyBatch<T> batch) {
 
 constexpr int kInfoThreads = 1024;
 
+// One thread block per matrix of a stack (matrix blockIdx.x at A + blockIdx.x * stride).
 template <class T>
-__global__ void check_potrf_info_kernel(int n, const T* A, int ld, int* info) {
+__global__ void check_potrf_info_kernel(int n, const T* A, int ld, long long stride, int* info) {
+  A += blockIdx.x * stride;
+  info += blockIdx.x;
   __shared__ int first;  // 0-based column of the first failing diagonal entry, n if none
   const int reported = *info;
   if (reported < 0) return;
@@ -158,11 +166,22 @@ __global__ void check_potrf_info_kernel(int n, const T* A, int ld, int* info) {
 
 }  // namespace
 
+// A grid's y and z extents are at most 65535 blocks: a stack goes in launches of that many.
+constexpr int kMaxStackPerLaunch = 65535;
+
 template <class T>
 void check_potrf_info(int n, const T* A, int ld, int* info, cudaStream_t stream) {
+  check_potrf_info_batched(n, A, ld, 0, 1, info, stream);
+}
+
+template <class T>
+void check_potrf_info_batched(int n, const T* A, int ld, long long stride, int batch, int* info, cudaStream_t stream) {
   if (n <= 0) return;
-  check_potrf_info_kernel<<<1, kInfoThreads, 0, stream>>>(n, A, ld, info);
-  TESSERA_CUDA_CHECK_LAUNCH();
+  for (int first = 0; first < batch; first += kMaxStackPerLaunch) {
+    const unsigned count = static_cast<unsigned>(std::min(kMaxStackPerLaunch, batch - first));
+    check_potrf_info_kernel<<<count, kInfoThreads, 0, stream>>>(n, A + first * stride, ld, stride, info + first);
+    TESSERA_CUDA_CHECK_LAUNCH();
+  }
 }
 
 template <class T>
@@ -175,23 +194,40 @@ void copy_lower(int m, int n, const T* src, int lds, T* dst, int ldd, cudaStream
 
 template <class T>
 void transpose_triangle(Triangle to, int n, const T* src, int lds, T* dst, int ldd, cudaStream_t stream) {
+  transpose_triangle_batched(to, n, src, lds, 0, dst, ldd, 0, 1, stream);
+}
+
+template <class T>
+void transpose_triangle_batched(Triangle to, int n, const T* src, int lds, long long src_stride, T* dst, int ldd,
+                                long long dst_stride, int batch, cudaStream_t stream) {
   if (n <= 0) return;
   const unsigned blocks = static_cast<unsigned>((n + kTransposeBlock - 1) / kTransposeBlock);
   // A grid's y extent is at most 65535 blocks: orders up to 2 million, beyond any GPU's memory.
-  const dim3 grid(blocks, blocks);
-  transpose_triangle_kernel<<<grid, dim3(kTransposeBlock, kTransposeRows), 0, stream>>>(to, n, src, lds, dst, ldd);
-  TESSERA_CUDA_CHECK_LAUNCH();
+  for (int first = 0; first < batch; first += kMaxStackPerLaunch) {
+    const dim3 grid(blocks, blocks, static_cast<unsigned>(std::min(kMaxStackPerLaunch, batch - first)));
+    transpose_triangle_kernel<<<grid, dim3(kTransposeBlock, kTransposeRows), 0, stream>>>(
+        to, n, src + first * src_stride, lds, src_stride, dst + first * dst_stride, ldd, dst_stride);
+    TESSERA_CUDA_CHECK_LAUNCH();
+  }
 }
 
 template <class T>
 void load_lower(int n, const T* src, long long row_stride, long long col_stride, T* dst, int ldd,
                 cudaStream_t stream) {
+  load_lower_batched(n, src, row_stride, col_stride, 0, dst, ldd, 0, 1, stream);
+}
+
+template <class T>
+void load_lower_batched(int n, const T* src, long long row_stride, long long col_stride, long long src_stride, T* dst,
+                        int ldd, long long dst_stride, int batch, cudaStream_t stream) {
   if (n <= 0) return;
   const unsigned blocks = static_cast<unsigned>((n + kTransposeBlock - 1) / kTransposeBlock);
-  const dim3 grid(blocks, blocks);
-  load_lower_kernel<<<grid, dim3(kTransposeBlock, kTransposeRows), 0, stream>>>(n, src, row_stride, col_stride, dst,
-                                                                                 ldd);
-  TESSERA_CUDA_CHECK_LAUNCH();
+  for (int first = 0; first < batch; first += kMaxStackPerLaunch) {
+    const dim3 grid(blocks, blocks, static_cast<unsigned>(std::min(kMaxStackPerLaunch, batch - first)));
+    load_lower_kernel<<<grid, dim3(kTransposeBlock, kTransposeRows), 0, stream>>>(
+        n, src + first * src_stride, row_stride, col_stride, src_stride, dst + first * dst_stride, ldd, dst_stride);
+    TESSERA_CUDA_CHECK_LAUNCH();
+  }
 }
 
 template <class T>
@@ -214,7 +250,12 @@ void copy_blocks(const BlockCopy<T>* copies, int count, cudaStream_t stream) {
   template void copy_lower<T>(int, int, const T*, int, T*, int, cudaStream_t);              \
   template void copy_blocks<T>(const BlockCopy<T>*, int, cudaStream_t);                     \
   template void load_lower<T>(int, const T*, long long, long long, T*, int, cudaStream_t);  \
-  template void transpose_triangle<T>(Triangle, int, const T*, int, T*, int, cudaStream_t);
+  template void transpose_triangle<T>(Triangle, int, const T*, int, T*, int, cudaStream_t); \
+  template void check_potrf_info_batched<T>(int, const T*, int, long long, int, int*, cudaStream_t);               \
+  template void load_lower_batched<T>(int, const T*, long long, long long, long long, T*, int, long long, int,     \
+                                      cudaStream_t);                                                               \
+  template void transpose_triangle_batched<T>(Triangle, int, const T*, int, long long, T*, int, long long, int,    \
+                                              cudaStream_t);
 TESSERA_FOR_EACH_REAL_SCALAR(TESSERA_INSTANTIATE)
 #undef TESSERA_INSTANTIATE
 

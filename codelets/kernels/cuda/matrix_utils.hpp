@@ -39,6 +39,10 @@ enum class Triangle { lower, upper };
 // reads).
 template <class T>
 void transpose_triangle(Triangle to, int n, const T* src, int lds, T* dst, int ldd, cudaStream_t stream);
+// The same for each matrix of a stack: src + k * src_stride to dst + k * dst_stride, k < batch.
+template <class T>
+void transpose_triangle_batched(Triangle to, int n, const T* src, int lds, long long src_stride, T* dst, int ldd,
+                                long long dst_stride, int batch, cudaStream_t stream);
 
 // dst (n x n, column-major, leading dimension ldd) := the lower triangle of the n x n matrix whose
 // element (i, j) lies at src + i * row_stride + j * col_stride, with zeros above the diagonal; every
@@ -49,6 +53,10 @@ void transpose_triangle(Triangle to, int n, const T* src, int lds, T* dst, int l
 template <class T>
 void load_lower(int n, const T* src, long long row_stride, long long col_stride, T* dst, int ldd,
                 cudaStream_t stream);
+// The same for each matrix of a stack: src + k * src_stride to dst + k * dst_stride, k < batch.
+template <class T>
+void load_lower_batched(int n, const T* src, long long row_stride, long long col_stride, long long src_stride, T* dst,
+                        int ldd, long long dst_stride, int batch, cudaStream_t stream);
 
 // LAPACK's info of a potrf of the n x n matrix whose factor A now holds, from the `info` the
 // factorization wrote (in place, in device memory): a negative info is kept; otherwise the first
@@ -58,5 +66,8 @@ void load_lower(int n, const T* src, long long row_stride, long long col_stride,
 // the check off the host: one 4-byte read-back instead of n strided elements.
 template <class T>
 void check_potrf_info(int n, const T* A, int ld, int* info, cudaStream_t stream);
+// The same for each matrix of a stack: A + k * stride with info[k], k < batch.
+template <class T>
+void check_potrf_info_batched(int n, const T* A, int ld, long long stride, int batch, int* info, cudaStream_t stream);
 
 }  // namespace tessera::kernels::cuda

@@ -34,6 +34,15 @@ inline void potrf(cusolverDnHandle_t h, char uplo, int n, float* A, int lda, flo
   TESSERA_CUSOLVER_CHECK(cusolverDnSpotrf(h, fill(uplo), n, A, lda, work, lwork, d_info));
 }
 
+// cuSOLVER's batched potrf: the matrices at the device pointers of `A` (device memory, batch of
+// them), each n x n with leading dimension lda, its info into info[k] (device memory).
+inline void potrf_batched(cusolverDnHandle_t h, char uplo, int n, double** A, int lda, int* info, int batch) {
+  TESSERA_CUSOLVER_CHECK(cusolverDnDpotrfBatched(h, fill(uplo), n, A, lda, info, batch));
+}
+inline void potrf_batched(cusolverDnHandle_t h, char uplo, int n, float** A, int lda, int* info, int batch) {
+  TESSERA_CUSOLVER_CHECK(cusolverDnSpotrfBatched(h, fill(uplo), n, A, lda, info, batch));
+}
+
 inline void trsm(cublasHandle_t h, bool left, char uplo, Trans trans, int m, int n, double alpha, const double* L, int ldl,
                  double* B, int ldb) {
   TESSERA_CUBLAS_CHECK(cublasDtrsm(h, left ? CUBLAS_SIDE_LEFT : CUBLAS_SIDE_RIGHT, fill(uplo), op(trans),

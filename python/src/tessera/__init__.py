@@ -384,10 +384,11 @@ def _factor_host(a, lower, mode, policy, progress=None):
 
 
 def _factor_device(ad, a, lower, mode, policy):
-    """A GPU stack the batched kernels do not take (_takes_batched_kernels): each matrix
-    factored out of place by the dense device API (tessera::device::potrf_ex: one kernel loads its
+    """A GPU stack the batched kernels do not take (_takes_batched_kernels): factored out of place
+    by the dense device API (tessera::device::potrf_ex for one matrix: one kernel loads its
     triangle where it lies into the factor's array with zeros in the other, then cuSOLVER's potrf on
-    the array's stream up to order 16384 on one GPU, the tile DAG above). Tessera factors a lower
+    the array's stream up to order 16384 on one GPU, the tile DAG above; device::potrf_stack_ex for
+    a stack: one call of cuSOLVER's batched potrf for moderate orders, as the library's plan says). Tessera factors a lower
     triangle into column-major storage: in a C-ordered (n, n) slot the lower factor L of what it
     read reads as L^T. For a lower factor that is L returned transposed (Fortran-ordered, as torch
     returns it); for an upper one the strides are swapped, so that the upper triangle is read as a
@@ -411,13 +412,14 @@ def _factor_device(ad, a, lower, mode, policy):
 
 def _factor_dense_device(ad, source, strides, f, info, n, batch, dtype, mode, policy, stream):
     row, col, step = strides
-    size = np.dtype(dtype).itemsize
     a, l, i = ad.pointer(source), ad.pointer(f), ad.pointer(info)
     with runtime_call(policy, mode) as call:
-        factor = getattr(call, "potrf_device_into" + _suffix(dtype))
-        for k in range(batch):
-            # Info written on the stream: no synchronisation where the call is one vendor call.
-            factor(a + k * step * size, row, col, l + k * n * n * size, n, call.mode, i + 4 * k, stream)
+        if batch > 1:
+            # One vendor batched call where the library's plan says so, else one matrix after another.
+            getattr(call, "potrf_stack_device_into" + _suffix(dtype))(a, row, col, step, l, n, batch, call.mode, i, stream)
+            return
+        # Info written on the stream: no synchronisation where the call is one vendor call.
+        getattr(call, "potrf_device_into" + _suffix(dtype))(a, row, col, l, n, call.mode, i, stream)
 
 
 def _factor_and_triangle(c, lower):
