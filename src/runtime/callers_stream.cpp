@@ -246,13 +246,9 @@ void potrf_stack_on_callers_stream_async(const Runtime& runtime, int device, Upl
   const bool upper = uplo == Uplo::upper;
   cuda::load_lower_batched(n, A, upper ? col_stride : row_stride, upper ? row_stride : col_stride, strideA, L, ldl,
                            strideL, batch, stream);
-  // cuSOLVER takes the matrices as a device array of pointers. The host copy is pageable: the
-  // copy has read it when cudaMemcpyAsync returns.
-  std::vector<T*> pointers(static_cast<std::size_t>(batch));
-  for (int k = 0; k < batch; ++k) pointers[k] = L + k * strideL;
-  const cuda::StreamBuffer<T*> device_pointers(pointers.size(), stream);
-  TESSERA_CUDA_CHECK(cudaMemcpyAsync(device_pointers.data(), pointers.data(), sizeof(T*) * pointers.size(),
-                                     cudaMemcpyHostToDevice, stream));
+  // cuSOLVER takes the matrices as a device array of pointers, made on the stream.
+  const cuda::StreamBuffer<T*> device_pointers(static_cast<std::size_t>(batch), stream);
+  cuda::strided_pointers(L, strideL, batch, device_pointers.data(), stream);
   cuda::vendor::potrf_batched(handles->solver, 'L', n, device_pointers.data(), ldl, info, batch);
   cuda::check_potrf_info_batched(n, L, ldl, strideL, batch, info, stream);
   if (upper) {

@@ -144,6 +144,12 @@ __global__ void copy_blocks_kernel(const BlockCopyBatch<T> batch) {
 
 constexpr int kInfoThreads = 1024;
 
+template <class T>
+__global__ void strided_pointers_kernel(T* base, long long stride, int batch, T** pointers) {
+  const int k = static_cast<int>(blockIdx.x * blockDim.x + threadIdx.x);
+  if (k < batch) pointers[k] = base + k * stride;
+}
+
 // One thread block per matrix of a stack (matrix blockIdx.x at A + blockIdx.x * stride).
 template <class T>
 __global__ void check_potrf_info_kernel(int n, const T* A, int ld, long long stride, int* info) {
@@ -182,6 +188,14 @@ void check_potrf_info_batched(int n, const T* A, int ld, long long stride, int b
     check_potrf_info_kernel<<<count, kInfoThreads, 0, stream>>>(n, A + first * stride, ld, stride, info + first);
     TESSERA_CUDA_CHECK_LAUNCH();
   }
+}
+
+template <class T>
+void strided_pointers(T* base, long long stride, int batch, T** pointers, cudaStream_t stream) {
+  if (batch <= 0) return;
+  constexpr int threads = 256;
+  strided_pointers_kernel<<<(batch + threads - 1) / threads, threads, 0, stream>>>(base, stride, batch, pointers);
+  TESSERA_CUDA_CHECK_LAUNCH();
 }
 
 template <class T>
@@ -252,6 +266,7 @@ void copy_blocks(const BlockCopy<T>* copies, int count, cudaStream_t stream) {
   template void load_lower<T>(int, const T*, long long, long long, T*, int, cudaStream_t);  \
   template void transpose_triangle<T>(Triangle, int, const T*, int, T*, int, cudaStream_t); \
   template void check_potrf_info_batched<T>(int, const T*, int, long long, int, int*, cudaStream_t);               \
+  template void strided_pointers<T>(T*, long long, int, T**, cudaStream_t);                                        \
   template void load_lower_batched<T>(int, const T*, long long, long long, long long, T*, int, long long, int,     \
                                       cudaStream_t);                                                               \
   template void transpose_triangle_batched<T>(Triangle, int, const T*, int, long long, T*, int, long long, int,    \

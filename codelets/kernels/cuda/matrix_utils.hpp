@@ -67,6 +67,12 @@ void load_lower_batched(int n, const T* src, long long row_stride, long long col
 template <class T>
 void check_potrf_info(int n, const T* A, int ld, int* info, cudaStream_t stream);
 // The same for each matrix of a stack: A + k * stride with info[k], k < batch.
+// pointers[k] := base + k * stride for k < batch (pointers in device memory), on `stream`: the
+// array of pointers that vendor batched calls take, made without a copy from the host (a copy
+// from pageable memory would synchronise the stream).
+template <class T>
+void strided_pointers(T* base, long long stride, int batch, T** pointers, cudaStream_t stream);
+
 template <class T>
 void check_potrf_info_batched(int n, const T* A, int ld, long long stride, int batch, int* info, cudaStream_t stream);
 
