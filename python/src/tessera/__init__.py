@@ -15,6 +15,8 @@ import numpy as np
 
 from . import _blas_kernel
 
+from . import _cuda_libraries
+_cuda_libraries.preload()  # the CUDA libraries the native module links, from NVIDIA's pip packages
 with _blas_kernel.loading_with_this_cpus_kernel() as _kernel_asked_for:
     from . import _core
 from . import _jax, _progress, scipy

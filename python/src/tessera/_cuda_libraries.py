@@ -1,0 +1,65 @@
+"""The CUDA libraries the native module needs, loaded before it.
+
+libtessera and StarPU link cuBLAS, cuSOLVER, cuSPARSE, nvJitLink and the CUDA runtime (DT_NEEDED:
+the module cannot load without them, even on a machine without a GPU). The binary wheel does not
+bundle them; it requires NVIDIA's pip packages, which put them in site-packages' nvidia/cu13/lib,
+a folder the dynamic loader does not search. Loading them here first, by full path, satisfies the
+native module's dependencies by soname. Where those packages are not installed (a source build,
+or a wheel installed with --no-deps), the system's are loaded: LD_LIBRARY_PATH and the loader
+cache, then CUDA_HOME, CUDA_PATH and /usr/local/cuda. A library found nowhere is left to the
+loader, whose error names it when the native module is imported. libcuda.so.1 is the driver's:
+the CUDA runtime opens it itself when a GPU is used.
+"""
+import ctypes
+import importlib.util
+import os
+
+# In load order: each one's own CUDA dependencies come before it.
+SONAMES = ("libnvJitLink.so.13", "libcudart.so.13", "libcublasLt.so.13", "libcublas.so.13",
+           "libcusparse.so.12", "libcusolver.so.12")
+
+loaded = {}  # soname -> the path (or soname, for the loader's search) it was loaded from
+
+
+def _pip_folders():
+    """nvidia/cu13/lib in each folder of the `nvidia` namespace package: where all of CUDA 13's pip
+    packages put their libraries. The CUDA 12 packages' nvidia/<package>/lib is not searched: its
+    libcusparse.so.12 is CUDA 12's, with the soname of CUDA 13's."""
+    try:
+        spec = importlib.util.find_spec("nvidia")
+    except (ImportError, ValueError):
+        return []
+    roots = (spec.submodule_search_locations or []) if spec else []
+    return [f for f in (os.path.join(root, "cu13", "lib") for root in roots) if os.path.isdir(f)]
+
+
+def _system_folders():
+    folders = [os.path.join(os.environ[v], sub) for v in ("CUDA_HOME", "CUDA_PATH") if os.environ.get(v)
+               for sub in ("lib64", "lib")]
+    folders += ["/usr/local/cuda/lib64", "/usr/local/cuda/lib"]
+    return [f for f in folders if os.path.isdir(f)]
+
+
+def _load(path):
+    try:
+        ctypes.CDLL(path, mode=ctypes.RTLD_GLOBAL)
+        return True
+    except OSError:
+        return False
+
+
+def preload():
+    """Loads each CUDA library of SONAMES not loaded yet: from the pip packages' folders, else by
+    soname (LD_LIBRARY_PATH, the loader cache), else from the toolkit's folders."""
+    pip, system = _pip_folders(), None
+    for soname in SONAMES:
+        if soname in loaded:
+            continue
+        candidates = [os.path.join(f, soname) for f in pip]
+        if not any(os.path.isfile(c) for c in candidates):
+            system = _system_folders() if system is None else system
+            candidates = [soname] + [os.path.join(f, soname) for f in system]
+        for candidate in candidates:
+            if (candidate == soname or os.path.isfile(candidate)) and _load(candidate):
+                loaded[soname] = candidate
+                break

