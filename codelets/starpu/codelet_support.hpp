@@ -261,6 +261,12 @@ kernels::cuda::FasterKernel faster_tile_kernel(const TaskHeader& header, unsigne
 // kernel only for the arguments it supports (custom_supports). With GpuKernels::any, a tile task
 // (`tile_task`) runs only the implementation the tuning table measured faster where it timed both:
 // the perf models would otherwise try the slower one on every fresh machine, to calibrate it.
+// custom_supports for a codelet with no kernel of Tessera's own.
+template <class Args>
+bool no_custom_kernel(const Args&) {
+  return false;
+}
+
 template <class Args, bool (*custom_supports)(const Args&), bool tile_task = true>
 int can_execute_with_kernel_choice(unsigned worker, starpu_task* task, unsigned implementation) {
   const Args& args = task_args<Args>(task->cl_arg);

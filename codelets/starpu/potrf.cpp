@@ -88,7 +88,7 @@ void insert_potrf(const TaskContext& ctx, const TileRef& A, const TaskHints& hin
   PotrfArgs args{};
   args.header.kind = TaskKind::potrf;
   args.first_col = A.col0;
-  args.uplo = potrf_form(A);
+  args.uplo = diagonal_form(A);
   submit(ctx, potrf_codelet<T>(), args, {{A.handle, STARPU_RW}}, hints, A, A.j);
 }
 

@@ -1,5 +1,5 @@
 // syrk: C := alpha A A^T + beta C on the lower triangle of a diagonal tile (the trailing update),
-// or its transposed form on tiles stored transposed. CPU: OpenBLAS. CUDA: cuBLAS, and Tessera's
+// alpha A^T A + beta C (the inverse's triangle product), or their transposed forms on tiles stored transposed. CPU: OpenBLAS. CUDA: cuBLAS, and Tessera's
 // kernel for C -= A A^T on the lower triangle.
 #include "codelet_support.hpp"
 #include "kernels/cpu/blas.hpp"
@@ -75,9 +75,15 @@ starpu_codelet* syrk_codelet() {
 
 template <class T>
 void insert_syrk(const TaskContext& ctx, T alpha, const TileRef& A, T beta, const TileRef& C, const TaskHints& hints) {
+  insert_syrk<T>(ctx, Trans::no, alpha, A, beta, C, hints);
+}
+
+template <class T>
+void insert_syrk(const TaskContext& ctx, Trans trans, T alpha, const TileRef& A, T beta, const TileRef& C,
+                 const TaskHints& hints) {
   SyrkArgs<T> args{};
   args.header.kind = TaskKind::syrk;
-  const SyrkForm form = syrk_form(A, C);
+  const SyrkForm form = syrk_form(A, C, trans);
   args.uplo = form.uplo;
   args.trans = form.trans;
   args.alpha = alpha;
@@ -86,7 +92,8 @@ void insert_syrk(const TaskContext& ctx, T alpha, const TileRef& A, T beta, cons
 }
 
 #define TESSERA_INSTANTIATE(T)                                                                              \
-  template void insert_syrk<T>(const TaskContext&, T, const TileRef&, T, const TileRef&, const TaskHints&);
+  template void insert_syrk<T>(const TaskContext&, T, const TileRef&, T, const TileRef&, const TaskHints&);     \
+  template void insert_syrk<T>(const TaskContext&, Trans, T, const TileRef&, T, const TileRef&, const TaskHints&);
 TESSERA_FOR_EACH_REAL_SCALAR(TESSERA_INSTANTIATE)
 #undef TESSERA_INSTANTIATE
 

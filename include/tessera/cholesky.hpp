@@ -103,6 +103,15 @@ template <class T>
 TESSERA_EXPORT Request posv_async(Runtime& runtime, const MatrixView<T>& A, const MatrixView<T>& B,
                                   const FactorOptions& options = {});
 
+// A^{-1} from its Cholesky factor (LAPACK's xPOTRI): `factor` holds the factor potrf_async left in
+// the triangle options.uplo, which is overwritten with that triangle of A^{-1}; the other triangle
+// is not touched. Info k > 0: the factor's diagonal entry k is exactly zero, and nothing has
+// changed (xTRTRI's check, made before any task). A NaN or infinity in the factor propagates.
+// As a tile task graph: the triangular inverse, then the product of its transpose with it.
+// For a factor in host memory (MatrixIn::host); other homes throw InvalidArgument.
+template <class T>
+TESSERA_EXPORT Request potri_async(Runtime& runtime, const MatrixView<T>& factor, const FactorOptions& options = {});
+
 template <class T>
 int potrf(Runtime& runtime, const MatrixView<T>& A, const FactorOptions& options = {}) {
   return potrf_async(runtime, A, options).wait(options.progress, options.progress_interval);
@@ -114,6 +123,10 @@ int potrs(Runtime& runtime, const MatrixView<T>& factor, const MatrixView<T>& B,
 template <class T>
 int posv(Runtime& runtime, const MatrixView<T>& A, const MatrixView<T>& B, const FactorOptions& options = {}) {
   return posv_async(runtime, A, B, options).wait(options.progress, options.progress_interval);
+}
+template <class T>
+int potri(Runtime& runtime, const MatrixView<T>& factor, const FactorOptions& options = {}) {
+  return potri_async(runtime, factor, options).wait(options.progress, options.progress_interval);
 }
 
 // ---- small work on host memory, with no runtime ----------------------------------------------------
@@ -138,6 +151,9 @@ TESSERA_EXPORT int potrs_on_calling_thread(const MatrixView<T>& factor, const Ma
 template <class T>
 TESSERA_EXPORT int posv_on_calling_thread(const MatrixView<T>& A, const MatrixView<T>& B,
                                           const FactorOptions& options = {});
+// potri_async's request on the calling thread (runs_on_calling_thread(factor, 0, options)).
+template <class T>
+TESSERA_EXPORT int potri_on_calling_thread(const MatrixView<T>& factor, const FactorOptions& options = {});
 
 // ---- tile matrices: loading and storing ---------------------------------------------------------
 
@@ -187,6 +203,11 @@ Request posv_async(Runtime& runtime, int n, int nrhs, T* A, int lda, T* B, int l
 }
 
 template <class T>
+Request potri_async(Runtime& runtime, int n, T* A, int lda, const FactorOptions& options = {}) {
+  return potri_async(runtime, MatrixView<T>::host(n, n, A, lda), options);
+}
+
+template <class T>
 int potrf(Runtime& runtime, int n, T* A, int lda, const FactorOptions& options = {}) {
   return potrf_async(runtime, n, A, lda, options).wait(options.progress, options.progress_interval);
 }
@@ -197,6 +218,10 @@ int potrs(Runtime& runtime, int n, int nrhs, const T* A, int lda, T* B, int ldb,
 template <class T>
 int posv(Runtime& runtime, int n, int nrhs, T* A, int lda, T* B, int ldb, const FactorOptions& options = {}) {
   return posv_async(runtime, n, nrhs, A, lda, B, ldb, options).wait(options.progress, options.progress_interval);
+}
+template <class T>
+int potri(Runtime& runtime, int n, T* A, int lda, const FactorOptions& options = {}) {
+  return potri_async(runtime, n, A, lda, options).wait(options.progress, options.progress_interval);
 }
 
 // ---- checks -------------------------------------------------------------------------------------

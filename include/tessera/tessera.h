@@ -31,6 +31,11 @@ TESSERA_EXPORT int tessera_dpotrs(char uplo, int n, int nrhs, const double *A, i
 TESSERA_EXPORT int tessera_spotrs(char uplo, int n, int nrhs, const float *A, int lda, float *B, int ldb);
 TESSERA_EXPORT int tessera_dposv(char uplo, int n, int nrhs, double *A, int lda, double *B, int ldb);
 TESSERA_EXPORT int tessera_sposv(char uplo, int n, int nrhs, float *A, int lda, float *B, int ldb);
+/* A^{-1} from its Cholesky factor (LAPACK's xPOTRI): the triangle uplo of A holds the factor and
+ * receives that triangle of the inverse. Returns 0, -i for a bad i-th argument, or k > 0 when the
+ * factor's diagonal entry k is zero (A unchanged). */
+TESSERA_EXPORT int tessera_dpotri(char uplo, int n, double *A, int lda);
+TESSERA_EXPORT int tessera_spotri(char uplo, int n, float *A, int lda);
 
 /* Batched mode: batch matrices of order n, matrix k at A + k * strideA, B_k at B + k * strideB
  * (strideA >= lda * n and strideB >= ldb * nrhs when batch > 1 and the matrices are not empty;

@@ -231,6 +231,24 @@ class RuntimeCall {
     zero_other_triangle(data, s.n, s.batch, parse_stored_uplo(uplo));
   }
 
+  // Each factor of the stack replaced in place by the triangle `uplo` of its matrix's inverse
+  // (LAPACK's xPOTRI), info[k] its info (a zero on the factor's diagonal). One request per matrix,
+  // all submitted before the first wait; Ctrl-C cancels the one waited for.
+  template <class T>
+  void potri(HostStack a, const std::string& uplo, const std::string& mode, HostInfo info) {
+    const StackShape s = square_stack(a);
+    if (info.shape(0) != static_cast<size_t>(s.batch)) throw tessera::InvalidArgument("info has the wrong length");
+    T* data = static_cast<T*>(a.data());
+    tessera::Runtime& rt = runtime();
+    std::vector<tessera::Request> requests;
+    for (int k = 0; k < s.batch; ++k)
+      requests.push_back(submit([&] {
+        return tessera::potri_async(rt, s.n, data + static_cast<long long>(k) * s.n * s.n, std::max(1, s.n),
+                                    factor_options(uplo, mode));
+      }));
+    for (int k = 0; k < s.batch; ++k) info.data()[k] = wait_interruptibly(requests[static_cast<size_t>(k)], progress_);
+  }
+
   // b holds each right-hand side block column-major (batch, nrhs, n); c the factors. Ctrl-C
   // cancels it.
   template <class T>
@@ -462,6 +480,27 @@ bool potrs_on_calling_thread(ReadOnlyHostStack c, HostStack b, const std::string
   return true;
 }
 
+// RuntimeCall::potri on the calling thread where the plan runs each matrix's inverse there;
+// returns False, having done nothing, where it runs tasks.
+template <class T>
+bool potri_on_calling_thread(HostStack a, const std::string& uplo, const std::string& mode, HostInfo info) {
+  const StackShape s = square_stack(a);
+  if (info.shape(0) != static_cast<size_t>(s.batch)) throw tessera::InvalidArgument("info has the wrong length");
+  const tessera::FactorOptions options = options_of(parse_stored_uplo(uplo), mode);
+  const int ld = std::max(1, s.n);
+  const long long matrix = static_cast<long long>(s.n) * s.n;
+  if (!tessera::runs_on_calling_thread(tessera::MatrixView<T>::host_batch(s.n, s.n, nullptr, ld, matrix, s.batch), 0,
+                                       options))
+    return false;
+  const CallingThreadGate::Pass pass(*calling_thread_gate);
+  nb::gil_scoped_release unlocked;
+  T* data = static_cast<T*>(a.data());
+  for (int k = 0; k < s.batch; ++k)
+    info.data()[k] = tessera::potri_on_calling_thread(tessera::MatrixView<T>::host(s.n, s.n, data + k * matrix, ld),
+                                                      options);
+  return true;
+}
+
 // ---- device stacks: the batched kernels on the caller's stream, never synchronising -----------
 
 // One kernel launch: matrix k read at a + k * stride (element (i, j) at i * row_stride + j * col_stride,
@@ -566,6 +605,7 @@ NB_MODULE(_core, m) {
     using T = decltype(zero);
     call.def(("potrf" + s).c_str(), &RuntimeCall::potrf<T>);
     call.def(("potrs" + s).c_str(), &RuntimeCall::potrs<T>);
+    call.def(("potri" + s).c_str(), &RuntimeCall::potri<T>);
     call.def(("potrf_device_into" + s).c_str(), &RuntimeCall::potrf_device_into<T>);
     call.def(("potrf_stack_device_into" + s).c_str(), &RuntimeCall::potrf_stack_device_into<T>);
     call.def(("potrs_device" + s).c_str(), &RuntimeCall::potrs_device<T>);
@@ -573,6 +613,7 @@ NB_MODULE(_core, m) {
     m.def(("cholesky_on_calling_thread" + s).c_str(), &cholesky_on_calling_thread<T>, nb::arg("a").noconvert(),
           nb::arg("lower"), nb::arg("mode"));
     m.def(("potrs_on_calling_thread" + s).c_str(), &potrs_on_calling_thread<T>);
+    m.def(("potri_on_calling_thread" + s).c_str(), &potri_on_calling_thread<T>);
     m.def(("potrs_batched_device" + s).c_str(), &potrs_batched_device<T>);
   });
 }

@@ -645,6 +645,19 @@ def test_cholesky_inverse_and_inv_match_numpy(small_tiles, shape, lower, dtype):
         assert np.allclose(tessera.cholesky_inverse(scipy.linalg.cho_factor(a, lower=lower)), expected, atol=atol)
 
 
+@pytest.mark.parametrize("lower", [True, False])
+def test_cholesky_inverse_of_a_large_factor_and_of_a_singular_one(lower):
+    a = spd(500, (), dtype=np.float64)  # beyond the calling thread's work: the tile task graph
+    c = tessera.cholesky(a, lower=lower)
+    inverse = tessera.cholesky_inverse(c, lower=lower)
+    identity = a @ inverse
+    assert np.abs(identity - np.eye(500)).max() < 1e-10
+    assert np.array_equal(inverse, inverse.T)
+    c[7, 7] = 0  # a singular factor: LAPACK's potri reports the zero
+    with pytest.raises(np.linalg.LinAlgError, match="diagonal entry 8 is zero"):
+        tessera.cholesky_inverse(c, lower=lower)
+
+
 def test_torch_autograd_of_logdet_and_inverse():
     torch = pytest.importorskip("torch")
     gen = torch.Generator().manual_seed(4)

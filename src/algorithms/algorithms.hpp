@@ -62,6 +62,15 @@ TaskHints in_panel(TaskHints hints, int panel, int nt);
 template <class T>
 void insert_cholesky_solve(const TaskContext& ctx, const TileGrid& L, const TileGrid& B, const SchedulingHints& hints);
 
+// The inverse from a Cholesky factor (LAPACK's xPOTRI) on the lower tiles of L: L := L^{-1}
+// (xTRTRI), then the lower triangle of L^{-T} L^{-1} (xLAUUM), which is A^{-1} for A = L L^T.
+template <class T>
+void insert_triangular_inverse(const TaskContext& ctx, const TileGrid& A, const SchedulingHints& hints);
+template <class T>
+void insert_triangle_product(const TaskContext& ctx, const TileGrid& A, const SchedulingHints& hints);
+template <class T>
+void insert_cholesky_inverse(const TaskContext& ctx, const TileGrid& A, const SchedulingHints& hints);
+
 // What a NaN or infinity in a symmetric matrix being loaded means: a leading minor that fails in
 // a matrix about to be factored (LAPACK's xPOTRF reports it), or just a value of a factor that a
 // solve propagates into the solution (LAPACK's xPOTRS has no positive INFO).
@@ -93,5 +102,11 @@ void insert_lapack_potrs(const TaskContext& ctx, const TileGrid& A, const TileGr
 template <class T>
 void insert_lapack_posv(const TaskContext& ctx, const TileGrid& A, const TileGrid& B, Uplo uplo, T* a, int lda, T* b,
                         int ldb, const SchedulingHints& hints, const CholeskyPlan& plan = {});
+
+// LAPACK's xPOTRI on the caller's column-major factor (triangle uplo of a, lda): A^{-1} in that
+// triangle, through the tiles A.
+template <class T>
+void insert_lapack_potri(const TaskContext& ctx, const TileGrid& A, Uplo uplo, T* a, int lda,
+                         const SchedulingHints& hints);
 
 }  // namespace tessera::detail

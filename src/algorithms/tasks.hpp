@@ -89,6 +89,26 @@ template <class T>
 void insert_syrk(const TaskContext& ctx, T alpha, const TileRef& A, T beta, const TileRef& C,
                  const TaskHints& hints);
 
+// C := alpha op(A) op(A)^T + beta C on the lower triangle of C (trans no: A A^T, the trailing
+// update; conjugate_transpose: A^T A, the triangle product of an inverse).
+template <class T>
+void insert_syrk(const TaskContext& ctx, Trans trans, T alpha, const TileRef& A, T beta, const TileRef& C,
+                 const TaskHints& hints);
+
+// A := L^{-1} on the lower triangle of the diagonal tile A (L non-unit lower triangular, with no
+// zero on its diagonal: the operations check that before inserting it).
+template <class T>
+void insert_trtri(const TaskContext& ctx, const TileRef& A, const TaskHints& hints);
+
+// A := L^T L on the lower triangle of the diagonal tile A (LAPACK's xLAUUM).
+template <class T>
+void insert_lauum(const TaskContext& ctx, const TileRef& A, const TaskHints& hints);
+
+// B := alpha op(L) B (side left) or alpha B op(L) (side right); L lower triangular.
+template <class T>
+void insert_trmm(const TaskContext& ctx, Side side, Trans trans, T alpha, const TileRef& L, const TileRef& B,
+                 const TaskHints& hints);
+
 // C := alpha op(A) op(B) + beta C.
 template <class T>
 void insert_gemm(const TaskContext& ctx, Trans transa, Trans transb, T alpha, const TileRef& A,

@@ -51,18 +51,22 @@ inline TrsmForm trsm_form(Side side, Trans trans, const TileRef& L, const TileRe
   return form;
 }
 
-// C := alpha A A^T + beta C on the lower triangle of the diagonal tile C, as syrk(uplo, trans):
-// C's upper triangle when C is stored transposed (the same values), A^T A of the stored A when A is.
+// C := alpha op(A) op(A)^T + beta C on the lower triangle of the diagonal tile C, as syrk(uplo,
+// trans): C's upper triangle when C is stored transposed (the same values), the other product of
+// the stored A when A is.
 struct SyrkForm {
   Uplo uplo;
   Trans trans;
 };
 
-inline SyrkForm syrk_form(const TileRef& A, const TileRef& C) noexcept {
-  return {C.transposed ? Uplo::upper : Uplo::lower, A.transposed ? Trans::conjugate_transpose : Trans::no};
+inline SyrkForm syrk_form(const TileRef& A, const TileRef& C, Trans trans = Trans::no) noexcept {
+  return {C.transposed ? Uplo::upper : Uplo::lower, A.transposed ? flipped(trans) : trans};
 }
 
-// The triangle in which a diagonal tile is factored: U^T U = A on a transposed tile (U = L^T).
-inline Uplo potrf_form(const TileRef& A) noexcept { return A.transposed ? Uplo::upper : Uplo::lower; }
+// The triangle in which a diagonal tile's own operations (potrf, trtri, lauum) run: the lower one,
+// or the upper one of a transposed tile: U^T U = A there (U = L^T), U's inverse is L's transposed,
+// and U U^T = L^T L.
+inline Uplo diagonal_form(const TileRef& A) noexcept { return A.transposed ? Uplo::upper : Uplo::lower; }
+
 
 }  // namespace tessera::detail

@@ -250,7 +250,27 @@ Request detail::posv_array_async(Runtime& runtime, int n, int nrhs, T* A, int ld
                                 });
 }
 
+template <class T>
+Request detail::potri_array_async(Runtime& runtime, int n, T* A, int lda, const FactorOptions& options) {
+  detail::throw_if_invalid("potri", potrf_argument_error(detail::uplo_letter(options.uplo), n, A, lda));
+  if (n == 0) return detail::finished_request(0);
+  // xTRTRI's check, before anything changes; the tasks then never meet a zero pivot.
+  if (const int zero = detail::first_zero_diagonal(n, A, lda)) return detail::finished_request(zero);
+  const Plan plan = plan_request(runtime, detail::array_request<T>(runtime, n, A, options, false));
+  if (plan.path == detail::Path::calling_thread)
+    return detail::finished_request(detail::potri_on_calling_thread(options.uplo, n, A, lda));
+  detail::StagingRing* staging = nullptr;
+  std::shared_ptr<ArrayTiles<T>> tiles = matrix_tiles<T>(runtime, plan, options, n, A, lda, staging);
+  return make_request(runtime, tiles, [&](Submission& s) {
+    s.set_trace(options.trace);
+    detail::TaskContext ctx = make_context(runtime, s, plan, options.gpu_kernels);
+    ctx.staging = staging;
+    detail::insert_lapack_potri<T>(ctx, tiles->grid(), options.uplo, A, lda, options.hints);
+  });
+}
+
 #define TESSERA_INSTANTIATE(T)                                                                                 \
+  template Request detail::potri_array_async<T>(Runtime&, int, T*, int, const FactorOptions&);                 \
   template Request load_async<T>(TileMatrix<T>&, Uplo, const T*, int, const SchedulingHints&);                 \
   template Request store_async<T>(const TileMatrix<T>&, Uplo, T*, int, const SchedulingHints&);                \
   template Request load_async<T>(TileMatrix<T>&, const T*, int);                                               \

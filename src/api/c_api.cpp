@@ -104,6 +104,17 @@ int potrf(const char* routine, char uplo, int n, T* A, int lda) {
 }
 
 template <class T>
+int potri(const char* routine, char uplo, int n, T* A, int lda) {
+  return checked_call(routine, tessera::potrf_argument_error(uplo, n, A, lda), [&] {
+    if (n == 0) return 0;
+    const FactorOptions options = options_for(uplo);
+    const auto view = tessera::MatrixView<T>::host(n, n, A, lda);
+    if (tessera::runs_on_calling_thread(view, 0, options)) return tessera::potri_on_calling_thread(view, options);
+    return tessera::potri(Runtime::shared(), view, options);
+  });
+}
+
+template <class T>
 int potrs(const char* routine, char uplo, int n, int nrhs, const T* A, int lda, T* B, int ldb) {
   return checked_call(routine, tessera::potrs_argument_error<T>(uplo, n, nrhs, A, lda, B, ldb), [&] {
     if (n == 0 || nrhs == 0) return 0;
@@ -325,6 +336,8 @@ int tessera_sposv_batched(char uplo, int n, int nrhs, float* A, int lda, long lo
 
 int tessera_dpotrf(char uplo, int n, double* A, int lda) { return potrf("tessera_dpotrf", uplo, n, A, lda); }
 int tessera_spotrf(char uplo, int n, float* A, int lda) { return potrf("tessera_spotrf", uplo, n, A, lda); }
+int tessera_dpotri(char uplo, int n, double* A, int lda) { return potri("tessera_dpotri", uplo, n, A, lda); }
+int tessera_spotri(char uplo, int n, float* A, int lda) { return potri("tessera_spotri", uplo, n, A, lda); }
 int tessera_dpotrs(char uplo, int n, int nrhs, const double* A, int lda, double* B, int ldb) {
   return potrs("tessera_dpotrs", uplo, n, nrhs, A, lda, B, ldb);
 }

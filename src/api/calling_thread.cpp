@@ -49,6 +49,18 @@ CallingThreadResult posv_on_calling_thread(Uplo uplo, int n, int nrhs, T* A, int
 }
 
 template <class T>
+int potri_on_calling_thread(Uplo uplo, int n, T* A, int lda) {
+  return n == 0 ? 0 : kernels::cpu::potri(letter(uplo), n, A, lda);
+}
+
+template <class T>
+int first_zero_diagonal(int n, const T* A, int lda) {
+  for (int j = 0; j < n; ++j)
+    if (A[j + static_cast<std::size_t>(j) * lda] == T(0)) return j + 1;
+  return 0;
+}
+
+template <class T>
 void batch_on_calling_thread(Uplo uplo, int n, int nrhs, T* A, int lda, long long strideA, T* B, int ldb,
                              long long strideB, int batch, int* info, bool factor) {
   if (n == 0) {  // matrices with no element: no memory to point into
@@ -179,7 +191,19 @@ int posv_on_calling_thread(const MatrixView<T>& A, const MatrixView<T>& B, const
   return detail::posv_on_calling_thread<T>(options.uplo, n, B.cols(), A.data(), A.ld(), B.data(), B.ld()).info;
 }
 
+template <class T>
+int potri_on_calling_thread(const MatrixView<T>& factor, const FactorOptions& options) {
+  if (factor.where() == MatrixIn::host)
+    detail::throw_if_invalid("potri", potrf_argument_error(detail::uplo_letter(options.uplo), factor.rows(),
+                                                           factor.data(), factor.ld()));
+  if (factor.where() != MatrixIn::host)
+    throw InvalidArgument("potri: runs on the calling thread for host arrays only");
+  require_calling_thread<T>("potri", &factor, nullptr, 0, options);
+  return detail::potri_on_calling_thread(options.uplo, factor.rows(), factor.data(), factor.ld());
+}
+
 #define TESSERA_INSTANTIATE(T)                                                                                  \
+  template int potri_on_calling_thread<T>(const MatrixView<T>&, const FactorOptions&);                          \
   template bool runs_on_calling_thread<T>(const MatrixView<T>&, int, const FactorOptions&);                     \
   template int potrf_on_calling_thread<T>(const MatrixView<T>&, const FactorOptions&);                          \
   template int potrs_on_calling_thread<T>(const MatrixView<T>&, const MatrixView<T>&, const FactorOptions&);    \
@@ -195,6 +219,8 @@ namespace tessera::detail {
   template CallingThreadResult potrf_on_calling_thread<T>(Uplo, int, T*, int);                               \
   template void potrs_on_calling_thread<T>(Uplo, int, int, const T*, int, T*, int);                          \
   template CallingThreadResult posv_on_calling_thread<T>(Uplo, int, int, T*, int, T*, int);                  \
+  template int potri_on_calling_thread<T>(Uplo, int, T*, int);                                              \
+  template int first_zero_diagonal<T>(int, const T*, int);                                                   \
   template void batch_on_calling_thread<T>(Uplo, int, int, T*, int, long long, T*, int, long long, int, int*, bool);
 TESSERA_FOR_EACH_REAL_SCALAR(TESSERA_INSTANTIATE)
 #undef TESSERA_INSTANTIATE

@@ -23,6 +23,15 @@ void potrs_on_calling_thread(Uplo uplo, int n, int nrhs, const T* A, int lda, T*
 template <class T>
 CallingThreadResult posv_on_calling_thread(Uplo uplo, int n, int nrhs, T* A, int lda, T* B, int ldb);
 
+// LAPACK's xPOTRI (info: the first zero on the factor's diagonal).
+template <class T>
+int potri_on_calling_thread(Uplo uplo, int n, T* A, int lda);
+
+// The first exactly zero entry on the diagonal of the n x n matrix A (1-based), 0 when none:
+// LAPACK's xPOTRI fails there before changing anything.
+template <class T>
+int first_zero_diagonal(int n, const T* A, int lda);
+
 // A strided batch (tessera/batched.hpp's layout): each matrix's info into info[k] where info is
 // given (a factorization); nrhs > 0 solves each matrix that factored (or every one, without info).
 template <class T>

@@ -148,6 +148,15 @@ Request posv_async(Runtime& runtime, const MatrixView<T>& A, const MatrixView<T>
   misuse("posv", "A's MatrixIn is not one of the enumeration's values");
 }
 
+template <class T>
+Request potri_async(Runtime& runtime, const MatrixView<T>& factor, const FactorOptions& options) {
+  require_square("potri", factor);
+  if (factor.where() != MatrixIn::host)
+    misuse("potri", std::string("the factor lies in ") + to_string(factor.where()) +
+                        ": the inverse is computed from a factor in host memory (MatrixIn::host) only");
+  return detail::potri_array_async(runtime, factor.rows(), factor.data(), factor.ld(), options);
+}
+
 FactorOptions BatchOptions::as_factor_options() const {
   FactorOptions options;
   std::tie(options.uplo, options.mode, options.batch_chunk, options.fast_math, options.hints, options.progress,
@@ -164,7 +173,8 @@ Request detail::finished_request(int info) {
 #define TESSERA_INSTANTIATE(T)                                                                               \
   template Request potrf_async<T>(Runtime&, const MatrixView<T>&, const FactorOptions&);                     \
   template Request potrs_async<T>(Runtime&, const MatrixView<T>&, const MatrixView<T>&, const FactorOptions&); \
-  template Request posv_async<T>(Runtime&, const MatrixView<T>&, const MatrixView<T>&, const FactorOptions&);
+  template Request posv_async<T>(Runtime&, const MatrixView<T>&, const MatrixView<T>&, const FactorOptions&);   \
+  template Request potri_async<T>(Runtime&, const MatrixView<T>&, const FactorOptions&);
 TESSERA_FOR_EACH_REAL_SCALAR(TESSERA_INSTANTIATE)
 #undef TESSERA_INSTANTIATE
 

@@ -23,6 +23,8 @@ Request potrs_array_async(Runtime& runtime, int n, int nrhs, const T* A, int lda
                           const FactorOptions& options);
 template <class T>
 Request posv_array_async(Runtime& runtime, int n, int nrhs, T* A, int lda, T* B, int ldb, const FactorOptions& options);
+template <class T>
+Request potri_array_async(Runtime& runtime, int n, T* A, int lda, const FactorOptions& options);
 
 // Batches of host arrays (tessera/batched.hpp).
 template <class T>

@@ -43,6 +43,7 @@ Request submit(Runtime& runtime, const BackendCall& call, const FactorOptions& o
   T* b = static_cast<T*>(call.b);
   switch (call.operation) {
     case Operation::potrf: return potrf_async(runtime, call.n, a, call.lda, options);
+    case Operation::potri: return potri_async(runtime, call.n, a, call.lda, options);
     case Operation::potrs: return potrs_async(runtime, call.n, call.nrhs, static_cast<const T*>(a), call.lda, b, call.ldb, options);
     case Operation::posv:
       // With no right-hand side LAPACK's xPOSV only factors A.

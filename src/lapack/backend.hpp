@@ -14,12 +14,12 @@
 
 namespace tessera::lapack {
 
-// Raised with each change of the structures below (3: the calls' precision as a Precision).
-inline constexpr int backend_version = 3;
+// Raised with each change of the structures below (3: the calls' precision as a Precision; 4: potri).
+inline constexpr int backend_version = 4;
 inline constexpr const char* backend_file = "libtessera_lapack_backend.so";
 inline constexpr const char* backend_entry_point = "tessera_lapack_backend";
 
-enum class Operation : int { potrf, potrs, posv };
+enum class Operation : int { potrf, potrs, posv, potri };
 
 // One call with LAPACK's meaning, its arguments already checked and within int.
 struct BackendCall {

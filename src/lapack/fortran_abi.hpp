@@ -81,6 +81,7 @@ struct RoutineNames {
   static constexpr RoutineName potrf = routine_name(ScalarTraits<T>::letter, "potrf");
   static constexpr RoutineName potrs = routine_name(ScalarTraits<T>::letter, "potrs");
   static constexpr RoutineName posv = routine_name(ScalarTraits<T>::letter, "posv");
+  static constexpr RoutineName potri = routine_name(ScalarTraits<T>::letter, "potri");
 };
 
 // XERBLA's name argument is CHARACTER*(*): always six characters here.

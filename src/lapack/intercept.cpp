@@ -398,6 +398,30 @@ void potrf(const char* uplo, const typename Family::Int* n, T* a, const typename
       [&] { routines.potrf(uplo, n, a, lda, info, uplo_len); }, info, next.xerbla);
 }
 
+// The inverse does twice a factorization's arithmetic (xTRTRI and xLAUUM, n^3 / 3 each).
+template <class Family, class T>
+void potri(const char* uplo, const typename Family::Int* n, T* a, const typename Family::Int* lda,
+           typename Family::Int* info, fortran_strlen uplo_len, const void* caller) noexcept {
+  const auto routine_of = [](const auto& routines) { return routines.potri; };
+  if (passed_on_when_nested<Family, T>(RoutineNames<T>::potri, routine_of, caller, uplo, n, a, lda, info, uplo_len))
+    return;
+  const InterceptedCallScope scope;
+  const LapackLibrary<Family>& next = next_for_call<Family>(caller);
+  const auto& routines = next.template routines<T>();
+  const CallDescription call =
+      describe_call<Family>(RoutineNames<T>::potri, *uplo, *n, -1, 2.0 * factorization_work(*n));
+  if (reject_bad_argument(call, reference_potrf_argument_error(*uplo, *n, *lda).position, info, next.xerbla)) return;
+  *info = 0;
+  if (*n == 0) return report(call, "quick return", 0, 0.0);
+  dispatch(
+      call, routines.potri != nullptr, potrf_argument_error<T>(*uplo, *n, a, *lda).position,
+      [&] {
+        return BackendCall{Operation::potri, precision_of<T>(), *uplo, static_cast<int>(*n), 0, a,
+                           static_cast<int>(*lda), nullptr, 1};
+      },
+      [&] { routines.potri(uplo, n, a, lda, info, uplo_len); }, info, next.xerbla);
+}
+
 template <class Family, class T>
 void potrs(const char* uplo, const typename Family::Int* n, const typename Family::Int* nrhs, const T* a,
            const typename Family::Int* lda, T* b, const typename Family::Int* ldb, typename Family::Int* info,
@@ -415,6 +439,8 @@ void posv(const char* uplo, const typename Family::Int* n, const typename Family
 // Every family in every precision.
 #define TESSERA_LAPACK_INSTANTIATE(Family, T)                                                                      \
   template void potrf<Family, T>(const char*, const Family::Int*, T*, const Family::Int*, Family::Int*,            \
+                                 fortran_strlen, const void*) noexcept;                                             \
+  template void potri<Family, T>(const char*, const Family::Int*, T*, const Family::Int*, Family::Int*,            \
                                  fortran_strlen, const void*) noexcept;                                             \
   template void potrs<Family, T>(const char*, const Family::Int*, const Family::Int*, const T*, const Family::Int*, \
                                  T*, const Family::Int*, Family::Int*, fortran_strlen, const void*) noexcept;       \

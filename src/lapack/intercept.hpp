@@ -13,6 +13,11 @@ template <class Family, class T>
 void potrf(const char* uplo, const typename Family::Int* n, T* a, const typename Family::Int* lda,
            typename Family::Int* info, fortran_strlen uplo_len, const void* caller) noexcept;
 
+// xPOTRI: xPOTRF's arguments and checks.
+template <class Family, class T>
+void potri(const char* uplo, const typename Family::Int* n, T* a, const typename Family::Int* lda,
+           typename Family::Int* info, fortran_strlen uplo_len, const void* caller) noexcept;
+
 template <class Family, class T>
 void potrs(const char* uplo, const typename Family::Int* n, const typename Family::Int* nrhs, const T* a,
            const typename Family::Int* lda, T* b, const typename Family::Int* ldb, typename Family::Int* info,

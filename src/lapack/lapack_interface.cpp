@@ -9,7 +9,7 @@
 
 using tessera::lapack::fortran_strlen;
 
-// The three routines of one family in one precision (LETTER d with double, s with float). Each
+// The four routines of one family in one precision (LETTER d with double, s with float). Each
 // passes its return address on: the caller's own LAPACK is the next one when the global search
 // order has none (next_lapack.hpp).
 #define TESSERA_LAPACK_PRECISION(Family, PREFIX, SUFFIX, LETTER, T)                                                  \
@@ -17,6 +17,11 @@ using tessera::lapack::fortran_strlen;
                                                            const Family::Int* lda, Family::Int* info,                \
                                                            fortran_strlen uplo_len) {                                \
     tessera::lapack::potrf<Family>(uplo, n, a, lda, info, uplo_len, __builtin_return_address(0));                   \
+  }                                                                                                                  \
+  TESSERA_LAPACK_EXPORT void PREFIX##LETTER##potri##SUFFIX(const char* uplo, const Family::Int* n, T* a,             \
+                                                           const Family::Int* lda, Family::Int* info,                \
+                                                           fortran_strlen uplo_len) {                                \
+    tessera::lapack::potri<Family>(uplo, n, a, lda, info, uplo_len, __builtin_return_address(0));                   \
   }                                                                                                                  \
   TESSERA_LAPACK_EXPORT void PREFIX##LETTER##potrs##SUFFIX(const char* uplo, const Family::Int* n,                   \
                                                            const Family::Int* nrhs, const T* a,                      \
@@ -31,7 +36,7 @@ using tessera::lapack::fortran_strlen;
     tessera::lapack::posv<Family>(uplo, n, nrhs, a, lda, b, ldb, info, uplo_len, __builtin_return_address(0));      \
   }
 
-// The six routines of one family.
+// The eight routines of one family.
 #define TESSERA_LAPACK_FAMILY(Family, PREFIX, SUFFIX)          \
   TESSERA_LAPACK_PRECISION(Family, PREFIX, SUFFIX, d, double) \
   TESSERA_LAPACK_PRECISION(Family, PREFIX, SUFFIX, s, float)

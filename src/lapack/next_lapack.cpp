@@ -55,6 +55,7 @@ LapackRoutines<T, typename Family::Int> routines_from(Find&& find) {
   routines.potrf = as_routine<PotrfRoutine<T, Int>>(find(symbol_of<Family>(RoutineNames<T>::potrf.base_name).c_str()));
   routines.potrs = as_routine<PotrsRoutine<T, Int>>(find(symbol_of<Family>(RoutineNames<T>::potrs.base_name).c_str()));
   routines.posv = as_routine<PosvRoutine<T, Int>>(find(symbol_of<Family>(RoutineNames<T>::posv.base_name).c_str()));
+  routines.potri = as_routine<PotrfRoutine<T, Int>>(find(symbol_of<Family>(RoutineNames<T>::potri.base_name).c_str()));
   return routines;
 }
 

@@ -22,7 +22,9 @@ struct LapackRoutines {
   PotrfRoutine<T, Int> potrf = nullptr;
   PotrsRoutine<T, Int> potrs = nullptr;
   PosvRoutine<T, Int> posv = nullptr;
+  PotrfRoutine<T, Int> potri = nullptr;  // xPOTRI takes xPOTRF's arguments
 
+  // What every call needs; xPOTRI, newer in the drop-in, is checked on its own.
   bool complete() const { return potrf && potrs && posv; }
 };
 

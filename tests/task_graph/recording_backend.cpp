@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cmath>
 #include <stdexcept>
+#include <vector>
 
 namespace tessera::detail {
 
@@ -171,6 +172,61 @@ void syrk_tile(T alpha, const TileRef& A, T beta, const TileRef& C) {
     }
 }
 
+// C := alpha op(A) op(A)^T + beta C on C's lower triangle.
+template <class T>
+void syrk_tile(Trans trans, T alpha, const TileRef& A, T beta, const TileRef& C) {
+  if (trans == Trans::no) return syrk_tile<T>(alpha, A, beta, C);
+  for (int c = 0; c < C.cols; ++c)
+    for (int r = c; r < C.rows; ++r) {
+      T sum = 0;
+      for (int k = 0; k < A.rows; ++k) sum += at<T>(A, k, r) * at<T>(A, k, c);
+      at<T>(C, r, c) = alpha * sum + beta * at<T>(C, r, c);
+    }
+}
+
+// The lower triangle of the tile := L^{-1}, column by column from the identity's.
+template <class T>
+void trtri_tile(const TileRef& L) {
+  const int n = L.rows;
+  std::vector<T> inverse(static_cast<std::size_t>(n) * n, T(0));
+  for (int c = 0; c < n; ++c) {
+    T* x = inverse.data() + static_cast<std::size_t>(c) * n;
+    x[c] = T(1);
+    triangular_solve<T>(L, Trans::no, x, 1);
+  }
+  for (int c = 0; c < n; ++c)
+    for (int r = c; r < n; ++r) at<T>(L, r, c) = inverse[r + static_cast<std::size_t>(c) * n];
+}
+
+// The lower triangle of the tile := L^T L.
+template <class T>
+void lauum_tile(const TileRef& L) {
+  const int n = L.rows;
+  std::vector<T> product(static_cast<std::size_t>(n) * n, T(0));
+  for (int c = 0; c < n; ++c)
+    for (int r = c; r < n; ++r)
+      for (int k = r; k < n; ++k) product[r + static_cast<std::size_t>(c) * n] += at<T>(L, k, r) * at<T>(L, k, c);
+  for (int c = 0; c < n; ++c)
+    for (int r = c; r < n; ++r) at<T>(L, r, c) = product[r + static_cast<std::size_t>(c) * n];
+}
+
+// B := alpha op(L) B (left) or alpha B op(L) (right).
+template <class T>
+void trmm_tile(Side side, Trans trans, T alpha, const TileRef& L, const TileRef& B) {
+  std::vector<T> product(static_cast<std::size_t>(B.rows) * B.cols, T(0));
+  for (int c = 0; c < B.cols; ++c)
+    for (int r = 0; r < B.rows; ++r) {
+      T sum = 0;
+      if (side == Side::left)
+        for (int k = 0; k < B.rows; ++k) sum += op_lower<T>(L, trans, r, k) * at<T>(B, k, c);
+      else
+        for (int k = 0; k < B.cols; ++k) sum += at<T>(B, r, k) * op_lower<T>(L, trans, k, c);
+      product[r + static_cast<std::size_t>(c) * B.rows] = alpha * sum;
+    }
+  for (int c = 0; c < B.cols; ++c)
+    for (int r = 0; r < B.rows; ++r) at<T>(B, r, c) = product[r + static_cast<std::size_t>(c) * B.rows];
+}
+
 template <class T>
 void gemm_tile(Trans transa, Trans transb, T alpha, const TileRef& A, const TileRef& B, T beta, const TileRef& C) {
   const int depth = transa == Trans::no ? A.cols : A.rows;
@@ -200,6 +256,28 @@ void insert_trsm(const TaskContext& ctx, Side side, Trans trans, T alpha, const 
 template <class T>
 void insert_syrk(const TaskContext& ctx, T alpha, const TileRef& A, T beta, const TileRef& C, const TaskHints& hints) {
   ctx.submission->record(TaskKind::syrk, hints, {reads(A), writes(C)}, [=] { syrk_tile<T>(alpha, A, beta, C); });
+}
+
+template <class T>
+void insert_syrk(const TaskContext& ctx, Trans trans, T alpha, const TileRef& A, T beta, const TileRef& C,
+                 const TaskHints& hints) {
+  ctx.submission->record(TaskKind::syrk, hints, {reads(A), writes(C)}, [=] { syrk_tile<T>(trans, alpha, A, beta, C); });
+}
+
+template <class T>
+void insert_trtri(const TaskContext& ctx, const TileRef& A, const TaskHints& hints) {
+  ctx.submission->record(TaskKind::potrf, hints, {writes(A)}, [=] { trtri_tile<T>(A); });
+}
+
+template <class T>
+void insert_lauum(const TaskContext& ctx, const TileRef& A, const TaskHints& hints) {
+  ctx.submission->record(TaskKind::potrf, hints, {writes(A)}, [=] { lauum_tile<T>(A); });
+}
+
+template <class T>
+void insert_trmm(const TaskContext& ctx, Side side, Trans trans, T alpha, const TileRef& L, const TileRef& B,
+                 const TaskHints& hints) {
+  ctx.submission->record(TaskKind::trsm, hints, {reads(L), writes(B)}, [=] { trmm_tile<T>(side, trans, alpha, L, B); });
 }
 
 template <class T>
@@ -295,6 +373,12 @@ void insert_copy_out(const TaskContext& ctx, const TileRef& tile, const BlockMap
   template void insert_trsm<T>(const TaskContext&, Side, Trans, T, const TileRef&, const TileRef&,           \
                                const TaskHints&);                                                            \
   template void insert_syrk<T>(const TaskContext&, T, const TileRef&, T, const TileRef&, const TaskHints&); \
+  template void insert_syrk<T>(const TaskContext&, Trans, T, const TileRef&, T, const TileRef&,              \
+                               const TaskHints&);                                                            \
+  template void insert_trtri<T>(const TaskContext&, const TileRef&, const TaskHints&);                      \
+  template void insert_lauum<T>(const TaskContext&, const TileRef&, const TaskHints&);                      \
+  template void insert_trmm<T>(const TaskContext&, Side, Trans, T, const TileRef&, const TileRef&,           \
+                               const TaskHints&);                                                            \
   template void insert_gemm<T>(const TaskContext&, Trans, Trans, T, const TileRef&, const TileRef&, T,       \
                                const TileRef&, const TaskHints&);                                            \
   template void insert_panel<T>(const TaskContext&, const std::vector<TileRef>&, const TaskHints&);          \

@@ -471,6 +471,49 @@ TYPED_TEST(LapackLayout, PotrfThenPotrsEqualsPosv) {
         }
 }
 
+TYPED_TEST(LapackLayout, PotriInRandomOrdersInvertsAndKeepsTheOtherTriangle) {
+  using T = TypeParam;
+  const int nb = 6;
+  std::mt19937 random(31);
+  for (Uplo uplo : {Uplo::lower, Uplo::upper})
+    for (int n : {1, nb - 1, nb, nb + 1, 2 * nb + 5, 29})
+      for (int order = 0; order < 3; ++order) {
+        const int lda = n + 3;
+        const std::vector<T> a0 = random_spd<T>(n, lda, random);
+        std::vector<T> a = a0;
+        HostTiles<T> F(n, n, nb, TileStructure::symmetric_lower), I(n, n, nb, TileStructure::symmetric_lower);
+        Submission potrf, potri;
+        insert_lapack_potrf<T>(recording_context(potrf), F.grid(), uplo, a.data(), lda, critical_path_hints);
+        potrf.execute_in_random_order(random);
+        ASSERT_EQ(potrf.info(), 0);
+        insert_lapack_potri<T>(recording_context(potri), I.grid(), uplo, a.data(), lda, critical_path_hints);
+        potri.execute_in_random_order(random);
+        ASSERT_EQ(potri.info(), 0);
+        const auto in_triangle = [uplo](int i, int j) { return uplo == Uplo::lower ? i >= j : i <= j; };
+        // The inverse's entry (i, j) from its stored triangle; A0 A^{-1} = I.
+        const auto inverse = [&](int i, int j) {
+          return in_triangle(i, j) ? double(a[i + static_cast<std::size_t>(j) * lda])
+                                   : double(a[j + static_cast<std::size_t>(i) * lda]);
+        };
+        double worst = 0;
+        for (int j = 0; j < n; ++j)
+          for (int i = 0; i < n; ++i) {
+            if (!in_triangle(i, j)) {
+              EXPECT_EQ(a[i + static_cast<std::size_t>(j) * lda], a0[i + static_cast<std::size_t>(j) * lda])
+                  << "other triangle written";
+            }
+            double product = 0;
+            for (int k = 0; k < n; ++k) {
+              const int row = std::min(i, k), col = std::max(i, k);
+              product += a0[row + static_cast<std::size_t>(col) * lda] * inverse(k, j);
+            }
+            worst = std::max(worst, std::abs(product - (i == j ? 1.0 : 0.0)));
+          }
+        EXPECT_LT(worst, 100 * tolerance<T>(n)) << "n=" << n;
+        EXPECT_EQ(a[lda - 1], a0[lda - 1]) << "padding below the matrix written";
+      }
+}
+
 }  // namespace
 }  // namespace tessera::detail
 

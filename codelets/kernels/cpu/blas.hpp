@@ -44,6 +44,25 @@ inline int potrs(char uplo, int n, int nrhs, const float* A, int lda, float* B, 
   return LAPACKE_spotrs_work(LAPACK_COL_MAJOR, uplo, n, nrhs, A, lda, B, ldb);
 }
 
+// The inverse of the non-unit triangle uplo of A, in place (LAPACK's xTRTRI); returns its info (k > 0:
+// A(k, k) is zero, nothing changed).
+inline int trtri(char uplo, int n, double* A, int lda) {
+  return LAPACKE_dtrtri_work(LAPACK_COL_MAJOR, uplo, 'N', n, A, lda);
+}
+inline int trtri(char uplo, int n, float* A, int lda) {
+  return LAPACKE_strtri_work(LAPACK_COL_MAJOR, uplo, 'N', n, A, lda);
+}
+// The triangle uplo of L^T L (uplo 'L') or U U^T ('U'), in place (LAPACK's xLAUUM).
+inline void lauum(char uplo, int n, double* A, int lda) { LAPACKE_dlauum_work(LAPACK_COL_MAJOR, uplo, n, A, lda); }
+inline void lauum(char uplo, int n, float* A, int lda) { LAPACKE_slauum_work(LAPACK_COL_MAJOR, uplo, n, A, lda); }
+// A factor's inverse A^{-1} in the triangle uplo, in place (LAPACK's xPOTRI); returns its info.
+inline int potri(char uplo, int n, double* A, int lda) {
+  return LAPACKE_dpotri_work(LAPACK_COL_MAJOR, uplo, n, A, lda);
+}
+inline int potri(char uplo, int n, float* A, int lda) {
+  return LAPACKE_spotri_work(LAPACK_COL_MAJOR, uplo, n, A, lda);
+}
+
 inline CBLAS_UPLO cblas_uplo(char uplo) { return uplo == 'U' ? CblasUpper : CblasLower; }
 // BLAS's op of a Trans for real scalars: the conjugate transpose is the transpose.
 inline CBLAS_TRANSPOSE cblas_trans(Trans trans) { return trans == Trans::no ? CblasNoTrans : CblasTrans; }
@@ -56,6 +75,18 @@ inline void gemm(Trans transa, Trans transb, int m, int n, int k, double alpha, 
 inline void gemm(Trans transa, Trans transb, int m, int n, int k, float alpha, const float* A, int lda,
                  const float* B, int ldb, float beta, float* C, int ldc) {
   cblas_sgemm(CblasColMajor, cblas_trans(transa), cblas_trans(transb), m, n, k, alpha, A, lda, B, ldb, beta, C, ldc);
+}
+
+// B := alpha op(A) B (left) or alpha B op(A) (right); A non-unit triangular (triangle uplo).
+inline void trmm(bool left, char uplo, Trans trans, int m, int n, double alpha, const double* A, int lda, double* B,
+                 int ldb) {
+  cblas_dtrmm(CblasColMajor, left ? CblasLeft : CblasRight, cblas_uplo(uplo), cblas_trans(trans), CblasNonUnit, m, n,
+              alpha, A, lda, B, ldb);
+}
+inline void trmm(bool left, char uplo, Trans trans, int m, int n, float alpha, const float* A, int lda, float* B,
+                 int ldb) {
+  cblas_strmm(CblasColMajor, left ? CblasLeft : CblasRight, cblas_uplo(uplo), cblas_trans(trans), CblasNonUnit, m, n,
+              alpha, A, lda, B, ldb);
 }
 
 // B := alpha op(A)^{-1} B (left) or alpha B op(A)^{-1} (right); A triangular (triangle uplo,

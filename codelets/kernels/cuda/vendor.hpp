@@ -5,6 +5,8 @@
 #include <cublas_v2.h>
 #include <cusolverDn.h>
 
+#include <cstddef>
+
 #include "check.hpp"
 #include "tessera/precision.hpp"
 
@@ -52,6 +54,55 @@ inline void trsm(cublasHandle_t h, bool left, char uplo, Trans trans, int m, int
                  float* B, int ldb) {
   TESSERA_CUBLAS_CHECK(cublasStrsm(h, left ? CUBLAS_SIDE_LEFT : CUBLAS_SIDE_RIGHT, fill(uplo), op(trans),
                                    CUBLAS_DIAG_NON_UNIT, m, n, &alpha, L, ldl, B, ldb));
+}
+
+// B := alpha op(L) B (left) or alpha B op(L) (right), in place (cuBLAS's out-of-place form with C = B).
+inline void trmm(cublasHandle_t h, bool left, char uplo, Trans trans, int m, int n, double alpha, const double* L,
+                 int ldl, double* B, int ldb) {
+  TESSERA_CUBLAS_CHECK(cublasDtrmm(h, left ? CUBLAS_SIDE_LEFT : CUBLAS_SIDE_RIGHT, fill(uplo), op(trans),
+                                   CUBLAS_DIAG_NON_UNIT, m, n, &alpha, L, ldl, B, ldb, B, ldb));
+}
+inline void trmm(cublasHandle_t h, bool left, char uplo, Trans trans, int m, int n, float alpha, const float* L, int ldl,
+                 float* B, int ldb) {
+  TESSERA_CUBLAS_CHECK(cublasStrmm(h, left ? CUBLAS_SIDE_LEFT : CUBLAS_SIDE_RIGHT, fill(uplo), op(trans),
+                                   CUBLAS_DIAG_NON_UNIT, m, n, &alpha, L, ldl, B, ldb, B, ldb));
+}
+
+// The inverse of the non-unit triangle uplo of the n x n matrix A, in place (cuSOLVER's 64-bit
+// xtrtri): `device_work` and `host_work` at least the sizes trtri_workspace gives; d_info receives
+// its info.
+inline cudaDataType data_type(const double*) { return CUDA_R_64F; }
+inline cudaDataType data_type(const float*) { return CUDA_R_32F; }
+template <class T>
+void trtri_workspace(cusolverDnHandle_t h, char uplo, int n, T* A, int lda, std::size_t* device_bytes,
+                     std::size_t* host_bytes) {
+  TESSERA_CUSOLVER_CHECK(cusolverDnXtrtri_bufferSize(h, fill(uplo), CUBLAS_DIAG_NON_UNIT, n, data_type(A), A, lda,
+                                                     device_bytes, host_bytes));
+}
+template <class T>
+void trtri(cusolverDnHandle_t h, char uplo, int n, T* A, int lda, void* device_work, std::size_t device_bytes,
+           void* host_work, std::size_t host_bytes, int* d_info) {
+  TESSERA_CUSOLVER_CHECK(cusolverDnXtrtri(h, fill(uplo), CUBLAS_DIAG_NON_UNIT, n, data_type(A), A, lda, device_work,
+                                          device_bytes, host_work, host_bytes, d_info));
+}
+
+// The triangle uplo of L^T L (uplo 'L') or U U^T ('U'), in place (cuSOLVER's xlauum); `work` of
+// lauum_workspace elements.
+inline int lauum_workspace(cusolverDnHandle_t h, char uplo, int n, double* A, int lda) {
+  int lwork = 0;
+  TESSERA_CUSOLVER_CHECK(cusolverDnDlauum_bufferSize(h, fill(uplo), n, A, lda, &lwork));
+  return lwork;
+}
+inline int lauum_workspace(cusolverDnHandle_t h, char uplo, int n, float* A, int lda) {
+  int lwork = 0;
+  TESSERA_CUSOLVER_CHECK(cusolverDnSlauum_bufferSize(h, fill(uplo), n, A, lda, &lwork));
+  return lwork;
+}
+inline void lauum(cusolverDnHandle_t h, char uplo, int n, double* A, int lda, double* work, int lwork, int* d_info) {
+  TESSERA_CUSOLVER_CHECK(cusolverDnDlauum(h, fill(uplo), n, A, lda, work, lwork, d_info));
+}
+inline void lauum(cusolverDnHandle_t h, char uplo, int n, float* A, int lda, float* work, int lwork, int* d_info) {
+  TESSERA_CUSOLVER_CHECK(cusolverDnSlauum(h, fill(uplo), n, A, lda, work, lwork, d_info));
 }
 
 inline void syrk(cublasHandle_t h, char uplo, Trans trans, int n, int k, double alpha, const double* A, int lda, double beta, double* C,

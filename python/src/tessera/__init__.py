@@ -210,9 +210,19 @@ def logdet_ex(a, *, lower=True, mode=None, policy=None, progress=None):
 def cholesky_inverse(c, *, lower=None, mode=None, policy=None, progress=None):
     """a^-1 given the Cholesky factor c of a (or of each matrix of a stack), as
     torch.cholesky_inverse: the whole symmetric inverse. c as cho_solve takes it (a factor, or
-    scipy's (c, lower) pair; its triangle read off its zeros where lower= is not given). Computed
-    as cho_solve(c, I): twice the arithmetic of LAPACK's potri, which Tessera does not have yet."""
+    scipy's (c, lower) pair; its triangle read off its zeros where lower= is not given). Host
+    arrays (numpy, PyTorch CPU tensors that need no gradient) go through LAPACK's potri as Tessera
+    runs it (the tile task graph of the triangular inverse and its product, or LAPACK on the
+    calling thread for small work) and raise numpy.linalg.LinAlgError for a zero on a factor's
+    diagonal; GPU arrays, gradients and JAX traces compute cho_solve(c, I) (twice potri's
+    arithmetic)."""
     c, lower = _factor_and_triangle(c, lower)
+    if not _jax.is_traced(c) and not _torch_needs_grad(c):
+        where, arrays, native = classify(c)
+        if where == "host":
+            if lower is None:
+                lower = _infer_lower(NumPyArrays(), native)
+            return host_result(_inverse_host(native, lower, mode, policy, progress), arrays)
     x = cho_solve(c, _identity_like(c), lower=lower, mode=mode, policy=policy, progress=progress)
     return 0.5 * (x + _transposed(x))  # exactly symmetric, as the inverse is
 
@@ -383,6 +393,33 @@ def _factor_host(a, lower, mode, policy, progress=None):
             call.set_progress(_progress.reporter(progress))
             getattr(call, "potrf" + _suffix(dtype))(f, _stored_uplo(lower), call.mode, info)
     return f.reshape(a.shape), info.reshape(a.shape[:-2])
+
+
+def _inverse_host(c, lower, mode, policy, progress=None):
+    """The inverse from a numpy factor (stack) by potri, its triangle mirrored into the other."""
+    if mode is not None:
+        check_mode(mode)
+    arrays = NumPyArrays()
+    n, batch = square_shape(c.shape)
+    dtype = arrays.dtype(c)
+    x = arrays.stack(c, (batch, n, n), dtype, copy=True)
+    info = np.zeros(batch, dtype=np.int32)
+    if n > 0 and batch > 0:
+        suffix, uplo = _suffix(dtype), _stored_uplo(lower)
+        on_calling_thread = False
+        if policy is None:
+            on_calling_thread = getattr(_core, "potri_on_calling_thread" + suffix)(x, uplo, requested_mode(mode), info)
+        if not on_calling_thread:
+            with runtime_call(policy, mode) as call:
+                call.set_progress(_progress.reporter(progress))
+                getattr(call, "potri" + suffix)(x, uplo, call.mode, info)
+    failed = np.flatnonzero(info)
+    if failed.size:
+        k = int(failed[0])
+        raise np.linalg.LinAlgError(f"matrix {k}: the factor's diagonal entry {int(info[k])} is zero (singular)")
+    triangle = np.tril if lower else np.triu
+    x = triangle(x) + np.swapaxes(triangle(x, -1 if lower else 1), -1, -2)
+    return x.reshape(c.shape)
 
 
 def _factor_device(ad, a, lower, mode, policy):
