@@ -7,7 +7,10 @@
 // and its product, n^3 / 3 each, as LAPACK's operation counts have it, plus the symmetric
 // product's second third). Each result's inverse is checked against the matrix
 // (||I - A X||_1 / (n ||A||_1 ||X||_1 eps), LAPACK's test ratio) up to --check-max-n.
+// And the log-determinant's cost (FactorOptions::log_determinant) against the factorization
+// alone, on a matrix in GPU memory (tessera::device) and end to end from a host array, double.
 //   bench_gpu_potri [--sizes 8192,16384] [--precisions d,s] [--repetitions 3] [--modes gpu,hybrid]
+//                   [--logdet-sizes 4096,8192,16384] [--logdet-repetitions 9]
 #include <cblas.h>
 #include <cublas_v2.h>
 #include <cuda_runtime.h>
@@ -17,6 +20,8 @@
 #include <algorithm>
 #include <chrono>
 #include <cmath>
+#include <functional>
+#include <utility>
 #include <limits>
 #include <stdexcept>
 #include <string>
@@ -86,7 +91,56 @@ struct Settings {
   std::vector<std::string> modes{"gpu", "hybrid"};
   int repetitions = 3;
   int check_max_n = 4096;
+  std::vector<int> logdet_sizes{4096, 8192, 16384};
+  int logdet_repetitions = 9;
 };
+
+// potrf with and without the log-determinant, alternating, each the median of its calls; the
+// matrix restored before each call outside the timed region.
+void run_logdet_overhead(tessera::Runtime& runtime, const Settings& s, int n) {
+  const std::size_t count = static_cast<std::size_t>(n) * n;
+  const std::vector<double> A = tessera::cli::dominant_spd<double>(n, [](int j) { return 29ull * 7919ull + unsigned(j); });
+  double *d_a = nullptr, *d_source = nullptr;
+  TESSERA_CUDA_CHECK(cudaMalloc(&d_a, count * sizeof(double)));
+  TESSERA_CUDA_CHECK(cudaMalloc(&d_source, count * sizeof(double)));
+  TESSERA_CUDA_CHECK(cudaMemcpy(d_source, A.data(), count * sizeof(double), cudaMemcpyHostToDevice));
+  std::vector<double> host(count);
+  double logdet = 0;
+  const auto device_call = [&](bool with_logdet) {
+    TESSERA_CUDA_CHECK(cudaMemcpy(d_a, d_source, count * sizeof(double), cudaMemcpyDeviceToDevice));
+    tessera::FactorOptions options;
+    if (with_logdet) options.log_determinant = &logdet;
+    const auto start = Clock::now();
+    tessera::potrf(runtime, tessera::MatrixView<double>::on_device(n, n, d_a, n, nullptr), options);
+    return seconds_since(start);
+  };
+  const auto host_call = [&](bool with_logdet) {
+    host = A;
+    tessera::FactorOptions options;
+    options.mode = tessera::Mode::gpu;
+    if (with_logdet) options.log_determinant = &logdet;
+    const auto start = Clock::now();
+    tessera::potrf(runtime, n, host.data(), n, options);
+    return seconds_since(start);
+  };
+  for (const auto& [name, call] : {std::pair<const char*, std::function<double(bool)>>{"device array", device_call},
+                                   {"host array, gpu mode", host_call}}) {
+    std::vector<double> without, with;
+    call(false), call(true);  // warm-up
+    for (int r = 0; r < s.logdet_repetitions; ++r) {
+      without.push_back(call(false));
+      with.push_back(call(true));
+    }
+    std::sort(without.begin(), without.end());
+    std::sort(with.begin(), with.end());
+    const double a = without[without.size() / 2], b = with[with.size() / 2];
+    fmt::print("{:>6} d  potrf {:<21}: {:8.4f} s, with the log-determinant {:8.4f} s ({:+.2f}%; log det {:.6g})\n", n,
+               name, a, b, 100.0 * (b - a) / a, logdet);
+  }
+  std::fflush(stdout);
+  cudaFree(d_source);
+  cudaFree(d_a);
+}
 
 template <class T>
 void run_size(tessera::Runtime& runtime, const Settings& s, int n, cusolverDnHandle_t solver) {
@@ -174,6 +228,8 @@ int main(int argc, char** argv) {
       else if (option == "--modes") s.modes = tessera::bench::split_commas(args.value());
       else if (option == "--repetitions") s.repetitions = std::stoi(args.value());
       else if (option == "--check-max-n") s.check_max_n = std::stoi(args.value());
+      else if (option == "--logdet-sizes") s.logdet_sizes = tessera::bench::parse_int_list(args.value());
+      else if (option == "--logdet-repetitions") s.logdet_repetitions = std::max(1, std::stoi(args.value()));
       else throw std::runtime_error("unknown option " + option);
     }
     tessera::Runtime runtime(tessera::RuntimeOptions::from_environment());
@@ -192,6 +248,7 @@ int main(int argc, char** argv) {
         else throw std::runtime_error("unknown precision '" + p + "' (d or s)");
       }
     cusolverDnDestroy(solver);
+    for (int n : s.logdet_sizes) run_logdet_overhead(runtime, s, n);
   } catch (const std::exception& e) {
     fmt::print(stderr, "bench_gpu_potri: {}\n", e.what());
     return 1;

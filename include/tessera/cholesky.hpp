@@ -30,6 +30,7 @@ namespace tessera {
 
 namespace detail {
 class Submission;
+struct RequestAccess;
 }
 
 // A request may outlive its Runtime: the Runtime's destructor waits for every request submitted
@@ -69,6 +70,7 @@ class TESSERA_EXPORT Request {
   bool cancel();
 
  private:
+  friend struct detail::RequestAccess;
   void finish();
 
   std::shared_ptr<detail::Submission> submission_;  // with the temporaries its tasks use

@@ -235,6 +235,11 @@ struct TESSERA_EXPORT FactorOptions {
   // forms' callers pass theirs to Request::wait.
   ProgressReport progress;
   std::chrono::milliseconds progress_interval{100};
+  // Factorizations (potrf, posv), wherever A lies: where asked (not null), Request::wait() writes
+  // log det(A) = 2 sum log(diag(L)) here, in double whatever the precision: one value, or one per
+  // matrix of a batch; 0 for a matrix whose factorization failed (never a NaN or an infinity).
+  // Tile factorizations sum one task's share per diagonal tile, read where the tile lies.
+  double* log_determinant = nullptr;
 
   // Defaults overridden by TESSERA_NB, TESSERA_MODE, TESSERA_GPU_KERNELS, TESSERA_TASK_GRAIN
   // (tiles, block-columns or auto), TESSERA_OUT_OF_CORE_PANEL_PERCENT, and TESSERA_TRACE

@@ -31,6 +31,10 @@ TESSERA_EXPORT int tessera_dpotrs(char uplo, int n, int nrhs, const double *A, i
 TESSERA_EXPORT int tessera_spotrs(char uplo, int n, int nrhs, const float *A, int lda, float *B, int ldb);
 TESSERA_EXPORT int tessera_dposv(char uplo, int n, int nrhs, double *A, int lda, double *B, int ldb);
 TESSERA_EXPORT int tessera_sposv(char uplo, int n, int nrhs, float *A, int lda, float *B, int ldb);
+/* potrf, and log det(A) = 2 sum log(diag(L)) into *logdet (in double; 0 when the factorization
+ * fails, never a NaN or an infinity). A null logdet is argument 5. */
+TESSERA_EXPORT int tessera_dpotrf_logdet(char uplo, int n, double *A, int lda, double *logdet);
+TESSERA_EXPORT int tessera_spotrf_logdet(char uplo, int n, float *A, int lda, double *logdet);
 /* A^{-1} from its Cholesky factor (LAPACK's xPOTRI): the triangle uplo of A holds the factor and
  * receives that triangle of the inverse. Returns 0, -i for a bad i-th argument, or k > 0 when the
  * factor's diagonal entry k is zero (A unchanged). */

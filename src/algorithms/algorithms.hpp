@@ -58,6 +58,11 @@ void insert_cholesky(const TaskContext& ctx, const TileGrid& A, const Scheduling
 // with a priority below those of every earlier panel's tasks.
 TaskHints in_panel(TaskHints hints, int panel, int nt);
 
+// sums[k] := the log-determinant's share of factor tile (k, k), for every diagonal tile (their
+// sum is log det(A) once the factorization has succeeded).
+template <class T>
+void insert_log_diagonals(const TaskContext& ctx, const TileGrid& L, double* sums, const SchedulingHints& hints);
+
 // B := L^{-T} L^{-1} B (forward then backward substitution with the lower tiles of L).
 template <class T>
 void insert_cholesky_solve(const TaskContext& ctx, const TileGrid& L, const TileGrid& B, const SchedulingHints& hints);
@@ -92,16 +97,18 @@ namespace tessera::detail {
 
 // LAPACK's xPOTRF, xPOTRS and xPOSV on the caller's column-major matrices (triangle uplo of a,
 // lda; b, ldb), through the tiles A and B: conversions in, the algorithm, conversions out.
-// The factorization's tasks are cut and ordered as `plan` says.
+// The factorization's tasks are cut and ordered as `plan` says; with log_diagonals (one slot per
+// tile row) they are followed by insert_log_diagonals.
 template <class T>
 void insert_lapack_potrf(const TaskContext& ctx, const TileGrid& A, Uplo uplo, T* a, int lda,
-                         const SchedulingHints& hints, const CholeskyPlan& plan = {});
+                         const SchedulingHints& hints, const CholeskyPlan& plan = {}, double* log_diagonals = nullptr);
 template <class T>
 void insert_lapack_potrs(const TaskContext& ctx, const TileGrid& A, const TileGrid& B, Uplo uplo, const T* a, int lda,
                          T* b, int ldb, const SchedulingHints& hints);
 template <class T>
 void insert_lapack_posv(const TaskContext& ctx, const TileGrid& A, const TileGrid& B, Uplo uplo, T* a, int lda, T* b,
-                        int ldb, const SchedulingHints& hints, const CholeskyPlan& plan = {});
+                        int ldb, const SchedulingHints& hints, const CholeskyPlan& plan = {},
+                        double* log_diagonals = nullptr);
 
 // LAPACK's xPOTRI on the caller's column-major factor (triangle uplo of a, lda): A^{-1} in that
 // triangle, through the tiles A.

@@ -113,7 +113,14 @@ void insert_cholesky(const TaskContext& ctx, const TileGrid& A, const Scheduling
     insert_cholesky<T>(ctx, A, hints);
 }
 
+template <class T>
+void insert_log_diagonals(const TaskContext& ctx, const TileGrid& L, double* sums, const SchedulingHints& hints) {
+  const int nt = L.tile_rows();
+  for (int k = 0; k < nt; ++k) insert_log_diagonal<T>(ctx, L.ref(k, k), sums + k, hints(TaskKind::other, k, k, k, nt));
+}
+
 #define TESSERA_INSTANTIATE(T)                                                                                        \
+  template void insert_log_diagonals<T>(const TaskContext&, const TileGrid&, double*, const SchedulingHints&);       \
   template void insert_cholesky<T>(const TaskContext&, const TileGrid&, const SchedulingHints&);                      \
   template void insert_cholesky_by_block_columns<T>(const TaskContext&, const TileGrid&, const SchedulingHints&);     \
   template void insert_cholesky_in_panels<T>(const TaskContext&, const TileGrid&, const SchedulingHints&,             \

@@ -104,6 +104,11 @@ void insert_trtri(const TaskContext& ctx, const TileRef& A, const TaskHints& hin
 template <class T>
 void insert_lauum(const TaskContext& ctx, const TileRef& A, const TaskHints& hints);
 
+// *sum := 2 sum log of the diagonal of the diagonal tile A (a factor's), in double: the tile's
+// share of the log-determinant (host memory the caller owns until the submission ends).
+template <class T>
+void insert_log_diagonal(const TaskContext& ctx, const TileRef& A, double* sum, const TaskHints& hints);
+
 // B := alpha op(L) B (side left) or alpha B op(L) (side right); L lower triangular.
 template <class T>
 void insert_trmm(const TaskContext& ctx, Side side, Trans trans, T alpha, const TileRef& L, const TileRef& B,

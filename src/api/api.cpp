@@ -167,8 +167,10 @@ Request detail::potrf_tiles_async(TileMatrix<T>& A, const FactorOptions& options
   const Plan plan = plan_request(A.runtime(), detail::tiles_request(A, options, true));
   return make_request(A.runtime(), nullptr, [&](Submission& s) {
     s.set_trace(options.trace);
-    detail::insert_cholesky<T>(make_context(A.runtime(), s, plan, options.gpu_kernels), detail::tile_grid(A),
-                               options.hints, plan.cholesky());
+    const TaskContext ctx = make_context(A.runtime(), s, plan, options.gpu_kernels);
+    detail::insert_cholesky<T>(ctx, detail::tile_grid(A), options.hints, plan.cholesky());
+    if (double* slots = detail::log_diagonal_slots(s, A.tile_rows(), options.log_determinant))
+      detail::insert_log_diagonals<T>(ctx, detail::tile_grid(A), slots, options.hints);
   });
 }
 
@@ -182,19 +184,35 @@ Request detail::potrs_tiles_async(const TileMatrix<T>& L, TileMatrix<T>& B, cons
   });
 }
 
-template <class T>
-Request detail::potrf_array_async(Runtime& runtime, int n, T* A, int lda, const FactorOptions& options) {
-  detail::throw_if_invalid("potrf", potrf_argument_error(detail::uplo_letter(options.uplo), n, A, lda));
-  const Plan plan = plan_request(runtime, detail::array_request<T>(runtime, n, A, options, true));
-  if (plan.path == detail::Path::calling_thread)
-    return detail::finished_request(detail::potrf_on_calling_thread(options.uplo, n, A, lda));
+// A request on one LAPACK-layout array (potrf, potri): its tiles held as the plan says, then
+// `insert` inserts the tasks on them.
+template <class T, class Insert>
+Request submit_on_matrix_tiles(Runtime& runtime, const Plan& plan, int n, T* A, int lda, const FactorOptions& options,
+                               Insert&& insert) {
   detail::StagingRing* staging = nullptr;
   std::shared_ptr<ArrayTiles<T>> tiles = matrix_tiles<T>(runtime, plan, options, n, A, lda, staging);
   return make_request(runtime, tiles, [&](Submission& s) {
     s.set_trace(options.trace);
-    detail::TaskContext ctx = make_context(runtime, s, plan, options.gpu_kernels);
+    TaskContext ctx = make_context(runtime, s, plan, options.gpu_kernels);
     ctx.staging = staging;
-    detail::insert_lapack_potrf<T>(ctx, tiles->grid(), options.uplo, A, lda, options.hints, plan.cholesky());
+    insert(ctx, tiles->grid());
+  });
+}
+
+template <class T>
+Request detail::potrf_array_async(Runtime& runtime, int n, T* A, int lda, const FactorOptions& options) {
+  detail::throw_if_invalid("potrf", potrf_argument_error(detail::uplo_letter(options.uplo), n, A, lda));
+  const Plan plan = plan_request(runtime, detail::array_request<T>(runtime, n, A, options, true));
+  if (plan.path == detail::Path::calling_thread) {
+    const detail::CallingThreadResult result = detail::potrf_on_calling_thread(options.uplo, n, A, lda);
+    if (options.log_determinant)
+      detail::write_log_determinants(MatrixView<T>::host(n, n, A, lda), result.info, options.log_determinant);
+    return detail::finished_request(result);
+  }
+  return submit_on_matrix_tiles<T>(runtime, plan, n, A, lda, options, [&](const TaskContext& ctx, const TileGrid& tiles) {
+    detail::insert_lapack_potrf<T>(
+        ctx, tiles, options.uplo, A, lda, options.hints, plan.cholesky(),
+        detail::log_diagonal_slots(*ctx.submission, tiles.tile_rows(), options.log_determinant));
   });
 }
 
@@ -241,12 +259,18 @@ Request detail::posv_array_async(Runtime& runtime, int n, int nrhs, T* A, int ld
   detail::throw_if_invalid("posv",
                            posv_argument_error<T>(detail::uplo_letter(options.uplo), n, nrhs, A, lda, B, ldb));
   const Plan plan = plan_request(runtime, detail::solve_array_request<T>(runtime, n, nrhs, A, options, true));
-  if (plan.path == detail::Path::calling_thread)
-    return detail::finished_request(detail::posv_on_calling_thread(options.uplo, n, nrhs, A, lda, B, ldb));
+  if (plan.path == detail::Path::calling_thread) {
+    const detail::CallingThreadResult result = detail::posv_on_calling_thread(options.uplo, n, nrhs, A, lda, B, ldb);
+    if (options.log_determinant)
+      detail::write_log_determinants(MatrixView<T>::host(n, n, A, lda), result.info, options.log_determinant);
+    return detail::finished_request(result);
+  }
   return submit_lapack_solve<T>(runtime, plan, n, nrhs, A, lda, B, ldb, options,
                                 [&](const TaskContext& ctx, const TileGrid& a_tiles, const TileGrid& b_tiles) {
+                                  double* slots =
+                                      detail::log_diagonal_slots(*ctx.submission, a_tiles.tile_rows(), options.log_determinant);
                                   detail::insert_lapack_posv<T>(ctx, a_tiles, b_tiles, options.uplo, A, lda, B, ldb,
-                                                                options.hints, plan.cholesky());
+                                                                options.hints, plan.cholesky(), slots);
                                 });
 }
 
@@ -259,13 +283,8 @@ Request detail::potri_array_async(Runtime& runtime, int n, T* A, int lda, const 
   const Plan plan = plan_request(runtime, detail::array_request<T>(runtime, n, A, options, false));
   if (plan.path == detail::Path::calling_thread)
     return detail::finished_request(detail::potri_on_calling_thread(options.uplo, n, A, lda));
-  detail::StagingRing* staging = nullptr;
-  std::shared_ptr<ArrayTiles<T>> tiles = matrix_tiles<T>(runtime, plan, options, n, A, lda, staging);
-  return make_request(runtime, tiles, [&](Submission& s) {
-    s.set_trace(options.trace);
-    detail::TaskContext ctx = make_context(runtime, s, plan, options.gpu_kernels);
-    ctx.staging = staging;
-    detail::insert_lapack_potri<T>(ctx, tiles->grid(), options.uplo, A, lda, options.hints);
+  return submit_on_matrix_tiles<T>(runtime, plan, n, A, lda, options, [&](const TaskContext& ctx, const TileGrid& tiles) {
+    detail::insert_lapack_potri<T>(ctx, tiles, options.uplo, A, lda, options.hints);
   });
 }
 

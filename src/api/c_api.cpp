@@ -92,11 +92,16 @@ int checked_call(const char* routine, const ArgumentError& error, Call&& call) {
 
 // Small work runs on the calling thread (tessera::runs_on_calling_thread) without starting the
 // shared runtime; the rest on the shared runtime.
+// With log_determinant, log det(A) is written there (0 when the factorization fails).
 template <class T>
-int potrf(const char* routine, char uplo, int n, T* A, int lda) {
+int potrf(const char* routine, char uplo, int n, T* A, int lda, double* log_determinant = nullptr) {
   return checked_call(routine, tessera::potrf_argument_error(uplo, n, A, lda), [&] {
-    if (n == 0) return 0;  // LAPACK's quick return, before the environment is read
-    const FactorOptions options = options_for(uplo);
+    if (n == 0) {  // LAPACK's quick return, before the environment is read
+      if (log_determinant) *log_determinant = 0.0;
+      return 0;
+    }
+    FactorOptions options = options_for(uplo);
+    options.log_determinant = log_determinant;
     const auto view = tessera::MatrixView<T>::host(n, n, A, lda);
     if (tessera::runs_on_calling_thread(view, 0, options)) return tessera::potrf_on_calling_thread(view, options);
     return tessera::potrf(Runtime::shared(), view, options);
@@ -336,6 +341,16 @@ int tessera_sposv_batched(char uplo, int n, int nrhs, float* A, int lda, long lo
 
 int tessera_dpotrf(char uplo, int n, double* A, int lda) { return potrf("tessera_dpotrf", uplo, n, A, lda); }
 int tessera_spotrf(char uplo, int n, float* A, int lda) { return potrf("tessera_spotrf", uplo, n, A, lda); }
+int tessera_dpotrf_logdet(char uplo, int n, double* A, int lda, double* logdet) {
+  if (logdet == nullptr && !tessera::potrf_argument_error(uplo, n, A, lda))  // after LAPACK's arguments
+    return failed("tessera_dpotrf_logdet: logdet (argument 5) is null", -5);
+  return potrf("tessera_dpotrf_logdet", uplo, n, A, lda, logdet);
+}
+int tessera_spotrf_logdet(char uplo, int n, float* A, int lda, double* logdet) {
+  if (logdet == nullptr && !tessera::potrf_argument_error(uplo, n, A, lda))  // after LAPACK's arguments
+    return failed("tessera_spotrf_logdet: logdet (argument 5) is null", -5);
+  return potrf("tessera_spotrf_logdet", uplo, n, A, lda, logdet);
+}
 int tessera_dpotri(char uplo, int n, double* A, int lda) { return potri("tessera_dpotri", uplo, n, A, lda); }
 int tessera_spotri(char uplo, int n, float* A, int lda) { return potri("tessera_spotri", uplo, n, A, lda); }
 int tessera_dpotrs(char uplo, int n, int nrhs, const double* A, int lda, double* B, int ldb) {

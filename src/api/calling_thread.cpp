@@ -6,6 +6,7 @@
 
 #include "argument_errors.hpp"
 #include "kernels/cpu/blas.hpp"
+#include "operations.hpp"
 #include "plan.hpp"
 #include "plan_requests.hpp"
 #include "submission.hpp"
@@ -143,12 +144,15 @@ int potrf_on_calling_thread(const MatrixView<T>& A, const FactorOptions& options
     require_calling_thread<T>("potrf_batched", &A, nullptr, 0, options);
     detail::batch_on_calling_thread<T>(options.uplo, A.rows(), 0, A.data(), A.ld(), A.stride(), nullptr, 1, 0,
                                        A.count(), A.info(), true);
+    if (options.log_determinant) detail::write_log_determinants(A, 0, options.log_determinant);
     return 0;
   }
   if (A.where() == MatrixIn::host)
     detail::throw_if_invalid("potrf", potrf_argument_error(uplo, A.rows(), A.data(), A.ld()));
   require_calling_thread<T>("potrf", &A, nullptr, 0, options);
-  return detail::potrf_on_calling_thread(options.uplo, A.rows(), A.data(), A.ld()).info;
+  const int info = detail::potrf_on_calling_thread(options.uplo, A.rows(), A.data(), A.ld()).info;
+  if (options.log_determinant) detail::write_log_determinants(A, info, options.log_determinant);
+  return info;
 }
 
 template <class T>
@@ -183,12 +187,15 @@ int posv_on_calling_thread(const MatrixView<T>& A, const MatrixView<T>& B, const
     require_calling_thread<T>("posv_batched", &A, &B, B.cols(), options);
     detail::batch_on_calling_thread<T>(options.uplo, n, B.cols(), A.data(), A.ld(), A.stride(), B.data(), B.ld(),
                                        B.stride(), A.count(), A.info(), true);
+    if (options.log_determinant) detail::write_log_determinants(A, 0, options.log_determinant);
     return 0;
   }
   if (A.where() == MatrixIn::host)
     detail::throw_if_invalid("posv", posv_argument_error<T>(uplo, n, B.cols(), A.data(), A.ld(), B.data(), B.ld()));
   require_calling_thread<T>("posv", &A, &B, B.cols(), options);
-  return detail::posv_on_calling_thread<T>(options.uplo, n, B.cols(), A.data(), A.ld(), B.data(), B.ld()).info;
+  const int info = detail::posv_on_calling_thread<T>(options.uplo, n, B.cols(), A.data(), A.ld(), B.data(), B.ld()).info;
+  if (options.log_determinant) detail::write_log_determinants(A, info, options.log_determinant);
+  return info;
 }
 
 template <class T>

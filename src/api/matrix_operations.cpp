@@ -77,9 +77,10 @@ void check_solve_operands(const char* routine, const Runtime& runtime, const Mat
 
 }  // namespace
 
+namespace {
+
 template <class T>
-Request potrf_async(Runtime& runtime, const MatrixView<T>& A, const FactorOptions& options) {
-  require_square("potrf", A);
+Request potrf_in_home(Runtime& runtime, const MatrixView<T>& A, const FactorOptions& options) {
   switch (A.where()) {
     case MatrixIn::host: return detail::potrf_array_async(runtime, A.rows(), A.data(), A.ld(), options);
     case MatrixIn::tiles:
@@ -95,6 +96,47 @@ Request potrf_async(Runtime& runtime, const MatrixView<T>& A, const FactorOption
                                                 A.count(), A.info(), options);
   }
   misuse("potrf", "A's MatrixIn is not one of the enumeration's values");
+}
+
+template <class T>
+Request posv_in_home(Runtime& runtime, const MatrixView<T>& A, const MatrixView<T>& B, const FactorOptions& options) {
+  const int n = A.rows();
+  switch (A.where()) {
+    case MatrixIn::host:
+      return detail::posv_array_async(runtime, n, B.cols(), A.data(), A.ld(), B.data(), B.ld(), options);
+    case MatrixIn::tiles: {
+      // B is the caller's tiles: solved only once the factor is known to exist, as LAPACK leaves
+      // B as it was when the factorization fails.
+      const int info = detail::potrf_tiles_async(*A.tiles(), options).wait();
+      if (info != 0) return detail::finished_request(info);
+      return detail::potrs_tiles_async(*A.tiles(), *B.tiles(), options);
+    }
+    case MatrixIn::device:
+      return detail::finished_request(device::posv_dense(runtime, n, B.cols(), A.data(), A.ld(), B.data(), B.ld(),
+                                                         B.stream(), options));
+    case MatrixIn::host_batch:
+      return detail::posv_strided_batch_async(runtime, n, B.cols(), A.data(), A.ld(), A.stride(), B.data(), B.ld(),
+                                              B.stride(), A.count(), A.info(), options);
+    case MatrixIn::host_variable_batch:
+      return detail::posv_variable_batch_async(runtime, A.variable_rows(), B.cols(), A.data(), A.offsets(),
+                                               A.variable_ld(), B.data(), B.offsets(), B.variable_ld(), A.count(),
+                                               A.info(), options);
+  }
+  misuse("posv", "A's MatrixIn is not one of the enumeration's values");
+}
+
+}  // namespace
+
+template <class T>
+Request potrf_async(Runtime& runtime, const MatrixView<T>& A, const FactorOptions& options) {
+  require_square("potrf", A);
+  return detail::with_log_determinant(potrf_in_home(runtime, A, options), A, options);
+}
+
+template <class T>
+Request posv_async(Runtime& runtime, const MatrixView<T>& A, const MatrixView<T>& B, const FactorOptions& options) {
+  check_solve_operands("posv", runtime, A, B);
+  return detail::with_log_determinant(posv_in_home(runtime, A, B, options), A, options);
 }
 
 template <class T>
@@ -120,33 +162,6 @@ Request potrs_async(Runtime& runtime, const MatrixView<T>& factor, const MatrixV
   misuse("potrs", "the factor's MatrixIn is not one of the enumeration's values");
 }
 
-template <class T>
-Request posv_async(Runtime& runtime, const MatrixView<T>& A, const MatrixView<T>& B, const FactorOptions& options) {
-  check_solve_operands("posv", runtime, A, B);
-  const int n = A.rows();
-  switch (A.where()) {
-    case MatrixIn::host:
-      return detail::posv_array_async(runtime, n, B.cols(), A.data(), A.ld(), B.data(), B.ld(), options);
-    case MatrixIn::tiles: {
-      // B is the caller's tiles: solved only once the factor is known to exist, as LAPACK leaves
-      // B as it was when the factorization fails.
-      const int info = detail::potrf_tiles_async(*A.tiles(), options).wait();
-      if (info != 0) return detail::finished_request(info);
-      return detail::potrs_tiles_async(*A.tiles(), *B.tiles(), options);
-    }
-    case MatrixIn::device:
-      return detail::finished_request(device::posv_dense(runtime, n, B.cols(), A.data(), A.ld(), B.data(), B.ld(),
-                                                         B.stream(), options));
-    case MatrixIn::host_batch:
-      return detail::posv_strided_batch_async(runtime, n, B.cols(), A.data(), A.ld(), A.stride(), B.data(), B.ld(),
-                                              B.stride(), A.count(), A.info(), options);
-    case MatrixIn::host_variable_batch:
-      return detail::posv_variable_batch_async(runtime, A.variable_rows(), B.cols(), A.data(), A.offsets(),
-                                               A.variable_ld(), B.data(), B.offsets(), B.variable_ld(), A.count(),
-                                               A.info(), options);
-  }
-  misuse("posv", "A's MatrixIn is not one of the enumeration's values");
-}
 
 template <class T>
 Request potri_async(Runtime& runtime, const MatrixView<T>& factor, const FactorOptions& options) {

@@ -51,6 +51,18 @@ Request posv_variable_batch_async(Runtime& runtime, const int* n, int nrhs, T* A
 // A request that is already done, with LAPACK's info (the synchronous paths).
 Request finished_request(int info);
 
+// FactorOptions::log_determinant (log_determinant.cpp). A factorization on tiles: one slot per
+// diagonal tile for insert_log_diagonals, summed into *out by the request's wait() (null, and
+// nothing set, without out). GPU arrays and host batches: read off A's factor by the request's
+// wait() (with_log_determinant; other homes' requests are returned as they are).
+double* log_diagonal_slots(Submission& submission, int tiles, double* out);
+template <class T>
+Request with_log_determinant(Request request, const MatrixView<T>& A, const FactorOptions& options);
+// The log-determinant of each matrix whose factor A holds into out[k] (a batch's info per
+// matrix; `info` for one matrix): 0 where the factorization failed.
+template <class T>
+void write_log_determinants(const MatrixView<T>& A, int info, double* out);
+
 }  // namespace tessera::detail
 
 namespace tessera::device {

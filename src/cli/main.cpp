@@ -203,9 +203,9 @@ CLI::App* add_potrf_command(CLI::App& app, tessera::cli::PotrfCommand& potrf) {
                            ->check(non_empty_path());
   CLI::Option* output = cmd->add_option("--output", potrf.output, "write the factor L as a Matrix Market file (array, general, zeros above the diagonal)")
                             ->check(non_empty_path());
-  CLI::Option* trace = cmd->add_option("--trace", potrf.trace, "write the executed schedule: FILE.json (Chrome trace events) or FILE.svg (Gantt chart); "
-                                                               "with --grid each rank R writes its own, FILE.rankR.json or .svg")
-                           ->check(non_empty_path());
+  cmd->add_option("--trace", potrf.trace, "write the executed schedule: FILE.json (Chrome trace events) or FILE.svg (Gantt chart); "
+                                                  "with --grid each rank R writes its own, FILE.rankR.json or .svg")
+      ->check(non_empty_path());
   CLI::Option* grid = cmd->add_option("--grid", potrf.grid, "PxQ: factor a random matrix distributed over the P x Q ranks of mpirun "
                                                             "(2-D block-cyclic; one result row on rank 0; default: none, one process)");
   grid->excludes(input)->excludes(output);

@@ -158,6 +158,25 @@ void write_int_on_stream(int* destination, int value, void* stream) {
 }
 
 template <class T>
+double log_determinant_on_stream(int n, const T* A, int lda, void* stream) {
+  const CurrentDevice current(cuda_device_holding(A));
+  cudaStream_t s = as_stream(stream);
+  double* sum = nullptr;
+  TESSERA_CUDA_CHECK(cudaMallocAsync(reinterpret_cast<void**>(&sum), sizeof(double), s));
+  double value = 0.0;
+  try {
+    kernels::cuda::log_diagonal_sum(n, A, lda, sum, s);
+    TESSERA_CUDA_CHECK(cudaMemcpyAsync(&value, sum, sizeof(double), cudaMemcpyDeviceToHost, s));
+  } catch (...) {
+    cudaFreeAsync(sum, s);
+    throw;
+  }
+  TESSERA_CUDA_CHECK(cudaFreeAsync(sum, s));
+  TESSERA_CUDA_CHECK(cudaStreamSynchronize(s));
+  return value;
+}
+
+template <class T>
 TransposedUpper<T>::TransposedUpper(int device, int n, const T* upper, int ld)
     : device_(device), n_(n), ld_(padded_ld(n, sizeof(T))) {
   const CurrentDevice current(device_);
@@ -202,7 +221,9 @@ void TransposedUpper<T>::store(T* upper, int ld) const {
   TESSERA_CUDA_CHECK(cudaStreamSynchronize(as_stream(stream_)));
 }
 
-#define TESSERA_INSTANTIATE(T) template class TransposedUpper<T>;
+#define TESSERA_INSTANTIATE(T)                                                                     \
+  template class TransposedUpper<T>;                                                               \
+  template double log_determinant_on_stream<T>(int, const T*, int, void*);
 TESSERA_FOR_EACH_REAL_SCALAR(TESSERA_INSTANTIATE)
 #undef TESSERA_INSTANTIATE
 

@@ -38,6 +38,11 @@ void load_lower_on_stream(int device, int n, const T* A, long long row_stride, l
 template <class T>
 void lower_to_upper_on_stream(int device, int n, T* L, int ldl, void* stream);
 
+// 2 sum log(A(j, j)) of the n x n factor A (device memory, leading dimension lda) in the order of
+// `stream`: one kernel and an 8-byte read-back; returns once it has the value.
+template <class T>
+double log_determinant_on_stream(int n, const T* A, int lda, void* stream);
+
 // The smallest device number driven by one of the runtime's CUDA workers, or -1 without one.
 int first_cuda_device();
 

@@ -28,6 +28,7 @@ int Request::wait() {
   if (!submission_) return 0;
   finish();
   if (const std::exception_ptr error = submission_->error()) std::rethrow_exception(error);
+  submission_->complete();
   return submission_->info();
 }
 

@@ -21,6 +21,11 @@ TaskContext make_context(Runtime& runtime, Submission& submission, const Plan& p
 // plan calls for (hybrid on the CPUs alone).
 Plan plan_request(const Runtime& runtime, const PlanRequest& request);
 
+// The submission behind a request (every request made by Tessera's own functions has one).
+struct RequestAccess {
+  static Submission* submission(const Request& request) { return request.submission_.get(); }
+};
+
 // insert(Submission&) inserts the tasks on `runtime`; keep_alive holds what they use until they
 // are done. Throws RuntimeError when the calling thread cannot use the runtime (inside a StarPU
 // task, in a forked child).

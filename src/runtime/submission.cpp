@@ -119,6 +119,20 @@ void Submission::release_held() {
   released_.notify_all();
 }
 
+void Submission::set_completion(std::function<void(int info)> completion) {
+  std::lock_guard<std::mutex> lock(mutex_);
+  completion_ = std::move(completion);
+}
+
+void Submission::complete() {
+  std::function<void(int)> completion;
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    completion.swap(completion_);
+  }
+  if (completion) completion(info());
+}
+
 bool Submission::done() const noexcept {
   std::lock_guard<std::mutex> lock(mutex_);
   return finished();

@@ -7,6 +7,7 @@
 #include <chrono>
 #include <climits>
 #include <condition_variable>
+#include <functional>
 #include <memory>
 #include <exception>
 #include <mutex>
@@ -83,6 +84,11 @@ class Submission {
   // that ends never shuts StarPU down under tiles still being unregistered.
   void release_held();
 
+  // Run once, by the first Request::wait() that finds the tasks done without an error: what the
+  // caller asked to be read off the results (FactorOptions::log_determinant), given the info.
+  void set_completion(std::function<void(int info)> completion);
+  void complete();
+
   // Where the tasks record their execution (none by default); set before the first task is
   // submitted. The submission keeps the trace alive until it is destroyed.
   // StarPU's task profiling stays on until the last task is done.
@@ -109,6 +115,7 @@ class Submission {
   std::exception_ptr error_;
   std::shared_ptr<Trace> trace_;
   std::shared_ptr<void> held_;  // under mutex_
+  std::function<void(int)> completion_;  // under mutex_
   bool releasing_ = false;      // under mutex_: a thread is letting go of held_
   std::condition_variable released_;
   std::optional<TaskProfiling> profiling_;  // while a traced request's tasks are in flight

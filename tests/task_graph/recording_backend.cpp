@@ -270,6 +270,15 @@ void insert_trtri(const TaskContext& ctx, const TileRef& A, const TaskHints& hin
 }
 
 template <class T>
+void insert_log_diagonal(const TaskContext& ctx, const TileRef& A, double* sum, const TaskHints& hints) {
+  ctx.submission->record(TaskKind::other, hints, {reads(A)}, [=] {
+    double total = 0;
+    for (int j = 0; j < A.rows; ++j) total += std::log(double(at<T>(A, j, j)));
+    *sum = 2.0 * total;
+  });
+}
+
+template <class T>
 void insert_lauum(const TaskContext& ctx, const TileRef& A, const TaskHints& hints) {
   ctx.submission->record(TaskKind::potrf, hints, {writes(A)}, [=] { lauum_tile<T>(A); });
 }
@@ -377,6 +386,7 @@ void insert_copy_out(const TaskContext& ctx, const TileRef& tile, const BlockMap
                                const TaskHints&);                                                            \
   template void insert_trtri<T>(const TaskContext&, const TileRef&, const TaskHints&);                      \
   template void insert_lauum<T>(const TaskContext&, const TileRef&, const TaskHints&);                      \
+  template void insert_log_diagonal<T>(const TaskContext&, const TileRef&, double*, const TaskHints&);       \
   template void insert_trmm<T>(const TaskContext&, Side, Trans, T, const TileRef&, const TileRef&,           \
                                const TaskHints&);                                                            \
   template void insert_gemm<T>(const TaskContext&, Trans, Trans, T, const TileRef&, const TileRef&, T,       \

@@ -471,6 +471,28 @@ TYPED_TEST(LapackLayout, PotrfThenPotrsEqualsPosv) {
         }
 }
 
+TYPED_TEST(LapackLayout, LogDiagonalsSumToTheLogDeterminantInRandomOrders) {
+  using T = TypeParam;
+  const int nb = 5, n = 23;
+  std::mt19937 random(17);
+  for (const char* plan_name : {"tiles", "block columns", "panels", "whole matrix"})
+    for (Uplo uplo : {Uplo::lower, Uplo::upper}) {
+      const std::vector<T> a0 = random_spd<T>(n, n, random);
+      std::vector<T> a = a0;
+      HostTiles<T> A(n, n, nb, TileStructure::symmetric_lower);
+      std::vector<double> slots(static_cast<std::size_t>(A.grid().tile_rows()), std::nan(""));
+      Submission s;
+      insert_lapack_potrf<T>(recording_context(s), A.grid(), uplo, a.data(), n, critical_path_hints,
+                             plan_named(plan_name, A.grid()), slots.data());
+      s.execute_in_random_order(random);
+      ASSERT_EQ(s.info(), 0);
+      double from_slots = 0, from_factor = 0;
+      for (double slot : slots) from_slots += slot;
+      for (int j = 0; j < n; ++j) from_factor += 2.0 * std::log(double(a[j + static_cast<std::size_t>(j) * n]));
+      EXPECT_NEAR(from_slots, from_factor, 1e-12 * std::abs(from_factor) + 1e-12) << plan_name;
+    }
+}
+
 TYPED_TEST(LapackLayout, PotriInRandomOrdersInvertsAndKeepsTheOtherTriangle) {
   using T = TypeParam;
   const int nb = 6;

@@ -170,7 +170,31 @@ __global__ void check_potrf_info_kernel(int n, const T* A, int ld, long long str
   if (threadIdx.x == 0 && first < n) *info = first + 1;
 }
 
+constexpr int kLogThreads = 256;
+
+// One thread block: 2 sum log(A(j, j)) over the n diagonal entries, in double, in a fixed order.
+template <class T>
+__global__ void log_diagonal_sum_kernel(int n, const T* A, int ld, double* sum) {
+  __shared__ double partial[kLogThreads];
+  double own = 0.0;
+  for (int j = static_cast<int>(threadIdx.x); j < n; j += kLogThreads)
+    own += log(static_cast<double>(A[j + static_cast<long long>(j) * ld]));
+  partial[threadIdx.x] = own;
+  __syncthreads();
+  for (int half = kLogThreads / 2; half > 0; half /= 2) {
+    if (static_cast<int>(threadIdx.x) < half) partial[threadIdx.x] += partial[threadIdx.x + half];
+    __syncthreads();
+  }
+  if (threadIdx.x == 0) *sum = 2.0 * partial[0];
+}
+
 }  // namespace
+
+template <class T>
+void log_diagonal_sum(int n, const T* A, int ld, double* sum, cudaStream_t stream) {
+  log_diagonal_sum_kernel<<<1, kLogThreads, 0, stream>>>(n, A, ld, sum);
+  TESSERA_CUDA_CHECK_LAUNCH();
+}
 
 // A grid's y and z extents are at most 65535 blocks: a stack goes in launches of that many.
 constexpr int kMaxStackPerLaunch = 65535;
@@ -261,6 +285,7 @@ void copy_blocks(const BlockCopy<T>* copies, int count, cudaStream_t stream) {
 
 #define TESSERA_INSTANTIATE(T)                                                              \
   template void check_potrf_info<T>(int, const T*, int, int*, cudaStream_t);                \
+  template void log_diagonal_sum<T>(int, const T*, int, double*, cudaStream_t);             \
   template void copy_lower<T>(int, int, const T*, int, T*, int, cudaStream_t);              \
   template void copy_blocks<T>(const BlockCopy<T>*, int, cudaStream_t);                     \
   template void load_lower<T>(int, const T*, long long, long long, T*, int, cudaStream_t);  \

@@ -58,6 +58,11 @@ template <class T>
 void load_lower_batched(int n, const T* src, long long row_stride, long long col_stride, long long src_stride, T* dst,
                         int ldd, long long dst_stride, int batch, cudaStream_t stream);
 
+// *sum (device memory) := 2 sum log(A(j, j)) over the n diagonal entries of A (a Cholesky factor:
+// the log-determinant of its matrix), in double, in a fixed order.
+template <class T>
+void log_diagonal_sum(int n, const T* A, int ld, double* sum, cudaStream_t stream);
+
 // LAPACK's info of a potrf of the n x n matrix whose factor A now holds, from the `info` the
 // factorization wrote (in place, in device memory): a negative info is kept; otherwise the first
 // factored column whose diagonal entry is not positive (NaN included) fails, or the reported one
