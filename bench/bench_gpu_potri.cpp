@@ -2,7 +2,8 @@
 // warm-up call per row before the timed ones), in double and float:
 //   cuSOLVER's potri with the factor on the GPU (resident), and with copies from and to pinned
 //   and pageable host memory (the caller's plain array);
-//   Tessera's potri end to end from the caller's array (pageable), in gpu and hybrid modes.
+//   Tessera's potri end to end from the caller's array (pageable), in gpu and hybrid modes, and on
+//   the factor in GPU memory (tessera::device::potri, the factor resident as cuSOLVER's).
 // Each figure is the median of --repetitions calls; TFLOP/s count n^3 flops (triangular inverse
 // and its product, n^3 / 3 each, as LAPACK's operation counts have it, plus the symmetric
 // product's second third). Each result's inverse is checked against the matrix
@@ -209,6 +210,19 @@ void run_size(tessera::Runtime& runtime, const Settings& s, int n, cusolverDnHan
                n, tessera::ScalarTraits<T>::letter, mode_name, seconds, tflops(n, seconds), tessera_info, ratio,
                with_pageable / seconds, with_pinned / seconds, resident / seconds);
   }
+  int device_info = -1;
+  const double on_device = median_of(s.repetitions, [&] {
+    TESSERA_CUDA_CHECK(cudaMemcpy(d_a, factor.data(), count * sizeof(T), cudaMemcpyHostToDevice));
+    const auto start = Clock::now();
+    device_info = tessera::device::potri(runtime, n, d_a, n, nullptr);
+    return seconds_since(start);
+  });
+  TESSERA_CUDA_CHECK(cudaMemcpy(x.data(), d_a, count * sizeof(T), cudaMemcpyDeviceToHost));
+  const double device_ratio = n <= s.check_max_n ? inverse_ratio(n, A, x) : nan_value;
+  fmt::print("{:>6} {}  Tessera device::potri (resident): {:7.3f} s {:6.2f} TFLOP/s (info {}, ratio {:.2g}); x{:.2f} "
+             "cuSOLVER resident\n",
+             n, tessera::ScalarTraits<T>::letter, on_device, tflops(n, on_device), device_info, device_ratio,
+             resident / on_device);
   std::fflush(stdout);
   cudaFreeHost(pinned);
   cudaFree(d_work);

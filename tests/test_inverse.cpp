@@ -13,8 +13,13 @@
 
 #include "kernels/cpu/blas.hpp"
 #include "policy_modes.hpp"
+#include "tessera/device.hpp"
 #include "tessera/tessera.h"
 #include "test_support.hpp"
+
+#ifdef TESSERA_HAVE_CUDA
+#include <cuda_runtime.h>
+#endif
 
 namespace tessera::test {
 namespace {
@@ -158,7 +163,7 @@ TEST(InverseArguments, LapacksPositionsAndQuickReturn) {
   EXPECT_EQ(tessera_dpotri('X', 4, A.data(), 4), -1);
   EXPECT_EQ(tessera_dpotri('L', -1, A.data(), 4), -2);
   EXPECT_EQ(tessera_spotri('L', 0, nullptr, 1), 0);
-  EXPECT_THROW(potri_async(runtime(), MatrixView<double>::on_device(4, 4, A.data(), 4, nullptr)), InvalidArgument);
+  EXPECT_THROW(potri_async(runtime(), MatrixView<double>::host_batch(4, 4, A.data(), 4, 16, 1)), InvalidArgument);
 }
 
 // The calling thread (small work, no tile size asked) and the C API agree with LAPACK to rounding.
@@ -177,6 +182,43 @@ TEST(InverseSmall, CallingThreadAndCApiMatchLapack) {
     for (std::size_t k = 0; k < c.size(); ++k) EXPECT_NEAR(c[k], expected[k], 1e-12 * std::abs(expected[k]) + 1e-300);
   }
 }
+
+#ifdef TESSERA_HAVE_CUDA
+// A factor in GPU memory: the same ratio, both triangles, tiles of several sizes and the whole
+// matrix as one tile; a zero on the diagonal leaves the matrix as it was.
+TEST(InverseOnDevice, MatchesLapacksRatioAndReportsAZeroPivot) {
+  TESSERA_SKIP_WITHOUT_GPU();
+  const int n = 301;
+  const std::vector<double> A = random_spd<double>(n, n, 21);
+  double* d = nullptr;
+  ASSERT_EQ(cudaMalloc(&d, sizeof(double) * n * n), cudaSuccess);
+  for (Uplo uplo : {Uplo::lower, Uplo::upper})
+    for (int nb : {0, 64, 300}) {
+      std::vector<double> F = A;
+      ASSERT_EQ(kernels::cpu::potrf(uplo == Uplo::lower ? 'L' : 'U', n, F.data(), n), 0);
+      ASSERT_EQ(cudaMemcpy(d, F.data(), sizeof(double) * n * n, cudaMemcpyHostToDevice), cudaSuccess);
+      FactorOptions options;
+      options.uplo = uplo;
+      options.nb = nb;
+      ASSERT_EQ(device::potri(runtime(), n, d, n, nullptr, options), 0);
+      std::vector<double> X(F.size());
+      ASSERT_EQ(cudaMemcpy(X.data(), d, sizeof(double) * n * n, cudaMemcpyDeviceToHost), cudaSuccess);
+      EXPECT_LT(inverse_ratio<double>(n, symmetric_from(uplo, n, A, n), symmetric_from(uplo, n, X, n)),
+                kResidualThreshold)
+          << to_string(uplo) << " nb " << nb;
+      for (int j = 0; j < n; ++j)
+        for (int i = 0; i < n; ++i)
+          if (uplo == Uplo::lower ? i < j : i > j)
+            ASSERT_EQ(X[i + static_cast<std::size_t>(j) * n], F[i + static_cast<std::size_t>(j) * n]) << "other triangle";
+      F[150 + 150 * n] = 0.0;
+      ASSERT_EQ(cudaMemcpy(d, F.data(), sizeof(double) * n * n, cudaMemcpyHostToDevice), cudaSuccess);
+      EXPECT_EQ(device::potri(runtime(), n, d, n, nullptr, options), 151);
+      ASSERT_EQ(cudaMemcpy(X.data(), d, sizeof(double) * n * n, cudaMemcpyDeviceToHost), cudaSuccess);
+      EXPECT_EQ(X, F);
+    }
+  cudaFree(d);
+}
+#endif
 
 }  // namespace
 }  // namespace tessera::test

@@ -173,6 +173,12 @@ template <class T>
 int potrf(Runtime& runtime, int n, T* A, int lda, Stream stream, const FactorOptions& options = {}) {
   return potrf_async(runtime, MatrixView<T>::on_device(n, n, A, lda, stream), options).wait();
 }
+// A (n x n, lda) holding potrf's factor := A^{-1} in the same triangle (LAPACK's xPOTRI, as tile
+// tasks); returns LAPACK's info (k > 0: a zero at the factor's diagonal entry k, A unchanged).
+template <class T>
+int potri(Runtime& runtime, int n, T* A, int lda, Stream stream, const FactorOptions& options = {}) {
+  return potri_async(runtime, MatrixView<T>::on_device(n, n, A, lda, stream), options).wait();
+}
 // B (n x nrhs, ldb; on any GPU of the runtime) := A^{-1} B with A factored by potrf; returns 0.
 template <class T>
 int potrs(Runtime& runtime, int n, int nrhs, const T* A, int lda, T* B, int ldb, Stream stream,

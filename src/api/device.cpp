@@ -290,11 +290,37 @@ int posv_dense(Runtime& runtime, int n, int nrhs, T* A, int lda, T* B, int ldb, 
   return info;
 }
 
+template <class T>
+int potri_dense(Runtime& runtime, int n, T* A, int lda, Stream stream, const FactorOptions& options) {
+  detail::throw_if_invalid("device::potri", potrf_argument_error(detail::uplo_letter(options.uplo), n, A, lda));
+  require_cuda_workers("potri", runtime);
+  if (n == 0) return 0;
+  const int device = device_holding("potri", A, "A", 3);
+  // xTRTRI's check before anything changes (after the work already on the stream).
+  if (const int zero = detail::first_zero_diagonal_on_stream(n, A, lda, stream)) return zero;
+  // The inverse has no one-call path: tiles unless the whole matrix as one tile is asked for.
+  FactorOptions tiled = options;
+  if (tiled.grain == TaskGrain::automatic) tiled.grain = TaskGrain::tiles;
+  const detail::Plan plan = device_plan<T>(runtime, n, tiled);
+  const FactorOptions planned = as_planned(tiled, plan);
+  SymmetricTiles<T> tiles(runtime, n, plan.nb, planned, A, lda, device);
+  run_request(runtime, plan, planned, [&](const detail::TaskContext& ctx) {
+    detail::insert_cholesky_inverse<T>(ctx, detail::tile_grid(tiles.tiles()), planned.hints);
+  });
+  tiles.store(A, lda);
+  return 0;
+}
+
 #else
 
 template <class T>
 int potrf_dense(Runtime&, int, T*, int, Stream, const FactorOptions&) {
   throw RuntimeError(qualified("potrf") + ": Tessera was built without CUDA");
+}
+
+template <class T>
+int potri_dense(Runtime&, int, T*, int, Stream, const FactorOptions&) {
+  throw RuntimeError(qualified("potri") + ": Tessera was built without CUDA");
 }
 
 template <class T>
@@ -327,6 +353,7 @@ int posv_dense(Runtime&, int, int, T*, int, T*, int, Stream, const FactorOptions
 
 #define TESSERA_INSTANTIATE(T)                                                                     \
   template int potrf_dense<T>(Runtime&, int, T*, int, Stream, const FactorOptions&);                     \
+  template int potri_dense<T>(Runtime&, int, T*, int, Stream, const FactorOptions&);                     \
   template void potrf_ex<T>(Runtime&, int, T*, int, int*, Stream, const FactorOptions&);           \
   template void potrf_ex<T>(Runtime&, int, const T*, long long, long long, T*, int, int*, Stream,  \
                             const FactorOptions&);                                                 \

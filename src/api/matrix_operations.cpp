@@ -166,9 +166,12 @@ Request potrs_async(Runtime& runtime, const MatrixView<T>& factor, const MatrixV
 template <class T>
 Request potri_async(Runtime& runtime, const MatrixView<T>& factor, const FactorOptions& options) {
   require_square("potri", factor);
+  if (factor.where() == MatrixIn::device)
+    return detail::finished_request(
+        device::potri_dense(runtime, factor.rows(), factor.data(), factor.ld(), factor.stream(), options));
   if (factor.where() != MatrixIn::host)
     misuse("potri", std::string("the factor lies in ") + to_string(factor.where()) +
-                        ": the inverse is computed from a factor in host memory (MatrixIn::host) only");
+                        ": the inverse is computed from a factor in host or GPU memory (MatrixIn::host, device) only");
   return detail::potri_array_async(runtime, factor.rows(), factor.data(), factor.ld(), options);
 }
 

@@ -74,6 +74,8 @@ template <class T>
 int potrs_dense(Runtime& runtime, int n, int nrhs, const T* A, int lda, T* B, int ldb, Stream stream,
                 const FactorOptions& options);
 template <class T>
+int potri_dense(Runtime& runtime, int n, T* A, int lda, Stream stream, const FactorOptions& options);
+template <class T>
 int posv_dense(Runtime& runtime, int n, int nrhs, T* A, int lda, T* B, int ldb, Stream stream,
                const FactorOptions& options);
 

@@ -157,23 +157,43 @@ void write_int_on_stream(int* destination, int value, void* stream) {
   TESSERA_CUDA_CHECK(cudaMemcpyAsync(destination, &value, sizeof(int), cudaMemcpyHostToDevice, as_stream(stream)));
 }
 
-template <class T>
-double log_determinant_on_stream(int n, const T* A, int lda, void* stream) {
-  const CurrentDevice current(cuda_device_holding(A));
+namespace {
+
+// One value of type Value that `enqueue(value_on_device, stream)` writes in device memory of the
+// GPU holding `matrix`, in the order of `stream`, read back once it is there.
+template <class Value, class Enqueue>
+Value read_back_on_stream(const void* matrix, void* stream, Enqueue&& enqueue) {
+  const CurrentDevice current(cuda_device_holding(matrix));
   cudaStream_t s = as_stream(stream);
-  double* sum = nullptr;
-  TESSERA_CUDA_CHECK(cudaMallocAsync(reinterpret_cast<void**>(&sum), sizeof(double), s));
-  double value = 0.0;
+  Value* on_device = nullptr;
+  TESSERA_CUDA_CHECK(cudaMallocAsync(reinterpret_cast<void**>(&on_device), sizeof(Value), s));
+  Value value{};
   try {
-    kernels::cuda::log_diagonal_sum(n, A, lda, sum, s);
-    TESSERA_CUDA_CHECK(cudaMemcpyAsync(&value, sum, sizeof(double), cudaMemcpyDeviceToHost, s));
+    enqueue(on_device, s);
+    TESSERA_CUDA_CHECK(cudaMemcpyAsync(&value, on_device, sizeof(Value), cudaMemcpyDeviceToHost, s));
   } catch (...) {
-    cudaFreeAsync(sum, s);
+    cudaFreeAsync(on_device, s);
     throw;
   }
-  TESSERA_CUDA_CHECK(cudaFreeAsync(sum, s));
+  TESSERA_CUDA_CHECK(cudaFreeAsync(on_device, s));
   TESSERA_CUDA_CHECK(cudaStreamSynchronize(s));
   return value;
+}
+
+}  // namespace
+
+template <class T>
+double log_determinant_on_stream(int n, const T* A, int lda, void* stream) {
+  return read_back_on_stream<double>(A, stream, [&](double* sum, cudaStream_t s) {
+    kernels::cuda::log_diagonal_sum(n, A, lda, sum, s);
+  });
+}
+
+template <class T>
+int first_zero_diagonal_on_stream(int n, const T* A, int lda, void* stream) {
+  return read_back_on_stream<int>(A, stream, [&](int* first, cudaStream_t s) {
+    kernels::cuda::first_zero_diagonal(n, A, lda, first, s);
+  });
 }
 
 template <class T>
@@ -223,7 +243,8 @@ void TransposedUpper<T>::store(T* upper, int ld) const {
 
 #define TESSERA_INSTANTIATE(T)                                                                     \
   template class TransposedUpper<T>;                                                               \
-  template double log_determinant_on_stream<T>(int, const T*, int, void*);
+  template double log_determinant_on_stream<T>(int, const T*, int, void*);                         \
+  template int first_zero_diagonal_on_stream<T>(int, const T*, int, void*);
 TESSERA_FOR_EACH_REAL_SCALAR(TESSERA_INSTANTIATE)
 #undef TESSERA_INSTANTIATE
 

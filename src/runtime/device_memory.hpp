@@ -43,6 +43,11 @@ void lower_to_upper_on_stream(int device, int n, T* L, int ldl, void* stream);
 template <class T>
 double log_determinant_on_stream(int n, const T* A, int lda, void* stream);
 
+// The 1-based position of the first exactly zero diagonal entry of the n x n matrix A (device
+// memory), 0 when none, in the order of `stream`; returns once it has the answer.
+template <class T>
+int first_zero_diagonal_on_stream(int n, const T* A, int lda, void* stream);
+
 // The smallest device number driven by one of the runtime's CUDA workers, or -1 without one.
 int first_cuda_device();
 

@@ -188,7 +188,33 @@ __global__ void log_diagonal_sum_kernel(int n, const T* A, int ld, double* sum) 
   if (threadIdx.x == 0) *sum = 2.0 * partial[0];
 }
 
+// *first := the 1-based position of the first exactly zero diagonal entry of A, or 0; *first
+// holds n + 1 on entry.
+template <class T>
+__global__ void first_zero_diagonal_kernel(int n, const T* A, int ld, int* first) {
+  for (int j = static_cast<int>(blockIdx.x * blockDim.x + threadIdx.x); j < n; j += gridDim.x * blockDim.x)
+    if (A[j + static_cast<long long>(j) * ld] == T(0)) atomicMin(first, j + 1);
+}
+
+__global__ void none_found_is_zero_kernel(int n, int* first) {
+  if (*first == n + 1) *first = 0;
+}
+
 }  // namespace
+
+template <class T>
+void first_zero_diagonal(int n, const T* A, int ld, int* first, cudaStream_t stream) {
+  const int start = n + 1;
+  TESSERA_CUDA_CHECK(cudaMemcpyAsync(first, &start, sizeof(int), cudaMemcpyHostToDevice, stream));
+  if (n > 0) {
+    constexpr int threads = 256;
+    const int blocks = std::min((n + threads - 1) / threads, 1024);
+    first_zero_diagonal_kernel<<<blocks, threads, 0, stream>>>(n, A, ld, first);
+    TESSERA_CUDA_CHECK_LAUNCH();
+  }
+  none_found_is_zero_kernel<<<1, 1, 0, stream>>>(n, first);
+  TESSERA_CUDA_CHECK_LAUNCH();
+}
 
 template <class T>
 void log_diagonal_sum(int n, const T* A, int ld, double* sum, cudaStream_t stream) {
@@ -286,6 +312,7 @@ void copy_blocks(const BlockCopy<T>* copies, int count, cudaStream_t stream) {
 #define TESSERA_INSTANTIATE(T)                                                              \
   template void check_potrf_info<T>(int, const T*, int, int*, cudaStream_t);                \
   template void log_diagonal_sum<T>(int, const T*, int, double*, cudaStream_t);             \
+  template void first_zero_diagonal<T>(int, const T*, int, int*, cudaStream_t);             \
   template void copy_lower<T>(int, int, const T*, int, T*, int, cudaStream_t);              \
   template void copy_blocks<T>(const BlockCopy<T>*, int, cudaStream_t);                     \
   template void load_lower<T>(int, const T*, long long, long long, T*, int, cudaStream_t);  \

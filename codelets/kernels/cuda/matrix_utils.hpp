@@ -63,6 +63,12 @@ void load_lower_batched(int n, const T* src, long long row_stride, long long col
 template <class T>
 void log_diagonal_sum(int n, const T* A, int ld, double* sum, cudaStream_t stream);
 
+// *first (device memory) := the 1-based position of the first exactly zero diagonal entry of the
+// n x n matrix A, 0 when none (xTRTRI's check; `first` written from pageable memory: the call
+// returns once that copy has read its value).
+template <class T>
+void first_zero_diagonal(int n, const T* A, int ld, int* first, cudaStream_t stream);
+
 // LAPACK's info of a potrf of the n x n matrix whose factor A now holds, from the `info` the
 // factorization wrote (in place, in device memory): a negative info is kept; otherwise the first
 // factored column whose diagonal entry is not positive (NaN included) fails, or the reported one

@@ -2,7 +2,7 @@
 # potri and the log-determinant on one GPU: the C++ inverse and log-determinant tests in every mode, the Python host inverse tests, and the
 # benchmark against cuSOLVER (warm process, empty perf-model directory).
 set -uo pipefail
-D=/tmp/r; rm -rf $D; mkdir -p $D && tar -C $D -xJf .device/r.tar.xz
+D=/tmp/s; rm -rf $D; mkdir -p $D && tar -C $D -xJf .device/s.tar.xz
 export STARPU_SILENT=1 CUDA_VISIBLE_DEVICES=0 LD_LIBRARY_PATH=$D/lib:/usr/local/cuda/lib64
 step() { echo "== $* ($(date +%s))"; }
 step machine; nvidia-smi --query-gpu=name,driver_version --format=csv,noheader | head -1 | tee $OUT/machine.txt
