@@ -16,6 +16,10 @@ static_assert(precision_of<double>() == Precision::double_real);
 static_assert(lapack_letter(Precision::single_real) == 's');
 static_assert(lapack_letter(Precision::double_real) == 'd');
 static_assert(bytes_per_element(Precision::double_real) == sizeof(double));
+static_assert(lapack_letter(Precision::single_complex) == 'c');
+static_assert(lapack_letter(Precision::double_complex) == 'z');
+static_assert(bytes_per_element(Precision::double_complex) == 2 * sizeof(double));
+static_assert(std::is_same_v<RealOf<std::complex<float>>, float> && kIsComplex<std::complex<double>> && !kIsComplex<double>);
 
 template <class T>
 void expect_consistent_traits(std::vector<Precision>& seen) {
@@ -36,14 +40,19 @@ void expect_consistent_traits(std::vector<Precision>& seen) {
 TEST(Precision, EveryListedScalarHasConsistentTraits) {
   std::vector<Precision> seen;
 #define TESSERA_CHECK(T) expect_consistent_traits<T>(seen);
-  TESSERA_FOR_EACH_REAL_SCALAR(TESSERA_CHECK)
+  TESSERA_FOR_EACH_SCALAR(TESSERA_CHECK)
 #undef TESSERA_CHECK
-  EXPECT_EQ(seen, std::vector<Precision>(std::begin(kRealPrecisions), std::end(kRealPrecisions)));
+  EXPECT_EQ(seen, std::vector<Precision>(std::begin(kPrecisions), std::end(kPrecisions)));
+  // The real list is the scalar list's real types, in its order.
+  std::vector<Precision> real;
+  for (Precision p : kPrecisions)
+    if (!is_complex(p)) real.push_back(p);
+  EXPECT_EQ(real, std::vector<Precision>(std::begin(kRealPrecisions), std::end(kRealPrecisions)));
 }
 
 TEST(Precision, LettersOutsideTheListNameNoPrecision) {
   Precision p = Precision::double_real;
-  for (const char c : {'S', 'D', 'c', 'z', ' ', '\0'}) EXPECT_FALSE(precision_from_letter(c, &p)) << int(c);
+  for (const char c : {'S', 'D', 'C', 'Z', 'x', ' ', '\0'}) EXPECT_FALSE(precision_from_letter(c, &p)) << int(c);
   EXPECT_EQ(p, Precision::double_real);  // untouched
 }
 

@@ -249,7 +249,7 @@ int device_potrf_info(const TileView<T>& A, CudaWorkerContext& ctx) {
 }
 
 #define TESSERA_INSTANTIATE(T) template int device_potrf_info<T>(const TileView<T>&, CudaWorkerContext&);
-TESSERA_FOR_EACH_REAL_SCALAR(TESSERA_INSTANTIATE)
+TESSERA_FOR_EACH_SCALAR(TESSERA_INSTANTIATE)
 #undef TESSERA_INSTANTIATE
 
 template <class T>
@@ -268,7 +268,7 @@ int factor_on_host(CudaWorkerContext& ctx, char uplo, const TileView<T>& A) {
 }
 
 #define TESSERA_INSTANTIATE(T) template int factor_on_host<T>(CudaWorkerContext&, char, const TileView<T>&);
-TESSERA_FOR_EACH_REAL_SCALAR(TESSERA_INSTANTIATE)
+TESSERA_FOR_EACH_SCALAR(TESSERA_INSTANTIATE)
 #undef TESSERA_INSTANTIATE
 
 bool cuda_implementation_allowed(const TaskHeader& header, unsigned implementation, bool custom_supported,

@@ -277,6 +277,36 @@ int can_execute_with_kernel_choice(unsigned worker, starpu_task* task, unsigned 
                                                                : kernels::cuda::FasterKernel::unknown;
   return cuda_implementation_allowed(args.header, implementation, custom_supports(args), faster);
 }
+
+// A codelet's own CUDA implementation and its can_execute.
+struct CustomKernel {
+  starpu_cuda_func_t implementation;
+  int (*can_execute)(unsigned worker, starpu_task* task, unsigned implementation);
+};
 #endif
+
+template <class T>
+struct TypeTag {
+  using type = T;
+};
+
+// `spec` with Tessera's own CUDA kernel where T has one. Those kernels take real scalars: for a
+// complex T the codelet keeps the vendor's CUDA implementation alone (CPU workers under
+// cpu_worker_may_run), and `custom` is never called, so that nothing of the custom kernels is
+// instantiated for complex types. custom(TypeTag<T>) returns the CustomKernel of a real T; it is
+// nullptr (TESSERA_IF_CUDA) without CUDA.
+template <class T, class Args, class Custom>
+CodeletSpec with_custom_kernel(CodeletSpec spec, [[maybe_unused]] Custom custom) {
+#ifdef TESSERA_HAVE_CUDA
+  if constexpr (kIsComplex<T>) {
+    spec.can_execute = can_execute_with_kernel_choice<Args, no_custom_kernel<Args>, false>;
+  } else {
+    const CustomKernel kernel = custom(TypeTag<T>{});
+    spec.cuda_custom = kernel.implementation;
+    spec.can_execute = kernel.can_execute;
+  }
+#endif
+  return spec;
+}
 
 }  // namespace tessera::detail

@@ -199,7 +199,11 @@ void insert_copy_tile(const TaskContext& ctx, const TileRef& src, const TileRef&
 
 #define TESSERA_INSTANTIATE(T)                                                                                      \
   template void insert_copy_in<T>(const TaskContext&, const BlockMap<T>&, const TileRef&, const TaskHints&);        \
-  template void insert_copy_out<T>(const TaskContext&, const TileRef&, const BlockMap<T>&, bool, const TaskHints&); \
+  template void insert_copy_out<T>(const TaskContext&, const TileRef&, const BlockMap<T>&, bool, const TaskHints&);
+TESSERA_FOR_EACH_SCALAR(TESSERA_INSTANTIATE)
+#undef TESSERA_INSTANTIATE
+
+#define TESSERA_INSTANTIATE(T) \
   template void insert_copy_tile<T>(const TaskContext&, const TileRef&, const TileRef&, bool, const TaskHints&);
 TESSERA_FOR_EACH_REAL_SCALAR(TESSERA_INSTANTIATE)
 #undef TESSERA_INSTANTIATE

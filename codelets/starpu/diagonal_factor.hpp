@@ -13,14 +13,15 @@
 
 namespace tessera::detail {
 
-// One way of factoring a lower tile: the workspace it needs, and the factorization on it.
+// One way of factoring a lower tile (cuSOLVER's also an upper one): the workspace it needs, and
+// the factorization on it.
 template <class T>
 struct VendorDiagonalFactor {
-  static std::size_t bytes(CudaWorkerContext& ctx, const TileView<T>& A) {
-    return sizeof(T) * static_cast<std::size_t>(kernels::cuda::vendor::potrf_workspace(ctx.cusolver, 'L', A.rows, A.ptr, A.ld));
+  static std::size_t bytes(CudaWorkerContext& ctx, const TileView<T>& A, char uplo = 'L') {
+    return sizeof(T) * static_cast<std::size_t>(kernels::cuda::vendor::potrf_workspace(ctx.cusolver, uplo, A.rows, A.ptr, A.ld));
   }
-  static void factor(CudaWorkerContext& ctx, const TileView<T>& A, void* work, std::size_t bytes) {
-    kernels::cuda::vendor::potrf(ctx.cusolver, 'L', A.rows, A.ptr, A.ld, static_cast<T*>(work),
+  static void factor(CudaWorkerContext& ctx, const TileView<T>& A, void* work, std::size_t bytes, char uplo = 'L') {
+    kernels::cuda::vendor::potrf(ctx.cusolver, uplo, A.rows, A.ptr, A.ld, static_cast<T*>(work),
                                  static_cast<int>(bytes / sizeof(T)), ctx.device_info);
   }
 };
@@ -64,9 +65,17 @@ void factor_diagonal(CudaWorkerContext& ctx, const TileView<T>& A, Uplo uplo) {
   k::transpose_triangle(k::Triangle::upper, n, L.ptr, L.ld, A.ptr, A.ld, ctx.stream);
 }
 
+// A complex tile is factored by cuSOLVER in its own triangle: the transposed copies (Tessera's
+// kernels) take real scalars.
 template <class T>
 void factor_diagonal_vendor(CudaWorkerContext& ctx, const TileView<T>& A, Uplo uplo) {
-  factor_diagonal<VendorDiagonalFactor<T>>(ctx, A, uplo);
+  if constexpr (kIsComplex<T>) {
+    const char letter = uplo == Uplo::upper ? 'U' : 'L';
+    const std::size_t bytes = VendorDiagonalFactor<T>::bytes(ctx, A, letter);
+    VendorDiagonalFactor<T>::factor(ctx, A, bytes > 0 ? ctx.workspace_of(bytes) : nullptr, bytes, letter);
+  } else {
+    factor_diagonal<VendorDiagonalFactor<T>>(ctx, A, uplo);
+  }
 }
 
 template <class T>

@@ -69,10 +69,12 @@ void gemm_cuda_custom(void* buffers[], void* cl_arg) {
 
 template <class T>
 starpu_codelet* gemm_codelet() {
-  static starpu_codelet codelet = make_tile_codelet<T>(
-      {"gemm", gemm_cpu<T>, TESSERA_IF_CUDA(gemm_cuda_vendor<T>), TESSERA_IF_CUDA(gemm_cuda_custom<T>), true,
-       {STARPU_R, STARPU_R, STARPU_RW},
-       TESSERA_IF_CUDA((can_execute_with_kernel_choice<GemmArgs<T>, gemm_custom_supports<T>>))});
+  static starpu_codelet codelet = make_tile_codelet<T>(with_custom_kernel<T, GemmArgs<T>>(
+      {"gemm", gemm_cpu<T>, TESSERA_IF_CUDA(gemm_cuda_vendor<T>), nullptr, true, {STARPU_R, STARPU_R, STARPU_RW}},
+      TESSERA_IF_CUDA(([](auto real) {
+        using R = typename decltype(real)::type;
+        return CustomKernel{gemm_cuda_custom<R>, can_execute_with_kernel_choice<GemmArgs<R>, gemm_custom_supports<R>>};
+      }))));
   return &codelet;
 }
 
@@ -96,7 +98,7 @@ void insert_gemm(const TaskContext& ctx, Trans transa, Trans transb, T alpha, co
 #define TESSERA_INSTANTIATE(T)                                                                                         \
   template void insert_gemm<T>(const TaskContext&, Trans, Trans, T, const TileRef&, const TileRef&, T, const TileRef&, \
                                const TaskHints&);
-TESSERA_FOR_EACH_REAL_SCALAR(TESSERA_INSTANTIATE)
+TESSERA_FOR_EACH_SCALAR(TESSERA_INSTANTIATE)
 #undef TESSERA_INSTANTIATE
 
 }  // namespace tessera::detail

@@ -24,7 +24,9 @@ template <class T>
 void log_diagonal_cpu(void* buffers[], void* cl_arg) {
   run_on_tiles<LogDiagonalArgs, T, 1>(buffers, cl_arg, "log_diagonal", [](const LogDiagonalArgs& args, TileView<T> A) {
     double sum = 0.0;
-    for (int j = 0; j < A.rows; ++j) sum += std::log(static_cast<double>(A.ptr[j + static_cast<long long>(j) * A.ld]));
+    // A factor's diagonal is real (for complex scalars, the real parts).
+    for (int j = 0; j < A.rows; ++j)
+      sum += std::log(static_cast<double>(std::real(A.ptr[j + static_cast<long long>(j) * A.ld])));
     *args.sum = 2.0 * sum;
   });
 }
@@ -61,7 +63,7 @@ void insert_log_diagonal(const TaskContext& ctx, const TileRef& A, double* sum, 
 
 #define TESSERA_INSTANTIATE(T) \
   template void insert_log_diagonal<T>(const TaskContext&, const TileRef&, double*, const TaskHints&);
-TESSERA_FOR_EACH_REAL_SCALAR(TESSERA_INSTANTIATE)
+TESSERA_FOR_EACH_SCALAR(TESSERA_INSTANTIATE)
 #undef TESSERA_INSTANTIATE
 
 }  // namespace tessera::detail

@@ -75,9 +75,12 @@ bool potrf_custom_supports(const PotrfArgs&) { return true; }
 
 template <class T>
 starpu_codelet* potrf_codelet() {
-  static starpu_codelet codelet = make_tile_codelet<T>(
-      {"potrf", potrf_cpu<T>, TESSERA_IF_CUDA(potrf_cuda_vendor<T>), TESSERA_IF_CUDA(potrf_cuda_custom<T>), false,
-       {STARPU_RW}, TESSERA_IF_CUDA((can_execute_with_kernel_choice<PotrfArgs, potrf_custom_supports>))});
+  static starpu_codelet codelet = make_tile_codelet<T>(with_custom_kernel<T, PotrfArgs>(
+      {"potrf", potrf_cpu<T>, TESSERA_IF_CUDA(potrf_cuda_vendor<T>), nullptr, false, {STARPU_RW}},
+      TESSERA_IF_CUDA(([](auto real) {
+        using R = typename decltype(real)::type;
+        return CustomKernel{potrf_cuda_custom<R>, can_execute_with_kernel_choice<PotrfArgs, potrf_custom_supports>};
+      }))));
   return &codelet;
 }
 
@@ -93,7 +96,7 @@ void insert_potrf(const TaskContext& ctx, const TileRef& A, const TaskHints& hin
 }
 
 #define TESSERA_INSTANTIATE(T) template void insert_potrf<T>(const TaskContext&, const TileRef&, const TaskHints&);
-TESSERA_FOR_EACH_REAL_SCALAR(TESSERA_INSTANTIATE)
+TESSERA_FOR_EACH_SCALAR(TESSERA_INSTANTIATE)
 #undef TESSERA_INSTANTIATE
 
 }  // namespace tessera::detail

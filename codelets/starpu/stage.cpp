@@ -218,7 +218,7 @@ void insert_staged_copy_out(const TaskContext& ctx, const TileRef& tile, const B
   template void insert_staged_copy_in<T>(const TaskContext&, const BlockMap<T>&, const TileRef&, const TaskHints&); \
   template void insert_staged_copy_out<T>(const TaskContext&, const TileRef&, const BlockMap<T>&, bool,             \
                                           const TaskHints&);
-TESSERA_FOR_EACH_REAL_SCALAR(TESSERA_INSTANTIATE)
+TESSERA_FOR_EACH_SCALAR(TESSERA_INSTANTIATE)
 #undef TESSERA_INSTANTIATE
 
 }  // namespace tessera::detail

@@ -65,9 +65,12 @@ void syrk_cuda_custom(void* buffers[], void* cl_arg) {
 
 template <class T>
 starpu_codelet* syrk_codelet() {
-  static starpu_codelet codelet = make_tile_codelet<T>(
-      {"syrk", syrk_cpu<T>, TESSERA_IF_CUDA(syrk_cuda_vendor<T>), TESSERA_IF_CUDA(syrk_cuda_custom<T>), true,
-       {STARPU_R, STARPU_RW}, TESSERA_IF_CUDA((can_execute_with_kernel_choice<SyrkArgs<T>, syrk_custom_supports<T>>))});
+  static starpu_codelet codelet = make_tile_codelet<T>(with_custom_kernel<T, SyrkArgs<T>>(
+      {"syrk", syrk_cpu<T>, TESSERA_IF_CUDA(syrk_cuda_vendor<T>), nullptr, true, {STARPU_R, STARPU_RW}},
+      TESSERA_IF_CUDA(([](auto real) {
+        using R = typename decltype(real)::type;
+        return CustomKernel{syrk_cuda_custom<R>, can_execute_with_kernel_choice<SyrkArgs<R>, syrk_custom_supports<R>>};
+      }))));
   return &codelet;
 }
 
@@ -94,7 +97,7 @@ void insert_syrk(const TaskContext& ctx, Trans trans, T alpha, const TileRef& A,
 #define TESSERA_INSTANTIATE(T)                                                                              \
   template void insert_syrk<T>(const TaskContext&, T, const TileRef&, T, const TileRef&, const TaskHints&);     \
   template void insert_syrk<T>(const TaskContext&, Trans, T, const TileRef&, T, const TileRef&, const TaskHints&);
-TESSERA_FOR_EACH_REAL_SCALAR(TESSERA_INSTANTIATE)
+TESSERA_FOR_EACH_SCALAR(TESSERA_INSTANTIATE)
 #undef TESSERA_INSTANTIATE
 
 }  // namespace tessera::detail

@@ -66,7 +66,7 @@ void insert_trmm(const TaskContext& ctx, Side side, Trans trans, T alpha, const 
 
 #define TESSERA_INSTANTIATE(T)                                                                                        \
   template void insert_trmm<T>(const TaskContext&, Side, Trans, T, const TileRef&, const TileRef&, const TaskHints&);
-TESSERA_FOR_EACH_REAL_SCALAR(TESSERA_INSTANTIATE)
+TESSERA_FOR_EACH_SCALAR(TESSERA_INSTANTIATE)
 #undef TESSERA_INSTANTIATE
 
 }  // namespace tessera::detail

@@ -100,9 +100,12 @@ void trsm_cuda_custom(void* buffers[], void* cl_arg) {
 
 template <class T>
 starpu_codelet* trsm_codelet() {
-  static starpu_codelet codelet = make_tile_codelet<T>(
-      {"trsm", trsm_cpu<T>, TESSERA_IF_CUDA(trsm_cuda_vendor<T>), TESSERA_IF_CUDA(trsm_cuda_custom<T>), true,
-       {STARPU_R, STARPU_RW}, TESSERA_IF_CUDA((can_execute_with_kernel_choice<TrsmArgs<T>, trsm_custom_supports<T>>))});
+  static starpu_codelet codelet = make_tile_codelet<T>(with_custom_kernel<T, TrsmArgs<T>>(
+      {"trsm", trsm_cpu<T>, TESSERA_IF_CUDA(trsm_cuda_vendor<T>), nullptr, true, {STARPU_R, STARPU_RW}},
+      TESSERA_IF_CUDA(([](auto real) {
+        using R = typename decltype(real)::type;
+        return CustomKernel{trsm_cuda_custom<R>, can_execute_with_kernel_choice<TrsmArgs<R>, trsm_custom_supports<R>>};
+      }))));
   return &codelet;
 }
 
@@ -123,7 +126,7 @@ void insert_trsm(const TaskContext& ctx, Side side, Trans trans, T alpha, const 
 
 #define TESSERA_INSTANTIATE(T)                                                                                        \
   template void insert_trsm<T>(const TaskContext&, Side, Trans, T, const TileRef&, const TileRef&, const TaskHints&);
-TESSERA_FOR_EACH_REAL_SCALAR(TESSERA_INSTANTIATE)
+TESSERA_FOR_EACH_SCALAR(TESSERA_INSTANTIATE)
 #undef TESSERA_INSTANTIATE
 
 }  // namespace tessera::detail

@@ -70,7 +70,7 @@ void insert_trtri(const TaskContext& ctx, const TileRef& A, const TaskHints& hin
 }
 
 #define TESSERA_INSTANTIATE(T) template void insert_trtri<T>(const TaskContext&, const TileRef&, const TaskHints&);
-TESSERA_FOR_EACH_REAL_SCALAR(TESSERA_INSTANTIATE)
+TESSERA_FOR_EACH_SCALAR(TESSERA_INSTANTIATE)
 #undef TESSERA_INSTANTIATE
 
 }  // namespace tessera::detail

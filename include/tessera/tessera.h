@@ -19,6 +19,17 @@
 
 #include "tessera/export.h"
 
+/* Complex scalars: a real part then an imaginary part (C's float _Complex and double _Complex,
+ * C++'s std::complex, Fortran's COMPLEX and COMPLEX*16 all have this layout). */
+#ifdef __cplusplus
+#include <complex>
+typedef std::complex<float> tessera_complex_float;
+typedef std::complex<double> tessera_complex_double;
+#else
+typedef float _Complex tessera_complex_float;
+typedef double _Complex tessera_complex_double;
+#endif
+
 #ifdef __cplusplus
 extern "C" {
 #endif
@@ -40,6 +51,24 @@ TESSERA_EXPORT int tessera_spotrf_logdet(char uplo, int n, float *A, int lda, do
  * factor's diagonal entry k is zero (A unchanged). */
 TESSERA_EXPORT int tessera_dpotri(char uplo, int n, double *A, int lda);
 TESSERA_EXPORT int tessera_spotri(char uplo, int n, float *A, int lda);
+
+/* The same for complex Hermitian positive definite matrices (LAPACK's zpotrf, cpotrf, ...): A =
+ * L L^H or U^H U; the imaginary parts of A's diagonal are taken as zero, and the factor's are
+ * zero. The factorization runs as tiles (cpu, gpu or hybrid mode, as TESSERA_MODE says). */
+TESSERA_EXPORT int tessera_zpotrf(char uplo, int n, tessera_complex_double *A, int lda);
+TESSERA_EXPORT int tessera_cpotrf(char uplo, int n, tessera_complex_float *A, int lda);
+TESSERA_EXPORT int tessera_zpotrs(char uplo, int n, int nrhs, const tessera_complex_double *A, int lda,
+                                  tessera_complex_double *B, int ldb);
+TESSERA_EXPORT int tessera_cpotrs(char uplo, int n, int nrhs, const tessera_complex_float *A, int lda,
+                                  tessera_complex_float *B, int ldb);
+TESSERA_EXPORT int tessera_zposv(char uplo, int n, int nrhs, tessera_complex_double *A, int lda,
+                                 tessera_complex_double *B, int ldb);
+TESSERA_EXPORT int tessera_cposv(char uplo, int n, int nrhs, tessera_complex_float *A, int lda,
+                                 tessera_complex_float *B, int ldb);
+TESSERA_EXPORT int tessera_zpotrf_logdet(char uplo, int n, tessera_complex_double *A, int lda, double *logdet);
+TESSERA_EXPORT int tessera_cpotrf_logdet(char uplo, int n, tessera_complex_float *A, int lda, double *logdet);
+TESSERA_EXPORT int tessera_zpotri(char uplo, int n, tessera_complex_double *A, int lda);
+TESSERA_EXPORT int tessera_cpotri(char uplo, int n, tessera_complex_float *A, int lda);
 
 /* Batched mode: batch matrices of order n, matrix k at A + k * strideA, B_k at B + k * strideB
  * (strideA >= lda * n and strideB >= ldb * nrhs when batch > 1 and the matrices are not empty;

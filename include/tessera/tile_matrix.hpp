@@ -9,6 +9,7 @@
 
 #include "tessera/export.h"
 
+#include <complex>
 #include <cstddef>
 #include <vector>
 
@@ -81,5 +82,7 @@ class TESSERA_EXPORT TileMatrix : public TileShape {
 
 extern template class TileMatrix<float>;
 extern template class TileMatrix<double>;
+extern template class TileMatrix<std::complex<float>>;
+extern template class TileMatrix<std::complex<double>>;
 
 }  // namespace tessera

@@ -220,13 +220,21 @@ class RuntimeCall {
     if (info.shape(0) != static_cast<size_t>(s.batch)) throw tessera::InvalidArgument("info has the wrong length");
     T* data = static_cast<T*>(a.data());
     tessera::Runtime& rt = runtime();
-    tessera::Request request = submit([&] {
-      if (s.batch == 1) return tessera::potrf_async(rt, s.n, data, std::max(1, s.n), factor_options(uplo, mode));
-      return tessera::potrf_batched_async(rt, s.n, data, std::max(1, s.n), stride(s.n, s.n), s.batch, info.data(),
-                                          batch_options(uplo, mode));
-    });
-    const int single_info = wait_interruptibly(request, progress_);
-    if (s.batch == 1) info.data()[0] = single_info;
+    if (tessera::kIsComplex<T> || s.batch == 1) {
+      // One request per matrix (batches take real scalars), all submitted before the first wait.
+      std::vector<tessera::Request> requests;
+      for (int k = 0; k < s.batch; ++k)
+        requests.push_back(submit([&] {
+          return tessera::potrf_async(rt, s.n, data + k * stride(s.n, s.n), std::max(1, s.n), factor_options(uplo, mode));
+        }));
+      for (int k = 0; k < s.batch; ++k) info.data()[k] = wait_interruptibly(requests[static_cast<size_t>(k)], progress_);
+    } else {
+      tessera::Request request = submit([&] {
+        return tessera::potrf_batched_async(rt, s.n, data, std::max(1, s.n), stride(s.n, s.n), s.batch, info.data(),
+                                            batch_options(uplo, mode));
+      });
+      wait_interruptibly(request, progress_);
+    }
     nb::gil_scoped_release unlocked;
     zero_other_triangle(data, s.n, s.batch, parse_stored_uplo(uplo));
   }
@@ -261,12 +269,22 @@ class RuntimeCall {
     T* rhs = static_cast<T*>(b.data());
     const int ld = std::max(1, s.n);
     tessera::Runtime& rt = runtime();
-    tessera::Request request = submit([&] {
-      if (s.batch == 1) return tessera::potrs_async(rt, s.n, nrhs, factors, ld, rhs, ld, factor_options(uplo, mode));
-      return tessera::potrs_batched_async(rt, s.n, nrhs, factors, ld, stride(s.n, s.n), rhs, ld, stride(s.n, nrhs),
-                                          s.batch, batch_options(uplo, mode));
-    });
-    wait_interruptibly(request, progress_);
+    if (tessera::kIsComplex<T> || s.batch == 1) {
+      // One request per matrix (batches take real scalars), all submitted before the first wait.
+      std::vector<tessera::Request> requests;
+      for (int k = 0; k < s.batch; ++k)
+        requests.push_back(submit([&] {
+          return tessera::potrs_async(rt, s.n, nrhs, factors + k * stride(s.n, s.n), ld, rhs + k * stride(s.n, nrhs), ld,
+                                      factor_options(uplo, mode));
+        }));
+      for (tessera::Request& request : requests) wait_interruptibly(request, progress_);
+    } else {
+      tessera::Request request = submit([&] {
+        return tessera::potrs_batched_async(rt, s.n, nrhs, factors, ld, stride(s.n, s.n), rhs, ld, stride(s.n, nrhs),
+                                            s.batch, batch_options(uplo, mode));
+      });
+      wait_interruptibly(request, progress_);
+    }
   }
 
   // Dense factorization of one matrix in GPU memory, out of place: the lower triangle of the matrix
@@ -533,9 +551,16 @@ std::string dtype_suffix() {
   return std::string(tessera::ScalarTraits<T>::is_complex ? "_c" : "_f") + std::to_string(sizeof(T));
 }
 
-// Binds f<T> as name + dtype_suffix<T>() for every scalar type Tessera factors.
+// Binds f<T> as name + dtype_suffix<T>() for every scalar type Tessera factors ("_c8", "_c16" for
+// the complex ones), or for the real ones.
 template <class Bind>
 void for_each_precision(Bind bind) {
+#define TESSERA_BIND(T) bind(T{}, dtype_suffix<T>());
+  TESSERA_FOR_EACH_SCALAR(TESSERA_BIND)
+#undef TESSERA_BIND
+}
+template <class Bind>
+void for_each_real_precision(Bind bind) {
 #define TESSERA_BIND(T) bind(T{}, dtype_suffix<T>());
   TESSERA_FOR_EACH_REAL_SCALAR(TESSERA_BIND)
 #undef TESSERA_BIND
@@ -601,19 +626,24 @@ NB_MODULE(_core, m) {
                   .def("__enter__", [](nb::handle self) { return nb::borrow(self); })
                   .def("__exit__", [](RuntimeCall& c, nb::args) { c.end(); });
 
+  // Host arrays in every precision; GPU arrays in the real ones (Tessera's device API and batched
+  // kernels take real scalars).
   for_each_precision([&](auto zero, const std::string& s) {
     using T = decltype(zero);
     call.def(("potrf" + s).c_str(), &RuntimeCall::potrf<T>);
     call.def(("potrs" + s).c_str(), &RuntimeCall::potrs<T>);
     call.def(("potri" + s).c_str(), &RuntimeCall::potri<T>);
-    call.def(("potrf_device_into" + s).c_str(), &RuntimeCall::potrf_device_into<T>);
-    call.def(("potrf_stack_device_into" + s).c_str(), &RuntimeCall::potrf_stack_device_into<T>);
-    call.def(("potrs_device" + s).c_str(), &RuntimeCall::potrs_device<T>);
-    m.def(("potrf_batched_device_into" + s).c_str(), &potrf_batched_device_into<T>);
     m.def(("cholesky_on_calling_thread" + s).c_str(), &cholesky_on_calling_thread<T>, nb::arg("a").noconvert(),
           nb::arg("lower"), nb::arg("mode"));
     m.def(("potrs_on_calling_thread" + s).c_str(), &potrs_on_calling_thread<T>);
     m.def(("potri_on_calling_thread" + s).c_str(), &potri_on_calling_thread<T>);
+  });
+  for_each_real_precision([&](auto zero, const std::string& s) {
+    using T = decltype(zero);
+    call.def(("potrf_device_into" + s).c_str(), &RuntimeCall::potrf_device_into<T>);
+    call.def(("potrf_stack_device_into" + s).c_str(), &RuntimeCall::potrf_stack_device_into<T>);
+    call.def(("potrs_device" + s).c_str(), &RuntimeCall::potrs_device<T>);
+    m.def(("potrf_batched_device_into" + s).c_str(), &potrf_batched_device_into<T>);
     m.def(("potrs_batched_device" + s).c_str(), &potrs_batched_device<T>);
   });
 }

@@ -100,17 +100,17 @@ void insert_cholesky_as_one_task(const TaskContext& ctx, const TileGrid& A, cons
 
 template <class T>
 void insert_cholesky(const TaskContext& ctx, const TileGrid& A, const SchedulingHints& hints, const CholeskyPlan& plan) {
-  if (plan.panel_starts.size() > 1)
-    insert_cholesky_in_panels<T>(ctx, A, hints, plan.panel_starts);
-  // Block columns measured no faster than tiles on a GPU, even on a matrix already there: tiles
-  // stay the default. Block-column
-  // tasks take lower tiles: transposed ones run as tiles.
-  else if (plan.grain == TaskGrain::block_columns && !A.transposed())
-    insert_cholesky_by_block_columns<T>(ctx, A, hints);
-  else if (plan.grain == TaskGrain::whole_matrix)
-    insert_cholesky_as_one_task<T>(ctx, A, hints);
-  else
-    insert_cholesky<T>(ctx, A, hints);
+  if (plan.panel_starts.size() > 1) return insert_cholesky_in_panels<T>(ctx, A, hints, plan.panel_starts);
+  // Block-column and whole-matrix tasks exist for real scalars only (the plan gives complex
+  // matrices tiles). Block columns measured no faster than tiles on a GPU, even on a matrix
+  // already there: tiles stay the default. Block-column tasks take lower tiles: transposed ones
+  // run as tiles.
+  if constexpr (!kIsComplex<T>) {
+    if (plan.grain == TaskGrain::block_columns && !A.transposed())
+      return insert_cholesky_by_block_columns<T>(ctx, A, hints);
+    if (plan.grain == TaskGrain::whole_matrix) return insert_cholesky_as_one_task<T>(ctx, A, hints);
+  }
+  insert_cholesky<T>(ctx, A, hints);
 }
 
 template <class T>
@@ -122,11 +122,15 @@ void insert_log_diagonals(const TaskContext& ctx, const TileGrid& L, double* sum
 #define TESSERA_INSTANTIATE(T)                                                                                        \
   template void insert_log_diagonals<T>(const TaskContext&, const TileGrid&, double*, const SchedulingHints&);       \
   template void insert_cholesky<T>(const TaskContext&, const TileGrid&, const SchedulingHints&);                      \
-  template void insert_cholesky_by_block_columns<T>(const TaskContext&, const TileGrid&, const SchedulingHints&);     \
   template void insert_cholesky_in_panels<T>(const TaskContext&, const TileGrid&, const SchedulingHints&,             \
                                              const std::vector<int>&);                                                \
-  template void insert_cholesky_as_one_task<T>(const TaskContext&, const TileGrid&, const SchedulingHints&);          \
   template void insert_cholesky<T>(const TaskContext&, const TileGrid&, const SchedulingHints&, const CholeskyPlan&);
+TESSERA_FOR_EACH_SCALAR(TESSERA_INSTANTIATE)
+#undef TESSERA_INSTANTIATE
+
+#define TESSERA_INSTANTIATE(T)                                                                                    \
+  template void insert_cholesky_by_block_columns<T>(const TaskContext&, const TileGrid&, const SchedulingHints&); \
+  template void insert_cholesky_as_one_task<T>(const TaskContext&, const TileGrid&, const SchedulingHints&);
 TESSERA_FOR_EACH_REAL_SCALAR(TESSERA_INSTANTIATE)
 #undef TESSERA_INSTANTIATE
 

@@ -50,7 +50,7 @@ void insert_store(const TaskContext& ctx, const TileGrid& A, Uplo uplo, T* dst, 
   template void insert_load<T>(const TaskContext&, const TileGrid&, Uplo, const T*, int, NonFiniteInput,           \
                                const SchedulingHints&);                                                            \
   template void insert_store<T>(const TaskContext&, const TileGrid&, Uplo, T*, int, bool, const SchedulingHints&);
-TESSERA_FOR_EACH_REAL_SCALAR(TESSERA_INSTANTIATE)
+TESSERA_FOR_EACH_SCALAR(TESSERA_INSTANTIATE)
 #undef TESSERA_INSTANTIATE
 
 }  // namespace tessera::detail

@@ -65,7 +65,7 @@ void insert_lapack_potri(const TaskContext& ctx, const TileGrid& A, Uplo uplo, T
   template void insert_triangle_product<T>(const TaskContext&, const TileGrid&, const SchedulingHints&);          \
   template void insert_cholesky_inverse<T>(const TaskContext&, const TileGrid&, const SchedulingHints&);          \
   template void insert_lapack_potri<T>(const TaskContext&, const TileGrid&, Uplo, T*, int, const SchedulingHints&);
-TESSERA_FOR_EACH_REAL_SCALAR(TESSERA_INSTANTIATE)
+TESSERA_FOR_EACH_SCALAR(TESSERA_INSTANTIATE)
 #undef TESSERA_INSTANTIATE
 
 }  // namespace tessera::detail

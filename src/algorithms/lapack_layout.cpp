@@ -43,7 +43,7 @@ void insert_lapack_posv(const TaskContext& ctx, const TileGrid& A, const TileGri
                                        int, const SchedulingHints&);                                                  \
   template void insert_lapack_posv<T>(const TaskContext&, const TileGrid&, const TileGrid&, Uplo, T*, int, T*, int,   \
                                       const SchedulingHints&, const CholeskyPlan&, double*);
-TESSERA_FOR_EACH_REAL_SCALAR(TESSERA_INSTANTIATE)
+TESSERA_FOR_EACH_SCALAR(TESSERA_INSTANTIATE)
 #undef TESSERA_INSTANTIATE
 
 }  // namespace tessera::detail

@@ -32,7 +32,7 @@ void insert_cholesky_solve(const TaskContext& ctx, const TileGrid& L, const Tile
 #define TESSERA_INSTANTIATE(T)                                                                 \
   template void insert_cholesky_solve<T>(const TaskContext&, const TileGrid&, const TileGrid&, \
                                          const SchedulingHints&);
-TESSERA_FOR_EACH_REAL_SCALAR(TESSERA_INSTANTIATE)
+TESSERA_FOR_EACH_SCALAR(TESSERA_INSTANTIATE)
 #undef TESSERA_INSTANTIATE
 
 }  // namespace tessera::detail

@@ -299,7 +299,7 @@ Request detail::potri_array_async(Runtime& runtime, int n, T* A, int lda, const 
   template Request detail::potrf_array_async<T>(Runtime&, int, T*, int, const FactorOptions&);                 \
   template Request detail::potrs_array_async<T>(Runtime&, int, int, const T*, int, T*, int, const FactorOptions&); \
   template Request detail::posv_array_async<T>(Runtime&, int, int, T*, int, T*, int, const FactorOptions&);
-TESSERA_FOR_EACH_REAL_SCALAR(TESSERA_INSTANTIATE)
+TESSERA_FOR_EACH_SCALAR(TESSERA_INSTANTIATE)
 #undef TESSERA_INSTANTIATE
 
 }  // namespace tessera

@@ -352,6 +352,38 @@ int tessera_spotrf_logdet(char uplo, int n, float* A, int lda, double* logdet) {
   return potrf("tessera_spotrf_logdet", uplo, n, A, lda, logdet);
 }
 int tessera_dpotri(char uplo, int n, double* A, int lda) { return potri("tessera_dpotri", uplo, n, A, lda); }
+int tessera_zpotrf(char uplo, int n, tessera_complex_double* A, int lda) {
+  return potrf("tessera_zpotrf", uplo, n, A, lda);
+}
+int tessera_cpotrf(char uplo, int n, tessera_complex_float* A, int lda) {
+  return potrf("tessera_cpotrf", uplo, n, A, lda);
+}
+int tessera_zpotrs(char uplo, int n, int nrhs, const tessera_complex_double* A, int lda, tessera_complex_double* B,
+                   int ldb) {
+  return potrs("tessera_zpotrs", uplo, n, nrhs, A, lda, B, ldb);
+}
+int tessera_cpotrs(char uplo, int n, int nrhs, const tessera_complex_float* A, int lda, tessera_complex_float* B,
+                   int ldb) {
+  return potrs("tessera_cpotrs", uplo, n, nrhs, A, lda, B, ldb);
+}
+int tessera_zposv(char uplo, int n, int nrhs, tessera_complex_double* A, int lda, tessera_complex_double* B, int ldb) {
+  return posv("tessera_zposv", uplo, n, nrhs, A, lda, B, ldb);
+}
+int tessera_cposv(char uplo, int n, int nrhs, tessera_complex_float* A, int lda, tessera_complex_float* B, int ldb) {
+  return posv("tessera_cposv", uplo, n, nrhs, A, lda, B, ldb);
+}
+int tessera_zpotrf_logdet(char uplo, int n, tessera_complex_double* A, int lda, double* logdet) {
+  if (logdet == nullptr && !tessera::potrf_argument_error(uplo, n, A, lda))  // after LAPACK's arguments
+    return failed("tessera_zpotrf_logdet: logdet (argument 5) is null", -5);
+  return potrf("tessera_zpotrf_logdet", uplo, n, A, lda, logdet);
+}
+int tessera_cpotrf_logdet(char uplo, int n, tessera_complex_float* A, int lda, double* logdet) {
+  if (logdet == nullptr && !tessera::potrf_argument_error(uplo, n, A, lda))  // after LAPACK's arguments
+    return failed("tessera_cpotrf_logdet: logdet (argument 5) is null", -5);
+  return potrf("tessera_cpotrf_logdet", uplo, n, A, lda, logdet);
+}
+int tessera_zpotri(char uplo, int n, tessera_complex_double* A, int lda) { return potri("tessera_zpotri", uplo, n, A, lda); }
+int tessera_cpotri(char uplo, int n, tessera_complex_float* A, int lda) { return potri("tessera_cpotri", uplo, n, A, lda); }
 int tessera_spotri(char uplo, int n, float* A, int lda) { return potri("tessera_spotri", uplo, n, A, lda); }
 int tessera_dpotrs(char uplo, int n, int nrhs, const double* A, int lda, double* B, int ldb) {
   return potrs("tessera_dpotrs", uplo, n, nrhs, A, lda, B, ldb);

@@ -215,7 +215,7 @@ int potri_on_calling_thread(const MatrixView<T>& factor, const FactorOptions& op
   template int potrf_on_calling_thread<T>(const MatrixView<T>&, const FactorOptions&);                          \
   template int potrs_on_calling_thread<T>(const MatrixView<T>&, const MatrixView<T>&, const FactorOptions&);    \
   template int posv_on_calling_thread<T>(const MatrixView<T>&, const MatrixView<T>&, const FactorOptions&);
-TESSERA_FOR_EACH_REAL_SCALAR(TESSERA_INSTANTIATE)
+TESSERA_FOR_EACH_SCALAR(TESSERA_INSTANTIATE)
 #undef TESSERA_INSTANTIATE
 
 }  // namespace tessera
@@ -229,7 +229,7 @@ namespace tessera::detail {
   template int potri_on_calling_thread<T>(Uplo, int, T*, int);                                              \
   template int first_zero_diagonal<T>(int, const T*, int);                                                   \
   template void batch_on_calling_thread<T>(Uplo, int, int, T*, int, long long, T*, int, long long, int, int*, bool);
-TESSERA_FOR_EACH_REAL_SCALAR(TESSERA_INSTANTIATE)
+TESSERA_FOR_EACH_SCALAR(TESSERA_INSTANTIATE)
 #undef TESSERA_INSTANTIATE
 
 }  // namespace tessera::detail

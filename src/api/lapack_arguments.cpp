@@ -482,7 +482,7 @@ ArgumentError posv_vbatched_device_argument_error(char uplo, const int* n, int m
   template ArgumentError posv_vbatched_device_argument_error<T>(char, const int*, int, int, const T* const*,            \
                                                                 const int*, const T* const*, const int*, int,           \
                                                                 const int*);
-TESSERA_FOR_EACH_REAL_SCALAR(TESSERA_INSTANTIATE_ARGUMENT_CHECKS)
+TESSERA_FOR_EACH_SCALAR(TESSERA_INSTANTIATE_ARGUMENT_CHECKS)
 #undef TESSERA_INSTANTIATE_ARGUMENT_CHECKS
 
 }  // namespace tessera

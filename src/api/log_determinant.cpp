@@ -23,7 +23,8 @@ namespace {
 template <class T>
 double log_determinant_of(int n, const T* diagonal, long long step) {
   double sum = 0.0;
-  for (int k = 0; k < n; ++k) sum += std::log(static_cast<double>(diagonal[k * step]));
+  // A factor's diagonal is real (for complex scalars, the real parts).
+  for (int k = 0; k < n; ++k) sum += std::log(static_cast<double>(std::real(diagonal[k * step])));
   return 2.0 * sum;
 }
 
@@ -39,7 +40,7 @@ void write_log_determinants(const MatrixView<T>& A, int info, double* out) {
       *out = 0.0;
       if (info != 0 || A.rows() == 0) return;
 #ifdef TESSERA_HAVE_CUDA
-      *out = log_determinant_on_stream(A.rows(), A.data(), A.ld(), A.stream());
+      if constexpr (!kIsComplex<T>) *out = log_determinant_on_stream(A.rows(), A.data(), A.ld(), A.stream());
 #endif
       return;
     }
@@ -81,7 +82,7 @@ Request with_log_determinant(Request request, const MatrixView<T>& A, const Fact
 #define TESSERA_INSTANTIATE(T)                                                                        \
   template void write_log_determinants<T>(const MatrixView<T>&, int, double*);                          \
   template Request with_log_determinant<T>(Request, const MatrixView<T>&, const FactorOptions&);
-TESSERA_FOR_EACH_REAL_SCALAR(TESSERA_INSTANTIATE)
+TESSERA_FOR_EACH_SCALAR(TESSERA_INSTANTIATE)
 #undef TESSERA_INSTANTIATE
 
 }  // namespace tessera::detail

@@ -75,17 +75,28 @@ void check_solve_operands(const char* routine, const Runtime& runtime, const Mat
     misuse(routine, "B has " + std::to_string(B.rows()) + " rows, not A's order " + std::to_string(A.rows()));
 }
 
+// Complex matrices are factored in host arrays and tile matrices; GPU arrays and batches take real
+// scalars so far.
+[[noreturn]] void complex_home_refused(const char* routine, MatrixIn where) {
+  misuse(routine, std::string("the matrix lies in ") + to_string(where) +
+                      ": complex matrices are taken in host arrays and tile matrices (MatrixIn::host, tiles) only");
+}
+
 }  // namespace
 
 namespace {
 
 template <class T>
 Request potrf_in_home(Runtime& runtime, const MatrixView<T>& A, const FactorOptions& options) {
-  switch (A.where()) {
-    case MatrixIn::host: return detail::potrf_array_async(runtime, A.rows(), A.data(), A.ld(), options);
-    case MatrixIn::tiles:
-      require_tiles_of("potrf", runtime, A, "A");
-      return detail::potrf_tiles_async(*A.tiles(), options);
+  if (A.where() == MatrixIn::host) return detail::potrf_array_async(runtime, A.rows(), A.data(), A.ld(), options);
+  if (A.where() == MatrixIn::tiles) {
+    require_tiles_of("potrf", runtime, A, "A");
+    return detail::potrf_tiles_async(*A.tiles(), options);
+  }
+  if constexpr (kIsComplex<T>) complex_home_refused("potrf", A.where());
+  else switch (A.where()) {
+    case MatrixIn::host:
+    case MatrixIn::tiles: break;
     case MatrixIn::device:
       return detail::finished_request(device::potrf_dense(runtime, A.rows(), A.data(), A.ld(), A.stream(), options));
     case MatrixIn::host_batch:
@@ -101,16 +112,19 @@ Request potrf_in_home(Runtime& runtime, const MatrixView<T>& A, const FactorOpti
 template <class T>
 Request posv_in_home(Runtime& runtime, const MatrixView<T>& A, const MatrixView<T>& B, const FactorOptions& options) {
   const int n = A.rows();
-  switch (A.where()) {
+  if (A.where() == MatrixIn::host)
+    return detail::posv_array_async(runtime, n, B.cols(), A.data(), A.ld(), B.data(), B.ld(), options);
+  if (A.where() == MatrixIn::tiles) {
+    // B is the caller's tiles: solved only once the factor is known to exist, as LAPACK leaves
+    // B as it was when the factorization fails.
+    const int info = detail::potrf_tiles_async(*A.tiles(), options).wait();
+    if (info != 0) return detail::finished_request(info);
+    return detail::potrs_tiles_async(*A.tiles(), *B.tiles(), options);
+  }
+  if constexpr (kIsComplex<T>) complex_home_refused("posv", A.where());
+  else switch (A.where()) {
     case MatrixIn::host:
-      return detail::posv_array_async(runtime, n, B.cols(), A.data(), A.ld(), B.data(), B.ld(), options);
-    case MatrixIn::tiles: {
-      // B is the caller's tiles: solved only once the factor is known to exist, as LAPACK leaves
-      // B as it was when the factorization fails.
-      const int info = detail::potrf_tiles_async(*A.tiles(), options).wait();
-      if (info != 0) return detail::finished_request(info);
-      return detail::potrs_tiles_async(*A.tiles(), *B.tiles(), options);
-    }
+    case MatrixIn::tiles: break;
     case MatrixIn::device:
       return detail::finished_request(device::posv_dense(runtime, n, B.cols(), A.data(), A.ld(), B.data(), B.ld(),
                                                          B.stream(), options));
@@ -144,10 +158,13 @@ Request potrs_async(Runtime& runtime, const MatrixView<T>& factor, const MatrixV
                     const FactorOptions& options) {
   check_solve_operands("potrs", runtime, factor, B);
   const int n = factor.rows();
-  switch (factor.where()) {
+  if (factor.where() == MatrixIn::host)
+    return detail::potrs_array_async(runtime, n, B.cols(), factor.data(), factor.ld(), B.data(), B.ld(), options);
+  if (factor.where() == MatrixIn::tiles) return detail::potrs_tiles_async(*factor.tiles(), *B.tiles(), options);
+  if constexpr (kIsComplex<T>) complex_home_refused("potrs", factor.where());
+  else switch (factor.where()) {
     case MatrixIn::host:
-      return detail::potrs_array_async(runtime, n, B.cols(), factor.data(), factor.ld(), B.data(), B.ld(), options);
-    case MatrixIn::tiles: return detail::potrs_tiles_async(*factor.tiles(), *B.tiles(), options);
+    case MatrixIn::tiles: break;
     case MatrixIn::device:
       return detail::finished_request(device::potrs_dense(runtime, n, B.cols(), factor.data(), factor.ld(), B.data(),
                                                           B.ld(), B.stream(), options));
@@ -166,9 +183,12 @@ Request potrs_async(Runtime& runtime, const MatrixView<T>& factor, const MatrixV
 template <class T>
 Request potri_async(Runtime& runtime, const MatrixView<T>& factor, const FactorOptions& options) {
   require_square("potri", factor);
-  if (factor.where() == MatrixIn::device)
+  if constexpr (kIsComplex<T>) {
+    if (factor.where() != MatrixIn::host) complex_home_refused("potri", factor.where());
+  } else if (factor.where() == MatrixIn::device) {
     return detail::finished_request(
         device::potri_dense(runtime, factor.rows(), factor.data(), factor.ld(), factor.stream(), options));
+  }
   if (factor.where() != MatrixIn::host)
     misuse("potri", std::string("the factor lies in ") + to_string(factor.where()) +
                         ": the inverse is computed from a factor in host or GPU memory (MatrixIn::host, device) only");
@@ -193,7 +213,7 @@ Request detail::finished_request(int info) {
   template Request potrs_async<T>(Runtime&, const MatrixView<T>&, const MatrixView<T>&, const FactorOptions&); \
   template Request posv_async<T>(Runtime&, const MatrixView<T>&, const MatrixView<T>&, const FactorOptions&);   \
   template Request potri_async<T>(Runtime&, const MatrixView<T>&, const FactorOptions&);
-TESSERA_FOR_EACH_REAL_SCALAR(TESSERA_INSTANTIATE)
+TESSERA_FOR_EACH_SCALAR(TESSERA_INSTANTIATE)
 #undef TESSERA_INSTANTIATE
 
 }  // namespace tessera

@@ -42,7 +42,7 @@ PlanExplanation explain_potrf(const Runtime& runtime, const MatrixView<T>& A, co
 
 #define TESSERA_INSTANTIATE(T)                                                                            \
   template PlanExplanation explain_potrf<T>(const Runtime&, const MatrixView<T>&, const FactorOptions&);
-TESSERA_FOR_EACH_REAL_SCALAR(TESSERA_INSTANTIATE)
+TESSERA_FOR_EACH_SCALAR(TESSERA_INSTANTIATE)
 #undef TESSERA_INSTANTIATE
 
 namespace device {

@@ -153,6 +153,11 @@ struct CallDescription {
 // right-hand sides.
 double factorization_work(long long n) { return static_cast<double>(n) * n * n / 3.0; }
 double solve_work(long long n, long long nrhs) { return 2.0 * n * n * nrhs; }
+// Real flops per multiply-add of T's, relative to a real one's: a complex one is four.
+template <class T>
+constexpr double work_scale() {
+  return ScalarTraits<T>::is_complex ? 4.0 : 1.0;
+}
 
 template <class Family>
 CallDescription describe_call(const RoutineName& name, char uplo, long long n, long long nrhs, double work) {
@@ -340,7 +345,7 @@ void solve(const char* uplo, const typename Family::Int* n, const typename Famil
   const InterceptedCallScope scope;
   const LapackLibrary<Family>& next = next_for_call<Family>(caller);
   const auto& routines = next.template routines<T>();
-  const double work = (factors ? factorization_work(*n) : 0.0) + solve_work(*n, *nrhs);
+  const double work = work_scale<T>() * ((factors ? factorization_work(*n) : 0.0) + solve_work(*n, *nrhs));
   const CallDescription call = describe_call<Family>(name, *uplo, *n, *nrhs, work);
   const int lapack_refuses = factors ? reference_posv_argument_error(*uplo, *n, *nrhs, *lda, *ldb).position
                                      : reference_potrs_argument_error(*uplo, *n, *nrhs, *lda, *ldb).position;
@@ -385,7 +390,8 @@ void potrf(const char* uplo, const typename Family::Int* n, T* a, const typename
   const InterceptedCallScope scope;
   const LapackLibrary<Family>& next = next_for_call<Family>(caller);
   const auto& routines = next.template routines<T>();
-  const CallDescription call = describe_call<Family>(RoutineNames<T>::potrf, *uplo, *n, -1, factorization_work(*n));
+  const CallDescription call =
+      describe_call<Family>(RoutineNames<T>::potrf, *uplo, *n, -1, work_scale<T>() * factorization_work(*n));
   if (reject_bad_argument(call, reference_potrf_argument_error(*uplo, *n, *lda).position, info, next.xerbla)) return;
   *info = 0;
   if (*n == 0) return report(call, "quick return", 0, 0.0);
@@ -409,7 +415,7 @@ void potri(const char* uplo, const typename Family::Int* n, T* a, const typename
   const LapackLibrary<Family>& next = next_for_call<Family>(caller);
   const auto& routines = next.template routines<T>();
   const CallDescription call =
-      describe_call<Family>(RoutineNames<T>::potri, *uplo, *n, -1, 2.0 * factorization_work(*n));
+      describe_call<Family>(RoutineNames<T>::potri, *uplo, *n, -1, work_scale<T>() * 2.0 * factorization_work(*n));
   if (reject_bad_argument(call, reference_potrf_argument_error(*uplo, *n, *lda).position, info, next.xerbla)) return;
   *info = 0;
   if (*n == 0) return report(call, "quick return", 0, 0.0);
@@ -451,7 +457,7 @@ void posv(const char* uplo, const typename Family::Int* n, const typename Family
   TESSERA_LAPACK_INSTANTIATE(ScipyLp64, T)     \
   TESSERA_LAPACK_INSTANTIATE(Ilp64, T)         \
   TESSERA_LAPACK_INSTANTIATE(ScipyIlp64, T)
-TESSERA_FOR_EACH_REAL_SCALAR(TESSERA_LAPACK_INSTANTIATE_FAMILIES)
+TESSERA_FOR_EACH_SCALAR(TESSERA_LAPACK_INSTANTIATE_FAMILIES)
 #undef TESSERA_LAPACK_INSTANTIATE_FAMILIES
 #undef TESSERA_LAPACK_INSTANTIATE
 

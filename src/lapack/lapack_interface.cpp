@@ -9,7 +9,8 @@
 
 using tessera::lapack::fortran_strlen;
 
-// The four routines of one family in one precision (LETTER d with double, s with float). Each
+// The four routines of one family in one precision (LETTER d with double, s with float, z and c
+// with the complex types). Each
 // passes its return address on: the caller's own LAPACK is the next one when the global search
 // order has none (next_lapack.hpp).
 #define TESSERA_LAPACK_PRECISION(Family, PREFIX, SUFFIX, LETTER, T)                                                  \
@@ -36,10 +37,12 @@ using tessera::lapack::fortran_strlen;
     tessera::lapack::posv<Family>(uplo, n, nrhs, a, lda, b, ldb, info, uplo_len, __builtin_return_address(0));      \
   }
 
-// The eight routines of one family.
-#define TESSERA_LAPACK_FAMILY(Family, PREFIX, SUFFIX)          \
-  TESSERA_LAPACK_PRECISION(Family, PREFIX, SUFFIX, d, double) \
-  TESSERA_LAPACK_PRECISION(Family, PREFIX, SUFFIX, s, float)
+// The sixteen routines of one family.
+#define TESSERA_LAPACK_FAMILY(Family, PREFIX, SUFFIX)                        \
+  TESSERA_LAPACK_PRECISION(Family, PREFIX, SUFFIX, d, double)               \
+  TESSERA_LAPACK_PRECISION(Family, PREFIX, SUFFIX, s, float)                \
+  TESSERA_LAPACK_PRECISION(Family, PREFIX, SUFFIX, z, std::complex<double>) \
+  TESSERA_LAPACK_PRECISION(Family, PREFIX, SUFFIX, c, std::complex<float>)
 
 TESSERA_LAPACK_FAMILY(tessera::lapack::Lp64, , _)
 TESSERA_LAPACK_FAMILY(tessera::lapack::ScipyLp64, scipy_, _)

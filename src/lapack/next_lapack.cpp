@@ -68,6 +68,8 @@ LapackLibrary<Family> library_from(Find&& find) {
   if (!dpotrf) return library;
   library.d = routines_from<Family, double>(find);
   library.s = routines_from<Family, float>(find);
+  library.z = routines_from<Family, std::complex<double>>(find);
+  library.c = routines_from<Family, std::complex<float>>(find);
   library.file = file_holding(dpotrf);
   return library;
 }

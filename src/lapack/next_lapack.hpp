@@ -11,6 +11,7 @@
 // global one first, then the caller's, then the next LAPACK's.
 #pragma once
 
+#include <complex>
 #include <type_traits>
 
 #include "fortran_abi.hpp"
@@ -33,6 +34,8 @@ struct LapackLibrary {
   using Int = typename Family::Int;
   LapackRoutines<double, Int> d;
   LapackRoutines<float, Int> s;
+  LapackRoutines<std::complex<double>, Int> z;
+  LapackRoutines<std::complex<float>, Int> c;
   XerblaRoutine<Int> xerbla = nullptr;
   const char* file = "";  // the file holding dpotrf ("" when none); the dynamic loader owns it
 
@@ -40,8 +43,12 @@ struct LapackLibrary {
   const LapackRoutines<T, Int>& routines() const {
     if constexpr (std::is_same_v<T, double>) {
       return d;
-    } else {
+    } else if constexpr (std::is_same_v<T, float>) {
       return s;
+    } else if constexpr (std::is_same_v<T, std::complex<double>>) {
+      return z;
+    } else {
+      return c;
     }
   }
 };

@@ -377,8 +377,10 @@ BackendStatus run_scalapack(const ScalapackCall* call, BackendResult* result) {
     install_finalize_hook(s);
   }
   try {
-    result->info = with_scalar_type(
-        c.precision, [&](auto x) { return run_on_grid<decltype(x)>(*s.context, factor_only, options); });
+    // ScaLAPACK's entries are real ones (pspotrf_, pdpotrf_, ...): distributed matrices take real scalars.
+    result->info = c.precision == Precision::single_real
+                       ? run_on_grid<float>(*s.context, factor_only, options)
+                       : run_on_grid<double>(*s.context, factor_only, options);
     return BackendStatus::done;
   } catch (const std::exception& e) {
     copy_text(result->message, e.what());

@@ -90,7 +90,7 @@ void choose_panels(const Machine& machine, const PlanRequest& r, Plan& p) {
 // tile graph instead).
 bool factors_resident_tiles_whole(const Machine& machine, const PlanRequest& r, const Plan& p) {
   if (r.options.grain != TaskGrain::automatic || r.n > t.whole_resident_tiles_max_n || machine.cuda_devices != 1 ||
-      p.mode != Mode::gpu || p.panel_starts.size() > 1)
+      p.mode != Mode::gpu || p.panel_starts.size() > 1 || is_complex(r.precision))
     return false;
   const double gathered_bytes = double(r.n) * r.n * bytes_per_element(r.precision);
   return gathered_bytes <= t.whole_resident_tiles_memory_share * double(machine.gpu_memory_bytes) &&
@@ -299,7 +299,9 @@ int default_tile_size(int n, Precision precision, Mode mode, int cpu_workers) {
                      : n >= t.gpu_nb_large_from  ? t.gpu_nb_large
                      : n >= t.gpu_nb_medium_from ? t.gpu_nb_medium
                                                  : t.gpu_nb_small;
-  return std::min(precision == Precision::double_real ? gpu_nb : std::min(2 * gpu_nb, t.gpu_nb_largest), n);
+  // Single precision's tiles are twice as wide: half the bytes per element, the same work per byte
+  // moved. Complex tiles keep double's width: four real multiply-adds per element's.
+  return std::min(precision == Precision::single_real ? std::min(2 * gpu_nb, t.gpu_nb_largest) : gpu_nb, n);
 }
 
 int default_batch_chunk(const Machine& machine, int batch, Mode mode) {
@@ -330,9 +332,11 @@ bool runs_on_calling_thread(const PlanRequest& r) {
   if (!host || (o.mode != Mode::cpu && o.mode != Mode::automatic) || o.nb != 0 || o.grain != TaskGrain::automatic ||
       o.batch_chunk != 0 || o.trace)
     return false;
-  // Three times the flops: n^3 / 3 to factor, 2 n^2 per right-hand side to solve.
+  // Three times the flops: n^3 / 3 to factor, 2 n^2 per right-hand side to solve; a complex
+  // multiply-add is four real ones.
   const double matrices = r.place == DataPlace::batch ? std::max(r.batch, 0) : 1;
-  const double work = matrices * r.n * r.n * (double(r.n) + 6.0 * std::max(r.nrhs, 0));
+  const double per_flop = is_complex(r.precision) ? 4.0 : 1.0;
+  const double work = per_flop * matrices * r.n * r.n * (double(r.n) + 6.0 * std::max(r.nrhs, 0));
   const double limit = t.calling_thread_max_n;
   return work <= limit * limit * limit;
 }
@@ -342,6 +346,9 @@ Plan plan(const Machine& machine, const PlanRequest& r) {
   p.requested = r.options.mode;
   p.grain = r.options.grain;
   check_options(r.options);
+  if (is_complex(r.precision) && (r.options.grain == TaskGrain::block_columns || r.options.grain == TaskGrain::whole_matrix))
+    throw InvalidArgument(std::string("grain ") + to_string(r.options.grain) +
+                          " takes real scalars: complex matrices are factored as tiles (grain tiles or automatic)");
   if (runs_on_calling_thread(r)) {
     p.mode = Mode::cpu;
     p.why.push_back(r.options.mode == Mode::cpu ? "mode cpu (asked for)" : "mode cpu (automatic: small work)");

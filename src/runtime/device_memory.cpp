@@ -105,7 +105,7 @@ void DeviceTiles<T>::release() noexcept {
 }
 
 #define TESSERA_INSTANTIATE(T) template class DeviceTiles<T>;
-TESSERA_FOR_EACH_REAL_SCALAR(TESSERA_INSTANTIATE)
+TESSERA_FOR_EACH_SCALAR(TESSERA_INSTANTIATE)
 #undef TESSERA_INSTANTIATE
 
 int cuda_device_holding(const void* pointer) {

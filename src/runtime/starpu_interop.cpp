@@ -23,7 +23,7 @@ starpu_data_handle_t tile_handle(const TileMatrix<T>& A, int i, int j) {
 
 #define TESSERA_INSTANTIATE(T)                                                              \
   template TESSERA_EXPORT starpu_data_handle_t tile_handle(const TileMatrix<T>&, int, int);
-TESSERA_FOR_EACH_REAL_SCALAR(TESSERA_INSTANTIATE)
+TESSERA_FOR_EACH_SCALAR(TESSERA_INSTANTIATE)
 #undef TESSERA_INSTANTIATE
 
 }  // namespace tessera::starpu_interop

@@ -227,7 +227,7 @@ void* TileMatrix<T>::stored_handle(int i, int j) const {
 }
 
 #define TESSERA_INSTANTIATE(T) template class TileMatrix<T>;
-TESSERA_FOR_EACH_REAL_SCALAR(TESSERA_INSTANTIATE)
+TESSERA_FOR_EACH_SCALAR(TESSERA_INSTANTIATE)
 #undef TESSERA_INSTANTIATE
 
 namespace detail {

@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <complex>
 #include <stdexcept>
 #include <vector>
 
@@ -85,7 +86,7 @@ HostTiles<T>::HostTiles(int rows, int cols, int nb, TileStructure structure)
 }
 
 #define TESSERA_INSTANTIATE(T) template class HostTiles<T>;
-TESSERA_FOR_EACH_REAL_SCALAR(TESSERA_INSTANTIATE)
+TESSERA_FOR_EACH_SCALAR(TESSERA_INSTANTIATE)
 #undef TESSERA_INSTANTIATE
 
 // ---- host implementations of the tile operations ---------------------------------------------
@@ -101,12 +102,27 @@ T& at(const TileRef& tile, int r, int c) {
 RecordedAccess reads(const TileRef& tile) { return {tile.i, tile.j, tile.handle, false}; }
 RecordedAccess writes(const TileRef& tile) { return {tile.i, tile.j, tile.handle, true}; }
 
+// x's conjugate for complex scalars, x for real ones (the tasks' transposes are adjoints).
+template <class T>
+T conj_of(T x) {
+  if constexpr (ScalarTraits<T>::is_complex)
+    return std::conj(x);
+  else
+    return x;
+}
+
+// Element (r, c) of op(A): A's, or its adjoint's.
+template <class T>
+T op_element(const TileRef& A, Trans trans, int r, int c) {
+  return trans == Trans::no ? at<T>(A, r, c) : conj_of(at<T>(A, c, r));
+}
+
 // Element (r, c) of op(L) for a lower triangular L.
 template <class T>
 T op_lower(const TileRef& L, Trans trans, int r, int c) {
   const int row = trans != Trans::no ? c : r;
   const int col = trans != Trans::no ? r : c;
-  return row >= col ? at<T>(L, row, col) : T(0);
+  return row >= col ? op_element<T>(L, trans, r, c) : T(0);
 }
 
 // x := M^{-1} x for the triangular M = op(L) of order n; x has stride `step`.
@@ -132,16 +148,17 @@ namespace {
 template <class T>
 bool potrf_tile(Submission& s, const TileRef& A) {
   for (int c = 0; c < A.rows; ++c) {
-    T d = at<T>(A, c, c);
-    for (int k = 0; k < c; ++k) d -= at<T>(A, c, k) * at<T>(A, c, k);
-    if (!(d > T(0))) {
+    // The diagonal's imaginary parts are not referenced, as in LAPACK.
+    auto d = std::real(at<T>(A, c, c));
+    for (int k = 0; k < c; ++k) d -= std::norm(at<T>(A, c, k));
+    if (!(d > 0)) {
       s.report_failure(A.col0 + c + 1);
       return false;
     }
-    at<T>(A, c, c) = std::sqrt(d);
+    at<T>(A, c, c) = T(std::sqrt(d));
     for (int r = c + 1; r < A.rows; ++r) {
       T v = at<T>(A, r, c);
-      for (int k = 0; k < c; ++k) v -= at<T>(A, r, k) * at<T>(A, c, k);
+      for (int k = 0; k < c; ++k) v -= at<T>(A, r, k) * conj_of(at<T>(A, c, k));
       at<T>(A, r, c) = v / at<T>(A, c, c);
     }
   }
@@ -162,26 +179,25 @@ void trsm_tile(Side side, Trans trans, T alpha, const TileRef& L, const TileRef&
   }
 }
 
+// C := alpha op(A) op(A)^H + beta C on C's lower triangle (herk for complex scalars: the
+// diagonal's imaginary parts taken as zero and set to zero).
 template <class T>
-void syrk_tile(T alpha, const TileRef& A, T beta, const TileRef& C) {
+void syrk_tile(Trans trans, T alpha, const TileRef& A, T beta, const TileRef& C) {
+  const int depth = trans == Trans::no ? A.cols : A.rows;
+  const Trans other = trans == Trans::no ? Trans::conjugate_transpose : Trans::no;
   for (int c = 0; c < C.cols; ++c)
     for (int r = c; r < C.rows; ++r) {
       T sum = 0;
-      for (int k = 0; k < A.cols; ++k) sum += at<T>(A, r, k) * at<T>(A, c, k);
-      at<T>(C, r, c) = alpha * sum + beta * at<T>(C, r, c);
+      for (int k = 0; k < depth; ++k) sum += op_element<T>(A, trans, r, k) * op_element<T>(A, other, k, c);
+      const T old = r == c ? T(std::real(at<T>(C, r, c))) : at<T>(C, r, c);
+      const T value = alpha * sum + beta * old;
+      at<T>(C, r, c) = r == c ? T(std::real(value)) : value;
     }
 }
 
-// C := alpha op(A) op(A)^T + beta C on C's lower triangle.
 template <class T>
-void syrk_tile(Trans trans, T alpha, const TileRef& A, T beta, const TileRef& C) {
-  if (trans == Trans::no) return syrk_tile<T>(alpha, A, beta, C);
-  for (int c = 0; c < C.cols; ++c)
-    for (int r = c; r < C.rows; ++r) {
-      T sum = 0;
-      for (int k = 0; k < A.rows; ++k) sum += at<T>(A, k, r) * at<T>(A, k, c);
-      at<T>(C, r, c) = alpha * sum + beta * at<T>(C, r, c);
-    }
+void syrk_tile(T alpha, const TileRef& A, T beta, const TileRef& C) {
+  syrk_tile<T>(Trans::no, alpha, A, beta, C);
 }
 
 // The lower triangle of the tile := L^{-1}, column by column from the identity's.
@@ -198,14 +214,15 @@ void trtri_tile(const TileRef& L) {
     for (int r = c; r < n; ++r) at<T>(L, r, c) = inverse[r + static_cast<std::size_t>(c) * n];
 }
 
-// The lower triangle of the tile := L^T L.
+// The lower triangle of the tile := L^H L.
 template <class T>
 void lauum_tile(const TileRef& L) {
   const int n = L.rows;
   std::vector<T> product(static_cast<std::size_t>(n) * n, T(0));
   for (int c = 0; c < n; ++c)
     for (int r = c; r < n; ++r)
-      for (int k = r; k < n; ++k) product[r + static_cast<std::size_t>(c) * n] += at<T>(L, k, r) * at<T>(L, k, c);
+      for (int k = r; k < n; ++k)
+        product[r + static_cast<std::size_t>(c) * n] += conj_of(at<T>(L, k, r)) * at<T>(L, k, c);
   for (int c = 0; c < n; ++c)
     for (int r = c; r < n; ++r) at<T>(L, r, c) = product[r + static_cast<std::size_t>(c) * n];
 }
@@ -233,9 +250,7 @@ void gemm_tile(Trans transa, Trans transb, T alpha, const TileRef& A, const Tile
   for (int c = 0; c < C.cols; ++c)
     for (int r = 0; r < C.rows; ++r) {
       T sum = 0;
-      for (int k = 0; k < depth; ++k)
-        sum += (transa == Trans::no ? at<T>(A, r, k) : at<T>(A, k, r)) *
-               (transb == Trans::no ? at<T>(B, k, c) : at<T>(B, c, k));
+      for (int k = 0; k < depth; ++k) sum += op_element<T>(A, transa, r, k) * op_element<T>(B, transb, k, c);
       at<T>(C, r, c) = alpha * sum + beta * at<T>(C, r, c);
     }
 }
@@ -273,7 +288,7 @@ template <class T>
 void insert_log_diagonal(const TaskContext& ctx, const TileRef& A, double* sum, const TaskHints& hints) {
   ctx.submission->record(TaskKind::other, hints, {reads(A)}, [=] {
     double total = 0;
-    for (int j = 0; j < A.rows; ++j) total += std::log(double(at<T>(A, j, j)));
+    for (int j = 0; j < A.rows; ++j) total += std::log(double(std::real(at<T>(A, j, j))));
     *sum = 2.0 * total;
   });
 }
@@ -360,8 +375,9 @@ void insert_copy_in(const TaskContext& ctx, const BlockMap<T>& from, const TileR
   s.record(TaskKind::copy_in, hints, {writes(tile)}, [from, tile, &s] {
     for (int c = 0; c < tile.cols; ++c)
       for (int r = from.lower_only ? c : 0; r < tile.rows; ++r) {
-        at<T>(tile, r, c) = block_element(from, r, c);
-        if (from.in_matrix && !std::isfinite(at<T>(tile, r, c))) s.report_failure(tile.row0 + r + 1);
+        const T x = block_element(from, r, c);
+        at<T>(tile, r, c) = from.transpose ? conj_of(x) : x;
+        if (from.in_matrix && !(std::isfinite(std::real(x)) && std::isfinite(std::imag(x)))) s.report_failure(tile.row0 + r + 1);
       }
   });
 }
@@ -372,11 +388,12 @@ void insert_copy_out(const TaskContext& ctx, const TileRef& tile, const BlockMap
   s.record(TaskKind::copy_out, hints, {reads(tile)}, [tile, to, skip_after_failure, &s] {
     if (skip_after_failure && s.info() != 0) return;
     for (int c = 0; c < tile.cols; ++c)
-      for (int r = to.lower_only ? c : 0; r < tile.rows; ++r) block_element(to, r, c) = at<T>(tile, r, c);
+      for (int r = to.lower_only ? c : 0; r < tile.rows; ++r)
+        block_element(to, r, c) = to.transpose ? conj_of(at<T>(tile, r, c)) : at<T>(tile, r, c);
   });
 }
 
-// The task interface in both precisions, as the StarPU backend provides it.
+// The task interface in every precision, as the StarPU backend provides it.
 #define TESSERA_RECORDING_INSTANTIATE(T)                                                                     \
   template void insert_potrf<T>(const TaskContext&, const TileRef&, const TaskHints&);                      \
   template void insert_trsm<T>(const TaskContext&, Side, Trans, T, const TileRef&, const TileRef&,           \
@@ -397,7 +414,7 @@ void insert_copy_out(const TaskContext& ctx, const TileRef& tile, const BlockMap
                                         const std::vector<TileRef>&, const TaskHints&);                      \
   template void insert_copy_in<T>(const TaskContext&, const BlockMap<T>&, const TileRef&, const TaskHints&); \
   template void insert_copy_out<T>(const TaskContext&, const TileRef&, const BlockMap<T>&, bool, const TaskHints&);
-TESSERA_FOR_EACH_REAL_SCALAR(TESSERA_RECORDING_INSTANTIATE)
+TESSERA_FOR_EACH_SCALAR(TESSERA_RECORDING_INSTANTIATE)
 #undef TESSERA_RECORDING_INSTANTIATE
 
 }  // namespace tessera::detail

@@ -7,6 +7,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <complex>
 #include <cstdint>
 #include <cstring>
 #include <type_traits>
@@ -25,8 +26,18 @@ int info_with_nan_pivots(int reported, int n, const T* A, int lda) {
   if (reported < 0) return reported;
   const int factored = reported > 0 ? reported - 1 : n;
   for (int j = 0; j < factored; ++j)
-    if (!(A[j + static_cast<std::size_t>(j) * lda] > T(0))) return j + 1;
+    if (!(std::real(A[j + static_cast<std::size_t>(j) * lda]) > RealOf<T>(0))) return j + 1;
   return reported;
+}
+
+// Complex scalars as LAPACKE and CBLAS take them (the same layout as std::complex).
+inline lapack_complex_float* lapack_ptr(std::complex<float>* p) { return reinterpret_cast<lapack_complex_float*>(p); }
+inline lapack_complex_double* lapack_ptr(std::complex<double>* p) { return reinterpret_cast<lapack_complex_double*>(p); }
+inline const lapack_complex_float* lapack_ptr(const std::complex<float>* p) {
+  return reinterpret_cast<const lapack_complex_float*>(p);
+}
+inline const lapack_complex_double* lapack_ptr(const std::complex<double>* p) {
+  return reinterpret_cast<const lapack_complex_double*>(p);
 }
 
 // Cholesky of the triangle uplo ('L' or 'U') of the n x n matrix A; returns LAPACK info (1-based
@@ -37,11 +48,23 @@ inline int potrf(char uplo, int n, double* A, int lda) {
 inline int potrf(char uplo, int n, float* A, int lda) {
   return info_with_nan_pivots(LAPACKE_spotrf_work(LAPACK_COL_MAJOR, uplo, n, A, lda), n, A, lda);
 }
+inline int potrf(char uplo, int n, std::complex<double>* A, int lda) {
+  return info_with_nan_pivots(LAPACKE_zpotrf_work(LAPACK_COL_MAJOR, uplo, n, lapack_ptr(A), lda), n, A, lda);
+}
+inline int potrf(char uplo, int n, std::complex<float>* A, int lda) {
+  return info_with_nan_pivots(LAPACKE_cpotrf_work(LAPACK_COL_MAJOR, uplo, n, lapack_ptr(A), lda), n, A, lda);
+}
 inline int potrs(char uplo, int n, int nrhs, const double* A, int lda, double* B, int ldb) {
   return LAPACKE_dpotrs_work(LAPACK_COL_MAJOR, uplo, n, nrhs, A, lda, B, ldb);
 }
 inline int potrs(char uplo, int n, int nrhs, const float* A, int lda, float* B, int ldb) {
   return LAPACKE_spotrs_work(LAPACK_COL_MAJOR, uplo, n, nrhs, A, lda, B, ldb);
+}
+inline int potrs(char uplo, int n, int nrhs, const std::complex<double>* A, int lda, std::complex<double>* B, int ldb) {
+  return LAPACKE_zpotrs_work(LAPACK_COL_MAJOR, uplo, n, nrhs, lapack_ptr(A), lda, lapack_ptr(B), ldb);
+}
+inline int potrs(char uplo, int n, int nrhs, const std::complex<float>* A, int lda, std::complex<float>* B, int ldb) {
+  return LAPACKE_cpotrs_work(LAPACK_COL_MAJOR, uplo, n, nrhs, lapack_ptr(A), lda, lapack_ptr(B), ldb);
 }
 
 // The inverse of the non-unit triangle uplo of A, in place (LAPACK's xTRTRI); returns its info (k > 0:
@@ -52,9 +75,21 @@ inline int trtri(char uplo, int n, double* A, int lda) {
 inline int trtri(char uplo, int n, float* A, int lda) {
   return LAPACKE_strtri_work(LAPACK_COL_MAJOR, uplo, 'N', n, A, lda);
 }
-// The triangle uplo of L^T L (uplo 'L') or U U^T ('U'), in place (LAPACK's xLAUUM).
+inline int trtri(char uplo, int n, std::complex<double>* A, int lda) {
+  return LAPACKE_ztrtri_work(LAPACK_COL_MAJOR, uplo, 'N', n, lapack_ptr(A), lda);
+}
+inline int trtri(char uplo, int n, std::complex<float>* A, int lda) {
+  return LAPACKE_ctrtri_work(LAPACK_COL_MAJOR, uplo, 'N', n, lapack_ptr(A), lda);
+}
+// The triangle uplo of L^H L (uplo 'L') or U U^H ('U'), in place (LAPACK's xLAUUM).
 inline void lauum(char uplo, int n, double* A, int lda) { LAPACKE_dlauum_work(LAPACK_COL_MAJOR, uplo, n, A, lda); }
 inline void lauum(char uplo, int n, float* A, int lda) { LAPACKE_slauum_work(LAPACK_COL_MAJOR, uplo, n, A, lda); }
+inline void lauum(char uplo, int n, std::complex<double>* A, int lda) {
+  LAPACKE_zlauum_work(LAPACK_COL_MAJOR, uplo, n, lapack_ptr(A), lda);
+}
+inline void lauum(char uplo, int n, std::complex<float>* A, int lda) {
+  LAPACKE_clauum_work(LAPACK_COL_MAJOR, uplo, n, lapack_ptr(A), lda);
+}
 // A factor's inverse A^{-1} in the triangle uplo, in place (LAPACK's xPOTRI); returns its info.
 inline int potri(char uplo, int n, double* A, int lda) {
   return LAPACKE_dpotri_work(LAPACK_COL_MAJOR, uplo, n, A, lda);
@@ -62,10 +97,20 @@ inline int potri(char uplo, int n, double* A, int lda) {
 inline int potri(char uplo, int n, float* A, int lda) {
   return LAPACKE_spotri_work(LAPACK_COL_MAJOR, uplo, n, A, lda);
 }
+inline int potri(char uplo, int n, std::complex<double>* A, int lda) {
+  return LAPACKE_zpotri_work(LAPACK_COL_MAJOR, uplo, n, lapack_ptr(A), lda);
+}
+inline int potri(char uplo, int n, std::complex<float>* A, int lda) {
+  return LAPACKE_cpotri_work(LAPACK_COL_MAJOR, uplo, n, lapack_ptr(A), lda);
+}
 
 inline CBLAS_UPLO cblas_uplo(char uplo) { return uplo == 'U' ? CblasUpper : CblasLower; }
 // BLAS's op of a Trans for real scalars: the conjugate transpose is the transpose.
 inline CBLAS_TRANSPOSE cblas_trans(Trans trans) { return trans == Trans::no ? CblasNoTrans : CblasTrans; }
+// ... and for complex ones, where they differ.
+inline CBLAS_TRANSPOSE cblas_complex_trans(Trans trans) {
+  return trans == Trans::no ? CblasNoTrans : trans == Trans::transpose ? CblasTrans : CblasConjTrans;
+}
 
 // C := alpha op(A) op(B) + beta C; C m x n.
 inline void gemm(Trans transa, Trans transb, int m, int n, int k, double alpha, const double* A, int lda,
@@ -75,6 +120,19 @@ inline void gemm(Trans transa, Trans transb, int m, int n, int k, double alpha, 
 inline void gemm(Trans transa, Trans transb, int m, int n, int k, float alpha, const float* A, int lda,
                  const float* B, int ldb, float beta, float* C, int ldc) {
   cblas_sgemm(CblasColMajor, cblas_trans(transa), cblas_trans(transb), m, n, k, alpha, A, lda, B, ldb, beta, C, ldc);
+}
+
+inline void gemm(Trans transa, Trans transb, int m, int n, int k, std::complex<double> alpha,
+                 const std::complex<double>* A, int lda, const std::complex<double>* B, int ldb,
+                 std::complex<double> beta, std::complex<double>* C, int ldc) {
+  cblas_zgemm(CblasColMajor, cblas_complex_trans(transa), cblas_complex_trans(transb), m, n, k, &alpha, A, lda, B, ldb,
+              &beta, C, ldc);
+}
+inline void gemm(Trans transa, Trans transb, int m, int n, int k, std::complex<float> alpha, const std::complex<float>* A,
+                 int lda, const std::complex<float>* B, int ldb, std::complex<float> beta, std::complex<float>* C,
+                 int ldc) {
+  cblas_cgemm(CblasColMajor, cblas_complex_trans(transa), cblas_complex_trans(transb), m, n, k, &alpha, A, lda, B, ldb,
+              &beta, C, ldc);
 }
 
 // B := alpha op(A) B (left) or alpha B op(A) (right); A non-unit triangular (triangle uplo).
@@ -89,6 +147,17 @@ inline void trmm(bool left, char uplo, Trans trans, int m, int n, float alpha, c
               alpha, A, lda, B, ldb);
 }
 
+inline void trmm(bool left, char uplo, Trans trans, int m, int n, std::complex<double> alpha,
+                 const std::complex<double>* A, int lda, std::complex<double>* B, int ldb) {
+  cblas_ztrmm(CblasColMajor, left ? CblasLeft : CblasRight, cblas_uplo(uplo), cblas_complex_trans(trans), CblasNonUnit,
+              m, n, &alpha, A, lda, B, ldb);
+}
+inline void trmm(bool left, char uplo, Trans trans, int m, int n, std::complex<float> alpha, const std::complex<float>* A,
+                 int lda, std::complex<float>* B, int ldb) {
+  cblas_ctrmm(CblasColMajor, left ? CblasLeft : CblasRight, cblas_uplo(uplo), cblas_complex_trans(trans), CblasNonUnit,
+              m, n, &alpha, A, lda, B, ldb);
+}
+
 // B := alpha op(A)^{-1} B (left) or alpha B op(A)^{-1} (right); A triangular (triangle uplo,
 // 'L' or 'U'), non-unit: OpenBLAS's trsm, for a block of at most kTrsmLeaf along A.
 inline void blas_trsm(bool left, char uplo, Trans trans, int m, int n, double alpha, const double* A, int lda, double* B,
@@ -100,6 +169,17 @@ inline void blas_trsm(bool left, char uplo, Trans trans, int m, int n, float alp
                       int ldb) {
   cblas_strsm(CblasColMajor, left ? CblasLeft : CblasRight, cblas_uplo(uplo), cblas_trans(trans), CblasNonUnit, m, n,
               alpha, A, lda, B, ldb);
+}
+
+inline void blas_trsm(bool left, char uplo, Trans trans, int m, int n, std::complex<double> alpha,
+                      const std::complex<double>* A, int lda, std::complex<double>* B, int ldb) {
+  cblas_ztrsm(CblasColMajor, left ? CblasLeft : CblasRight, cblas_uplo(uplo), cblas_complex_trans(trans), CblasNonUnit,
+              m, n, &alpha, A, lda, B, ldb);
+}
+inline void blas_trsm(bool left, char uplo, Trans trans, int m, int n, std::complex<float> alpha,
+                      const std::complex<float>* A, int lda, std::complex<float>* B, int ldb) {
+  cblas_ctrsm(CblasColMajor, left ? CblasLeft : CblasRight, cblas_uplo(uplo), cblas_complex_trans(trans), CblasNonUnit,
+              m, n, &alpha, A, lda, B, ldb);
 }
 
 // The order below which trsm calls OpenBLAS's own: single-threaded, its trsm of a tile runs well
@@ -159,12 +239,36 @@ inline void syrk(char uplo, Trans trans, int n, int k, float alpha, const float*
   cblas_ssyrk(CblasColMajor, cblas_uplo(uplo), cblas_trans(trans), n, k, alpha, A, lda, beta, C, ldc);
 }
 
+// For complex scalars the same update of a Hermitian C is herk, C := alpha op(A) op(A)^H + beta C
+// (op conjugate-transposing), with real alpha and beta: the imaginary parts of C's diagonal are
+// taken as zero and set to zero.
+inline void syrk(char uplo, Trans trans, int n, int k, std::complex<double> alpha, const std::complex<double>* A,
+                 int lda, std::complex<double> beta, std::complex<double>* C, int ldc) {
+  cblas_zherk(CblasColMajor, cblas_uplo(uplo), trans == Trans::no ? CblasNoTrans : CblasConjTrans, n, k, alpha.real(), A,
+              lda, beta.real(), C, ldc);
+}
+inline void syrk(char uplo, Trans trans, int n, int k, std::complex<float> alpha, const std::complex<float>* A, int lda,
+                 std::complex<float> beta, std::complex<float>* C, int ldc) {
+  cblas_cherk(CblasColMajor, cblas_uplo(uplo), trans == Trans::no ? CblasNoTrans : CblasConjTrans, n, k, alpha.real(), A,
+              lda, beta.real(), C, ldc);
+}
+
+// A tile's element as its adjoint holds it: x for real scalars, conj(x) for complex ones (the
+// block (j, i) of a Hermitian matrix is the conjugate transpose of the block (i, j)).
+template <class T>
+T adjoint_element(T x) {
+  if constexpr (kIsComplex<T>)
+    return std::conj(x);
+  else
+    return x;
+}
+
 // Side of the square blocks a transposed copy works in (32 doubles: 8 cache lines per column).
 constexpr int kTransposeBlock = 32;
 
 // Copies the m x n block src (leading dimension lds) into dst (ldd), or its transpose (then dst
-// is n x m). With lower_only, only entries on or below the diagonal of dst are written. `stores`
-// applies to the copy that is not transposed.
+// is n x m; the conjugate transpose for complex scalars). With lower_only, only entries on or
+// below the diagonal of dst are written. `stores` applies to the copy that is not transposed.
 template <class T>
 void copy_block(bool transpose, bool lower_only, int m, int n, const T* src, int lds, T* dst, int ldd,
                 Stores stores = Stores::cached) {
@@ -186,7 +290,16 @@ void copy_block(bool transpose, bool lower_only, int m, int n, const T* src, int
     for (int i0 = lower_only ? j0 : 0; i0 < rows; i0 += block)
       for (int j = j0; j < std::min(j0 + block, cols); ++j)
         for (int i = std::max(i0, lower_only ? j : 0); i < std::min(i0 + block, rows); ++i)
-          dst[i + static_cast<long>(j) * ldd] = src[j + static_cast<long>(i) * lds];
+          dst[i + static_cast<long>(j) * ldd] = adjoint_element(src[j + static_cast<long>(i) * lds]);
+}
+
+// Whether an entry is a NaN or infinity (for complex scalars, either part).
+template <class T>
+bool is_non_finite(T x) {
+  if constexpr (kIsComplex<T>)
+    return !std::isfinite(x.real()) || !std::isfinite(x.imag());
+  else
+    return !std::isfinite(x);
 }
 
 // The first of the entries a[first..end) that is a NaN or infinity, or -1.
@@ -194,7 +307,7 @@ template <class T>
 int first_non_finite_between(const T* a, int first, int end) {
   if (first >= end || !any_non_finite(a + first, end - first)) return -1;
   for (int i = first; i < end; ++i)
-    if (!std::isfinite(a[i])) return i;
+    if (is_non_finite(a[i])) return i;
   return -1;
 }
 
@@ -267,15 +380,15 @@ int copy_columns_and_find_non_finite_column(bool upper_only, int m, int n, const
   return first_bad_column;
 }
 
-// dst(j, i) := src(i, j) for i >= j (n x n): the lower triangle of a tile into the upper triangle
-// of a column-major block, in cache-sized blocks as in copy_block.
+// dst(j, i) := src(i, j) for i >= j (n x n; conjugated for complex scalars): the lower triangle of
+// a tile into the upper triangle of a column-major block, in cache-sized blocks as in copy_block.
 template <class T>
 void copy_lower_to_upper_transposed(int n, const T* src, int lds, T* dst, int ldd) {
   for (int j0 = 0; j0 < n; j0 += kTransposeBlock)
     for (int i0 = j0; i0 < n; i0 += kTransposeBlock)
       for (int i = i0; i < std::min(i0 + kTransposeBlock, n); ++i)
         for (int j = j0; j <= std::min({j0 + kTransposeBlock - 1, i, n - 1}); ++j)
-          dst[j + static_cast<long>(i) * ldd] = src[i + static_cast<long>(j) * lds];
+          dst[j + static_cast<long>(i) * ldd] = adjoint_element(src[i + static_cast<long>(j) * lds]);
 }
 
 // dst := src on and below the diagonal, 0 above it (n x n tiles).

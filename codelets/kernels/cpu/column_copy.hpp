@@ -5,6 +5,7 @@
 #pragma once
 
 #include <algorithm>
+#include <complex>
 #include <cstdint>
 #include <cstring>
 #include <type_traits>
@@ -52,6 +53,12 @@ bool any_non_finite(const T* a, int count) {
   FloatBits<T> found = 0;
   for (int i = 0; i < count; ++i) found |= static_cast<FloatBits<T>>(is_non_finite_bits(a[i]));
   return found != 0;
+}
+
+// A complex array is its real and imaginary parts, in one real array twice as long.
+template <class T>
+bool any_non_finite(const std::complex<T>* a, int count) {
+  return any_non_finite(reinterpret_cast<const T*>(a), 2 * count);
 }
 
 namespace column_copy_detail {
@@ -106,6 +113,11 @@ bool copy_column_and_check(const T* s, int count, T* d, Stores stores) {
   if (__builtin_cpu_supports("avx2")) return column_copy_detail::copy_and_check_avx2(s, count, d, stores);
 #endif
   return column_copy_detail::copy_and_check_portable(s, count, d);
+}
+
+template <class T>
+bool copy_column_and_check(const std::complex<T>* s, int count, std::complex<T>* d, Stores stores) {
+  return copy_column_and_check(reinterpret_cast<const T*>(s), 2 * count, reinterpret_cast<T*>(d), stores);
 }
 
 // d[0..count) := s[0..count) with the given stores.

@@ -3,6 +3,8 @@
 
 #include <cuda_runtime.h>
 
+#include <complex>
+
 namespace tessera::kernels::cuda {
 
 // dst := src on and below the diagonal, 0 above it; both m x n.
@@ -77,6 +79,19 @@ void first_zero_diagonal(int n, const T* A, int ld, int* first, cudaStream_t str
 // the check off the host: one 4-byte read-back instead of n strided elements.
 template <class T>
 void check_potrf_info(int n, const T* A, int ld, int* info, cudaStream_t stream);
+
+// The diagonal of a complex matrix's real parts is the diagonal of a real matrix over the same
+// memory: A(j, j)'s real part lies at real element 2 (j + j ld) = j + j (2 ld + 1). A Cholesky
+// factor's diagonal is real, so its checks and its log-determinant read the real parts only.
+template <class R>
+void check_potrf_info(int n, const std::complex<R>* A, int ld, int* info, cudaStream_t stream) {
+  check_potrf_info(n, reinterpret_cast<const R*>(A), 2 * ld + 1, info, stream);
+}
+template <class R>
+void log_diagonal_sum(int n, const std::complex<R>* A, int ld, double* sum, cudaStream_t stream) {
+  log_diagonal_sum(n, reinterpret_cast<const R*>(A), 2 * ld + 1, sum, stream);
+}
+
 // The same for each matrix of a stack: A + k * stride with info[k], k < batch.
 // pointers[k] := base + k * stride for k < batch (pointers in device memory), on `stream`: the
 // array of pointers that vendor batched calls take, made without a copy from the host (a copy

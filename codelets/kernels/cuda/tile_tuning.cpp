@@ -16,6 +16,19 @@
 
 namespace tessera::kernels::cuda {
 
+namespace {
+
+// Calls f with the real scalar type of `precision`: Tessera's tile kernels take real scalars
+// only, and complex tile tasks run the vendor's.
+template <class F>
+decltype(auto) with_kernel_scalar_type(Precision precision, F&& f) {
+  if (is_complex(precision))
+    throw InvalidArgument(std::string("Tessera's tile kernels take real scalars, not ") + scalar_name(precision));
+  return precision == Precision::single_real ? f(float{}) : f(double{});
+}
+
+}  // namespace
+
 // ---- table ---------------------------------------------------------------------------------
 
 void TileTuningTable::set(const TileTuningEntry& entry) {
@@ -113,7 +126,7 @@ TileTuningTable TileTuningTable::from_json(const std::string& text) {
       TileTuningEntry e;
       e.gpu = j.at("gpu").get<std::string>();
       const std::string p = j.at("precision").get<std::string>();
-      if (p.size() != 1 || !precision_from_letter(p[0], &e.precision))
+      if (p.size() != 1 || !precision_from_letter(p[0], &e.precision) || is_complex(e.precision))
         throw InvalidArgument("tuning table: precision must be s or d");
       e.op = j.at("op").get<std::string>();
       if (e.op != "potf2" && e.op != "trsm" && e.op != "syrk" && e.op != "gemm")
@@ -182,7 +195,7 @@ std::vector<TileKernelConfig> tile_kernel_candidates(Precision precision, const 
     }
   } else if (op == "potf2") {
     for (int ib : {16, 32}) {
-      const int max_fused = with_scalar_type(precision, [&](auto x) { return potf2_fused_max_n<decltype(x)>(ib); });
+      const int max_fused = with_kernel_scalar_type(precision, [&](auto x) { return potf2_fused_max_n<decltype(x)>(ib); });
       for (int threads : {128, 256}) {
         if (nb <= max_fused) out.push_back(cfg(ib, threads, 0, 0, 0, nb));  // one fused kernel
         for (int cross : {64, 96, 128, 160, 192, 256}) {
@@ -366,13 +379,13 @@ double time_op(const std::string& op, int nb, const TileKernelConfig& cfg, bool 
 double time_tile_kernel(Precision precision, const std::string& op, int nb, const TileKernelConfig& cfg,
                         int repetitions, std::uint64_t seed) {
   if (nb <= 0 || repetitions <= 0) throw InvalidArgument("time_tile_kernel: nb and repetitions must be positive");
-  return with_scalar_type(precision,
+  return with_kernel_scalar_type(precision,
                           [&](auto x) { return time_op<decltype(x)>(op, nb, cfg, false, repetitions, seed); });
 }
 
 double time_vendor_tile_kernel(Precision precision, const std::string& op, int nb, int repetitions, std::uint64_t seed) {
   if (nb <= 0 || repetitions <= 0) throw InvalidArgument("time_vendor_tile_kernel: nb and repetitions must be positive");
-  return with_scalar_type(precision,
+  return with_kernel_scalar_type(precision,
                           [&](auto x) { return time_op<decltype(x)>(op, nb, {}, true, repetitions, seed); });
 }
 

@@ -5,6 +5,7 @@
 #include <cublas_v2.h>
 #include <cusolverDn.h>
 
+#include <complex>
 #include <cstddef>
 
 #include "check.hpp"
@@ -14,6 +15,16 @@ namespace tessera::kernels::cuda::vendor {
 
 // cuBLAS's op of a Trans for real scalars: the conjugate transpose is the transpose.
 inline cublasOperation_t op(Trans trans) { return trans == Trans::no ? CUBLAS_OP_N : CUBLAS_OP_T; }
+// ... and for complex ones, where they differ.
+inline cublasOperation_t complex_op(Trans trans) {
+  return trans == Trans::no ? CUBLAS_OP_N : trans == Trans::transpose ? CUBLAS_OP_T : CUBLAS_OP_C;
+}
+
+// Complex scalars as cuBLAS and cuSOLVER take them (the same layout as std::complex).
+inline cuDoubleComplex* cu(std::complex<double>* p) { return reinterpret_cast<cuDoubleComplex*>(p); }
+inline cuComplex* cu(std::complex<float>* p) { return reinterpret_cast<cuComplex*>(p); }
+inline const cuDoubleComplex* cu(const std::complex<double>* p) { return reinterpret_cast<const cuDoubleComplex*>(p); }
+inline const cuComplex* cu(const std::complex<float>* p) { return reinterpret_cast<const cuComplex*>(p); }
 // The triangle of a tile, as LAPACK's letter ('L' or 'U').
 inline cublasFillMode_t fill(char uplo) { return uplo == 'U' ? CUBLAS_FILL_MODE_UPPER : CUBLAS_FILL_MODE_LOWER; }
 
@@ -28,12 +39,31 @@ inline int potrf_workspace(cusolverDnHandle_t h, char uplo, int n, float* A, int
   TESSERA_CUSOLVER_CHECK(cusolverDnSpotrf_bufferSize(h, fill(uplo), n, A, lda, &lwork));
   return lwork;
 }
+inline int potrf_workspace(cusolverDnHandle_t h, char uplo, int n, std::complex<double>* A, int lda) {
+  int lwork = 0;
+  TESSERA_CUSOLVER_CHECK(cusolverDnZpotrf_bufferSize(h, fill(uplo), n, cu(A), lda, &lwork));
+  return lwork;
+}
+inline int potrf_workspace(cusolverDnHandle_t h, char uplo, int n, std::complex<float>* A, int lda) {
+  int lwork = 0;
+  TESSERA_CUSOLVER_CHECK(cusolverDnCpotrf_bufferSize(h, fill(uplo), n, cu(A), lda, &lwork));
+  return lwork;
+}
 // Writes LAPACK info to the device int *d_info.
 inline void potrf(cusolverDnHandle_t h, char uplo, int n, double* A, int lda, double* work, int lwork, int* d_info) {
   TESSERA_CUSOLVER_CHECK(cusolverDnDpotrf(h, fill(uplo), n, A, lda, work, lwork, d_info));
 }
 inline void potrf(cusolverDnHandle_t h, char uplo, int n, float* A, int lda, float* work, int lwork, int* d_info) {
   TESSERA_CUSOLVER_CHECK(cusolverDnSpotrf(h, fill(uplo), n, A, lda, work, lwork, d_info));
+}
+
+inline void potrf(cusolverDnHandle_t h, char uplo, int n, std::complex<double>* A, int lda, std::complex<double>* work,
+                  int lwork, int* d_info) {
+  TESSERA_CUSOLVER_CHECK(cusolverDnZpotrf(h, fill(uplo), n, cu(A), lda, cu(work), lwork, d_info));
+}
+inline void potrf(cusolverDnHandle_t h, char uplo, int n, std::complex<float>* A, int lda, std::complex<float>* work,
+                  int lwork, int* d_info) {
+  TESSERA_CUSOLVER_CHECK(cusolverDnCpotrf(h, fill(uplo), n, cu(A), lda, cu(work), lwork, d_info));
 }
 
 // cuSOLVER's batched potrf: the matrices at the device pointers of `A` (device memory, batch of
@@ -56,6 +86,17 @@ inline void trsm(cublasHandle_t h, bool left, char uplo, Trans trans, int m, int
                                    CUBLAS_DIAG_NON_UNIT, m, n, &alpha, L, ldl, B, ldb));
 }
 
+inline void trsm(cublasHandle_t h, bool left, char uplo, Trans trans, int m, int n, std::complex<double> alpha,
+                 const std::complex<double>* L, int ldl, std::complex<double>* B, int ldb) {
+  TESSERA_CUBLAS_CHECK(cublasZtrsm(h, left ? CUBLAS_SIDE_LEFT : CUBLAS_SIDE_RIGHT, fill(uplo), complex_op(trans),
+                                   CUBLAS_DIAG_NON_UNIT, m, n, cu(&alpha), cu(L), ldl, cu(B), ldb));
+}
+inline void trsm(cublasHandle_t h, bool left, char uplo, Trans trans, int m, int n, std::complex<float> alpha,
+                 const std::complex<float>* L, int ldl, std::complex<float>* B, int ldb) {
+  TESSERA_CUBLAS_CHECK(cublasCtrsm(h, left ? CUBLAS_SIDE_LEFT : CUBLAS_SIDE_RIGHT, fill(uplo), complex_op(trans),
+                                   CUBLAS_DIAG_NON_UNIT, m, n, cu(&alpha), cu(L), ldl, cu(B), ldb));
+}
+
 // B := alpha op(L) B (left) or alpha B op(L) (right), in place (cuBLAS's out-of-place form with C = B).
 inline void trmm(cublasHandle_t h, bool left, char uplo, Trans trans, int m, int n, double alpha, const double* L,
                  int ldl, double* B, int ldb) {
@@ -68,11 +109,24 @@ inline void trmm(cublasHandle_t h, bool left, char uplo, Trans trans, int m, int
                                    CUBLAS_DIAG_NON_UNIT, m, n, &alpha, L, ldl, B, ldb, B, ldb));
 }
 
+inline void trmm(cublasHandle_t h, bool left, char uplo, Trans trans, int m, int n, std::complex<double> alpha,
+                 const std::complex<double>* L, int ldl, std::complex<double>* B, int ldb) {
+  TESSERA_CUBLAS_CHECK(cublasZtrmm(h, left ? CUBLAS_SIDE_LEFT : CUBLAS_SIDE_RIGHT, fill(uplo), complex_op(trans),
+                                   CUBLAS_DIAG_NON_UNIT, m, n, cu(&alpha), cu(L), ldl, cu(B), ldb, cu(B), ldb));
+}
+inline void trmm(cublasHandle_t h, bool left, char uplo, Trans trans, int m, int n, std::complex<float> alpha,
+                 const std::complex<float>* L, int ldl, std::complex<float>* B, int ldb) {
+  TESSERA_CUBLAS_CHECK(cublasCtrmm(h, left ? CUBLAS_SIDE_LEFT : CUBLAS_SIDE_RIGHT, fill(uplo), complex_op(trans),
+                                   CUBLAS_DIAG_NON_UNIT, m, n, cu(&alpha), cu(L), ldl, cu(B), ldb, cu(B), ldb));
+}
+
 // The inverse of the non-unit triangle uplo of the n x n matrix A, in place (cuSOLVER's 64-bit
 // xtrtri): `device_work` and `host_work` at least the sizes trtri_workspace gives; d_info receives
 // its info.
 inline cudaDataType data_type(const double*) { return CUDA_R_64F; }
 inline cudaDataType data_type(const float*) { return CUDA_R_32F; }
+inline cudaDataType data_type(const std::complex<double>*) { return CUDA_C_64F; }
+inline cudaDataType data_type(const std::complex<float>*) { return CUDA_C_32F; }
 template <class T>
 void trtri_workspace(cusolverDnHandle_t h, char uplo, int n, T* A, int lda, std::size_t* device_bytes,
                      std::size_t* host_bytes) {
@@ -98,6 +152,24 @@ inline int lauum_workspace(cusolverDnHandle_t h, char uplo, int n, float* A, int
   TESSERA_CUSOLVER_CHECK(cusolverDnSlauum_bufferSize(h, fill(uplo), n, A, lda, &lwork));
   return lwork;
 }
+inline int lauum_workspace(cusolverDnHandle_t h, char uplo, int n, std::complex<double>* A, int lda) {
+  int lwork = 0;
+  TESSERA_CUSOLVER_CHECK(cusolverDnZlauum_bufferSize(h, fill(uplo), n, cu(A), lda, &lwork));
+  return lwork;
+}
+inline int lauum_workspace(cusolverDnHandle_t h, char uplo, int n, std::complex<float>* A, int lda) {
+  int lwork = 0;
+  TESSERA_CUSOLVER_CHECK(cusolverDnClauum_bufferSize(h, fill(uplo), n, cu(A), lda, &lwork));
+  return lwork;
+}
+inline void lauum(cusolverDnHandle_t h, char uplo, int n, std::complex<double>* A, int lda, std::complex<double>* work,
+                  int lwork, int* d_info) {
+  TESSERA_CUSOLVER_CHECK(cusolverDnZlauum(h, fill(uplo), n, cu(A), lda, cu(work), lwork, d_info));
+}
+inline void lauum(cusolverDnHandle_t h, char uplo, int n, std::complex<float>* A, int lda, std::complex<float>* work,
+                  int lwork, int* d_info) {
+  TESSERA_CUSOLVER_CHECK(cusolverDnClauum(h, fill(uplo), n, cu(A), lda, cu(work), lwork, d_info));
+}
 inline void lauum(cusolverDnHandle_t h, char uplo, int n, double* A, int lda, double* work, int lwork, int* d_info) {
   TESSERA_CUSOLVER_CHECK(cusolverDnDlauum(h, fill(uplo), n, A, lda, work, lwork, d_info));
 }
@@ -112,6 +184,33 @@ inline void syrk(cublasHandle_t h, char uplo, Trans trans, int n, int k, double 
 inline void syrk(cublasHandle_t h, char uplo, Trans trans, int n, int k, float alpha, const float* A, int lda, float beta, float* C,
                  int ldc) {
   TESSERA_CUBLAS_CHECK(cublasSsyrk(h, fill(uplo), op(trans), n, k, &alpha, A, lda, &beta, C, ldc));
+}
+
+// For complex scalars the Hermitian update herk (real alpha and beta; op conjugate-transposing).
+inline void syrk(cublasHandle_t h, char uplo, Trans trans, int n, int k, std::complex<double> alpha,
+                 const std::complex<double>* A, int lda, std::complex<double> beta, std::complex<double>* C, int ldc) {
+  const double a = alpha.real(), b = beta.real();
+  TESSERA_CUBLAS_CHECK(cublasZherk(h, fill(uplo), trans == Trans::no ? CUBLAS_OP_N : CUBLAS_OP_C, n, k, &a, cu(A), lda,
+                                   &b, cu(C), ldc));
+}
+inline void syrk(cublasHandle_t h, char uplo, Trans trans, int n, int k, std::complex<float> alpha,
+                 const std::complex<float>* A, int lda, std::complex<float> beta, std::complex<float>* C, int ldc) {
+  const float a = alpha.real(), b = beta.real();
+  TESSERA_CUBLAS_CHECK(cublasCherk(h, fill(uplo), trans == Trans::no ? CUBLAS_OP_N : CUBLAS_OP_C, n, k, &a, cu(A), lda,
+                                   &b, cu(C), ldc));
+}
+
+inline void gemm(cublasHandle_t h, Trans transa, Trans transb, int m, int n, int k, std::complex<double> alpha,
+                 const std::complex<double>* A, int lda, const std::complex<double>* B, int ldb,
+                 std::complex<double> beta, std::complex<double>* C, int ldc) {
+  TESSERA_CUBLAS_CHECK(cublasZgemm(h, complex_op(transa), complex_op(transb), m, n, k, cu(&alpha), cu(A), lda, cu(B), ldb,
+                                   cu(&beta), cu(C), ldc));
+}
+inline void gemm(cublasHandle_t h, Trans transa, Trans transb, int m, int n, int k, std::complex<float> alpha,
+                 const std::complex<float>* A, int lda, const std::complex<float>* B, int ldb, std::complex<float> beta,
+                 std::complex<float>* C, int ldc) {
+  TESSERA_CUBLAS_CHECK(cublasCgemm(h, complex_op(transa), complex_op(transb), m, n, k, cu(&alpha), cu(A), lda, cu(B), ldb,
+                                   cu(&beta), cu(C), ldc));
 }
 
 inline void gemm(cublasHandle_t h, Trans transa, Trans transb, int m, int n, int k, double alpha, const double* A,

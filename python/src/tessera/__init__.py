@@ -81,7 +81,10 @@ def _torch_needs_grad(*arrays):
         if type(x).__module__.partition(".")[0] == "torch":
             import torch
 
-            return torch.is_grad_enabled() and any(isinstance(t, torch.Tensor) and t.requires_grad for t in arrays)
+            followed = [t for t in arrays if isinstance(t, torch.Tensor) and t.requires_grad]
+            if torch.is_grad_enabled() and any(t.is_complex() for t in followed):
+                raise TypeError("tessera's gradients are for real tensors: complex ones are not differentiated yet")
+            return torch.is_grad_enabled() and bool(followed)
     return False
 
 
@@ -96,9 +99,11 @@ def _triangle(lower, upper):
 
 
 def cholesky(a, *, lower=None, upper=None, mode=None, policy=None, progress=None):
-    """The Cholesky factor of a (or of each matrix of a stack (..., n, n)): L with a = L L^T
-    (lower, the default) or U with a = U^T U (lower=False, or upper=True as numpy says it), zeros in
-    the other triangle. Only that triangle of a is read. Raises NotPositiveDefiniteError. ``mode``:
+    """The Cholesky factor of a (or of each matrix of a stack (..., n, n)): L with a = L L^H
+    (lower, the default) or U with a = U^H U (lower=False, or upper=True as numpy says it), zeros in
+    the other triangle; for real a, L^H = L^T. Only that triangle of a is read (of a complex
+    Hermitian a, not the imaginary parts of its diagonal); complex64 and complex128 host arrays
+    are factored, GPU arrays are real. Raises NotPositiveDefiniteError. ``mode``:
     "auto", "gpu", "cpu" or "hybrid" (host arrays and large GPU matrices); ``policy``: a scheduling
     policy by name; ``progress`` (host arrays that run as tasks): None for a bar on stderr once the
     call has run a second and stderr is a terminal, True for a bar, False for none, or a callable
@@ -263,11 +268,13 @@ def _log_determinant(factor, info):
         import torch
 
         diagonal = torch.diagonal(factor, dim1=-2, dim2=-1)
+        if diagonal.is_complex():  # a complex factor's diagonal is real
+            diagonal = diagonal.real
         if info is not None:
             diagonal = torch.where((info == 0).unsqueeze(-1), diagonal, torch.ones_like(diagonal))
         return 2 * torch.log(diagonal).sum(-1)
     xp = _array_module(factor)
-    diagonal = xp.diagonal(factor, axis1=-2, axis2=-1)
+    diagonal = xp.real(xp.diagonal(factor, axis1=-2, axis2=-1))  # a complex factor's diagonal is real
     if info is not None:
         diagonal = xp.where((xp.asarray(info) == 0)[..., None], diagonal, xp.ones_like(diagonal))
     return 2 * xp.log(diagonal).sum(-1)
@@ -294,7 +301,15 @@ def _transposed(x):
 
 
 def _suffix(dtype):
-    return "_f4" if np.dtype(dtype) == np.float32 else "_f8"
+    """The native functions' suffix of a precision: numpy's type code ("_f4", "_f8", "_c8", "_c16")."""
+    dtype = np.dtype(dtype)
+    return f"_{dtype.kind}{dtype.itemsize}"
+
+
+def _require_real_on_gpu(dtype):
+    if np.dtype(dtype).kind == "c":
+        raise TypeError("complex GPU arrays are not supported yet: tessera factors complex64 and complex128 host "
+                        "arrays (numpy, PyTorch CPU tensors)")
 
 
 def _stored_uplo(lower):
@@ -311,10 +326,9 @@ _POTRF_INTO = {np.dtype(np.float32): _core.potrf_batched_device_into_f4,
 
 # Small work on the calling thread with no runtime, where the library's plan says so
 # (tessera::runs_on_calling_thread): per precision, by the exact dtype (native byte order).
-_CHOLESKY_ON_CALLING_THREAD = {np.dtype(np.float32): _core.cholesky_on_calling_thread_f4,
-                               np.dtype(np.float64): _core.cholesky_on_calling_thread_f8}
-_POTRS_ON_CALLING_THREAD = {np.dtype(np.float32): _core.potrs_on_calling_thread_f4,
-                            np.dtype(np.float64): _core.potrs_on_calling_thread_f8}
+_HOST_DTYPES = [np.dtype(t) for t in (np.float32, np.float64, np.complex64, np.complex128)]
+_CHOLESKY_ON_CALLING_THREAD = {t: getattr(_core, "cholesky_on_calling_thread" + _suffix(t)) for t in _HOST_DTYPES}
+_POTRS_ON_CALLING_THREAD = {t: getattr(_core, "potrs_on_calling_thread" + _suffix(t)) for t in _HOST_DTYPES}
 
 
 def _factor_on_calling_thread(a, lower, mode):
@@ -345,6 +359,7 @@ def _factor(a, lower, mode, policy, read_info, progress=None):
         return host_result(factor, arrays), host_result(info, arrays), info
     check_gpu_usable()
     ad = arrays.adapter
+    _require_real_on_gpu(ad.dtype(native))
     shape = native.shape
     n, batch = square_shape(shape)
     if _takes_batched_kernels(n, batch):
@@ -418,7 +433,7 @@ def _inverse_host(c, lower, mode, policy, progress=None):
         k = int(failed[0])
         raise np.linalg.LinAlgError(f"matrix {k}: the factor's diagonal entry {int(info[k])} is zero (singular)")
     triangle = np.tril if lower else np.triu
-    x = triangle(x) + np.swapaxes(triangle(x, -1 if lower else 1), -1, -2)
+    x = triangle(x) + np.conjugate(np.swapaxes(triangle(x, -1 if lower else 1), -1, -2))
     return x.reshape(c.shape)
 
 
@@ -514,6 +529,8 @@ def _solve(c, b, lower, mode, policy, progress=None):
     if where != "host":
         check_gpu_usable()
     ad = NumPyArrays() if where == "host" else arrays.adapter
+    if where != "host":
+        _require_real_on_gpu(np.result_type(ad.dtype(native_c), ad.dtype(native_b)))
     c_shape, b_shape = tuple(native_c.shape), tuple(native_b.shape)
     n, _ = square_shape(c_shape)
     matrices, lead, vector = _rhs_layout(c_shape, b_shape)
@@ -525,6 +542,11 @@ def _solve(c, b, lower, mode, policy, progress=None):
     columns = ad.broadcast(native_b.reshape(matrices), lead + (n, k))
     # Each right-hand side block column-major: (batch, k, n) C-ordered.
     x = ad.stack(ad.swap_last(columns), (batch, k, n), dtype, copy=True)
+    # A factor read transposed (its triangle flipped) is, for a complex one, the factor of conj(A):
+    # conj(A) conj(x) = conj(b) gives x.
+    conjugated = np.dtype(dtype).kind == "c" and uplo != ("lower" if lower else "upper")
+    if conjugated:
+        np.conjugate(x, out=x)
     if n > 0 and k > 0 and batch > 0:
         if where == "host":
             on_calling_thread = False
@@ -536,6 +558,8 @@ def _solve(c, b, lower, mode, policy, progress=None):
                     getattr(call, "potrs" + _suffix(dtype))(factors, x, uplo, call.mode)
         else:
             _solve_device(ad, native_c, factors, x, n, k, batch, dtype, uplo, mode, policy)
+    if conjugated:
+        np.conjugate(x, out=x)
     x = ad.swap_last(x).reshape(lead + ((n,) if vector else (n, k)))
     if where == "host":
         return host_result(x, arrays)

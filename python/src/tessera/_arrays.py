@@ -13,7 +13,7 @@ import numpy as np
 _CUDA = 2  # DLPack's device type for CUDA memory
 
 
-_NATIVE_FLOATS = {np.dtype(np.float32): np.dtype(np.float32), np.dtype(np.float64): np.dtype(np.float64)}
+_NATIVE_FLOATS = {np.dtype(t): np.dtype(t) for t in (np.float32, np.float64, np.complex64, np.complex128)}
 
 
 def float_dtype(dtype):
@@ -24,11 +24,11 @@ def float_dtype(dtype):
     dtype = np.dtype(dtype)
     if dtype.kind == "f" and dtype.itemsize in (4, 8):  # either byte order: results are native
         return np.dtype(np.float32 if dtype.itemsize == 4 else np.float64)
+    if dtype.kind == "c" and dtype.itemsize in (8, 16):
+        return np.dtype(np.complex64 if dtype.itemsize == 8 else np.complex128)
     if dtype.kind in "biu":
         return np.dtype(np.float64)
-    if dtype.kind == "c":
-        raise TypeError("tessera supports real matrices only (float32 and float64), not complex")
-    raise TypeError(f"array type {dtype} is not supported: use float32 or float64")
+    raise TypeError(f"array type {dtype} is not supported: use float32, float64, complex64 or complex128")
 
 
 def matrix_stride(lead, strides):

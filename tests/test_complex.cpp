@@ -1,0 +1,304 @@
+// Complex Hermitian positive definite matrices (std::complex<float>, std::complex<double>): the
+// factorization, the solves, the inverse and the log-determinant through the C++ and C APIs on
+// LAPACK-layout arrays and tile matrices, every mode (gpu skips where no GPU is present), both
+// triangles, odd sizes, against LAPACK's backward errors and INFO; the imaginary parts of the
+// diagonal ignored on input and zero on output, the other triangle and the padding untouched.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cmath>
+#include <complex>
+#include <limits>
+#include <random>
+#include <string>
+#include <tuple>
+#include <vector>
+
+#include "kernels/cpu/blas.hpp"
+#include "tessera/tessera.h"
+#include "test_support.hpp"
+
+namespace tessera::test {
+namespace {
+
+using zdouble = std::complex<double>;
+
+std::size_t at(int i, int j, int ld) { return static_cast<std::size_t>(i) + static_cast<std::size_t>(j) * ld; }
+
+// A random Hermitian positive definite matrix, both triangles filled (column-major, ld): G G^H / n
+// + I for a random complex G. The diagonal's imaginary parts hold garbage, which LAPACK ignores;
+// the padding rows hold -7.
+template <class T>
+std::vector<T> random_hpd(int n, int ld, unsigned seed) {
+  std::mt19937 gen(seed);
+  std::uniform_real_distribution<double> dist(-1.0, 1.0);
+  std::vector<zdouble> G(static_cast<std::size_t>(n) * n);
+  for (zdouble& g : G) g = {dist(gen), dist(gen)};
+  std::vector<T> A(static_cast<std::size_t>(ld) * std::max(n, 1), T(-7));
+  for (int j = 0; j < n; ++j)
+    for (int i = j; i < n; ++i) {
+      zdouble s = i == j ? 1.0 : 0.0;
+      for (int k = 0; k < n; ++k) s += G[at(i, k, n)] * std::conj(G[at(j, k, n)]) / double(n);
+      A[at(i, j, ld)] = T(s);
+      A[at(j, i, ld)] = T(std::conj(s));
+    }
+  for (int j = 0; j < n; ++j) A[at(j, j, ld)] = T(A[at(j, j, ld)].real(), 0.25 + 0.5 * j);
+  return A;
+}
+
+// The Hermitian matrix whose triangle `uplo` M holds, in full (n x n, ld n), in complex double;
+// the diagonal's imaginary parts taken as zero.
+template <class T>
+std::vector<zdouble> hermitian_from(Uplo uplo, int n, const std::vector<T>& M, int ld) {
+  std::vector<zdouble> H(static_cast<std::size_t>(n) * n);
+  for (int j = 0; j < n; ++j)
+    for (int i = 0; i < n; ++i) {
+      const bool stored = uplo == Uplo::lower ? i >= j : i <= j;
+      const zdouble v = stored ? zdouble(M[at(i, j, ld)]) : std::conj(zdouble(M[at(j, i, ld)]));
+      H[at(i, j, n)] = i == j ? zdouble(v.real(), 0.0) : v;
+    }
+  return H;
+}
+
+double one_norm(int n, int cols, const std::vector<zdouble>& M) {
+  double norm = 0;
+  for (int j = 0; j < cols; ++j) {
+    double column = 0;
+    for (int i = 0; i < n; ++i) column += std::abs(M[at(i, j, n)]);
+    norm = std::max(norm, column);
+  }
+  return norm;
+}
+
+// ||A - L L^H||_1 / (n ||A||_1 eps), L the lower factor the triangle `uplo` of F holds (U^H for
+// upper storage), in complex double.
+template <class T>
+double factor_backward_error(Uplo uplo, int n, const std::vector<T>& A, const std::vector<T>& F, int ld) {
+  const std::vector<zdouble> H = hermitian_from(uplo, n, A, ld);
+  std::vector<zdouble> L(static_cast<std::size_t>(n) * n, 0.0);
+  for (int j = 0; j < n; ++j)
+    for (int i = j; i < n; ++i) L[at(i, j, n)] = uplo == Uplo::lower ? zdouble(F[at(i, j, ld)]) : std::conj(zdouble(F[at(j, i, ld)]));
+  std::vector<zdouble> R = H;
+  const zdouble minus_one = -1.0, one = 1.0;
+  cblas_zgemm(CblasColMajor, CblasNoTrans, CblasConjTrans, n, n, n, &minus_one, L.data(), n, L.data(), n, &one,
+              R.data(), n);
+  return one_norm(n, n, R) / (n * one_norm(n, n, H) * std::numeric_limits<RealOf<T>>::epsilon());
+}
+
+// ||A X - B||_1 / (||A||_1 ||X||_1 n eps) for the Hermitian A of the triangle `uplo`.
+template <class T>
+double solve_backward_error(Uplo uplo, int n, int nrhs, const std::vector<T>& A, int lda, const std::vector<T>& X,
+                            const std::vector<T>& B, int ldb) {
+  const std::vector<zdouble> H = hermitian_from(uplo, n, A, lda);
+  std::vector<zdouble> x(static_cast<std::size_t>(n) * nrhs), r(static_cast<std::size_t>(n) * nrhs);
+  for (int j = 0; j < nrhs; ++j)
+    for (int i = 0; i < n; ++i) {
+      x[at(i, j, n)] = zdouble(X[at(i, j, ldb)]);
+      r[at(i, j, n)] = zdouble(B[at(i, j, ldb)]);
+    }
+  const zdouble minus_one = -1.0, one = 1.0;
+  cblas_zgemm(CblasColMajor, CblasNoTrans, CblasNoTrans, n, nrhs, n, &minus_one, H.data(), n, x.data(), n, &one,
+              r.data(), n);
+  return one_norm(n, nrhs, r) /
+         (one_norm(n, n, H) * one_norm(n, nrhs, x) * n * std::numeric_limits<RealOf<T>>::epsilon());
+}
+
+template <class T>
+std::vector<T> random_rhs(int n, int nrhs, int ld, unsigned seed) {
+  std::mt19937 gen(seed);
+  std::uniform_real_distribution<double> dist(-1.0, 1.0);
+  std::vector<T> B(static_cast<std::size_t>(ld) * nrhs, T(-7));
+  for (int j = 0; j < nrhs; ++j)
+    for (int i = 0; i < n; ++i) B[at(i, j, ld)] = T(dist(gen), dist(gen));
+  return B;
+}
+
+char letter(Uplo uplo) { return uplo == Uplo::lower ? 'L' : 'U'; }
+
+// Outside the triangle `uplo` (and the padding) F equals A; on the diagonal of a factor the
+// imaginary parts are zero.
+template <class T>
+void expect_only_the_triangle_written(Uplo uplo, int n, int ld, const std::vector<T>& A, const std::vector<T>& F,
+                                      const std::string& name, bool factor) {
+  for (int j = 0; j < n; ++j)
+    for (int i = 0; i < ld; ++i) {
+      const bool referenced = i < n && (uplo == Uplo::lower ? i >= j : i <= j);
+      if (!referenced) ASSERT_EQ(F[at(i, j, ld)], A[at(i, j, ld)]) << name << " (" << i << ", " << j << ") written";
+      if (factor && i == j) ASSERT_EQ(F[at(i, j, ld)].imag(), RealOf<T>(0)) << name << " diagonal " << i;
+    }
+}
+
+struct Case {
+  int n;
+  int nb;
+  int extra_ld;
+};
+
+const Case kCases[] = {{1, 16, 0}, {2, 16, 3}, {15, 16, 0}, {16, 16, 1}, {17, 16, 2}, {53, 16, 0}, {97, 32, 5}};
+
+class ComplexModes : public ::testing::TestWithParam<std::tuple<Uplo, Mode>> {
+ protected:
+  void SetUp() override {
+    if (std::get<1>(GetParam()) == Mode::gpu && !have_gpu()) GTEST_SKIP() << "no CUDA worker: gpu mode needs a GPU";
+  }
+  FactorOptions options(int nb) const {
+    FactorOptions o;
+    o.uplo = std::get<0>(GetParam());
+    o.mode = std::get<1>(GetParam());
+    o.nb = nb;
+    return o;
+  }
+  static std::string name(const Case& c, const FactorOptions& o) {
+    return "n" + std::to_string(c.n) + " nb" + std::to_string(c.nb) + " " + to_string(o.uplo) + " " +
+           to_string(o.mode);
+  }
+
+  template <class T>
+  void check_potrf_and_solves() {
+    unsigned seed = 3;
+    for (const Case& c : kCases) {
+      const FactorOptions o = options(c.nb);
+      const int ld = c.n + c.extra_ld;
+      const std::vector<T> A = random_hpd<T>(c.n, ld, seed++);
+      std::vector<T> F = A;
+      double logdet = -1;
+      FactorOptions with_logdet = o;
+      with_logdet.log_determinant = &logdet;
+      ASSERT_EQ(potrf(runtime(), MatrixView<T>::host(c.n, c.n, F.data(), ld), with_logdet), 0) << name(c, o);
+      EXPECT_LT(factor_backward_error(o.uplo, c.n, A, F, ld), kResidualThreshold) << name(c, o);
+      expect_only_the_triangle_written(o.uplo, c.n, ld, A, F, name(c, o), true);
+      double expected = 0;
+      for (int j = 0; j < c.n; ++j) expected += 2 * std::log(double(F[at(j, j, ld)].real()));
+      EXPECT_NEAR(logdet, expected, 1e-4 * (1 + std::abs(expected))) << name(c, o);
+
+      const int nrhs = 3;
+      const std::vector<T> B = random_rhs<T>(c.n, nrhs, ld, seed++);
+      std::vector<T> X = B;
+      ASSERT_EQ(potrs(runtime(), MatrixView<T>::host(c.n, c.n, F.data(), ld), MatrixView<T>::host(c.n, nrhs, X.data(), ld), o), 0);
+      EXPECT_LT(solve_backward_error(o.uplo, c.n, nrhs, A, ld, X, B, ld), kResidualThreshold) << name(c, o) << " potrs";
+
+      std::vector<T> G = A, Y = B;
+      ASSERT_EQ(posv(runtime(), MatrixView<T>::host(c.n, c.n, G.data(), ld), MatrixView<T>::host(c.n, nrhs, Y.data(), ld), o), 0);
+      EXPECT_LT(solve_backward_error(o.uplo, c.n, nrhs, A, ld, Y, B, ld), kResidualThreshold) << name(c, o) << " posv";
+      EXPECT_LT(factor_backward_error(o.uplo, c.n, A, G, ld), kResidualThreshold) << name(c, o) << " posv";
+    }
+  }
+
+  // A matrix that is not positive definite at column `bad` (0-based): LAPACK's info, B unchanged by posv.
+  template <class T>
+  void check_not_positive_definite() {
+    const int n = 37, nb = 8;
+    for (int bad : {0, nb - 1, nb, nb + 1, n - 1}) {
+      const FactorOptions o = options(nb);
+      std::vector<T> A = random_hpd<T>(n, n, 11);
+      A[at(bad, bad, n)] = T(-1, 0.5);
+      std::vector<T> expected = A;
+      const int lapack_info = kernels::cpu::potrf(letter(o.uplo), n, expected.data(), n);
+      ASSERT_EQ(lapack_info, bad + 1);
+      std::vector<T> F = A;
+      EXPECT_EQ(potrf(runtime(), MatrixView<T>::host(n, n, F.data(), n), o), lapack_info) << "bad " << bad;
+      std::vector<T> G = A;
+      const std::vector<T> B = random_rhs<T>(n, 2, n, 5);
+      std::vector<T> X = B;
+      EXPECT_EQ(posv(runtime(), MatrixView<T>::host(n, n, G.data(), n), MatrixView<T>::host(n, 2, X.data(), n), o),
+                lapack_info);
+      EXPECT_EQ(X, B) << "posv changed B after a failed factorization";
+    }
+  }
+
+  // The inverse from the factor: LAPACK's xPOT03 ratio, only the triangle written.
+  template <class T>
+  void check_potri() {
+    unsigned seed = 30;
+    for (const Case& c : kCases) {
+      const FactorOptions o = options(c.nb);
+      const int ld = c.n + c.extra_ld;
+      const std::vector<T> A = random_hpd<T>(c.n, ld, seed++);
+      std::vector<T> F = A;
+      ASSERT_EQ(kernels::cpu::potrf(letter(o.uplo), c.n, F.data(), ld), 0);
+      const std::vector<T> factor = F;
+      ASSERT_EQ(potri(runtime(), MatrixView<T>::host(c.n, c.n, F.data(), ld), o), 0) << name(c, o);
+      expect_only_the_triangle_written(o.uplo, c.n, ld, factor, F, name(c, o), true);
+      const std::vector<zdouble> H = hermitian_from(o.uplo, c.n, A, ld), inverse = hermitian_from(o.uplo, c.n, F, ld);
+      std::vector<zdouble> R(static_cast<std::size_t>(c.n) * c.n, 0.0);
+      for (int i = 0; i < c.n; ++i) R[at(i, i, c.n)] = 1.0;
+      const zdouble minus_one = -1.0, one = 1.0;
+      cblas_zgemm(CblasColMajor, CblasNoTrans, CblasNoTrans, c.n, c.n, c.n, &minus_one, H.data(), c.n, inverse.data(),
+                  c.n, &one, R.data(), c.n);
+      const double ratio = one_norm(c.n, c.n, R) / (c.n * one_norm(c.n, c.n, H) * one_norm(c.n, c.n, inverse) *
+                                                    std::numeric_limits<RealOf<T>>::epsilon());
+      EXPECT_LT(ratio, kResidualThreshold) << name(c, o);
+    }
+  }
+};
+
+TEST_P(ComplexModes, DoubleFactorsAndSolvesOnOddSizes) { check_potrf_and_solves<std::complex<double>>(); }
+TEST_P(ComplexModes, FloatFactorsAndSolvesOnOddSizes) { check_potrf_and_solves<std::complex<float>>(); }
+TEST_P(ComplexModes, DoubleNotPositiveDefiniteGivesLapacksInfo) { check_not_positive_definite<std::complex<double>>(); }
+TEST_P(ComplexModes, FloatNotPositiveDefiniteGivesLapacksInfo) { check_not_positive_definite<std::complex<float>>(); }
+TEST_P(ComplexModes, DoubleInverseMatchesLapacksRatio) { check_potri<std::complex<double>>(); }
+TEST_P(ComplexModes, FloatInverseMatchesLapacksRatio) { check_potri<std::complex<float>>(); }
+
+INSTANTIATE_TEST_SUITE_P(Complex, ComplexModes,
+                         ::testing::Combine(::testing::Values(Uplo::lower, Uplo::upper),
+                                            ::testing::Values(Mode::cpu, Mode::gpu, Mode::hybrid)));
+
+// The C API equals LAPACK on the same input, on the calling thread (small) and through tiles.
+TEST(ComplexCApi, MatchesLapack) {
+  for (int n : {1, 9, 130})
+    for (char uplo : {'L', 'U'}) {
+      const std::vector<zdouble> A = random_hpd<zdouble>(n, n, 7);
+      std::vector<zdouble> expected = A, F = A;
+      ASSERT_EQ(kernels::cpu::potrf(uplo, n, expected.data(), n), 0);
+      double logdet = 0;
+      ASSERT_EQ(tessera_zpotrf_logdet(uplo, n, F.data(), n, &logdet), 0);
+      EXPECT_LT(factor_backward_error(uplo == 'L' ? Uplo::lower : Uplo::upper, n, A, F, n), kResidualThreshold);
+      for (std::size_t k = 0; k < F.size(); ++k) EXPECT_NEAR(std::abs(F[k] - expected[k]), 0.0, 1e-10) << n << uplo;
+      const std::vector<zdouble> B = random_rhs<zdouble>(n, 2, n, 8);
+      std::vector<zdouble> X = B, Y = B, G = A;
+      ASSERT_EQ(tessera_zpotrs(uplo, n, 2, F.data(), n, X.data(), n), 0);
+      ASSERT_EQ(tessera_zposv(uplo, n, 2, G.data(), n, Y.data(), n), 0);
+      EXPECT_LT(solve_backward_error(uplo == 'L' ? Uplo::lower : Uplo::upper, n, 2, A, n, X, B, n), kResidualThreshold);
+      EXPECT_LT(solve_backward_error(uplo == 'L' ? Uplo::lower : Uplo::upper, n, 2, A, n, Y, B, n), kResidualThreshold);
+      std::vector<zdouble> inverse = F, lapack_inverse = F;
+      ASSERT_EQ(tessera_zpotri(uplo, n, inverse.data(), n), 0);
+      ASSERT_EQ(kernels::cpu::potri(uplo, n, lapack_inverse.data(), n), 0);
+      for (std::size_t k = 0; k < F.size(); ++k)
+        EXPECT_NEAR(std::abs(inverse[k] - lapack_inverse[k]), 0.0, 1e-9 * (1 + std::abs(lapack_inverse[k])));
+    }
+  std::vector<std::complex<float>> C = random_hpd<std::complex<float>>(40, 40, 9);
+  EXPECT_EQ(tessera_cpotrf('L', 40, C.data(), 40), 0);
+  EXPECT_EQ(tessera_cpotrf('X', 40, C.data(), 40), -1);
+  EXPECT_EQ(tessera_zpotrf('L', 4, nullptr, 3), -4);
+  EXPECT_EQ(tessera_zpotri('L', -1, nullptr, 1), -2);
+}
+
+// A tile matrix of complex scalars: loaded from either triangle, factored, stored back.
+TEST(ComplexTiles, LoadFactorStore) {
+  const int n = 45, nb = 16;
+  for (Uplo uplo : {Uplo::lower, Uplo::upper}) {
+    const std::vector<zdouble> A = random_hpd<zdouble>(n, n, 12);
+    TileMatrix<zdouble> tiles(runtime(), n, n, nb, TileStructure::symmetric_lower);
+    load_async(tiles, uplo, A.data(), n).wait();
+    ASSERT_EQ(potrf(runtime(), MatrixView<zdouble>::of(tiles)), 0);
+    std::vector<zdouble> F = A;
+    store_async(tiles, uplo, F.data(), n).wait();
+    EXPECT_LT(factor_backward_error(uplo, n, A, F, n), kResidualThreshold) << to_string(uplo);
+  }
+}
+
+// What complex matrices do not take yet, refused with the reason.
+TEST(ComplexRefusals, GrainsAndHomesOfRealScalarsOnly) {
+  std::vector<zdouble> A = random_hpd<zdouble>(64, 64, 13);
+  FactorOptions options;
+  options.grain = TaskGrain::block_columns;
+  EXPECT_THROW(potrf(runtime(), MatrixView<zdouble>::host(64, 64, A.data(), 64), options), InvalidArgument);
+  options.grain = TaskGrain::whole_matrix;
+  EXPECT_THROW(potrf(runtime(), MatrixView<zdouble>::host(64, 64, A.data(), 64), options), InvalidArgument);
+  std::vector<int> info(1);
+  EXPECT_THROW(potrf(runtime(), MatrixView<zdouble>::host_batch(8, 8, A.data(), 8, 64, 1, info.data())),
+               InvalidArgument);
+}
+
+}  // namespace
+}  // namespace tessera::test
