@@ -6,6 +6,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <complex>
 #include <limits>
 #include <vector>
 
@@ -293,6 +294,69 @@ TEST(CpuCopyKernels, AnyNonFiniteSeesEveryNonFiniteValueAndNoFiniteOne) {
   };
   check(0.0);
   check(0.0f);
+}
+
+}  // namespace
+}  // namespace tessera
+
+namespace tessera {
+namespace {
+
+using zdouble = std::complex<double>;
+
+std::vector<zdouble> numbered_complex(int rows, int cols, int ld) {
+  std::vector<zdouble> a(static_cast<std::size_t>(ld) * cols, zdouble(-1.0, -1.0));
+  for (int j = 0; j < cols; ++j)
+    for (int i = 0; i < rows; ++i) a[i + static_cast<std::size_t>(j) * ld] = zdouble(1000.0 * i + j + 0.5, i - 2.0 * j);
+  return a;
+}
+
+// A transposed copy of a complex block is its conjugate transpose (the other triangle of a
+// Hermitian matrix); a plain copy, streaming or not, copies the values as they are.
+TEST(CpuCopyKernels, ComplexTransposedCopiesConjugate) {
+  for (int m : {1, kernels::cpu::kTransposeBlock + 1, 70})
+    for (int n : {1, 45})
+      for (bool transpose : {false, true})
+        for (auto stores : {kernels::cpu::Stores::cached, kernels::cpu::Stores::streaming}) {
+          const int rows = transpose ? n : m, cols = transpose ? m : n;
+          const int lds = m + 1, ldd = rows + 3;
+          const std::vector<zdouble> src = numbered_complex(m, n, lds);
+          std::vector<zdouble> dst(static_cast<std::size_t>(ldd) * cols, zdouble(-7.0, 0.0));
+          kernels::cpu::copy_block(transpose, false, m, n, src.data(), lds, dst.data(), ldd, stores);
+          for (int j = 0; j < cols; ++j)
+            for (int i = 0; i < rows; ++i) {
+              const zdouble want = transpose ? std::conj(src[j + static_cast<std::size_t>(i) * lds])
+                                             : src[i + static_cast<std::size_t>(j) * lds];
+              ASSERT_EQ(dst[i + static_cast<std::size_t>(j) * ldd], want) << m << " " << n << " " << transpose;
+            }
+        }
+  // The lower triangle of a tile above the diagonal of the caller's block: conjugated too.
+  const int n = 37;
+  const std::vector<zdouble> tile = numbered_complex(n, n, n);
+  std::vector<zdouble> block(static_cast<std::size_t>(n) * n, zdouble(0.0, 0.0));
+  kernels::cpu::copy_lower_to_upper_transposed(n, tile.data(), n, block.data(), n);
+  for (int j = 0; j < n; ++j)
+    for (int i = j; i < n; ++i) ASSERT_EQ(block[j + static_cast<std::size_t>(i) * n], std::conj(tile[i + static_cast<std::size_t>(j) * n]));
+}
+
+// A NaN or an infinity in either part of a complex entry is found, by the one-pass copy and by
+// the scans, at its row (or column).
+TEST(CpuCopyKernels, ComplexNonFiniteInEitherPartIsFound) {
+  const int m = 41, n = 9, ld = 44;
+  for (bool imaginary : {false, true})
+    for (double bad : {std::numeric_limits<double>::quiet_NaN(), std::numeric_limits<double>::infinity()}) {
+      std::vector<zdouble> src = numbered_complex(m, n, ld);
+      zdouble& entry = src[30 + static_cast<std::size_t>(4) * ld];
+      entry = imaginary ? zdouble(entry.real(), bad) : zdouble(bad, entry.imag());
+      std::vector<zdouble> dst(static_cast<std::size_t>(ld) * n);
+      for (auto stores : {kernels::cpu::Stores::cached, kernels::cpu::Stores::streaming})
+        EXPECT_EQ(kernels::cpu::copy_block_and_find_non_finite_row(false, m, n, src.data(), ld, dst.data(), ld, stores), 30);
+      EXPECT_EQ(kernels::cpu::first_non_finite_row(false, m, n, src.data(), ld), 30);
+      EXPECT_EQ(kernels::cpu::first_non_finite_column(false, m, n, src.data(), ld), 4);
+      EXPECT_EQ(kernels::cpu::copy_columns_and_find_non_finite_column(false, m, n, src.data(), ld, dst.data(), ld), 4);
+      EXPECT_TRUE(kernels::cpu::any_non_finite(src.data() + static_cast<std::size_t>(4) * ld, m));
+      EXPECT_FALSE(kernels::cpu::any_non_finite(src.data(), m));
+    }
 }
 
 }  // namespace

@@ -125,18 +125,23 @@ T op_lower(const TileRef& L, Trans trans, int r, int c) {
   return row >= col ? op_element<T>(L, trans, r, c) : T(0);
 }
 
-// x := M^{-1} x for the triangular M = op(L) of order n; x has stride `step`.
-template <class T>
-void triangular_solve(const TileRef& L, Trans trans, T* x, std::ptrdiff_t step) {
-  const int n = L.rows;
-  const bool lower = trans == Trans::no;
+// x := M^{-1} x for a triangular M of order n (lower or upper), M(r, c) = element(r, c); x has
+// stride `step`.
+template <class T, class Element>
+void triangular_solve(int n, bool lower, Element element, T* x, std::ptrdiff_t step) {
   for (int s = 0; s < n; ++s) {
     const int r = lower ? s : n - 1 - s;
     T sum = x[r * step];
     for (int c = 0; c < n; ++c)
-      if (lower ? c < r : c > r) sum -= op_lower<T>(L, trans, r, c) * x[c * step];
-    x[r * step] = sum / op_lower<T>(L, trans, r, r);
+      if (lower ? c < r : c > r) sum -= element(r, c) * x[c * step];
+    x[r * step] = sum / element(r, r);
   }
+}
+
+// x := op(L)^{-1} x.
+template <class T>
+void triangular_solve(const TileRef& L, Trans trans, T* x, std::ptrdiff_t step) {
+  triangular_solve<T>(L.rows, trans == Trans::no, [&](int r, int c) { return op_lower<T>(L, trans, r, c); }, x, step);
 }
 
 }  // namespace
@@ -173,9 +178,10 @@ void trsm_tile(Side side, Trans trans, T alpha, const TileRef& L, const TileRef&
   if (side == Side::left) {
     for (int c = 0; c < B.cols; ++c) triangular_solve<T>(L, trans, b + static_cast<std::size_t>(c) * B.rows, 1);
   } else {
-    // X op(L) = B  <=>  op(L)^T X^T = B^T: each row of B against the other transposition.
-    const Trans other = trans != Trans::no ? Trans::no : Trans::conjugate_transpose;
-    for (int r = 0; r < B.rows; ++r) triangular_solve<T>(L, other, b + r, B.rows);
+    // X op(L) = B  <=>  op(L)^T X^T = B^T: each row of B against op(L)'s transpose (not its
+    // adjoint: op(L)^T(r, c) = op(L)(c, r)).
+    const auto transposed = [&](int r, int c) { return op_lower<T>(L, trans, c, r); };
+    for (int r = 0; r < B.rows; ++r) triangular_solve<T>(L.rows, trans != Trans::no, transposed, b + r, B.rows);
   }
 }
 
