@@ -1,8 +1,9 @@
 // Complex Hermitian Cholesky (zpotrf, cpotrf) on the GPU, one process:
 //   cuSOLVER's 64-bit potrf (cusolverDnXpotrf) with the matrix on the GPU (resident), with copies
 //   from and to pinned host memory, and from and to the caller's pageable array;
-//   Tessera with the tiles already on the GPU (gpu mode), and end to end from the caller's array
-//   in gpu and auto modes.
+//   Tessera with the tiles already on the GPU (gpu mode), on a matrix in GPU memory (the device
+//   API: one vendor call on the caller's stream or tile tasks, as the plan says), and end to end
+//   from the caller's array in gpu and auto modes.
 // Each figure is the median of --repetitions runs after one warm-up run. TFLOP/s count 4 n^3 / 3
 // (a complex multiply-add is four real ones); the ratios are against the peers of the same run.
 //   bench_gpu_complex [--sizes 8192,16384,30000] [--precisions z,c] [--uplos L,U] [--repetitions 3] [--nb 0]
@@ -147,6 +148,21 @@ double time_resident(tessera::Runtime& runtime, int n, const std::vector<T>& A, 
   return seconds;
 }
 
+// The device API on the matrix in GPU memory (lda = n); the copy of A there before each run is not
+// timed.
+template <class T>
+double time_device(tessera::Runtime& runtime, int n, const std::vector<T>& A, const tessera::FactorOptions& options) {
+  T* dA = nullptr;
+  TESSERA_CUDA_CHECK(cudaMalloc(&dA, sizeof(T) * A.size()));
+  TESSERA_CUDA_CHECK(cudaMemcpy(dA, A.data(), sizeof(T) * A.size(), cudaMemcpyHostToDevice));
+  const auto start = Clock::now();
+  const int info = tessera::device::potrf(runtime, n, dA, n, nullptr, options);
+  const double seconds = seconds_since(start);
+  cudaFree(dA);
+  if (info != 0) throw std::runtime_error("device factorization info " + std::to_string(info));
+  return seconds;
+}
+
 // End to end from the caller's pageable array (the copy of A before each run is not timed).
 template <class T>
 double time_host_array(tessera::Runtime& runtime, int n, const std::vector<T>& A, const tessera::FactorOptions& options) {
@@ -168,17 +184,18 @@ void run(tessera::Runtime& runtime, int n, tessera::Uplo uplo, int nb, int repet
   options.mode = tessera::Mode::gpu;
   const double resident =
       uplo == tessera::Uplo::lower ? median_of(repetitions, [&] { return time_resident(runtime, n, A, options); }) : 0;
+  const double on_device = median_of(repetitions, [&] { return time_device(runtime, n, A, options); });
   const double gpu = median_of(repetitions, [&] { return time_host_array(runtime, n, A, options); });
   options.mode = tessera::Mode::automatic;
   const double automatic = median_of(repetitions, [&] { return time_host_array(runtime, n, A, options); });
   const char letter = tessera::ScalarTraits<T>::letter;
   fmt::print("{:>6} {} {}  cuSOLVER: resident {:6.2f}, pinned {:6.2f}, pageable {:6.2f} TFLOP/s | Tessera: tiles "
-             "resident {:6.2f}, gpu {:6.2f}, auto {:6.2f} TFLOP/s | res/cusR {:5.2f}  gpu/cusR {:5.2f}  gpu/cusPin "
-             "{:5.2f}  gpu/cusPage {:5.2f}  auto/cusPage {:5.2f}\n",
+             "resident {:6.2f}, device {:6.2f}, gpu {:6.2f}, auto {:6.2f} TFLOP/s | res/cusR {:5.2f}  dev/cusR {:5.2f}  "
+             "gpu/cusR {:5.2f}  gpu/cusPin {:5.2f}  gpu/cusPage {:5.2f}  auto/cusPage {:5.2f}\n",
              n, letter, uplo == tessera::Uplo::lower ? 'L' : 'U', tflops(n, cus.resident), tflops(n, cus.pinned),
-             tflops(n, cus.pageable), resident > 0 ? tflops(n, resident) : 0.0, tflops(n, gpu), tflops(n, automatic),
-             resident > 0 ? cus.resident / resident : 0.0, cus.resident / gpu, cus.pinned / gpu, cus.pageable / gpu,
-             cus.pageable / automatic);
+             tflops(n, cus.pageable), resident > 0 ? tflops(n, resident) : 0.0, tflops(n, on_device), tflops(n, gpu),
+             tflops(n, automatic), resident > 0 ? cus.resident / resident : 0.0, cus.resident / on_device,
+             cus.resident / gpu, cus.pinned / gpu, cus.pageable / gpu, cus.pageable / automatic);
   std::fflush(stdout);
 }
 

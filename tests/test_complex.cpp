@@ -15,8 +15,13 @@
 #include <vector>
 
 #include "kernels/cpu/blas.hpp"
+#include "tessera/device.hpp"
 #include "tessera/tessera.h"
 #include "test_support.hpp"
+
+#ifdef TESSERA_HAVE_CUDA
+#include <cuda_runtime.h>
+#endif
 
 namespace tessera::test {
 namespace {
@@ -299,6 +304,57 @@ TEST(ComplexRefusals, GrainsAndHomesOfRealScalarsOnly) {
   EXPECT_THROW(potrf(runtime(), MatrixView<zdouble>::host_batch(8, 8, A.data(), 8, 64, 1, info.data())),
                InvalidArgument);
 }
+
+#ifdef TESSERA_HAVE_CUDA
+// Complex matrices in GPU memory (the device API): one vendor call on the caller's stream, tile
+// tasks, and the log-determinant, both triangles; the solves; a failing minor's info.
+TEST(ComplexOnDevice, FactorsSolvesAndReportsInfo) {
+  TESSERA_SKIP_WITHOUT_GPU();
+  const int n = 211, ld = 215, nrhs = 3;
+  zdouble *dA = nullptr, *dB = nullptr;
+  ASSERT_EQ(cudaMalloc(&dA, sizeof(zdouble) * ld * n), cudaSuccess);
+  ASSERT_EQ(cudaMalloc(&dB, sizeof(zdouble) * ld * nrhs), cudaSuccess);
+  for (Uplo uplo : {Uplo::lower, Uplo::upper})
+    for (int nb : {0, 64}) {  // 0: the plan's choice (one vendor call); 64: tile tasks
+      const std::string name = to_string(uplo) + std::string(" nb ") + std::to_string(nb);
+      const std::vector<zdouble> A = random_hpd<zdouble>(n, ld, 40 + nb);
+      const std::vector<zdouble> B = random_rhs<zdouble>(n, nrhs, ld, 41);
+      FactorOptions options;
+      options.uplo = uplo;
+      options.nb = nb;
+      options.mode = Mode::gpu;
+      double logdet = 0;
+      options.log_determinant = &logdet;
+      ASSERT_EQ(cudaMemcpy(dA, A.data(), sizeof(zdouble) * ld * n, cudaMemcpyHostToDevice), cudaSuccess);
+      ASSERT_EQ(device::potrf(runtime(), n, dA, ld, nullptr, options), 0) << name;
+      std::vector<zdouble> F(A.size());
+      ASSERT_EQ(cudaMemcpy(F.data(), dA, sizeof(zdouble) * ld * n, cudaMemcpyDeviceToHost), cudaSuccess);
+      EXPECT_LT(factor_backward_error(uplo, n, A, F, ld), kResidualThreshold) << name;
+      expect_only_the_triangle_written(uplo, n, ld, A, F, name, true);
+      double expected = 0;
+      for (int j = 0; j < n; ++j) expected += 2 * std::log(F[at(j, j, ld)].real());
+      EXPECT_NEAR(logdet, expected, 1e-9 * std::abs(expected)) << name;
+      options.log_determinant = nullptr;
+      ASSERT_EQ(cudaMemcpy(dB, B.data(), sizeof(zdouble) * ld * nrhs, cudaMemcpyHostToDevice), cudaSuccess);
+      ASSERT_EQ(device::potrs(runtime(), n, nrhs, dA, ld, dB, ld, nullptr, options), 0) << name;
+      std::vector<zdouble> X(B.size());
+      ASSERT_EQ(cudaMemcpy(X.data(), dB, sizeof(zdouble) * ld * nrhs, cudaMemcpyDeviceToHost), cudaSuccess);
+      EXPECT_LT(solve_backward_error(uplo, n, nrhs, A, ld, X, B, ld), kResidualThreshold) << name;
+      // posv on a matrix that is not positive definite at column 100: info 100 + 1, B unchanged.
+      std::vector<zdouble> bad = A;
+      bad[at(100, 100, ld)] = zdouble(-1, 0);
+      ASSERT_EQ(cudaMemcpy(dA, bad.data(), sizeof(zdouble) * ld * n, cudaMemcpyHostToDevice), cudaSuccess);
+      ASSERT_EQ(cudaMemcpy(dB, B.data(), sizeof(zdouble) * ld * nrhs, cudaMemcpyHostToDevice), cudaSuccess);
+      EXPECT_EQ(device::posv(runtime(), n, nrhs, dA, ld, dB, ld, nullptr, options), 101) << name;
+      ASSERT_EQ(cudaMemcpy(X.data(), dB, sizeof(zdouble) * ld * nrhs, cudaMemcpyDeviceToHost), cudaSuccess);
+      EXPECT_EQ(X, B) << name << ": posv changed B after a failed factorization";
+    }
+  // The inverse of a complex factor in GPU memory is not taken yet: refused with the reason.
+  EXPECT_THROW(device::potri(runtime(), n, dA, ld, nullptr), InvalidArgument);
+  cudaFree(dA);
+  cudaFree(dB);
+}
+#endif
 
 }  // namespace
 }  // namespace tessera::test

@@ -61,14 +61,19 @@ std::unique_ptr<TileMatrix<T>> symmetric_view(Runtime& runtime, int n, int nb, T
 // storage) its upper blocks as transposed tiles. Block-column tasks take lower tiles only: for
 // them an upper-stored A is transposed into a workspace on A's GPU (n x n elements more there
 // during the call, one pass over the triangle in and one out), whose view the tiles are.
+// Complex matrices take no block-column tasks (the plan gives them tiles): no workspace.
+struct NoTransposedUpper {};
+template <class T>
+using TransposedUpperOf = std::conditional_t<kIsComplex<T>, NoTransposedUpper, detail::TransposedUpper<T>>;
+
 template <class T>
 class SymmetricTiles {
  public:
   SymmetricTiles(Runtime& runtime, int n, int nb, const FactorOptions& options, T* A, int lda, int device) {
-    if (options.uplo == Uplo::lower || detail::upper_as_stored(options)) {
+    if (options.uplo == Uplo::lower || detail::upper_as_stored(options) || kIsComplex<T>) {
       tiles_ = TileAccess::view(runtime, n, n, nb, TileStructure::symmetric_lower, A, lda, device,
-                                detail::upper_as_stored(options));
-    } else {
+                                options.uplo == Uplo::upper);
+    } else if constexpr (!kIsComplex<T>) {
       transposed_.emplace(device, n, A, lda);
       tiles_ = symmetric_view(runtime, n, nb, transposed_->lower(), transposed_->ld(), device);
     }
@@ -80,11 +85,12 @@ class SymmetricTiles {
   // the triangle the caller stores it in.
   void store(T* A, int lda) {
     tiles_.reset();
-    if (transposed_) transposed_->store(A, lda);
+    if constexpr (!kIsComplex<T>)
+      if (transposed_) transposed_->store(A, lda);
   }
 
  private:
-  std::optional<detail::TransposedUpper<T>> transposed_;  // declared first: outlives the tiles
+  std::optional<TransposedUpperOf<T>> transposed_;  // declared first: outlives the tiles
   std::unique_ptr<TileMatrix<T>> tiles_;
 };
 
@@ -351,16 +357,23 @@ int posv_dense(Runtime&, int, int, T*, int, T*, int, Stream, const FactorOptions
 
 #endif
 
+// Every scalar type: the factorization and the solves of one matrix in place.
+#define TESSERA_INSTANTIATE(T)                                                                                 \
+  template int potrf_dense<T>(Runtime&, int, T*, int, Stream, const FactorOptions&);                          \
+  template void potrf_ex<T>(Runtime&, int, T*, int, int*, Stream, const FactorOptions&);                      \
+  template int potrs_dense<T>(Runtime&, int, int, const T*, int, T*, int, Stream, const FactorOptions&);      \
+  template int posv_dense<T>(Runtime&, int, int, T*, int, T*, int, Stream, const FactorOptions&);
+TESSERA_FOR_EACH_SCALAR(TESSERA_INSTANTIATE)
+#undef TESSERA_INSTANTIATE
+
+// Real scalars: the inverse, the out-of-place forms and stacks (Tessera's kernels that read a
+// matrix through its strides, check a diagonal for zeros or transpose a triangle take real ones).
 #define TESSERA_INSTANTIATE(T)                                                                     \
-  template int potrf_dense<T>(Runtime&, int, T*, int, Stream, const FactorOptions&);                     \
   template int potri_dense<T>(Runtime&, int, T*, int, Stream, const FactorOptions&);                     \
-  template void potrf_ex<T>(Runtime&, int, T*, int, int*, Stream, const FactorOptions&);           \
   template void potrf_ex<T>(Runtime&, int, const T*, long long, long long, T*, int, int*, Stream,  \
                             const FactorOptions&);                                                 \
   template void potrf_stack_ex<T>(Runtime&, int, const T*, long long, long long, long long, T*, int, long long, int, \
-                                  int*, Stream, const FactorOptions&);                                             \
-  template int potrs_dense<T>(Runtime&, int, int, const T*, int, T*, int, Stream, const FactorOptions&); \
-  template int posv_dense<T>(Runtime&, int, int, T*, int, T*, int, Stream, const FactorOptions&);
+                                  int*, Stream, const FactorOptions&);
 TESSERA_FOR_EACH_REAL_SCALAR(TESSERA_INSTANTIATE)
 #undef TESSERA_INSTANTIATE
 

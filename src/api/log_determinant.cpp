@@ -40,7 +40,7 @@ void write_log_determinants(const MatrixView<T>& A, int info, double* out) {
       *out = 0.0;
       if (info != 0 || A.rows() == 0) return;
 #ifdef TESSERA_HAVE_CUDA
-      if constexpr (!kIsComplex<T>) *out = log_determinant_on_stream(A.rows(), A.data(), A.ld(), A.stream());
+      *out = log_determinant_on_stream(A.rows(), A.data(), A.ld(), A.stream());
 #endif
       return;
     }

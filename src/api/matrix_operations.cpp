@@ -75,11 +75,12 @@ void check_solve_operands(const char* routine, const Runtime& runtime, const Mat
     misuse(routine, "B has " + std::to_string(B.rows()) + " rows, not A's order " + std::to_string(A.rows()));
 }
 
-// Complex matrices are factored in host arrays and tile matrices; GPU arrays and batches take real
-// scalars so far.
+// Complex matrices are factored in host arrays, tile matrices and GPU arrays; batches take real
+// scalars so far, and so does the inverse of a factor in GPU memory.
 [[noreturn]] void complex_home_refused(const char* routine, MatrixIn where) {
   misuse(routine, std::string("the matrix lies in ") + to_string(where) +
-                      ": complex matrices are taken in host arrays and tile matrices (MatrixIn::host, tiles) only");
+                      ": complex matrices are taken in host arrays, tile matrices and GPU arrays (MatrixIn::host, "
+                      "tiles, device) only");
 }
 
 }  // namespace
@@ -93,12 +94,13 @@ Request potrf_in_home(Runtime& runtime, const MatrixView<T>& A, const FactorOpti
     require_tiles_of("potrf", runtime, A, "A");
     return detail::potrf_tiles_async(*A.tiles(), options);
   }
+  if (A.where() == MatrixIn::device)
+    return detail::finished_request(device::potrf_dense(runtime, A.rows(), A.data(), A.ld(), A.stream(), options));
   if constexpr (kIsComplex<T>) complex_home_refused("potrf", A.where());
   else switch (A.where()) {
     case MatrixIn::host:
-    case MatrixIn::tiles: break;
-    case MatrixIn::device:
-      return detail::finished_request(device::potrf_dense(runtime, A.rows(), A.data(), A.ld(), A.stream(), options));
+    case MatrixIn::tiles:
+    case MatrixIn::device: break;
     case MatrixIn::host_batch:
       return detail::potrf_strided_batch_async(runtime, A.rows(), A.data(), A.ld(), A.stride(), A.count(), A.info(),
                                                options);
@@ -121,13 +123,14 @@ Request posv_in_home(Runtime& runtime, const MatrixView<T>& A, const MatrixView<
     if (info != 0) return detail::finished_request(info);
     return detail::potrs_tiles_async(*A.tiles(), *B.tiles(), options);
   }
+  if (A.where() == MatrixIn::device)
+    return detail::finished_request(device::posv_dense(runtime, n, B.cols(), A.data(), A.ld(), B.data(), B.ld(),
+                                                       B.stream(), options));
   if constexpr (kIsComplex<T>) complex_home_refused("posv", A.where());
   else switch (A.where()) {
     case MatrixIn::host:
-    case MatrixIn::tiles: break;
-    case MatrixIn::device:
-      return detail::finished_request(device::posv_dense(runtime, n, B.cols(), A.data(), A.ld(), B.data(), B.ld(),
-                                                         B.stream(), options));
+    case MatrixIn::tiles:
+    case MatrixIn::device: break;
     case MatrixIn::host_batch:
       return detail::posv_strided_batch_async(runtime, n, B.cols(), A.data(), A.ld(), A.stride(), B.data(), B.ld(),
                                               B.stride(), A.count(), A.info(), options);
@@ -161,13 +164,14 @@ Request potrs_async(Runtime& runtime, const MatrixView<T>& factor, const MatrixV
   if (factor.where() == MatrixIn::host)
     return detail::potrs_array_async(runtime, n, B.cols(), factor.data(), factor.ld(), B.data(), B.ld(), options);
   if (factor.where() == MatrixIn::tiles) return detail::potrs_tiles_async(*factor.tiles(), *B.tiles(), options);
+  if (factor.where() == MatrixIn::device)
+    return detail::finished_request(device::potrs_dense(runtime, n, B.cols(), factor.data(), factor.ld(), B.data(),
+                                                        B.ld(), B.stream(), options));
   if constexpr (kIsComplex<T>) complex_home_refused("potrs", factor.where());
   else switch (factor.where()) {
     case MatrixIn::host:
-    case MatrixIn::tiles: break;
-    case MatrixIn::device:
-      return detail::finished_request(device::potrs_dense(runtime, n, B.cols(), factor.data(), factor.ld(), B.data(),
-                                                          B.ld(), B.stream(), options));
+    case MatrixIn::tiles:
+    case MatrixIn::device: break;
     case MatrixIn::host_batch:
       return detail::potrs_strided_batch_async(runtime, n, B.cols(), factor.data(), factor.ld(), factor.stride(),
                                                B.data(), B.ld(), B.stride(), B.count(), options);

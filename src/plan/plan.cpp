@@ -102,6 +102,9 @@ bool factors_resident_tiles_whole(const Machine& machine, const PlanRequest& r, 
 // as gpu mode does.
 bool factors_device_matrix_whole(const Machine& machine, const PlanRequest& r, const Plan& p) {
   if (r.options.grain == TaskGrain::whole_matrix) return true;
+  // A complex matrix as one vendor call on the caller's stream only: the one task of the runtime
+  // (with a trace) takes real scalars.
+  if (is_complex(r.precision) && r.options.trace) return false;
   return r.options.grain == TaskGrain::automatic && r.options.nb == 0 && r.n <= t.whole_device_matrix_max_n &&
          machine.cuda_devices == 1 && p.runs_as_gpu_mode;
 }

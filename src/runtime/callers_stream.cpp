@@ -126,11 +126,16 @@ namespace cuda = kernels::cuda;
 // diagonal (check_potrf_info: cuSOLVER may let a failing pivot through as a NaN) into `info`
 // (device memory).
 template <class T>
-void factor_lower(StreamSolvers& handles, int n, T* L, int ld, int* info, cudaStream_t stream) {
-  const int lwork = cuda::vendor::potrf_workspace(handles.solver, 'L', n, L, ld);
+void factor_triangle(StreamSolvers& handles, char uplo, int n, T* L, int ld, int* info, cudaStream_t stream) {
+  const int lwork = cuda::vendor::potrf_workspace(handles.solver, uplo, n, L, ld);
   T* work = static_cast<T*>(handles.workspace_of(sizeof(T) * static_cast<std::size_t>(std::max(lwork, 1)), stream));
-  cuda::vendor::potrf(handles.solver, 'L', n, L, ld, work, lwork, info);
+  cuda::vendor::potrf(handles.solver, uplo, n, L, ld, work, lwork, info);
   cuda::check_potrf_info(n, L, ld, info, stream);
+}
+
+template <class T>
+void factor_lower(StreamSolvers& handles, int n, T* L, int ld, int* info, cudaStream_t stream) {
+  factor_triangle(handles, 'L', n, L, ld, info, stream);
 }
 
 // potrf of the triangle `uplo` of A, its info into `info` (device memory), all on `stream`: an
@@ -140,6 +145,12 @@ template <class T>
 void factor(StreamSolvers& handles, Uplo uplo, int n, T* A, int lda, int* info, cudaStream_t stream) {
   if (uplo == Uplo::lower) {
     factor_lower(handles, n, A, lda, info, stream);
+    return;
+  }
+  // A complex upper triangle by cuSOLVER's upper potrf: the transposed copies (Tessera's kernels)
+  // take real scalars.
+  if constexpr (kIsComplex<T>) {
+    factor_triangle(handles, 'U', n, A, lda, info, stream);
     return;
   }
   constexpr int alignment = static_cast<int>(kColumnAlignment<T>);
@@ -279,7 +290,11 @@ void potrs_on_callers_stream(const Runtime& runtime, int device, Uplo uplo, int 
 #define TESSERA_INSTANTIATE(T)                                                                                  \
   template int potrf_on_callers_stream<T>(const Runtime&, int, Uplo, int, T*, int, void*);                      \
   template void potrf_on_callers_stream_async<T>(const Runtime&, int, Uplo, int, T*, int, int*, void*);         \
-  template void potrs_on_callers_stream<T>(const Runtime&, int, Uplo, int, int, const T*, int, T*, int, void*); \
+  template void potrs_on_callers_stream<T>(const Runtime&, int, Uplo, int, int, const T*, int, T*, int, void*);
+TESSERA_FOR_EACH_SCALAR(TESSERA_INSTANTIATE)
+#undef TESSERA_INSTANTIATE
+
+#define TESSERA_INSTANTIATE(T)                                                                                  \
   template void potrf_stack_on_callers_stream_async<T>(const Runtime&, int, Uplo, int, const T*, long long, long long, \
                                                        long long, T*, int, long long, int, int*, void*);
 TESSERA_FOR_EACH_REAL_SCALAR(TESSERA_INSTANTIATE)

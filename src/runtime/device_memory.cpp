@@ -243,9 +243,12 @@ void TransposedUpper<T>::store(T* upper, int ld) const {
 
 #define TESSERA_INSTANTIATE(T)                                                                     \
   template class TransposedUpper<T>;                                                               \
-  template double log_determinant_on_stream<T>(int, const T*, int, void*);                         \
   template int first_zero_diagonal_on_stream<T>(int, const T*, int, void*);
 TESSERA_FOR_EACH_REAL_SCALAR(TESSERA_INSTANTIATE)
+#undef TESSERA_INSTANTIATE
+
+#define TESSERA_INSTANTIATE(T) template double log_determinant_on_stream<T>(int, const T*, int, void*);
+TESSERA_FOR_EACH_SCALAR(TESSERA_INSTANTIATE)
 #undef TESSERA_INSTANTIATE
 
 }  // namespace tessera::detail
