@@ -10,7 +10,6 @@
 #include <cuda_runtime.h>
 #include <cusolverDn.h>
 #include <fmt/core.h>
-#include <starpu.h>
 
 #include <algorithm>
 #include <chrono>
@@ -21,8 +20,8 @@
 #include <vector>
 
 #include "bench_support.hpp"
+#include "resident_tiles.hpp"
 #include "kernels/cuda/check.hpp"
-#include "tessera/starpu_interop.hpp"
 #include "tessera/tessera.hpp"
 
 namespace {
@@ -121,31 +120,11 @@ CusolverTimes time_cusolver(int n, tessera::Uplo uplo, const std::vector<T>& A, 
   return times;
 }
 
-// The first GPU's memory node.
-unsigned first_gpu_node() {
-  int workers[STARPU_NMAXWORKERS];
-  if (starpu_worker_get_ids_by_type(STARPU_CUDA_WORKER, workers, STARPU_NMAXWORKERS) <= 0)
-    throw std::runtime_error("no CUDA worker");
-  return starpu_worker_get_memory_node(static_cast<unsigned>(workers[0]));
-}
-
-// Tessera's factorization with every tile already on the GPU, gpu mode.
+// Tessera's factorization with every tile already on the GPU, gpu mode, in Tessera's tile size.
 template <class T>
 double time_resident(tessera::Runtime& runtime, int n, const std::vector<T>& A, const tessera::FactorOptions& options) {
   const int nb = options.nb > 0 ? options.nb : tessera::default_tile_size(runtime, n, tessera::precision_of<T>(), options.mode);
-  tessera::TileMatrix<T> tiles(runtime, n, nb);
-  tessera::load_async(tiles, tessera::Uplo::lower, A.data(), n).wait();
-  const unsigned node = first_gpu_node();
-  for (int j = 0; j < tiles.tile_cols(); ++j)
-    for (int i = j; i < tiles.tile_rows(); ++i) {
-      starpu_data_acquire_on_node(tessera::starpu_interop::tile_handle(tiles, i, j), static_cast<int>(node), STARPU_R);
-      starpu_data_release_on_node(tessera::starpu_interop::tile_handle(tiles, i, j), static_cast<int>(node));
-    }
-  const auto start = Clock::now();
-  const int info = tessera::potrf_async(tiles, options).wait();
-  const double seconds = seconds_since(start);
-  if (info != 0) throw std::runtime_error("resident factorization info " + std::to_string(info));
-  return seconds;
+  return tessera::bench::time_resident_potrf(runtime, n, nb, A, options);
 }
 
 // The device API on the matrix in GPU memory (lda = n); the copy of A there before each run is not

@@ -31,6 +31,7 @@
 #include <vector>
 
 #include "bench_support.hpp"
+#include "resident_tiles.hpp"
 #include "cli/spd_matrices.hpp"
 #include "kernels/cuda/check.hpp"
 #include "tessera/starpu_interop.hpp"
@@ -188,51 +189,6 @@ double gemm_tflops() {
 
 // ---- Tessera --------------------------------------------------------------------------------
 
-// The GPU's memory node, where resident tiles are fetched to.
-// The memory node of each GPU the runtime drives, by device number.
-std::vector<unsigned> gpu_memory_nodes() {
-  int workers[STARPU_NMAXWORKERS];
-  const int count = starpu_worker_get_ids_by_type(STARPU_CUDA_WORKER, workers, STARPU_NMAXWORKERS);
-  if (count <= 0) throw std::runtime_error("no CUDA worker");
-  std::map<int, unsigned> by_device;
-  for (int w = 0; w < count; ++w)
-    by_device.emplace(starpu_worker_get_devid(workers[w]), starpu_worker_get_memory_node(static_cast<unsigned>(workers[w])));
-  std::vector<unsigned> nodes;
-  for (const auto& [device, node] : by_device) nodes.push_back(node);
-  return nodes;
-}
-
-// The GPU where tile (i, j) is resident: its owner under RuntimeOptions::gpu_placement's 2-D
-// block-cyclic map (P x Q GPUs, P >= Q, as square as the count allows).
-int owner_gpu(int gpus, int i, int j) {
-  int cols = 1;
-  for (int q = 2; q * q <= gpus; ++q)
-    if (gpus % q == 0) cols = q;
-  return (i % (gpus / cols)) * cols + j % cols;
-}
-
-// Tessera's factorization with every tile already on the GPU (and left there; with several GPUs
-// each tile on its owner), gpu mode.
-template <class T>
-double time_resident(tessera::Runtime& runtime, int n, int nb, const std::vector<T>& A,
-                     const tessera::FactorOptions& options) {
-  tessera::TileMatrix<T> tiles(runtime, n, nb);
-  tessera::load_async(tiles, tessera::Uplo::lower, A.data(), n).wait();
-  const std::vector<unsigned> nodes = gpu_memory_nodes();
-  const int gpus = static_cast<int>(nodes.size());
-  for (int j = 0; j < tiles.tile_cols(); ++j)
-    for (int i = j; i < tiles.tile_rows(); ++i) {
-      const unsigned node = nodes[static_cast<std::size_t>(owner_gpu(gpus, i, j))];
-      starpu_data_acquire_on_node(tessera::starpu_interop::tile_handle(tiles, i, j), static_cast<int>(node), STARPU_R);
-      starpu_data_release_on_node(tessera::starpu_interop::tile_handle(tiles, i, j), static_cast<int>(node));
-    }
-  const auto start = Clock::now();
-  const int info = tessera::potrf_async(tiles, options).wait();
-  const double seconds = seconds_since(start);
-  if (info != 0) throw std::runtime_error("resident factorization info " + std::to_string(info));
-  return seconds;
-}
-
 // The device API on the matrix in GPU memory (lda = n), in the options' mode and task grain; the
 // copy of A to the GPU before each run is not timed.
 template <class T>
@@ -328,7 +284,7 @@ void run_precision(tessera::Runtime& runtime, const Settings& s, json& rows) {
         options.mode = tessera::Mode::gpu;
         Timing resident, device_chosen, device_tiles;
         if (s.wanted("resident") && uplo == tessera::Uplo::lower)  // the tiles are the same for either triangle
-          resident = time_runs(s.repetitions, [&] { return time_resident(runtime, n, nb, A, options); });
+          resident = time_runs(s.repetitions, [&] { return tessera::bench::time_resident_potrf(runtime, n, nb, A, options); });
         if (s.wanted("device")) {
           T* dA = nullptr;
           TESSERA_CUDA_CHECK(cudaMalloc(&dA, sizeof(T) * A.size()));
@@ -380,7 +336,7 @@ void run_precision(tessera::Runtime& runtime, const Settings& s, json& rows) {
           in_grain.grain = grain;
           Timing resident_in_grain, device_in_grain;
           if (s.wanted("resident"))
-            resident_in_grain = time_runs(s.repetitions, [&] { return time_resident(runtime, n, nb, A, in_grain); });
+            resident_in_grain = time_runs(s.repetitions, [&] { return tessera::bench::time_resident_potrf(runtime, n, nb, A, in_grain); });
           if (s.wanted("device")) {
             T* dA = nullptr;
             TESSERA_CUDA_CHECK(cudaMalloc(&dA, sizeof(T) * A.size()));
@@ -403,7 +359,7 @@ void run_precision(tessera::Runtime& runtime, const Settings& s, json& rows) {
           tessera::FactorOptions choice;
           choice.mode = tessera::Mode::gpu;
           choice.gpu_kernels = kernels;
-          const double t = time_runs(s.repetitions, [&] { return time_resident(runtime, n, nb, A, choice); }).median;
+          const double t = time_runs(s.repetitions, [&] { return tessera::bench::time_resident_potrf(runtime, n, nb, A, choice); }).median;
           if (std::isnan(first_choice)) first_choice = t;
           fmt::print("{:>6} {:>2} {:>5} | tiles on GPU, gpu kernels {:<6}: {:>7.2f} TFLOP/s, {:.3f}x {}\n", n, "L", nb,
                      tessera::to_string(kernels), tflops(n, t), first_choice / t,

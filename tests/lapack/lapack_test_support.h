@@ -8,6 +8,22 @@
 #include <stdlib.h>
 #include <string.h>
 
+/* Checks that count and report themselves: a failed one prints where and why, and goes on. A
+ * program prints the counts at its end and fails if any check did. */
+__attribute__((unused)) static int checks_passed, checks_failed;
+
+#define CHECK(condition, ...)                                  \
+  do {                                                         \
+    if (condition) {                                           \
+      ++checks_passed;                                         \
+    } else {                                                   \
+      ++checks_failed;                                         \
+      printf("FAILED (%s:%d): ", __FILE__, __LINE__);          \
+      printf(__VA_ARGS__);                                     \
+      printf("\n");                                            \
+    }                                                          \
+  } while (0)
+
 /* Fills the n x n A (lda = n, both triangles) with a symmetric, diagonally dominant (hence
  * positive definite) matrix: diagonal n, off-diagonal entries in [-0.5, 0.5) from a linear
  * congruential sequence started at state, so that every program can rebuild it. */

@@ -20,19 +20,7 @@
 #include <string.h>
 #include <unistd.h>
 
-static int checks_passed, checks_failed;
-
-#define CHECK(condition, ...)                         \
-  do {                                                \
-    if (condition) {                                  \
-      ++checks_passed;                                \
-    } else {                                          \
-      ++checks_failed;                                \
-      printf("FAILED (%s:%d): ", __FILE__, __LINE__); \
-      printf(__VA_ARGS__);                            \
-      printf("\n");                                   \
-    }                                                 \
-  } while (0)
+#include "lapack_test_support.h"
 
 struct xerbla_record {
   char name[16];

@@ -23,19 +23,8 @@
 #include <string.h>
 #include <unistd.h>
 
-static int checks_passed, checks_failed;
+#include "lapack_test_support.h"
 
-#define CHECK(condition, ...)                                  \
-  do {                                                         \
-    if (condition) {                                           \
-      ++checks_passed;                                         \
-    } else {                                                   \
-      ++checks_failed;                                         \
-      printf("FAILED (%s:%d): ", __FILE__, __LINE__);          \
-      printf(__VA_ARGS__);                                     \
-      printf("\n");                                            \
-    }                                                          \
-  } while (0)
 
 static int min_n;
 static const char *mode = "hybrid";

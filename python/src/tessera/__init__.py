@@ -334,7 +334,7 @@ _POTRS_ON_CALLING_THREAD = {t: getattr(_core, "potrs_on_calling_thread" + _suffi
 def _factor_on_calling_thread(a, lower, mode):
     """A numpy array of small work straight to LAPACK, no runtime started (the first call of a
     process included): (factor, info, whether any matrix failed), or None where the plan runs
-    tasks or the array's type is not float32/float64."""
+    tasks or the array's type is not one Tessera factors (float32, float64, complex64, complex128)."""
     factor = _CHOLESKY_ON_CALLING_THREAD.get(a.dtype)
     if factor is None:
         return None
