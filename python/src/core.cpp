@@ -302,6 +302,18 @@ class RuntimeCall {
                               reinterpret_cast<tessera::device::Stream>(stream), factor_options("lower", mode));
   }
 
+  // The column-major n x n matrix at `a` (GPU memory) factored in place, the triangle `uplo`, its
+  // info into the int at `info` (device memory), in the order of `stream`
+  // (tessera::device::potrf_ex: never synchronising where the call is one vendor call).
+  template <class T>
+  void potrf_device_in_place(uintptr_t a, int n, const std::string& uplo, const std::string& mode, uintptr_t info,
+                             uintptr_t stream) {
+    tessera::Runtime& rt = runtime();
+    nb::gil_scoped_release unlocked;
+    tessera::device::potrf_ex(rt, n, reinterpret_cast<T*>(a), std::max(1, n), reinterpret_cast<int*>(info),
+                              reinterpret_cast<tessera::device::Stream>(stream), factor_options(uplo, mode));
+  }
+
   // A stack of `batch` such matrices, matrix k at a + k * step (elements), its factor at l + k * n
   // * n and its info at info + k (tessera::device::potrf_stack_ex: one vendor batched call where
   // the plan says so, never synchronising then).
@@ -626,8 +638,8 @@ NB_MODULE(_core, m) {
                   .def("__enter__", [](nb::handle self) { return nb::borrow(self); })
                   .def("__exit__", [](RuntimeCall& c, nb::args) { c.end(); });
 
-  // Host arrays in every precision; GPU arrays in the real ones (Tessera's device API and batched
-  // kernels take real scalars).
+  // Host arrays and GPU matrices in place in every precision; GPU arrays read through their strides
+  // and stacks in the real ones (Tessera's batched and loading kernels take real scalars).
   for_each_precision([&](auto zero, const std::string& s) {
     using T = decltype(zero);
     call.def(("potrf" + s).c_str(), &RuntimeCall::potrf<T>);
@@ -637,12 +649,13 @@ NB_MODULE(_core, m) {
           nb::arg("lower"), nb::arg("mode"));
     m.def(("potrs_on_calling_thread" + s).c_str(), &potrs_on_calling_thread<T>);
     m.def(("potri_on_calling_thread" + s).c_str(), &potri_on_calling_thread<T>);
+    call.def(("potrf_device_in_place" + s).c_str(), &RuntimeCall::potrf_device_in_place<T>);
+    call.def(("potrs_device" + s).c_str(), &RuntimeCall::potrs_device<T>);
   });
   for_each_real_precision([&](auto zero, const std::string& s) {
     using T = decltype(zero);
     call.def(("potrf_device_into" + s).c_str(), &RuntimeCall::potrf_device_into<T>);
     call.def(("potrf_stack_device_into" + s).c_str(), &RuntimeCall::potrf_stack_device_into<T>);
-    call.def(("potrs_device" + s).c_str(), &RuntimeCall::potrs_device<T>);
     m.def(("potrf_batched_device_into" + s).c_str(), &potrf_batched_device_into<T>);
     m.def(("potrs_batched_device" + s).c_str(), &potrs_batched_device<T>);
   });

@@ -447,3 +447,41 @@ def test_torch_autograd_of_logdet_and_inverse_on_the_gpu():
     a = (g @ g.mT + 9 * torch.eye(9, dtype=torch.float64, device="cuda")).requires_grad_()
     assert torch.autograd.gradcheck(lambda x: tessera.logdet(x), (a,))
     assert torch.autograd.gradcheck(lambda x: tessera.inv(x), (a,))
+
+
+# ---- complex Hermitian matrices on the GPU ---------------------------------------------------
+
+
+def _hpd(n, dtype, batch=(), seed=0):
+    rng = np.random.default_rng(seed)
+    g = rng.standard_normal(batch + (n, n)) + 1j * rng.standard_normal(batch + (n, n))
+    return (g @ np.conjugate(np.swapaxes(g, -1, -2)) / n + np.eye(n)).astype(dtype)
+
+
+@pytest.mark.parametrize("dtype", [np.complex128, np.complex64])
+@pytest.mark.parametrize("lower", [True, False])
+@pytest.mark.parametrize("n, batch", [(1, ()), (33, (3,)), (300, ()), (DENSE_N, ())])
+def test_complex_factor_solve_inverse_logdet_match_numpy(kind, n, batch, lower, dtype):
+    a = _hpd(n, dtype, batch, seed=n)
+    scale = (1e-12 if dtype == np.complex128 else 2e-4) * max(n, 10)
+    factor, info = tessera.cholesky_ex(kind.put(a), lower=lower)
+    f, i = kind.get(factor), kind.get(info)
+    assert f.shape == a.shape and f.dtype == dtype and not i.any()
+    reference = np.linalg.cholesky(a.astype(np.complex128))
+    expected = reference if lower else np.conjugate(np.swapaxes(reference, -1, -2))
+    assert np.abs(f - expected).max() <= scale * np.abs(expected).max()
+    b = np.ones(batch + (n, 2), dtype=dtype) * (1 + 2j)
+    x = kind.get(tessera.cho_solve(factor, kind.put(b), lower=lower))
+    assert x.dtype == dtype
+    assert np.abs(a @ x - b).max() <= scale * np.abs(a).max() * np.abs(x).max() * n
+    inverse = kind.get(tessera.cholesky_inverse(factor, lower=lower))
+    assert np.abs(inverse @ a - np.eye(n)).max() <= scale * n * 10
+    logdet = kind.get(tessera.logdet(kind.put(a), lower=lower))
+    assert np.allclose(logdet, np.linalg.slogdet(a.astype(np.complex128))[1], rtol=scale, atol=scale)
+
+
+def test_complex_not_positive_definite_on_the_gpu(kind):
+    a = _hpd(90, np.complex128, (2,), seed=3)
+    a[1, 70, 70] = -1
+    _, info = tessera.cholesky_ex(kind.put(a))
+    assert list(kind.get(info)) == [0, 71]

@@ -102,8 +102,8 @@ def cholesky(a, *, lower=None, upper=None, mode=None, policy=None, progress=None
     """The Cholesky factor of a (or of each matrix of a stack (..., n, n)): L with a = L L^H
     (lower, the default) or U with a = U^H U (lower=False, or upper=True as numpy says it), zeros in
     the other triangle; for real a, L^H = L^T. Only that triangle of a is read (of a complex
-    Hermitian a, not the imaginary parts of its diagonal); complex64 and complex128 host arrays
-    are factored, GPU arrays are real. Raises NotPositiveDefiniteError. ``mode``:
+    Hermitian a, not the imaginary parts of its diagonal); complex64 and complex128 arrays are
+    factored on the host and on the GPU (there one matrix after the other). Raises NotPositiveDefiniteError. ``mode``:
     "auto", "gpu", "cpu" or "hybrid" (host arrays and large GPU matrices); ``policy``: a scheduling
     policy by name; ``progress`` (host arrays that run as tasks): None for a bar on stderr once the
     call has run a second and stderr is a terminal, True for a bar, False for none, or a callable
@@ -229,7 +229,7 @@ def cholesky_inverse(c, *, lower=None, mode=None, policy=None, progress=None):
                 lower = _infer_lower(NumPyArrays(), native)
             return host_result(_inverse_host(native, lower, mode, policy, progress), arrays)
     x = cho_solve(c, _identity_like(c), lower=lower, mode=mode, policy=policy, progress=progress)
-    return 0.5 * (x + _transposed(x))  # exactly symmetric, as the inverse is
+    return 0.5 * (x + _adjoint(x))  # exactly Hermitian, as the inverse is
 
 
 def inv(a, *, lower=True, mode=None, policy=None, progress=None):
@@ -286,7 +286,7 @@ def _identity_like(c):
     if _is_torch(c):
         import torch
 
-        dtype = c.dtype if c.dtype in (torch.float32, torch.float64) else torch.float64
+        dtype = c.dtype if c.dtype in (torch.float32, torch.float64, torch.complex64, torch.complex128) else torch.float64
         return torch.eye(n, dtype=dtype, device=c.device)
     xp = _array_module(c)
     if xp is np:
@@ -294,8 +294,11 @@ def _identity_like(c):
     return xp.eye(n, dtype=float_dtype(c.dtype))
 
 
-def _transposed(x):
-    return x.mT if _is_torch(x) else _array_module(x).swapaxes(x, -1, -2)
+def _adjoint(x):
+    if _is_torch(x):
+        return x.mH
+    xp = _array_module(x)
+    return xp.conj(xp.swapaxes(x, -1, -2))
 
 
 
@@ -306,10 +309,28 @@ def _suffix(dtype):
     return f"_{dtype.kind}{dtype.itemsize}"
 
 
-def _require_real_on_gpu(dtype):
-    if np.dtype(dtype).kind == "c":
-        raise TypeError("complex GPU arrays are not supported yet: tessera factors complex64 and complex128 host "
-                        "arrays (numpy, PyTorch CPU tensors)")
+def _factor_device_complex(ad, a, lower, mode, policy):
+    """A complex GPU stack (the batched kernels and the out-of-place device forms take real
+    scalars): each matrix of a C-ordered copy factored in place by the dense device API
+    (tessera::device::potrf_ex: one cuSOLVER call on the array's stream up to order 16384 on one
+    GPU, the tile DAG above), then the other triangle zeroed. Read column-major the copy is a^T =
+    conj(a), Hermitian too, whose factor in the other triangle (conj(a) = (L^T)^H L^T) is L^T: L
+    read C-ordered."""
+    n, batch = square_shape(tuple(a.shape))
+    dtype = ad.dtype(a)
+    lead = tuple(a.shape[:-2])
+    with ad.device_guard(a):
+        f = ad.stack(a, (batch, n, n), dtype, copy=True)
+        info = ad.empty_info(a, (batch,))
+        if n > 0 and batch > 0:
+            size, stream = np.dtype(dtype).itemsize, ad.stream(a)
+            with runtime_call(policy, mode) as call:
+                factor = getattr(call, "potrf_device_in_place" + _suffix(dtype))
+                for k in range(batch):
+                    factor(ad.pointer(f) + k * n * n * size, n, _stored_uplo(lower), call.mode,
+                           ad.pointer(info) + 4 * k, stream)
+        f = ad.triangle(f, lower)
+    return f.reshape(lead + (n, n)), info.reshape(lead)
 
 
 def _stored_uplo(lower):
@@ -359,10 +380,11 @@ def _factor(a, lower, mode, policy, read_info, progress=None):
         return host_result(factor, arrays), host_result(info, arrays), info
     check_gpu_usable()
     ad = arrays.adapter
-    _require_real_on_gpu(ad.dtype(native))
     shape = native.shape
     n, batch = square_shape(shape)
-    if _takes_batched_kernels(n, batch):
+    if np.dtype(ad.dtype(native)).kind == "c":
+        factor, info = _factor_device_complex(ad, native, lower, mode, policy)
+    elif _takes_batched_kernels(n, batch):
         factor, info = _factor_batched_device(ad, native, n, batch, tuple(shape[:-2]), bool(lower))
     else:
         factor, info = _factor_device(ad, native, lower, mode, policy)
@@ -529,8 +551,6 @@ def _solve(c, b, lower, mode, policy, progress=None):
     if where != "host":
         check_gpu_usable()
     ad = NumPyArrays() if where == "host" else arrays.adapter
-    if where != "host":
-        _require_real_on_gpu(np.result_type(ad.dtype(native_c), ad.dtype(native_b)))
     c_shape, b_shape = tuple(native_c.shape), tuple(native_b.shape)
     n, _ = square_shape(c_shape)
     matrices, lead, vector = _rhs_layout(c_shape, b_shape)
@@ -546,7 +566,7 @@ def _solve(c, b, lower, mode, policy, progress=None):
     # conj(A) conj(x) = conj(b) gives x.
     conjugated = np.dtype(dtype).kind == "c" and uplo != ("lower" if lower else "upper")
     if conjugated:
-        np.conjugate(x, out=x)
+        ad.conjugate(x)
     if n > 0 and k > 0 and batch > 0:
         if where == "host":
             on_calling_thread = False
@@ -559,7 +579,7 @@ def _solve(c, b, lower, mode, policy, progress=None):
         else:
             _solve_device(ad, native_c, factors, x, n, k, batch, dtype, uplo, mode, policy)
     if conjugated:
-        np.conjugate(x, out=x)
+        ad.conjugate(x)
     x = ad.swap_last(x).reshape(lead + ((n,) if vector else (n, k)))
     if where == "host":
         return host_result(x, arrays)
@@ -580,7 +600,7 @@ def _solve_device(ad, like, factors, x, n, k, batch, dtype, uplo, mode, policy):
     suffix = _suffix(dtype)
     with ad.device_guard(like):
         stream = ad.stream(like)
-        if not _takes_batched_kernels(n, batch):
+        if not _takes_batched_kernels(n, batch) or np.dtype(dtype).kind == "c":
             size = np.dtype(dtype).itemsize
             with runtime_call(policy, mode) as call:
                 solve = getattr(call, "potrs_device" + suffix)

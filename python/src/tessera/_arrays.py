@@ -71,6 +71,14 @@ class NumPyArrays:
     def swap_last(self, a):
         return a.swapaxes(-1, -2)
 
+    def conjugate(self, a):
+        """a conjugated in place (a complex array)."""
+        np.conjugate(a, out=a)
+
+    def triangle(self, a, lower):
+        """The triangle `lower` of each matrix of a stack, zeros in the other."""
+        return np.tril(a) if lower else np.triu(a)
+
     def empty_info(self, like, shape):
         return np.zeros(shape, dtype=np.int32)
 
@@ -100,8 +108,9 @@ class NumPyArrays:
 class _Torch:
     def __init__(self, torch):
         self.torch = torch
-        self.dtypes = {torch.float64: np.dtype(np.float64), torch.float32: np.dtype(np.float32)}
-        self.native = {np.dtype(np.float64): torch.float64, np.dtype(np.float32): torch.float32}
+        self.native = {np.dtype(np.float64): torch.float64, np.dtype(np.float32): torch.float32,
+                       np.dtype(np.complex128): torch.complex128, np.dtype(np.complex64): torch.complex64}
+        self.dtypes = {t: dtype for dtype, t in self.native.items()}
         # The current stream's handle without building a Stream object (a few microseconds a call).
         self.raw_stream = getattr(torch._C, "_cuda_getCurrentRawStream", None)
         self.current_device = getattr(torch._C, "_cuda_getDevice", None) or torch.cuda.current_device
@@ -127,6 +136,12 @@ class _Torch:
 
     def swap_last(self, a):
         return a.transpose(-1, -2)
+
+    def conjugate(self, a):
+        a.conj_physical_()
+
+    def triangle(self, a, lower):
+        return self.torch.tril(a) if lower else self.torch.triu(a)
 
     def strided(self, a, dtype, lead, n, batch):
         """(array, row stride, column stride, matrix stride) in elements: a itself where it holds
@@ -194,6 +209,14 @@ class _CuPy:
 
     def swap_last(self, a):
         return self.cupy.swapaxes(a, -1, -2)
+
+    def conjugate(self, a):
+        with a.device:
+            self.cupy.conjugate(a, out=a)
+
+    def triangle(self, a, lower):
+        with a.device:
+            return self.cupy.tril(a) if lower else self.cupy.triu(a)
 
     def strided(self, a, dtype, lead, n, batch):
         """As _Torch.strided (CuPy counts strides in bytes; these are in elements)."""
