@@ -108,6 +108,14 @@ int potrf(const char* routine, char uplo, int n, T* A, int lda, double* log_dete
   });
 }
 
+// potrf with log det(A) into *logdet; a null logdet is argument 5, checked after LAPACK's arguments.
+template <class T>
+int potrf_logdet(const char* routine, char uplo, int n, T* A, int lda, double* logdet) {
+  if (logdet == nullptr && !tessera::potrf_argument_error(uplo, n, A, lda))
+    return failed(std::string(routine) + ": logdet (argument 5) is null", -5);
+  return potrf(routine, uplo, n, A, lda, logdet);
+}
+
 template <class T>
 int potri(const char* routine, char uplo, int n, T* A, int lda) {
   return checked_call(routine, tessera::potrf_argument_error(uplo, n, A, lda), [&] {
@@ -342,14 +350,10 @@ int tessera_sposv_batched(char uplo, int n, int nrhs, float* A, int lda, long lo
 int tessera_dpotrf(char uplo, int n, double* A, int lda) { return potrf("tessera_dpotrf", uplo, n, A, lda); }
 int tessera_spotrf(char uplo, int n, float* A, int lda) { return potrf("tessera_spotrf", uplo, n, A, lda); }
 int tessera_dpotrf_logdet(char uplo, int n, double* A, int lda, double* logdet) {
-  if (logdet == nullptr && !tessera::potrf_argument_error(uplo, n, A, lda))  // after LAPACK's arguments
-    return failed("tessera_dpotrf_logdet: logdet (argument 5) is null", -5);
-  return potrf("tessera_dpotrf_logdet", uplo, n, A, lda, logdet);
+  return potrf_logdet("tessera_dpotrf_logdet", uplo, n, A, lda, logdet);
 }
 int tessera_spotrf_logdet(char uplo, int n, float* A, int lda, double* logdet) {
-  if (logdet == nullptr && !tessera::potrf_argument_error(uplo, n, A, lda))  // after LAPACK's arguments
-    return failed("tessera_spotrf_logdet: logdet (argument 5) is null", -5);
-  return potrf("tessera_spotrf_logdet", uplo, n, A, lda, logdet);
+  return potrf_logdet("tessera_spotrf_logdet", uplo, n, A, lda, logdet);
 }
 int tessera_dpotri(char uplo, int n, double* A, int lda) { return potri("tessera_dpotri", uplo, n, A, lda); }
 int tessera_zpotrf(char uplo, int n, tessera_complex_double* A, int lda) {
@@ -373,14 +377,10 @@ int tessera_cposv(char uplo, int n, int nrhs, tessera_complex_float* A, int lda,
   return posv("tessera_cposv", uplo, n, nrhs, A, lda, B, ldb);
 }
 int tessera_zpotrf_logdet(char uplo, int n, tessera_complex_double* A, int lda, double* logdet) {
-  if (logdet == nullptr && !tessera::potrf_argument_error(uplo, n, A, lda))  // after LAPACK's arguments
-    return failed("tessera_zpotrf_logdet: logdet (argument 5) is null", -5);
-  return potrf("tessera_zpotrf_logdet", uplo, n, A, lda, logdet);
+  return potrf_logdet("tessera_zpotrf_logdet", uplo, n, A, lda, logdet);
 }
 int tessera_cpotrf_logdet(char uplo, int n, tessera_complex_float* A, int lda, double* logdet) {
-  if (logdet == nullptr && !tessera::potrf_argument_error(uplo, n, A, lda))  // after LAPACK's arguments
-    return failed("tessera_cpotrf_logdet: logdet (argument 5) is null", -5);
-  return potrf("tessera_cpotrf_logdet", uplo, n, A, lda, logdet);
+  return potrf_logdet("tessera_cpotrf_logdet", uplo, n, A, lda, logdet);
 }
 int tessera_zpotri(char uplo, int n, tessera_complex_double* A, int lda) { return potri("tessera_zpotri", uplo, n, A, lda); }
 int tessera_cpotri(char uplo, int n, tessera_complex_float* A, int lda) { return potri("tessera_cpotri", uplo, n, A, lda); }
