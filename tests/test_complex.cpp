@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "kernels/cpu/blas.hpp"
+#include "tessera/batched.hpp"
 #include "tessera/device.hpp"
 #include "tessera/tessera.h"
 #include "test_support.hpp"
@@ -300,9 +301,155 @@ TEST(ComplexRefusals, GrainsAndHomesOfRealScalarsOnly) {
   EXPECT_THROW(potrf(runtime(), MatrixView<zdouble>::host(64, 64, A.data(), 64), options), InvalidArgument);
   options.grain = TaskGrain::whole_matrix;
   EXPECT_THROW(potrf(runtime(), MatrixView<zdouble>::host(64, 64, A.data(), 64), options), InvalidArgument);
-  std::vector<int> info(1);
-  EXPECT_THROW(potrf(runtime(), MatrixView<zdouble>::host_batch(8, 8, A.data(), 8, 64, 1, info.data())),
-               InvalidArgument);
+}
+
+// Batches of complex matrices (strided and variable sizes) in every mode: each matrix's factor and
+// solution against the backward-error bounds, the failing members' LAPACK info, their B unchanged.
+class ComplexBatches : public ::testing::TestWithParam<std::tuple<Uplo, Mode>> {
+ protected:
+  void SetUp() override {
+    if (std::get<1>(GetParam()) == Mode::gpu && !have_gpu()) GTEST_SKIP() << "no CUDA worker: gpu mode needs a GPU";
+  }
+
+  template <class T>
+  void check_strided() {
+    const Uplo uplo = std::get<0>(GetParam());
+    BatchOptions options;
+    options.uplo = uplo;
+    options.mode = std::get<1>(GetParam());
+    options.chunk = 5;  // several tasks
+    for (int n : {1, 7, 32, 33, 70}) {
+      const int batch = 13, ld = n + 2, nrhs = 2;
+      const long long stride = static_cast<long long>(ld) * n, strideB = static_cast<long long>(ld) * nrhs;
+      std::vector<T> A(static_cast<std::size_t>(stride) * batch), B(static_cast<std::size_t>(strideB) * batch);
+      std::vector<int> expected_info(batch, 0);
+      for (int k = 0; k < batch; ++k) {
+        const std::vector<T> a = random_hpd<T>(n, ld, 100 + k + n);
+        std::copy(a.begin(), a.end(), A.begin() + k * stride);
+        const std::vector<T> b = random_rhs<T>(n, nrhs, ld, 200 + k);
+        std::copy(b.begin(), b.end(), B.begin() + k * strideB);
+      }
+      const int bad = n / 2;  // matrices 3 and 11 are not positive definite at column bad + 1
+      for (int k : {3, 11}) {
+        A[k * stride + at(bad, bad, ld)] = T(-1, 0.5);
+        expected_info[k] = bad + 1;
+      }
+      const std::string name = "n" + std::to_string(n) + " " + to_string(uplo) + " " + to_string(options.mode);
+
+      std::vector<T> F = A, X = B;
+      std::vector<int> info(batch, -9);
+      posv_batched(runtime(), n, nrhs, F.data(), ld, stride, X.data(), ld, strideB, batch, info.data(), options);
+      EXPECT_EQ(info, expected_info) << name;
+      for (int k = 0; k < batch; ++k) {
+        const auto slice = [&](const std::vector<T>& v, long long s, long long size) {
+          return std::vector<T>(v.begin() + k * s, v.begin() + k * s + size);
+        };
+        const std::vector<T> a = slice(A, stride, stride), f = slice(F, stride, stride);
+        const std::vector<T> b = slice(B, strideB, strideB), x = slice(X, strideB, strideB);
+        if (expected_info[k] != 0) {
+          EXPECT_EQ(x, b) << name << ": posv changed B of failed matrix " << k;
+          continue;
+        }
+        EXPECT_LT(factor_backward_error(uplo, n, a, f, ld), kResidualThreshold) << name << " matrix " << k;
+        expect_only_the_triangle_written(uplo, n, ld, a, f, name, true);
+        EXPECT_LT(solve_backward_error(uplo, n, nrhs, a, ld, x, b, ld), kResidualThreshold) << name << " matrix " << k;
+      }
+
+      // potrs with the factors of posv: the same solutions.
+      std::vector<T> Y = B;
+      for (int k : {3, 11}) std::copy(A.begin() + k * stride, A.begin() + (k + 1) * stride, F.begin() + k * stride);
+      for (int k : {3, 11})
+        for (int j = 0; j < n; ++j) F[k * stride + at(j, j, ld)] = T(1);  // solvable placeholders
+      potrs_batched_async(runtime(), n, nrhs, F.data(), ld, stride, Y.data(), ld, strideB, batch, options).wait();
+      for (int k = 0; k < batch; ++k)
+        if (expected_info[k] == 0)
+          for (int e = 0; e < strideB; ++e)
+            EXPECT_LT(std::abs(Y[k * strideB + e] - X[k * strideB + e]),
+                      1e3 * std::numeric_limits<RealOf<T>>::epsilon() * (1 + std::abs(X[k * strideB + e])))
+                << name << " potrs matrix " << k;
+    }
+  }
+
+  template <class T>
+  void check_variable() {
+    const Uplo uplo = std::get<0>(GetParam());
+    FactorOptions options;
+    options.uplo = uplo;
+    options.mode = std::get<1>(GetParam());
+    const std::vector<int> orders = {5, 0, 33, 1, 64, 17, 40};
+    const int batch = static_cast<int>(orders.size());
+    std::vector<int> lds(batch);
+    std::vector<long long> offsets(batch);
+    long long total = 0;
+    for (int k = 0; k < batch; ++k) {
+      lds[k] = std::max(1, orders[k] + k % 2);
+      offsets[k] = total;
+      total += static_cast<long long>(lds[k]) * std::max(orders[k], 1);
+    }
+    std::vector<T> A(static_cast<std::size_t>(total));
+    for (int k = 0; k < batch; ++k) {
+      const std::vector<T> a = random_hpd<T>(orders[k], lds[k], 300 + k);
+      std::copy(a.begin(), a.begin() + static_cast<long long>(lds[k]) * orders[k], A.begin() + offsets[k]);
+    }
+    A[offsets[4] + at(10, 10, lds[4])] = T(0);  // matrix 4 fails at column 11
+    std::vector<T> F = A;
+    std::vector<int> info(batch, -9);
+    potrf(runtime(),
+          MatrixView<T>::host_variable_batch(orders.data(), F.data(), offsets.data(), lds.data(), batch, info.data()),
+          options);
+    for (int k = 0; k < batch; ++k) {
+      const std::string name = "variable matrix " + std::to_string(k) + " " + to_string(uplo) + " " + to_string(options.mode);
+      EXPECT_EQ(info[k], k == 4 ? 11 : 0) << name;
+      if (k == 4 || orders[k] == 0) continue;
+      const long long size = static_cast<long long>(lds[k]) * orders[k];
+      const std::vector<T> a(A.begin() + offsets[k], A.begin() + offsets[k] + size);
+      const std::vector<T> f(F.begin() + offsets[k], F.begin() + offsets[k] + size);
+      EXPECT_LT(factor_backward_error(uplo, orders[k], a, f, lds[k]), kResidualThreshold) << name;
+    }
+  }
+};
+
+TEST_P(ComplexBatches, DoubleStrided) { check_strided<std::complex<double>>(); }
+TEST_P(ComplexBatches, FloatStrided) { check_strided<std::complex<float>>(); }
+TEST_P(ComplexBatches, DoubleVariableSizes) { check_variable<std::complex<double>>(); }
+TEST_P(ComplexBatches, FloatVariableSizes) { check_variable<std::complex<float>>(); }
+
+INSTANTIATE_TEST_SUITE_P(Complex, ComplexBatches,
+                         ::testing::Combine(::testing::Values(Uplo::lower, Uplo::upper),
+                                            ::testing::Values(Mode::cpu, Mode::gpu, Mode::hybrid)));
+
+// The C API's complex batches equal LAPACK matrix by matrix; a bad argument is refused.
+TEST(ComplexCApi, BatchesMatchLapack) {
+  const int n = 19, batch = 6, nrhs = 2;
+  const long long stride = static_cast<long long>(n) * n, strideB = static_cast<long long>(n) * nrhs;
+  std::vector<zdouble> A(static_cast<std::size_t>(stride) * batch), B(static_cast<std::size_t>(strideB) * batch);
+  for (int k = 0; k < batch; ++k) {
+    const std::vector<zdouble> a = random_hpd<zdouble>(n, n, 400 + k);
+    std::copy(a.begin(), a.end(), A.begin() + k * stride);
+    const std::vector<zdouble> b = random_rhs<zdouble>(n, nrhs, n, 500 + k);
+    std::copy(b.begin(), b.end(), B.begin() + k * strideB);
+  }
+  for (char uplo : {'L', 'U'}) {
+    std::vector<zdouble> F = A, G = A, X = B;
+    std::vector<int> info(batch, -9), info2(batch, -9);
+    ASSERT_EQ(tessera_zpotrf_batched(uplo, n, F.data(), n, stride, batch, info.data()), 0);
+    ASSERT_EQ(tessera_zposv_batched(uplo, n, nrhs, G.data(), n, stride, X.data(), n, strideB, batch, info2.data()), 0);
+    for (int k = 0; k < batch; ++k) {
+      EXPECT_EQ(info[k], 0);
+      EXPECT_EQ(info2[k], 0);
+      std::vector<zdouble> expected(A.begin() + k * stride, A.begin() + (k + 1) * stride);
+      std::vector<zdouble> solution(B.begin() + k * strideB, B.begin() + (k + 1) * strideB);
+      ASSERT_EQ(kernels::cpu::potrf(uplo, n, expected.data(), n), 0);
+      ASSERT_EQ(kernels::cpu::potrs(uplo, n, nrhs, expected.data(), n, solution.data(), n), 0);
+      for (long long e = 0; e < stride; ++e) EXPECT_NEAR(std::abs(F[k * stride + e] - expected[e]), 0.0, 1e-12) << uplo;
+      for (long long e = 0; e < strideB; ++e)
+        EXPECT_NEAR(std::abs(X[k * strideB + e] - solution[e]), 0.0, 1e-10 * (1 + std::abs(solution[e]))) << uplo;
+    }
+  }
+  std::vector<std::complex<float>> C(static_cast<std::size_t>(stride) * batch);
+  std::vector<int> info(batch);
+  EXPECT_EQ(tessera_cpotrf_batched('L', n, C.data(), n - 1, stride, batch, info.data()), -4);
+  EXPECT_EQ(tessera_cposv_batched('X', n, 1, C.data(), n, stride, C.data(), n, stride, batch, info.data()), -1);
 }
 
 #ifdef TESSERA_HAVE_CUDA
@@ -353,6 +500,60 @@ TEST(ComplexOnDevice, FactorsSolvesAndReportsInfo) {
   EXPECT_THROW(device::potri(runtime(), n, dA, ld, nullptr), InvalidArgument);
   cudaFree(dA);
   cudaFree(dB);
+}
+
+// Complex batches in GPU memory through the C API (no runtime): posv in place with a failing
+// member, then the checking form's count of failures; each solution against its backward error.
+TEST(ComplexOnDevice, BatchesThroughTheCApi) {
+  TESSERA_SKIP_WITHOUT_GPU();
+  const int n = 45, batch = 9, nrhs = 2;
+  const long long stride = static_cast<long long>(n) * n, strideB = static_cast<long long>(n) * nrhs;
+  std::vector<zdouble> A(static_cast<std::size_t>(stride) * batch), B(static_cast<std::size_t>(strideB) * batch);
+  for (int k = 0; k < batch; ++k) {
+    const std::vector<zdouble> a = random_hpd<zdouble>(n, n, 600 + k);
+    std::copy(a.begin(), a.end(), A.begin() + k * stride);
+    const std::vector<zdouble> b = random_rhs<zdouble>(n, nrhs, n, 700 + k);
+    std::copy(b.begin(), b.end(), B.begin() + k * strideB);
+  }
+  A[5 * stride + at(20, 20, n)] = zdouble(-2, 1);  // matrix 5 fails at column 21
+  zdouble *dA = nullptr, *dB = nullptr;
+  int* dinfo = nullptr;
+  ASSERT_EQ(cudaMalloc(&dA, sizeof(zdouble) * A.size()), cudaSuccess);
+  ASSERT_EQ(cudaMalloc(&dB, sizeof(zdouble) * B.size()), cudaSuccess);
+  ASSERT_EQ(cudaMalloc(&dinfo, sizeof(int) * batch), cudaSuccess);
+  for (char uplo : {'L', 'U'}) {
+    ASSERT_EQ(cudaMemcpy(dA, A.data(), sizeof(zdouble) * A.size(), cudaMemcpyHostToDevice), cudaSuccess);
+    ASSERT_EQ(cudaMemcpy(dB, B.data(), sizeof(zdouble) * B.size(), cudaMemcpyHostToDevice), cudaSuccess);
+    ASSERT_EQ(tessera_zposv_batched_device_ex(uplo, n, nrhs, dA, n, stride, dB, n, strideB, batch, dinfo, nullptr), 0);
+    std::vector<zdouble> F(A.size()), X(B.size());
+    std::vector<int> info(batch);
+    ASSERT_EQ(cudaMemcpy(F.data(), dA, sizeof(zdouble) * F.size(), cudaMemcpyDeviceToHost), cudaSuccess);
+    ASSERT_EQ(cudaMemcpy(X.data(), dB, sizeof(zdouble) * X.size(), cudaMemcpyDeviceToHost), cudaSuccess);
+    ASSERT_EQ(cudaMemcpy(info.data(), dinfo, sizeof(int) * batch, cudaMemcpyDeviceToHost), cudaSuccess);
+    const Uplo u = uplo == 'L' ? Uplo::lower : Uplo::upper;
+    for (int k = 0; k < batch; ++k) {
+      ASSERT_EQ(info[k], k == 5 ? 21 : 0) << uplo << " matrix " << k;
+      const std::vector<zdouble> a(A.begin() + k * stride, A.begin() + (k + 1) * stride);
+      const std::vector<zdouble> f(F.begin() + k * stride, F.begin() + (k + 1) * stride);
+      const std::vector<zdouble> b(B.begin() + k * strideB, B.begin() + (k + 1) * strideB);
+      const std::vector<zdouble> x(X.begin() + k * strideB, X.begin() + (k + 1) * strideB);
+      if (k == 5) {
+        EXPECT_EQ(x, b) << uplo << ": B of the failed matrix changed";
+        continue;
+      }
+      EXPECT_LT(factor_backward_error(u, n, a, f, n), kResidualThreshold) << uplo << " matrix " << k;
+      expect_only_the_triangle_written(u, n, n, a, f, std::string(1, uplo), true);
+      EXPECT_LT(solve_backward_error(u, n, nrhs, a, n, x, b, n), kResidualThreshold) << uplo << " matrix " << k;
+    }
+    ASSERT_EQ(cudaMemcpy(dA, A.data(), sizeof(zdouble) * A.size(), cudaMemcpyHostToDevice), cudaSuccess);
+    std::vector<int> host_info(batch, -9);
+    EXPECT_EQ(tessera_zpotrf_batched_device(uplo, n, dA, n, stride, batch, host_info.data(), nullptr), 1) << uplo;
+    EXPECT_EQ(host_info[5], 21) << uplo;
+  }
+  EXPECT_EQ(tessera_zpotrf_batched_device_ex('L', n, dA, n - 1, stride, batch, dinfo, nullptr), -4);
+  cudaFree(dA);
+  cudaFree(dB);
+  cudaFree(dinfo);
 }
 #endif
 

@@ -3,7 +3,7 @@
 
 Suites (--suites, default all three):
   batched  device-resident stacks: tessera.cholesky_ex vs torch.linalg.cholesky_ex vs
-           cupy.linalg.cholesky, GFLOP/s (n^3/3 per matrix);
+           cupy.linalg.cholesky, GFLOP/s (n^3/3 per matrix, 4 n^3/3 for complex Hermitian ones);
   dense    device-resident matrices: tessera.cholesky vs torch.linalg.cholesky_ex vs
            cupy.linalg.cholesky, TFLOP/s;
   host     numpy arrays: tessera.cholesky (--mode, default auto) vs numpy.linalg.cholesky vs
@@ -38,8 +38,8 @@ import time
 import numpy as np
 
 DEVICE = "cuda"  # the torch device of the device suites: the current CUDA device
-PRECISIONS = {"d": "float64", "s": "float32"}
-PRECISION_NAMES = {"d": "double", "s": "single"}
+PRECISIONS = {"d": "float64", "s": "float32", "z": "complex128", "c": "complex64"}
+PRECISION_NAMES = {"d": "double", "s": "single", "z": "complex double", "c": "complex single"}
 DEFAULTS = {
     "batched": "10000x8,10000x16,10000x32,10000x64,10000x128,10000x256,1000x256,1000x512",
     "dense": "4096,8192,16384,30000",
@@ -100,13 +100,14 @@ def free_memory():
 
 def spd_device(batch, n, precision, seed):
     """A torch stack of shape (batch, n, n) (no batch axis for batch None) on the current CUDA device:
-    symmetric, off-diagonal entries uniform in [-1, 1], diagonal n (diagonally dominant, so SPD)."""
+    symmetric (Hermitian), off-diagonal entries (their parts) uniform in [-1, 1], diagonal n
+    (diagonally dominant, so positive definite)."""
     torch = module("torch")
     shape = (n, n) if batch is None else (batch, n, n)
     generator = torch.Generator(device=DEVICE).manual_seed(seed)
     A = torch.rand(shape, dtype=getattr(torch, PRECISIONS[precision]), device=DEVICE, generator=generator)
-    A.mul_(2).sub_(1)
-    A = A + A.mT
+    A.mul_(2).sub_(1 + 1j if A.is_complex() else 1)
+    A = A + A.mH
     A.mul_(0.5)
     A.diagonal(dim1=-2, dim2=-1).fill_(n)
     return A
@@ -117,7 +118,9 @@ def spd_host(batch, n, precision, seed):
     rng = np.random.default_rng(seed)
     shape = (n, n) if batch is None else (batch, n, n)
     A = rng.uniform(-1.0, 1.0, size=shape).astype(PRECISIONS[precision])
-    A = A + np.swapaxes(A, -1, -2)
+    if A.dtype.kind == "c":
+        A += 1j * rng.uniform(-1.0, 1.0, size=shape)
+    A = A + np.conj(np.swapaxes(A, -1, -2))
     A *= 0.5
     diagonal = np.arange(n)
     A[..., diagonal, diagonal] = n
@@ -129,7 +132,7 @@ def device_residual(A, L):
     torch = module("torch")
     L = L if isinstance(L, torch.Tensor) else torch.from_dlpack(L)
     x = torch.randn(A.shape[:-1] + (1,), dtype=A.dtype, device=A.device)
-    r = A @ x - L @ (L.mT @ x)
+    r = A @ x - L @ (L.mH @ x)
     ratio = torch.linalg.norm(r, dim=(-2, -1)) / (
         torch.linalg.norm(A, dim=(-2, -1)) * torch.linalg.norm(x, dim=(-2, -1)))
     return float(torch.nan_to_num(ratio, nan=float("inf")).max())
@@ -138,7 +141,7 @@ def device_residual(A, L):
 def host_residual(A, L):
     """The numpy counterpart of device_residual."""
     x = np.random.default_rng(1).standard_normal(A.shape[:-1] + (1,)).astype(A.dtype)
-    r = A @ x - L @ (np.swapaxes(L, -1, -2) @ x)
+    r = A @ x - L @ (np.conj(np.swapaxes(L, -1, -2)) @ x)
     ratio = np.linalg.norm(r, axis=(-2, -1)) / (np.linalg.norm(A, axis=(-2, -1)) * np.linalg.norm(x, axis=(-2, -1)))
     return float(np.nan_to_num(ratio, nan=np.inf).max())
 
@@ -213,7 +216,7 @@ def run_case(suite, precision, batch, n, args, peers):
     """Factors one array (a stack when batch is given) with each library; the row for the JSON."""
     device = suite != "host"
     matrices = 1 if batch is None else batch
-    flops = matrices * n ** 3 / 3
+    flops = matrices * n ** 3 / 3 * (4 if PRECISIONS[precision].startswith("complex") else 1)
     row = {"suite": suite, "precision": precision, "n": n, "batch": batch, "flops": flops, "peers": {}, "ratios": {}}
     try:
         A = (spd_device if device else spd_host)(batch, n, precision, args.seed)
@@ -307,7 +310,8 @@ def size_list(text):
 def parse_arguments():
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--suites", default="batched,dense,host", help="comma-separated: batched, dense, host")
-    parser.add_argument("--precisions", default="d,s", help="comma-separated: d (float64), s (float32)")
+    parser.add_argument("--precisions", default="d,s",
+                        help="comma-separated: d (float64), s (float32), z (complex128), c (complex64)")
     parser.add_argument("--peers", help="comma-separated subset of tessera,torch,cupy,numpy,scipy")
     parser.add_argument("--batched", help=f"device stacks COUNTxN (default {DEFAULTS['batched']})")
     parser.add_argument("--dense", help=f"device matrix sizes (default {DEFAULTS['dense']})")

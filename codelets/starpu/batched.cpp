@@ -278,7 +278,7 @@ void insert_vpotrs_chunk(const TaskContext& ctx, Uplo uplo, int nrhs, const Vari
   template void insert_vpotrf_chunk<T>(const TaskContext&, Uplo, const VariableChunk&, void*, bool, const TaskHints&); \
   template void insert_vpotrs_chunk<T>(const TaskContext&, Uplo, int, const VariableChunk&, void*,                     \
                                        const VariableChunk&, const TaskHints&);
-TESSERA_FOR_EACH_REAL_SCALAR(TESSERA_INSTANTIATE)
+TESSERA_FOR_EACH_SCALAR(TESSERA_INSTANTIATE)
 #undef TESSERA_INSTANTIATE
 
 }  // namespace tessera::detail

@@ -7,7 +7,8 @@
 // lda * n when batch > 1 and n > 0); in a variable-size batch matrix k has order n[k] and leading
 // dimension lda[k] and starts at A + offsets[k], with offsets increasing and the matrices
 // disjoint (docs/user-guide.md, "Batched mode", has the rules). Only the triangle options.uplo is read
-// and written. Arrays must stay valid until the request is done.
+// and written. Arrays must stay valid until the request is done. The scalars are any of
+// tessera/precision.hpp's: complex matrices are Hermitian (A_k = L_k L_k^H).
 #pragma once
 
 #include "tessera/export.h"

@@ -10,6 +10,10 @@
 // synchronise `stream` (cudaStreamSynchronize: the calling thread waits for the work already on
 // it), then return once the result is complete in the caller's memory.
 //
+// Scalars: every form takes float, double, std::complex<float> and std::complex<double>
+// (complex matrices are Hermitian positive definite: A = L L^H, upper storage U = L^H), except
+// potri, which takes real matrices only.
+//
 // Misuse throws InvalidArgument (LAPACK's argument position in the message, tessera/
 // lapack_arguments.hpp); a CUDA failure CudaError. Built without CUDA, every call throws
 // RuntimeError.

@@ -81,6 +81,14 @@ TESSERA_EXPORT int tessera_dposv_batched(char uplo, int n, int nrhs, double *A, 
                           long long strideB, int batch, int *info);
 TESSERA_EXPORT int tessera_sposv_batched(char uplo, int n, int nrhs, float *A, int lda, long long strideA, float *B, int ldb,
                           long long strideB, int batch, int *info);
+TESSERA_EXPORT int tessera_zpotrf_batched(char uplo, int n, tessera_complex_double *A, int lda, long long strideA, int batch,
+                                          int *info);
+TESSERA_EXPORT int tessera_zposv_batched(char uplo, int n, int nrhs, tessera_complex_double *A, int lda, long long strideA,
+                                         tessera_complex_double *B, int ldb, long long strideB, int batch, int *info);
+TESSERA_EXPORT int tessera_cpotrf_batched(char uplo, int n, tessera_complex_float *A, int lda, long long strideA, int batch,
+                                          int *info);
+TESSERA_EXPORT int tessera_cposv_batched(char uplo, int n, int nrhs, tessera_complex_float *A, int lda, long long strideA,
+                                         tessera_complex_float *B, int ldb, long long strideB, int batch, int *info);
 
 /* Device-resident dense forms (tessera/device.hpp): A and B are in GPU memory (cudaMalloc'ed, or
  * managed), column-major; stream is a cudaStream_t (NULL: the legacy default stream). The call
@@ -149,6 +157,36 @@ TESSERA_EXPORT int tessera_spotrf_batched_device_out_of_place_ex(char uplo, int 
 TESSERA_EXPORT int tessera_dpotrf_batched_device(char uplo, int n, double *A, int lda, long long strideA, int batch,
                                                  int *host_info, void *stream);
 TESSERA_EXPORT int tessera_spotrf_batched_device(char uplo, int n, float *A, int lda, long long strideA, int batch,
+                                                 int *host_info, void *stream);
+TESSERA_EXPORT int tessera_zpotrf_batched_device_ex(char uplo, int n, tessera_complex_double *A, int lda, long long strideA,
+                                                    int batch, int *info, void *stream);
+TESSERA_EXPORT int tessera_zpotrs_batched_device_ex(char uplo, int n, int nrhs, const tessera_complex_double *A, int lda,
+                                                    long long strideA, tessera_complex_double *B, int ldb, long long strideB,
+                                                    int batch, const int *info, void *stream);
+TESSERA_EXPORT int tessera_zposv_batched_device_ex(char uplo, int n, int nrhs, tessera_complex_double *A, int lda, long long strideA,
+                                                   tessera_complex_double *B, int ldb, long long strideB, int batch, int *info,
+                                                   void *stream);
+TESSERA_EXPORT int tessera_zpotrf_batched_device_out_of_place_ex(char uplo, int n, const tessera_complex_double *A,
+                                                                 long long rowStrideA, long long colStrideA,
+                                                                 long long strideA, tessera_complex_double *L, int ldl,
+                                                                 long long strideL, int batch, int *info,
+                                                                 void *stream);
+TESSERA_EXPORT int tessera_zpotrf_batched_device(char uplo, int n, tessera_complex_double *A, int lda, long long strideA, int batch,
+                                                 int *host_info, void *stream);
+TESSERA_EXPORT int tessera_cpotrf_batched_device_ex(char uplo, int n, tessera_complex_float *A, int lda, long long strideA,
+                                                    int batch, int *info, void *stream);
+TESSERA_EXPORT int tessera_cpotrs_batched_device_ex(char uplo, int n, int nrhs, const tessera_complex_float *A, int lda,
+                                                    long long strideA, tessera_complex_float *B, int ldb, long long strideB,
+                                                    int batch, const int *info, void *stream);
+TESSERA_EXPORT int tessera_cposv_batched_device_ex(char uplo, int n, int nrhs, tessera_complex_float *A, int lda, long long strideA,
+                                                   tessera_complex_float *B, int ldb, long long strideB, int batch, int *info,
+                                                   void *stream);
+TESSERA_EXPORT int tessera_cpotrf_batched_device_out_of_place_ex(char uplo, int n, const tessera_complex_float *A,
+                                                                 long long rowStrideA, long long colStrideA,
+                                                                 long long strideA, tessera_complex_float *L, int ldl,
+                                                                 long long strideL, int batch, int *info,
+                                                                 void *stream);
+TESSERA_EXPORT int tessera_cpotrf_batched_device(char uplo, int n, tessera_complex_float *A, int lda, long long strideA, int batch,
                                                  int *host_info, void *stream);
 
 /* The library's version, e.g. "0.1.0". */

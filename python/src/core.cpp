@@ -220,8 +220,7 @@ class RuntimeCall {
     if (info.shape(0) != static_cast<size_t>(s.batch)) throw tessera::InvalidArgument("info has the wrong length");
     T* data = static_cast<T*>(a.data());
     tessera::Runtime& rt = runtime();
-    if (tessera::kIsComplex<T> || s.batch == 1) {
-      // One request per matrix (batches take real scalars), all submitted before the first wait.
+    if (s.batch == 1) {
       std::vector<tessera::Request> requests;
       for (int k = 0; k < s.batch; ++k)
         requests.push_back(submit([&] {
@@ -269,8 +268,7 @@ class RuntimeCall {
     T* rhs = static_cast<T*>(b.data());
     const int ld = std::max(1, s.n);
     tessera::Runtime& rt = runtime();
-    if (tessera::kIsComplex<T> || s.batch == 1) {
-      // One request per matrix (batches take real scalars), all submitted before the first wait.
+    if (s.batch == 1) {
       std::vector<tessera::Request> requests;
       for (int k = 0; k < s.batch; ++k)
         requests.push_back(submit([&] {
@@ -638,10 +636,12 @@ NB_MODULE(_core, m) {
                   .def("__enter__", [](nb::handle self) { return nb::borrow(self); })
                   .def("__exit__", [](RuntimeCall& c, nb::args) { c.end(); });
 
-  // Host arrays and GPU matrices in place in every precision; GPU arrays read through their strides
-  // and stacks in the real ones (Tessera's batched and loading kernels take real scalars).
+  // Host arrays, GPU matrices in place and the batched kernels in every precision; the dense
+  // out-of-place and stack forms in the real ones (the loading kernels take real scalars).
   for_each_precision([&](auto zero, const std::string& s) {
     using T = decltype(zero);
+    m.def(("potrf_batched_device_into" + s).c_str(), &potrf_batched_device_into<T>);
+    m.def(("potrs_batched_device" + s).c_str(), &potrs_batched_device<T>);
     call.def(("potrf" + s).c_str(), &RuntimeCall::potrf<T>);
     call.def(("potrs" + s).c_str(), &RuntimeCall::potrs<T>);
     call.def(("potri" + s).c_str(), &RuntimeCall::potri<T>);
@@ -656,7 +656,5 @@ NB_MODULE(_core, m) {
     using T = decltype(zero);
     call.def(("potrf_device_into" + s).c_str(), &RuntimeCall::potrf_device_into<T>);
     call.def(("potrf_stack_device_into" + s).c_str(), &RuntimeCall::potrf_stack_device_into<T>);
-    m.def(("potrf_batched_device_into" + s).c_str(), &potrf_batched_device_into<T>);
-    m.def(("potrs_batched_device" + s).c_str(), &potrs_batched_device<T>);
   });
 }

@@ -460,7 +460,7 @@ def _hpd(n, dtype, batch=(), seed=0):
 
 @pytest.mark.parametrize("dtype", [np.complex128, np.complex64])
 @pytest.mark.parametrize("lower", [True, False])
-@pytest.mark.parametrize("n, batch", [(1, ()), (33, (3,)), (300, ()), (DENSE_N, ())])
+@pytest.mark.parametrize("n, batch", [(1, ()), (33, (3,)), (16, (400,)), (70, (2, 150)), (300, ()), (DENSE_N, ())])
 def test_complex_factor_solve_inverse_logdet_match_numpy(kind, n, batch, lower, dtype):
     a = _hpd(n, dtype, batch, seed=n)
     scale = (1e-12 if dtype == np.complex128 else 2e-4) * max(n, 10)
@@ -485,3 +485,10 @@ def test_complex_not_positive_definite_on_the_gpu(kind):
     a[1, 70, 70] = -1
     _, info = tessera.cholesky_ex(kind.put(a))
     assert list(kind.get(info)) == [0, 71]
+    # A long stack of small matrices (the batched kernels): only the broken one fails.
+    stack = _hpd(20, np.complex64, (300,), seed=4)
+    stack[7, 10, 10] = -1
+    for lower in (True, False):
+        _, info = tessera.cholesky_ex(kind.put(stack), lower=lower)
+        info = kind.get(info)
+        assert info[7] == 11 and np.count_nonzero(info) == 1

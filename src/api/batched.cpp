@@ -260,7 +260,7 @@ Request detail::posv_variable_batch_async(Runtime& runtime, const int* n, int nr
                                            const long long*, const int*, int, const FactorOptions&);               \
   template Request detail::posv_variable_batch_async<T>(Runtime&, const int*, int, T*, const long long*, const int*, T*,        \
                                           const long long*, const int*, int, int*, const FactorOptions&);
-TESSERA_FOR_EACH_REAL_SCALAR(TESSERA_INSTANTIATE)
+TESSERA_FOR_EACH_SCALAR(TESSERA_INSTANTIATE)
 #undef TESSERA_INSTANTIATE
 
 }  // namespace tessera

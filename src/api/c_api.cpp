@@ -330,6 +330,54 @@ int tessera_spotrf_batched_device(char uplo, int n, float* A, int lda, long long
                                   void* stream) {
   return potrf_batched_device("tessera_spotrf_batched_device", uplo, n, A, lda, strideA, batch, host_info, stream);
 }
+int tessera_zpotrf_batched_device_ex(char uplo, int n, tessera_complex_double* A, int lda, long long strideA, int batch,
+                                     int* info, void* stream) {
+  return potrf_batched_device_ex("tessera_zpotrf_batched_device_ex", uplo, n, A, lda, strideA, batch, info, stream);
+}
+int tessera_zpotrs_batched_device_ex(char uplo, int n, int nrhs, const tessera_complex_double* A, int lda, long long strideA,
+                                     tessera_complex_double* B, int ldb, long long strideB, int batch, const int* info, void* stream) {
+  return potrs_batched_device_ex("tessera_zpotrs_batched_device_ex", uplo, n, nrhs, A, lda, strideA, B, ldb, strideB,
+                                 batch, info, stream);
+}
+int tessera_zposv_batched_device_ex(char uplo, int n, int nrhs, tessera_complex_double* A, int lda, long long strideA, tessera_complex_double* B,
+                                    int ldb, long long strideB, int batch, int* info, void* stream) {
+  return posv_batched_device_ex("tessera_zposv_batched_device_ex", uplo, n, nrhs, A, lda, strideA, B, ldb, strideB,
+                                batch, info, stream);
+}
+int tessera_zpotrf_batched_device_out_of_place_ex(char uplo, int n, const tessera_complex_double* A, long long rowStrideA,
+                                                  long long colStrideA, long long strideA, tessera_complex_double* L, int ldl,
+                                                  long long strideL, int batch, int* info, void* stream) {
+  return potrf_batched_device_out_of_place_ex("tessera_zpotrf_batched_device_out_of_place_ex", uplo, n, A, rowStrideA,
+                                              colStrideA, strideA, L, ldl, strideL, batch, info, stream);
+}
+int tessera_zpotrf_batched_device(char uplo, int n, tessera_complex_double* A, int lda, long long strideA, int batch, int* host_info,
+                                  void* stream) {
+  return potrf_batched_device("tessera_zpotrf_batched_device", uplo, n, A, lda, strideA, batch, host_info, stream);
+}
+int tessera_cpotrf_batched_device_ex(char uplo, int n, tessera_complex_float* A, int lda, long long strideA, int batch,
+                                     int* info, void* stream) {
+  return potrf_batched_device_ex("tessera_cpotrf_batched_device_ex", uplo, n, A, lda, strideA, batch, info, stream);
+}
+int tessera_cpotrs_batched_device_ex(char uplo, int n, int nrhs, const tessera_complex_float* A, int lda, long long strideA,
+                                     tessera_complex_float* B, int ldb, long long strideB, int batch, const int* info, void* stream) {
+  return potrs_batched_device_ex("tessera_cpotrs_batched_device_ex", uplo, n, nrhs, A, lda, strideA, B, ldb, strideB,
+                                 batch, info, stream);
+}
+int tessera_cposv_batched_device_ex(char uplo, int n, int nrhs, tessera_complex_float* A, int lda, long long strideA, tessera_complex_float* B,
+                                    int ldb, long long strideB, int batch, int* info, void* stream) {
+  return posv_batched_device_ex("tessera_cposv_batched_device_ex", uplo, n, nrhs, A, lda, strideA, B, ldb, strideB,
+                                batch, info, stream);
+}
+int tessera_cpotrf_batched_device_out_of_place_ex(char uplo, int n, const tessera_complex_float* A, long long rowStrideA,
+                                                  long long colStrideA, long long strideA, tessera_complex_float* L, int ldl,
+                                                  long long strideL, int batch, int* info, void* stream) {
+  return potrf_batched_device_out_of_place_ex("tessera_cpotrf_batched_device_out_of_place_ex", uplo, n, A, rowStrideA,
+                                              colStrideA, strideA, L, ldl, strideL, batch, info, stream);
+}
+int tessera_cpotrf_batched_device(char uplo, int n, tessera_complex_float* A, int lda, long long strideA, int batch, int* host_info,
+                                  void* stream) {
+  return potrf_batched_device("tessera_cpotrf_batched_device", uplo, n, A, lda, strideA, batch, host_info, stream);
+}
 
 
 int tessera_dpotrf_batched(char uplo, int n, double* A, int lda, long long strideA, int batch, int* info) {
@@ -345,6 +393,20 @@ int tessera_dposv_batched(char uplo, int n, int nrhs, double* A, int lda, long l
 int tessera_sposv_batched(char uplo, int n, int nrhs, float* A, int lda, long long strideA, float* B, int ldb,
                           long long strideB, int batch, int* info) {
   return posv_batched("tessera_sposv_batched", uplo, n, nrhs, A, lda, strideA, B, ldb, strideB, batch, info);
+}
+int tessera_zpotrf_batched(char uplo, int n, tessera_complex_double* A, int lda, long long strideA, int batch, int* info) {
+  return potrf_batched("tessera_zpotrf_batched", uplo, n, A, lda, strideA, batch, info);
+}
+int tessera_zposv_batched(char uplo, int n, int nrhs, tessera_complex_double* A, int lda, long long strideA, tessera_complex_double* B, int ldb,
+                          long long strideB, int batch, int* info) {
+  return posv_batched("tessera_zposv_batched", uplo, n, nrhs, A, lda, strideA, B, ldb, strideB, batch, info);
+}
+int tessera_cpotrf_batched(char uplo, int n, tessera_complex_float* A, int lda, long long strideA, int batch, int* info) {
+  return potrf_batched("tessera_cpotrf_batched", uplo, n, A, lda, strideA, batch, info);
+}
+int tessera_cposv_batched(char uplo, int n, int nrhs, tessera_complex_float* A, int lda, long long strideA, tessera_complex_float* B, int ldb,
+                          long long strideB, int batch, int* info) {
+  return posv_batched("tessera_cposv_batched", uplo, n, nrhs, A, lda, strideA, B, ldb, strideB, batch, info);
 }
 
 int tessera_dpotrf(char uplo, int n, double* A, int lda) { return potrf("tessera_dpotrf", uplo, n, A, lda); }

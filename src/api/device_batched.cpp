@@ -334,7 +334,7 @@ void zero_opposite_triangle(Uplo, int, T*, int, long long, int, Stream) {
   template int potrf_batched<T>(Uplo, int, T*, int, long long, int, int*, Stream);                                \
   template int posv_batched<T>(Uplo, int, int, T*, int, long long, T*, int, long long, int, int*, Stream);        \
   template void zero_opposite_triangle<T>(Uplo, int, T*, int, long long, int, Stream);
-TESSERA_FOR_EACH_REAL_SCALAR(TESSERA_INSTANTIATE_DEVICE_BATCHED)
+TESSERA_FOR_EACH_SCALAR(TESSERA_INSTANTIATE_DEVICE_BATCHED)
 #undef TESSERA_INSTANTIATE_DEVICE_BATCHED
 
 }  // namespace tessera::device

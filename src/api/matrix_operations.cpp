@@ -75,12 +75,11 @@ void check_solve_operands(const char* routine, const Runtime& runtime, const Mat
     misuse(routine, "B has " + std::to_string(B.rows()) + " rows, not A's order " + std::to_string(A.rows()));
 }
 
-// Complex matrices are factored in host arrays, tile matrices and GPU arrays; batches take real
-// scalars so far, and so does the inverse of a factor in GPU memory.
+// The inverse of a complex matrix's factor is computed in host arrays only so far.
 [[noreturn]] void complex_home_refused(const char* routine, MatrixIn where) {
-  misuse(routine, std::string("the matrix lies in ") + to_string(where) +
-                      ": complex matrices are taken in host arrays, tile matrices and GPU arrays (MatrixIn::host, "
-                      "tiles, device) only");
+  misuse(routine, std::string("the factor lies in ") + to_string(where) +
+                      ": the inverse of a complex matrix is computed from a factor in host memory (MatrixIn::host) "
+                      "only");
 }
 
 }  // namespace
@@ -96,8 +95,7 @@ Request potrf_in_home(Runtime& runtime, const MatrixView<T>& A, const FactorOpti
   }
   if (A.where() == MatrixIn::device)
     return detail::finished_request(device::potrf_dense(runtime, A.rows(), A.data(), A.ld(), A.stream(), options));
-  if constexpr (kIsComplex<T>) complex_home_refused("potrf", A.where());
-  else switch (A.where()) {
+  switch (A.where()) {
     case MatrixIn::host:
     case MatrixIn::tiles:
     case MatrixIn::device: break;
@@ -126,8 +124,7 @@ Request posv_in_home(Runtime& runtime, const MatrixView<T>& A, const MatrixView<
   if (A.where() == MatrixIn::device)
     return detail::finished_request(device::posv_dense(runtime, n, B.cols(), A.data(), A.ld(), B.data(), B.ld(),
                                                        B.stream(), options));
-  if constexpr (kIsComplex<T>) complex_home_refused("posv", A.where());
-  else switch (A.where()) {
+  switch (A.where()) {
     case MatrixIn::host:
     case MatrixIn::tiles:
     case MatrixIn::device: break;
@@ -167,8 +164,7 @@ Request potrs_async(Runtime& runtime, const MatrixView<T>& factor, const MatrixV
   if (factor.where() == MatrixIn::device)
     return detail::finished_request(device::potrs_dense(runtime, n, B.cols(), factor.data(), factor.ld(), B.data(),
                                                         B.ld(), B.stream(), options));
-  if constexpr (kIsComplex<T>) complex_home_refused("potrs", factor.where());
-  else switch (factor.where()) {
+  switch (factor.where()) {
     case MatrixIn::host:
     case MatrixIn::tiles:
     case MatrixIn::device: break;

@@ -5,6 +5,7 @@
 #include <cuda_runtime.h>
 
 #include "cuda/batched_kernels.hpp"
+#include "cuda/batched_scalar.cuh"
 
 namespace tessera::kernels::cuda::batched_detail {
 
@@ -121,9 +122,13 @@ __device__ __forceinline__ void pivot_fast(double x, double& d, double& r) {
   d = x * r;
 }
 
+// x is a diagonal entry (for a complex matrix, its real part counts: a Hermitian matrix's
+// diagonal is real, and LAPACK ignores the imaginary part stored there).
 template <class T>
-__device__ __forceinline__ bool pivot(T x, bool fast, T& d, T& r) {
-  if (!(x > T(0))) return false;
+__device__ __forceinline__ bool pivot(T entry, bool fast, RealPartOf<T>& d, RealPartOf<T>& r) {
+  using R = RealPartOf<T>;
+  const R x = real_of(entry);
+  if (!(x > R(0))) return false;
   if (fast)
     pivot_fast(x, d, r);
   else
@@ -145,6 +150,17 @@ struct Vec16<double> {
   static constexpr int width = 2;
 };
 
+template <>
+struct Vec16<DeviceComplex<float>> {
+  using type = float4;
+  static constexpr int width = 2;
+};
+template <>
+struct Vec16<DeviceComplex<double>> {
+  using type = double2;
+  static constexpr int width = 1;
+};
+
 template <class T>
 __device__ __forceinline__ T vec_get(const typename Vec16<T>::type& v, int e);
 template <>
@@ -154,6 +170,20 @@ __device__ __forceinline__ float vec_get<float>(const float4& v, int e) {
 template <>
 __device__ __forceinline__ double vec_get<double>(const double2& v, int e) {
   return e == 0 ? v.x : v.y;
+}
+template <>
+__device__ __forceinline__ DeviceComplex<float> vec_get<DeviceComplex<float>>(const float4& v, int e) {
+  return e == 0 ? DeviceComplex<float>(v.x, v.y) : DeviceComplex<float>(v.z, v.w);
+}
+template <>
+__device__ __forceinline__ DeviceComplex<double> vec_get<DeviceComplex<double>>(const double2& v, int) {
+  return {v.x, v.y};
+}
+__device__ __forceinline__ float4 vec_make(const DeviceComplex<float> (&v)[2]) {
+  return make_float4(v[0].re, v[0].im, v[1].re, v[1].im);
+}
+__device__ __forceinline__ double2 vec_make(const DeviceComplex<double> (&v)[1]) {
+  return make_double2(v[0].re, v[0].im);
 }
 __device__ __forceinline__ float4 vec_make(const float (&v)[4]) {
   return make_float4(v[0], v[1], v[2], v[3]);

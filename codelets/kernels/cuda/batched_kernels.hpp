@@ -1,6 +1,9 @@
 // Batched Cholesky kernels for many small SPD matrices (column-major, each matrix k at
 // A + k * strideA). Plain functions: all pointers are device pointers, launches are asynchronous
 // on `stream`, launch errors throw tessera::CudaError. info[k] receives LAPACK's info for matrix k.
+// T is any type of TESSERA_FOR_EACH_SCALAR: a complex matrix is Hermitian positive definite
+// (A_k = L_k L_k^H, upper storage holds U_k = L_k^H), its diagonal's imaginary parts are not read
+// and the factor's diagonal is real, as in LAPACK's zpotrf.
 #pragma once
 
 #include <cuda_runtime.h>
@@ -151,8 +154,9 @@ struct PanelShape {
 };
 
 // The panel shapes compiled in (n > 32 kernels), and the one potrf_batched picks for order n
-// and element size (4: float, 8: double).
+// and precision (element_bytes: the size of a real number, 4 or 8; complex: a complex type's). The
+// complex types have the shapes this picks for them only.
 int potrf_batched_panel_shapes(const PanelShape** shapes);
-PanelShape potrf_batched_default_shape(int n, int element_bytes = 8);
+PanelShape potrf_batched_default_shape(int n, int element_bytes = 8, bool complex = false);
 
 }  // namespace tessera::kernels::cuda

@@ -5,6 +5,7 @@
 #include <string>
 
 #include "cuda/batched_kernels.hpp"
+#include "cuda/batched_scalar.cuh"
 #include "cuda/check.hpp"
 #include "tessera/error.hpp"
 #include "tessera/precision.hpp"
@@ -93,19 +94,21 @@ void convert(int n, const T* src, T* dst, int lda, long long stride, int batch,
 template <class T>
 void interleave_batched(int n, const T* A, int lda, long long strideA, int batch, T* Ai,
                         cudaStream_t stream) {
-  convert<T, true>(n, A, Ai, lda, strideA, batch, stream);
+  using batched_detail::device_view;
+  convert<batched_detail::DeviceScalar<T>, true>(n, device_view(A), device_view(Ai), lda, strideA, batch, stream);
 }
 
 template <class T>
 void deinterleave_batched(int n, const T* Ai, int batch, T* A, int lda, long long strideA,
                           cudaStream_t stream) {
-  convert<T, false>(n, Ai, A, lda, strideA, batch, stream);
+  using batched_detail::device_view;
+  convert<batched_detail::DeviceScalar<T>, false>(n, device_view(Ai), device_view(A), lda, strideA, batch, stream);
 }
 
 #define TESSERA_INSTANTIATE(T)                                                                 \
   template void interleave_batched<T>(int, const T*, int, long long, int, T*, cudaStream_t);   \
   template void deinterleave_batched<T>(int, const T*, int, T*, int, long long, cudaStream_t);
-TESSERA_FOR_EACH_REAL_SCALAR(TESSERA_INSTANTIATE)
+TESSERA_FOR_EACH_SCALAR(TESSERA_INSTANTIATE)
 #undef TESSERA_INSTANTIATE
 
 }  // namespace tessera::kernels::cuda

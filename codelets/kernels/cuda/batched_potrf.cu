@@ -4,7 +4,8 @@
 // A variable batch runs both: the register kernel takes the matrices with n_k <= 32, the panel
 // kernel the rest (each skips the other's matrices). Arrays of pointers use the same kernels:
 // BatchDesc::A_array replaces the base pointer and its stride or offsets. The out-of-place form
-// sets BatchDesc::src: the same families, in their out-of-place instantiations.
+// sets BatchDesc::src: the same families, in their out-of-place instantiations. Complex matrices
+// run the kernels' DeviceScalar type (the caller's std::complex arrays, reinterpreted).
 #include <string>
 
 #include "cuda/batched_common.cuh"
@@ -17,6 +18,8 @@ namespace {
 
 using batched_detail::BatchDesc;
 using batched_detail::BatchLayout;
+using batched_detail::device_view;
+using batched_detail::DeviceScalar;
 
 constexpr int kRegisterMaxN = 32;
 
@@ -78,7 +81,7 @@ void potrf_batched(BatchUplo uplo, int n, T* A, int lda, long long strideA, int 
           "strideA must separate the matrices", 5);
   require(batch == 0 || info != nullptr, "info must not be null", 7);
   require(batch == 0 || n == 0 || A != nullptr, "A must not be null", 3);
-  BatchDesc<T> desc = batch_desc(BatchLayout::strided, uplo, A, n, batch, info);
+  BatchDesc<DeviceScalar<T>> desc = batch_desc(BatchLayout::strided, uplo, device_view(A), n, batch, info);
   desc.lda = lda;
   desc.stride = strideA;
   run_uniform(desc, stream, opts);
@@ -96,10 +99,10 @@ void potrf_batched(BatchUplo uplo, int n, const T* A, long long rowStrideA, long
   require(batch == 0 || info != nullptr, "info must not be null", 11);
   require(batch == 0 || n == 0 || A != nullptr, "A must not be null", 3);
   require(batch == 0 || n == 0 || L != nullptr, "L must not be null", 7);
-  BatchDesc<T> desc = batch_desc(BatchLayout::strided, uplo, L, n, batch, info);
+  BatchDesc<DeviceScalar<T>> desc = batch_desc(BatchLayout::strided, uplo, device_view(L), n, batch, info);
   desc.lda = ldl;
   desc.stride = strideL;
-  desc.src = A;
+  desc.src = device_view(A);
   desc.src_rs = rowStrideA;
   desc.src_cs = colStrideA;
   desc.src_stride = strideA;
@@ -113,7 +116,7 @@ void potrf_batched_interleaved(BatchUplo uplo, int n, T* Ai, int batch, int* inf
   require(batch >= 0, "batch must be >= 0", 4);
   require(batch == 0 || info != nullptr, "info must not be null", 5);
   require(batch == 0 || n == 0 || Ai != nullptr, "A must not be null", 3);
-  BatchDesc<T> desc = batch_desc(BatchLayout::interleaved, uplo, Ai, n, batch, info);
+  BatchDesc<DeviceScalar<T>> desc = batch_desc(BatchLayout::interleaved, uplo, device_view(Ai), n, batch, info);
   desc.lda = n;
   run_uniform(desc, stream, opts);
 }
@@ -127,7 +130,7 @@ void potrf_vbatched(BatchUplo uplo, const int* n, int max_n, T* A, const long lo
   if (batch == 0) return;
   require(n != nullptr && offsetA != nullptr && lda != nullptr && info != nullptr,
           "n, offsetA, lda and info must not be null", 2);
-  BatchDesc<T> desc = batch_desc(BatchLayout::variable, uplo, A, max_n, batch, info);
+  BatchDesc<DeviceScalar<T>> desc = batch_desc(BatchLayout::variable, uplo, device_view(A), max_n, batch, info);
   desc.nvec = n;
   desc.ldvec = lda;
   desc.offvec = offsetA;
@@ -142,8 +145,8 @@ void potrf_batched(BatchUplo uplo, int n, T* const* A_array, int lda, int batch,
   require(batch >= 0, "batch must be >= 0", 5);
   require(batch == 0 || info != nullptr, "info must not be null", 6);
   require(batch == 0 || n == 0 || A_array != nullptr, "A_array must not be null", 3);
-  BatchDesc<T> desc = batch_desc<T>(BatchLayout::strided, uplo, nullptr, n, batch, info);
-  desc.A_array = A_array;
+  auto desc = batch_desc<DeviceScalar<T>>(BatchLayout::strided, uplo, nullptr, n, batch, info);
+  desc.A_array = device_view(A_array);
   desc.lda = lda;
   run_uniform(desc, stream, opts);
 }
@@ -156,8 +159,8 @@ void potrf_vbatched(BatchUplo uplo, const int* n, int max_n, T* const* A_array, 
   if (batch == 0) return;
   require(n != nullptr && lda != nullptr && info != nullptr, "n, lda and info must not be null", 2);
   require(max_n == 0 || A_array != nullptr, "A_array must not be null", 4);
-  BatchDesc<T> desc = batch_desc<T>(BatchLayout::variable, uplo, nullptr, max_n, batch, info);
-  desc.A_array = A_array;
+  auto desc = batch_desc<DeviceScalar<T>>(BatchLayout::variable, uplo, nullptr, max_n, batch, info);
+  desc.A_array = device_view(A_array);
   desc.nvec = n;
   desc.ldvec = lda;
   run_variable(desc, stream, opts);
@@ -173,7 +176,7 @@ void potrf_vbatched(BatchUplo uplo, const int* n, int max_n, T* const* A_array, 
   template void potrf_batched<T>(BatchUplo, int, T* const*, int, int, int*, cudaStream_t, const BatchedOptions&);     \
   template void potrf_vbatched<T>(BatchUplo, const int*, int, T* const*, const int*, int, int*, cudaStream_t,         \
                                   const BatchedOptions&);
-TESSERA_FOR_EACH_REAL_SCALAR(TESSERA_INSTANTIATE)
+TESSERA_FOR_EACH_SCALAR(TESSERA_INSTANTIATE)
 #undef TESSERA_INSTANTIATE
 
 }  // namespace tessera::kernels::cuda

@@ -19,6 +19,9 @@
 // the output's), and the block ends by writing zeros to the output's strict opposite triangle;
 // after a failure it first copies the part of the triangle it never stored from the source, so
 // that the output holds what the in-place kernel leaves in A.
+//
+// Complex (Hermitian) matrices run the same code with conjugates where L^H enters: the update
+// subtracts L(i, k) conj(L(c, k)), and upper storage is read and written as L = U^H.
 #include <algorithm>
 #include <array>
 #include <cstdint>
@@ -48,18 +51,22 @@ template <class T, int NB, int KB>
 struct PanelShared {
   alignas(16) T D[2][KB][NB];  // D[b][k][c] = L(p0 + c, q + k)
   alignas(16) T Ld[NB][NB];    // Ld[j][c] = L(p0 + c, p0 + j): finished diagonal block
-  T piv_r[NB];                 // 1 / L(p0 + j, p0 + j)
-  T piv_d[NB];                 // L(p0 + j, p0 + j)
+  RealPartOf<T> piv_r[NB];     // 1 / L(p0 + j, p0 + j)
+  RealPartOf<T> piv_d[NB];     // L(p0 + j, p0 + j)
   int fail;
 };
 
-// Lower-factor view of one matrix: L(i, j) = p[i * rs + j * cs] (T const for a source).
+// Lower-factor view of one matrix: L(i, j) = p[i * rs + j * cs] (T const for a source), or its
+// conjugate where the view reads upper storage of a complex matrix (L = U^H).
 template <class T>
 struct LowerView {
+  using Value = std::remove_const_t<T>;
   T* p;
   long long rs, cs;
   int n;
-  __device__ __forceinline__ T& operator()(int i, int j) const { return p[i * rs + j * cs]; }
+  bool conjugate;
+  __device__ __forceinline__ Value get(int i, int j) const { return conj_if(conjugate, p[i * rs + j * cs]); }
+  __device__ __forceinline__ void set(int i, int j, Value v) const { p[i * rs + j * cs] = conj_if(conjugate, v); }
 };
 
 // out[c] = row[c] for c in (J, NB), 16-byte reads (row is 16-byte aligned, NB a multiple of V).
@@ -83,7 +90,7 @@ __device__ __forceinline__ void load_panel(const View& L, int row0, int p0, int 
     const int i = row0 + static_cast<int>(threadIdx.x) + r * NT;
 #pragma unroll
     for (int c = 0; c < NB; ++c)
-      a[r][c] = (i < L.n && c < nbp && i >= p0 + c) ? L(i, p0 + c) : T(0);
+      a[r][c] = (i < L.n && c < nbp && i >= p0 + c) ? L.get(i, p0 + c) : T(0);
   }
 }
 
@@ -114,7 +121,8 @@ __device__ __forceinline__ void load_panel_rows(const LowerView<const T>& S, int
       Vt v{};
       if (row_in && i >= p0 + c0) v = row[c0 / V];
 #pragma unroll
-      for (int e = 0; e < V; ++e) a[r][c0 + e] = i >= p0 + c0 + e ? vec_get<T>(v, e) : T(0);
+      for (int e = 0; e < V; ++e)
+        a[r][c0 + e] = i >= p0 + c0 + e ? conj_if(S.conjugate, vec_get<T>(v, e)) : T(0);
     }
   }
 }
@@ -127,11 +135,11 @@ __device__ __forceinline__ void store_panel(const LowerView<T>& L, int row0, int
     const int i = row0 + static_cast<int>(threadIdx.x) + r * NT;
 #pragma unroll
     for (int c = 0; c < NB; ++c)
-      if (i < L.n && c < nbp && i >= p0 + c) L(i, p0 + c) = a[r][c];
+      if (i < L.n && c < nbp && i >= p0 + c) L.set(i, p0 + c, a[r][c]);
   }
 }
 
-// a -= L(rows, 0:p0) * L(p0:p0+NB, 0:p0)^T, KB previous columns per step (the last step is
+// a -= L(rows, 0:p0) * L(p0:p0+NB, 0:p0)^H, KB previous columns per step (the last step is
 // padded with zeros when KB does not divide p0).
 template <class T, int NB, int NT, int R, int KB>
 __device__ __forceinline__ void update_panel(const LowerView<T>& L, int row0, int p0,
@@ -143,13 +151,13 @@ __device__ __forceinline__ void update_panel(const LowerView<T>& L, int row0, in
     for (int r = 0; r < R; ++r) {
       const int i = row0 + t + r * NT;
 #pragma unroll
-      for (int kk = 0; kk < KB; ++kk) own[r][kk] = (i < L.n && q + kk < p0) ? L(i, q + kk) : T(0);
+      for (int kk = 0; kk < KB; ++kk) own[r][kk] = (i < L.n && q + kk < p0) ? L.get(i, q + kk) : T(0);
     }
 #pragma unroll
     for (int s = 0; s < DS; ++s) {
       const int e = t + s * NT;
       const int c = e % NB, kk = e / NB;
-      dreg[s] = (e < NB * KB && p0 + c < L.n && q + kk < p0) ? L(p0 + c, q + kk) : T(0);
+      dreg[s] = (e < NB * KB && p0 + c < L.n && q + kk < p0) ? L.get(p0 + c, q + kk) : T(0);
     }
   };
   const auto publish = [&](int buf, const T(&dreg)[DS]) {
@@ -178,7 +186,7 @@ __device__ __forceinline__ void update_panel(const LowerView<T>& L, int row0, in
       for (int r = 0; r < R; ++r) {
         if (row0 + r * NT >= L.n) continue;  // whole row block below the matrix
 #pragma unroll
-        for (int c = 0; c < NB; ++c) a[r][c] = fma(-own[r][kk], dv[c], a[r][c]);
+        for (int c = 0; c < NB; ++c) a[r][c] = minus_product_conj(a[r][c], own[r][kk], dv[c]);
       }
     }
     if (more) {
@@ -192,7 +200,7 @@ __device__ __forceinline__ void update_panel(const LowerView<T>& L, int row0, in
   }
 }
 
-// a(:, c) -= a(:, J) L(p0 + c, p0 + J) for the columns c > J of the panel; lj is column J of the
+// a(:, c) -= a(:, J) conj(L(p0 + c, p0 + J)) for the columns c > J of the panel; lj is column J of the
 // finished diagonal block (sh.Ld[J]).
 template <class T, int NB, int R, int J>
 __device__ __forceinline__ void eliminate_column(T (&a)[R][NB], const T* lj) {
@@ -202,7 +210,7 @@ __device__ __forceinline__ void eliminate_column(T (&a)[R][NB], const T* lj) {
 #pragma unroll
     for (int r = 0; r < R; ++r)
 #pragma unroll
-      for (int c = J + 1; c < NB; ++c) a[r][c] = fma(-a[r][J], lv[c], a[r][c]);
+      for (int c = J + 1; c < NB; ++c) a[r][c] = minus_product_conj(a[r][c], a[r][J], lv[c]);
   }
 }
 
@@ -217,7 +225,7 @@ __device__ __forceinline__ int factor_diagonal(int p0, int nbp, T (&a)[R][NB],
     constexpr int j = decltype(jc)::value;
     if (fail || j >= nbp) return;
     if (t == j) {
-      T d, r;
+      RealPartOf<T> d, r;
       if (pivot(a[0][j], fast, d, r)) {
         sh.piv_d[j] = d;
         sh.piv_r[j] = r;
@@ -230,9 +238,9 @@ __device__ __forceinline__ int factor_diagonal(int p0, int nbp, T (&a)[R][NB],
       fail = sh.fail;
       return;
     }
-    const T d = sh.piv_d[j], rinv = sh.piv_r[j];
+    const RealPartOf<T> d = sh.piv_d[j], rinv = sh.piv_r[j];
 #pragma unroll
-    for (int r = 0; r < R; ++r) a[r][j] = (r == 0 && t == j) ? d : a[r][j] * rinv;
+    for (int r = 0; r < R; ++r) a[r][j] = (r == 0 && t == j) ? T(d) : a[r][j] * rinv;
     if (t < NB) sh.Ld[j][t] = a[0][j];
     __syncthreads();
     eliminate_column<T, NB, R, j>(a, sh.Ld[j]);
@@ -246,7 +254,7 @@ __device__ __forceinline__ void solve_below(int nbp, T (&a)[R][NB], const PanelS
   static_for<0, NB>([&](auto jc) {
     constexpr int j = decltype(jc)::value;
     if (j >= nbp) return;
-    const T rinv = sh.piv_r[j];
+    const RealPartOf<T> rinv = sh.piv_r[j];
 #pragma unroll
     for (int r = 0; r < R; ++r) a[r][j] *= rinv;
     eliminate_column<T, NB, R, j>(a, sh.Ld[j]);
@@ -260,7 +268,7 @@ __device__ void copy_unstored(const LowerView<const T>& S, const LowerView<T>& L
                               int chunk_rows) {
   for (int j = p0; j < L.n; ++j) {
     const int first = j < p0 + nbp ? max(j, p0 + chunk_rows) : j;
-    for (int i = first + static_cast<int>(threadIdx.x); i < L.n; i += blockDim.x) L(i, j) = S(i, j);
+    for (int i = first + static_cast<int>(threadIdx.x); i < L.n; i += blockDim.x) L.set(i, j, S.get(i, j));
   }
 }
 
@@ -283,13 +291,13 @@ __global__ void __launch_bounds__(NT) potrf_panel_kernel(BatchDesc<T> d, int min
   const int k = blockIdx.x;
   const StoredMatrix<T> sm = stored_matrix(d, k);
   if (sm.n <= min_n) return;  // left to the small kernel (variable batches)
-  const LowerView<T> L{sm.p, d.upper ? sm.cs : sm.rs, d.upper ? sm.rs : sm.cs, sm.n};
+  const LowerView<T> L{sm.p, d.upper ? sm.cs : sm.rs, d.upper ? sm.rs : sm.cs, sm.n, d.upper};
   const int n = sm.n;
   if (threadIdx.x == 0) sh.fail = 0;
   bool source_rows = false;  // out of place: the source's rows read as 16-byte vectors
   if constexpr (OutOfPlace) {
     source_rows = rows_are_vectors(LowerView<const T>{
-        source_matrix(d, k), d.upper ? d.src_cs : d.src_rs, d.upper ? d.src_rs : d.src_cs, n});
+        source_matrix(d, k), d.upper ? d.src_cs : d.src_rs, d.upper ? d.src_rs : d.src_cs, n, d.upper});
   }
 
   for (int p0 = 0; p0 < n; p0 += NB) {
@@ -298,7 +306,7 @@ __global__ void __launch_bounds__(NT) potrf_panel_kernel(BatchDesc<T> d, int min
       T a[R][NB];
       if constexpr (OutOfPlace) {
         const LowerView<const T> S{source_matrix(d, k), d.upper ? d.src_cs : d.src_rs,
-                                   d.upper ? d.src_rs : d.src_cs, n};
+                                   d.upper ? d.src_rs : d.src_cs, n, d.upper};
         if (source_rows && nbp == NB)
           load_panel_rows<T, NB, NT, R>(S, row0, p0, a);
         else
@@ -317,7 +325,7 @@ __global__ void __launch_bounds__(NT) potrf_panel_kernel(BatchDesc<T> d, int min
         if (threadIdx.x == 0) d.info[k] = fail;
         if constexpr (OutOfPlace) {
           const LowerView<const T> S{source_matrix(d, k), d.upper ? d.src_cs : d.src_rs,
-                                     d.upper ? d.src_rs : d.src_cs, n};
+                                     d.upper ? d.src_rs : d.src_cs, n, d.upper};
           copy_unstored(S, L, p0, nbp, C::MR);
           zero_opposite(sm.p, d.lda, n, d.upper);
         }
@@ -340,34 +348,64 @@ void launch_shape(const BatchDesc<T>& d, int min_n, cudaStream_t stream) {
 template <class T>
 using PanelLauncher = void (*)(const BatchDesc<T>&, int, cudaStream_t);
 
-// A shape's launchers; the out-of-place ones are null where that form is not compiled in.
+// One scalar type's launchers of a shape; null where that form is not compiled in.
+template <class T>
+struct ShapeLaunchers {
+  PanelLauncher<T> in_place = nullptr;
+  PanelLauncher<T> out_of_place = nullptr;
+};
+
+// A shape's launchers per scalar type. The real types have every shape in place (the tuning sweep
+// measures them all); the out-of-place form, and the complex types, the built-in shapes only.
 struct ShapeEntry {
   PanelShape shape;
-  PanelLauncher<float> launch_float;
-  PanelLauncher<double> launch_double;
-  PanelLauncher<float> launch_float_out_of_place = nullptr;
-  PanelLauncher<double> launch_double_out_of_place = nullptr;
+  ShapeLaunchers<float> real_single;
+  ShapeLaunchers<double> real_double;
+  ShapeLaunchers<DeviceComplex<float>> complex_single;
+  ShapeLaunchers<DeviceComplex<double>> complex_double;
 };
+
+template <class T>
+const ShapeLaunchers<T>& launchers_of(const ShapeEntry& e) {
+  if constexpr (std::is_same_v<T, float>) return e.real_single;
+  else if constexpr (std::is_same_v<T, double>) return e.real_double;
+  else if constexpr (std::is_same_v<T, DeviceComplex<float>>) return e.complex_single;
+  else return e.complex_double;
+}
 
 template <int NB, int NT, int R, int KB>
 constexpr ShapeEntry shape_entry() {
-  return {{NB, NT, R, KB}, &launch_shape<float, NB, NT, R, KB, false>,
-          &launch_shape<double, NB, NT, R, KB, false>};
+  return {{NB, NT, R, KB},
+          {&launch_shape<float, NB, NT, R, KB, false>},
+          {&launch_shape<double, NB, NT, R, KB, false>},
+          {},
+          {}};
 }
 
-// A shape potrf_batched_default_shape picks: in place and out of place.
-template <int NB, int NT, int R, int KB>
+template <class T, int NB, int NT, int R, int KB>
+constexpr ShapeLaunchers<T> both_forms() {
+  return {&launch_shape<T, NB, NT, R, KB, false>, &launch_shape<T, NB, NT, R, KB, true>};
+}
+
+// A shape potrf_batched_default_shape picks: in place and out of place, for the real types and,
+// where it picks the shape for them too, the complex ones.
+template <int NB, int NT, int R, int KB, bool Complex = false>
 constexpr ShapeEntry default_shape_entry() {
-  return {{NB, NT, R, KB}, &launch_shape<float, NB, NT, R, KB, false>,
-          &launch_shape<double, NB, NT, R, KB, false>, &launch_shape<float, NB, NT, R, KB, true>,
-          &launch_shape<double, NB, NT, R, KB, true>};
+  if constexpr (Complex)
+    return {{NB, NT, R, KB},
+            both_forms<float, NB, NT, R, KB>(),
+            both_forms<double, NB, NT, R, KB>(),
+            both_forms<DeviceComplex<float>, NB, NT, R, KB>(),
+            both_forms<DeviceComplex<double>, NB, NT, R, KB>()};
+  else
+    return {{NB, NT, R, KB}, both_forms<float, NB, NT, R, KB>(), both_forms<double, NB, NT, R, KB>(), {}, {}};
 }
 
 // Every compiled shape; the tuning sweep in bench_batched_kernels measures them all.
 constexpr ShapeEntry kShapeTable[] = {
-    default_shape_entry<8, 32, 1, 8>(),   shape_entry<8, 32, 1, 16>(),
+    default_shape_entry<8, 32, 1, 8, true>(),   shape_entry<8, 32, 1, 16>(),
     shape_entry<8, 32, 2, 8>(),           shape_entry<8, 64, 1, 8>(),
-    shape_entry<8, 64, 1, 16>(),          default_shape_entry<16, 32, 1, 8>(),
+    shape_entry<8, 64, 1, 16>(),          default_shape_entry<16, 32, 1, 8, true>(),
     shape_entry<16, 32, 1, 16>(),         shape_entry<16, 32, 2, 4>(),
     default_shape_entry<16, 64, 1, 8>(),  shape_entry<16, 64, 1, 16>(),
     shape_entry<16, 64, 2, 4>(),          shape_entry<16, 128, 1, 8>(),
@@ -400,26 +438,24 @@ const ShapeEntry& find_shape(const PanelShape& s) {
 template <class T>
 void launch_potrf_panel(const BatchDesc<T>& desc, int shape_n, int min_n, cudaStream_t stream,
                         const BatchedOptions& opts) {
-  PanelShape shape = potrf_batched_default_shape(shape_n, static_cast<int>(sizeof(T)));
+  PanelShape shape = potrf_batched_default_shape(shape_n, static_cast<int>(sizeof(RealPartOf<T>)),
+                                                 !std::is_floating_point_v<T>);
   if (opts.panel_width) shape.panel_width = opts.panel_width;
   if (opts.threads) shape.threads = opts.threads;
   if (opts.rows_per_thread) shape.rows_per_thread = opts.rows_per_thread;
   if (opts.update_width) shape.update_width = opts.update_width;
-  const ShapeEntry& e = find_shape(shape);
-  PanelLauncher<T> launch = nullptr;
-  if constexpr (std::is_same_v<T, float>)
-    launch = desc.src ? e.launch_float_out_of_place : e.launch_float;
-  else
-    launch = desc.src ? e.launch_double_out_of_place : e.launch_double;
+  const ShapeLaunchers<T>& forms = launchers_of<T>(find_shape(shape));
+  const PanelLauncher<T> launch = desc.src ? forms.out_of_place : forms.in_place;
   if (launch == nullptr)
     throw InvalidArgument(
-        "batched potrf: the out-of-place form runs the built-in panel shapes only");
+        "batched potrf: the out-of-place form and complex matrices run the built-in panel shapes only");
   launch(desc, min_n, stream);
 }
 
-#define TESSERA_INSTANTIATE(T)                                                                             \
-  template void launch_potrf_panel<T>(const BatchDesc<T>&, int, int, cudaStream_t, const BatchedOptions&);
-TESSERA_FOR_EACH_REAL_SCALAR(TESSERA_INSTANTIATE)
+#define TESSERA_INSTANTIATE(T)                                                                       \
+  template void launch_potrf_panel<DeviceScalar<T>>(const BatchDesc<DeviceScalar<T>>&, int, int, cudaStream_t, \
+                                                    const BatchedOptions&);
+TESSERA_FOR_EACH_SCALAR(TESSERA_INSTANTIATE)
 #undef TESSERA_INSTANTIATE
 
 }  // namespace tessera::kernels::cuda::batched_detail
@@ -435,8 +471,13 @@ int potrf_batched_panel_shapes(const PanelShape** shapes) {
 // (bench_batched_kernels --tune, H100; see docs/kernels-batched.md). Small blocks win: the
 // kernel is bound by the latency of its barriers and loads, so more resident matrices per SM
 // matter more than wider blocks.
-PanelShape potrf_batched_default_shape(int n, int element_bytes) {
+PanelShape potrf_batched_default_shape(int n, int element_bytes, bool complex) {
   const bool single = element_bytes == 4;
+  // Complex types: narrow panels (a complex element takes the registers of two real ones).
+  if (complex) {
+    if (!single) return {8, 32, 1, 8};
+    return n <= 40 ? PanelShape{8, 32, 1, 8} : PanelShape{16, 32, 1, 8};
+  }
   if (n <= 40) return {8, 32, 1, 8};
   if (n <= (single ? 160 : 200)) return {16, 32, 1, 8};
   if (n <= (single ? 224 : 320)) return {16, 64, 1, 8};

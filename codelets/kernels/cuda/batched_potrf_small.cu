@@ -14,6 +14,9 @@
 // order: a row-major matrix is the column-major storage of its transpose, so it is staged as the
 // other triangle) and writes whole output matrices: the factor, and zeros in the strict opposite
 // triangle. The in-place instantiations are unchanged.
+//
+// Complex (Hermitian) matrices run the same code: the update subtracts L(i, j) conj(L(c, j)), and
+// upper storage holds U = L^H, so its elements are conjugated as they are staged in and out.
 #include <array>
 #include <type_traits>
 #include <utility>
@@ -135,11 +138,11 @@ __device__ void stage_elements(const BatchDesc<T>& d, T* smem, long long k0, int
         if (gptr[u]) v[u] = *gptr[u];
 #pragma unroll
       for (int u = 0; u < U; ++u)
-        if (slot[u] >= 0) smem[slot[u]] = v[u];
+        if (slot[u] >= 0) smem[slot[u]] = conj_if(d.upper, v[u]);
     } else {
 #pragma unroll
       for (int u = 0; u < U; ++u)
-        if (gptr[u]) *gptr[u] = OutOfPlace && slot[u] < 0 ? T(0) : smem[slot[u]];
+        if (gptr[u]) *gptr[u] = OutOfPlace && slot[u] < 0 ? T(0) : conj_if(d.upper, smem[slot[u]]);
     }
   }
 }
@@ -149,9 +152,10 @@ __device__ void stage_elements(const BatchDesc<T>& d, T* smem, long long k0, int
 // triangle stored. Vectors that hold no element of the referenced triangle are not read; vectors
 // that straddle its edge are written element-wise so the other triangle is never written, unless
 // ZeroFill (out of place), which writes whole vectors with zeros outside the triangle.
+// `conjugate`: the elements are conjugated on their way (the upper triangle of a Hermitian matrix).
 template <class T, int N, bool ToShared, bool ZeroFill>
 __device__ void stage_contiguous(std::conditional_t<ToShared, const T*, T*> const base, bool upper,
-                                 T* smem, int count) {
+                                 bool conjugate, T* smem, int count) {
   using Vt = typename Vec16<T>::type;
   using P = PackedL<T, N>;
   constexpr int V = Vec16<T>::width;
@@ -186,7 +190,7 @@ __device__ void stage_contiguous(std::conditional_t<ToShared, const T*, T*> cons
         if (!any[u]) continue;
 #pragma unroll
         for (int e = 0; e < V; ++e)
-          if (slot[u][e] >= 0) smem[slot[u][e]] = vec_get<T>(val[u], e);
+          if (slot[u][e] >= 0) smem[slot[u][e]] = conj_if(conjugate, vec_get<T>(val[u], e));
       }
     } else {
 #pragma unroll
@@ -195,12 +199,13 @@ __device__ void stage_contiguous(std::conditional_t<ToShared, const T*, T*> cons
         if (ZeroFill ? vi < nvec : all[u]) {
           T tmp[V];
 #pragma unroll
-          for (int e = 0; e < V; ++e) tmp[e] = ZeroFill && slot[u][e] < 0 ? T(0) : smem[slot[u][e]];
+          for (int e = 0; e < V; ++e)
+            tmp[e] = ZeroFill && slot[u][e] < 0 ? T(0) : conj_if(conjugate, smem[slot[u][e]]);
           reinterpret_cast<Vt*>(base)[vi] = vec_make(tmp);
         } else if (any[u]) {
 #pragma unroll
           for (int e = 0; e < V; ++e)
-            if (slot[u][e] >= 0) base[vi * V + e] = smem[slot[u][e]];
+            if (slot[u][e] >= 0) base[vi * V + e] = conj_if(conjugate, smem[slot[u][e]]);
         }
       }
     }
@@ -213,9 +218,9 @@ __device__ void stage_contiguous(std::conditional_t<ToShared, const T*, T*> cons
       continue;
     }
     if constexpr (ToShared)
-      smem[(el / NN) * P::stride + s] = base[el];
+      smem[(el / NN) * P::stride + s] = conj_if(conjugate, base[el]);
     else
-      base[el] = smem[(el / NN) * P::stride + s];
+      base[el] = conj_if(conjugate, smem[(el / NN) * P::stride + s]);
   }
 }
 
@@ -255,7 +260,8 @@ __device__ void stage_interleaved(const BatchDesc<T>& d, T* smem, long long k0, 
         if (slot[u] < 0) continue;
 #pragma unroll
         for (int e = 0; e < V; ++e)
-          if (m0[u] + e < count) smem[(m0[u] + e) * P::stride + slot[u]] = vec_get<T>(val[u], e);
+          if (m0[u] + e < count)
+            smem[(m0[u] + e) * P::stride + slot[u]] = conj_if(d.upper, vec_get<T>(val[u], e));
       }
     } else {
 #pragma unroll
@@ -264,12 +270,12 @@ __device__ void stage_interleaved(const BatchDesc<T>& d, T* smem, long long k0, 
         if (m0[u] + V <= count) {
           T tmp[V];
 #pragma unroll
-          for (int e = 0; e < V; ++e) tmp[e] = smem[(m0[u] + e) * P::stride + slot[u]];
+          for (int e = 0; e < V; ++e) tmp[e] = conj_if(d.upper, smem[(m0[u] + e) * P::stride + slot[u]]);
           *reinterpret_cast<Vt*>(d.A + off[u]) = vec_make(tmp);
         } else {
 #pragma unroll
           for (int e = 0; e < V; ++e)  // matrices past the batch end are padding: not written
-            if (m0[u] + e < count) d.A[off[u] + e] = smem[(m0[u] + e) * P::stride + slot[u]];
+            if (m0[u] + e < count) d.A[off[u] + e] = conj_if(d.upper, smem[(m0[u] + e) * P::stride + slot[u]]);
         }
       }
     }
@@ -281,7 +287,7 @@ __device__ __forceinline__ void stage(const BatchDesc<T>& d, T* smem, long long 
                                       int count) {
   switch (d.staging) {
     case Staging::contiguous:
-      stage_contiguous<T, N, ToShared, false>(d.A + k0 * N * N, d.upper, smem, count);
+      stage_contiguous<T, N, ToShared, false>(d.A + k0 * N * N, d.upper, d.upper, smem, count);
       break;
     case Staging::interleaved:
       stage_interleaved<T, N, ToShared>(d, smem, k0, M, count);
@@ -298,13 +304,13 @@ __device__ __forceinline__ void stage_out_of_place(const BatchDesc<T>& d, T* sme
                                                    int M, int count) {
   if constexpr (ToShared) {
     if (d.src_staging == Staging::contiguous)
-      stage_contiguous<T, N, true, false>(source_matrix(d, k0), d.upper != (d.src_rs != 1), smem,
-                                          count);
+      stage_contiguous<T, N, true, false>(source_matrix(d, k0), d.upper != (d.src_rs != 1), d.upper,
+                                          smem, count);
     else
       stage_elements<T, N, true, true>(d, smem, k0, M, count);
   } else {
     if (d.staging == Staging::contiguous)
-      stage_contiguous<T, N, false, true>(d.A + k0 * N * N, d.upper, smem, count);
+      stage_contiguous<T, N, false, true>(d.A + k0 * N * N, d.upper, d.upper, smem, count);
     else
       stage_elements<T, N, false, true>(d, smem, k0, M, count);
   }
@@ -347,20 +353,27 @@ __device__ __forceinline__ int factor_rows(T* S, int i, int base, unsigned gmask
   static_for<0, N>([&](auto jc) {
     constexpr int j = decltype(jc)::value;
     if (fail) return;
-    const T x = __shfl_sync(gmask, a[j], base + j);
-    T dj, rj;
+    const T x = shuffle(gmask, a[j], base + j);
+    RealPartOf<T> dj, rj;
     if (!pivot(x, fast, dj, rj)) {
       fail = j + 1;
       return;
     }
-    const T l = i == j ? dj : a[j] * rj;
+    const T l = i == j ? T(dj) : a[j] * rj;
     if (i >= j) S[P::col(j) + i - j] = l;
     if constexpr (j + 1 < N) {
       __syncwarp(gmask);
-      T colv[N];
-      read_column<T, N, j>(S, colv);
+      if constexpr (std::is_floating_point_v<T>) {
+        T colv[N];
+        read_column<T, N, j>(S, colv);
 #pragma unroll
-      for (int c = j + 1; c < N; ++c) a[c] = fma(-l, colv[c], a[c]);
+        for (int c = j + 1; c < N; ++c) a[c] = minus_product_conj(a[c], l, colv[c]);
+      } else {
+        // A complex element is a 16-byte (or 8-byte) read already; a column copy in registers
+        // would double the row's registers.
+#pragma unroll
+        for (int c = j + 1; c < N; ++c) a[c] = minus_product_conj(a[c], l, S[P::col(j) + c - j]);
+      }
     }
   });
   return fail;
@@ -463,9 +476,10 @@ void launch_potrf_small(const BatchDesc<T>& desc, int group_n, cudaStream_t stre
   launchers[group_n - 1](desc, threads, stream);
 }
 
-#define TESSERA_INSTANTIATE(T)                                                                        \
-  template void launch_potrf_small<T>(const BatchDesc<T>&, int, cudaStream_t, const BatchedOptions&);
-TESSERA_FOR_EACH_REAL_SCALAR(TESSERA_INSTANTIATE)
+#define TESSERA_INSTANTIATE(T)                                                                            \
+  template void launch_potrf_small<DeviceScalar<T>>(const BatchDesc<DeviceScalar<T>>&, int, cudaStream_t, \
+                                                    const BatchedOptions&);
+TESSERA_FOR_EACH_SCALAR(TESSERA_INSTANTIATE)
 #undef TESSERA_INSTANTIATE
 
 }  // namespace tessera::kernels::cuda::batched_detail

@@ -8,15 +8,21 @@
 //   upper, U^T y = b:  column j gives y_j = (b_j - sum_{i<j} U(i,j) y_i) / U(j,j)
 //   upper, U x = y:    column j gives x_j = y_j / U(j,j), then y_i -= U(i,j) x_j   (i < j)
 // Larger orders update B in place in global memory.
+// Complex (Hermitian) factors: the second sweep of lower storage and the first of upper storage
+// solve with L^H and U^H, so the dot sweeps (and the register kernel's backward sweep) conjugate
+// the factor's elements; a diagonal entry's real part is the divisor.
 #include <string>
 
 #include "cuda/batched_kernels.hpp"
+#include "cuda/batched_scalar.cuh"
 #include "cuda/check.hpp"
 #include "tessera/error.hpp"
 #include "tessera/precision.hpp"
 
 namespace tessera::kernels::cuda {
 namespace {
+
+using namespace batched_detail;  // the scalar helpers (batched_scalar.cuh)
 
 constexpr int kSolveWarps = 4;  // right-hand sides per thread block
 constexpr unsigned kFullMask = 0xffffffffu;
@@ -101,7 +107,7 @@ __device__ __forceinline__ bool off_diagonal(int i, int j) {
 template <class T>
 __device__ __forceinline__ T warp_sum(T v) {
 #pragma unroll
-  for (int offset = 16; offset > 0; offset >>= 1) v += __shfl_xor_sync(kFullMask, v, offset);
+  for (int offset = 16; offset > 0; offset >>= 1) v += shuffle_xor(kFullMask, v, offset);
   return v;
 }
 
@@ -123,28 +129,30 @@ __device__ __forceinline__ void solve_warp32(const SolveSystem<T>& s, int lane) 
     if (active && c < n && c != lane) {
       const int i = c < lane ? lane : c;  // v[c] = L(i, j)
       const int j = c < lane ? c : lane;
-      v[c] = Lower ? __ldg(s.A + j * s.lda + i) : __ldg(s.A + i * s.lda + j);
+      // Upper storage holds U = L^H: L(i, j) = conj(U(j, i)).
+      v[c] = Lower ? load_read_only(s.A + j * s.lda + i) : conj_of(load_read_only(s.A + i * s.lda + j));
     }
   }
-  const T rinv = active ? T(1) / __ldg(s.A + lane * s.lda + lane) : T(0);
+  using R = RealPartOf<T>;
+  const R rinv = active ? R(1) / real_of(load_read_only(s.A + lane * s.lda + lane)) : R(0);
   T x = active ? s.b[lane] : T(0);
 #pragma unroll
   for (int j = 0; j < 32; ++j) {
     if (j >= n) break;
-    const T y = __shfl_sync(kFullMask, x * rinv, j);
+    const T y = shuffle(kFullMask, x * rinv, j);
     if (lane == j)
       x = y;
     else if (lane > j)
-      x = fma(-v[j], y, x);
+      x = minus_product(x, v[j], y);
   }
 #pragma unroll
   for (int j = 31; j >= 0; --j) {
     if (j >= n) continue;
-    const T y = __shfl_sync(kFullMask, x * rinv, j);
+    const T y = shuffle(kFullMask, x * rinv, j);
     if (lane == j)
       x = y;
     else if (lane < j)
-      x = fma(-v[j], y, x);
+      x = minus_product(x, conj_of(v[j]), y);  // L^H x = y
   }
   if (active) s.b[lane] = x;
 }
@@ -165,7 +173,7 @@ __device__ __forceinline__ void load_column(const T* col, int j, int n, int lane
 #pragma unroll
   for (int m = 0; m < MB; ++m) {
     const int i = lane + 32 * m;
-    l[m] = (i < n && (i == j || off_diagonal<Lower>(i, j))) ? __ldg(col + i) : T(0);
+    l[m] = (i < n && (i == j || off_diagonal<Lower>(i, j))) ? load_read_only(col + i) : T(0);
   }
 }
 
@@ -192,26 +200,26 @@ __device__ void register_sweep(const T* A, long long lda, int n, int lane, T (&x
     if (more) load_column<T, MB, Lower>(A + jn * lda, jn, n, lane, ln);
     if constexpr (KIND == Sweep::axpy) {
       const int mo = j >> 5;
-      const T y = __shfl_sync(kFullMask, pick(x, mo) / pick(l, mo), j & 31);
+      const T y = shuffle(kFullMask, divide_by_diagonal(pick(x, mo), pick(l, mo)), j & 31);
 #pragma unroll
       for (int m = 0; m < MB; ++m) {
         const int i = lane + 32 * m;
         if (i == j)
           x[m] = y;
         else if (i < n && off_diagonal<Lower>(i, j))
-          x[m] = fma(-l[m], y, x[m]);
+          x[m] = minus_product(x[m], l[m], y);
       }
     } else {
       T part = T(0);
 #pragma unroll
       for (int m = 0; m < MB; ++m) {
         const int i = lane + 32 * m;
-        if (i < n && off_diagonal<Lower>(i, j)) part = fma(l[m], x[m], part);
+        if (i < n && off_diagonal<Lower>(i, j)) part = plus_product(part, conj_of(l[m]), x[m]);
       }
       part = warp_sum(part);
 #pragma unroll
       for (int m = 0; m < MB; ++m)
-        if (lane + 32 * m == j) x[m] = (x[m] - part) / l[m];
+        if (lane + 32 * m == j) x[m] = divide_by_diagonal(x[m] - part, l[m]);
     }
     if (more) {
 #pragma unroll
@@ -232,9 +240,9 @@ __device__ __forceinline__ void solve_registers(const SolveSystem<T>& s, int lan
   }
   if constexpr (Lower) {
     register_sweep<T, MB, true, true, Sweep::axpy>(s.A, s.lda, s.n, lane, x);    // L y = b
-    register_sweep<T, MB, true, false, Sweep::dot>(s.A, s.lda, s.n, lane, x);    // L^T x = y
+    register_sweep<T, MB, true, false, Sweep::dot>(s.A, s.lda, s.n, lane, x);    // L^H x = y
   } else {
-    register_sweep<T, MB, false, true, Sweep::dot>(s.A, s.lda, s.n, lane, x);    // U^T y = b
+    register_sweep<T, MB, false, true, Sweep::dot>(s.A, s.lda, s.n, lane, x);    // U^H y = b
     register_sweep<T, MB, false, false, Sweep::axpy>(s.A, s.lda, s.n, lane, x);  // U x = y
   }
 #pragma unroll
@@ -259,20 +267,20 @@ __device__ void global_sweep(const T* A, long long lda, int n, int lane, T* b) {
     const T* col = A + j * lda;
     if constexpr (KIND == Sweep::axpy) {
       T y = T(0);
-      if (lane == (j & 31)) y = b[j] / col[j];
-      y = __shfl_sync(kFullMask, y, j & 31);
+      if (lane == (j & 31)) y = divide_by_diagonal(b[j], col[j]);
+      y = shuffle(kFullMask, y, j & 31);
       for (int i = lane; i < n; i += 32) {
         if (i == j)
           b[i] = y;
         else if (off_diagonal<Lower>(i, j))
-          b[i] = fma(-col[i], y, b[i]);
+          b[i] = minus_product(b[i], col[i], y);
       }
     } else {
       T part = T(0);
       for (int i = lane; i < n; i += 32)
-        if (off_diagonal<Lower>(i, j)) part = fma(col[i], b[i], part);
+        if (off_diagonal<Lower>(i, j)) part = plus_product(part, conj_of(col[i]), b[i]);
       part = warp_sum(part);
-      if (lane == (j & 31)) b[j] = (b[j] - part) / col[j];
+      if (lane == (j & 31)) b[j] = divide_by_diagonal(b[j] - part, col[j]);
     }
   }
 }
@@ -345,7 +353,7 @@ void potrs_batched(BatchUplo uplo, int n, int nrhs, const T* A, int lda, long lo
   require(batch <= 1 || nrhs == 0 ||
               strideB >= static_cast<long long>(ldb) * (nrhs - 1) + n,
           "strideB must separate the right-hand sides", 9);
-  SolveDesc<T> d{A, B, nrhs, batch, info};
+  SolveDesc<DeviceScalar<T>> d{device_view(A), device_view(B), nrhs, batch, info};
   d.uniform = {n, lda, strideA, ldb, strideB};
   launch_solve(d, uplo, n, stream);
 }
@@ -359,7 +367,7 @@ void potrs_vbatched(BatchUplo uplo, const int* n, int max_n, int nrhs, const T* 
   require(batch >= 0, "batch must be >= 0", 11);
   if (batch == 0 || nrhs == 0) return;
   require(n && offsetA && lda && offsetB && ldb, "size, offset and ld arrays must not be null", 2);
-  SolveDesc<T> d{A, B, nrhs, batch, info};
+  SolveDesc<DeviceScalar<T>> d{device_view(A), device_view(B), nrhs, batch, info};
   d.variable = {n, lda, offsetA, ldb, offsetB};
   launch_solve(d, uplo, max_n, stream);
 }
@@ -374,10 +382,10 @@ void potrs_batched(BatchUplo uplo, int n, int nrhs, const T* const* A_array, int
   require(batch >= 0, "batch must be >= 0", 8);
   if (batch == 0 || n == 0 || nrhs == 0) return;
   require(A_array != nullptr && B_array != nullptr, "A_array and B_array must not be null", 4);
-  SolveDesc<T> d{nullptr, nullptr, nrhs, batch, info};
+  SolveDesc<DeviceScalar<T>> d{nullptr, nullptr, nrhs, batch, info};
   d.uniform = {n, lda, 0, ldb, 0};
-  d.A_array = A_array;
-  d.B_array = B_array;
+  d.A_array = device_view(A_array);
+  d.B_array = device_view(B_array);
   launch_solve(d, uplo, n, stream);
 }
 
@@ -391,10 +399,10 @@ void potrs_vbatched(BatchUplo uplo, const int* n, int max_n, int nrhs, const T* 
   if (batch == 0 || nrhs == 0 || max_n == 0) return;
   require(n && lda && ldb, "size and ld arrays must not be null", 2);
   require(A_array != nullptr && B_array != nullptr, "A_array and B_array must not be null", 5);
-  SolveDesc<T> d{nullptr, nullptr, nrhs, batch, info};
+  SolveDesc<DeviceScalar<T>> d{nullptr, nullptr, nrhs, batch, info};
   d.variable = {n, lda, nullptr, ldb, nullptr};
-  d.A_array = A_array;
-  d.B_array = B_array;
+  d.A_array = device_view(A_array);
+  d.B_array = device_view(B_array);
   launch_solve(d, uplo, max_n, stream);
 }
 
@@ -407,7 +415,7 @@ void potrs_vbatched(BatchUplo uplo, const int* n, int max_n, int nrhs, const T* 
                                  cudaStream_t);                                                                        \
   template void potrs_vbatched<T>(BatchUplo, const int*, int, int, const T* const*, const int*, T* const*, const int*, \
                                   int, const int*, cudaStream_t);
-TESSERA_FOR_EACH_REAL_SCALAR(TESSERA_INSTANTIATE)
+TESSERA_FOR_EACH_SCALAR(TESSERA_INSTANTIATE)
 #undef TESSERA_INSTANTIATE
 
 }  // namespace tessera::kernels::cuda

@@ -3,6 +3,7 @@
 #include <string>
 
 #include "cuda/batched_kernels.hpp"
+#include "cuda/batched_scalar.cuh"
 #include "cuda/check.hpp"
 #include "tessera/error.hpp"
 #include "tessera/precision.hpp"
@@ -83,14 +84,14 @@ void zero_opposite_triangle_batched(BatchUplo uplo, int n, T* A, int lda, long l
   const long long columns = static_cast<long long>(batch) * n;
   const long long needed = (columns + kZeroWarps - 1) / kZeroWarps;
   const long long blocks = needed < kMaxZeroBlocks ? needed : kMaxZeroBlocks;
-  zero_opposite_kernel<T><<<static_cast<unsigned>(blocks), kZeroWarps * 32, 0, stream>>>(
-      uplo == BatchUplo::lower, n, A, lda, strideA, columns);
+  zero_opposite_kernel<batched_detail::DeviceScalar<T>><<<static_cast<unsigned>(blocks), kZeroWarps * 32, 0, stream>>>(
+      uplo == BatchUplo::lower, n, batched_detail::device_view(A), lda, strideA, columns);
   TESSERA_CUDA_CHECK_LAUNCH();
 }
 
 #define TESSERA_INSTANTIATE(T)                                                                            \
   template void zero_opposite_triangle_batched<T>(BatchUplo, int, T*, int, long long, int, cudaStream_t);
-TESSERA_FOR_EACH_REAL_SCALAR(TESSERA_INSTANTIATE)
+TESSERA_FOR_EACH_SCALAR(TESSERA_INSTANTIATE)
 #undef TESSERA_INSTANTIATE
 
 }  // namespace tessera::kernels::cuda

@@ -310,8 +310,8 @@ def _suffix(dtype):
 
 
 def _factor_device_complex(ad, a, lower, mode, policy):
-    """A complex GPU stack (the batched kernels and the out-of-place device forms take real
-    scalars): each matrix of a C-ordered copy factored in place by the dense device API
+    """A complex GPU stack the batched kernels do not take (the out-of-place dense and stack
+    device forms take real scalars): each matrix of a C-ordered copy factored in place by the dense device API
     (tessera::device::potrf_ex: one cuSOLVER call on the array's stream up to order 16384 on one
     GPU, the tile DAG above), then the other triangle zeroed. Read column-major the copy is a^T =
     conj(a), Hermitian too, whose factor in the other triangle (conj(a) = (L^T)^H L^T) is L^T: L
@@ -339,10 +339,12 @@ def _stored_uplo(lower):
     return "upper" if lower else "lower"
 
 
-# The out-of-place batched factorization per precision (float32, float64): one kernel reads each
-# matrix through its strides and writes the factor with zeros in the other triangle.
-_POTRF_INTO = {np.dtype(np.float32): _core.potrf_batched_device_into_f4,
-               np.dtype(np.float64): _core.potrf_batched_device_into_f8}
+# The out-of-place batched factorization per precision: one kernel reads each matrix through its
+# strides and writes the factor with zeros in the other triangle. Read transposed, a Hermitian
+# matrix is its conjugate, whose factor in the other triangle is the transpose of its own: the
+# C-ordered trick of _factor_batched_device holds for complex matrices too.
+_POTRF_INTO = {np.dtype(t): getattr(_core, "potrf_batched_device_into" + _suffix(t))
+               for t in (np.float32, np.float64, np.complex64, np.complex128)}
 
 
 # Small work on the calling thread with no runtime, where the library's plan says so
@@ -382,10 +384,10 @@ def _factor(a, lower, mode, policy, read_info, progress=None):
     ad = arrays.adapter
     shape = native.shape
     n, batch = square_shape(shape)
-    if np.dtype(ad.dtype(native)).kind == "c":
-        factor, info = _factor_device_complex(ad, native, lower, mode, policy)
-    elif _takes_batched_kernels(n, batch):
+    if _takes_batched_kernels(n, batch):
         factor, info = _factor_batched_device(ad, native, n, batch, tuple(shape[:-2]), bool(lower))
+    elif np.dtype(ad.dtype(native)).kind == "c":
+        factor, info = _factor_device_complex(ad, native, lower, mode, policy)
     else:
         factor, info = _factor_device(ad, native, lower, mode, policy)
     host_info = ad.to_host(info) if read_info else None

@@ -1,0 +1,299 @@
+// Batched Cholesky of complex Hermitian matrices: Tessera's batched kernels (lower and upper
+// storage) against cuSOLVER's cusolverDn{Z,C}potrfBatched (lower; it takes arrays of pointers), and
+// the solves (one right-hand side, as cuSOLVER's potrsBatched takes) against cusolverDn{Z,C}potrsBatched,
+// on the same matrices in GPU memory, in one run. Each time is the median of --reps calls, each
+// on freshly copied matrices with the L2 cache flushed first; rates count 4 n^3 / 3 flops per
+// factorization (8 n^2 per solve). Every factor is checked: info 0 for all, and max|A - L L^H| /
+// max|A| on the first matrices (in double on the host) below 100 n eps.
+//
+//   bench_batched_complex [--sizes 8,16,...] [--batch N] [--reps R] [--precision z|c|both] [--json out.json]
+#include <cuComplex.h>
+#include <cuda_runtime.h>
+#include <cusolverDn.h>
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <complex>
+#include <cstdio>
+#include <fstream>
+#include <functional>
+#include <limits>
+#include <nlohmann/json.hpp>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "cuda/batched_kernels.hpp"
+#include "cuda/check.hpp"
+#include "device_support.hpp"
+
+namespace tk = tessera::kernels::cuda;
+using tessera::bench::Device;
+
+namespace {
+
+struct Options {
+  std::vector<int> sizes = {8, 16, 32, 64, 128, 256, 512};
+  int batch = 10000;
+  int reps = 10;
+  std::vector<char> precisions = {'z', 'c'};
+  std::string json_path;
+};
+
+std::vector<int> parse_sizes(const std::string& text) {
+  std::vector<int> out;
+  std::size_t start = 0;
+  while (start < text.size()) {
+    const std::size_t comma = text.find(',', start);
+    out.push_back(std::stoi(text.substr(start, comma - start)));
+    if (comma == std::string::npos) break;
+    start = comma + 1;
+  }
+  return out;
+}
+
+Options parse(int argc, char** argv) {
+  Options o;
+  for (int i = 1; i < argc; ++i) {
+    const std::string a = argv[i];
+    const auto value = [&]() -> std::string {
+      if (i + 1 >= argc) throw std::runtime_error(a + " needs a value");
+      return argv[++i];
+    };
+    if (a == "--sizes") o.sizes = parse_sizes(value());
+    else if (a == "--batch") o.batch = std::stoi(value());
+    else if (a == "--reps") o.reps = std::stoi(value());
+    else if (a == "--json") o.json_path = value();
+    else if (a == "--precision") {
+      const std::string p = value();
+      o.precisions = p == "both" ? std::vector<char>{'z', 'c'} : std::vector<char>{p.at(0)};
+    } else {
+      throw std::runtime_error("unknown argument " + a);
+    }
+  }
+  return o;
+}
+
+// cuSOLVER's batched calls per type.
+cusolverStatus_t vendor_potrf(cusolverDnHandle_t h, int n, std::complex<double>** A, int lda, int* info, int batch) {
+  return cusolverDnZpotrfBatched(h, CUBLAS_FILL_MODE_LOWER, n, reinterpret_cast<cuDoubleComplex**>(A), lda, info, batch);
+}
+cusolverStatus_t vendor_potrf(cusolverDnHandle_t h, int n, std::complex<float>** A, int lda, int* info, int batch) {
+  return cusolverDnCpotrfBatched(h, CUBLAS_FILL_MODE_LOWER, n, reinterpret_cast<cuComplex**>(A), lda, info, batch);
+}
+cusolverStatus_t vendor_potrs(cusolverDnHandle_t h, int n, std::complex<double>** A, int lda, std::complex<double>** B,
+                              int ldb, int* info, int batch) {
+  return cusolverDnZpotrsBatched(h, CUBLAS_FILL_MODE_LOWER, n, 1, reinterpret_cast<cuDoubleComplex**>(A), lda,
+                                 reinterpret_cast<cuDoubleComplex**>(B), ldb, info, batch);
+}
+cusolverStatus_t vendor_potrs(cusolverDnHandle_t h, int n, std::complex<float>** A, int lda, std::complex<float>** B,
+                              int ldb, int* info, int batch) {
+  return cusolverDnCpotrsBatched(h, CUBLAS_FILL_MODE_LOWER, n, 1, reinterpret_cast<cuComplex**>(A), lda,
+                                 reinterpret_cast<cuComplex**>(B), ldb, info, batch);
+}
+
+// Median of `reps` timings of work(), each after prepare() and an L2 flush (a copy of a buffer
+// four times the L2 size).
+class Timer {
+ public:
+  Timer() {
+    TESSERA_CUDA_CHECK(cudaEventCreate(&start_));
+    TESSERA_CUDA_CHECK(cudaEventCreate(&stop_));
+  }
+  ~Timer() {
+    cudaEventDestroy(start_);
+    cudaEventDestroy(stop_);
+  }
+  double median_ms(int reps, const std::function<void()>& prepare, const std::function<void()>& work) {
+    prepare();
+    work();  // first call: not timed
+    std::vector<float> times;
+    for (int r = 0; r < reps; ++r) {
+      prepare();
+      TESSERA_CUDA_CHECK(cudaMemsetAsync(flush_.get(), r, flush_.bytes()));
+      TESSERA_CUDA_CHECK(cudaEventRecord(start_));
+      work();
+      TESSERA_CUDA_CHECK(cudaEventRecord(stop_));
+      TESSERA_CUDA_CHECK(cudaEventSynchronize(stop_));
+      float ms = 0;
+      TESSERA_CUDA_CHECK(cudaEventElapsedTime(&ms, start_, stop_));
+      times.push_back(ms);
+    }
+    std::sort(times.begin(), times.end());
+    return times[times.size() / 2];
+  }
+
+ private:
+  cudaEvent_t start_{}, stop_{};
+  Device<char> flush_{std::size_t(512) << 20};
+};
+
+// Hermitian, diagonally dominant matrices (both triangles), made on the host for one matrix and
+// varied per matrix by a cheap rotation of the values.
+template <class T>
+std::vector<T> make_batch(int n, int batch, unsigned seed) {
+  using R = typename T::value_type;
+  std::mt19937 gen(seed);
+  std::uniform_real_distribution<double> dist(-1, 1);
+  const long long nn = static_cast<long long>(n) * n;
+  std::vector<T> pool(static_cast<std::size_t>(nn) * 4);
+  for (int m = 0; m < 4; ++m)
+    for (int j = 0; j < n; ++j)
+      for (int i = j; i < n; ++i) {
+        const std::complex<double> v = i == j ? std::complex<double>(n + 1.5 + 0.5 * dist(gen), 0)
+                                              : std::complex<double>(dist(gen), dist(gen));
+        pool[m * nn + i + static_cast<long long>(j) * n] = T(static_cast<R>(v.real()), static_cast<R>(v.imag()));
+        pool[m * nn + j + static_cast<long long>(i) * n] = T(static_cast<R>(v.real()), static_cast<R>(-v.imag()));
+      }
+  std::vector<T> all(static_cast<std::size_t>(nn) * batch);
+  for (int k = 0; k < batch; ++k) std::copy(pool.begin() + (k % 4) * nn, pool.begin() + (k % 4 + 1) * nn, all.begin() + k * nn);
+  return all;
+}
+
+// max|A - L L^H| / max|A| over the first `count` matrices, L in the triangle `upper` of F (U = L^H).
+template <class T>
+double factor_error(const std::vector<T>& A, const std::vector<T>& F, int n, int count, bool upper) {
+  const long long nn = static_cast<long long>(n) * n;
+  double worst = 0;
+  for (int k = 0; k < count; ++k) {
+    const auto L = [&](int i, int c) {
+      const T v = upper ? std::conj(F[k * nn + c + static_cast<long long>(i) * n]) : F[k * nn + i + static_cast<long long>(c) * n];
+      return std::complex<double>(v.real(), v.imag());
+    };
+    double amax = 0, err = 0;
+    for (int j = 0; j < n; ++j)
+      for (int i = j; i < n; ++i) {
+        std::complex<double> s = 0;
+        for (int c = 0; c <= j; ++c) s += L(i, c) * std::conj(L(j, c));
+        const T a = A[k * nn + i + static_cast<long long>(j) * n];
+        const std::complex<double> aij(a.real(), a.imag());
+        err = std::max(err, std::abs(s - aij));
+        amax = std::max(amax, std::abs(aij));
+      }
+    worst = std::max(worst, err / amax);
+  }
+  return worst;
+}
+
+int failures(const Device<int>& info, int batch) {
+  std::vector<int> h(batch);
+  TESSERA_CUDA_CHECK(cudaMemcpy(h.data(), info.get(), sizeof(int) * batch, cudaMemcpyDeviceToHost));
+  return static_cast<int>(std::count_if(h.begin(), h.end(), [](int v) { return v != 0; }));
+}
+
+__global__ void pointers_kernel(void* base, long long stride_bytes, int batch, void** out) {
+  const int k = blockIdx.x * blockDim.x + threadIdx.x;
+  if (k < batch) out[k] = static_cast<char*>(base) + k * stride_bytes;
+}
+
+template <class T>
+nlohmann::json run_size(int n, int batch, int reps, Timer& timer, cusolverDnHandle_t solver, char letter) {
+  using R = typename T::value_type;
+  const long long nn = static_cast<long long>(n) * n;
+  const std::vector<T> host = make_batch<T>(n, batch, 1234 + n);
+  Device<T> original(host.size()), work(host.size()), rhs0(static_cast<std::size_t>(n) * batch),
+      rhs(static_cast<std::size_t>(n) * batch);
+  Device<int> info(batch);
+  Device<T*> pointers(batch), rhs_pointers(batch);
+  TESSERA_CUDA_CHECK(cudaMemcpy(original.get(), host.data(), sizeof(T) * host.size(), cudaMemcpyHostToDevice));
+  {
+    std::vector<T> b(static_cast<std::size_t>(n) * batch);
+    std::mt19937 gen(7);
+    std::uniform_real_distribution<R> dist(-1, 1);
+    for (T& x : b) x = T(dist(gen), dist(gen));
+    TESSERA_CUDA_CHECK(cudaMemcpy(rhs0.get(), b.data(), sizeof(T) * b.size(), cudaMemcpyHostToDevice));
+  }
+  pointers_kernel<<<(batch + 255) / 256, 256>>>(work.get(), sizeof(T) * nn, batch, reinterpret_cast<void**>(pointers.get()));
+  pointers_kernel<<<(batch + 255) / 256, 256>>>(rhs.get(), sizeof(T) * n, batch,
+                                                reinterpret_cast<void**>(rhs_pointers.get()));
+  TESSERA_CUDA_CHECK_LAUNCH();
+  const auto restore = [&] {
+    TESSERA_CUDA_CHECK(cudaMemcpyAsync(work.get(), original.get(), original.bytes(), cudaMemcpyDeviceToDevice));
+  };
+  const auto restore_rhs = [&] {
+    TESSERA_CUDA_CHECK(cudaMemcpyAsync(rhs.get(), rhs0.get(), rhs0.bytes(), cudaMemcpyDeviceToDevice));
+  };
+  const auto check = [&](bool upper) {
+    TESSERA_CUDA_CHECK(cudaDeviceSynchronize());
+    std::vector<T> f(host.size());
+    TESSERA_CUDA_CHECK(cudaMemcpy(f.data(), work.get(), sizeof(T) * f.size(), cudaMemcpyDeviceToHost));
+    const int count = std::min(batch, n <= 64 ? 8 : 2);
+    return std::make_pair(failures(info, batch), factor_error(host, f, n, count, upper));
+  };
+  const double flops = 4.0 * n * n * n / 3.0 * batch, solve_flops = 8.0 * n * n * batch;
+  nlohmann::json row = {{"precision", std::string(1, letter)}, {"n", n}, {"batch", batch}};
+  const double tolerance = 100.0 * n * std::numeric_limits<R>::epsilon();
+
+  for (bool upper : {false, true}) {
+    const tk::BatchUplo uplo = upper ? tk::BatchUplo::upper : tk::BatchUplo::lower;
+    const double ms = timer.median_ms(reps, restore, [&] {
+      tk::potrf_batched<T>(uplo, n, work.get(), n, nn, batch, info.get(), nullptr);
+    });
+    const auto [failed, error] = check(upper);
+    row[upper ? "tessera_upper" : "tessera_lower"] = {
+        {"ms", ms}, {"tflops", flops / ms * 1e-9}, {"failed", failed}, {"error", error}, {"ok", failed == 0 && error < tolerance}};
+  }
+  const double solve_ms = timer.median_ms(reps, restore_rhs, [&] {
+    tk::potrs_batched<T>(tk::BatchUplo::lower, n, 1, work.get(), n, nn, rhs.get(), n, n, batch, nullptr, nullptr);
+  });
+  // cuSOLVER: the same factorization from the same matrices.
+  const double vendor_ms = timer.median_ms(reps, restore, [&] {
+    TESSERA_CUSOLVER_CHECK(vendor_potrf(solver, n, pointers.get(), n, info.get(), batch));
+  });
+  const auto [vendor_failed, vendor_error] = check(false);
+  const double vendor_solve_ms = timer.median_ms(reps, restore_rhs, [&] {
+    TESSERA_CUSOLVER_CHECK(vendor_potrs(solver, n, pointers.get(), n, rhs_pointers.get(), n, info.get(), batch));
+  });
+  row["cusolver"] = {{"ms", vendor_ms}, {"tflops", flops / vendor_ms * 1e-9}, {"failed", vendor_failed},
+                     {"error", vendor_error}, {"ok", vendor_failed == 0 && vendor_error < tolerance}};
+  row["solve"] = {{"tessera_ms", solve_ms}, {"cusolver_ms", vendor_solve_ms},
+                  {"tessera_gflops", solve_flops / solve_ms * 1e-6}, {"cusolver_gflops", solve_flops / vendor_solve_ms * 1e-6}};
+  const double lower_ratio = vendor_ms / row["tessera_lower"]["ms"].get<double>();
+  const double upper_ratio = vendor_ms / row["tessera_upper"]["ms"].get<double>();
+  row["ratio_lower"] = lower_ratio;
+  row["ratio_upper"] = upper_ratio;
+  fmt::print("{:>2} {:>5} {:>7} | {:>9.3f}{} {:>9.3f}{} {:>9.3f}{} | {:>7.2f} {:>7.2f} | {:>9.1f} {:>9.1f} {:>7.2f}\n", letter, n,
+             batch, row["tessera_lower"]["tflops"].get<double>(), row["tessera_lower"]["ok"].get<bool>() ? ' ' : '*',
+             row["tessera_upper"]["tflops"].get<double>(), row["tessera_upper"]["ok"].get<bool>() ? ' ' : '*',
+             flops / vendor_ms * 1e-9, row["cusolver"]["ok"].get<bool>() ? ' ' : '*', lower_ratio, upper_ratio,
+             solve_flops / solve_ms * 1e-6, solve_flops / vendor_solve_ms * 1e-6, vendor_solve_ms / solve_ms);
+  std::fflush(stdout);
+  return row;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  try {
+    const Options o = parse(argc, argv);
+    if (!tessera::bench::cuda_device_present()) {
+      fmt::print("no CUDA device: nothing to measure\n");
+      return 0;
+    }
+    cudaDeviceProp prop{};
+    TESSERA_CUDA_CHECK(cudaGetDeviceProperties(&prop, 0));
+    fmt::print("GPU: {}\nbatched complex Cholesky, matrices in GPU memory, median of {} calls (L2 flushed), TFLOP/s "
+               "counting 4n^3/3 per matrix; '*': check failed\n",
+               prop.name, o.reps);
+    fmt::print("{:>2} {:>5} {:>7} | {:>10} {:>10} {:>10} | {:>7} {:>7} | {:>9} {:>9} {:>7}\n", "p", "n", "batch",
+               "T lower", "T upper", "cuSOLVER", "lower/c", "upper/c", "T potrs", "c potrs", "potrs/c");
+    fmt::print("{:>2} {:>5} {:>7} | {:>10} {:>10} {:>10} | {:>7} {:>7} | {:>9} {:>9} {:>7}\n", "", "", "", "TFLOP/s",
+               "TFLOP/s", "TFLOP/s", "x", "x", "GFLOP/s", "GFLOP/s", "x");
+    cusolverDnHandle_t solver = nullptr;
+    TESSERA_CUSOLVER_CHECK(cusolverDnCreate(&solver));
+    Timer timer;
+    nlohmann::json rows = nlohmann::json::array();
+    for (char p : o.precisions)
+      for (int n : o.sizes) {
+        const int batch = n >= 256 ? std::min(o.batch, 2000) : o.batch;
+        rows.push_back(p == 'z' ? run_size<std::complex<double>>(n, batch, o.reps, timer, solver, p)
+                                : run_size<std::complex<float>>(n, batch, o.reps, timer, solver, p));
+      }
+    cusolverDnDestroy(solver);
+    if (!o.json_path.empty()) std::ofstream(o.json_path) << nlohmann::json{{"gpu", prop.name}, {"rows", rows}}.dump(2);
+    return 0;
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "bench_batched_complex: %s\n", e.what());
+    return 1;
+  }
+}
