@@ -7,6 +7,9 @@
 // max|A| on the first matrices (in double on the host) below 100 n eps.
 //
 //   bench_batched_complex [--sizes 8,16,...] [--batch N] [--reps R] [--precision z|c|both] [--json out.json]
+//                         [--tune]
+// --tune times, for each size, every register-kernel block size (n <= 32) or every compiled panel
+// shape (n > 32) in lower storage, and prints the fastest (the built-in choices come from it).
 #include <cuComplex.h>
 #include <cuda_runtime.h>
 #include <cusolverDn.h>
@@ -38,6 +41,7 @@ struct Options {
   int reps = 10;
   std::vector<char> precisions = {'z', 'c'};
   std::string json_path;
+  bool tune = false;
 };
 
 std::vector<int> parse_sizes(const std::string& text) {
@@ -64,6 +68,7 @@ Options parse(int argc, char** argv) {
     else if (a == "--batch") o.batch = std::stoi(value());
     else if (a == "--reps") o.reps = std::stoi(value());
     else if (a == "--json") o.json_path = value();
+    else if (a == "--tune") o.tune = true;
     else if (a == "--precision") {
       const std::string p = value();
       o.precisions = p == "both" ? std::vector<char>{'z', 'c'} : std::vector<char>{p.at(0)};
@@ -261,6 +266,58 @@ nlohmann::json run_size(int n, int batch, int reps, Timer& timer, cusolverDnHand
   return row;
 }
 
+// Every kernel shape for order n (lower storage): one line per shape, the fastest marked.
+template <class T>
+void tune_size(int n, int batch, int reps, Timer& timer, char letter) {
+  const long long nn = static_cast<long long>(n) * n;
+  const std::vector<T> host = make_batch<T>(n, batch, 99 + n);
+  Device<T> original(host.size()), work(host.size());
+  Device<int> info(batch);
+  TESSERA_CUDA_CHECK(cudaMemcpy(original.get(), host.data(), sizeof(T) * host.size(), cudaMemcpyHostToDevice));
+  const auto restore = [&] {
+    TESSERA_CUDA_CHECK(cudaMemcpyAsync(work.get(), original.get(), original.bytes(), cudaMemcpyDeviceToDevice));
+  };
+  std::vector<tk::BatchedOptions> candidates;
+  if (n <= 32) {
+    for (int threads : {32, 64, 128, 256}) {
+      tk::BatchedOptions o;
+      o.threads = threads;
+      candidates.push_back(o);
+    }
+  } else {
+    const tk::PanelShape* shapes = nullptr;
+    const int count = tk::potrf_batched_panel_shapes(&shapes);
+    for (int i = 0; i < count; ++i) {
+      tk::BatchedOptions o;
+      o.panel_width = shapes[i].panel_width;
+      o.threads = shapes[i].threads;
+      o.rows_per_thread = shapes[i].rows_per_thread;
+      o.update_width = shapes[i].update_width;
+      candidates.push_back(o);
+    }
+  }
+  const double flops = 4.0 * n * n * n / 3.0 * batch;
+  double best = 0;
+  std::string best_name;
+  for (const tk::BatchedOptions& o : candidates) {
+    const std::string name = n <= 32 ? fmt::format("threads {}", o.threads)
+                                     : fmt::format("({}, {}, {}, {})", o.panel_width, o.threads, o.rows_per_thread,
+                                                   o.update_width);
+    const double ms = timer.median_ms(reps, restore, [&] {
+      tk::potrf_batched<T>(tk::BatchUplo::lower, n, work.get(), n, nn, batch, info.get(), nullptr, o);
+    });
+    const bool ok = failures(info, batch) == 0;
+    const double tflops = flops / ms * 1e-9;
+    fmt::print("tune {} n={:>4} {:<20} {:>8.3f} TFLOP/s{}\n", letter, n, name, tflops, ok ? "" : " (info != 0)");
+    if (ok && tflops > best) {
+      best = tflops;
+      best_name = name;
+    }
+  }
+  fmt::print("tune {} n={:>4} fastest {} at {:.3f} TFLOP/s\n", letter, n, best_name, best);
+  std::fflush(stdout);
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -279,6 +336,18 @@ int main(int argc, char** argv) {
                "T lower", "T upper", "cuSOLVER", "lower/c", "upper/c", "T potrs", "c potrs", "potrs/c");
     fmt::print("{:>2} {:>5} {:>7} | {:>10} {:>10} {:>10} | {:>7} {:>7} | {:>9} {:>9} {:>7}\n", "", "", "", "TFLOP/s",
                "TFLOP/s", "TFLOP/s", "x", "x", "GFLOP/s", "GFLOP/s", "x");
+    if (o.tune) {
+      Timer timer;
+      for (char p : o.precisions)
+        for (int n : o.sizes) {
+          const int batch = n >= 256 ? std::min(o.batch, 2000) : o.batch;
+          if (p == 'z')
+            tune_size<std::complex<double>>(n, batch, o.reps, timer, p);
+          else
+            tune_size<std::complex<float>>(n, batch, o.reps, timer, p);
+        }
+      return 0;
+    }
     cusolverDnHandle_t solver = nullptr;
     TESSERA_CUSOLVER_CHECK(cusolverDnCreate(&solver));
     Timer timer;

@@ -355,8 +355,8 @@ struct ShapeLaunchers {
   PanelLauncher<T> out_of_place = nullptr;
 };
 
-// A shape's launchers per scalar type. The real types have every shape in place (the tuning sweep
-// measures them all); the out-of-place form, and the complex types, the built-in shapes only.
+// A shape's launchers per scalar type. Every shape runs in place for every type (the tuning sweeps
+// measure them all); the out-of-place form only in the shapes potrf_batched_default_shape picks.
 struct ShapeEntry {
   PanelShape shape;
   ShapeLaunchers<float> real_single;
@@ -378,8 +378,8 @@ constexpr ShapeEntry shape_entry() {
   return {{NB, NT, R, KB},
           {&launch_shape<float, NB, NT, R, KB, false>},
           {&launch_shape<double, NB, NT, R, KB, false>},
-          {},
-          {}};
+          {&launch_shape<DeviceComplex<float>, NB, NT, R, KB, false>},
+          {&launch_shape<DeviceComplex<double>, NB, NT, R, KB, false>}};
 }
 
 template <class T, int NB, int NT, int R, int KB>
@@ -387,8 +387,8 @@ constexpr ShapeLaunchers<T> both_forms() {
   return {&launch_shape<T, NB, NT, R, KB, false>, &launch_shape<T, NB, NT, R, KB, true>};
 }
 
-// A shape potrf_batched_default_shape picks: in place and out of place, for the real types and,
-// where it picks the shape for them too, the complex ones.
+// A shape potrf_batched_default_shape picks for the real types and, where it picks the shape for
+// them too, the complex ones: in place and out of place for those.
 template <int NB, int NT, int R, int KB, bool Complex = false>
 constexpr ShapeEntry default_shape_entry() {
   if constexpr (Complex)
@@ -398,16 +398,20 @@ constexpr ShapeEntry default_shape_entry() {
             both_forms<DeviceComplex<float>, NB, NT, R, KB>(),
             both_forms<DeviceComplex<double>, NB, NT, R, KB>()};
   else
-    return {{NB, NT, R, KB}, both_forms<float, NB, NT, R, KB>(), both_forms<double, NB, NT, R, KB>(), {}, {}};
+    return {{NB, NT, R, KB},
+            both_forms<float, NB, NT, R, KB>(),
+            both_forms<double, NB, NT, R, KB>(),
+            {&launch_shape<DeviceComplex<float>, NB, NT, R, KB, false>},
+            {&launch_shape<DeviceComplex<double>, NB, NT, R, KB, false>}};
 }
 
 // Every compiled shape; the tuning sweep in bench_batched_kernels measures them all.
 constexpr ShapeEntry kShapeTable[] = {
     default_shape_entry<8, 32, 1, 8, true>(),   shape_entry<8, 32, 1, 16>(),
     shape_entry<8, 32, 2, 8>(),           shape_entry<8, 64, 1, 8>(),
-    shape_entry<8, 64, 1, 16>(),          default_shape_entry<16, 32, 1, 8, true>(),
+    shape_entry<8, 64, 1, 16>(),          default_shape_entry<16, 32, 1, 8>(),
     shape_entry<16, 32, 1, 16>(),         shape_entry<16, 32, 2, 4>(),
-    default_shape_entry<16, 64, 1, 8>(),  shape_entry<16, 64, 1, 16>(),
+    default_shape_entry<16, 64, 1, 8, true>(),  shape_entry<16, 64, 1, 16>(),
     shape_entry<16, 64, 2, 4>(),          shape_entry<16, 128, 1, 8>(),
     shape_entry<32, 32, 1, 4>(),          shape_entry<32, 64, 1, 4>(),
     default_shape_entry<32, 64, 1, 8>(),  shape_entry<32, 128, 1, 4>(),
@@ -448,7 +452,7 @@ void launch_potrf_panel(const BatchDesc<T>& desc, int shape_n, int min_n, cudaSt
   const PanelLauncher<T> launch = desc.src ? forms.out_of_place : forms.in_place;
   if (launch == nullptr)
     throw InvalidArgument(
-        "batched potrf: the out-of-place form and complex matrices run the built-in panel shapes only");
+        "batched potrf: the out-of-place form runs the built-in panel shapes only");
   launch(desc, min_n, stream);
 }
 
@@ -473,11 +477,9 @@ int potrf_batched_panel_shapes(const PanelShape** shapes) {
 // matter more than wider blocks.
 PanelShape potrf_batched_default_shape(int n, int element_bytes, bool complex) {
   const bool single = element_bytes == 4;
-  // Complex types: narrow panels (a complex element takes the registers of two real ones).
-  if (complex) {
-    if (!single) return {8, 32, 1, 8};
-    return n <= 40 ? PanelShape{8, 32, 1, 8} : PanelShape{16, 32, 1, 8};
-  }
+  // Complex types (bench_batched_complex --tune, H200): narrow panels up to the middle orders, a
+  // complex element taking the registers of two real ones.
+  if (complex) return n <= 192 ? PanelShape{8, 32, 1, 8} : PanelShape{16, 64, 1, 8};
   if (n <= 40) return {8, 32, 1, 8};
   if (n <= (single ? 160 : 200)) return {16, 32, 1, 8};
   if (n <= (single ? 224 : 320)) return {16, 64, 1, 8};

@@ -423,6 +423,17 @@ __global__ void __launch_bounds__(kMaxSmallThreads) potrf_small_kernel(BatchDesc
     stage<T, N, false>(d, smem, k0, M, count);
 }
 
+// Launches kernel with `smem` bytes of dynamic shared memory: above the default 48 KiB (complex
+// double matrices near n = 32 in blocks of 256 threads) the kernel is first allowed that much.
+template <class T>
+void launch_with_shared(void (*kernel)(BatchDesc<T>), unsigned blocks, int threads, std::size_t smem,
+                        cudaStream_t stream, const BatchDesc<T>& d) {
+  constexpr std::size_t kDefaultDynamicShared = 48 * 1024;
+  if (smem > kDefaultDynamicShared)
+    TESSERA_CUDA_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, static_cast<int>(smem)));
+  kernel<<<blocks, threads, smem, stream>>>(d);
+}
+
 template <class T, int N>
 void launch_small_n(BatchDesc<T> d, int threads, cudaStream_t stream) {
   using P = PackedL<T, N>;
@@ -446,9 +457,9 @@ void launch_small_n(BatchDesc<T> d, int threads, cudaStream_t stream) {
     d.src_staging = src_aligned && packed && d.src_stride == NN && whole_vectors
                         ? Staging::contiguous
                         : Staging::element;
-    potrf_small_kernel<T, N, true><<<static_cast<unsigned>(blocks), threads, smem, stream>>>(d);
+    launch_with_shared(&potrf_small_kernel<T, N, true>, static_cast<unsigned>(blocks), threads, smem, stream, d);
   } else {
-    potrf_small_kernel<T, N, false><<<static_cast<unsigned>(blocks), threads, smem, stream>>>(d);
+    launch_with_shared(&potrf_small_kernel<T, N, false>, static_cast<unsigned>(blocks), threads, smem, stream, d);
   }
   TESSERA_CUDA_CHECK_LAUNCH();
 }
