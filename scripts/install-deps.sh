@@ -5,6 +5,9 @@
 #     libtessera_lapack; python3-dev for the Python package's native module; locales, and the
 #     de_DE.UTF-8 locale generated, for the tests of reading numbers under a comma locale)
 #   * Open MPI (libopenmpi-dev, openmpi-bin) for StarPU-MPI and Tessera's distributed matrices
+#   * reference LAPACK's own test programs for the linear-equation routines (TESTING/LIN:
+#     xlintsts, xlintstd, xlintstc, xlintstz), built with gfortran from Debian's source package of
+#     the installed LAPACK into $TESSERA_DEPS_PREFIX/lapack-testing, for the drop-in's tests
 #   * StarPU 1.3.10 built from Debian's own source package into $TESSERA_DEPS_PREFIX/starpu,
 #     with StarPU-MPI (libstarpumpi) on Open MPI in the same prefix
 #     (Debian's binary StarPU caps CPU workers at 4 and has no CUDA).
@@ -30,7 +33,7 @@ install_debian_packages() {
     libopenblas-dev liblapacke-dev libhwloc-dev
     libgtest-dev libgmock-dev libcli11-dev libfmt-dev nlohmann-json3-dev
     python3 libopenmpi-dev openmpi-bin libscalapack-openmpi-dev
-    liblapack3 python3-numpy python3-venv python3-dev locales
+    liblapack3 libblas3 libtmglib3 gfortran python3-numpy python3-venv python3-dev locales
   )
   # Clang, its sanitizer and libFuzzer runtimes, and llvm-symbolizer, for scripts/fuzz.sh.
   if [ "${TESSERA_FUZZ_DEPS:-0}" = 1 ]; then packages+=(clang-14 libclang-rt-14-dev llvm-14); fi
@@ -104,6 +107,40 @@ build_starpu() {
   log "StarPU installed in $starpu_prefix"
 }
 
+# Reference LAPACK's test programs for the linear-equation routines, from the source package of the
+# LAPACK Debian installed, linked against that reference LAPACK, reference BLAS and TMGLIB and
+# finding the first two by their run path (the system's liblapack.so.3 may be OpenBLAS's), so that a
+# drop-in preloaded in front of them passes what it does not take to reference LAPACK. Skipped when
+# the prefix holds the programs of the same version.
+build_lapack_test_programs() {
+  local dest=$prefix_root/lapack-testing version stamp multiarch work srcdir
+  version=$(dpkg-query -W -f='${Version}' liblapack3)
+  stamp="$version, reference LAPACK and BLAS by run path"
+  if [ -f "$dest/.tessera-build" ] && [ "$(cat "$dest/.tessera-build")" = "$stamp" ]; then
+    log "reference LAPACK's test programs $version already in $dest"
+    return 0
+  fi
+  log "building reference LAPACK's test programs (TESTING/LIN) from Debian's source package lapack $version"
+  multiarch=$(dpkg-architecture -qDEB_HOST_MULTIARCH)
+  work=$(mktemp -d)
+  (cd "$work" && apt-get source -qq "lapack=$version" >/dev/null 2>&1 || apt-get source -qq lapack >/dev/null)
+  srcdir=$(find "$work" -mindepth 1 -maxdepth 1 -type d -name 'lapack-*' | head -n 1)
+  [ -n "$srcdir" ] || { log "apt-get source lapack gave no source tree"; exit 1; }
+  sed -e "s|^BLASLIB .*|BLASLIB = /usr/lib/$multiarch/blas/libblas.so.3|" \
+      -e "s|^LAPACKLIB .*|LAPACKLIB = /usr/lib/$multiarch/lapack/liblapack.so.3|" \
+      -e "s|^TMGLIB .*|TMGLIB = /usr/lib/$multiarch/libtmglib.so.3|" \
+      -e "s|^LDFLAGS .*|LDFLAGS = -Wl,-rpath,/usr/lib/$multiarch/lapack:/usr/lib/$multiarch/blas|" \
+      "$srcdir/make.inc.example" >"$srcdir/make.inc"
+  make -C "$srcdir/TESTING/LIN" -s -j"$(nproc)" single double complex complex16 >"$work/make.log" 2>&1 \
+    || { tail -n 40 "$work/make.log"; exit 1; }
+  "${sudo_cmd[@]}" rm -rf "$dest"
+  "${sudo_cmd[@]}" mkdir -p "$dest"
+  "${sudo_cmd[@]}" cp "$srcdir"/TESTING/LIN/xlintst[sdcz] "$srcdir"/TESTING/[sdcz]test.in "$dest/"
+  echo "$stamp" | "${sudo_cmd[@]}" tee "$dest/.tessera-build" >/dev/null
+  rm -rf "$work"
+  log "reference LAPACK's test programs installed in $dest"
+}
+
 # A locale whose decimal point is a comma, for the tests that numbers are read and written the
 # format's way whatever the program's locale.
 add_comma_decimal_locale() {
@@ -114,4 +151,5 @@ add_comma_decimal_locale() {
 
 install_debian_packages
 add_comma_decimal_locale
+build_lapack_test_programs
 build_starpu
