@@ -20,6 +20,7 @@
 
 #include <mpi.h>
 
+#include <complex>
 #include <functional>
 #include <memory>
 
@@ -109,8 +110,11 @@ class TESSERA_EXPORT Matrix {
 
 extern template class Matrix<float>;
 extern template class Matrix<double>;
+extern template class Matrix<std::complex<float>>;
+extern template class Matrix<std::complex<double>>;
 
-// A = L L^T (or U^T U) in place; returns LAPACK's info, the first failing column of the whole
+// T: any scalar type of tessera/precision.hpp (a complex matrix is Hermitian: A = L L^H).
+// A = L L^T (or U^T U; L L^H, U^H U for complex) in place; returns LAPACK's info, the first failing column of the whole
 // matrix, on every rank. options.uplo and options.nb are not used: the matrix fixes them; nor is
 // options.grain: a block-column task would write tiles of several ranks, so the tasks are tiles.
 // options.trace (each rank its own) records the tasks this rank runs, as in one process.
@@ -124,7 +128,8 @@ template <class T>
 TESSERA_EXPORT int posv(Matrix<T>& A, Matrix<T>& B, const FactorOptions& options = {});
 
 // ||A - L L^T||_1 / (n ||A||_1 eps), computed by tile tasks where the tiles are and reduced over
-// the ranks: the same value on every rank. A and L symmetric, of one size, tile size and uplo.
+// the ranks: the same value on every rank. A and L symmetric, of one size, tile size and uplo;
+// real scalars only.
 template <class T>
 TESSERA_EXPORT double backward_error(const Matrix<T>& A, const Matrix<T>& L, Mode mode = Mode::automatic);
 

@@ -68,7 +68,7 @@ void insert_store_local(const TaskContext& ctx, const TileGrid& A, Uplo uplo, co
                                      const SchedulingHints&);                                                      \
   template void insert_store_local<T>(const TaskContext&, const TileGrid&, Uplo, const BlockCyclic&, T*, int,      \
                                       const SchedulingHints&);
-TESSERA_FOR_EACH_REAL_SCALAR(TESSERA_INSTANTIATE)
+TESSERA_FOR_EACH_SCALAR(TESSERA_INSTANTIATE)
 #undef TESSERA_INSTANTIATE
 
 }  // namespace tessera::detail

@@ -201,14 +201,14 @@ void Matrix<T>::fill(const std::function<T(int, int)>& value) {
 }
 
 #define TESSERA_INSTANTIATE(T) template class Matrix<T>;
-TESSERA_FOR_EACH_REAL_SCALAR(TESSERA_INSTANTIATE)
+TESSERA_FOR_EACH_SCALAR(TESSERA_INSTANTIATE)
 #undef TESSERA_INSTANTIATE
 }  // namespace tessera::distributed
 
 namespace tessera::detail {
 
 #define TESSERA_INSTANTIATE(T) template MatrixState& DistributedAccess::state<T>(const distributed::Matrix<T>&);
-TESSERA_FOR_EACH_REAL_SCALAR(TESSERA_INSTANTIATE)
+TESSERA_FOR_EACH_SCALAR(TESSERA_INSTANTIATE)
 #undef TESSERA_INSTANTIATE
 
 }  // namespace tessera::detail

@@ -182,8 +182,12 @@ double backward_error(const Matrix<T>& A, const Matrix<T>& L, Mode mode) {
 #define TESSERA_INSTANTIATE(T)                                                 \
   template int potrf<T>(Matrix<T>&, const FactorOptions&);                     \
   template void potrs<T>(const Matrix<T>&, Matrix<T>&, const FactorOptions&);  \
-  template int posv<T>(Matrix<T>&, Matrix<T>&, const FactorOptions&);          \
-  template double backward_error<T>(const Matrix<T>&, const Matrix<T>&, Mode);
+  template int posv<T>(Matrix<T>&, Matrix<T>&, const FactorOptions&);
+TESSERA_FOR_EACH_SCALAR(TESSERA_INSTANTIATE)
+#undef TESSERA_INSTANTIATE
+
+// The check's tile sums (insert_abs_sums) take real scalars.
+#define TESSERA_INSTANTIATE(T) template double backward_error<T>(const Matrix<T>&, const Matrix<T>&, Mode);
 TESSERA_FOR_EACH_REAL_SCALAR(TESSERA_INSTANTIATE)
 #undef TESSERA_INSTANTIATE
 

@@ -1,4 +1,5 @@
-// ScaLAPACK's Cholesky routines (pxPOTRF, pxPOTRS, pxPOSV in single and double precision) with
+// ScaLAPACK's Cholesky routines (pxPOTRF, pxPOTRS, pxPOSV for x = s, d, c, z: real and complex
+// Hermitian matrices) with
 // ScaLAPACK's Fortran ABI, exported by libtessera_lapack next to LAPACK's: a ScaLAPACK program
 // reaches Tessera's distributed matrices when this library comes before ScaLAPACK in the search
 // order (LD_PRELOAD, or linked in front of -lscalapack).
@@ -229,3 +230,5 @@ void pxsolve(const char* uplo, const int* n, const int* nrhs, T* a, const int* i
 
 TESSERA_SCALAPACK_PRECISION(d, double)
 TESSERA_SCALAPACK_PRECISION(s, float)
+TESSERA_SCALAPACK_PRECISION(z, std::complex<double>)
+TESSERA_SCALAPACK_PRECISION(c, std::complex<float>)

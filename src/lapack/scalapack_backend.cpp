@@ -377,10 +377,9 @@ BackendStatus run_scalapack(const ScalapackCall* call, BackendResult* result) {
     install_finalize_hook(s);
   }
   try {
-    // ScaLAPACK's entries are real ones (pspotrf_, pdpotrf_, ...): distributed matrices take real scalars.
-    result->info = c.precision == Precision::single_real
-                       ? run_on_grid<float>(*s.context, factor_only, options)
-                       : run_on_grid<double>(*s.context, factor_only, options);
+    result->info = with_scalar_type(c.precision, [&](auto zero) {
+      return run_on_grid<decltype(zero)>(*s.context, factor_only, options);
+    });
     return BackendStatus::done;
   } catch (const std::exception& e) {
     copy_text(result->message, e.what());

@@ -44,8 +44,11 @@ run preloaded LD_PRELOAD="$library" TESSERA_LAPACK_VERBOSE=1 OMPI_MPI_THREAD_LEV
   "$program" --grid "$grid" --compare "$dir/kept"
 [ "$status" -eq 0 ] || fail "the preloaded program failed or differed from ScaLAPACK"
 through=$(count ': tessera cpu, info=' preloaded)
-# 108 SPD cases and 32 others per run, each reported by 4 ranks (potrs factors first: 36 more).
-[ "$through" -ge $((4 * (108 + 36 + 32))) ] || fail "only $through calls went through Tessera"
+# 108 SPD cases, 12 complex Hermitian ones and 32 others per run, each reported by 4 ranks
+# (potrs factors first: 36 more).
+[ "$through" -ge $((4 * (108 + 36 + 12 + 32))) ] || fail "only $through calls went through Tessera"
+[ "$(count 'P[CZ]POSV .*: tessera cpu, info=0' preloaded)" -eq $((4 * 12)) ] ||
+  fail "not every complex call went through Tessera"
 grep -q "PDPOTRF .*: ScaLAPACK (an argument ScaLAPACK refuses)" "$dir/preloaded.log" ||
   fail "no argument error went to ScaLAPACK"
 grep -q "PDPOTRF .*: ScaLAPACK (not Tessera's layout (argument 4))" "$dir/preloaded.log" ||

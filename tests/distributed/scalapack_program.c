@@ -1,5 +1,5 @@
-/* A plain ScaLAPACK program: it calls pdpotrf_, pdpotrs_, pdposv_ and their single-precision
-   twins through ScaLAPACK's Fortran ABI, on a BLACS grid, and links only ScaLAPACK (or, in the
+/* A plain ScaLAPACK program: it calls pdpotrf_, pdpotrs_, pdposv_, their single-precision
+   twins and the complex pzposv_ and pcposv_ through ScaLAPACK's Fortran ABI, on a BLACS grid, and links only ScaLAPACK (or, in the
    link-order build, libtessera_lapack in front of it). run_scalapack_test.sh runs it once as it is
    (ScaLAPACK computes) and once with libtessera_lapack preloaded.
 
@@ -10,9 +10,11 @@
    Every case is checked on its own (scaled residual of the factor and of the solution; the other
    triangle untouched; B untouched when the factorization fails); --compare also requires the same
    INFO on every case and factors and solutions equal to the kept ones within a tolerance. Cases:
-   odd orders and block sizes that do not divide them, both uplo, both precisions; matrices that
+   odd orders and block sizes that do not divide them, both uplo, both real precisions and complex
+   Hermitian systems in both; matrices that
    are not positive definite at a column in a block of every process row and column; argument
    errors; layouts Tessera does not take (a sub-matrix, B's own column blocks). */
+#include <complex.h>
 #include <math.h>
 #include <mpi.h>
 #include <stdio.h>
@@ -36,6 +38,11 @@ void pdposv_(const char*, const int*, const int*, double*, const int*, const int
              const int*, const int*, int*, size_t);
 void psposv_(const char*, const int*, const int*, float*, const int*, const int*, const int*, float*, const int*,
              const int*, const int*, int*, size_t);
+
+void pzposv_(const char*, const int*, const int*, double complex*, const int*, const int*, const int*,
+             double complex*, const int*, const int*, const int*, int*, size_t);
+void pcposv_(const char*, const int*, const int*, float complex*, const int*, const int*, const int*, float complex*,
+             const int*, const int*, const int*, int*, size_t);
 
 enum { POTRF, POTRS, POSV };
 static const char* op_name[] = {"potrf", "potrs", "posv"};
@@ -288,6 +295,100 @@ static void run_case(int op, int single, char uplo, int n, int nb, int bad) {
   free(b0.x);
 }
 
+/* A Hermitian matrix: matrix_element's real parts, imaginary parts off the diagonal. */
+static double complex hermitian_element(int i, int j, int n) {
+  const double re = matrix_element(i, j, n, -1);
+  if (i == j) return re;
+  const double im = 0.3 * hash((i > j ? i : j) + 500, i < j ? i : j);
+  return i > j ? re + im * I : re - im * I;
+}
+
+/* One complex Hermitian system (pzposv_, or pcposv_ when single): INFO, the solution's scaled
+   residual, the other triangle untouched; the results kept or compared as the real cases'. */
+static void run_complex_case(int single, char uplo, int n, int nb) {
+  if (limit && cases >= limit) return;
+  const int nrhs = 2, one = 1;
+  char name[100];
+  snprintf(name, sizeof name, "%sposv uplo=%c n=%d nb=%d", single ? "c" : "z", uplo, n, nb);
+  const int rows = numroc(n, nb, myrow, nprow), cols = numroc(n, nb, mycol, npcol), bcols = numroc(nrhs, nb, mycol, npcol);
+  const int lld = rows > 1 ? rows : 1;
+  const size_t na = (size_t)lld * (cols > 0 ? cols : 1), nbb = (size_t)lld * (bcols > 0 ? bcols : 1);
+  double complex* a = calloc(na, sizeof(double complex));
+  double complex* b = calloc(nbb, sizeof(double complex));
+  for (int lj = 0; lj < cols; ++lj)
+    for (int li = 0; li < rows; ++li) {
+      const int i = global_index(li, nb, myrow, nprow), j = global_index(lj, nb, mycol, npcol);
+      const int held = uplo == 'L' ? i >= j : i <= j;
+      a[(size_t)lj * lld + li] = held ? hermitian_element(i, j, n) : 7777.0 + i + 0.001 * j;
+    }
+  for (int lj = 0; lj < bcols; ++lj)
+    for (int li = 0; li < rows; ++li) {
+      const int i = global_index(li, nb, myrow, nprow), r = global_index(lj, nb, mycol, npcol);
+      b[(size_t)lj * lld + li] = rhs_element(i, r) + 0.5 * rhs_element(r, i) * I;
+    }
+  int desca[9], descb[9], info = 0;
+  descriptor(desca, n, n, nb, nb, lld);
+  descriptor(descb, n, nrhs, nb, nb, lld);
+  if (single) {
+    float complex* af = malloc(na * sizeof(float complex));
+    float complex* bf = malloc(nbb * sizeof(float complex));
+    for (size_t k = 0; k < na; ++k) af[k] = (float complex)a[k];
+    for (size_t k = 0; k < nbb; ++k) bf[k] = (float complex)b[k];
+    pcposv_(&uplo, &n, &nrhs, af, &one, &one, desca, bf, &one, &one, descb, &info, 1);
+    for (size_t k = 0; k < na; ++k) a[k] = af[k];
+    for (size_t k = 0; k < nbb; ++k) b[k] = bf[k];
+    free(af);
+    free(bf);
+  } else {
+    pzposv_(&uplo, &n, &nrhs, a, &one, &one, desca, b, &one, &one, descb, &info, 1);
+  }
+  cases++;
+  if (info != 0) fail(name, "INFO is not 0");
+  for (int lj = 0; lj < cols; ++lj)
+    for (int li = 0; li < rows; ++li) {
+      const int i = global_index(li, nb, myrow, nprow), j = global_index(lj, nb, mycol, npcol);
+      const double untouched = single ? (float)(7777.0 + i + 0.001 * j) : 7777.0 + i + 0.001 * j;
+      if ((uplo == 'L' ? i < j : i > j) && a[(size_t)lj * lld + li] != untouched) {
+        fail(name, "the other triangle changed");
+        lj = cols;
+        break;
+      }
+    }
+  /* The solution gathered as real and imaginary parts; ||A x - b||_max / (||A||_inf ||x||_max n eps). */
+  double* x = calloc((size_t)2 * n * nrhs + 1, sizeof(double));
+  for (int lj = 0; lj < bcols; ++lj)
+    for (int li = 0; li < rows; ++li) {
+      const size_t e = (size_t)global_index(lj, nb, mycol, npcol) * n + global_index(li, nb, myrow, nprow);
+      x[2 * e] = creal(b[(size_t)lj * lld + li]);
+      x[2 * e + 1] = cimag(b[(size_t)lj * lld + li]);
+    }
+  MPI_Allreduce(MPI_IN_PLACE, x, 2 * n * nrhs, MPI_DOUBLE, MPI_SUM, MPI_COMM_WORLD);
+  double rn = 0, xn = 0, an = 0;
+  for (int i = 0; i < n; ++i) {
+    double row = 0;
+    for (int k = 0; k < n; ++k) row += cabs(hermitian_element(i, k, n));
+    an = fmax(an, row);
+    for (int r = 0; r < nrhs; ++r) {
+      double complex s = 0;
+      for (int k = 0; k < n; ++k) s += hermitian_element(i, k, n) * (x[2 * ((size_t)r * n + k)] + x[2 * ((size_t)r * n + k) + 1] * I);
+      rn = fmax(rn, cabs(s - (rhs_element(i, r) + 0.5 * rhs_element(r, i) * I)));
+      xn = fmax(xn, cabs(x[2 * ((size_t)r * n + i)] + x[2 * ((size_t)r * n + i) + 1] * I));
+    }
+  }
+  const double eps = single ? 5.96e-8 : 1.11e-16, scaled = rn / (an * xn * n * eps);
+  if (scaled > 10.0) {
+    char detail[100];
+    snprintf(detail, sizeof detail, "solution residual %.3g (scaled), above 10", scaled);
+    fail(name, detail);
+  }
+  /* The complex arrays as twice as many doubles per column. */
+  Local la = {rows, cols, 2 * lld, (double*)a}, lb = {rows, bcols, 2 * lld, (double*)b};
+  keep_or_compare(name, info, &la, &lb, single ? 1e-4 : 1e-10);
+  free(x);
+  free(a);
+  free(b);
+}
+
 /* Calls ScaLAPACK refuses: the same INFO (and PXERBLA's message) whoever answers. */
 static void run_argument_errors(void) {
   if (limit && cases >= limit) return;
@@ -409,6 +510,12 @@ int main(int argc, char** argv) {
         run_case(POTRF, single, u ? 'U' : 'L', n, nb, column);
         run_case(POSV, single, u ? 'U' : 'L', n, nb, column);
       }
+  for (int single = 0; single <= 1; ++single)
+    for (int u = 0; u < 2; ++u) {
+      run_complex_case(single, u ? 'U' : 'L', 1, 3);
+      run_complex_case(single, u ? 'U' : 'L', 37, 8);
+      run_complex_case(single, u ? 'U' : 'L', 41, 6);
+    }
   run_argument_errors();
   run_other_layouts();
   fclose(kept);
