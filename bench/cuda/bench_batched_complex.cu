@@ -277,25 +277,7 @@ void tune_size(int n, int batch, int reps, Timer& timer, char letter) {
   const auto restore = [&] {
     TESSERA_CUDA_CHECK(cudaMemcpyAsync(work.get(), original.get(), original.bytes(), cudaMemcpyDeviceToDevice));
   };
-  std::vector<tk::BatchedOptions> candidates;
-  if (n <= 32) {
-    for (int threads : {32, 64, 128, 256}) {
-      tk::BatchedOptions o;
-      o.threads = threads;
-      candidates.push_back(o);
-    }
-  } else {
-    const tk::PanelShape* shapes = nullptr;
-    const int count = tk::potrf_batched_panel_shapes(&shapes);
-    for (int i = 0; i < count; ++i) {
-      tk::BatchedOptions o;
-      o.panel_width = shapes[i].panel_width;
-      o.threads = shapes[i].threads;
-      o.rows_per_thread = shapes[i].rows_per_thread;
-      o.update_width = shapes[i].update_width;
-      candidates.push_back(o);
-    }
-  }
+  const std::vector<tk::BatchedOptions> candidates = tessera::bench::batched_kernel_shapes(n);
   const double flops = 4.0 * n * n * n / 3.0 * batch;
   double best = 0;
   std::string best_name;

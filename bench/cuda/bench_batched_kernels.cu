@@ -481,25 +481,7 @@ json tune_size(int n, int batch, int reps, Timer& timer) {
   Problem<T> p(n, batch);
   const double f_flops = static_cast<double>(batch) * n * n * n / 3.0;
   json rows = json::array();
-  std::vector<tk::BatchedOptions> candidates;
-  if (n <= 32) {
-    for (int t : {32, 64, 128, 256}) {
-      tk::BatchedOptions o;
-      o.threads = t;
-      candidates.push_back(o);
-    }
-  } else {
-    const tk::PanelShape* shapes = nullptr;
-    const int count = tk::potrf_batched_panel_shapes(&shapes);
-    for (int s = 0; s < count; ++s) {
-      tk::BatchedOptions o;
-      o.panel_width = shapes[s].panel_width;
-      o.threads = shapes[s].threads;
-      o.rows_per_thread = shapes[s].rows_per_thread;
-      o.update_width = shapes[s].update_width;
-      candidates.push_back(o);
-    }
-  }
+  const std::vector<tk::BatchedOptions> candidates = tessera::bench::batched_kernel_shapes(n);
   double best = 1e30;
   json best_row;
   for (const tk::BatchedOptions& o : candidates) {

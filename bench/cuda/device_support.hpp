@@ -5,7 +5,9 @@
 
 #include <algorithm>
 #include <cstddef>
+#include <vector>
 
+#include "cuda/batched_kernels.hpp"
 #include "cuda/check.hpp"
 
 namespace tessera::bench {
@@ -34,5 +36,30 @@ class Device {
   T* ptr_ = nullptr;
   std::size_t count_;
 };
+
+// The batched kernels' shapes a tuning sweep measures for order n: every register-kernel block
+// size (n <= 32), or every compiled panel shape.
+inline std::vector<kernels::cuda::BatchedOptions> batched_kernel_shapes(int n) {
+  std::vector<kernels::cuda::BatchedOptions> candidates;
+  if (n <= 32) {
+    for (int threads : {32, 64, 128, 256}) {
+      kernels::cuda::BatchedOptions o;
+      o.threads = threads;
+      candidates.push_back(o);
+    }
+    return candidates;
+  }
+  const kernels::cuda::PanelShape* shapes = nullptr;
+  const int count = kernels::cuda::potrf_batched_panel_shapes(&shapes);
+  for (int i = 0; i < count; ++i) {
+    kernels::cuda::BatchedOptions o;
+    o.panel_width = shapes[i].panel_width;
+    o.threads = shapes[i].threads;
+    o.rows_per_thread = shapes[i].rows_per_thread;
+    o.update_width = shapes[i].update_width;
+    candidates.push_back(o);
+  }
+  return candidates;
+}
 
 }  // namespace tessera::bench
