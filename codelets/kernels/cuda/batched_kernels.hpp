@@ -155,7 +155,8 @@ struct PanelShape {
 
 // The panel shapes compiled in (n > 32 kernels), and the one potrf_batched picks for order n
 // and precision (element_bytes: the size of a real number, 4 or 8; complex: a complex type's).
-// Every listed shape runs in place for every scalar type; out of place, the picked ones only.
+// Every listed shape runs in place for the real types; out of place and for the complex types,
+// the picked ones only (another throws InvalidArgument).
 int potrf_batched_panel_shapes(const PanelShape** shapes);
 PanelShape potrf_batched_default_shape(int n, int element_bytes = 8, bool complex = false);
 
