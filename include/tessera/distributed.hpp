@@ -21,6 +21,7 @@
 #include <mpi.h>
 
 #include <complex>
+#include <cstdint>
 #include <functional>
 #include <memory>
 
@@ -37,6 +38,16 @@ namespace tessera::distributed {
 struct Grid {
   int rows = 1;
   int cols = 1;
+};
+
+// The tiles one rank exchanged with the others during one collective operation: each tile once
+// per rank that reads it (StarPU-MPI keeps what a rank received until the operation ends), again
+// after a task wrote it.
+struct Traffic {
+  std::int64_t tiles_sent = 0;
+  std::int64_t bytes_sent = 0;
+  std::int64_t tiles_received = 0;
+  std::int64_t bytes_received = 0;
 };
 
 // StarPU-MPI on a communicator, over the StarPU a Runtime started or attached to. One per
@@ -59,6 +70,10 @@ class TESSERA_EXPORT Context {
   int size() const noexcept;
   int grid_row() const noexcept { return rank() / grid().cols; }
   int grid_col() const noexcept { return rank() % grid().cols; }
+  // This rank's tile transfers in the last collective operation on the context's matrices (posv:
+  // its solve; an import, export or fill moves none). A traced operation also lists them in its
+  // trace's transfers, from "rank R" to "rank D".
+  Traffic last_traffic() const noexcept;
 
  private:
   friend struct detail::DistributedAccess;

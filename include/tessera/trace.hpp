@@ -27,7 +27,8 @@ struct TraceEvent {
 // What the runtime moved from one memory node to another while traced requests ran: host memory
 // to a GPU and back, and from GPU to GPU (peer to peer where the GPUs allow it). StarPU's counters
 // are process-wide: with several traced requests in flight at once, each sees what moved since
-// the latest of them started.
+// the latest of them started. A distributed operation adds the tiles this rank sent to each
+// other rank, from "rank R" to "rank D".
 struct TraceTransfer {
   std::string from;  // StarPU's memory node names: "NUMA 0" (host memory), "CUDA 0", ...
   std::string to;

@@ -13,6 +13,7 @@
 #include <optional>
 #include <string>
 #include <type_traits>
+#include <utility>
 #include <vector>
 
 #include "checks.hpp"
@@ -87,6 +88,16 @@ struct WorkerCount {
   int cuda = 0;
 };
 
+// Bytes every rank sent in the last operation, and the most one rank sent.
+std::pair<std::int64_t, std::int64_t> bytes_between_ranks(const distributed::Context& context) {
+  const std::int64_t sent = context.last_traffic().bytes_sent;
+  std::int64_t total = 0;
+  std::int64_t largest = 0;
+  MPI_Allreduce(&sent, &total, 1, MPI_INT64_T, MPI_SUM, MPI_COMM_WORLD);
+  MPI_Allreduce(&sent, &largest, 1, MPI_INT64_T, MPI_MAX, MPI_COMM_WORLD);
+  return {total, largest};
+}
+
 WorkerCount total_workers(const Runtime& runtime) {
   int local[2] = {runtime.cpu_workers(), runtime.cuda_workers()};
   int total[2] = {0, 0};
@@ -105,6 +116,8 @@ struct RowFacts {
   WorkerCount workers;
   int repetition;
   double seconds;
+  std::int64_t bytes_between_ranks;  // every rank's sends
+  std::int64_t largest_rank_bytes;   // the rank that sent most
   std::optional<double> error;
   int info;
   bool ok;
@@ -118,16 +131,18 @@ void print_row(const PotrfCommand& cmd, const RowFacts& r) {
     json row = {{"n", r.n}, {"nb", r.nb}, {"uplo", cmd.uplo}, {"precision", cmd.precision}, {"mode", to_string(r.mode)},
                 {"grid", grid_text}, {"ranks", r.ranks}, {"policy", r.policy},
                 {"workers", {{"cpu", r.workers.cpu}, {"cuda", r.workers.cuda}}}, {"repetition", r.repetition},
-                {"seconds", r.seconds}, {"gflops", gflops}, {"info", r.info}, {"ok", r.ok}};
+                {"seconds", r.seconds}, {"gflops", gflops}, {"bytes_between_ranks", r.bytes_between_ranks},
+                {"largest_rank_bytes_sent", r.largest_rank_bytes}, {"info", r.info}, {"ok", r.ok}};
     row["backward_error"] = r.error ? json(*r.error) : json(nullptr);
     fmt::print("{}\n", row.dump());
   } else {
     if (r.repetition == 1)
-      fmt::print("{:>7} {:>5} {:>4} {:>6} {:>5} {:>8} {:>9} {:>4} {:>9} {:>10} {:>10} {:>5} {}\n", "n", "nb", "prec",
-                 "mode", "grid", "policy", "workers", "rep", "seconds", "GFLOP/s", "error", "info", "ok");
-    fmt::print("{:>7} {:>5} {:>4} {:>6} {:>5} {:>8} {:>4}+{:<4} {:>4} {:>9.4f} {:>10.2f} {:>10} {:>5} {}\n", r.n, r.nb,
-               cmd.precision, to_string(r.mode), grid_text, r.policy, r.workers.cpu, r.workers.cuda, r.repetition,
-               r.seconds, gflops, r.error ? fmt::format("{:.3g}", *r.error) : "-", r.info, r.ok ? "ok" : "FAILED");
+      fmt::print("{:>7} {:>5} {:>4} {:>6} {:>5} {:>8} {:>9} {:>4} {:>9} {:>10} {:>8} {:>10} {:>5} {}\n", "n", "nb",
+                 "prec", "mode", "grid", "policy", "workers", "rep", "seconds", "GFLOP/s", "GB sent", "error", "info", "ok");
+    fmt::print("{:>7} {:>5} {:>4} {:>6} {:>5} {:>8} {:>4}+{:<4} {:>4} {:>9.4f} {:>10.2f} {:>8.3f} {:>10} {:>5} {}\n", r.n,
+               r.nb, cmd.precision, to_string(r.mode), grid_text, r.policy, r.workers.cpu, r.workers.cuda, r.repetition,
+               r.seconds, gflops, double(r.bytes_between_ranks) * 1e-9, r.error ? fmt::format("{:.3g}", *r.error) : "-",
+               r.info, r.ok ? "ok" : "FAILED");
   }
   std::fflush(stdout);
   if (r.info > 0)
@@ -176,6 +191,7 @@ int factor(const PotrfCommand& cmd, int rank) {
     const auto start = Clock::now();
     info = distributed::potrf(A, options);
     const double seconds = std::chrono::duration<double>(Clock::now() - start).count();
+    const auto [sent, largest_sent] = bytes_between_ranks(context);
     std::optional<double> error;
     const bool last = repetition == cmd.repetitions;
     if (last && cmd.check && info == 0 && n > 0) {
@@ -185,7 +201,7 @@ int factor(const PotrfCommand& cmd, int rank) {
     }
     const bool ok = info == 0 && (!error || *error < kBackwardErrorThreshold);
     if (rank == 0) print_row<T>(cmd, RowFacts{n, nb, mode, grid, context.size(), runtime.scheduler(), workers, repetition,
-                                              seconds, error, info, ok});
+                                              seconds, sent, largest_sent, error, info, ok});
     if (last && options.trace) options.trace->write(rank_trace_path(cmd.trace, rank));
     if (info > 0 || !ok) {
       if (info > 0) return 2;

@@ -27,6 +27,7 @@ int run_collective(ContextState& context, Mode mode, GpuKernels kernels, Insert&
   RuntimeControl::check_callable(runtime);
   // Awake until the last transfer: a rank with no task left still sends its tiles to the others.
   const TransfersInFlight awake(runtime);
+  context.inserter.start_operation();
   int info = 0;
   std::exception_ptr error;
   try {
@@ -40,6 +41,7 @@ int run_collective(ContextState& context, Mode mode, GpuKernels kernels, Insert&
   } catch (...) {
     error = std::current_exception();
   }
+  if (trace) context.inserter.record_sends(*trace);
   return finish_collective(context, info, error);
 }
 

@@ -101,6 +101,7 @@ MPI_Comm Context::comm() const noexcept { return impl_->state.user_comm; }
 Grid Context::grid() const noexcept { return impl_->state.grid; }
 int Context::rank() const noexcept { return impl_->state.rank; }
 int Context::size() const noexcept { return impl_->state.size; }
+Traffic Context::last_traffic() const noexcept { return impl_->state.inserter.traffic(); }
 
 bool launched_by_mpi() { return detail::launched_by_mpi_from_environment(); }
 

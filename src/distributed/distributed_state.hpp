@@ -17,7 +17,7 @@ namespace tessera::detail {
 
 struct ContextState {
   ContextState(Runtime& runtime_, MPI_Comm user_comm_, MPI_Comm comm_, distributed::Grid grid_, int rank_, int size_)
-      : runtime(&runtime_), user_comm(user_comm_), comm(comm_), grid(grid_), rank(rank_), size(size_), inserter(comm_) {}
+      : runtime(&runtime_), user_comm(user_comm_), comm(comm_), grid(grid_), rank(rank_), size(size_), inserter(comm_, rank_) {}
 
   Runtime* runtime;
   MPI_Comm user_comm;  // the application's

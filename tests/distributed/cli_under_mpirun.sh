@@ -31,6 +31,7 @@ assert row["grid"] == sys.argv[2] and row["ranks"] == 4 and row["n"] == 211 and 
 assert row["info"] == 0 and row["ok"] is True, row
 assert row["backward_error"] is not None and row["backward_error"] < 1, row
 assert row["workers"]["cpu"] == 4, row
+assert 0 < row["largest_rank_bytes_sent"] < row["bytes_between_ranks"], row
 PY
 done
 
@@ -49,6 +50,8 @@ for rank in range(4):
     tasks = [e for e in trace["traceEvents"] if e.get("ph") == "X"]
     assert tasks, f"rank {rank} recorded no task"
     potrf_tasks += sum(1 for e in tasks if e["name"] == "potrf")
+    sends = [t for t in trace["otherData"]["transfers"] if t["from"] == f"rank {rank}"]
+    assert sends and all(t["to"].startswith("rank ") and t["to"] != f"rank {rank}" and t["bytes"] > 0 for t in sends), sends
 assert potrf_tasks == 9, potrf_tasks
 assert not (work / "schedule.json").exists()
 PY

@@ -8,6 +8,7 @@
 #include <algorithm>
 #include <cmath>
 #include <complex>
+#include <cstdint>
 #include <cstdio>
 #include <cstring>
 #include <limits>
@@ -130,6 +131,63 @@ TEST(Distributed, PotrfDoubleLowerAndUpper) {
 TEST(Distributed, PotrfFloatLowerAndUpper) {
   for (Uplo uplo : {Uplo::lower, Uplo::upper})
     for (const Case& c : {Case{1, 8}, Case{9, 8}, Case{37, 8}, Case{23, 5}}) check_potrf<float>(c, uplo);
+}
+
+// The tiles each rank must send and receive in a tile Cholesky, worked out here from the owner map:
+// L(k, k) goes to the owners of the trsm tiles below it, L(i, k) to the owners of the tiles its
+// syrk and gemm update, each once per reading rank other than its owner.
+template <class T>
+dist::Traffic expected_traffic(int n, int nb, Uplo uplo) {
+  const int P = context().grid().rows, Q = context().grid().cols, me = context().rank();
+  // Tile (i, j), i >= j, of the lower triangle; an upper matrix stores it as block (j, i).
+  const auto owner = [&](int i, int j) { return uplo == Uplo::lower ? (i % P) * Q + j % Q : (j % P) * Q + i % Q; };
+  const int nt = (n + nb - 1) / nb;
+  const auto extent = [&](int t) { return std::min(nb, n - t * nb); };
+  dist::Traffic traffic;
+  for (int k = 0; k < nt; ++k)
+    for (int i = k; i < nt; ++i) {
+      std::vector<int> readers;
+      if (i == k) {
+        for (int r = k + 1; r < nt; ++r) readers.push_back(owner(r, k));
+      } else {
+        readers.push_back(owner(i, i));
+        for (int j = k + 1; j < i; ++j) readers.push_back(owner(i, j));
+        for (int r = i + 1; r < nt; ++r) readers.push_back(owner(r, i));
+      }
+      std::sort(readers.begin(), readers.end());
+      readers.erase(std::unique(readers.begin(), readers.end()), readers.end());
+      const std::int64_t bytes = std::int64_t(extent(i)) * extent(k) * std::int64_t(sizeof(T));
+      for (int reader : readers) {
+        if (reader == owner(i, k)) continue;
+        if (owner(i, k) == me) ++traffic.tiles_sent, traffic.bytes_sent += bytes;
+        if (reader == me) ++traffic.tiles_received, traffic.bytes_received += bytes;
+      }
+    }
+  return traffic;
+}
+
+TEST(Distributed, TrafficIsEveryTileOncePerReadingRank) {
+  for (Uplo uplo : {Uplo::lower, Uplo::upper})
+    for (const Case& c : {Case{37, 8}, Case{67, 16}, Case{5, 1}}) {
+      SCOPED_TRACE("n = " + std::to_string(c.n) + ", nb = " + std::to_string(c.nb) + ", uplo " + tessera::to_string(uplo));
+      dist::Matrix<double> A(context(), c.n, c.nb, uplo);
+      A.fill([&](int i, int j) { return spd_entry<double>(c.n, i, j); });
+      EXPECT_EQ(context().last_traffic().tiles_sent, 0);  // a fill moves no tile
+      tessera::FactorOptions options;
+      options.mode = tessera::Mode::cpu;
+      ASSERT_EQ(dist::potrf(A, options), 0);
+      const dist::Traffic measured = context().last_traffic();
+      const dist::Traffic expected = expected_traffic<double>(c.n, c.nb, uplo);
+      EXPECT_EQ(measured.tiles_sent, expected.tiles_sent);
+      EXPECT_EQ(measured.bytes_sent, expected.bytes_sent);
+      EXPECT_EQ(measured.tiles_received, expected.tiles_received);
+      EXPECT_EQ(measured.bytes_received, expected.bytes_received);
+      // What one rank sends, another receives.
+      std::int64_t totals[2] = {measured.bytes_sent, measured.bytes_received};
+      MPI_Allreduce(MPI_IN_PLACE, totals, 2, MPI_INT64_T, MPI_SUM, context().comm());
+      EXPECT_EQ(totals[0], totals[1]);
+      EXPECT_GT(totals[0], 0);
+    }
 }
 
 // The factor against LAPACK's on the same matrix, through ScaLAPACK-layout local arrays built by
