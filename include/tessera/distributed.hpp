@@ -128,6 +128,34 @@ extern template class Matrix<double>;
 extern template class Matrix<std::complex<float>>;
 extern template class Matrix<std::complex<double>>;
 
+// A collective operation in flight (potrf_async, potrs_async): this rank's tasks run while the
+// caller goes on (its own work, progress reports). One at a time on a context: any other function
+// of this header on the context's matrices before wait() throws InvalidArgument, on every rank
+// alike. The matrices must outlive it.
+class TESSERA_EXPORT Operation {
+ public:
+  Operation(Operation&& other) noexcept;
+  Operation& operator=(Operation&&) = delete;
+  Operation(const Operation&) = delete;
+  Operation& operator=(const Operation&) = delete;
+  // Collective, as wait(), when wait() was not called (its error, if any, is then dropped).
+  ~Operation();
+
+  // Collective: every rank calls it. The operation's info (potrf: LAPACK's, the same on every
+  // rank; potrs: 0); rethrows as the blocking forms throw. Again the same when called again.
+  int wait();
+  // Whether this rank's tasks are done (other ranks may still be working, and this rank sending).
+  bool done() const;
+  // This rank's tasks finished and submitted.
+  Progress progress() const;
+
+ private:
+  friend struct detail::DistributedAccess;
+  struct Impl;
+  explicit Operation(std::unique_ptr<Impl> impl);
+  std::unique_ptr<Impl> impl_;
+};
+
 // T: any scalar type of tessera/precision.hpp (a complex matrix is Hermitian: A = L L^H).
 // A = L L^T (or U^T U; L L^H, U^H U for complex) in place; returns LAPACK's info, the first failing column of the whole
 // matrix, on every rank. options.uplo and options.nb are not used: the matrix fixes them; nor is
@@ -135,6 +163,11 @@ extern template class Matrix<std::complex<double>>;
 // options.trace (each rank its own) records the tasks this rank runs, as in one process.
 template <class T>
 TESSERA_EXPORT int potrf(Matrix<T>& A, const FactorOptions& options = {});
+// potrf and potrs started on every rank, returning at once: Operation::wait() gives the result.
+template <class T>
+TESSERA_EXPORT Operation potrf_async(Matrix<T>& A, const FactorOptions& options = {});
+template <class T>
+TESSERA_EXPORT Operation potrs_async(const Matrix<T>& A, Matrix<T>& B, const FactorOptions& options = {});
 // B := A^{-1} B with A factored by potrf; B general, with A's rows and nb.
 template <class T>
 TESSERA_EXPORT void potrs(const Matrix<T>& A, Matrix<T>& B, const FactorOptions& options = {});

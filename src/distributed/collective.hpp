@@ -4,6 +4,7 @@
 
 #include <exception>
 #include <memory>
+#include <utility>
 
 #include "distributed_state.hpp"
 #include "request_support.hpp"
@@ -17,32 +18,69 @@ namespace tessera::detail {
 // RuntimeError when a task failed on another rank.
 int finish_collective(ContextState& context, int local_info, std::exception_ptr local_error);
 
-// insert(distributed, local): `distributed` inserts a task on every rank (StarPU-MPI runs it on the
-// owner of what it writes), `local` a task on this rank only (tiles it owns, its own memory).
-// With `trace`, the tasks this rank runs are recorded in it (each rank its own schedule).
+// A collective operation in flight on this rank, from the insertion of its tasks to wait(). One
+// at a time on a context: another started before wait() throws InvalidArgument (on every rank,
+// since every rank starts the same operations in the same order).
+class CollectiveOperation {
+ public:
+  // insert(distributed, local): `distributed` inserts a task on every rank (StarPU-MPI runs it on
+  // the owner of what it writes), `local` a task on this rank only (tiles it owns, its own
+  // memory). With `trace`, the tasks this rank runs and the tiles it sends are recorded in it.
+  template <class Insert>
+  CollectiveOperation(ContextState& context, Mode mode, GpuKernels kernels, Insert&& insert,
+                      std::shared_ptr<Trace> trace = nullptr);
+  // Waits unless wait() was called (collective, as wait()); errors are dropped here.
+  ~CollectiveOperation();
+  CollectiveOperation(const CollectiveOperation&) = delete;
+  CollectiveOperation& operator=(const CollectiveOperation&) = delete;
+
+  // Collective: the operation's info, the same on every rank (finish_collective); again the same
+  // result when called again.
+  int wait();
+  // This rank's tasks are done (its transfers to other ranks may still run).
+  bool done() const { return !request_ || request_->done(); }
+  Progress progress() const { return request_ ? request_->progress() : Progress{}; }
+
+ private:
+  static void claim(ContextState& context);
+
+  ContextState* context_;
+  std::shared_ptr<Trace> trace_;
+  // Awake until the last transfer: a rank with no task left still sends its tiles to the others.
+  std::unique_ptr<TransfersInFlight> awake_;
+  std::unique_ptr<Request> request_;
+  std::exception_ptr error_;
+  bool finished_ = false;
+  int info_ = 0;
+};
+
+template <class Insert>
+CollectiveOperation::CollectiveOperation(ContextState& context, Mode mode, GpuKernels kernels, Insert&& insert,
+                                         std::shared_ptr<Trace> trace)
+    : context_(&context), trace_(std::move(trace)) {
+  Runtime& runtime = *context.runtime;
+  RuntimeControl::check_callable(runtime);
+  claim(context);
+  awake_ = std::make_unique<TransfersInFlight>(runtime);
+  context.inserter.start_operation();
+  try {
+    request_ = std::make_unique<Request>(make_request(runtime, nullptr, [&](Submission& s) {
+      s.set_trace(trace_);
+      const TaskContext local = make_context(runtime, s, mode, kernels);
+      TaskContext distributed = local;
+      distributed.distributed = &context.inserter;
+      insert(distributed, local);
+    }));
+  } catch (...) {
+    error_ = std::current_exception();  // reduced over the ranks by wait()
+  }
+}
+
+// The operation started and waited for: its info on every rank.
 template <class Insert>
 int run_collective(ContextState& context, Mode mode, GpuKernels kernels, Insert&& insert,
                    const std::shared_ptr<Trace>& trace = nullptr) {
-  Runtime& runtime = *context.runtime;
-  RuntimeControl::check_callable(runtime);
-  // Awake until the last transfer: a rank with no task left still sends its tiles to the others.
-  const TransfersInFlight awake(runtime);
-  context.inserter.start_operation();
-  int info = 0;
-  std::exception_ptr error;
-  try {
-    info = make_request(runtime, nullptr, [&](Submission& s) {
-             s.set_trace(trace);
-             const TaskContext local = make_context(runtime, s, mode, kernels);
-             TaskContext distributed = local;
-             distributed.distributed = &context.inserter;
-             insert(distributed, local);
-           }).wait();
-  } catch (...) {
-    error = std::current_exception();
-  }
-  if (trace) context.inserter.record_sends(*trace);
-  return finish_collective(context, info, error);
+  return CollectiveOperation(context, mode, kernels, std::forward<Insert>(insert), trace).wait();
 }
 
 }  // namespace tessera::detail

@@ -7,6 +7,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <memory>
 #include <vector>
 
 #include "block_cyclic.hpp"
@@ -27,6 +28,7 @@ struct ContextState {
   int size;
   MpiInserter inserter;
   std::int64_t next_tag = 0;  // StarPU-MPI data tags, unique on the communicator
+  bool operation_in_flight = false;  // a CollectiveOperation not yet waited for
 
   BlockCyclic layout() const noexcept { return {grid.rows, grid.cols, rank / grid.cols, rank % grid.cols}; }
   // `count` consecutive tags; every rank takes them in the same order (collective construction).
@@ -80,6 +82,10 @@ struct MatrixState {
 // The states behind the public classes.
 struct DistributedAccess {
   static ContextState& state(const distributed::Context& context);
+  // A distributed::Operation around a CollectiveOperation (collective.hpp) started here.
+  template <class Insert>
+  static distributed::Operation start(ContextState& context, Mode mode, GpuKernels kernels, Insert&& insert,
+                                      std::shared_ptr<Trace> trace);
   template <class T>
   static MatrixState& state(const distributed::Matrix<T>& matrix);
 };

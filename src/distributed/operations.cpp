@@ -5,33 +5,41 @@
 #include <climits>
 #include <cmath>
 #include <limits>
+#include <memory>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "collective.hpp"
 #include "tessera/error.hpp"
 #include "tessera/precision.hpp"
 
+
+namespace tessera::distributed {
+
+struct Operation::Impl {
+  template <class Insert>
+  Impl(detail::ContextState& context, Mode mode, GpuKernels kernels, Insert&& insert, std::shared_ptr<Trace> trace)
+      : operation(context, mode, kernels, std::forward<Insert>(insert), std::move(trace)) {}
+  detail::CollectiveOperation operation;
+};
+
+Operation::Operation(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
+Operation::Operation(Operation&& other) noexcept = default;
+Operation::~Operation() = default;
+int Operation::wait() { return impl_->operation.wait(); }
+bool Operation::done() const { return impl_->operation.done(); }
+Progress Operation::progress() const { return impl_->operation.progress(); }
+
+}  // namespace tessera::distributed
+
 namespace tessera::detail {
 
-int finish_collective(ContextState& context, int local_info, std::exception_ptr local_error) {
-  starpu_mpi_wait_for_all(context.comm);
-  starpu_mpi_cache_flush_all_data(context.comm);
-  // One reduction: the largest negated first failing column (none: INT_MAX) is the smallest
-  // column, and the largest error flag says whether any rank failed.
-  const int local[2] = {-(local_info > 0 ? local_info : INT_MAX), local_error ? 1 : 0};
-  int global[2] = {local[0], local[1]};
-#ifdef STARPU_SIMGRID
-  // Under SMPI the application's thread is not an MPI process (distributed::Context): in
-  // simulation no kernel runs, so there is no failure to reduce; the ranks only meet.
-  starpu_mpi_barrier(context.comm);
-#else
-  MPI_Allreduce(local, global, 2, MPI_INT, MPI_MAX, context.comm);
-#endif
-  const int first_failing_column = -global[0];
-  if (local_error) std::rethrow_exception(local_error);
-  if (global[1]) throw RuntimeError("a task of a distributed operation failed on another rank");
-  return first_failing_column == INT_MAX ? 0 : first_failing_column;
+template <class Insert>
+distributed::Operation DistributedAccess::start(ContextState& context, Mode mode, GpuKernels kernels, Insert&& insert,
+                                                std::shared_ptr<Trace> trace) {
+  return distributed::Operation(std::make_unique<distributed::Operation::Impl>(
+      context, mode, kernels, std::forward<Insert>(insert), std::move(trace)));
 }
 
 }  // namespace tessera::detail
@@ -107,26 +115,37 @@ struct SymmetricColumnSums {
 }  // namespace
 
 template <class T>
-int potrf(Matrix<T>& A, const FactorOptions& options) {
+Operation potrf_async(Matrix<T>& A, const FactorOptions& options) {
   require(A.symmetric(), "distributed::potrf: A must be a symmetric distributed matrix");
   const MatrixState& a = state_of(A);
-  return detail::run_collective(*a.context, options.mode, options.gpu_kernels,
-                                [&](const TaskContext& distributed, const TaskContext&) {
-                                  detail::insert_cholesky<T>(distributed, a.tiles.grid(), options.hints);
-                                },
-                                options.trace);
+  return DistributedAccess::start(*a.context, options.mode, options.gpu_kernels,
+                                  [&](const TaskContext& distributed, const TaskContext&) {
+                                    detail::insert_cholesky<T>(distributed, a.tiles.grid(), options.hints);
+                                  },
+                                  options.trace);
+}
+
+template <class T>
+Operation potrs_async(const Matrix<T>& A, Matrix<T>& B, const FactorOptions& options) {
+  check_factor_and_rhs("distributed::potrs", A, B);
+  const MatrixState& a = state_of(A);
+  const MatrixState& b = state_of(B);
+  return DistributedAccess::start(*a.context, options.mode, options.gpu_kernels,
+                                  [&](const TaskContext& distributed, const TaskContext&) {
+                                    detail::insert_cholesky_solve<T>(distributed, a.tiles.grid(), b.tiles.grid(),
+                                                                     options.hints);
+                                  },
+                                  options.trace);
+}
+
+template <class T>
+int potrf(Matrix<T>& A, const FactorOptions& options) {
+  return potrf_async(A, options).wait();
 }
 
 template <class T>
 void potrs(const Matrix<T>& A, Matrix<T>& B, const FactorOptions& options) {
-  check_factor_and_rhs("distributed::potrs", A, B);
-  const MatrixState& a = state_of(A);
-  const MatrixState& b = state_of(B);
-  detail::run_collective(*a.context, options.mode, options.gpu_kernels,
-                         [&](const TaskContext& distributed, const TaskContext&) {
-                           detail::insert_cholesky_solve<T>(distributed, a.tiles.grid(), b.tiles.grid(), options.hints);
-                         },
-                         options.trace);
+  potrs_async(A, B, options).wait();
 }
 
 template <class T>
@@ -179,7 +198,9 @@ double backward_error(const Matrix<T>& A, const Matrix<T>& L, Mode mode) {
   return norm_r / (static_cast<double>(n) * norm_a * eps);
 }
 
-#define TESSERA_INSTANTIATE(T)                                                 \
+#define TESSERA_INSTANTIATE(T)                                                          \
+  template Operation potrf_async<T>(Matrix<T>&, const FactorOptions&);                  \
+  template Operation potrs_async<T>(const Matrix<T>&, Matrix<T>&, const FactorOptions&); \
   template int potrf<T>(Matrix<T>&, const FactorOptions&);                     \
   template void potrs<T>(const Matrix<T>&, Matrix<T>&, const FactorOptions&);  \
   template int posv<T>(Matrix<T>&, Matrix<T>&, const FactorOptions&);

@@ -351,6 +351,48 @@ void check_solves(const Case& c, int nrhs, Uplo uplo) {
   }
 }
 
+// potrf_async and potrs_async return at once; wait() gives what the blocking forms give, on every
+// rank; one operation at a time on a context.
+TEST(Distributed, AsyncOperationsWaitLikeTheBlockingForms) {
+  const int n = 53, nb = 8, nrhs = 3;
+  tessera::FactorOptions options;
+  options.mode = tessera::Mode::cpu;
+  dist::Matrix<double> A(context(), n, nb, Uplo::lower);
+  dist::Matrix<double> reference(context(), n, nb, Uplo::lower);
+  dist::Matrix<double> X(context(), n, nrhs, nb);
+  A.fill([&](int i, int j) { return spd_entry<double>(n, i, j); });
+  reference.fill([&](int i, int j) { return spd_entry<double>(n, i, j); });
+  X.fill([&](int i, int r) { return rhs_entry<double>(i, r); });
+  ASSERT_EQ(dist::potrf(reference, options), 0);
+
+  dist::Operation factor = dist::potrf_async(A, options);
+  // Every rank refuses the same second operation while the first is in flight.
+  EXPECT_THROW(dist::potrs(A, X, options), tessera::InvalidArgument);
+  EXPECT_THROW(X.fill([](int, int) { return 0.0; }), tessera::InvalidArgument);
+  EXPECT_EQ(factor.wait(), 0);
+  EXPECT_TRUE(factor.done());
+  EXPECT_EQ(factor.progress().fraction(), 1.0);
+  EXPECT_EQ(factor.wait(), 0);  // again the same
+  EXPECT_EQ(gather_global(A), gather_global(reference));  // the same tasks, the same factor
+
+  dist::Operation solve = dist::potrs_async(A, X, options);
+  EXPECT_EQ(solve.wait(), 0);
+  std::vector<double> B(static_cast<std::size_t>(n) * nrhs);
+  for (int r = 0; r < nrhs; ++r)
+    for (int i = 0; i < n; ++i) B[static_cast<std::size_t>(r) * n + i] = rhs_entry<double>(i, r);
+  EXPECT_LT(solve_residual<double>(n, nrhs, gather_global(X), B), 1.0);
+
+  // Not positive definite at a column of the last rank's tiles: the same info everywhere.
+  const int column = nb * (context().size() - 1) + 2;
+  const auto failing_entry = [&](int i, int j) { return i == column && j == column ? -1.0 : spd_entry<double>(n, i, j); };
+  A.fill(failing_entry);
+  { dist::Operation unwaited = dist::potrf_async(A, options); }  // its destructor waits, collectively
+  A.fill(failing_entry);
+  dist::Operation failing = dist::potrf_async(A, options);
+  dist::Operation moved = std::move(failing);
+  EXPECT_EQ(moved.wait(), column + 1);
+}
+
 // A Hermitian, diagonally dominant (so positive definite) complex matrix with varied entries.
 template <class T>
 T hpd_entry(int n, int i, int j) {
