@@ -50,7 +50,8 @@ for line in sys.stdin:
 
 : >"$out/rows.jsonl"
 for n in ${sizes//,/ }; do
-  configurations=("one_gpu 1 1x1 1" "all_gpus 1 1x1 $gpus")
+  configurations=("one_gpu 1 1x1 1")
+  [ "$gpus" -gt 1 ] && configurations+=("all_gpus 1 1x1 $gpus")
   for grid in ${grids//,/ }; do configurations+=("$grid $((${grid%x*} * ${grid#*x})) $grid 1"); done
   for configuration in "${configurations[@]}"; do
     read -r label np grid per_rank <<<"$configuration"

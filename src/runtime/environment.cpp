@@ -379,6 +379,13 @@ std::optional<int> cuda_visible_devices_from_environment() {
 
 bool starpu_cuda_ids_from_environment() { return read_variable("STARPU_WORKERS_CUDAID").has_value(); }
 
+bool starpu_pinning_disabled_from_environment() {
+  const std::optional<std::string> value = read_variable("STARPU_DISABLE_PINNING");
+  return value && std::atoi(value->c_str()) > 0;
+}
+
+bool register_pinned_memory_from_environment() { return env_int("TESSERA_REGISTER_PINNED", 1, 0) != 0; }
+
 bool starpu_catch_signals_from_environment() { return read_variable("STARPU_CATCH_SIGNALS").has_value(); }
 
 std::optional<std::string> starpu_sched_from_environment() { return env("STARPU_SCHED"); }

@@ -40,6 +40,11 @@ bool starpu_ncpu_from_environment();
 std::optional<int> cuda_visible_devices_from_environment();
 // Whether the user chose the GPUs of StarPU's CUDA workers (STARPU_WORKERS_CUDAID).
 bool starpu_cuda_ids_from_environment();
+// TESSERA_REGISTER_PINNED (default 1): StarPU's pinned host buffers registered by Tessera
+// (pinned_host_memory.hpp); 0 leaves StarPU's cudaHostAlloc, to compare the two.
+bool register_pinned_memory_from_environment();
+// STARPU_DISABLE_PINNING as StarPU reads it: a number above 0 turns pinning off.
+bool starpu_pinning_disabled_from_environment();
 
 // Whether the user asked StarPU to install its signal handlers (STARPU_CATCH_SIGNALS set).
 bool starpu_catch_signals_from_environment();

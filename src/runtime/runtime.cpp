@@ -26,6 +26,7 @@
 #include "device_memory.hpp"
 #include "environment.hpp"
 #include "perfmodel_files.hpp"
+#include "pinned_host_memory.hpp"
 #include "process_state.hpp"
 #include "registry.hpp"
 #include "runtime_control.hpp"
@@ -451,6 +452,8 @@ std::string start_starpu(const RuntimeOptions& options, std::vector<std::string>
     warm_up.emplace(detail::starpu_cuda_ids_from_environment() ? 0 : conf.ncuda);
   if (std::optional<std::string> fewer = fit_cpu_workers_before_start(options, conf)) notices.push_back(*fewer);
   const starpu_conf prepared = conf;  // starpu_init may change what it is given
+  // StarPU's pinned host buffers (received tiles, host copies) pinned faster than by cudaHostAlloc.
+  if (conf.ncuda != 0) detail::set_starpu_host_allocation_hooks(detail::register_pinned_memory_from_environment());
   init_starpu(conf);
   if (std::optional<std::string> fewer = map_blas_buffers_within_address_space(options, prepared))
     notices.push_back(*fewer);

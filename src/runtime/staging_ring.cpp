@@ -18,12 +18,9 @@ const StagingRing::Slot& StagingRing::next(Direction direction) noexcept {
 
 #include <cuda_runtime.h>
 #include <starpu.h>
-#include <sys/mman.h>
-
-#include <cstdlib>
-#include <cstring>
 
 #include "kernels/cuda/check.hpp"
+#include "pinned_host_memory.hpp"
 
 namespace tessera::detail {
 
@@ -36,25 +33,6 @@ constexpr std::size_t kSlotsToGpu = 12;
 constexpr std::size_t kSlotsFromGpu = 8;
 constexpr std::size_t kStagingSlotBytes = std::size_t(4) << 20;
 
-// Memory in huge pages where the system gives them, touched, then pinned: about half the time of
-// cudaHostAlloc, and less than 4 KiB pages, on the first call's critical path. Null when it cannot be had or pinned.
-void* pinned_in_huge_pages(std::size_t bytes) {
-  constexpr std::size_t kHugePage = std::size_t(2) << 20;
-  void* memory = std::aligned_alloc(kHugePage, (bytes + kHugePage - 1) / kHugePage * kHugePage);
-  if (!memory) return nullptr;
-#ifdef MADV_HUGEPAGE
-  madvise(memory, bytes, MADV_HUGEPAGE);  // advice only: 4 KiB pages work too
-#endif
-  std::memset(memory, 0, bytes);
-  // Portable: pinned for every GPU, whichever worker's context copies from it.
-  if (cudaHostRegister(memory, bytes, cudaHostRegisterPortable) != cudaSuccess) {
-    cudaGetLastError();
-    std::free(memory);
-    return nullptr;
-  }
-  return memory;
-}
-
 }  // namespace
 
 StagingRing& RuntimeResources::staging_ring() const {
@@ -66,7 +44,8 @@ StagingRing& RuntimeResources::staging_ring() const {
 StagingRing::StagingRing(std::size_t to_gpu, std::size_t from_gpu, std::size_t slot_bytes)
     : slot_bytes_(slot_bytes), to_gpu_(to_gpu) {
   const std::size_t slots = to_gpu + from_gpu;
-  memory_ = pinned_in_huge_pages(slots * slot_bytes);
+  // Touched, then pinned: faster than cudaHostAlloc on the first call's critical path.
+  memory_ = registered_host_memory(slots * slot_bytes);
   registered_ = memory_ != nullptr;
   if (!registered_) TESSERA_CUDA_CHECK(cudaHostAlloc(&memory_, slots * slot_bytes, cudaHostAllocPortable));
   slots_.reserve(slots);
@@ -81,8 +60,7 @@ StagingRing::~StagingRing() {
   for (const Slot& slot : slots_) starpu_data_unregister(static_cast<starpu_data_handle_t>(slot.handle));
   // Nothing to report to: a failure leaves at worst the memory pinned.
   if (registered_) {
-    cudaHostUnregister(memory_);
-    std::free(memory_);
+    release_registered_host_memory(memory_);
   } else {
     cudaFreeHost(memory_);
   }
