@@ -160,6 +160,9 @@ class TESSERA_EXPORT Operation {
 // A = L L^T (or U^T U; L L^H, U^H U for complex) in place; returns LAPACK's info, the first failing column of the whole
 // matrix, on every rank. options.uplo and options.nb are not used: the matrix fixes them; nor is
 // options.grain: a block-column task would write tiles of several ranks, so the tasks are tiles.
+// options.log_determinant (each rank its own pointer): log det(A) written there on every rank,
+// each rank summing over the diagonal tiles it owns and the sums added up over the ranks; 0 when
+// the factorization failed.
 // options.trace (each rank its own) records the tasks this rank runs, as in one process.
 template <class T>
 TESSERA_EXPORT int potrf(Matrix<T>& A, const FactorOptions& options = {});

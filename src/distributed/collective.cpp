@@ -52,6 +52,7 @@ int CollectiveOperation::wait() {
     try {
       info_ = finish_collective(*context_, local_info, local_error);
       error_ = nullptr;
+      if (then_) then_(info_);
     } catch (...) {
       error_ = std::current_exception();
     }

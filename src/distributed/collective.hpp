@@ -3,6 +3,7 @@
 #pragma once
 
 #include <exception>
+#include <functional>
 #include <memory>
 #include <utility>
 
@@ -37,6 +38,9 @@ class CollectiveOperation {
   // Collective: the operation's info, the same on every rank (finish_collective); again the same
   // result when called again.
   int wait();
+  // Called by wait() on every rank once the ranks agreed on the info, with it (not when the
+  // operation failed); may call MPI on the context's communicator (every rank calls it).
+  void then(std::function<void(int info)> finish) { then_ = std::move(finish); }
   // This rank's tasks are done (its transfers to other ranks may still run).
   bool done() const { return !request_ || request_->done(); }
   Progress progress() const { return request_ ? request_->progress() : Progress{}; }
@@ -50,6 +54,7 @@ class CollectiveOperation {
   std::unique_ptr<TransfersInFlight> awake_;
   std::unique_ptr<Request> request_;
   std::exception_ptr error_;
+  std::function<void(int)> then_;
   bool finished_ = false;
   int info_ = 0;
 };

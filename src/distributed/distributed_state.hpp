@@ -7,6 +7,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <vector>
 
@@ -86,6 +87,8 @@ struct DistributedAccess {
   template <class Insert>
   static distributed::Operation start(ContextState& context, Mode mode, GpuKernels kernels, Insert&& insert,
                                       std::shared_ptr<Trace> trace);
+  // What wait() does on every rank once the ranks agreed on the info (CollectiveOperation::then).
+  static void then(distributed::Operation& operation, std::function<void(int)> finish);
   template <class T>
   static MatrixState& state(const distributed::Matrix<T>& matrix);
 };

@@ -42,6 +42,10 @@ distributed::Operation DistributedAccess::start(ContextState& context, Mode mode
       context, mode, kernels, std::forward<Insert>(insert), std::move(trace)));
 }
 
+void DistributedAccess::then(distributed::Operation& operation, std::function<void(int)> finish) {
+  operation.impl_->operation.then(std::move(finish));
+}
+
 }  // namespace tessera::detail
 
 namespace tessera::distributed {
@@ -118,11 +122,32 @@ template <class T>
 Operation potrf_async(Matrix<T>& A, const FactorOptions& options) {
   require(A.symmetric(), "distributed::potrf: A must be a symmetric distributed matrix");
   const MatrixState& a = state_of(A);
-  return DistributedAccess::start(*a.context, options.mode, options.gpu_kernels,
-                                  [&](const TaskContext& distributed, const TaskContext&) {
-                                    detail::insert_cholesky<T>(distributed, a.tiles.grid(), options.hints);
-                                  },
-                                  options.trace);
+  const int nt = a.tiles.grid().tile_rows();
+  // log det(A): each rank sums 2 log of the diagonal of the diagonal tiles it owns, one slot per
+  // tile, then the ranks add their sums up.
+  std::shared_ptr<std::vector<double>> slots;
+  if (options.log_determinant) slots = std::make_shared<std::vector<double>>(static_cast<std::size_t>(nt), 0.0);
+  Operation operation = DistributedAccess::start(
+      *a.context, options.mode, options.gpu_kernels,
+      [&](const TaskContext& distributed, const TaskContext& local) {
+        detail::insert_cholesky<T>(distributed, a.tiles.grid(), options.hints);
+        if (!slots) return;
+        for (int k = 0; k < nt; ++k)
+          if (a.tiles.owns(k, k))
+            detail::insert_log_diagonal<T>(local, a.tiles.grid().ref(k, k), slots->data() + k,
+                                           options.hints(TaskKind::other, k, k, k, nt));
+      },
+      options.trace);
+  if (slots) {
+    const MPI_Comm comm = a.context->comm;
+    DistributedAccess::then(operation, [slots, comm, out = options.log_determinant](int info) {
+      double sum = 0.0;
+      for (double slot : *slots) sum += slot;
+      MPI_Allreduce(MPI_IN_PLACE, &sum, 1, MPI_DOUBLE, MPI_SUM, comm);
+      *out = info == 0 ? sum : 0.0;
+    });
+  }
+  return operation;
 }
 
 template <class T>
