@@ -293,6 +293,27 @@ TEST(ComplexTiles, LoadFactorStore) {
   }
 }
 
+// backward_error on complex tile matrices (||A - L L^H||_1 / (n ||A||_1 eps), computed by tile tasks)
+// is small for the factor and large for a factor with one entry changed, in every mode.
+TEST(ComplexTiles, BackwardErrorOfTheFactorAndOfAWrongOne) {
+  const int n = 45, nb = 16;
+  for (Mode mode : {Mode::cpu, Mode::gpu, Mode::hybrid}) {
+    if (mode != Mode::cpu && !have_gpu()) continue;
+    const std::vector<zdouble> A = random_hpd<zdouble>(n, n, 14);
+    TileMatrix<zdouble> original(runtime(), n, n, nb, TileStructure::symmetric_lower);
+    TileMatrix<zdouble> factor(runtime(), n, n, nb, TileStructure::symmetric_lower);
+    load_async(original, Uplo::lower, A.data(), n).wait();
+    load_async(factor, Uplo::lower, A.data(), n).wait();
+    ASSERT_EQ(potrf(runtime(), MatrixView<zdouble>::of(factor)), 0);
+    EXPECT_LT(backward_error(original, factor, mode), kResidualThreshold) << to_string(mode);
+    std::vector<zdouble> F(static_cast<std::size_t>(n) * n);
+    store_async(factor, Uplo::lower, F.data(), n).wait();
+    F[at(30, 7, n)] += zdouble(0.0, 1e-3);  // an imaginary part only: the conjugation matters
+    load_async(factor, Uplo::lower, F.data(), n).wait();
+    EXPECT_GT(backward_error(original, factor, mode), 1e6) << to_string(mode);
+  }
+}
+
 // What complex matrices do not take yet, refused with the reason.
 TEST(ComplexRefusals, GrainsAndHomesOfRealScalarsOnly) {
   std::vector<zdouble> A = random_hpd<zdouble>(64, 64, 13);

@@ -136,6 +136,10 @@ void copy_tile_cpu(void* buffers[], void* cl_arg) {
 }
 
 #ifdef TESSERA_HAVE_CUDA
+// What the CUDA kernel copies: a complex element as a pair of reals.
+template <class T>
+using CudaElement = std::conditional_t<!kIsComplex<T>, T, std::conditional_t<sizeof(T) == 16, double2, float2>>;
+
 template <class T>
 void copy_tile_cuda(void* buffers[], void* cl_arg) {
   run_on_tiles<CopyTileArgs<T>, T, 2>(
@@ -143,7 +147,8 @@ void copy_tile_cuda(void* buffers[], void* cl_arg) {
       [](const CopyTileArgs<T>& args, TileView<T> src, TileView<T> dst) {
         cudaStream_t stream = starpu_cuda_get_local_stream();
         if (args.zero_upper)
-          kernels::cuda::copy_lower(src.rows, src.cols, src.ptr, src.ld, dst.ptr, dst.ld, stream);
+          kernels::cuda::copy_lower(src.rows, src.cols, reinterpret_cast<const CudaElement<T>*>(src.ptr), src.ld,
+                                    reinterpret_cast<CudaElement<T>*>(dst.ptr), dst.ld, stream);
         else
           TESSERA_CUDA_CHECK(cudaMemcpy2DAsync(dst.ptr, sizeof(T) * dst.ld, src.ptr, sizeof(T) * src.ld,
                                                sizeof(T) * src.rows, src.cols, cudaMemcpyDeviceToDevice, stream));
@@ -205,7 +210,7 @@ TESSERA_FOR_EACH_SCALAR(TESSERA_INSTANTIATE)
 
 #define TESSERA_INSTANTIATE(T) \
   template void insert_copy_tile<T>(const TaskContext&, const TileRef&, const TileRef&, bool, const TaskHints&);
-TESSERA_FOR_EACH_REAL_SCALAR(TESSERA_INSTANTIATE)
+TESSERA_FOR_EACH_SCALAR(TESSERA_INSTANTIATE)
 #undef TESSERA_INSTANTIATE
 
 }  // namespace tessera::detail

@@ -12,7 +12,7 @@ template <class T>
 struct AbsSumsArgs {
   TaskHeader header;
   bool lower_only;
-  T* sums;
+  RealOf<T>* sums;  // moduli for complex tiles
 };
 
 template <class T>
@@ -34,7 +34,7 @@ starpu_codelet* abs_sums_codelet() {
 }  // namespace
 
 template <class T>
-void insert_abs_sums(const TaskContext& ctx, const TileRef& tile, bool lower_only, T* sums, const TaskHints& hints) {
+void insert_abs_sums(const TaskContext& ctx, const TileRef& tile, bool lower_only, RealOf<T>* sums, const TaskHints& hints) {
   AbsSumsArgs<T> args{};
   args.header.kind = TaskKind::other;
   args.lower_only = lower_only;
@@ -43,8 +43,8 @@ void insert_abs_sums(const TaskContext& ctx, const TileRef& tile, bool lower_onl
 }
 
 #define TESSERA_INSTANTIATE(T)                                                                      \
-  template void insert_abs_sums<T>(const TaskContext&, const TileRef&, bool, T*, const TaskHints&);
-TESSERA_FOR_EACH_REAL_SCALAR(TESSERA_INSTANTIATE)
+  template void insert_abs_sums<T>(const TaskContext&, const TileRef&, bool, RealOf<T>*, const TaskHints&);
+TESSERA_FOR_EACH_SCALAR(TESSERA_INSTANTIATE)
 #undef TESSERA_INSTANTIATE
 
 }  // namespace tessera::detail

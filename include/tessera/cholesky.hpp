@@ -230,8 +230,8 @@ int potri(Runtime& runtime, int n, T* A, int lda, const FactorOptions& options =
 
 // ---- checks -------------------------------------------------------------------------------------
 
-// ||A - L L^T||_1 / (n ||A||_1 eps) with A held by `A` and L by `L` (lower tiles of the same
-// size), computed as tile tasks on the chosen mode's workers (on the GPU in gpu mode). The
+// ||A - L L^T||_1 / (n ||A||_1 eps) (L L^H for complex) with A held by `A` and L by `L` (lower
+// tiles of the same size), computed as tile tasks on the chosen mode's workers (on the GPU in gpu mode). The
 // tiles of L are only read.
 template <class T>
 TESSERA_EXPORT double backward_error(const TileMatrix<T>& A, const TileMatrix<T>& L, Mode mode = Mode::hybrid);

@@ -178,9 +178,9 @@ TESSERA_EXPORT void potrs(const Matrix<T>& A, Matrix<T>& B, const FactorOptions&
 template <class T>
 TESSERA_EXPORT int posv(Matrix<T>& A, Matrix<T>& B, const FactorOptions& options = {});
 
-// ||A - L L^T||_1 / (n ||A||_1 eps), computed by tile tasks where the tiles are and reduced over
-// the ranks: the same value on every rank. A and L symmetric, of one size, tile size and uplo;
-// real scalars only.
+// ||A - L L^T||_1 / (n ||A||_1 eps) (L L^H for complex), computed by tile tasks where the tiles
+// are and reduced over the ranks: the same value on every rank. A and L symmetric (Hermitian), of
+// one size, tile size and uplo.
 template <class T>
 TESSERA_EXPORT double backward_error(const Matrix<T>& A, const Matrix<T>& L, Mode mode = Mode::automatic);
 

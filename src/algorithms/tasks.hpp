@@ -178,9 +178,9 @@ void insert_copy_tile(const TaskContext& ctx, const TileRef& src, const TileRef&
 
 // sums (2 * max(rows, cols) values, host memory owned by the caller until the submission ends):
 // sums[0..cols) += column sums of |tile|, sums[cols..cols+rows) += row sums (lower_only as in
-// kernels::cpu::abs_sums).
+// kernels::cpu::abs_sums; moduli of complex entries, as reals).
 template <class T>
-void insert_abs_sums(const TaskContext& ctx, const TileRef& tile, bool lower_only, T* sums, const TaskHints& hints);
+void insert_abs_sums(const TaskContext& ctx, const TileRef& tile, bool lower_only, RealOf<T>* sums, const TaskHints& hints);
 
 }  // namespace tessera::detail
 

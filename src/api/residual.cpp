@@ -1,4 +1,4 @@
-// Backward error ||A - L L^T||_1 / (n ||A||_1 eps) as tile tasks: R = A - L L^T by syrk/gemm on
+// Backward error ||A - L L^T||_1 / (n ||A||_1 eps) (L L^H for complex) as tile tasks: R = A - L L^T by syrk/gemm on
 // the chosen mode's workers (the GPU does the O(n^3) part in gpu mode), then the 1-norms from
 // per-tile column and row sums.
 #include <algorithm>
@@ -16,9 +16,9 @@ namespace tessera {
 
 namespace {
 
-// Per-tile sums of |tile|: columns first, then rows.
+// Per-tile sums of |tile| (moduli for complex tiles): columns first, then rows.
 template <class T>
-using TileSums = std::vector<std::vector<T>>;
+using TileSums = std::vector<std::vector<RealOf<T>>>;
 
 // The check's tasks need no order of their own.
 TaskHints unranked(TaskKind kind) { return neutral_hints(kind, 0, 0, 0, 0); }
@@ -27,7 +27,7 @@ template <class T>
 void insert_sums(const detail::TaskContext& ctx, const TileMatrix<T>& M, TileSums<T>& sums) {
   for (int j = 0; j < M.tile_cols(); ++j)
     for (int i = j; i < M.tile_rows(); ++i) {
-      sums.emplace_back(static_cast<std::size_t>(M.tile_height(i) + M.tile_width(j)), T(0));
+      sums.emplace_back(static_cast<std::size_t>(M.tile_height(i) + M.tile_width(j)), RealOf<T>(0));
       detail::insert_abs_sums<T>(ctx, detail::tile_ref(M, i, j), i == j, sums.back().data(), unranked(TaskKind::other));
     }
 }
@@ -39,7 +39,7 @@ double symmetric_one_norm(const TileMatrix<T>& M, const TileSums<T>& sums) {
   std::size_t t = 0;
   for (int j = 0; j < M.tile_cols(); ++j)
     for (int i = j; i < M.tile_rows(); ++i, ++t) {
-      const std::vector<T>& s = sums[t];
+      const std::vector<RealOf<T>>& s = sums[t];
       const int width = M.tile_width(j);
       for (int c = 0; c < width; ++c) column[static_cast<std::size_t>(j * M.nb() + c)] += s[static_cast<std::size_t>(c)];
       for (int r = 0; r < M.tile_height(i); ++r)
@@ -84,14 +84,14 @@ double backward_error(const TileMatrix<T>& A, const TileMatrix<T>& L, Mode mode)
   }).wait();
   const double norm_r = symmetric_one_norm(R, r_sums);
   const double norm_a = symmetric_one_norm(A, a_sums);
-  const double eps = std::numeric_limits<T>::epsilon();
+  const double eps = std::numeric_limits<RealOf<T>>::epsilon();
   if (std::isnan(norm_r) || std::isnan(norm_a)) return std::nan("");
   if (norm_a == 0) return norm_r == 0 ? 0.0 : std::numeric_limits<double>::infinity();
   return norm_r / (static_cast<double>(n) * norm_a * eps);
 }
 
 #define TESSERA_INSTANTIATE(T) template double backward_error<T>(const TileMatrix<T>&, const TileMatrix<T>&, Mode);
-TESSERA_FOR_EACH_REAL_SCALAR(TESSERA_INSTANTIATE)
+TESSERA_FOR_EACH_SCALAR(TESSERA_INSTANTIATE)
 #undef TESSERA_INSTANTIATE
 
 }  // namespace tessera

@@ -83,7 +83,7 @@ TaskHints unranked(TaskKind kind) { return neutral_hints(kind, 0, 0, 0, 0); }
 // its tile column and the row sums of the tiles in its tile row (M symmetric).
 template <class T>
 struct SymmetricColumnSums {
-  std::vector<std::vector<T>> per_tile;
+  std::vector<std::vector<RealOf<T>>> per_tile;  // moduli for complex tiles
   std::vector<std::pair<int, int>> tiles;
 
   void insert(const TaskContext& local, const detail::DistributedTiles& M) {
@@ -91,7 +91,7 @@ struct SymmetricColumnSums {
     for (int j = 0; j < g.tile_cols(); ++j)
       for (int i = j; i < g.tile_rows(); ++i) {
         if (!M.owns(i, j)) continue;
-        per_tile.emplace_back(static_cast<std::size_t>(g.tile_height(i) + g.tile_width(j)), T(0));
+        per_tile.emplace_back(static_cast<std::size_t>(g.tile_height(i) + g.tile_width(j)), RealOf<T>(0));
         tiles.emplace_back(i, j);
         detail::insert_abs_sums<T>(local, g.ref(i, j), i == j, per_tile.back().data(), unranked(TaskKind::other));
       }
@@ -103,7 +103,7 @@ struct SymmetricColumnSums {
     std::vector<double> column(static_cast<std::size_t>(g.cols()), 0.0);
     for (std::size_t t = 0; t < tiles.size(); ++t) {
       const auto [i, j] = tiles[t];
-      const std::vector<T>& s = per_tile[t];
+      const std::vector<RealOf<T>>& s = per_tile[t];
       const int width = g.tile_width(j);
       for (int c = 0; c < width; ++c) column[static_cast<std::size_t>(j * g.nb() + c)] += s[static_cast<std::size_t>(c)];
       for (int r = 0; r < g.tile_height(i); ++r)
@@ -217,7 +217,7 @@ double backward_error(const Matrix<T>& A, const Matrix<T>& L, Mode mode) {
   });
   const double norm_r = r_sums.one_norm(R);
   const double norm_a = a_sums.one_norm(a);
-  const double eps = std::numeric_limits<T>::epsilon();
+  const double eps = std::numeric_limits<RealOf<T>>::epsilon();
   if (std::isnan(norm_r) || std::isnan(norm_a)) return std::nan("");
   if (norm_a == 0) return norm_r == 0 ? 0.0 : std::numeric_limits<double>::infinity();
   return norm_r / (static_cast<double>(n) * norm_a * eps);
@@ -232,9 +232,8 @@ double backward_error(const Matrix<T>& A, const Matrix<T>& L, Mode mode) {
 TESSERA_FOR_EACH_SCALAR(TESSERA_INSTANTIATE)
 #undef TESSERA_INSTANTIATE
 
-// The check's tile sums (insert_abs_sums) take real scalars.
 #define TESSERA_INSTANTIATE(T) template double backward_error<T>(const Matrix<T>&, const Matrix<T>&, Mode);
-TESSERA_FOR_EACH_REAL_SCALAR(TESSERA_INSTANTIATE)
+TESSERA_FOR_EACH_SCALAR(TESSERA_INSTANTIATE)
 #undef TESSERA_INSTANTIATE
 
 }  // namespace tessera::distributed

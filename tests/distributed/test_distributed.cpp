@@ -452,6 +452,9 @@ void check_complex(const Case& c, int nrhs, Uplo uplo) {
   A.fill([&](int i, int j) { return hpd_entry<T>(c.n, i, j); });
   X.fill(rhs);
   EXPECT_EQ(dist::posv(A, X), 0);
+  dist::Matrix<T> original(context(), c.n, c.nb, uplo);
+  original.fill([&](int i, int j) { return hpd_entry<T>(c.n, i, j); });
+  EXPECT_LT(dist::backward_error(original, A, tessera::Mode::cpu), kTolerance);
   const std::vector<T> factor = gather_global(A);
   const std::vector<T> x = gather_global(X);
 

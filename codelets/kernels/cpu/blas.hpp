@@ -402,11 +402,11 @@ void copy_lower(int m, int n, const T* src, int lds, T* dst, int ldd) {
 // lower_only (square diagonal tile) only the lower triangle counts, and the diagonal goes to the
 // column sums alone, so that colsum + rowsum of a symmetric matrix gives its full column sums.
 template <class T>
-void abs_sums(bool lower_only, int m, int n, const T* A, int lda, T* colsum, T* rowsum) {
+void abs_sums(bool lower_only, int m, int n, const T* A, int lda, RealOf<T>* colsum, RealOf<T>* rowsum) {
   for (int j = 0; j < n; ++j) {
-    T s = 0;
+    RealOf<T> s = 0;
     for (int i = lower_only ? j : 0; i < m; ++i) {
-      const T a = std::abs(A[i + static_cast<long>(j) * lda]);
+      const RealOf<T> a = std::abs(A[i + static_cast<long>(j) * lda]);
       s += a;
       if (!lower_only || i != j) rowsum[i] += a;
     }

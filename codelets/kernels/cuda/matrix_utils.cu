@@ -13,7 +13,7 @@ template <class T>
 __global__ void copy_lower_kernel(int m, int n, const T* src, int lds, T* dst, int ldd) {
   const int i = blockIdx.x * blockDim.x + threadIdx.x;
   const int j = blockIdx.y;
-  if (i < m && j < n) dst[i + static_cast<long>(j) * ldd] = i >= j ? src[i + static_cast<long>(j) * lds] : T(0);
+  if (i < m && j < n) dst[i + static_cast<long>(j) * ldd] = i >= j ? src[i + static_cast<long>(j) * lds] : T{};
 }
 
 constexpr int kTransposeBlock = 32;
@@ -325,5 +325,9 @@ void copy_blocks(const BlockCopy<T>* copies, int count, cudaStream_t stream) {
                                               cudaStream_t);
 TESSERA_FOR_EACH_REAL_SCALAR(TESSERA_INSTANTIATE)
 #undef TESSERA_INSTANTIATE
+
+// Complex tiles are copied as pairs of reals (float2, double2: the same size and alignment).
+template void copy_lower<float2>(int, int, const float2*, int, float2*, int, cudaStream_t);
+template void copy_lower<double2>(int, int, const double2*, int, double2*, int, cudaStream_t);
 
 }  // namespace tessera::kernels::cuda
