@@ -1,6 +1,6 @@
-// Backward error ||A - L L^T||_1 / (n ||A||_1 eps) (L L^H for complex) as tile tasks: R = A - L L^T by syrk/gemm on
-// the chosen mode's workers (the GPU does the O(n^3) part in gpu mode), then the 1-norms from
-// per-tile column and row sums.
+// Backward error ||A - L L^T||_1 / (n ||A||_1 eps) (L L^H for complex) as tile tasks: R = A - L L^T
+// by syrk/gemm on the chosen mode's workers (the GPU does the O(n^3) part in gpu mode), then the
+// 1-norms from per-tile column and row sums.
 #include <algorithm>
 #include <cmath>
 #include <limits>

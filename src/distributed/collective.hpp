@@ -65,8 +65,8 @@ CollectiveOperation::CollectiveOperation(ContextState& context, Mode mode, GpuKe
     : context_(&context), trace_(std::move(trace)) {
   Runtime& runtime = *context.runtime;
   RuntimeControl::check_callable(runtime);
-  claim(context);
   awake_ = std::make_unique<TransfersInFlight>(runtime);
+  claim(context);  // last of what may throw: a refused operation leaves the context as it was
   context.inserter.start_operation();
   try {
     request_ = std::make_unique<Request>(make_request(runtime, nullptr, [&](Submission& s) {

@@ -14,7 +14,6 @@
 #include "tessera/error.hpp"
 #include "tessera/precision.hpp"
 
-
 namespace tessera::distributed {
 
 struct Operation::Impl {
