@@ -8,6 +8,7 @@
 #include <cstring>
 
 #include "pinned_host_memory.hpp"
+#include "runtime_resources.hpp"
 #include "test_support.hpp"
 
 #ifdef TESSERA_HAVE_CUDA
@@ -63,6 +64,33 @@ TEST(PinnedHostMemory, RegisteredMemoryIsZeroedAndPinned) {
     EXPECT_TRUE(pinned_with_cuda(memory));
     tessera::detail::release_registered_host_memory(memory);
   }
+}
+
+// Tiles that live across calls and cross the bus every call (a distributed matrix's) come from
+// the pool pinned where GPUs run, new or reused, and a block lent so is pageable otherwise; a
+// pool told HostTiles::pageable never pins.
+TEST(PinnedHostMemory, PoolBlocksAskedPinnedArePinnedWhereGpusRun) {
+  runtime();
+  const std::size_t bytes = (std::size_t(3) << 20) + 7;
+  tessera::detail::HostMemoryPool pool(tessera::HostTiles::pin_on_reuse);
+  void* plain = pool.allocate(bytes);
+  void* fresh = pool.allocate_pinned(bytes);
+  ASSERT_NE(plain, nullptr);
+  ASSERT_NE(fresh, nullptr);
+  std::memset(fresh, 1, bytes);
+  EXPECT_FALSE(pinned_with_cuda(plain));
+  EXPECT_EQ(pinned_with_cuda(fresh), have_gpu());
+  pool.release(fresh);
+  void* reused = pool.allocate_pinned(bytes);
+  EXPECT_EQ(reused, fresh);
+  EXPECT_EQ(pinned_with_cuda(reused), have_gpu());
+  pool.release(reused);
+  pool.release(plain);
+  tessera::detail::HostMemoryPool pageable(tessera::HostTiles::pageable);
+  void* never = pageable.allocate_pinned(bytes);
+  ASSERT_NE(never, nullptr);
+  EXPECT_FALSE(pinned_with_cuda(never));
+  pageable.release(never);
 }
 
 }  // namespace

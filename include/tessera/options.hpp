@@ -106,6 +106,8 @@ TESSERA_EXPORT TaskHints neutral_hints(TaskKind kind, int k, int i, int j, int n
 //           it and a repeating one pins once.
 //   pinned: every block allocated pinned.
 //   pageable: never pinned.
+// A distributed::Matrix's tiles (which live across calls, and cross the bus every call) are
+// allocated pinned where GPUs are used, under every mode but pageable.
 //   in_place: a matrix is not copied into tiles at all: the tiles are the caller's array itself
 //           (an upper-stored one's upper blocks as stored), pinned for the length of the call when GPU workers
 //           take part (pinning memory already written costs a fraction of allocating and first

@@ -42,8 +42,10 @@ TileGrid DistributedTiles::register_tiles(ContextState& context, int rows, int c
       if (tile_owner(layout, structure, uplo, i, j) == context.rank)
         local_bytes += static_cast<std::size_t>(shape.tile_height(i)) * shape.tile_width(j) * element_size;
     }
+  // Pinned where GPUs are used: each operation copies every tile to a GPU and back, and the tiles
+  // that go to other ranks once more.
   if (local_bytes > 0) {
-    storage = context.runtime->resources().host_memory().allocate(local_bytes);
+    storage = context.runtime->resources().host_memory().allocate_pinned(local_bytes);
     if (!storage)
       throw ResourceError("distributed::Matrix: cannot allocate " + std::to_string(local_bytes >> 20) +
                           " MiB for this rank's tiles of a " + std::to_string(rows) + " x " + std::to_string(cols) +

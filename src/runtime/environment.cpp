@@ -361,11 +361,26 @@ std::vector<unsigned> cpus_for_local_rank(const std::vector<unsigned>& allowed, 
                                allowed.begin() + static_cast<std::ptrdiff_t>(first + per_rank));
 }
 
-bool starpu_binding_from_environment() {
-  for (const char* name : {"STARPU_WORKERS_CPUID", "STARPU_WORKERS_COREID", "STARPU_WORKERS_NOBIND",
-                           "STARPU_WORKERS_GETBIND"})
+namespace {
+
+std::string cpu_list(const std::vector<unsigned>& cpus) {
+  std::string list;
+  for (unsigned cpu : cpus) list += (list.empty() ? "" : ",") + std::to_string(cpu);
+  return list;
+}
+
+}  // namespace
+
+bool starpu_binding_from_environment(const std::vector<unsigned>& own_cpus) {
+  for (const char* name : {"STARPU_WORKERS_COREID", "STARPU_WORKERS_NOBIND", "STARPU_WORKERS_GETBIND"})
     if (read_variable(name)) return true;
-  return false;
+  const std::optional<std::string> cpus = read_variable("STARPU_WORKERS_CPUID");
+  return cpus && (own_cpus.empty() || *cpus != cpu_list(own_cpus));
+}
+
+void bind_starpu_threads_to(const std::vector<unsigned>& cpus) {
+  std::lock_guard<std::mutex> lock(environment_mutex());
+  setenv("STARPU_WORKERS_CPUID", cpu_list(cpus).c_str(), 1);
 }
 
 bool starpu_ncpu_from_environment() { return read_variable("STARPU_NCPU") || read_variable("STARPU_NCPUS"); }

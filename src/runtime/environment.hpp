@@ -33,8 +33,14 @@ std::optional<LocalRank> local_mpi_rank_from_environment();
 std::vector<unsigned> cpus_for_local_rank(const std::vector<unsigned>& allowed, std::size_t online, LocalRank local);
 
 // Whether the user set how StarPU binds its workers (STARPU_WORKERS_CPUID, _COREID, _NOBIND,
-// _GETBIND) or how many CPU workers it starts (STARPU_NCPU, STARPU_NCPUS).
-bool starpu_binding_from_environment();
+// _GETBIND) or how many CPU workers it starts (STARPU_NCPU, STARPU_NCPUS). A STARPU_WORKERS_CPUID
+// that lists exactly `own_cpus` is the one bind_starpu_threads_to set, not the user's.
+bool starpu_binding_from_environment(const std::vector<unsigned>& own_cpus = {});
+// Binds StarPU's threads (workers, GPU driver threads, its main and MPI threads), one per CPU of
+// `cpus` in order, through STARPU_WORKERS_CPUID: StarPU binds every thread to a distinct entry of
+// that list, whereas starpu_conf's workers_bindid has all STARPU_NMAXWORKERS entries, so that a
+// list shorter than that repeats and StarPU puts a GPU's driver threads on the cores of CPU workers.
+void bind_starpu_threads_to(const std::vector<unsigned>& cpus);
 bool starpu_ncpu_from_environment();
 // How many devices CUDA_VISIBLE_DEVICES lists (0 when empty); none when it is not set.
 std::optional<int> cuda_visible_devices_from_environment();

@@ -178,7 +178,13 @@ std::size_t HostMemoryPool::pinned_bytes() const {
   return bytes;
 }
 
-void* HostMemoryPool::allocate(std::size_t bytes) {
+void* HostMemoryPool::allocate(std::size_t bytes) { return allocate(bytes, false); }
+
+void* HostMemoryPool::allocate_pinned(std::size_t bytes) {
+  return allocate(bytes, !kSimulationFlags && pinning_ != HostTiles::pageable && gpus_present());
+}
+
+void* HostMemoryPool::allocate(std::size_t bytes, bool pinned) {
   std::unique_lock<std::mutex> lock(mutex_);
   // The smallest cached block that fits without wasting more than half of it; one the pinner is
   // pinning is waited for (the pinning would otherwise be done here anyway).
@@ -195,13 +201,15 @@ void* HostMemoryPool::allocate(std::size_t bytes) {
     cached_bytes_ -= reused.bytes;
     free_.erase(best);
     lock.unlock();
+    if (pinned && reused.pinned == Pinned::no)
+      reused.pinned = starpu_memory_pin(reused.memory, reused.bytes) == 0 ? Pinned::registered : Pinned::refused;
     pin_for_reuse(reused);
     lock.lock();
     in_use_[reused.memory] = reused;
     return reused.memory;
   }
   lock.unlock();
-  const bool pin_now = !kSimulationFlags && pinning_ == HostTiles::pinned && gpus_present();
+  const bool pin_now = pinned || (!kSimulationFlags && pinning_ == HostTiles::pinned && gpus_present());
   void* memory = nullptr;
   if (starpu_malloc_flags(&memory, bytes, (pin_now ? STARPU_MALLOC_PINNED : 0) | kSimulationFlags) != 0) return nullptr;
   lock.lock();

@@ -307,13 +307,13 @@ int gpus_to_drive(const starpu_conf& conf) {
 // thread that calls Tessera), unless told how many.
 void share_cores_with_local_ranks(const RuntimeOptions& options, starpu_conf& conf) {
   const std::optional<detail::LocalRank> local = detail::local_mpi_rank_from_environment();
-  if (!local || local->size < 2 || detail::starpu_binding_from_environment()) return;
+  if (!local || local->size < 2) return;
   const std::vector<unsigned> allowed = allowed_cpus();
   if (allowed.empty()) return;
   const auto online = static_cast<std::size_t>(std::max(1L, sysconf(_SC_NPROCESSORS_ONLN)));
   const std::vector<unsigned> share = detail::cpus_for_local_rank(allowed, online, *local);
-  conf.use_explicit_workers_bindid = 1;
-  for (unsigned w = 0; w < STARPU_NMAXWORKERS; ++w) conf.workers_bindid[w] = share[w % share.size()];
+  if (detail::starpu_binding_from_environment(share)) return;
+  detail::bind_starpu_threads_to(share);
   if (options.ncpus >= 0 || detail::starpu_ncpu_from_environment()) return;
   const long gpus = gpus_to_drive(conf);
   const long busy_threads = 1 + gpus * std::max(1, options.workers_per_cuda) + (gpus > 0 ? 1 : 0);

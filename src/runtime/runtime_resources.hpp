@@ -96,6 +96,10 @@ class HostMemoryPool {
 
   // A block of at least `bytes` (nullptr when the system has no memory left).
   void* allocate(std::size_t bytes);
+  // The same, pinned from the start where GPUs are used (a reused block pinned now if it is not),
+  // unless the pool is HostTiles::pageable: for tiles that live across calls and cross the bus
+  // every call, where pinning once costs less than copying through pageable memory each time.
+  void* allocate_pinned(std::size_t bytes);
   // A block from allocate() back to the pool; the pool frees its oldest blocks beyond its limit.
   // Under pin-on-reuse a pageable block is pinned in the background from here, so that the call
   // that reuses it does not pin it on its own critical path.
@@ -116,6 +120,7 @@ class HostMemoryPool {
  private:
   // refused: pinning failed once, not retried; pinning: the background thread is pinning it
   enum class Pinned { no, allocated, registered, refused, pinning };
+  void* allocate(std::size_t bytes, bool pinned);
   struct Block {
     void* memory;
     std::size_t bytes;

@@ -5,10 +5,12 @@
 #include <gtest/gtest.h>
 #include <starpu.h>
 #include <fcntl.h>
+#include <sched.h>
 #include <sys/resource.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <atomic>
 #include <chrono>
 #include <cstdio>
@@ -808,6 +810,52 @@ TEST(LocalRanks, EachRankOfANodeGetsItsOwnCores) {
   }
   const ScopedEnv nobind("STARPU_WORKERS_NOBIND", "1");
   EXPECT_TRUE(detail::starpu_binding_from_environment());
+}
+
+// StarPU's binding list says whether the user set it: the list Tessera sets for a rank's share
+// (on every start of the runtime) is told apart from the user's.
+TEST(LocalRanks, TheRanksOwnBindingIsNotTakenForTheUsers) {
+  const ScopedEnv cpus("STARPU_WORKERS_CPUID", "4,5");
+  EXPECT_FALSE(detail::starpu_binding_from_environment({4, 5}));
+  EXPECT_TRUE(detail::starpu_binding_from_environment({4, 5, 6}));
+  EXPECT_TRUE(detail::starpu_binding_from_environment());
+  detail::bind_starpu_threads_to({6, 7, 8});
+  EXPECT_STREQ(std::getenv("STARPU_WORKERS_CPUID"), "6,7,8");
+  EXPECT_FALSE(detail::starpu_binding_from_environment({6, 7, 8}));
+}
+
+// Two ranks on a node, this one the second: every thread StarPU binds (CPU workers, and each GPU
+// worker's driver thread) is on a CPU of the rank's half, and on one of its own while the half
+// has enough of them. (StarPU's explicit bind array has an entry per possible worker, so a share
+// repeated to fill it let StarPU put the GPU driver threads on the cores of CPU workers.) The
+// same again on a second start, which finds the binding the first one set.
+TEST(LocalRanks, EachThreadOfARanksWorkersHasACoreOfItsOwn) {
+  const ScopedEnv rank("OMPI_COMM_WORLD_LOCAL_RANK", "1");
+  const ScopedEnv size("OMPI_COMM_WORLD_LOCAL_SIZE", "2");
+  const ScopedEnv cpus("STARPU_WORKERS_CPUID", "");  // restored (or unset) at the end
+  unsetenv("STARPU_WORKERS_CPUID");
+  cpu_set_t set;
+  CPU_ZERO(&set);
+  ASSERT_EQ(sched_getaffinity(0, sizeof(set), &set), 0);
+  std::vector<unsigned> allowed;
+  for (unsigned cpu = 0; cpu < CPU_SETSIZE; ++cpu)
+    if (CPU_ISSET(cpu, &set)) allowed.push_back(cpu);
+  const auto online = static_cast<std::size_t>(sysconf(_SC_NPROCESSORS_ONLN));
+  const std::vector<unsigned> share = detail::cpus_for_local_rank(allowed, online, {1, 2});
+  for (int start = 0; start < 2; ++start) {
+    Runtime runtime(RuntimeOptions{});
+    std::vector<unsigned> bound;
+    for (unsigned w = 0; w < starpu_worker_get_count(); ++w)
+      bound.push_back(static_cast<unsigned>(starpu_worker_get_bindid(static_cast<int>(w))));
+    for (unsigned cpu : bound)
+      EXPECT_NE(std::find(share.begin(), share.end(), cpu), share.end()) << "start " << start << ": CPU " << cpu;
+    if (bound.size() <= share.size()) {
+      std::sort(bound.begin(), bound.end());
+      EXPECT_EQ(std::adjacent_find(bound.begin(), bound.end()), bound.end())
+          << "start " << start << ": two of " << bound.size() << " threads share a CPU (" << runtime.cuda_workers()
+          << " CUDA workers)";
+    }
+  }
 }
 
 TEST(LocalRanks, TheGpusARankDrivesAreThoseCudaLetsItSee) {
