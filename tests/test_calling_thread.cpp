@@ -2,6 +2,7 @@
 // results and info, through the calls with a runtime and the forms without one.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <limits>
 #include <string>
@@ -141,6 +142,51 @@ TEST(CallingThread, BatchesOfSmallWorkRunThereWithInfoPerMatrix) {
     const std::vector<double> a(A.begin() + k * n * n, A.begin() + (k + 1) * n * n);
     const std::vector<double> x(B.begin() + k * n, B.begin() + (k + 1) * n), b(n, 1.0);
     EXPECT_LT(test::solve_backward_error(n, 1, a, n, x, b, n), test::kResidualThreshold) << k;
+  }
+}
+
+// A stack whose work is worth threads is split over the program's BLAS threads: every matrix is
+// factored and solved as on its own, each info in its place, failures on both sides of a split.
+TYPED_TEST(CallingThread, StacksSplitOverThreadsKeepEachMatrixsFactorAndInfo) {
+  using T = TypeParam;
+  const int n = 64, count = 41;
+  const double split_from = detail::kThresholds.calling_thread_split_from_n;
+  ASSERT_GE(double(count) * n * n * n, split_from * split_from * split_from);
+  const std::vector<int> failing = {0, 19, 20, 21, 40};
+  std::vector<T> A;
+  std::vector<int> expected(count, 0);
+  for (int k = 0; k < count; ++k) {
+    const bool fails = std::find(failing.begin(), failing.end(), k) != failing.end();
+    if (fails) expected[k] = 1 + k % n;
+    const std::vector<T> m = fails ? failing_at<T>(n, expected[k]) : test::random_spd<T>(n, n, 7u + k);
+    A.insert(A.end(), m.begin(), m.end());
+  }
+  for (Uplo uplo : {Uplo::lower, Uplo::upper}) {
+    SCOPED_TRACE(to_string(uplo));
+    FactorOptions options;
+    options.uplo = uplo;
+    const long long stride = static_cast<long long>(n) * n;
+    ASSERT_TRUE(runs_on_calling_thread(MatrixView<T>::host_batch(n, n, nullptr, n, stride, count), 0, options));
+    std::vector<T> F = A;
+    std::vector<int> info(count, -1);
+    EXPECT_EQ(potrf_on_calling_thread(MatrixView<T>::host_batch(n, n, F.data(), n, stride, count, info.data()), options),
+              0);
+    EXPECT_EQ(info, expected);
+    for (int k = 0; k < count; ++k) {
+      std::vector<T> one(A.begin() + k * stride, A.begin() + (k + 1) * stride);
+      EXPECT_EQ(potrf_on_calling_thread(MatrixView<T>::host(n, n, one.data(), n), options), expected[k]) << k;
+      EXPECT_TRUE(std::equal(one.begin(), one.end(), F.begin() + k * stride)) << "matrix " << k;
+    }
+    std::vector<T> X(std::size_t(n) * count, T(1));
+    const auto factors = MatrixView<T>::host_batch(n, n, F.data(), n, stride, count);
+    ASSERT_TRUE(runs_on_calling_thread(factors, 1, options));
+    EXPECT_EQ(potrs_on_calling_thread(factors, MatrixView<T>::host_batch(n, 1, X.data(), n, n, count), options), 0);
+    for (int k = 0; k < count; ++k) {
+      if (expected[k] != 0) continue;
+      const std::vector<T> a(A.begin() + k * stride, A.begin() + (k + 1) * stride);
+      const std::vector<T> x(X.begin() + k * n, X.begin() + (k + 1) * n), b(n, T(1));
+      EXPECT_LT(test::solve_backward_error(n, 1, a, n, x, b, n), test::kResidualThreshold) << k;
+    }
   }
 }
 

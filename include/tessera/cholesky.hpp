@@ -139,7 +139,9 @@ int potri(Runtime& runtime, const MatrixView<T>& factor, const FactorOptions& op
 // with LAPACK on the calling thread, with no task, where it does at most the arithmetic of one
 // factorization of order 384 (matrices x n^2 x (n + 6 nrhs) <= 384^3) and its options leave the
 // mode (cpu or auto), tile size, grain and chunk to Tessera and ask for no trace: the runtime's
-// latency would exceed the arithmetic. The calls above take that path by themselves;
+// latency would exceed the arithmetic. Matrices of order below 128 run with one BLAS thread, a
+// stack of them split over up to the program's BLAS threads (threads of their own, joined before
+// the call returns). The calls above take that path by themselves;
 // runs_on_calling_thread says whether a request does (nrhs: the right-hand sides of a solve, 0 for
 // a factorization), and the forms below run such a request without a runtime, so that none need
 // be started for small work (the C API and the Python package call them). Their arguments are

@@ -429,6 +429,16 @@ class CallingThreadGate {
 // exist there (the old one is left, never destroyed).
 CallingThreadGate* calling_thread_gate = new CallingThreadGate();
 
+// Whether the array's elements lie one after the other in C order (strides in elements).
+bool c_contiguous(const AnyHostArray& a) {
+  int64_t expected = 1;
+  for (size_t d = a.ndim(); d-- > 0;) {
+    if (a.shape(d) != 1 && a.stride(d) != expected) return false;
+    expected *= static_cast<int64_t>(a.shape(d));
+  }
+  return true;
+}
+
 // The Cholesky factors of a host array of square matrices (..., n, n) of scalar type T, where the
 // plan runs the work on the calling thread (tessera::runs_on_calling_thread): a fresh C-ordered
 // array of the factors (the other triangle zero), the info per matrix (shape (...)) and whether
@@ -454,7 +464,8 @@ nb::object cholesky_on_calling_thread(AnyHostArray a, bool lower, const std::str
     // Matrix k's element (r, c) as C-ordered is element (c, r) of its column-major copy.
     const T* source = static_cast<const T*>(a.data());
     std::vector<size_t> index(ndim, 0);
-    for (int k = 0; k < count; ++k) {
+    if (c_contiguous(a)) std::copy(source, source + matrix * count, factors.get());
+    for (int k = 0; k < count && !c_contiguous(a); ++k) {
       long long offset = 0;
       for (size_t d = 0; d + 2 < ndim; ++d) offset += static_cast<long long>(index[d]) * a.stride(d);
       const int64_t row_stride = a.stride(ndim - 2), col_stride = a.stride(ndim - 1);

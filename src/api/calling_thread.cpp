@@ -1,17 +1,24 @@
 #include "calling_thread.hpp"
 
 #include <algorithm>
+#include <cmath>
 #include <memory>
+#include <optional>
 #include <string>
+#include <system_error>
+#include <thread>
+#include <vector>
 
 #include "argument_errors.hpp"
 #include "kernels/cpu/blas.hpp"
 #include "operations.hpp"
 #include "plan.hpp"
 #include "plan_requests.hpp"
+#include "process_state.hpp"
 #include "submission.hpp"
 #include "tessera/error.hpp"
 #include "tessera/precision.hpp"
+#include "thresholds.hpp"
 
 namespace tessera::detail {
 
@@ -26,20 +33,36 @@ bool triangle_non_finite(Uplo uplo, int n, const T* A, int lda) {
                              : kernels::cpu::first_non_finite_row(true, n, n, A, lda) >= 0;
 }
 
+// Matrices of order below kThresholds.calling_thread_threaded_blas_from_n with one BLAS thread:
+// OpenBLAS threads the factorization of even a 64 x 64 matrix, which then takes longer.
+class SmallMatrixBlas {
+ public:
+  explicit SmallMatrixBlas(int n) {
+    if (n < kThresholds.calling_thread_threaded_blas_from_n) one_thread_.emplace();
+  }
+  bool single_threaded() const { return one_thread_.has_value(); }
+
+ private:
+  std::optional<SingleThreadedBlas> one_thread_;
+};
+
 }  // namespace
 
 // LAPACK with the program's BLAS threads, as the program's own call would run (single-threaded
-// while a runtime runs, which holds the process's BLAS threads at one).
+// while a runtime runs, which holds the process's BLAS threads at one), but for small matrices.
 template <class T>
 CallingThreadResult potrf_on_calling_thread(Uplo uplo, int n, T* A, int lda) {
   if (n == 0) return {};
   const bool non_finite = triangle_non_finite(uplo, n, A, lda);
+  const SmallMatrixBlas blas(n);
   return {kernels::cpu::potrf(letter(uplo), n, A, lda), non_finite};
 }
 
 template <class T>
 void potrs_on_calling_thread(Uplo uplo, int n, int nrhs, const T* A, int lda, T* B, int ldb) {
-  if (n > 0 && nrhs > 0) kernels::cpu::potrs(letter(uplo), n, nrhs, A, lda, B, ldb);
+  if (n == 0 || nrhs == 0) return;
+  const SmallMatrixBlas blas(n);
+  kernels::cpu::potrs(letter(uplo), n, nrhs, A, lda, B, ldb);
 }
 
 template <class T>
@@ -61,6 +84,32 @@ int first_zero_diagonal(int n, const T* A, int lda) {
   return 0;
 }
 
+// Matrices [first, last) of a batch, one after the other.
+template <class T>
+void batch_part(Uplo uplo, int n, int nrhs, T* A, int lda, long long strideA, T* B, int ldb, long long strideB,
+                int first, int last, int* info, bool factor) {
+  for (int k = first; k < last; ++k) {
+    T* a = A + k * strideA;
+    const int matrix_info = factor ? kernels::cpu::potrf(letter(uplo), n, a, lda) : 0;
+    if (factor) info[k] = matrix_info;
+    // With no right-hand side B may be null: no pointer into it is formed.
+    if (matrix_info == 0 && nrhs > 0) kernels::cpu::potrs(letter(uplo), n, nrhs, a, lda, B + k * strideB, ldb);
+  }
+}
+
+// Into how many parts, each on a thread of its own, a batch is split: at most as many as the
+// program's BLAS threads (the parallelism it allows a LAPACK call), each doing at least the work of
+// a factorization of order kThresholds.calling_thread_split_from_n (worth a thread's start).
+int batch_parts(int n, int nrhs, int batch) {
+  const double work = double(batch) * n * n * (double(n) + 6.0 * std::max(nrhs, 0));
+  const double split_from = kThresholds.calling_thread_split_from_n;
+  const double worth = std::floor(work / (split_from * split_from * split_from));
+  return static_cast<int>(std::max(1.0, std::min({double(program_blas_threads()), double(batch), worth})));
+}
+
+// A batch of small matrices in parts, each with one BLAS thread, on the calling thread and
+// batch_parts - 1 others (fewer if the system refuses a thread): the parallelism of a stack of
+// small matrices is in the stack, not in their factorizations.
 template <class T>
 void batch_on_calling_thread(Uplo uplo, int n, int nrhs, T* A, int lda, long long strideA, T* B, int ldb,
                              long long strideB, int batch, int* info, bool factor) {
@@ -68,13 +117,22 @@ void batch_on_calling_thread(Uplo uplo, int n, int nrhs, T* A, int lda, long lon
     if (factor) std::fill(info, info + batch, 0);
     return;
   }
-  for (int k = 0; k < batch; ++k) {
-    T* a = A + k * strideA;
-    const int matrix_info = factor ? kernels::cpu::potrf(letter(uplo), n, a, lda) : 0;
-    if (factor) info[k] = matrix_info;
-    // With no right-hand side B may be null: no pointer into it is formed.
-    if (matrix_info == 0 && nrhs > 0) potrs_on_calling_thread(uplo, n, nrhs, a, lda, B + k * strideB, ldb);
+  const SmallMatrixBlas blas(n);
+  const int parts = blas.single_threaded() ? batch_parts(n, nrhs, batch) : 1;
+  const auto bound = [&](int part) { return static_cast<int>(static_cast<long long>(batch) * part / parts); };
+  std::vector<std::thread> others;
+  int started = 1;
+  for (; started < parts; ++started) {
+    try {
+      others.emplace_back(batch_part<T>, uplo, n, nrhs, A, lda, strideA, B, ldb, strideB, bound(started),
+                          bound(started + 1), info, factor);
+    } catch (const std::system_error&) {
+      break;
+    }
   }
+  batch_part(uplo, n, nrhs, A, lda, strideA, B, ldb, strideB, 0, bound(1), info, factor);
+  batch_part(uplo, n, nrhs, A, lda, strideA, B, ldb, strideB, bound(started), batch, info, factor);
+  for (std::thread& thread : others) thread.join();
 }
 
 Request finished_request(const CallingThreadResult& result) {
