@@ -32,6 +32,7 @@
 
 namespace tk = tessera::kernels::cuda;
 using tessera::bench::Device;
+using tessera::bench::Timer;
 
 namespace {
 
@@ -96,42 +97,6 @@ cusolverStatus_t vendor_potrs(cusolverDnHandle_t h, int n, std::complex<float>**
   return cusolverDnCpotrsBatched(h, CUBLAS_FILL_MODE_LOWER, n, 1, reinterpret_cast<cuComplex**>(A), lda,
                                  reinterpret_cast<cuComplex**>(B), ldb, info, batch);
 }
-
-// Median of `reps` timings of work(), each after prepare() and an L2 flush (a copy of a buffer
-// four times the L2 size).
-class Timer {
- public:
-  Timer() {
-    TESSERA_CUDA_CHECK(cudaEventCreate(&start_));
-    TESSERA_CUDA_CHECK(cudaEventCreate(&stop_));
-  }
-  ~Timer() {
-    cudaEventDestroy(start_);
-    cudaEventDestroy(stop_);
-  }
-  double median_ms(int reps, const std::function<void()>& prepare, const std::function<void()>& work) {
-    prepare();
-    work();  // first call: not timed
-    std::vector<float> times;
-    for (int r = 0; r < reps; ++r) {
-      prepare();
-      TESSERA_CUDA_CHECK(cudaMemsetAsync(flush_.get(), r, flush_.bytes()));
-      TESSERA_CUDA_CHECK(cudaEventRecord(start_));
-      work();
-      TESSERA_CUDA_CHECK(cudaEventRecord(stop_));
-      TESSERA_CUDA_CHECK(cudaEventSynchronize(stop_));
-      float ms = 0;
-      TESSERA_CUDA_CHECK(cudaEventElapsedTime(&ms, start_, stop_));
-      times.push_back(ms);
-    }
-    std::sort(times.begin(), times.end());
-    return times[times.size() / 2];
-  }
-
- private:
-  cudaEvent_t start_{}, stop_{};
-  Device<char> flush_{std::size_t(512) << 20};
-};
 
 // Hermitian, diagonally dominant matrices (both triangles), made on the host for one matrix and
 // varied per matrix by a cheap rotation of the values.

@@ -79,6 +79,7 @@ Options parse_options(int argc, char** argv) {
 // ---- device helpers -------------------------------------------------------------------------
 
 using tessera::bench::Device;
+using tessera::bench::Timer;
 
 __device__ __forceinline__ std::uint64_t mix64(std::uint64_t x) {
   x += 0x9e3779b97f4a7c15ULL;
@@ -192,16 +193,6 @@ __global__ void solve_error_kernel(const T* A, const T* X, const T* B, int n, lo
   if (threadIdx.x == 0) err[k] = s[0][0] / (s[1][0] * s[2][0] + s[3][0]);
 }
 
-__global__ void flush_kernel(const float4* buf, std::size_t count, float* sink) {
-  float acc = 0;
-  for (std::size_t e = blockIdx.x * static_cast<std::size_t>(blockDim.x) + threadIdx.x; e < count;
-       e += static_cast<std::size_t>(gridDim.x) * blockDim.x) {
-    const float4 v = buf[e];
-    acc += v.x + v.y + v.z + v.w;
-  }
-  if (acc == 123.456f) *sink = acc;  // keeps the loads alive
-}
-
 template <class T>
 __global__ void pointer_array_kernel(T* base, long long stride, int batch, T** out) {
   const int k = blockIdx.x * blockDim.x + threadIdx.x;
@@ -213,63 +204,6 @@ unsigned grid_for(long long work, int threads) {
 }
 
 // ---- timing ---------------------------------------------------------------------------------
-
-class Timer {
- public:
-  Timer() {
-    TESSERA_CUDA_CHECK(cudaEventCreate(&start_));
-    TESSERA_CUDA_CHECK(cudaEventCreate(&stop_));
-    int dev = 0;
-    TESSERA_CUDA_CHECK(cudaGetDevice(&dev));
-    int l2 = 0;
-    TESSERA_CUDA_CHECK(cudaDeviceGetAttribute(&l2, cudaDevAttrL2CacheSize, dev));
-    flush_count_ = std::max<std::size_t>(4u * l2, 256u << 20) / sizeof(float4);
-    TESSERA_CUDA_CHECK(cudaMalloc(&flush_buf_, flush_count_ * sizeof(float4)));
-    TESSERA_CUDA_CHECK(cudaMemset(flush_buf_, 0, flush_count_ * sizeof(float4)));
-    TESSERA_CUDA_CHECK(cudaMalloc(&sink_, sizeof(float)));
-  }
-  ~Timer() {
-    cudaEventDestroy(start_);
-    cudaEventDestroy(stop_);
-    cudaFree(flush_buf_);
-    cudaFree(sink_);
-  }
-
-  // Median over `reps` of the time of work(), with prepare() and an L2 flush before each.
-  double median_ms(int reps, const std::function<void()>& prepare,
-                   const std::function<void()>& work) {
-    for (int w = 0; w < 2; ++w) {
-      prepare();
-      work();
-    }
-    TESSERA_CUDA_CHECK(cudaDeviceSynchronize());
-    std::vector<float> t;
-    for (int r = 0; r < reps; ++r) {
-      prepare();
-      flush();
-      TESSERA_CUDA_CHECK(cudaEventRecord(start_));
-      work();
-      TESSERA_CUDA_CHECK(cudaEventRecord(stop_));
-      TESSERA_CUDA_CHECK(cudaEventSynchronize(stop_));
-      float ms = 0;
-      TESSERA_CUDA_CHECK(cudaEventElapsedTime(&ms, start_, stop_));
-      t.push_back(ms);
-    }
-    std::sort(t.begin(), t.end());
-    return t[t.size() / 2];
-  }
-
-  void flush() {
-    flush_kernel<<<1024, 256>>>(flush_buf_, flush_count_, sink_);
-    TESSERA_CUDA_CHECK_LAUNCH();
-  }
-
- private:
-  cudaEvent_t start_, stop_;
-  float4* flush_buf_ = nullptr;
-  float* sink_ = nullptr;
-  std::size_t flush_count_ = 0;
-};
 
 // Device-to-device copy bandwidth (bytes read + bytes written per second).
 double measure_copy_bandwidth(Timer& timer) {

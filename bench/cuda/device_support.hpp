@@ -1,10 +1,11 @@
-// What the kernel benchmarks share on the device: whether there is one, and its memory.
+// What the kernel benchmarks share on the device: whether there is one, its memory, and a timer.
 #pragma once
 
 #include <cuda_runtime.h>
 
 #include <algorithm>
 #include <cstddef>
+#include <functional>
 #include <vector>
 
 #include "cuda/batched_kernels.hpp"
@@ -16,6 +17,76 @@ inline bool cuda_device_present() {
   int count = 0;
   return cudaGetDeviceCount(&count) == cudaSuccess && count > 0;
 }
+
+// Reads a buffer larger than the L2 cache, so that the next timed work finds its data in memory.
+static __global__ void flush_kernel(const float4* buf, std::size_t count, float* sink) {
+  float acc = 0;
+  for (std::size_t e = blockIdx.x * static_cast<std::size_t>(blockDim.x) + threadIdx.x; e < count;
+       e += static_cast<std::size_t>(gridDim.x) * blockDim.x) {
+    const float4 v = buf[e];
+    acc += v.x + v.y + v.z + v.w;
+  }
+  if (acc == 123.456f) *sink = acc;  // keeps the loads alive
+}
+
+// Median of timed repetitions on the default stream, each after prepare() and an L2 flush.
+class Timer {
+ public:
+  Timer() {
+    TESSERA_CUDA_CHECK(cudaEventCreate(&start_));
+    TESSERA_CUDA_CHECK(cudaEventCreate(&stop_));
+    int dev = 0;
+    TESSERA_CUDA_CHECK(cudaGetDevice(&dev));
+    int l2 = 0;
+    TESSERA_CUDA_CHECK(cudaDeviceGetAttribute(&l2, cudaDevAttrL2CacheSize, dev));
+    flush_count_ = std::max<std::size_t>(4u * l2, 256u << 20) / sizeof(float4);
+    TESSERA_CUDA_CHECK(cudaMalloc(&flush_buf_, flush_count_ * sizeof(float4)));
+    TESSERA_CUDA_CHECK(cudaMemset(flush_buf_, 0, flush_count_ * sizeof(float4)));
+    TESSERA_CUDA_CHECK(cudaMalloc(&sink_, sizeof(float)));
+  }
+  ~Timer() {
+    cudaEventDestroy(start_);
+    cudaEventDestroy(stop_);
+    cudaFree(flush_buf_);
+    cudaFree(sink_);
+  }
+  Timer(const Timer&) = delete;
+  Timer& operator=(const Timer&) = delete;
+
+  // Median over `reps` of the time of work(), after two untimed calls.
+  double median_ms(int reps, const std::function<void()>& prepare, const std::function<void()>& work) {
+    for (int w = 0; w < 2; ++w) {
+      prepare();
+      work();
+    }
+    TESSERA_CUDA_CHECK(cudaDeviceSynchronize());
+    std::vector<float> t;
+    for (int r = 0; r < reps; ++r) {
+      prepare();
+      flush();
+      TESSERA_CUDA_CHECK(cudaEventRecord(start_));
+      work();
+      TESSERA_CUDA_CHECK(cudaEventRecord(stop_));
+      TESSERA_CUDA_CHECK(cudaEventSynchronize(stop_));
+      float ms = 0;
+      TESSERA_CUDA_CHECK(cudaEventElapsedTime(&ms, start_, stop_));
+      t.push_back(ms);
+    }
+    std::sort(t.begin(), t.end());
+    return t[t.size() / 2];
+  }
+
+  void flush() {
+    flush_kernel<<<1024, 256>>>(flush_buf_, flush_count_, sink_);
+    TESSERA_CUDA_CHECK_LAUNCH();
+  }
+
+ private:
+  cudaEvent_t start_{}, stop_{};
+  float4* flush_buf_ = nullptr;
+  float* sink_ = nullptr;
+  std::size_t flush_count_ = 0;
+};
 
 // count elements of T in device memory, freed with the object. Never empty (one element at
 // least), so that get() is a valid device pointer even for count 0.

@@ -6,6 +6,7 @@
 #include <limits>
 #include <vector>
 
+#include "symmetric_norms.hpp"
 #include "tile_access.hpp"
 #include "request_support.hpp"
 #include "tessera/cholesky.hpp"
@@ -38,16 +39,9 @@ double symmetric_one_norm(const TileMatrix<T>& M, const TileSums<T>& sums) {
   std::vector<double> column(static_cast<std::size_t>(M.cols()), 0.0);
   std::size_t t = 0;
   for (int j = 0; j < M.tile_cols(); ++j)
-    for (int i = j; i < M.tile_rows(); ++i, ++t) {
-      const std::vector<RealOf<T>>& s = sums[t];
-      const int width = M.tile_width(j);
-      for (int c = 0; c < width; ++c) column[static_cast<std::size_t>(j * M.nb() + c)] += s[static_cast<std::size_t>(c)];
-      for (int r = 0; r < M.tile_height(i); ++r)
-        column[static_cast<std::size_t>(i * M.nb() + r)] += s[static_cast<std::size_t>(width + r)];
-    }
-  double norm = 0;
-  for (double c : column) norm = (std::isnan(c) || std::isnan(norm)) ? std::nan("") : std::max(norm, c);
-  return norm;
+    for (int i = j; i < M.tile_rows(); ++i, ++t)
+      detail::add_lower_tile_sums(column, i, j, M.nb(), M.tile_height(i), M.tile_width(j), sums[t]);
+  return detail::largest_column_sum(column);
 }
 
 }  // namespace
@@ -82,12 +76,8 @@ double backward_error(const TileMatrix<T>& A, const TileMatrix<T>& L, Mode mode)
     insert_sums(ctx, R, r_sums);
     insert_sums(ctx, A, a_sums);
   }).wait();
-  const double norm_r = symmetric_one_norm(R, r_sums);
-  const double norm_a = symmetric_one_norm(A, a_sums);
-  const double eps = std::numeric_limits<RealOf<T>>::epsilon();
-  if (std::isnan(norm_r) || std::isnan(norm_a)) return std::nan("");
-  if (norm_a == 0) return norm_r == 0 ? 0.0 : std::numeric_limits<double>::infinity();
-  return norm_r / (static_cast<double>(n) * norm_a * eps);
+  return detail::scaled_backward_error(symmetric_one_norm(R, r_sums), symmetric_one_norm(A, a_sums), n,
+                                      std::numeric_limits<RealOf<T>>::epsilon());
 }
 
 #define TESSERA_INSTANTIATE(T) template double backward_error<T>(const TileMatrix<T>&, const TileMatrix<T>&, Mode);

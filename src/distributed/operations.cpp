@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "collective.hpp"
+#include "symmetric_norms.hpp"
 #include "tessera/error.hpp"
 #include "tessera/precision.hpp"
 
@@ -102,16 +103,10 @@ struct SymmetricColumnSums {
     std::vector<double> column(static_cast<std::size_t>(g.cols()), 0.0);
     for (std::size_t t = 0; t < tiles.size(); ++t) {
       const auto [i, j] = tiles[t];
-      const std::vector<RealOf<T>>& s = per_tile[t];
-      const int width = g.tile_width(j);
-      for (int c = 0; c < width; ++c) column[static_cast<std::size_t>(j * g.nb() + c)] += s[static_cast<std::size_t>(c)];
-      for (int r = 0; r < g.tile_height(i); ++r)
-        column[static_cast<std::size_t>(i * g.nb() + r)] += s[static_cast<std::size_t>(width + r)];
+      detail::add_lower_tile_sums(column, i, j, g.nb(), g.tile_height(i), g.tile_width(j), per_tile[t]);
     }
     MPI_Allreduce(MPI_IN_PLACE, column.data(), static_cast<int>(column.size()), MPI_DOUBLE, MPI_SUM, M.context().comm);
-    double norm = 0;
-    for (double c : column) norm = (std::isnan(c) || std::isnan(norm)) ? std::nan("") : std::max(norm, c);
-    return norm;
+    return detail::largest_column_sum(column);
   }
 };
 
@@ -214,12 +209,8 @@ double backward_error(const Matrix<T>& A, const Matrix<T>& L, Mode mode) {
     r_sums.insert(local, R);
     a_sums.insert(local, a);
   });
-  const double norm_r = r_sums.one_norm(R);
-  const double norm_a = a_sums.one_norm(a);
-  const double eps = std::numeric_limits<RealOf<T>>::epsilon();
-  if (std::isnan(norm_r) || std::isnan(norm_a)) return std::nan("");
-  if (norm_a == 0) return norm_r == 0 ? 0.0 : std::numeric_limits<double>::infinity();
-  return norm_r / (static_cast<double>(n) * norm_a * eps);
+  return detail::scaled_backward_error(r_sums.one_norm(R), a_sums.one_norm(a), n,
+                                      std::numeric_limits<RealOf<T>>::epsilon());
 }
 
 #define TESSERA_INSTANTIATE(T)                                                          \
