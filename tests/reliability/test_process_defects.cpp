@@ -2,6 +2,7 @@
 // on, corrupt performance-model files, calls from inside a StarPU task or from a forked child,
 // workers spinning between calls, a pinned-memory pool that grew on a repeated workload, and
 // notes printed unasked. Each TEST runs in its own process (CTest), with no other runtime alive.
+#include <cblas.h>
 #include <gtest/gtest.h>
 #include <starpu.h>
 #include <fcntl.h>
@@ -477,6 +478,16 @@ TEST(ForkedChild, CApiCallIsRefusedAndTheChildExits) {
   // StarPU frees a finished task after the call that waited for it returns: once every task is
   // freed, the child's copy of the heap holds nothing a leak check at its exit would report.
   starpu_task_wait_for_all();
+  // The call gave the program its BLAS threads back, and OpenBLAS starts them asynchronously. A
+  // thread still starting holds ASan's allocator for a moment, and GCC 12's ASan takes no lock
+  // around fork(): the child could inherit the held lock and hang. A threaded BLAS call returns
+  // only once every BLAS thread has run.
+  {
+    const int order = 512;
+    std::vector<double> x(order * order, 1.0), y(order * order, 0.0);
+    cblas_dgemm(CblasColMajor, CblasNoTrans, CblasNoTrans, order, order, order, 1.0, x.data(), order, x.data(),
+                order, 0.0, y.data(), order);
+  }
   const pid_t child = fork();
   ASSERT_GE(child, 0);
   if (child == 0) {
