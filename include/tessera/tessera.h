@@ -70,6 +70,19 @@ TESSERA_EXPORT int tessera_cpotrf_logdet(char uplo, int n, tessera_complex_float
 TESSERA_EXPORT int tessera_zpotri(char uplo, int n, tessera_complex_double *A, int lda);
 TESSERA_EXPORT int tessera_cpotri(char uplo, int n, tessera_complex_float *A, int lda);
 
+/* Mixed precision (LAPACK's DSPOSV and ZCPOSV): X := A^{-1} B, A factored in single precision and
+ * the solution refined in double precision to double precision's accuracy; where that fails, A
+ * is factored in double precision (and holds the factor). *iter receives LAPACK's ITER: >= 0 the
+ * refinement's iterations (A unchanged); -2 narrowing to single precision overflowed, -3 the
+ * single-precision factorization failed, -31 no convergence in 30 iterations. Returns 0, -i for a
+ * bad i-th argument (X 8, ldx 9, iter 10; X must not share memory with A or B), or k > 0 when the
+ * leading minor of order k of A is not positive definite. */
+TESSERA_EXPORT int tessera_dsposv(char uplo, int n, int nrhs, double *A, int lda, const double *B, int ldb, double *X,
+                                  int ldx, int *iter);
+TESSERA_EXPORT int tessera_zcposv(char uplo, int n, int nrhs, tessera_complex_double *A, int lda,
+                                  const tessera_complex_double *B, int ldb, tessera_complex_double *X, int ldx,
+                                  int *iter);
+
 /* Batched mode: batch matrices of order n, matrix k at A + k * strideA, B_k at B + k * strideB
  * (strideA >= lda * n and strideB >= ldb * nrhs when batch > 1 and the matrices are not empty;
  * docs/user-guide.md). Return value: 0, or -i for a bad i-th argument; info[k] is LAPACK's info of

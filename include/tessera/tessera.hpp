@@ -9,6 +9,7 @@
 #include "tessera/options.hpp"
 #include "tessera/policies.hpp"
 #include "tessera/precision.hpp"
+#include "tessera/refinement.hpp"
 #include "tessera/runtime.hpp"
 #include "tessera/tile_matrix.hpp"
 #include "tessera/trace.hpp"

@@ -14,6 +14,7 @@
 #include "tessera/device.hpp"
 #include "tessera/error.hpp"
 #include "tessera/tools/lapack_arguments.hpp"
+#include "refined_solve.hpp"
 
 namespace {
 
@@ -149,6 +150,24 @@ int posv(const char* routine, char uplo, int n, int nrhs, T* A, int lda, T* B, i
     const auto rhs = tessera::MatrixView<T>::host(n, nrhs, B, ldb);
     if (tessera::runs_on_calling_thread(matrix, nrhs, options)) return tessera::posv_on_calling_thread(matrix, rhs, options);
     return tessera::posv(Runtime::shared(), matrix, rhs, options);
+  });
+}
+
+// LAPACK's xSPOSV arguments, then iter (argument 10); small work on the calling thread.
+template <class T>
+int posv_refined(const char* routine, char uplo, int n, int nrhs, T* A, int lda, const T* B, int ldb, T* X, int ldx,
+                 int* iter) {
+  tessera::ArgumentError error = tessera::posv_refined_argument_error<T>(uplo, n, nrhs, A, lda, B, ldb, X, ldx);
+  if (!error && iter == nullptr) error = {10, "iter", "must not be null"};
+  return checked_call(routine, error, [&] {
+    *iter = 0;
+    if (n == 0) return 0;
+    const tessera::RefinedSolve result = tessera::detail::posv_refined<T>(
+        [] () -> Runtime& { return Runtime::shared(); }, tessera::MatrixView<T>::host(n, n, A, lda),
+        tessera::MatrixView<T>::host(n, nrhs, const_cast<T*>(B), ldb), tessera::MatrixView<T>::host(n, nrhs, X, ldx),
+        options_for(uplo));
+    *iter = result.iter;
+    return result.info;
   });
 }
 
@@ -431,6 +450,14 @@ int tessera_zpotrs(char uplo, int n, int nrhs, const tessera_complex_double* A, 
 int tessera_cpotrs(char uplo, int n, int nrhs, const tessera_complex_float* A, int lda, tessera_complex_float* B,
                    int ldb) {
   return potrs("tessera_cpotrs", uplo, n, nrhs, A, lda, B, ldb);
+}
+int tessera_dsposv(char uplo, int n, int nrhs, double* A, int lda, const double* B, int ldb, double* X, int ldx,
+                   int* iter) {
+  return posv_refined("tessera_dsposv", uplo, n, nrhs, A, lda, B, ldb, X, ldx, iter);
+}
+int tessera_zcposv(char uplo, int n, int nrhs, tessera_complex_double* A, int lda, const tessera_complex_double* B,
+                   int ldb, tessera_complex_double* X, int ldx, int* iter) {
+  return posv_refined("tessera_zcposv", uplo, n, nrhs, A, lda, B, ldb, X, ldx, iter);
 }
 int tessera_zposv(char uplo, int n, int nrhs, tessera_complex_double* A, int lda, tessera_complex_double* B, int ldb) {
   return posv("tessera_zposv", uplo, n, nrhs, A, lda, B, ldb);

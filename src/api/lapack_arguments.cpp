@@ -332,6 +332,13 @@ ArgumentError reference_posv_argument_error(char uplo, long long n, long long nr
   return reference_error(solve_list, uplo, n, nrhs, lda, ldb);
 }
 
+ArgumentError reference_posv_refined_argument_error(char uplo, long long n, long long nrhs, long long lda,
+                                                    long long ldb, long long ldx) {
+  if (const ArgumentError error = reference_error(solve_list, uplo, n, nrhs, lda, ldb)) return error;
+  if (ldx < std::max(1LL, n)) return {9, "ldx", must_cover_n};
+  return {};
+}
+
 template <class T>
 ArgumentError potrf_argument_error(char uplo, long long n, const T* a, long long lda) {
   return matrix_error<T>(potrf_list, uplo, n, 0, a, lda, nullptr, 1);
@@ -347,6 +354,27 @@ template <class T>
 ArgumentError posv_argument_error(char uplo, long long n, long long nrhs, const T* a, long long lda, const T* b,
                                   long long ldb) {
   return matrix_error(solve_list, uplo, n, nrhs, a, lda, b, ldb);
+}
+
+template <class T>
+ArgumentError posv_refined_argument_error(char uplo, long long n, long long nrhs, const T* a, long long lda,
+                                          const T* b, long long ldb, const T* x, long long ldx) {
+  if (const ArgumentError error = reference_posv_refined_argument_error(uplo, n, nrhs, lda, ldb, ldx)) return error;
+  if (n > INT_MAX) return {2, "n", must_fit_int};
+  if (nrhs > INT_MAX) return {3, "nrhs", must_fit_int};
+  if (lda > INT_MAX) return {5, "lda", must_fit_int};
+  if (ldb > INT_MAX) return {7, "ldb", must_fit_int};
+  if (ldx > INT_MAX) return {9, "ldx", must_fit_int};
+  if (a == nullptr && n > 0) return {4, "A", must_not_be_null};
+  if (n == 0 || nrhs == 0) return {};
+  if (b == nullptr) return {6, "B", must_not_be_null};
+  if (x == nullptr) return {8, "X", must_not_be_null};
+  // B is only read: it may share memory with A, though not with X.
+  const auto block = [&](const T* p, int cols, long long ld) { return byte_block(p, 0, static_cast<int>(n), cols, static_cast<int>(ld)); };
+  if (detail::blocks_overlap(block(x, static_cast<int>(nrhs), ldx), block(a, static_cast<int>(n), lda)) ||
+      detail::blocks_overlap(block(x, static_cast<int>(nrhs), ldx), block(b, static_cast<int>(nrhs), ldb)))
+    return {8, "X", "must not share memory with A or B"};
+  return {};
 }
 
 template <class T>
@@ -447,6 +475,13 @@ ArgumentError posv_vbatched_device_argument_error(char uplo, const int* n, int m
   return device_variable_error(posv_vbatched_device_list, uplo, n, max_n, nrhs, a_array, lda, b_array, ldb, batch,
                                info);
 }
+
+template ArgumentError posv_refined_argument_error<double>(char, long long, long long, const double*, long long,
+                                                           const double*, long long, const double*, long long);
+template ArgumentError posv_refined_argument_error<std::complex<double>>(char, long long, long long,
+                                                                         const std::complex<double>*, long long,
+                                                                         const std::complex<double>*, long long,
+                                                                         const std::complex<double>*, long long);
 
 #define TESSERA_INSTANTIATE_ARGUMENT_CHECKS(T)                                                                        \
   template ArgumentError potrf_argument_error<T>(char, long long, const T*, long long);                               \

@@ -398,6 +398,26 @@ void copy_lower(int m, int n, const T* src, int lds, T* dst, int ldd) {
     for (int i = 0; i < m; ++i) dst[i + static_cast<long>(j) * ldd] = i >= j ? src[i + static_cast<long>(j) * lds] : T(0);
 }
 
+// C := alpha A B + beta C with A symmetric (real) or Hermitian (complex), n x n, its triangle uplo
+// referenced; B and C n x nrhs.
+inline void symm(char uplo, int n, int nrhs, double alpha, const double* A, int lda, const double* B, int ldb,
+                 double beta, double* C, int ldc) {
+  cblas_dsymm(CblasColMajor, CblasLeft, cblas_uplo(uplo), n, nrhs, alpha, A, lda, B, ldb, beta, C, ldc);
+}
+inline void symm(char uplo, int n, int nrhs, std::complex<double> alpha, const std::complex<double>* A, int lda,
+                 const std::complex<double>* B, int ldb, std::complex<double> beta, std::complex<double>* C, int ldc) {
+  cblas_zhemm(CblasColMajor, CblasLeft, cblas_uplo(uplo), n, nrhs, &alpha, A, lda, B, ldb, &beta, C, ldc);
+}
+
+// LAPACK's infinity norm of a symmetric (Hermitian) matrix from its triangle uplo (xLANSY, xLANHE);
+// work holds n values. The _work forms: a NaN is part of the norm, not a refused argument.
+inline double symmetric_inf_norm(char uplo, int n, const double* A, int lda, double* work) {
+  return LAPACKE_dlansy_work(LAPACK_COL_MAJOR, 'I', uplo, n, A, lda, work);
+}
+inline double symmetric_inf_norm(char uplo, int n, const std::complex<double>* A, int lda, double* work) {
+  return LAPACKE_zlanhe_work(LAPACK_COL_MAJOR, 'I', uplo, n, lapack_ptr(A), lda, work);
+}
+
 // Adds the column sums of |A| (m x n) to colsum[0..n) and its row sums to rowsum[0..m); with
 // lower_only (square diagonal tile) only the lower triangle counts, and the diagonal goes to the
 // column sums alone, so that colsum + rowsum of a symmetric matrix gives its full column sums.

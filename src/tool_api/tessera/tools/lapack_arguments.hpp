@@ -15,6 +15,9 @@
 // Argument lists (the C API's where it has the routine; uplo comes from the options in C++):
 //   potrf          uplo 1, n 2, A 3, lda 4
 //   potrs, posv    uplo 1, n 2, nrhs 3, A 4, lda 5, B 6, ldb 7
+//   posv_refined   uplo 1, n 2, nrhs 3, A 4, lda 5, B 6, ldb 7, X 8, ldx 9 (xSPOSV, xCPOSV: ldx
+//                  checked after ldb; X must share no element with A or B, which are read while
+//                  it is written)
 //   potrf_batched  uplo 1, n 2, A 3, lda 4, strideA 5, batch 6, info 7
 //   potrs_batched  uplo 1, n 2, nrhs 3, A 4, lda 5, strideA 6, B 7, ldb 8, strideB 9, batch 10
 //   posv_batched   as potrs_batched, then info 11
@@ -81,6 +84,8 @@ TESSERA_EXPORT ArgumentError reference_potrs_argument_error(char uplo, long long
                                                            long long ldb);
 TESSERA_EXPORT ArgumentError reference_posv_argument_error(char uplo, long long n, long long nrhs, long long lda,
                                                           long long ldb);
+TESSERA_EXPORT ArgumentError reference_posv_refined_argument_error(char uplo, long long n, long long nrhs,
+                                                                  long long lda, long long ldb, long long ldx);
 
 // Every check: reference LAPACK's, then Tessera's (what Tessera refuses to run). T is float or double.
 template <class T>
@@ -91,6 +96,11 @@ TESSERA_EXPORT ArgumentError potrs_argument_error(char uplo, long long n, long l
 template <class T>
 TESSERA_EXPORT ArgumentError posv_argument_error(char uplo, long long n, long long nrhs, const T* a, long long lda,
                                                  const T* b, long long ldb);
+// T is double or std::complex<double> (the refined solves' precisions).
+template <class T>
+TESSERA_EXPORT ArgumentError posv_refined_argument_error(char uplo, long long n, long long nrhs, const T* a,
+                                                         long long lda, const T* b, long long ldb, const T* x,
+                                                         long long ldx);
 
 template <class T>
 TESSERA_EXPORT ArgumentError potrf_batched_argument_error(char uplo, int n, const T* a, int lda, long long stride_a,

@@ -1,0 +1,218 @@
+// Mixed-precision solves with iterative refinement (tessera/refinement.hpp), step by step as
+// LAPACK's DSPOSV and ZCPOSV take them, so that ITER and INFO mean what they mean there.
+#include "refined_solve.hpp"
+
+#include <cfloat>
+#include <cmath>
+#include <complex>
+#include <string>
+#include <vector>
+
+#include "argument_errors.hpp"
+#include "kernels/cpu/blas.hpp"
+#include "process_state.hpp"
+#include "tessera/cholesky.hpp"
+#include "tessera/error.hpp"
+#include "tessera/precision.hpp"
+
+namespace tessera::detail {
+
+namespace {
+
+constexpr int kMostIterations = 30;  // LAPACK's ITERMAX
+constexpr int kNarrowingOverflowed = -2;
+constexpr int kSingleFactorizationFailed = -3;
+constexpr int kNotConverged = -kMostIterations - 1;
+
+// The single precision of a double-precision scalar type.
+template <class T>
+struct SinglePrecision;
+template <>
+struct SinglePrecision<double> {
+  using type = float;
+};
+template <>
+struct SinglePrecision<std::complex<double>> {
+  using type = std::complex<float>;
+};
+template <class T>
+using SingleOf = typename SinglePrecision<T>::type;
+
+// LAPACK's |.| in IxAMAX and its convergence test: |x| of a real x, |re| + |im| of a complex one.
+double magnitude(double x) { return std::abs(x); }
+double magnitude(const std::complex<double>& x) { return std::abs(x.real()) + std::abs(x.imag()); }
+
+// xLAG2S's test: a value beyond single precision's range (a NaN is not).
+bool overflows_single(double x) { return x < -FLT_MAX || x > FLT_MAX; }
+bool overflows_single(const std::complex<double>& x) { return overflows_single(x.real()) || overflows_single(x.imag()); }
+
+std::size_t at(int i, int j, long long ld) { return static_cast<std::size_t>(i) + static_cast<std::size_t>(j) * ld; }
+
+// dst := src (rows x cols, or the triangle uplo of an n x n src), in single precision; false, with
+// dst partly written, where a value overflows it (xLAG2S, xLAT2S).
+template <class T>
+bool narrow(int rows, int cols, const T* src, long long lds, SingleOf<T>* dst, long long ldd) {
+  for (int j = 0; j < cols; ++j)
+    for (int i = 0; i < rows; ++i) {
+      const T v = src[at(i, j, lds)];
+      if (overflows_single(v)) return false;
+      dst[at(i, j, ldd)] = static_cast<SingleOf<T>>(v);
+    }
+  return true;
+}
+template <class T>
+bool narrow_triangle(char uplo, int n, const T* src, long long lds, SingleOf<T>* dst, long long ldd) {
+  for (int j = 0; j < n; ++j)
+    for (int i = uplo == 'U' ? 0 : j; i <= (uplo == 'U' ? j : n - 1); ++i) {
+      const T v = src[at(i, j, lds)];
+      if (overflows_single(v)) return false;
+      dst[at(i, j, ldd)] = static_cast<SingleOf<T>>(v);
+    }
+  return true;
+}
+
+// dst (+)= src, rows x cols, widened to double precision (xLAG2D; with add, x += the correction).
+template <class T>
+void widen(bool add, int rows, int cols, const SingleOf<T>* src, long long lds, T* dst, long long ldd) {
+  for (int j = 0; j < cols; ++j)
+    for (int i = 0; i < rows; ++i) {
+      const T v = static_cast<T>(src[at(i, j, lds)]);
+      dst[at(i, j, ldd)] = add ? dst[at(i, j, ldd)] + v : v;
+    }
+}
+
+// The magnitude of the entry IxAMAX picks in x[0..n): the first, replaced only by a strictly larger
+// one (so a NaN there is kept, and later NaNs are passed over, as in the reference BLAS).
+template <class T>
+double largest_magnitude(int n, const T* x) {
+  double largest = magnitude(x[0]);
+  for (int i = 1; i < n; ++i)
+    if (magnitude(x[i]) > largest) largest = magnitude(x[i]);
+  return largest;
+}
+
+// R := B - A X (R n x nrhs, leading dimension n); whether every column has converged:
+// max|r| <= max|x| * bound, LAPACK's test (a NaN in either passes it, as there). With one BLAS
+// thread: between two requests the runtime's workers still hold the cores, and BLAS threads that
+// spin on after the product would take them from the next request's tasks.
+template <class T>
+bool residual_converged(char uplo, int n, int nrhs, const MatrixView<T>& A, const MatrixView<T>& B,
+                        const MatrixView<T>& X, T* R, double bound) {
+  for (int j = 0; j < nrhs; ++j)
+    for (int i = 0; i < n; ++i) R[at(i, j, n)] = B.data()[at(i, j, B.ld())];
+  {
+    const SingleThreadedBlas one_thread;
+    kernels::cpu::symm(uplo, n, nrhs, T(-1), A.data(), A.ld(), X.data(), X.ld(), T(1), R, n);
+  }
+  for (int j = 0; j < nrhs; ++j)
+    if (largest_magnitude(n, R + at(0, j, n)) > largest_magnitude(n, X.data() + at(0, j, X.ld())) * bound) return false;
+  return true;
+}
+
+// potrf and potrs in one precision: on the calling thread where the work is small (no runtime is
+// started for it), else through the runtime's tasks.
+template <class S>
+int factor(const RuntimeSource& runtime_of, const MatrixView<S>& A, const FactorOptions& options) {
+  if (runs_on_calling_thread(A, 0, options)) return potrf_on_calling_thread(A, options);
+  return potrf(runtime_of(), A, options);
+}
+template <class S>
+void solve(const RuntimeSource& runtime_of, const MatrixView<S>& factor, const MatrixView<S>& B,
+           const FactorOptions& options) {
+  if (runs_on_calling_thread(factor, B.cols(), options))
+    potrs_on_calling_thread(factor, B, options);
+  else
+    potrs(runtime_of(), factor, B, options);
+}
+
+// The refinement in single precision: the solve's ITER (>= 0 converged, else the reason to fall
+// back to double precision). A is not written.
+template <class T>
+int refine(const RuntimeSource& runtime_of, char uplo, const MatrixView<T>& A, const MatrixView<T>& B,
+           const MatrixView<T>& X, const FactorOptions& options) {
+  using S = SingleOf<T>;
+  const int n = A.rows(), nrhs = B.cols();
+  std::vector<double> norm_work(n);
+  const double bound =
+      kernels::cpu::symmetric_inf_norm(uplo, n, A.data(), A.ld(), norm_work.data()) * DBL_EPSILON * std::sqrt(double(n));
+  std::vector<S> single_a(static_cast<std::size_t>(n) * n), single_x(static_cast<std::size_t>(n) * nrhs);
+  if (!narrow(n, nrhs, B.data(), B.ld(), single_x.data(), n)) return kNarrowingOverflowed;
+  if (!narrow_triangle(uplo, n, A.data(), A.ld(), single_a.data(), n)) return kNarrowingOverflowed;
+  FactorOptions single_options = options;
+  single_options.log_determinant = nullptr;  // of the single-precision factor: not the caller's
+  const auto factor_view = MatrixView<S>::host(n, n, single_a.data(), n);
+  const auto rhs_view = MatrixView<S>::host(n, nrhs, single_x.data(), n);
+  if (factor(runtime_of, factor_view, single_options) != 0) return kSingleFactorizationFailed;
+  solve(runtime_of, factor_view, rhs_view, single_options);
+  widen<T>(false, n, nrhs, single_x.data(), n, X.data(), X.ld());
+  std::vector<T> residual(static_cast<std::size_t>(n) * nrhs);
+  if (residual_converged(uplo, n, nrhs, A, B, X, residual.data(), bound)) return 0;
+  for (int iteration = 1; iteration <= kMostIterations; ++iteration) {
+    if (!narrow(n, nrhs, residual.data(), n, single_x.data(), n)) return kNarrowingOverflowed;
+    solve(runtime_of, factor_view, rhs_view, single_options);
+    widen<T>(true, n, nrhs, single_x.data(), n, X.data(), X.ld());
+    if (residual_converged(uplo, n, nrhs, A, B, X, residual.data(), bound)) return iteration;
+  }
+  return kNotConverged;
+}
+
+template <class T>
+void check_views(const MatrixView<T>& A, const MatrixView<T>& B, const MatrixView<T>& X, const FactorOptions& options) {
+  if (A.where() != MatrixIn::host || B.where() != MatrixIn::host || X.where() != MatrixIn::host)
+    throw InvalidArgument("posv_refined: A, B and X must be matrices in host memory (MatrixView::host)");
+  if (A.rows() != A.cols()) throw InvalidArgument("posv_refined: A must be square", 4);
+  if (B.rows() != A.rows()) throw InvalidArgument("posv_refined: B must have A's rows", 6);
+  if (X.rows() != B.rows() || X.cols() != B.cols()) throw InvalidArgument("posv_refined: X must have B's shape", 8);
+  throw_if_invalid("posv_refined",
+                   posv_refined_argument_error<T>(uplo_letter(options.uplo), A.rows(), B.cols(), A.data(), A.ld(),
+                                                  B.data(), B.ld(), X.data(), X.ld()));
+}
+
+}  // namespace
+
+template <class T>
+RefinedSolve posv_refined(const RuntimeSource& runtime_of, const MatrixView<T>& A, const MatrixView<T>& B,
+                          const MatrixView<T>& X, const FactorOptions& options) {
+  check_views(A, B, X, options);
+  const int n = A.rows(), nrhs = B.cols();
+  if (n == 0) return {};
+  const char uplo = uplo_letter(options.uplo);
+  RefinedSolve result;
+  result.iter = refine(runtime_of, uplo, A, B, X, options);
+  if (result.iter >= 0) return result;
+  // Double precision: A's factor, then X from B.
+  result.info = factor(runtime_of, A, options);
+  if (result.info != 0) return result;
+  for (int j = 0; j < nrhs; ++j)
+    for (int i = 0; i < n; ++i) X.data()[at(i, j, X.ld())] = B.data()[at(i, j, B.ld())];
+  solve(runtime_of, MatrixView<T>::host(n, n, A.data(), A.ld()), X, options);
+  return result;
+}
+
+#define TESSERA_INSTANTIATE(T)                                                                                    \
+  template RefinedSolve posv_refined<T>(const RuntimeSource&, const MatrixView<T>&, const MatrixView<T>&,         \
+                                        const MatrixView<T>&, const FactorOptions&);
+TESSERA_INSTANTIATE(double)
+TESSERA_INSTANTIATE(std::complex<double>)
+#undef TESSERA_INSTANTIATE
+
+}  // namespace tessera::detail
+
+namespace tessera {
+
+template <class T>
+RefinedSolve posv_refined(Runtime& runtime, const MatrixView<T>& A, const MatrixView<T>& B, const MatrixView<T>& X,
+                          const FactorOptions& options) {
+  return detail::posv_refined([&runtime]() -> Runtime& { return runtime; }, A, B, X, options);
+}
+
+template RefinedSolve posv_refined<double>(Runtime&, const MatrixView<double>&,
+                                                          const MatrixView<double>&, const MatrixView<double>&,
+                                                          const FactorOptions&);
+template RefinedSolve posv_refined<std::complex<double>>(Runtime&,
+                                                                        const MatrixView<std::complex<double>>&,
+                                                                        const MatrixView<std::complex<double>>&,
+                                                                        const MatrixView<std::complex<double>>&,
+                                                                        const FactorOptions&);
+
+}  // namespace tessera

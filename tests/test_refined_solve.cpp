@@ -1,0 +1,308 @@
+// Mixed-precision solves (tessera/refinement.hpp, tessera_dsposv, tessera_zcposv) against LAPACK's
+// DSPOSV and ZCPOSV on the same input: ITER's meaning (converged with A unchanged, or the reason
+// for the double-precision factorization, which A then holds), INFO, the solution's backward error
+// in double precision, B never written; odd sizes on the calling thread and through the runtime's
+// tasks, both triangles, padded leading dimensions; the C API's argument positions.
+#include <gtest/gtest.h>
+#include <lapacke.h>
+
+#include <algorithm>
+#include <cfloat>
+#include <cmath>
+#include <complex>
+#include <random>
+#include <vector>
+
+#include "tessera/refinement.hpp"
+#include "tessera/tessera.h"
+#include "test_support.hpp"
+
+namespace tessera::test {
+namespace {
+
+using zdouble = std::complex<double>;
+
+std::size_t at(int i, int j, int ld) { return static_cast<std::size_t>(i) + static_cast<std::size_t>(j) * ld; }
+
+double random_part(std::mt19937& gen) { return std::uniform_real_distribution<double>(-1.0, 1.0)(gen); }
+template <class T>
+T random_value(std::mt19937& gen) {
+  if constexpr (std::is_same_v<T, zdouble>) {
+    const double re = random_part(gen);
+    return {re, random_part(gen)};
+  } else {
+    return random_part(gen);
+  }
+}
+double conj_of(double x) { return x; }
+zdouble conj_of(const zdouble& x) { return std::conj(x); }
+double magnitude(double x) { return std::abs(x); }
+double magnitude(const zdouble& x) { return std::abs(x); }
+
+// G G^H / n + I (both triangles; padding rows hold -7): well conditioned, so the refinement converges.
+template <class T>
+std::vector<T> well_conditioned(int n, int ld, unsigned seed) {
+  std::mt19937 gen(seed);
+  std::vector<T> G(static_cast<std::size_t>(n) * n);
+  for (T& g : G) g = random_value<T>(gen);
+  std::vector<T> A(static_cast<std::size_t>(ld) * std::max(n, 1), T(-7));
+  for (int j = 0; j < n; ++j)
+    for (int i = j; i < n; ++i) {
+      T s = i == j ? T(1) : T(0);
+      for (int k = 0; k < n; ++k) s += G[at(i, k, n)] * conj_of(G[at(j, k, n)]) / double(n);
+      A[at(i, j, ld)] = s;
+      A[at(j, i, ld)] = conj_of(s);
+    }
+  return A;
+}
+
+template <class T>
+std::vector<T> random_rhs(int n, int nrhs, int ld, unsigned seed) {
+  std::mt19937 gen(seed);
+  std::vector<T> B(static_cast<std::size_t>(ld) * std::max(nrhs, 1), T(-7));
+  for (int j = 0; j < nrhs; ++j)
+    for (int i = 0; i < n; ++i) B[at(i, j, ld)] = random_value<T>(gen);
+  return B;
+}
+
+// ||A X - B||_inf / (||A||_inf ||X||_inf + ||B||_inf) / (n eps) over the columns, A Hermitian
+// from its triangle uplo (the other triangle unread).
+template <class T>
+double solve_error(char uplo, int n, int nrhs, const std::vector<T>& A, int lda, const std::vector<T>& X, int ldx,
+                   const std::vector<T>& B, int ldb) {
+  const auto a = [&](int i, int j) {
+    const bool stored = uplo == 'L' ? i >= j : i <= j;
+    return stored ? A[at(i, j, lda)] : conj_of(A[at(j, i, lda)]);
+  };
+  double a_norm = 0;
+  for (int i = 0; i < n; ++i) {
+    double row = 0;
+    for (int j = 0; j < n; ++j) row += magnitude(i == j ? T(std::real(a(i, i))) : a(i, j));
+    a_norm = std::max(a_norm, row);
+  }
+  double worst = 0;
+  for (int r = 0; r < nrhs; ++r) {
+    double x_norm = 0, b_norm = 0, r_norm = 0;
+    for (int i = 0; i < n; ++i) {
+      T s = -B[at(i, r, ldb)];
+      for (int j = 0; j < n; ++j) s += (i == j ? T(std::real(a(i, i))) : a(i, j)) * X[at(j, r, ldx)];
+      r_norm = std::max(r_norm, magnitude(s));
+      x_norm = std::max(x_norm, magnitude(X[at(i, r, ldx)]));
+      b_norm = std::max(b_norm, magnitude(B[at(i, r, ldb)]));
+    }
+    worst = std::max(worst, r_norm / (a_norm * x_norm + b_norm) / (n * DBL_EPSILON));
+  }
+  return worst;
+}
+
+// LAPACK's DSPOSV or ZCPOSV on copies: {info, iter}.
+std::pair<int, int> lapack_refined(char uplo, int n, int nrhs, std::vector<double> A, int lda, std::vector<double> B,
+                                   int ldb) {
+  std::vector<double> X(static_cast<std::size_t>(std::max(n, 1)) * std::max(nrhs, 1));
+  lapack_int iter = 0;
+  const lapack_int info = LAPACKE_dsposv(LAPACK_COL_MAJOR, uplo, n, nrhs, A.data(), lda, B.data(), ldb, X.data(),
+                                         std::max(n, 1), &iter);
+  return {info, iter};
+}
+std::pair<int, int> lapack_refined(char uplo, int n, int nrhs, std::vector<zdouble> A, int lda,
+                                   std::vector<zdouble> B, int ldb) {
+  std::vector<zdouble> X(static_cast<std::size_t>(std::max(n, 1)) * std::max(nrhs, 1));
+  lapack_int iter = 0;
+  const lapack_int info = LAPACKE_zcposv(
+      LAPACK_COL_MAJOR, uplo, n, nrhs, reinterpret_cast<lapack_complex_double*>(A.data()), lda,
+      reinterpret_cast<lapack_complex_double*>(B.data()), ldb, reinterpret_cast<lapack_complex_double*>(X.data()),
+      std::max(n, 1), &iter);
+  return {info, iter};
+}
+
+int c_refined(char uplo, int n, int nrhs, double* A, int lda, const double* B, int ldb, double* X, int ldx, int* iter) {
+  return tessera_dsposv(uplo, n, nrhs, A, lda, B, ldb, X, ldx, iter);
+}
+int c_refined(char uplo, int n, int nrhs, zdouble* A, int lda, const zdouble* B, int ldb, zdouble* X, int ldx,
+              int* iter) {
+  return tessera_zcposv(uplo, n, nrhs, A, lda, B, ldb, X, ldx, iter);
+}
+
+FactorOptions options_of(char uplo) {
+  FactorOptions options;
+  options.uplo = uplo == 'U' ? Uplo::upper : Uplo::lower;
+  options.mode = Mode::cpu;
+  return options;
+}
+
+// One solve through the C++ API: {info, iter}; A and X updated.
+template <class T>
+RefinedSolve refined(char uplo, int n, int nrhs, std::vector<T>& A, int lda, const std::vector<T>& B, int ldb,
+                     std::vector<T>& X, int ldx) {
+  return posv_refined(runtime(), MatrixView<T>::host(n, n, A.data(), lda),
+                      MatrixView<T>::host(n, nrhs, const_cast<T*>(B.data()), ldb),
+                      MatrixView<T>::host(n, nrhs, X.data(), ldx), options_of(uplo));
+}
+
+template <class T>
+class RefinedSolveTest : public ::testing::Test {};
+using Scalars = ::testing::Types<double, zdouble>;
+TYPED_TEST_SUITE(RefinedSolveTest, Scalars);
+
+// Converged: iter >= 0 as LAPACK's, A and B unchanged, X as accurate as a double-precision solve.
+// Orders on the calling thread and, from 400, through the runtime's tasks (two CPU workers).
+TYPED_TEST(RefinedSolveTest, WellConditionedConvergesWithAUnchanged) {
+  using T = TypeParam;
+  unsigned seed = 1;
+  for (int n : {1, 2, 17, 96, 97, 401, 613})
+    for (char uplo : {'L', 'U'})
+      for (int nrhs : {1, 3}) {
+        const int lda = n + 3, ldb = n + 1, ldx = n + 2;
+        const std::vector<T> A0 = well_conditioned<T>(n, lda, seed++);
+        const std::vector<T> B = random_rhs<T>(n, nrhs, ldb, seed++);
+        std::vector<T> A = A0, X(static_cast<std::size_t>(ldx) * nrhs, T(-5));
+        const RefinedSolve result = refined(uplo, n, nrhs, A, lda, B, ldb, X, ldx);
+        const auto [lapack_info, lapack_iter] = lapack_refined(uplo, n, nrhs, A0, lda, B, ldb);
+        SCOPED_TRACE(testing::Message() << "n=" << n << " uplo=" << uplo << " nrhs=" << nrhs);
+        EXPECT_EQ(result.info, 0);
+        EXPECT_EQ(lapack_info, 0);
+        // A well-conditioned matrix needs a few iterations. (LAPACK's own run is not held to it:
+        // for complex matrices of order 1 its residual can stall just above the test's bound, and
+        // it falls back with -31, rounding that differs from one BLAS to another.)
+        EXPECT_GE(result.iter, 0);
+        EXPECT_LE(result.iter, 5);
+        if (n > 1) EXPECT_GE(lapack_iter, 0);
+        EXPECT_EQ(A, A0) << "A must be unchanged when the refinement converged";
+        EXPECT_LT(solve_error(uplo, n, nrhs, A0, lda, X, ldx, B, ldb), kResidualThreshold);
+        for (int j = 0; j < nrhs; ++j)
+          for (int i = n; i < ldx; ++i) ASSERT_EQ(X[at(i, j, ldx)], T(-5)) << "X's padding written";
+      }
+}
+
+// Symmetric positive definite in double precision, singular once rounded to single: 1 - 1e-9
+// rounds to 1, so the single-precision factorization fails at its second pivot (ITER -3) and A
+// holds the double-precision factor.
+TYPED_TEST(RefinedSolveTest, SingularInSinglePrecisionFactorsInDouble) {
+  using T = TypeParam;
+  for (char uplo : {'L', 'U'}) {
+    const std::vector<T> A0 = {T(1), T(1 - 1e-9), T(1 - 1e-9), T(1)};
+    const std::vector<T> B = {T(1), T(-1)};
+    std::vector<T> A = A0, X(2);
+    const RefinedSolve result = refined(uplo, 2, 1, A, 2, B, 2, X, 2);
+    EXPECT_EQ(result.info, 0);
+    EXPECT_EQ(result.iter, -3);
+    EXPECT_EQ(lapack_refined(uplo, 2, 1, A0, 2, B, 2), std::make_pair(0, -3));
+    const int stored = uplo == 'L' ? 1 : 2;  // L(2,1) or U(1,2)
+    EXPECT_EQ(A[0], T(1));
+    EXPECT_NEAR(std::real(A[stored]), 1 - 1e-9, 1e-15) << "A must hold the double-precision factor";
+    EXPECT_LT(solve_error(uplo, 2, 1, A0, 2, X, 2, B, 2), kResidualThreshold);
+  }
+}
+
+// Values beyond single precision's range: narrowing A or B overflows (ITER -2).
+TYPED_TEST(RefinedSolveTest, ValuesBeyondSinglePrecisionFactorInDouble) {
+  using T = TypeParam;
+  const int n = 23;
+  for (char uplo : {'L', 'U'})
+    for (bool scale_a : {true, false}) {
+      std::vector<T> A0 = well_conditioned<T>(n, n, 5);
+      std::vector<T> B = random_rhs<T>(n, 2, n, 6);
+      for (T& a : (scale_a ? A0 : B)) a *= 1e40;
+      std::vector<T> A = A0, X(static_cast<std::size_t>(n) * 2);
+      const RefinedSolve result = refined(uplo, n, 2, A, n, B, n, X, n);
+      SCOPED_TRACE(testing::Message() << "uplo=" << uplo << (scale_a ? " A" : " B") << " scaled");
+      EXPECT_EQ(result.info, 0);
+      EXPECT_EQ(result.iter, -2);
+      EXPECT_EQ(lapack_refined(uplo, n, 2, A0, n, B, n), std::make_pair(0, -2));
+      EXPECT_LT(solve_error(uplo, n, 2, A0, n, X, n, B, n), kResidualThreshold);
+    }
+}
+
+// Too ill-conditioned for single precision (the Hilbert matrix of order 9, condition about 5e11):
+// the refinement cannot converge, and the solve is the double-precision one.
+TYPED_TEST(RefinedSolveTest, IllConditionedFallsBackToDoublePrecision) {
+  using T = TypeParam;
+  const int n = 9;
+  std::vector<T> A0(n * n);
+  for (int j = 0; j < n; ++j)
+    for (int i = 0; i < n; ++i) A0[at(i, j, n)] = T(1.0 / (i + j + 1));
+  const std::vector<T> B = random_rhs<T>(n, 1, n, 9);
+  for (char uplo : {'L', 'U'}) {
+    std::vector<T> A = A0, X(n);
+    const RefinedSolve result = refined(uplo, n, 1, A, n, B, n, X, n);
+    EXPECT_EQ(result.info, 0);
+    EXPECT_TRUE(result.iter == -3 || result.iter == -31) << result.iter;
+    EXPECT_LT(lapack_refined(uplo, n, 1, A0, n, B, n).second, 0);
+    EXPECT_NE(A, A0) << "A must hold the double-precision factor";
+    EXPECT_LT(solve_error(uplo, n, 1, A0, n, X, n, B, n), kResidualThreshold);
+  }
+}
+
+// Not positive definite (a negative diagonal entry at the first, a middle and the last column):
+// INFO is the double-precision factorization's, as LAPACK's; X is not computed.
+TYPED_TEST(RefinedSolveTest, NotPositiveDefiniteReportsTheDoublePrecisionInfo) {
+  using T = TypeParam;
+  const int n = 31;
+  for (int bad : {0, 15, n - 1})
+    for (char uplo : {'L', 'U'}) {
+      std::vector<T> A0 = well_conditioned<T>(n, n, 7);
+      A0[at(bad, bad, n)] = T(-1);
+      const std::vector<T> B = random_rhs<T>(n, 1, n, 8);
+      std::vector<T> A = A0, X(n, T(-5));
+      const RefinedSolve result = refined(uplo, n, 1, A, n, B, n, X, n);
+      EXPECT_EQ(result.info, bad + 1);
+      EXPECT_EQ(result.iter, -3);
+      EXPECT_EQ(lapack_refined(uplo, n, 1, A0, n, B, n), std::make_pair(bad + 1, -3));
+      EXPECT_EQ(X, std::vector<T>(n, T(-5)));
+    }
+}
+
+// The C API: LAPACK's argument positions in its order, then Tessera's (null pointers, X apart from
+// A and B, iter); n = 0 returns at once with iter 0; a solve gives LAPACK's info and iter.
+TYPED_TEST(RefinedSolveTest, CApiArgumentsAndSolve) {
+  using T = TypeParam;
+  const int n = 5;
+  std::vector<T> A = well_conditioned<T>(n, n, 3), B = random_rhs<T>(n, 2, n, 4), X(n * 2);
+  int iter = 99;
+  EXPECT_EQ(c_refined('X', n, 2, A.data(), n, B.data(), n, X.data(), n, &iter), -1);
+  EXPECT_EQ(c_refined('L', -1, 2, A.data(), n, B.data(), n, X.data(), n, &iter), -2);
+  EXPECT_EQ(c_refined('L', n, -1, A.data(), n, B.data(), n, X.data(), n, &iter), -3);
+  EXPECT_EQ(c_refined('L', n, 2, A.data(), n - 1, B.data(), n, X.data(), n, &iter), -5);
+  EXPECT_EQ(c_refined('L', n, 2, A.data(), n, B.data(), n - 1, X.data(), n, &iter), -7);
+  EXPECT_EQ(c_refined('L', n, 2, A.data(), n, B.data(), n, X.data(), n - 1, &iter), -9);
+  EXPECT_EQ(c_refined('L', n, 2, static_cast<T*>(nullptr), n, B.data(), n, X.data(), n, &iter), -4);
+  EXPECT_EQ(c_refined('L', n, 2, A.data(), n, static_cast<const T*>(nullptr), n, X.data(), n, &iter), -6);
+  EXPECT_EQ(c_refined('L', n, 2, A.data(), n, B.data(), n, static_cast<T*>(nullptr), n, &iter), -8);
+  EXPECT_EQ(c_refined('L', n, 2, A.data(), n, B.data(), n, B.data(), n, &iter), -8);  // X is B
+  EXPECT_EQ(c_refined('L', n, 2, A.data(), n, B.data(), n, A.data(), n, &iter), -8);  // X inside A
+  EXPECT_EQ(c_refined('L', n, 2, A.data(), n, B.data(), n, X.data(), n, nullptr), -10);
+  EXPECT_EQ(iter, 99) << "a refused call writes nothing";
+  T* const none = nullptr;
+  EXPECT_EQ(c_refined('L', 0, 2, none, 1, none, 1, none, 1, &iter), 0);
+  EXPECT_EQ(iter, 0);
+  const std::vector<T> A0 = A;
+  EXPECT_EQ(c_refined('U', n, 2, A.data(), n, B.data(), n, X.data(), n, &iter), 0);
+  EXPECT_GE(iter, 0);
+  EXPECT_EQ(A, A0);
+  EXPECT_LT(solve_error('U', n, 2, A0, n, X, n, B, n), kResidualThreshold);
+  // B may share memory with A: both are only read.
+  std::vector<T> AB = A0;
+  AB.resize(n * n + n);
+  for (int i = 0; i < n; ++i) AB[n * n + i] = B[i];
+  std::vector<T> x(n);
+  EXPECT_EQ(c_refined('L', n, 1, AB.data(), n, AB.data() + n * n, n, x.data(), n, &iter), 0);
+  EXPECT_GE(iter, 0);
+}
+
+TYPED_TEST(RefinedSolveTest, CppApiRefusesOtherHomesAndShapes) {
+  using T = TypeParam;
+  std::vector<T> A = well_conditioned<T>(4, 4, 1), B = random_rhs<T>(4, 1, 4, 2), X(4);
+  const auto a = MatrixView<T>::host(4, 4, A.data(), 4), b = MatrixView<T>::host(4, 1, B.data(), 4);
+  EXPECT_THROW(posv_refined(runtime(), a, b, MatrixView<T>::host(4, 2, X.data(), 4)), InvalidArgument);
+  EXPECT_THROW(posv_refined(runtime(), a, MatrixView<T>::host(3, 1, B.data(), 4), MatrixView<T>::host(3, 1, X.data(), 4)),
+               InvalidArgument);
+  try {
+    posv_refined(runtime(), a, b, MatrixView<T>::host(4, 1, X.data(), 3));
+    ADD_FAILURE() << "ldx < n accepted";
+  } catch (const InvalidArgument& e) {
+    EXPECT_EQ(e.position(), 9);
+  }
+}
+
+}  // namespace
+}  // namespace tessera::test
