@@ -6,11 +6,13 @@
 #include "scalapack_backend.hpp"
 #endif
 
+#include <complex>
 #include <cstdio>
 #include <exception>
 
 #include "tessera/tools/lapack_options.hpp"
 #include "tessera/cholesky.hpp"
+#include "tessera/refinement.hpp"
 #include "tessera/error.hpp"
 
 namespace tessera::lapack {
@@ -42,6 +44,7 @@ Request submit(Runtime& runtime, const BackendCall& call, const FactorOptions& o
   T* a = static_cast<T*>(call.a);
   T* b = static_cast<T*>(call.b);
   switch (call.operation) {
+    case Operation::posv_refined: break;  // synchronous: refined() below
     case Operation::potrf: return potrf_async(runtime, call.n, a, call.lda, options);
     case Operation::potri: return potri_async(runtime, call.n, a, call.lda, options);
     case Operation::potrs: return potrs_async(runtime, call.n, call.nrhs, static_cast<const T*>(a), call.lda, b, call.ldb, options);
@@ -53,6 +56,19 @@ Request submit(Runtime& runtime, const BackendCall& call, const FactorOptions& o
   throw InvalidArgument("unknown operation");
 }
 
+// DSPOSV and ZCPOSV, which are a sequence of requests rather than one.
+RefinedSolve refined(Runtime& runtime, const BackendCall& call, const FactorOptions& options) {
+  const auto solve = [&](auto x) {
+    using T = decltype(x);
+    return posv_refined(runtime, MatrixView<T>::host(call.n, call.n, static_cast<T*>(call.a), call.lda),
+                        MatrixView<T>::host(call.n, call.nrhs, static_cast<T*>(call.b), call.ldb),
+                        MatrixView<T>::host(call.n, call.nrhs, static_cast<T*>(call.x), call.ldx), options);
+  };
+  if (call.precision == Precision::double_real) return solve(double{});
+  if (call.precision == Precision::double_complex) return solve(std::complex<double>{});
+  throw InvalidArgument("the refined solves take double and complex<double> matrices");
+}
+
 // Submits through Tessera (starting the shared runtime on first use) and waits; TESSERA_MODE,
 // TESSERA_NB... are read for each call, as the C API does. A failure before any task ran leaves
 // the arrays untouched (cannot_run); one once tasks ran may leave them half written, which
@@ -60,17 +76,26 @@ Request submit(Runtime& runtime, const BackendCall& call, const FactorOptions& o
 BackendStatus run(const BackendCall* call, BackendResult* result) {
   if (Runtime::shared_ended()) return BackendStatus::declined;  // an exit handler's call
   Request request;
+  Runtime* runtime = nullptr;
+  FactorOptions options;
   try {
-    FactorOptions options = FactorOptions::from_environment();
+    options = FactorOptions::from_environment();
     options.uplo = (call->uplo == 'U' || call->uplo == 'u') ? Uplo::upper : Uplo::lower;
-    Runtime& runtime = Runtime::shared();
-    copy_text(result->mode, to_string(runtime.resolve(options.mode)));
-    request = with_scalar_type(call->precision, [&](auto x) { return submit<decltype(x)>(runtime, *call, options); });
+    runtime = &Runtime::shared();
+    copy_text(result->mode, to_string(runtime->resolve(options.mode)));
+    if (call->operation != Operation::posv_refined)
+      request = with_scalar_type(call->precision, [&](auto x) { return submit<decltype(x)>(*runtime, *call, options); });
   } catch (const std::exception& e) {
     copy_text(result->message, e.what());
     return BackendStatus::cannot_run;
   }
   try {
+    if (call->operation == Operation::posv_refined) {
+      const RefinedSolve solved = refined(*runtime, *call, options);
+      result->info = solved.info;
+      result->iter = solved.iter;
+      return BackendStatus::done;
+    }
     result->info = request.wait();
     return BackendStatus::done;
   } catch (const std::exception& e) {

@@ -14,12 +14,14 @@
 
 namespace tessera::lapack {
 
-// Raised with each change of the structures below (3: the calls' precision as a Precision; 4: potri).
-inline constexpr int backend_version = 4;
+// Raised with each change of the structures below (3: the calls' precision as a Precision; 4: potri;
+// 5: the refined solves).
+inline constexpr int backend_version = 5;
 inline constexpr const char* backend_file = "libtessera_lapack_backend.so";
 inline constexpr const char* backend_entry_point = "tessera_lapack_backend";
 
-enum class Operation : int { potrf, potrs, posv, potri };
+// posv_refined: DSPOSV and ZCPOSV (double and complex<double> only).
+enum class Operation : int { potrf, potrs, posv, potri, posv_refined };
 
 // One call with LAPACK's meaning, its arguments already checked and within int.
 struct BackendCall {
@@ -32,6 +34,8 @@ struct BackendCall {
   int lda;
   void* b;
   int ldb;
+  void* x = nullptr;  // posv_refined: the solution, leading dimension ldx (B is then only read)
+  int ldx = 0;
 };
 
 enum class BackendStatus : int {
@@ -72,6 +76,7 @@ struct ScalapackCall {
 
 struct BackendResult {
   int info = 0;
+  int iter = 0;            // posv_refined: LAPACK's ITER
   char mode[16] = {};      // "cpu", "gpu" or "hybrid": where the call ran
   char message[512] = {};  // why, for cannot_run and failed_after_start
 };

@@ -11,9 +11,11 @@
 //   scipy_dpotrf_64_   ILP64, prefixed: the OpenBLAS bundled in numpy 2's wheels (scipy-openblas64)
 #pragma once
 
+#include <complex>
 #include <cstddef>
 #include <cstdint>
 #include <string>
+#include <type_traits>
 
 #include "tessera/precision.hpp"
 
@@ -47,6 +49,37 @@ using PotrsRoutine = void (*)(const char* uplo, const Int* n, const Int* nrhs, c
 template <class T, class Int>
 using PosvRoutine = void (*)(const char* uplo, const Int* n, const Int* nrhs, T* a, const Int* lda, T* b,
                              const Int* ldb, Int* info, fortran_strlen uplo_len);
+// The refined solves: DSPOSV (WORK double, SWORK real) and ZCPOSV (WORK complex*16, SWORK complex,
+// and RWORK double precision).
+template <class Int>
+using DsposvRoutine = void (*)(const char* uplo, const Int* n, const Int* nrhs, double* a, const Int* lda, double* b,
+                               const Int* ldb, double* x, const Int* ldx, double* work, float* swork, Int* iter,
+                               Int* info, fortran_strlen uplo_len);
+template <class Int>
+using ZcposvRoutine = void (*)(const char* uplo, const Int* n, const Int* nrhs, std::complex<double>* a,
+                               const Int* lda, std::complex<double>* b, const Int* ldb, std::complex<double>* x,
+                               const Int* ldx, std::complex<double>* work, std::complex<float>* swork, double* rwork,
+                               Int* iter, Int* info, fortran_strlen uplo_len);
+// The refined solve of scalar type T (of its double precision: none for float and complex<float>).
+template <class T, class Int>
+struct RefinedRoutineOf {
+  using type = void*;
+};
+template <class Int>
+struct RefinedRoutineOf<double, Int> {
+  using type = DsposvRoutine<Int>;
+};
+template <class Int>
+struct RefinedRoutineOf<std::complex<double>, Int> {
+  using type = ZcposvRoutine<Int>;
+};
+template <class T, class Int>
+using RefinedRoutine = typename RefinedRoutineOf<T, Int>::type;
+// The single precision of a double-precision scalar type (the refined solves' SWORK).
+template <class T>
+using SingleOf = std::conditional_t<ScalarTraits<T>::is_complex, std::complex<float>, float>;
+template <class T>
+inline constexpr bool kHasRefinedSolve = std::is_same_v<T, double> || std::is_same_v<T, std::complex<double>>;
 // XERBLA(SRNAME, INFO): SRNAME is CHARACTER*(*), INFO the family's INTEGER.
 template <class Int>
 using XerblaRoutine = void (*)(const char* srname, const Int* info, fortran_strlen srname_len);
@@ -82,6 +115,8 @@ struct RoutineNames {
   static constexpr RoutineName potrs = routine_name(ScalarTraits<T>::letter, "potrs");
   static constexpr RoutineName posv = routine_name(ScalarTraits<T>::letter, "posv");
   static constexpr RoutineName potri = routine_name(ScalarTraits<T>::letter, "potri");
+  // DSPOSV, ZCPOSV (for the double precisions only: kHasRefinedSolve).
+  static constexpr RoutineName posv_refined = routine_name(ScalarTraits<T>::letter, ScalarTraits<T>::is_complex ? "cposv" : "sposv");
 };
 
 // XERBLA's name argument is CHARACTER*(*): always six characters here.

@@ -291,9 +291,13 @@ std::optional<BackendResult> run_on_tessera(const CallDescription& call, const B
 // accepts but Tessera does not (a size beyond int, a null array, B sharing memory with A): such a
 // call goes to the next LAPACK, which does what LAPACK does with it, or is refused as LAPACK
 // refuses a bad argument when there is none.
-template <class Int, class MakeBackendCall, class OnNext>
+struct IgnoreResult {
+  void operator()(const BackendResult&) const {}
+};
+
+template <class Int, class MakeBackendCall, class OnNext, class OnResult = IgnoreResult>
 void dispatch(const CallDescription& call, bool have_next, int refused_by_tessera, MakeBackendCall&& make_backend_call,
-              OnNext&& on_next, Int* info, XerblaRoutine<Int> xerbla) {
+              OnNext&& on_next, Int* info, XerblaRoutine<Int> xerbla, OnResult&& on_result = {}) {
   const auto start = std::chrono::steady_clock::now();
   const auto seconds = [&] { return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count(); };
   if (refused_by_tessera && !have_next) {
@@ -303,6 +307,7 @@ void dispatch(const CallDescription& call, bool have_next, int refused_by_tesser
   if (!refused_by_tessera && choose_route(call, have_next) == Route::tessera) {
     if (const std::optional<BackendResult> result = run_on_tessera(call, make_backend_call())) {
       *info = result->info;
+      on_result(*result);
       counters().through_tessera++;
       report(call, std::string("tessera ") + result->mode, *info, seconds());
       return;
@@ -364,6 +369,53 @@ void solve(const char* uplo, const typename Family::Int* n, const typename Famil
 }
 
 }  // namespace
+
+// DSPOSV and ZCPOSV (rwork: ZCPOSV's RWORK, null for DSPOSV). The next LAPACK gets the caller's
+// workspaces; Tessera allocates its own.
+template <class Family, class T>
+void posv_refined(const char* uplo, const typename Family::Int* n, const typename Family::Int* nrhs, T* a,
+                  const typename Family::Int* lda, T* b, const typename Family::Int* ldb, T* x,
+                  const typename Family::Int* ldx, T* work, SingleOf<T>* swork, double* rwork,
+                  typename Family::Int* iter, typename Family::Int* info, fortran_strlen uplo_len,
+                  const void* caller) noexcept {
+  const auto routine_of = [](const auto& routines) { return routines.posv_refined; };
+  const auto call_routine = [&](RefinedRoutine<T, typename Family::Int> routine) {
+    if constexpr (std::is_same_v<T, double>)
+      routine(uplo, n, nrhs, a, lda, b, ldb, x, ldx, work, swork, iter, info, uplo_len);
+    else
+      routine(uplo, n, nrhs, a, lda, b, ldb, x, ldx, work, swork, rwork, iter, info, uplo_len);
+  };
+  if (is_nested_call()) {
+    const auto routine = routine_of(nested_routines<Family, T>(caller));
+    if (!routine) fatal_nested(symbol_of<Family>(RoutineNames<T>::posv_refined.base_name));
+    counters().nested++;
+    return call_routine(routine);
+  }
+  const InterceptedCallScope scope;
+  const LapackLibrary<Family>& next = next_for_call<Family>(caller);
+  const auto routine = routine_of(next.template routines<T>());
+  // The single-precision factorization's arithmetic, and three solves' (the first and two
+  // refinement steps, the usual count).
+  const double work_done = work_scale<T>() * (factorization_work(*n) + 3.0 * solve_work(*n, *nrhs));
+  const CallDescription call = describe_call<Family>(RoutineNames<T>::posv_refined, *uplo, *n, *nrhs, work_done);
+  *iter = 0;
+  if (reject_bad_argument(call, reference_posv_refined_argument_error(*uplo, *n, *nrhs, *lda, *ldb, *ldx).position,
+                          info, next.xerbla))
+    return;
+  *info = 0;
+  if (*n == 0) return report(call, "quick return", 0, 0.0);
+  dispatch(
+      call, routine != nullptr,
+      posv_refined_argument_error<T>(*uplo, *n, *nrhs, a, *lda, b, *ldb, x, *ldx).position,
+      [&] {
+        BackendCall backend_call{Operation::posv_refined, precision_of<T>(), *uplo, static_cast<int>(*n),
+                                 static_cast<int>(*nrhs), a, static_cast<int>(*lda), b, static_cast<int>(*ldb)};
+        backend_call.x = x;
+        backend_call.ldx = static_cast<int>(*ldx);
+        return backend_call;
+      },
+      [&] { call_routine(routine); }, info, next.xerbla, [&](const BackendResult& result) { *iter = result.iter; });
+}
 
 LapackInterceptOptionsView intercept_options() { return {options().verbose}; }
 bool in_nested_call() { return is_nested_call(); }
@@ -460,5 +512,19 @@ void posv(const char* uplo, const typename Family::Int* n, const typename Family
 TESSERA_FOR_EACH_SCALAR(TESSERA_LAPACK_INSTANTIATE_FAMILIES)
 #undef TESSERA_LAPACK_INSTANTIATE_FAMILIES
 #undef TESSERA_LAPACK_INSTANTIATE
+
+#define TESSERA_LAPACK_INSTANTIATE_REFINED(Family, T)                                                              \
+  template void posv_refined<Family, T>(const char*, const Family::Int*, const Family::Int*, T*, const Family::Int*, \
+                                        T*, const Family::Int*, T*, const Family::Int*, T*, SingleOf<T>*, double*,   \
+                                        Family::Int*, Family::Int*, fortran_strlen, const void*) noexcept;
+#define TESSERA_LAPACK_INSTANTIATE_REFINED_FAMILIES(T) \
+  TESSERA_LAPACK_INSTANTIATE_REFINED(Lp64, T)          \
+  TESSERA_LAPACK_INSTANTIATE_REFINED(ScipyLp64, T)     \
+  TESSERA_LAPACK_INSTANTIATE_REFINED(Ilp64, T)         \
+  TESSERA_LAPACK_INSTANTIATE_REFINED(ScipyIlp64, T)
+TESSERA_LAPACK_INSTANTIATE_REFINED_FAMILIES(double)
+TESSERA_LAPACK_INSTANTIATE_REFINED_FAMILIES(std::complex<double>)
+#undef TESSERA_LAPACK_INSTANTIATE_REFINED_FAMILIES
+#undef TESSERA_LAPACK_INSTANTIATE_REFINED
 
 }  // namespace tessera::lapack

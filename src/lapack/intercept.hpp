@@ -28,6 +28,14 @@ void posv(const char* uplo, const typename Family::Int* n, const typename Family
           const typename Family::Int* lda, T* b, const typename Family::Int* ldb, typename Family::Int* info,
           fortran_strlen uplo_len, const void* caller) noexcept;
 
+// DSPOSV (T double; rwork unused, null) and ZCPOSV (T std::complex<double>).
+template <class Family, class T>
+void posv_refined(const char* uplo, const typename Family::Int* n, const typename Family::Int* nrhs, T* a,
+                  const typename Family::Int* lda, T* b, const typename Family::Int* ldb, T* x,
+                  const typename Family::Int* ldx, T* work, SingleOf<T>* swork, double* rwork,
+                  typename Family::Int* iter, typename Family::Int* info, fortran_strlen uplo_len,
+                  const void* caller) noexcept;
+
 // Shared with the ScaLAPACK entry points (scalapack.cpp).
 struct LapackInterceptOptionsView {
   bool verbose;

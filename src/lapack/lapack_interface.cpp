@@ -37,12 +37,31 @@ using tessera::lapack::fortran_strlen;
     tessera::lapack::posv<Family>(uplo, n, nrhs, a, lda, b, ldb, info, uplo_len, __builtin_return_address(0));      \
   }
 
-// The sixteen routines of one family.
+// DSPOSV and ZCPOSV of one family.
+#define TESSERA_LAPACK_REFINED(Family, PREFIX, SUFFIX)                                                                \
+  TESSERA_LAPACK_EXPORT void PREFIX##dsposv##SUFFIX(                                                                  \
+      const char* uplo, const Family::Int* n, const Family::Int* nrhs, double* a, const Family::Int* lda, double* b,  \
+      const Family::Int* ldb, double* x, const Family::Int* ldx, double* work, float* swork, Family::Int* iter,       \
+      Family::Int* info, fortran_strlen uplo_len) {                                                                   \
+    tessera::lapack::posv_refined<Family>(uplo, n, nrhs, a, lda, b, ldb, x, ldx, work, swork, nullptr, iter, info,    \
+                                          uplo_len, __builtin_return_address(0));                                     \
+  }                                                                                                                   \
+  TESSERA_LAPACK_EXPORT void PREFIX##zcposv##SUFFIX(                                                                  \
+      const char* uplo, const Family::Int* n, const Family::Int* nrhs, std::complex<double>* a,                       \
+      const Family::Int* lda, std::complex<double>* b, const Family::Int* ldb, std::complex<double>* x,               \
+      const Family::Int* ldx, std::complex<double>* work, std::complex<float>* swork, double* rwork,                  \
+      Family::Int* iter, Family::Int* info, fortran_strlen uplo_len) {                                                \
+    tessera::lapack::posv_refined<Family>(uplo, n, nrhs, a, lda, b, ldb, x, ldx, work, swork, rwork, iter, info,      \
+                                          uplo_len, __builtin_return_address(0));                                     \
+  }
+
+// The sixteen routines of one family, and its two refined solves.
 #define TESSERA_LAPACK_FAMILY(Family, PREFIX, SUFFIX)                        \
   TESSERA_LAPACK_PRECISION(Family, PREFIX, SUFFIX, d, double)               \
   TESSERA_LAPACK_PRECISION(Family, PREFIX, SUFFIX, s, float)                \
   TESSERA_LAPACK_PRECISION(Family, PREFIX, SUFFIX, z, std::complex<double>) \
-  TESSERA_LAPACK_PRECISION(Family, PREFIX, SUFFIX, c, std::complex<float>)
+  TESSERA_LAPACK_PRECISION(Family, PREFIX, SUFFIX, c, std::complex<float>) \
+  TESSERA_LAPACK_REFINED(Family, PREFIX, SUFFIX)
 
 TESSERA_LAPACK_FAMILY(tessera::lapack::Lp64, , _)
 TESSERA_LAPACK_FAMILY(tessera::lapack::ScipyLp64, scipy_, _)

@@ -56,6 +56,9 @@ LapackRoutines<T, typename Family::Int> routines_from(Find&& find) {
   routines.potrs = as_routine<PotrsRoutine<T, Int>>(find(symbol_of<Family>(RoutineNames<T>::potrs.base_name).c_str()));
   routines.posv = as_routine<PosvRoutine<T, Int>>(find(symbol_of<Family>(RoutineNames<T>::posv.base_name).c_str()));
   routines.potri = as_routine<PotrfRoutine<T, Int>>(find(symbol_of<Family>(RoutineNames<T>::potri.base_name).c_str()));
+  if constexpr (kHasRefinedSolve<T>)
+    routines.posv_refined =
+        as_routine<RefinedRoutine<T, Int>>(find(symbol_of<Family>(RoutineNames<T>::posv_refined.base_name).c_str()));
   return routines;
 }
 

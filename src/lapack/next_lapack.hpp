@@ -24,6 +24,7 @@ struct LapackRoutines {
   PotrsRoutine<T, Int> potrs = nullptr;
   PosvRoutine<T, Int> posv = nullptr;
   PotrfRoutine<T, Int> potri = nullptr;  // xPOTRI takes xPOTRF's arguments
+  RefinedRoutine<T, Int> posv_refined = nullptr;  // DSPOSV, ZCPOSV (kHasRefinedSolve)
 
   // What every call needs; xPOTRI, newer in the drop-in, is checked on its own.
   bool complete() const { return potrf && potrs && posv; }
