@@ -21,23 +21,16 @@
 #include <vector>
 
 #include "bench_support.hpp"
+#include "cli/spd_matrices.hpp"
 #include "tessera/tessera.hpp"
 
 namespace {
 
 using Clock = std::chrono::steady_clock;
 
-// Symmetric with a dominant diagonal, so positive definite and well conditioned.
-std::vector<double> spd(int n, unsigned seed) {
-  std::mt19937_64 gen(seed);
-  std::uniform_real_distribution<double> dist(-1.0, 1.0);
-  std::vector<double> A(static_cast<std::size_t>(n) * n);
-  for (int j = 0; j < n; ++j) {
-    A[j + static_cast<std::size_t>(j) * n] = n;
-    for (int i = j + 1; i < n; ++i) A[i + static_cast<std::size_t>(j) * n] = A[j + static_cast<std::size_t>(i) * n] = dist(gen);
-  }
-  return A;
-}
+// The matrix of `tessera potrf --n N --seed SEED`: symmetric, diagonally dominant, so positive
+// definite and well conditioned.
+std::vector<double> spd(int n, unsigned seed) { return tessera::cli::potrf_input_matrix<double>(n, seed); }
 
 std::vector<double> rhs(int n, int nrhs, unsigned seed) {
   std::mt19937_64 gen(seed);

@@ -7,6 +7,7 @@
 // Host arrays arrive as numpy arrays; device arrays as raw device pointers with their stream, so
 // that a call costs no more than a kernel launch. The GIL is released while Tessera works.
 #include <nanobind/nanobind.h>
+#include <nanobind/stl/pair.h>
 #include <nanobind/ndarray.h>
 #include <nanobind/stl/optional.h>
 #include <nanobind/stl/string.h>
@@ -27,6 +28,7 @@
 #include "tessera/cholesky.hpp"
 #include "tessera/device.hpp"
 #include "tessera/error.hpp"
+#include "tessera/refinement.hpp"
 #include "tessera/policies.hpp"
 #include "tessera/precision.hpp"
 #include "tessera/runtime.hpp"
@@ -236,6 +238,22 @@ class RuntimeCall {
     }
     nb::gil_scoped_release unlocked;
     zero_other_triangle(data, s.n, s.batch, parse_stored_uplo(uplo));
+  }
+
+  // X := A^{-1} B in mixed precision (tessera::posv_refined, LAPACK's DSPOSV/ZCPOSV): A n x n, B
+  // and X n x nrhs, column-major at those addresses (arrays in Fortran order that the caller keeps
+  // alive); A may be overwritten with its double-precision factor. Returns (info, iter).
+  template <class T>
+  std::pair<int, int> posv_refined(uintptr_t a, uintptr_t b, uintptr_t x, int n, int nrhs, const std::string& uplo,
+                                   const std::string& mode) {
+    tessera::Runtime& rt = runtime();
+    const tessera::FactorOptions options = factor_options(uplo, mode);
+    nb::gil_scoped_release unlocked;
+    const auto view = [&](uintptr_t p, int cols) {
+      return tessera::MatrixView<T>::host(n, cols, reinterpret_cast<T*>(p), std::max(1, n));
+    };
+    const tessera::RefinedSolve solved = tessera::posv_refined(rt, view(a, n), view(b, nrhs), view(x, nrhs), options);
+    return {solved.info, solved.iter};
   }
 
   // Each factor of the stack replaced in place by the triangle `uplo` of its matrix's inverse
@@ -663,6 +681,8 @@ NB_MODULE(_core, m) {
     call.def(("potrf_device_in_place" + s).c_str(), &RuntimeCall::potrf_device_in_place<T>);
     call.def(("potrs_device" + s).c_str(), &RuntimeCall::potrs_device<T>);
   });
+  call.def("posv_refined_d", &RuntimeCall::posv_refined<double>);
+  call.def("posv_refined_z", &RuntimeCall::posv_refined<std::complex<double>>);
   for_each_real_precision([&](auto zero, const std::string& s) {
     using T = decltype(zero);
     call.def(("potrf_device_into" + s).c_str(), &RuntimeCall::potrf_device_into<T>);

@@ -21,43 +21,10 @@
 #include <unistd.h>
 
 #include "lapack_test_support.h"
+#include "reference_comparison.h"
 
-struct xerbla_record {
-  char name[16];
-  int position;
-  int calls;
-};
-static struct xerbla_record last_xerbla;
-
-void xerbla_(const char *name, const int *position, size_t name_length) {
-  memset(last_xerbla.name, 0, sizeof last_xerbla.name);
-  memcpy(last_xerbla.name, name, name_length < 15 ? name_length : 15);
-  for (int k = (int)strlen(last_xerbla.name) - 1; k >= 0 && last_xerbla.name[k] == ' '; --k) last_xerbla.name[k] = 0;
-  last_xerbla.position = *position;
-  ++last_xerbla.calls;
-}
-
-/* Calls through Tessera so far, counted from the verbose lines on stderr (redirected to a file). */
-static FILE *verbose_log;
-static int lines_through_tessera(void) {
-  fflush(stderr);
-  rewind(verbose_log);
-  char line[512];
-  int count = 0;
-  while (fgets(line, sizeof line, verbose_log))
-    if (strstr(line, ": tessera ")) ++count;
-  return count;
-}
-
-static void *reference;
-
-/* Random Hermitian positive definite matrix (lda >= n, padding -7): diagonally dominant, the
+/* L##hpd: a random Hermitian positive definite matrix (lda >= n, padding -7), diagonally dominant, the
  * diagonal's imaginary parts garbage that LAPACK does not read. */
-static double next_uniform(unsigned long long *state) {
-  *state = *state * 6364136223846793005ULL + 1442695040888963407ULL;
-  return (double)(*state >> 11) / 9007199254740992.0 - 0.5;
-}
-
 #define DEFINE_CASES(T, R, L, EPS)                                                                                  \
   typedef void (*L##potrf_routine)(const char *, const int *, T *, const int *, int *, size_t);                     \
   typedef void (*L##potrs_routine)(const char *, const int *, const int *, const T *, const int *, T *, const int *, \
@@ -180,17 +147,8 @@ DEFINE_CASES(double complex, double, z, DBL_EPSILON)
 DEFINE_CASES(float complex, float, c, FLT_EPSILON)
 
 int main(int argc, char **argv) {
-  if (argc != 2) {
-    fprintf(stderr, "usage: %s REFERENCE_LIBLAPACK\n", argv[0]);
-    return 2;
-  }
-  reference = dlopen(argv[1], RTLD_NOW | RTLD_LOCAL);
-  if (!reference) {
-    fprintf(stderr, "cannot open %s: %s\n", argv[1], dlerror());
-    return 2;
-  }
-  verbose_log = tmpfile();
-  if (!verbose_log || dup2(fileno(verbose_log), STDERR_FILENO) < 0) return 2;
+  const int status = start_comparison(argc, argv);
+  if (status) return status;
   const int sizes[] = {1, 17, 64, 65, 150};
   for (size_t s = 0; s < sizeof sizes / sizeof sizes[0]; ++s)
     for (int u = 0; u < 2; ++u) {

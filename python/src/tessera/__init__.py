@@ -31,7 +31,7 @@ ResourceError = _core.ResourceError
 CudaError = _core.CudaError
 RuntimeStartError = _core.RuntimeStartError  # the runtime cannot start or serve calls in this process
 
-__all__ = ["cholesky", "cholesky_ex", "cho_solve", "posv", "logdet", "logdet_ex", "cholesky_inverse", "inv", "scipy",
+__all__ = ["cholesky", "cholesky_ex", "cho_solve", "posv", "posv_refined", "logdet", "logdet_ex", "cholesky_inverse", "inv", "scipy",
            "blas_info", "Runtime", "NotPositiveDefiniteError", "TesseraError", "ResourceError", "CudaError",
            "RuntimeStartError", "__version__"]
 
@@ -192,6 +192,36 @@ def posv(a, b, *, lower=True, mode=None, policy=None, progress=None):
     in cho_solve. Raises NotPositiveDefiniteError."""
     factor = cholesky(a, lower=lower, mode=mode, policy=policy, progress=progress)
     return cho_solve(factor, b, lower=lower, mode=mode, policy=policy, progress=progress)
+
+
+def posv_refined(a, b, *, lower=True, mode=None, policy=None):
+    """(x, iterations) with a x = b, as LAPACK's DSPOSV and ZCPOSV: a symmetric (Hermitian) positive
+    definite a factored in single precision, x refined with residuals in double precision until it
+    is as accurate as a double-precision solve; where that cannot work, a factored in double
+    precision. ``iterations`` is LAPACK's ITER: >= 0 the refinement's steps; -2 narrowing to single
+    precision overflowed, -3 the single-precision factorization failed, -31 no convergence in 30
+    steps (x then comes from the double-precision factorization). numpy arrays: a (n, n), b (n,)
+    or (n, k); x in double precision (complex128 for complex input). Only the triangle ``lower`` of
+    a is read; a and b are not written. Raises NotPositiveDefiniteError."""
+    check_mode(mode)
+    a, b = np.asarray(a), np.asarray(b)
+    n, batch = square_shape(a.shape)
+    if a.ndim != 2 or b.ndim not in (1, 2) or b.shape[0] != n:
+        raise ValueError(f"posv_refined takes a of shape (n, n) and b of shape (n,) or (n, k), not {a.shape} and {b.shape}")
+    dtype = np.complex128 if np.result_type(a.dtype, b.dtype, np.float64).kind == "c" else np.float64
+    x = np.zeros(b.shape, dtype=dtype, order="F")
+    if n == 0 or x.size == 0:
+        return x, 0
+    af = np.array(a, dtype=dtype, order="F")
+    bf = np.asfortranarray(b, dtype=dtype).reshape(n, -1, order="F")
+    xf = x.reshape(n, -1, order="F")
+    with runtime_call(policy, mode) as call:
+        solve = call.posv_refined_z if dtype == np.complex128 else call.posv_refined_d
+        info, iterations = solve(af.ctypes.data, bf.ctypes.data, xf.ctypes.data, n, bf.shape[1],
+                                 "lower" if lower else "upper", call.mode)
+    if info:
+        raise NotPositiveDefiniteError(info)
+    return x, iterations
 
 
 def logdet(a, *, lower=True, mode=None, policy=None, progress=None):

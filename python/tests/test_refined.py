@@ -1,0 +1,83 @@
+"""tessera.posv_refined (LAPACK's DSPOSV and ZCPOSV) on the same input as numpy's solve and SciPy's
+LAPACK potrf (SciPy wraps no xSPOSV): the solution, ITER's meaning (converged, or which fallback),
+a and b never written, LAPACK's info."""
+import numpy as np
+import pytest
+
+import tessera
+
+lapack = pytest.importorskip("scipy.linalg.lapack")
+
+
+def hermitian(n, dtype, seed):
+    rng = np.random.default_rng(seed)
+    g = rng.standard_normal((n, n))
+    if np.dtype(dtype).kind == "c":
+        g = g + 1j * rng.standard_normal((n, n))
+    return (g @ g.conj().T / n + np.eye(n)).astype(dtype)
+
+
+def potrf_info(a, lower):
+    """LAPACK's info of a's Cholesky factorization (SciPy's LAPACK)."""
+    routine, = lapack.get_lapack_funcs(("potrf",), (a,))
+    return routine(a, lower=int(lower))[1]
+
+
+@pytest.mark.parametrize("dtype", [np.float64, np.complex128])
+@pytest.mark.parametrize("lower", [True, False])
+@pytest.mark.parametrize("n, k", [(1, 1), (17, 1), (97, 3), (450, 2)])
+def test_converges_as_lapack_and_writes_nothing(n, k, lower, dtype):
+    a = hermitian(n, dtype, n)
+    b = np.random.default_rng(k).standard_normal((n, k)).astype(dtype)
+    a0, b0 = a.copy(), b.copy()
+    x, iterations = tessera.posv_refined(a, b, lower=lower)
+    assert x.dtype == dtype and x.shape == b.shape
+    assert 0 <= iterations <= 5
+    np.testing.assert_array_equal(a, a0)
+    np.testing.assert_array_equal(b, b0)
+    expected = np.linalg.solve(a, b)
+    assert np.abs(x - expected).max() <= 1e-12 * np.abs(expected).max()
+    # The residual at double precision's level.
+    assert np.abs(a @ x - b).max() <= 64 * n * np.finfo(np.float64).eps * (np.abs(a).sum(1).max() * np.abs(x).max())
+
+
+def test_vector_right_hand_side_and_single_precision_input():
+    a = hermitian(30, np.float32, 3)
+    b = np.ones(30, dtype=np.float32)
+    x, iterations = tessera.posv_refined(a, b)
+    assert x.shape == (30,) and x.dtype == np.float64 and iterations >= 0
+    assert np.allclose(a.astype(np.float64) @ x, b, rtol=0, atol=1e-12)
+
+
+def test_singular_in_single_precision_factors_in_double():
+    a = np.array([[1.0, 1 - 1e-9], [1 - 1e-9, 1.0]])
+    b = np.array([1.0, -1.0])
+    x, iterations = tessera.posv_refined(a, b)
+    assert iterations == -3  # 1 - 1e-9 rounds to 1 in single precision: a singular matrix
+    assert potrf_info(a.astype(np.float32), True) == 2 and potrf_info(a, True) == 0
+    assert np.allclose(a @ x, b, rtol=0, atol=1e-6)
+
+
+def test_values_beyond_single_precision_fall_back():
+    a = hermitian(20, np.float64, 4) * 1e40
+    b = np.ones((20, 1))
+    x, iterations = tessera.posv_refined(a, b)
+    assert iterations == -2
+    assert np.allclose(a @ x, b, rtol=0, atol=1e-12)
+
+
+def test_not_positive_definite_raises_with_lapacks_info():
+    a = hermitian(25, np.float64, 5)
+    a[10, 10] = -1
+    with pytest.raises(tessera.NotPositiveDefiniteError) as raised:
+        tessera.posv_refined(a, np.ones(25))
+    assert raised.value.column == potrf_info(a, True) == 11
+
+
+def test_shapes_are_checked():
+    with pytest.raises(ValueError):
+        tessera.posv_refined(np.eye(3), np.ones(4))
+    with pytest.raises(ValueError):
+        tessera.posv_refined(np.ones((2, 3, 3)), np.ones(3))
+    x, iterations = tessera.posv_refined(np.zeros((0, 0)), np.zeros(0))
+    assert x.shape == (0,) and iterations == 0
