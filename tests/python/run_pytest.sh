@@ -2,8 +2,8 @@
 # The Python package as a user gets it: the binary wheel of scripts/build-wheel.sh (the build
 # installed into a prefix, `pip wheel ./python` against it, auditwheel repair), then the prefix
 # deleted so that nothing of the build is reachable, the wheel installed with plain pip into a
-# virtual environment (made once in the build tree and reused: numpy, scipy, pytest and NVIDIA's
-# CUDA packages stay, the package is replaced), and its pytest suite run from another folder
+# virtual environment (made once in the build tree and reused: numpy, scipy, pytest, JAX and
+# NVIDIA's CUDA packages stay, the package is replaced), and its pytest suite run from another folder
 # without LD_LIBRARY_PATH (GPU tests skip with the reason where no GPU is present).
 #   run_pytest.sh BUILD_DIR SOURCE_DIR
 # Exits 77 (skipped) when python3 cannot make a virtual environment (install python3-venv) or
@@ -26,15 +26,16 @@ skip_unless_reachable() {  # LOG WHAT [STEP]
   exit 1
 }
 
-if ! "$python" -c 'import numpy, scipy, pytest' >/dev/null 2>&1; then
+# JAX (its CPU build) too, so that the jax.jit and jax.vmap tests run here rather than skip.
+if ! "$python" -c 'import numpy, scipy, pytest, jax' >/dev/null 2>&1; then
   rm -rf "$venv"
   if ! "${PYTHON:-python3}" -m venv "$venv" >/dev/null 2>&1; then
     rm -rf "$venv"
     echo "SKIPPED: python3 cannot make a virtual environment (install python3-venv)"
     exit 77
   fi
-  "$python" -m pip install -q --disable-pip-version-check --timeout 30 --retries 2 numpy scipy pytest \
-    >"$work/pip-deps.log" 2>&1 || { rm -rf "$venv"; skip_unless_reachable "$work/pip-deps.log" "numpy scipy pytest"; }
+  "$python" -m pip install -q --disable-pip-version-check --timeout 30 --retries 2 numpy scipy pytest jax \
+    >"$work/pip-deps.log" 2>&1 || { rm -rf "$venv"; skip_unless_reachable "$work/pip-deps.log" "numpy scipy pytest jax"; }
 fi
 
 echo "== scripts/build-wheel.sh (the build installed into $work/wheel/prefix)"
