@@ -296,6 +296,11 @@ TYPED_TEST(RefinedSolveTest, CppApiRefusesOtherHomesAndShapes) {
   EXPECT_THROW(posv_refined(runtime(), a, b, MatrixView<T>::host(4, 2, X.data(), 4)), InvalidArgument);
   EXPECT_THROW(posv_refined(runtime(), a, MatrixView<T>::host(3, 1, B.data(), 4), MatrixView<T>::host(3, 1, X.data(), 4)),
                InvalidArgument);
+  FactorOptions with_log_determinant;
+  double log_determinant = 0;
+  with_log_determinant.log_determinant = &log_determinant;
+  EXPECT_THROW(posv_refined(runtime(), a, b, MatrixView<T>::host(4, 1, X.data(), 4), with_log_determinant),
+               InvalidArgument);
   try {
     posv_refined(runtime(), a, b, MatrixView<T>::host(4, 1, X.data(), 3));
     ADD_FAILURE() << "ldx < n accepted";

@@ -34,7 +34,8 @@ struct RefinedSolve {
 // factorization and solves run as potrf and potrs of that precision do (options.mode, tile size,
 // the calling thread for small work); the residuals on the calling thread. B is only read; X must
 // not share memory with A or B. Misuse throws InvalidArgument (the position in LAPACK's argument
-// list: uplo 1, n 2, nrhs 3, A 4, lda 5, B 6, ldb 7, X 8, ldx 9).
+// list: uplo 1, n 2, nrhs 3, A 4, lda 5, B 6, ldb 7, X 8, ldx 9), as does
+// FactorOptions::log_determinant, which a single-precision factor cannot give to double precision.
 template <class T>
 TESSERA_EXPORT RefinedSolve posv_refined(Runtime& runtime, const MatrixView<T>& A, const MatrixView<T>& B,
                                          const MatrixView<T>& X, const FactorOptions& options = {});

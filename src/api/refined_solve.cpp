@@ -138,18 +138,16 @@ int refine(const RuntimeSource& runtime_of, char uplo, const MatrixView<T>& A, c
   std::vector<S> single_a(static_cast<std::size_t>(n) * n), single_x(static_cast<std::size_t>(n) * nrhs);
   if (!narrow(n, nrhs, B.data(), B.ld(), single_x.data(), n)) return kNarrowingOverflowed;
   if (!narrow_triangle(uplo, n, A.data(), A.ld(), single_a.data(), n)) return kNarrowingOverflowed;
-  FactorOptions single_options = options;
-  single_options.log_determinant = nullptr;  // of the single-precision factor: not the caller's
   const auto factor_view = MatrixView<S>::host(n, n, single_a.data(), n);
   const auto rhs_view = MatrixView<S>::host(n, nrhs, single_x.data(), n);
-  if (factor(runtime_of, factor_view, single_options) != 0) return kSingleFactorizationFailed;
-  solve(runtime_of, factor_view, rhs_view, single_options);
+  if (factor(runtime_of, factor_view, options) != 0) return kSingleFactorizationFailed;
+  solve(runtime_of, factor_view, rhs_view, options);
   widen<T>(false, n, nrhs, single_x.data(), n, X.data(), X.ld());
   std::vector<T> residual(static_cast<std::size_t>(n) * nrhs);
   if (residual_converged(uplo, n, nrhs, A, B, X, residual.data(), bound)) return 0;
   for (int iteration = 1; iteration <= kMostIterations; ++iteration) {
     if (!narrow(n, nrhs, residual.data(), n, single_x.data(), n)) return kNarrowingOverflowed;
-    solve(runtime_of, factor_view, rhs_view, single_options);
+    solve(runtime_of, factor_view, rhs_view, options);
     widen<T>(true, n, nrhs, single_x.data(), n, X.data(), X.ld());
     if (residual_converged(uplo, n, nrhs, A, B, X, residual.data(), bound)) return iteration;
   }
@@ -163,6 +161,8 @@ void check_views(const MatrixView<T>& A, const MatrixView<T>& B, const MatrixVie
   if (A.rows() != A.cols()) throw InvalidArgument("posv_refined: A must be square", 4);
   if (B.rows() != A.rows()) throw InvalidArgument("posv_refined: B must have A's rows", 6);
   if (X.rows() != B.rows() || X.cols() != B.cols()) throw InvalidArgument("posv_refined: X must have B's shape", 8);
+  if (options.log_determinant)
+    throw InvalidArgument("posv_refined: FactorOptions::log_determinant is not taken (A is factored in single precision)");
   throw_if_invalid("posv_refined",
                    posv_refined_argument_error<T>(uplo_letter(options.uplo), A.rows(), B.cols(), A.data(), A.ld(),
                                                   B.data(), B.ld(), X.data(), X.ld()));
