@@ -31,24 +31,6 @@ namespace {
 
 // ---- argument checks: no GPU needed ---------------------------------------------------------------
 
-// Built with CUDA, `call` throws InvalidArgument at `position` before anything touches CUDA or
-// the memory; built without, every device call throws RuntimeError.
-template <class Call>
-void expect_refused_at(int position, const char* what, Call&& call) {
-#ifdef TESSERA_HAVE_CUDA
-  try {
-    call();
-    ADD_FAILURE() << what << ": accepted";
-  } catch (const InvalidArgument& e) {
-    EXPECT_EQ(e.position(), position) << what << ": " << e.what();
-  } catch (const std::exception& e) {
-    ADD_FAILURE() << what << ": not an InvalidArgument: " << e.what();
-  }
-#else
-  EXPECT_THROW(call(), RuntimeError) << what;
-#endif
-}
-
 template <class T>
 void expect_arguments_refused() {
   // Stands for device memory: never read or written, since every call here is refused.

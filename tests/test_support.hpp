@@ -109,6 +109,24 @@ double factor_backward_error(Uplo uplo, int n, const std::vector<T>& A, const st
   return nr / (n * na * std::numeric_limits<T>::epsilon());
 }
 
+// Built with CUDA, a device-API `call` throws InvalidArgument at `position` before it touches CUDA
+// or the memory; built without, every device call throws RuntimeError.
+template <class Call>
+void expect_refused_at(int position, const char* what, Call&& call) {
+#ifdef TESSERA_HAVE_CUDA
+  try {
+    call();
+    ADD_FAILURE() << what << ": accepted";
+  } catch (const InvalidArgument& e) {
+    EXPECT_EQ(e.position(), position) << what << ": " << e.what();
+  } catch (const std::exception& e) {
+    ADD_FAILURE() << what << ": not an InvalidArgument: " << e.what();
+  }
+#else
+  EXPECT_THROW(call(), RuntimeError) << what;
+#endif
+}
+
 // Scaled residuals (backward errors in units of n eps) pass below this, as in LAPACK's own test
 // suite: rounding alone can exceed 1 on tiny systems (at n = 1 a correct solve, a square root and
 // two divisions, reaches about 2), a wrong answer is many orders above.

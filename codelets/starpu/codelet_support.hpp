@@ -290,6 +290,29 @@ struct TypeTag {
   using type = T;
 };
 
+// The codelet of a float tile operation in a tensor-core factorization (TensorCores::tf32): the
+// FP32 CPU implementation, `cuda` alone on CUDA workers, and a perf model of its own
+// (tessera_s<name>), as its timings are not FP32's.
+template <class Args>
+starpu_codelet make_tf32_codelet(const char* name, starpu_cpu_func_t cpu, [[maybe_unused]] starpu_cuda_func_t cuda,
+                                 std::initializer_list<starpu_data_access_mode> modes) {
+#ifdef TESSERA_HAVE_CUDA
+  return make_tile_codelet<float>(
+      {name, cpu, cuda, nullptr, true, modes, can_execute_with_kernel_choice<Args, no_custom_kernel<Args>, false>});
+#else
+  return make_tile_codelet<float>({name, cpu, nullptr, nullptr, true, modes});
+#endif
+}
+
+// The codelet a task of `ctx` takes: tf32() for a float tile of a tensor-core factorization,
+// native() otherwise.
+template <class T>
+starpu_codelet* codelet_for(const TaskContext& ctx, starpu_codelet* (*native)(), starpu_codelet* (*tf32)()) {
+  if constexpr (std::is_same_v<T, float>)
+    if (ctx.tensor_cores == TensorCores::tf32) return tf32();
+  return native();
+}
+
 // `spec` with Tessera's own CUDA kernel where T has one. Those kernels take real scalars: for a
 // complex T the codelet keeps the vendor's CUDA implementation alone (CPU workers under
 // cpu_worker_may_run), and `custom` is never called, so that nothing of the custom kernels is

@@ -50,6 +50,16 @@ void gemm_cuda_vendor(void* buffers[], void* cl_arg) {
       });
 }
 
+// FP32 tiles on the tensor cores (TensorCores::tf32).
+void gemm_cuda_tf32(void* buffers[], void* cl_arg) {
+  run_on_cuda_tiles<GemmArgs<float>, float, 3>(
+      buffers, cl_arg, "gemm (cuBLAS, TF32)",
+      [](const GemmArgs<float>& args, CudaWorkerContext& ctx, TileView<float> A, TileView<float> B, TileView<float> C) {
+        kernels::cuda::vendor::gemm_tf32(ctx.cublas, args.transa, args.transb, C.rows, C.cols, inner_dimension(args, A),
+                                         args.alpha, A.ptr, A.ld, B.ptr, B.ld, args.beta, C.ptr, C.ld);
+      });
+}
+
 // Tessera's kernel does the trailing update's form, C -= A B^T.
 template <class T>
 bool gemm_custom_supports(const GemmArgs<T>& args) {
@@ -78,6 +88,12 @@ starpu_codelet* gemm_codelet() {
   return &codelet;
 }
 
+starpu_codelet* gemm_tf32_codelet() {
+  static starpu_codelet codelet = make_tf32_codelet<GemmArgs<float>>("gemm_tf32", gemm_cpu<float>,
+                                                                   TESSERA_IF_CUDA(gemm_cuda_tf32), {STARPU_R, STARPU_R, STARPU_RW});
+  return &codelet;
+}
+
 }  // namespace
 
 template <class T>
@@ -90,7 +106,7 @@ void insert_gemm(const TaskContext& ctx, Trans transa, Trans transb, T alpha, co
   args.transb = form.transb;
   args.alpha = alpha;
   args.beta = beta;
-  submit(ctx, gemm_codelet<T>(), args,
+  submit(ctx, codelet_for<T>(ctx, gemm_codelet<T>, gemm_tf32_codelet), args,
          {{form.a->handle, STARPU_R}, {form.b->handle, STARPU_R}, {C.handle, STARPU_RW}}, hints, C,
          transa != Trans::no ? A.i : A.j);
 }

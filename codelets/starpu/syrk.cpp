@@ -7,6 +7,7 @@
 #include "tessera/precision.hpp"
 
 #ifdef TESSERA_HAVE_CUDA
+#include "kernels/cuda/matrix_utils.hpp"
 #include "kernels/cuda/tile_kernels.hpp"
 #include "kernels/cuda/vendor.hpp"
 #endif
@@ -47,6 +48,24 @@ void syrk_cuda_vendor(void* buffers[], void* cl_arg) {
   });
 }
 
+// FP32 tiles on the tensor cores (TensorCores::tf32). cuBLAS has no syrk with a compute type: the
+// whole product goes to the worker's workspace by gemm_tf32 (twice syrk's flops, at the tensor
+// cores' rate), and its triangle is added to C's, so that nothing outside C's triangle is written.
+void syrk_cuda_tf32(void* buffers[], void* cl_arg) {
+  run_on_cuda_tiles<SyrkArgs<float>, float, 2>(
+      buffers, cl_arg, "syrk (cuBLAS, TF32)",
+      [](const SyrkArgs<float>& args, CudaWorkerContext& ctx, TileView<float> A, TileView<float> C) {
+        const int n = C.rows;
+        auto* W = static_cast<float*>(ctx.workspace_of(sizeof(float) * static_cast<std::size_t>(n) * n));
+        const Trans other = args.trans == Trans::no ? Trans::transpose : Trans::no;
+        kernels::cuda::vendor::gemm_tf32(ctx.cublas, args.trans, other, n, n, inner_dimension(args, A), 1.0f, A.ptr,
+                                         A.ld, A.ptr, A.ld, 0.0f, W, n);
+        kernels::cuda::update_triangle(
+            args.uplo == Uplo::lower ? kernels::cuda::Triangle::lower : kernels::cuda::Triangle::upper, n, args.alpha,
+            W, n, args.beta, C.ptr, C.ld, ctx.stream);
+      });
+}
+
 // Tessera's kernel does the trailing update's form, C -= A A^T.
 template <class T>
 bool syrk_custom_supports(const SyrkArgs<T>& args) {
@@ -74,6 +93,12 @@ starpu_codelet* syrk_codelet() {
   return &codelet;
 }
 
+starpu_codelet* syrk_tf32_codelet() {
+  static starpu_codelet codelet = make_tf32_codelet<SyrkArgs<float>>("syrk_tf32", syrk_cpu<float>,
+                                                                   TESSERA_IF_CUDA(syrk_cuda_tf32), {STARPU_R, STARPU_RW});
+  return &codelet;
+}
+
 }  // namespace
 
 template <class T>
@@ -91,7 +116,8 @@ void insert_syrk(const TaskContext& ctx, Trans trans, T alpha, const TileRef& A,
   args.trans = form.trans;
   args.alpha = alpha;
   args.beta = beta;
-  submit(ctx, syrk_codelet<T>(), args, {{A.handle, STARPU_R}, {C.handle, STARPU_RW}}, hints, C, A.j);
+  submit(ctx, codelet_for<T>(ctx, syrk_codelet<T>, syrk_tf32_codelet), args,
+         {{A.handle, STARPU_R}, {C.handle, STARPU_RW}}, hints, C, A.j);
 }
 
 #define TESSERA_INSTANTIATE(T)                                                                              \

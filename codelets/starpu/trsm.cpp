@@ -59,6 +59,42 @@ bool trsm_custom_supports(const TrsmArgs<T>& args) {
   return args.alpha == T(1) && (is_panel_form(args) || is_transposed_panel_form(args));
 }
 
+// B := B L^{-T} (B m x n, L n x n lower), the factorization's panel solve, in FP32 with most of
+// its work on the tensor cores: the columns are halved until the diagonal blocks are small, X1 =
+// B1 L11^{-T}, then B2 -= X1 L21^T (gemm_tf32) and X2 = B2 L22^{-T}; Tessera's FP32 kernel on the
+// small diagonal blocks (cuBLAS's trsm is slow on this form).
+void solve_panel_tf32(CudaWorkerContext& ctx, int m, int n, const float* L, int ldl, float* B, int ldb) {
+  constexpr int kDiagonalBlock = 512;
+  if (n <= kDiagonalBlock) {
+    const kernels::cuda::TileKernelConfig cfg = ctx.tile_config(Precision::single_real, "trsm", n);
+    const std::size_t bytes = kernels::cuda::trsm_rlt_workspace_bytes<float>(m, n, cfg);
+    void* work = bytes > 0 ? ctx.workspace_of(bytes) : nullptr;
+    kernels::cuda::trsm_rlt<float>(m, n, L, ldl, B, ldb, work, bytes, ctx.stream, cfg);
+    return;
+  }
+  const int n1 = (n / 2 + 63) / 64 * 64, n2 = n - n1;
+  const std::size_t ld = static_cast<std::size_t>(ldl), ldb_ = static_cast<std::size_t>(ldb);
+  solve_panel_tf32(ctx, m, n1, L, ldl, B, ldb);
+  kernels::cuda::vendor::gemm_tf32(ctx.cublas, Trans::no, Trans::transpose, m, n2, n1, -1.0f, B, ldb, L + n1, ldl, 1.0f,
+                                   B + n1 * ldb_, ldb);
+  solve_panel_tf32(ctx, m, n2, L + n1 + n1 * ld, ldl, B + n1 * ldb_, ldb);
+}
+
+// FP32 tiles with their products on the tensor cores (TensorCores::tf32): the panel form by
+// solve_panel_tf32, the others by cuBLAS's trsm under TF32 math mode.
+void trsm_cuda_tf32(void* buffers[], void* cl_arg) {
+  run_on_cuda_tiles<TrsmArgs<float>, float, 2>(
+      buffers, cl_arg, "trsm (TF32)",
+      [](const TrsmArgs<float>& args, CudaWorkerContext& ctx, TileView<float> L, TileView<float> B) {
+        if (is_panel_form(args) && args.alpha == 1.0f) {
+          solve_panel_tf32(ctx, B.rows, B.cols, L.ptr, L.ld, B.ptr, B.ld);
+          return;
+        }
+        kernels::cuda::vendor::trsm_tf32(ctx.cublas, args.side == Side::left, uplo_letter(args.uplo), args.trans,
+                                         B.rows, B.cols, args.alpha, L.ptr, L.ld, B.ptr, B.ld);
+      });
+}
+
 // C := U^{-T} C (C k x m, U k x k upper) as X := X L^{-T} with X = C^T and L = U^T, both copied
 // transposed into the worker's workspace, and X copied back transposed: two passes over C and one
 // over U, against cuBLAS's left upper solve, which takes longer than Tessera's kernel at every tile
@@ -109,6 +145,12 @@ starpu_codelet* trsm_codelet() {
   return &codelet;
 }
 
+starpu_codelet* trsm_tf32_codelet() {
+  static starpu_codelet codelet = make_tf32_codelet<TrsmArgs<float>>("trsm_tf32", trsm_cpu<float>,
+                                                                   TESSERA_IF_CUDA(trsm_cuda_tf32), {STARPU_R, STARPU_RW});
+  return &codelet;
+}
+
 }  // namespace
 
 template <class T>
@@ -121,7 +163,8 @@ void insert_trsm(const TaskContext& ctx, Side side, Trans trans, T alpha, const 
   args.uplo = form.uplo;
   args.trans = form.trans;
   args.alpha = alpha;
-  submit(ctx, trsm_codelet<T>(), args, {{L.handle, STARPU_R}, {B.handle, STARPU_RW}}, hints, B, L.j);
+  submit(ctx, codelet_for<T>(ctx, trsm_codelet<T>, trsm_tf32_codelet), args,
+         {{L.handle, STARPU_R}, {B.handle, STARPU_RW}}, hints, B, L.j);
 }
 
 #define TESSERA_INSTANTIATE(T)                                                                                        \

@@ -39,6 +39,7 @@
 
 #include "tessera/cholesky.hpp"
 #include "tessera/options.hpp"
+#include "tessera/refinement.hpp"
 #include "tessera/runtime.hpp"
 
 
@@ -233,5 +234,23 @@ int posv(Runtime& runtime, int n, int nrhs, T* A, int lda, T* B, int ldb, Stream
                     MatrixView<T>::on_device(n, nrhs, B, ldb, stream), options)
       .wait();
 }
+
+// X := A^{-1} B in mixed precision, as tessera::posv_refined (tessera/refinement.hpp) with A (n x n,
+// lda), B and X (n x nrhs) in the memory of one GPU, double precision; LAPACK's DSPOSV otherwise:
+// same INFO, ITER and convergence test, A unchanged when iter >= 0 and holding potrf's factor when
+// iter < 0. Here A is scaled to a unit diagonal before it is rounded, S A S with S = diag(1 /
+// sqrt(a_ii)) (no entry of an SPD matrix then exceeds 1 in magnitude, so values beyond single
+// precision's range in A do not by themselves send the solve to double precision), and the
+// corrections are S (S A S)^{-1} S r. The scaled matrix is factored through the tile DAG in single
+// precision (options.tensor_cores = TensorCores::tf32: its trailing updates on the tensor cores),
+// the triangular solves and the residuals (cuBLAS) on `stream`; a workspace of n x n floats and
+// a few vectors are taken from the stream's memory pool for the call. ITER -3 also where a diagonal
+// entry of A is not positive and finite (the double-precision factorization then reports it).
+// Returns once X (or A's factor and X) is complete. Misuse: InvalidArgument with LAPACK's positions
+// (uplo 1, n 2, nrhs 3, A 4, lda 5, B 6, ldb 7, X 8, ldx 9; B may share memory with A, X may not
+// share memory with either; all three on one GPU), as is FactorOptions::log_determinant.
+TESSERA_EXPORT RefinedSolve posv_refined(Runtime& runtime, int n, int nrhs, double* A, int lda, const double* B,
+                                         int ldb, double* X, int ldx, Stream stream,
+                                         const FactorOptions& options = {});
 
 }  // namespace tessera::device

@@ -32,6 +32,13 @@ enum class Mode { cpu, gpu, hybrid, automatic };
 // size from the perf models).
 enum class GpuKernels { vendor, custom, any };
 
+// The arithmetic of a real single-precision factorization's trailing updates (its gemm and syrk
+// tasks) on the GPUs: off, FP32 as stored; tf32, on the tensor cores with each operand rounded to
+// TF32 (8 bits of exponent, 10 of mantissa) and FP32 accumulation, several times FP32's (and
+// FP64's) throughput for a factor about as accurate as an FP16 one. Tasks on CPU workers compute
+// in FP32 either way. Meant for a factor that preconditions a refinement (posv_refined).
+enum class TensorCores { off, tf32 };
+
 // How a factorization is cut into tasks.
 //   tiles: one task per tile operation (potrf, trsm, syrk, gemm on nb x nb tiles): about nt^3 / 6
 //          tasks for nt tiles a side, the finest grain for the scheduler to spread.
@@ -217,6 +224,9 @@ struct TESSERA_EXPORT FactorOptions {
   int nb = 0;                  // tile size; 0 -> chosen per n, precision and mode
   Mode mode = Mode::automatic;  // see Mode; hybrid with no CUDA worker runs on the CPUs
   GpuKernels gpu_kernels = GpuKernels::any;
+  // Single-precision real matrices only (InvalidArgument otherwise), factored as tiles (grain
+  // tiles or automatic); posv_refined applies it to its single-precision factorization.
+  TensorCores tensor_cores = TensorCores::off;
   TaskGrain grain = TaskGrain::automatic;
   // Out of core: a matrix whose tiles need more than 90% of the memory StarPU may use on the
   // smallest GPU (in gpu and hybrid modes) is factored in panels of tile columns, each updated by
@@ -256,6 +266,8 @@ TESSERA_EXPORT Uplo parse_uplo(const std::string& name);
 TESSERA_EXPORT const char* to_string(Uplo uplo);
 TESSERA_EXPORT GpuKernels parse_gpu_kernels(const std::string& name);
 TESSERA_EXPORT const char* to_string(GpuKernels kernels);
+TESSERA_EXPORT TensorCores parse_tensor_cores(const std::string& name);
+TESSERA_EXPORT const char* to_string(TensorCores cores);
 TESSERA_EXPORT const char* to_string(TaskKind kind);
 TESSERA_EXPORT TaskGrain parse_task_grain(const std::string& name);
 TESSERA_EXPORT const char* to_string(TaskGrain grain);

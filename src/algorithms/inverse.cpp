@@ -9,7 +9,8 @@ namespace tessera::detail {
 // those tiles then multiplied by the diagonal tile's inverse from the left, and the diagonal tile
 // inverted. Row k is final after step k.
 template <class T>
-void insert_triangular_inverse(const TaskContext& ctx, const TileGrid& A, const SchedulingHints& hints) {
+void insert_triangular_inverse(const TaskContext& caller_ctx, const TileGrid& A, const SchedulingHints& hints) {
+  const TaskContext ctx = with_native_arithmetic(caller_ctx);
   const int nt = A.tile_rows();
   for (int k = 0; k < nt; ++k) {
     for (int m = k + 1; m < nt; ++m)
@@ -28,7 +29,8 @@ void insert_triangular_inverse(const TaskContext& ctx, const TileGrid& A, const 
 // row k's terms to the tiles above it (reading row k before it changes), then forms its own
 // L(k, k)^T L(k, n) and the diagonal tile's L(k, k)^T L(k, k).
 template <class T>
-void insert_triangle_product(const TaskContext& ctx, const TileGrid& A, const SchedulingHints& hints) {
+void insert_triangle_product(const TaskContext& caller_ctx, const TileGrid& A, const SchedulingHints& hints) {
+  const TaskContext ctx = with_native_arithmetic(caller_ctx);
   const int nt = A.tile_rows();
   for (int k = 0; k < nt; ++k) {
     for (int n = 0; n < k; ++n) {

@@ -5,10 +5,11 @@
 namespace tessera::detail {
 
 // Forward: L Y = B, column of tiles k after k. Backward: L^T X = Y, from the last tile row up;
-// (L^T)(i, k) = L(k, i)^T for i < k.
+// (L^T)(i, k) = L(k, i)^T for i < k. In the tiles' own arithmetic (with_native_arithmetic).
 template <class T>
-void insert_cholesky_solve(const TaskContext& ctx, const TileGrid& L, const TileGrid& B,
+void insert_cholesky_solve(const TaskContext& factor_ctx, const TileGrid& L, const TileGrid& B,
                            const SchedulingHints& hints) {
+  const TaskContext ctx = with_native_arithmetic(factor_ctx);
   const int nt = L.tile_rows();
   const int nr = B.tile_cols();
   for (int k = 0; k < nt; ++k)

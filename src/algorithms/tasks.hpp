@@ -57,6 +57,8 @@ struct TaskContext {
   const RuntimeResources* resources = nullptr;
   Mode mode = Mode::cpu;          // already resolved against the workers present
   GpuKernels gpu_kernels = GpuKernels::any;
+  // The arithmetic of real single-precision gemm and syrk tasks on CUDA workers.
+  TensorCores tensor_cores = TensorCores::off;
   // Set for the tiles of a matrix distributed over MPI ranks: every rank inserts every task, the
   // rank owning the tile a task writes runs it, and the runtime moves the tiles it reads. Null:
   // the tasks run in this process.
@@ -67,6 +69,13 @@ struct TaskContext {
   // (HostTiles::staged): copy_in and copy_out then go through them.
   StagingRing* staging = nullptr;
 };
+
+// The context of the work that keeps the tiles' own arithmetic (solves, inverses): tensor cores
+// are for the factorization's trailing updates.
+inline TaskContext with_native_arithmetic(TaskContext ctx) {
+  ctx.tensor_cores = TensorCores::off;
+  return ctx;
+}
 
 // The context of tiles in host memory beside a staged matrix's (a solve's right-hand sides).
 inline TaskContext without_staging(TaskContext ctx) {

@@ -207,6 +207,24 @@ int posv_device(const char* routine, char uplo, int n, int nrhs, T* A, int lda, 
   });
 }
 
+// The refined solve on the GPU: the host form's checks, then the C++ device API.
+int posv_refined_device(const char* routine, char uplo, int n, int nrhs, double* A, int lda, const double* B, int ldb,
+                        double* X, int ldx, int* iter, int tensor_cores, void* stream) {
+  tessera::ArgumentError error = tessera::posv_refined_argument_error<double>(uplo, n, nrhs, A, lda, B, ldb, X, ldx);
+  if (!error && iter == nullptr) error = {10, "iter", "must not be null"};
+  if (!error && tensor_cores != 0 && tensor_cores != 1) error = {11, "tensor_cores", "must be 0 or 1"};
+  return checked_call(routine, error, [&] {
+    *iter = 0;
+    if (n == 0) return 0;
+    FactorOptions options = options_for(uplo);
+    options.tensor_cores = tensor_cores ? tessera::TensorCores::tf32 : tessera::TensorCores::off;
+    const tessera::RefinedSolve result =
+        tessera::device::posv_refined(Runtime::shared(), n, nrhs, A, lda, B, ldb, X, ldx, as_stream(stream), options);
+    *iter = result.iter;
+    return result.info;
+  });
+}
+
 tessera::BatchOptions batch_options_for(char uplo) {
   const FactorOptions factor = options_for(uplo);
   tessera::BatchOptions options;
@@ -503,6 +521,11 @@ int tessera_dpotrs_device(char uplo, int n, int nrhs, const double* A, int lda, 
 }
 int tessera_spotrs_device(char uplo, int n, int nrhs, const float* A, int lda, float* B, int ldb, void* stream) {
   return potrs_device("tessera_spotrs_device", uplo, n, nrhs, A, lda, B, ldb, stream);
+}
+int tessera_dsposv_device(char uplo, int n, int nrhs, double* A, int lda, const double* B, int ldb, double* X, int ldx,
+                          int* iter, int tensor_cores, void* stream) {
+  return posv_refined_device("tessera_dsposv_device", uplo, n, nrhs, A, lda, B, ldb, X, ldx, iter, tensor_cores,
+                             stream);
 }
 int tessera_dposv_device(char uplo, int n, int nrhs, double* A, int lda, double* B, int ldb, void* stream) {
   return posv_device("tessera_dposv_device", uplo, n, nrhs, A, lda, B, ldb, stream);

@@ -10,6 +10,7 @@
 #include <string>
 
 #include "argument_errors.hpp"
+#include "device_checks.hpp"
 #include "operations.hpp"
 #include "plan_requests.hpp"
 #include "callers_stream.hpp"
@@ -22,35 +23,11 @@
 
 namespace tessera::device {
 
-namespace {
-
-std::string qualified(const char* routine) { return std::string("tessera::device::") + routine; }
-
-}  // namespace
-
 #ifdef TESSERA_HAVE_CUDA
 
 namespace {
 
 using detail::TileAccess;
-
-void require_cuda_workers(const char* routine, const Runtime& runtime) {
-  if (runtime.cuda_workers() == 0)
-    throw RuntimeError(qualified(routine) +
-                       ": the runtime has no CUDA worker, and a matrix in GPU memory needs one (no usable GPU, or "
-                       "TESSERA_NCUDA=0)");
-}
-
-// The GPU holding a matrix argument; host memory is an invalid argument at its LAPACK position.
-int device_holding(const char* routine, const void* matrix, const char* name, int position) {
-  const int device = detail::cuda_device_holding(matrix);
-  if (device < 0)
-    throw InvalidArgument(qualified(routine) + ": " + name + " (argument " + std::to_string(position) +
-                              ") is not device memory: the device API takes matrices in GPU memory (tessera::" +
-                              routine + " takes them in host memory)",
-                          position);
-  return device;
-}
 
 template <class T>
 std::unique_ptr<TileMatrix<T>> symmetric_view(Runtime& runtime, int n, int nb, T* matrix, int ld, int device) {

@@ -19,11 +19,6 @@ namespace tessera::detail {
 
 namespace {
 
-constexpr int kMostIterations = 30;  // LAPACK's ITERMAX
-constexpr int kNarrowingOverflowed = -2;
-constexpr int kSingleFactorizationFailed = -3;
-constexpr int kNotConverged = -kMostIterations - 1;
-
 // The single precision of a double-precision scalar type.
 template <class T>
 struct SinglePrecision;

@@ -10,6 +10,12 @@ namespace tessera::detail {
 
 using RuntimeSource = std::function<Runtime&()>;
 
+// LAPACK's ITER limits and reasons (xSPOSV's ITERMAX, and ITER < 0).
+constexpr int kMostIterations = 30;
+constexpr int kNarrowingOverflowed = -2;
+constexpr int kSingleFactorizationFailed = -3;
+constexpr int kNotConverged = -kMostIterations - 1;
+
 template <class T>
 RefinedSolve posv_refined(const RuntimeSource& runtime_of, const MatrixView<T>& A, const MatrixView<T>& B,
                           const MatrixView<T>& X, const FactorOptions& options);

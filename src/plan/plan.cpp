@@ -89,7 +89,7 @@ void choose_panels(const Machine& machine, const PlanRequest& r, Plan& p) {
 // the GPU already (tiles that must first come from host memory overlap their copies with the
 // tile graph instead).
 bool factors_resident_tiles_whole(const Machine& machine, const PlanRequest& r, const Plan& p) {
-  if (r.options.grain != TaskGrain::automatic || r.n > t.whole_resident_tiles_max_n || machine.cuda_devices != 1 ||
+  if (p.tensor_cores != TensorCores::off || r.options.grain != TaskGrain::automatic || r.n > t.whole_resident_tiles_max_n || machine.cuda_devices != 1 ||
       p.mode != Mode::gpu || p.panel_starts.size() > 1 || is_complex(r.precision))
     return false;
   const double gathered_bytes = double(r.n) * r.n * bytes_per_element(r.precision);
@@ -105,7 +105,7 @@ bool factors_device_matrix_whole(const Machine& machine, const PlanRequest& r, c
   // A complex matrix as one vendor call on the caller's stream only: the one task of the runtime
   // (with a trace) takes real scalars.
   if (is_complex(r.precision) && r.options.trace) return false;
-  return r.options.grain == TaskGrain::automatic && r.options.nb == 0 && r.n <= t.whole_device_matrix_max_n &&
+  return p.tensor_cores == TensorCores::off && r.options.grain == TaskGrain::automatic && r.options.nb == 0 && r.n <= t.whole_device_matrix_max_n &&
          machine.cuda_devices == 1 && p.runs_as_gpu_mode;
 }
 
@@ -329,6 +329,22 @@ void check_options(const FactorOptions& options) {
     throw InvalidArgument("out_of_core_panel_percent must be 0 (never) or 1 to 90, not " + std::to_string(percent));
 }
 
+// Tensor-core updates (FactorOptions::tensor_cores) are the tile tasks' gemm and syrk on real
+// single-precision tiles: refused for anything else rather than silently ignored.
+void plan_tensor_cores(const PlanRequest& r, Plan& p) {
+  if (r.options.tensor_cores == TensorCores::off) return;
+  if (r.precision != Precision::single_real)
+    throw InvalidArgument("tensor_cores takes real single-precision matrices (float); posv_refined applies it to its "
+                          "single-precision factor");
+  if (r.place == DataPlace::batch) throw InvalidArgument("tensor_cores applies to tile factorizations, not to batches");
+  if (r.options.grain == TaskGrain::block_columns || r.options.grain == TaskGrain::whole_matrix)
+    throw InvalidArgument(std::string("tensor_cores runs on tile tasks: grain tiles or automatic, not ") +
+                          to_string(r.options.grain));
+  p.tensor_cores = r.options.tensor_cores;
+  p.why.push_back(fmt::format("trailing updates on the GPUs' tensor cores ({} operands, FP32 accumulation)",
+                              to_string(p.tensor_cores)));
+}
+
 bool runs_on_calling_thread(const PlanRequest& r) {
   const bool host = r.place == DataPlace::host_array || (r.place == DataPlace::batch && r.n >= 0);
   const FactorOptions& o = r.options;
@@ -352,6 +368,7 @@ Plan plan(const Machine& machine, const PlanRequest& r) {
   if (is_complex(r.precision) && (r.options.grain == TaskGrain::block_columns || r.options.grain == TaskGrain::whole_matrix))
     throw InvalidArgument(std::string("grain ") + to_string(r.options.grain) +
                           " takes real scalars: complex matrices are factored as tiles (grain tiles or automatic)");
+  plan_tensor_cores(r, p);
   if (runs_on_calling_thread(r)) {
     p.mode = Mode::cpu;
     p.why.push_back(r.options.mode == Mode::cpu ? "mode cpu (asked for)" : "mode cpu (automatic: small work)");

@@ -79,6 +79,7 @@ struct Plan {
   bool runs_as_gpu_mode = false;  // gpu mode, or hybrid where auto runs gpu mode (see below)
   bool hybrid_without_gpu = false;  // hybrid asked for, no CUDA worker: runs on the CPUs
   int nb = 0;
+  TensorCores tensor_cores = TensorCores::off;  // the trailing updates' arithmetic on GPU workers
   Path path = Path::tiles;
   TaskGrain grain = TaskGrain::automatic;
   std::vector<int> panel_starts;  // out-of-core panels (more than one: the matrix cut)

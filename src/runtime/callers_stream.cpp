@@ -7,6 +7,8 @@
 #include <cuda_runtime.h>
 
 #include <algorithm>
+#include <cfloat>
+#include <cmath>
 #include <cstddef>
 #include <memory>
 #include <mutex>
@@ -20,6 +22,7 @@
 #include "kernels/cuda/matrix_utils.hpp"
 #include "kernels/cuda/stream_memory.hpp"
 #include "kernels/cuda/batched_kernels.hpp"
+#include "kernels/cuda/refinement.hpp"
 #include "kernels/cuda/vendor.hpp"
 #include "runtime_resources.hpp"
 
@@ -43,8 +46,8 @@ struct StreamSolvers {
   // the next allocation), it cost a large share of a call at moderate orders.
   void* workspace = nullptr;
   std::size_t workspace_bytes = 0;
-  // An upper-stored matrix's lower copy (its n x n workspace), kept between calls for the same
-  // reason while it is at most 1/kTransposedShareOfMemory of the GPU's memory: taken afresh at
+  // An upper-stored matrix's lower copy (its n x n workspace), or a refined solve's
+  // single-precision matrix, kept between calls for the same reason while it is at most 1/kTransposedShareOfMemory of the GPU's memory: taken afresh at
   // each call, it made upper storage clearly slower than lower; kept, upper runs within about 5%
   // of lower (docs/gpu-performance.md, section "The main table").
   static constexpr std::size_t kTransposedShareOfMemory = 16;
@@ -285,6 +288,134 @@ void potrs_on_callers_stream(const Runtime& runtime, int device, Uplo uplo, int 
   cuda::vendor::trsm(handles->blas, true, triangle, second, n, nrhs, T(1), A, lda, B, ldb);
   handles->enqueued(stream);
   TESSERA_CUDA_CHECK(cudaStreamSynchronize(stream));
+}
+
+
+// ---- RefinementOnStream ------------------------------------------------------------------------
+
+struct RefinementOnStream::State {
+  int device;
+  char uplo;
+  int n, nrhs;
+  const double* A;
+  int lda;
+  const double* B;
+  int ldb;
+  double* X;
+  int ldx;
+  cudaStream_t stream;
+  // Held for the whole solve: its kept n x n workspace holds the single-precision matrix.
+  StreamSolverPool::Lease handles;
+  std::optional<cuda::StreamBuffer<float>> own_single;  // where that workspace is not kept
+  float* single = nullptr;                              // S A S, n x n
+  cuda::StreamBuffer<float> rhs;                        // S R in single precision, n x nrhs
+  cuda::StreamBuffer<double> residual;                  // n x nrhs
+  cuda::StreamBuffer<double> scale;                     // S's diagonal
+  cuda::StreamBuffer<double> largest;                   // per column: max |r|, then max |x|
+  cuda::StreamBuffer<double> row_sums;                  // of |A|, for its infinity norm
+  cuda::StreamBuffer<int> flags;
+
+  State(const Runtime& rt, int dev, Uplo u, int n_, int nrhs_, const double* A_, int lda_, const double* B_, int ldb_,
+        double* X_, int ldx_, cudaStream_t s)
+      : device(dev), uplo(u == Uplo::lower ? 'L' : 'U'), n(n_), nrhs(nrhs_), A(A_), lda(lda_), B(B_), ldb(ldb_),
+        X(X_), ldx(ldx_), stream(s), handles(lease_handles(rt, dev)), rhs(std::size_t(n_) * nrhs_, s),
+        residual(std::size_t(n_) * nrhs_, s), scale(n_, s), largest(2 * std::size_t(nrhs_) + 1, s), row_sums(n_, s),
+        flags(1, s) {
+    handles->bind(stream);
+    const std::size_t elements = std::size_t(n) * n;
+    single = static_cast<float*>(handles->kept_transposed_of(sizeof(float) * elements, stream));
+    if (!single) single = own_single.emplace(elements, stream).data();
+  }
+  // Marks the end of the handles' use (StreamSolvers::enqueued, which may throw).
+  ~State() { cudaEventRecord(handles->done, stream); }
+
+  void clear_flags() const { TESSERA_CUDA_CHECK(cudaMemsetAsync(flags.data(), 0, sizeof(int), stream)); }
+  // The host's copy of `count` values once the work on the stream is done.
+  template <class T>
+  std::vector<T> read(const T* values, std::size_t count) const {
+    std::vector<T> host(count);
+    TESSERA_CUDA_CHECK(cudaMemcpyAsync(host.data(), values, sizeof(T) * count, cudaMemcpyDeviceToHost, stream));
+    TESSERA_CUDA_CHECK(cudaStreamSynchronize(stream));
+    return host;
+  }
+};
+
+RefinementOnStream::RefinementOnStream(const Runtime& runtime, int device, Uplo uplo, int n, int nrhs, const double* A,
+                                       int lda, const double* B, int ldb, double* X, int ldx, void* stream) {
+  const CurrentDevice current(device);
+  state_ = std::make_unique<State>(runtime, device, uplo, n, nrhs, A, lda, B, ldb, X, ldx,
+                                   static_cast<cudaStream_t>(stream));
+}
+
+RefinementOnStream::~RefinementOnStream() {
+  if (!state_) return;
+  int previous = 0;
+  const bool switched = cudaGetDevice(&previous) == cudaSuccess && cudaSetDevice(state_->device) == cudaSuccess;
+  state_.reset();
+  if (switched) cudaSetDevice(previous);
+}
+
+float* RefinementOnStream::single_matrix() const { return state_->single; }
+int RefinementOnStream::single_ld() const { return state_->n; }
+
+RefinementOnStream::Narrowing RefinementOnStream::narrow_matrix() {
+  State& s = *state_;
+  const CurrentDevice current(s.device);
+  s.clear_flags();
+  cuda::scale_and_narrow(s.uplo, s.n, s.A, s.lda, s.scale.data(), s.single, s.n, s.row_sums.data(), s.flags.data(),
+                         s.stream);
+  const int flags = s.read(s.flags.data(), 1)[0];
+  if (flags & cuda::kDiagonalNotPositive) return Narrowing::diagonal_not_positive;
+  if (flags & cuda::kScaledOverflow) return Narrowing::overflowed;
+  return Narrowing::done;
+}
+
+double RefinementOnStream::convergence_bound() {
+  State& s = *state_;
+  const CurrentDevice current(s.device);
+  cuda::largest_magnitudes(s.n, 1, s.row_sums.data(), s.n, s.largest.data(), s.stream);
+  return s.read(s.largest.data(), 1)[0] * DBL_EPSILON * std::sqrt(double(s.n));
+}
+
+bool RefinementOnStream::correct(bool first) {
+  State& s = *state_;
+  const CurrentDevice current(s.device);
+  s.clear_flags();
+  cuda::narrow_scaled(s.n, s.nrhs, s.scale.data(), first ? s.B : s.residual.data(), first ? s.ldb : s.n, s.rhs.data(),
+                      s.n, s.flags.data(), s.stream);
+  // A_s = L L^T: L^{-T} L^{-1} (S r). The handles are bound again: the factorization between
+  // may have used the stream with others.
+  s.handles->bind(s.stream);
+  if (s.nrhs == 1) {
+    cuda::vendor::trsv_lower_blocked(s.handles->blas, Trans::no, s.n, s.single, s.n, s.rhs.data());
+    cuda::vendor::trsv_lower_blocked(s.handles->blas, Trans::transpose, s.n, s.single, s.n, s.rhs.data());
+  } else {
+    cuda::vendor::trsm(s.handles->blas, true, 'L', Trans::no, s.n, s.nrhs, 1.0f, s.single, s.n, s.rhs.data(), s.n);
+    cuda::vendor::trsm(s.handles->blas, true, 'L', Trans::transpose, s.n, s.nrhs, 1.0f, s.single, s.n, s.rhs.data(),
+                       s.n);
+  }
+  cuda::widen_scaled(!first, s.n, s.nrhs, s.scale.data(), s.rhs.data(), s.n, s.X, s.ldx, s.stream);
+  return (s.read(s.flags.data(), 1)[0] & cuda::kScaledOverflow) == 0;
+}
+
+bool RefinementOnStream::converged(double bound) {
+  State& s = *state_;
+  const CurrentDevice current(s.device);
+  TESSERA_CUDA_CHECK(cudaMemcpy2DAsync(s.residual.data(), sizeof(double) * s.n, s.B, sizeof(double) * s.ldb,
+                                       sizeof(double) * s.n, s.nrhs, cudaMemcpyDeviceToDevice, s.stream));
+  const double minus_one = -1, one = 1;
+  if (s.nrhs == 1)
+    TESSERA_CUBLAS_CHECK(cublasDsymv(s.handles->blas, cuda::vendor::fill(s.uplo), s.n, &minus_one, s.A, s.lda, s.X, 1,
+                                     &one, s.residual.data(), 1));
+  else
+    TESSERA_CUBLAS_CHECK(cublasDsymm(s.handles->blas, CUBLAS_SIDE_LEFT, cuda::vendor::fill(s.uplo), s.n, s.nrhs,
+                                     &minus_one, s.A, s.lda, s.X, s.ldx, &one, s.residual.data(), s.n));
+  cuda::largest_magnitudes(s.n, s.nrhs, s.residual.data(), s.n, s.largest.data(), s.stream);
+  cuda::largest_magnitudes(s.n, s.nrhs, s.X, s.ldx, s.largest.data() + s.nrhs, s.stream);
+  const std::vector<double> largest = s.read(s.largest.data(), 2 * std::size_t(s.nrhs));
+  for (int j = 0; j < s.nrhs; ++j)
+    if (largest[j] > largest[s.nrhs + j] * bound) return false;  // a NaN passes, as in LAPACK
+  return true;
 }
 
 #define TESSERA_INSTANTIATE(T)                                                                                  \

@@ -9,6 +9,8 @@
 
 #ifdef TESSERA_HAVE_CUDA
 
+#include <memory>
+
 #include "tessera/options.hpp"
 #include "tessera/runtime.hpp"
 
@@ -43,6 +45,37 @@ void potrf_stack_on_callers_stream_async(const Runtime& runtime, int device, Upl
 template <class T>
 void potrs_on_callers_stream(const Runtime& runtime, int device, Uplo uplo, int n, int nrhs, const T* A, int lda, T* B,
                              int ldb, void* stream);
+
+// The GPU's steps of a refined solve (device::posv_refined) of a double-precision A (n x n, lda,
+// its triangle uplo), B and X (n x nrhs) on `device`, on `stream` with the runtime's handles
+// (kernels/cuda/refinement.hpp says how A is scaled). The single-precision matrix is a workspace
+// of n x n floats taken from the stream's pool for the object's life; the caller factors it in
+// place (its lower triangle) between narrow_matrix and the first correct.
+class RefinementOnStream {
+ public:
+  RefinementOnStream(const Runtime& runtime, int device, Uplo uplo, int n, int nrhs, const double* A, int lda,
+                     const double* B, int ldb, double* X, int ldx, void* stream);
+  ~RefinementOnStream();
+  RefinementOnStream(const RefinementOnStream&) = delete;
+  RefinementOnStream& operator=(const RefinementOnStream&) = delete;
+
+  enum class Narrowing { done, overflowed, diagonal_not_positive };
+  // The single-precision matrix := S A S (its lower triangle); waits for it.
+  Narrowing narrow_matrix();
+  float* single_matrix() const;
+  int single_ld() const;
+  // LAPACK's convergence bound: ||A||_inf eps sqrt(n) (eps of double), after narrow_matrix.
+  double convergence_bound();
+  // first: X := A_s^{-1} B through the single-precision factor; then X += A_s^{-1} R with the last
+  // residual. False where the right-hand side overflowed single precision (X unspecified).
+  bool correct(bool first);
+  // R := B - A X; whether every column has converged (LAPACK's test against `bound`).
+  bool converged(double bound);
+
+ private:
+  struct State;
+  std::unique_ptr<State> state_;
+};
 
 }  // namespace tessera::detail
 

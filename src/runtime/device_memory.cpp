@@ -157,6 +157,13 @@ void write_int_on_stream(int* destination, int value, void* stream) {
   TESSERA_CUDA_CHECK(cudaMemcpyAsync(destination, &value, sizeof(int), cudaMemcpyHostToDevice, as_stream(stream)));
 }
 
+void copy_matrix_on_stream(int rows, int cols, std::size_t element_bytes, const void* src, int lds, void* dst, int ldd,
+                           void* stream) {
+  if (rows <= 0 || cols <= 0) return;
+  TESSERA_CUDA_CHECK(cudaMemcpy2DAsync(dst, element_bytes * ldd, src, element_bytes * lds, element_bytes * rows, cols,
+                                       cudaMemcpyDeviceToDevice, as_stream(stream)));
+}
+
 namespace {
 
 // One value of type Value that `enqueue(value_on_device, stream)` writes in device memory of the

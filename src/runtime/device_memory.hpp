@@ -26,6 +26,11 @@ void synchronize_stream(void* stream);
 // *destination (device memory) := value, in the order of `stream`; returns without waiting for it.
 void write_int_on_stream(int* destination, int value, void* stream);
 
+// dst (rows x cols, ldd) := src (lds), both of elements of `element_bytes` in device memory, in the
+// order of `stream`, without waiting.
+void copy_matrix_on_stream(int rows, int cols, std::size_t element_bytes, const void* src, int lds, void* dst, int ldd,
+                           void* stream);
+
 // L (n x n, leading dimension ldl, on `device`) := the lower triangle of the matrix whose element
 // (i, j) lies at A + i * row_stride + j * col_stride (on `device`), zeros above the diagonal; in the
 // order of `stream`, without waiting.

@@ -144,6 +144,15 @@ GpuKernels parse_gpu_kernels(const std::string& name) {
   throw InvalidArgument("unknown GPU kernel choice '" + name + "' (expected vendor, custom or any)");
 }
 
+TensorCores parse_tensor_cores(const std::string& name) {
+  const std::string s = lower_case(name);
+  if (s == "off") return TensorCores::off;
+  if (s == "tf32") return TensorCores::tf32;
+  throw InvalidArgument("unknown tensor-core arithmetic '" + name + "' (expected off or tf32)");
+}
+
+const char* to_string(TensorCores cores) { return cores == TensorCores::tf32 ? "tf32" : "off"; }
+
 TaskGrain parse_task_grain(const std::string& name) {
   const std::string s = lower_case(name);
   if (s == "tiles") return TaskGrain::tiles;

@@ -77,6 +77,7 @@ TaskContext make_context(Runtime& runtime, Submission& submission, Mode requeste
 TaskContext make_context(Runtime& runtime, Submission& submission, const Plan& plan, GpuKernels kernels) {
   TaskContext ctx{&submission, &runtime.resources(), plan.mode, kernels};
   ctx.gpu_owners = plan.gpu_owners;
+  ctx.tensor_cores = plan.tensor_cores;
   return ctx;
 }
 

@@ -3,10 +3,13 @@
 #pragma once
 
 #include <cuda_runtime.h>
+#include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cstring>
 #include <limits>
 #include <string>
+#include <vector>
 
 namespace tessera::test {
 
@@ -21,6 +24,38 @@ inline std::string missing_gpu_reason() {
   if (count == 0) return "cudaGetDeviceCount returned 0";
   return {};
 }
+
+// Skips the test, with the reason, where no CUDA device can be used.
+#define TESSERA_REQUIRE_CUDA_DEVICE()                                             \
+  do {                                                                            \
+    const std::string why_ = ::tessera::test::missing_gpu_reason();               \
+    if (!why_.empty()) GTEST_SKIP() << "no CUDA device: " << why_;                \
+  } while (0)
+
+// A host vector's copy in GPU memory, freed with the object.
+template <class T>
+class DeviceBuffer {
+ public:
+  explicit DeviceBuffer(const std::vector<T>& host) : count_(host.size()) {
+    if (cudaMalloc(&data_, std::max<std::size_t>(count_, 1) * sizeof(T)) != cudaSuccess ||
+        cudaMemcpy(data_, host.data(), count_ * sizeof(T), cudaMemcpyHostToDevice) != cudaSuccess)
+      ADD_FAILURE() << "cannot copy " << count_ << " elements to the GPU";
+  }
+  ~DeviceBuffer() { cudaFree(data_); }
+  DeviceBuffer(const DeviceBuffer&) = delete;
+  DeviceBuffer& operator=(const DeviceBuffer&) = delete;
+  T* get() const { return data_; }
+  std::vector<T> to_host() const {
+    std::vector<T> host(count_);
+    if (cudaMemcpy(host.data(), data_, count_ * sizeof(T), cudaMemcpyDeviceToHost) != cudaSuccess)
+      ADD_FAILURE() << "cannot copy " << count_ << " elements from the GPU";
+    return host;
+  }
+
+ private:
+  std::size_t count_;
+  T* data_ = nullptr;
+};
 
 template <class T>
 constexpr double eps() {

@@ -26,12 +26,6 @@ using namespace tessera::test;  // kernel_test_support.hpp
 
 namespace {
 
-#define REQUIRE_CUDA_DEVICE()                                                      \
-  do {                                                                             \
-    const std::string why_ = missing_gpu_reason();                                 \
-    if (!why_.empty()) GTEST_SKIP() << "no CUDA device: " << why_;                 \
-  } while (0)
-
 // TESSERA_TILE_TEST_QUICK=1 keeps the small cases only (for runs under compute-sanitizer).
 bool quick() {
   const char* v = std::getenv("TESSERA_TILE_TEST_QUICK");
@@ -181,7 +175,7 @@ const Mnk kGemmSizes[] = {{1, 1, 1},     {2, 3, 1},     {1, 7, 5},      {5, 1, 3
                           {512, 512, 512}};
 
 TYPED_TEST(TileKernelTyped, GemmDefaultConfigMatchesReference) {
-  REQUIRE_CUDA_DEVICE();
+  TESSERA_REQUIRE_CUDA_DEVICE();
   std::uint64_t seed = 100;
   for (const Mnk& s : kGemmSizes) {
     if (quick() && std::max({s.m, s.n, s.k}) > kQuickMax) continue;
@@ -190,7 +184,7 @@ TYPED_TEST(TileKernelTyped, GemmDefaultConfigMatchesReference) {
 }
 
 TYPED_TEST(TileKernelTyped, GemmEveryShapeMatchesReference) {
-  REQUIRE_CUDA_DEVICE();
+  TESSERA_REQUIRE_CUDA_DEVICE();
   std::uint64_t seed = 200;
   for (const tk::TileKernelConfig& cfg :
        tk::tile_kernel_candidates(tessera::precision_of<TypeParam>(), "gemm", 256))
@@ -201,7 +195,7 @@ TYPED_TEST(TileKernelTyped, GemmEveryShapeMatchesReference) {
 }
 
 TYPED_TEST(TileKernelTyped, SyrkLowerOnlyMatchesReference) {
-  REQUIRE_CUDA_DEVICE();
+  TESSERA_REQUIRE_CUDA_DEVICE();
   std::uint64_t seed = 300;
   std::vector<tk::TileKernelConfig> cfgs = {tk::TileKernelConfig{}};
   for (const auto& c : tk::tile_kernel_candidates(tessera::precision_of<TypeParam>(), "syrk", 256)) cfgs.push_back(c);
@@ -264,7 +258,7 @@ void check_trsm(int m, int n, const tk::TileKernelConfig& cfg, int pad, std::uin
 }
 
 TYPED_TEST(TileKernelTyped, TrsmDefaultConfigSolves) {
-  REQUIRE_CUDA_DEVICE();
+  TESSERA_REQUIRE_CUDA_DEVICE();
   std::uint64_t seed = 400;
   for (const auto& mn : {std::pair{1, 1}, std::pair{2, 2}, std::pair{1, 5}, std::pair{7, 3},
                          std::pair{31, 32}, std::pair{33, 33}, std::pair{64, 64},
@@ -276,7 +270,7 @@ TYPED_TEST(TileKernelTyped, TrsmDefaultConfigSolves) {
 }
 
 TYPED_TEST(TileKernelTyped, TrsmEveryVariantSolves) {
-  REQUIRE_CUDA_DEVICE();
+  TESSERA_REQUIRE_CUDA_DEVICE();
   std::uint64_t seed = 500;
   for (const tk::TileKernelConfig& cfg :
        tk::tile_kernel_candidates(tessera::precision_of<TypeParam>(), "trsm", 256))
@@ -358,7 +352,7 @@ std::vector<tk::TileKernelConfig> potf2_configs() {
 }
 
 TYPED_TEST(TileKernelTyped, Potf2FactorsSpdTiles) {
-  REQUIRE_CUDA_DEVICE();
+  TESSERA_REQUIRE_CUDA_DEVICE();
   std::uint64_t seed = 600;
   for (const tk::TileKernelConfig& cfg : potf2_configs())
     for (int n : {1, 2, 3, 7, 16, 17, 31, 32, 33, 47, 48, 63, 64, 65, 96, 127, 128, 129, 161, 200, 300}) {
@@ -368,7 +362,7 @@ TYPED_TEST(TileKernelTyped, Potf2FactorsSpdTiles) {
 }
 
 TYPED_TEST(TileKernelTyped, Potf2LargeTilesDefaultConfig) {
-  REQUIRE_CUDA_DEVICE();
+  TESSERA_REQUIRE_CUDA_DEVICE();
   std::uint64_t seed = 700;
   for (int n : {256, 383, 512, 700}) {
     if (quick() && n > 256) continue;
@@ -410,7 +404,7 @@ void check_potf2_info(int n, int bad, bool use_nan, const tk::TileKernelConfig& 
 }
 
 TYPED_TEST(TileKernelTyped, Potf2ReportsFirstBadPivot) {
-  REQUIRE_CUDA_DEVICE();
+  TESSERA_REQUIRE_CUDA_DEVICE();
   std::uint64_t seed = 800;
   for (const tk::TileKernelConfig& cfg : potf2_configs()) {
     for (int n : {1, 5, 40, 100, 300}) {
@@ -429,7 +423,7 @@ TYPED_TEST(TileKernelTyped, Potf2ReportsFirstBadPivot) {
 // Variant 3 at its largest tile (64 block columns, thousands of tasks), a failing pivot near the
 // end, and the order it refuses.
 TYPED_TEST(TileKernelTyped, Potf2DataflowLargestTile) {
-  REQUIRE_CUDA_DEVICE();
+  TESSERA_REQUIRE_CUDA_DEVICE();
   tk::TileKernelConfig cfg;
   cfg.variant = 3, cfg.ib = 32, cfg.tile = 96, cfg.threads = 128, cfg.crossover = 128;
   check_potf2<TypeParam>(2048, cfg, 3, 1000);
@@ -443,7 +437,7 @@ TYPED_TEST(TileKernelTyped, Potf2DataflowLargestTile) {
 }
 
 TYPED_TEST(TileKernelTyped, Potf2WorkspaceOverloadMatchesPool) {
-  REQUIRE_CUDA_DEVICE();
+  TESSERA_REQUIRE_CUDA_DEVICE();
   const int n = 333;
   std::mt19937_64 rng(900);
   const std::vector<double> A = random_spd(n, rng);
@@ -467,7 +461,7 @@ TYPED_TEST(TileKernelTyped, Potf2WorkspaceOverloadMatchesPool) {
 // ---- argument checks and the tuning table --------------------------------------------------
 
 TEST(TileKernelArguments, RejectsBadLeadingDimensions) {
-  REQUIRE_CUDA_DEVICE();
+  TESSERA_REQUIRE_CUDA_DEVICE();
   double* p = reinterpret_cast<double*>(std::uintptr_t{256});  // never dereferenced
   EXPECT_THROW(tk::gemm_nt<double>(10, 10, 10, p, 9, p, 10, p, 10, nullptr), tessera::InvalidArgument);
   EXPECT_THROW(tk::syrk_ln<double>(10, 4, p, 10, p, 9, nullptr), tessera::InvalidArgument);

@@ -200,7 +200,24 @@ __global__ void none_found_is_zero_kernel(int n, int* first) {
   if (*first == n + 1) *first = 0;
 }
 
+__global__ void update_triangle_kernel(Triangle t, int n, float alpha, const float* W, int ldw, float beta, float* C,
+                                       int ldc) {
+  const int i = blockIdx.x * blockDim.x + threadIdx.x;
+  const int j = blockIdx.y;
+  if (i >= n || !in_triangle(t, i, j)) return;
+  float& c = C[i + static_cast<long>(j) * ldc];
+  c = alpha * W[i + static_cast<long>(j) * ldw] + beta * c;
+}
+
 }  // namespace
+
+void update_triangle(Triangle t, int n, float alpha, const float* W, int ldw, float beta, float* C, int ldc,
+                     cudaStream_t stream) {
+  if (n <= 0) return;
+  update_triangle_kernel<<<dim3(static_cast<unsigned>((n + 255) / 256), static_cast<unsigned>(n)), 256, 0, stream>>>(
+      t, n, alpha, W, ldw, beta, C, ldc);
+  TESSERA_CUDA_CHECK_LAUNCH();
+}
 
 template <class T>
 void first_zero_diagonal(int n, const T* A, int ld, int* first, cudaStream_t stream) {

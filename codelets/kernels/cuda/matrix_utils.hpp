@@ -34,6 +34,10 @@ void copy_blocks(const BlockCopy<T>* copies, int count, cudaStream_t stream);
 // Which triangle (diagonal included) of an n x n matrix an operation writes.
 enum class Triangle { lower, upper };
 
+// The triangle `t` of C := alpha W + beta C (both n x n); nothing else of C is written.
+void update_triangle(Triangle t, int n, float alpha, const float* W, int ldw, float beta, float* C, int ldc,
+                     cudaStream_t stream);
+
 // The triangle `to` of dst := the opposite triangle of src, transposed: dst(i, j) = src(j, i) for
 // every (i, j) in `to`; nothing else of either matrix is read or written. src and dst must not
 // overlap, except src == dst with lds == ldd: the other triangle is then moved onto `to` in place

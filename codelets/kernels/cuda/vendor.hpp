@@ -5,6 +5,7 @@
 #include <cublas_v2.h>
 #include <cusolverDn.h>
 
+#include <algorithm>
 #include <complex>
 #include <cstddef>
 
@@ -220,6 +221,68 @@ inline void gemm(cublasHandle_t h, Trans transa, Trans transb, int m, int n, int
 inline void gemm(cublasHandle_t h, Trans transa, Trans transb, int m, int n, int k, float alpha, const float* A,
                  int lda, const float* B, int ldb, float beta, float* C, int ldc) {
   TESSERA_CUBLAS_CHECK(cublasSgemm(h, op(transa), op(transb), m, n, k, &alpha, A, lda, B, ldb, &beta, C, ldc));
+}
+
+// gemm and syrk of FP32 matrices on the tensor cores: each operand rounded to TF32 inside the
+// product, FP32 accumulation and result (FactorOptions::tensor_cores).
+inline void gemm_tf32(cublasHandle_t h, Trans transa, Trans transb, int m, int n, int k, float alpha, const float* A,
+                      int lda, const float* B, int ldb, float beta, float* C, int ldc) {
+  TESSERA_CUBLAS_CHECK(cublasGemmEx(h, op(transa), op(transb), m, n, k, &alpha, A, CUDA_R_32F, lda, B, CUDA_R_32F, ldb,
+                                    &beta, C, CUDA_R_32F, ldc, CUBLAS_COMPUTE_32F_FAST_TF32, CUBLAS_GEMM_DEFAULT));
+}
+
+// The handle's math mode set for a scope, then restored (the handle is shared by a worker's tasks).
+class MathModeScope {
+ public:
+  MathModeScope(cublasHandle_t h, cublasMath_t mode) : h_(h) {
+    TESSERA_CUBLAS_CHECK(cublasGetMathMode(h_, &saved_));
+    TESSERA_CUBLAS_CHECK(cublasSetMathMode(h_, mode));
+  }
+  ~MathModeScope() { cublasSetMathMode(h_, saved_); }
+  MathModeScope(const MathModeScope&) = delete;
+  MathModeScope& operator=(const MathModeScope&) = delete;
+
+ private:
+  cublasHandle_t h_;
+  cublasMath_t saved_ = CUBLAS_DEFAULT_MATH;
+};
+
+// x := L^{-1} x (trans no) or L^{-T} x (L n x n lower, FP32) by blocks of columns: cuBLAS's trsv on
+// each diagonal block and gemv with the block below it, which reads the triangle at gemv's
+// bandwidth (cuBLAS's trsv on the whole triangle reads it several times slower).
+inline void trsv_lower_blocked(cublasHandle_t h, Trans trans, int n, const float* L, int ldl, float* x) {
+  constexpr int kBlock = 512;
+  const float minus_one = -1, one = 1;
+  const std::size_t ld = static_cast<std::size_t>(ldl);
+  const auto diagonal_solve = [&](int k0, int kb) {
+    TESSERA_CUBLAS_CHECK(cublasStrsv(h, CUBLAS_FILL_MODE_LOWER, op(trans), CUBLAS_DIAG_NON_UNIT, kb, L + k0 + k0 * ld,
+                                     ldl, x + k0, 1));
+  };
+  if (trans == Trans::no) {
+    for (int k0 = 0; k0 < n; k0 += kBlock) {
+      const int kb = std::min(kBlock, n - k0), rest = n - k0 - kb;
+      diagonal_solve(k0, kb);
+      if (rest > 0)
+        TESSERA_CUBLAS_CHECK(cublasSgemv(h, CUBLAS_OP_N, rest, kb, &minus_one, L + (k0 + kb) + k0 * ld, ldl, x + k0, 1,
+                                         &one, x + k0 + kb, 1));
+    }
+    return;
+  }
+  for (int k0 = (n - 1) / kBlock * kBlock; k0 >= 0; k0 -= kBlock) {
+    const int kb = std::min(kBlock, n - k0), rest = n - k0 - kb;
+    if (rest > 0)
+      TESSERA_CUBLAS_CHECK(cublasSgemv(h, CUBLAS_OP_T, rest, kb, &minus_one, L + (k0 + kb) + k0 * ld, ldl, x + k0 + kb,
+                                       1, &one, x + k0, 1));
+    diagonal_solve(k0, kb);
+  }
+}
+
+// B := alpha op(L)^{-1} B or alpha B op(L)^{-1} in FP32 under TF32 math mode: cuBLAS's blocked
+// solve may run its products on the tensor cores.
+inline void trsm_tf32(cublasHandle_t h, bool left, char uplo, Trans trans, int m, int n, float alpha, const float* L,
+                      int ldl, float* B, int ldb) {
+  const MathModeScope tf32(h, CUBLAS_TF32_TENSOR_OP_MATH);
+  trsm(h, left, uplo, trans, m, n, alpha, L, ldl, B, ldb);
 }
 
 // dst (rows x cols) := src^T, src being cols x rows (cuBLAS geam; dst must not overlap src).

@@ -1,0 +1,286 @@
+// Mixed-precision solves of matrices resident in GPU memory (tessera::device::posv_refined), in
+// one warm process against the FP64 solves in the same run: cuSOLVER's dpotrf + dpotrs and
+// Tessera's device::posv. The refined solve factors in FP32 as stored and with its trailing
+// updates on the tensor cores (TF32 operands, FP32 accumulation).
+//
+// A = G G^T / n + delta I with G standard normal (cuRAND), delta = 4 / cond: its spectrum lies in
+// about [delta, 4 + delta], so cond is about the condition number asked for. Lower storage; B
+// standard normal. Every figure is the median of --repetitions calls after one warm-up, each call
+// on a fresh copy of A (not timed) and timed from the call to the solution complete in GPU memory.
+// "berr" is the normwise backward error max_j ||b_j - A x_j||_inf / (||A||_inf ||x_j||_inf +
+// ||b_j||_inf) in units of n eps (a double-precision solve: about 1 or less).
+// With --trace, one more TF32 factorization per order is traced: its plan, and per task kind the
+// count and time on the workers, against the factorization's span.
+//   bench_gpu_refined_solve [--sizes 8192,16384,30000] [--conds 1e2,1e6] [--nrhs 1,16]
+//                           [--repetitions 3] [--nb 0] [--trace]
+#include <cublas_v2.h>
+#include <cuda_runtime.h>
+#include <curand.h>
+#include <cusolverDn.h>
+#include <fmt/core.h>
+
+#include <algorithm>
+#include <cfloat>
+#include <map>
+#include <memory>
+#include <chrono>
+#include <cmath>
+#include <cstdlib>
+#include <string>
+#include <vector>
+
+#include "bench_support.hpp"
+#include "kernels/cuda/check.hpp"
+#include "kernels/cuda/refinement.hpp"
+#include "tessera/device.hpp"
+#include "tessera/tessera.hpp"
+
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+template <class T>
+class Buffer {
+ public:
+  explicit Buffer(std::size_t count) : count_(count) {
+    TESSERA_CUDA_CHECK(cudaMalloc(reinterpret_cast<void**>(&data_), std::max<std::size_t>(count, 1) * sizeof(T)));
+  }
+  ~Buffer() { cudaFree(data_); }
+  Buffer(const Buffer&) = delete;
+  Buffer& operator=(const Buffer&) = delete;
+  T* get() const { return data_; }
+  std::size_t bytes() const { return count_ * sizeof(T); }
+
+ private:
+  std::size_t count_;
+  T* data_ = nullptr;
+};
+
+struct Handles {
+  cublasHandle_t blas;
+  cusolverDnHandle_t solver;
+  curandGenerator_t random;
+  Handles() {
+    TESSERA_CUBLAS_CHECK(cublasCreate(&blas));
+    TESSERA_CUSOLVER_CHECK(cusolverDnCreate(&solver));
+    if (curandCreateGenerator(&random, CURAND_RNG_PSEUDO_DEFAULT) != CURAND_STATUS_SUCCESS)
+      throw std::runtime_error("curandCreateGenerator failed");
+    curandSetPseudoRandomGeneratorSeed(random, 2026);
+  }
+  ~Handles() {
+    curandDestroyGenerator(random);
+    cusolverDnDestroy(solver);
+    cublasDestroy(blas);
+  }
+};
+
+void normal(Handles& h, double* x, std::size_t count) {
+  if (curandGenerateNormalDouble(h.random, x, count + (count & 1), 0.0, 1.0) != CURAND_STATUS_SUCCESS)
+    throw std::runtime_error("curandGenerateNormalDouble failed");
+}
+
+// A (lower triangle) := G G^T / n + (4 / cond) I.
+void make_matrix(Handles& h, int n, double cond, double* A) {
+  const std::size_t nn = std::size_t(n) * n;
+  Buffer<double> G(nn + 1);
+  normal(h, G.get(), nn);
+  const double alpha = 1.0 / n, beta = 0;
+  TESSERA_CUBLAS_CHECK(cublasDsyrk(h.blas, CUBLAS_FILL_MODE_LOWER, CUBLAS_OP_N, n, n, &alpha, G.get(), n, &beta, A, n));
+  std::vector<double> diagonal(n);
+  TESSERA_CUBLAS_CHECK(cublasGetVector(n, sizeof(double), A, n + 1, diagonal.data(), 1));
+  for (double& d : diagonal) d += 4.0 / cond;
+  TESSERA_CUBLAS_CHECK(cublasSetVector(n, sizeof(double), diagonal.data(), 1, A, n + 1));
+  TESSERA_CUDA_CHECK(cudaDeviceSynchronize());
+}
+
+// The normwise backward error of X in units of n eps (A's lower triangle).
+double backward_error(Handles& h, int n, int nrhs, const double* A, const double* B, const double* X) {
+  Buffer<double> R(std::size_t(n) * nrhs), sums(n), largest(3 * std::size_t(nrhs) + 1);
+  TESSERA_CUDA_CHECK(cudaMemcpy(R.get(), B, R.bytes(), cudaMemcpyDeviceToDevice));
+  const double minus_one = -1, one = 1;
+  TESSERA_CUBLAS_CHECK(cublasDsymm(h.blas, CUBLAS_SIDE_LEFT, CUBLAS_FILL_MODE_LOWER, n, nrhs, &minus_one, A, n, X, n,
+                                   &one, R.get(), n));
+  tessera::kernels::cuda::symmetric_row_sums('L', n, A, n, sums.get(), nullptr);
+  tessera::kernels::cuda::largest_magnitudes(n, 1, sums.get(), n, largest.get(), nullptr);
+  tessera::kernels::cuda::largest_magnitudes(n, nrhs, R.get(), n, largest.get() + 1, nullptr);
+  tessera::kernels::cuda::largest_magnitudes(n, nrhs, X, n, largest.get() + 1 + nrhs, nullptr);
+  tessera::kernels::cuda::largest_magnitudes(n, nrhs, B, n, largest.get() + 1 + 2 * nrhs, nullptr);
+  std::vector<double> host(3 * std::size_t(nrhs) + 1);
+  TESSERA_CUDA_CHECK(cudaMemcpy(host.data(), largest.get(), host.size() * sizeof(double), cudaMemcpyDeviceToHost));
+  double worst = 0;
+  for (int j = 0; j < nrhs; ++j)
+    worst = std::max(worst, host[1 + j] / (host[0] * host[1 + nrhs + j] + host[1 + 2 * nrhs + j]));
+  return worst / (n * DBL_EPSILON);
+}
+
+struct Outcome {
+  double seconds = 0;
+  int iter = 0;
+  double berr = 0;
+};
+
+// Median over `repetitions` (after one warm-up) of factor(copy): the factorization alone of S A S
+// in single precision (the refined solve's first step), on a fresh copy each time.
+template <class Factor>
+double time_single_factor(int repetitions, int n, const double* A, Factor&& factor) {
+  Buffer<float> single(std::size_t(n) * n), work(std::size_t(n) * n);
+  Buffer<double> scale(n), sums(n);
+  Buffer<int> flags(1);
+  TESSERA_CUDA_CHECK(cudaMemset(flags.get(), 0, sizeof(int)));
+  tessera::kernels::cuda::scale_and_narrow('L', n, A, n, scale.get(), single.get(), n, sums.get(), flags.get(), nullptr);
+  std::vector<double> times;
+  for (int r = 0; r <= repetitions; ++r) {
+    TESSERA_CUDA_CHECK(cudaMemcpy(work.get(), single.get(), work.bytes(), cudaMemcpyDeviceToDevice));
+    TESSERA_CUDA_CHECK(cudaDeviceSynchronize());
+    const Clock::time_point start = Clock::now();
+    factor(work.get());
+    TESSERA_CUDA_CHECK(cudaDeviceSynchronize());
+    if (r > 0) times.push_back(std::chrono::duration<double>(Clock::now() - start).count());
+  }
+  if (times.empty()) return 0;
+  std::sort(times.begin(), times.end());
+  return times[times.size() / 2];
+}
+
+// Median over `repetitions` (after one warm-up) of solve(A_work, X): A_work a fresh copy of A.
+template <class Solve>
+Outcome time_solve(Handles& h, int repetitions, int n, int nrhs, const double* A, const double* B, Solve&& solve) {
+  Buffer<double> work(std::size_t(n) * n), X(std::size_t(n) * nrhs);
+  std::vector<double> times;
+  Outcome outcome;
+  for (int r = 0; r <= repetitions; ++r) {
+    TESSERA_CUDA_CHECK(cudaMemcpy(work.get(), A, work.bytes(), cudaMemcpyDeviceToDevice));
+    TESSERA_CUDA_CHECK(cudaDeviceSynchronize());
+    const Clock::time_point start = Clock::now();
+    outcome.iter = solve(work.get(), X.get());
+    TESSERA_CUDA_CHECK(cudaDeviceSynchronize());
+    if (r > 0) times.push_back(std::chrono::duration<double>(Clock::now() - start).count());
+  }
+  std::sort(times.begin(), times.end());
+  outcome.seconds = times[times.size() / 2];
+  outcome.berr = backward_error(h, n, nrhs, A, B, X.get());
+  return outcome;
+}
+
+void print_trace_summary(const tessera::Trace& trace) {
+  for (const auto& plan : trace.plans())
+    for (const std::string& line : plan) fmt::print("    plan: {}\n", line);
+  struct Totals {
+    int count = 0;
+    double us = 0;
+  };
+  std::map<std::string, Totals> kinds;
+  double first = 1e300, last = 0, busy = 0;
+  for (const tessera::TraceEvent& e : trace.events()) {
+    Totals& t = kinds[std::string(tessera::to_string(e.kind)) + " on " + e.worker_name];
+    ++t.count;
+    t.us += e.end_us - e.start_us;
+    busy += e.end_us - e.start_us;
+    first = std::min(first, e.start_us);
+    last = std::max(last, e.end_us);
+  }
+  fmt::print("    span {:.2f} ms, tasks' time {:.2f} ms\n", (last - first) / 1e3, busy / 1e3);
+  for (const auto& [name, t] : kinds)
+    fmt::print("    {:<24} {:>6} tasks {:>9.2f} ms {:>9.1f} us each\n", name, t.count, t.us / 1e3, t.us / t.count);
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  using namespace tessera;
+  std::vector<int> sizes = {8192, 16384, 30000}, rhs_counts = {1, 16};
+  std::vector<std::string> conds = {"1e2", "1e6"};
+  int repetitions = 3, nb = 0;
+  bool trace = false;
+  for (bench::Arguments args(argc, argv); args.next();) {
+    const std::string option = args.option();
+    if (option == "--sizes") sizes = bench::parse_int_list(args.value());
+    else if (option == "--conds") conds = bench::split_commas(args.value());
+    else if (option == "--nrhs") rhs_counts = bench::parse_int_list(args.value());
+    else if (option == "--repetitions") repetitions = std::stoi(args.value());
+    else if (option == "--nb") nb = std::stoi(args.value());
+    else if (option == "--trace") trace = true;
+    else throw std::runtime_error("unknown option " + option);
+  }
+  int device_count = 0;
+  if (cudaGetDeviceCount(&device_count) != cudaSuccess || device_count == 0) {
+    fmt::print("no CUDA device: nothing to measure\n");
+    return 0;
+  }
+  cudaDeviceProp prop{};
+  TESSERA_CUDA_CHECK(cudaGetDeviceProperties(&prop, 0));
+  RuntimeOptions runtime_options = RuntimeOptions::from_environment();
+  Runtime runtime(runtime_options);
+  Handles h;
+  fmt::print("{}; warm process, matrices resident in GPU memory; seconds (median of {}), iterations, backward error "
+             "in n eps\n",
+             prop.name, repetitions);
+  fmt::print("factorizations alone of S A S in single precision: cuSOLVER spotrf, Tessera FP32 and TF32 (tile DAG)\n");
+  fmt::print("{:>6} {:>5} {:>4} | {:>8} {:>6} | {:>8} {:>6} | {:>8} {:>3} {:>6} | {:>8} {:>3} {:>6} | {:>7} {:>7} | {:>8} "
+             "{:>8} {:>8}\n",
+             "n", "cond", "nrhs", "cuS dp", "berr", "T posv", "berr", "T fp32", "it", "berr", "T tf32", "it", "berr",
+             "tf32/cuS", "tf32/T", "cuS sp", "T sp", "T sp tc");
+  for (int n : sizes)
+    for (const std::string& cond_text : conds) {
+      Buffer<double> A(std::size_t(n) * n);
+      make_matrix(h, n, std::stod(cond_text), A.get());
+      for (int nrhs : rhs_counts) {
+        Buffer<double> B(std::size_t(n) * nrhs + 1);
+        normal(h, B.get(), std::size_t(n) * nrhs);
+        int lwork = 0;
+        TESSERA_CUSOLVER_CHECK(cusolverDnDpotrf_bufferSize(h.solver, CUBLAS_FILL_MODE_LOWER, n, A.get(), n, &lwork));
+        Buffer<double> work(lwork);
+        Buffer<int> info(1);
+        const Outcome cusolver = time_solve(h, repetitions, n, nrhs, A.get(), B.get(), [&](double* a, double* x) {
+          TESSERA_CUSOLVER_CHECK(
+              cusolverDnDpotrf(h.solver, CUBLAS_FILL_MODE_LOWER, n, a, n, work.get(), lwork, info.get()));
+          TESSERA_CUDA_CHECK(cudaMemcpy(x, B.get(), std::size_t(n) * nrhs * sizeof(double), cudaMemcpyDeviceToDevice));
+          TESSERA_CUSOLVER_CHECK(cusolverDnDpotrs(h.solver, CUBLAS_FILL_MODE_LOWER, n, nrhs, a, n, x, n, info.get()));
+          return 0;
+        });
+        FactorOptions options;
+        options.mode = Mode::gpu;
+        options.nb = nb;
+        const Outcome fp64 = time_solve(h, repetitions, n, nrhs, A.get(), B.get(), [&](double* a, double* x) {
+          TESSERA_CUDA_CHECK(cudaMemcpy(x, B.get(), std::size_t(n) * nrhs * sizeof(double), cudaMemcpyDeviceToDevice));
+          return device::posv(runtime, n, nrhs, a, n, x, n, nullptr, options);
+        });
+        const auto refined_with = [&](TensorCores cores) {
+          FactorOptions o = options;
+          o.tensor_cores = cores;
+          return time_solve(h, repetitions, n, nrhs, A.get(), B.get(), [&](double* a, double* x) {
+            return device::posv_refined(runtime, n, nrhs, a, n, B.get(), n, x, n, nullptr, o).iter;
+          });
+        };
+        const Outcome fp32 = refined_with(TensorCores::off);
+        const Outcome tf32 = refined_with(TensorCores::tf32);
+        const double cusolver_single = time_single_factor(repetitions, n, A.get(), [&](float* a) {
+          int swork = 0;
+          TESSERA_CUSOLVER_CHECK(cusolverDnSpotrf_bufferSize(h.solver, CUBLAS_FILL_MODE_LOWER, n, a, n, &swork));
+          Buffer<float> w(swork);
+          TESSERA_CUSOLVER_CHECK(cusolverDnSpotrf(h.solver, CUBLAS_FILL_MODE_LOWER, n, a, n, w.get(), swork, info.get()));
+        });
+        const auto tessera_single = [&](TensorCores cores) {
+          FactorOptions o = options;
+          o.tensor_cores = cores;
+          return time_single_factor(repetitions, n, A.get(), [&](float* a) { device::potrf(runtime, n, a, n, nullptr, o); });
+        };
+        const double single_fp32 = tessera_single(TensorCores::off), single_tf32 = tessera_single(TensorCores::tf32);
+        fmt::print(
+            "{:>6} {:>5} {:>4} | {:>8.4f} {:>6.2f} | {:>8.4f} {:>6.2f} | {:>8.4f} {:>3} {:>6.2f} | {:>8.4f} {:>3} {:>6.2f} "
+            "| {:>7.2f}x {:>6.2f}x | {:>8.4f} {:>8.4f} {:>8.4f}\n",
+            n, cond_text, nrhs, cusolver.seconds, cusolver.berr, fp64.seconds, fp64.berr, fp32.seconds, fp32.iter,
+            fp32.berr, tf32.seconds, tf32.iter, tf32.berr, cusolver.seconds / tf32.seconds, fp64.seconds / tf32.seconds,
+            cusolver_single, single_fp32, single_tf32);
+        if (trace) {
+          FactorOptions o = options;
+          o.tensor_cores = TensorCores::tf32;
+          o.trace = std::make_shared<Trace>();
+          time_single_factor(0, n, A.get(), [&](float* a) { device::potrf(runtime, n, a, n, nullptr, o); });
+          print_trace_summary(*o.trace);
+        }
+        std::fflush(stdout);
+      }
+    }
+  return 0;
+}

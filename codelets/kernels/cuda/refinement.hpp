@@ -1,0 +1,41 @@
+// The element-wise steps of a refined solve on the GPU (device::posv_refined): a double-precision
+// SPD matrix A is factored as As = S A S in single precision, S = diag(1 / sqrt(a_ii)), whose
+// entries (and its factor's) lie in [-1, 1] for an SPD A: no operand of a low-precision product
+// can overflow. A^{-1} = S As^{-1} S, so a correction is S As^{-1} (S r). Column-major, device
+// pointers, asynchronous on `stream`.
+#pragma once
+
+#include <cuda_runtime.h>
+
+namespace tessera::kernels::cuda {
+
+// Bits of the word `flags` (device memory, one int) the steps below set; the caller zeroes it.
+enum RefinementFlag : int {
+  kScaledOverflow = 1,     // a scaled value beyond single precision's range (not a NaN)
+  kDiagonalNotPositive = 2,  // a diagonal entry of A not positive and finite: no S exists
+};
+
+// scale[i] := 1 / sqrt(a_ii); As's lower triangle (ld lds) := S A S rounded to single precision,
+// from A's triangle uplo ('L' or 'U', ld lda; an upper A is read transposed); row_sums as
+// symmetric_row_sums gives them, from the same pass over A. As's strict upper triangle is not
+// written.
+void scale_and_narrow(char uplo, int n, const double* A, long long lda, double* scale, float* As, long long lds,
+                      double* row_sums, int* flags, cudaStream_t stream);
+
+// Z := S R in single precision (n x nrhs).
+void narrow_scaled(int n, int nrhs, const double* scale, const double* R, long long ldr, float* Z, long long ldz,
+                   int* flags, cudaStream_t stream);
+
+// X := S Z (add false) or X += S Z (add true), in double precision (n x nrhs).
+void widen_scaled(bool add, int n, int nrhs, const double* scale, const float* Z, long long ldz, double* X,
+                  long long ldx, cudaStream_t stream);
+
+// sums[i] := sum_j |a_ij| over the symmetric A stored in its triangle uplo (its infinity norm is
+// the largest of them).
+void symmetric_row_sums(char uplo, int n, const double* A, long long lda, double* sums, cudaStream_t stream);
+
+// largest[j] := the magnitude IxAMAX picks in column j of M (n x cols): the first entry's unless a
+// later one is strictly larger, so that a NaN is kept only where it comes first.
+void largest_magnitudes(int n, int cols, const double* M, long long ldm, double* largest, cudaStream_t stream);
+
+}  // namespace tessera::kernels::cuda

@@ -1,0 +1,95 @@
+// device::posv_refined (tessera/device.hpp): LAPACK's DSPOSV on matrices in GPU memory. The
+// single-precision factorization runs through the tile DAG (on the tensor cores where asked); the
+// scaling, the triangular solves and the residuals on the caller's stream.
+#include "argument_errors.hpp"
+#include "callers_stream.hpp"
+#include "device_checks.hpp"
+#include "device_memory.hpp"
+#include "refined_solve.hpp"
+#include "tessera/device.hpp"
+#include "tessera/error.hpp"
+
+namespace tessera::device {
+
+#ifdef TESSERA_HAVE_CUDA
+
+namespace {
+
+// The single-precision factorization's options: the caller's, on the lower triangle of the scaled
+// copy (always stored lower), without a log-determinant.
+FactorOptions single_precision_options(const FactorOptions& options) {
+  FactorOptions single = options;
+  single.uplo = Uplo::lower;
+  single.log_determinant = nullptr;
+  return single;
+}
+
+// The refinement: the solve's ITER (>= 0 converged, else the reason to fall back). A is not written.
+int refine(Runtime& runtime, detail::RefinementOnStream& steps, int n, Stream stream, const FactorOptions& options) {
+  using Narrowing = detail::RefinementOnStream::Narrowing;
+  const Narrowing narrowed = steps.narrow_matrix();
+  if (narrowed == Narrowing::overflowed) return detail::kNarrowingOverflowed;
+  if (narrowed == Narrowing::diagonal_not_positive) return detail::kSingleFactorizationFailed;
+  const double bound = steps.convergence_bound();
+  if (potrf(runtime, n, steps.single_matrix(), steps.single_ld(), stream, single_precision_options(options)) != 0)
+    return detail::kSingleFactorizationFailed;
+  if (!steps.correct(true)) return detail::kNarrowingOverflowed;
+  if (steps.converged(bound)) return 0;
+  for (int iteration = 1; iteration <= detail::kMostIterations; ++iteration) {
+    if (!steps.correct(false)) return detail::kNarrowingOverflowed;
+    if (steps.converged(bound)) return iteration;
+  }
+  return detail::kNotConverged;
+}
+
+void check_arguments(Runtime& runtime, int n, int nrhs, const double* A, int lda, const double* B, int ldb,
+                     const double* X, int ldx, const FactorOptions& options, int* device) {
+  constexpr const char* kRoutine = "posv_refined";
+  detail::throw_if_invalid("device::posv_refined", posv_refined_argument_error<double>(detail::uplo_letter(options.uplo),
+                                                                                       n, nrhs, A, lda, B, ldb, X, ldx));
+  if (options.log_determinant)
+    throw InvalidArgument(qualified(kRoutine) +
+                          ": FactorOptions::log_determinant is not taken (A is factored in single precision)");
+  require_cuda_workers(kRoutine, runtime);
+  *device = -1;
+  if (n == 0) return;
+  *device = device_holding(kRoutine, A, "A", 4);
+  if (nrhs == 0) return;
+  if (device_holding(kRoutine, B, "B", 6) != *device)
+    throw InvalidArgument(qualified(kRoutine) + ": B (argument 6) is not on the GPU that holds A", 6);
+  if (device_holding(kRoutine, X, "X", 8) != *device)
+    throw InvalidArgument(qualified(kRoutine) + ": X (argument 8) is not on the GPU that holds A", 8);
+}
+
+}  // namespace
+
+RefinedSolve posv_refined(Runtime& runtime, int n, int nrhs, double* A, int lda, const double* B, int ldb, double* X,
+                          int ldx, Stream stream, const FactorOptions& options) {
+  int device = -1;
+  check_arguments(runtime, n, nrhs, A, lda, B, ldb, X, ldx, options, &device);
+  if (n == 0) return {};
+  RefinedSolve result;
+  {
+    detail::RefinementOnStream steps(runtime, device, options.uplo, n, nrhs, A, lda, B, ldb, X, ldx, stream);
+    result.iter = refine(runtime, steps, n, stream, options);
+  }  // the single-precision workspace goes back to the pool before A is factored
+  if (result.iter >= 0) return result;
+  FactorOptions double_options = options;
+  double_options.tensor_cores = TensorCores::off;
+  result.info = potrf(runtime, n, A, lda, stream, double_options);
+  if (result.info != 0) return result;
+  detail::copy_matrix_on_stream(n, nrhs, sizeof(double), B, ldb, X, ldx, stream);
+  potrs(runtime, n, nrhs, A, lda, X, ldx, stream, double_options);
+  return result;
+}
+
+#else
+
+RefinedSolve posv_refined(Runtime&, int, int, double*, int, const double*, int, double*, int, Stream,
+                          const FactorOptions&) {
+  throw RuntimeError(qualified("posv_refined") + ": Tessera was built without CUDA");
+}
+
+#endif
+
+}  // namespace tessera::device

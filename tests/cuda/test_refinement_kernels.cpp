@@ -1,0 +1,167 @@
+// The element-wise kernels of the refined solve on the GPU (refinement.hpp) and update_triangle
+// (matrix_utils.hpp), against the same arithmetic on the host: the scaled narrowing from either
+// triangle (the other one NaN, never read; As's strict upper triangle never written), the row sums
+// of |A| for its infinity norm, the flags for a non-positive diagonal and for overflow, IxAMAX's
+// NaN rule, the scaled right-hand sides and corrections. Odd orders across the kernels' 32 x 32
+// tiles, padded leading dimensions. Skipped where no CUDA device is present.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cfloat>
+#include <cmath>
+#include <limits>
+#include <random>
+#include <vector>
+
+#include "cuda/matrix_utils.hpp"
+#include "cuda/refinement.hpp"
+#include "kernel_test_support.hpp"
+
+namespace tk = tessera::kernels::cuda;
+using namespace tessera::test;  // kernel_test_support.hpp
+
+namespace {
+
+std::size_t at(int i, int j, int ld) { return static_cast<std::size_t>(i) + static_cast<std::size_t>(j) * ld; }
+
+// A symmetric matrix with a positive diagonal in the triangle uplo, NaN in the other one and in the
+// padding rows.
+std::vector<double> stored_symmetric(char uplo, int n, int ld, unsigned seed) {
+  std::mt19937 gen(seed);
+  std::uniform_real_distribution<double> u(-1, 1);
+  std::vector<double> A(static_cast<std::size_t>(ld) * n, std::numeric_limits<double>::quiet_NaN());
+  for (int j = 0; j < n; ++j)
+    for (int i = j; i < n; ++i) {
+      const double v = i == j ? 2 + 10 * std::abs(u(gen)) : u(gen);
+      A[uplo == 'L' ? at(i, j, ld) : at(j, i, ld)] = v;
+    }
+  return A;
+}
+
+double stored(char uplo, const std::vector<double>& A, int ld, int i, int j) {
+  const bool lower_part = i >= j;
+  return uplo == 'L' ? (lower_part ? A[at(i, j, ld)] : A[at(j, i, ld)]) : (lower_part ? A[at(j, i, ld)] : A[at(i, j, ld)]);
+}
+
+TEST(RefinementKernels, ScaleAndNarrowFromEitherTriangle) {
+  TESSERA_REQUIRE_CUDA_DEVICE();
+  for (char uplo : {'L', 'U'})
+    for (int n : {1, 31, 33, 100}) {
+      SCOPED_TRACE(testing::Message() << "uplo=" << uplo << " n=" << n);
+      const int lda = n + 3, lds = n + 1;
+      const std::vector<double> A = stored_symmetric(uplo, n, lda, 3 + n);
+      DeviceBuffer<double> dA(A), scale{std::vector<double>(n)}, sums{std::vector<double>(n, -1)};
+      DeviceBuffer<float> As{std::vector<float>(static_cast<std::size_t>(lds) * n, poison<float>())};
+      DeviceBuffer<int> flags{std::vector<int>{0}};
+      tk::scale_and_narrow(uplo, n, dA.get(), lda, scale.get(), As.get(), lds, sums.get(), flags.get(), nullptr);
+      ASSERT_EQ(cudaDeviceSynchronize(), cudaSuccess);
+      EXPECT_EQ(flags.to_host()[0], 0);
+      const std::vector<double> s = scale.to_host(), row_sums = sums.to_host();
+      const std::vector<float> single = As.to_host();
+      for (int i = 0; i < n; ++i) {
+        EXPECT_DOUBLE_EQ(s[i], 1 / std::sqrt(stored(uplo, A, lda, i, i)));
+        double expected_sum = 0;
+        for (int j = 0; j < n; ++j) expected_sum += std::abs(stored(uplo, A, lda, i, j));
+        EXPECT_NEAR(row_sums[i], expected_sum, 1e-12 * expected_sum);
+      }
+      for (int j = 0; j < n; ++j)
+        for (int i = 0; i < lds; ++i) {
+          const float got = single[at(i, j, lds)];
+          if (i < j || i >= n) {
+            EXPECT_TRUE(same_bits(got, poison<float>())) << "written outside the lower triangle at " << i << "," << j;
+            continue;
+          }
+          EXPECT_EQ(got, static_cast<float>(stored(uplo, A, lda, i, j) * s[i] * s[j])) << i << "," << j;
+        }
+    }
+}
+
+TEST(RefinementKernels, FlagsANonPositiveDiagonalAndOverflow) {
+  TESSERA_REQUIRE_CUDA_DEVICE();
+  const int n = 40;
+  for (double bad_diagonal : {0.0, -1.0, std::numeric_limits<double>::infinity(), std::nan("")}) {
+    std::vector<double> A = stored_symmetric('L', n, n, 5);
+    A[at(17, 17, n)] = bad_diagonal;
+    DeviceBuffer<double> dA(A), scale{std::vector<double>(n)}, sums{std::vector<double>(n)};
+    DeviceBuffer<float> As{std::vector<float>(static_cast<std::size_t>(n) * n)};
+    DeviceBuffer<int> flags{std::vector<int>{0}};
+    tk::scale_and_narrow('L', n, dA.get(), n, scale.get(), As.get(), n, sums.get(), flags.get(), nullptr);
+    EXPECT_TRUE(flags.to_host()[0] & tk::kDiagonalNotPositive) << bad_diagonal;
+  }
+  // An off-diagonal entry far beyond what an SPD matrix allows: its scaled value overflows FP32.
+  std::vector<double> A = stored_symmetric('U', n, n, 6);
+  A[at(3, 30, n)] = 1e300;
+  DeviceBuffer<double> dA(A), scale{std::vector<double>(n)}, sums{std::vector<double>(n)};
+  DeviceBuffer<float> As{std::vector<float>(static_cast<std::size_t>(n) * n)};
+  DeviceBuffer<int> flags{std::vector<int>{0}};
+  tk::scale_and_narrow('U', n, dA.get(), n, scale.get(), As.get(), n, sums.get(), flags.get(), nullptr);
+  EXPECT_EQ(flags.to_host()[0], tk::kScaledOverflow);
+}
+
+TEST(RefinementKernels, LargestMagnitudesFollowIamaxOnNaN) {
+  TESSERA_REQUIRE_CUDA_DEVICE();
+  const double nan = std::numeric_limits<double>::quiet_NaN();
+  const int n = 700, ld = 703;
+  std::vector<double> M(static_cast<std::size_t>(ld) * 3, 0.5);
+  M[at(400, 0, ld)] = -9;        // column 0: the largest magnitude inside
+  M[at(0, 1, ld)] = nan;         // column 1: a NaN first is kept
+  M[at(5, 2, ld)] = nan;         // column 2: a later NaN is passed over
+  M[at(699, 2, ld)] = 3;
+  M[at(701, 0, ld)] = 100;       // padding: not read
+  DeviceBuffer<double> dM(M), largest{std::vector<double>(3)};
+  tk::largest_magnitudes(n, 3, dM.get(), ld, largest.get(), nullptr);
+  const std::vector<double> got = largest.to_host();
+  EXPECT_EQ(got[0], 9);
+  EXPECT_TRUE(std::isnan(got[1]));
+  EXPECT_EQ(got[2], 3);
+}
+
+TEST(RefinementKernels, ScaledRightHandSidesAndCorrections) {
+  TESSERA_REQUIRE_CUDA_DEVICE();
+  const int n = 77, nrhs = 3, ldr = 80, ldx = 79;
+  std::vector<double> scale(n), R(static_cast<std::size_t>(ldr) * nrhs), X(static_cast<std::size_t>(ldx) * nrhs, 2.0);
+  for (int i = 0; i < n; ++i) scale[i] = 0.5 + i * 0.01;
+  for (std::size_t e = 0; e < R.size(); ++e) R[e] = std::sin(double(e));
+  DeviceBuffer<double> dscale(scale), dR(R), dX(X);
+  DeviceBuffer<float> Z{std::vector<float>(static_cast<std::size_t>(n) * nrhs)};
+  DeviceBuffer<int> flags{std::vector<int>{0}};
+  tk::narrow_scaled(n, nrhs, dscale.get(), dR.get(), ldr, Z.get(), n, flags.get(), nullptr);
+  tk::widen_scaled(true, n, nrhs, dscale.get(), Z.get(), n, dX.get(), ldx, nullptr);
+  const std::vector<float> z = Z.to_host();
+  const std::vector<double> x = dX.to_host();
+  EXPECT_EQ(flags.to_host()[0], 0);
+  for (int j = 0; j < nrhs; ++j)
+    for (int i = 0; i < n; ++i) {
+      const float zi = static_cast<float>(scale[i] * R[at(i, j, ldr)]);
+      EXPECT_EQ(z[at(i, j, n)], zi);
+      EXPECT_EQ(x[at(i, j, ldx)], 2.0 + scale[i] * double(zi));
+    }
+  for (int j = 0; j < nrhs; ++j) EXPECT_EQ(x[at(n + 1, j, ldx)], 2.0) << "padding written";
+  tk::widen_scaled(false, n, nrhs, dscale.get(), Z.get(), n, dX.get(), ldx, nullptr);
+  EXPECT_EQ(dX.to_host()[at(5, 1, ldx)], scale[5] * double(z[at(5, 1, n)]));
+  R[at(10, 2, ldr)] = 1e300;
+  DeviceBuffer<double> dR_big(R);
+  tk::narrow_scaled(n, nrhs, dscale.get(), dR_big.get(), ldr, Z.get(), n, flags.get(), nullptr);
+  EXPECT_EQ(flags.to_host()[0], tk::kScaledOverflow);
+}
+
+TEST(RefinementKernels, UpdateTriangleWritesOnlyItsTriangle) {
+  TESSERA_REQUIRE_CUDA_DEVICE();
+  const int n = 45, ldw = 47, ldc = 50;
+  std::vector<float> W(static_cast<std::size_t>(ldw) * n), C(static_cast<std::size_t>(ldc) * n);
+  for (std::size_t e = 0; e < W.size(); ++e) W[e] = float(std::cos(double(e)));
+  for (std::size_t e = 0; e < C.size(); ++e) C[e] = float(e % 13);
+  for (tk::Triangle t : {tk::Triangle::lower, tk::Triangle::upper}) {
+    DeviceBuffer<float> dW(W), dC(C);
+    tk::update_triangle(t, n, -1.0f, dW.get(), ldw, 1.0f, dC.get(), ldc, nullptr);
+    const std::vector<float> got = dC.to_host();
+    for (int j = 0; j < n; ++j)
+      for (int i = 0; i < ldc; ++i) {
+        const bool inside = i < n && (t == tk::Triangle::lower ? i >= j : i <= j);
+        const float expected = inside ? -1.0f * W[at(i, j, ldw)] + 1.0f * C[at(i, j, ldc)] : C[at(i, j, ldc)];
+        ASSERT_EQ(got[at(i, j, ldc)], expected) << i << "," << j;
+      }
+  }
+}
+
+}  // namespace

@@ -1,0 +1,276 @@
+// The mixed-precision solve on matrices in GPU memory (device::posv_refined): LAPACK's DSPOSV's
+// INFO and ITER, the solution's backward error in double precision, A unchanged when the
+// refinement converges (and never read outside its triangle: the other one holds NaN), B never
+// written, both triangles, padded leading dimensions, odd orders against the tile size, FP32 and
+// TF32 tensor-core factorizations. The argument checks run without a GPU; the rest skips where
+// the runtime has no CUDA worker.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <cstring>
+#include <limits>
+#include <string>
+#include <vector>
+
+#include "tessera/device.hpp"
+#include "tessera/tessera.h"
+#include "test_support.hpp"
+
+#ifdef TESSERA_HAVE_CUDA
+#include <cuda_runtime.h>
+
+#include "cuda/kernel_test_support.hpp"
+#endif
+
+namespace tessera::test {
+namespace {
+
+std::size_t at(int i, int j, int ld) { return static_cast<std::size_t>(i) + static_cast<std::size_t>(j) * ld; }
+
+// ---- argument checks: no GPU needed ---------------------------------------------------------------
+
+
+TEST(DeviceRefinedSolveArguments, RefusedWithLapackPositions) {
+  // Stands for device memory: never read or written, since every call here is refused.
+  std::vector<double> storage(64, 1.0);
+  double* A = storage.data();
+  double* B = storage.data() + 32;
+  double* X = storage.data() + 48;
+  Runtime& rt = runtime();
+  const FactorOptions o;
+  expect_refused_at(2, "n < 0", [&] { device::posv_refined(rt, -1, 1, A, 4, B, 4, X, 4, nullptr, o); });
+  expect_refused_at(3, "nrhs < 0", [&] { device::posv_refined(rt, 4, -1, A, 4, B, 4, X, 4, nullptr, o); });
+  expect_refused_at(4, "null A", [&] { device::posv_refined(rt, 4, 1, nullptr, 4, B, 4, X, 4, nullptr, o); });
+  expect_refused_at(5, "lda < n", [&] { device::posv_refined(rt, 4, 1, A, 3, B, 4, X, 4, nullptr, o); });
+  expect_refused_at(6, "null B", [&] { device::posv_refined(rt, 4, 1, A, 4, nullptr, 4, X, 4, nullptr, o); });
+  expect_refused_at(7, "ldb < n", [&] { device::posv_refined(rt, 4, 1, A, 4, B, 3, X, 4, nullptr, o); });
+  expect_refused_at(8, "null X", [&] { device::posv_refined(rt, 4, 1, A, 4, B, 4, nullptr, 4, nullptr, o); });
+  expect_refused_at(9, "ldx < n", [&] { device::posv_refined(rt, 4, 1, A, 4, B, 4, X, 3, nullptr, o); });
+  expect_refused_at(8, "X inside A", [&] { device::posv_refined(rt, 4, 1, A, 4, B, 4, A + 4, 4, nullptr, o); });
+  expect_refused_at(8, "X is B", [&] { device::posv_refined(rt, 4, 1, A, 4, B, 4, B, 4, nullptr, o); });
+  double log_det = 0;
+  FactorOptions with_log_det;
+  with_log_det.log_determinant = &log_det;
+#ifdef TESSERA_HAVE_CUDA
+  EXPECT_THROW(device::posv_refined(rt, 4, 1, A, 4, B, 4, X, 4, nullptr, with_log_det), InvalidArgument);
+#endif
+}
+
+// The C form: LAPACK's positions as negative returns, before anything touches CUDA.
+TEST(DeviceRefinedSolveArguments, CApiReturnsMinusPosition) {
+  std::vector<double> storage(64, 1.0);
+  double* A = storage.data();
+  double* B = storage.data() + 32;
+  double* X = storage.data() + 48;
+  int iter = 5;
+  EXPECT_EQ(tessera_dsposv_device('X', 4, 1, A, 4, B, 4, X, 4, &iter, 0, nullptr), -1);
+  EXPECT_EQ(tessera_dsposv_device('L', -1, 1, A, 4, B, 4, X, 4, &iter, 0, nullptr), -2);
+  EXPECT_EQ(tessera_dsposv_device('L', 4, 1, A, 3, B, 4, X, 4, &iter, 0, nullptr), -5);
+  EXPECT_EQ(tessera_dsposv_device('L', 4, 1, A, 4, B, 4, A, 4, &iter, 0, nullptr), -8);
+  EXPECT_EQ(tessera_dsposv_device('L', 4, 1, A, 4, B, 4, X, 4, nullptr, 0, nullptr), -10);
+  EXPECT_EQ(tessera_dsposv_device('L', 4, 1, A, 4, B, 4, X, 4, &iter, 2, nullptr), -11);
+  EXPECT_EQ(iter, 5) << "iter written on a refused call";
+  EXPECT_EQ(tessera_dsposv_device('L', 0, 1, A, 1, B, 1, X, 1, &iter, 1, nullptr), 0);
+  EXPECT_EQ(iter, 0);
+}
+
+// Tensor cores take single-precision real factorizations only, and tile tasks.
+TEST(DeviceRefinedSolveArguments, TensorCoresRefusedWhereTheyCannotApply) {
+  FactorOptions options;
+  options.tensor_cores = TensorCores::tf32;
+  options.mode = Mode::cpu;
+  std::vector<double> A = random_spd<double>(8, 8, 1);
+  EXPECT_THROW(potrf(runtime(), MatrixView<double>::host(8, 8, A.data(), 8), options), InvalidArgument);
+  std::vector<float> As = random_spd<float>(8, 8, 1);
+  options.grain = TaskGrain::block_columns;
+  EXPECT_THROW(potrf(runtime(), MatrixView<float>::host(8, 8, As.data(), 8), options), InvalidArgument);
+  options.grain = TaskGrain::tiles;
+  EXPECT_EQ(potrf(runtime(), MatrixView<float>::host(8, 8, As.data(), 8), options), 0)
+      << "on CPU workers a tensor-core factorization computes in FP32";
+  EXPECT_EQ(parse_tensor_cores("TF32"), TensorCores::tf32);
+  EXPECT_STREQ(to_string(TensorCores::off), "off");
+  EXPECT_THROW(parse_tensor_cores("fp8"), InvalidArgument);
+}
+
+#ifdef TESSERA_HAVE_CUDA
+
+// ---- on the GPU --------------------------------------------------------------------------------
+
+// The triangle opposite `uplo` (strict) := NaN: a solve that read it would fail.
+std::vector<double> poisoned(Uplo uplo, int n, int ld, std::vector<double> A) {
+  for (int j = 0; j < n; ++j)
+    for (int i = 0; i < n; ++i)
+      if (uplo == Uplo::lower ? i < j : i > j) A[at(i, j, ld)] = std::numeric_limits<double>::quiet_NaN();
+  return A;
+}
+
+struct Solved {
+  RefinedSolve result;
+  std::vector<double> A;  // after the call
+  std::vector<double> X;
+};
+
+// One device::posv_refined on copies of A (its opposite triangle poisoned) and B in GPU memory.
+// B must come back unchanged.
+Solved solve_on_device(int n, int nrhs, const std::vector<double>& A, int lda, const std::vector<double>& B, int ld,
+                       const FactorOptions& options) {
+  const std::vector<double> A_in = poisoned(options.uplo, n, lda, A);
+  DeviceBuffer<double> dA(A_in), dB(B), dX(std::vector<double>(B.size(), -5.0));
+  Solved s;
+  s.result = device::posv_refined(runtime(), n, nrhs, dA.get(), lda, dB.get(), ld, dX.get(), ld, nullptr, options);
+  s.A = dA.to_host();
+  s.X = dX.to_host();
+  EXPECT_EQ(std::memcmp(dB.to_host().data(), B.data(), B.size() * sizeof(double)), 0) << "B was written";
+  if (s.result.iter >= 0)
+    EXPECT_EQ(std::memcmp(s.A.data(), A_in.data(), A_in.size() * sizeof(double)), 0) << "A changed, iter >= 0";
+  return s;
+}
+
+FactorOptions gpu_options(Uplo uplo, int nb, TensorCores cores) {
+  FactorOptions options;
+  options.uplo = uplo;
+  options.nb = nb;
+  options.mode = Mode::gpu;
+  options.tensor_cores = cores;
+  return options;
+}
+
+struct SolveCase {
+  int n;
+  int nb;  // 0: Tessera's choice
+  int extra_ld;
+  int nrhs;
+};
+
+// One tile, partial tiles either side of a boundary, a prime order over many tiles.
+const SolveCase kSolveCases[] = {{1, 64, 0, 1}, {63, 64, 3, 2}, {65, 64, 1, 1}, {997, 128, 5, 3}, {1500, 0, 0, 1}};
+
+TEST(DeviceRefinedSolve, ConvergesToDoublePrecisionAccuracyGpu) {
+  TESSERA_SKIP_WITHOUT_GPU();
+  for (const SolveCase& c : kSolveCases)
+    for (Uplo uplo : {Uplo::lower, Uplo::upper})
+      for (TensorCores cores : {TensorCores::off, TensorCores::tf32}) {
+        const int ld = c.n + c.extra_ld;
+        SCOPED_TRACE(testing::Message() << "n=" << c.n << " nb=" << c.nb << " ld=" << ld << " nrhs=" << c.nrhs << " "
+                                        << to_string(uplo) << " " << to_string(cores));
+        const std::vector<double> A = random_spd<double>(c.n, ld, 11 + c.n);
+        const std::vector<double> B = random_matrix<double>(c.n, c.nrhs, ld, 12 + c.n);
+        const Solved s = solve_on_device(c.n, c.nrhs, A, ld, B, ld, gpu_options(uplo, c.nb, cores));
+        EXPECT_EQ(s.result.info, 0);
+        EXPECT_GE(s.result.iter, 0);
+        EXPECT_LE(s.result.iter, 10);
+        EXPECT_LT(solve_backward_error(c.n, c.nrhs, A, ld, s.X, B, ld), kResidualThreshold);
+      }
+}
+
+// Too ill-conditioned for single precision (the Hilbert matrix of order 10, condition about
+// 1.6e13): the refinement cannot converge or the factorization fails, A then holds the
+// double-precision factor and X its solution.
+TEST(DeviceRefinedSolve, IllConditionedFallsBackToDoublePrecisionGpu) {
+  TESSERA_SKIP_WITHOUT_GPU();
+  const int n = 10;
+  std::vector<double> A(n * n);
+  for (int j = 0; j < n; ++j)
+    for (int i = 0; i < n; ++i) A[at(i, j, n)] = 1.0 / (i + j + 1);
+  const std::vector<double> B = random_matrix<double>(n, 1, n, 9);
+  for (Uplo uplo : {Uplo::lower, Uplo::upper})
+    for (TensorCores cores : {TensorCores::off, TensorCores::tf32}) {
+      const Solved s = solve_on_device(n, 1, A, n, B, n, gpu_options(uplo, 0, cores));
+      EXPECT_EQ(s.result.info, 0);
+      EXPECT_TRUE(s.result.iter == -3 || s.result.iter == -31) << s.result.iter;
+      const double l21 = uplo == Uplo::lower ? s.A[at(1, 0, n)] : s.A[at(0, 1, n)];
+      EXPECT_NEAR(s.A[0], 1.0, 1e-15);
+      EXPECT_NEAR(l21, 0.5, 1e-15) << "A must hold the double-precision factor";
+      // The Hilbert matrix's solve is only as good as its condition allows: the backward error,
+      // not the forward one, is what double precision bounds.
+      EXPECT_LT(solve_backward_error(n, 1, A, n, s.X, B, n), kResidualThreshold);
+    }
+}
+
+// Not positive definite (a negative diagonal entry at the first, a middle and the last column, or a
+// negative pivot with a positive diagonal): INFO is the double-precision factorization's; X is not
+// computed.
+TEST(DeviceRefinedSolve, NotPositiveDefiniteReportsTheDoublePrecisionInfoGpu) {
+  TESSERA_SKIP_WITHOUT_GPU();
+  const int n = 131;
+  for (int bad : {0, 65, n - 1})
+    for (Uplo uplo : {Uplo::lower, Uplo::upper}) {
+      std::vector<double> A = random_spd<double>(n, n, 7);
+      A[at(bad, bad, n)] = -1;
+      const std::vector<double> B = random_matrix<double>(n, 1, n, 8);
+      const Solved s = solve_on_device(n, 1, A, n, B, n, gpu_options(uplo, 64, TensorCores::tf32));
+      EXPECT_EQ(s.result.info, bad + 1) << "bad=" << bad;
+      EXPECT_EQ(s.result.iter, -3);
+      EXPECT_EQ(s.X, std::vector<double>(n, -5.0)) << "X written although A is not positive definite";
+    }
+  // [[1, 2], [2, 1]]: positive diagonal, second pivot 1 - 4 < 0.
+  const std::vector<double> A = {1, 2, 2, 1}, B = {1, 1};
+  const Solved s = solve_on_device(2, 1, A, 2, B, 2, gpu_options(Uplo::lower, 0, TensorCores::off));
+  EXPECT_EQ(s.result.info, 2);
+  EXPECT_EQ(s.result.iter, -3);
+}
+
+// A right-hand side beyond single precision's range: ITER -2, the double-precision solve. A beyond
+// it is scaled to a unit diagonal first, so it converges (where LAPACK's DSPOSV gives -2).
+TEST(DeviceRefinedSolve, ValuesBeyondSinglePrecisionGpu) {
+  TESSERA_SKIP_WITHOUT_GPU();
+  const int n = 70;
+  for (Uplo uplo : {Uplo::lower, Uplo::upper}) {
+    std::vector<double> A = random_spd<double>(n, n, 5), B = random_matrix<double>(n, 2, n, 6);
+    for (double& b : B) b *= 1e40;
+    Solved s = solve_on_device(n, 2, A, n, B, n, gpu_options(uplo, 32, TensorCores::tf32));
+    EXPECT_EQ(s.result.info, 0);
+    EXPECT_EQ(s.result.iter, -2);
+    EXPECT_LT(solve_backward_error(n, 2, A, n, s.X, B, n), kResidualThreshold);
+
+    B = random_matrix<double>(n, 2, n, 6);
+    for (double& a : A) a *= 1e40;
+    s = solve_on_device(n, 2, A, n, B, n, gpu_options(uplo, 32, TensorCores::tf32));
+    EXPECT_EQ(s.result.info, 0);
+    EXPECT_GE(s.result.iter, 0);
+    EXPECT_LT(solve_backward_error(n, 2, A, n, s.X, B, n), kResidualThreshold);
+  }
+}
+
+// SPD in double precision, singular once rounded to single (1 - 1e-9 rounds to 1): ITER -3.
+TEST(DeviceRefinedSolve, SingularInSinglePrecisionFactorsInDoubleGpu) {
+  TESSERA_SKIP_WITHOUT_GPU();
+  const std::vector<double> A = {1, 1 - 1e-9, 1 - 1e-9, 1}, B = {1, -1};
+  for (Uplo uplo : {Uplo::lower, Uplo::upper}) {
+    const Solved s = solve_on_device(2, 1, A, 2, B, 2, gpu_options(uplo, 0, TensorCores::off));
+    EXPECT_EQ(s.result.info, 0);
+    EXPECT_EQ(s.result.iter, -3);
+    EXPECT_LT(solve_backward_error(2, 1, A, 2, s.X, B, 2), kResidualThreshold);
+  }
+}
+
+// A float factorization with its trailing updates on the tensor cores, through the tile DAG on a
+// matrix in GPU memory: a factor as accurate as TF32 operands allow, and nothing written outside
+// the triangle (the diagonal tiles' products go through a workspace).
+TEST(DeviceRefinedSolve, TensorCoreFactorizationKeepsToItsTriangleGpu) {
+  TESSERA_SKIP_WITHOUT_GPU();
+  const int n = 997, ld = 1000;
+  for (Uplo uplo : {Uplo::lower, Uplo::upper}) {
+    SCOPED_TRACE(to_string(uplo));
+    const std::vector<float> A = random_spd<float>(n, ld, 21);
+    std::vector<float> before = A;
+    for (int j = 0; j < n; ++j)
+      for (int i = 0; i < n; ++i)
+        if (uplo == Uplo::lower ? i < j : i > j) before[at(i, j, ld)] = std::numeric_limits<float>::quiet_NaN();
+    DeviceBuffer<float> dA(before);
+    EXPECT_EQ(device::potrf(runtime(), n, dA.get(), ld, nullptr, gpu_options(uplo, 128, TensorCores::tf32)), 0);
+    const std::vector<float> after = dA.to_host();
+    for (int j = 0; j < n; ++j)
+      for (int i = 0; i < ld; ++i)
+        if (i >= n || (uplo == Uplo::lower ? i < j : i > j))
+          ASSERT_EQ(std::memcmp(&after[at(i, j, ld)], &before[at(i, j, ld)], sizeof(float)), 0) << i << "," << j;
+    // ||A - L L^T||_1 / ||A||_1: TF32 operands (unit roundoff 2^-11) bound it near 1e-3, FP32 near 1e-7.
+    const double relative = factor_backward_error(uplo, n, A, after, ld) * n * std::numeric_limits<float>::epsilon();
+    EXPECT_LT(relative, 5e-3);
+  }
+}
+
+#endif
+
+}  // namespace
+}  // namespace tessera::test
