@@ -72,6 +72,11 @@ using RealOf = typename ScalarTraits<T>::real_type;
 template <class T>
 inline constexpr bool kIsComplex = ScalarTraits<T>::is_complex;
 
+// The single-precision type of T's kind (what a mixed-precision solve factors T in): float, or
+// std::complex<float>.
+template <class T>
+using SingleOf = std::conditional_t<kIsComplex<T>, std::complex<float>, float>;
+
 // Every precision of TESSERA_FOR_EACH_REAL_SCALAR, and of TESSERA_FOR_EACH_SCALAR, in their order.
 #define TESSERA_PRECISION_OF(T) ScalarTraits<T>::precision,
 inline constexpr Precision kRealPrecisions[] = {TESSERA_FOR_EACH_REAL_SCALAR(TESSERA_PRECISION_OF)};

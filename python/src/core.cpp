@@ -245,14 +245,31 @@ class RuntimeCall {
   // alive); A may be overwritten with its double-precision factor. Returns (info, iter).
   template <class T>
   std::pair<int, int> posv_refined(uintptr_t a, uintptr_t b, uintptr_t x, int n, int nrhs, const std::string& uplo,
-                                   const std::string& mode) {
+                                   const std::string& mode, const std::string& tensor_cores) {
     tessera::Runtime& rt = runtime();
-    const tessera::FactorOptions options = factor_options(uplo, mode);
+    tessera::FactorOptions options = factor_options(uplo, mode);
+    options.tensor_cores = tessera::parse_tensor_cores(tensor_cores);
     nb::gil_scoped_release unlocked;
     const auto view = [&](uintptr_t p, int cols) {
       return tessera::MatrixView<T>::host(n, cols, reinterpret_cast<T*>(p), std::max(1, n));
     };
     const tessera::RefinedSolve solved = tessera::posv_refined(rt, view(a, n), view(b, nrhs), view(x, nrhs), options);
+    return {solved.info, solved.iter};
+  }
+
+  // The same on double-precision matrices in GPU memory (tessera::device::posv_refined), in the
+  // order of `stream`.
+  std::pair<int, int> posv_refined_device(uintptr_t a, uintptr_t b, uintptr_t x, int n, int nrhs,
+                                          const std::string& uplo, const std::string& mode,
+                                          const std::string& tensor_cores, uintptr_t stream) {
+    tessera::Runtime& rt = runtime();
+    tessera::FactorOptions options = factor_options(uplo, mode);
+    options.tensor_cores = tessera::parse_tensor_cores(tensor_cores);
+    nb::gil_scoped_release unlocked;
+    const int ld = std::max(1, n);
+    const tessera::RefinedSolve solved = tessera::device::posv_refined(
+        rt, n, nrhs, reinterpret_cast<double*>(a), ld, reinterpret_cast<const double*>(b), ld,
+        reinterpret_cast<double*>(x), ld, reinterpret_cast<tessera::device::Stream>(stream), options);
     return {solved.info, solved.iter};
   }
 
@@ -683,6 +700,7 @@ NB_MODULE(_core, m) {
   });
   call.def("posv_refined_d", &RuntimeCall::posv_refined<double>);
   call.def("posv_refined_z", &RuntimeCall::posv_refined<std::complex<double>>);
+  call.def("posv_refined_device_d", &RuntimeCall::posv_refined_device);
   for_each_real_precision([&](auto zero, const std::string& s) {
     using T = decltype(zero);
     call.def(("potrf_device_into" + s).c_str(), &RuntimeCall::potrf_device_into<T>);

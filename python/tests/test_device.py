@@ -492,3 +492,34 @@ def test_complex_not_positive_definite_on_the_gpu(kind):
         _, info = tessera.cholesky_ex(kind.put(stack), lower=lower)
         info = kind.get(info)
         assert info[7] == 11 and np.count_nonzero(info) == 1
+
+
+@pytest.mark.parametrize("tensor_cores", [None, "tf32"])
+@pytest.mark.parametrize("lower", [True, False])
+@pytest.mark.parametrize("n, k", [(1, 1), (65, None), (300, 3), (2100, 2)])
+def test_refined_solve_in_gpu_memory(kind, n, k, lower, tensor_cores):
+    a = spd(n)
+    b = np.random.default_rng(n).standard_normal(n if k is None else (n, k))
+    da, db = kind.put(a), kind.put(b)
+    x, iterations = tessera.posv_refined(da, db, lower=lower, tensor_cores=tensor_cores)
+    x = kind.get(x)
+    assert x.shape == b.shape and x.dtype == np.float64
+    assert 0 <= iterations <= 10
+    assert np.array_equal(kind.get(da), a) and np.array_equal(kind.get(db), b)
+    residual = np.abs(a @ x - b).max()
+    assert residual <= 64 * n * np.finfo(np.float64).eps * (np.abs(a).sum(1).max() * np.abs(x).max())
+
+
+def test_refined_solve_in_gpu_memory_reports_lapacks_info(kind):
+    a = not_spd_at(spd(40), 17)
+    with pytest.raises(tessera.NotPositiveDefiniteError) as raised:
+        tessera.posv_refined(kind.put(a), kind.put(np.ones(40)), tensor_cores="tf32")
+    assert raised.value.column == 17
+    hilbert = 1.0 / (np.arange(10)[:, None] + np.arange(10)[None, :] + 1)
+    x, iterations = tessera.posv_refined(kind.put(hilbert), kind.put(np.ones(10)))
+    assert iterations in (-3, -31)
+    assert np.abs(hilbert @ kind.get(x) - 1).max() < 1e-6
+    with pytest.raises(TypeError):
+        tessera.posv_refined(kind.put(a.astype(np.complex128)), kind.put(np.ones(40, np.complex128)))
+    with pytest.raises(TypeError):
+        tessera.posv_refined(kind.put(a), np.ones(40))

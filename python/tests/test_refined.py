@@ -81,3 +81,15 @@ def test_shapes_are_checked():
         tessera.posv_refined(np.ones((2, 3, 3)), np.ones(3))
     x, iterations = tessera.posv_refined(np.zeros((0, 0)), np.zeros(0))
     assert x.shape == (0,) and iterations == 0
+
+
+def test_tensor_cores_are_an_option_of_the_single_precision_factor():
+    a = hermitian(60, np.float64, 8)
+    b = np.ones(60)
+    # On CPU workers a tensor-core factorization computes in FP32: the same solve.
+    x, iterations = tessera.posv_refined(a, b, tensor_cores="tf32", mode="cpu")
+    assert iterations >= 0 and np.allclose(a @ x, b, rtol=0, atol=1e-12)
+    with pytest.raises(ValueError):
+        tessera.posv_refined(a, b, tensor_cores="fp8")
+    with pytest.raises(ValueError):  # complex matrices have no tensor-core factorization
+        tessera.posv_refined(a.astype(np.complex128), b.astype(np.complex128), tensor_cores="tf32", mode="cpu")

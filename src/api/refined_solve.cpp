@@ -19,20 +19,6 @@ namespace tessera::detail {
 
 namespace {
 
-// The single precision of a double-precision scalar type.
-template <class T>
-struct SinglePrecision;
-template <>
-struct SinglePrecision<double> {
-  using type = float;
-};
-template <>
-struct SinglePrecision<std::complex<double>> {
-  using type = std::complex<float>;
-};
-template <class T>
-using SingleOf = typename SinglePrecision<T>::type;
-
 // LAPACK's |.| in IxAMAX and its convergence test: |x| of a real x, |re| + |im| of a complex one.
 double magnitude(double x) { return std::abs(x); }
 double magnitude(const std::complex<double>& x) { return std::abs(x.real()) + std::abs(x.imag()); }
@@ -158,6 +144,8 @@ void check_views(const MatrixView<T>& A, const MatrixView<T>& B, const MatrixVie
   if (X.rows() != B.rows() || X.cols() != B.cols()) throw InvalidArgument("posv_refined: X must have B's shape", 8);
   if (options.log_determinant)
     throw InvalidArgument("posv_refined: FactorOptions::log_determinant is not taken (A is factored in single precision)");
+  if (kIsComplex<T> && options.tensor_cores != TensorCores::off)
+    throw InvalidArgument("posv_refined: FactorOptions::tensor_cores takes real matrices (zcposv factors in FP32)");
   throw_if_invalid("posv_refined",
                    posv_refined_argument_error<T>(uplo_letter(options.uplo), A.rows(), B.cols(), A.data(), A.ld(),
                                                   B.data(), B.ld(), X.data(), X.ld()));

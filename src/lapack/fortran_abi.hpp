@@ -75,9 +75,6 @@ struct RefinedRoutineOf<std::complex<double>, Int> {
 };
 template <class T, class Int>
 using RefinedRoutine = typename RefinedRoutineOf<T, Int>::type;
-// The single precision of a double-precision scalar type (the refined solves' SWORK).
-template <class T>
-using SingleOf = std::conditional_t<ScalarTraits<T>::is_complex, std::complex<float>, float>;
 template <class T>
 inline constexpr bool kHasRefinedSolve = std::is_same_v<T, double> || std::is_same_v<T, std::complex<double>>;
 // XERBLA(SRNAME, INFO): SRNAME is CHARACTER*(*), INFO the family's INTEGER.

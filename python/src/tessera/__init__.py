@@ -194,20 +194,35 @@ def posv(a, b, *, lower=True, mode=None, policy=None, progress=None):
     return cho_solve(factor, b, lower=lower, mode=mode, policy=policy, progress=progress)
 
 
-def posv_refined(a, b, *, lower=True, mode=None, policy=None):
+def posv_refined(a, b, *, lower=True, mode=None, policy=None, tensor_cores=None):
     """(x, iterations) with a x = b, as LAPACK's DSPOSV and ZCPOSV: a symmetric (Hermitian) positive
     definite a factored in single precision, x refined with residuals in double precision until it
     is as accurate as a double-precision solve; where that cannot work, a factored in double
     precision. ``iterations`` is LAPACK's ITER: >= 0 the refinement's steps; -2 narrowing to single
     precision overflowed, -3 the single-precision factorization failed, -31 no convergence in 30
-    steps (x then comes from the double-precision factorization). numpy arrays: a (n, n), b (n,)
-    or (n, k); x in double precision (complex128 for complex input). Only the triangle ``lower`` of
-    a is read; a and b are not written. Raises NotPositiveDefiniteError."""
+    steps (x then comes from the double-precision factorization). a (n, n), b (n,) or (n, k); x in
+    double precision (complex128 for complex input). Only the triangle ``lower`` of a is read; a
+    and b are not written. Raises NotPositiveDefiniteError.
+
+    numpy arrays (and CPU tensors) are solved in host memory; CuPy arrays and PyTorch CUDA tensors
+    (real) in GPU memory, x then an array of the same kind on the same GPU.
+    ``tensor_cores``: None or "off" factors in FP32; "tf32" runs that factorization's products on
+    the GPUs' tensor cores (TF32 operands, FP32 accumulation; real matrices): faster for large n,
+    a factor about as accurate as an FP16 one, so a few more steps, and a matrix with a condition
+    number beyond about 1e3 to 1e4 falls back to double precision (iterations -3)."""
     check_mode(mode)
-    a, b = np.asarray(a), np.asarray(b)
-    n, batch = square_shape(a.shape)
-    if a.ndim != 2 or b.ndim not in (1, 2) or b.shape[0] != n:
-        raise ValueError(f"posv_refined takes a of shape (n, n) and b of shape (n,) or (n, k), not {a.shape} and {b.shape}")
+    cores = "off" if tensor_cores is None else str(tensor_cores).lower()
+    if cores not in ("off", "tf32"):
+        raise ValueError(f"tensor_cores must be None, 'off' or 'tf32', not {tensor_cores!r}")
+    where, arrays, native_a = classify(a)
+    where_b, _, native_b = classify(b)
+    if where != where_b:
+        raise TypeError("a and b must both be host arrays or both GPU arrays")
+    if where != "host":
+        return _posv_refined_device(arrays, native_a, native_b, lower, mode, policy, cores)
+    a, b = native_a, native_b
+    n, _ = square_shape(a.shape)
+    _check_refined_shapes(a.shape, b.shape, n)
     dtype = np.complex128 if np.result_type(a.dtype, b.dtype, np.float64).kind == "c" else np.float64
     x = np.zeros(b.shape, dtype=dtype, order="F")
     if n == 0 or x.size == 0:
@@ -218,10 +233,43 @@ def posv_refined(a, b, *, lower=True, mode=None, policy=None):
     with runtime_call(policy, mode) as call:
         solve = call.posv_refined_z if dtype == np.complex128 else call.posv_refined_d
         info, iterations = solve(af.ctypes.data, bf.ctypes.data, xf.ctypes.data, n, bf.shape[1],
-                                 "lower" if lower else "upper", call.mode)
+                                 "lower" if lower else "upper", call.mode, cores)
     if info:
         raise NotPositiveDefiniteError(info)
     return x, iterations
+
+
+def _check_refined_shapes(a_shape, b_shape, n):
+    if len(a_shape) != 2 or len(b_shape) not in (1, 2) or b_shape[0] != n:
+        raise ValueError(f"posv_refined takes a of shape (n, n) and b of shape (n,) or (n, k), not {a_shape} and {b_shape}")
+
+
+def _posv_refined_device(arrays, a, b, lower, mode, policy, cores):
+    check_gpu_usable()
+    ad = arrays.adapter
+    a_shape, b_shape = tuple(a.shape), tuple(b.shape)
+    n, _ = square_shape(a_shape)
+    _check_refined_shapes(a_shape, b_shape, n)
+    if np.dtype(ad.dtype(a)).kind == "c" or np.dtype(ad.dtype(b)).kind == "c":
+        raise TypeError("posv_refined takes real matrices in GPU memory (complex ones: host arrays)")
+    f64 = np.dtype(np.float64)
+    k = 1 if len(b_shape) == 1 else b_shape[1]
+    # C-ordered copies: a's read column-major is a^T, which holds a's triangle as the other one;
+    # b's columns one after the other.
+    af = ad.stack(a, (1, n, n), f64, copy=True)
+    bf = ad.stack(ad.swap_last(b.reshape(n, k)), (1, k, n), f64, copy=True)
+    x = ad.empty(a, (1, k, n), f64)
+    iterations = 0
+    if n > 0 and k > 0:
+        with ad.device_guard(a):
+            stream = ad.stream(a)
+            with runtime_call(policy, mode) as call:
+                info, iterations = call.posv_refined_device_d(ad.pointer(af), ad.pointer(bf), ad.pointer(x), n, k,
+                                                              "upper" if lower else "lower", call.mode, cores, stream)
+        if info:
+            raise NotPositiveDefiniteError(info)
+    x = ad.swap_last(x).reshape(b_shape)
+    return (arrays.to_input_kind(x) if arrays.to_input_kind else x), iterations
 
 
 def logdet(a, *, lower=True, mode=None, policy=None, progress=None):
