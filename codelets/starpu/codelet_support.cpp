@@ -2,7 +2,10 @@
 
 #include "thresholds.hpp"
 
+#include <pthread.h>
+
 #include <algorithm>
+#include <csignal>
 #include <cmath>
 #include <cstring>
 #include <stdexcept>
@@ -139,11 +142,44 @@ void describe_task(starpu_task* task, const TaskContext& ctx, starpu_codelet* co
   task->tag_id = encode_task_tag(header.kind, step, traced_tile.i, traced_tile.j);
 }
 
+// The asynchronous signals blocked in the calling thread for the object's life where `hold`, then
+// delivered. StarPU reads a codelet's perf model from its file at the first submission of its
+// tasks, under a record lock taken with fcntl(F_SETLKW): a signal caught meanwhile by a handler
+// that interrupts system calls (Python's Ctrl-C handler is one) fails the lock with EINTR, on which
+// StarPU aborts the process.
+class SignalsHeldBack {
+ public:
+  explicit SignalsHeldBack(bool hold) {
+    if (!hold) return;
+    sigset_t asynchronous;
+    sigfillset(&asynchronous);
+    for (int synchronous : {SIGSEGV, SIGBUS, SIGFPE, SIGILL, SIGTRAP, SIGSYS}) sigdelset(&asynchronous, synchronous);
+    held_ = pthread_sigmask(SIG_BLOCK, &asynchronous, &saved_) == 0;
+  }
+  ~SignalsHeldBack() {
+    if (held_) pthread_sigmask(SIG_SETMASK, &saved_, nullptr);
+  }
+  SignalsHeldBack(const SignalsHeldBack&) = delete;
+  SignalsHeldBack& operator=(const SignalsHeldBack&) = delete;
+
+ private:
+  sigset_t saved_{};
+  bool held_ = false;
+};
+
+// Whether submitting a task of `codelet` may read its perf model's file (the model not loaded yet).
+bool loads_perf_model(const starpu_codelet* codelet) {
+  return codelet && codelet->model && !codelet->model->is_loaded;
+}
+
 // Submits a described task counted in the submission; a refused one is destroyed (its
 // arguments with it) and reported.
 void submit_described(const TaskContext& ctx, starpu_task* task, TaskKind kind) {
   ctx.submission->task_submitted();
-  const int ret = starpu_task_submit(task);
+  const int ret = [task] {
+    const SignalsHeldBack held(loads_perf_model(task->cl));
+    return starpu_task_submit(task);
+  }();
   if (ret != 0) {
     ctx.submission->task_withdrawn();
     task->destroy = 0;
