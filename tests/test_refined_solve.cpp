@@ -309,5 +309,26 @@ TYPED_TEST(RefinedSolveTest, CppApiRefusesOtherHomesAndShapes) {
   }
 }
 
+// Tensor cores apply to the single-precision factor only: a fallback to double precision through
+// the runtime's tasks (a tile size asked for) takes the double-precision factorization and solve
+// without them, instead of refusing them.
+TEST(RefinedSolveTensorCores, FallbackThroughTasksFactorsInDoublePrecision) {
+  const int n = 9;
+  std::vector<double> A0(n * n);
+  for (int j = 0; j < n; ++j)
+    for (int i = 0; i < n; ++i) A0[at(i, j, n)] = 1.0 / (i + j + 1);
+  const std::vector<double> B = random_rhs<double>(n, 1, n, 9);
+  std::vector<double> A = A0, X(n);
+  FactorOptions options = options_of('L');
+  options.nb = 4;
+  options.tensor_cores = TensorCores::tf32;
+  const RefinedSolve result = posv_refined(runtime(), MatrixView<double>::host(n, n, A.data(), n),
+                                           MatrixView<double>::host(n, 1, const_cast<double*>(B.data()), n),
+                                           MatrixView<double>::host(n, 1, X.data(), n), options);
+  EXPECT_EQ(result.info, 0);
+  EXPECT_LT(result.iter, 0);
+  EXPECT_LT(solve_error('L', n, 1, A0, n, X, n, B, n), kResidualThreshold);
+}
+
 }  // namespace
 }  // namespace tessera::test

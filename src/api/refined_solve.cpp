@@ -163,12 +163,14 @@ RefinedSolve posv_refined(const RuntimeSource& runtime_of, const MatrixView<T>& 
   RefinedSolve result;
   result.iter = refine(runtime_of, uplo, A, B, X, options);
   if (result.iter >= 0) return result;
-  // Double precision: A's factor, then X from B.
-  result.info = factor(runtime_of, A, options);
+  // Double precision: A's factor, then X from B (tensor cores are the single-precision factor's).
+  FactorOptions double_options = options;
+  double_options.tensor_cores = TensorCores::off;
+  result.info = factor(runtime_of, A, double_options);
   if (result.info != 0) return result;
   for (int j = 0; j < nrhs; ++j)
     for (int i = 0; i < n; ++i) X.data()[at(i, j, X.ld())] = B.data()[at(i, j, B.ld())];
-  solve(runtime_of, MatrixView<T>::host(n, n, A.data(), A.ld()), X, options);
+  solve(runtime_of, MatrixView<T>::host(n, n, A.data(), A.ld()), X, double_options);
   return result;
 }
 
