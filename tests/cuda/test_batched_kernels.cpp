@@ -41,9 +41,11 @@ std::vector<int> small_orders() {
   return all;
 }
 
+// Samples, with the orders on either side of each change of the built-in panel shape (40, 160,
+// 200, 224, 320: potrf_batched_default_shape), where another kernel takes over.
 std::vector<int> large_orders() {
   if (quick_mode()) return {65, 129, 300};
-  return {77, 100, 128, 129, 200, 256, 300, 512};
+  return {77, 100, 128, 129, 160, 161, 200, 201, 224, 225, 256, 300, 320, 321, 512};
 }
 
 constexpr tk::BatchUplo kUplos[] = {tk::BatchUplo::lower, tk::BatchUplo::upper};
@@ -166,6 +168,20 @@ TYPED_TEST(BatchedPotrf, StrideLargerThanMatrixOnly) {
 
 TYPED_TEST(BatchedPotrf, SampledLargeOrders) {
   run_tight_and_padded<TypeParam>(large_orders(), 1, 3, quick_mode() ? 3 : 13, this->rng);
+}
+
+// Upper storage through the panel kernels that read it as lower storage is read (the comparison
+// the benchmark makes), tight and padded.
+TYPED_TEST(BatchedPotrf, UpperWithoutStagedRows) {
+  using T = TypeParam;
+  tk::BatchedOptions plain;
+  plain.upper_rows = false;
+  for (int n : {33, 100, 201, 321})
+    for (int lda : {n, n + 1}) {
+      run_uniform_case<T>(tk::BatchUplo::upper, n, lda, static_cast<long long>(lda) * n, 13, this->rng, plain,
+                          "upper, plain kernels");
+      if (this->HasFatalFailure()) return;
+    }
 }
 
 // Every thread-block size of the register kernel and every compiled panel shape (the tuning

@@ -26,6 +26,10 @@ struct BatchedOptions {
   int threads = 0;
   int rows_per_thread = 0;
   int update_width = 0;
+  // n > 32, upper storage: the panel kernels that stage the previous columns' rows through shared
+  // memory, where compiled in (the built-in shapes of the real types); false takes the kernels
+  // that read them as lower storage's are read (for comparisons).
+  bool upper_rows = true;
 };
 
 // Factor batch matrices of order n in place (A_k = L_k L_k^T or U_k^T U_k).

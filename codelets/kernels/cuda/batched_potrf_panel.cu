@@ -12,7 +12,12 @@
 //      the finished diagonal block (a triangular solve, no barriers);
 //   3. writes the chunk back.
 // Only the referenced triangle is read or written. Upper storage is read as its transpose
-// (L(i, j) = U(j, i)), which changes the strides only.
+// (L(i, j) = U(j, i)), which changes the strides: a row of L is then contiguous in memory and a
+// column is not, so the loads of step 1, one row per thread, would touch a cache line per thread.
+// The kernels for upper storage (UpperRows) therefore move step 1's own rows and (in most
+// shapes) the panel rows through shared memory, read and written with consecutive threads on
+// consecutive columns (a warp touches whole lines), and fetch the diagonal rows the same way.
+// Lower storage compiles as before.
 //
 // Out of place (BatchDesc::src set; a separate instantiation, the in-place one unchanged) the
 // panels are loaded from the source through its strides (step 1's previous columns are already
@@ -47,9 +52,27 @@ struct PanelCfg {
   static_assert(NB % V == 0, "panel rows are read as 16-byte vectors");
 };
 
-template <class T, int NB, int KB>
-struct PanelShared {
-  alignas(16) T D[2][KB][NB];  // D[b][k][c] = L(p0 + c, q + k)
+// Upper storage (UpperRows): one buffer holding in turn the chunk's panel rows (while they are
+// loaded and stored: panel(m)[c] = L(row0 + m, p0 + c)) and step 1's own rows, double-buffered like
+// D (own(b, m)[k] = L(row0 + m, q + k)). Every row is padded by one 16-byte vector, so that
+// 16-byte reads of a row by consecutive threads meet no bank conflicts. Nothing for lower storage.
+template <class T, int NB, int MR, int KB, bool Staged>
+struct UpperStage {};
+template <class T, int NB, int MR, int KB>
+struct UpperStage<T, NB, MR, KB, true> {
+  static constexpr int kOwnStride = KB + Vec16<T>::width;
+  static constexpr int kPanelStride = NB + Vec16<T>::width;
+  static constexpr int kSize = 2 * MR * kOwnStride > MR * kPanelStride ? 2 * MR * kOwnStride : MR * kPanelStride;
+  alignas(16) T stage[kSize];
+  __device__ __forceinline__ T* own(int b, int m) { return stage + (b * MR + m) * kOwnStride; }
+  __device__ __forceinline__ T* panel(int m) { return stage + m * kPanelStride; }
+};
+
+// The diagonal rows' tile D; in the upper kernels each of its rows is padded by one 16-byte vector
+// (they are written with consecutive threads on consecutive k, a row apart).
+template <class T, int NB, int KB, int MR = 0, bool Staged = false>
+struct PanelShared : UpperStage<T, NB, MR, KB, Staged> {
+  alignas(16) T D[2][KB][NB + (Staged ? Vec16<T>::width : 0)];  // D[b][k][c] = L(p0 + c, q + k)
   alignas(16) T Ld[NB][NB];    // Ld[j][c] = L(p0 + c, p0 + j): finished diagonal block
   RealPartOf<T> piv_r[NB];     // 1 / L(p0 + j, p0 + j)
   RealPartOf<T> piv_d[NB];     // L(p0 + j, p0 + j)
@@ -99,15 +122,15 @@ __device__ __forceinline__ void load_panel(const View& L, int row0, int p0, int 
 // row's panel elements as 16-byte vectors instead of one element per load (a warp's loads touch
 // one row per thread, so every load instruction costs a sector request per thread). Vectors wholly
 // above the diagonal are not read; elements of a vector above it (the other triangle) are dropped.
-template <class T>
-__device__ __forceinline__ bool rows_are_vectors(const LowerView<const T>& S) {
-  constexpr int V = Vec16<T>::width;
+template <class Scalar>
+__device__ __forceinline__ bool rows_are_vectors(const LowerView<Scalar>& S) {
+  constexpr int V = Vec16<std::remove_const_t<Scalar>>::width;
   return S.cs == 1 && S.rs % V == 0 && reinterpret_cast<std::uintptr_t>(S.p) % 16 == 0;
 }
 
 // A whole panel (NB columns) only.
-template <class T, int NB, int NT, int R>
-__device__ __forceinline__ void load_panel_rows(const LowerView<const T>& S, int row0, int p0,
+template <class T, int NB, int NT, int R, class Scalar>
+__device__ __forceinline__ void load_panel_rows(const LowerView<Scalar>& S, int row0, int p0,
                                                 T (&a)[R][NB]) {
   using Vt = typename Vec16<T>::type;
   constexpr int V = Vec16<T>::width;
@@ -139,11 +162,162 @@ __device__ __forceinline__ void store_panel(const LowerView<T>& L, int row0, int
   }
 }
 
+// Upper storage: the chunk's panel rows through shared memory, read with consecutive threads on
+// consecutive columns (L's rows are contiguous), then each thread takes its rows. Ends with a
+// barrier: the buffer is step 1's next.
+template <class T, int NB, int NT, int R, class Shared>
+__device__ __forceinline__ void load_panel_staged(const LowerView<T>& L, int row0, int p0, int nbp, T (&a)[R][NB],
+                                                  Shared& sh) {
+  constexpr int MR = NT * R;
+  const int t = threadIdx.x;
+#pragma unroll
+  for (int s = 0; s < MR * NB / NT; ++s) {
+    const int e = t + s * NT;
+    const int m = e / NB, c = e % NB;
+    const int i = row0 + m;
+    sh.panel(m)[c] = (i < L.n && c < nbp && i >= p0 + c) ? L.get(i, p0 + c) : T(0);
+  }
+  __syncthreads();
+#pragma unroll
+  for (int r = 0; r < R; ++r) read_tail<T, NB, -1>(sh.panel(t + r * NT), a[r]);
+  __syncthreads();
+}
+
+// Upper storage: the chunk's panel rows back through shared memory, written with consecutive
+// threads on consecutive columns; only the triangle is written.
+template <class T, int NB, int NT, int R, class Shared>
+__device__ __forceinline__ void store_panel_staged(const LowerView<T>& L, int row0, int p0, int nbp,
+                                                   const T (&a)[R][NB], Shared& sh) {
+  using Vt = typename Vec16<T>::type;
+  constexpr int V = Vec16<T>::width;
+  constexpr int MR = NT * R;
+  const int t = threadIdx.x;
+#pragma unroll
+  for (int r = 0; r < R; ++r)
+#pragma unroll
+    for (int c0 = 0; c0 < NB; c0 += V) {
+      T v[V];
+#pragma unroll
+      for (int e = 0; e < V; ++e) v[e] = a[r][c0 + e];
+      reinterpret_cast<Vt*>(sh.panel(t + r * NT))[c0 / V] = vec_make(v);
+    }
+  __syncthreads();
+#pragma unroll
+  for (int s = 0; s < MR * NB / NT; ++s) {
+    const int e = t + s * NT;
+    const int m = e / NB, c = e % NB;
+    const int i = row0 + m;
+    if (i < L.n && c < nbp && i >= p0 + c) L.set(i, p0 + c, sh.panel(m)[c]);
+  }
+}
+
+// One update step: a -= own * D^H, own[r][k] = L(row r of the chunk, q + k) and D[k][c] =
+// L(p0 + c, q + k), the diagonal rows' tile of the step in shared memory.
+template <class T, int NB, int NT, int R, int KB, class DiagonalRows>
+__device__ __forceinline__ void subtract_step(int row0, int n, const T (&own)[R][KB], const DiagonalRows& D,
+                                              T (&a)[R][NB]) {
+#pragma unroll
+  for (int kk = 0; kk < KB; ++kk) {
+    T dv[NB];
+    read_tail<T, NB, -1>(D[kk], dv);
+#pragma unroll
+    for (int r = 0; r < R; ++r) {
+      if (row0 + r * NT >= n) continue;  // whole row block below the matrix
+#pragma unroll
+      for (int c = 0; c < NB; ++c) a[r][c] = minus_product_conj(a[r][c], own[r][kk], dv[c]);
+    }
+  }
+}
+
+// store_panel for a whole panel of a view whose rows are vectors (rows_are_vectors): a vector
+// wholly in the triangle is one 16-byte store, one the diagonal crosses is stored element by
+// element (the other triangle is never written).
+template <class T, int NB, int NT, int R>
+__device__ __forceinline__ void store_panel_rows(const LowerView<T>& L, int row0, int p0, const T (&a)[R][NB]) {
+  using Vt = typename Vec16<T>::type;
+  constexpr int V = Vec16<T>::width;
+#pragma unroll
+  for (int r = 0; r < R; ++r) {
+    const int i = row0 + static_cast<int>(threadIdx.x) + r * NT;
+    if (i >= L.n) continue;
+    T* const row = L.p + i * L.rs + p0;
+#pragma unroll
+    for (int c0 = 0; c0 < NB; c0 += V) {
+      if (i >= p0 + c0 + V - 1) {
+        T v[V];
+#pragma unroll
+        for (int e = 0; e < V; ++e) v[e] = conj_if(L.conjugate, a[r][c0 + e]);
+        reinterpret_cast<Vt*>(row)[c0 / V] = vec_make(v);
+      } else {
+#pragma unroll
+        for (int e = 0; e < V; ++e)
+          if (i >= p0 + c0 + e) row[c0 + e] = conj_if(L.conjugate, a[r][c0 + e]);
+      }
+    }
+  }
+}
+
+// Upper storage: update_panel with the own rows staged in shared memory (UpperStage) and the
+// diagonal rows fetched along L's rows, so that consecutive threads read consecutive addresses.
+template <class T, int NB, int NT, int R, int KB, class Shared>
+__device__ __forceinline__ void update_panel_upper(const LowerView<T>& L, int row0, int p0, T (&a)[R][NB],
+                                                   Shared& sh) {
+  constexpr int DS = PanelCfg<T, NB, NT, R, KB>::DS;
+  constexpr int MR = PanelCfg<T, NB, NT, R, KB>::MR;
+  constexpr int OS = (MR * KB + NT - 1) / NT;  // own-row elements each thread loads
+  const int t = threadIdx.x;
+  // Element e of a k-major block: row e / KB, column e % KB.
+  const auto fetch = [&](int q, T(&oreg)[OS], T(&dreg)[DS]) {
+#pragma unroll
+    for (int s = 0; s < OS; ++s) {
+      const int e = t + s * NT;
+      const int m = e / KB, kk = e % KB;
+      const int i = row0 + m;
+      oreg[s] = (e < MR * KB && i < L.n && q + kk < p0) ? L.get(i, q + kk) : T(0);
+    }
+#pragma unroll
+    for (int s = 0; s < DS; ++s) {
+      const int e = t + s * NT;
+      const int c = e / KB, kk = e % KB;
+      dreg[s] = (e < NB * KB && p0 + c < L.n && q + kk < p0) ? L.get(p0 + c, q + kk) : T(0);
+    }
+  };
+  const auto publish = [&](int buf, const T(&oreg)[OS], const T(&dreg)[DS]) {
+#pragma unroll
+    for (int s = 0; s < OS; ++s) {
+      const int e = t + s * NT;
+      if (e < MR * KB) sh.own(buf, e / KB)[e % KB] = oreg[s];
+    }
+#pragma unroll
+    for (int s = 0; s < DS; ++s) {
+      const int e = t + s * NT;
+      if (e < NB * KB) sh.D[buf][e % KB][e / KB] = dreg[s];
+    }
+  };
+
+  T oreg[OS], dreg[DS];
+  fetch(0, oreg, dreg);
+  publish(0, oreg, dreg);
+  __syncthreads();
+  const int steps = (p0 + KB - 1) / KB;
+  for (int step = 0; step < steps; ++step) {
+    const int buf = step & 1;
+    const bool more = step + 1 < steps;
+    if (more) fetch((step + 1) * KB, oreg, dreg);
+    T own[R][KB];
+#pragma unroll
+    for (int r = 0; r < R; ++r) read_tail<T, KB, -1>(sh.own(buf, t + r * NT), own[r]);
+    subtract_step<T, NB, NT, R, KB>(row0, L.n, own, sh.D[buf], a);
+    if (more) publish(buf ^ 1, oreg, dreg);
+    __syncthreads();
+  }
+}
+
 // a -= L(rows, 0:p0) * L(p0:p0+NB, 0:p0)^H, KB previous columns per step (the last step is
 // padded with zeros when KB does not divide p0).
-template <class T, int NB, int NT, int R, int KB>
+template <class T, int NB, int NT, int R, int KB, class Shared>
 __device__ __forceinline__ void update_panel(const LowerView<T>& L, int row0, int p0,
-                                             T (&a)[R][NB], PanelShared<T, NB, KB>& sh) {
+                                             T (&a)[R][NB], Shared& sh) {
   constexpr int DS = PanelCfg<T, NB, NT, R, KB>::DS;
   const int t = threadIdx.x;
   const auto fetch = [&](int q, T(&own)[R][KB], T(&dreg)[DS]) {
@@ -178,17 +352,7 @@ __device__ __forceinline__ void update_panel(const LowerView<T>& L, int row0, in
     const bool more = step + 1 < steps;
     T own_next[R][KB], dreg_next[DS];
     if (more) fetch((step + 1) * KB, own_next, dreg_next);
-#pragma unroll
-    for (int kk = 0; kk < KB; ++kk) {
-      T dv[NB];
-      read_tail<T, NB, -1>(sh.D[buf][kk], dv);
-#pragma unroll
-      for (int r = 0; r < R; ++r) {
-        if (row0 + r * NT >= L.n) continue;  // whole row block below the matrix
-#pragma unroll
-        for (int c = 0; c < NB; ++c) a[r][c] = minus_product_conj(a[r][c], own[r][kk], dv[c]);
-      }
-    }
+    subtract_step<T, NB, NT, R, KB>(row0, L.n, own, sh.D[buf], a);
     if (more) {
       publish(buf ^ 1, dreg_next);
 #pragma unroll
@@ -216,9 +380,8 @@ __device__ __forceinline__ void eliminate_column(T (&a)[R][NB], const T* lj) {
 
 // First chunk of a panel: factor the diagonal block and scale the rows below it.
 // Returns 0 or the 1-based global column of the failing pivot.
-template <class T, int NB, int NT, int R, int KB>
-__device__ __forceinline__ int factor_diagonal(int p0, int nbp, T (&a)[R][NB],
-                                               PanelShared<T, NB, KB>& sh, bool fast) {
+template <class T, int NB, int NT, int R, int KB, class Shared>
+__device__ __forceinline__ int factor_diagonal(int p0, int nbp, T (&a)[R][NB], Shared& sh, bool fast) {
   const int t = threadIdx.x;
   int fail = 0;
   static_for<0, NB>([&](auto jc) {
@@ -249,8 +412,8 @@ __device__ __forceinline__ int factor_diagonal(int p0, int nbp, T (&a)[R][NB],
 }
 
 // Later chunks: rows entirely below the diagonal block, solved against the finished block.
-template <class T, int NB, int NT, int R, int KB>
-__device__ __forceinline__ void solve_below(int nbp, T (&a)[R][NB], const PanelShared<T, NB, KB>& sh) {
+template <class T, int NB, int NT, int R, int KB, class Shared>
+__device__ __forceinline__ void solve_below(int nbp, T (&a)[R][NB], const Shared& sh) {
   static_for<0, NB>([&](auto jc) {
     constexpr int j = decltype(jc)::value;
     if (j >= nbp) return;
@@ -284,16 +447,25 @@ __device__ void zero_opposite(T* p, int ld, int n, bool upper) {
   }
 }
 
-template <class T, int NB, int NT, int R, int KB, bool OutOfPlace>
+// Upper storage: the panel rows through shared memory (load_panel_staged), except in the
+// (16, 64) shape, where each thread's 16-byte row vectors measured faster (H200, double, n = 256:
+// 1.43 ms against 1.90, batch 1000); rows not so aligned are read element by element.
+template <int NB, int NT>
+constexpr bool kStagedPanel = !(NB == 16 && NT == 64);
+
+template <class T, int NB, int NT, int R, int KB, bool OutOfPlace, bool UpperRows>
 __global__ void __launch_bounds__(NT) potrf_panel_kernel(BatchDesc<T> d, int min_n) {
   using C = PanelCfg<T, NB, NT, R, KB>;
-  __shared__ PanelShared<T, NB, KB> sh;
+  constexpr bool staged_panel = UpperRows && kStagedPanel<NB, NT>;
+  __shared__ PanelShared<T, NB, KB, C::MR, UpperRows> sh;
   const int k = blockIdx.x;
   const StoredMatrix<T> sm = stored_matrix(d, k);
   if (sm.n <= min_n) return;  // left to the small kernel (variable batches)
   const LowerView<T> L{sm.p, d.upper ? sm.cs : sm.rs, d.upper ? sm.rs : sm.cs, sm.n, d.upper};
   const int n = sm.n;
   if (threadIdx.x == 0) sh.fail = 0;
+  bool rows = false;  // upper storage, panel not staged: L's rows as 16-byte vectors
+  if constexpr (UpperRows && !staged_panel) rows = rows_are_vectors(L);
   bool source_rows = false;  // out of place: the source's rows read as 16-byte vectors
   if constexpr (OutOfPlace) {
     source_rows = rows_are_vectors(LowerView<const T>{
@@ -311,16 +483,30 @@ __global__ void __launch_bounds__(NT) potrf_panel_kernel(BatchDesc<T> d, int min
           load_panel_rows<T, NB, NT, R>(S, row0, p0, a);
         else
           load_panel<T, NB, NT, R>(S, row0, p0, nbp, a);
+      } else if constexpr (staged_panel) {
+        load_panel_staged<T, NB, NT, R>(L, row0, p0, nbp, a, sh);
+      } else if (rows && nbp == NB) {
+        load_panel_rows<T, NB, NT, R>(L, row0, p0, a);
       } else {
         load_panel<T, NB, NT, R>(L, row0, p0, nbp, a);
       }
-      if (p0 > 0) update_panel<T, NB, NT, R, KB>(L, row0, p0, a, sh);
+      if (p0 > 0) {
+        if constexpr (UpperRows)
+          update_panel_upper<T, NB, NT, R, KB>(L, row0, p0, a, sh);
+        else
+          update_panel<T, NB, NT, R, KB>(L, row0, p0, a, sh);
+      }
       int fail = 0;
       if (row0 == p0)
         fail = factor_diagonal<T, NB, NT, R, KB>(p0, nbp, a, sh, d.fast);
       else
         solve_below<T, NB, NT, R, KB>(nbp, a, sh);
-      store_panel<T, NB, NT, R>(L, row0, p0, nbp, a);
+      if constexpr (staged_panel)
+        store_panel_staged<T, NB, NT, R>(L, row0, p0, nbp, a, sh);
+      else if (rows && nbp == NB)
+        store_panel_rows<T, NB, NT, R>(L, row0, p0, a);
+      else
+        store_panel<T, NB, NT, R>(L, row0, p0, nbp, a);
       if (fail) {
         if (threadIdx.x == 0) d.info[k] = fail;
         if constexpr (OutOfPlace) {
@@ -338,9 +524,9 @@ __global__ void __launch_bounds__(NT) potrf_panel_kernel(BatchDesc<T> d, int min
   if constexpr (OutOfPlace) zero_opposite(sm.p, d.lda, n, d.upper);
 }
 
-template <class T, int NB, int NT, int R, int KB, bool OutOfPlace>
+template <class T, int NB, int NT, int R, int KB, bool OutOfPlace, bool UpperRows = false>
 void launch_shape(const BatchDesc<T>& d, int min_n, cudaStream_t stream) {
-  potrf_panel_kernel<T, NB, NT, R, KB, OutOfPlace>
+  potrf_panel_kernel<T, NB, NT, R, KB, OutOfPlace, UpperRows>
       <<<static_cast<unsigned>(d.batch), NT, 0, stream>>>(d, min_n);
   TESSERA_CUDA_CHECK_LAUNCH();
 }
@@ -348,11 +534,14 @@ void launch_shape(const BatchDesc<T>& d, int min_n, cudaStream_t stream) {
 template <class T>
 using PanelLauncher = void (*)(const BatchDesc<T>&, int, cudaStream_t);
 
-// One scalar type's launchers of a shape; null where that form is not compiled in.
+// One scalar type's launchers of a shape; null where that form is not compiled in. The upper
+// forms (UpperRows) serve upper storage where they are compiled in.
 template <class T>
 struct ShapeLaunchers {
   PanelLauncher<T> in_place = nullptr;
   PanelLauncher<T> out_of_place = nullptr;
+  PanelLauncher<T> upper_in_place = nullptr;
+  PanelLauncher<T> upper_out_of_place = nullptr;
 };
 
 // A shape's launchers per scalar type. Every shape runs in place for the real types (the tuning
@@ -389,18 +578,25 @@ constexpr ShapeLaunchers<T> both_forms() {
   return {&launch_shape<T, NB, NT, R, KB, false>, &launch_shape<T, NB, NT, R, KB, true>};
 }
 
+// The real types' default shapes: both forms for each triangle.
+template <class T, int NB, int NT, int R, int KB>
+constexpr ShapeLaunchers<T> all_forms() {
+  return {&launch_shape<T, NB, NT, R, KB, false>, &launch_shape<T, NB, NT, R, KB, true>,
+          &launch_shape<T, NB, NT, R, KB, false, true>, &launch_shape<T, NB, NT, R, KB, true, true>};
+}
+
 // A shape potrf_batched_default_shape picks for the real types and, where it picks the shape for
 // them too, the complex ones: in place and out of place for those.
 template <int NB, int NT, int R, int KB, bool Complex = false>
 constexpr ShapeEntry default_shape_entry() {
   if constexpr (Complex)
     return {{NB, NT, R, KB},
-            both_forms<float, NB, NT, R, KB>(),
-            both_forms<double, NB, NT, R, KB>(),
+            all_forms<float, NB, NT, R, KB>(),
+            all_forms<double, NB, NT, R, KB>(),
             both_forms<DeviceComplex<float>, NB, NT, R, KB>(),
             both_forms<DeviceComplex<double>, NB, NT, R, KB>()};
   else
-    return {{NB, NT, R, KB}, both_forms<float, NB, NT, R, KB>(), both_forms<double, NB, NT, R, KB>(), {}, {}};
+    return {{NB, NT, R, KB}, all_forms<float, NB, NT, R, KB>(), all_forms<double, NB, NT, R, KB>(), {}, {}};
 }
 
 // Every compiled shape; the tuning sweep in bench_batched_kernels measures them all.
@@ -447,7 +643,11 @@ void launch_potrf_panel(const BatchDesc<T>& desc, int shape_n, int min_n, cudaSt
   if (opts.rows_per_thread) shape.rows_per_thread = opts.rows_per_thread;
   if (opts.update_width) shape.update_width = opts.update_width;
   const ShapeLaunchers<T>& forms = launchers_of<T>(find_shape(shape));
-  const PanelLauncher<T> launch = desc.src ? forms.out_of_place : forms.in_place;
+  PanelLauncher<T> launch = desc.src ? forms.out_of_place : forms.in_place;
+  if (desc.upper && opts.upper_rows) {
+    const PanelLauncher<T> upper = desc.src ? forms.upper_out_of_place : forms.upper_in_place;
+    if (upper) launch = upper;
+  }
   if (launch == nullptr)
     throw InvalidArgument(
         "batched potrf: the out-of-place form and complex matrices run the built-in panel shapes only");
