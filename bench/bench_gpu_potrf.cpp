@@ -10,6 +10,11 @@
 // table with ratios against the peers measured in the same run; --json FILE writes the rows.
 // T-dev: the device API in the task grain it chooses (up to an order, the whole matrix as one task);
 // T-devt: its tile tasks. --grains adds rows: tiles on the GPU and the device API in each grain.
+// Energy (--energy-seconds S, 0 for none; lower triangle): for cuSOLVER resident and pinned and
+// for Tessera resident, device API and end to end in each mode, the GPUs' energy per
+// factorization (and the host's where RAPL is readable) from calls repeated back to back for S
+// seconds, each on an input made beforehand (bench/energy/energy_meter.hpp), with GFLOP/s per
+// watt and the process's CPU seconds per factorization (the cores a mode keeps busy).
 #include <cublas_v2.h>
 #include <cuda_runtime.h>
 #include <cusolverDn.h>
@@ -23,6 +28,7 @@
 #include <fstream>
 #include <limits>
 #include <map>
+#include <memory>
 #include <nlohmann/json.hpp>
 #include <random>
 #include <stdexcept>
@@ -31,6 +37,7 @@
 #include <vector>
 
 #include "bench_support.hpp"
+#include "energy_meter.hpp"
 #include "resident_tiles.hpp"
 #include "cli/spd_matrices.hpp"
 #include "kernels/cuda/check.hpp"
@@ -41,6 +48,8 @@ namespace {
 
 using Clock = std::chrono::steady_clock;
 using nlohmann::json;
+using tessera::bench::EnergyMeter;
+using tessera::bench::EnergyReading;
 constexpr double nan_value = std::numeric_limits<double>::quiet_NaN();
 
 double seconds_since(Clock::time_point start) { return std::chrono::duration<double>(Clock::now() - start).count(); }
@@ -73,6 +82,27 @@ Timing time_runs(int repetitions, Run&& run) {
   return t;
 }
 
+// How many calls of `seconds_each` make an energy reading of `window` seconds (2 to 16).
+int calls_for(double window, double seconds_each) {
+  if (!(seconds_each > 0)) return 2;
+  return static_cast<int>(std::clamp(std::ceil(window / seconds_each), 2.0, 16.0));
+}
+
+// The energy of one call: `calls` calls of call(i), back to back between the meter's begin() and
+// end(), each on its input made beforehand by prepare(i).
+template <class Prepare, class Call>
+EnergyReading energy_per_call(EnergyMeter& meter, int calls, Prepare&& prepare, Call&& call) {
+  for (int i = 0; i < calls; ++i) prepare(i);
+  meter.begin();
+  for (int i = 0; i < calls; ++i) call(i);
+  EnergyReading e = meter.end();
+  e.seconds /= calls;
+  e.gpu_joules /= calls;
+  e.host_joules /= calls;
+  e.cpu_seconds /= calls;
+  return e;
+}
+
 // ---- cuSOLVER -------------------------------------------------------------------------------
 
 cublasFillMode_t fill(tessera::Uplo uplo) {
@@ -95,10 +125,12 @@ struct CusolverTimes {
   Timing resident;  // potrf alone, matrix on the device
   Timing pinned;    // H2D from pinned memory + potrf + D2H to pinned memory
   Timing pageable;  // the same from and to the caller's pageable array
+  EnergyReading resident_energy, pinned_energy;  // per call, with a meter
 };
 
 template <class T>
-CusolverTimes time_cusolver(int n, tessera::Uplo uplo, const std::vector<T>& A, int repetitions, bool resident_only) {
+CusolverTimes time_cusolver(int n, tessera::Uplo uplo, const std::vector<T>& A, int repetitions, bool resident_only,
+                            EnergyMeter* meter, double energy_seconds) {
   cusolverDnHandle_t handle;
   TESSERA_CUSOLVER_CHECK(cusolverDnCreate(&handle));
   const std::size_t bytes = sizeof(T) * A.size();
@@ -116,12 +148,13 @@ CusolverTimes time_cusolver(int n, tessera::Uplo uplo, const std::vector<T>& A, 
   TESSERA_CUSOLVER_CHECK(potrf_workspace(handle, fill(uplo), n, dA, lwork));
   T* work = nullptr;
   TESSERA_CUDA_CHECK(cudaMalloc(&work, sizeof(T) * static_cast<std::size_t>(std::max(lwork, 1))));
-  auto factor = [&] {
-    TESSERA_CUSOLVER_CHECK(vendor_potrf(handle, fill(uplo), n, dA, work, lwork, dinfo));
+  auto factor_at = [&](T* a) {
+    TESSERA_CUSOLVER_CHECK(vendor_potrf(handle, fill(uplo), n, a, work, lwork, dinfo));
     int info = 0;
     TESSERA_CUDA_CHECK(cudaMemcpy(&info, dinfo, sizeof(int), cudaMemcpyDeviceToHost));  // synchronizes
     if (info != 0) throw std::runtime_error("cuSOLVER potrf info " + std::to_string(info));
   };
+  auto factor = [&] { factor_at(dA); };
   auto round_trip = [&](const T* from, T* to) {
     const auto start = Clock::now();
     TESSERA_CUDA_CHECK(cudaMemcpy(dA, from, bytes, cudaMemcpyHostToDevice));
@@ -140,6 +173,18 @@ CusolverTimes time_cusolver(int n, tessera::Uplo uplo, const std::vector<T>& A, 
     factor();
     return seconds_since(start);
   });
+  if (meter) {
+    std::vector<T*> copies(static_cast<std::size_t>(calls_for(energy_seconds, times.resident.median)));
+    for (T*& c : copies) TESSERA_CUDA_CHECK(cudaMalloc(&c, bytes));
+    times.resident_energy = energy_per_call(
+        *meter, static_cast<int>(copies.size()),
+        [&](int i) { TESSERA_CUDA_CHECK(cudaMemcpy(copies[i], A.data(), bytes, cudaMemcpyHostToDevice)); },
+        [&](int i) { factor_at(copies[i]); });
+    for (T* c : copies) cudaFree(c);
+    if (!resident_only)
+      times.pinned_energy = energy_per_call(*meter, calls_for(energy_seconds, times.pinned.median), [](int) {},
+                                            [&](int) { round_trip(pinned, pinned); });
+  }
   cudaFree(work);
   if (pinned) cudaFreeHost(pinned);
   cudaFree(dinfo);
@@ -241,6 +286,7 @@ struct Settings {
   std::vector<tessera::GpuKernels> kernel_choices;  // compared with tiles resident
   std::vector<tessera::TaskGrain> grains;  // tiles resident and the device API in each grain, against cuSOLVER resident
   int repetitions = 2;
+  double energy_seconds = 1.0;  // 0: no energy readings
   // --peers: cusolver (resident, pinned and pageable), resident (the matrix on the GPU only: no
   // pinned copy of a matrix of tens of GB to allocate), none (Tessera alone).
   std::string peers = "cusolver";
@@ -257,8 +303,90 @@ struct Settings {
   }
 };
 
+// The GPU's (and host's) energy per call, mean power and GFLOP/s per watt of one variant.
+json energy_cell(const EnergyReading& e, int n) {
+  const double flops = double(n) * n * n / 3.0;
+  const double joules = e.gpu_joules + (std::isnan(e.host_joules) ? 0.0 : e.host_joules);
+  return {{"seconds", e.seconds}, {"gpu_joules", e.gpu_joules}, {"host_joules", e.host_joules},
+          {"process_cpu_seconds", e.cpu_seconds},
+          {"gpu_watts", e.gpu_joules / e.seconds}, {"gflops_per_watt", tessera::bench::gflops_per_watt(flops, joules)}};
+}
+
+// Tessera's energy per factorization of A: tiles resident, the device API in the grain it chooses,
+// and end to end in each mode the settings ask for; `times` gives each one's median seconds.
 template <class T>
-void run_precision(tessera::Runtime& runtime, const Settings& s, json& rows) {
+json tessera_energy(tessera::Runtime& runtime, EnergyMeter& meter, const Settings& s, int n, int nb,
+                    const std::vector<T>& A, const tessera::FactorOptions& options, const std::map<std::string, double>& times) {
+  json cells;
+  const auto calls = [&](const char* variant) { return calls_for(s.energy_seconds, times.at(variant)); };
+  if (times.count("resident")) {
+    std::vector<std::unique_ptr<tessera::TileMatrix<T>>> tiles(static_cast<std::size_t>(calls("resident")));
+    tessera::FactorOptions gpu = options;
+    gpu.mode = tessera::Mode::gpu;
+    cells["resident"] = energy_cell(
+        energy_per_call(
+            meter, static_cast<int>(tiles.size()),
+            [&](int i) { tiles[i] = tessera::bench::resident_tiles(runtime, n, nb, A); },
+            [&](int i) { tessera::bench::factor_resident(*tiles[i], gpu); }),
+        n);
+  }
+  if (times.count("device")) {
+    std::vector<T*> copies(static_cast<std::size_t>(calls("device")));
+    for (T*& c : copies) TESSERA_CUDA_CHECK(cudaMalloc(&c, sizeof(T) * A.size()));
+    tessera::FactorOptions device_options = options;
+    device_options.mode = tessera::Mode::gpu;
+    cells["device"] = energy_cell(
+        energy_per_call(
+            meter, static_cast<int>(copies.size()),
+            [&](int i) { TESSERA_CUDA_CHECK(cudaMemcpy(copies[i], A.data(), sizeof(T) * A.size(), cudaMemcpyHostToDevice)); },
+            [&](int i) {
+              const int info = tessera::device::potrf(runtime, n, copies[i], n, nullptr, device_options);
+              if (info != 0) throw std::runtime_error("device factorization info " + std::to_string(info));
+            }),
+        n);
+    for (T* c : copies) cudaFree(c);
+  }
+  for (tessera::Mode mode : {tessera::Mode::gpu, tessera::Mode::hybrid, tessera::Mode::automatic}) {
+    const std::string name = tessera::to_string(mode);
+    if (!times.count(name)) continue;
+    std::vector<std::vector<T>> copies(static_cast<std::size_t>(calls(name.c_str())));
+    tessera::FactorOptions in_mode = options;
+    in_mode.mode = mode;
+    cells[name] = energy_cell(energy_per_call(
+                                  meter, static_cast<int>(copies.size()), [&](int i) { copies[i] = A; },
+                                  [&](int i) {
+                                    const int info = tessera::potrf(runtime, n, copies[i].data(), n, in_mode);
+                                    if (info != 0) throw std::runtime_error("Tessera potrf info " + std::to_string(info));
+                                  }),
+                              n);
+  }
+  return cells;
+}
+
+void print_energy(int n, const json& cells) {
+  static const char* const order[] = {"cusolver_resident", "cusolver_pinned", "resident", "device", "gpu", "hybrid", "auto"};
+  std::string line = fmt::format("{:>6}  L energy |", n);
+  for (const char* name : order) {
+    if (!cells.contains(name)) continue;
+    const json& c = cells[name];
+    line += fmt::format(" {} {:.2f} J {:.0f} W {:.1f} GF/s/W {:.1f} CPU-s |", name,
+                        c["gpu_joules"].get<double>() + (std::isnan(c["host_joules"].get<double>()) ? 0.0 : c["host_joules"].get<double>()),
+                        c["gpu_watts"].get<double>(), c["gflops_per_watt"].get<double>(),
+                        c["process_cpu_seconds"].get<double>());
+  }
+  const auto ratio = [&](const char* a, const char* b) {
+    return cells.contains(a) && cells.contains(b)
+               ? cells[a]["gflops_per_watt"].get<double>() / cells[b]["gflops_per_watt"].get<double>()
+               : nan_value;
+  };
+  fmt::print("{}\n{:>6}  L energy efficiency: resident/cus-res {:.2f}x, gpu/cus-pin {:.2f}x, gpu/hybrid {:.2f}x, "
+             "auto/gpu {:.2f}x\n",
+             line, n, ratio("resident", "cusolver_resident"), ratio("gpu", "cusolver_pinned"), ratio("gpu", "hybrid"),
+             ratio("auto", "gpu"));
+}
+
+template <class T>
+void run_precision(tessera::Runtime& runtime, const Settings& s, json& rows, EnergyMeter* meter) {
   const char letter = tessera::ScalarTraits<T>::letter;
   const double roofline = gemm_tflops<T>();
   fmt::print("\n{} precision. cuBLAS {}GEMM (8192, N/T): {:.1f} TFLOP/s\n", letter == 'd' ? "Double" : "Single",
@@ -270,8 +398,10 @@ void run_precision(tessera::Runtime& runtime, const Settings& s, json& rows) {
   for (int n : s.sizes) {
     const std::vector<T> A = spd<T>(n, 11u + static_cast<unsigned>(n));
     for (tessera::Uplo uplo : s.uplos) {
-      const CusolverTimes cus =
-          s.peers == "none" ? CusolverTimes{} : time_cusolver(n, uplo, A, s.repetitions, s.peers == "resident");
+      EnergyMeter* energy = uplo == tessera::Uplo::lower ? meter : nullptr;
+      const CusolverTimes cus = s.peers == "none" ? CusolverTimes{}
+                                                  : time_cusolver(n, uplo, A, s.repetitions, s.peers == "resident", energy,
+                                                                  s.energy_seconds);
       const std::vector<int> nbs = s.tile_sizes.empty() ? std::vector<int>{0} : s.tile_sizes;
       for (int nb_choice : nbs) {
         const int nb =
@@ -328,6 +458,17 @@ void run_precision(tessera::Runtime& runtime, const Settings& s, json& rows) {
                         {"tessera_hybrid_first_s", first("hybrid")}, {"tessera_auto_s", med("auto")},
                         {"tessera_auto_first_s", first("auto")}, {"backward_error_gpu", error_gpu}});
         for (const auto& [mode, timing] : e2e) rows.back()["tessera_" + mode + "_runs_s"] = timing.runs;
+        if (energy) {
+          std::map<std::string, double> medians;
+          if (!std::isnan(resident.median)) medians["resident"] = resident.median;
+          if (!std::isnan(device_chosen.median)) medians["device"] = device_chosen.median;
+          for (const auto& [mode, timing] : e2e) medians[mode] = timing.median;
+          json cells = tessera_energy<T>(runtime, *energy, s, n, nb, A, options, medians);
+          if (s.peers != "none") cells["cusolver_resident"] = energy_cell(cus.resident_energy, n);
+          if (s.peers == "cusolver") cells["cusolver_pinned"] = energy_cell(cus.pinned_energy, n);
+          print_energy(n, cells);
+          rows.back()["energy"] = cells;
+        }
         save(rows, s.json_path);
         for (tessera::TaskGrain grain : s.grains) {
           if (uplo != tessera::Uplo::lower) break;
@@ -376,12 +517,25 @@ void run_precision(tessera::Runtime& runtime, const Settings& s, json& rows) {
 using tessera::bench::parse_int_list;
 using tessera::bench::split_commas;
 
+// The PCI addresses of the CUDA devices this process sees, by which NVML finds the same GPUs.
+std::vector<std::string> cuda_pci_bus_ids() {
+  int count = 0;
+  TESSERA_CUDA_CHECK(cudaGetDeviceCount(&count));
+  std::vector<std::string> ids;
+  for (int d = 0; d < count; ++d) {
+    char id[32] = {};
+    TESSERA_CUDA_CHECK(cudaDeviceGetPCIBusId(id, sizeof id, d));
+    ids.emplace_back(id);
+  }
+  return ids;
+}
+
 int usage(const char* program) {
   fmt::print(stderr,
              "usage: {} [--sizes N,...] [--precisions d,s] [--uplos L,U] [--nb NB,...] [--repetitions R]\n"
              "       [--modes resident,device,gpu,hybrid,auto] [--gpu-kernels vendor,custom,any] [--peers cusolver|resident|none]\n"
              "       [--grains tiles,block-columns,whole-matrix,auto] [--backward-error-max-n N]\n"
-             "       [--json FILE]\n",
+             "       [--energy-seconds S] [--json FILE]\n",
              program);
   return 2;
 }
@@ -402,6 +556,7 @@ int main(int argc, char** argv) {
       else if (arg == "--json") s.json_path = value;
       else if (arg == "--backward-error-max-n") s.backward_error_max_n = std::stoi(value);
       else if (arg == "--modes") s.modes = value;
+      else if (arg == "--energy-seconds") s.energy_seconds = std::stod(value);
       else if (arg == "--peers") {
         if (value != "cusolver" && value != "resident" && value != "none") return usage(argv[0]);
         s.peers = value;
@@ -428,11 +583,19 @@ int main(int argc, char** argv) {
     fmt::print("{}; Tessera runtime: {} CPU + {} CUDA workers on {} GPU(s), scheduler {}; auto runs {} ({})\n",
                props.name, runtime.cpu_workers(), runtime.cuda_workers(), runtime.cuda_devices(), runtime.scheduler(),
                tessera::to_string(automatic.mode), automatic.reason);
+    std::unique_ptr<EnergyMeter> meter;
+    if (s.energy_seconds > 0) {
+      meter = std::make_unique<EnergyMeter>(cuda_pci_bus_ids());
+      meter->measure_idle(1.0);
+      fmt::print("{}; idle: GPUs {:.0f} W, host {:.0f} W\n", meter->description(), meter->idle_gpu_watts(),
+                 meter->idle_host_watts());
+      if (!meter->gpu_available()) meter.reset();
+    }
     std::fflush(stdout);
     json rows = json::array();
     for (const std::string& p : s.precisions) {
-      if (p == "d") run_precision<double>(runtime, s, rows);
-      else if (p == "s") run_precision<float>(runtime, s, rows);
+      if (p == "d") run_precision<double>(runtime, s, rows, meter.get());
+      else if (p == "s") run_precision<float>(runtime, s, rows, meter.get());
       else throw std::runtime_error("unknown precision '" + p + "' (d or s)");
     }
     fmt::print(

@@ -6,6 +6,7 @@
 
 #include <chrono>
 #include <map>
+#include <memory>
 #include <stdexcept>
 #include <string>
 #include <vector>
@@ -37,11 +38,11 @@ inline int owner_gpu(int gpus, int i, int j) {
   return (i % (gpus / cols)) * cols + j % cols;
 }
 
-// Seconds of Tessera's factorization of the n x n A (lower triangle, lda = n) in tiles of nb, every
-// tile already on its owner GPU (and left there), in the options' mode.
+// The n x n A (lower triangle, lda = n) in tiles of nb, every tile fetched to its owner GPU.
 template <class T>
-double time_resident_potrf(Runtime& runtime, int n, int nb, const std::vector<T>& A, const FactorOptions& options) {
-  TileMatrix<T> tiles(runtime, n, nb);
+std::unique_ptr<TileMatrix<T>> resident_tiles(Runtime& runtime, int n, int nb, const std::vector<T>& A) {
+  auto matrix = std::make_unique<TileMatrix<T>>(runtime, n, nb);
+  TileMatrix<T>& tiles = *matrix;
   load_async(tiles, Uplo::lower, A.data(), n).wait();
   const std::vector<unsigned> nodes = gpu_memory_nodes();
   const int gpus = static_cast<int>(nodes.size());
@@ -51,11 +52,24 @@ double time_resident_potrf(Runtime& runtime, int n, int nb, const std::vector<T>
       starpu_data_acquire_on_node(starpu_interop::tile_handle(tiles, i, j), static_cast<int>(node), STARPU_R);
       starpu_data_release_on_node(starpu_interop::tile_handle(tiles, i, j), static_cast<int>(node));
     }
-  const auto start = std::chrono::steady_clock::now();
+  return matrix;
+}
+
+// Factors tiles made by resident_tiles in the options' mode; throws on a nonzero info.
+template <class T>
+void factor_resident(TileMatrix<T>& tiles, const FactorOptions& options) {
   const int info = potrf_async(tiles, options).wait();
-  const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   if (info != 0) throw std::runtime_error("resident factorization info " + std::to_string(info));
-  return seconds;
+}
+
+// Seconds of Tessera's factorization of the n x n A (lower triangle, lda = n) in tiles of nb, every
+// tile already on its owner GPU (and left there), in the options' mode.
+template <class T>
+double time_resident_potrf(Runtime& runtime, int n, int nb, const std::vector<T>& A, const FactorOptions& options) {
+  const std::unique_ptr<TileMatrix<T>> tiles = resident_tiles(runtime, n, nb, A);
+  const auto start = std::chrono::steady_clock::now();
+  factor_resident(*tiles, options);
+  return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
 }
 
 }  // namespace tessera::bench

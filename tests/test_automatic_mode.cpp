@@ -33,6 +33,23 @@ TEST(AutomaticMode, HybridWhereTheCpusMatter) {
   EXPECT_EQ(detail::choose_automatic_mode(2, {GpuThroughput{}}).mode, Mode::hybrid);
 }
 
+TEST(AutomaticMode, EnergyObjectiveRunsOnTheGpusWheneverThereAreAny) {
+  const ModeChoice choice = detail::choose_automatic_mode(16, {consumer}, Objective::energy);
+  EXPECT_EQ(choice.mode, Mode::gpu);
+  EXPECT_NE(choice.reason.find("objective energy"), std::string::npos) << choice.reason;
+  EXPECT_EQ(detail::choose_automatic_mode(256, {h100}, Objective::energy).mode, Mode::gpu);
+  EXPECT_EQ(detail::choose_automatic_mode(2, {}, Objective::energy).mode, Mode::cpu);
+  EXPECT_EQ(detail::choose_automatic_mode(16, {consumer}, Objective::time).mode, Mode::hybrid);
+}
+
+TEST(AutomaticMode, ObjectiveNames) {
+  EXPECT_EQ(parse_objective("Energy"), Objective::energy);
+  EXPECT_EQ(parse_objective("time"), Objective::time);
+  EXPECT_STREQ(to_string(Objective::energy), "energy");
+  EXPECT_STREQ(to_string(Objective::time), "time");
+  EXPECT_THROW(parse_objective("power"), InvalidArgument);
+}
+
 TEST(AutomaticMode, CpuWithoutGpus) {
   const ModeChoice choice = detail::choose_automatic_mode(2, {});
   EXPECT_EQ(choice.mode, Mode::cpu);

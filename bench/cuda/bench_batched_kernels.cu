@@ -13,6 +13,12 @@
 //                         [--precision double|float|both] [--tune] [--no-main]
 // --tune measures every compiled panel shape (n > 32) and register-kernel block size (n <= 32)
 // and prints the fastest per n (how the built-in table was chosen).
+// Variable orders: a batch of the same count with orders drawn in [n/2, 3n/2] (fixed seed), each
+// the leading block of an SPD matrix of order 3n/2 (lda = 3n/2), through potrf_vbatched; its
+// GFLOP/s (the sum of n_k^3/3) against the fixed-order batch's.
+// Energy (--energy-seconds S, 0 for none): the GPU's energy per batched factorization for Tessera
+// (both triangles) and cuSOLVER, from the calls repeated for S seconds less the input restores
+// alone (bench/energy/energy_meter.hpp), and GFLOP/s per watt.
 #include <cublas_v2.h>
 #include <cuda_runtime.h>
 #include <cusolverDn.h>
@@ -25,16 +31,20 @@
 #include <fstream>
 #include <functional>
 #include <limits>
+#include <memory>
 #include <nlohmann/json.hpp>
+#include <random>
 #include <string>
 #include <vector>
 
 #include "../bench_support.hpp"
 #include "device_support.hpp"
+#include "energy_meter.hpp"
 #include "cuda/batched_kernels.hpp"
 #include "cuda/check.hpp"
 
 namespace tk = tessera::kernels::cuda;
+using tessera::bench::EnergyMeter;
 using json = nlohmann::json;
 
 namespace {
@@ -50,6 +60,7 @@ struct Options {
   bool do_double = true, do_float = true;
   bool tune = false;
   bool main_run = true;
+  double energy_seconds = 1.0;
 };
 
 using tessera::bench::parse_int_list;
@@ -65,6 +76,7 @@ Options parse_options(int argc, char** argv) {
     else if (a == "--sizes") o.sizes = parse_int_list(args.value());
     else if (a == "--tune") o.tune = true;
     else if (a == "--no-main") o.main_run = false;
+    else if (a == "--energy-seconds") o.energy_seconds = std::stod(args.value());
     else if (a == "--precision") {
       const std::string p = args.value();
       o.do_double = p == "double" || p == "both";
@@ -296,8 +308,60 @@ struct Problem {
   }
 };
 
+// ---- variable orders ------------------------------------------------------------------------
+
 template <class T>
-json bench_size(int n, int batch, int reps, double copy_bw, Timer& timer, Solver& solver) {
+void bench_variable(json& r, int n, int batch, int reps, Timer& timer) {
+  if (n < 8) return;
+  const int lo = n / 2, hi = n + n / 2;
+  std::mt19937 gen(0x7a7u + static_cast<unsigned>(n));
+  std::uniform_int_distribution<int> pick(lo, hi);
+  const long long slot = static_cast<long long>(hi) * hi;
+  std::vector<int> orders(batch), ldas(batch, hi);
+  std::vector<long long> offsets(batch);
+  double flops = 0;
+  for (int k = 0; k < batch; ++k) {
+    orders[k] = pick(gen);
+    offsets[k] = k * slot;
+    flops += std::pow(static_cast<double>(orders[k]), 3) / 3.0;
+  }
+  Device<T> orig(slot * batch), work(slot * batch);
+  make_spd_kernel<T><<<grid_for(slot * batch, 256), 256>>>(orig.get(), hi, slot, batch, 0xfade + n);
+  TESSERA_CUDA_CHECK_LAUNCH();
+  Device<int> dn(batch), dlda(batch), info(batch);
+  Device<long long> doff(batch);
+  TESSERA_CUDA_CHECK(cudaMemcpy(dn.get(), orders.data(), dn.bytes(), cudaMemcpyHostToDevice));
+  TESSERA_CUDA_CHECK(cudaMemcpy(dlda.get(), ldas.data(), dlda.bytes(), cudaMemcpyHostToDevice));
+  TESSERA_CUDA_CHECK(cudaMemcpy(doff.get(), offsets.data(), doff.bytes(), cudaMemcpyHostToDevice));
+  const double ms = timer.median_ms(
+      reps, [&] { TESSERA_CUDA_CHECK(cudaMemcpyAsync(work.get(), orig.get(), orig.bytes(), cudaMemcpyDeviceToDevice)); },
+      [&] {
+        tk::potrf_vbatched<T>(tk::BatchUplo::lower, dn.get(), hi, work.get(), doff.get(), dlda.get(), batch, info.get(),
+                              nullptr);
+      });
+  TESSERA_CUDA_CHECK(cudaDeviceSynchronize());
+  r["variable_orders"] = {lo, hi};
+  r["variable_ms"] = ms;
+  r["variable_gflops"] = gflops(flops, ms);
+  r["variable_failed"] = nonzero_info(info, batch);
+  r["variable_over_fixed"] = r["variable_gflops"].get<double>() / r["tessera_gflops"].get<double>();
+}
+
+// The energy of one call of work() (restore() before each, its energy taken off) into r under
+// `name`: joules, watts and GFLOP/s per watt; nothing without a meter.
+void measure_energy(json& r, const std::string& name, double flops, EnergyMeter* meter, double seconds,
+                    const std::function<void()>& restore, const std::function<void()>& work) {
+  if (!meter) return;
+  const EnergyMeter::PerCall per =
+      meter->per_call(seconds, 3, restore, work, [] { TESSERA_CUDA_CHECK(cudaDeviceSynchronize()); });
+  r[name + "_energy_j"] = per.energy.gpu_joules;
+  r[name + "_watts"] = per.energy.gpu_joules / per.energy.seconds;
+  r[name + "_gflops_per_watt"] = tessera::bench::gflops_per_watt(flops, per.energy.gpu_joules);
+}
+
+template <class T>
+json bench_size(int n, int batch, int reps, double copy_bw, Timer& timer, Solver& solver, EnergyMeter* meter,
+                double energy_seconds) {
   Problem<T> p(n, batch);
   const double f_flops = static_cast<double>(batch) * n * n * n / 3.0;
   const double s_flops = static_cast<double>(batch) * 2.0 * n * n;
@@ -320,6 +384,7 @@ json bench_size(int n, int batch, int reps, double copy_bw, Timer& timer, Solver
   r["tessera_failed"] = nonzero_info(p.info, batch);
   r["tessera_backward_error"] = p.factor_error(p.work.get(), false, p.info.get());
   r["tessera_floor_fraction"] = floor_ms / ms;
+  measure_energy(r, "tessera", f_flops, meter, energy_seconds, [&] { p.restore_A(); }, [&] { factor({}); });
 
   tk::BatchedOptions fast;
   fast.fast_math = true;
@@ -330,12 +395,26 @@ json bench_size(int n, int batch, int reps, double copy_bw, Timer& timer, Solver
   r["fast_backward_error"] = p.factor_error(p.work.get(), false, p.info.get());
 
   // Upper storage (same data, read as U = L^T), for the record.
-  ms = timer.median_ms(std::max(3, reps / 3), [&] { p.restore_A(); }, [&] {
+  const auto factor_upper = [&] {
     tk::potrf_batched<T>(tk::BatchUplo::upper, n, p.work.get(), n, p.nn, batch, p.info.get(), nullptr);
-  });
+  };
+  ms = timer.median_ms(reps, [&] { p.restore_A(); }, factor_upper);
   TESSERA_CUDA_CHECK(cudaDeviceSynchronize());
   r["upper_ms"] = ms;
+  r["upper_gflops"] = gflops(f_flops, ms);
+  r["upper_over_lower"] = ms / r["tessera_ms"].get<double>();
   r["upper_backward_error"] = p.factor_error(p.work.get(), true, p.info.get());
+  measure_energy(r, "upper", f_flops, meter, energy_seconds, [&] { p.restore_A(); }, factor_upper);
+  if (n > 32) {  // the panel kernels that read upper storage as lower storage is read, for comparison
+    tk::BatchedOptions plain;
+    plain.upper_rows = false;
+    ms = timer.median_ms(reps, [&] { p.restore_A(); }, [&] {
+      tk::potrf_batched<T>(tk::BatchUplo::upper, n, p.work.get(), n, p.nn, batch, p.info.get(), nullptr, plain);
+    });
+    TESSERA_CUDA_CHECK(cudaDeviceSynchronize());
+    r["upper_plain_ms"] = ms;
+    r["upper_plain_backward_error"] = p.factor_error(p.work.get(), true, p.info.get());
+  }
 
   // Interleaved layout (n <= 32).
   if (n <= 32) {
@@ -372,6 +451,10 @@ json bench_size(int n, int batch, int reps, double copy_bw, Timer& timer, Solver
   r["cusolver_gflops"] = gflops(f_flops, ms);
   r["cusolver_backward_error"] = p.factor_error(p.work.get(), false, p.info.get());
   r["speedup_vs_cusolver"] = ms / r["tessera_ms"].get<double>();
+  measure_energy(r, "cusolver", f_flops, meter, energy_seconds, [&] { p.restore_A(); }, vendor_factor);
+  if (meter)
+    r["energy_efficiency_vs_cusolver"] =
+        r["tessera_gflops_per_watt"].get<double>() / r["cusolver_gflops_per_watt"].get<double>();
 
   // Solves (nrhs = 1) with each library's own factor.
   p.restore_A();
@@ -405,6 +488,7 @@ json bench_size(int n, int batch, int reps, double copy_bw, Timer& timer, Solver
   r["factor_solve_gflops"] = gflops(f_flops + s_flops, ms);
   r["factor_solve_speedup_vs_cusolver"] = r["cusolver_factor_solve_ms"].get<double>() / ms;
   r["tessera_factor_solve_error"] = p.solve_error();
+  bench_variable<T>(r, n, batch, reps, timer);
   return r;
 }
 
@@ -480,6 +564,34 @@ void print_tables(const json& results, double copy_bw) {
                r["cusolver_solve_error"].get<double>(), r["tessera_factor_solve_ms"].get<double>(),
                r["cusolver_factor_solve_ms"].get<double>(),
                r["factor_solve_speedup_vs_cusolver"].get<double>());
+  fmt::print("\nVariable orders (n/2 to 3n/2, lda = 3n/2, potrf_vbatched, lower): GFLOP/s against the fixed batch of order n\n");
+  fmt::print("{:6s} {:>4s} {:>6s} | {:>9s} {:>8s} {:>8s} {:>6s}\n", "prec", "n", "batch", "var ms", "GF/s", "fixed", "ratio");
+  for (const json& r : results)
+    if (r.contains("variable_ms"))
+      fmt::print("{:6s} {:4d} {:6d} | {:9.4f} {:8.1f} {:8.1f} {:5.2f}x{}\n", r["precision"].get<std::string>(),
+                 r["n"].get<int>(), r["batch"].get<int>(), r["variable_ms"].get<double>(),
+                 r["variable_gflops"].get<double>(), r["tessera_gflops"].get<double>(),
+                 r["variable_over_fixed"].get<double>(), r["variable_failed"].get<int>() ? " (failures!)" : "");
+  if (results.empty() || !results[0].contains("tessera_energy_j")) return;
+  fmt::print("\nEnergy of the GPU per batched factorization (mJ), mean power (W), GFLOP/s per watt; upper/lower: time\n");
+  fmt::print("{:6s} {:>4s} {:>6s} | {:>9s} {:>6s} {:>8s} | {:>9s} {:>6s} {:>8s} | {:>9s} {:>6s} {:>8s} | {:>6s} | {:>7s} {:>8s}\n", "prec",
+             "n", "batch", "ours mJ", "W", "GF/s/W", "upper mJ", "W", "GF/s/W", "cuS mJ", "W", "GF/s/W", "eff", "up/low",
+             "plain/lo");
+  for (const json& r : results)
+    fmt::print("{:6s} {:4d} {:6d} | {:9.3f} {:6.0f} {:8.2f} | {:9.3f} {:6.0f} {:8.2f} | {:9.3f} {:6.0f} {:8.2f} | {:5.2f}x | {:6.2f}x {:>8s}\n",
+               r["precision"].get<std::string>(), r["n"].get<int>(), r["batch"].get<int>(),
+               1e3 * r["tessera_energy_j"].get<double>(), r["tessera_watts"].get<double>(),
+               r["tessera_gflops_per_watt"].get<double>(), 1e3 * r["upper_energy_j"].get<double>(),
+               r["upper_watts"].get<double>(), r["upper_gflops_per_watt"].get<double>(),
+               1e3 * r["cusolver_energy_j"].get<double>(), r["cusolver_watts"].get<double>(),
+               r["cusolver_gflops_per_watt"].get<double>(), r["energy_efficiency_vs_cusolver"].get<double>(),
+               r["upper_over_lower"].get<double>(),
+               r.contains("upper_plain_ms")
+                   ? fmt::format("{:.2f}x", r["upper_plain_ms"].get<double>() / r["tessera_ms"].get<double>())
+                   : "-");
+  fmt::print("(eff: Tessera's GFLOP/s per watt against cuSOLVER's, the GPU's counter only; up/low: the upper triangle's "
+             "time over the lower's; plain/lo: the same with the panel kernels that read upper storage as lower "
+             "storage is read)\n");
 }
 
 }  // namespace
@@ -498,9 +610,17 @@ int main(int argc, char** argv) {
     const double copy_bw = measure_copy_bandwidth(timer);
     fmt::print("device: {} ({} SMs, L2 {} MiB), copy bandwidth {:.0f} GB/s\n", prop.name,
                prop.multiProcessorCount, prop.l2CacheSize >> 20, copy_bw / 1e9);
+    std::unique_ptr<EnergyMeter> meter;
+    if (opt.energy_seconds > 0) {
+      meter = std::make_unique<EnergyMeter>(std::vector<std::string>{tessera::bench::pci_bus_id(0)});
+      meter->measure_idle(1.0);
+      fmt::print("{}; idle GPU {:.0f} W\n", meter->description(), meter->idle_gpu_watts());
+      if (!meter->gpu_available()) meter.reset();
+    }
 
     json out;
     out["device"] = prop.name;
+    if (meter) out["idle_gpu_watts"] = meter->idle_gpu_watts();
     out["copy_bandwidth_gbs"] = copy_bw / 1e9;
     json results = json::array(), tuning = json::array();
     const auto batch_for = [&](int n) { return n >= 256 ? opt.big_batch : opt.batch; };
@@ -514,7 +634,8 @@ int main(int argc, char** argv) {
       }
       if (opt.main_run)
         for (int n : opt.sizes) {
-          results.push_back(bench_size<T>(n, batch_for(n), opt.reps, copy_bw, timer, solver));
+          results.push_back(bench_size<T>(n, batch_for(n), opt.reps, copy_bw, timer, solver, meter.get(),
+                                          opt.energy_seconds));
           fmt::print("done {} n={}\n", precision_name<T>(), n);
         }
     };

@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <cstddef>
 #include <functional>
+#include <string>
 #include <vector>
 
 #include "cuda/batched_kernels.hpp"
@@ -16,6 +17,13 @@ namespace tessera::bench {
 inline bool cuda_device_present() {
   int count = 0;
   return cudaGetDeviceCount(&count) == cudaSuccess && count > 0;
+}
+
+// The PCI address of CUDA device `device` ("0000:41:00.0"), by which NVML finds the same GPU.
+inline std::string pci_bus_id(int device) {
+  char id[32] = {};
+  TESSERA_CUDA_CHECK(cudaDeviceGetPCIBusId(id, sizeof id, device));
+  return id;
 }
 
 // Reads a buffer larger than the L2 cache, so that the next timed work finds its data in memory.

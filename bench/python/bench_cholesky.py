@@ -24,9 +24,17 @@ the device (torch and cupy caches emptied) between cells.
 
 Ratios are rate ratios: tessera/torch > 1 means Tessera is faster. bench/python/plot_cholesky.sh
 plots the batched rows of the JSON.
+
+Energy (--energy-seconds S, 0 for none): after its timed calls each library's call is repeated back
+to back for S seconds between two readings of the GPU's energy counter (NVML's total energy) and of
+the host's RAPL package counters where they can be read, as bench/energy/energy_meter.hpp does for
+the C++ benchmarks: joules per call and GFLOP/s per watt (GPU and host together where both are
+read) in the JSON, and a GFLOP/s-per-watt column per library in the tables.
 """
 import argparse
+import ctypes
 import gc
+import glob
 import importlib
 import json
 import os
@@ -176,6 +184,129 @@ def host_peers(mode):
     }
 
 
+# ---- energy -----------------------------------------------------------------------------------------
+
+
+class EnergyMeter:
+    """The GPU's NVML total-energy counter and the host's RAPL package counters. The NVML counter
+    advances in steps (every 100 ms on an H200): begin() starts on a step, end() waits for the step
+    after the work and takes off the time since the work ended at the idle power."""
+
+    def __init__(self, pci_bus_id=None, powercap="/sys/class/powercap"):
+        self.gpu = self.host_zones = None
+        self.idle_watts = 0.0
+        self.why_not = []
+        try:
+            nvml = ctypes.CDLL("libnvidia-ml.so.1")
+            if nvml.nvmlInit_v2() != 0:
+                raise RuntimeError("nvmlInit failed")
+            handle = ctypes.c_void_p()
+            found = (nvml.nvmlDeviceGetHandleByPciBusId_v2(pci_bus_id.encode(), ctypes.byref(handle)) if pci_bus_id
+                     else nvml.nvmlDeviceGetHandleByIndex_v2(0, ctypes.byref(handle)))
+            if found != 0:
+                raise RuntimeError(f"no NVML device for {pci_bus_id or 'index 0'}")
+            self.gpu = (nvml, handle)
+            self.gpu_millijoules()
+        except (OSError, RuntimeError) as error:
+            self.gpu = None
+            self.why_not.append(f"GPU: {error}")
+        zones = sorted(z for z in glob.glob(os.path.join(powercap, "intel-rapl:*")) if z.count(":") == 1)
+        try:
+            self.host_zones = [(z, int(open(os.path.join(z, "max_energy_range_uj")).read())) for z in zones]
+            self.host_last = [int(open(os.path.join(z, "energy_uj")).read()) for z, _ in self.host_zones]
+            self.host_total = 0.0
+            if not zones:
+                raise OSError(f"no RAPL package zone under {powercap}")
+        except OSError as error:
+            self.host_zones = None
+            self.why_not.append(f"host: {error}")
+
+    def description(self):
+        parts = ["GPU energy: " + ("NVML total energy" if self.gpu else "none"),
+                 "host energy: " + (f"RAPL, {len(self.host_zones)} package zone(s)" if self.host_zones else "none")]
+        return "; ".join(parts) + (f" ({'; '.join(self.why_not)})" if self.why_not else "")
+
+    def gpu_millijoules(self):
+        nvml, handle = self.gpu
+        value = ctypes.c_ulonglong()
+        if nvml.nvmlDeviceGetTotalEnergyConsumption(handle, ctypes.byref(value)) != 0:
+            raise RuntimeError("NVML total energy unsupported")
+        return value.value
+
+    def host_joules(self):
+        for i, (zone, wrap) in enumerate(self.host_zones or []):
+            now = int(open(os.path.join(zone, "energy_uj")).read())
+            last = self.host_last[i]
+            self.host_total += ((now - last) if now >= last else now + wrap - last) * 1e-6
+            self.host_last[i] = now
+        return self.host_total
+
+    def next_step(self):
+        start, give_up = self.gpu_millijoules(), time.perf_counter() + 1.0
+        while True:
+            value, now = self.gpu_millijoules(), time.perf_counter()
+            if value != start or now > give_up:
+                return value, now
+            time.sleep(0.0002)
+
+    def begin(self):
+        self.start_cpu = time.process_time()
+        self.start = time.perf_counter()
+        if self.gpu:
+            self.start_mj, self.start = self.next_step()
+        self.start_host = self.host_joules() if self.host_zones else None
+
+    def end(self):
+        """(seconds, GPU joules, host joules, process CPU seconds) since begin(); None for a counter
+        not read."""
+        work_end = time.perf_counter()
+        cpu = time.process_time() - self.start_cpu
+        host = self.host_joules() - self.start_host if self.host_zones else None
+        gpu = None
+        if self.gpu:
+            mj, step = self.next_step()
+            gpu = (mj - self.start_mj) * 1e-3 - self.idle_watts * (step - work_end)
+        return work_end - self.start, gpu, host, cpu
+
+    def measure_idle(self, seconds=1.0):
+        if self.gpu:
+            start_mj, start = self.next_step()
+            time.sleep(seconds)
+            end_mj, end = self.next_step()
+            self.idle_watts = (end_mj - start_mj) * 1e-3 / (end - start)
+
+    def per_call(self, call, synchronize, seconds):
+        """Seconds, joules (GPU, host) and process CPU seconds per call, the calls back to back for
+        `seconds`."""
+        result = call()
+        synchronize()
+        calls = 0
+        self.begin()
+        start = time.perf_counter()
+        while calls < 2 or time.perf_counter() - start < seconds:
+            result = None
+            result = call()
+            calls += 1
+        synchronize()
+        elapsed, gpu, host, cpu = self.end()
+        return (elapsed / calls, None if gpu is None else gpu / calls, None if host is None else host / calls,
+                cpu / calls)
+
+
+def energy_meter(device):
+    """The meter of the current CUDA device (found by its PCI address) or of the host alone."""
+    pci_bus_id = None
+    cupy = module("cupy")
+    if device and cupy is not None:
+        try:
+            pci_bus_id = cupy.cuda.Device().pci_bus_id
+        except Exception:
+            pci_bus_id = None
+    meter = EnergyMeter(pci_bus_id)
+    meter.measure_idle()
+    return meter
+
+
 # ---- timing -----------------------------------------------------------------------------------------
 
 
@@ -193,26 +324,37 @@ def time_calls(call, synchronize, reps):
     return seconds[0], seconds[1:], result
 
 
-def measure(peer, A, synchronize, residual, tolerance, reps, flops, unit_scale):
-    """One cell: the timings of one library on A and the check of its factor, or its error."""
+def measure(peer, A, synchronize, residual, tolerance, reps, flops, unit_scale, meter=None, energy_seconds=0):
+    """One cell: the timings of one library on A and the check of its factor (and the energy of
+    one call with a meter), or its error."""
     module_name, prepare, factor = peer
     if module(module_name) is None:
         return {"error": short(MODULES[module_name])}
+    energy = None
     try:
         prepared = prepare(A)
         first, seconds, L = time_calls(lambda: factor(prepared), synchronize, reps)
         check = residual(A, L)
+        L = None
+        if meter is not None:
+            energy = meter.per_call(lambda: factor(prepared), synchronize, energy_seconds)
     except Exception as error:  # out of memory, unsupported shape, wrong dtype...: this cell only
         return {"error": short(error)}
     finally:
         prepared = L = None
         free_memory()
     median = statistics.median(seconds)
-    return {"first_s": first, "median_s": median, "times_s": seconds, "rate": flops / median / unit_scale,
+    cell = {"first_s": first, "median_s": median, "times_s": seconds, "rate": flops / median / unit_scale,
             "residual": check, "residual_ok": check <= tolerance}
+    if energy is not None:
+        call_seconds, gpu, host, cpu = energy
+        joules = sum(j for j in (gpu, host) if j is not None)
+        cell.update({"energy_call_s": call_seconds, "gpu_joules": gpu, "host_joules": host, "process_cpu_s": cpu,
+                     "gflops_per_watt": flops / joules * 1e-9 if joules > 0 else None})
+    return cell
 
 
-def run_case(suite, precision, batch, n, args, peers):
+def run_case(suite, precision, batch, n, args, peers, meter=None):
     """Factors one array (a stack when batch is given) with each library; the row for the JSON."""
     device = suite != "host"
     matrices = 1 if batch is None else batch
@@ -229,27 +371,34 @@ def run_case(suite, precision, batch, n, args, peers):
     tolerance = n * float(np.finfo(PRECISIONS[precision]).eps)
     for name, peer in peers.items():
         row["peers"][name] = measure(peer, A, synchronize, residual, tolerance, repetitions(suite, args), flops,
-                                     UNITS[suite][1])
+                                     UNITS[suite][1], meter, args.energy_seconds)
     A = None
     free_memory()
     rates = {name: cell.get("rate") for name, cell in row["peers"].items()}
     row["ratios"] = {f"tessera/{name}": rates["tessera"] / rate for name, rate in rates.items()
                      if name != "tessera" and rate and rates.get("tessera")}
+    efficiency = {name: cell.get("gflops_per_watt") for name, cell in row["peers"].items()}
+    if efficiency.get("tessera"):
+        row["energy_ratios"] = {f"tessera/{name}": efficiency["tessera"] / value for name, value in efficiency.items()
+                                if name != "tessera" and value}
     return row
 
 
 # ---- output -----------------------------------------------------------------------------------------
 
 
-def table_header(suite, precision, peers, reps):
+def table_header(suite, precision, peers, reps, energy):
     unit = UNITS[suite][0]
     title = {"batched": "batched, device-resident", "dense": "dense, device-resident",
              "host": "host (numpy arrays)"}[suite]
     print(f"\n{title}, {PRECISION_NAMES[precision]}: {unit} from the median of {reps} calls after a first one "
-          f"(T/x: Tessera's rate over x's); first: that first call, seconds; '*': residual check failed")
+          f"(T/x: Tessera's rate over x's); first: that first call, seconds; '*': residual check failed"
+          + ("; W:x: x's GFLOP/s per watt, eT/x: Tessera's over x's" if energy else ""))
     others = [p for p in peers if p != "tessera"]
     columns = [f"{'batch':>6} {'n':>6}", " ".join(f"{p:>9}" for p in peers),
                " ".join(f"{'T/' + p:>8}" for p in others), " ".join(f"{'first ' + p:>13}" for p in peers)]
+    if energy:
+        columns += [" ".join(f"{'W:' + p:>9}" for p in peers), " ".join(f"{'eT/' + p:>8}" for p in others)]
     print(" | ".join(columns))
 
 
@@ -266,6 +415,11 @@ def table_row(row, peers):
     columns = [f"{row['batch'] or '':>6} {row['n']:>6}", " ".join(rate(row["peers"][p]) for p in peers),
                " ".join(f"{'n/a':>8}" if r is None else f"{r:>8.3f}" for r in ratios),
                " ".join(first(row["peers"][p]) for p in peers)]
+    if "energy_ratios" in row:
+        efficiency = [row["peers"][p].get("gflops_per_watt") for p in peers]
+        energy_ratios = [row["energy_ratios"].get(f"tessera/{p}") for p in peers if p != "tessera"]
+        columns += [" ".join(f"{'n/a':>9}" if e is None else f"{e:>9.2f}" for e in efficiency),
+                    " ".join(f"{'n/a':>8}" if r is None else f"{r:>8.3f}" for r in energy_ratios)]
     print(" | ".join(columns), flush=True)
     for p in peers:
         if "error" in row["peers"][p]:
@@ -323,6 +477,8 @@ def parse_arguments():
     parser.add_argument("--quick", action="store_true", help="few sizes and calls, for a check that all runs")
     parser.add_argument("--seed", type=int, default=2024)
     parser.add_argument("--json", help="write the machine and every row here (rewritten after each row)")
+    parser.add_argument("--energy-seconds", type=float, default=1.0,
+                        help="seconds of back-to-back calls per energy reading (0: no energy readings)")
     args = parser.parse_args()
     args.defaults = QUICK if args.quick else DEFAULTS
     for key in ("batched", "dense", "host", "host_batched"):
@@ -382,10 +538,19 @@ def main():
         if "tessera" not in names:
             names.insert(0, "tessera")
         peers = {name: all_peers[name] for name in names}
+        meter = None
+        if args.energy_seconds > 0:
+            meter = energy_meter(suite != "host")
+            print(f"\n{suite}: {meter.description()}; idle GPU {meter.idle_watts:.0f} W")
+            report.setdefault("energy", {})[suite] = {"counters": meter.description(), "idle_gpu_watts": meter.idle_watts}
+            if meter.gpu is None and meter.host_zones is None:
+                meter = None
+            elif suite == "host" and meter.host_zones is None:
+                meter = None  # the GPU idles through the host suite: its counter says nothing of the work
         for precision in args.precisions:
-            table_header(suite, precision, peers, repetitions(suite, args))
+            table_header(suite, precision, peers, repetitions(suite, args), meter is not None)
             for batch, n in cases(suite, args):
-                row = run_case(suite, precision, batch, n, args, peers)
+                row = run_case(suite, precision, batch, n, args, peers, meter)
                 report["rows"].append(row)
                 table_row(row, peers)
                 if args.json:

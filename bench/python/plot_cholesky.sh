@@ -8,11 +8,8 @@ set -euo pipefail
 usage="usage: bench/python/plot_cholesky.sh RESULTS.json OUT.svg|OUT.png [TITLE]"
 json=${1:?$usage}
 out=${2:?$usage}
-case "$out" in
-  *.svg) terminal='svg size 1100,460 dynamic font "sans,12"' ;;
-  *.png) terminal='pngcairo size 1400,560 font "sans,11"' ;;
-  *) echo "$usage" >&2; exit 2 ;;
-esac
+. "$(dirname "${BASH_SOURCE[0]}")/../plot_support.sh"
+terminal=$(plot_terminal "$out" 1100 460) || { echo "$usage" >&2; exit 2; }
 data=$(mktemp -d)
 trap 'rm -rf "$data"' EXIT
 # One file per precision: n, then for each batch count (largest first) tessera torch cupy GFLOP/s
@@ -51,15 +48,8 @@ gnuplot <<GP
 set terminal $terminal
 set output "$out"
 set multiplot layout 1,$panels title "$title"
-set key top left font ",10"
-set grid
-set xlabel "n"
+$(plot_axes "$sizes")
 set ylabel "GFLOP/s (n^3/3 flops per matrix)"
-set logscale x 2
-set logscale y 10
-set xtics ($sizes)
-set offsets graph 0.04, graph 0.04, 0, 0
-set style line 1 lc rgb "#c0392b" lw 2 pt 7
 set style line 2 lc rgb "#2471a3" lw 2 pt 5
 set style line 3 lc rgb "#229954" lw 2 pt 9
 peers = "Tessera PyTorch CuPy"

@@ -145,6 +145,15 @@ enum class HostTiles { automatic, pin_on_reuse, pinned, pageable, in_place, stag
 // With one GPU both are the same.
 enum class GpuPlacement { block_cyclic, by_policy };
 
+// What a runtime's own choices make smallest: a request's time (default), or the energy it takes.
+// energy: Mode::automatic runs gpu mode wherever a CUDA worker runs (a GPU does a flop for a small
+// fraction of a CPU core's energy, and hybrid mode pays the CPUs' power for the few tasks they
+// take; time decides by throughput, and runs hybrid mode where the CPUs hold a tenth or more of it).
+// The CPU workers stay: they copy host arrays to and from tiles, and with fewer of them the GPU
+// waits longer for its tiles, which costs more of its energy than it saves (docs/performance.md,
+// "Energy"). A mode asked for is kept; GPU clocks are never changed.
+enum class Objective { time, energy };
+
 struct TESSERA_EXPORT RuntimeOptions {
   // CPU workers; -1: every core but those of the GPUs' driver threads (one per CUDA worker) and,
   // where GPUs are driven or the process has 16 cores or more, one kept for the thread that calls
@@ -188,11 +197,13 @@ struct TESSERA_EXPORT RuntimeOptions {
   // figures).
   // STARPU_MINIMUM_CLEAN_BUFFERS, where set, decides instead.
   bool background_write_back = false;
+  Objective objective = Objective::time;  // see Objective
 
   // Defaults overridden by TESSERA_NCPU, TESSERA_NCUDA, TESSERA_WORKERS_PER_CUDA, TESSERA_POLICY,
   // TESSERA_TUNING_FILE, TESSERA_VERBOSE (0 or 1), TESSERA_HOST_TILES (auto, pin-on-reuse, pinned,
   // pageable, in-place or staged), TESSERA_URGENT_STREAMS (0 or 1), TESSERA_GPU_PLACEMENT (block-cyclic or policy),
-  // TESSERA_PAUSE_WHEN_IDLE (0 or 1), TESSERA_BACKGROUND_WRITE_BACK (0 or 1).
+  // TESSERA_PAUSE_WHEN_IDLE (0 or 1), TESSERA_BACKGROUND_WRITE_BACK (0 or 1), TESSERA_OBJECTIVE
+  // (time or energy).
   static RuntimeOptions from_environment();
 
   // These options for a runtime whose factorizations all run in `mode`: in cpu mode no GPU is
@@ -274,6 +285,8 @@ TESSERA_EXPORT const char* to_string(TaskGrain grain);
 TESSERA_EXPORT HostTiles parse_host_tiles(const std::string& name);
 TESSERA_EXPORT GpuPlacement parse_gpu_placement(const std::string& name);
 TESSERA_EXPORT const char* to_string(GpuPlacement placement);
+TESSERA_EXPORT Objective parse_objective(const std::string& name);
+TESSERA_EXPORT const char* to_string(Objective objective);
 TESSERA_EXPORT const char* to_string(HostTiles tiles);
 
 }  // namespace tessera

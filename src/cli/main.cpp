@@ -97,6 +97,7 @@ int run_info(const tessera::cli::RuntimeFlags& flags, const std::string& policy,
                      {"workers", {{"cpu", runtime.cpu_workers()}, {"cuda", runtime.cuda_workers()}}},
                      {"cuda_devices_used", runtime.cuda_devices()}, {"scheduler", runtime.scheduler()},
                      {"gpu_placement", tessera::to_string(options.gpu_placement)},
+                     {"objective", tessera::to_string(options.objective)},
                      {"auto_mode", {{"mode", tessera::to_string(automatic.mode)}, {"reason", automatic.reason}}},
                      {"blas", {{"library", blas.library}, {"kernel", blas.kernel},
                                {"kernel_from_environment", blas.kernel_from_environment},
@@ -126,7 +127,8 @@ int run_info(const tessera::cli::RuntimeFlags& flags, const std::string& policy,
   }
   fmt::print("workers Tessera starts: {} CPU, {} CUDA (on {} GPU(s)); scheduler {}\n", runtime.cpu_workers(),
              runtime.cuda_workers(), runtime.cuda_devices(), runtime.scheduler());
-  fmt::print("auto mode runs {}: {}\n", tessera::to_string(automatic.mode), automatic.reason);
+  fmt::print("objective {}; auto mode runs {}: {}\n", tessera::to_string(options.objective),
+             tessera::to_string(automatic.mode), automatic.reason);
   if (!blas.library.empty())
     fmt::print("BLAS: OpenBLAS's {} kernel{} ({})\n", blas.kernel,
                blas.kernel_from_environment.empty() ? "" : " (OPENBLAS_CORETYPE)", blas.library);

@@ -14,6 +14,8 @@ void add_runtime_flags(CLI::App* command, RuntimeFlags& flags) {
   command->add_flag("--oversubscribe", flags.oversubscribe, "start every CPU worker --ncpu or TESSERA_NCPU asks for, even more than the CPUs present");
   command->add_option("--gpu-placement", flags.gpu_placement, "several GPUs: block-cyclic (each tile task on the GPU owning its tile) or policy (the scheduler places tasks) (default: TESSERA_GPU_PLACEMENT, else block-cyclic)")
       ->check(CLI::IsMember({"block-cyclic", "policy"}));
+  command->add_option("--objective", flags.objective, "time or energy: what the runtime's own choices make smallest (energy: auto runs gpu mode wherever there is a GPU) (default: TESSERA_OBJECTIVE, else time)")
+      ->check(CLI::IsMember({"time", "energy"}));
 }
 
 RuntimeOptions runtime_options(const RuntimeFlags& flags, Mode mode) {
@@ -22,6 +24,7 @@ RuntimeOptions runtime_options(const RuntimeFlags& flags, Mode mode) {
   if (from_flag) options.ncpus = flags.ncpu;
   if (flags.ncuda >= 0) options.ncuda = flags.ncuda;
   if (!flags.gpu_placement.empty()) options.gpu_placement = parse_gpu_placement(flags.gpu_placement);
+  if (!flags.objective.empty()) options.objective = parse_objective(flags.objective);
   if (options.ncpus >= 0) {
     const std::string source = (from_flag ? "--ncpu " : "TESSERA_NCPU=") + std::to_string(options.ncpus);
     options.ncpus = cap_cpu_workers(options.ncpus, flags.oversubscribe, source, std::cerr);

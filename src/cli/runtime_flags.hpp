@@ -15,6 +15,7 @@ struct RuntimeFlags {
   int ncuda = -1;  // -1: TESSERA_NCUDA, else every GPU
   bool oversubscribe = false;
   std::string gpu_placement;  // "": TESSERA_GPU_PLACEMENT, else block-cyclic
+  std::string objective;      // "": TESSERA_OBJECTIVE, else time
 };
 
 void add_runtime_flags(CLI::App* command, RuntimeFlags& flags);

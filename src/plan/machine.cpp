@@ -30,8 +30,10 @@ double estimated_gpu_gflops(const GpuThroughput& gpu) {
 
 double estimated_cpu_gflops(int cpu_workers) { return 16.0 * 2.5 * cpu_workers; }
 
-ModeChoice choose_automatic_mode(int cpu_workers, const std::vector<GpuThroughput>& gpus) {
+ModeChoice choose_automatic_mode(int cpu_workers, const std::vector<GpuThroughput>& gpus, Objective objective) {
   if (gpus.empty()) return {Mode::cpu, "no CUDA worker"};
+  if (objective == Objective::energy)
+    return {Mode::gpu, fmt::format("objective energy: every task on the {} GPU(s), none on the CPUs", gpus.size())};
   double gpu = 0;
   for (const GpuThroughput& g : gpus) gpu += estimated_gpu_gflops(g);
   const double cpu = estimated_cpu_gflops(cpu_workers);
@@ -44,8 +46,9 @@ ModeChoice choose_automatic_mode(int cpu_workers, const std::vector<GpuThroughpu
           fmt::format("the CPUs hold {:.1f}% of the estimated throughput ({})", 100 * (1 - share), estimate)};
 }
 
-ModeChoice automatic_mode_for(const PolicyModes& policy, int cpu_workers, const std::vector<GpuThroughput>& gpus) {
-  ModeChoice choice = choose_automatic_mode(cpu_workers, gpus);
+ModeChoice automatic_mode_for(const PolicyModes& policy, int cpu_workers, const std::vector<GpuThroughput>& gpus,
+                              Objective objective) {
+  ModeChoice choice = choose_automatic_mode(cpu_workers, gpus, objective);
   for (Mode mode : {choice.mode, Mode::hybrid, Mode::cpu}) {
     if (!policy.runs(mode)) continue;
     if (mode != choice.mode)

@@ -53,10 +53,12 @@ double estimated_gpu_gflops(const GpuThroughput& gpu);
 double estimated_cpu_gflops(int cpu_workers);
 
 // gpu when the GPUs hold Thresholds::gpu_only_share of the estimated throughput or more, hybrid
-// when the CPUs hold more, cpu without GPUs.
-ModeChoice choose_automatic_mode(int cpu_workers, const std::vector<GpuThroughput>& gpus);
+// when the CPUs hold more, cpu without GPUs; under Objective::energy gpu whenever there are GPUs.
+ModeChoice choose_automatic_mode(int cpu_workers, const std::vector<GpuThroughput>& gpus,
+                                 Objective objective = Objective::time);
 
 // The estimate's choice, or the next mode the policy runs (hybrid, then cpu).
-ModeChoice automatic_mode_for(const PolicyModes& policy, int cpu_workers, const std::vector<GpuThroughput>& gpus);
+ModeChoice automatic_mode_for(const PolicyModes& policy, int cpu_workers, const std::vector<GpuThroughput>& gpus,
+                              Objective objective = Objective::time);
 
 }  // namespace tessera::detail

@@ -81,6 +81,7 @@ RuntimeOptions RuntimeOptions::from_environment() {
     options.gpu_placement = parse_gpu_placement(*placement);
   options.background_write_back =
       env_int("TESSERA_BACKGROUND_WRITE_BACK", options.background_write_back ? 1 : 0, 0) != 0;
+  if (const std::optional<std::string> objective = env("TESSERA_OBJECTIVE")) options.objective = parse_objective(*objective);
   return options;
 }
 
@@ -195,6 +196,15 @@ const char* to_string(HostTiles tiles) {
   }
   return "?";
 }
+
+Objective parse_objective(const std::string& name) {
+  const std::string s = lower_case(name);
+  if (s == "time") return Objective::time;
+  if (s == "energy") return Objective::energy;
+  throw InvalidArgument("unknown objective '" + name + "' (expected time or energy)");
+}
+
+const char* to_string(Objective objective) { return objective == Objective::energy ? "energy" : "time"; }
 
 GpuPlacement parse_gpu_placement(const std::string& name) {
   const std::string s = lower_case(name);

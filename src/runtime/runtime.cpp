@@ -500,7 +500,7 @@ Runtime::Runtime(const RuntimeOptions& options) : impl_(std::make_unique<Impl>()
 #endif
   impl_->gpu_memory_bytes = smallest_cuda_memory_node_bytes();
   impl_->automatic = detail::automatic_mode_for(policy_modes(impl_->policy), impl_->cpu_workers,
-                                                detail::cuda_worker_throughputs());
+                                                detail::cuda_worker_throughputs(), options.objective);
   // Parallelism comes from the task graph: every CPU task calls single-threaded BLAS (for a
   // runtime Tessera started, whenever its workers are awake: see WorkerSleep).
   if (impl_->attached) impl_->attached_blas.emplace();

@@ -319,6 +319,29 @@ gpu_placement_chosen_and_reported() {
   stderr_has "unknown GPU placement 'rows' (expected block-cyclic or policy)"
 }
 
+# --objective takes time or energy (and overrides TESSERA_OBJECTIVE); info reports it. Without a
+# GPU the energy objective changes nothing: auto runs cpu mode, on as many CPU workers.
+objective_chosen_and_reported() {
+  expect 0 info --json
+  grep -qF '"objective": "time"' out.txt || fail "info's default objective: $(cat out.txt)"
+  local workers
+  workers=$(python3 -c "import json; print(json.load(open('out.txt'))['workers']['cpu'])")
+  TESSERA_OBJECTIVE=energy run info --json
+  grep -qF '"objective": "energy"' out.txt || fail "TESSERA_OBJECTIVE=energy: $(cat out.txt)"
+  if ! ls /dev/nvidia[0-9]* >/dev/null 2>&1; then
+    python3 -c "import json, sys; i = json.load(open('out.txt')); assert i['auto_mode']['mode'] == 'cpu' and i['workers']['cpu'] == int(sys.argv[1]), i" "$workers" ||
+      fail "energy objective without a GPU: $(cat out.txt)"
+  fi
+  TESSERA_OBJECTIVE=energy run info --json --objective time
+  grep -qF '"objective": "time"' out.txt || fail "--objective over the environment: $(cat out.txt)"
+  expect 0 potrf --n 64 --objective energy
+  expect 1 potrf --n 64 --objective power
+  stderr_has "--objective: power not in {time,energy}"
+  TESSERA_OBJECTIVE=power run potrf --n 64
+  [ "$status" -ne 0 ] || fail "TESSERA_OBJECTIVE=power accepted"
+  stderr_has "unknown objective 'power' (expected time or energy)"
+}
+
 # A matrix the machine cannot hold is refused before it is allocated: at once, in little memory.
 oversized_matrix_refused_before_allocating() {
   local memory_kib n
