@@ -95,12 +95,7 @@ EnergyReading energy_per_call(EnergyMeter& meter, int calls, Prepare&& prepare, 
   for (int i = 0; i < calls; ++i) prepare(i);
   meter.begin();
   for (int i = 0; i < calls; ++i) call(i);
-  EnergyReading e = meter.end();
-  e.seconds /= calls;
-  e.gpu_joules /= calls;
-  e.host_joules /= calls;
-  e.cpu_seconds /= calls;
-  return e;
+  return meter.end().per_call(calls);
 }
 
 // ---- cuSOLVER -------------------------------------------------------------------------------

@@ -6,7 +6,6 @@
 #include <algorithm>
 #include <filesystem>
 #include <fstream>
-#include <stdexcept>
 #include <thread>
 
 namespace tessera::bench {
@@ -251,16 +250,9 @@ EnergyMeter::PerCall EnergyMeter::per_call(double seconds, int min_calls, const 
     begin();
     for (int call = 0; call < result.calls; ++call) prepare();
     finish();
-    const EnergyReading preparing = end();
-    total.seconds -= preparing.seconds;
-    total.gpu_joules -= preparing.gpu_joules;
-    total.host_joules -= preparing.host_joules;
-    total.cpu_seconds -= preparing.cpu_seconds;
+    total = total.minus(end());
   }
-  result.energy.seconds = total.seconds / result.calls;
-  result.energy.cpu_seconds = total.cpu_seconds / result.calls;
-  result.energy.gpu_joules = total.gpu_joules / result.calls;
-  result.energy.host_joules = total.host_joules / result.calls;
+  result.energy = total.per_call(result.calls);
   return result;
 }
 

@@ -33,6 +33,16 @@ struct EnergyReading {
   double gpu_joules = kNoReading;
   double host_joules = kNoReading;
   double cpu_seconds = 0;
+
+  // This reading less another, field by field.
+  EnergyReading minus(const EnergyReading& other) const {
+    return {seconds - other.seconds, gpu_joules - other.gpu_joules, host_joules - other.host_joules,
+            cpu_seconds - other.cpu_seconds};
+  }
+  // Each field over `calls`: a reading of that many calls as one call's.
+  EnergyReading per_call(int calls) const {
+    return {seconds / calls, gpu_joules / calls, host_joules / calls, cpu_seconds / calls};
+  }
 };
 
 // GFLOP per joule, which is GFLOP/s per watt; NaN without a reading.
