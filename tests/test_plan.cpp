@@ -256,11 +256,13 @@ TEST(Plan, BatchesAreChunkedForTheirWorkers) {
 TEST(Plan, StacksOfGpuMatricesGoWhereTheyRunFastest) {
   using detail::StackPath;
   EXPECT_EQ(detail::stack_path(8, 1), StackPath::batched_kernels);
-  EXPECT_EQ(detail::stack_path(127, 3), StackPath::batched_kernels);
+  EXPECT_EQ(detail::stack_path(kThresholds.short_stack_min_n - 1, 3), StackPath::batched_kernels);
   // Short stacks of larger matrices: cuSOLVER's batched potrf; long ones fill the GPU with kernels.
+  EXPECT_EQ(detail::stack_path(kThresholds.short_stack_min_n, 1), StackPath::vendor_batched);
   EXPECT_EQ(detail::stack_path(128, 1), StackPath::vendor_batched);
   EXPECT_EQ(detail::stack_path(128, 13), StackPath::vendor_batched);
-  EXPECT_EQ(detail::stack_path(128, 100), StackPath::batched_kernels);
+  EXPECT_EQ(detail::stack_path(128, kThresholds.short_stack_max_batch - 1), StackPath::vendor_batched);
+  EXPECT_EQ(detail::stack_path(128, kThresholds.short_stack_max_batch), StackPath::batched_kernels);
   EXPECT_EQ(detail::stack_path(512, 64), StackPath::vendor_batched);
   EXPECT_EQ(detail::stack_path(512, 1000), StackPath::batched_kernels);
   EXPECT_EQ(detail::stack_path(kThresholds.dense_device_min_n, 100000), StackPath::one_at_a_time);

@@ -160,6 +160,25 @@ def test_short_stacks_of_larger_matrices(kind, n, batch, lower):
     assert c_ordered.is_contiguous() if kind.name == "torch" else c_ordered.flags.c_contiguous
 
 
+@pytest.mark.parametrize("dtype", [np.float64, np.float32])
+def test_a_short_stack_factored_again_and_again(kind, dtype):
+    """The same shape of short stack, call after call (from the second call on, cuSOLVER's batched
+    potrf runs as a captured graph that reads each call's matrices): every call's own factors and
+    info, whichever member fails where."""
+    n, batch = 200, 6
+    assert not tessera._takes_batched_kernels(n, batch)
+    for call, (member, column) in enumerate([(None, 0), (0, 1), (5, n), (2, 77), (None, 0)]):
+        a = spd(n, batch=(batch,), dtype=dtype, seed=call)
+        expected = np.zeros(batch, np.int32)
+        if member is not None:
+            a[member] = not_spd_at(a[member], column)
+            expected[member] = column
+        factor, info = tessera.cholesky_ex(kind.put(a))
+        assert np.array_equal(kind.get(info), expected), f"call {call}"
+        good = expected == 0
+        assert backward_error(a[good], kind.get(factor)[good], True) < tolerance(dtype, n), f"call {call}"
+
+
 def _layouts(kind, clean, poisoned):
     """The poisoned stack on the GPU as C-ordered, Fortran-ordered, every other matrix of a larger
     stack, and (its first matrix) broadcast over the stack: (name, array, the clean matrices)."""

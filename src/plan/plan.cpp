@@ -318,8 +318,7 @@ int default_batch_chunk(const Machine& machine, int batch, Mode mode) {
 
 StackPath stack_path(int n, int batch) {
   if (n >= t.dense_device_min_n) return StackPath::one_at_a_time;
-  const double ratio = n / t.short_stack_scale;
-  const bool short_stack = n >= t.short_stack_min_n && batch > 0 && batch < 1 + ratio * ratio;
+  const bool short_stack = n >= t.short_stack_min_n && batch > 0 && batch < t.short_stack_max_batch;
   return short_stack ? StackPath::vendor_batched : StackPath::batched_kernels;
 }
 

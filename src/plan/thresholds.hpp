@@ -51,16 +51,18 @@ struct Thresholds {
   double whole_resident_tiles_memory_share = 0.25;
 
   // A stack of matrices in GPU memory (Python's arrays): orders below dense_device_min_n go to the
-  // batched kernels (a thread block per matrix), except a short stack, which cuSOLVER's batched
-  // potrf factors in one call (device::potrf_stack_ex): from short_stack_min_n, fewer than
-  // 1 + (n / short_stack_scale)^2 matrices leave most of the GPU idle in the batched kernels.
+  // batched kernels (a thread block per matrix), except a stack of fewer than short_stack_max_batch
+  // matrices from order short_stack_min_n, which cuSOLVER's batched potrf factors in one call
+  // (device::potrf_stack_ex, a captured graph from the second call on a stack of the same shape):
+  // a block factors one such matrix in 0.18 ms at n = 128 and 2.1 ms at n = 512 on an H200,
+  // however few matrices run beside it, so the kernels win only once the stack is long enough.
+  // On an H200 (warm, double) the kernels overtook the vendor's call between 256 and 512 matrices
+  // at every order from 128 to 768 (float: from 128 at n = 192 to beyond 512 at n = 512); below
+  // order 96 the kernels were the faster at every count (one matrix, a 2-D array, included).
   // From dense_device_min_n each matrix is one dense call (potrf_ex) after the other.
-  // On an H200 (double, against PyTorch, which calls cuSOLVER's batched potrf for every stack):
-  // the kernels reached 0.34x and 0.49x its rate for 16 and 64 matrices of order 512 and 0.27x for
-  // 64 of order 1000, but 2.3x for 1000 of order 256 and 1.9x for 1000 of order 512.
   int dense_device_min_n = 1024;
-  int short_stack_min_n = 128;
-  double short_stack_scale = 36;
+  int short_stack_min_n = 96;
+  int short_stack_max_batch = 384;
 
   // A host array's tiles under HostTiles::automatic: the runtime's first call on an array of at
   // least staged_first_call_min_bytes (not pinned by its caller) is staged on the GPUs: a one-shot

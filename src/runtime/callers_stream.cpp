@@ -10,9 +10,11 @@
 #include <cfloat>
 #include <cmath>
 #include <cstddef>
+#include <list>
 #include <memory>
 #include <mutex>
 #include <optional>
+#include <typeindex>
 #include <utility>
 #include <vector>
 
@@ -29,6 +31,31 @@
 namespace tessera::detail {
 
 namespace {
+
+// cuSOLVER's batched potrf of a stack of one scalar type, order, leading dimension and count,
+// captured as a CUDA graph: one launch instead of the two dozen of its kernels, whose launches
+// took most of the time of a call on a short stack of small matrices. The graph reads the matrices
+// through `pointers` (each call writes its own there first) and writes their info into `info`.
+struct StackGraph {
+  std::type_index scalar;
+  int n, ld, batch;
+  void* pointers = nullptr;
+  int* info = nullptr;
+  cudaGraphExec_t exec = nullptr;
+  bool capturable = true;  // false once a capture failed: that stack runs the direct calls
+
+  bool matches(std::type_index s, int order, int leading, int count) const {
+    return scalar == s && n == order && ld == leading && batch == count;
+  }
+  void release() noexcept {
+    if (exec) cudaGraphExecDestroy(exec);
+    if (info) cudaFree(info);
+    if (pointers) cudaFree(pointers);
+    exec = nullptr;
+    info = nullptr;
+    pointers = nullptr;
+  }
+};
 
 // The handles one call uses, on one GPU, and the word its info comes back through.
 struct StreamSolvers {
@@ -54,6 +81,15 @@ struct StreamSolvers {
   void* transposed = nullptr;
   std::size_t transposed_bytes = 0;
   std::size_t kept_transposed_limit = 0;
+  // The array of matrix pointers cuSOLVER's batched potrf takes, kept for the same reason: taken
+  // afresh, its allocation was the largest host cost of a call on a short stack.
+  void* pointers = nullptr;
+  std::size_t pointers_bytes = 0;
+  // The stacks seen last, most recent first: a stack's graph is captured at its second call, so
+  // that a stack factored once pays no capture.
+  static constexpr std::size_t kStackGraphs = 8;
+  std::list<StackGraph> stack_graphs;
+  cudaStream_t capture_stream = nullptr;
 
   // Made with `device` current.
   explicit StreamSolvers(int on_device) : device(on_device) {
@@ -80,12 +116,19 @@ struct StreamSolvers {
   StreamSolvers(const StreamSolvers&) = delete;
   StreamSolvers& operator=(const StreamSolvers&) = delete;
 
-  // Every call after this one is enqueued on `stream`, after the work of the handles' last use.
-  void bind(cudaStream_t stream) const {
+  // Every call after this one is enqueued on `stream`, after the work of the handles' last use:
+  // on the stream of that use, that order holds already (streams are told apart by their ids,
+  // which the runtime never gives twice, unlike their addresses), and the handles stay bound.
+  void bind(cudaStream_t stream) {
+    unsigned long long id = 0;
+    TESSERA_CUDA_CHECK(cudaStreamGetId(stream, &id));
+    if (bound_stream_id && *bound_stream_id == id) return;
     TESSERA_CUDA_CHECK(cudaStreamWaitEvent(stream, done, 0));
     TESSERA_CUBLAS_CHECK(cublasSetStream(blas, stream));
     TESSERA_CUSOLVER_CHECK(cusolverDnSetStream(solver, stream));
+    bound_stream_id = id;
   }
+  std::optional<unsigned long long> bound_stream_id;  // the stream the handles are bound to
 
   // A workspace of at least `bytes`, grown in the order of `stream` (the one bound).
   void* workspace_of(std::size_t bytes, cudaStream_t stream) {
@@ -97,6 +140,35 @@ struct StreamSolvers {
   void* kept_transposed_of(std::size_t bytes, cudaStream_t stream) {
     if (bytes > kept_transposed_limit) return nullptr;
     return kernels::cuda::grown_workspace(transposed, transposed_bytes, bytes, stream);
+  }
+
+  // Room for `count` matrix pointers, grown in the order of `stream`.
+  template <class T>
+  T** pointers_for(int count, cudaStream_t stream) {
+    const std::size_t bytes = sizeof(T*) * static_cast<std::size_t>(std::max(count, 1));
+    return static_cast<T**>(kernels::cuda::grown_workspace(pointers, pointers_bytes, bytes, stream));
+  }
+
+  // The graph of cuSOLVER's batched potrf for this stack (T, n, ld, batch), captured now if the
+  // stack was seen before; null where the call is to make the calls itself (a first sighting, or a
+  // stack whose capture failed). The solver is bound to `stream` again on return.
+  template <class T>
+  StackGraph* stack_graph(int n, int ld, int batch, cudaStream_t stream) {
+    const std::type_index scalar(typeid(T));
+    const auto found = std::find_if(stack_graphs.begin(), stack_graphs.end(),
+                                    [&](const StackGraph& g) { return g.matches(scalar, n, ld, batch); });
+    if (found == stack_graphs.end()) {
+      stack_graphs.push_front(StackGraph{scalar, n, ld, batch});
+      if (stack_graphs.size() > kStackGraphs) {
+        stack_graphs.back().release();
+        stack_graphs.pop_back();
+      }
+      return nullptr;
+    }
+    stack_graphs.splice(stack_graphs.begin(), stack_graphs, found);
+    StackGraph& graph = stack_graphs.front();
+    if (!graph.exec && graph.capturable) graph.capturable = capture<T>(graph, stream);
+    return graph.exec ? &graph : nullptr;
   }
 
   // Marks the end of this use's work on `stream`.
@@ -111,10 +183,43 @@ struct StreamSolvers {
   }
 
  private:
+  // Captures cuSOLVER's batched potrf for `graph` on the handles' own stream (capture takes no
+  // legacy default stream, which the caller's may be); whether it worked.
+  template <class T>
+  bool capture(StackGraph& graph, cudaStream_t stream) {
+    const std::size_t count = static_cast<std::size_t>(graph.batch);
+    if (!capture_stream) TESSERA_CUDA_CHECK(cudaStreamCreateWithFlags(&capture_stream, cudaStreamNonBlocking));
+    TESSERA_CUDA_CHECK(cudaMalloc(&graph.pointers, sizeof(T*) * count));
+    TESSERA_CUDA_CHECK(cudaMalloc(reinterpret_cast<void**>(&graph.info), sizeof(int) * count));
+    TESSERA_CUSOLVER_CHECK(cusolverDnSetStream(solver, capture_stream));
+    bool captured = false;
+    if (cudaStreamBeginCapture(capture_stream, cudaStreamCaptureModeThreadLocal) == cudaSuccess) {
+      bool enqueued = true;
+      try {
+        kernels::cuda::vendor::potrf_batched(solver, 'L', graph.n, static_cast<T**>(graph.pointers), graph.ld,
+                                             graph.info, graph.batch);
+      } catch (const std::exception&) {
+        enqueued = false;
+      }
+      cudaGraph_t captured_graph = nullptr;
+      const bool ended = cudaStreamEndCapture(capture_stream, &captured_graph) == cudaSuccess;
+      captured = enqueued && ended && captured_graph &&
+                 cudaGraphInstantiate(&graph.exec, captured_graph, 0) == cudaSuccess;
+      if (captured_graph) cudaGraphDestroy(captured_graph);
+    }
+    cudaGetLastError();  // a failed capture leaves its error behind; the direct calls follow
+    TESSERA_CUSOLVER_CHECK(cusolverDnSetStream(solver, stream));
+    if (!captured) graph.release();
+    return captured;
+  }
+
   // Nothing to report to on the way out: at worst a handle or a word stays allocated.
   void release() noexcept {
+    for (StackGraph& graph : stack_graphs) graph.release();
+    if (capture_stream) cudaStreamDestroy(capture_stream);
     if (workspace) cudaFree(workspace);
     if (transposed) cudaFree(transposed);
+    if (pointers) cudaFree(pointers);
     if (done) cudaEventDestroy(done);
     if (host_info) cudaFreeHost(host_info);
     if (device_info) cudaFree(device_info);
@@ -261,9 +366,16 @@ void potrf_stack_on_callers_stream_async(const Runtime& runtime, int device, Upl
   cuda::load_lower_batched(n, A, upper ? col_stride : row_stride, upper ? row_stride : col_stride, strideA, L, ldl,
                            strideL, batch, stream);
   // cuSOLVER takes the matrices as a device array of pointers, made on the stream.
-  const cuda::StreamBuffer<T*> device_pointers(static_cast<std::size_t>(batch), stream);
-  cuda::strided_pointers(L, strideL, batch, device_pointers.data(), stream);
-  cuda::vendor::potrf_batched(handles->solver, 'L', n, device_pointers.data(), ldl, info, batch);
+  if (StackGraph* graph = handles->stack_graph<T>(n, ldl, batch, stream)) {
+    cuda::strided_pointers(L, strideL, batch, static_cast<T**>(graph->pointers), stream);
+    TESSERA_CUDA_CHECK(cudaGraphLaunch(graph->exec, stream));
+    TESSERA_CUDA_CHECK(
+        cudaMemcpyAsync(info, graph->info, sizeof(int) * static_cast<std::size_t>(batch), cudaMemcpyDeviceToDevice, stream));
+  } else {
+    T** const device_pointers = handles->pointers_for<T>(batch, stream);
+    cuda::strided_pointers(L, strideL, batch, device_pointers, stream);
+    cuda::vendor::potrf_batched(handles->solver, 'L', n, device_pointers, ldl, info, batch);
+  }
   cuda::check_potrf_info_batched(n, L, ldl, strideL, batch, info, stream);
   if (upper) {
     cuda::transpose_triangle_batched(cuda::Triangle::upper, n, L, ldl, strideL, L, ldl, strideL, batch, stream);

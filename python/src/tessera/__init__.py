@@ -557,13 +557,13 @@ def _factor_device(ad, a, lower, mode, policy):
         source, row, col, step = ad.strided(a, dtype, lead, n, batch)
         if not lower:
             row, col = col, row
-        f = ad.empty(a, (batch, n, n), dtype)
-        info = ad.uninitialized_info(a, (batch,))  # each one written by its factorization
+        # Made in their final shapes (the matrices n * n apart, the infos one apart): no reshape
+        # after the call.
+        f = ad.empty(a, lead + (n, n), dtype)
+        info = ad.uninitialized_info(a, lead)  # each one written by its factorization
         if batch > 0:
             _factor_dense_device(ad, source, (row, col, step), f, info, n, batch, dtype, mode, policy, ad.stream(a))
-    if lower:
-        f = ad.swap_last(f)
-    return f.reshape(lead + (n, n)), info.reshape(lead)
+    return (ad.swap_last(f) if lower else f), info
 
 
 def _factor_dense_device(ad, source, strides, f, info, n, batch, dtype, mode, policy, stream):
