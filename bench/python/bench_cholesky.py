@@ -11,7 +11,10 @@ Suites (--suites, default all three):
 The device arrays are torch tensors on the current CUDA device; cupy and tessera take them through
 DLPack (no copy). Each cell is one library on one array: a first call (its fresh-call cost, reported
 apart: the first cell of a library in the process also pays that library's start-up), then --reps
-timed calls whose median gives the rate. A call is timed from a synchronised device to the device's
+timed calls, or more where they take less than --min-seconds (host cells: 0.5 s, so that one
+preemption of a shared machine cannot cover most of a cell), whose median gives the rate; the
+process sleeps half a second between cells, so that no library's idle BLAS threads still spin in
+the next one. A call is timed from a synchronised device to the device's
 synchronisation after it, so whatever stream a library uses is counted. Every result is checked:
 ||A x - L (L^T x)|| / (||A||_F ||x||) for a random x, at most n * eps. A library that is missing,
 fails or runs out of memory gets 'n/a' in its cell and the run goes on; memory is handed back to
@@ -54,6 +57,7 @@ DEFAULTS = {
     "host": "1000,4000,8000",
     "host_batched": "10000x32",
     "reps": {"batched": 20, "dense": 5, "host": 3},
+    "min_seconds": {"batched": 0.0, "dense": 0.0, "host": 0.5},
 }
 QUICK = {
     "batched": "10000x32,1000x256",
@@ -61,6 +65,7 @@ QUICK = {
     "host": "1000",
     "host_batched": "1000x32",
     "reps": {"batched": 3, "dense": 2, "host": 2},
+    "min_seconds": {"batched": 0.0, "dense": 0.0, "host": 0.2},
 }
 SUITE_PEERS = {"batched": ("tessera", "torch", "cupy"), "dense": ("tessera", "torch", "cupy"),
                "host": ("tessera", "numpy", "scipy")}
@@ -124,7 +129,7 @@ def spd_device(batch, n, precision, seed):
 
 
 def spd_host(batch, n, precision, seed):
-    """The numpy counterpart of spd_device."""
+    """The numpy counterpart of spd_device, C-ordered as numpy makes arrays."""
     rng = np.random.default_rng(seed)
     shape = (n, n) if batch is None else (batch, n, n)
     A = rng.uniform(-1.0, 1.0, size=shape).astype(PRECISIONS[precision])
@@ -134,7 +139,7 @@ def spd_host(batch, n, precision, seed):
     A *= 0.5
     diagonal = np.arange(n)
     A[..., diagonal, diagonal] = n
-    return A
+    return np.ascontiguousarray(A)
 
 
 def device_residual(A, L):
@@ -311,11 +316,13 @@ def energy_meter(device):
 # ---- timing -----------------------------------------------------------------------------------------
 
 
-def time_calls(call, synchronize, reps):
-    """A first call, then reps timed ones, each from one synchronisation to the next; returns
-    (first seconds, the reps' seconds, the last result)."""
+def time_calls(call, synchronize, reps, min_seconds=0.0):
+    """A first call, then timed ones, each from one synchronisation to the next: at least reps of
+    them and, where min_seconds is given, as many more as fill that time (at most 10000), so that
+    one preemption cannot cover most of a cell's calls. Returns (first seconds, the timed calls'
+    seconds, the last result)."""
     seconds = []
-    for _ in range(reps + 1):
+    while len(seconds) < reps + 1 or (sum(seconds[1:]) < min_seconds and len(seconds) <= 10000):
         result = None  # the previous result is freed before the next call allocates its own
         synchronize()
         start = time.perf_counter()
@@ -325,7 +332,8 @@ def time_calls(call, synchronize, reps):
     return seconds[0], seconds[1:], result
 
 
-def measure(peer, A, synchronize, residual, tolerance, reps, flops, unit_scale, meter=None, energy_seconds=0):
+def measure(peer, A, synchronize, residual, tolerance, reps, flops, unit_scale, meter=None, energy_seconds=0,
+            min_seconds=0.0):
     """One cell: the timings of one library on A and the check of its factor (and the energy of
     one call with a meter), or its error."""
     module_name, prepare, factor = peer
@@ -334,7 +342,7 @@ def measure(peer, A, synchronize, residual, tolerance, reps, flops, unit_scale, 
     energy = None
     try:
         prepared = prepare(A)
-        first, seconds, L = time_calls(lambda: factor(prepared), synchronize, reps)
+        first, seconds, L = time_calls(lambda: factor(prepared), synchronize, reps, min_seconds)
         check = residual(A, L)
         L = None
         if meter is not None:
@@ -372,7 +380,7 @@ def run_case(suite, precision, batch, n, args, peers, meter=None):
     tolerance = n * float(np.finfo(PRECISIONS[precision]).eps)
     for name, peer in peers.items():
         row["peers"][name] = measure(peer, A, synchronize, residual, tolerance, repetitions(suite, args), flops,
-                                     UNITS[suite][1], meter, args.energy_seconds)
+                                     UNITS[suite][1], meter, args.energy_seconds, minimum_seconds(suite, args))
     A = None
     free_memory()
     rates = {name: cell.get("rate") for name, cell in row["peers"].items()}
@@ -475,6 +483,8 @@ def parse_arguments():
     parser.add_argument("--host-batched", help=f"host stacks COUNTxN (default {DEFAULTS['host_batched']})")
     parser.add_argument("--mode", default="auto", help="tessera's mode for the host calls")
     parser.add_argument("--reps", type=int, help="timed calls per cell (default: batched 20, dense 5, host 3)")
+    parser.add_argument("--min-seconds", type=float,
+                        help="more timed calls in a cell until they fill this time (default: host 0.5, device 0)")
     parser.add_argument("--quick", action="store_true", help="few sizes and calls, for a check that all runs")
     parser.add_argument("--seed", type=int, default=2024)
     parser.add_argument("--json", help="write the machine and every row here (rewritten after each row)")
@@ -498,6 +508,11 @@ def parse_arguments():
 def repetitions(suite, args):
     """Timed calls per cell."""
     return args.reps or args.defaults["reps"][suite]
+
+
+def minimum_seconds(suite, args):
+    """The least time a cell's timed calls fill."""
+    return args.min_seconds if args.min_seconds is not None else args.defaults["min_seconds"][suite]
 
 
 def cases(suite, args):

@@ -474,6 +474,20 @@ bool c_contiguous(const AnyHostArray& a) {
   return true;
 }
 
+// Whether the array's matrices lie column by column (Fortran order within each, one after the
+// other, strides in elements) and not also row by row: their transposes are C-ordered.
+bool stored_by_columns(const AnyHostArray& a) {
+  const size_t ndim = a.ndim();
+  const int64_t n = static_cast<int64_t>(a.shape(ndim - 1));
+  if (n < 2 || a.stride(ndim - 2) != 1 || a.stride(ndim - 1) != n) return false;
+  int64_t expected = n * n;
+  for (size_t d = ndim - 2; d-- > 0;) {
+    if (a.shape(d) != 1 && a.stride(d) != expected) return false;
+    expected *= static_cast<int64_t>(a.shape(d));
+  }
+  return true;
+}
+
 // The Cholesky factors of a host array of square matrices (..., n, n) of scalar type T, where the
 // plan runs the work on the calling thread (tessera::runs_on_calling_thread): a fresh C-ordered
 // array of the factors (the other triangle zero), the info per matrix (shape (...)) and whether
@@ -487,7 +501,11 @@ nb::object cholesky_on_calling_thread(AnyHostArray a, bool lower, const std::str
   size_t batch = 1;
   for (size_t d = 0; d + 2 < ndim; ++d) batch *= a.shape(d);
   const int count = checked_int(batch, "the number of matrices");
-  const tessera::Uplo uplo = lower ? tessera::Uplo::upper : tessera::Uplo::lower;
+  // Matrices stored by columns are copied as they lie and read column-major as they are (the
+  // factor comes back in their order); C-ordered ones are read column-major as their transposes,
+  // whose other triangle holds `lower`.
+  const bool by_columns = stored_by_columns(a);
+  const tessera::Uplo uplo = lower != by_columns ? tessera::Uplo::upper : tessera::Uplo::lower;
   const tessera::FactorOptions options = options_of(uplo, mode);
   const long long matrix = static_cast<long long>(n) * n;
   if (!tessera::runs_on_calling_thread(
@@ -499,8 +517,9 @@ nb::object cholesky_on_calling_thread(AnyHostArray a, bool lower, const std::str
     // Matrix k's element (r, c) as C-ordered is element (c, r) of its column-major copy.
     const T* source = static_cast<const T*>(a.data());
     std::vector<size_t> index(ndim, 0);
-    if (c_contiguous(a)) std::copy(source, source + matrix * count, factors.get());
-    for (int k = 0; k < count && !c_contiguous(a); ++k) {
+    const bool as_it_lies = by_columns || c_contiguous(a);
+    if (as_it_lies) std::copy(source, source + matrix * count, factors.get());
+    for (int k = 0; k < count && !as_it_lies; ++k) {
       long long offset = 0;
       for (size_t d = 0; d + 2 < ndim; ++d) offset += static_cast<long long>(index[d]) * a.stride(d);
       const int64_t row_stride = a.stride(ndim - 2), col_stride = a.stride(ndim - 1);
@@ -527,7 +546,15 @@ nb::object cholesky_on_calling_thread(AnyHostArray a, bool lower, const std::str
   nb::capsule factor_owner(factor_data, [](void* p) noexcept { delete[] static_cast<T*>(p); });
   int32_t* info_data = info.release();
   nb::capsule info_owner(info_data, [](void* p) noexcept { delete[] static_cast<int32_t*>(p); });
-  auto factor_array = nb::ndarray<nb::numpy, T>(factor_data, ndim, shape.data(), factor_owner);
+  // Strides in elements: C order, or each matrix's last two swapped for a factor by columns.
+  std::vector<int64_t> strides(ndim);
+  int64_t step = 1;
+  for (size_t d = ndim; d-- > 0;) {
+    strides[d] = step;
+    step *= static_cast<int64_t>(shape[d]);
+  }
+  if (by_columns) std::swap(strides[ndim - 1], strides[ndim - 2]);
+  auto factor_array = nb::ndarray<nb::numpy, T>(factor_data, ndim, shape.data(), factor_owner, strides.data());
   auto info_array = nb::ndarray<nb::numpy, int32_t>(info_data, ndim - 2, shape.data(), info_owner);
   return nb::make_tuple(factor_array.cast(), info_array.cast(), failed);
 }

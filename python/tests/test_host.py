@@ -65,6 +65,30 @@ def test_orders_strides_and_integer_input():
     assert np.array_equal(a, copy)
 
 
+@pytest.mark.parametrize("dtype", [np.float64, np.complex128])
+@pytest.mark.parametrize("lower", [True, False])
+def test_matrices_stored_by_columns_through_the_runtime(small_tiles, lower, dtype):
+    """Fortran-ordered matrices large enough to run as tasks (factored as their C-ordered
+    transposes): numpy's factor, only the requested triangle read, the info of a failed member."""
+    n = 401
+    a = spd(n, batch=(3,)).astype(dtype)
+    if np.dtype(dtype).kind == "c":
+        rng = np.random.default_rng(7)
+        skew = rng.standard_normal((3, n, n)) * 0.01
+        a = a + 1j * (skew - np.swapaxes(skew, -1, -2))
+    a[1] = not_spd_at(a[1], 250)
+    other = np.triu(np.ones((n, n), bool), 1) if lower else np.tril(np.ones((n, n), bool), -1)
+    by_columns = np.swapaxes(np.where(other, np.nan, a).copy(), -1, -2).copy().swapaxes(-1, -2)
+    assert by_columns.flags.f_contiguous is False and np.swapaxes(by_columns, -1, -2).flags.c_contiguous
+    factor, info = tessera.cholesky_ex(by_columns, lower=lower)
+    assert np.array_equal(info, [0, 250, 0]) and np.swapaxes(factor, -1, -2).flags.c_contiguous
+    for k in (0, 2):
+        expected = np.linalg.cholesky(a[k])
+        assert np.allclose(factor[k], expected if lower else np.conjugate(expected.T), atol=1e-10)
+    single = np.asfortranarray(a[0])
+    assert np.allclose(tessera.cholesky(single, lower=lower), factor[0])
+
+
 @pytest.mark.parametrize("shape", [(0, 0), (3, 0, 0), (0, 4, 4), (2, 0, 5, 5)])
 def test_empty(shape):
     factor, info = tessera.cholesky_ex(np.zeros(shape))
@@ -399,13 +423,18 @@ def test_small_work_on_the_calling_thread_matches_the_task_graph(monkeypatch, lo
     cases = [spd(1, dtype=dtype), spd(17, dtype=dtype), spd(63, dtype=dtype), spd(200, dtype=dtype),
              np.asfortranarray(spd(31, dtype=dtype)), spd(40, dtype=dtype)[::-1, ::-1],
              spd(24, (3, 2), dtype=dtype), spd(12, (0,), dtype=dtype),
-             not_spd_at(spd(30, (4,), dtype=dtype), 9)]
+             not_spd_at(spd(30, (4,), dtype=dtype), 9),
+             np.swapaxes(np.swapaxes(not_spd_at(spd(30, (4,), dtype=dtype), 17), -1, -2).copy(), -1, -2)]
     for a in cases:
         monkeypatch.delenv("TESSERA_NB", raising=False)
         direct, direct_info = tessera.cholesky_ex(a, lower=lower)
         monkeypatch.setenv("TESSERA_NB", "16")
         tiled, tiled_info = tessera.cholesky_ex(a, lower=lower)
-        assert direct.shape == a.shape and direct.dtype == dtype and direct.flags.c_contiguous
+        assert direct.shape == a.shape and direct.dtype == dtype
+        # The factor comes back in the input's order where the input lies column by column.
+        by_columns = a.shape[-1] > 1 and not a.flags.c_contiguous and np.swapaxes(a, -1, -2).flags.c_contiguous
+        order = np.swapaxes(direct, -1, -2) if by_columns else direct
+        assert order.flags.c_contiguous
         assert np.array_equal(direct_info, tiled_info)
         ok = np.asarray(direct_info) == 0
         scale = np.abs(a).max(initial=1.0)

@@ -103,7 +103,9 @@ def cholesky(a, *, lower=None, upper=None, mode=None, policy=None, progress=None
     (lower, the default) or U with a = U^H U (lower=False, or upper=True as numpy says it), zeros in
     the other triangle; for real a, L^H = L^T. Only that triangle of a is read (of a complex
     Hermitian a, not the imaginary parts of its diagonal); complex64 and complex128 arrays are
-    factored on the host and on the GPU (there one matrix after the other). Raises NotPositiveDefiniteError. ``mode``:
+    factored on the host and on the GPU (there one matrix after the other). A numpy array whose
+    matrices lie column by column (Fortran order) gets its factor in that order, others a C-ordered
+    one. Raises NotPositiveDefiniteError. ``mode``:
     "auto", "gpu", "cpu" or "hybrid" (host arrays and large GPU matrices); ``policy``: a scheduling
     policy by name; ``progress`` (host arrays that run as tasks): None for a bar on stderr once the
     call has run a second and stderr is a terminal, True for a bar, False for none, or a callable
@@ -498,18 +500,31 @@ def _factor_batched_device(ad, a, n, batch, lead, lower):
     return (ad.swap_last(factor) if fortran else factor), info
 
 
+def _stored_by_columns(a):
+    """Whether a's matrices lie column by column (Fortran order, as SciPy and LAPACK keep them) and
+    not also row by row: their transposes are C-ordered."""
+    return a.ndim >= 2 and not a.flags.c_contiguous and a.swapaxes(-1, -2).flags.c_contiguous
+
+
 def _factor_host(a, lower, mode, policy, progress=None):
     arrays = NumPyArrays()
     n, batch = square_shape(a.shape)
     dtype = arrays.dtype(a)
-    f = arrays.stack(a, (batch, n, n), dtype, copy=True)
+    # Matrices stored column by column are factored as their transposes, which are C-ordered: a
+    # plain copy instead of a transposing one (which cost a third of a large call). The triangle
+    # `lower` of a is the other one of its transpose, whose factor in that triangle, transposed,
+    # is a's (a Hermitian matrix's transpose is its conjugate, factored by the conjugates).
+    by_columns = _stored_by_columns(a)
+    source = a.swapaxes(-1, -2) if by_columns else a
+    f = arrays.stack(source, (batch, n, n), dtype, copy=True)
     info = np.zeros(batch, dtype=np.int32)
     if n > 0 and batch > 0:
         # The native call zeroes the other triangle.
         with runtime_call(policy, mode) as call:
             call.set_progress(_progress.reporter(progress))
-            getattr(call, "potrf" + _suffix(dtype))(f, _stored_uplo(lower), call.mode, info)
-    return f.reshape(a.shape), info.reshape(a.shape[:-2])
+            getattr(call, "potrf" + _suffix(dtype))(f, _stored_uplo(lower != by_columns), call.mode, info)
+    f = f.reshape(source.shape)
+    return (f.swapaxes(-1, -2) if by_columns else f), info.reshape(a.shape[:-2])
 
 
 def _inverse_host(c, lower, mode, policy, progress=None):
