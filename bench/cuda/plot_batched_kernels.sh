@@ -10,8 +10,7 @@ json=${1:?$usage}
 out=${2:?$usage}
 . "$(dirname "${BASH_SOURCE[0]}")/../plot_support.sh"
 terminal=$(plot_terminal "$out" 1100 820) || { echo "$usage" >&2; exit 2; }
-data=$(mktemp -d)
-trap 'rm -rf "$data"' EXIT
+plot_scratch
 # One file per precision: n, GFLOP/s of lower, upper, cuSOLVER, then GFLOP/s per watt of the same
 # (NaN where missing). Prints the GPU, the precisions and the sizes, a line each.
 python3 - "$json" "$data" > "$data/found" <<'PY'

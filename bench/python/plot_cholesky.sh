@@ -10,8 +10,7 @@ json=${1:?$usage}
 out=${2:?$usage}
 . "$(dirname "${BASH_SOURCE[0]}")/../plot_support.sh"
 terminal=$(plot_terminal "$out" 1100 460) || { echo "$usage" >&2; exit 2; }
-data=$(mktemp -d)
-trap 'rm -rf "$data"' EXIT
+plot_scratch
 # One file per precision: n, then for each batch count (largest first) tessera torch cupy GFLOP/s
 # (NaN where a library had no result). Prints the GPU, the precisions, the batch counts and the
 # sizes found, a line each.

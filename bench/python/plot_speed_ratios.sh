@@ -20,8 +20,7 @@ done
 [ ${#inputs[@]} -gt 0 ] || { echo "$usage" >&2; exit 2; }
 . "$(dirname "${BASH_SOURCE[0]}")/../plot_support.sh"
 terminal=$(plot_terminal "$out" 1100 760) || { echo "$usage" >&2; exit 2; }
-data=$(mktemp -d)
-trap 'rm -rf "$data"' EXIT
+plot_scratch
 # One file per panel, peer and precision: "n ratio" lines. Prints one line per panel:
 # index|title|the files' "peer precision" words|the sizes found.
 python3 - "$data" "${inputs[@]}" > "$data/panels" <<'PY'
