@@ -1,13 +1,16 @@
 // Batched Cholesky for n <= 32: register-resident rows, one group of N threads per matrix.
 //
 // A thread block owns M = (32 / N) * warps matrices. It stages their referenced triangles into
-// shared memory with coalesced loads (16-byte vectors when the batch is contiguous; the
+// shared memory with coalesced loads (a contiguous batch in place: runs of consecutive elements,
+// one per stored column, for the orders kColumnRuns names, 16-byte vectors for the others; the
 // interleaved layout is coalesced by construction), then thread i of a group keeps row i of the
-// lower factor in registers and runs the right-looking factorization: at step j the pivot comes
-// by shuffle, every row scales its entry of column j and writes it to the packed factor in shared
+// lower factor in registers and runs the right-looking factorization: at step j the pivot comes by
+// shuffle, every row scales its entry of column j and writes it to the packed factor in shared
 // memory, and after a warp barrier each row reads column j back (broadcast 16-byte reads) for its
-// rank-1 update. Column j of the packed factor then holds its final value, so the write-back needs
-// no extra pass over the registers. Upper storage is transposed while staging (U = L^T).
+// rank-1 update. Column j of the packed factor then holds its final value, so the write-back
+// needs no extra pass over the registers. Upper storage is transposed while staging (U = L^T),
+// except in column runs, where each stored column lands as it lies and is read as a row of L.
+// Every lane of a warp runs the factorization in step (see factor_rows).
 //
 // Out of place (BatchDesc::src set) the same kernel, compiled apart, reads each matrix from the
 // source with its element strides (16-byte vectors when the source batch is contiguous in either
@@ -46,6 +49,8 @@ struct PackedL {
   static constexpr int stride = (elems + V - 1) / V * V;  // keeps every matrix 16-byte aligned
   __host__ __device__ static constexpr int col(int j) { return j * N - j * (j - 1) / 2; }
   __host__ __device__ static constexpr int at(int i, int j) { return col(j) + i - j; }
+  // Upper storage staged as it lies (ColumnRuns): stored column c, rows 0..c, from here.
+  __host__ __device__ static constexpr int upper_col(int c) { return c * (c + 1) / 2; }
 };
 
 // Packed slot of stored element rc (= c * N + r), or -1 outside the referenced triangle.
@@ -282,12 +287,84 @@ __device__ void stage_interleaved(const BatchDesc<T>& d, T* smem, long long k0, 
   }
 }
 
+// Contiguous strided batch, in place: the referenced part of each stored column is one run of
+// consecutive elements in global memory and one in shared memory, so the block copies runs:
+// W lanes per run (the power of two >= N), 32 / W runs per warp instruction, kRunsInFlight runs
+// per lane before the first store. Lower storage lands in the packed factor's own layout; upper
+// storage lands column by column as stored (PackedL::upper_col, conjugated: each run then holds
+// a row of L), which factor_rows reads row by row before it writes the factor over it. The write
+// back copies lower runs back as they are, and gathers each stored upper column from the packed
+// factor's rows; an upper matrix that failed at column f (1-based) gets the finished rows of U
+// above f and keeps its stored rows from f on, as the other stagings leave it (`fails`: the
+// failing column per matrix, 0 for none).
+constexpr int kRunsInFlight = 8;
+// Where runs beat the 16-byte vectors of stage_contiguous (H200, both precisions, both
+// triangles): up to 8, and at 15 and 16. From 9 to 14 a run leaves most of its 16 lanes idle and
+// the runs' registers cost a block per SM; above 16 a run takes a whole warp instruction.
+template <int N>
+constexpr bool kColumnRuns = N <= 8 || N == 15 || N == 16;
+
+template <int N>
+constexpr int run_lanes() {
+  return N <= 1 ? 1 : N <= 2 ? 2 : N <= 4 ? 4 : N <= 8 ? 8 : N <= 16 ? 16 : 32;
+}
+
 template <class T, int N, bool ToShared>
-__device__ __forceinline__ void stage(const BatchDesc<T>& d, T* smem, long long k0, int M,
-                                      int count) {
+__device__ void stage_column_runs(std::conditional_t<ToShared, const T*, T*> const base, bool upper,
+                                  T* smem, const int* fails, int count) {
+  using P = PackedL<T, N>;
+  constexpr int W = run_lanes<N>();
+  constexpr int RunsPerWarp = 32 / W;
+  constexpr int U = kRunsInFlight;
+  const int lane = static_cast<int>(threadIdx.x & 31);
+  const int e = lane % W;  // position inside the run
+  const int warps = static_cast<int>(blockDim.x / 32);
+  const int step = warps * RunsPerWarp;
+  const int runs = count * N;
+  // The packed factor's slot of L(c, e) (upper write back): row c of L, column e.
+  const int lane_col = P::col(e) - e;
+  for (int r0 = static_cast<int>(threadIdx.x / 32) * RunsPerWarp + lane / W; r0 < runs; r0 += U * step) {
+    int g[U], sh[U];
+    T v[U];
+#pragma unroll
+    for (int u = 0; u < U; ++u) {
+      const int run = r0 + u * step;
+      const int m = run / N, c = run % N;
+      const int len = upper ? c + 1 : N - c;
+      g[u] = -1;
+      sh[u] = 0;
+      if (run < runs && e < len && (ToShared || !upper || fails[m] == 0 || e < fails[m] - 1)) {
+        g[u] = m * N * N + c * N + (upper ? e : c + e);
+        sh[u] = m * P::stride + (upper ? (ToShared ? P::upper_col(c) + e : lane_col + c) : P::col(c) + e);
+      }
+    }
+    if constexpr (ToShared) {
+#pragma unroll
+      for (int u = 0; u < U; ++u)
+        if (g[u] >= 0) v[u] = base[g[u]];
+#pragma unroll
+      for (int u = 0; u < U; ++u)
+        if (g[u] >= 0) smem[sh[u]] = conj_if(upper, v[u]);
+    } else {
+#pragma unroll
+      for (int u = 0; u < U; ++u)
+        if (g[u] >= 0) v[u] = smem[sh[u]];
+#pragma unroll
+      for (int u = 0; u < U; ++u)
+        if (g[u] >= 0) base[g[u]] = conj_if(upper, v[u]);
+    }
+  }
+}
+
+template <class T, int N, bool ToShared>
+__device__ __forceinline__ void stage(const BatchDesc<T>& d, T* smem, const int* fails, long long k0,
+                                      int M, int count) {
   switch (d.staging) {
     case Staging::contiguous:
-      stage_contiguous<T, N, ToShared, false>(d.A + k0 * N * N, d.upper, d.upper, smem, count);
+      if constexpr (kColumnRuns<N>)
+        stage_column_runs<T, N, ToShared>(d.A + k0 * N * N, d.upper, smem, fails, count);
+      else
+        stage_contiguous<T, N, ToShared, false>(d.A + k0 * N * N, d.upper, d.upper, smem, count);
       break;
     case Staging::interleaved:
       stage_interleaved<T, N, ToShared>(d, smem, k0, M, count);
@@ -316,10 +393,11 @@ __device__ __forceinline__ void stage_out_of_place(const BatchDesc<T>& d, T* sme
   }
 }
 
-// colv[c] = L(c, J) for c in (J, N) from the packed factor, with 16-byte reads where a whole
-// aligned vector lies inside column J (rows >= J, all written in this step).
+// a[c] -= l * conj(L(c, J)) for c in (J, N), reading column J of the packed factor with 16-byte
+// reads where a whole aligned vector lies inside it (rows >= J, all written in this step). Each
+// value is used as it arrives, so that the column never occupies registers of its own.
 template <class T, int N, int J>
-__device__ __forceinline__ void read_column(const T* S, T (&colv)[N]) {
+__device__ __forceinline__ void update_from_column(const T* S, T l, T (&a)[N]) {
   using P = PackedL<T, N>;
   constexpr int V = P::V;
   constexpr int lo = P::at(J + 1, J);
@@ -331,43 +409,58 @@ __device__ __forceinline__ void read_column(const T* S, T (&colv)[N]) {
       const auto v = *reinterpret_cast<const typename Vec16<T>::type*>(S + pos);
 #pragma unroll
       for (int e = 0; e < V; ++e)
-        if (pos + e >= lo) colv[J + 1 + pos + e - lo] = vec_get<T>(v, e);
+        if (pos + e >= lo) {
+          const int c = J + 1 + pos + e - lo;
+          a[c] = minus_product_conj(a[c], l, vec_get<T>(v, e));
+        }
     } else {
 #pragma unroll
       for (int e = 0; e < V; ++e)
-        if (pos + e >= lo && pos + e <= hi) colv[J + 1 + pos + e - lo] = S[pos + e];
+        if (pos + e >= lo && pos + e <= hi) {
+          const int c = J + 1 + pos + e - lo;
+          a[c] = minus_product_conj(a[c], l, S[pos + e]);
+        }
     }
   }
 }
 
 // Factor one staged matrix. Thread i (0 <= i < N) of the group holds row i; `base` is the
 // group's first lane. Returns 0 or the 1-based column of the failing pivot (columns from there on
-// keep their staged values in S).
+// keep their staged values in S). Every lane of the warp runs this in step, idle lanes included
+// (`active` false: they neither load nor store): shuffles and warp barriers in converged code
+// compile to single instructions, where a divergent caller made each one a collective loop.
+// `rows_staged_by_column`: S holds upper storage as stage_column_runs leaves it (row i of L from
+// PackedL::upper_col(i)); the factor is written over it in the packed layout once every row is
+// in registers.
 template <class T, int N>
-__device__ __forceinline__ int factor_rows(T* S, int i, int base, unsigned gmask, bool fast) {
+__device__ __forceinline__ int factor_rows(T* S, int i, int base, bool active, bool fast,
+                                           bool rows_staged_by_column) {
   using P = PackedL<T, N>;
+  using R = RealPartOf<T>;
+  constexpr unsigned kWarp = 0xffffffffu;
   T a[N];
 #pragma unroll
-  for (int c = 0; c < N; ++c) a[c] = c <= i ? S[P::col(c) + i - c] : T(0);
+  for (int c = 0; c < N; ++c)
+    a[c] = active && c <= i ? S[rows_staged_by_column ? P::upper_col(i) + c : P::col(c) + i - c] : T(0);
+  __syncwarp(kWarp);
   int fail = 0;
   static_for<0, N>([&](auto jc) {
     constexpr int j = decltype(jc)::value;
-    if (fail) return;
-    const T x = shuffle(gmask, a[j], base + j);
-    RealPartOf<T> dj, rj;
-    if (!pivot(x, fast, dj, rj)) {
-      fail = j + 1;
-      return;
-    }
+    const T x = shuffle(kWarp, a[j], base + j);
+    // A failed group keeps stepping with a harmless pivot; its stores stop at the failing column.
+    const bool ok = real_of(x) > R(0);
+    if (!ok && fail == 0) fail = j + 1;
+    R dj, rj;
+    if (fast)
+      pivot_fast(ok ? real_of(x) : R(1), dj, rj);
+    else
+      pivot_ieee(ok ? real_of(x) : R(1), dj, rj);
     const T l = i == j ? T(dj) : a[j] * rj;
-    if (i >= j) S[P::col(j) + i - j] = l;
+    if (active && fail == 0 && i >= j) S[P::col(j) + i - j] = l;
     if constexpr (j + 1 < N) {
-      __syncwarp(gmask);
+      __syncwarp(kWarp);
       if constexpr (std::is_floating_point_v<T>) {
-        T colv[N];
-        read_column<T, N, j>(S, colv);
-#pragma unroll
-        for (int c = j + 1; c < N; ++c) a[c] = minus_product_conj(a[c], l, colv[c]);
+        update_from_column<T, N, j>(S, l, a);
       } else {
         // A complex element is a 16-byte (or 8-byte) read already; a column copy in registers
         // would double the row's registers.
@@ -379,16 +472,19 @@ __device__ __forceinline__ int factor_rows(T* S, int i, int base, unsigned gmask
   return fail;
 }
 
-template <int N>
-__device__ __forceinline__ unsigned group_mask(int base) {
-  if constexpr (N == 32)
-    return 0xffffffffu;
-  else
-    return ((1u << N) - 1u) << base;
+// Registers per thread. Real matrices: a cap that keeps five blocks of the default size per SM
+// (occupancy, not spills, bounds these kernels); complex ones: what the largest block allows.
+#ifndef TESSERA_SMALL_MAXNREG
+#define TESSERA_SMALL_MAXNREG 96
+#endif
+template <class T>
+constexpr int small_kernel_registers() {
+  return std::is_floating_point_v<T> ? TESSERA_SMALL_MAXNREG : 65536 / kMaxSmallThreads - 1;
 }
-
+static_assert(TESSERA_SMALL_MAXNREG * kMaxSmallThreads <= 65536,
+              "the largest block must fit one SM's registers");
 template <class T, int N, bool OutOfPlace>
-__global__ void __launch_bounds__(kMaxSmallThreads) potrf_small_kernel(BatchDesc<T> d) {
+__global__ void __maxnreg__(small_kernel_registers<T>()) potrf_small_kernel(BatchDesc<T> d) {
   extern __shared__ __align__(16) unsigned char small_smem_raw[];
   T* const smem = reinterpret_cast<T*>(small_smem_raw);
   constexpr int G = 32 / N;  // matrices per warp
@@ -396,31 +492,35 @@ __global__ void __launch_bounds__(kMaxSmallThreads) potrf_small_kernel(BatchDesc
   const long long k0 = static_cast<long long>(blockIdx.x) * M;
   const int count = static_cast<int>(min(static_cast<long long>(M), d.batch - k0));
 
+  int* const fails = reinterpret_cast<int*>(smem + M * PackedL<T, N>::stride);
   if constexpr (OutOfPlace)
     stage_out_of_place<T, N, true>(d, smem, k0, M, count);
   else
-    stage<T, N, true>(d, smem, k0, M, count);
+    stage<T, N, true>(d, smem, fails, k0, M, count);
   __syncthreads();
 
+  // Lanes past the warp's last group (32 % N of them) step along on group 0's matrix without
+  // touching it; a group past the batch end factors its own (unstaged) slot, never written back.
   const int lane = threadIdx.x & 31;
-  const int g = lane / N;
+  const int g = lane / N < G ? lane / N : 0;
+  const bool in_group = lane < G * N;
   const int m = static_cast<int>(threadIdx.x / 32) * G + g;
-  if (g < G && m < count) {
-    const long long k = k0 + m;
-    const int nk = small_order<T, N>(d, k);
-    if (nk >= 0) {
-      const int base = g * N;
-      int fail = factor_rows<T, N>(smem + m * PackedL<T, N>::stride, lane - base, base,
-                                   group_mask<N>(base), d.fast);
-      if (fail > nk) fail = 0;  // the identity padding of a smaller matrix cannot fail
-      if (lane == base) d.info[k] = fail;
-    }
+  const long long k = k0 + m;
+  const int nk = m < count ? small_order<T, N>(d, k) : -1;
+  const int base = g * N;
+  const bool by_column = !OutOfPlace && kColumnRuns<N> && d.staging == Staging::contiguous && d.upper;
+  int fail = factor_rows<T, N>(smem + m * PackedL<T, N>::stride, lane - base, base, in_group,
+                               d.fast, by_column);
+  if (fail > nk) fail = 0;  // the identity padding of a smaller matrix cannot fail
+  if (in_group && lane == base && nk >= 0) {
+    d.info[k] = fail;
+    fails[m] = fail;
   }
   __syncthreads();
   if constexpr (OutOfPlace)
     stage_out_of_place<T, N, false>(d, smem, k0, M, count);
   else
-    stage<T, N, false>(d, smem, k0, M, count);
+    stage<T, N, false>(d, smem, fails, k0, M, count);
 }
 
 // Launches kernel with `smem` bytes of dynamic shared memory: above the default 48 KiB (complex
@@ -439,13 +539,17 @@ void launch_small_n(BatchDesc<T> d, int threads, cudaStream_t stream) {
   using P = PackedL<T, N>;
   constexpr int G = 32 / N;
   const int M = G * threads / 32;
-  const std::size_t smem = static_cast<std::size_t>(M) * P::stride * sizeof(T);
+  // The matrices, then each one's failing column (stage_column_runs).
+  const std::size_t smem = static_cast<std::size_t>(M) * (P::stride * sizeof(T) + sizeof(int));
   const bool aligned = reinterpret_cast<std::uintptr_t>(d.A) % 16 == 0;
   constexpr long long NN = static_cast<long long>(N) * N;
   const bool whole_vectors = (M * NN) % P::V == 0;
   d.staging = Staging::element;
-  if (d.layout == BatchLayout::strided && d.A_array == nullptr && aligned && d.lda == N &&
-      d.stride == NN && whole_vectors)
+  // A tight batch in place is copied by column runs up to kColumnRuns (no alignment needed), with
+  // 16-byte vectors otherwise (out of place: the factor's write back).
+  const bool tight =
+      d.layout == BatchLayout::strided && d.A_array == nullptr && d.lda == N && d.stride == NN;
+  if (tight && ((kColumnRuns<N> && d.src == nullptr) || (aligned && whole_vectors)))
     d.staging = Staging::contiguous;
   if (d.layout == BatchLayout::interleaved && aligned && M % P::V == 0)
     d.staging = Staging::interleaved;
