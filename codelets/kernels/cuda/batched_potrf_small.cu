@@ -472,19 +472,21 @@ __device__ __forceinline__ int factor_rows(T* S, int i, int base, bool active, b
   return fail;
 }
 
-// Registers per thread. Real matrices: a cap that keeps five blocks of the default size per SM
-// (occupancy, not spills, bounds these kernels); complex ones: what the largest block allows.
-#ifndef TESSERA_SMALL_MAXNREG
-#define TESSERA_SMALL_MAXNREG 96
-#endif
-template <class T>
+// Registers per thread. Real matrices: caps that keep five blocks of the default size per SM
+// (eight up to n = 14, where 64 registers hold a row without spills): occupancy, not spills,
+// bounds these kernels (float n = 9 and 10 took 74 registers uncapped, and lost two blocks per
+// SM). Complex ones: what the largest block allows.
+constexpr int kRealRegisters = 96;
+constexpr int kShortRealRegisters = 64;
+template <class T, int N>
 constexpr int small_kernel_registers() {
-  return std::is_floating_point_v<T> ? TESSERA_SMALL_MAXNREG : 65536 / kMaxSmallThreads - 1;
+  if constexpr (!std::is_floating_point_v<T>) return 65536 / kMaxSmallThreads - 1;
+  return N <= 14 ? kShortRealRegisters : kRealRegisters;
 }
-static_assert(TESSERA_SMALL_MAXNREG * kMaxSmallThreads <= 65536,
+static_assert(kRealRegisters * kMaxSmallThreads <= 65536,
               "the largest block must fit one SM's registers");
 template <class T, int N, bool OutOfPlace>
-__global__ void __maxnreg__(small_kernel_registers<T>()) potrf_small_kernel(BatchDesc<T> d) {
+__global__ void __maxnreg__((small_kernel_registers<T, N>())) potrf_small_kernel(BatchDesc<T> d) {
   extern __shared__ __align__(16) unsigned char small_smem_raw[];
   T* const smem = reinterpret_cast<T*>(small_smem_raw);
   constexpr int G = 32 / N;  // matrices per warp
