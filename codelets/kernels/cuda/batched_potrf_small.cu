@@ -49,7 +49,7 @@ struct PackedL {
   static constexpr int stride = (elems + V - 1) / V * V;  // keeps every matrix 16-byte aligned
   __host__ __device__ static constexpr int col(int j) { return j * N - j * (j - 1) / 2; }
   __host__ __device__ static constexpr int at(int i, int j) { return col(j) + i - j; }
-  // Upper storage staged as it lies (ColumnRuns): stored column c, rows 0..c, from here.
+  // Upper storage staged as it lies (stage_column_runs): stored column c, rows 0..c, from here.
   __host__ __device__ static constexpr int upper_col(int c) { return c * (c + 1) / 2; }
 };
 
