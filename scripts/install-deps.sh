@@ -121,6 +121,7 @@ build_lapack_test_programs() {
     return 0
   fi
   log "building reference LAPACK's test programs (TESTING/LIN) from Debian's source package lapack $version"
+  enable_debian_sources
   multiarch=$(dpkg-architecture -qDEB_HOST_MULTIARCH)
   work=$(mktemp -d)
   (cd "$work" && apt-get source -qq "lapack=$version" >/dev/null 2>&1 || apt-get source -qq lapack >/dev/null)
