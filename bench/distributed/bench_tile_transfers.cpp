@@ -19,6 +19,9 @@ namespace {
 
 using Clock = std::chrono::steady_clock;
 
+// Messages in flight in the in-flight columns (StarPU-MPI keeps up to 10 sends in flight).
+constexpr int kInFlight = 4;
+
 void check(cudaError_t status, const char* what) {
   if (status != cudaSuccess) {
     fmt::print(stderr, "{}: {}\n", what, cudaGetErrorString(status));
@@ -116,7 +119,7 @@ int main(int argc, char** argv) {
   }
   if (rank == 0 && !json)
     fmt::print("{:>6} {:>9} {:>12} {:>12} {:>12} {:>12} {:>12} {:>12} {:>12}\n", "nb", "MiB", "D2H GB/s", "MPI pageable",
-               "MPI pinned", "MPI 4 at once", "each way", "H2D GB/s", "path GB/s");
+               "MPI pinned", fmt::format("MPI {} at once", kInFlight), "each way", "H2D GB/s", "path GB/s");
   for (const int nb : sizes) {
     const std::size_t bytes = static_cast<std::size_t>(nb) * nb * sizeof(double);
     void* device = nullptr;
@@ -127,7 +130,7 @@ int main(int argc, char** argv) {
     std::memset(pinned, 1, bytes);
     const double mpi_pageable = mpi_seconds(pageable.data(), bytes, repetitions, rank);
     const double mpi_pinned = mpi_seconds(pinned, bytes, repetitions, rank);
-    std::vector<void*> receive(4);
+    std::vector<void*> receive(kInFlight);
     for (void*& buffer : receive) check(cudaMallocHost(&buffer, bytes), "cudaMallocHost");
     const double mpi_in_flight = mpi_in_flight_seconds(pinned, receive, bytes, repetitions, rank, false);
     const double mpi_both_ways = mpi_in_flight_seconds(pinned, receive, bytes, repetitions, rank, true);
