@@ -118,8 +118,8 @@ int main(int argc, char** argv) {
     return 1;
   }
   if (rank == 0 && !json)
-    fmt::print("{:>6} {:>9} {:>12} {:>12} {:>12} {:>12} {:>12} {:>12} {:>12}\n", "nb", "MiB", "D2H GB/s", "MPI pageable",
-               "MPI pinned", fmt::format("MPI {} at once", kInFlight), "each way", "H2D GB/s", "path GB/s");
+    fmt::print("{:>6} {:>9} {:>12} {:>12} {:>12} {:>12} {:>12} {:>12} {:>12}\n", "nb", "MiB", "D2H GB/s",
+               "MPI pageable", "MPI pinned", fmt::format("MPI {} at once", kInFlight), "each way", "H2D GB/s", "path GB/s");
   for (const int nb : sizes) {
     const std::size_t bytes = static_cast<std::size_t>(nb) * nb * sizeof(double);
     void* device = nullptr;
