@@ -14,7 +14,9 @@ seconds=${FUZZ_SECONDS:-60}
 targets=("$@")
 [ ${#targets[@]} -gt 0 ] || targets=(matrix_market c_api environment)
 
-CC=clang-14 CXX=clang++-14 cmake -S . -B "$build_dir" -DCMAKE_BUILD_TYPE=RelWithDebInfo -DTESSERA_CUDA=OFF \
+# shellcheck source=scripts/cmake_generator.sh
+. scripts/cmake_generator.sh
+CC=clang-14 CXX=clang++-14 cmake -S . -B "$build_dir" $(cmake_generator_option "$build_dir") -DCMAKE_BUILD_TYPE=RelWithDebInfo -DTESSERA_CUDA=OFF \
   -DTESSERA_SANITIZE=ON -DTESSERA_FUZZ=ON -DTESSERA_BUILD_TESTS=OFF -DTESSERA_BUILD_BENCH=OFF \
   -DTESSERA_BUILD_EXAMPLES=OFF >/dev/null
 cmake --build "$build_dir" -j"$(nproc)" --target "${targets[@]/#/fuzz_}" >"$build_dir/build.log" 2>&1 \

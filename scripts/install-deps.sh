@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Installs everything Tessera needs on a fresh Debian 12 machine:
-#   * Debian packages (compilers, CMake, OpenBLAS + LAPACKE, hwloc, GoogleTest, CLI11, fmt, nlohmann-json;
+#   * Debian packages (compilers, CMake, Ninja, OpenBLAS + LAPACKE, hwloc, GoogleTest, CLI11, fmt, nlohmann-json;
 #     reference LAPACK, numpy and python3-venv (numpy and SciPy from PyPI) for the tests of
 #     libtessera_lapack; python3-dev for the Python package's native module; locales, and the
 #     de_DE.UTF-8 locale generated, for the tests of reading numbers under a comma locale)
@@ -29,7 +29,7 @@ log() { printf '[install-deps] %s\n' "$*" >&2; }
 
 install_debian_packages() {
   local packages=(
-    build-essential cmake pkg-config dpkg-dev ca-certificates patch
+    build-essential cmake ninja-build pkg-config dpkg-dev ca-certificates patch
     libopenblas-dev liblapacke-dev libhwloc-dev
     libgtest-dev libgmock-dev libcli11-dev libfmt-dev nlohmann-json3-dev
     python3 libopenmpi-dev openmpi-bin libscalapack-openmpi-dev
