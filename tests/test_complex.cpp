@@ -134,6 +134,20 @@ void expect_only_the_triangle_written(Uplo uplo, int n, int ld, const std::vecto
     }
 }
 
+// LAPACK's xPOT03 ratio of the inverse X (the triangle uplo of the inverse of A's triangle uplo):
+// ||I - A X||_1 / (n ||A||_1 ||X||_1 eps).
+template <class T>
+double inverse_ratio(Uplo uplo, int n, const std::vector<T>& A, const std::vector<T>& X, int ld) {
+  const std::vector<zdouble> H = hermitian_from(uplo, n, A, ld), inverse = hermitian_from(uplo, n, X, ld);
+  std::vector<zdouble> R(static_cast<std::size_t>(n) * n, 0.0);
+  for (int i = 0; i < n; ++i) R[at(i, i, n)] = 1.0;
+  const zdouble minus_one = -1.0, one = 1.0;
+  cblas_zgemm(CblasColMajor, CblasNoTrans, CblasNoTrans, n, n, n, &minus_one, H.data(), n, inverse.data(), n, &one,
+              R.data(), n);
+  return one_norm(n, n, R) /
+         (n * one_norm(n, n, H) * one_norm(n, n, inverse) * std::numeric_limits<RealOf<T>>::epsilon());
+}
+
 struct Case {
   int n;
   int nb;
@@ -225,15 +239,7 @@ class ComplexModes : public ::testing::TestWithParam<std::tuple<Uplo, Mode>> {
       const std::vector<T> factor = F;
       ASSERT_EQ(potri(runtime(), MatrixView<T>::host(c.n, c.n, F.data(), ld), o), 0) << name(c, o);
       expect_only_the_triangle_written(o.uplo, c.n, ld, factor, F, name(c, o), true);
-      const std::vector<zdouble> H = hermitian_from(o.uplo, c.n, A, ld), inverse = hermitian_from(o.uplo, c.n, F, ld);
-      std::vector<zdouble> R(static_cast<std::size_t>(c.n) * c.n, 0.0);
-      for (int i = 0; i < c.n; ++i) R[at(i, i, c.n)] = 1.0;
-      const zdouble minus_one = -1.0, one = 1.0;
-      cblas_zgemm(CblasColMajor, CblasNoTrans, CblasNoTrans, c.n, c.n, c.n, &minus_one, H.data(), c.n, inverse.data(),
-                  c.n, &one, R.data(), c.n);
-      const double ratio = one_norm(c.n, c.n, R) / (c.n * one_norm(c.n, c.n, H) * one_norm(c.n, c.n, inverse) *
-                                                    std::numeric_limits<RealOf<T>>::epsilon());
-      EXPECT_LT(ratio, kResidualThreshold) << name(c, o);
+      EXPECT_LT(inverse_ratio(o.uplo, c.n, A, F, ld), kResidualThreshold) << name(c, o);
     }
   }
 };
@@ -517,10 +523,62 @@ TEST(ComplexOnDevice, FactorsSolvesAndReportsInfo) {
       ASSERT_EQ(cudaMemcpy(X.data(), dB, sizeof(zdouble) * ld * nrhs, cudaMemcpyDeviceToHost), cudaSuccess);
       EXPECT_EQ(X, B) << name << ": posv changed B after a failed factorization";
     }
-  // The inverse of a complex factor in GPU memory is not taken yet: refused with the reason.
-  EXPECT_THROW(device::potri(runtime(), n, dA, ld, nullptr), InvalidArgument);
   cudaFree(dA);
   cudaFree(dB);
+}
+
+// The inverse from a complex factor in GPU memory (tile tasks), both triangles, tiles of several
+// sizes and the whole matrix as one tile: LAPACK's ratio, only the triangle written, a real
+// diagonal. A zero on the factor's diagonal (both parts zero) gives its position and leaves the
+// matrix as it was; an entry with only an imaginary part is no zero (ZTRTRI's check).
+template <class T>
+void check_inverse_on_device() {
+  const int n = 173, ld = 177;
+  T* d = nullptr;
+  ASSERT_EQ(cudaMalloc(&d, sizeof(T) * ld * n), cudaSuccess);
+  const auto to_device = [&](const std::vector<T>& M) {
+    ASSERT_EQ(cudaMemcpy(d, M.data(), sizeof(T) * ld * n, cudaMemcpyHostToDevice), cudaSuccess);
+  };
+  const auto from_device = [&] {
+    std::vector<T> M(static_cast<std::size_t>(ld) * n);
+    EXPECT_EQ(cudaMemcpy(M.data(), d, sizeof(T) * ld * n, cudaMemcpyDeviceToHost), cudaSuccess);
+    return M;
+  };
+  for (Uplo uplo : {Uplo::lower, Uplo::upper})
+    for (int nb : {0, 64, n}) {
+      const std::string name = to_string(uplo) + std::string(" nb ") + std::to_string(nb);
+      const std::vector<T> A = random_hpd<T>(n, ld, 60 + nb);
+      std::vector<T> F = A;
+      ASSERT_EQ(kernels::cpu::potrf(uplo == Uplo::lower ? 'L' : 'U', n, F.data(), ld), 0);
+      FactorOptions options;
+      options.uplo = uplo;
+      options.nb = nb;
+      to_device(F);
+      ASSERT_EQ(device::potri(runtime(), n, d, ld, nullptr, options), 0) << name;
+      const std::vector<T> X = from_device();
+      expect_only_the_triangle_written(uplo, n, ld, F, X, name, true);
+      EXPECT_LT(inverse_ratio(uplo, n, A, X, ld), kResidualThreshold) << name;
+
+      std::vector<T> singular = F;
+      singular[at(90, 90, ld)] = T(0);
+      to_device(singular);
+      EXPECT_EQ(device::potri(runtime(), n, d, ld, nullptr, options), 91) << name;
+      EXPECT_EQ(from_device(), singular) << name << ": changed by a failed inverse";
+      singular[at(90, 90, ld)] = T(0, 1);
+      to_device(singular);
+      EXPECT_EQ(device::potri(runtime(), n, d, ld, nullptr, options), 0) << name << ": an imaginary diagonal entry";
+    }
+  cudaFree(d);
+}
+
+TEST(ComplexOnDevice, DoubleInverseMatchesLapacksRatio) {
+  TESSERA_SKIP_WITHOUT_GPU();
+  check_inverse_on_device<zdouble>();
+}
+
+TEST(ComplexOnDevice, FloatInverseMatchesLapacksRatio) {
+  TESSERA_SKIP_WITHOUT_GPU();
+  check_inverse_on_device<std::complex<float>>();
 }
 
 // Complex batches in GPU memory through the C API (no runtime): posv in place with a failing

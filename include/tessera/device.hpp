@@ -12,7 +12,7 @@
 //
 // Scalars: every form takes float, double, std::complex<float> and std::complex<double>
 // (complex matrices are Hermitian positive definite: A = L L^H, upper storage U = L^H), except
-// potri, which takes real matrices only.
+// the out-of-place and stack forms of potrf_ex, which take real matrices only.
 //
 // Misuse throws InvalidArgument (LAPACK's argument position in the message, tessera/
 // lapack_arguments.hpp); a CUDA failure CudaError. Built without CUDA, every call throws

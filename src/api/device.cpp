@@ -334,19 +334,19 @@ int posv_dense(Runtime&, int, int, T*, int, T*, int, Stream, const FactorOptions
 
 #endif
 
-// Every scalar type: the factorization and the solves of one matrix in place.
+// Every scalar type: the factorization, the solves and the inverse of one matrix in place.
 #define TESSERA_INSTANTIATE(T)                                                                                 \
   template int potrf_dense<T>(Runtime&, int, T*, int, Stream, const FactorOptions&);                          \
+  template int potri_dense<T>(Runtime&, int, T*, int, Stream, const FactorOptions&);                          \
   template void potrf_ex<T>(Runtime&, int, T*, int, int*, Stream, const FactorOptions&);                      \
   template int potrs_dense<T>(Runtime&, int, int, const T*, int, T*, int, Stream, const FactorOptions&);      \
   template int posv_dense<T>(Runtime&, int, int, T*, int, T*, int, Stream, const FactorOptions&);
 TESSERA_FOR_EACH_SCALAR(TESSERA_INSTANTIATE)
 #undef TESSERA_INSTANTIATE
 
-// Real scalars: the inverse, the out-of-place forms and stacks (Tessera's kernels that read a
-// matrix through its strides, check a diagonal for zeros or transpose a triangle take real ones).
+// Real scalars: the out-of-place forms and stacks (Tessera's kernels that read a matrix through
+// its strides or transpose a triangle take real ones: a Hermitian one's would also conjugate).
 #define TESSERA_INSTANTIATE(T)                                                                     \
-  template int potri_dense<T>(Runtime&, int, T*, int, Stream, const FactorOptions&);                     \
   template void potrf_ex<T>(Runtime&, int, const T*, long long, long long, T*, int, int*, Stream,  \
                             const FactorOptions&);                                                 \
   template void potrf_stack_ex<T>(Runtime&, int, const T*, long long, long long, long long, T*, int, long long, int, \

@@ -75,13 +75,6 @@ void check_solve_operands(const char* routine, const Runtime& runtime, const Mat
     misuse(routine, "B has " + std::to_string(B.rows()) + " rows, not A's order " + std::to_string(A.rows()));
 }
 
-// The inverse of a complex matrix's factor is computed in host arrays only so far.
-[[noreturn]] void complex_home_refused(const char* routine, MatrixIn where) {
-  misuse(routine, std::string("the factor lies in ") + to_string(where) +
-                      ": the inverse of a complex matrix is computed from a factor in host memory (MatrixIn::host) "
-                      "only");
-}
-
 }  // namespace
 
 namespace {
@@ -183,12 +176,9 @@ Request potrs_async(Runtime& runtime, const MatrixView<T>& factor, const MatrixV
 template <class T>
 Request potri_async(Runtime& runtime, const MatrixView<T>& factor, const FactorOptions& options) {
   require_square("potri", factor);
-  if constexpr (kIsComplex<T>) {
-    if (factor.where() != MatrixIn::host) complex_home_refused("potri", factor.where());
-  } else if (factor.where() == MatrixIn::device) {
+  if (factor.where() == MatrixIn::device)
     return detail::finished_request(
         device::potri_dense(runtime, factor.rows(), factor.data(), factor.ld(), factor.stream(), options));
-  }
   if (factor.where() != MatrixIn::host)
     misuse("potri", std::string("the factor lies in ") + to_string(factor.where()) +
                         ": the inverse is computed from a factor in host or GPU memory (MatrixIn::host, device) only");

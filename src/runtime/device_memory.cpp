@@ -248,13 +248,13 @@ void TransposedUpper<T>::store(T* upper, int ld) const {
   TESSERA_CUDA_CHECK(cudaStreamSynchronize(as_stream(stream_)));
 }
 
-#define TESSERA_INSTANTIATE(T)                                                                     \
-  template class TransposedUpper<T>;                                                               \
-  template int first_zero_diagonal_on_stream<T>(int, const T*, int, void*);
+#define TESSERA_INSTANTIATE(T) template class TransposedUpper<T>;
 TESSERA_FOR_EACH_REAL_SCALAR(TESSERA_INSTANTIATE)
 #undef TESSERA_INSTANTIATE
 
-#define TESSERA_INSTANTIATE(T) template double log_determinant_on_stream<T>(int, const T*, int, void*);
+#define TESSERA_INSTANTIATE(T)                                                    \
+  template double log_determinant_on_stream<T>(int, const T*, int, void*);        \
+  template int first_zero_diagonal_on_stream<T>(int, const T*, int, void*);
 TESSERA_FOR_EACH_SCALAR(TESSERA_INSTANTIATE)
 #undef TESSERA_INSTANTIATE
 

@@ -189,11 +189,16 @@ __global__ void log_diagonal_sum_kernel(int n, const T* A, int ld, double* sum) 
 }
 
 // *first := the 1-based position of the first exactly zero diagonal entry of A, or 0; *first
-// holds n + 1 on entry.
-template <class T>
-__global__ void first_zero_diagonal_kernel(int n, const T* A, int ld, int* first) {
-  for (int j = static_cast<int>(blockIdx.x * blockDim.x + threadIdx.x); j < n; j += gridDim.x * blockDim.x)
-    if (A[j + static_cast<long long>(j) * ld] == T(0)) atomicMin(first, j + 1);
+// holds n + 1 on entry. An entry is `Parts` consecutive reals (2 for a complex one), zero when
+// every part is.
+template <class R, int Parts>
+__global__ void first_zero_diagonal_kernel(int n, const R* A, int ld, int* first) {
+  for (int j = static_cast<int>(blockIdx.x * blockDim.x + threadIdx.x); j < n; j += gridDim.x * blockDim.x) {
+    const R* entry = A + (j + static_cast<long long>(j) * ld) * Parts;
+    bool zero = true;
+    for (int p = 0; p < Parts; ++p) zero = zero && entry[p] == R(0);
+    if (zero) atomicMin(first, j + 1);
+  }
 }
 
 __global__ void none_found_is_zero_kernel(int n, int* first) {
@@ -219,18 +224,28 @@ void update_triangle(Triangle t, int n, float alpha, const float* W, int ldw, fl
   TESSERA_CUDA_CHECK_LAUNCH();
 }
 
-template <class T>
-void first_zero_diagonal(int n, const T* A, int ld, int* first, cudaStream_t stream) {
+template <int Parts, class R>
+void first_zero_diagonal_of_parts(int n, const R* A, int ld, int* first, cudaStream_t stream) {
   const int start = n + 1;
   TESSERA_CUDA_CHECK(cudaMemcpyAsync(first, &start, sizeof(int), cudaMemcpyHostToDevice, stream));
   if (n > 0) {
     constexpr int threads = 256;
     const int blocks = std::min((n + threads - 1) / threads, 1024);
-    first_zero_diagonal_kernel<<<blocks, threads, 0, stream>>>(n, A, ld, first);
+    first_zero_diagonal_kernel<R, Parts><<<blocks, threads, 0, stream>>>(n, A, ld, first);
     TESSERA_CUDA_CHECK_LAUNCH();
   }
   none_found_is_zero_kernel<<<1, 1, 0, stream>>>(n, first);
   TESSERA_CUDA_CHECK_LAUNCH();
+}
+
+template <class T>
+void first_zero_diagonal(int n, const T* A, int ld, int* first, cudaStream_t stream) {
+  first_zero_diagonal_of_parts<1>(n, A, ld, first, stream);
+}
+
+template <class R>
+void first_zero_diagonal(int n, const std::complex<R>* A, int ld, int* first, cudaStream_t stream) {
+  first_zero_diagonal_of_parts<2>(n, reinterpret_cast<const R*>(A), ld, first, stream);
 }
 
 template <class T>
@@ -342,6 +357,9 @@ void copy_blocks(const BlockCopy<T>* copies, int count, cudaStream_t stream) {
                                               cudaStream_t);
 TESSERA_FOR_EACH_REAL_SCALAR(TESSERA_INSTANTIATE)
 #undef TESSERA_INSTANTIATE
+
+template void first_zero_diagonal<float>(int, const std::complex<float>*, int, int*, cudaStream_t);
+template void first_zero_diagonal<double>(int, const std::complex<double>*, int, int*, cudaStream_t);
 
 // Complex tiles are copied as pairs of reals (float2, double2: the same size and alignment).
 template void copy_lower<float2>(int, int, const float2*, int, float2*, int, cudaStream_t);

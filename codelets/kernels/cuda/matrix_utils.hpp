@@ -74,6 +74,9 @@ void log_diagonal_sum(int n, const T* A, int ld, double* sum, cudaStream_t strea
 // returns once that copy has read its value).
 template <class T>
 void first_zero_diagonal(int n, const T* A, int ld, int* first, cudaStream_t stream);
+// A complex entry is zero when both its parts are (ZTRTRI's check).
+template <class R>
+void first_zero_diagonal(int n, const std::complex<R>* A, int ld, int* first, cudaStream_t stream);
 
 // LAPACK's info of a potrf of the n x n matrix whose factor A now holds, from the `info` the
 // factorization wrote (in place, in device memory): a negative info is kept; otherwise the first
