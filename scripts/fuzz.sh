@@ -16,7 +16,9 @@ targets=("$@")
 
 # shellcheck source=scripts/cmake_generator.sh
 . scripts/cmake_generator.sh
-CC=clang-14 CXX=clang++-14 cmake -S . -B "$build_dir" $(cmake_generator_option "$build_dir") -DCMAKE_BUILD_TYPE=RelWithDebInfo -DTESSERA_CUDA=OFF \
+# -O1 and line tables only (-g1), as scripts/sanitize.sh builds.
+CC=clang-14 CXX=clang++-14 cmake -S . -B "$build_dir" $(cmake_generator_option "$build_dir") -DCMAKE_BUILD_TYPE=RelWithDebInfo \
+  -DCMAKE_C_FLAGS_RELWITHDEBINFO="-O1 -g1 -DNDEBUG" -DCMAKE_CXX_FLAGS_RELWITHDEBINFO="-O1 -g1 -DNDEBUG" -DTESSERA_CUDA=OFF \
   -DTESSERA_SANITIZE=ON -DTESSERA_FUZZ=ON -DTESSERA_BUILD_TESTS=OFF -DTESSERA_BUILD_BENCH=OFF \
   -DTESSERA_BUILD_EXAMPLES=OFF >/dev/null
 cmake --build "$build_dir" -j"$(nproc)" --target "${targets[@]/#/fuzz_}" >"$build_dir/build.log" 2>&1 \

@@ -7,8 +7,10 @@
 # OpenBLAS and hwloc run uninstrumented inside the sanitized process; tests/sanitizers/*.supp
 # silence findings inside them only, each with its reason.
 # Left out: the scheduler.* and policy.* tests, which repeat the factorization tests under every
-# other scheduling policy (one sanitized pass of them is enough), and host_tiles.staged, which
-# without CUDA factors on pooled tiles as host_tiles.pin-on-reuse does; the soak and the runtime cycles
+# other scheduling policy (one sanitized pass of them is enough); host_tiles.staged and
+# host_tiles.pin-on-reuse, which without CUDA factor on the pooled tiles that every process's calls
+# after its first use in the plain run; and the 1 x 4 grids of the distributed tests, whose code
+# paths the 2 x 2 grids take; the soak and the runtime cycles
 # run shorter (TESSERA_SOAK_SECONDS=10, TESSERA_RUNTIME_CYCLES=50 unless set).
 # Environment: SANITIZE_BUILD_DIR (build-sanitize).
 set -euo pipefail
@@ -38,4 +40,5 @@ export HWLOC_PLUGINS_BLACKLIST=${HWLOC_PLUGINS_BLACKLIST:-hwloc_pci}
 export TESSERA_SOAK_SECONDS=${TESSERA_SOAK_SECONDS:-10}
 export TESSERA_RUNTIME_CYCLES=${TESSERA_RUNTIME_CYCLES:-50}
 cd "$build_dir"
-ctest --output-on-failure -j"$(nproc)" -E '^(scheduler\.|policy\.|host_tiles\.staged$)' "$@"
+ctest --output-on-failure -j"$(nproc)" \
+  -E '^(scheduler\.|policy\.|host_tiles\.(staged|pin-on-reuse)$|distributed\.(grid|scalapack)_1x4$)' "$@"
