@@ -8,10 +8,12 @@
 #include <algorithm>
 #include <cmath>
 #include <complex>
+#include <cstring>
 #include <limits>
 #include <random>
 #include <string>
 #include <tuple>
+#include <type_traits>
 #include <vector>
 
 #include "kernels/cpu/blas.hpp"
@@ -579,6 +581,103 @@ TEST(ComplexOnDevice, DoubleInverseMatchesLapacksRatio) {
 TEST(ComplexOnDevice, FloatInverseMatchesLapacksRatio) {
   TESSERA_SKIP_WITHOUT_GPU();
   check_inverse_on_device<std::complex<float>>();
+}
+
+// The out-of-place forms on complex matrices in GPU memory: potrf_ex through strides (column- and
+// row-ordered sources, both triangles: an upper one is read as its conjugate transpose, and its
+// factor written back as U = L^H) and potrf_stack_ex (few matrices of moderate order: cuSOLVER's
+// batched potrf in one call). Against LAPACK's factor in the triangle, zeros in the other, a real
+// diagonal; the source (NaN outside its triangle) neither written nor read outside it; a member
+// that is not positive definite gets LAPACK's info.
+template <class T>
+void check_out_of_place_on_device() {
+  using R = RealOf<T>;
+  const R tolerance = std::is_same_v<R, double> ? R(1e-11) : R(1e-4);
+  const T nan(std::numeric_limits<R>::quiet_NaN(), std::numeric_limits<R>::quiet_NaN());
+  const int n = 129, batch = 3, ldl = n + 1;
+  const long long nn = static_cast<long long>(n) * n, strideL = static_cast<long long>(ldl) * n;
+  T *dA = nullptr, *dL = nullptr;
+  int* dinfo = nullptr;
+  ASSERT_EQ(cudaMalloc(&dA, sizeof(T) * nn * batch), cudaSuccess);
+  ASSERT_EQ(cudaMalloc(&dL, sizeof(T) * strideL * batch), cudaSuccess);
+  ASSERT_EQ(cudaMalloc(&dinfo, sizeof(int) * batch), cudaSuccess);
+  for (Uplo uplo : {Uplo::lower, Uplo::upper}) {
+    const char u = uplo == Uplo::lower ? 'L' : 'U';
+    std::vector<std::vector<T>> factors;
+    std::vector<int> expected_info;
+    std::vector<T> matrices;  // tight, column-major, one after the other
+    for (int k = 0; k < batch; ++k) {
+      std::vector<T> A = random_hpd<T>(n, n, 70 + k);
+      if (k == 1) A[at(60, 60, n)] = T(-1);  // not positive definite at column 61
+      std::vector<T> F = A;
+      expected_info.push_back(kernels::cpu::potrf(u, n, F.data(), n));
+      factors.push_back(F);
+      matrices.insert(matrices.end(), A.begin(), A.end());
+    }
+    ASSERT_EQ(expected_info, (std::vector<int>{0, 61, 0}));
+    for (bool row_ordered : {false, true}) {
+      const long long rs = row_ordered ? n : 1, cs = row_ordered ? 1 : n;
+      std::vector<T> source(static_cast<std::size_t>(nn * batch), nan);
+      for (int k = 0; k < batch; ++k)
+        for (int j = 0; j < n; ++j)
+          for (int i = 0; i < n; ++i)
+            if (uplo == Uplo::lower ? i >= j : i <= j)
+              source[k * nn + i * rs + j * cs] = matrices[k * nn + at(i, j, n)];
+      ASSERT_EQ(cudaMemcpy(dA, source.data(), sizeof(T) * source.size(), cudaMemcpyHostToDevice), cudaSuccess);
+      for (bool stack : {false, true}) {
+        const std::string name = std::string(to_string(uplo)) + (row_ordered ? " row-ordered" : " column-ordered") +
+                                 (stack ? " potrf_stack_ex" : " potrf_ex");
+        ASSERT_EQ(cudaMemset(dL, 0xff, sizeof(T) * strideL * batch), cudaSuccess);
+        ASSERT_EQ(cudaMemset(dinfo, 0xff, sizeof(int) * batch), cudaSuccess);
+        FactorOptions options;
+        options.uplo = uplo;
+        options.mode = Mode::gpu;
+        if (stack)
+          device::potrf_stack_ex<T>(runtime(), n, dA, rs, cs, nn, dL, ldl, strideL, batch, dinfo, nullptr, options);
+        else
+          for (int k = 0; k < batch; ++k)
+            device::potrf_ex<T>(runtime(), n, dA + k * nn, rs, cs, dL + k * strideL, ldl, dinfo + k, nullptr, options);
+        ASSERT_EQ(cudaDeviceSynchronize(), cudaSuccess) << name;
+        std::vector<T> L(static_cast<std::size_t>(strideL * batch));
+        std::vector<int> info(batch);
+        ASSERT_EQ(cudaMemcpy(L.data(), dL, sizeof(T) * L.size(), cudaMemcpyDeviceToHost), cudaSuccess);
+        ASSERT_EQ(cudaMemcpy(info.data(), dinfo, sizeof(int) * batch, cudaMemcpyDeviceToHost), cudaSuccess);
+        EXPECT_EQ(info, expected_info) << name;
+        for (int k = 0; k < batch; ++k) {
+          if (expected_info[k] != 0) continue;  // a failed factor is partial, as LAPACK leaves it
+          R largest = 0;
+          for (const T& x : factors[k]) largest = std::max(largest, std::abs(x));
+          for (int j = 0; j < n; ++j)
+            for (int i = 0; i < n; ++i) {
+              const T x = L[k * strideL + at(i, j, ldl)];
+              if (uplo == Uplo::lower ? i >= j : i <= j) {
+                ASSERT_LE(std::abs(x - factors[k][at(i, j, n)]), tolerance * largest)
+                    << name << " matrix " << k << " (" << i << ", " << j << ")";
+                if (i == j) ASSERT_EQ(x.imag(), R(0)) << name << " diagonal " << i;
+              } else {
+                ASSERT_EQ(x, T(0)) << name << " matrix " << k << " (" << i << ", " << j << ") in the other triangle";
+              }
+            }
+        }
+        std::vector<T> after(source.size());
+        ASSERT_EQ(cudaMemcpy(after.data(), dA, sizeof(T) * after.size(), cudaMemcpyDeviceToHost), cudaSuccess);
+        EXPECT_EQ(std::memcmp(after.data(), source.data(), sizeof(T) * source.size()), 0) << name << ": source written";
+      }
+    }
+  }
+  cudaFree(dA);
+  cudaFree(dL);
+  cudaFree(dinfo);
+}
+
+TEST(ComplexOnDevice, DoubleOutOfPlaceAndStacksMatchLapack) {
+  TESSERA_SKIP_WITHOUT_GPU();
+  check_out_of_place_on_device<zdouble>();
+}
+
+TEST(ComplexOnDevice, FloatOutOfPlaceAndStacksMatchLapack) {
+  TESSERA_SKIP_WITHOUT_GPU();
+  check_out_of_place_on_device<std::complex<float>>();
 }
 
 // Complex batches in GPU memory through the C API (no runtime): posv in place with a failing

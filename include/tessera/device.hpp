@@ -11,8 +11,8 @@
 // it), then return once the result is complete in the caller's memory.
 //
 // Scalars: every form takes float, double, std::complex<float> and std::complex<double>
-// (complex matrices are Hermitian positive definite: A = L L^H, upper storage U = L^H), except
-// the out-of-place and stack forms of potrf_ex, which take real matrices only.
+// (complex matrices are Hermitian positive definite: A = L L^H, upper storage U = L^H; an upper
+// triangle read through strides is read as the lower one's conjugate transpose).
 //
 // Misuse throws InvalidArgument (LAPACK's argument position in the message, tessera/
 // lapack_arguments.hpp); a CUDA failure CudaError. Built without CUDA, every call throws

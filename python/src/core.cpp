@@ -710,7 +710,8 @@ NB_MODULE(_core, m) {
                   .def("__exit__", [](RuntimeCall& c, nb::args) { c.end(); });
 
   // Host arrays, GPU matrices in place and the batched kernels in every precision; the dense
-  // out-of-place and stack forms in the real ones (the loading kernels take real scalars).
+  // out-of-place and stack forms in the real ones (complex GPU stacks that the batched kernels do
+  // not take are copied and factored in place: _factor_device_complex).
   for_each_precision([&](auto zero, const std::string& s) {
     using T = decltype(zero);
     m.def(("potrf_batched_device_into" + s).c_str(), &potrf_batched_device_into<T>);

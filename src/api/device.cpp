@@ -184,10 +184,11 @@ void potrf_ex(Runtime& runtime, int n, const T* A, long long rowStrideA, long lo
     zero_opposite_triangle(options.uplo, n, L, ldl, 0, 1, stream);
     return;
   }
-  // The triangle read as the lower triangle of L: an upper one through the transposed strides.
+  // The triangle read as the lower triangle of L: an upper one through the transposed strides (and
+  // conjugated: a Hermitian matrix's lower triangle).
   const bool upper = options.uplo == Uplo::upper;
   detail::load_lower_on_stream(device, n, A, upper ? colStrideA : rowStrideA, upper ? rowStrideA : colStrideA, L, ldl,
-                               stream);
+                               upper, stream);
   FactorOptions lower = options;
   lower.uplo = Uplo::lower;
   potrf_ex(runtime, n, L, ldl, info, stream, lower);
@@ -334,24 +335,18 @@ int posv_dense(Runtime&, int, int, T*, int, T*, int, Stream, const FactorOptions
 
 #endif
 
-// Every scalar type: the factorization, the solves and the inverse of one matrix in place.
+// Every scalar type: the factorization (in place, out of place, stacks), the solves and the inverse.
 #define TESSERA_INSTANTIATE(T)                                                                                 \
   template int potrf_dense<T>(Runtime&, int, T*, int, Stream, const FactorOptions&);                          \
   template int potri_dense<T>(Runtime&, int, T*, int, Stream, const FactorOptions&);                          \
+  template void potrf_ex<T>(Runtime&, int, const T*, long long, long long, T*, int, int*, Stream,              \
+                            const FactorOptions&);                                                             \
+  template void potrf_stack_ex<T>(Runtime&, int, const T*, long long, long long, long long, T*, int, long long, int, \
+                                  int*, Stream, const FactorOptions&);                                         \
   template void potrf_ex<T>(Runtime&, int, T*, int, int*, Stream, const FactorOptions&);                      \
   template int potrs_dense<T>(Runtime&, int, int, const T*, int, T*, int, Stream, const FactorOptions&);      \
   template int posv_dense<T>(Runtime&, int, int, T*, int, T*, int, Stream, const FactorOptions&);
 TESSERA_FOR_EACH_SCALAR(TESSERA_INSTANTIATE)
-#undef TESSERA_INSTANTIATE
-
-// Real scalars: the out-of-place forms and stacks (Tessera's kernels that read a matrix through
-// its strides or transpose a triangle take real ones: a Hermitian one's would also conjugate).
-#define TESSERA_INSTANTIATE(T)                                                                     \
-  template void potrf_ex<T>(Runtime&, int, const T*, long long, long long, T*, int, int*, Stream,  \
-                            const FactorOptions&);                                                 \
-  template void potrf_stack_ex<T>(Runtime&, int, const T*, long long, long long, long long, T*, int, long long, int, \
-                                  int*, Stream, const FactorOptions&);
-TESSERA_FOR_EACH_REAL_SCALAR(TESSERA_INSTANTIATE)
 #undef TESSERA_INSTANTIATE
 
 }  // namespace tessera::device

@@ -361,10 +361,11 @@ void potrf_stack_on_callers_stream_async(const Runtime& runtime, int device, Upl
   const auto stream = static_cast<cudaStream_t>(caller_stream);
   const StreamSolverPool::Lease handles = lease_handles(runtime, device);
   handles->bind(stream);
-  // The triangle read as a lower one: an upper one through the transposed strides.
+  // The triangle read as a lower one: an upper one through the transposed strides (and
+  // conjugated: a Hermitian matrix's lower triangle).
   const bool upper = uplo == Uplo::upper;
   cuda::load_lower_batched(n, A, upper ? col_stride : row_stride, upper ? row_stride : col_stride, strideA, L, ldl,
-                           strideL, batch, stream);
+                           strideL, batch, upper, stream);
   // cuSOLVER takes the matrices as a device array of pointers, made on the stream.
   if (StackGraph* graph = handles->stack_graph<T>(n, ldl, batch, stream)) {
     cuda::strided_pointers(L, strideL, batch, static_cast<T**>(graph->pointers), stream);
@@ -533,14 +534,10 @@ bool RefinementOnStream::converged(double bound) {
 #define TESSERA_INSTANTIATE(T)                                                                                  \
   template int potrf_on_callers_stream<T>(const Runtime&, int, Uplo, int, T*, int, void*);                      \
   template void potrf_on_callers_stream_async<T>(const Runtime&, int, Uplo, int, T*, int, int*, void*);         \
-  template void potrs_on_callers_stream<T>(const Runtime&, int, Uplo, int, int, const T*, int, T*, int, void*);
-TESSERA_FOR_EACH_SCALAR(TESSERA_INSTANTIATE)
-#undef TESSERA_INSTANTIATE
-
-#define TESSERA_INSTANTIATE(T)                                                                                  \
+  template void potrs_on_callers_stream<T>(const Runtime&, int, Uplo, int, int, const T*, int, T*, int, void*);  \
   template void potrf_stack_on_callers_stream_async<T>(const Runtime&, int, Uplo, int, const T*, long long, long long, \
                                                        long long, T*, int, long long, int, int*, void*);
-TESSERA_FOR_EACH_REAL_SCALAR(TESSERA_INSTANTIATE)
+TESSERA_FOR_EACH_SCALAR(TESSERA_INSTANTIATE)
 #undef TESSERA_INSTANTIATE
 
 }  // namespace tessera::detail

@@ -134,9 +134,9 @@ void synchronize_stream(void* stream) { TESSERA_CUDA_CHECK(cudaStreamSynchronize
 
 template <class T>
 void load_lower_on_stream(int device, int n, const T* A, long long row_stride, long long col_stride, T* L, int ldl,
-                          void* stream) {
+                          bool conjugate, void* stream) {
   const CurrentDevice current(device);
-  kernels::cuda::load_lower(n, A, row_stride, col_stride, L, ldl, as_stream(stream));
+  kernels::cuda::load_lower(n, A, row_stride, col_stride, L, ldl, conjugate, as_stream(stream));
 }
 
 template <class T>
@@ -146,10 +146,10 @@ void lower_to_upper_on_stream(int device, int n, T* L, int ldl, void* stream) {
   kernels::cuda::zero_opposite_triangle_batched(kernels::cuda::BatchUplo::upper, n, L, ldl, 0, 1, as_stream(stream));
 }
 
-#define TESSERA_INSTANTIATE(T)                                                                     \
-  template void load_lower_on_stream<T>(int, int, const T*, long long, long long, T*, int, void*); \
+#define TESSERA_INSTANTIATE(T)                                                                           \
+  template void load_lower_on_stream<T>(int, int, const T*, long long, long long, T*, int, bool, void*); \
   template void lower_to_upper_on_stream<T>(int, int, T*, int, void*);
-TESSERA_FOR_EACH_REAL_SCALAR(TESSERA_INSTANTIATE)
+TESSERA_FOR_EACH_SCALAR(TESSERA_INSTANTIATE)
 #undef TESSERA_INSTANTIATE
 
 void write_int_on_stream(int* destination, int value, void* stream) {

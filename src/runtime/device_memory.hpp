@@ -32,14 +32,15 @@ void copy_matrix_on_stream(int rows, int cols, std::size_t element_bytes, const 
                            void* stream);
 
 // L (n x n, leading dimension ldl, on `device`) := the lower triangle of the matrix whose element
-// (i, j) lies at A + i * row_stride + j * col_stride (on `device`), zeros above the diagonal; in the
-// order of `stream`, without waiting.
+// (i, j) lies at A + i * row_stride + j * col_stride (on `device`), zeros above the diagonal, each
+// element conjugated with `conjugate` (a complex upper triangle read through swapped strides); in
+// the order of `stream`, without waiting.
 template <class T>
 void load_lower_on_stream(int device, int n, const T* A, long long row_stride, long long col_stride, T* L, int ldl,
-                          void* stream);
+                          bool conjugate, void* stream);
 
-// The lower triangle of L (n x n, ldl, on `device`) transposed into its upper triangle, and zeros
-// below the diagonal; in the order of `stream`, without waiting.
+// The lower triangle of L (n x n, ldl, on `device`) transposed (conjugated for complex scalars)
+// into its upper triangle, and zeros below the diagonal; in the order of `stream`, without waiting.
 template <class T>
 void lower_to_upper_on_stream(int device, int n, T* L, int ldl, void* stream);
 

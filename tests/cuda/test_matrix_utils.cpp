@@ -182,7 +182,7 @@ void check_load_lower(int n, long long row_stride, long long col_stride, int ldd
     for (int i = 0; i < n; ++i) src[at(i, j)] = i >= j ? T(1 + (i * 7 + j) % 997) : std::numeric_limits<T>::quiet_NaN();
   T* d_src = to_device(src);
   T* d_dst = to_device(std::vector<T>(static_cast<std::size_t>(ldd) * n, poison<T>()));
-  tk::load_lower<T>(n, d_src - lowest, row_stride, col_stride, d_dst, ldd, nullptr);
+  tk::load_lower<T>(n, d_src - lowest, row_stride, col_stride, d_dst, ldd, false, nullptr);
   ASSERT_EQ(cudaDeviceSynchronize(), cudaSuccess) << name;
   const std::vector<T> out = to_host(d_dst, static_cast<std::size_t>(ldd) * n);
   cudaFree(d_src);

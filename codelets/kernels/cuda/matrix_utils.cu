@@ -2,6 +2,7 @@
 
 #include <algorithm>
 
+#include "batched_scalar.cuh"
 #include "check.hpp"
 #include "tessera/precision.hpp"
 
@@ -41,7 +42,7 @@ __global__ void transpose_triangle_kernel(Triangle to, int n, const T* src, int 
   // Read src(col0 + tx, row0 + r), the element that goes to dst(row0 + r, col0 + tx).
   for (int r = static_cast<int>(threadIdx.y); r < kTransposeBlock; r += kTransposeRows) {
     const int i = row0 + r, j = col0 + tx;
-    if (i < n && j < n && in_triangle(to, i, j)) block[r][tx] = src[j + static_cast<long long>(i) * lds];
+    if (i < n && j < n && in_triangle(to, i, j)) block[r][tx] = batched_detail::conj_of(src[j + static_cast<long long>(i) * lds]);
   }
   __syncthreads();
   for (int c = static_cast<int>(threadIdx.y); c < kTransposeBlock; c += kTransposeRows) {
@@ -56,7 +57,8 @@ __global__ void transpose_triangle_kernel(Triangle to, int n, const T* src, int 
 // columns.
 template <class T>
 __global__ void load_lower_kernel(int n, const T* __restrict__ src, long long row_stride, long long col_stride,
-                                  long long src_stride, T* __restrict__ dst, int ldd, long long dst_stride) {
+                                  long long src_stride, T* __restrict__ dst, int ldd, long long dst_stride,
+                                  bool conjugate) {
   src += blockIdx.z * src_stride;  // matrix blockIdx.z of a stack
   dst += blockIdx.z * dst_stride;
   const int row0 = static_cast<int>(blockIdx.x) * kTransposeBlock;
@@ -74,7 +76,7 @@ __global__ void load_lower_kernel(int n, const T* __restrict__ src, long long ro
   for (int k = static_cast<int>(threadIdx.y); k < kTransposeBlock; k += kTransposeRows) {
     const int r = down_columns ? tx : k, c = down_columns ? k : tx;
     const int i = row0 + r, j = col0 + c;
-    if (i < n && j < n && i >= j) block[r][c] = src[i * row_stride + j * col_stride];
+    if (i < n && j < n && i >= j) block[r][c] = batched_detail::conj_if(conjugate, src[i * row_stride + j * col_stride]);
   }
   __syncthreads();
   for (int c = static_cast<int>(threadIdx.y); c < kTransposeBlock; c += kTransposeRows) {
@@ -276,7 +278,9 @@ template <class T>
 void strided_pointers(T* base, long long stride, int batch, T** pointers, cudaStream_t stream) {
   if (batch <= 0) return;
   constexpr int threads = 256;
-  strided_pointers_kernel<<<(batch + threads - 1) / threads, threads, 0, stream>>>(base, stride, batch, pointers);
+  using batched_detail::device_view;
+  strided_pointers_kernel<<<(batch + threads - 1) / threads, threads, 0, stream>>>(
+      device_view(base), stride, batch, reinterpret_cast<batched_detail::DeviceScalar<T>**>(pointers));
   TESSERA_CUDA_CHECK_LAUNCH();
 }
 
@@ -296,32 +300,36 @@ void transpose_triangle(Triangle to, int n, const T* src, int lds, T* dst, int l
 template <class T>
 void transpose_triangle_batched(Triangle to, int n, const T* src, int lds, long long src_stride, T* dst, int ldd,
                                 long long dst_stride, int batch, cudaStream_t stream) {
+  using batched_detail::device_view;
   if (n <= 0) return;
   const unsigned blocks = static_cast<unsigned>((n + kTransposeBlock - 1) / kTransposeBlock);
   // A grid's y extent is at most 65535 blocks: orders up to 2 million, beyond any GPU's memory.
   for (int first = 0; first < batch; first += kMaxStackPerLaunch) {
     const dim3 grid(blocks, blocks, static_cast<unsigned>(std::min(kMaxStackPerLaunch, batch - first)));
     transpose_triangle_kernel<<<grid, dim3(kTransposeBlock, kTransposeRows), 0, stream>>>(
-        to, n, src + first * src_stride, lds, src_stride, dst + first * dst_stride, ldd, dst_stride);
+        to, n, device_view(src + first * src_stride), lds, src_stride, device_view(dst + first * dst_stride), ldd,
+        dst_stride);
     TESSERA_CUDA_CHECK_LAUNCH();
   }
 }
 
 template <class T>
-void load_lower(int n, const T* src, long long row_stride, long long col_stride, T* dst, int ldd,
+void load_lower(int n, const T* src, long long row_stride, long long col_stride, T* dst, int ldd, bool conjugate,
                 cudaStream_t stream) {
-  load_lower_batched(n, src, row_stride, col_stride, 0, dst, ldd, 0, 1, stream);
+  load_lower_batched(n, src, row_stride, col_stride, 0, dst, ldd, 0, 1, conjugate, stream);
 }
 
 template <class T>
 void load_lower_batched(int n, const T* src, long long row_stride, long long col_stride, long long src_stride, T* dst,
-                        int ldd, long long dst_stride, int batch, cudaStream_t stream) {
+                        int ldd, long long dst_stride, int batch, bool conjugate, cudaStream_t stream) {
+  using batched_detail::device_view;
   if (n <= 0) return;
   const unsigned blocks = static_cast<unsigned>((n + kTransposeBlock - 1) / kTransposeBlock);
   for (int first = 0; first < batch; first += kMaxStackPerLaunch) {
     const dim3 grid(blocks, blocks, static_cast<unsigned>(std::min(kMaxStackPerLaunch, batch - first)));
     load_lower_kernel<<<grid, dim3(kTransposeBlock, kTransposeRows), 0, stream>>>(
-        n, src + first * src_stride, row_stride, col_stride, src_stride, dst + first * dst_stride, ldd, dst_stride);
+        n, device_view(src + first * src_stride), row_stride, col_stride, src_stride,
+        device_view(dst + first * dst_stride), ldd, dst_stride, conjugate);
     TESSERA_CUDA_CHECK_LAUNCH();
   }
 }
@@ -347,15 +355,20 @@ void copy_blocks(const BlockCopy<T>* copies, int count, cudaStream_t stream) {
   template void first_zero_diagonal<T>(int, const T*, int, int*, cudaStream_t);             \
   template void copy_lower<T>(int, int, const T*, int, T*, int, cudaStream_t);              \
   template void copy_blocks<T>(const BlockCopy<T>*, int, cudaStream_t);                     \
-  template void load_lower<T>(int, const T*, long long, long long, T*, int, cudaStream_t);  \
-  template void transpose_triangle<T>(Triangle, int, const T*, int, T*, int, cudaStream_t); \
-  template void check_potrf_info_batched<T>(int, const T*, int, long long, int, int*, cudaStream_t);               \
+  template void check_potrf_info_batched<T>(int, const T*, int, long long, int, int*, cudaStream_t);
+TESSERA_FOR_EACH_REAL_SCALAR(TESSERA_INSTANTIATE)
+#undef TESSERA_INSTANTIATE
+
+// Every scalar type (complex ones conjugated where a triangle is read transposed).
+#define TESSERA_INSTANTIATE(T)                                                                                     \
+  template void load_lower<T>(int, const T*, long long, long long, T*, int, bool, cudaStream_t);                  \
+  template void transpose_triangle<T>(Triangle, int, const T*, int, T*, int, cudaStream_t);                       \
   template void strided_pointers<T>(T*, long long, int, T**, cudaStream_t);                                        \
-  template void load_lower_batched<T>(int, const T*, long long, long long, long long, T*, int, long long, int,     \
+  template void load_lower_batched<T>(int, const T*, long long, long long, long long, T*, int, long long, int, bool, \
                                       cudaStream_t);                                                               \
   template void transpose_triangle_batched<T>(Triangle, int, const T*, int, long long, T*, int, long long, int,    \
                                               cudaStream_t);
-TESSERA_FOR_EACH_REAL_SCALAR(TESSERA_INSTANTIATE)
+TESSERA_FOR_EACH_SCALAR(TESSERA_INSTANTIATE)
 #undef TESSERA_INSTANTIATE
 
 template void first_zero_diagonal<float>(int, const std::complex<float>*, int, int*, cudaStream_t);

@@ -39,7 +39,8 @@ void update_triangle(Triangle t, int n, float alpha, const float* W, int ldw, fl
                      cudaStream_t stream);
 
 // The triangle `to` of dst := the opposite triangle of src, transposed: dst(i, j) = src(j, i) for
-// every (i, j) in `to`; nothing else of either matrix is read or written. src and dst must not
+// every (i, j) in `to` (conjugated for complex scalars: a Hermitian matrix's other triangle);
+// nothing else of either matrix is read or written. src and dst must not
 // overlap, except src == dst with lds == ldd: the other triangle is then moved onto `to` in place
 // (each thread block reads all its elements before it writes any, and no block writes what another
 // reads).
@@ -55,14 +56,16 @@ void transpose_triangle_batched(Triangle to, int n, const T* src, int lds, long 
 // element of the n x n block written, nothing of src above its diagonal read. Any strides (a
 // C-ordered matrix has row_stride = n, col_stride = 1; swapping them reads the upper triangle,
 // transposed). Both reads and writes go along memory through shared memory where a stride is 1.
-// src and dst must not overlap.
+// src and dst must not overlap. With `conjugate` every element read is conjugated (a Hermitian
+// matrix's upper triangle read through swapped strides is its lower one conjugated); real
+// elements are their own conjugates.
 template <class T>
-void load_lower(int n, const T* src, long long row_stride, long long col_stride, T* dst, int ldd,
+void load_lower(int n, const T* src, long long row_stride, long long col_stride, T* dst, int ldd, bool conjugate,
                 cudaStream_t stream);
 // The same for each matrix of a stack: src + k * src_stride to dst + k * dst_stride, k < batch.
 template <class T>
 void load_lower_batched(int n, const T* src, long long row_stride, long long col_stride, long long src_stride, T* dst,
-                        int ldd, long long dst_stride, int batch, cudaStream_t stream);
+                        int ldd, long long dst_stride, int batch, bool conjugate, cudaStream_t stream);
 
 // *sum (device memory) := 2 sum log(A(j, j)) over the n diagonal entries of A (a Cholesky factor:
 // the log-determinant of its matrix), in double, in a fixed order.
@@ -108,5 +111,10 @@ void strided_pointers(T* base, long long stride, int batch, T** pointers, cudaSt
 
 template <class T>
 void check_potrf_info_batched(int n, const T* A, int ld, long long stride, int batch, int* info, cudaStream_t stream);
+template <class R>
+void check_potrf_info_batched(int n, const std::complex<R>* A, int ld, long long stride, int batch, int* info,
+                              cudaStream_t stream) {
+  check_potrf_info_batched(n, reinterpret_cast<const R*>(A), 2 * ld + 1, 2 * stride, batch, info, stream);
+}
 
 }  // namespace tessera::kernels::cuda

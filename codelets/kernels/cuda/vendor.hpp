@@ -75,6 +75,15 @@ inline void potrf_batched(cusolverDnHandle_t h, char uplo, int n, double** A, in
 inline void potrf_batched(cusolverDnHandle_t h, char uplo, int n, float** A, int lda, int* info, int batch) {
   TESSERA_CUSOLVER_CHECK(cusolverDnSpotrfBatched(h, fill(uplo), n, A, lda, info, batch));
 }
+inline void potrf_batched(cusolverDnHandle_t h, char uplo, int n, std::complex<double>** A, int lda, int* info,
+                          int batch) {
+  TESSERA_CUSOLVER_CHECK(
+      cusolverDnZpotrfBatched(h, fill(uplo), n, reinterpret_cast<cuDoubleComplex**>(A), lda, info, batch));
+}
+inline void potrf_batched(cusolverDnHandle_t h, char uplo, int n, std::complex<float>** A, int lda, int* info,
+                          int batch) {
+  TESSERA_CUSOLVER_CHECK(cusolverDnCpotrfBatched(h, fill(uplo), n, reinterpret_cast<cuComplex**>(A), lda, info, batch));
+}
 
 inline void trsm(cublasHandle_t h, bool left, char uplo, Trans trans, int m, int n, double alpha, const double* L, int ldl,
                  double* B, int ldb) {

@@ -390,8 +390,8 @@ def _suffix(dtype):
 
 
 def _factor_device_complex(ad, a, lower, mode, policy):
-    """A complex GPU stack the batched kernels do not take (the out-of-place dense and stack
-    device forms take real scalars): each matrix of a C-ordered copy factored in place by the dense device API
+    """A complex GPU stack the batched kernels do not take (the package binds the out-of-place
+    dense and stack device forms for real scalars only): each matrix of a C-ordered copy factored in place by the dense device API
     (tessera::device::potrf_ex: one cuSOLVER call on the array's stream up to order 16384 on one
     GPU, the tile DAG above), then the other triangle zeroed. Read column-major the copy is a^T =
     conj(a), Hermitian too, whose factor in the other triangle (conj(a) = (L^T)^H L^T) is L^T: L
