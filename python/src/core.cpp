@@ -335,18 +335,6 @@ class RuntimeCall {
                               reinterpret_cast<tessera::device::Stream>(stream), factor_options("lower", mode));
   }
 
-  // The column-major n x n matrix at `a` (GPU memory) factored in place, the triangle `uplo`, its
-  // info into the int at `info` (device memory), in the order of `stream`
-  // (tessera::device::potrf_ex: never synchronising where the call is one vendor call).
-  template <class T>
-  void potrf_device_in_place(uintptr_t a, int n, const std::string& uplo, const std::string& mode, uintptr_t info,
-                             uintptr_t stream) {
-    tessera::Runtime& rt = runtime();
-    nb::gil_scoped_release unlocked;
-    tessera::device::potrf_ex(rt, n, reinterpret_cast<T*>(a), std::max(1, n), reinterpret_cast<int*>(info),
-                              reinterpret_cast<tessera::device::Stream>(stream), factor_options(uplo, mode));
-  }
-
   // A stack of `batch` such matrices, matrix k at a + k * step (elements), its factor at l + k * n
   // * n and its info at info + k (tessera::device::potrf_stack_ex: one vendor batched call where
   // the plan says so, never synchronising then).
@@ -642,12 +630,6 @@ void for_each_precision(Bind bind) {
   TESSERA_FOR_EACH_SCALAR(TESSERA_BIND)
 #undef TESSERA_BIND
 }
-template <class Bind>
-void for_each_real_precision(Bind bind) {
-#define TESSERA_BIND(T) bind(T{}, dtype_suffix<T>());
-  TESSERA_FOR_EACH_REAL_SCALAR(TESSERA_BIND)
-#undef TESSERA_BIND
-}
 
 }  // namespace
 
@@ -709,9 +691,8 @@ NB_MODULE(_core, m) {
                   .def("__enter__", [](nb::handle self) { return nb::borrow(self); })
                   .def("__exit__", [](RuntimeCall& c, nb::args) { c.end(); });
 
-  // Host arrays, GPU matrices in place and the batched kernels in every precision; the dense
-  // out-of-place and stack forms in the real ones (complex GPU stacks that the batched kernels do
-  // not take are copied and factored in place: _factor_device_complex).
+  // Every entry in every precision: host arrays, GPU matrices in place and out of place, stacks and
+  // the batched kernels.
   for_each_precision([&](auto zero, const std::string& s) {
     using T = decltype(zero);
     m.def(("potrf_batched_device_into" + s).c_str(), &potrf_batched_device_into<T>);
@@ -723,15 +704,11 @@ NB_MODULE(_core, m) {
           nb::arg("lower"), nb::arg("mode"));
     m.def(("potrs_on_calling_thread" + s).c_str(), &potrs_on_calling_thread<T>);
     m.def(("potri_on_calling_thread" + s).c_str(), &potri_on_calling_thread<T>);
-    call.def(("potrf_device_in_place" + s).c_str(), &RuntimeCall::potrf_device_in_place<T>);
+    call.def(("potrf_device_into" + s).c_str(), &RuntimeCall::potrf_device_into<T>);
+    call.def(("potrf_stack_device_into" + s).c_str(), &RuntimeCall::potrf_stack_device_into<T>);
     call.def(("potrs_device" + s).c_str(), &RuntimeCall::potrs_device<T>);
   });
   call.def("posv_refined_d", &RuntimeCall::posv_refined<double>);
   call.def("posv_refined_z", &RuntimeCall::posv_refined<std::complex<double>>);
   call.def("posv_refined_device_d", &RuntimeCall::posv_refined_device);
-  for_each_real_precision([&](auto zero, const std::string& s) {
-    using T = decltype(zero);
-    call.def(("potrf_device_into" + s).c_str(), &RuntimeCall::potrf_device_into<T>);
-    call.def(("potrf_stack_device_into" + s).c_str(), &RuntimeCall::potrf_stack_device_into<T>);
-  });
 }

@@ -18,15 +18,24 @@ def not_spd_at(a, column):
     return b
 
 
+def hpd(n, dtype=np.complex128, batch=(), seed=0):
+    """A random Hermitian positive definite matrix (or stack): g g^H / n + I."""
+    rng = np.random.default_rng(seed)
+    g = rng.standard_normal(batch + (n, n)) + 1j * rng.standard_normal(batch + (n, n))
+    return (g @ np.conjugate(np.swapaxes(g, -1, -2)) / n + np.eye(n)).astype(dtype)
+
+
 def tolerance(dtype, n):
-    return (200 if np.dtype(dtype) == np.float32 else 50) * max(n, 1) * np.finfo(dtype).eps
+    return (200 if np.finfo(dtype).bits == 32 else 50) * max(n, 1) * np.finfo(dtype).eps
 
 
 def backward_error(a, factor, lower):
-    """||a - L L^T|| / ||a|| per matrix (the factor's triangle `lower`)."""
-    a = np.asarray(a, dtype=np.float64)
-    f = np.asarray(factor, dtype=np.float64)
-    product = f @ np.swapaxes(f, -1, -2) if lower else np.swapaxes(f, -1, -2) @ f
+    """||a - L L^H|| / ||a|| per matrix (the factor's triangle `lower`; L^T for real ones)."""
+    wide = np.complex128 if np.iscomplexobj(a) or np.iscomplexobj(factor) else np.float64
+    a = np.asarray(a, dtype=wide)
+    f = np.asarray(factor, dtype=wide)
+    f_h = np.conjugate(np.swapaxes(f, -1, -2))
+    product = f @ f_h if lower else f_h @ f
     norm = np.maximum(np.linalg.norm(a, axis=(-2, -1)), 1e-300)
     return np.max(np.linalg.norm(a - product, axis=(-2, -1)) / norm)
 

@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 
 import tessera
-from conftest import backward_error, not_spd_at, spd, tolerance
+from conftest import backward_error, hpd, not_spd_at, spd, tolerance
 
 # An order the dense device API takes, one matrix at a time, whatever the stack's length.
 DENSE_N = 1031
@@ -189,17 +189,21 @@ def _layouts(kind, clean, poisoned):
             ("broadcast", kind.broadcast(kind.put(poisoned[0]), clean.shape), np.broadcast_to(clean[0], clean.shape))]
 
 
-@pytest.mark.parametrize("dtype", [np.float64, np.float32])
+@pytest.mark.parametrize("dtype", [np.float64, np.float32, np.complex128, np.complex64])
 @pytest.mark.parametrize("lower", [True, False])
-@pytest.mark.parametrize("n", [1, 2, 5, 31, 32, 33, 64, 100, 128, DENSE_N])
+@pytest.mark.parametrize("n", [1, 2, 5, 31, 32, 33, 64, 100, 128, 700, DENSE_N])
 def test_any_layout_is_read_where_it_lies_and_only_its_triangle(kind, n, lower, dtype):
-    """The batched path and the dense one (DENSE_N) read the matrices through their
-    strides (one kernel, no copy): every layout gives numpy's factor, the other triangle is never
-    read (NaN there), and the input is left as it was."""
-    a = spd(n, batch=(4,), dtype=dtype)
+    """The batched path and the dense ones (a stack of 700, DENSE_N one matrix at a time) read the
+    matrices through their strides (one kernel, no copy): every layout gives numpy's factor, the
+    other triangle is never read (NaN there), nor the imaginary parts of a complex diagonal, and
+    the input is left as it was."""
+    complex_matrices = np.dtype(dtype).kind == "c"
+    a = hpd(n, dtype, batch=(4,), seed=n) if complex_matrices else spd(n, batch=(4,), dtype=dtype)
     poisoned = a.copy()
     rows, cols = np.triu_indices(n, 1) if lower else np.tril_indices(n, -1)
     poisoned[:, rows, cols] = np.nan
+    if complex_matrices:
+        poisoned[:, np.arange(n), np.arange(n)] += 0.5j
     for name, x, clean in _layouts(kind, a, poisoned):
         before = kind.get(x)
         factor, info = tessera.cholesky_ex(x, lower=lower)
@@ -471,17 +475,11 @@ def test_torch_autograd_of_logdet_and_inverse_on_the_gpu():
 # ---- complex Hermitian matrices on the GPU ---------------------------------------------------
 
 
-def _hpd(n, dtype, batch=(), seed=0):
-    rng = np.random.default_rng(seed)
-    g = rng.standard_normal(batch + (n, n)) + 1j * rng.standard_normal(batch + (n, n))
-    return (g @ np.conjugate(np.swapaxes(g, -1, -2)) / n + np.eye(n)).astype(dtype)
-
-
 @pytest.mark.parametrize("dtype", [np.complex128, np.complex64])
 @pytest.mark.parametrize("lower", [True, False])
 @pytest.mark.parametrize("n, batch", [(1, ()), (33, (3,)), (16, (400,)), (70, (2, 150)), (300, ()), (DENSE_N, ())])
 def test_complex_factor_solve_inverse_logdet_match_numpy(kind, n, batch, lower, dtype):
-    a = _hpd(n, dtype, batch, seed=n)
+    a = hpd(n, dtype, batch, seed=n)
     scale = (1e-12 if dtype == np.complex128 else 2e-4) * max(n, 10)
     factor, info = tessera.cholesky_ex(kind.put(a), lower=lower)
     f, i = kind.get(factor), kind.get(info)
@@ -500,17 +498,36 @@ def test_complex_factor_solve_inverse_logdet_match_numpy(kind, n, batch, lower, 
 
 
 def test_complex_not_positive_definite_on_the_gpu(kind):
-    a = _hpd(90, np.complex128, (2,), seed=3)
+    a = hpd(90, np.complex128, (2,), seed=3)
     a[1, 70, 70] = -1
     _, info = tessera.cholesky_ex(kind.put(a))
     assert list(kind.get(info)) == [0, 71]
     # A long stack of small matrices (the batched kernels): only the broken one fails.
-    stack = _hpd(20, np.complex64, (300,), seed=4)
+    stack = hpd(20, np.complex64, (300,), seed=4)
     stack[7, 10, 10] = -1
     for lower in (True, False):
         _, info = tessera.cholesky_ex(kind.put(stack), lower=lower)
         info = kind.get(info)
         assert info[7] == 11 and np.count_nonzero(info) == 1
+
+
+def test_torch_conjugate_views_are_read_as_their_values():
+    """x.conj() of a complex tensor is lazy (the memory holds x): the package reads the conjugate,
+    on the GPU (the batched kernels and the dense path) and on the host."""
+    torch = _torch()
+    if torch is None:
+        pytest.skip("no CUDA GPU with PyTorch")
+    for n, batch in ((20, (300,)), (300, ())):
+        a = hpd(n, np.complex128, batch, seed=n)
+        expected = np.linalg.cholesky(np.conjugate(a))
+        for x in (torch.from_numpy(a).cuda().conj(), torch.from_numpy(a).conj()):
+            assert x.is_conj()
+            factor = tessera.cholesky(x)
+            assert factor.device == x.device
+            assert np.abs(factor.cpu().numpy() - expected).max() <= 1e-12 * n * np.abs(expected).max()
+            b = torch.from_numpy(np.full(batch + (n, 1), 1 + 2j)).to(x.device).conj()
+            solution = tessera.cho_solve(factor, b, lower=True).cpu().numpy()
+            assert np.abs(np.conjugate(a) @ solution - np.full(batch + (n, 1), 1 - 2j)).max() <= 1e-9
 
 
 @pytest.mark.parametrize("tensor_cores", [None, "tf32"])

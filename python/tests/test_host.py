@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 
 import tessera
-from conftest import backward_error, not_spd_at, spd, tolerance
+from conftest import backward_error, hpd, not_spd_at, spd, tolerance
 
 scipy_linalg = pytest.importorskip("scipy.linalg")
 
@@ -716,13 +716,6 @@ def test_jax_jit_of_logdet_and_inverse():
 # ---- complex Hermitian matrices ---------------------------------------------------------------
 
 COMPLEX_DTYPES = [np.complex128, np.complex64]
-
-
-def hpd(n, dtype=np.complex128, batch=(), seed=0):
-    """A random Hermitian positive definite matrix (or stack): g g^H / n + I."""
-    rng = np.random.default_rng(seed)
-    g = rng.standard_normal(batch + (n, n)) + 1j * rng.standard_normal(batch + (n, n))
-    return (g @ np.conjugate(np.swapaxes(g, -1, -2)) / n + np.eye(n)).astype(dtype)
 
 
 def complex_tolerance(dtype, n):

@@ -389,30 +389,6 @@ def _suffix(dtype):
     return f"_{dtype.kind}{dtype.itemsize}"
 
 
-def _factor_device_complex(ad, a, lower, mode, policy):
-    """A complex GPU stack the batched kernels do not take (the package binds the out-of-place
-    dense and stack device forms for real scalars only): each matrix of a C-ordered copy factored in place by the dense device API
-    (tessera::device::potrf_ex: one cuSOLVER call on the array's stream up to order 16384 on one
-    GPU, the tile DAG above), then the other triangle zeroed. Read column-major the copy is a^T =
-    conj(a), Hermitian too, whose factor in the other triangle (conj(a) = (L^T)^H L^T) is L^T: L
-    read C-ordered."""
-    n, batch = square_shape(tuple(a.shape))
-    dtype = ad.dtype(a)
-    lead = tuple(a.shape[:-2])
-    with ad.device_guard(a):
-        f = ad.stack(a, (batch, n, n), dtype, copy=True)
-        info = ad.empty_info(a, (batch,))
-        if n > 0 and batch > 0:
-            size, stream = np.dtype(dtype).itemsize, ad.stream(a)
-            with runtime_call(policy, mode) as call:
-                factor = getattr(call, "potrf_device_in_place" + _suffix(dtype))
-                for k in range(batch):
-                    factor(ad.pointer(f) + k * n * n * size, n, _stored_uplo(lower), call.mode,
-                           ad.pointer(info) + 4 * k, stream)
-        f = ad.triangle(f, lower)
-    return f.reshape(lead + (n, n)), info.reshape(lead)
-
-
 def _stored_uplo(lower):
     # A C-ordered matrix is the transpose of the column-major one Tessera reads: its lower
     # triangle is Tessera's upper.
@@ -466,8 +442,6 @@ def _factor(a, lower, mode, policy, read_info, progress=None):
     n, batch = square_shape(shape)
     if _takes_batched_kernels(n, batch):
         factor, info = _factor_batched_device(ad, native, n, batch, tuple(shape[:-2]), bool(lower))
-    elif np.dtype(ad.dtype(native)).kind == "c":
-        factor, info = _factor_device_complex(ad, native, lower, mode, policy)
     else:
         factor, info = _factor_device(ad, native, lower, mode, policy)
     host_info = ad.to_host(info) if read_info else None
@@ -559,12 +533,14 @@ def _factor_device(ad, a, lower, mode, policy):
     by the dense device API (tessera::device::potrf_ex for one matrix: one kernel loads its
     triangle where it lies into the factor's array with zeros in the other, then cuSOLVER's potrf on
     the array's stream up to order 16384 on one GPU, the tile DAG above; device::potrf_stack_ex for
-    a stack: one call of cuSOLVER's batched potrf for moderate orders, as the library's plan says). Tessera factors a lower
-    triangle into column-major storage: in a C-ordered (n, n) slot the lower factor L of what it
-    read reads as L^T. For a lower factor that is L returned transposed (Fortran-ordered, as torch
-    returns it); for an upper one the strides are swapped, so that the upper triangle is read as a
-    lower one, whose factor L read C-ordered is U = L^T. The input is copied only where its type is
-    not float32/float64 or its matrices do not lie one stride apart."""
+    a stack: one call of cuSOLVER's batched potrf for moderate orders, as the library's plan says).
+    Tessera factors a lower triangle into column-major storage: in a C-ordered (n, n) slot the
+    lower factor L of what it read reads as L^T. For a lower factor that is L returned transposed
+    (Fortran-ordered, as torch returns it); for an upper one the strides are swapped, so that the
+    upper triangle is read as a lower one: that of a^T, conj(a) for a complex matrix, whose factor
+    L gives a = (L^T)^H L^T, so that L read C-ordered is U = L^T in every precision. The input is
+    copied only where its type is not one Tessera factors or its matrices do not lie one stride
+    apart."""
     n, batch = square_shape(tuple(a.shape))
     dtype = ad.dtype(a)
     lead = tuple(a.shape[:-2])

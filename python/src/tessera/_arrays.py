@@ -324,6 +324,9 @@ def classify(a):
     works on)."""
     module = type(a).__module__.partition(".")[0]
     if module == "torch":
+        # A lazily conjugated or negated view (x.conj(), x.conj().imag) keeps its values unchanged
+        # in memory, where the kernels read them: such a tensor is materialised first.
+        a = a.resolve_conj().resolve_neg()
         if a.is_cuda:
             return "device", _native_kind("torch"), a
         return "host", "torch", a.detach().numpy()
