@@ -93,6 +93,9 @@ build_starpu() {
   # just loaded instead of loading it from the system a second time.
   # starpu-1.3.10-bus-hidden-gpus.patch: the bus model no longer starts the CUDA driver to count
   # the GPUs of a process that hides them all (CUDA_VISIBLE_DEVICES empty, as cpu mode sets it).
+  # starpu-1.3.10-ram-size.patch: host memory's size is at least the system's physical memory,
+  # not only what hwloc's NUMA nodes list: on a freshly started virtual machine they listed 5 GB of
+  # 256, and StarPU-MPI's receive buffers beyond that waited forever for memory to be freed.
   local patch_file
   for patch_file in "${patches[@]}"; do patch -d "$srcdir" -p1 -s < "$patch_file"; done
   (cd "$srcdir" && ./configure -q --prefix="$starpu_prefix" "${flags[@]}" CFLAGS="-O2 -g" >"$work/configure.log" 2>&1) \
