@@ -75,10 +75,6 @@ class NumPyArrays:
         """a conjugated in place (a complex array)."""
         np.conjugate(a, out=a)
 
-    def triangle(self, a, lower):
-        """The triangle `lower` of each matrix of a stack, zeros in the other."""
-        return np.tril(a) if lower else np.triu(a)
-
     def empty_info(self, like, shape):
         return np.zeros(shape, dtype=np.int32)
 
@@ -139,9 +135,6 @@ class _Torch:
 
     def conjugate(self, a):
         a.conj_physical_()
-
-    def triangle(self, a, lower):
-        return self.torch.tril(a) if lower else self.torch.triu(a)
 
     def strided(self, a, dtype, lead, n, batch):
         """(array, row stride, column stride, matrix stride) in elements: a itself where it holds
@@ -213,10 +206,6 @@ class _CuPy:
     def conjugate(self, a):
         with a.device:
             self.cupy.conjugate(a, out=a)
-
-    def triangle(self, a, lower):
-        with a.device:
-            return self.cupy.tril(a) if lower else self.cupy.triu(a)
 
     def strided(self, a, dtype, lead, n, batch):
         """As _Torch.strided (CuPy counts strides in bytes; these are in elements)."""
