@@ -3,7 +3,7 @@
 # directory of their own, and runs each for a bounded time on its seed corpus (fuzz/corpus/<target>,
 # only read). See docs/reliability.md.
 #   scripts/fuzz.sh [target ...]          targets: matrix_market c_api environment (default: all three)
-# Environment: FUZZ_SECONDS (60 per target), FUZZ_BUILD_DIR (build-fuzz).
+# Environment: FUZZ_SECONDS (60 of one core per target), FUZZ_BUILD_DIR (build-fuzz).
 # New inputs go to $FUZZ_BUILD_DIR/corpus/<target>; a crash, leak, timeout or violated invariant
 # leaves its input in $FUZZ_BUILD_DIR/crashes/<target>/ and makes the script fail.
 set -euo pipefail
@@ -32,16 +32,32 @@ export LSAN_OPTIONS=${LSAN_OPTIONS:-suppressions=$PWD/tests/sanitizers/lsan.supp
 # module hwloc unloads again, so the leak has no frame a suppression could name. These runs use
 # no GPU and need no PCI discovery: the plugin stays unloaded.
 export HWLOC_PLUGINS_BLACKLIST=${HWLOC_PLUGINS_BLACKLIST:-hwloc_pci}
-status=0
-for target in "${targets[@]}"; do
-  corpus=$build_dir/corpus/$target
-  crashes=$build_dir/crashes/$target
+# The targets run side by side, each for as long as gives it FUZZ_SECONDS of one core: on fewer
+# cores than targets, they share them for proportionally longer.
+cores=$(nproc)
+running=$(( ${#targets[@]} < cores ? ${#targets[@]} : cores ))
+wall=$(( (seconds * ${#targets[@]} + running - 1) / running ))
+fuzz_one() {
+  local target=$1
+  local corpus=$build_dir/corpus/$target crashes=$build_dir/crashes/$target
   mkdir -p "$corpus" "$crashes"
-  echo "== fuzz_$target: ${seconds} s"
   # -timeout: an input running 20 s is a hang; -rss_limit_mb: StarPU and AddressSanitizer's
   # shadow memory need more than libFuzzer's default 2 GiB.
-  if ! "$build_dir/fuzz/fuzz_$target" "$corpus" "fuzz/corpus/$target" -max_total_time="$seconds" -timeout=20 \
-       -rss_limit_mb=4096 -print_final_stats=1 -artifact_prefix="$crashes/" >"$build_dir/fuzz_$target.log" 2>&1; then
+  "$build_dir/fuzz/fuzz_$target" "$corpus" "fuzz/corpus/$target" -max_total_time="$wall" -timeout=20 \
+    -rss_limit_mb=4096 -print_final_stats=1 -artifact_prefix="$crashes/" >"$build_dir/fuzz_$target.log" 2>&1
+}
+echo "== ${targets[*]/#/fuzz_}: side by side, ${wall} s on ${cores} cores (${seconds} s of a core each)"
+pids=()
+for target in "${targets[@]}"; do
+  fuzz_one "$target" &
+  pids+=($!)
+done
+status=0
+for k in "${!targets[@]}"; do
+  target=${targets[$k]}
+  crashes=$build_dir/crashes/$target
+  echo "== fuzz_$target"
+  if ! wait "${pids[$k]}"; then
     status=1
     echo "fuzz_$target FAILED; input(s) in $crashes:"
     ls "$crashes"
