@@ -594,7 +594,7 @@ void check_out_of_place_on_device() {
   using R = RealOf<T>;
   const R tolerance = std::is_same_v<R, double> ? R(1e-11) : R(1e-4);
   const T nan(std::numeric_limits<R>::quiet_NaN(), std::numeric_limits<R>::quiet_NaN());
-  const int n = 129, batch = 3, ldl = n + 1;
+  const int n = 193, batch = 3, ldl = n + 1;
   const long long nn = static_cast<long long>(n) * n, strideL = static_cast<long long>(ldl) * n;
   T *dA = nullptr, *dL = nullptr;
   int* dinfo = nullptr;

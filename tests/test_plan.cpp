@@ -258,11 +258,21 @@ TEST(Plan, StacksOfGpuMatricesGoWhereTheyRunFastest) {
   EXPECT_EQ(detail::stack_path(8, 1), StackPath::batched_kernels);
   EXPECT_EQ(detail::stack_path(kThresholds.short_stack_min_n - 1, 3), StackPath::batched_kernels);
   // Short stacks of larger matrices: cuSOLVER's batched potrf; long ones fill the GPU with kernels.
-  EXPECT_EQ(detail::stack_path(kThresholds.short_stack_min_n, 1), StackPath::vendor_batched);
-  EXPECT_EQ(detail::stack_path(128, 1), StackPath::vendor_batched);
-  EXPECT_EQ(detail::stack_path(128, 13), StackPath::vendor_batched);
-  EXPECT_EQ(detail::stack_path(128, kThresholds.short_stack_max_batch - 1), StackPath::vendor_batched);
-  EXPECT_EQ(detail::stack_path(128, kThresholds.short_stack_max_batch), StackPath::batched_kernels);
+  EXPECT_EQ(detail::stack_path(kThresholds.short_stack_min_n, 2), StackPath::vendor_batched);
+  // One matrix goes to the vendor from a lower order than a stack does.
+  EXPECT_EQ(detail::stack_path(kThresholds.single_matrix_vendor_min_n - 1, 1), StackPath::batched_kernels);
+  EXPECT_EQ(detail::stack_path(kThresholds.single_matrix_vendor_min_n, 1), StackPath::vendor_batched);
+  EXPECT_EQ(detail::stack_path(kThresholds.single_matrix_vendor_min_n, 2), StackPath::batched_kernels);
+  // Complex stacks go to the vendor from their own order.
+  EXPECT_EQ(detail::stack_path(kThresholds.complex_short_stack_min_n - 1, 2, true), StackPath::batched_kernels);
+  EXPECT_EQ(detail::stack_path(kThresholds.complex_short_stack_min_n, 2, true), StackPath::vendor_batched);
+  EXPECT_EQ(detail::stack_path(kThresholds.complex_short_stack_min_n, 2, false), StackPath::batched_kernels);
+  EXPECT_TRUE(device::stack_takes_batched_kernels(kThresholds.complex_short_stack_min_n, 2));
+  EXPECT_FALSE(device::stack_takes_batched_kernels(kThresholds.complex_short_stack_min_n, 2, true));
+  EXPECT_EQ(detail::stack_path(256, 1), StackPath::vendor_batched);
+  EXPECT_EQ(detail::stack_path(256, 13), StackPath::vendor_batched);
+  EXPECT_EQ(detail::stack_path(256, kThresholds.short_stack_max_batch - 1), StackPath::vendor_batched);
+  EXPECT_EQ(detail::stack_path(256, kThresholds.short_stack_max_batch), StackPath::batched_kernels);
   EXPECT_EQ(detail::stack_path(512, 64), StackPath::vendor_batched);
   EXPECT_EQ(detail::stack_path(512, 1000), StackPath::batched_kernels);
   EXPECT_EQ(detail::stack_path(kThresholds.dense_device_min_n, 100000), StackPath::one_at_a_time);

@@ -519,7 +519,10 @@ json tune_size(int n, int batch, int reps, Timer& timer) {
     }
     rows.push_back(row);
   }
-  const tk::PanelShape def = tk::potrf_batched_default_shape(n, static_cast<int>(sizeof(T)));
+  int device = 0, sms = 0;
+  TESSERA_CUDA_CHECK(cudaGetDevice(&device));
+  TESSERA_CUDA_CHECK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device));
+  const tk::PanelShape def = tk::potrf_batched_default_shape(n, static_cast<int>(sizeof(T)), false, batch, sms);
   fmt::print("tune {:6s} n={:4d}  best: nb={:2d} threads={:3d} rows={:d} kb={:2d}  {:8.3f} ms {:8.1f} GF/s"
              "   (built-in nb={} threads={} rows={} kb={})\n",
              precision_name<T>(), n, best_row["panel_width"].get<int>(),

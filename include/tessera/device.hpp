@@ -45,10 +45,11 @@
 
 namespace tessera::device {
 
-// Whether a stack of `batch` matrices of order n in GPU memory is factored fastest by the batched
-// kernels (potrf_batched_ex) rather than by potrf_ex one matrix at a time (few large matrices
-// leave most of the GPU idle in the batched kernels). Tessera's Python package follows it.
-TESSERA_EXPORT bool stack_takes_batched_kernels(int n, int batch);
+// Whether a stack of `batch` matrices of order n in GPU memory (of a complex type: `complex`) is
+// factored fastest by the batched kernels (potrf_batched_ex) rather than by cuSOLVER through
+// potrf_stack_ex (few large matrices leave most of the GPU idle in the batched kernels).
+// Tessera's Python package follows it.
+TESSERA_EXPORT bool stack_takes_batched_kernels(int n, int batch, bool complex = false);
 
 using Stream = CUstream_st*;
 

@@ -652,7 +652,8 @@ NB_MODULE(_core, m) {
     info["faster_kernel"] = blas.faster_kernel;
     return info;
   });
-  m.def("stack_takes_batched_kernels", &tessera::device::stack_takes_batched_kernels, nb::arg("n"), nb::arg("batch"));
+  m.def("stack_takes_batched_kernels", &tessera::device::stack_takes_batched_kernels, nb::arg("n"), nb::arg("batch"),
+        nb::arg("complex") = false);
   m.def("policy_names", [] {
     std::vector<std::string> names;
     for (const tessera::PolicyInfo& p : tessera::scheduling_policies()) names.push_back(p.name);

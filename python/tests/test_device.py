@@ -141,9 +141,9 @@ def test_members_that_are_not_positive_definite(kind, n):
 @pytest.mark.parametrize("lower", [True, False])
 @pytest.mark.parametrize("n, batch", [(128, 1), (257, 2), (513, 5), (700, 3)])
 def test_short_stacks_of_larger_matrices(kind, n, batch, lower):
-    """A few matrices of order 128 to 1023 go through cuSOLVER (one batched call, the dense device
-    API for one matrix), not the batched kernels: numpy's factors, each member's info, the batched
-    path's layouts."""
+    """A few matrices of order 192 to 1023 (one matrix: from order 128) go through cuSOLVER (one
+    batched call, the dense device API for one matrix), not the batched kernels: numpy's factors,
+    each member's info, the batched path's layouts."""
     assert not tessera._takes_batched_kernels(n, batch) and tessera._takes_batched_kernels(n, 1000)
     a = spd(n, batch=(batch,))
     expected = np.zeros(batch, np.int32)

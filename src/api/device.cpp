@@ -145,6 +145,23 @@ int potrf_dense(Runtime& runtime, int n, T* A, int lda, Stream stream, const Fac
   return factor_planned(runtime, plan, n, A, lda, device, options);
 }
 
+namespace {
+
+// potrf_ex once its arguments are checked: A (n > 0) on `device`, info on `info_device`.
+template <class T>
+void potrf_ex_checked(Runtime& runtime, int n, T* A, int lda, int* info, int device, int info_device, Stream stream,
+                      const FactorOptions& options) {
+  const detail::Plan plan = device_plan<T>(runtime, n, options);
+  if (on_callers_stream(plan, {device, info_device})) {
+    detail::potrf_on_callers_stream_async(runtime, device, options.uplo, n, A, lda, info, stream);
+    return;
+  }
+  detail::synchronize_stream(stream);
+  detail::write_int_on_stream(info, factor_planned(runtime, plan, n, A, lda, device, options), stream);
+}
+
+}  // namespace
+
 template <class T>
 void potrf_ex(Runtime& runtime, int n, T* A, int lda, int* info, Stream stream, const FactorOptions& options) {
   detail::throw_if_invalid("device::potrf_ex", potrf_argument_error(detail::uplo_letter(options.uplo), n, A, lda));
@@ -156,13 +173,7 @@ void potrf_ex(Runtime& runtime, int n, T* A, int lda, int* info, Stream stream, 
     detail::write_int_on_stream(info, 0, stream);
     return;
   }
-  const detail::Plan plan = device_plan<T>(runtime, n, options);
-  if (on_callers_stream(plan, {device, info_device})) {
-    detail::potrf_on_callers_stream_async(runtime, device, options.uplo, n, A, lda, info, stream);
-    return;
-  }
-  detail::synchronize_stream(stream);
-  detail::write_int_on_stream(info, factor_planned(runtime, plan, n, A, lda, device, options), stream);
+  potrf_ex_checked(runtime, n, A, lda, info, device, info_device, stream, options);
 }
 
 template <class T>
@@ -174,13 +185,13 @@ void potrf_ex(Runtime& runtime, int n, const T* A, long long rowStrideA, long lo
   const int device = n > 0 ? device_holding("potrf_ex", A, "A", 3) : -1;
   if (n > 0 && device_holding("potrf_ex", L, "L", 6) != device)
     throw InvalidArgument(qualified("potrf_ex") + ": L (argument 6) is not on the GPU that holds A", 6);
-  device_holding("potrf_ex", info, "info", 8);
+  const int info_device = device_holding("potrf_ex", info, "info", 8);
   if (n == 0) {
     detail::write_int_on_stream(info, 0, stream);
     return;
   }
   if (A == L) {  // in place: the only overlap the checks let through
-    potrf_ex(runtime, n, L, ldl, info, stream, options);
+    potrf_ex_checked(runtime, n, L, ldl, info, device, info_device, stream, options);
     zero_opposite_triangle(options.uplo, n, L, ldl, 0, 1, stream);
     return;
   }
@@ -191,7 +202,7 @@ void potrf_ex(Runtime& runtime, int n, const T* A, long long rowStrideA, long lo
                                upper, stream);
   FactorOptions lower = options;
   lower.uplo = Uplo::lower;
-  potrf_ex(runtime, n, L, ldl, info, stream, lower);
+  potrf_ex_checked(runtime, n, L, ldl, info, device, info_device, stream, lower);
   if (upper) detail::lower_to_upper_on_stream(device, n, L, ldl, stream);
 }
 
@@ -208,7 +219,7 @@ void potrf_stack_ex(Runtime& runtime, int n, const T* A, long long rowStrideA, l
   if (n > 0 && device_holding("potrf_stack_ex", L, "L", 7) != device)
     throw InvalidArgument(qualified("potrf_stack_ex") + ": L (argument 7) is not on the GPU that holds A", 7);
   const int info_device = device_holding("potrf_stack_ex", info, "info", 11);
-  if (n > 0 && batch > 1 && detail::stack_path(n, batch) == detail::StackPath::vendor_batched &&
+  if (n > 0 && batch > 1 && detail::stack_path(n, batch, kIsComplex<T>) == detail::StackPath::vendor_batched &&
       on_callers_stream(device_plan<T>(runtime, n, options), {device, info_device})) {
     detail::potrf_stack_on_callers_stream_async(runtime, device, options.uplo, n, A, rowStrideA, colStrideA, strideA, L,
                                                 ldl, strideL, batch, info, stream);

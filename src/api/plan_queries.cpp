@@ -47,7 +47,9 @@ TESSERA_FOR_EACH_SCALAR(TESSERA_INSTANTIATE)
 
 namespace device {
 
-bool stack_takes_batched_kernels(int n, int batch) { return detail::stack_takes_batched_kernels(n, batch); }
+bool stack_takes_batched_kernels(int n, int batch, bool complex) {
+  return detail::stack_takes_batched_kernels(n, batch, complex);
+}
 
 }  // namespace device
 

@@ -53,15 +53,20 @@ struct Thresholds {
   // A stack of matrices in GPU memory (Python's arrays): orders below dense_device_min_n go to the
   // batched kernels (a thread block per matrix), except a stack of fewer than short_stack_max_batch
   // matrices from order short_stack_min_n, which cuSOLVER's batched potrf factors in one call
-  // (device::potrf_stack_ex, a captured graph from the second call on a stack of the same shape):
-  // a block factors one such matrix in 0.18 ms at n = 128 and 2.1 ms at n = 512 on an H200,
-  // however few matrices run beside it, so the kernels win only once the stack is long enough.
-  // On an H200 (warm, double) the kernels overtook the vendor's call between 256 and 512 matrices
-  // at every order from 128 to 768 (float: from 128 at n = 192 to beyond 512 at n = 512); below
-  // order 96 the kernels were the faster at every count (one matrix, a 2-D array, included).
-  // From dense_device_min_n each matrix is one dense call (potrf_ex) after the other.
+  // (device::potrf_stack_ex, a captured graph from the second call on a stack of the same shape),
+  // and one matrix (a 2-D array) from order single_matrix_vendor_min_n, which cuSOLVER's potrf
+  // factors (device::potrf_ex). A block factors one matrix in the same time however few run beside
+  // it, so the kernels win only once the stack is long enough, or the matrices small enough: on an
+  // H200 (warm, both real precisions, the kernels' shapes for few matrices) they were the faster
+  // at every count below order 192; the vendor's batched call was the faster below 128 to 384
+  // matrices from order 192. Complex matrices (whose kernels keep their narrow shapes) and one
+  // matrix (for its call's throughput, cholesky_ex) go to the vendor from order 96
+  // (docs/performance.md, "The measurements behind the thresholds"). From dense_device_min_n each
+  // matrix is one dense call after the other.
   int dense_device_min_n = 1024;
-  int short_stack_min_n = 96;
+  int short_stack_min_n = 192;
+  int complex_short_stack_min_n = 96;
+  int single_matrix_vendor_min_n = 96;
   int short_stack_max_batch = 384;
 
   // A host array's tiles under HostTiles::automatic: the runtime's first call on an array of at

@@ -170,6 +170,27 @@ TYPED_TEST(BatchedPotrf, SampledLargeOrders) {
   run_tight_and_padded<TypeParam>(large_orders(), 1, 3, quick_mode() ? 3 : 13, this->rng);
 }
 
+// A batch with few matrices per SM and one with more take different built-in panel shapes
+// (potrf_batched_default_shape); both, in both triangles.
+TYPED_TEST(BatchedPotrf, FewAndManyMatricesPerSm) {
+  using T = TypeParam;
+  int device = 0, sms = 0;
+  cuda_ok(cudaGetDevice(&device), "cudaGetDevice");
+  cuda_ok(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device), "cudaDeviceGetAttribute");
+  const int many = tk::kFewMatricesPerSm * sms + 1;
+  for (int n : {33, 48, 77, 129, 201}) {
+    const tk::PanelShape few_shape = tk::potrf_batched_default_shape(n, static_cast<int>(sizeof(T)), false, 5, sms);
+    const tk::PanelShape many_shape = tk::potrf_batched_default_shape(n, static_cast<int>(sizeof(T)), false, many, sms);
+    EXPECT_NE(few_shape.threads * 100 + few_shape.panel_width, many_shape.threads * 100 + many_shape.panel_width)
+        << "n=" << n;
+    for (int batch : {5, many})
+      for (tk::BatchUplo uplo : kUplos) {
+        run_uniform_case<T>(uplo, n, n, static_cast<long long>(n) * n, batch, this->rng, {}, "few/many");
+        if (this->HasFatalFailure()) return;
+      }
+  }
+}
+
 // Upper storage through the panel kernels that read it as lower storage is read (the comparison
 // the benchmark makes), tight and padded.
 TYPED_TEST(BatchedPotrf, UpperWithoutStagedRows) {
@@ -337,16 +358,18 @@ TYPED_TEST(BatchedPotrfOutOfPlace, KernelShapes) {
       run_out_of_place_case<TypeParam>(tk::BatchUplo::upper, n, 75, 0, this->rng, opts);
       if (this->HasFailure()) return;
     }
-  for (int n : {40, 100, 300, 400}) {
-    tk::BatchedOptions opts;
-    const tk::PanelShape shape = tk::potrf_batched_default_shape(n, static_cast<int>(sizeof(TypeParam)));
-    opts.panel_width = shape.panel_width;
-    opts.threads = shape.threads;
-    opts.rows_per_thread = shape.rows_per_thread;
-    opts.update_width = shape.update_width;
-    run_out_of_place_case<TypeParam>(tk::BatchUplo::lower, n, 13, 1, this->rng, opts);
-    if (this->HasFailure()) return;
-  }
+  // The built-in shapes for many matrices per SM (batch 0) and for few (one matrix, one SM).
+  for (int n : {40, 100, 300, 400})
+    for (int few : {0, 1}) {
+      tk::BatchedOptions opts;
+      const tk::PanelShape shape = tk::potrf_batched_default_shape(n, static_cast<int>(sizeof(TypeParam)), false, few, few);
+      opts.panel_width = shape.panel_width;
+      opts.threads = shape.threads;
+      opts.rows_per_thread = shape.rows_per_thread;
+      opts.update_width = shape.update_width;
+      run_out_of_place_case<TypeParam>(tk::BatchUplo::lower, n, 13, 1, this->rng, opts);
+      if (this->HasFailure()) return;
+    }
 }
 
 // The in-place layout through the out-of-place form: L == A, rowStride 1, colStride lda. The

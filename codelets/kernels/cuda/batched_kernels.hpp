@@ -158,10 +158,14 @@ struct PanelShape {
 };
 
 // The panel shapes compiled in (n > 32 kernels), and the one potrf_batched picks for order n
-// and precision (element_bytes: the size of a real number, 4 or 8; complex: a complex type's).
-// Every listed shape runs in place for the real types; out of place and for the complex types,
-// the picked ones only (another throws InvalidArgument).
+// and precision (element_bytes: the size of a real number, 4 or 8; complex: a complex type's)
+// for `batch` matrices on a GPU of `sm_count` SMs (batch 0: as many as fill it). Every listed
+// shape runs in place for the real types; out of place and for the complex types, the picked
+// ones only (another throws InvalidArgument).
 int potrf_batched_panel_shapes(const PanelShape** shapes);
-PanelShape potrf_batched_default_shape(int n, int element_bytes = 8, bool complex = false);
+// Up to this many matrices per SM, a batch takes the shapes for few matrices.
+inline constexpr int kFewMatricesPerSm = 2;
+PanelShape potrf_batched_default_shape(int n, int element_bytes = 8, bool complex = false, long long batch = 0,
+                                       int sm_count = 0);
 
 }  // namespace tessera::kernels::cuda

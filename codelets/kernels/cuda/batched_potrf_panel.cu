@@ -631,13 +631,21 @@ const ShapeEntry& find_shape(const PanelShape& s) {
                         ", " + std::to_string(s.update_width) + ") is not compiled in");
 }
 
+// The SM count of the current device, which the kernels are launched on.
+int current_sm_count() {
+  int device = 0, sms = 0;
+  TESSERA_CUDA_CHECK(cudaGetDevice(&device));
+  TESSERA_CUDA_CHECK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device));
+  return sms;
+}
+
 }  // namespace
 
 template <class T>
 void launch_potrf_panel(const BatchDesc<T>& desc, int shape_n, int min_n, cudaStream_t stream,
                         const BatchedOptions& opts) {
   PanelShape shape = potrf_batched_default_shape(shape_n, static_cast<int>(sizeof(RealPartOf<T>)),
-                                                 !std::is_floating_point_v<T>);
+                                                 !std::is_floating_point_v<T>, desc.batch, current_sm_count());
   if (opts.panel_width) shape.panel_width = opts.panel_width;
   if (opts.threads) shape.threads = opts.threads;
   if (opts.rows_per_thread) shape.rows_per_thread = opts.rows_per_thread;
@@ -672,12 +680,16 @@ int potrf_batched_panel_shapes(const PanelShape** shapes) {
 // Built-in shape per order and precision: the fastest shape of the tuning sweep
 // (bench_batched_kernels --tune, H100; see docs/kernels-batched.md). Small blocks win: the
 // kernel is bound by the latency of its barriers and loads, so more resident matrices per SM
-// matter more than wider blocks.
-PanelShape potrf_batched_default_shape(int n, int element_bytes, bool complex) {
+// matter more than wider blocks. A batch of at most kFewMatricesPerSm matrices per SM leaves
+// most SMs with one block or none: there the widest compiled block wins instead, its matrix
+// factored by more threads at once (the same sweep at batch 1 to 2 per SM, H200).
+PanelShape potrf_batched_default_shape(int n, int element_bytes, bool complex, long long batch, int sm_count) {
   const bool single = element_bytes == 4;
   // Complex types (bench_batched_complex --tune, H200): narrow panels up to the middle orders, a
   // complex element taking the registers of two real ones.
   if (complex) return n <= 192 ? PanelShape{8, 32, 1, 8} : PanelShape{16, 64, 1, 8};
+  if (batch > 0 && batch <= static_cast<long long>(kFewMatricesPerSm) * sm_count)
+    return n < 64 ? PanelShape{16, 64, 1, 8} : PanelShape{32, 64, 1, 8};
   if (n <= 40) return {8, 32, 1, 8};
   if (n <= (single ? 160 : 200)) return {16, 32, 1, 8};
   if (n <= (single ? 224 : 320)) return {16, 64, 1, 8};

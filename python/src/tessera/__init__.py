@@ -47,12 +47,12 @@ def blas_info():
             "faster_kernel": info["faster_kernel"] or None}
 
 
-def _takes_batched_kernels(n, batch):
+def _takes_batched_kernels(n, batch, complex_type=False):
     """Whether a stack of `batch` GPU matrices of order n goes through the batched kernels in one
     launch, rather than through the dense device API one matrix at a time: the library's plan
     decides (tessera::device::stack_takes_batched_kernels: small matrices, unless the stack is too
     short to fill the GPU)."""
-    return _core.stack_takes_batched_kernels(n, batch)
+    return _core.stack_takes_batched_kernels(n, batch, complex_type)
 
 
 class NotPositiveDefiniteError(np.linalg.LinAlgError):
@@ -127,7 +127,7 @@ def cholesky(a, *, lower=None, upper=None, mode=None, policy=None, progress=None
         return _jax.call(lambda x: cholesky(x, lower=lower, mode=mode, policy=policy), a, a.shape,
                          float_dtype(a.dtype))
     factor, _, host_info = _factor(a, lower, mode, policy, read_info=True, progress=progress)
-    if host_info is not None and np.any(host_info):
+    if host_info is not None and host_info.any():
         raise NotPositiveDefiniteError(int(host_info) if host_info.ndim == 0 else host_info)
     return factor
 
@@ -440,7 +440,7 @@ def _factor(a, lower, mode, policy, read_info, progress=None):
     ad = arrays.adapter
     shape = native.shape
     n, batch = square_shape(shape)
-    if _takes_batched_kernels(n, batch):
+    if _takes_batched_kernels(n, batch, ad.dtype(native).kind == "c"):
         factor, info = _factor_batched_device(ad, native, n, batch, tuple(shape[:-2]), bool(lower))
     else:
         factor, info = _factor_device(ad, native, lower, mode, policy)

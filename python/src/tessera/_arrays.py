@@ -131,7 +131,7 @@ class _Torch:
         return a.expand(shape)
 
     def swap_last(self, a):
-        return a.transpose(-1, -2)
+        return a.mT
 
     def conjugate(self, a):
         a.conj_physical_()
@@ -146,14 +146,15 @@ class _Torch:
                 return a, strides[-2], strides[-1], step
         return self.stack(a, (batch, n, n), dtype, copy=False), n, 1, n * n
 
+    # Tensor.new_empty: like's device without building a device object (these run at every call).
     def empty(self, like, shape, dtype):
-        return self.torch.empty(shape, dtype=self.native[dtype], device=like.device)
+        return like.new_empty(shape, dtype=self.native[dtype])
 
     def empty_info(self, like, shape):
         return self.torch.zeros(shape, dtype=self.torch.int32, device=like.device)
 
     def uninitialized_info(self, like, shape):
-        return self.torch.empty(shape, dtype=self.torch.int32, device=like.device)
+        return like.new_empty(shape, dtype=self.torch.int32)
 
     def is_c_contiguous(self, a):
         return a.is_contiguous()
@@ -179,7 +180,8 @@ class _Torch:
         return self.torch.cuda.device(a.device)
 
     def to_host(self, info):
-        return info.cpu().numpy()
+        # One matrix's info through item(), which skips making a host tensor.
+        return np.array(info.item(), dtype=np.int32) if info.dim() == 0 else info.cpu().numpy()
 
 
 class _CuPy:
@@ -315,7 +317,8 @@ def classify(a):
     if module == "torch":
         # A lazily conjugated or negated view (x.conj(), x.conj().imag) keeps its values unchanged
         # in memory, where the kernels read them: such a tensor is materialised first.
-        a = a.resolve_conj().resolve_neg()
+        if a.is_conj() or a.is_neg():
+            a = a.resolve_conj().resolve_neg()
         if a.is_cuda:
             return "device", _native_kind("torch"), a
         return "host", "torch", a.detach().numpy()

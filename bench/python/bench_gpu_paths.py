@@ -1,0 +1,130 @@
+#!/usr/bin/env python3
+"""The routes a GPU array takes through tessera, timed against PyTorch on the same tensors: the
+measurements behind the stack thresholds of src/plan/thresholds.hpp.
+
+  one    single matrices (2-D tensors): tessera.cholesky and tessera.cholesky_ex against
+         torch.linalg.cholesky and torch.linalg.cholesky_ex (and CuPy's cholesky in double), each
+         timed as back-to-back calls in rounds that alternate the libraries; the median round's
+         time per call. cholesky waits for the info (a synchronising call), cholesky_ex does not,
+         so its time is that of a stream of calls.
+  stacks every stack of the grid through the batched kernels (K: tessera._takes_batched_kernels
+         replaced by one answering yes) and through cuSOLVER (V: one answering no; cuSOLVER's
+         potrf for one matrix, its batched potrf for a stack, where the plan sends such a stack to
+         it), against torch.linalg.cholesky_ex; the median of 15 device-synchronised calls after
+         three; the plan's choice in the last column.
+
+    python3 bench/python/bench_gpu_paths.py --suites one,stacks --dtypes float64,complex128
+"""
+import argparse
+import statistics
+import time
+
+import torch
+
+import tessera
+
+ONE_ORDERS = (10, 16, 32, 48, 64, 80, 96, 128, 256, 512, 1000)
+STACK_ORDERS = (33, 48, 64, 80, 96, 128, 160, 192, 256, 320, 384, 512, 768)
+STACK_COUNTS = (1, 2, 8, 32, 64, 128, 256)
+
+
+def hermitian_positive_definite(n, batch, dtype, seed):
+    g = torch.Generator(device="cuda").manual_seed(seed)
+    b = torch.randn((batch, n, n) if batch else (n, n), device="cuda", dtype=dtype, generator=g)
+    return b @ b.mH + n * torch.eye(n, device="cuda", dtype=dtype)
+
+
+def per_call(f, calls):
+    torch.cuda.synchronize()
+    start = time.perf_counter()
+    for _ in range(calls):
+        f()
+    torch.cuda.synchronize()
+    return (time.perf_counter() - start) / calls * 1e6
+
+
+def synchronised(f, calls=15):
+    for _ in range(3):
+        f()
+    times = []
+    for _ in range(calls):
+        torch.cuda.synchronize()
+        start = time.perf_counter()
+        f()
+        torch.cuda.synchronize()
+        times.append(time.perf_counter() - start)
+    return statistics.median(times) * 1e6
+
+
+def one_matrix(dtype):
+    try:
+        import cupy
+    except ImportError:
+        cupy = None
+    print(f"one matrix, {dtype}: us per call (torch / tessera)")
+    for n in ONE_ORDERS:
+        x = hermitian_positive_definite(n, 0, dtype, n)
+        cases = {"tessera": lambda: tessera.cholesky(x), "torch": lambda: torch.linalg.cholesky(x),
+                 "tessera_ex": lambda: tessera.cholesky_ex(x), "torch_ex": lambda: torch.linalg.cholesky_ex(x)}
+        if cupy is not None and dtype == torch.float64:
+            xc = cupy.asarray(x)
+            cases.update({"tessera_cupy": lambda: tessera.cholesky(xc), "cupy": lambda: cupy.linalg.cholesky(xc)})
+        calls = 100 if n <= 256 else 40
+        for f in cases.values():
+            per_call(f, 20)
+        rounds = {k: [] for k in cases}
+        for _ in range(5):
+            for k, f in cases.items():
+                rounds[k].append(per_call(f, calls))
+        t = {k: statistics.median(v) for k, v in rounds.items()}
+        factor = tessera.cholesky(x)
+        error = ((factor @ factor.mH - x).abs().max() / x.abs().max()).item()
+        line = (f"  n={n:5d}  cholesky {t['tessera']:7.1f} torch {t['torch']:7.1f} ({t['torch'] / t['tessera']:.2f}x)"
+                f"  cholesky_ex {t['tessera_ex']:7.1f} torch {t['torch_ex']:7.1f} ({t['torch_ex'] / t['tessera_ex']:.2f}x)")
+        if "cupy" in t:
+            line += f"  CuPy's arrays {t['tessera_cupy']:7.1f} cupy {t['cupy']:7.1f} ({t['cupy'] / t['tessera_cupy']:.2f}x)"
+        print(line + f"  error {error:.1e}", flush=True)
+
+
+def stacks(dtype):
+    plan = tessera._takes_batched_kernels
+    complex_type = dtype.is_complex
+    print(f"stacks, {dtype}: us per call")
+    print("     n  batch   torch       K       V  torch/K  torch/V  plan")
+    for n in STACK_ORDERS:
+        for batch in STACK_COUNTS:
+            x = hermitian_positive_definite(n, batch, dtype, n * 1000 + batch)
+            if batch == 1:
+                x = x[0]
+            chosen = "K" if plan(n, batch, complex_type) else "V"
+            torch_time = synchronised(lambda: torch.linalg.cholesky_ex(x))
+            try:
+                tessera._takes_batched_kernels = lambda *_: True
+                kernels = synchronised(lambda: tessera.cholesky_ex(x))
+                # V only where the library sends such a stack to cuSOLVER's batched call (else a
+                # stack goes one matrix at a time).
+                vendor = batch == 1 or not tessera._core.stack_takes_batched_kernels(n, batch, complex_type)
+                tessera._takes_batched_kernels = lambda *_: False
+                cusolver = synchronised(lambda: tessera.cholesky_ex(x)) if vendor else float("nan")
+            finally:
+                tessera._takes_batched_kernels = plan
+            print(f"  {n:4d}  {batch:5d} {torch_time:7.1f} {kernels:7.1f} {cusolver:7.1f}   {torch_time / kernels:5.2f}"
+                  f"    {torch_time / cusolver:5.2f}   {chosen}", flush=True)
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--suites", default="one,stacks")
+    parser.add_argument("--dtypes", default="float64,float32")
+    args = parser.parse_args()
+    print(torch.cuda.get_device_name(), f"torch {torch.__version__}")
+    for name in args.dtypes.split(","):
+        dtype = getattr(torch, name)
+        if "one" in args.suites:
+            one_matrix(dtype)
+        if "stacks" in args.suites:
+            stacks(dtype)
+
+
+if __name__ == "__main__":
+    main()
