@@ -174,7 +174,20 @@ class BatchedComplex : public GpuTest<C> {
  protected:
   std::mt19937_64 rng{20261129};
 
-  int batch_for(int n) const { return n <= 64 ? 37 : 13; }
+  // Orders 65 and 129 with more matrices than kFewMatricesPerSm per SM, the others with fewer:
+  // the panel kernel's built-in shapes for many and for few matrices (potrf_batched_default_shape).
+  int batch_for(int n) const {
+    if (n == 65 || n == 129) return tk::kFewMatricesPerSm * sm_count() + 1;
+    return n <= 64 ? 37 : 13;
+  }
+
+ private:
+  static int sm_count() {
+    int device = 0, sms = 0;
+    cuda_ok(cudaGetDevice(&device), "cudaGetDevice");
+    cuda_ok(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device), "cudaDeviceGetAttribute");
+    return sms;
+  }
 };
 
 using ComplexTypes = ::testing::Types<std::complex<float>, std::complex<double>>;

@@ -685,11 +685,12 @@ int potrf_batched_panel_shapes(const PanelShape** shapes) {
 // factored by more threads at once (the same sweep at batch 1 to 2 per SM, H200).
 PanelShape potrf_batched_default_shape(int n, int element_bytes, bool complex, long long batch, int sm_count) {
   const bool single = element_bytes == 4;
+  const bool few = batch > 0 && batch <= static_cast<long long>(kFewMatricesPerSm) * sm_count;
   // Complex types (bench_batched_complex --tune, H200): narrow panels up to the middle orders, a
-  // complex element taking the registers of two real ones.
-  if (complex) return n <= 192 ? PanelShape{8, 32, 1, 8} : PanelShape{16, 64, 1, 8};
-  if (batch > 0 && batch <= static_cast<long long>(kFewMatricesPerSm) * sm_count)
-    return n < 64 ? PanelShape{16, 64, 1, 8} : PanelShape{32, 64, 1, 8};
+  // complex element taking the registers of two real ones; the wider of their two shapes for few
+  // matrices from order 48.
+  if (complex) return n <= 192 && !(few && n >= 48) ? PanelShape{8, 32, 1, 8} : PanelShape{16, 64, 1, 8};
+  if (few) return n < 64 ? PanelShape{16, 64, 1, 8} : PanelShape{32, 64, 1, 8};
   if (n <= 40) return {8, 32, 1, 8};
   if (n <= (single ? 160 : 200)) return {16, 32, 1, 8};
   if (n <= (single ? 224 : 320)) return {16, 64, 1, 8};
