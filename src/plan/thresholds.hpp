@@ -59,8 +59,9 @@ struct Thresholds {
   // it, so the kernels win only once the stack is long enough, or the matrices small enough: on an
   // H200 (warm, both real precisions, the kernels' shapes for few matrices) they were the faster
   // at every count below order 192; the vendor's batched call was the faster below 128 to 384
-  // matrices from order 192. Complex matrices (whose kernels keep their narrow shapes) and one
-  // matrix (for its call's throughput, cholesky_ex) go to the vendor from order 96
+  // matrices from order 192. Complex matrices (measured before their kernels' shapes for few
+  // matrices, which made them 1.1-2.1x faster: to be measured again) and one matrix (for its
+  // call's throughput, cholesky_ex) go to the vendor from order 96
   // (docs/performance.md, "The measurements behind the thresholds"). From dense_device_min_n each
   // matrix is one dense call after the other.
   int dense_device_min_n = 1024;
