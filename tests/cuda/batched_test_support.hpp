@@ -48,6 +48,14 @@ inline void cuda_ok(cudaError_t err, const char* what) {
   if (err != cudaSuccess) throw std::runtime_error(std::string(what) + ": " + cudaGetErrorString(err));
 }
 
+// The current device's SM count (the batched kernels' shapes depend on matrices per SM).
+inline int current_sm_count() {
+  int device = 0, sms = 0;
+  cuda_ok(cudaGetDevice(&device), "cudaGetDevice");
+  cuda_ok(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device), "cudaDeviceGetAttribute");
+  return sms;
+}
+
 // `count` elements of T in device memory. Copies run on `stream` (the legacy default stream where
 // none is given); download() waits for that stream only.
 template <class T>

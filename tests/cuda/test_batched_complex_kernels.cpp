@@ -177,16 +177,8 @@ class BatchedComplex : public GpuTest<C> {
   // Orders 65 and 129 with more matrices than kFewMatricesPerSm per SM, the others with fewer:
   // the panel kernel's built-in shapes for many and for few matrices (potrf_batched_default_shape).
   int batch_for(int n) const {
-    if (n == 65 || n == 129) return tk::kFewMatricesPerSm * sm_count() + 1;
+    if (n == 65 || n == 129) return tk::kFewMatricesPerSm * current_sm_count() + 1;
     return n <= 64 ? 37 : 13;
-  }
-
- private:
-  static int sm_count() {
-    int device = 0, sms = 0;
-    cuda_ok(cudaGetDevice(&device), "cudaGetDevice");
-    cuda_ok(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device), "cudaDeviceGetAttribute");
-    return sms;
   }
 };
 

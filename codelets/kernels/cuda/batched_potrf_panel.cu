@@ -36,6 +36,7 @@
 #include "cuda/batched_common.cuh"
 #include "cuda/batched_static_for.cuh"
 #include "cuda/check.hpp"
+#include "cuda/tile_common.cuh"
 #include "tessera/error.hpp"
 #include "tessera/precision.hpp"
 
@@ -631,21 +632,13 @@ const ShapeEntry& find_shape(const PanelShape& s) {
                         ", " + std::to_string(s.update_width) + ") is not compiled in");
 }
 
-// The SM count of the current device, which the kernels are launched on.
-int current_sm_count() {
-  int device = 0, sms = 0;
-  TESSERA_CUDA_CHECK(cudaGetDevice(&device));
-  TESSERA_CUDA_CHECK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device));
-  return sms;
-}
-
 }  // namespace
 
 template <class T>
 void launch_potrf_panel(const BatchDesc<T>& desc, int shape_n, int min_n, cudaStream_t stream,
                         const BatchedOptions& opts) {
   PanelShape shape = potrf_batched_default_shape(shape_n, static_cast<int>(sizeof(RealPartOf<T>)),
-                                                 !std::is_floating_point_v<T>, desc.batch, current_sm_count());
+                                                 !std::is_floating_point_v<T>, desc.batch, cuda::detail::device_sm_count());
   if (opts.panel_width) shape.panel_width = opts.panel_width;
   if (opts.threads) shape.threads = opts.threads;
   if (opts.rows_per_thread) shape.rows_per_thread = opts.rows_per_thread;
@@ -689,7 +682,7 @@ PanelShape potrf_batched_default_shape(int n, int element_bytes, bool complex, l
   // Complex types (bench_batched_complex --tune, H200): narrow panels up to the middle orders, a
   // complex element taking the registers of two real ones; the wider of their two shapes for few
   // matrices from order 48.
-  if (complex) return n <= 192 && !(few && n >= 48) ? PanelShape{8, 32, 1, 8} : PanelShape{16, 64, 1, 8};
+  if (complex) return n > 192 || (few && n >= 48) ? PanelShape{16, 64, 1, 8} : PanelShape{8, 32, 1, 8};
   if (few) return n < 64 ? PanelShape{16, 64, 1, 8} : PanelShape{32, 64, 1, 8};
   if (n <= 40) return {8, 32, 1, 8};
   if (n <= (single ? 160 : 200)) return {16, 32, 1, 8};
