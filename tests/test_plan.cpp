@@ -253,6 +253,16 @@ TEST(Plan, BatchesAreChunkedForTheirWorkers) {
   EXPECT_EQ(detail::plan(one_gpu(), r).batch_chunk, 0);
 }
 
+TEST(Plan, GpuInversesTakeTheBatchedKernelForSmallOrders) {
+  EXPECT_TRUE(detail::inverse_takes_batched_kernel(1, 1));
+  EXPECT_TRUE(detail::inverse_takes_batched_kernel(kThresholds.single_inverse_max_n, 1));
+  EXPECT_FALSE(detail::inverse_takes_batched_kernel(kThresholds.single_inverse_max_n + 1, 1));
+  EXPECT_TRUE(detail::inverse_takes_batched_kernel(kThresholds.batched_inverse_max_n, 2));
+  EXPECT_FALSE(detail::inverse_takes_batched_kernel(kThresholds.batched_inverse_max_n + 1, 10000));
+  EXPECT_EQ(device::inverse_takes_batched_kernel(kThresholds.batched_inverse_max_n, 7),
+            detail::inverse_takes_batched_kernel(kThresholds.batched_inverse_max_n, 7));
+}
+
 TEST(Plan, StacksOfGpuMatricesGoWhereTheyRunFastest) {
   using detail::StackPath;
   EXPECT_EQ(detail::stack_path(8, 1), StackPath::batched_kernels);

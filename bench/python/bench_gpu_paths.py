@@ -12,6 +12,10 @@ measurements behind the stack thresholds of src/plan/thresholds.hpp.
          potrf for one matrix, its batched potrf for a stack, where the plan sends such a stack to
          it), against torch.linalg.cholesky_ex; the median of 15 device-synchronised calls after
          three; the plan's choice in the last column.
+  inverse tessera.cholesky_inverse of lower factors through the batched inverse kernel (K) and
+         through cho_solve(c, I) (S), against torch.cholesky_inverse on the same factors; timed as
+         the stacks are, with the largest difference from PyTorch's inverse relative to its
+         largest entry, and the plan's choice (tessera._inverse_takes_batched_kernel).
 
     python3 bench/python/bench_gpu_paths.py --suites one,stacks --dtypes float64,complex128
 """
@@ -26,6 +30,8 @@ import tessera
 ONE_ORDERS = (10, 16, 32, 48, 64, 80, 96, 128, 256, 512, 1000)
 STACK_ORDERS = (33, 48, 64, 80, 96, 128, 160, 192, 256, 320, 384, 512, 768)
 STACK_COUNTS = (1, 2, 8, 32, 64, 128, 256)
+INVERSE_ORDERS = (4, 8, 16, 32, 48, 64, 96, 128, 168, 192, 256, 384, 512)
+INVERSE_COUNTS = (1, 8, 64, 512, 4096)
 
 
 def hermitian_positive_definite(n, batch, dtype, seed):
@@ -112,6 +118,32 @@ def stacks(dtype):
                   f"    {torch_time / cusolver:5.2f}   {chosen}", flush=True)
 
 
+def inverse(dtype):
+    plan = tessera._inverse_takes_batched_kernel
+    print(f"inverse from lower factors, {dtype}: us per call")
+    print("     n  batch   torch       K       S  torch/K  torch/S  error K  plan")
+    for n in INVERSE_ORDERS:
+        for batch in INVERSE_COUNTS:
+            if batch * n * n > 1 << 27:
+                continue
+            a = hermitian_positive_definite(n, batch, dtype, n * 1000 + batch)
+            factor = torch.linalg.cholesky(a if batch > 1 else a[0])
+            chosen = "K" if plan(n, batch) else "S"
+            torch_time = synchronised(lambda: torch.cholesky_inverse(factor))
+            expected = torch.cholesky_inverse(factor)
+            try:
+                tessera._inverse_takes_batched_kernel = lambda *_: True
+                kernel = synchronised(lambda: tessera.cholesky_inverse(factor, lower=True))
+                error = ((tessera.cholesky_inverse(factor, lower=True) - expected).abs().max() /
+                         expected.abs().max()).item()
+                tessera._inverse_takes_batched_kernel = lambda *_: False
+                solve = synchronised(lambda: tessera.cholesky_inverse(factor, lower=True))
+            finally:
+                tessera._inverse_takes_batched_kernel = plan
+            print(f"  {n:4d}  {batch:5d} {torch_time:7.1f} {kernel:7.1f} {solve:7.1f}   {torch_time / kernel:6.2f}"
+                  f"   {torch_time / solve:6.2f}  {error:.1e}  {chosen}", flush=True)
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--suites", default="one,stacks")
@@ -124,6 +156,8 @@ def main():
             one_matrix(dtype)
         if "stacks" in args.suites:
             stacks(dtype)
+        if "inverse" in args.suites:
+            inverse(dtype)
 
 
 if __name__ == "__main__":

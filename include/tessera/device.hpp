@@ -50,6 +50,10 @@ namespace tessera::device {
 // potrf_stack_ex (few large matrices leave most of the GPU idle in the batched kernels).
 // Tessera's Python package follows it.
 TESSERA_EXPORT bool stack_takes_batched_kernels(int n, int batch, bool complex = false);
+// Whether the inverse from `batch` factors of order n in GPU memory is computed fastest by
+// potri_batched_ex (one kernel launch) rather than by solving with the identity. Tessera's Python
+// package follows it.
+TESSERA_EXPORT bool inverse_takes_batched_kernel(int n, int batch);
 
 using Stream = CUstream_st*;
 
@@ -98,6 +102,31 @@ TESSERA_EXPORT void potrf_batched_ex(Uplo uplo, int n, const T* A, long long row
                                      long long strideA, T* L, int ldl, long long strideL, int batch, int* info,
                                      Stream stream);
 
+// ---- batched inverse from the factors: LAPACK's xPOTRI on every matrix -----------------------------
+//
+// In place: A_k := A_k^{-1} in the triangle `uplo`, from the factor potrf_batched_ex left there; the
+// other triangle is not touched. info[k] (device) = j > 0 when the factor's diagonal entry j is
+// zero (that matrix is then left as it was), else 0. The arithmetic is LAPACK's (xTRTRI, then
+// xLAUUM): a complex factor's diagonal enters the triangular inverse as stored and the product by
+// its real part, so that the inverse's diagonal is real. One kernel launch, a thread block per
+// matrix with its factor in shared memory (up to n = 168 for double, 119 for complex double, 238
+// for float on an H100 or H200); larger matrices run from device memory taken for the call (up to
+// 1 GiB, in stream order), correct but far slower than the dense potri one matrix at a time.
+// Positions as potrf_batched_ex's.
+template <class T>
+TESSERA_EXPORT void potri_batched_ex(Uplo uplo, int n, T* A, int lda, long long strideA, int batch, int* info,
+                                     Stream stream);
+// Out of place: factor k read from L through element strides as the out-of-place potrf_batched_ex
+// reads a matrix (only its triangle `uplo`), the whole inverse (both triangles, Hermitian)
+// written to X + k * strideX, column-major with leading dimension ldx. A matrix whose factor has a
+// zero on its diagonal gets its info and an X_k of NaN. X must not share memory with L, except
+// the in-place layout (then both triangles of A_k are written). Positions as the out-of-place
+// potrf_batched_ex's (X in L's places).
+template <class T>
+TESSERA_EXPORT void potri_batched_ex(Uplo uplo, int n, const T* L, long long rowStrideL, long long colStrideL,
+                                     long long strideL, T* X, int ldx, long long strideX, int batch, int* info,
+                                     Stream stream);
+
 // ---- batched, arrays of pointers: A_array (device) holds batch device pointers ---------------------
 
 template <class T>
@@ -131,6 +160,10 @@ TESSERA_EXPORT void posv_vbatched_ex(Uplo uplo, const int* n, int max_n, int nrh
 template <class T>
 TESSERA_EXPORT int potrf_batched(Uplo uplo, int n, T* A, int lda, long long strideA, int batch,
                                  int* host_info, Stream stream);
+// Returns how many factors have a zero on their diagonal (potri_batched_ex, in place).
+template <class T>
+TESSERA_EXPORT int potri_batched(Uplo uplo, int n, T* A, int lda, long long strideA, int batch, int* host_info,
+                                 Stream stream);
 template <class T>
 TESSERA_EXPORT int posv_batched(Uplo uplo, int n, int nrhs, T* A, int lda, long long strideA, T* B,
                                 int ldb, long long strideB, int batch, int* host_info,

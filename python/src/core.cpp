@@ -606,6 +606,19 @@ void potrf_batched_device_into(uintptr_t a, int64_t row_stride, int64_t col_stri
                                     reinterpret_cast<int*>(info), reinterpret_cast<tessera::device::Stream>(stream));
 }
 
+// One kernel launch: factor k read at c + k * stride through its element strides (its triangle
+// `upper` or lower), the whole inverse written column-major to the C-ordered stack x (n x n each),
+// info[k] xPOTRI's info (a failed matrix's inverse NaN).
+template <class T>
+void potri_batched_device_into(uintptr_t c, int64_t row_stride, int64_t col_stride, int64_t stride, uintptr_t x, int n,
+                               int batch, bool upper, uintptr_t info, uintptr_t stream) {
+  nb::gil_scoped_release unlocked;
+  tessera::device::potri_batched_ex(upper ? tessera::Uplo::upper : tessera::Uplo::lower, n,
+                                    reinterpret_cast<const T*>(c), row_stride, col_stride, stride,
+                                    reinterpret_cast<T*>(x), std::max(1, n), static_cast<long long>(n) * n, batch,
+                                    reinterpret_cast<int*>(info), reinterpret_cast<tessera::device::Stream>(stream));
+}
+
 template <class T>
 void potrs_batched_device(uintptr_t c, uintptr_t b, int n, int nrhs, int batch, const std::string& uplo,
                           uintptr_t stream) {
@@ -652,6 +665,7 @@ NB_MODULE(_core, m) {
     info["faster_kernel"] = blas.faster_kernel;
     return info;
   });
+  m.def("inverse_takes_batched_kernel", &tessera::device::inverse_takes_batched_kernel, nb::arg("n"), nb::arg("batch"));
   m.def("stack_takes_batched_kernels", &tessera::device::stack_takes_batched_kernels, nb::arg("n"), nb::arg("batch"),
         nb::arg("complex") = false);
   m.def("policy_names", [] {
@@ -698,6 +712,7 @@ NB_MODULE(_core, m) {
     using T = decltype(zero);
     m.def(("potrf_batched_device_into" + s).c_str(), &potrf_batched_device_into<T>);
     m.def(("potrs_batched_device" + s).c_str(), &potrs_batched_device<T>);
+    m.def(("potri_batched_device_into" + s).c_str(), &potri_batched_device_into<T>);
     call.def(("potrf" + s).c_str(), &RuntimeCall::potrf<T>);
     call.def(("potrs" + s).c_str(), &RuntimeCall::potrs<T>);
     call.def(("potri" + s).c_str(), &RuntimeCall::potri<T>);

@@ -462,6 +462,56 @@ def test_logdet_and_inverse_on_the_gpu(kind, n, batch):
                        atol=1e-9 * np.abs(inverse).max())
 
 
+def test_the_library_routes_gpu_inverses():
+    """The inverse's route is the library's plan (no GPU needed to ask): the batched inverse kernel
+    for small orders, cho_solve(c, I) for large ones."""
+    assert tessera._inverse_takes_batched_kernel(8, 1) and tessera._inverse_takes_batched_kernel(100, 10000)
+    assert not tessera._inverse_takes_batched_kernel(4096, 1) and not tessera._inverse_takes_batched_kernel(4096, 8)
+
+
+@pytest.mark.parametrize("kernel", [True, False], ids=["kernel", "solve"])
+@pytest.mark.parametrize("dtype", [np.float64, np.float32, np.complex128, np.complex64])
+@pytest.mark.parametrize("n, batch", [(1, (3,)), (7, ()), (33, (5,)), (130, (2,)), (40, (300,))])
+def test_inverse_routes_match_numpy_in_every_layout(kind, monkeypatch, kernel, dtype, n, batch):
+    """cholesky_inverse of GPU factors through the batched inverse kernel and through cho_solve:
+    lower and upper factors, C-ordered, Fortran-ordered (as cholesky returns lower factors),
+    broadcast, each the whole Hermitian inverse of the input's kind, dtype and shape, the factor
+    unchanged. Order 130 runs the kernel from device memory for complex double."""
+    monkeypatch.setattr(tessera, "_inverse_takes_batched_kernel", lambda *_: kernel)
+    complex_type = np.dtype(dtype).kind == "c"
+    a = hpd(n, dtype, batch, seed=n + len(batch)) if complex_type else spd(n, batch, dtype, seed=len(batch))
+    expected = np.linalg.inv(a.astype(np.complex128 if complex_type else np.float64))
+    scale = (1e-11 if dtype in (np.float64, np.complex128) else 2e-3) * max(n, 10) * np.abs(expected).max()
+    for lower in (True, False):
+        lower_factor = np.linalg.cholesky(a.astype(expected.dtype))
+        factor = (lower_factor if lower else np.conjugate(np.swapaxes(lower_factor, -1, -2))).astype(dtype)
+        fortran = kind.swap(kind.put(np.ascontiguousarray(np.swapaxes(factor, -1, -2))))
+        for c in (kind.put(factor), fortran):
+            before = kind.get(c).copy()
+            x = tessera.cholesky_inverse(c, lower=lower)
+            got = kind.get(x)
+            assert got.shape == a.shape and got.dtype == dtype
+            assert np.abs(got - expected).max() <= scale, (lower, n, batch)
+            assert np.array_equal(kind.get(c), before)
+    if batch:
+        one = kind.put(np.linalg.cholesky(a[0].astype(expected.dtype)).astype(dtype))
+        got = kind.get(tessera.cholesky_inverse(kind.broadcast(one, batch + (n, n)), lower=True))
+        assert np.abs(got - expected[0]).max() <= scale
+
+
+def test_inverse_kernel_gives_nan_for_a_singular_factor(kind, monkeypatch):
+    """A factor with a zero on its diagonal: its inverse is NaN (no synchronisation to raise), the
+    other matrices of the stack are inverted."""
+    monkeypatch.setattr(tessera, "_inverse_takes_batched_kernel", lambda *_: True)
+    a = spd(12, (4,))
+    factor = np.linalg.cholesky(a)
+    factor[2, 5, 5] = 0
+    got = kind.get(tessera.cholesky_inverse(kind.put(factor), lower=True))
+    assert np.isnan(got[2]).all()
+    others = [0, 1, 3]
+    assert np.allclose(got[others], np.linalg.inv(a[others]), atol=1e-10 * np.abs(got[others]).max())
+
+
 def test_torch_autograd_of_logdet_and_inverse_on_the_gpu():
     torch = _torch()
     if torch is None:

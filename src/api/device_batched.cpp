@@ -16,6 +16,7 @@
 #include <cstddef>
 #include <vector>
 
+#include "cuda/batched_inverse.hpp"
 #include "cuda/batched_kernels.hpp"
 #include "cuda/check.hpp"
 #endif
@@ -135,6 +136,26 @@ void potrf_batched_ex(Uplo uplo, int n, const T* A, long long rowStrideA, long l
   kc::potrf_batched<T>(batch_uplo(uplo), n, A, rowStrideA, colStrideA, strideA, L, ldl, strideL, batch, info, stream);
 }
 
+// ---- the inverse from the factors ------------------------------------------------------------------------
+
+template <class T>
+void potri_batched_ex(Uplo uplo, int n, T* A, int lda, long long strideA, int batch, int* info, Stream stream) {
+  check_arguments("potri_batched_ex",
+                  potrf_batched_argument_error<T>(detail::uplo_letter(uplo), n, A, lda, strideA, batch, info));
+  if (n == 0 || batch == 0) return;
+  kc::potri_batched<T>(batch_uplo(uplo), n, A, lda, strideA, batch, info, stream);
+}
+
+template <class T>
+void potri_batched_ex(Uplo uplo, int n, const T* L, long long rowStrideL, long long colStrideL, long long strideL,
+                      T* X, int ldx, long long strideX, int batch, int* info, Stream stream) {
+  check_arguments("potri_batched_ex",
+                  potrf_batched_out_of_place_argument_error<T>(detail::uplo_letter(uplo), n, L, rowStrideL, colStrideL,
+                                                               strideL, X, ldx, strideX, batch, info));
+  if (n == 0 || batch == 0) return;
+  kc::potri_batched<T>(batch_uplo(uplo), n, L, rowStrideL, colStrideL, strideL, X, ldx, strideX, batch, info, stream);
+}
+
 // ---- arrays of pointers -------------------------------------------------------------------------------
 
 template <class T>
@@ -226,6 +247,17 @@ int potrf_batched(Uplo uplo, int n, T* A, int lda, long long strideA, int batch,
 }
 
 template <class T>
+int potri_batched(Uplo uplo, int n, T* A, int lda, long long strideA, int batch, int* host_info, Stream stream) {
+  check_arguments("potri_batched",
+                  strided_matrices_argument_error<T>(detail::uplo_letter(uplo), n, A, lda, strideA, batch));
+  if (batch == 0) return 0;
+  if (n == 0) return no_failures(batch, host_info);
+  return count_failures(batch, host_info, stream, [&](int* info) {
+    kc::potri_batched<T>(batch_uplo(uplo), n, A, lda, strideA, batch, info, stream);
+  });
+}
+
+template <class T>
 int posv_batched(Uplo uplo, int n, int nrhs, T* A, int lda, long long strideA, T* B, int ldb, long long strideB,
                  int batch, int* host_info, Stream stream) {
   // posv_batched_ex's list, with info optional: the same checks as potrs_batched's.
@@ -276,6 +308,18 @@ void potrf_batched_ex(Uplo, int, const T*, long long, long long, long long, T*, 
   without_cuda("potrf_batched_ex");
 }
 template <class T>
+void potri_batched_ex(Uplo, int, T*, int, long long, int, int*, Stream) {
+  without_cuda("potri_batched_ex");
+}
+template <class T>
+void potri_batched_ex(Uplo, int, const T*, long long, long long, long long, T*, int, long long, int, int*, Stream) {
+  without_cuda("potri_batched_ex");
+}
+template <class T>
+int potri_batched(Uplo, int, T*, int, long long, int, int*, Stream) {
+  without_cuda("potri_batched");
+}
+template <class T>
 void potrf_batched_ex(Uplo, int, T* const*, int, int, int*, Stream) {
   without_cuda("potrf_batched_ex");
 }
@@ -322,6 +366,10 @@ void zero_opposite_triangle(Uplo, int, T*, int, long long, int, Stream) {
   template void posv_batched_ex<T>(Uplo, int, int, T*, int, long long, T*, int, long long, int, int*, Stream);    \
   template void potrf_batched_ex<T>(Uplo, int, const T*, long long, long long, long long, T*, int, long long, int,   \
                                     int*, Stream);                                                                \
+  template void potri_batched_ex<T>(Uplo, int, T*, int, long long, int, int*, Stream);                            \
+  template void potri_batched_ex<T>(Uplo, int, const T*, long long, long long, long long, T*, int, long long, int,   \
+                                    int*, Stream);                                                                \
+  template int potri_batched<T>(Uplo, int, T*, int, long long, int, int*, Stream);                                \
   template void potrf_batched_ex<T>(Uplo, int, T* const*, int, int, int*, Stream);                                \
   template void potrs_batched_ex<T>(Uplo, int, int, const T* const*, int, T* const*, int, int, const int*,        \
                                     Stream);                                                                      \

@@ -51,6 +51,8 @@ bool stack_takes_batched_kernels(int n, int batch, bool complex) {
   return detail::stack_takes_batched_kernels(n, batch, complex);
 }
 
+bool inverse_takes_batched_kernel(int n, int batch) { return detail::inverse_takes_batched_kernel(n, batch); }
+
 }  // namespace device
 
 }  // namespace tessera

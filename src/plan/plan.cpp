@@ -325,6 +325,10 @@ StackPath stack_path(int n, int batch, bool complex) {
   return short_stack ? StackPath::vendor_batched : StackPath::batched_kernels;
 }
 
+bool inverse_takes_batched_kernel(int n, int batch) {
+  return n <= (batch == 1 ? t.single_inverse_max_n : t.batched_inverse_max_n);
+}
+
 void check_options(const FactorOptions& options) {
   const int percent = options.out_of_core_panel_percent;
   if (percent < 0 || percent > 90)

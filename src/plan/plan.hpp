@@ -125,6 +125,9 @@ inline bool stack_takes_batched_kernels(int n, int batch, bool complex = false) 
   return stack_path(n, batch, complex) == StackPath::batched_kernels;
 }
 
+// Whether the inverse from `batch` GPU factors of order n goes through the batched inverse kernel.
+bool inverse_takes_batched_kernel(int n, int batch);
+
 // Whether the tiles of an upper-stored matrix hold its blocks as stored (transposed tiles: the
 // tasks call the transposed BLAS forms, and nothing is transposed), rather than transposed copies
 // in lower tiles. Block-column tasks take lower tiles only.

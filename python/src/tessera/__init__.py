@@ -299,8 +299,10 @@ def cholesky_inverse(c, *, lower=None, mode=None, policy=None, progress=None):
     arrays (numpy, PyTorch CPU tensors that need no gradient) go through LAPACK's potri as Tessera
     runs it (the tile task graph of the triangular inverse and its product, or LAPACK on the
     calling thread for small work) and raise numpy.linalg.LinAlgError for a zero on a factor's
-    diagonal; GPU arrays, gradients and JAX traces compute cho_solve(c, I) (twice potri's
-    arithmetic)."""
+    diagonal. GPU arrays of small order (_inverse_takes_batched_kernel) go through the batched
+    inverse kernel in one launch, without synchronising: a factor with a zero on its diagonal gives
+    an inverse of NaN. Larger GPU arrays, gradients and JAX traces compute cho_solve(c, I) (twice
+    potri's arithmetic)."""
     c, lower = _factor_and_triangle(c, lower)
     if not _jax.is_traced(c) and not _torch_needs_grad(c):
         where, arrays, native = classify(c)
@@ -308,6 +310,16 @@ def cholesky_inverse(c, *, lower=None, mode=None, policy=None, progress=None):
             if lower is None:
                 lower = _infer_lower(NumPyArrays(), native)
             return host_result(_inverse_host(native, lower, mode, policy, progress), arrays)
+        if mode is not None:
+            check_mode(mode)
+        n, batch = square_shape(tuple(native.shape))
+        if _inverse_takes_batched_kernel(n, batch):
+            check_gpu_usable()
+            ad = arrays.adapter
+            if lower is None:
+                lower = _infer_lower(ad, native)
+            x = _inverse_batched_device(ad, native, n, batch, bool(lower))
+            return arrays.to_input_kind(x) if arrays.to_input_kind else x
     x = cho_solve(c, _identity_like(c), lower=lower, mode=mode, policy=policy, progress=progress)
     return 0.5 * (x + _adjoint(x))  # exactly Hermitian, as the inverse is
 
@@ -403,6 +415,12 @@ _POTRF_INTO = {np.dtype(t): getattr(_core, "potrf_batched_device_into" + _suffix
                for t in (np.float32, np.float64, np.complex64, np.complex128)}
 
 
+# The batched inverse from factors per precision: factors read through their strides, the whole
+# inverse written column-major.
+_POTRI_INTO = {np.dtype(t): getattr(_core, "potri_batched_device_into" + _suffix(t))
+               for t in (np.float32, np.float64, np.complex64, np.complex128)}
+
+
 # Small work on the calling thread with no runtime, where the library's plan says so
 # (tessera::runs_on_calling_thread): per precision, by the exact dtype (native byte order).
 _HOST_DTYPES = [np.dtype(t) for t in (np.float32, np.float64, np.complex64, np.complex128)]
@@ -472,6 +490,30 @@ def _factor_batched_device(ad, a, n, batch, lead, lower):
         _POTRF_INTO[dtype](ad.pointer(source), row_stride, col_stride, step, ad.pointer(factor), n, batch,
                            lower and not fortran, ad.pointer(info), ad.stream(a))
     return (ad.swap_last(factor) if fortran else factor), info
+
+
+def _inverse_takes_batched_kernel(n, batch):
+    """Whether GPU factors of order n (a stack of `batch`) go through the batched inverse kernel
+    (tessera::device::potri_batched_ex) rather than cho_solve(c, I): the library's plan decides
+    (tessera::device::inverse_takes_batched_kernel)."""
+    return _core.inverse_takes_batched_kernel(n, batch)
+
+
+def _inverse_batched_device(ad, c, n, batch, lower):
+    """The inverses from a GPU stack of factors in one kernel launch that reads c where it lies
+    (through its strides; a copy only where its type needs one) into a fresh array. The kernel
+    writes each whole inverse column-major: in a C-ordered slot it reads as its transpose, which for
+    a Hermitian matrix is its conjugate, so complex inverses come back as transposed views."""
+    dtype = ad.dtype(c)
+    lead = tuple(c.shape[:-2])
+    source, row_stride, col_stride, step = ad.strided(c, dtype, lead, n, batch)
+    with ad.device_guard(c):
+        x = ad.empty(c, lead + (n, n), dtype)
+        if n > 0 and batch > 0:
+            info = ad.uninitialized_info(c, lead)
+            _POTRI_INTO[dtype](ad.pointer(source), row_stride, col_stride, step, ad.pointer(x), n, batch, not lower,
+                               ad.pointer(info), ad.stream(c))
+    return ad.swap_last(x) if np.dtype(dtype).kind == "c" else x
 
 
 def _stored_by_columns(a):
