@@ -274,11 +274,16 @@ TEST(Plan, StacksOfGpuMatricesGoWhereTheyRunFastest) {
   EXPECT_EQ(detail::stack_path(kThresholds.single_matrix_vendor_min_n, 1), StackPath::vendor_batched);
   EXPECT_EQ(detail::stack_path(kThresholds.single_matrix_vendor_min_n, 2), StackPath::batched_kernels);
   // Complex stacks go to the vendor from their own order.
-  EXPECT_EQ(detail::stack_path(kThresholds.complex_short_stack_min_n - 1, 2, true), StackPath::batched_kernels);
-  EXPECT_EQ(detail::stack_path(kThresholds.complex_short_stack_min_n, 2, true), StackPath::vendor_batched);
-  EXPECT_EQ(detail::stack_path(kThresholds.complex_short_stack_min_n, 2, false), StackPath::batched_kernels);
-  EXPECT_TRUE(device::stack_takes_batched_kernels(kThresholds.complex_short_stack_min_n, 2));
-  EXPECT_FALSE(device::stack_takes_batched_kernels(kThresholds.complex_short_stack_min_n, 2, true));
+  // Complex stacks go to the vendor from their own orders, one per precision.
+  const int zn = kThresholds.complex_double_short_stack_min_n, cn = kThresholds.complex_single_short_stack_min_n;
+  EXPECT_EQ(detail::stack_path(zn - 1, 2, Precision::double_complex), StackPath::batched_kernels);
+  EXPECT_EQ(detail::stack_path(zn, 2, Precision::double_complex), StackPath::vendor_batched);
+  EXPECT_EQ(detail::stack_path(cn - 1, 2, Precision::single_complex), StackPath::batched_kernels);
+  EXPECT_EQ(detail::stack_path(cn, 2, Precision::single_complex), StackPath::vendor_batched);
+  EXPECT_EQ(detail::stack_path(zn, 2, Precision::double_real), StackPath::batched_kernels);
+  EXPECT_EQ(detail::stack_path(zn, 2, Precision::single_real), StackPath::batched_kernels);
+  EXPECT_TRUE(device::stack_takes_batched_kernels(zn, 2));
+  EXPECT_FALSE(device::stack_takes_batched_kernels(zn, 2, Precision::double_complex));
   EXPECT_EQ(detail::stack_path(256, 1), StackPath::vendor_batched);
   EXPECT_EQ(detail::stack_path(256, 13), StackPath::vendor_batched);
   EXPECT_EQ(detail::stack_path(256, kThresholds.short_stack_max_batch - 1), StackPath::vendor_batched);

@@ -94,7 +94,7 @@ def one_matrix(dtype):
 
 def stacks(dtype):
     plan = tessera._takes_batched_kernels
-    complex_type = dtype.is_complex
+    type_char = {torch.float32: "f", torch.float64: "d", torch.complex64: "F", torch.complex128: "D"}[dtype]
     print(f"stacks, {dtype}: us per call")
     print("     n  batch   torch       K       V  torch/K  torch/V  plan")
     for n in STACK_ORDERS:
@@ -102,14 +102,14 @@ def stacks(dtype):
             x = hermitian_positive_definite(n, batch, dtype, n * 1000 + batch)
             if batch == 1:
                 x = x[0]
-            chosen = "K" if plan(n, batch, complex_type) else "V"
+            chosen = "K" if plan(n, batch, type_char) else "V"
             torch_time = synchronised(lambda: torch.linalg.cholesky_ex(x))
             try:
                 tessera._takes_batched_kernels = lambda *_: True
                 kernels = synchronised(lambda: tessera.cholesky_ex(x))
                 # V only where the library sends such a stack to cuSOLVER's batched call (else a
                 # stack goes one matrix at a time).
-                vendor = batch == 1 or not tessera._core.stack_takes_batched_kernels(n, batch, complex_type)
+                vendor = batch == 1 or not tessera._core.stack_takes_batched_kernels(n, batch, type_char)
                 tessera._takes_batched_kernels = lambda *_: False
                 cusolver = synchronised(lambda: tessera.cholesky_ex(x)) if vendor else float("nan")
             finally:

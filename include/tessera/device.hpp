@@ -45,11 +45,11 @@
 
 namespace tessera::device {
 
-// Whether a stack of `batch` matrices of order n in GPU memory (of a complex type: `complex`) is
+// Whether a stack of `batch` matrices of order n and scalar type `precision` in GPU memory is
 // factored fastest by the batched kernels (potrf_batched_ex) rather than by cuSOLVER through
 // potrf_stack_ex (few large matrices leave most of the GPU idle in the batched kernels).
 // Tessera's Python package follows it.
-TESSERA_EXPORT bool stack_takes_batched_kernels(int n, int batch, bool complex = false);
+TESSERA_EXPORT bool stack_takes_batched_kernels(int n, int batch, Precision precision = Precision::double_real);
 // Whether the inverse from `batch` factors of order n in GPU memory is computed fastest by
 // potri_batched_ex (one kernel launch) rather than by solving with the identity. Tessera's Python
 // package follows it.

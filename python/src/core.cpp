@@ -666,8 +666,17 @@ NB_MODULE(_core, m) {
     return info;
   });
   m.def("inverse_takes_batched_kernel", &tessera::device::inverse_takes_batched_kernel, nb::arg("n"), nb::arg("batch"));
-  m.def("stack_takes_batched_kernels", &tessera::device::stack_takes_batched_kernels, nb::arg("n"), nb::arg("batch"),
-        nb::arg("complex") = false);
+  // The scalar type as numpy's dtype character: f (float32), d, F (complex64), D.
+  m.def(
+      "stack_takes_batched_kernels",
+      [](int n, int batch, const std::string& type) {
+        const tessera::Precision precision = type == "f"   ? tessera::Precision::single_real
+                                             : type == "F" ? tessera::Precision::single_complex
+                                             : type == "D" ? tessera::Precision::double_complex
+                                                           : tessera::Precision::double_real;
+        return tessera::device::stack_takes_batched_kernels(n, batch, precision);
+      },
+      nb::arg("n"), nb::arg("batch"), nb::arg("type") = "d");
   m.def("policy_names", [] {
     std::vector<std::string> names;
     for (const tessera::PolicyInfo& p : tessera::scheduling_policies()) names.push_back(p.name);

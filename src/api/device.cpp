@@ -219,7 +219,7 @@ void potrf_stack_ex(Runtime& runtime, int n, const T* A, long long rowStrideA, l
   if (n > 0 && device_holding("potrf_stack_ex", L, "L", 7) != device)
     throw InvalidArgument(qualified("potrf_stack_ex") + ": L (argument 7) is not on the GPU that holds A", 7);
   const int info_device = device_holding("potrf_stack_ex", info, "info", 11);
-  if (n > 0 && batch > 1 && detail::stack_path(n, batch, kIsComplex<T>) == detail::StackPath::vendor_batched &&
+  if (n > 0 && batch > 1 && detail::stack_path(n, batch, ScalarTraits<T>::precision) == detail::StackPath::vendor_batched &&
       on_callers_stream(device_plan<T>(runtime, n, options), {device, info_device})) {
     detail::potrf_stack_on_callers_stream_async(runtime, device, options.uplo, n, A, rowStrideA, colStrideA, strideA, L,
                                                 ldl, strideL, batch, info, stream);

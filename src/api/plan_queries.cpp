@@ -47,8 +47,8 @@ TESSERA_FOR_EACH_SCALAR(TESSERA_INSTANTIATE)
 
 namespace device {
 
-bool stack_takes_batched_kernels(int n, int batch, bool complex) {
-  return detail::stack_takes_batched_kernels(n, batch, complex);
+bool stack_takes_batched_kernels(int n, int batch, Precision precision) {
+  return detail::stack_takes_batched_kernels(n, batch, precision);
 }
 
 bool inverse_takes_batched_kernel(int n, int batch) { return detail::inverse_takes_batched_kernel(n, batch); }

@@ -316,11 +316,12 @@ int default_batch_chunk(const Machine& machine, int batch, Mode mode) {
   return std::max(1, std::max(std::min(minimum, batch), (batch + chunks - 1) / chunks));
 }
 
-StackPath stack_path(int n, int batch, bool complex) {
+StackPath stack_path(int n, int batch, Precision precision) {
   if (n >= t.dense_device_min_n) return StackPath::one_at_a_time;
-  const int vendor_min_n = batch == 1 ? t.single_matrix_vendor_min_n
-                           : complex  ? t.complex_short_stack_min_n
-                                      : t.short_stack_min_n;
+  const int vendor_min_n = batch == 1                                  ? t.single_matrix_vendor_min_n
+                           : precision == Precision::double_complex ? t.complex_double_short_stack_min_n
+                           : precision == Precision::single_complex ? t.complex_single_short_stack_min_n
+                                                                    : t.short_stack_min_n;
   const bool short_stack = n >= vendor_min_n && batch > 0 && batch < t.short_stack_max_batch;
   return short_stack ? StackPath::vendor_batched : StackPath::batched_kernels;
 }

@@ -117,12 +117,12 @@ inline Mode tile_mode(const Machine& machine, Mode mode) { return runs_as_gpu_mo
 // The chunk size of a batch in `mode` (resolved): a few chunks per worker.
 int default_batch_chunk(const Machine& machine, int batch, Mode mode);
 
-// How a stack of `batch` matrices of order n in GPU memory is factored (thresholds.hpp); complex:
-// of a complex type.
+// How a stack of `batch` matrices of order n and scalar type `precision` in GPU memory is factored
+// (thresholds.hpp).
 enum class StackPath { batched_kernels, vendor_batched, one_at_a_time };
-StackPath stack_path(int n, int batch, bool complex = false);
-inline bool stack_takes_batched_kernels(int n, int batch, bool complex = false) {
-  return stack_path(n, batch, complex) == StackPath::batched_kernels;
+StackPath stack_path(int n, int batch, Precision precision = Precision::double_real);
+inline bool stack_takes_batched_kernels(int n, int batch, Precision precision = Precision::double_real) {
+  return stack_path(n, batch, precision) == StackPath::batched_kernels;
 }
 
 // Whether the inverse from `batch` GPU factors of order n goes through the batched inverse kernel.

@@ -59,14 +59,14 @@ struct Thresholds {
   // it, so the kernels win only once the stack is long enough, or the matrices small enough: on an
   // H200 (warm, both real precisions, the kernels' shapes for few matrices) they were the faster
   // at every count below order 192; the vendor's batched call was the faster below 128 to 384
-  // matrices from order 192. Complex matrices (measured before their kernels' shapes for few
-  // matrices, which made them 1.1-2.1x faster: to be measured again) and one matrix (for its
-  // call's throughput, cholesky_ex) go to the vendor from order 96
-  // (docs/performance.md, "The measurements behind the thresholds"). From dense_device_min_n each
-  // matrix is one dense call after the other.
+  // matrices from order 192. Complex double stacks go to the vendor from order 96 and complex
+  // single ones from 160 (measured with the kernels' shapes for few matrices), one matrix (for its
+  // call's throughput, cholesky_ex) from order 96 (docs/performance.md, "The measurements behind
+  // the thresholds"). From dense_device_min_n each matrix is one dense call after the other.
   int dense_device_min_n = 1024;
   int short_stack_min_n = 192;
-  int complex_short_stack_min_n = 96;
+  int complex_double_short_stack_min_n = 96;
+  int complex_single_short_stack_min_n = 160;
   int single_matrix_vendor_min_n = 96;
   int short_stack_max_batch = 384;
   // The inverse from GPU factors (Python's cholesky_inverse): up to these orders the batched

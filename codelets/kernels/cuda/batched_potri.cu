@@ -287,6 +287,32 @@ void launch_inverse(InverseDesc<T> d, cudaStream_t stream) {
 
 }  // namespace
 
+namespace {
+
+// Factor k read at A + k * stride through (rs, cs), its inverse written to X + k * strideX: both
+// triangles and NaN for a failed matrix when out of place, else (X == A) the triangle only.
+template <class T>
+void enqueue_inverse(BatchUplo uplo, int n, const T* A, long long rs, long long cs, long long stride, T* X, int ldx,
+                     long long strideX, int batch, int* info, bool out_of_place, cudaStream_t stream) {
+  InverseDesc<DeviceScalar<T>> d;
+  d.A = device_view(A);
+  d.rs = rs;
+  d.cs = cs;
+  d.stride = stride;
+  d.X = device_view(X);
+  d.ldx = ldx;
+  d.strideX = strideX;
+  d.n = n;
+  d.batch = batch;
+  d.upper = uplo == BatchUplo::upper;
+  d.full = out_of_place;
+  d.nan_on_failure = out_of_place;
+  d.info = info;
+  launch_inverse(d, stream);
+}
+
+}  // namespace
+
 template <class T>
 void potri_batched(BatchUplo uplo, int n, T* A, int lda, long long strideA, int batch, int* info,
                    cudaStream_t stream) {
@@ -295,19 +321,7 @@ void potri_batched(BatchUplo uplo, int n, T* A, int lda, long long strideA, int 
   require(batch >= 0, "potri_batched: batch must be >= 0", 6);
   if (n == 0 || batch == 0) return;
   require(A != nullptr, "potri_batched: A must not be null", 3);
-  InverseDesc<DeviceScalar<T>> d;
-  d.A = device_view(A);
-  d.rs = 1;
-  d.cs = lda;
-  d.stride = strideA;
-  d.X = device_view(A);
-  d.ldx = lda;
-  d.strideX = strideA;
-  d.n = n;
-  d.batch = batch;
-  d.upper = uplo == BatchUplo::upper;
-  d.info = info;
-  launch_inverse(d, stream);
+  enqueue_inverse<T>(uplo, n, A, 1, lda, strideA, A, lda, strideA, batch, info, false, stream);
 }
 
 template <class T>
@@ -319,21 +333,7 @@ void potri_batched(BatchUplo uplo, int n, const T* A, long long rowStrideA, long
   require(batch >= 0, "potri_batched: batch must be >= 0", 10);
   if (n == 0 || batch == 0) return;
   require(A != nullptr && X != nullptr, "potri_batched: A and X must not be null", 3);
-  InverseDesc<DeviceScalar<T>> d;
-  d.A = device_view(A);
-  d.rs = rowStrideA;
-  d.cs = colStrideA;
-  d.stride = strideA;
-  d.X = device_view(X);
-  d.ldx = ldx;
-  d.strideX = strideX;
-  d.n = n;
-  d.batch = batch;
-  d.upper = uplo == BatchUplo::upper;
-  d.full = true;
-  d.nan_on_failure = true;
-  d.info = info;
-  launch_inverse(d, stream);
+  enqueue_inverse(uplo, n, A, rowStrideA, colStrideA, strideA, X, ldx, strideX, batch, info, true, stream);
 }
 
 #define TESSERA_INSTANTIATE(T)                                                                                  \

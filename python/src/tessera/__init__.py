@@ -47,12 +47,12 @@ def blas_info():
             "faster_kernel": info["faster_kernel"] or None}
 
 
-def _takes_batched_kernels(n, batch, complex_type=False):
-    """Whether a stack of `batch` GPU matrices of order n goes through the batched kernels in one
-    launch, rather than through the dense device API one matrix at a time: the library's plan
-    decides (tessera::device::stack_takes_batched_kernels: small matrices, unless the stack is too
-    short to fill the GPU)."""
-    return _core.stack_takes_batched_kernels(n, batch, complex_type)
+def _takes_batched_kernels(n, batch, dtype=np.float64):
+    """Whether a stack of `batch` GPU matrices of order n and type dtype goes through the batched
+    kernels in one launch, rather than through the dense device API one matrix at a time: the
+    library's plan decides (tessera::device::stack_takes_batched_kernels: small matrices, unless
+    the stack is too short to fill the GPU)."""
+    return _core.stack_takes_batched_kernels(n, batch, np.dtype(dtype).char)
 
 
 class NotPositiveDefiniteError(np.linalg.LinAlgError):
@@ -458,7 +458,7 @@ def _factor(a, lower, mode, policy, read_info, progress=None):
     ad = arrays.adapter
     shape = native.shape
     n, batch = square_shape(shape)
-    if _takes_batched_kernels(n, batch, ad.dtype(native).kind == "c"):
+    if _takes_batched_kernels(n, batch, ad.dtype(native)):
         factor, info = _factor_batched_device(ad, native, n, batch, tuple(shape[:-2]), bool(lower))
     else:
         factor, info = _factor_device(ad, native, lower, mode, policy)
