@@ -109,7 +109,7 @@ def stacks(dtype):
                 kernels = synchronised(lambda: tessera.cholesky_ex(x))
                 # V only where the library sends such a stack to cuSOLVER's batched call (else a
                 # stack goes one matrix at a time).
-                vendor = batch == 1 or not tessera._core.stack_takes_batched_kernels(n, batch, type_char)
+                vendor = batch == 1 or not plan(n, batch, type_char)
                 tessera._takes_batched_kernels = lambda *_: False
                 cusolver = synchronised(lambda: tessera.cholesky_ex(x)) if vendor else float("nan")
             finally:

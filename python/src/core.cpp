@@ -666,17 +666,6 @@ NB_MODULE(_core, m) {
     return info;
   });
   m.def("inverse_takes_batched_kernel", &tessera::device::inverse_takes_batched_kernel, nb::arg("n"), nb::arg("batch"));
-  // The scalar type as numpy's dtype character: f (float32), d, F (complex64), D.
-  m.def(
-      "stack_takes_batched_kernels",
-      [](int n, int batch, const std::string& type) {
-        const tessera::Precision precision = type == "f"   ? tessera::Precision::single_real
-                                             : type == "F" ? tessera::Precision::single_complex
-                                             : type == "D" ? tessera::Precision::double_complex
-                                                           : tessera::Precision::double_real;
-        return tessera::device::stack_takes_batched_kernels(n, batch, precision);
-      },
-      nb::arg("n"), nb::arg("batch"), nb::arg("type") = "d");
   m.def("policy_names", [] {
     std::vector<std::string> names;
     for (const tessera::PolicyInfo& p : tessera::scheduling_policies()) names.push_back(p.name);
@@ -722,6 +711,9 @@ NB_MODULE(_core, m) {
     m.def(("potrf_batched_device_into" + s).c_str(), &potrf_batched_device_into<T>);
     m.def(("potrs_batched_device" + s).c_str(), &potrs_batched_device<T>);
     m.def(("potri_batched_device_into" + s).c_str(), &potri_batched_device_into<T>);
+    m.def(("stack_takes_batched_kernels" + s).c_str(), [](int n, int batch) {
+      return tessera::device::stack_takes_batched_kernels(n, batch, tessera::ScalarTraits<T>::precision);
+    });
     call.def(("potrf" + s).c_str(), &RuntimeCall::potrf<T>);
     call.def(("potrs" + s).c_str(), &RuntimeCall::potrs<T>);
     call.def(("potri" + s).c_str(), &RuntimeCall::potri<T>);

@@ -15,7 +15,6 @@
 #include <algorithm>
 #include <cmath>
 #include <complex>
-#include <cstring>
 #include <limits>
 #include <random>
 #include <sstream>
@@ -23,7 +22,7 @@
 #include <type_traits>
 #include <vector>
 
-#include "kernel_test_support.hpp"
+#include "batched_test_support.hpp"
 #include "kernels/cpu/blas.hpp"
 #include "tessera/device.hpp"
 
@@ -66,11 +65,6 @@ T conjugate(const T& x) {
 }
 
 template <class T>
-bool same_bits(const T& a, const T& b) {
-  return std::memcmp(&a, &b, sizeof(T)) == 0;
-}
-
-template <class T>
 T random_entry(std::mt19937_64& rng) {
   std::uniform_real_distribution<double> u(-1.0, 1.0);
   if constexpr (std::is_floating_point_v<T>)
@@ -79,33 +73,10 @@ T random_entry(std::mt19937_64& rng) {
     return T(static_cast<RealOf<T>>(u(rng)), static_cast<RealOf<T>>(u(rng)));
 }
 
-void cuda_ok(cudaError_t err, const char* what) {
-  if (err != cudaSuccess) throw std::runtime_error(std::string(what) + ": " + cudaGetErrorString(err));
-}
-
-template <class T>
-class DeviceArray {
- public:
-  DeviceArray(const std::vector<T>& host, cudaStream_t stream) : count_(host.size()), stream_(stream) {
-    cuda_ok(cudaMalloc(&data_, std::max<std::size_t>(count_, 1) * sizeof(T)), "cudaMalloc");
-    cuda_ok(cudaMemcpyAsync(data_, host.data(), count_ * sizeof(T), cudaMemcpyHostToDevice, stream_), "copy in");
-  }
-  ~DeviceArray() { cudaFree(data_); }
-  DeviceArray(const DeviceArray&) = delete;
-  DeviceArray& operator=(const DeviceArray&) = delete;
-  T* get() const { return data_; }
-  std::vector<T> download() const {
-    std::vector<T> host(count_);
-    cuda_ok(cudaMemcpyAsync(host.data(), data_, count_ * sizeof(T), cudaMemcpyDeviceToHost, stream_), "copy out");
-    cuda_ok(cudaStreamSynchronize(stream_), "cudaStreamSynchronize");
-    return host;
-  }
-
- private:
-  std::size_t count_;
-  cudaStream_t stream_;
-  T* data_ = nullptr;
-};
+using tessera::test::cuda_ok;
+using tessera::test::DeviceArray;
+using tessera::test::poisoned_info;
+using tessera::test::same_bits;
 
 char letter(Uplo uplo) { return uplo == Uplo::lower ? 'L' : 'U'; }
 bool in_triangle(Uplo uplo, int i, int j) { return uplo == Uplo::lower ? i >= j : i <= j; }
@@ -234,10 +205,12 @@ TYPED_TEST(DeviceBatchedInverse, InPlaceMatchesLapackAndReportsZeroDiagonals) {
       for (int batch : kBatches) {
         const std::string where = describe("potri_batched_ex", uplo, n, batch);
         const FactorBatch<T> fb = factor_batch<T>(uplo, n, batch, rng);
-        DeviceArray<T> a(fb.factors, this->stream_);
-        DeviceArray<int> info(std::vector<int>(batch, -99), this->stream_);
+        DeviceArray<T> a(fb.factors.size());
+        DeviceArray<int> info(static_cast<std::size_t>(batch));
+        a.upload(fb.factors, this->stream_);
+        info.upload(poisoned_info(batch), this->stream_);
         device::potri_batched_ex(uplo, n, a.get(), fb.lda, fb.stride, batch, info.get(), this->stream());
-        check_in_place(fb, uplo, a.download(), info.download(), where);
+        check_in_place(fb, uplo, a.download(this->stream_), info.download(this->stream_), where);
         if (::testing::Test::HasFatalFailure()) return;
       }
 }
@@ -249,11 +222,12 @@ TYPED_TEST(DeviceBatchedInverse, CheckingFormCountsFailures) {
     for (int n : {5, 40}) {
       const std::string where = describe("potri_batched", uplo, n, 37);
       const FactorBatch<T> fb = factor_batch<T>(uplo, n, 37, rng);
-      DeviceArray<T> a(fb.factors, this->stream_);
-      std::vector<int> host_info(37, -99);
+      DeviceArray<T> a(fb.factors.size());
+      a.upload(fb.factors, this->stream_);
+      std::vector<int> host_info = poisoned_info(37);
       EXPECT_EQ(device::potri_batched(uplo, n, a.get(), fb.lda, fb.stride, 37, host_info.data(), this->stream()), 3)
           << where;
-      check_in_place(fb, uplo, a.download(), host_info, where);
+      check_in_place(fb, uplo, a.download(this->stream_), host_info, where);
       if (::testing::Test::HasFatalFailure()) return;
     }
 }
@@ -279,14 +253,17 @@ TYPED_TEST(DeviceBatchedInverse, OutOfPlaceWritesTheWholeInverse) {
               if (in_triangle(uplo, i, j)) source[k * nn + i * rs + j * cs] = fb.factors[k * fb.stride + i + j * fb.lda];
         const int ldx = n + 1;
         const long long strideX = static_cast<long long>(ldx) * n;
-        DeviceArray<T> l(source, this->stream_);
-        DeviceArray<T> x(std::vector<T>(static_cast<std::size_t>(strideX * batch), T(0)), this->stream_);
-        DeviceArray<int> info(std::vector<int>(batch, -99), this->stream_);
+        const std::vector<T> zeros(static_cast<std::size_t>(strideX * batch), T(0));
+        DeviceArray<T> l(source.size()), x(zeros.size());
+        DeviceArray<int> info(static_cast<std::size_t>(batch));
+        l.upload(source, this->stream_);
+        x.upload(zeros, this->stream_);
+        info.upload(poisoned_info(batch), this->stream_);
         device::potri_batched_ex(uplo, n, static_cast<const T*>(l.get()), rs, cs, nn, x.get(), ldx, strideX, batch,
                                  info.get(), this->stream());
-        const std::vector<T> out = x.download();
-        const std::vector<int> got = info.download();
-        const std::vector<T> after = l.download();
+        const std::vector<T> out = x.download(this->stream_);
+        const std::vector<int> got = info.download(this->stream_);
+        const std::vector<T> after = l.download(this->stream_);
         for (std::size_t e = 0; e < source.size(); ++e)
           ASSERT_TRUE(same_bits(after[e], source[e])) << where << ": the source changed at " << e;
         for (int k = 0; k < batch; ++k) {
@@ -313,12 +290,13 @@ TYPED_TEST(DeviceBatchedInverse, OutOfPlaceWritesTheWholeInverse) {
 
 TYPED_TEST(DeviceBatchedInverse, EmptyBatchesAndOrdersEnqueueNothing) {
   using T = TypeParam;
-  DeviceArray<int> info(std::vector<int>(3, -99), this->stream_);
+  DeviceArray<int> info(3);
+  info.upload(poisoned_info(3), this->stream_);
   device::potri_batched_ex<T>(Uplo::lower, 0, nullptr, 1, 0, 3, info.get(), this->stream());
-  std::vector<int> host_info(3, -99);
+  std::vector<int> host_info = poisoned_info(3);
   EXPECT_EQ(device::potri_batched<T>(Uplo::upper, 0, nullptr, 1, 0, 3, host_info.data(), this->stream()), 0);
   EXPECT_EQ(host_info, std::vector<int>(3, 0));
-  EXPECT_EQ(info.download(), std::vector<int>(3, -99));
+  EXPECT_EQ(info.download(this->stream_), poisoned_info(3));
 }
 
 }  // namespace

@@ -52,7 +52,7 @@ def _takes_batched_kernels(n, batch, dtype=np.float64):
     kernels in one launch, rather than through the dense device API one matrix at a time: the
     library's plan decides (tessera::device::stack_takes_batched_kernels: small matrices, unless
     the stack is too short to fill the GPU)."""
-    return _core.stack_takes_batched_kernels(n, batch, np.dtype(dtype).char)
+    return _STACK_TAKES_BATCHED_KERNELS[np.dtype(dtype)](n, batch)
 
 
 class NotPositiveDefiniteError(np.linalg.LinAlgError):
@@ -413,6 +413,11 @@ def _stored_uplo(lower):
 # C-ordered trick of _factor_batched_device holds for complex matrices too.
 _POTRF_INTO = {np.dtype(t): getattr(_core, "potrf_batched_device_into" + _suffix(t))
                for t in (np.float32, np.float64, np.complex64, np.complex128)}
+
+
+# The plan's route of a GPU stack per precision (_takes_batched_kernels).
+_STACK_TAKES_BATCHED_KERNELS = {np.dtype(t): getattr(_core, "stack_takes_batched_kernels" + _suffix(t))
+                                for t in (np.float32, np.float64, np.complex64, np.complex128)}
 
 
 # The batched inverse from factors per precision: factors read through their strides, the whole
