@@ -9,6 +9,7 @@
 #include "tessera/precision.hpp"
 
 #ifdef TESSERA_HAVE_CUDA
+#include "kernels/cuda/batched_inverse.hpp"
 #include "kernels/cuda/batched_kernels.hpp"
 #endif
 
@@ -73,6 +74,16 @@ void potrs_chunk_cpu(void* buffers[], void* cl_arg) {
       if (info[k] == 0)
         kernels::cpu::potrs(uplo_letter(args.uplo), args.n, args.nrhs, a.base + k * a.stride, args.lda, b.base + k * b.stride,
                             args.ldb);
+  });
+}
+
+template <class T>
+void potri_chunk_cpu(void* buffers[], void* cl_arg) {
+  const auto& args = task_args<BatchArgs>(cl_arg);
+  run_batch_body(args, "potri_batched", [&] {
+    const Blocks<T> a = blocks_view<T>(buffers[0]);
+    int* info = array_view<int>(buffers[1]);
+    for (int k = 0; k < a.count; ++k) info[k] = kernels::cpu::potri(uplo_letter(args.uplo), args.n, a.base + k * a.stride, args.lda);
   });
 }
 
@@ -142,6 +153,16 @@ void potrs_chunk_cuda(void* buffers[], void* cl_arg) {
 }
 
 template <class T>
+void potri_chunk_cuda(void* buffers[], void* cl_arg) {
+  const auto& args = task_args<BatchArgs>(cl_arg);
+  run_batch_body(args, "potri_batched (CUDA)", [&] {
+    const Blocks<T> a = blocks_view<T>(buffers[0]);
+    kernels::cuda::potri_batched<T>(batch_uplo(args.uplo), args.n, a.base, args.lda, a.stride, a.count,
+                                    array_view<int>(buffers[1]), starpu_cuda_get_local_stream());
+  });
+}
+
+template <class T>
 void vpotrf_chunk_cuda(void* buffers[], void* cl_arg) {
   const auto& args = task_args<BatchArgs>(cl_arg);
   run_batch_body(args, "potrf_vbatched (CUDA)", [&] {
@@ -176,6 +197,13 @@ template <class T>
 starpu_codelet* potrs_chunk_codelet() {
   static starpu_codelet codelet = make_tile_codelet<T>({"potrs_batched", potrs_chunk_cpu<T>, TESSERA_IF_CUDA(potrs_chunk_cuda<T>),
                                                 nullptr, true, {STARPU_R, STARPU_R, STARPU_RW}});
+  return &codelet;
+}
+
+template <class T>
+starpu_codelet* potri_chunk_codelet() {
+  static starpu_codelet codelet = make_tile_codelet<T>({"potri_batched", potri_chunk_cpu<T>, TESSERA_IF_CUDA(potri_chunk_cuda<T>),
+                                                nullptr, true, {STARPU_RW, STARPU_W}});
   return &codelet;
 }
 
@@ -246,6 +274,17 @@ void insert_potrs_chunk(const TaskContext& ctx, Uplo uplo, int n, int nrhs, int 
 }
 
 template <class T>
+void insert_potri_chunk(const TaskContext& ctx, Uplo uplo, int n, int lda, void* matrices, void* info,
+                        const TaskHints& hints) {
+  BatchArgs args{};
+  args.header.kind = TaskKind::other;
+  args.uplo = uplo;
+  args.n = n;
+  args.lda = lda;
+  submit(ctx, potri_chunk_codelet<T>(), args, {{matrices, STARPU_RW}, {info, STARPU_W}}, hints, no_tile, 0);
+}
+
+template <class T>
 void insert_vpotrf_chunk(const TaskContext& ctx, Uplo uplo, const VariableChunk& a, void* info, bool fast_math, const TaskHints& hints) {
   BatchArgs args{};
   args.header.kind = TaskKind::other;
@@ -275,6 +314,7 @@ void insert_vpotrs_chunk(const TaskContext& ctx, Uplo uplo, int nrhs, const Vari
   template void insert_potrf_chunk<T>(const TaskContext&, Uplo, int, int, void*, void*, bool, const TaskHints&);       \
   template void insert_potrs_chunk<T>(const TaskContext&, Uplo, int, int, int, int, void*, void*, void*,               \
                                       const TaskHints&);                                                               \
+  template void insert_potri_chunk<T>(const TaskContext&, Uplo, int, int, void*, void*, const TaskHints&);             \
   template void insert_vpotrf_chunk<T>(const TaskContext&, Uplo, const VariableChunk&, void*, bool, const TaskHints&); \
   template void insert_vpotrs_chunk<T>(const TaskContext&, Uplo, int, const VariableChunk&, void*,                     \
                                        const VariableChunk&, const TaskHints&);

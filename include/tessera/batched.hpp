@@ -33,7 +33,7 @@ struct BatchOptions {
   TESSERA_EXPORT FactorOptions as_factor_options() const;
 };
 
-// The forms below are compositions of potrf_async, potrs_async and posv_async over
+// The forms below are compositions of potrf_async, potrs_async, posv_async and potri_async over
 // MatrixView::host_batch and host_variable_batch.
 
 // A_k = L_k L_k^T (or U_k^T U_k) for every k.
@@ -56,6 +56,16 @@ Request posv_batched_async(Runtime& runtime, int n, int nrhs, T* A, int lda, lon
                            long long strideB, int batch, int* info, const BatchOptions& options = {}) {
   return posv_async(runtime, MatrixView<T>::host_batch(n, n, A, lda, strideA, batch, info),
                     MatrixView<T>::host_batch(n, nrhs, B, ldb, strideB, batch), options.as_factor_options());
+}
+
+// A_k^{-1} from the factors of potrf_batched (LAPACK's xPOTRI on each): the triangle options.uplo
+// of each factor replaced by that of its matrix's inverse, the other triangle untouched. info[k]
+// = j > 0 when factor k has a zero at diagonal entry j (that matrix is then left as it was). A
+// chunk runs on a CPU worker (LAPACKE per matrix) or on a GPU (Tessera's batched inverse kernel).
+template <class T>
+Request potri_batched_async(Runtime& runtime, int n, T* A, int lda, long long strideA, int batch, int* info,
+                            const BatchOptions& options = {}) {
+  return potri_async(runtime, MatrixView<T>::host_batch(n, n, A, lda, strideA, batch, info), options.as_factor_options());
 }
 
 // Variable sizes (n[k] >= 0). B_k is n[k] x nrhs at B + offsetsB[k] with leading dimension ldb[k].
@@ -85,6 +95,11 @@ template <class T>
 void potrf_batched(Runtime& runtime, int n, T* A, int lda, long long strideA, int batch, int* info,
                    const BatchOptions& options = {}) {
   potrf_batched_async(runtime, n, A, lda, strideA, batch, info, options).wait(options.progress, options.progress_interval);
+}
+template <class T>
+void potri_batched(Runtime& runtime, int n, T* A, int lda, long long strideA, int batch, int* info,
+                   const BatchOptions& options = {}) {
+  potri_batched_async(runtime, n, A, lda, strideA, batch, info, options).wait(options.progress, options.progress_interval);
 }
 template <class T>
 void posv_batched(Runtime& runtime, int n, int nrhs, T* A, int lda, long long strideA, T* B, int ldb,

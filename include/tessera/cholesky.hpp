@@ -111,8 +111,9 @@ TESSERA_EXPORT Request posv_async(Runtime& runtime, const MatrixView<T>& A, cons
 // changed (xTRTRI's check, made before any task). A NaN or infinity in the factor propagates.
 // As a tile task graph: the triangular inverse, then the product of its transpose with it.
 // For a factor in host memory (MatrixIn::host) or GPU memory (MatrixIn::device: the call returns
-// once the inverse is complete, after the work already on the view's stream); other homes throw
-// InvalidArgument.
+// once the inverse is complete, after the work already on the view's stream), or a strided host
+// batch (MatrixIn::host_batch: each matrix's info in the view's info, as potri_batched_async);
+// other homes throw InvalidArgument.
 template <class T>
 TESSERA_EXPORT Request potri_async(Runtime& runtime, const MatrixView<T>& factor, const FactorOptions& options = {});
 

@@ -102,6 +102,14 @@ TESSERA_EXPORT int tessera_cpotrf_batched(char uplo, int n, tessera_complex_floa
                                           int *info);
 TESSERA_EXPORT int tessera_cposv_batched(char uplo, int n, int nrhs, tessera_complex_float *A, int lda, long long strideA,
                                          tessera_complex_float *B, int ldb, long long strideB, int batch, int *info);
+/* A_k^{-1} from the factors of potrf_batched (LAPACK's xPOTRI on each matrix): the triangle uplo
+ * of each factor receives that triangle of its matrix's inverse. info[k] = j > 0 when factor k
+ * has a zero at diagonal entry j (that matrix is left as it was). Return value and arguments as
+ * tessera_?potrf_batched's. */
+TESSERA_EXPORT int tessera_dpotri_batched(char uplo, int n, double *A, int lda, long long strideA, int batch, int *info);
+TESSERA_EXPORT int tessera_spotri_batched(char uplo, int n, float *A, int lda, long long strideA, int batch, int *info);
+TESSERA_EXPORT int tessera_zpotri_batched(char uplo, int n, tessera_complex_double *A, int lda, long long strideA, int batch, int *info);
+TESSERA_EXPORT int tessera_cpotri_batched(char uplo, int n, tessera_complex_float *A, int lda, long long strideA, int batch, int *info);
 
 /* Device-resident dense forms (tessera/device.hpp): A and B are in GPU memory (cudaMalloc'ed, or
  * managed), column-major; stream is a cudaStream_t (NULL: the legacy default stream). The call
@@ -206,6 +214,51 @@ TESSERA_EXPORT int tessera_cpotrf_batched_device_out_of_place_ex(char uplo, int 
                                                                  long long strideL, int batch, int *info,
                                                                  void *stream);
 TESSERA_EXPORT int tessera_cpotrf_batched_device(char uplo, int n, tessera_complex_float *A, int lda, long long strideA, int batch,
+                                                 int *host_info, void *stream);
+/* The inverses from device-resident factors (tessera::device::potri_batched_ex, one kernel launch,
+ * never waiting): in place, the triangle uplo of each factor receives that triangle of its
+ * matrix's inverse, info[k] = j > 0 (device memory) when factor k has a zero at diagonal entry j
+ * (that matrix is left as it was); arguments as tessera_?potrf_batched_device_ex's. Out of place,
+ * factor k is read through element strides as tessera_?potrf_batched_device_out_of_place_ex reads
+ * a matrix, and its whole inverse (both triangles) written to X + k * strideX, column-major with
+ * leading dimension ldx (a failed matrix's X_k is NaN); positions as that call's (L 3, X 7). The
+ * checking form waits for the stream, writes each matrix's info to host_info (may be NULL) and
+ * returns how many factors have a zero on their diagonal. */
+TESSERA_EXPORT int tessera_dpotri_batched_device_ex(char uplo, int n, double *A, int lda, long long strideA,
+                                                    int batch, int *info, void *stream);
+TESSERA_EXPORT int tessera_dpotri_batched_device_out_of_place_ex(char uplo, int n, const double *L,
+                                                                 long long rowStrideL, long long colStrideL,
+                                                                 long long strideL, double *X, int ldx,
+                                                                 long long strideX, int batch, int *info,
+                                                                 void *stream);
+TESSERA_EXPORT int tessera_dpotri_batched_device(char uplo, int n, double *A, int lda, long long strideA, int batch,
+                                                 int *host_info, void *stream);
+TESSERA_EXPORT int tessera_spotri_batched_device_ex(char uplo, int n, float *A, int lda, long long strideA,
+                                                    int batch, int *info, void *stream);
+TESSERA_EXPORT int tessera_spotri_batched_device_out_of_place_ex(char uplo, int n, const float *L,
+                                                                 long long rowStrideL, long long colStrideL,
+                                                                 long long strideL, float *X, int ldx,
+                                                                 long long strideX, int batch, int *info,
+                                                                 void *stream);
+TESSERA_EXPORT int tessera_spotri_batched_device(char uplo, int n, float *A, int lda, long long strideA, int batch,
+                                                 int *host_info, void *stream);
+TESSERA_EXPORT int tessera_zpotri_batched_device_ex(char uplo, int n, tessera_complex_double *A, int lda, long long strideA,
+                                                    int batch, int *info, void *stream);
+TESSERA_EXPORT int tessera_zpotri_batched_device_out_of_place_ex(char uplo, int n, const tessera_complex_double *L,
+                                                                 long long rowStrideL, long long colStrideL,
+                                                                 long long strideL, tessera_complex_double *X, int ldx,
+                                                                 long long strideX, int batch, int *info,
+                                                                 void *stream);
+TESSERA_EXPORT int tessera_zpotri_batched_device(char uplo, int n, tessera_complex_double *A, int lda, long long strideA, int batch,
+                                                 int *host_info, void *stream);
+TESSERA_EXPORT int tessera_cpotri_batched_device_ex(char uplo, int n, tessera_complex_float *A, int lda, long long strideA,
+                                                    int batch, int *info, void *stream);
+TESSERA_EXPORT int tessera_cpotri_batched_device_out_of_place_ex(char uplo, int n, const tessera_complex_float *L,
+                                                                 long long rowStrideL, long long colStrideL,
+                                                                 long long strideL, tessera_complex_float *X, int ldx,
+                                                                 long long strideX, int batch, int *info,
+                                                                 void *stream);
+TESSERA_EXPORT int tessera_cpotri_batched_device(char uplo, int n, tessera_complex_float *A, int lda, long long strideA, int batch,
                                                  int *host_info, void *stream);
 
 /* The library's version, e.g. "0.1.0". */

@@ -274,21 +274,25 @@ class RuntimeCall {
   }
 
   // Each factor of the stack replaced in place by the triangle `uplo` of its matrix's inverse
-  // (LAPACK's xPOTRI), info[k] its info (a zero on the factor's diagonal). One request per matrix,
-  // all submitted before the first wait; Ctrl-C cancels the one waited for.
+  // (LAPACK's xPOTRI), info[k] its info (a zero on the factor's diagonal): one matrix as the tile
+  // task graph, a stack as one batched request. Ctrl-C cancels it.
   template <class T>
   void potri(HostStack a, const std::string& uplo, const std::string& mode, HostInfo info) {
     const StackShape s = square_stack(a);
     if (info.shape(0) != static_cast<size_t>(s.batch)) throw tessera::InvalidArgument("info has the wrong length");
     T* data = static_cast<T*>(a.data());
     tessera::Runtime& rt = runtime();
-    std::vector<tessera::Request> requests;
-    for (int k = 0; k < s.batch; ++k)
-      requests.push_back(submit([&] {
-        return tessera::potri_async(rt, s.n, data + static_cast<long long>(k) * s.n * s.n, std::max(1, s.n),
-                                    factor_options(uplo, mode));
-      }));
-    for (int k = 0; k < s.batch; ++k) info.data()[k] = wait_interruptibly(requests[static_cast<size_t>(k)], progress_);
+    const int ld = std::max(1, s.n);
+    if (s.batch == 1) {
+      tessera::Request request = submit([&] { return tessera::potri_async(rt, s.n, data, ld, factor_options(uplo, mode)); });
+      info.data()[0] = wait_interruptibly(request, progress_);
+      return;
+    }
+    tessera::Request request = submit([&] {
+      return tessera::potri_batched_async(rt, s.n, data, ld, stride(s.n, s.n), s.batch, info.data(),
+                                          batch_options(uplo, mode));
+    });
+    wait_interruptibly(request, progress_);
   }
 
   // b holds each right-hand side block column-major (batch, nrhs, n); c the factors. Ctrl-C
@@ -578,15 +582,12 @@ bool potri_on_calling_thread(HostStack a, const std::string& uplo, const std::st
   const tessera::FactorOptions options = options_of(parse_stored_uplo(uplo), mode);
   const int ld = std::max(1, s.n);
   const long long matrix = static_cast<long long>(s.n) * s.n;
-  if (!tessera::runs_on_calling_thread(tessera::MatrixView<T>::host_batch(s.n, s.n, nullptr, ld, matrix, s.batch), 0,
-                                       options))
-    return false;
+  const auto stack = tessera::MatrixView<T>::host_batch(s.n, s.n, static_cast<T*>(a.data()), ld, matrix, s.batch,
+                                                       info.data());
+  if (!tessera::runs_on_calling_thread(stack, 0, options)) return false;
   const CallingThreadGate::Pass pass(*calling_thread_gate);
   nb::gil_scoped_release unlocked;
-  T* data = static_cast<T*>(a.data());
-  for (int k = 0; k < s.batch; ++k)
-    info.data()[k] = tessera::potri_on_calling_thread(tessera::MatrixView<T>::host(s.n, s.n, data + k * matrix, ld),
-                                                      options);
+  tessera::potri_on_calling_thread(stack, options);
   return true;
 }
 

@@ -685,6 +685,18 @@ def test_cholesky_inverse_of_a_large_factor_and_of_a_singular_one(lower):
         tessera.cholesky_inverse(c, lower=lower)
 
 
+@pytest.mark.parametrize("dtype", [np.float64, np.complex64])
+def test_cholesky_inverse_of_a_stack_beyond_the_calling_thread(dtype):
+    a = spd(200, (8,), dtype=dtype)  # beyond the calling thread's work: batched chunk tasks
+    c = tessera.cholesky(a)
+    inverse = tessera.cholesky_inverse(c)
+    expected = np.linalg.inv(a.astype(np.complex128 if np.iscomplexobj(a) else np.float64))
+    assert np.allclose(inverse, expected, atol=tolerance(dtype, 200) * np.abs(expected).max())
+    c[5, 3, 3] = 0
+    with pytest.raises(np.linalg.LinAlgError, match="matrix 5: the factor's diagonal entry 4 is zero"):
+        tessera.cholesky_inverse(c)
+
+
 def test_torch_autograd_of_logdet_and_inverse():
     torch = pytest.importorskip("torch")
     gen = torch.Generator().manual_seed(4)

@@ -216,6 +216,13 @@ template <class T>
 void insert_potrs_chunk(const TaskContext& ctx, Uplo uplo, int n, int nrhs, int lda, int ldb, void* matrices,
                         void* info, void* rhs, const TaskHints& hints);
 
+// The factors `matrices` (as insert_potrf_chunk's) replaced by their inverses (LAPACK's xPOTRI
+// on each); info receives each one's info (a zero on its factor's diagonal; that matrix is then
+// left as it was).
+template <class T>
+void insert_potri_chunk(const TaskContext& ctx, Uplo uplo, int n, int lda, void* matrices, void* info,
+                        const TaskHints& hints);
+
 // Variable sizes: `data` is a registered array holding the chunk's matrices; sizes, lds and
 // offsets (element offsets into data) are registered int / int / long long arrays.
 struct VariableChunk {

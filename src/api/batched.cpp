@@ -152,6 +152,28 @@ Request submit_strided(Runtime& runtime, int n, int nrhs, T* A, int lda, long lo
   });
 }
 
+// The inverses of a strided batch of factors: one task per chunk (or LAPACK on the calling thread).
+template <class T>
+Request submit_strided_inverse(Runtime& runtime, int n, T* A, int lda, long long strideA, int batch, int* info,
+                               const FactorOptions& options) {
+  const detail::Plan plan = batch_plan<T>(runtime, n, n == 0 ? 0 : batch, 0, options);
+  if (n == 0 || plan.path == detail::Path::calling_thread) {
+    detail::inverse_batch_on_calling_thread(options.uplo, n, A, lda, strideA, batch, info);
+    return detail::finished_request(0);
+  }
+  auto state = std::make_shared<BatchState>(runtime);
+  return detail::make_request(runtime, state, [&](Submission& s) {
+    if (batch == 0) return;
+    const detail::TaskContext ctx = detail::make_context(runtime, s, plan, GpuKernels::any);
+    const std::vector<Chunk> chunks = chunks_of(batch, plan);
+    for (const Chunk& c : chunks) {
+      void* info_handle = state->keep(detail::register_array(info + c.first, sizeof(int), c.count));
+      detail::insert_potri_chunk<T>(ctx, options.uplo, n, lda, register_chunk_blocks(*state, A, n, n, lda, strideA, c),
+                                    info_handle, chunk_hints(ctx, options, c, chunks));
+    }
+  });
+}
+
 template <class T>
 Request submit_variable(Runtime& runtime, const int* n, int nrhs, T* A, const long long* offsets, const int* lda, T* B,
                         const long long* offsetsB, const int* ldb, int batch, int* info, bool factor,
@@ -220,6 +242,14 @@ Request detail::posv_strided_batch_async(Runtime& runtime, int n, int nrhs, T* A
 }
 
 template <class T>
+Request detail::potri_strided_batch_async(Runtime& runtime, int n, T* A, int lda, long long strideA, int batch, int* info,
+                                          const FactorOptions& options) {
+  detail::throw_if_invalid("potri_batched", potrf_batched_argument_error(detail::uplo_letter(options.uplo), n, A, lda,
+                                                                          strideA, batch, info));
+  return submit_strided_inverse<T>(runtime, n, A, lda, strideA, batch, info, options);
+}
+
+template <class T>
 Request detail::potrf_variable_batch_async(Runtime& runtime, const int* n, T* A, const long long* offsets, const int* lda, int batch,
                              int* info, const FactorOptions& options) {
   detail::throw_if_invalid("potrf_vbatched", potrf_vbatched_argument_error(detail::uplo_letter(options.uplo), n, A,
@@ -254,6 +284,7 @@ Request detail::posv_variable_batch_async(Runtime& runtime, const int* n, int nr
                                           const FactorOptions&);                                                   \
   template Request detail::posv_strided_batch_async<T>(Runtime&, int, int, T*, int, long long, T*, int, long long, int, int*,   \
                                          const FactorOptions&);                                                    \
+  template Request detail::potri_strided_batch_async<T>(Runtime&, int, T*, int, long long, int, int*, const FactorOptions&);     \
   template Request detail::potrf_variable_batch_async<T>(Runtime&, const int*, T*, const long long*, const int*, int, int*,     \
                                            const FactorOptions&);                                                  \
   template Request detail::potrs_variable_batch_async<T>(Runtime&, const int*, int, const T*, const long long*, const int*, T*, \

@@ -235,14 +235,20 @@ tessera::BatchOptions batch_options_for(char uplo) {
   return options;
 }
 
+// The factorizations (potrf) or the inverses from the factors (potri) of a strided host batch: on
+// the calling thread where the plan runs it there, else as tasks on the shared runtime.
+enum class BatchedOperation { potrf, potri };
+
 template <class T>
-int potrf_batched(const char* routine, char uplo, int n, T* A, int lda, long long strideA, int batch, int* info) {
+int factor_or_invert_batched(const char* routine, BatchedOperation operation, char uplo, int n, T* A, int lda,
+                             long long strideA, int batch, int* info) {
   return checked_call(routine, tessera::potrf_batched_argument_error(uplo, n, A, lda, strideA, batch, info), [&] {
     const FactorOptions options = batch_options_for(uplo).as_factor_options();
     const auto view = tessera::MatrixView<T>::host_batch(n, n, A, lda, strideA, batch, info);
-    if (tessera::runs_on_calling_thread(view, 0, options)) return tessera::potrf_on_calling_thread(view, options);
-    tessera::potrf_batched(Runtime::shared(), n, A, lda, strideA, batch, info, batch_options_for(uplo));
-    return 0;
+    const bool inverse = operation == BatchedOperation::potri;
+    if (tessera::runs_on_calling_thread(view, 0, options))
+      return inverse ? tessera::potri_on_calling_thread(view, options) : tessera::potrf_on_calling_thread(view, options);
+    return inverse ? tessera::potri(Runtime::shared(), view, options) : tessera::potrf(Runtime::shared(), view, options);
   });
 }
 
@@ -264,23 +270,33 @@ int posv_batched(const char* routine, char uplo, int n, int nrhs, T* A, int lda,
 
 // ---- device-resident batches: no runtime, the kernels on the caller's stream ----------------------
 
+// The factorizations (potrf) or the inverses from the factors (potri) of a strided batch in device
+// memory, in place or out of place, enqueued on the caller's stream.
 template <class T>
-int potrf_batched_device_ex(const char* routine, char uplo, int n, T* A, int lda, long long strideA, int batch,
-                            int* info, void* stream) {
+int factor_or_invert_batched_device_ex(const char* routine, BatchedOperation operation, char uplo, int n, T* A,
+                                       int lda, long long strideA, int batch, int* info, void* stream) {
   return checked_call(routine, tessera::potrf_batched_argument_error(uplo, n, A, lda, strideA, batch, info), [&] {
-    tessera::device::potrf_batched_ex(uplo_of(uplo), n, A, lda, strideA, batch, info, as_stream(stream));
+    if (operation == BatchedOperation::potri)
+      tessera::device::potri_batched_ex(uplo_of(uplo), n, A, lda, strideA, batch, info, as_stream(stream));
+    else
+      tessera::device::potrf_batched_ex(uplo_of(uplo), n, A, lda, strideA, batch, info, as_stream(stream));
   });
 }
 
 template <class T>
-int potrf_batched_device_out_of_place_ex(const char* routine, char uplo, int n, const T* A, long long rowStrideA,
-                                         long long colStrideA, long long strideA, T* L, int ldl, long long strideL,
-                                         int batch, int* info, void* stream) {
+int factor_or_invert_batched_device_out_of_place_ex(const char* routine, BatchedOperation operation, char uplo, int n,
+                                                    const T* A, long long rowStrideA, long long colStrideA,
+                                                    long long strideA, T* L, int ldl, long long strideL, int batch,
+                                                    int* info, void* stream) {
   const ArgumentError error = tessera::potrf_batched_out_of_place_argument_error(
       uplo, n, A, rowStrideA, colStrideA, strideA, L, ldl, strideL, batch, info);
   return checked_call(routine, error, [&] {
-    tessera::device::potrf_batched_ex(uplo_of(uplo), n, A, rowStrideA, colStrideA, strideA, L, ldl, strideL, batch,
-                                      info, as_stream(stream));
+    if (operation == BatchedOperation::potri)
+      tessera::device::potri_batched_ex(uplo_of(uplo), n, A, rowStrideA, colStrideA, strideA, L, ldl, strideL, batch,
+                                        info, as_stream(stream));
+    else
+      tessera::device::potrf_batched_ex(uplo_of(uplo), n, A, rowStrideA, colStrideA, strideA, L, ldl, strideL, batch,
+                                        info, as_stream(stream));
   });
 }
 
@@ -306,12 +322,14 @@ int posv_batched_device_ex(const char* routine, char uplo, int n, int nrhs, T* A
   });
 }
 
-// The checking form returns the number of matrices that failed.
+// The checking forms return the number of matrices that failed.
 template <class T>
-int potrf_batched_device(const char* routine, char uplo, int n, T* A, int lda, long long strideA, int batch,
-                         int* host_info, void* stream) {
+int factor_or_invert_batched_device(const char* routine, BatchedOperation operation, char uplo, int n, T* A, int lda,
+                                    long long strideA, int batch, int* host_info, void* stream) {
   return checked_call(routine, tessera::strided_matrices_argument_error(uplo, n, A, lda, strideA, batch), [&] {
-    return tessera::device::potrf_batched(uplo_of(uplo), n, A, lda, strideA, batch, host_info, as_stream(stream));
+    return operation == BatchedOperation::potri
+               ? tessera::device::potri_batched(uplo_of(uplo), n, A, lda, strideA, batch, host_info, as_stream(stream))
+               : tessera::device::potrf_batched(uplo_of(uplo), n, A, lda, strideA, batch, host_info, as_stream(stream));
   });
 }
 
@@ -321,22 +339,22 @@ extern "C" {
 
 int tessera_dpotrf_batched_device_ex(char uplo, int n, double* A, int lda, long long strideA, int batch, int* info,
                                      void* stream) {
-  return potrf_batched_device_ex("tessera_dpotrf_batched_device_ex", uplo, n, A, lda, strideA, batch, info, stream);
+  return factor_or_invert_batched_device_ex("tessera_dpotrf_batched_device_ex", BatchedOperation::potrf, uplo, n, A, lda, strideA, batch, info, stream);
 }
 int tessera_spotrf_batched_device_ex(char uplo, int n, float* A, int lda, long long strideA, int batch, int* info,
                                      void* stream) {
-  return potrf_batched_device_ex("tessera_spotrf_batched_device_ex", uplo, n, A, lda, strideA, batch, info, stream);
+  return factor_or_invert_batched_device_ex("tessera_spotrf_batched_device_ex", BatchedOperation::potrf, uplo, n, A, lda, strideA, batch, info, stream);
 }
 int tessera_dpotrf_batched_device_out_of_place_ex(char uplo, int n, const double* A, long long rowStrideA,
                                                   long long colStrideA, long long strideA, double* L, int ldl,
                                                   long long strideL, int batch, int* info, void* stream) {
-  return potrf_batched_device_out_of_place_ex("tessera_dpotrf_batched_device_out_of_place_ex", uplo, n, A, rowStrideA,
+  return factor_or_invert_batched_device_out_of_place_ex("tessera_dpotrf_batched_device_out_of_place_ex", BatchedOperation::potrf, uplo, n, A, rowStrideA,
                                               colStrideA, strideA, L, ldl, strideL, batch, info, stream);
 }
 int tessera_spotrf_batched_device_out_of_place_ex(char uplo, int n, const float* A, long long rowStrideA,
                                                   long long colStrideA, long long strideA, float* L, int ldl,
                                                   long long strideL, int batch, int* info, void* stream) {
-  return potrf_batched_device_out_of_place_ex("tessera_spotrf_batched_device_out_of_place_ex", uplo, n, A, rowStrideA,
+  return factor_or_invert_batched_device_out_of_place_ex("tessera_spotrf_batched_device_out_of_place_ex", BatchedOperation::potrf, uplo, n, A, rowStrideA,
                                               colStrideA, strideA, L, ldl, strideL, batch, info, stream);
 }
 int tessera_dpotrs_batched_device_ex(char uplo, int n, int nrhs, const double* A, int lda, long long strideA,
@@ -361,15 +379,15 @@ int tessera_sposv_batched_device_ex(char uplo, int n, int nrhs, float* A, int ld
 }
 int tessera_dpotrf_batched_device(char uplo, int n, double* A, int lda, long long strideA, int batch, int* host_info,
                                   void* stream) {
-  return potrf_batched_device("tessera_dpotrf_batched_device", uplo, n, A, lda, strideA, batch, host_info, stream);
+  return factor_or_invert_batched_device("tessera_dpotrf_batched_device", BatchedOperation::potrf, uplo, n, A, lda, strideA, batch, host_info, stream);
 }
 int tessera_spotrf_batched_device(char uplo, int n, float* A, int lda, long long strideA, int batch, int* host_info,
                                   void* stream) {
-  return potrf_batched_device("tessera_spotrf_batched_device", uplo, n, A, lda, strideA, batch, host_info, stream);
+  return factor_or_invert_batched_device("tessera_spotrf_batched_device", BatchedOperation::potrf, uplo, n, A, lda, strideA, batch, host_info, stream);
 }
 int tessera_zpotrf_batched_device_ex(char uplo, int n, tessera_complex_double* A, int lda, long long strideA, int batch,
                                      int* info, void* stream) {
-  return potrf_batched_device_ex("tessera_zpotrf_batched_device_ex", uplo, n, A, lda, strideA, batch, info, stream);
+  return factor_or_invert_batched_device_ex("tessera_zpotrf_batched_device_ex", BatchedOperation::potrf, uplo, n, A, lda, strideA, batch, info, stream);
 }
 int tessera_zpotrs_batched_device_ex(char uplo, int n, int nrhs, const tessera_complex_double* A, int lda, long long strideA,
                                      tessera_complex_double* B, int ldb, long long strideB, int batch, const int* info, void* stream) {
@@ -384,16 +402,16 @@ int tessera_zposv_batched_device_ex(char uplo, int n, int nrhs, tessera_complex_
 int tessera_zpotrf_batched_device_out_of_place_ex(char uplo, int n, const tessera_complex_double* A, long long rowStrideA,
                                                   long long colStrideA, long long strideA, tessera_complex_double* L, int ldl,
                                                   long long strideL, int batch, int* info, void* stream) {
-  return potrf_batched_device_out_of_place_ex("tessera_zpotrf_batched_device_out_of_place_ex", uplo, n, A, rowStrideA,
+  return factor_or_invert_batched_device_out_of_place_ex("tessera_zpotrf_batched_device_out_of_place_ex", BatchedOperation::potrf, uplo, n, A, rowStrideA,
                                               colStrideA, strideA, L, ldl, strideL, batch, info, stream);
 }
 int tessera_zpotrf_batched_device(char uplo, int n, tessera_complex_double* A, int lda, long long strideA, int batch, int* host_info,
                                   void* stream) {
-  return potrf_batched_device("tessera_zpotrf_batched_device", uplo, n, A, lda, strideA, batch, host_info, stream);
+  return factor_or_invert_batched_device("tessera_zpotrf_batched_device", BatchedOperation::potrf, uplo, n, A, lda, strideA, batch, host_info, stream);
 }
 int tessera_cpotrf_batched_device_ex(char uplo, int n, tessera_complex_float* A, int lda, long long strideA, int batch,
                                      int* info, void* stream) {
-  return potrf_batched_device_ex("tessera_cpotrf_batched_device_ex", uplo, n, A, lda, strideA, batch, info, stream);
+  return factor_or_invert_batched_device_ex("tessera_cpotrf_batched_device_ex", BatchedOperation::potrf, uplo, n, A, lda, strideA, batch, info, stream);
 }
 int tessera_cpotrs_batched_device_ex(char uplo, int n, int nrhs, const tessera_complex_float* A, int lda, long long strideA,
                                      tessera_complex_float* B, int ldb, long long strideB, int batch, const int* info, void* stream) {
@@ -408,20 +426,20 @@ int tessera_cposv_batched_device_ex(char uplo, int n, int nrhs, tessera_complex_
 int tessera_cpotrf_batched_device_out_of_place_ex(char uplo, int n, const tessera_complex_float* A, long long rowStrideA,
                                                   long long colStrideA, long long strideA, tessera_complex_float* L, int ldl,
                                                   long long strideL, int batch, int* info, void* stream) {
-  return potrf_batched_device_out_of_place_ex("tessera_cpotrf_batched_device_out_of_place_ex", uplo, n, A, rowStrideA,
+  return factor_or_invert_batched_device_out_of_place_ex("tessera_cpotrf_batched_device_out_of_place_ex", BatchedOperation::potrf, uplo, n, A, rowStrideA,
                                               colStrideA, strideA, L, ldl, strideL, batch, info, stream);
 }
 int tessera_cpotrf_batched_device(char uplo, int n, tessera_complex_float* A, int lda, long long strideA, int batch, int* host_info,
                                   void* stream) {
-  return potrf_batched_device("tessera_cpotrf_batched_device", uplo, n, A, lda, strideA, batch, host_info, stream);
+  return factor_or_invert_batched_device("tessera_cpotrf_batched_device", BatchedOperation::potrf, uplo, n, A, lda, strideA, batch, host_info, stream);
 }
 
 
 int tessera_dpotrf_batched(char uplo, int n, double* A, int lda, long long strideA, int batch, int* info) {
-  return potrf_batched("tessera_dpotrf_batched", uplo, n, A, lda, strideA, batch, info);
+  return factor_or_invert_batched("tessera_dpotrf_batched", BatchedOperation::potrf, uplo, n, A, lda, strideA, batch, info);
 }
 int tessera_spotrf_batched(char uplo, int n, float* A, int lda, long long strideA, int batch, int* info) {
-  return potrf_batched("tessera_spotrf_batched", uplo, n, A, lda, strideA, batch, info);
+  return factor_or_invert_batched("tessera_spotrf_batched", BatchedOperation::potrf, uplo, n, A, lda, strideA, batch, info);
 }
 int tessera_dposv_batched(char uplo, int n, int nrhs, double* A, int lda, long long strideA, double* B, int ldb,
                           long long strideB, int batch, int* info) {
@@ -432,18 +450,86 @@ int tessera_sposv_batched(char uplo, int n, int nrhs, float* A, int lda, long lo
   return posv_batched("tessera_sposv_batched", uplo, n, nrhs, A, lda, strideA, B, ldb, strideB, batch, info);
 }
 int tessera_zpotrf_batched(char uplo, int n, tessera_complex_double* A, int lda, long long strideA, int batch, int* info) {
-  return potrf_batched("tessera_zpotrf_batched", uplo, n, A, lda, strideA, batch, info);
+  return factor_or_invert_batched("tessera_zpotrf_batched", BatchedOperation::potrf, uplo, n, A, lda, strideA, batch, info);
 }
 int tessera_zposv_batched(char uplo, int n, int nrhs, tessera_complex_double* A, int lda, long long strideA, tessera_complex_double* B, int ldb,
                           long long strideB, int batch, int* info) {
   return posv_batched("tessera_zposv_batched", uplo, n, nrhs, A, lda, strideA, B, ldb, strideB, batch, info);
 }
 int tessera_cpotrf_batched(char uplo, int n, tessera_complex_float* A, int lda, long long strideA, int batch, int* info) {
-  return potrf_batched("tessera_cpotrf_batched", uplo, n, A, lda, strideA, batch, info);
+  return factor_or_invert_batched("tessera_cpotrf_batched", BatchedOperation::potrf, uplo, n, A, lda, strideA, batch, info);
 }
 int tessera_cposv_batched(char uplo, int n, int nrhs, tessera_complex_float* A, int lda, long long strideA, tessera_complex_float* B, int ldb,
                           long long strideB, int batch, int* info) {
   return posv_batched("tessera_cposv_batched", uplo, n, nrhs, A, lda, strideA, B, ldb, strideB, batch, info);
+}
+int tessera_dpotri_batched(char uplo, int n, double* A, int lda, long long strideA, int batch, int* info) {
+  return factor_or_invert_batched("tessera_dpotri_batched", BatchedOperation::potri, uplo, n, A, lda, strideA, batch, info);
+}
+int tessera_spotri_batched(char uplo, int n, float* A, int lda, long long strideA, int batch, int* info) {
+  return factor_or_invert_batched("tessera_spotri_batched", BatchedOperation::potri, uplo, n, A, lda, strideA, batch, info);
+}
+int tessera_zpotri_batched(char uplo, int n, tessera_complex_double* A, int lda, long long strideA, int batch, int* info) {
+  return factor_or_invert_batched("tessera_zpotri_batched", BatchedOperation::potri, uplo, n, A, lda, strideA, batch, info);
+}
+int tessera_cpotri_batched(char uplo, int n, tessera_complex_float* A, int lda, long long strideA, int batch, int* info) {
+  return factor_or_invert_batched("tessera_cpotri_batched", BatchedOperation::potri, uplo, n, A, lda, strideA, batch, info);
+}
+int tessera_dpotri_batched_device_ex(char uplo, int n, double* A, int lda, long long strideA, int batch, int* info,
+                                     void* stream) {
+  return factor_or_invert_batched_device_ex("tessera_dpotri_batched_device_ex", BatchedOperation::potri, uplo, n, A, lda, strideA, batch, info, stream);
+}
+int tessera_dpotri_batched_device_out_of_place_ex(char uplo, int n, const double* L, long long rowStrideL,
+                                                  long long colStrideL, long long strideL, double* X, int ldx,
+                                                  long long strideX, int batch, int* info, void* stream) {
+  return factor_or_invert_batched_device_out_of_place_ex("tessera_dpotri_batched_device_out_of_place_ex", BatchedOperation::potri, uplo, n, L, rowStrideL,
+                                              colStrideL, strideL, X, ldx, strideX, batch, info, stream);
+}
+int tessera_dpotri_batched_device(char uplo, int n, double* A, int lda, long long strideA, int batch, int* host_info,
+                                  void* stream) {
+  return factor_or_invert_batched_device("tessera_dpotri_batched_device", BatchedOperation::potri, uplo, n, A, lda, strideA, batch, host_info, stream);
+}
+int tessera_spotri_batched_device_ex(char uplo, int n, float* A, int lda, long long strideA, int batch, int* info,
+                                     void* stream) {
+  return factor_or_invert_batched_device_ex("tessera_spotri_batched_device_ex", BatchedOperation::potri, uplo, n, A, lda, strideA, batch, info, stream);
+}
+int tessera_spotri_batched_device_out_of_place_ex(char uplo, int n, const float* L, long long rowStrideL,
+                                                  long long colStrideL, long long strideL, float* X, int ldx,
+                                                  long long strideX, int batch, int* info, void* stream) {
+  return factor_or_invert_batched_device_out_of_place_ex("tessera_spotri_batched_device_out_of_place_ex", BatchedOperation::potri, uplo, n, L, rowStrideL,
+                                              colStrideL, strideL, X, ldx, strideX, batch, info, stream);
+}
+int tessera_spotri_batched_device(char uplo, int n, float* A, int lda, long long strideA, int batch, int* host_info,
+                                  void* stream) {
+  return factor_or_invert_batched_device("tessera_spotri_batched_device", BatchedOperation::potri, uplo, n, A, lda, strideA, batch, host_info, stream);
+}
+int tessera_zpotri_batched_device_ex(char uplo, int n, tessera_complex_double* A, int lda, long long strideA, int batch, int* info,
+                                     void* stream) {
+  return factor_or_invert_batched_device_ex("tessera_zpotri_batched_device_ex", BatchedOperation::potri, uplo, n, A, lda, strideA, batch, info, stream);
+}
+int tessera_zpotri_batched_device_out_of_place_ex(char uplo, int n, const tessera_complex_double* L, long long rowStrideL,
+                                                  long long colStrideL, long long strideL, tessera_complex_double* X, int ldx,
+                                                  long long strideX, int batch, int* info, void* stream) {
+  return factor_or_invert_batched_device_out_of_place_ex("tessera_zpotri_batched_device_out_of_place_ex", BatchedOperation::potri, uplo, n, L, rowStrideL,
+                                              colStrideL, strideL, X, ldx, strideX, batch, info, stream);
+}
+int tessera_zpotri_batched_device(char uplo, int n, tessera_complex_double* A, int lda, long long strideA, int batch, int* host_info,
+                                  void* stream) {
+  return factor_or_invert_batched_device("tessera_zpotri_batched_device", BatchedOperation::potri, uplo, n, A, lda, strideA, batch, host_info, stream);
+}
+int tessera_cpotri_batched_device_ex(char uplo, int n, tessera_complex_float* A, int lda, long long strideA, int batch, int* info,
+                                     void* stream) {
+  return factor_or_invert_batched_device_ex("tessera_cpotri_batched_device_ex", BatchedOperation::potri, uplo, n, A, lda, strideA, batch, info, stream);
+}
+int tessera_cpotri_batched_device_out_of_place_ex(char uplo, int n, const tessera_complex_float* L, long long rowStrideL,
+                                                  long long colStrideL, long long strideL, tessera_complex_float* X, int ldx,
+                                                  long long strideX, int batch, int* info, void* stream) {
+  return factor_or_invert_batched_device_out_of_place_ex("tessera_cpotri_batched_device_out_of_place_ex", BatchedOperation::potri, uplo, n, L, rowStrideL,
+                                              colStrideL, strideL, X, ldx, strideX, batch, info, stream);
+}
+int tessera_cpotri_batched_device(char uplo, int n, tessera_complex_float* A, int lda, long long strideA, int batch, int* host_info,
+                                  void* stream) {
+  return factor_or_invert_batched_device("tessera_cpotri_batched_device", BatchedOperation::potri, uplo, n, A, lda, strideA, batch, host_info, stream);
 }
 
 int tessera_dpotrf(char uplo, int n, double* A, int lda) { return potrf("tessera_dpotrf", uplo, n, A, lda); }

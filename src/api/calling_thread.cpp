@@ -107,8 +107,30 @@ int batch_parts(int n, int nrhs, int batch) {
   return static_cast<int>(std::max(1.0, std::min({double(program_blas_threads()), double(batch), worth})));
 }
 
-// A batch of small matrices in parts, each with one BLAS thread, on the calling thread and
-// batch_parts - 1 others (fewer if the system refuses a thread): the parallelism of a stack of
+namespace {
+
+// part(first, last) for `parts` consecutive ranges of a batch, on the calling thread and parts - 1
+// others (fewer if the system refuses a thread; the calling thread then takes their ranges).
+template <class Part>
+void run_in_parts(int batch, int parts, const Part& part) {
+  const auto bound = [&](int index) { return static_cast<int>(static_cast<long long>(batch) * index / parts); };
+  std::vector<std::thread> others;
+  int started = 1;
+  for (; started < parts; ++started) {
+    try {
+      others.emplace_back(part, bound(started), bound(started + 1));
+    } catch (const std::system_error&) {
+      break;
+    }
+  }
+  part(0, bound(1));
+  part(bound(started), batch);
+  for (std::thread& thread : others) thread.join();
+}
+
+}  // namespace
+
+// A batch of small matrices in parts, each with one BLAS thread: the parallelism of a stack of
 // small matrices is in the stack, not in their factorizations.
 template <class T>
 void batch_on_calling_thread(Uplo uplo, int n, int nrhs, T* A, int lda, long long strideA, T* B, int ldb,
@@ -119,20 +141,23 @@ void batch_on_calling_thread(Uplo uplo, int n, int nrhs, T* A, int lda, long lon
   }
   const SmallMatrixBlas blas(n);
   const int parts = blas.single_threaded() ? batch_parts(n, nrhs, batch) : 1;
-  const auto bound = [&](int part) { return static_cast<int>(static_cast<long long>(batch) * part / parts); };
-  std::vector<std::thread> others;
-  int started = 1;
-  for (; started < parts; ++started) {
-    try {
-      others.emplace_back(batch_part<T>, uplo, n, nrhs, A, lda, strideA, B, ldb, strideB, bound(started),
-                          bound(started + 1), info, factor);
-    } catch (const std::system_error&) {
-      break;
-    }
+  run_in_parts(batch, parts, [&](int first, int last) {
+    batch_part(uplo, n, nrhs, A, lda, strideA, B, ldb, strideB, first, last, info, factor);
+  });
+}
+
+template <class T>
+void inverse_batch_on_calling_thread(Uplo uplo, int n, T* A, int lda, long long strideA, int batch, int* info) {
+  if (n == 0) {
+    std::fill(info, info + batch, 0);
+    return;
   }
-  batch_part(uplo, n, nrhs, A, lda, strideA, B, ldb, strideB, 0, bound(1), info, factor);
-  batch_part(uplo, n, nrhs, A, lda, strideA, B, ldb, strideB, bound(started), batch, info, factor);
-  for (std::thread& thread : others) thread.join();
+  const SmallMatrixBlas blas(n);
+  // xPOTRI does twice the arithmetic of xPOTRF: counted as n / 6 right-hand sides.
+  const int parts = blas.single_threaded() ? batch_parts(n, n / 6, batch) : 1;
+  run_in_parts(batch, parts, [&](int first, int last) {
+    for (int k = first; k < last; ++k) info[k] = kernels::cpu::potri(letter(uplo), n, A + k * strideA, lda);
+  });
 }
 
 Request finished_request(const CallingThreadResult& result) {
@@ -258,11 +283,20 @@ int posv_on_calling_thread(const MatrixView<T>& A, const MatrixView<T>& B, const
 
 template <class T>
 int potri_on_calling_thread(const MatrixView<T>& factor, const FactorOptions& options) {
+  if (factor.where() == MatrixIn::host_batch) {
+    detail::throw_if_invalid("potri_batched",
+                             potrf_batched_argument_error(detail::uplo_letter(options.uplo), factor.rows(), factor.data(),
+                                                          factor.ld(), factor.stride(), factor.count(), factor.info()));
+    require_calling_thread<T>("potri_batched", &factor, nullptr, 0, options);
+    detail::inverse_batch_on_calling_thread<T>(options.uplo, factor.rows(), factor.data(), factor.ld(), factor.stride(),
+                                               factor.count(), factor.info());
+    return 0;
+  }
   if (factor.where() == MatrixIn::host)
     detail::throw_if_invalid("potri", potrf_argument_error(detail::uplo_letter(options.uplo), factor.rows(),
                                                            factor.data(), factor.ld()));
   if (factor.where() != MatrixIn::host)
-    throw InvalidArgument("potri: runs on the calling thread for host arrays only");
+    throw InvalidArgument("potri: runs on the calling thread for host arrays and strided host batches only");
   require_calling_thread<T>("potri", &factor, nullptr, 0, options);
   return detail::potri_on_calling_thread(options.uplo, factor.rows(), factor.data(), factor.ld());
 }
@@ -286,7 +320,8 @@ namespace tessera::detail {
   template CallingThreadResult posv_on_calling_thread<T>(Uplo, int, int, T*, int, T*, int);                  \
   template int potri_on_calling_thread<T>(Uplo, int, T*, int);                                              \
   template int first_zero_diagonal<T>(int, const T*, int);                                                   \
-  template void batch_on_calling_thread<T>(Uplo, int, int, T*, int, long long, T*, int, long long, int, int*, bool);
+  template void batch_on_calling_thread<T>(Uplo, int, int, T*, int, long long, T*, int, long long, int, int*, bool); \
+  template void inverse_batch_on_calling_thread<T>(Uplo, int, T*, int, long long, int, int*);
 TESSERA_FOR_EACH_SCALAR(TESSERA_INSTANTIATE)
 #undef TESSERA_INSTANTIATE
 

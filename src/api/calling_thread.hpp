@@ -38,6 +38,10 @@ template <class T>
 void batch_on_calling_thread(Uplo uplo, int n, int nrhs, T* A, int lda, long long strideA, T* B, int ldb,
                              long long strideB, int batch, int* info, bool factor);
 
+// The same for the batch's inverses from their factors (xPOTRI on each; info[k] its info).
+template <class T>
+void inverse_batch_on_calling_thread(Uplo uplo, int n, T* A, int lda, long long strideA, int batch, int* info);
+
 // A request that is already done, with what the calling thread found.
 Request finished_request(const CallingThreadResult& result);
 

@@ -179,9 +179,13 @@ Request potri_async(Runtime& runtime, const MatrixView<T>& factor, const FactorO
   if (factor.where() == MatrixIn::device)
     return detail::finished_request(
         device::potri_dense(runtime, factor.rows(), factor.data(), factor.ld(), factor.stream(), options));
+  if (factor.where() == MatrixIn::host_batch)
+    return detail::potri_strided_batch_async(runtime, factor.rows(), factor.data(), factor.ld(), factor.stride(),
+                                             factor.count(), factor.info(), options);
   if (factor.where() != MatrixIn::host)
     misuse("potri", std::string("the factor lies in ") + to_string(factor.where()) +
-                        ": the inverse is computed from a factor in host or GPU memory (MatrixIn::host, device) only");
+                        ": the inverse is computed from a factor in host or GPU memory or a strided host batch "
+                        "(MatrixIn::host, device, host_batch) only");
   return detail::potri_array_async(runtime, factor.rows(), factor.data(), factor.ld(), options);
 }
 

@@ -36,6 +36,10 @@ Request potrs_strided_batch_async(Runtime& runtime, int n, int nrhs, const T* A,
 template <class T>
 Request posv_strided_batch_async(Runtime& runtime, int n, int nrhs, T* A, int lda, long long strideA, T* B, int ldb,
                                  long long strideB, int batch, int* info, const FactorOptions& options);
+// The inverses from a strided batch of factors (xPOTRI on each; info[k] its info).
+template <class T>
+Request potri_strided_batch_async(Runtime& runtime, int n, T* A, int lda, long long strideA, int batch, int* info,
+                                  const FactorOptions& options);
 template <class T>
 Request potrf_variable_batch_async(Runtime& runtime, const int* n, T* A, const long long* offsets, const int* lda,
                                    int batch, int* info, const FactorOptions& options);

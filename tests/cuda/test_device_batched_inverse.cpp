@@ -22,163 +22,41 @@
 #include <type_traits>
 #include <vector>
 
+#include "../inverse_batch_support.hpp"
 #include "batched_test_support.hpp"
-#include "kernels/cpu/blas.hpp"
 #include "tessera/device.hpp"
+#include "tessera/tessera.h"
 
 namespace {
 
 using tessera::Uplo;
 namespace device = tessera::device;
-namespace cpu = tessera::kernels::cpu;
 
 constexpr int kOrders[] = {1, 7, 31, 32, 33, 64, 127, 200};
 constexpr int kBatches[] = {1, 37};
 constexpr Uplo kUplos[] = {Uplo::lower, Uplo::upper};
 
-template <class T>
-struct Real {
-  using type = T;
-};
-template <class R>
-struct Real<std::complex<R>> {
-  using type = R;
-};
-template <class T>
-using RealOf = typename Real<T>::type;
-
-template <class T>
-T nan_value() {
-  const RealOf<T> nan = std::numeric_limits<RealOf<T>>::quiet_NaN();
-  if constexpr (std::is_floating_point_v<T>)
-    return nan;
-  else
-    return T(nan, nan);
-}
-
-template <class T>
-T conjugate(const T& x) {
-  if constexpr (std::is_floating_point_v<T>)
-    return x;
-  else
-    return std::conj(x);
-}
-
-template <class T>
-T random_entry(std::mt19937_64& rng) {
-  std::uniform_real_distribution<double> u(-1.0, 1.0);
-  if constexpr (std::is_floating_point_v<T>)
-    return static_cast<T>(u(rng));
-  else
-    return T(static_cast<RealOf<T>>(u(rng)), static_cast<RealOf<T>>(u(rng)));
-}
-
 using tessera::test::cuda_ok;
 using tessera::test::DeviceArray;
 using tessera::test::poisoned_info;
 using tessera::test::same_bits;
+using namespace tessera::test::inverse_batch;
 
-char letter(Uplo uplo) { return uplo == Uplo::lower ? 'L' : 'U'; }
-bool in_triangle(Uplo uplo, int i, int j) { return uplo == Uplo::lower ? i >= j : i <= j; }
-
-// A batch of factors (lda = n + 3, matrices lda * n + 5 apart, NaN everywhere else) and, for each,
-// LAPACKE's inverse in the same storage and the info xPOTRI must report.
+// The C API's batched inverse on device memory (tessera.h) for T.
 template <class T>
-struct FactorBatch {
-  int n, lda, batch;
-  long long stride;
-  std::vector<T> factors;
-  std::vector<T> inverses;
-  std::vector<int> info;
-};
-
-// Column that member k of a batch of more than 3 gets a zero at (-1: none).
-int zero_column(int k, int n, int batch) {
-  if (batch <= 3) return -1;
-  return k == 1 ? 0 : k == 2 ? n / 2 : k == 3 ? n - 1 : -1;
-}
-
-template <class T>
-FactorBatch<T> factor_batch(Uplo uplo, int n, int batch, std::mt19937_64& rng) {
-  FactorBatch<T> fb{n, n + 3, batch, static_cast<long long>(n + 3) * n + 5, {}, {}, {}};
-  fb.factors.assign(static_cast<std::size_t>(fb.stride * batch), nan_value<T>());
-  fb.info.assign(static_cast<std::size_t>(batch), 0);
-  for (int k = 0; k < batch; ++k) {
-    // A = B B^H + n I: well conditioned, so that the inverse is accurate to a few n eps.
-    std::vector<T> b(static_cast<std::size_t>(n) * n), a(static_cast<std::size_t>(n) * n, T(0));
-    for (T& v : b) v = random_entry<T>(rng);
-    for (int j = 0; j < n; ++j)
-      for (int i = 0; i < n; ++i) {
-        T sum = i == j ? T(static_cast<RealOf<T>>(n)) : T(0);
-        for (int m = 0; m < n; ++m) {
-          if constexpr (std::is_floating_point_v<T>)
-            sum += b[i + m * n] * b[j + m * n];
-          else
-            sum += b[i + m * n] * std::conj(b[j + m * n]);
-        }
-        a[i + j * n] = sum;
-      }
-    EXPECT_EQ(cpu::potrf(letter(uplo), n, a.data(), n), 0);
-    const int zero = zero_column(k, n, batch);
-    if (zero >= 0) {
-      a[zero + zero * n] = T(0);
-      fb.info[k] = zero + 1;
-    }
-    T* slot = fb.factors.data() + k * fb.stride;
-    for (int j = 0; j < n; ++j)
-      for (int i = 0; i < n; ++i)
-        if (in_triangle(uplo, i, j)) slot[i + j * fb.lda] = a[i + j * n];
-  }
-  fb.inverses = fb.factors;
-  for (int k = 0; k < batch; ++k)
-    EXPECT_EQ(cpu::potri(letter(uplo), n, fb.inverses.data() + k * fb.stride, fb.lda), fb.info[k]);
-  return fb;
-}
-
-// The largest |x| of the triangle of member k of the reference inverses.
-template <class T>
-double largest(const FactorBatch<T>& fb, Uplo uplo, int k) {
-  double most = 0;
-  for (int j = 0; j < fb.n; ++j)
-    for (int i = 0; i < fb.n; ++i)
-      if (in_triangle(uplo, i, j)) most = std::max(most, static_cast<double>(std::abs(fb.inverses[k * fb.stride + i + j * fb.lda])));
-  return most;
-}
-
-std::string describe(const char* form, Uplo uplo, int n, int batch) {
-  std::ostringstream s;
-  s << form << " uplo " << letter(uplo) << " n " << n << " batch " << batch;
-  return s.str();
-}
-
-template <class T>
-double tolerance(const FactorBatch<T>& fb, Uplo uplo, int k) {
-  return 50.0 * fb.n * std::numeric_limits<RealOf<T>>::epsilon() * largest(fb, uplo, k);
-}
-
-// In place: the reference inverse in the triangle, everything else (and failed members) as it was.
-template <class T>
-void check_in_place(const FactorBatch<T>& fb, Uplo uplo, const std::vector<T>& out, const std::vector<int>& info,
-                    const std::string& where) {
-  for (int k = 0; k < fb.batch; ++k) {
-    ASSERT_EQ(info[k], fb.info[k]) << where << ": matrix " << k;
-    const double tol = tolerance(fb, uplo, k);
-    for (long long e = 0; e < fb.stride && k * fb.stride + e < static_cast<long long>(out.size()); ++e) {
-      const long long at = k * fb.stride + e;
-      const int i = static_cast<int>(e % fb.lda), j = static_cast<int>(e / fb.lda);
-      const bool computed = fb.info[k] == 0 && j < fb.n && i < fb.n && in_triangle(uplo, i, j);
-      if (!computed) {
-        ASSERT_TRUE(same_bits(out[at], fb.factors[at])) << where << ": matrix " << k << " element " << e << " changed";
-        continue;
-      }
-      ASSERT_LE(std::abs(out[at] - fb.inverses[at]), tol)
-          << where << ": matrix " << k << " X(" << i << ", " << j << ") differs from LAPACKE's potri";
-      if (i == j) {
-        ASSERT_EQ(std::imag(std::complex<double>(out[at])), 0.0) << where << ": a diagonal is not real";
-      }
-    }
-  }
-}
+struct CApi;
+#define TESSERA_C_API(T, x)                                                            \
+  template <>                                                                          \
+  struct CApi<T> {                                                                     \
+    static constexpr auto in_place = tessera_##x##potri_batched_device_ex;             \
+    static constexpr auto out_of_place = tessera_##x##potri_batched_device_out_of_place_ex; \
+    static constexpr auto checking = tessera_##x##potri_batched_device;                \
+  };
+TESSERA_C_API(float, s)
+TESSERA_C_API(double, d)
+TESSERA_C_API(std::complex<float>, c)
+TESSERA_C_API(std::complex<double>, z)
+#undef TESSERA_C_API
 
 template <class T>
 class DeviceBatchedInverse : public ::testing::Test {
@@ -297,6 +175,59 @@ TYPED_TEST(DeviceBatchedInverse, EmptyBatchesAndOrdersEnqueueNothing) {
   EXPECT_EQ(device::potri_batched<T>(Uplo::upper, 0, nullptr, 1, 0, 3, host_info.data(), this->stream()), 0);
   EXPECT_EQ(host_info, std::vector<int>(3, 0));
   EXPECT_EQ(info.download(this->stream_), poisoned_info(3));
+}
+
+// The C API's three forms: the same results as the C++ forms, and LAPACK's positions for misuse.
+TYPED_TEST(DeviceBatchedInverse, CApiMatchesLapackAndReportsPositions) {
+  using T = TypeParam;
+  std::mt19937_64 rng(5);
+  const int n = 33, batch = 37;
+  for (Uplo uplo : kUplos) {
+    const FactorBatch<T> fb = factor_batch<T>(uplo, n, batch, rng);
+    DeviceArray<T> a(fb.factors.size());
+    DeviceArray<int> info(static_cast<std::size_t>(batch));
+    a.upload(fb.factors, this->stream_);
+    info.upload(poisoned_info(batch), this->stream_);
+    ASSERT_EQ(CApi<T>::in_place(letter(uplo), n, a.get(), fb.lda, fb.stride, batch, info.get(), this->stream_), 0);
+    check_in_place(fb, uplo, a.download(this->stream_), info.download(this->stream_), describe("C, in place", uplo, n, batch));
+
+    a.upload(fb.factors, this->stream_);
+    std::vector<int> host_info = poisoned_info(batch);
+    ASSERT_EQ(CApi<T>::checking(letter(uplo), n, a.get(), fb.lda, fb.stride, batch, host_info.data(), this->stream_), 3);
+    check_in_place(fb, uplo, a.download(this->stream_), host_info, describe("C, checking", uplo, n, batch));
+
+    // Out of place from the factors where they lie (Fortran order, lda): the whole inverse.
+    const int ldx = n;
+    const long long strideX = static_cast<long long>(n) * n;
+    DeviceArray<T> x(static_cast<std::size_t>(strideX * batch));
+    a.upload(fb.factors, this->stream_);
+    info.upload(poisoned_info(batch), this->stream_);
+    ASSERT_EQ(CApi<T>::out_of_place(letter(uplo), n, a.get(), 1, fb.lda, fb.stride, x.get(), ldx, strideX, batch,
+                                    info.get(), this->stream_),
+              0);
+    const std::vector<T> out = x.download(this->stream_);
+    const std::vector<int> got = info.download(this->stream_);
+    for (int k = 0; k < batch; ++k) {
+      ASSERT_EQ(got[k], fb.info[k]) << "C, out of place: matrix " << k;
+      if (fb.info[k] != 0) continue;
+      for (int j = 0; j < n; ++j)
+        for (int i = 0; i < n; ++i) {
+          const T reference = in_triangle(uplo, i, j) ? fb.inverses[k * fb.stride + i + j * fb.lda]
+                                                      : conjugate(fb.inverses[k * fb.stride + j + i * fb.lda]);
+          ASSERT_LE(std::abs(out[k * strideX + i + j * ldx] - reference), tolerance(fb, uplo, k))
+              << "C, out of place: matrix " << k << " X(" << i << ", " << j << ")";
+        }
+    }
+  }
+  // Misuse: LAPACK's positions, nothing enqueued.
+  DeviceArray<T> a(16);
+  DeviceArray<int> info(1);
+  EXPECT_EQ(CApi<T>::in_place('X', 4, a.get(), 4, 16, 1, info.get(), this->stream_), -1);
+  EXPECT_EQ(CApi<T>::in_place('L', -1, a.get(), 4, 16, 1, info.get(), this->stream_), -2);
+  EXPECT_EQ(CApi<T>::in_place('L', 4, a.get(), 3, 16, 1, info.get(), this->stream_), -4);
+  EXPECT_EQ(CApi<T>::in_place('L', 4, a.get(), 4, 16, -1, info.get(), this->stream_), -6);
+  EXPECT_EQ(CApi<T>::checking('U', 4, nullptr, 4, 16, 1, nullptr, this->stream_), -3);
+  EXPECT_EQ(CApi<T>::out_of_place('L', 4, a.get(), 1, 4, 16, a.get(), 3, 16, 1, info.get(), this->stream_), -8);
 }
 
 }  // namespace
