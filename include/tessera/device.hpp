@@ -108,10 +108,11 @@ TESSERA_EXPORT void potrf_batched_ex(Uplo uplo, int n, const T* A, long long row
 // other triangle is not touched. info[k] (device) = j > 0 when the factor's diagonal entry j is
 // zero (that matrix is then left as it was), else 0. The arithmetic is LAPACK's (xTRTRI, then
 // xLAUUM): a complex factor's diagonal enters the triangular inverse as stored and the product by
-// its real part, so that the inverse's diagonal is real. One kernel launch, a thread block per
-// matrix with its factor in shared memory (up to n = 168 for double, 119 for complex double, 238
-// for float on an H100 or H200); larger matrices run from device memory taken for the call (up to
-// 1 GiB, in stream order), correct but far slower than the dense potri one matrix at a time.
+// its real part, so that the inverse's diagonal is real. One kernel launch: a warp per matrix up
+// to order 32, else a thread block per matrix with its factor in shared memory (up to n = 168 for
+// double, 119 for complex double, 238 for float on an H100 or H200); larger matrices run from
+// device memory taken for the call (up to 1 GiB, in stream order), correct but far slower than the
+// dense potri one matrix at a time.
 // Positions as potrf_batched_ex's.
 template <class T>
 TESSERA_EXPORT void potri_batched_ex(Uplo uplo, int n, T* A, int lda, long long strideA, int batch, int* info,

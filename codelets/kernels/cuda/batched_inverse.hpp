@@ -12,8 +12,9 @@ namespace tessera::kernels::cuda {
 
 // In place: A_k := A_k^-1 in the triangle `uplo` from the factor there (potrf_batched's), the
 // other triangle untouched. info[k] = j > 0 when the factor's diagonal entry j is zero; that
-// matrix is then left as it was. info may be null. One kernel launch: a thread block per matrix,
-// the factor held in shared memory where it fits, else in device memory taken for the call.
+// matrix is then left as it was. info may be null. One kernel launch: a warp per matrix up to
+// order 32, else a thread block per matrix, the factor held in shared memory where it fits, else
+// in device memory taken for the call.
 template <class T>
 void potri_batched(BatchUplo uplo, int n, T* A, int lda, long long strideA, int batch, int* info,
                    cudaStream_t stream);

@@ -1,5 +1,6 @@
-// The inverse from Cholesky factors, batched: one thread block per matrix, the factor in a work
-// square (shared memory where it fits, else a slice of device memory per block).
+// The inverse from Cholesky factors, batched. Up to order 32 a warp per matrix (below, "orders up
+// to 32"); larger orders one thread block per matrix, the factor in a work square (shared memory
+// where it fits, else a slice of device memory per block):
 //   1. load:    L (lower; an upper factor U is read as L = U^H) into the square's lower triangle
 //               and the reciprocals of its diagonal into D. A zero on the diagonal stops there,
 //               as LAPACK's xTRTRI does, with the matrix's info set and nothing computed.
@@ -257,6 +258,132 @@ __global__ void __launch_bounds__(kMaxInverseThreads) potri_batched_kernel(Inver
   }
 }
 
+// ---- orders up to 32: a warp per matrix, W in registers -------------------------------------------
+//
+// Lane i holds row i of W while it is computed: at step m lane m's row is final (W(m, j) = (δ_mj -
+// acc_m(j)) / L(m, m), acc_m(j) = sum_{q < m} L(m, q) W(q, j)), broadcast by shuffles and added into
+// the later rows' sums, with L(i, m) read from column m of the warp's square; no barrier at all. The
+// square then takes V (W with the real part of its diagonal, zeros above it) column-major, and lane
+// i sums X(i, j) = sum_{m >= i} conj(V(m, i)) V(m, j) in registers (entries j > i are not written).
+
+constexpr int kWarpInverseMaxN = 32;
+
+// A warp takes orders up to 32, except complex double past 16: two rows of 32 complex doubles a
+// lane take most of its registers, and the thread-block kernel ran those faster.
+template <class T>
+bool warp_inverts(int n) {
+  return n <= (sizeof(T) > 8 ? 16 : kWarpInverseMaxN);
+}
+
+// Four warps a block, two where four squares would pass the 48 KiB of static shared memory.
+template <int N, class T>
+constexpr int inverse_warps_per_block() {
+  return sizeof(T) * N * (N + 1) * 4 <= 48 * 1024 ? 4 : 2;
+}
+
+// The factor of matrix k into the warp's square (lower triangle, ld = N + 1); lanes take the
+// source's faster-moving index, so that the loads coalesce whatever the layout.
+template <int N, class T>
+__device__ void load_factor_by_warp(const InverseDesc<T>& d, long long k, T* S, int lane) {
+  constexpr int ld = N + 1;
+  const T* a = d.A + k * d.stride;
+  const bool rows_fast = llabs(d.rs) <= llabs(d.cs);
+  for (int slow = 0; slow < d.n; ++slow) {
+    if (lane >= d.n) break;
+    const int r = rows_fast ? lane : slow, c = rows_fast ? slow : lane;
+    if (d.upper ? r > c : r < c) continue;
+    const T v = load_read_only(a + r * d.rs + c * d.cs);
+    if (d.upper)
+      S[c + r * ld] = conj_of(v);
+    else
+      S[r + c * ld] = v;
+  }
+  __syncwarp();
+}
+
+// Row `lane` of W = L^-1 (entries j <= lane; the others stay zero), dinv = 1 / L(lane, lane).
+template <int N, class T>
+__device__ void invert_triangle_by_warp(int n, const T* S, T dinv, int lane, T (&w)[N]) {
+  constexpr int ld = N + 1;
+#pragma unroll
+  for (int j = 0; j < N; ++j) w[j] = T(0);
+#pragma unroll
+  for (int m = 0; m < N; ++m) {
+    if (m >= n) break;
+    const T l_im = lane < n ? S[lane + m * ld] : T(0);  // L(lane, m): used by the later rows only
+#pragma unroll
+    for (int j = 0; j <= m; ++j) {
+      if (lane == m) w[j] = j == m ? dinv : times(-w[j], dinv);
+      const T w_mj = shuffle(0xffffffffu, w[j], m);
+      if (lane > m) w[j] = plus_product(w[j], l_im, w_mj);
+    }
+  }
+}
+
+template <int N, class T>
+__global__ void __launch_bounds__(32 * inverse_warps_per_block<N, T>()) potri_batched_warp_kernel(InverseDesc<T> d) {
+  constexpr int ld = N + 1, warps = inverse_warps_per_block<N, T>();
+  __shared__ T squares[warps][N * ld];
+  const int lane = threadIdx.x & 31, warp = threadIdx.x / 32;
+  const long long k = static_cast<long long>(blockIdx.x) * warps + warp;
+  if (k >= d.batch) return;
+  T* S = squares[warp];
+  const int n = d.n;
+  load_factor_by_warp<N>(d, k, S, lane);
+  const T diagonal = lane < n ? S[lane + lane * ld] : T(1);
+  const unsigned zeros = __ballot_sync(0xffffffffu, lane < n && is_zero(diagonal));
+  const int zero = zeros ? __ffs(static_cast<int>(zeros)) - 1 : n;
+  if (lane == 0 && d.info) d.info[k] = zero < n ? zero + 1 : 0;
+  T* x = d.X + k * d.strideX;
+  if (zero < n) {
+    if (d.nan_on_failure)
+      for (int c = 0; c < n; ++c)
+        if (lane < n) x[lane + static_cast<long long>(c) * d.ldx] = quiet_nan<T>();
+    return;
+  }
+  T w[N];
+  invert_triangle_by_warp<N>(n, S, reciprocal(diagonal), lane, w);
+  __syncwarp();  // every lane done with the factor's columns
+  if (lane < n) {
+#pragma unroll
+    for (int j = 0; j < N; ++j) S[lane + j * ld] = j < lane ? w[j] : j == lane ? T(real_of(w[j])) : T(0);
+  }
+  __syncwarp();
+  // Row m of V is read by every lane at once (one broadcast per entry, and only its entries j <= m);
+  // lane i adds it for m >= i.
+  T sum[N];
+#pragma unroll
+  for (int j = 0; j < N; ++j) sum[j] = T(0);
+#pragma unroll
+  for (int m = 0; m < N; ++m) {
+    if (m >= n) break;
+    const bool adds = m >= lane;
+    const T v_mi = adds ? conj_of(S[m + lane * ld]) : T(0);
+#pragma unroll
+    for (int j = 0; j <= m; ++j) {
+      const T v_mj = S[m + j * ld];
+      if (adds) sum[j] = plus_product(sum[j], v_mi, v_mj);
+    }
+  }
+  if (lane >= n) return;
+  const bool lower_out = !d.upper || d.full, upper_out = d.upper || d.full;
+#pragma unroll
+  for (int j = 0; j < N; ++j) {
+    if (j > lane) break;
+    const T value = j == lane ? T(real_of(sum[j])) : sum[j];
+    if (lower_out) x[lane + static_cast<long long>(j) * d.ldx] = value;
+    if (upper_out && (j != lane || !lower_out)) x[j + static_cast<long long>(lane) * d.ldx] = conj_of(value);
+  }
+}
+
+template <int N, class T>
+void launch_warp_inverse(const InverseDesc<T>& d, cudaStream_t stream) {
+  constexpr int warps = inverse_warps_per_block<N, T>();
+  const long long blocks = (static_cast<long long>(d.batch) + warps - 1) / warps;
+  potri_batched_warp_kernel<N, T><<<static_cast<unsigned>(blocks), 32 * warps, 0, stream>>>(d);
+  TESSERA_CUDA_CHECK_LAUNCH();
+}
+
 // Warps enough to keep the per-step updates of step 2 in flight; complex double keeps to 256
 // threads (its product registers).
 template <class T>
@@ -267,6 +394,11 @@ int inverse_threads(int n) {
 
 template <class T>
 void launch_inverse(InverseDesc<T> d, cudaStream_t stream) {
+  if (warp_inverts<T>(d.n)) {
+    if (d.n <= 8) return launch_warp_inverse<8>(d, stream);
+    if (d.n <= 16) return launch_warp_inverse<16>(d, stream);
+    if constexpr (sizeof(T) <= 8) return launch_warp_inverse<32>(d, stream);
+  }
   d.ld = d.n | 1;
   const std::size_t square_bytes = static_cast<std::size_t>(work_elements(d.n, d.ld)) * sizeof(T);
   const int threads = inverse_threads<T>(d.n);
