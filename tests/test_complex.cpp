@@ -680,6 +680,89 @@ TEST(ComplexOnDevice, FloatOutOfPlaceAndStacksMatchLapack) {
   check_out_of_place_on_device<std::complex<float>>();
 }
 
+// The C API's dense forms for complex matrices in GPU memory (T's own entry points).
+struct ZDeviceCalls {
+  static constexpr auto potrf = tessera_zpotrf_device;
+  static constexpr auto potrf_ex = tessera_zpotrf_device_ex;
+  static constexpr auto potrs = tessera_zpotrs_device;
+  static constexpr auto posv = tessera_zposv_device;
+  static constexpr auto potri = tessera_zpotri_device;
+};
+struct CDeviceCalls {
+  static constexpr auto potrf = tessera_cpotrf_device;
+  static constexpr auto potrf_ex = tessera_cpotrf_device_ex;
+  static constexpr auto potrs = tessera_cpotrs_device;
+  static constexpr auto posv = tessera_cposv_device;
+  static constexpr auto potri = tessera_cpotri_device;
+};
+
+// posv, then potrs on its factor, then potri on it, both triangles (backward errors and LAPACK's
+// inverse ratio); a matrix that is not positive definite at column 70 gives 71 from potrf and,
+// in device memory, from potrf_ex; a zero on a factor's diagonal gives its position from potri.
+template <class T, class Calls>
+void check_dense_c_api_on_device() {
+  const int n = 150, ld = 153, nrhs = 2;
+  T *dA = nullptr, *dB = nullptr;
+  int* dinfo = nullptr;
+  ASSERT_EQ(cudaMalloc(&dA, sizeof(T) * ld * n), cudaSuccess);
+  ASSERT_EQ(cudaMalloc(&dB, sizeof(T) * ld * nrhs), cudaSuccess);
+  ASSERT_EQ(cudaMalloc(&dinfo, sizeof(int)), cudaSuccess);
+  const auto to_device = [](T* d, const std::vector<T>& M) {
+    ASSERT_EQ(cudaMemcpy(d, M.data(), sizeof(T) * M.size(), cudaMemcpyHostToDevice), cudaSuccess);
+  };
+  const auto from_device = [](const T* d, std::size_t size) {
+    std::vector<T> M(size);
+    EXPECT_EQ(cudaMemcpy(M.data(), d, sizeof(T) * size, cudaMemcpyDeviceToHost), cudaSuccess);
+    return M;
+  };
+  for (Uplo uplo : {Uplo::lower, Uplo::upper}) {
+    const char u = uplo == Uplo::lower ? 'L' : 'U';
+    const std::string name = to_string(uplo);
+    const std::vector<T> A = random_hpd<T>(n, ld, 80);
+    const std::vector<T> B = random_rhs<T>(n, nrhs, ld, 81);
+    to_device(dA, A);
+    to_device(dB, B);
+    ASSERT_EQ(Calls::posv(u, n, nrhs, dA, ld, dB, ld, nullptr), 0) << name;
+    EXPECT_LT(solve_backward_error(uplo, n, nrhs, A, ld, from_device(dB, B.size()), B, ld), kResidualThreshold) << name;
+    to_device(dB, B);
+    ASSERT_EQ(Calls::potrs(u, n, nrhs, dA, ld, dB, ld, nullptr), 0) << name;
+    EXPECT_LT(solve_backward_error(uplo, n, nrhs, A, ld, from_device(dB, B.size()), B, ld), kResidualThreshold) << name;
+    const std::vector<T> factor = from_device(dA, A.size());
+    ASSERT_EQ(Calls::potri(u, n, dA, ld, nullptr), 0) << name;
+    EXPECT_LT(inverse_ratio(uplo, n, A, from_device(dA, A.size()), ld), kResidualThreshold) << name;
+    std::vector<T> singular = factor;
+    singular[at(40, 40, ld)] = T(0);
+    to_device(dA, singular);
+    EXPECT_EQ(Calls::potri(u, n, dA, ld, nullptr), 41) << name;
+    EXPECT_EQ(from_device(dA, A.size()), singular) << name << ": changed by a failed inverse";
+
+    std::vector<T> bad = A;
+    bad[at(70, 70, ld)] = T(-1);
+    to_device(dA, bad);
+    EXPECT_EQ(Calls::potrf(u, n, dA, ld, nullptr), 71) << name;
+    to_device(dA, bad);
+    ASSERT_EQ(cudaMemset(dinfo, 0, sizeof(int)), cudaSuccess);
+    ASSERT_EQ(Calls::potrf_ex(u, n, dA, ld, dinfo, nullptr), 0) << name;
+    ASSERT_EQ(cudaDeviceSynchronize(), cudaSuccess);
+    int info = 0;
+    ASSERT_EQ(cudaMemcpy(&info, dinfo, sizeof(int), cudaMemcpyDeviceToHost), cudaSuccess);
+    EXPECT_EQ(info, 71) << name;
+  }
+  cudaFree(dA);
+  cudaFree(dB);
+  cudaFree(dinfo);
+}
+
+TEST(ComplexOnDevice, DoubleDenseCApiFormsGpu) {
+  TESSERA_SKIP_WITHOUT_GPU();
+  check_dense_c_api_on_device<zdouble, ZDeviceCalls>();
+}
+
+TEST(ComplexOnDevice, FloatDenseCApiFormsGpu) {
+  TESSERA_SKIP_WITHOUT_GPU();
+  check_dense_c_api_on_device<std::complex<float>, CDeviceCalls>();
+}
+
 // Complex batches in GPU memory through the C API (no runtime): posv in place with a failing
 // member, then the checking form's count of failures; each solution against its backward error.
 TEST(ComplexOnDevice, BatchesThroughTheCApi) {

@@ -17,9 +17,10 @@
 #include <type_traits>
 #include <vector>
 
+#include "kernels/cpu/blas.hpp"
+#include "policy_modes.hpp"
 #include "tessera/device.hpp"
 #include "tessera/tessera.h"
-#include "policy_modes.hpp"
 #include "test_support.hpp"
 
 #ifdef TESSERA_HAVE_CUDA
@@ -107,6 +108,19 @@ TEST(DeviceArguments, CApiReturnsMinusPosition) {
   EXPECT_EQ(tessera_dpotrs_device('U', 3, 0, a, 3, nullptr, 3, nullptr), 0);
   EXPECT_EQ(tessera_sposv_device('L', 0, 2, nullptr, 1, nullptr, 1, nullptr), 0);
   if (!have_gpu()) EXPECT_EQ(tessera_dpotrf_device('L', 2, a, 2, nullptr), TESSERA_RUNTIME_FAILURE);
+  // The inverse and the complex forms: the same positions.
+  tessera_complex_double z[8] = {};
+  tessera_complex_float c[8] = {};
+  EXPECT_EQ(tessera_dpotri_device('X', 2, a, 2, nullptr), -1);
+  EXPECT_EQ(tessera_spotri_device('L', 2, af, 1, nullptr), -4);
+  EXPECT_EQ(tessera_zpotri_device('L', -1, z, 2, nullptr), -2);
+  EXPECT_EQ(tessera_cpotri_device('U', 2, nullptr, 2, nullptr), -3);
+  EXPECT_EQ(tessera_zpotrf_device('L', 2, nullptr, 2, nullptr), -3);
+  EXPECT_EQ(tessera_cpotrf_device_ex('L', 2, c, 1, &info, nullptr), -4);
+  EXPECT_EQ(tessera_zpotrs_device('L', 2, 1, z, 2, z + 4, 1, nullptr), -7);
+  EXPECT_EQ(tessera_cposv_device('Q', 2, 1, c, 2, c + 4, 2, nullptr), -1);
+  EXPECT_EQ(tessera_zpotri_device('L', 0, nullptr, 1, nullptr), 0);
+  if (!have_gpu()) EXPECT_EQ(tessera_zpotri_device('L', 2, z, 2, nullptr), TESSERA_RUNTIME_FAILURE);
 }
 
 #ifdef TESSERA_HAVE_CUDA
@@ -795,6 +809,18 @@ TEST(DeviceDense, CApiFactorsAndSolvesGpu) {
   EXPECT_EQ(tessera_spotrf_device_ex('U', n, device_Af3.get(), n, device_info.get(), nullptr), 0);
   EXPECT_CUDA_OK(cudaDeviceSynchronize());
   EXPECT_EQ(device_info.to_host()[0], 0);
+  // The inverse from posv's upper factor, against LAPACK's potri of the same factor.
+  std::vector<double> factor = device_A.to_host(), inverse = factor;
+  ASSERT_EQ(kernels::cpu::potri('U', n, inverse.data(), lda), 0);
+  ASSERT_EQ(tessera_dpotri_device('U', n, device_A.get(), lda, nullptr), 0);
+  const std::vector<double> device_inverse = device_A.to_host();
+  double largest = 0;
+  for (double v : inverse) largest = std::max(largest, std::abs(v));
+  for (int j = 0; j < n; ++j)
+    for (int i = 0; i <= j; ++i)
+      ASSERT_NEAR(device_inverse[i + static_cast<std::size_t>(j) * lda], inverse[i + static_cast<std::size_t>(j) * lda],
+                  1e-12 * largest)
+          << "X(" << i << ", " << j << ")";
   int host_info = 0;
   EXPECT_EQ(tessera_dpotrf_device_ex('L', n, device_failing_ex.get(), lda, &host_info, nullptr), -5);
   EXPECT_EQ(tessera_dpotrf_device_ex('L', n, device_failing_ex.get(), lda, nullptr, nullptr), -5);

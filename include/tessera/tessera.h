@@ -139,6 +139,28 @@ TESSERA_EXPORT int tessera_dsposv_device(char uplo, int n, int nrhs, double *A, 
  * (-5 for a null info, or one in host memory). */
 TESSERA_EXPORT int tessera_dpotrf_device_ex(char uplo, int n, double *A, int lda, int *info, void *stream);
 TESSERA_EXPORT int tessera_spotrf_device_ex(char uplo, int n, float *A, int lda, int *info, void *stream);
+/* A^{-1} from its Cholesky factor in GPU memory (tessera::device::potri: tile tasks of the
+ * triangular inverse and its product, the call returning once the inverse is complete): return
+ * value as tessera_dpotri's (-3 for a host pointer A). */
+TESSERA_EXPORT int tessera_dpotri_device(char uplo, int n, double *A, int lda, void *stream);
+TESSERA_EXPORT int tessera_spotri_device(char uplo, int n, float *A, int lda, void *stream);
+TESSERA_EXPORT int tessera_zpotri_device(char uplo, int n, tessera_complex_double *A, int lda, void *stream);
+TESSERA_EXPORT int tessera_cpotri_device(char uplo, int n, tessera_complex_float *A, int lda, void *stream);
+/* The complex Hermitian forms of the dense device calls above. */
+TESSERA_EXPORT int tessera_zpotrf_device(char uplo, int n, tessera_complex_double *A, int lda, void *stream);
+TESSERA_EXPORT int tessera_cpotrf_device(char uplo, int n, tessera_complex_float *A, int lda, void *stream);
+TESSERA_EXPORT int tessera_zpotrf_device_ex(char uplo, int n, tessera_complex_double *A, int lda, int *info,
+                                            void *stream);
+TESSERA_EXPORT int tessera_cpotrf_device_ex(char uplo, int n, tessera_complex_float *A, int lda, int *info,
+                                            void *stream);
+TESSERA_EXPORT int tessera_zpotrs_device(char uplo, int n, int nrhs, const tessera_complex_double *A, int lda,
+                                         tessera_complex_double *B, int ldb, void *stream);
+TESSERA_EXPORT int tessera_cpotrs_device(char uplo, int n, int nrhs, const tessera_complex_float *A, int lda,
+                                         tessera_complex_float *B, int ldb, void *stream);
+TESSERA_EXPORT int tessera_zposv_device(char uplo, int n, int nrhs, tessera_complex_double *A, int lda,
+                                        tessera_complex_double *B, int ldb, void *stream);
+TESSERA_EXPORT int tessera_cposv_device(char uplo, int n, int nrhs, tessera_complex_float *A, int lda,
+                                        tessera_complex_float *B, int ldb, void *stream);
 
 /* Device-resident batched mode (tessera/device.hpp): the same strided batches with A, B and info
  * in GPU memory; stream is a cudaStream_t (NULL: the default stream). The _ex calls enqueue the

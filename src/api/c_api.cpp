@@ -207,6 +207,13 @@ int posv_device(const char* routine, char uplo, int n, int nrhs, T* A, int lda, 
   });
 }
 
+template <class T>
+int potri_device(const char* routine, char uplo, int n, T* A, int lda, void* stream) {
+  return checked_call(routine, tessera::potrf_argument_error(uplo, n, A, lda), [&] {
+    return n == 0 ? 0 : tessera::device::potri(Runtime::shared(), n, A, lda, as_stream(stream), options_for(uplo));
+  });
+}
+
 // The refined solve on the GPU: the host form's checks, then the C++ device API.
 int posv_refined_device(const char* routine, char uplo, int n, int nrhs, double* A, int lda, const double* B, int ldb,
                         double* X, int ldx, int* iter, int tensor_cores, void* stream) {
@@ -618,6 +625,44 @@ int tessera_dposv_device(char uplo, int n, int nrhs, double* A, int lda, double*
 }
 int tessera_sposv_device(char uplo, int n, int nrhs, float* A, int lda, float* B, int ldb, void* stream) {
   return posv_device("tessera_sposv_device", uplo, n, nrhs, A, lda, B, ldb, stream);
+}
+int tessera_dpotri_device(char uplo, int n, double* A, int lda, void* stream) {
+  return potri_device("tessera_dpotri_device", uplo, n, A, lda, stream);
+}
+int tessera_spotri_device(char uplo, int n, float* A, int lda, void* stream) {
+  return potri_device("tessera_spotri_device", uplo, n, A, lda, stream);
+}
+int tessera_zpotri_device(char uplo, int n, tessera_complex_double* A, int lda, void* stream) {
+  return potri_device("tessera_zpotri_device", uplo, n, A, lda, stream);
+}
+int tessera_cpotri_device(char uplo, int n, tessera_complex_float* A, int lda, void* stream) {
+  return potri_device("tessera_cpotri_device", uplo, n, A, lda, stream);
+}
+int tessera_zpotrf_device(char uplo, int n, tessera_complex_double* A, int lda, void* stream) {
+  return potrf_device("tessera_zpotrf_device", uplo, n, A, lda, stream);
+}
+int tessera_zpotrf_device_ex(char uplo, int n, tessera_complex_double* A, int lda, int* info, void* stream) {
+  return potrf_device_ex("tessera_zpotrf_device_ex", uplo, n, A, lda, info, stream);
+}
+int tessera_zpotrs_device(char uplo, int n, int nrhs, const tessera_complex_double* A, int lda, tessera_complex_double* B, int ldb,
+                          void* stream) {
+  return potrs_device("tessera_zpotrs_device", uplo, n, nrhs, A, lda, B, ldb, stream);
+}
+int tessera_zposv_device(char uplo, int n, int nrhs, tessera_complex_double* A, int lda, tessera_complex_double* B, int ldb, void* stream) {
+  return posv_device("tessera_zposv_device", uplo, n, nrhs, A, lda, B, ldb, stream);
+}
+int tessera_cpotrf_device(char uplo, int n, tessera_complex_float* A, int lda, void* stream) {
+  return potrf_device("tessera_cpotrf_device", uplo, n, A, lda, stream);
+}
+int tessera_cpotrf_device_ex(char uplo, int n, tessera_complex_float* A, int lda, int* info, void* stream) {
+  return potrf_device_ex("tessera_cpotrf_device_ex", uplo, n, A, lda, info, stream);
+}
+int tessera_cpotrs_device(char uplo, int n, int nrhs, const tessera_complex_float* A, int lda, tessera_complex_float* B, int ldb,
+                          void* stream) {
+  return potrs_device("tessera_cpotrs_device", uplo, n, nrhs, A, lda, B, ldb, stream);
+}
+int tessera_cposv_device(char uplo, int n, int nrhs, tessera_complex_float* A, int lda, tessera_complex_float* B, int ldb, void* stream) {
+  return posv_device("tessera_cposv_device", uplo, n, nrhs, A, lda, B, ldb, stream);
 }
 const char* tessera_version(void) { return tessera::version(); }
 
