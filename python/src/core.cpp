@@ -274,8 +274,9 @@ class RuntimeCall {
   }
 
   // Each factor of the stack replaced in place by the triangle `uplo` of its matrix's inverse
-  // (LAPACK's xPOTRI), info[k] its info (a zero on the factor's diagonal): one matrix as the tile
-  // task graph, a stack as one batched request. Ctrl-C cancels it.
+  // (LAPACK's xPOTRI), info[k] its info (a zero on the factor's diagonal): a stack of orders the
+  // batched inverse kernel takes (the library's plan) as one batched request, else each matrix as
+  // its tile task graph (all submitted before the first wait). Ctrl-C cancels it.
   template <class T>
   void potri(HostStack a, const std::string& uplo, const std::string& mode, HostInfo info) {
     const StackShape s = square_stack(a);
@@ -283,9 +284,13 @@ class RuntimeCall {
     T* data = static_cast<T*>(a.data());
     tessera::Runtime& rt = runtime();
     const int ld = std::max(1, s.n);
-    if (s.batch == 1) {
-      tessera::Request request = submit([&] { return tessera::potri_async(rt, s.n, data, ld, factor_options(uplo, mode)); });
-      info.data()[0] = wait_interruptibly(request, progress_);
+    if (s.batch == 1 || !tessera::device::inverse_takes_batched_kernel(s.n, s.batch)) {
+      std::vector<tessera::Request> requests;
+      for (int k = 0; k < s.batch; ++k)
+        requests.push_back(submit([&] {
+          return tessera::potri_async(rt, s.n, data + k * stride(s.n, s.n), ld, factor_options(uplo, mode));
+        }));
+      for (int k = 0; k < s.batch; ++k) info.data()[k] = wait_interruptibly(requests[static_cast<size_t>(k)], progress_);
       return;
     }
     tessera::Request request = submit([&] {

@@ -686,14 +686,16 @@ def test_cholesky_inverse_of_a_large_factor_and_of_a_singular_one(lower):
 
 
 @pytest.mark.parametrize("dtype", [np.float64, np.complex64])
-def test_cholesky_inverse_of_a_stack_beyond_the_calling_thread(dtype):
-    a = spd(200, (8,), dtype=dtype)  # beyond the calling thread's work: batched chunk tasks
+@pytest.mark.parametrize("batch, n", [(8, 200), (3, 300)])
+def test_cholesky_inverse_of_a_stack_beyond_the_calling_thread(dtype, batch, n):
+    # Beyond the calling thread's work: batched chunk tasks (order 200), one tile graph per matrix (300).
+    a = spd(n, (batch,), dtype=dtype)
     c = tessera.cholesky(a)
     inverse = tessera.cholesky_inverse(c)
     expected = np.linalg.inv(a.astype(np.complex128 if np.iscomplexobj(a) else np.float64))
-    assert np.allclose(inverse, expected, atol=tolerance(dtype, 200) * np.abs(expected).max())
-    c[5, 3, 3] = 0
-    with pytest.raises(np.linalg.LinAlgError, match="matrix 5: the factor's diagonal entry 4 is zero"):
+    assert np.allclose(inverse, expected, atol=tolerance(dtype, n) * np.abs(expected).max())
+    c[batch - 1, 3, 3] = 0
+    with pytest.raises(np.linalg.LinAlgError, match=f"matrix {batch - 1}: the factor's diagonal entry 4 is zero"):
         tessera.cholesky_inverse(c)
 
 

@@ -297,9 +297,10 @@ def cholesky_inverse(c, *, lower=None, mode=None, policy=None, progress=None):
     torch.cholesky_inverse: the whole symmetric inverse. c as cho_solve takes it (a factor, or
     scipy's (c, lower) pair; its triangle read off its zeros where lower= is not given). Host
     arrays (numpy, PyTorch CPU tensors that need no gradient) go through LAPACK's potri as Tessera
-    runs it (for one matrix the tile task graph of the triangular inverse and its product, for a
-    stack chunks of matrices as tasks, or LAPACK on the calling thread for small work) and raise
-    numpy.linalg.LinAlgError for a zero on a factor's diagonal. GPU arrays of small order (_inverse_takes_batched_kernel) go through the batched
+    runs it (each matrix as the tile task graph of the triangular inverse and its product, a stack
+    of orders the batched inverse kernel takes as chunks of matrices, one task each, or LAPACK on
+    the calling thread for small work) and raise numpy.linalg.LinAlgError for a zero on a factor's
+    diagonal. GPU arrays of small order (_inverse_takes_batched_kernel) go through the batched
     inverse kernel in one launch, without synchronising: a factor with a zero on its diagonal gives
     an inverse of NaN. Larger GPU arrays, gradients and JAX traces compute cho_solve(c, I) (twice
     potri's arithmetic)."""
