@@ -61,7 +61,9 @@ Request posv_batched_async(Runtime& runtime, int n, int nrhs, T* A, int lda, lon
 // A_k^{-1} from the factors of potrf_batched (LAPACK's xPOTRI on each): the triangle options.uplo
 // of each factor replaced by that of its matrix's inverse, the other triangle untouched. info[k]
 // = j > 0 when factor k has a zero at diagonal entry j (that matrix is then left as it was). A
-// chunk runs on a CPU worker (LAPACKE per matrix) or on a GPU (Tessera's batched inverse kernel).
+// chunk runs on a CPU worker (LAPACKE per matrix) or on a GPU (Tessera's batched inverse kernel,
+// slow past the orders whose factor fits in shared memory: a few large matrices are better served
+// by potri_async on each, a tile task graph per matrix).
 template <class T>
 Request potri_batched_async(Runtime& runtime, int n, T* A, int lda, long long strideA, int batch, int* info,
                             const BatchOptions& options = {}) {
