@@ -130,6 +130,11 @@ TESSERA_EXPORT void potri_batched_ex(Uplo uplo, int n, const T* L, long long row
 
 // ---- batched, arrays of pointers: A_array (device) holds batch device pointers ---------------------
 
+// The inverse from the factors (the strided potri_batched_ex above) with factor k at A_array[k].
+template <class T>
+TESSERA_EXPORT void potri_batched_ex(Uplo uplo, int n, T* const* A_array, int lda, int batch, int* info,
+                                     Stream stream);
+
 template <class T>
 TESSERA_EXPORT void potrf_batched_ex(Uplo uplo, int n, T* const* A_array, int lda, int batch,
                                      int* info, Stream stream);

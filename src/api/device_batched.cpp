@@ -159,6 +159,14 @@ void potri_batched_ex(Uplo uplo, int n, const T* L, long long rowStrideL, long l
 // ---- arrays of pointers -------------------------------------------------------------------------------
 
 template <class T>
+void potri_batched_ex(Uplo uplo, int n, T* const* A_array, int lda, int batch, int* info, Stream stream) {
+  check_arguments("potri_batched_ex", potrf_batched_pointers_argument_error<T>(detail::uplo_letter(uplo), n, A_array,
+                                                                               lda, batch, info));
+  if (n == 0 || batch == 0) return;
+  kc::potri_batched<T>(batch_uplo(uplo), n, A_array, lda, batch, info, stream);
+}
+
+template <class T>
 void potrf_batched_ex(Uplo uplo, int n, T* const* A_array, int lda, int batch, int* info, Stream stream) {
   check_arguments("potrf_batched_ex", potrf_batched_pointers_argument_error<T>(detail::uplo_letter(uplo), n, A_array,
                                                                                lda, batch, info));
@@ -316,6 +324,10 @@ void potri_batched_ex(Uplo, int, const T*, long long, long long, long long, T*, 
   without_cuda("potri_batched_ex");
 }
 template <class T>
+void potri_batched_ex(Uplo, int, T* const*, int, int, int*, Stream) {
+  without_cuda("potri_batched_ex");
+}
+template <class T>
 int potri_batched(Uplo, int, T*, int, long long, int, int*, Stream) {
   without_cuda("potri_batched");
 }
@@ -370,6 +382,7 @@ void zero_opposite_triangle(Uplo, int, T*, int, long long, int, Stream) {
   template void potri_batched_ex<T>(Uplo, int, const T*, long long, long long, long long, T*, int, long long, int,   \
                                     int*, Stream);                                                                \
   template int potri_batched<T>(Uplo, int, T*, int, long long, int, int*, Stream);                                \
+  template void potri_batched_ex<T>(Uplo, int, T* const*, int, int, int*, Stream);                                \
   template void potrf_batched_ex<T>(Uplo, int, T* const*, int, int, int*, Stream);                                \
   template void potrs_batched_ex<T>(Uplo, int, int, const T* const*, int, T* const*, int, int, const int*,        \
                                     Stream);                                                                      \

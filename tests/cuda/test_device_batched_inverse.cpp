@@ -7,7 +7,8 @@
 // and (in place) their storage must come back bit-identical. Elements outside the referenced
 // triangle (the other triangle, rows past n, gaps) are NaN and must come back bit-identical. The
 // out-of-place form must write the whole Hermitian inverse for C-ordered and Fortran-ordered
-// sources, NaN for a failed member, and leave its source as it was.
+// sources, NaN for a failed member, and leave its source as it was. The arrays-of-pointers form
+// and the C API's forms must give the strided form's results.
 // Skipped where no CUDA device is present.
 #include <cuda_runtime.h>
 #include <gtest/gtest.h>
@@ -25,6 +26,7 @@
 #include "../inverse_batch_support.hpp"
 #include "batched_test_support.hpp"
 #include "tessera/device.hpp"
+#include "tessera/error.hpp"
 #include "tessera/tessera.h"
 
 namespace {
@@ -108,6 +110,45 @@ TYPED_TEST(DeviceBatchedInverse, CheckingFormCountsFailures) {
       check_in_place(fb, uplo, a.download(this->stream_), host_info, where);
       if (::testing::Test::HasFatalFailure()) return;
     }
+}
+
+// Arrays of pointers (the factors where the strided layout has them, addressed one by one), in
+// place: the strided form's results, misuse at LAPACK's positions.
+TYPED_TEST(DeviceBatchedInverse, PointerArraysMatchLapack) {
+  using T = TypeParam;
+  std::mt19937_64 rng(13);
+  for (Uplo uplo : kUplos)
+    for (int n : {7, 32, 33, 200}) {
+      const int batch = 37;
+      const std::string where = describe("potri_batched_ex, arrays of pointers", uplo, n, batch);
+      const FactorBatch<T> fb = factor_batch<T>(uplo, n, batch, rng);
+      DeviceArray<T> a(fb.factors.size());
+      DeviceArray<int> info(static_cast<std::size_t>(batch));
+      a.upload(fb.factors, this->stream_);
+      info.upload(poisoned_info(batch), this->stream_);
+      std::vector<T*> pointers(static_cast<std::size_t>(batch));
+      for (int k = 0; k < batch; ++k) pointers[k] = a.get() + k * fb.stride;
+      DeviceArray<T*> array(pointers.size());
+      array.upload(pointers, this->stream_);
+      device::potri_batched_ex(uplo, n, array.get(), fb.lda, batch, info.get(), this->stream());
+      check_in_place(fb, uplo, a.download(this->stream_), info.download(this->stream_), where);
+      if (::testing::Test::HasFatalFailure()) return;
+    }
+  DeviceArray<T*> array(1);
+  DeviceArray<int> info(1);
+  const auto position_of = [](auto&& call) {
+    try {
+      call();
+    } catch (const tessera::InvalidArgument& e) {
+      return e.position();
+    }
+    return 0;
+  };
+  EXPECT_EQ(position_of([&] { device::potri_batched_ex<T>(Uplo::lower, 4, nullptr, 4, 1, info.get(), this->stream()); }), 3);
+  EXPECT_EQ(position_of([&] { device::potri_batched_ex<T>(Uplo::lower, 4, array.get(), 3, 1, info.get(), this->stream()); }),
+            4);
+  EXPECT_EQ(position_of([&] { device::potri_batched_ex<T>(Uplo::upper, 4, array.get(), 4, 1, nullptr, this->stream()); }),
+            6);
 }
 
 // Out of place from C-ordered (row stride n) and Fortran-ordered (row stride 1) sources: the whole

@@ -28,4 +28,9 @@ void potri_batched(BatchUplo uplo, int n, const T* A, long long rowStrideA, long
                    long long strideA, T* X, int ldx, long long strideX, int batch, int* info,
                    cudaStream_t stream);
 
+// Arrays of pointers, in place: factor k at A_array[k] (a device array of batch device pointers,
+// leading dimension lda), replaced by its triangle of the inverse as the strided form does.
+template <class T>
+void potri_batched(BatchUplo uplo, int n, T* const* A_array, int lda, int batch, int* info, cudaStream_t stream);
+
 }  // namespace tessera::kernels::cuda

@@ -48,9 +48,20 @@ struct InverseDesc {
   bool full = false;            // write both triangles of X
   bool nan_on_failure = false;  // a failed matrix's X filled with NaN (else left as it is)
   int* info = nullptr;
+  T* const* array = nullptr;  // not null: factor k at array[k] (rs 1, cs ldx), its inverse there too
   T* work = nullptr;  // one square per block in device memory; null: shared memory
   int ld = 0;         // leading dimension of a work square: odd, against bank conflicts
 };
+
+// Where factor k is read and its inverse written.
+template <class T>
+__device__ __forceinline__ const T* factor_of(const InverseDesc<T>& d, long long k) {
+  return d.array ? d.array[k] : d.A + k * d.stride;
+}
+template <class T>
+__device__ __forceinline__ T* inverse_of(const InverseDesc<T>& d, long long k) {
+  return d.array ? d.array[k] : d.X + k * d.strideX;
+}
 
 // Elements of one work square and its diagonal.
 constexpr long long work_elements(int n, int ld) { return static_cast<long long>(n) * ld + n; }
@@ -111,7 +122,7 @@ template <class T>
 __device__ int load_factor(const InverseDesc<T>& d, long long k, T* S, T* D, int* first_zero) {
   const int n = d.n, ld = d.ld;
   if (threadIdx.x == 0) *first_zero = n;
-  const T* a = d.A + k * d.stride;
+  const T* a = factor_of(d, k);
   const bool rows_fast = llabs(d.rs) <= llabs(d.cs);
   for_each_entry(n, [&](int fast, int slow) {
     const int r = rows_fast ? fast : slow, c = rows_fast ? slow : fast;
@@ -198,7 +209,7 @@ template <class T>
 __device__ void multiply_inverse(const InverseDesc<T>& d, long long k, const T* S) {
   const int n = d.n, ld = d.ld;
   const int lane = threadIdx.x & 31, warp = threadIdx.x / 32, warps = blockDim.x / 32;
-  T* x = d.X + k * d.strideX;
+  T* x = inverse_of(d, k);
   const bool lower_out = !d.upper || d.full, upper_out = d.upper || d.full;
   const int row_blocks = (n + 31) / 32;
   // Units of row block b: the column groups that reach into columns < min(n, 32 (b + 1)).
@@ -233,7 +244,7 @@ __device__ void multiply_inverse(const InverseDesc<T>& d, long long k, const T* 
 
 template <class T>
 __device__ void fill_with_nan(const InverseDesc<T>& d, long long k) {
-  T* x = d.X + k * d.strideX;
+  T* x = inverse_of(d, k);
   for_each_entry(d.n, [&](int r, int c) { x[r + static_cast<long long>(c) * d.ldx] = quiet_nan<T>(); });
 }
 
@@ -286,7 +297,7 @@ constexpr int inverse_warps_per_block() {
 template <int N, class T>
 __device__ void load_factor_by_warp(const InverseDesc<T>& d, long long k, T* S, int lane) {
   constexpr int ld = N + 1;
-  const T* a = d.A + k * d.stride;
+  const T* a = factor_of(d, k);
   const bool rows_fast = llabs(d.rs) <= llabs(d.cs);
   for (int slow = 0; slow < d.n; ++slow) {
     if (lane >= d.n) break;
@@ -334,7 +345,7 @@ __global__ void __launch_bounds__(32 * inverse_warps_per_block<N, T>()) potri_ba
   const unsigned zeros = __ballot_sync(0xffffffffu, lane < n && is_zero(diagonal));
   const int zero = zeros ? __ffs(static_cast<int>(zeros)) - 1 : n;
   if (lane == 0 && d.info) d.info[k] = zero < n ? zero + 1 : 0;
-  T* x = d.X + k * d.strideX;
+  T* x = inverse_of(d, k);
   if (zero < n) {
     if (d.nan_on_failure)
       for (int c = 0; c < n; ++c)
@@ -468,8 +479,28 @@ void potri_batched(BatchUplo uplo, int n, const T* A, long long rowStrideA, long
   enqueue_inverse(uplo, n, A, rowStrideA, colStrideA, strideA, X, ldx, strideX, batch, info, true, stream);
 }
 
+template <class T>
+void potri_batched(BatchUplo uplo, int n, T* const* A_array, int lda, int batch, int* info, cudaStream_t stream) {
+  require(n >= 0, "potri_batched: n must be >= 0", 2);
+  require(lda >= (n > 1 ? n : 1), "potri_batched: lda must be >= max(1, n)", 4);
+  require(batch >= 0, "potri_batched: batch must be >= 0", 5);
+  if (n == 0 || batch == 0) return;
+  require(A_array != nullptr, "potri_batched: A_array must not be null", 3);
+  InverseDesc<DeviceScalar<T>> d;
+  d.array = device_view(A_array);
+  d.rs = 1;
+  d.cs = lda;
+  d.ldx = lda;
+  d.n = n;
+  d.batch = batch;
+  d.upper = uplo == BatchUplo::upper;
+  d.info = info;
+  launch_inverse(d, stream);
+}
+
 #define TESSERA_INSTANTIATE(T)                                                                                  \
   template void potri_batched<T>(BatchUplo, int, T*, int, long long, int, int*, cudaStream_t);                  \
+  template void potri_batched<T>(BatchUplo, int, T* const*, int, int, int*, cudaStream_t);                      \
   template void potri_batched<T>(BatchUplo, int, const T*, long long, long long, long long, T*, int, long long, \
                                  int, int*, cudaStream_t);
 TESSERA_FOR_EACH_SCALAR(TESSERA_INSTANTIATE)
