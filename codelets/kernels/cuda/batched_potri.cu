@@ -432,12 +432,23 @@ void launch_inverse(InverseDesc<T> d, cudaStream_t stream) {
 
 namespace {
 
+// What every form describes alike: the order, the count, the triangle and where the info goes.
+template <class T>
+InverseDesc<DeviceScalar<T>> inverse_desc(BatchUplo uplo, int n, int batch, int* info) {
+  InverseDesc<DeviceScalar<T>> d;
+  d.n = n;
+  d.batch = batch;
+  d.upper = uplo == BatchUplo::upper;
+  d.info = info;
+  return d;
+}
+
 // Factor k read at A + k * stride through (rs, cs), its inverse written to X + k * strideX: both
 // triangles and NaN for a failed matrix when out of place, else (X == A) the triangle only.
 template <class T>
 void enqueue_inverse(BatchUplo uplo, int n, const T* A, long long rs, long long cs, long long stride, T* X, int ldx,
                      long long strideX, int batch, int* info, bool out_of_place, cudaStream_t stream) {
-  InverseDesc<DeviceScalar<T>> d;
+  InverseDesc<DeviceScalar<T>> d = inverse_desc<T>(uplo, n, batch, info);
   d.A = device_view(A);
   d.rs = rs;
   d.cs = cs;
@@ -445,12 +456,8 @@ void enqueue_inverse(BatchUplo uplo, int n, const T* A, long long rs, long long 
   d.X = device_view(X);
   d.ldx = ldx;
   d.strideX = strideX;
-  d.n = n;
-  d.batch = batch;
-  d.upper = uplo == BatchUplo::upper;
   d.full = out_of_place;
   d.nan_on_failure = out_of_place;
-  d.info = info;
   launch_inverse(d, stream);
 }
 
@@ -486,15 +493,11 @@ void potri_batched(BatchUplo uplo, int n, T* const* A_array, int lda, int batch,
   require(batch >= 0, "potri_batched: batch must be >= 0", 5);
   if (n == 0 || batch == 0) return;
   require(A_array != nullptr, "potri_batched: A_array must not be null", 3);
-  InverseDesc<DeviceScalar<T>> d;
+  InverseDesc<DeviceScalar<T>> d = inverse_desc<T>(uplo, n, batch, info);
   d.array = device_view(A_array);
   d.rs = 1;
   d.cs = lda;
   d.ldx = lda;
-  d.n = n;
-  d.batch = batch;
-  d.upper = uplo == BatchUplo::upper;
-  d.info = info;
   launch_inverse(d, stream);
 }
 
