@@ -261,6 +261,13 @@ TEST(Plan, GpuInversesTakeTheBatchedKernelForSmallOrders) {
   EXPECT_FALSE(detail::inverse_takes_batched_kernel(kThresholds.batched_inverse_max_n + 1, 10000));
   EXPECT_EQ(device::inverse_takes_batched_kernel(kThresholds.batched_inverse_max_n, 7),
             detail::inverse_takes_batched_kernel(kThresholds.batched_inverse_max_n, 7));
+  // One complex double factor leaves shared memory sooner: its own bound, the other types' above it.
+  const int z = kThresholds.complex_double_single_inverse_max_n;
+  EXPECT_LT(z, kThresholds.single_inverse_max_n);
+  EXPECT_TRUE(detail::inverse_takes_batched_kernel(z, 1, Precision::double_complex));
+  EXPECT_FALSE(detail::inverse_takes_batched_kernel(z + 1, 1, Precision::double_complex));
+  EXPECT_TRUE(detail::inverse_takes_batched_kernel(z + 1, 1, Precision::single_complex));
+  EXPECT_TRUE(detail::inverse_takes_batched_kernel(z + 1, 2, Precision::double_complex));
 }
 
 TEST(Plan, StacksOfGpuMatricesGoWhereTheyRunFastest) {

@@ -120,6 +120,7 @@ def stacks(dtype):
 
 def inverse(dtype):
     plan = tessera._inverse_takes_batched_kernel
+    type_char = {torch.float32: "f", torch.float64: "d", torch.complex64: "F", torch.complex128: "D"}[dtype]
     print(f"inverse from lower factors, {dtype}: us per call")
     print("     n  batch   torch       K       S  torch/K  torch/S  error K  plan")
     for n in INVERSE_ORDERS:
@@ -128,7 +129,7 @@ def inverse(dtype):
                 continue
             a = hermitian_positive_definite(n, batch, dtype, n * 1000 + batch)
             factor = torch.linalg.cholesky(a if batch > 1 else a[0])
-            chosen = "K" if plan(n, batch) else "S"
+            chosen = "K" if plan(n, batch, type_char) else "S"
             torch_time = synchronised(lambda: torch.cholesky_inverse(factor))
             expected = torch.cholesky_inverse(factor)
             try:

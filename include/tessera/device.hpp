@@ -50,10 +50,10 @@ namespace tessera::device {
 // potrf_stack_ex (few large matrices leave most of the GPU idle in the batched kernels).
 // Tessera's Python package follows it.
 TESSERA_EXPORT bool stack_takes_batched_kernels(int n, int batch, Precision precision = Precision::double_real);
-// Whether the inverse from `batch` factors of order n in GPU memory is computed fastest by
-// potri_batched_ex (one kernel launch) rather than by solving with the identity. Tessera's Python
-// package follows it.
-TESSERA_EXPORT bool inverse_takes_batched_kernel(int n, int batch);
+// Whether the inverse from `batch` factors of order n and scalar type `precision` in GPU memory is
+// computed fastest by potri_batched_ex (one kernel launch) rather than by solving with the
+// identity. Tessera's Python package follows it.
+TESSERA_EXPORT bool inverse_takes_batched_kernel(int n, int batch, Precision precision = Precision::double_real);
 
 using Stream = CUstream_st*;
 

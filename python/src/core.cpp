@@ -284,7 +284,7 @@ class RuntimeCall {
     T* data = static_cast<T*>(a.data());
     tessera::Runtime& rt = runtime();
     const int ld = std::max(1, s.n);
-    if (s.batch == 1 || !tessera::device::inverse_takes_batched_kernel(s.n, s.batch)) {
+    if (s.batch == 1 || !tessera::device::inverse_takes_batched_kernel(s.n, s.batch, tessera::ScalarTraits<T>::precision)) {
       std::vector<tessera::Request> requests;
       for (int k = 0; k < s.batch; ++k)
         requests.push_back(submit([&] {
@@ -671,7 +671,6 @@ NB_MODULE(_core, m) {
     info["faster_kernel"] = blas.faster_kernel;
     return info;
   });
-  m.def("inverse_takes_batched_kernel", &tessera::device::inverse_takes_batched_kernel, nb::arg("n"), nb::arg("batch"));
   m.def("policy_names", [] {
     std::vector<std::string> names;
     for (const tessera::PolicyInfo& p : tessera::scheduling_policies()) names.push_back(p.name);
@@ -719,6 +718,9 @@ NB_MODULE(_core, m) {
     m.def(("potri_batched_device_into" + s).c_str(), &potri_batched_device_into<T>);
     m.def(("stack_takes_batched_kernels" + s).c_str(), [](int n, int batch) {
       return tessera::device::stack_takes_batched_kernels(n, batch, tessera::ScalarTraits<T>::precision);
+    });
+    m.def(("inverse_takes_batched_kernel" + s).c_str(), [](int n, int batch) {
+      return tessera::device::inverse_takes_batched_kernel(n, batch, tessera::ScalarTraits<T>::precision);
     });
     call.def(("potrf" + s).c_str(), &RuntimeCall::potrf<T>);
     call.def(("potrs" + s).c_str(), &RuntimeCall::potrs<T>);

@@ -467,6 +467,10 @@ def test_the_library_routes_gpu_inverses():
     for small orders, cho_solve(c, I) for large ones."""
     assert tessera._inverse_takes_batched_kernel(8, 1) and tessera._inverse_takes_batched_kernel(100, 10000)
     assert not tessera._inverse_takes_batched_kernel(4096, 1) and not tessera._inverse_takes_batched_kernel(4096, 8)
+    # One complex double factor leaves the kernel's shared memory sooner than one double factor.
+    assert tessera._inverse_takes_batched_kernel(160, 1, np.float64)
+    assert not tessera._inverse_takes_batched_kernel(160, 1, np.complex128)
+    assert tessera._inverse_takes_batched_kernel(160, 2, np.complex128)
 
 
 @pytest.mark.parametrize("kernel", [True, False], ids=["kernel", "solve"])

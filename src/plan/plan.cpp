@@ -326,8 +326,9 @@ StackPath stack_path(int n, int batch, Precision precision) {
   return short_stack ? StackPath::vendor_batched : StackPath::batched_kernels;
 }
 
-bool inverse_takes_batched_kernel(int n, int batch) {
-  return n <= (batch == 1 ? t.single_inverse_max_n : t.batched_inverse_max_n);
+bool inverse_takes_batched_kernel(int n, int batch, Precision precision) {
+  if (batch != 1) return n <= t.batched_inverse_max_n;
+  return n <= (precision == Precision::double_complex ? t.complex_double_single_inverse_max_n : t.single_inverse_max_n);
 }
 
 void check_options(const FactorOptions& options) {

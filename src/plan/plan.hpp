@@ -125,8 +125,9 @@ inline bool stack_takes_batched_kernels(int n, int batch, Precision precision = 
   return stack_path(n, batch, precision) == StackPath::batched_kernels;
 }
 
-// Whether the inverse from `batch` GPU factors of order n goes through the batched inverse kernel.
-bool inverse_takes_batched_kernel(int n, int batch);
+// Whether the inverse from `batch` GPU factors of order n and scalar type `precision` goes through
+// the batched inverse kernel.
+bool inverse_takes_batched_kernel(int n, int batch, Precision precision = Precision::double_real);
 
 // Whether the tiles of an upper-stored matrix hold its blocks as stored (transposed tiles: the
 // tasks call the transposed BLAS forms, and nothing is transposed), rather than transposed copies

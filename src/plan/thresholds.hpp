@@ -72,11 +72,12 @@ struct Thresholds {
   // The inverse from GPU factors (Python's cholesky_inverse): up to these orders the batched
   // inverse kernel (device::potri_batched_ex, a thread block per matrix) for a stack and for one
   // matrix; above them cho_solve(c, I) on the factors. On an H200 (warm, the four types, stacks of
-  // 8 to 4096) the kernel was the faster of the two at every stack up to order 256 but complex
-  // double's of 8 at 256, and for one matrix up to order 128 in the real types and 96 in complex
-  // double (whose factor leaves shared memory from order 120).
+  // 8 to 4096) the kernel was the faster of the two at every stack up to order 256, and for one
+  // matrix up to order 168 in the real types and complex single, and while the factor fits in
+  // shared memory in complex double (to order 119).
   int batched_inverse_max_n = 256;
-  int single_inverse_max_n = 119;
+  int single_inverse_max_n = 176;
+  int complex_double_single_inverse_max_n = 119;
 
   // A host array's tiles under HostTiles::automatic: the runtime's first call on an array of at
   // least staged_first_call_min_bytes (not pinned by its caller) is staged on the GPUs: a one-shot

@@ -1,7 +1,8 @@
 // The batched inverse from factors on a GPU (tessera::device::potri_batched_ex and potri_batched,
 // through libtessera's exported symbols) against LAPACKE's xPOTRI on each matrix, in the four
-// scalar types, both triangles, orders 1, 7, 31, 32, 33, 64, 127 and 200 (the largest ones past
-// shared memory for the double types: their squares run from device memory), batches of 1 and 37
+// scalar types, both triangles, orders 1, 7, 31, 32, 33, 63, 64, 65, 96, 127, 128, 129, 200 and 257
+// (every side of the 32-row panels of the thread-block kernel; 200 and 257 past shared memory for
+// the double types: their squares run from device memory), batches of 1 and 37
 // with lda > n and gaps between the matrices. Members 1, 2 and 3 of a batch of 37 have a zero on
 // their factor's diagonal at the first, a middle and the last column: their info must say where
 // and (in place) their storage must come back bit-identical. Elements outside the referenced
@@ -34,7 +35,7 @@ namespace {
 using tessera::Uplo;
 namespace device = tessera::device;
 
-constexpr int kOrders[] = {1, 7, 31, 32, 33, 64, 127, 200};
+constexpr int kOrders[] = {1, 7, 31, 32, 33, 63, 64, 65, 96, 127, 128, 129, 200, 257};
 constexpr int kBatches[] = {1, 37};
 constexpr Uplo kUplos[] = {Uplo::lower, Uplo::upper};
 
@@ -157,7 +158,7 @@ TYPED_TEST(DeviceBatchedInverse, OutOfPlaceWritesTheWholeInverse) {
   using T = TypeParam;
   std::mt19937_64 rng(11);
   for (Uplo uplo : kUplos)
-    for (int n : {1, 31, 33, 127})
+    for (int n : {1, 31, 33, 65, 127})
       for (bool c_ordered : {false, true}) {
         const int batch = 37;
         const std::string where = describe(c_ordered ? "out of place, C-ordered" : "out of place, Fortran-ordered",

@@ -4,8 +4,9 @@
 //   1. load:    L (lower; an upper factor U is read as L = U^H) into the square's lower triangle
 //               and the reciprocals of its diagonal into D. A zero on the diagonal stops there,
 //               as LAPACK's xTRTRI does, with the matrix's info set and nothing computed.
-//   2. W = L^-1: right-looking elimination of L W = I, all threads on each step, W kept in the
-//               square's strict upper triangle (W(i, j) at row j, column i) and W(j, j) = D[j].
+//   2. W = L^-1: in panels of 32 rows: every diagonal block inverted by a warp at once, then each
+//               panel's rows left of its block from the rows above (a barrier per panel), W kept
+//               in the square's strict upper triangle (W(i, j) at row j, column i), W(j, j) = D[j].
 //   3. X = W^H W (xLAUUM's product): warps of 32 rows by a few columns, each lane summing its
 //               entries in registers; written to X in its triangle or in both.
 // The arithmetic follows LAPACK's xPOTRI: the factor's diagonal is a full complex number in the
@@ -29,7 +30,7 @@ namespace {
 using namespace batched_detail;  // the scalar helpers (batched_scalar.cuh)
 using detail::require;
 
-constexpr int kMaxInverseThreads = 512;
+constexpr int kMaxInverseThreads = 256;
 // Device memory the work squares may take when they do not fit in shared memory.
 constexpr std::size_t kMaxWorkBytes = std::size_t{1} << 30;
 
@@ -104,14 +105,42 @@ __device__ __forceinline__ T quiet_nan() {
 
 // f(fast, slow) for every entry of an n x n matrix, entries spread over the block's threads: int
 // arithmetic where n^2 fits (64-bit division is a long subroutine).
+constexpr int kLargestIntSquare = 46340;
+
 template <class F>
 __device__ __forceinline__ void for_each_entry(int n, const F& f) {
-  constexpr int kLargestIntSquare = 46340;
   if (n <= kLargestIntSquare) {
     for (int e = threadIdx.x; e < n * n; e += blockDim.x) f(e % n, e / n);
   } else {
     const long long elements = static_cast<long long>(n) * n;
     for (long long e = threadIdx.x; e < elements; e += blockDim.x) f(static_cast<int>(e % n), static_cast<int>(e / n));
+  }
+}
+
+constexpr int kLoadsInFlight = 4;
+
+// The factor's entries e = fast + n * slow of its referenced triangle into the square's lower
+// triangle as L, kLoadsInFlight loads issued by a thread before its stores.
+template <class Index, class T>
+__device__ void load_entries(const InverseDesc<T>& d, const T* a, T* S, Index elements) {
+  const int n = d.n, ld = d.ld;
+  const bool rows_fast = llabs(d.rs) <= llabs(d.cs);
+  const Index step = static_cast<Index>(blockDim.x) * kLoadsInFlight;
+  for (Index e0 = threadIdx.x; e0 < elements; e0 += step) {
+    T v[kLoadsInFlight];
+    Index to[kLoadsInFlight];  // where in the square; -1: nothing to store
+#pragma unroll
+    for (int u = 0; u < kLoadsInFlight; ++u) {
+      const Index e = e0 + static_cast<Index>(u) * blockDim.x;
+      const int fast = static_cast<int>(e % n), slow = static_cast<int>(e / n);
+      const int r = rows_fast ? fast : slow, c = rows_fast ? slow : fast;
+      const bool stored = e < elements && (d.upper ? r <= c : r >= c);
+      v[u] = stored ? load_read_only(a + r * d.rs + c * d.cs) : T(0);
+      to[u] = !stored ? Index(-1) : d.upper ? c + static_cast<Index>(r) * ld : r + static_cast<Index>(c) * ld;
+    }
+#pragma unroll
+    for (int u = 0; u < kLoadsInFlight; ++u)
+      if (to[u] >= 0) S[to[u]] = d.upper ? conj_of(v[u]) : v[u];
   }
 }
 
@@ -123,16 +152,10 @@ __device__ int load_factor(const InverseDesc<T>& d, long long k, T* S, T* D, int
   const int n = d.n, ld = d.ld;
   if (threadIdx.x == 0) *first_zero = n;
   const T* a = factor_of(d, k);
-  const bool rows_fast = llabs(d.rs) <= llabs(d.cs);
-  for_each_entry(n, [&](int fast, int slow) {
-    const int r = rows_fast ? fast : slow, c = rows_fast ? slow : fast;
-    if (d.upper ? r > c : r < c) return;
-    const T v = load_read_only(a + r * d.rs + c * d.cs);
-    if (d.upper)
-      S[c + static_cast<long long>(r) * ld] = conj_of(v);
-    else
-      S[r + static_cast<long long>(c) * ld] = v;
-  });
+  if (n <= kLargestIntSquare)
+    load_entries<int>(d, a, S, n * n);
+  else
+    load_entries<long long>(d, a, S, static_cast<long long>(n) * n);
   __syncthreads();
   for (int j = threadIdx.x; j < n; j += blockDim.x) {
     const T v = S[j + static_cast<long long>(j) * ld];
@@ -145,43 +168,138 @@ __device__ int load_factor(const InverseDesc<T>& d, long long k, T* S, T* D, int
   return *first_zero;
 }
 
-// Step 2: W = L^-1 by rows, right-looking (L W = I eliminated one column of L at a time): at step
-// k row k of W is final (W(k, k) = D[k]); every later row i takes W(i, j) -= L(i, k) W(k, j) for
-// j <= k (for j = k the first term: W(i, k) = -L(i, k) D[k]). Warp w updates rows k+1+w, k+1+w+warps,
-// ...: warp 0 holds row k+1, which no later step changes, and scales it by D[k+1] at once. W(i, j)
-// (j < i) lives in the square's row j, column i; one barrier per step.
+// Step 2: W = L^-1 in panels of 32 rows, W(i, j) (j < i) kept in the square's row j, column i
+// (the upper triangle, transposed), L staying in the lower triangle, W(j, j) = D[j]:
+//   a. each diagonal block by one warp (invert_diagonal_block), all at once;
+//   b. then panel by panel down the matrix (invert_panel_row), a barrier between panels: the
+//      panel's rows of W left of its diagonal block from the rows above.
+constexpr int kPanel = 32;        // rows of a panel: a lane each
+constexpr int kUnitColumns = 8;   // columns a lane accumulates at once (steps 2b and 3)
+
+// Element (r, c) of a work square.
+template <class T>
+__device__ __forceinline__ T& at(T* S, int ld, int r, int c) {
+  return S[r + static_cast<long long>(c) * ld];
+}
+
+// Row `lane` of W = L^-1 for an n x n lower triangle L (n <= N, element (r, c) at L[r + c * ld]):
+// entries j <= lane, the others zero; dinv = 1 / L(lane, lane). At step m lane m's row is final and
+// is broadcast by shuffles into the later rows' sums, which read L(lane, m): no barrier.
+template <int N, class T>
+__device__ void invert_triangle_by_warp(int n, const T* L, int ld, T dinv, int lane, T (&w)[N]) {
+#pragma unroll
+  for (int j = 0; j < N; ++j) w[j] = T(0);
+#pragma unroll
+  for (int m = 0; m < N; ++m) {
+    if (m >= n) break;
+    const T l_im = lane < n ? L[lane + m * ld] : T(0);  // used by the later rows only
+#pragma unroll
+    for (int j = 0; j <= m; ++j) {
+      if (lane == m) w[j] = j == m ? dinv : times(-w[j], dinv);
+      const T w_mj = shuffle(0xffffffffu, w[j], m);
+      if (lane > m) w[j] = plus_product(w[j], l_im, w_mj);
+    }
+  }
+}
+
+// W_bb = L_bb^-1 for the diagonal block at p0 (order nb <= 32) by one warp, lane i on row i;
+// W(r, c), r > c, written to (c, r).
+template <class T>
+__device__ void invert_diagonal_block_by_rows(T* S, int ld, const T* D, int p0, int nb, int lane) {
+  T* B = &at(S, ld, p0, p0);
+  T w[kPanel];
+  invert_triangle_by_warp<kPanel>(nb, B, ld, D[p0 + min(lane, nb - 1)], lane, w);
+  if (lane >= nb) return;
+#pragma unroll
+  for (int j = 0; j < kPanel; ++j)
+    if (j < lane) at(B, ld, j, lane) = w[j];
+}
+
+// The same by columns, for complex double (its shuffles are four words each): lane c solves
+// L_bb w = e_c for column c of W_bb in registers, reading L_bb's rows by broadcast.
+template <class T>
+__device__ void invert_diagonal_block_by_columns(T* S, int ld, const T* D, int p0, int nb, int lane) {
+  T* B = &at(S, ld, p0, p0);
+  T w[kPanel];
+#pragma unroll
+  for (int r = 0; r < kPanel; ++r) {
+    if (r >= nb) break;
+    T acc = lane == r ? T(1) : T(0);
+#pragma unroll
+    for (int q = 0; q < r; ++q) acc = minus_product(acc, at(B, ld, r, q), w[q]);
+    w[r] = times(acc, D[p0 + r]);
+  }
+  if (lane >= nb) return;
+#pragma unroll
+  for (int r = 1; r < kPanel; ++r) {
+    if (r >= nb) break;
+    if (r > lane) at(B, ld, lane, r) = w[r];
+  }
+}
+
+template <class T>
+__device__ void invert_diagonal_block(T* S, int ld, const T* D, int p0, int nb, int lane) {
+  if constexpr (sizeof(T) > 8)
+    invert_diagonal_block_by_columns(S, ld, D, p0, nb, lane);
+  else
+    invert_diagonal_block_by_rows(S, ld, D, p0, nb, lane);
+}
+
+// The rows p0 .. p0 + 31 of W left of their diagonal block, from the rows above (final):
+//   T(r, c) = sum_{k=c}^{p0-1} L(r, k) W(k, c),   W(r, c) = -sum_{q=p0}^{r} W(r, q) T(q, c),
+// lane r - p0 taking row r, a warp kUnitColumns columns c at a time; groups of columns share
+// nothing, so T waits in W's place with no barrier.
+template <class T>
+__device__ void invert_panel_row(T* S, int ld, const T* D, int n, int p0) {
+  const int lane = threadIdx.x & 31, warp = threadIdx.x / 32, warps = blockDim.x / 32;
+  const int r = p0 + lane, rows = min(kPanel, n - p0);
+  const bool owns_row = r < n;
+  const int rr = owns_row ? r : n - 1;  // reads of lanes past n stay in the square
+  for (int c0 = warp * kUnitColumns; c0 < p0; c0 += warps * kUnitColumns) {
+    T t[kUnitColumns];
+#pragma unroll
+    for (int u = 0; u < kUnitColumns; ++u) t[u] = T(0);
+    // k < c0 + kUnitColumns: W(k, c) is zero for k < c and D[c] on the diagonal.
+#pragma unroll
+    for (int kk = 0; kk < kUnitColumns; ++kk) {
+      const T l = at(S, ld, rr, c0 + kk);
+#pragma unroll
+      for (int u = 0; u <= kk; ++u) t[u] = plus_product(t[u], l, u == kk ? D[c0 + kk] : at(S, ld, c0 + u, c0 + kk));
+    }
+#pragma unroll 2
+    for (int k = c0 + kUnitColumns; k < p0; ++k) {
+      const T l = at(S, ld, rr, k);
+      const T* w = &at(S, ld, c0, k);  // W(k, c0 ...)
+#pragma unroll
+      for (int u = 0; u < kUnitColumns; ++u) t[u] = plus_product(t[u], l, w[u]);
+    }
+    if (owns_row)
+#pragma unroll
+      for (int u = 0; u < kUnitColumns; ++u) at(S, ld, c0 + u, r) = t[u];
+    __syncwarp();
+#pragma unroll
+    for (int u = 0; u < kUnitColumns; ++u) t[u] = T(0);
+    for (int q = p0; q < p0 + rows; ++q) {
+      const T w_rq = q < rr ? at(S, ld, q, rr) : q == rr ? D[rr] : T(0);
+      const T* tq = &at(S, ld, c0, q);  // T(q, c0 ...)
+#pragma unroll
+      for (int u = 0; u < kUnitColumns; ++u) t[u] = minus_product(t[u], w_rq, tq[u]);
+    }
+    __syncwarp();
+    if (owns_row)
+#pragma unroll
+      for (int u = 0; u < kUnitColumns; ++u) at(S, ld, c0 + u, r) = t[u];
+  }
+}
+
 template <class T>
 __device__ void invert_triangle(const InverseDesc<T>& d, T* S, const T* D) {
   const int n = d.n, ld = d.ld;
   const int lane = threadIdx.x & 31, warp = threadIdx.x / 32, warps = blockDim.x / 32;
-  for (int k = 0; k + 1 < n; ++k) {
-    const T* row_k = S + static_cast<long long>(k) * ld;  // W(k, j) at row_k[j], j < k
-    const T* column_k = S + static_cast<long long>(k) * ld;  // L(i, k) at column_k[i], i > k
-    for (int j0 = 0; j0 <= k; j0 += 32) {
-      const int j = j0 + lane;
-      if (j > k) break;
-      // W(k, j), read once for every row this warp updates; two rows at a time for the loads'
-      // sake (the rows are independent).
-      const T wkj = j == k ? D[k] : row_k[j];
-      int i = k + 1 + warp;
-      for (; i + warps < n; i += 2 * warps) {
-        T* row_a = S + static_cast<long long>(i) * ld;
-        T* row_b = row_a + static_cast<long long>(warps) * ld;
-        const T la = column_k[i], lb = column_k[i + warps];
-        const T old_a = j == k ? T(0) : row_a[j], old_b = j == k ? T(0) : row_b[j];
-        T wa = minus_product(old_a, la, wkj);
-        const T wb = minus_product(old_b, lb, wkj);
-        if (i == k + 1) wa = times(wa, D[i]);  // row k+1's last update: scale it
-        row_a[j] = wa;
-        row_b[j] = wb;
-      }
-      if (i < n) {
-        T* row_a = S + static_cast<long long>(i) * ld;
-        T wa = minus_product(j == k ? T(0) : row_a[j], column_k[i], wkj);
-        if (i == k + 1) wa = times(wa, D[i]);
-        row_a[j] = wa;
-      }
-    }
+  for (int p0 = warp * kPanel; p0 < n; p0 += warps * kPanel) invert_diagonal_block(S, ld, D, p0, min(kPanel, n - p0), lane);
+  __syncthreads();
+  for (int p0 = kPanel; p0 < n; p0 += kPanel) {
+    invert_panel_row(S, ld, D, n, p0);
     __syncthreads();
   }
 }
@@ -191,19 +309,14 @@ __device__ void invert_triangle(const InverseDesc<T>& d, T* S, const T* D) {
 template <class T>
 __device__ void prepare_product(const InverseDesc<T>& d, T* S, const T* D) {
   const int n = d.n, ld = d.ld;
-  for_each_entry(n, [&](int r, int c) {
-    if (r == c)
-      S[r + static_cast<long long>(c) * ld] = T(real_of(D[r]));
-    else if (r > c)
-      S[r + static_cast<long long>(c) * ld] = T(0);
-  });
+  const int lane = threadIdx.x & 31, warp = threadIdx.x / 32, warps = blockDim.x / 32;
+  for (int c = warp; c < n; c += warps)
+    for (int r = c + lane; r < n; r += 32) at(S, ld, r, c) = r == c ? T(real_of(D[r])) : T(0);
 }
 
-constexpr int kProductColumns = 8;  // columns of X a lane accumulates at once
-
 // Step 3: X(i, j) = sum_m conj(V(m, i)) V(m, j) (LAPACK's xLAUU2 with the real part of W's diagonal).
-// A warp takes 32 rows (a lane each) and kProductColumns columns left of their block's end, sums
-// over m from the block's first row (the zeros of V cover the rest) and writes the entries i >= j:
+// A warp takes 32 rows (a lane each) and kUnitColumns columns left of their block's end, sums
+// over m from the block's first row or the group's first column (the zeros of V cover the rest) and writes the entries i >= j:
 // to the lower triangle (coalesced), the upper one as conjugates, or both.
 template <class T>
 __device__ void multiply_inverse(const InverseDesc<T>& d, long long k, const T* S) {
@@ -213,26 +326,27 @@ __device__ void multiply_inverse(const InverseDesc<T>& d, long long k, const T* 
   const bool lower_out = !d.upper || d.full, upper_out = d.upper || d.full;
   const int row_blocks = (n + 31) / 32;
   // Units of row block b: the column groups that reach into columns < min(n, 32 (b + 1)).
-  const auto groups_of = [n](int b) { return (min(n, 32 * (b + 1)) + kProductColumns - 1) / kProductColumns; };
+  const auto groups_of = [n](int b) { return (min(n, 32 * (b + 1)) + kUnitColumns - 1) / kUnitColumns; };
   int units = 0;
   for (int b = 0; b < row_blocks; ++b) units += groups_of(b);
   for (int u = warp; u < units; u += warps) {
     int b = 0, g = u;
     while (g >= groups_of(b)) g -= groups_of(b++);
-    const int i = 32 * b + lane, j0 = kProductColumns * g;
-    T sum[kProductColumns];
+    const int i = 32 * b + lane, j0 = kUnitColumns * g;
+    T sum[kUnitColumns];
 #pragma unroll
-    for (int t = 0; t < kProductColumns; ++t) sum[t] = T(0);
-    for (int m = 32 * b; m < n; ++m) {
+    for (int t = 0; t < kUnitColumns; ++t) sum[t] = T(0);
+    // Columns j0 + t past n read within the square (or its diagonal) and are not written.
+    const int ii = min(i, n - 1);
+    for (int m = max(32 * b, j0); m < n; ++m) {
       const T* row = S + static_cast<long long>(m) * ld;  // V(m, c) at row[c]
-      const T vi = conj_of(i < n ? row[i] : T(0));
+      const T vi = i < n ? conj_of(row[ii]) : T(0);
 #pragma unroll
-      for (int t = 0; t < kProductColumns; ++t)
-        if (j0 + t < n) sum[t] = plus_product(sum[t], vi, row[j0 + t]);
+      for (int t = 0; t < kUnitColumns; ++t) sum[t] = plus_product(sum[t], vi, row[j0 + t]);
     }
     if (i >= n) continue;
 #pragma unroll
-    for (int t = 0; t < kProductColumns; ++t) {
+    for (int t = 0; t < kUnitColumns; ++t) {
       const int j = j0 + t;
       if (j > i || j >= n) continue;
       const T value = i == j ? T(real_of(sum[t])) : sum[t];
@@ -299,36 +413,24 @@ __device__ void load_factor_by_warp(const InverseDesc<T>& d, long long k, T* S, 
   constexpr int ld = N + 1;
   const T* a = factor_of(d, k);
   const bool rows_fast = llabs(d.rs) <= llabs(d.cs);
-  for (int slow = 0; slow < d.n; ++slow) {
-    if (lane >= d.n) break;
+  // Every load issued before the first store.
+  T v[N];
+#pragma unroll
+  for (int slow = 0; slow < N; ++slow) {
     const int r = rows_fast ? lane : slow, c = rows_fast ? slow : lane;
-    if (d.upper ? r > c : r < c) continue;
-    const T v = load_read_only(a + r * d.rs + c * d.cs);
+    const bool stored = slow < d.n && lane < d.n && (d.upper ? r <= c : r >= c);
+    v[slow] = stored ? load_read_only(a + r * d.rs + c * d.cs) : T(0);
+  }
+#pragma unroll
+  for (int slow = 0; slow < N; ++slow) {
+    const int r = rows_fast ? lane : slow, c = rows_fast ? slow : lane;
+    if (slow >= d.n || lane >= d.n || (d.upper ? r > c : r < c)) continue;
     if (d.upper)
-      S[c + r * ld] = conj_of(v);
+      S[c + r * ld] = conj_of(v[slow]);
     else
-      S[r + c * ld] = v;
+      S[r + c * ld] = v[slow];
   }
   __syncwarp();
-}
-
-// Row `lane` of W = L^-1 (entries j <= lane; the others stay zero), dinv = 1 / L(lane, lane).
-template <int N, class T>
-__device__ void invert_triangle_by_warp(int n, const T* S, T dinv, int lane, T (&w)[N]) {
-  constexpr int ld = N + 1;
-#pragma unroll
-  for (int j = 0; j < N; ++j) w[j] = T(0);
-#pragma unroll
-  for (int m = 0; m < N; ++m) {
-    if (m >= n) break;
-    const T l_im = lane < n ? S[lane + m * ld] : T(0);  // L(lane, m): used by the later rows only
-#pragma unroll
-    for (int j = 0; j <= m; ++j) {
-      if (lane == m) w[j] = j == m ? dinv : times(-w[j], dinv);
-      const T w_mj = shuffle(0xffffffffu, w[j], m);
-      if (lane > m) w[j] = plus_product(w[j], l_im, w_mj);
-    }
-  }
 }
 
 template <int N, class T>
@@ -353,7 +455,7 @@ __global__ void __launch_bounds__(32 * inverse_warps_per_block<N, T>()) potri_ba
     return;
   }
   T w[N];
-  invert_triangle_by_warp<N>(n, S, reciprocal(diagonal), lane, w);
+  invert_triangle_by_warp<N>(n, S, ld, reciprocal(diagonal), lane, w);
   __syncwarp();  // every lane done with the factor's columns
   if (lane < n) {
 #pragma unroll
@@ -395,13 +497,8 @@ void launch_warp_inverse(const InverseDesc<T>& d, cudaStream_t stream) {
   TESSERA_CUDA_CHECK_LAUNCH();
 }
 
-// Warps enough to keep the per-step updates of step 2 in flight; complex double keeps to 256
-// threads (its product registers).
-template <class T>
-int inverse_threads(int n) {
-  const int most = sizeof(T) > 8 ? 256 : kMaxInverseThreads;
-  return n <= 32 ? 64 : n <= 64 ? 256 : most;
-}
+// Two warps per panel of 32 rows up to order 64, then kMaxInverseThreads.
+int inverse_threads(int n) { return n <= 64 ? 64 * ((n + kPanel - 1) / kPanel) : kMaxInverseThreads; }
 
 template <class T>
 void launch_inverse(InverseDesc<T> d, cudaStream_t stream) {
@@ -412,7 +509,7 @@ void launch_inverse(InverseDesc<T> d, cudaStream_t stream) {
   }
   d.ld = d.n | 1;
   const std::size_t square_bytes = static_cast<std::size_t>(work_elements(d.n, d.ld)) * sizeof(T);
-  const int threads = inverse_threads<T>(d.n);
+  const int threads = inverse_threads(d.n);
   if (square_bytes <= detail::max_dynamic_smem()) {
     detail::ensure_dynamic_smem(reinterpret_cast<const void*>(&potri_batched_kernel<T>), square_bytes);
     potri_batched_kernel<T><<<static_cast<unsigned>(d.batch), threads, square_bytes, stream>>>(d);

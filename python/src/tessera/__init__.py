@@ -314,7 +314,7 @@ def cholesky_inverse(c, *, lower=None, mode=None, policy=None, progress=None):
         if mode is not None:
             check_mode(mode)
         n, batch = square_shape(tuple(native.shape))
-        if _inverse_takes_batched_kernel(n, batch):
+        if _inverse_takes_batched_kernel(n, batch, arrays.adapter.dtype(native)):
             check_gpu_usable()
             ad = arrays.adapter
             if lower is None:
@@ -419,6 +419,8 @@ _POTRF_INTO = {np.dtype(t): getattr(_core, "potrf_batched_device_into" + _suffix
 # The plan's route of a GPU stack per precision (_takes_batched_kernels).
 _STACK_TAKES_BATCHED_KERNELS = {np.dtype(t): getattr(_core, "stack_takes_batched_kernels" + _suffix(t))
                                 for t in (np.float32, np.float64, np.complex64, np.complex128)}
+_INVERSE_TAKES_BATCHED_KERNEL = {np.dtype(t): getattr(_core, "inverse_takes_batched_kernel" + _suffix(t))
+                                 for t in (np.float32, np.float64, np.complex64, np.complex128)}
 
 
 # The batched inverse from factors per precision: factors read through their strides, the whole
@@ -498,11 +500,11 @@ def _factor_batched_device(ad, a, n, batch, lead, lower):
     return (ad.swap_last(factor) if fortran else factor), info
 
 
-def _inverse_takes_batched_kernel(n, batch):
-    """Whether GPU factors of order n (a stack of `batch`) go through the batched inverse kernel
-    (tessera::device::potri_batched_ex) rather than cho_solve(c, I): the library's plan decides
-    (tessera::device::inverse_takes_batched_kernel)."""
-    return _core.inverse_takes_batched_kernel(n, batch)
+def _inverse_takes_batched_kernel(n, batch, dtype=np.float64):
+    """Whether GPU factors of order n and type dtype (a stack of `batch`) go through the batched
+    inverse kernel (tessera::device::potri_batched_ex) rather than cho_solve(c, I): the library's
+    plan decides (tessera::device::inverse_takes_batched_kernel)."""
+    return _INVERSE_TAKES_BATCHED_KERNEL[np.dtype(float_dtype(dtype))](n, batch)
 
 
 def _inverse_batched_device(ad, c, n, batch, lower):
