@@ -159,6 +159,11 @@ template <class T>
 TESSERA_EXPORT void posv_vbatched_ex(Uplo uplo, const int* n, int max_n, int nrhs,
                                      T* const* A_array, const int* lda, T* const* B_array,
                                      const int* ldb, int batch, int* info, Stream stream);
+// The inverse from variable-size factors, in place (potri_batched_ex per matrix; sizes refused as
+// potrf_vbatched_ex refuses them, at the same positions).
+template <class T>
+TESSERA_EXPORT void potri_vbatched_ex(Uplo uplo, const int* n, int max_n, T* const* A_array,
+                                      const int* lda, int batch, int* info, Stream stream);
 
 // ---- checking forms: synchronise `stream`; host_info (host, batch ints) may be null ----------------
 

@@ -197,16 +197,32 @@ void posv_batched_ex(Uplo uplo, int n, int nrhs, T* const* A_array, int lda, T* 
 // The sizes are device arrays: a first kernel checks them where they are and writes the orders the
 // kernels use (-1 for an invalid matrix, which they then leave alone) to a stream-ordered workspace.
 
-template <class T>
-void potrf_vbatched_ex(Uplo uplo, const int* n, int max_n, T* const* A_array, const int* lda, int batch, int* info,
-                       Stream stream) {
-  check_arguments("potrf_vbatched_ex", potrf_vbatched_device_argument_error<T>(detail::uplo_letter(uplo), n, max_n,
-                                                                               A_array, lda, batch, info));
+// One matrix at a time in place with potrf_vbatched_ex's arguments (potrf, potri): the sizes
+// screened at potrf's positions, then `operation` on the valid matrices.
+template <class T, class Operation>
+void in_place_variable(const char* name, Uplo uplo, const int* n, int max_n, T* const* A_array, const int* lda,
+                       int batch, int* info, Stream stream, Operation operation) {
+  check_arguments(name, potrf_vbatched_device_argument_error<T>(detail::uplo_letter(uplo), n, max_n, A_array, lda,
+                                                                batch, info));
   if (max_n == 0 || batch == 0) return;
   StreamWorkspace checked_n(static_cast<std::size_t>(batch), stream);
   kc::screen_variable_sizes(n, max_n, lda, nullptr, batch, checked_n.get(), info, potrf_size_positions, stream);
-  kc::potrf_vbatched<T>(batch_uplo(uplo), checked_n.get(), max_n, A_array, lda, batch, info, stream);
+  operation(batch_uplo(uplo), checked_n.get(), max_n, A_array, lda, batch, info, stream);
   checked_n.release();
+}
+
+template <class T>
+void potrf_vbatched_ex(Uplo uplo, const int* n, int max_n, T* const* A_array, const int* lda, int batch, int* info,
+                       Stream stream) {
+  in_place_variable("potrf_vbatched_ex", uplo, n, max_n, A_array, lda, batch, info, stream,
+                    [](auto... args) { kc::potrf_vbatched<T>(args...); });
+}
+
+template <class T>
+void potri_vbatched_ex(Uplo uplo, const int* n, int max_n, T* const* A_array, const int* lda, int batch, int* info,
+                       Stream stream) {
+  in_place_variable("potri_vbatched_ex", uplo, n, max_n, A_array, lda, batch, info, stream,
+                    [](auto... args) { kc::potri_vbatched<T>(args...); });
 }
 
 template <class T>
@@ -348,6 +364,10 @@ void potrf_vbatched_ex(Uplo, const int*, int, T* const*, const int*, int, int*, 
   without_cuda("potrf_vbatched_ex");
 }
 template <class T>
+void potri_vbatched_ex(Uplo, const int*, int, T* const*, const int*, int, int*, Stream) {
+  without_cuda("potri_vbatched_ex");
+}
+template <class T>
 void potrs_vbatched_ex(Uplo, const int*, int, int, const T* const*, const int*, T* const*, const int*, int, const int*,
                        Stream) {
   without_cuda("potrs_vbatched_ex");
@@ -388,6 +408,7 @@ void zero_opposite_triangle(Uplo, int, T*, int, long long, int, Stream) {
                                     Stream);                                                                      \
   template void posv_batched_ex<T>(Uplo, int, int, T* const*, int, T* const*, int, int, int*, Stream);            \
   template void potrf_vbatched_ex<T>(Uplo, const int*, int, T* const*, const int*, int, int*, Stream);            \
+  template void potri_vbatched_ex<T>(Uplo, const int*, int, T* const*, const int*, int, int*, Stream);            \
   template void potrs_vbatched_ex<T>(Uplo, const int*, int, int, const T* const*, const int*, T* const*,          \
                                      const int*, int, const int*, Stream);                                        \
   template void posv_vbatched_ex<T>(Uplo, const int*, int, int, T* const*, const int*, T* const*, const int*, int, \

@@ -9,7 +9,7 @@
 // triangle (the other triangle, rows past n, gaps) are NaN and must come back bit-identical. The
 // out-of-place form must write the whole Hermitian inverse for C-ordered and Fortran-ordered
 // sources, NaN for a failed member, and leave its source as it was. The arrays-of-pointers form
-// and the C API's forms must give the strided form's results.
+// and the C API's forms must give the strided form's results; the variable-size form, each matrix's.
 // Skipped where no CUDA device is present.
 #include <cuda_runtime.h>
 #include <gtest/gtest.h>
@@ -17,6 +17,7 @@
 #include <algorithm>
 #include <cmath>
 #include <complex>
+#include <deque>
 #include <limits>
 #include <random>
 #include <sstream>
@@ -150,6 +151,65 @@ TYPED_TEST(DeviceBatchedInverse, PointerArraysMatchLapack) {
             4);
   EXPECT_EQ(position_of([&] { device::potri_batched_ex<T>(Uplo::upper, 4, array.get(), 4, 1, nullptr, this->stream()); }),
             6);
+}
+
+// Variable sizes (potri_vbatched_ex): for each largest order (the warp kernel's two shapes, the
+// thread-block kernel in shared memory and, for the double types, from device memory) a batch of
+// several orders up to it, four matrices each (members 1-3 with a zero on their factor's diagonal),
+// plus an empty matrix and matrices whose sizes are refused (n < 0, n > max_n, lda < n): each
+// valid matrix as LAPACKE's potri leaves it, the refused ones untouched with info -2, -3, -5.
+TYPED_TEST(DeviceBatchedInverse, VariableSizesMatchLapack) {
+  using T = TypeParam;
+  std::mt19937_64 rng(17);
+  const std::vector<std::pair<int, std::vector<int>>> cases = {
+      {16, {1, 5, 16}}, {32, {2, 17, 31, 32}}, {130, {1, 7, 33, 64, 100, 130}}, {210, {3, 40, 129, 210}}};
+  for (Uplo uplo : kUplos)
+    for (const auto& [max_n, orders] : cases) {
+      std::vector<FactorBatch<T>> batches;
+      std::deque<DeviceArray<T>> storage;  // DeviceArray does not move
+      std::vector<T*> pointers;
+      std::vector<int> n, lda;
+      for (int order : orders) {
+        batches.push_back(factor_batch<T>(uplo, order, 4, rng));
+        storage.emplace_back(batches.back().factors.size());
+        storage.back().upload(batches.back().factors, this->stream_);
+        for (int k = 0; k < 4; ++k) {
+          pointers.push_back(storage.back().get() + k * batches.back().stride);
+          n.push_back(order);
+          lda.push_back(batches.back().lda);
+        }
+      }
+      // An empty matrix, then three refused ones over the first matrix of the first batch (which
+      // stays as it is: refused matrices are not touched).
+      const FactorBatch<T>& first = batches.front();
+      const std::vector<std::pair<int, int>> extra = {{0, 1}, {-1, first.lda}, {max_n + 1, max_n + 1}, {first.n + 1, first.n}};
+      for (const auto& [order, ld] : extra) {
+        pointers.push_back(storage.front().get());
+        n.push_back(order);
+        lda.push_back(ld);
+      }
+      const int batch = static_cast<int>(pointers.size());
+      const std::string where = describe("potri_vbatched_ex", uplo, max_n, batch);
+      DeviceArray<T*> array(pointers.size());
+      DeviceArray<int> sizes(n.size()), leading(lda.size()), info(static_cast<std::size_t>(batch));
+      array.upload(pointers, this->stream_);
+      sizes.upload(n, this->stream_);
+      leading.upload(lda, this->stream_);
+      info.upload(poisoned_info(batch), this->stream_);
+      device::potri_vbatched_ex(uplo, sizes.get(), max_n, array.get(), leading.get(), batch, info.get(), this->stream());
+      const std::vector<int> got = info.download(this->stream_);
+      for (std::size_t b = 0; b < batches.size(); ++b) {
+        const std::vector<int> its_info(got.begin() + 4 * b, got.begin() + 4 * b + 4);
+        check_in_place(batches[b], uplo, storage[b].download(this->stream_), its_info,
+                       where + " order " + std::to_string(batches[b].n));
+        if (::testing::Test::HasFatalFailure()) return;
+      }
+      const int refused = 4 * static_cast<int>(batches.size());
+      EXPECT_EQ(got[refused], 0) << where << ": the empty matrix";
+      EXPECT_EQ(got[refused + 1], -2) << where << ": n < 0";
+      EXPECT_EQ(got[refused + 2], -3) << where << ": n > max_n";
+      EXPECT_EQ(got[refused + 3], -5) << where << ": lda < n";
+    }
 }
 
 // Out of place from C-ordered (row stride n) and Fortran-ordered (row stride 1) sources: the whole

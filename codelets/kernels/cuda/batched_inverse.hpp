@@ -32,5 +32,11 @@ void potri_batched(BatchUplo uplo, int n, const T* A, long long rowStrideA, long
 // leading dimension lda), replaced by its triangle of the inverse as the strided form does.
 template <class T>
 void potri_batched(BatchUplo uplo, int n, T* const* A_array, int lda, int batch, int* info, cudaStream_t stream);
+// Variable sizes, in place: factor k of order n[k] at A_array[k] with leading dimension lda[k] (n
+// and lda device arrays, screened by screen_variable_sizes: a matrix with n[k] < 0 is left alone
+// and its info untouched, n[k] = 0 gets info 0); max_n bounds every n[k] and sizes the kernels.
+template <class T>
+void potri_vbatched(BatchUplo uplo, const int* n, int max_n, T* const* A_array, const int* lda, int batch, int* info,
+                    cudaStream_t stream);
 
 }  // namespace tessera::kernels::cuda

@@ -50,6 +50,10 @@ struct InverseDesc {
   bool nan_on_failure = false;  // a failed matrix's X filled with NaN (else left as it is)
   int* info = nullptr;
   T* const* array = nullptr;  // not null: factor k at array[k] (rs 1, cs ldx), its inverse there too
+  // Not null (with array): a variable batch, matrix k of order orders[k] (-1: left alone) and
+  // leading dimension ldas[k]; n is then the largest order.
+  const int* orders = nullptr;
+  const int* ldas = nullptr;
   T* work = nullptr;  // one square per block in device memory; null: shared memory
   int ld = 0;         // leading dimension of a work square: odd, against bank conflicts
 };
@@ -62,6 +66,19 @@ __device__ __forceinline__ const T* factor_of(const InverseDesc<T>& d, long long
 template <class T>
 __device__ __forceinline__ T* inverse_of(const InverseDesc<T>& d, long long k) {
   return d.array ? d.array[k] : d.X + k * d.strideX;
+}
+
+// Matrix k's own description: in a variable batch its order and leading dimension, its square
+// packed with ld = n | 1 inside the one sized for the largest order.
+template <class T>
+__device__ __forceinline__ InverseDesc<T> matrix_desc(const InverseDesc<T>& d, long long k) {
+  InverseDesc<T> m = d;
+  if (d.orders) {
+    m.n = d.orders[k];
+    m.cs = m.ldx = d.ldas[k];
+    m.ld = m.n | 1;
+  }
+  return m;
 }
 
 // Elements of one work square and its diagonal.
@@ -369,16 +386,21 @@ __global__ void __launch_bounds__(kMaxInverseThreads) potri_batched_kernel(Inver
   T* S = d.work ? d.work + blockIdx.x * work_elements(d.n, d.ld) : reinterpret_cast<T*>(shared_bytes);
   T* D = S + static_cast<long long>(d.n) * d.ld;
   for (long long k = blockIdx.x; k < d.batch; k += gridDim.x) {
-    const int zero = load_factor(d, k, S, D, &first_zero);
-    if (zero < d.n) {
-      if (d.nan_on_failure) fill_with_nan(d, k);
-    } else {
-      invert_triangle(d, S, D);
-      prepare_product(d, S, D);
-      __syncthreads();
-      multiply_inverse(d, k, S);
+    const InverseDesc<T> m = matrix_desc(d, k);
+    if (m.n <= 0) {  // the whole block alike
+      if (m.n == 0 && threadIdx.x == 0 && d.info) d.info[k] = 0;
+      continue;
     }
-    if (threadIdx.x == 0 && d.info) d.info[k] = zero < d.n ? zero + 1 : 0;
+    const int zero = load_factor(m, k, S, D, &first_zero);
+    if (zero < m.n) {
+      if (m.nan_on_failure) fill_with_nan(m, k);
+    } else {
+      invert_triangle(m, S, D);
+      prepare_product(m, S, D);
+      __syncthreads();
+      multiply_inverse(m, k, S);
+    }
+    if (threadIdx.x == 0 && d.info) d.info[k] = zero < m.n ? zero + 1 : 0;
     __syncthreads();  // the square and first_zero are free for the next matrix
   }
 }
@@ -441,8 +463,13 @@ __global__ void __launch_bounds__(32 * inverse_warps_per_block<N, T>()) potri_ba
   const long long k = static_cast<long long>(blockIdx.x) * warps + warp;
   if (k >= d.batch) return;
   T* S = squares[warp];
-  const int n = d.n;
-  load_factor_by_warp<N>(d, k, S, lane);
+  const InverseDesc<T> m = matrix_desc(d, k);
+  const int n = m.n;
+  if (n <= 0) {
+    if (n == 0 && lane == 0 && d.info) d.info[k] = 0;
+    return;
+  }
+  load_factor_by_warp<N>(m, k, S, lane);
   const T diagonal = lane < n ? S[lane + lane * ld] : T(1);
   const unsigned zeros = __ballot_sync(0xffffffffu, lane < n && is_zero(diagonal));
   const int zero = zeros ? __ffs(static_cast<int>(zeros)) - 1 : n;
@@ -451,7 +478,7 @@ __global__ void __launch_bounds__(32 * inverse_warps_per_block<N, T>()) potri_ba
   if (zero < n) {
     if (d.nan_on_failure)
       for (int c = 0; c < n; ++c)
-        if (lane < n) x[lane + static_cast<long long>(c) * d.ldx] = quiet_nan<T>();
+        if (lane < n) x[lane + static_cast<long long>(c) * m.ldx] = quiet_nan<T>();
     return;
   }
   T w[N];
@@ -484,8 +511,8 @@ __global__ void __launch_bounds__(32 * inverse_warps_per_block<N, T>()) potri_ba
   for (int j = 0; j < N; ++j) {
     if (j > lane) break;
     const T value = j == lane ? T(real_of(sum[j])) : sum[j];
-    if (lower_out) x[lane + static_cast<long long>(j) * d.ldx] = value;
-    if (upper_out && (j != lane || !lower_out)) x[j + static_cast<long long>(lane) * d.ldx] = conj_of(value);
+    if (lower_out) x[lane + static_cast<long long>(j) * m.ldx] = value;
+    if (upper_out && (j != lane || !lower_out)) x[j + static_cast<long long>(lane) * m.ldx] = conj_of(value);
   }
 }
 
@@ -598,8 +625,25 @@ void potri_batched(BatchUplo uplo, int n, T* const* A_array, int lda, int batch,
   launch_inverse(d, stream);
 }
 
+template <class T>
+void potri_vbatched(BatchUplo uplo, const int* n, int max_n, T* const* A_array, const int* lda, int batch, int* info,
+                    cudaStream_t stream) {
+  require(max_n >= 0, "potri_vbatched: max_n must be >= 0", 3);
+  require(batch >= 0, "potri_vbatched: batch must be >= 0", 6);
+  if (max_n == 0 || batch == 0) return;
+  require(n != nullptr && lda != nullptr, "potri_vbatched: n and lda must not be null", 2);
+  require(A_array != nullptr, "potri_vbatched: A_array must not be null", 4);
+  InverseDesc<DeviceScalar<T>> d = inverse_desc<T>(uplo, max_n, batch, info);
+  d.array = device_view(A_array);
+  d.orders = n;
+  d.ldas = lda;
+  d.rs = 1;
+  launch_inverse(d, stream);
+}
+
 #define TESSERA_INSTANTIATE(T)                                                                                  \
   template void potri_batched<T>(BatchUplo, int, T*, int, long long, int, int*, cudaStream_t);                  \
+  template void potri_vbatched<T>(BatchUplo, const int*, int, T* const*, const int*, int, int*, cudaStream_t);  \
   template void potri_batched<T>(BatchUplo, int, T* const*, int, int, int*, cudaStream_t);                      \
   template void potri_batched<T>(BatchUplo, int, const T*, long long, long long, long long, T*, int, long long, \
                                  int, int*, cudaStream_t);
