@@ -412,6 +412,8 @@ __global__ void __launch_bounds__(kMaxInverseThreads) potri_batched_kernel(Inver
 // the later rows' sums, with L(i, m) read from column m of the warp's square; no barrier at all. The
 // square then takes V (W with the real part of its diagonal, zeros above it) column-major, and lane
 // i sums X(i, j) = sum_{m >= i} conj(V(m, i)) V(m, j) in registers (entries j > i are not written).
+// The upper triangle goes out through the square (X's lower triangle stored there), a column of X
+// per store, rather than lane i storing row i of it across 32 columns.
 
 constexpr int kWarpInverseMaxN = 32;
 
@@ -431,22 +433,22 @@ constexpr int inverse_warps_per_block() {
 // The factor of matrix k into the warp's square (lower triangle, ld = N + 1); lanes take the
 // source's faster-moving index, so that the loads coalesce whatever the layout.
 template <int N, class T>
-__device__ void load_factor_by_warp(const InverseDesc<T>& d, long long k, T* S, int lane) {
+__device__ void load_factor_by_warp(const InverseDesc<T>& d, long long k, int n, long long cs, T* S, int lane) {
   constexpr int ld = N + 1;
   const T* a = factor_of(d, k);
-  const bool rows_fast = llabs(d.rs) <= llabs(d.cs);
+  const bool rows_fast = llabs(d.rs) <= llabs(cs);
   // Every load issued before the first store.
   T v[N];
 #pragma unroll
   for (int slow = 0; slow < N; ++slow) {
     const int r = rows_fast ? lane : slow, c = rows_fast ? slow : lane;
-    const bool stored = slow < d.n && lane < d.n && (d.upper ? r <= c : r >= c);
-    v[slow] = stored ? load_read_only(a + r * d.rs + c * d.cs) : T(0);
+    const bool stored = slow < n && lane < n && (d.upper ? r <= c : r >= c);
+    v[slow] = stored ? load_read_only(a + r * d.rs + c * cs) : T(0);
   }
 #pragma unroll
   for (int slow = 0; slow < N; ++slow) {
     const int r = rows_fast ? lane : slow, c = rows_fast ? slow : lane;
-    if (slow >= d.n || lane >= d.n || (d.upper ? r > c : r < c)) continue;
+    if (slow >= n || lane >= n || (d.upper ? r > c : r < c)) continue;
     if (d.upper)
       S[c + r * ld] = conj_of(v[slow]);
     else
@@ -455,7 +457,9 @@ __device__ void load_factor_by_warp(const InverseDesc<T>& d, long long k, T* S, 
   __syncwarp();
 }
 
-template <int N, class T>
+// Variable: a variable batch (the orders read per matrix; a kernel of its own, since an order read
+// from memory rather than from the parameters costs the fixed batches' kernel registers).
+template <int N, class T, bool Variable>
 __global__ void __launch_bounds__(32 * inverse_warps_per_block<N, T>()) potri_batched_warp_kernel(InverseDesc<T> d) {
   constexpr int ld = N + 1, warps = inverse_warps_per_block<N, T>();
   __shared__ T squares[warps][N * ld];
@@ -463,13 +467,13 @@ __global__ void __launch_bounds__(32 * inverse_warps_per_block<N, T>()) potri_ba
   const long long k = static_cast<long long>(blockIdx.x) * warps + warp;
   if (k >= d.batch) return;
   T* S = squares[warp];
-  const InverseDesc<T> m = matrix_desc(d, k);
-  const int n = m.n;
+  const int n = Variable ? d.orders[k] : d.n;
+  const long long ldx = Variable ? d.ldas[k] : d.ldx;
   if (n <= 0) {
     if (n == 0 && lane == 0 && d.info) d.info[k] = 0;
     return;
   }
-  load_factor_by_warp<N>(m, k, S, lane);
+  load_factor_by_warp<N>(d, k, n, Variable ? ldx : d.cs, S, lane);
   const T diagonal = lane < n ? S[lane + lane * ld] : T(1);
   const unsigned zeros = __ballot_sync(0xffffffffu, lane < n && is_zero(diagonal));
   const int zero = zeros ? __ffs(static_cast<int>(zeros)) - 1 : n;
@@ -478,7 +482,7 @@ __global__ void __launch_bounds__(32 * inverse_warps_per_block<N, T>()) potri_ba
   if (zero < n) {
     if (d.nan_on_failure)
       for (int c = 0; c < n; ++c)
-        if (lane < n) x[lane + static_cast<long long>(c) * m.ldx] = quiet_nan<T>();
+        if (lane < n) x[lane + c * ldx] = quiet_nan<T>();
     return;
   }
   T w[N];
@@ -505,22 +509,30 @@ __global__ void __launch_bounds__(32 * inverse_warps_per_block<N, T>()) potri_ba
       if (adds) sum[j] = plus_product(sum[j], v_mi, v_mj);
     }
   }
-  if (lane >= n) return;
   const bool lower_out = !d.upper || d.full, upper_out = d.upper || d.full;
+  __syncwarp();  // V is read; the square takes X's lower triangle for the upper one's stores
 #pragma unroll
   for (int j = 0; j < N; ++j) {
-    if (j > lane) break;
+    if (j > lane || lane >= n) break;
     const T value = j == lane ? T(real_of(sum[j])) : sum[j];
-    if (lower_out) x[lane + static_cast<long long>(j) * m.ldx] = value;
-    if (upper_out && (j != lane || !lower_out)) x[j + static_cast<long long>(lane) * m.ldx] = conj_of(value);
+    if (lower_out) x[lane + j * ldx] = value;
+    if (upper_out) S[lane + j * ld] = value;
   }
+  if (!upper_out) return;
+  __syncwarp();
+  // Column c of the upper triangle, lane r on X(r, c) = conj(X(c, r)): coalesced stores.
+  for (int c = 0; c < n; ++c)
+    if (lane < c || (lane == c && !lower_out)) x[lane + c * ldx] = conj_of(S[c + lane * ld]);
 }
 
 template <int N, class T>
 void launch_warp_inverse(const InverseDesc<T>& d, cudaStream_t stream) {
   constexpr int warps = inverse_warps_per_block<N, T>();
   const long long blocks = (static_cast<long long>(d.batch) + warps - 1) / warps;
-  potri_batched_warp_kernel<N, T><<<static_cast<unsigned>(blocks), 32 * warps, 0, stream>>>(d);
+  if (d.orders)
+    potri_batched_warp_kernel<N, T, true><<<static_cast<unsigned>(blocks), 32 * warps, 0, stream>>>(d);
+  else
+    potri_batched_warp_kernel<N, T, false><<<static_cast<unsigned>(blocks), 32 * warps, 0, stream>>>(d);
   TESSERA_CUDA_CHECK_LAUNCH();
 }
 
