@@ -284,7 +284,8 @@ class RuntimeCall {
     T* data = static_cast<T*>(a.data());
     tessera::Runtime& rt = runtime();
     const int ld = std::max(1, s.n);
-    if (s.batch == 1 || !tessera::device::inverse_takes_batched_kernel(s.n, s.batch, tessera::ScalarTraits<T>::precision)) {
+    const tessera::Precision precision = tessera::ScalarTraits<T>::precision;
+    if (s.batch == 1 || !tessera::device::inverse_takes_batched_kernel(s.n, s.batch, precision)) {
       std::vector<tessera::Request> requests;
       for (int k = 0; k < s.batch; ++k)
         requests.push_back(submit([&] {

@@ -182,7 +182,8 @@ TYPED_TEST(DeviceBatchedInverse, VariableSizesMatchLapack) {
       // An empty matrix, then three refused ones over the first matrix of the first batch (which
       // stays as it is: refused matrices are not touched).
       const FactorBatch<T>& first = batches.front();
-      const std::vector<std::pair<int, int>> extra = {{0, 1}, {-1, first.lda}, {max_n + 1, max_n + 1}, {first.n + 1, first.n}};
+      const std::vector<std::pair<int, int>> extra = {
+          {0, 1}, {-1, first.lda}, {max_n + 1, max_n + 1}, {first.n + 1, first.n}};
       for (const auto& [order, ld] : extra) {
         pointers.push_back(storage.front().get());
         n.push_back(order);
@@ -196,7 +197,8 @@ TYPED_TEST(DeviceBatchedInverse, VariableSizesMatchLapack) {
       sizes.upload(n, this->stream_);
       leading.upload(lda, this->stream_);
       info.upload(poisoned_info(batch), this->stream_);
-      device::potri_vbatched_ex(uplo, sizes.get(), max_n, array.get(), leading.get(), batch, info.get(), this->stream());
+      device::potri_vbatched_ex(uplo, sizes.get(), max_n, array.get(), leading.get(), batch, info.get(),
+                                this->stream());
       const std::vector<int> got = info.download(this->stream_);
       for (std::size_t b = 0; b < batches.size(); ++b) {
         const std::vector<int> its_info(got.begin() + 4 * b, got.begin() + 4 * b + 4);

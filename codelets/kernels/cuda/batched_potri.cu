@@ -313,7 +313,8 @@ template <class T>
 __device__ void invert_triangle(const InverseDesc<T>& d, T* S, const T* D) {
   const int n = d.n, ld = d.ld;
   const int lane = threadIdx.x & 31, warp = threadIdx.x / 32, warps = blockDim.x / 32;
-  for (int p0 = warp * kPanel; p0 < n; p0 += warps * kPanel) invert_diagonal_block(S, ld, D, p0, min(kPanel, n - p0), lane);
+  for (int p0 = warp * kPanel; p0 < n; p0 += warps * kPanel)
+    invert_diagonal_block(S, ld, D, p0, min(kPanel, n - p0), lane);
   __syncthreads();
   for (int p0 = kPanel; p0 < n; p0 += kPanel) {
     invert_panel_row(S, ld, D, n, p0);
@@ -333,8 +334,9 @@ __device__ void prepare_product(const InverseDesc<T>& d, T* S, const T* D) {
 
 // Step 3: X(i, j) = sum_m conj(V(m, i)) V(m, j) (LAPACK's xLAUU2 with the real part of W's diagonal).
 // A warp takes 32 rows (a lane each) and kUnitColumns columns left of their block's end, sums
-// over m from the block's first row or the group's first column (the zeros of V cover the rest) and writes the entries i >= j:
-// to the lower triangle (coalesced), the upper one as conjugates, or both.
+// over m from the block's first row or the group's first column (the zeros of V cover the rest)
+// and writes the entries i >= j: to the lower triangle (coalesced), the upper one as conjugates,
+// or both.
 template <class T>
 __device__ void multiply_inverse(const InverseDesc<T>& d, long long k, const T* S) {
   const int n = d.n, ld = d.ld;
