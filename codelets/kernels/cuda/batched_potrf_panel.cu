@@ -164,19 +164,27 @@ __device__ __forceinline__ void store_panel(const LowerView<T>& L, int row0, int
 }
 
 // Upper storage: the chunk's panel rows through shared memory, read with consecutive threads on
-// consecutive columns (L's rows are contiguous), then each thread takes its rows. Ends with a
-// barrier: the buffer is step 1's next.
+// consecutive columns (L's rows are contiguous), then each thread takes its rows. Every load is
+// issued before the first store to shared memory: a load through a generic pointer cannot move
+// past such a store (it might alias it), so stores between them would wait for each load in
+// turn. Ends with a barrier: the buffer is step 1's next.
 template <class T, int NB, int NT, int R, class Shared>
 __device__ __forceinline__ void load_panel_staged(const LowerView<T>& L, int row0, int p0, int nbp, T (&a)[R][NB],
                                                   Shared& sh) {
-  constexpr int MR = NT * R;
+  constexpr int S = NB * R;  // elements each thread moves
   const int t = threadIdx.x;
+  T v[S];
 #pragma unroll
-  for (int s = 0; s < MR * NB / NT; ++s) {
+  for (int s = 0; s < S; ++s) {
     const int e = t + s * NT;
     const int m = e / NB, c = e % NB;
     const int i = row0 + m;
-    sh.panel(m)[c] = (i < L.n && c < nbp && i >= p0 + c) ? L.get(i, p0 + c) : T(0);
+    v[s] = (i < L.n && c < nbp && i >= p0 + c) ? L.get(i, p0 + c) : T(0);
+  }
+#pragma unroll
+  for (int s = 0; s < S; ++s) {
+    const int e = t + s * NT;
+    sh.panel(e / NB)[e % NB] = v[s];
   }
   __syncthreads();
 #pragma unroll
@@ -449,15 +457,16 @@ __device__ void zero_opposite(T* p, int ld, int n, bool upper) {
 }
 
 // Upper storage: the panel rows through shared memory (load_panel_staged), except in the
-// (16, 64) shape, where each thread's 16-byte row vectors measured faster (H200, double, n = 256:
-// 1.43 ms against 1.90, batch 1000); rows not so aligned are read element by element.
-template <int NB, int NT>
-constexpr bool kStagedPanel = !(NB == 16 && NT == 64);
+// (16, 64) shape in double, where each thread's 16-byte row vectors measured faster (H200: n = 256
+// and 320, batch 1000; in float the staged rows were the faster there); rows not so aligned are
+// read element by element.
+template <class T, int NB, int NT>
+constexpr bool kStagedPanel = !(NB == 16 && NT == 64 && sizeof(RealPartOf<T>) == 8);
 
 template <class T, int NB, int NT, int R, int KB, bool OutOfPlace, bool UpperRows>
 __global__ void __launch_bounds__(NT) potrf_panel_kernel(BatchDesc<T> d, int min_n) {
   using C = PanelCfg<T, NB, NT, R, KB>;
-  constexpr bool staged_panel = UpperRows && kStagedPanel<NB, NT>;
+  constexpr bool staged_panel = UpperRows && kStagedPanel<T, NB, NT>;
   __shared__ PanelShared<T, NB, KB, C::MR, UpperRows> sh;
   const int k = blockIdx.x;
   const StoredMatrix<T> sm = stored_matrix(d, k);
