@@ -4,13 +4,17 @@
 
 #include <algorithm>
 #include <cmath>
+#include <complex>
 #include <limits>
+#include <random>
 #include <string>
+#include <type_traits>
 #include <vector>
 
 #include "tessera/batched.hpp"
 #include "tessera/cholesky.hpp"
 #include "tessera/error.hpp"
+#include "kernels/cpu/blas.hpp"
 #include "tessera/tessera.h"
 #include "test_support.hpp"
 #include "thresholds.hpp"
@@ -115,6 +119,81 @@ TYPED_TEST(CallingThread, InfoIsLapacksAtEveryPosition) {
       Request r = potrf_async(rt, n, A.data(), n, options);
       EXPECT_EQ(r.wait(), k);
       EXPECT_TRUE(r.non_finite_input());
+    }
+  }
+}
+
+// Upper triangles from the table's calling_thread_upper_as_lower_from_n are factored as the lower
+// factor of their transpose: LAPACK's upper factor to rounding, LAPACK's info at every failing
+// minor with the leading minor before it factored, nothing outside the triangle touched, for
+// every scalar type and on both sides of the order where that path starts.
+template <class T>
+class CallingThreadUpper : public ::testing::Test {};
+using AllScalars = ::testing::Types<float, double, std::complex<float>, std::complex<double>>;
+TYPED_TEST_SUITE(CallingThreadUpper, AllScalars);
+
+template <class T>
+struct RealOf {
+  using type = T;
+};
+template <class R>
+struct RealOf<std::complex<R>> {
+  using type = R;
+};
+
+// G G^H / n + I for a random G (both triangles), column-major with leading dimension ld, the
+// padding rows -7; the diagonal's imaginary parts hold garbage, which LAPACK ignores.
+template <class T>
+std::vector<T> hermitian_positive_definite(int n, int ld, unsigned seed) {
+  constexpr bool complex = !std::is_same_v<T, typename RealOf<T>::type>;
+  std::mt19937 gen(seed);
+  std::uniform_real_distribution<double> dist(-1.0, 1.0);
+  std::vector<std::complex<double>> G(std::size_t(n) * n);
+  for (auto& g : G) g = {dist(gen), complex ? dist(gen) : 0.0};
+  std::vector<T> A(std::size_t(ld) * n, T(-7));
+  for (int j = 0; j < n; ++j)
+    for (int i = j; i < n; ++i) {
+      std::complex<double> sum = i == j ? n : 0;
+      for (int p = 0; p < n; ++p) sum += G[i + std::size_t(p) * n] * std::conj(G[j + std::size_t(p) * n]);
+      sum /= n;
+      if constexpr (complex) {
+        A[i + std::size_t(j) * ld] = T(sum);
+        A[j + std::size_t(i) * ld] = T(std::conj(sum));
+        if (i == j) A[i + std::size_t(i) * ld] = T(sum.real(), 0.25);
+      } else {
+        A[i + std::size_t(j) * ld] = A[j + std::size_t(i) * ld] = T(sum.real());
+      }
+    }
+  return A;
+}
+
+TYPED_TEST(CallingThreadUpper, MatchesLapacksUpperFactorAndInfo) {
+  using T = TypeParam;
+  using R = typename RealOf<T>::type;
+  const int from = detail::kThresholds.calling_thread_upper_as_lower_from_n;
+  FactorOptions options;
+  options.uplo = Uplo::upper;
+  for (int n : {from - 1, from, from + 1, 2 * from + 1}) {
+    const int ld = n + 2;
+    for (int k : {0, 1, 2, n / 2, n - 1, n}) {  // k = 0: positive definite
+      SCOPED_TRACE("n = " + std::to_string(n) + ", failing minor " + std::to_string(k));
+      std::vector<T> A = hermitian_positive_definite<T>(n, ld, 13u + n);
+      // The leading minor of order k is not positive definite, the one before it is.
+      if (k > 0) A[(k - 1) + std::size_t(k - 1) * ld] = T(-1);
+      std::vector<T> F = A, lapack = A;
+      EXPECT_EQ(potrf_on_calling_thread(MatrixView<T>::host(n, n, F.data(), ld), options), k);
+      EXPECT_EQ(kernels::cpu::potrf('U', n, lapack.data(), ld), k);
+      const int factored = k == 0 ? n : k - 1;
+      double largest = 0, difference = 0;
+      for (int j = 0; j < factored; ++j)
+        for (int i = 0; i <= j; ++i) {
+          const std::size_t at = i + std::size_t(j) * ld;
+          largest = std::max(largest, double(std::abs(lapack[at])));
+          difference = std::max(difference, double(std::abs(F[at] - lapack[at])));
+        }
+      EXPECT_LE(difference, 100.0 * n * std::numeric_limits<R>::epsilon() * largest);
+      for (int j = 0; j < n; ++j)
+        for (int i = j + 1; i < ld; ++i) ASSERT_EQ(F[i + std::size_t(j) * ld], A[i + std::size_t(j) * ld]) << i << ", " << j;
     }
   }
 }

@@ -46,6 +46,26 @@ class SmallMatrixBlas {
   std::optional<SingleThreadedBlas> one_thread_;
 };
 
+// The factor of the triangle `uplo` of A through LAPACK's potrf. An upper triangle from
+// kThresholds.calling_thread_upper_as_lower_from_n is factored as the lower triangle of its
+// transpose, copied into `work` (n * n elements): A^T is positive definite with A, with the same
+// leading minors (LAPACK's info), and its lower factor L2 (L2 L2^H = A^T) gives A's upper factor
+// U = L2^T (U^H U = A, for complex A too: A^T is conj(A)).
+template <class T>
+int factor(Uplo uplo, int n, T* A, int lda, std::vector<T>& work) {
+  if (uplo == Uplo::lower || n < kThresholds.calling_thread_upper_as_lower_from_n)
+    return kernels::cpu::potrf(letter(uplo), n, A, lda);
+  work.resize(static_cast<std::size_t>(n) * n);
+  T* const W = work.data();
+  // Column j of A's upper triangle is row j of W's lower one.
+  for (int j = 0; j < n; ++j)
+    for (int i = 0; i <= j; ++i) W[j + static_cast<std::size_t>(i) * n] = A[i + static_cast<std::size_t>(j) * lda];
+  const int info = kernels::cpu::potrf('L', n, W, n);
+  for (int j = 0; j < n; ++j)
+    for (int i = 0; i <= j; ++i) A[i + static_cast<std::size_t>(j) * lda] = W[j + static_cast<std::size_t>(i) * n];
+  return info;
+}
+
 }  // namespace
 
 // LAPACK with the program's BLAS threads, as the program's own call would run (single-threaded
@@ -55,7 +75,8 @@ CallingThreadResult potrf_on_calling_thread(Uplo uplo, int n, T* A, int lda) {
   if (n == 0) return {};
   const bool non_finite = triangle_non_finite(uplo, n, A, lda);
   const SmallMatrixBlas blas(n);
-  return {kernels::cpu::potrf(letter(uplo), n, A, lda), non_finite};
+  std::vector<T> work;
+  return {factor(uplo, n, A, lda, work), non_finite};
 }
 
 template <class T>
@@ -88,9 +109,10 @@ int first_zero_diagonal(int n, const T* A, int lda) {
 template <class T>
 void batch_part(Uplo uplo, int n, int nrhs, T* A, int lda, long long strideA, T* B, int ldb, long long strideB,
                 int first, int last, int* info, bool factor) {
+  std::vector<T> work;
   for (int k = first; k < last; ++k) {
     T* a = A + k * strideA;
-    const int matrix_info = factor ? kernels::cpu::potrf(letter(uplo), n, a, lda) : 0;
+    const int matrix_info = factor ? detail::factor(uplo, n, a, lda, work) : 0;
     if (factor) info[k] = matrix_info;
     // With no right-hand side B may be null: no pointer into it is formed.
     if (matrix_info == 0 && nrhs > 0) kernels::cpu::potrs(letter(uplo), n, nrhs, a, lda, B + k * strideB, ldb);

@@ -34,11 +34,15 @@ struct Thresholds {
   // arithmetic.
   int calling_thread_max_n = 384;
   // Matrices below this order on the calling thread are factored and solved with one BLAS thread:
-  // OpenBLAS threads the factorization of even a 64 x 64 matrix, which then takes longer.
-  int calling_thread_threaded_blas_from_n = 128;
+  // OpenBLAS threads the factorization of even a 64 x 64 matrix, which then takes longer. Above
+  // calling_thread_max_n, so that every matrix the calling thread factors runs on one thread.
+  int calling_thread_threaded_blas_from_n = 448;
   // A stack of them is split over at most as many threads as the program gives BLAS, each part on
   // one BLAS thread and doing at least the arithmetic of one factorization of this order.
   int calling_thread_split_from_n = 160;
+  // From this order the calling thread factors an upper triangle as the lower factor of its
+  // transpose (a copy): OpenBLAS's upper potrf takes 1.2-1.6x its lower potrf's time from order 64.
+  int calling_thread_upper_as_lower_from_n = 64;
 
   // One vendor call instead of a tile DAG. A matrix in one GPU's memory (the device API) up to
   // this order is factored by the vendor's potrf on the matrix itself: below it the DAG's chain of
