@@ -19,6 +19,7 @@
 
 #include "kernels/cpu/blas.hpp"
 #include "tessera/options.hpp"
+#include "tessera/precision.hpp"
 
 namespace tessera::test::inverse_batch {
 
@@ -29,17 +30,6 @@ template <class T>
 bool identical(T a, T b) {
   return std::memcmp(&a, &b, sizeof(T)) == 0;
 }
-
-template <class T>
-struct Real {
-  using type = T;
-};
-template <class R>
-struct Real<std::complex<R>> {
-  using type = R;
-};
-template <class T>
-using RealOf = typename Real<T>::type;
 
 template <class T>
 T nan_value() {

@@ -8,13 +8,13 @@
 #include <limits>
 #include <random>
 #include <string>
-#include <type_traits>
 #include <vector>
 
+#include "kernels/cpu/blas.hpp"
 #include "tessera/batched.hpp"
 #include "tessera/cholesky.hpp"
 #include "tessera/error.hpp"
-#include "kernels/cpu/blas.hpp"
+#include "tessera/precision.hpp"
 #include "tessera/tessera.h"
 #include "test_support.hpp"
 #include "thresholds.hpp"
@@ -132,20 +132,11 @@ class CallingThreadUpper : public ::testing::Test {};
 using AllScalars = ::testing::Types<float, double, std::complex<float>, std::complex<double>>;
 TYPED_TEST_SUITE(CallingThreadUpper, AllScalars);
 
-template <class T>
-struct RealOf {
-  using type = T;
-};
-template <class R>
-struct RealOf<std::complex<R>> {
-  using type = R;
-};
-
 // G G^H / n + I for a random G (both triangles), column-major with leading dimension ld, the
 // padding rows -7; the diagonal's imaginary parts hold garbage, which LAPACK ignores.
 template <class T>
 std::vector<T> hermitian_positive_definite(int n, int ld, unsigned seed) {
-  constexpr bool complex = !std::is_same_v<T, typename RealOf<T>::type>;
+  constexpr bool complex = kIsComplex<T>;
   std::mt19937 gen(seed);
   std::uniform_real_distribution<double> dist(-1.0, 1.0);
   std::vector<std::complex<double>> G(std::size_t(n) * n);
@@ -169,7 +160,7 @@ std::vector<T> hermitian_positive_definite(int n, int ld, unsigned seed) {
 
 TYPED_TEST(CallingThreadUpper, MatchesLapacksUpperFactorAndInfo) {
   using T = TypeParam;
-  using R = typename RealOf<T>::type;
+  using R = RealOf<T>;
   const int from = detail::kThresholds.calling_thread_upper_as_lower_from_n;
   FactorOptions options;
   options.uplo = Uplo::upper;
