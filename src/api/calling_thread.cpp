@@ -46,13 +46,13 @@ class SmallMatrixBlas {
   std::optional<SingleThreadedBlas> one_thread_;
 };
 
-// The factor of the triangle `uplo` of A through LAPACK's potrf. An upper triangle from
+// LAPACK's potrf of the triangle `uplo` of A. An upper triangle from
 // kThresholds.calling_thread_upper_as_lower_from_n is factored as the lower triangle of its
 // transpose, copied into `work` (n * n elements): A^T is positive definite with A, with the same
 // leading minors (LAPACK's info), and its lower factor L2 (L2 L2^H = A^T) gives A's upper factor
 // U = L2^T (U^H U = A, for complex A too: A^T is conj(A)).
 template <class T>
-int factor(Uplo uplo, int n, T* A, int lda, std::vector<T>& work) {
+int potrf_via_lower(Uplo uplo, int n, T* A, int lda, std::vector<T>& work) {
   if (uplo == Uplo::lower || n < kThresholds.calling_thread_upper_as_lower_from_n)
     return kernels::cpu::potrf(letter(uplo), n, A, lda);
   work.resize(static_cast<std::size_t>(n) * n);
@@ -76,7 +76,7 @@ CallingThreadResult potrf_on_calling_thread(Uplo uplo, int n, T* A, int lda) {
   const bool non_finite = triangle_non_finite(uplo, n, A, lda);
   const SmallMatrixBlas blas(n);
   std::vector<T> work;
-  return {factor(uplo, n, A, lda, work), non_finite};
+  return {potrf_via_lower(uplo, n, A, lda, work), non_finite};
 }
 
 template <class T>
@@ -112,7 +112,7 @@ void batch_part(Uplo uplo, int n, int nrhs, T* A, int lda, long long strideA, T*
   std::vector<T> work;
   for (int k = first; k < last; ++k) {
     T* a = A + k * strideA;
-    const int matrix_info = factor ? detail::factor(uplo, n, a, lda, work) : 0;
+    const int matrix_info = factor ? potrf_via_lower(uplo, n, a, lda, work) : 0;
     if (factor) info[k] = matrix_info;
     // With no right-hand side B may be null: no pointer into it is formed.
     if (matrix_info == 0 && nrhs > 0) kernels::cpu::potrs(letter(uplo), n, nrhs, a, lda, B + k * strideB, ldb);
