@@ -1,7 +1,7 @@
 // Mixed-precision solves of matrices resident in GPU memory (tessera::device::posv_refined), in
 // one warm process against the FP64 solves in the same run: cuSOLVER's dpotrf + dpotrs and
 // Tessera's device::posv. The refined solve factors in FP32 as stored and with its trailing
-// updates on the tensor cores (TF32 operands, FP32 accumulation).
+// updates on the tensor cores (TF32, BF16 or FP16 operands, FP32 accumulation).
 //
 // A = G G^T / n + delta I with G standard normal (cuRAND), delta = 4 / cond: its spectrum lies in
 // about [delta, 4 + delta], so cond is about the condition number asked for. Lower storage; B
@@ -9,10 +9,10 @@
 // on a fresh copy of A (not timed) and timed from the call to the solution complete in GPU memory.
 // "berr" is the normwise backward error max_j ||b_j - A x_j||_inf / (||A||_inf ||x_j||_inf +
 // ||b_j||_inf) in units of n eps (a double-precision solve: about 1 or less).
-// With --trace, one more TF32 factorization per order is traced: its plan, and per task kind the
-// count and time on the workers, against the factorization's span.
+// With --trace, one more factorization per order is traced (arithmetic --trace-cores, fp16 by
+// default): its plan, and per task kind the count and time on the workers, against the span.
 //   bench_gpu_refined_solve [--sizes 8192,16384,30000] [--conds 1e2,1e6] [--nrhs 1,16]
-//                           [--repetitions 3] [--nb 0] [--trace]
+//                           [--repetitions 3] [--nb 0] [--trace] [--trace-cores fp16]
 #include <cublas_v2.h>
 #include <cuda_runtime.h>
 #include <curand.h>
@@ -192,6 +192,7 @@ int main(int argc, char** argv) {
   std::vector<std::string> conds = {"1e2", "1e6"};
   int repetitions = 3, nb = 0;
   bool trace = false;
+  TensorCores trace_cores = TensorCores::fp16;
   for (bench::Arguments args(argc, argv); args.next();) {
     const std::string option = args.option();
     if (option == "--sizes") sizes = bench::parse_int_list(args.value());
@@ -200,6 +201,7 @@ int main(int argc, char** argv) {
     else if (option == "--repetitions") repetitions = std::stoi(args.value());
     else if (option == "--nb") nb = std::stoi(args.value());
     else if (option == "--trace") trace = true;
+    else if (option == "--trace-cores") trace_cores = parse_tensor_cores(args.value());
     else throw std::runtime_error("unknown option " + option);
   }
   int device_count = 0;
@@ -215,11 +217,18 @@ int main(int argc, char** argv) {
   fmt::print("{}; warm process, matrices resident in GPU memory; seconds (median of {}), iterations, backward error "
              "in n eps\n",
              prop.name, repetitions);
-  fmt::print("factorizations alone of S A S in single precision: cuSOLVER spotrf, Tessera FP32 and TF32 (tile DAG)\n");
-  fmt::print("{:>6} {:>5} {:>4} | {:>8} {:>6} | {:>8} {:>6} | {:>8} {:>3} {:>6} | {:>8} {:>3} {:>6} | {:>7} {:>7} | {:>8} "
-             "{:>8} {:>8}\n",
-             "n", "cond", "nrhs", "cuS dp", "berr", "T posv", "berr", "T fp32", "it", "berr", "T tf32", "it", "berr",
-             "tf32/cuS", "tf32/T", "cuS sp", "T sp", "T sp tc");
+  const std::vector<TensorCores> arithmetics = {TensorCores::off, TensorCores::tf32, TensorCores::bf16,
+                                                 TensorCores::fp16};
+  fmt::print("refined solves by the factor's trailing-update arithmetic (off: FP32; then the tensor cores with TF32, "
+             "BF16 or FP16 operands); x/cuS: cuSOLVER's FP64 time over the refined solve's\n");
+  fmt::print("factorizations alone of S A S in single precision: cuSOLVER spotrf, Tessera by arithmetic (tile DAG)\n");
+  std::string header = fmt::format("{:>6} {:>5} {:>4} | {:>8} {:>6} | {:>8} {:>6}", "n", "cond", "nrhs", "cuS dp",
+                                   "berr", "T posv", "berr");
+  for (TensorCores cores : arithmetics)
+    header += fmt::format(" | {:>8} {:>3} {:>6} {:>6}", std::string("T ") + to_string(cores), "it", "berr", "x/cuS");
+  header += fmt::format(" | {:>8}", "cuS sp");
+  for (TensorCores cores : arithmetics) header += fmt::format(" {:>8}", std::string("sp ") + to_string(cores));
+  fmt::print("{}\n", header);
   for (int n : sizes)
     for (const std::string& cond_text : conds) {
       Buffer<double> A(std::size_t(n) * n);
@@ -245,36 +254,34 @@ int main(int argc, char** argv) {
           TESSERA_CUDA_CHECK(cudaMemcpy(x, B.get(), std::size_t(n) * nrhs * sizeof(double), cudaMemcpyDeviceToDevice));
           return device::posv(runtime, n, nrhs, a, n, x, n, nullptr, options);
         });
-        const auto refined_with = [&](TensorCores cores) {
+        std::string row = fmt::format("{:>6} {:>5} {:>4} | {:>8.4f} {:>6.2f} | {:>8.4f} {:>6.2f}", n, cond_text, nrhs,
+                                      cusolver.seconds, cusolver.berr, fp64.seconds, fp64.berr);
+        for (TensorCores cores : arithmetics) {
           FactorOptions o = options;
           o.tensor_cores = cores;
-          return time_solve(h, repetitions, n, nrhs, A.get(), B.get(), [&](double* a, double* x) {
+          const Outcome refined = time_solve(h, repetitions, n, nrhs, A.get(), B.get(), [&](double* a, double* x) {
             return device::posv_refined(runtime, n, nrhs, a, n, B.get(), n, x, n, nullptr, o).iter;
           });
-        };
-        const Outcome fp32 = refined_with(TensorCores::off);
-        const Outcome tf32 = refined_with(TensorCores::tf32);
-        const double cusolver_single = time_single_factor(repetitions, n, A.get(), [&](float* a) {
+          row += fmt::format(" | {:>8.4f} {:>3} {:>6.2f} {:>5.2f}x", refined.seconds, refined.iter, refined.berr,
+                             cusolver.seconds / refined.seconds);
+        }
+        row += fmt::format(" | {:>8.4f}", time_single_factor(repetitions, n, A.get(), [&](float* a) {
           int swork = 0;
           TESSERA_CUSOLVER_CHECK(cusolverDnSpotrf_bufferSize(h.solver, CUBLAS_FILL_MODE_LOWER, n, a, n, &swork));
           Buffer<float> w(swork);
           TESSERA_CUSOLVER_CHECK(cusolverDnSpotrf(h.solver, CUBLAS_FILL_MODE_LOWER, n, a, n, w.get(), swork, info.get()));
-        });
-        const auto tessera_single = [&](TensorCores cores) {
+        }));
+        for (TensorCores cores : arithmetics) {
           FactorOptions o = options;
           o.tensor_cores = cores;
-          return time_single_factor(repetitions, n, A.get(), [&](float* a) { device::potrf(runtime, n, a, n, nullptr, o); });
-        };
-        const double single_fp32 = tessera_single(TensorCores::off), single_tf32 = tessera_single(TensorCores::tf32);
-        fmt::print(
-            "{:>6} {:>5} {:>4} | {:>8.4f} {:>6.2f} | {:>8.4f} {:>6.2f} | {:>8.4f} {:>3} {:>6.2f} | {:>8.4f} {:>3} {:>6.2f} "
-            "| {:>7.2f}x {:>6.2f}x | {:>8.4f} {:>8.4f} {:>8.4f}\n",
-            n, cond_text, nrhs, cusolver.seconds, cusolver.berr, fp64.seconds, fp64.berr, fp32.seconds, fp32.iter,
-            fp32.berr, tf32.seconds, tf32.iter, tf32.berr, cusolver.seconds / tf32.seconds, fp64.seconds / tf32.seconds,
-            cusolver_single, single_fp32, single_tf32);
+          row += fmt::format(" {:>8.4f}", time_single_factor(repetitions, n, A.get(), [&](float* a) {
+            device::potrf(runtime, n, a, n, nullptr, o);
+          }));
+        }
+        fmt::print("{}\n", row);
         if (trace) {
           FactorOptions o = options;
-          o.tensor_cores = TensorCores::tf32;
+          o.tensor_cores = trace_cores;
           o.trace = std::make_shared<Trace>();
           time_single_factor(0, n, A.get(), [&](float* a) { device::potrf(runtime, n, a, n, nullptr, o); });
           print_trace_summary(*o.trace);

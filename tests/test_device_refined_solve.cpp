@@ -9,6 +9,7 @@
 #include <cmath>
 #include <cstring>
 #include <limits>
+#include <map>
 #include <string>
 #include <vector>
 
@@ -68,7 +69,8 @@ TEST(DeviceRefinedSolveArguments, CApiReturnsMinusPosition) {
   EXPECT_EQ(tessera_dsposv_device('L', 4, 1, A, 3, B, 4, X, 4, &iter, 0, nullptr), -5);
   EXPECT_EQ(tessera_dsposv_device('L', 4, 1, A, 4, B, 4, A, 4, &iter, 0, nullptr), -8);
   EXPECT_EQ(tessera_dsposv_device('L', 4, 1, A, 4, B, 4, X, 4, nullptr, 0, nullptr), -10);
-  EXPECT_EQ(tessera_dsposv_device('L', 4, 1, A, 4, B, 4, X, 4, &iter, 2, nullptr), -11);
+  EXPECT_EQ(tessera_dsposv_device('L', 4, 1, A, 4, B, 4, X, 4, &iter, 4, nullptr), -11);
+  EXPECT_EQ(tessera_dsposv_device('L', 4, 1, A, 4, B, 4, X, 4, &iter, -1, nullptr), -11);
   EXPECT_EQ(iter, 5) << "iter written on a refused call";
   EXPECT_EQ(tessera_dsposv_device('L', 0, 1, A, 1, B, 1, X, 1, &iter, 1, nullptr), 0);
   EXPECT_EQ(iter, 0);
@@ -88,8 +90,33 @@ TEST(DeviceRefinedSolveArguments, TensorCoresRefusedWhereTheyCannotApply) {
   EXPECT_EQ(potrf(runtime(), MatrixView<float>::host(8, 8, As.data(), 8), options), 0)
       << "on CPU workers a tensor-core factorization computes in FP32";
   EXPECT_EQ(parse_tensor_cores("TF32"), TensorCores::tf32);
+  EXPECT_EQ(parse_tensor_cores("bf16"), TensorCores::bf16);
+  EXPECT_EQ(parse_tensor_cores("FP16"), TensorCores::fp16);
+  EXPECT_STREQ(to_string(TensorCores::fp16), "fp16");
   EXPECT_STREQ(to_string(TensorCores::off), "off");
   EXPECT_THROW(parse_tensor_cores("fp8"), InvalidArgument);
+}
+
+// A tensor-core factorization on CPU workers computes in FP32, its panel solves by the diagonal
+// factor's inverse included (over several tile steps, partial tiles at the end): a factor as
+// accurate as FP32's, and the first failing minor's info.
+TEST(DeviceRefinedSolveArguments, TensorCoreFactorizationOnCpuWorkers) {
+  const int n = 301, ld = 305;
+  for (TensorCores cores : {TensorCores::tf32, TensorCores::fp16}) {
+    SCOPED_TRACE(to_string(cores));
+    FactorOptions options;
+    options.tensor_cores = cores;
+    options.mode = Mode::cpu;
+    options.grain = TaskGrain::tiles;
+    options.nb = 64;
+    const std::vector<float> A = random_spd<float>(n, ld, 41);
+    std::vector<float> L = A;
+    ASSERT_EQ(potrf(runtime(), MatrixView<float>::host(n, n, L.data(), ld), options), 0);
+    EXPECT_LT(factor_backward_error(Uplo::lower, n, A, L, ld), 10.0);
+    std::vector<float> bad = A;
+    bad[at(200, 200, ld)] = -1;
+    EXPECT_EQ(potrf(runtime(), MatrixView<float>::host(n, n, bad.data(), ld), options), 201);
+  }
 }
 
 #ifdef TESSERA_HAVE_CUDA
@@ -135,6 +162,9 @@ FactorOptions gpu_options(Uplo uplo, int nb, TensorCores cores) {
   return options;
 }
 
+// Every arithmetic of the single-precision factor's trailing updates.
+constexpr TensorCores kArithmetics[] = {TensorCores::off, TensorCores::tf32, TensorCores::bf16, TensorCores::fp16};
+
 struct SolveCase {
   int n;
   int nb;  // 0: Tessera's choice
@@ -149,7 +179,7 @@ TEST(DeviceRefinedSolve, ConvergesToDoublePrecisionAccuracyGpu) {
   TESSERA_SKIP_WITHOUT_GPU();
   for (const SolveCase& c : kSolveCases)
     for (Uplo uplo : {Uplo::lower, Uplo::upper})
-      for (TensorCores cores : {TensorCores::off, TensorCores::tf32}) {
+      for (TensorCores cores : kArithmetics) {
         const int ld = c.n + c.extra_ld;
         SCOPED_TRACE(testing::Message() << "n=" << c.n << " nb=" << c.nb << " ld=" << ld << " nrhs=" << c.nrhs << " "
                                         << to_string(uplo) << " " << to_string(cores));
@@ -174,7 +204,7 @@ TEST(DeviceRefinedSolve, IllConditionedFallsBackToDoublePrecisionGpu) {
     for (int i = 0; i < n; ++i) A[at(i, j, n)] = 1.0 / (i + j + 1);
   const std::vector<double> B = random_matrix<double>(n, 1, n, 9);
   for (Uplo uplo : {Uplo::lower, Uplo::upper})
-    for (TensorCores cores : {TensorCores::off, TensorCores::tf32}) {
+    for (TensorCores cores : kArithmetics) {
       const Solved s = solve_on_device(n, 1, A, n, B, n, gpu_options(uplo, 0, cores));
       EXPECT_EQ(s.result.info, 0);
       EXPECT_TRUE(s.result.iter == -3 || s.result.iter == -31) << s.result.iter;
@@ -225,10 +255,12 @@ TEST(DeviceRefinedSolve, ValuesBeyondSinglePrecisionGpu) {
 
     B = random_matrix<double>(n, 2, n, 6);
     for (double& a : A) a *= 1e40;
-    s = solve_on_device(n, 2, A, n, B, n, gpu_options(uplo, 32, TensorCores::tf32));
-    EXPECT_EQ(s.result.info, 0);
-    EXPECT_GE(s.result.iter, 0);
-    EXPECT_LT(solve_backward_error(n, 2, A, n, s.X, B, n), kResidualThreshold);
+    for (TensorCores cores : {TensorCores::tf32, TensorCores::fp16}) {
+      s = solve_on_device(n, 2, A, n, B, n, gpu_options(uplo, 32, cores));
+      EXPECT_EQ(s.result.info, 0);
+      EXPECT_GE(s.result.iter, 0) << to_string(cores);
+      EXPECT_LT(solve_backward_error(n, 2, A, n, s.X, B, n), kResidualThreshold);
+    }
   }
 }
 
@@ -245,28 +277,62 @@ TEST(DeviceRefinedSolve, SingularInSinglePrecisionFactorsInDoubleGpu) {
 }
 
 // A float factorization with its trailing updates on the tensor cores, through the tile DAG on a
-// matrix in GPU memory: a factor as accurate as TF32 operands allow, and nothing written outside
-// the triangle (the diagonal tiles' products go through a workspace).
+// matrix in GPU memory: a factor as accurate as the operands' format allows and no more (the
+// arithmetic asked for is the one that ran: less accurate than FP32's, BF16's than FP16's where
+// the updates dominate the error), and
+// nothing written outside the triangle (the diagonal tiles' products go through a workspace).
 TEST(DeviceRefinedSolve, TensorCoreFactorizationKeepsToItsTriangleGpu) {
   TESSERA_SKIP_WITHOUT_GPU();
   const int n = 997, ld = 1000;
   for (Uplo uplo : {Uplo::lower, Uplo::upper}) {
+    std::map<TensorCores, double> relative;  // ||A - L L^T||_1 / ||A||_1
+    for (TensorCores cores : kArithmetics) {
+      SCOPED_TRACE(testing::Message() << to_string(uplo) << " " << to_string(cores));
+      const std::vector<float> A = random_spd<float>(n, ld, 21);
+      std::vector<float> before = A;
+      for (int j = 0; j < n; ++j)
+        for (int i = 0; i < n; ++i)
+          if (uplo == Uplo::lower ? i < j : i > j) before[at(i, j, ld)] = std::numeric_limits<float>::quiet_NaN();
+      DeviceBuffer<float> dA(before);
+      EXPECT_EQ(device::potrf(runtime(), n, dA.get(), ld, nullptr, gpu_options(uplo, 128, cores)), 0);
+      const std::vector<float> after = dA.to_host();
+      for (int j = 0; j < n; ++j)
+        for (int i = 0; i < ld; ++i)
+          if (i >= n || (uplo == Uplo::lower ? i < j : i > j))
+            ASSERT_EQ(std::memcmp(&after[at(i, j, ld)], &before[at(i, j, ld)], sizeof(float)), 0) << i << "," << j;
+      relative[cores] = factor_backward_error(uplo, n, A, after, ld) * n * std::numeric_limits<float>::epsilon();
+    }
     SCOPED_TRACE(to_string(uplo));
-    const std::vector<float> A = random_spd<float>(n, ld, 21);
-    std::vector<float> before = A;
-    for (int j = 0; j < n; ++j)
-      for (int i = 0; i < n; ++i)
-        if (uplo == Uplo::lower ? i < j : i > j) before[at(i, j, ld)] = std::numeric_limits<float>::quiet_NaN();
-    DeviceBuffer<float> dA(before);
-    EXPECT_EQ(device::potrf(runtime(), n, dA.get(), ld, nullptr, gpu_options(uplo, 128, TensorCores::tf32)), 0);
-    const std::vector<float> after = dA.to_host();
-    for (int j = 0; j < n; ++j)
-      for (int i = 0; i < ld; ++i)
-        if (i >= n || (uplo == Uplo::lower ? i < j : i > j))
-          ASSERT_EQ(std::memcmp(&after[at(i, j, ld)], &before[at(i, j, ld)], sizeof(float)), 0) << i << "," << j;
-    // ||A - L L^T||_1 / ||A||_1: TF32 operands (unit roundoff 2^-11) bound it near 1e-3, FP32 near 1e-7.
-    const double relative = factor_backward_error(uplo, n, A, after, ld) * n * std::numeric_limits<float>::epsilon();
-    EXPECT_LT(relative, 5e-3);
+    // TF32 and FP16 operands (unit roundoff 2^-11) bound it near 1e-3, BF16 (2^-8) 8x that.
+    EXPECT_LT(relative[TensorCores::tf32], 5e-3);
+    EXPECT_LT(relative[TensorCores::fp16], 5e-3);
+    EXPECT_LT(relative[TensorCores::bf16], 4e-2);
+    EXPECT_GT(relative[TensorCores::tf32], 2 * relative[TensorCores::off]) << "TF32 as accurate as FP32";
+    EXPECT_GT(relative[TensorCores::fp16], 2 * relative[TensorCores::off]) << "FP16 as accurate as FP32";
+    // In lower storage the panel solves (TF32 products with the diagonal factor's inverse) dominate
+    // this diagonally dominant matrix's error; in upper storage (solved by substitution) the
+    // updates' format shows.
+    if (uplo == Uplo::upper)
+      EXPECT_GT(relative[TensorCores::bf16], 3 * relative[TensorCores::fp16]) << "BF16 as accurate as FP16";
+  }
+}
+
+// FP16 operands overflow beyond 65504: a factor whose entries below the diagonal reach about 5e5
+// (a diagonally dominant matrix, diagonal 4e15, the others up to 1e13) fails (info > 0) instead of
+// coming back wrong, while BF16 (FP32's range) factors it.
+TEST(DeviceRefinedSolve, Fp16OverflowFailsTheFactorizationGpu) {
+  TESSERA_SKIP_WITHOUT_GPU();
+  const int n = 401;
+  std::vector<float> A = random_spd<float>(n, n, 31);
+  for (float& a : A) a *= 1e13f;
+  for (TensorCores cores : {TensorCores::fp16, TensorCores::bf16}) {
+    DeviceBuffer<float> dA(A);
+    const int info = device::potrf(runtime(), n, dA.get(), n, nullptr, gpu_options(Uplo::lower, 64, cores));
+    if (cores == TensorCores::fp16) {
+      EXPECT_GT(info, 64) << "the first diagonal tile has no update to overflow";
+    } else {
+      EXPECT_EQ(info, 0);
+    }
   }
 }
 

@@ -290,12 +290,13 @@ struct TypeTag {
   using type = T;
 };
 
-// The codelet of a float tile operation in a tensor-core factorization (TensorCores::tf32): the
-// FP32 CPU implementation, `cuda` alone on CUDA workers, and a perf model of its own
-// (tessera_s<name>), as its timings are not FP32's.
+// The codelet of a float tile operation in a tensor-core factorization (TensorCores): the FP32 CPU
+// implementation, `cuda` alone on CUDA workers, and a perf model of its own (tessera_s<name>), as
+// its timings are not FP32's.
 template <class Args>
-starpu_codelet make_tf32_codelet(const char* name, starpu_cpu_func_t cpu, [[maybe_unused]] starpu_cuda_func_t cuda,
-                                 std::initializer_list<starpu_data_access_mode> modes) {
+starpu_codelet make_tensor_core_codelet(const char* name, starpu_cpu_func_t cpu,
+                                        [[maybe_unused]] starpu_cuda_func_t cuda,
+                                        std::initializer_list<starpu_data_access_mode> modes) {
 #ifdef TESSERA_HAVE_CUDA
   return make_tile_codelet<float>(
       {name, cpu, cuda, nullptr, true, modes, can_execute_with_kernel_choice<Args, no_custom_kernel<Args>, false>});
@@ -304,12 +305,19 @@ starpu_codelet make_tf32_codelet(const char* name, starpu_cpu_func_t cpu, [[mayb
 #endif
 }
 
-// The codelet a task of `ctx` takes: tf32() for a float tile of a tensor-core factorization,
-// native() otherwise.
+// Of an operation's codelets for each tensor-core arithmetic, the one for `cores` (not off).
+inline starpu_codelet* tensor_core_codelet(TensorCores cores, starpu_codelet* tf32, starpu_codelet* bf16,
+                                           starpu_codelet* fp16) {
+  return cores == TensorCores::bf16 ? bf16 : cores == TensorCores::fp16 ? fp16 : tf32;
+}
+
+// The codelet a task of `ctx` takes: tensor_core(ctx.tensor_cores) for a float tile of a
+// tensor-core factorization, native() otherwise.
 template <class T>
-starpu_codelet* codelet_for(const TaskContext& ctx, starpu_codelet* (*native)(), starpu_codelet* (*tf32)()) {
+starpu_codelet* codelet_for(const TaskContext& ctx, starpu_codelet* (*native)(),
+                            starpu_codelet* (*tensor_core)(TensorCores)) {
   if constexpr (std::is_same_v<T, float>)
-    if (ctx.tensor_cores == TensorCores::tf32) return tf32();
+    if (ctx.tensor_cores != TensorCores::off) return tensor_core(ctx.tensor_cores);
   return native();
 }
 

@@ -9,6 +9,7 @@
 #ifdef TESSERA_HAVE_CUDA
 #include "kernels/cuda/tile_kernels.hpp"
 #include "kernels/cuda/vendor.hpp"
+#include "tensor_core_support.hpp"
 #endif
 
 namespace tessera::detail {
@@ -60,6 +61,20 @@ void gemm_cuda_tf32(void* buffers[], void* cl_arg) {
       });
 }
 
+// FP32 tiles with 16-bit products (TensorCores::bf16, fp16): A and B rounded into the worker's
+// workspace, then multiplied there on the tensor cores into C in FP32.
+template <kernels::cuda::Float16Format Format>
+void gemm_cuda_16bit(void* buffers[], void* cl_arg) {
+  run_on_cuda_tiles<GemmArgs<float>, float, 3>(
+      buffers, cl_arg, Format == kernels::cuda::Float16Format::bf16 ? "gemm (cuBLAS, BF16)" : "gemm (cuBLAS, FP16)",
+      [](const GemmArgs<float>& args, CudaWorkerContext& ctx, TileView<float> A, TileView<float> B, TileView<float> C) {
+        const RoundedOperands rounded = round_operands(ctx, Format, A, &B);
+        kernels::cuda::vendor::gemm_16bit(ctx.cublas, Format == kernels::cuda::Float16Format::bf16, args.transa,
+                                          args.transb, C.rows, C.cols, inner_dimension(args, A), args.alpha, rounded.a,
+                                          A.rows, rounded.b, B.rows, args.beta, C.ptr, C.ld);
+      });
+}
+
 // Tessera's kernel does the trailing update's form, C -= A B^T.
 template <class T>
 bool gemm_custom_supports(const GemmArgs<T>& args) {
@@ -88,10 +103,17 @@ starpu_codelet* gemm_codelet() {
   return &codelet;
 }
 
-starpu_codelet* gemm_tf32_codelet() {
-  static starpu_codelet codelet = make_tf32_codelet<GemmArgs<float>>("gemm_tf32", gemm_cpu<float>,
-                                                                   TESSERA_IF_CUDA(gemm_cuda_tf32), {STARPU_R, STARPU_R, STARPU_RW});
-  return &codelet;
+starpu_codelet* gemm_tensor_core_codelet(TensorCores cores) {
+  using Args = GemmArgs<float>;
+  static starpu_codelet tf32 = make_tensor_core_codelet<Args>("gemm_tf32", gemm_cpu<float>,
+                                                              TESSERA_IF_CUDA(gemm_cuda_tf32), {STARPU_R, STARPU_R, STARPU_RW});
+  static starpu_codelet bf16 = make_tensor_core_codelet<Args>(
+      "gemm_bf16", gemm_cpu<float>, TESSERA_IF_CUDA(gemm_cuda_16bit<kernels::cuda::Float16Format::bf16>),
+      {STARPU_R, STARPU_R, STARPU_RW});
+  static starpu_codelet fp16 = make_tensor_core_codelet<Args>(
+      "gemm_fp16", gemm_cpu<float>, TESSERA_IF_CUDA(gemm_cuda_16bit<kernels::cuda::Float16Format::fp16>),
+      {STARPU_R, STARPU_R, STARPU_RW});
+  return tensor_core_codelet(cores, &tf32, &bf16, &fp16);
 }
 
 }  // namespace
@@ -106,7 +128,7 @@ void insert_gemm(const TaskContext& ctx, Trans transa, Trans transb, T alpha, co
   args.transb = form.transb;
   args.alpha = alpha;
   args.beta = beta;
-  submit(ctx, codelet_for<T>(ctx, gemm_codelet<T>, gemm_tf32_codelet), args,
+  submit(ctx, codelet_for<T>(ctx, gemm_codelet<T>, gemm_tensor_core_codelet), args,
          {{form.a->handle, STARPU_R}, {form.b->handle, STARPU_R}, {C.handle, STARPU_RW}}, hints, C,
          transa != Trans::no ? A.i : A.j);
 }

@@ -10,6 +10,7 @@
 #include "kernels/cuda/matrix_utils.hpp"
 #include "kernels/cuda/tile_kernels.hpp"
 #include "kernels/cuda/vendor.hpp"
+#include "tensor_core_support.hpp"
 #endif
 
 namespace tessera::detail {
@@ -66,6 +67,26 @@ void syrk_cuda_tf32(void* buffers[], void* cl_arg) {
       });
 }
 
+// The same with 16-bit products (TensorCores::bf16, fp16): A rounded into the workspace beside the
+// product's room.
+template <kernels::cuda::Float16Format Format>
+void syrk_cuda_16bit(void* buffers[], void* cl_arg) {
+  run_on_cuda_tiles<SyrkArgs<float>, float, 2>(
+      buffers, cl_arg, Format == kernels::cuda::Float16Format::bf16 ? "syrk (cuBLAS, BF16)" : "syrk (cuBLAS, FP16)",
+      [](const SyrkArgs<float>& args, CudaWorkerContext& ctx, TileView<float> A, TileView<float> C) {
+        const int n = C.rows;
+        const RoundedOperands rounded = round_operands(ctx, Format, A, nullptr, sizeof(float) * std::size_t(n) * n);
+        auto* W = static_cast<float*>(rounded.extra);
+        const Trans other = args.trans == Trans::no ? Trans::transpose : Trans::no;
+        kernels::cuda::vendor::gemm_16bit(ctx.cublas, Format == kernels::cuda::Float16Format::bf16, args.trans, other,
+                                          n, n, inner_dimension(args, A), 1.0f, rounded.a, A.rows, rounded.a, A.rows,
+                                          0.0f, W, n);
+        kernels::cuda::update_triangle(
+            args.uplo == Uplo::lower ? kernels::cuda::Triangle::lower : kernels::cuda::Triangle::upper, n, args.alpha,
+            W, n, args.beta, C.ptr, C.ld, ctx.stream);
+      });
+}
+
 // Tessera's kernel does the trailing update's form, C -= A A^T.
 template <class T>
 bool syrk_custom_supports(const SyrkArgs<T>& args) {
@@ -93,10 +114,17 @@ starpu_codelet* syrk_codelet() {
   return &codelet;
 }
 
-starpu_codelet* syrk_tf32_codelet() {
-  static starpu_codelet codelet = make_tf32_codelet<SyrkArgs<float>>("syrk_tf32", syrk_cpu<float>,
-                                                                   TESSERA_IF_CUDA(syrk_cuda_tf32), {STARPU_R, STARPU_RW});
-  return &codelet;
+starpu_codelet* syrk_tensor_core_codelet(TensorCores cores) {
+  using Args = SyrkArgs<float>;
+  static starpu_codelet tf32 = make_tensor_core_codelet<Args>("syrk_tf32", syrk_cpu<float>,
+                                                              TESSERA_IF_CUDA(syrk_cuda_tf32), {STARPU_R, STARPU_RW});
+  static starpu_codelet bf16 = make_tensor_core_codelet<Args>(
+      "syrk_bf16", syrk_cpu<float>, TESSERA_IF_CUDA(syrk_cuda_16bit<kernels::cuda::Float16Format::bf16>),
+      {STARPU_R, STARPU_RW});
+  static starpu_codelet fp16 = make_tensor_core_codelet<Args>(
+      "syrk_fp16", syrk_cpu<float>, TESSERA_IF_CUDA(syrk_cuda_16bit<kernels::cuda::Float16Format::fp16>),
+      {STARPU_R, STARPU_RW});
+  return tensor_core_codelet(cores, &tf32, &bf16, &fp16);
 }
 
 }  // namespace
@@ -116,7 +144,7 @@ void insert_syrk(const TaskContext& ctx, Trans trans, T alpha, const TileRef& A,
   args.trans = form.trans;
   args.alpha = alpha;
   args.beta = beta;
-  submit(ctx, codelet_for<T>(ctx, syrk_codelet<T>, syrk_tf32_codelet), args,
+  submit(ctx, codelet_for<T>(ctx, syrk_codelet<T>, syrk_tensor_core_codelet), args,
          {{A.handle, STARPU_R}, {C.handle, STARPU_RW}}, hints, C, A.j);
 }
 

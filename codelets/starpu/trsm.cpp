@@ -11,6 +11,7 @@
 #include "kernels/cuda/matrix_utils.hpp"
 #include "kernels/cuda/tile_kernels.hpp"
 #include "kernels/cuda/vendor.hpp"
+#include "tensor_core_support.hpp"
 #endif
 
 namespace tessera::detail {
@@ -57,27 +58,6 @@ bool is_transposed_panel_form(const TrsmArgs<T>& args) {
 template <class T>
 bool trsm_custom_supports(const TrsmArgs<T>& args) {
   return args.alpha == T(1) && (is_panel_form(args) || is_transposed_panel_form(args));
-}
-
-// B := B L^{-T} (B m x n, L n x n lower), the factorization's panel solve, in FP32 with most of
-// its work on the tensor cores: the columns are halved until the diagonal blocks are small, X1 =
-// B1 L11^{-T}, then B2 -= X1 L21^T (gemm_tf32) and X2 = B2 L22^{-T}; Tessera's FP32 kernel on the
-// small diagonal blocks (cuBLAS's trsm is slow on this form).
-void solve_panel_tf32(CudaWorkerContext& ctx, int m, int n, const float* L, int ldl, float* B, int ldb) {
-  constexpr int kDiagonalBlock = 512;
-  if (n <= kDiagonalBlock) {
-    const kernels::cuda::TileKernelConfig cfg = ctx.tile_config(Precision::single_real, "trsm", n);
-    const std::size_t bytes = kernels::cuda::trsm_rlt_workspace_bytes<float>(m, n, cfg);
-    void* work = bytes > 0 ? ctx.workspace_of(bytes) : nullptr;
-    kernels::cuda::trsm_rlt<float>(m, n, L, ldl, B, ldb, work, bytes, ctx.stream, cfg);
-    return;
-  }
-  const int n1 = (n / 2 + 63) / 64 * 64, n2 = n - n1;
-  const std::size_t ld = static_cast<std::size_t>(ldl), ldb_ = static_cast<std::size_t>(ldb);
-  solve_panel_tf32(ctx, m, n1, L, ldl, B, ldb);
-  kernels::cuda::vendor::gemm_tf32(ctx.cublas, Trans::no, Trans::transpose, m, n2, n1, -1.0f, B, ldb, L + n1, ldl, 1.0f,
-                                   B + n1 * ldb_, ldb);
-  solve_panel_tf32(ctx, m, n2, L + n1 + n1 * ld, ldl, B + n1 * ldb_, ldb);
 }
 
 // FP32 tiles with their products on the tensor cores (TensorCores::tf32): the panel form by
@@ -145,9 +125,11 @@ starpu_codelet* trsm_codelet() {
   return &codelet;
 }
 
-starpu_codelet* trsm_tf32_codelet() {
-  static starpu_codelet codelet = make_tf32_codelet<TrsmArgs<float>>("trsm_tf32", trsm_cpu<float>,
-                                                                   TESSERA_IF_CUDA(trsm_cuda_tf32), {STARPU_R, STARPU_RW});
+// The panel solves keep TF32 products under every tensor-core arithmetic: they are a small share of
+// the flops, and the 16-bit ones would round each step's solved block again.
+starpu_codelet* trsm_tensor_core_codelet(TensorCores) {
+  static starpu_codelet codelet = make_tensor_core_codelet<TrsmArgs<float>>(
+      "trsm_tf32", trsm_cpu<float>, TESSERA_IF_CUDA(trsm_cuda_tf32), {STARPU_R, STARPU_RW});
   return &codelet;
 }
 
@@ -163,7 +145,7 @@ void insert_trsm(const TaskContext& ctx, Side side, Trans trans, T alpha, const 
   args.uplo = form.uplo;
   args.trans = form.trans;
   args.alpha = alpha;
-  submit(ctx, codelet_for<T>(ctx, trsm_codelet<T>, trsm_tf32_codelet), args,
+  submit(ctx, codelet_for<T>(ctx, trsm_codelet<T>, trsm_tensor_core_codelet), args,
          {{L.handle, STARPU_R}, {B.handle, STARPU_RW}}, hints, B, L.j);
 }
 

@@ -287,9 +287,10 @@ int posv(Runtime& runtime, int n, int nrhs, T* A, int lda, T* B, int ldb, Stream
 // sqrt(a_ii)) (no entry of an SPD matrix then exceeds 1 in magnitude, so values beyond single
 // precision's range in A do not by themselves send the solve to double precision), and the
 // corrections are S (S A S)^{-1} S r. The scaled matrix is factored through the tile DAG in single
-// precision (options.tensor_cores = TensorCores::tf32: its trailing updates on the tensor cores),
-// the triangular solves and the residuals (cuBLAS) on `stream`; a workspace of n x n floats and
-// a few vectors are taken from the stream's memory pool for the call. ITER -3 also where a diagonal
+// precision (options.tensor_cores: its trailing updates on the tensor cores in TF32, BF16 or FP16),
+// the triangular solves (with the inverses of the factor's diagonal blocks of 1024) and the
+// residuals (cuBLAS) on `stream`; a workspace of n x n floats, about n x 1024 floats for those
+// inverses and a few vectors are taken from the stream's memory pool for the call. ITER -3 also where a diagonal
 // entry of A is not positive and finite (the double-precision factorization then reports it).
 // Returns once X (or A's factor and X) is complete. Misuse: InvalidArgument with LAPACK's positions
 // (uplo 1, n 2, nrhs 3, A 4, lda 5, B 6, ldb 7, X 8, ldx 9; B may share memory with A, X may not

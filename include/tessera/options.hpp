@@ -33,11 +33,19 @@ enum class Mode { cpu, gpu, hybrid, automatic };
 enum class GpuKernels { vendor, custom, any };
 
 // The arithmetic of a real single-precision factorization's trailing updates (its gemm and syrk
-// tasks) on the GPUs: off, FP32 as stored; tf32, on the tensor cores with each operand rounded to
-// TF32 (8 bits of exponent, 10 of mantissa) and FP32 accumulation, several times FP32's (and
-// FP64's) throughput for a factor about as accurate as an FP16 one. Tasks on CPU workers compute
+// tasks) on the GPUs: off, FP32 as stored; on the tensor cores with FP32 accumulation and result:
+//   tf32: each operand rounded to TF32 inside the product (8 bits of exponent, 10 of mantissa),
+//         several times FP32's (and FP64's) throughput for a factor about as accurate as an FP16 one;
+//   bf16: the operand tiles rounded to BF16 (8 bits of exponent, 7 of mantissa) before the
+//         product, about 3x TF32's throughput for a factor 8x less accurate;
+//   fp16: rounded to FP16 (5 bits of exponent, 10 of mantissa: TF32's accuracy at BF16's speed),
+//         whose largest value is 65504: a factor entry beyond it overflows, and the factorization
+//         then fails (info > 0) as one of a matrix too ill-conditioned for the arithmetic does
+//         (|l_ij| <= sqrt(a_ii): a diagonal up to about 4e9 is safe; posv_refined on matrices in
+//         GPU memory scales A to a unit diagonal first).
+// The panel solves' products run in TF32 under every choice but off. Tasks on CPU workers compute
 // in FP32 either way. Meant for a factor that preconditions a refinement (posv_refined).
-enum class TensorCores { off, tf32 };
+enum class TensorCores { off, tf32, bf16, fp16 };
 
 // How a factorization is cut into tasks.
 //   tiles: one task per tile operation (potrf, trsm, syrk, gemm on nb x nb tiles): about nt^3 / 6

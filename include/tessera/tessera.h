@@ -127,9 +127,14 @@ TESSERA_EXPORT int tessera_spotrs_device(char uplo, int n, int nrhs, const float
 TESSERA_EXPORT int tessera_dposv_device(char uplo, int n, int nrhs, double *A, int lda, double *B, int ldb, void *stream);
 TESSERA_EXPORT int tessera_sposv_device(char uplo, int n, int nrhs, float *A, int lda, float *B, int ldb, void *stream);
 /* The refined solve (tessera_dsposv) on A, B and X in GPU memory (tessera::device::posv_refined):
- * tensor_cores 1 runs the single-precision factorization's products on the tensor cores (TF32),
- * 0 in FP32. Returns LAPACK's info and sets *iter as tessera_dsposv; -11 for tensor_cores not 0
- * or 1; a host pointer for A, B or X is -4, -6 or -8. */
+ * tensor_cores says where the single-precision factorization's trailing updates run
+ * (tessera::TensorCores): in FP32, or on the tensor cores with TF32, BF16 or FP16 operands. Returns
+ * LAPACK's info and sets *iter as tessera_dsposv; -11 for another tensor_cores; a host pointer for
+ * A, B or X is -4, -6 or -8. */
+#define TESSERA_TENSOR_CORES_OFF 0
+#define TESSERA_TENSOR_CORES_TF32 1
+#define TESSERA_TENSOR_CORES_BF16 2
+#define TESSERA_TENSOR_CORES_FP16 3
 TESSERA_EXPORT int tessera_dsposv_device(char uplo, int n, int nrhs, double *A, int lda, const double *B, int ldb,
                                          double *X, int ldx, int *iter, int tensor_cores, void *stream);
 /* As tessera_?potrf_device, with LAPACK's info written to *info (one int in GPU memory) in the

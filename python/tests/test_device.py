@@ -584,7 +584,7 @@ def test_torch_conjugate_views_are_read_as_their_values():
             assert np.abs(np.conjugate(a) @ solution - np.full(batch + (n, 1), 1 - 2j)).max() <= 1e-9
 
 
-@pytest.mark.parametrize("tensor_cores", [None, "tf32"])
+@pytest.mark.parametrize("tensor_cores", [None, "tf32", "bf16", "fp16"])
 @pytest.mark.parametrize("lower", [True, False])
 @pytest.mark.parametrize("n, k", [(1, 1), (65, None), (300, 3), (2100, 2)])
 def test_refined_solve_in_gpu_memory(kind, n, k, lower, tensor_cores):

@@ -87,8 +87,9 @@ def test_tensor_cores_are_an_option_of_the_single_precision_factor():
     a = hermitian(60, np.float64, 8)
     b = np.ones(60)
     # On CPU workers a tensor-core factorization computes in FP32: the same solve.
-    x, iterations = tessera.posv_refined(a, b, tensor_cores="tf32", mode="cpu")
-    assert iterations >= 0 and np.allclose(a @ x, b, rtol=0, atol=1e-12)
+    for cores in ("tf32", "bf16", "FP16"):
+        x, iterations = tessera.posv_refined(a, b, tensor_cores=cores, mode="cpu")
+        assert iterations >= 0 and np.allclose(a @ x, b, rtol=0, atol=1e-12)
     with pytest.raises(ValueError):
         tessera.posv_refined(a, b, tensor_cores="fp8")
     with pytest.raises(ValueError):  # complex matrices have no tensor-core factorization

@@ -1,17 +1,51 @@
 #include "algorithms.hpp"
 
+#include <type_traits>
+
 #include "tessera/precision.hpp"
 
 namespace tessera::detail {
 
+namespace {
+
+// A tensor-core factorization's panel solves go by the diagonal factor's inverse: X = L(k, k)^{-T}
+// once per step (on the critical path, as the first tile's solve was), then one TF32 product per
+// tile below it, where a solve per tile spends most of its time in small triangular steps that
+// leave the tensor cores idle. The inverse's error grows with the diagonal tile's condition, which
+// a factor meant for refinement can afford. Float tiles stored as they stand, in this process.
 template <class T>
-void insert_cholesky(const TaskContext& ctx, const TileGrid& A, const SchedulingHints& hints) {
+bool solves_by_inverse(const TaskContext& ctx, const TileGrid& A) {
+  return std::is_same_v<T, float> && ctx.tensor_cores != TensorCores::off && ctx.distributed == nullptr &&
+         !A.transposed();
+}
+
+template <class T>
+void insert_panel_solves(const TaskContext& ctx, const TileGrid& A, int k, bool by_inverse,
+                         const SchedulingHints& hints) {
   const int nt = A.tile_rows();
-  for (int k = 0; k < nt; ++k) {
-    insert_potrf<T>(ctx, A.ref(k, k), hints(TaskKind::potrf, k, k, k, nt));
+  if (!by_inverse) {
     for (int i = k + 1; i < nt; ++i)
       insert_trsm<T>(ctx, Side::right, Trans::conjugate_transpose, T(1), A.ref(k, k), A.ref(i, k),
                      hints(TaskKind::trsm, k, i, k, nt));
+    return;
+  }
+  if (k + 1 == nt) return;
+  const TileRef inverse = scratch_tile<float>(ctx, A.ref(k, k));
+  insert_invert_panel_factor(ctx, A.ref(k, k), inverse, hints(TaskKind::trsm, k, k + 1, k, nt));
+  for (int i = k + 1; i < nt; ++i)
+    insert_multiply_by_panel_inverse(ctx, inverse, A.ref(i, k), hints(TaskKind::trsm, k, i, k, nt));
+  release_scratch_tile(ctx, inverse);
+}
+
+}  // namespace
+
+template <class T>
+void insert_cholesky(const TaskContext& ctx, const TileGrid& A, const SchedulingHints& hints) {
+  const int nt = A.tile_rows();
+  const bool by_inverse = solves_by_inverse<T>(ctx, A);
+  for (int k = 0; k < nt; ++k) {
+    insert_potrf<T>(ctx, A.ref(k, k), hints(TaskKind::potrf, k, k, k, nt));
+    insert_panel_solves<T>(ctx, A, k, by_inverse, hints);
     for (int i = k + 1; i < nt; ++i) {
       insert_syrk<T>(ctx, T(-1), A.ref(i, k), T(1), A.ref(i, i), hints(TaskKind::syrk, k, i, i, nt));
       for (int j = k + 1; j < i; ++j)

@@ -185,6 +185,20 @@ void insert_copy_out(const TaskContext& ctx, const TileRef& tile, const BlockMap
 template <class T>
 void insert_copy_tile(const TaskContext& ctx, const TileRef& src, const TileRef& dst, bool zero_upper, const TaskHints& hints);
 
+// A tensor-core factorization's panel solve by the inverse of the diagonal tile's factor (float
+// tiles stored as they stand): X := L^{-T} from the diagonal tile L (X a tile of its shape, upper
+// triangular, zeros below its diagonal), then B := B X = B L^{-T} for each tile B below it.
+void insert_invert_panel_factor(const TaskContext& ctx, const TileRef& L, const TileRef& X, const TaskHints& hints);
+void insert_multiply_by_panel_inverse(const TaskContext& ctx, const TileRef& X, const TileRef& B,
+                                      const TaskHints& hints);
+
+// A tile of the runtime's own shaped as `like` (its coordinates too), with no home: the runtime
+// allocates it where its first task writes it. For a result that lives between a few tasks of one
+// step; release_scratch_tile once the last of them is inserted (the memory goes when they are done).
+template <class T>
+TileRef scratch_tile(const TaskContext& ctx, const TileRef& like);
+void release_scratch_tile(const TaskContext& ctx, const TileRef& tile);
+
 // sums (2 * max(rows, cols) values, host memory owned by the caller until the submission ends):
 // sums[0..cols) += column sums of |tile|, sums[cols..cols+rows) += row sums (lower_only as in
 // kernels::cpu::abs_sums; moduli of complex entries, as reals).

@@ -219,12 +219,15 @@ int posv_refined_device(const char* routine, char uplo, int n, int nrhs, double*
                         double* X, int ldx, int* iter, int tensor_cores, void* stream) {
   tessera::ArgumentError error = tessera::posv_refined_argument_error<double>(uplo, n, nrhs, A, lda, B, ldb, X, ldx);
   if (!error && iter == nullptr) error = {10, "iter", "must not be null"};
-  if (!error && tensor_cores != 0 && tensor_cores != 1) error = {11, "tensor_cores", "must be 0 or 1"};
+  if (!error && (tensor_cores < TESSERA_TENSOR_CORES_OFF || tensor_cores > TESSERA_TENSOR_CORES_FP16))
+    error = {11, "tensor_cores", "must be TESSERA_TENSOR_CORES_OFF, _TF32, _BF16 or _FP16 (0 to 3)"};
   return checked_call(routine, error, [&] {
     *iter = 0;
     if (n == 0) return 0;
     FactorOptions options = options_for(uplo);
-    options.tensor_cores = tensor_cores ? tessera::TensorCores::tf32 : tessera::TensorCores::off;
+    constexpr tessera::TensorCores kByNumber[] = {tessera::TensorCores::off, tessera::TensorCores::tf32,
+                                                  tessera::TensorCores::bf16, tessera::TensorCores::fp16};
+    options.tensor_cores = kByNumber[tensor_cores];
     const tessera::RefinedSolve result =
         tessera::device::posv_refined(Runtime::shared(), n, nrhs, A, lda, B, ldb, X, ldx, as_stream(stream), options);
     *iter = result.iter;

@@ -422,6 +422,10 @@ struct RefinementOnStream::State {
   std::optional<cuda::StreamBuffer<float>> own_single;  // where that workspace is not kept
   float* single = nullptr;                              // S A S, n x n
   cuda::StreamBuffer<float> rhs;                        // S R in single precision, n x nrhs
+  cuda::StreamBuffer<float> forward;                    // L^{-1} S R, n x nrhs
+  // The factor's diagonal blocks inverted (vendor::invert_lower_diagonal_blocks), once factored.
+  std::optional<cuda::StreamBuffer<float>> block_inverses;
+  std::optional<cuda::StreamBuffer<float*>> block_pointers;
   cuda::StreamBuffer<double> residual;                  // n x nrhs
   cuda::StreamBuffer<double> scale;                     // S's diagonal
   cuda::StreamBuffer<double> largest;                   // per column: max |r|, then max |x|
@@ -432,8 +436,8 @@ struct RefinementOnStream::State {
         double* X_, int ldx_, cudaStream_t s)
       : device(dev), uplo(u == Uplo::lower ? 'L' : 'U'), n(n_), nrhs(nrhs_), A(A_), lda(lda_), B(B_), ldb(ldb_),
         X(X_), ldx(ldx_), stream(s), handles(lease_handles(rt, dev)), rhs(std::size_t(n_) * nrhs_, s),
-        residual(std::size_t(n_) * nrhs_, s), scale(n_, s), largest(2 * std::size_t(nrhs_) + 1, s), row_sums(n_, s),
-        flags(1, s) {
+        forward(std::size_t(n_) * nrhs_, s), residual(std::size_t(n_) * nrhs_, s), scale(n_, s),
+        largest(2 * std::size_t(nrhs_) + 1, s), row_sums(n_, s), flags(1, s) {
     handles->bind(stream);
     const std::size_t elements = std::size_t(n) * n;
     single = static_cast<float*>(handles->kept_transposed_of(sizeof(float) * elements, stream));
@@ -496,17 +500,22 @@ bool RefinementOnStream::correct(bool first) {
   s.clear_flags();
   cuda::narrow_scaled(s.n, s.nrhs, s.scale.data(), first ? s.B : s.residual.data(), first ? s.ldb : s.n, s.rhs.data(),
                       s.n, s.flags.data(), s.stream);
-  // A_s = L L^T: L^{-T} L^{-1} (S r). The handles are bound again: the factorization between
-  // may have used the stream with others.
+  // A_s = L L^T: L^{-T} L^{-1} (S r), through the inverses of L's diagonal blocks (made once, after
+  // the factorization). The handles are bound again: the factorization between may have used the
+  // stream with others.
   s.handles->bind(s.stream);
-  if (s.nrhs == 1) {
-    cuda::vendor::trsv_lower_blocked(s.handles->blas, Trans::no, s.n, s.single, s.n, s.rhs.data());
-    cuda::vendor::trsv_lower_blocked(s.handles->blas, Trans::transpose, s.n, s.single, s.n, s.rhs.data());
-  } else {
-    cuda::vendor::trsm(s.handles->blas, true, 'L', Trans::no, s.n, s.nrhs, 1.0f, s.single, s.n, s.rhs.data(), s.n);
-    cuda::vendor::trsm(s.handles->blas, true, 'L', Trans::transpose, s.n, s.nrhs, 1.0f, s.single, s.n, s.rhs.data(),
-                       s.n);
+  namespace vendor = cuda::vendor;
+  if (!s.block_inverses) {
+    const int blocks = vendor::inverse_blocks(s.n);
+    s.block_inverses.emplace(std::size_t(blocks) * vendor::kInverseBlock * vendor::kInverseBlock, s.stream);
+    s.block_pointers.emplace(2 * std::size_t(blocks), s.stream);
+    vendor::invert_lower_diagonal_blocks(s.handles->blas, s.n, s.single, s.n, s.block_inverses->data(),
+                                         s.block_pointers->data(), s.stream);
   }
+  vendor::solve_lower_by_block_inverses(s.handles->blas, Trans::no, s.n, s.nrhs, s.single, s.n,
+                                        s.block_inverses->data(), s.rhs.data(), s.n, s.forward.data(), s.n);
+  vendor::solve_lower_by_block_inverses(s.handles->blas, Trans::transpose, s.n, s.nrhs, s.single, s.n,
+                                        s.block_inverses->data(), s.forward.data(), s.n, s.rhs.data(), s.n);
   cuda::widen_scaled(!first, s.n, s.nrhs, s.scale.data(), s.rhs.data(), s.n, s.X, s.ldx, s.stream);
   return (s.read(s.flags.data(), 1)[0] & cuda::kScaledOverflow) == 0;
 }

@@ -50,7 +50,8 @@ void potrs_on_callers_stream(const Runtime& runtime, int device, Uplo uplo, int 
 // its triangle uplo), B and X (n x nrhs) on `device`, on `stream` with the runtime's handles
 // (kernels/cuda/refinement.hpp says how A is scaled). The single-precision matrix is a workspace
 // of n x n floats taken from the stream's pool for the object's life; the caller factors it in
-// place (its lower triangle) between narrow_matrix and the first correct.
+// place (its lower triangle) between narrow_matrix and the first correct, which inverts the
+// factor's diagonal blocks of 1024 (about n x 1024 floats more) for the triangular solves.
 class RefinementOnStream {
  public:
   RefinementOnStream(const Runtime& runtime, int device, Uplo uplo, int n, int nrhs, const double* A, int lda,

@@ -149,10 +149,20 @@ TensorCores parse_tensor_cores(const std::string& name) {
   const std::string s = lower_case(name);
   if (s == "off") return TensorCores::off;
   if (s == "tf32") return TensorCores::tf32;
-  throw InvalidArgument("unknown tensor-core arithmetic '" + name + "' (expected off or tf32)");
+  if (s == "bf16") return TensorCores::bf16;
+  if (s == "fp16") return TensorCores::fp16;
+  throw InvalidArgument("unknown tensor-core arithmetic '" + name + "' (expected off, tf32, bf16 or fp16)");
 }
 
-const char* to_string(TensorCores cores) { return cores == TensorCores::tf32 ? "tf32" : "off"; }
+const char* to_string(TensorCores cores) {
+  switch (cores) {
+    case TensorCores::tf32: return "tf32";
+    case TensorCores::bf16: return "bf16";
+    case TensorCores::fp16: return "fp16";
+    case TensorCores::off: break;
+  }
+  return "off";
+}
 
 TaskGrain parse_task_grain(const std::string& name) {
   const std::string s = lower_case(name);

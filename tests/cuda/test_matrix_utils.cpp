@@ -1,11 +1,16 @@
 // The small CUDA helpers of matrix_utils.hpp: copy_blocks, transpose_triangle in both directions and
 // in place, with leading dimensions larger than n, checked element by element (nothing outside the
 // triangle written); load_lower through any strides; check_potrf_info against the host's rule for
-// every position of a failing diagonal entry. Skipped where no CUDA device is present.
+// every position of a failing diagonal entry; round_to_16bit against the host's rounding. Skipped
+// where no CUDA device is present.
+#include <cuda_bf16.h>
+#include <cuda_fp16.h>
 #include <gtest/gtest.h>
 
 #include <algorithm>
 #include <cstddef>
+#include <cstdint>
+#include <cstring>
 #include <limits>
 #include <string>
 #include <vector>
@@ -254,3 +259,55 @@ TYPED_TEST(MatrixUtilsTyped, PotrfInfoIsTheFirstFactoredColumnWithoutAPositiveDi
 }
 
 }  // namespace
+
+namespace {
+
+// The 16-bit pattern of x rounded to nearest by the host's conversion.
+std::uint16_t host_16bit(tk::Float16Format format, float x) {
+  std::uint16_t bits = 0;
+  if (format == tk::Float16Format::fp16) {
+    const __half h = __float2half_rn(x);
+    std::memcpy(&bits, &h, sizeof(bits));
+  } else {
+    const __nv_bfloat16 b = __float2bfloat16_rn(x);
+    std::memcpy(&bits, &b, sizeof(bits));
+  }
+  return bits;
+}
+
+}  // namespace
+
+// round_to_16bit: every element as the host rounds it (values between representable ones, tiny
+// ones, and values beyond FP16's range, which FP16 makes infinite and BF16 keeps); odd row counts
+// (the last row of a column goes alone) and destination leading dimensions odd and even (pairs
+// stored as one word only where aligned); nothing past m rows written.
+TEST(MatrixUtils, RoundTo16BitAsTheHostRounds) {
+  TESSERA_REQUIRE_CUDA_DEVICE();
+  constexpr std::uint16_t kPoison = 0x7e5a;
+  for (tk::Float16Format format : {tk::Float16Format::fp16, tk::Float16Format::bf16})
+    for (int m : {1, 2, 37, 64, 513})
+      for (int extra : {0, 1, 3}) {
+        const int n = 29, lds = m + 5, ldd = m + extra;
+        SCOPED_TRACE(testing::Message() << (format == tk::Float16Format::fp16 ? "fp16" : "bf16") << " m=" << m
+                                        << " ldd=" << ldd);
+        std::vector<float> src(static_cast<std::size_t>(lds) * n);
+        for (std::size_t e = 0; e < src.size(); ++e) {
+          const float scale = e % 7 == 0 ? 1e5f : e % 11 == 0 ? 3e-7f : 1.0f;
+          src[e] = scale * (static_cast<float>(e % 1013) / 1013.0f - 0.5f + 1.0f / 3.0f);
+        }
+        DeviceBuffer<float> d_src(src);
+        DeviceBuffer<std::uint16_t> d_dst(std::vector<std::uint16_t>(static_cast<std::size_t>(ldd) * n, kPoison));
+        tk::round_to_16bit(format, m, n, d_src.get(), lds, d_dst.get(), ldd, nullptr);
+        ASSERT_EQ(cudaDeviceSynchronize(), cudaSuccess);
+        const std::vector<std::uint16_t> got = d_dst.to_host();
+        for (int j = 0; j < n; ++j)
+          for (int i = 0; i < ldd; ++i) {
+            const std::uint16_t bits = got[i + static_cast<std::size_t>(j) * ldd];
+            const std::uint16_t expected = i < m ? host_16bit(format, src[i + static_cast<std::size_t>(j) * lds]) : kPoison;
+            ASSERT_EQ(bits, expected) << "(" << i << ", " << j << ")";
+          }
+      }
+  // The value that shows which format ran: 1e5 is infinite in FP16 (0x7c00), finite in BF16.
+  EXPECT_EQ(host_16bit(tk::Float16Format::fp16, 1e5f), 0x7c00);
+  EXPECT_NE(host_16bit(tk::Float16Format::bf16, 1e5f) & 0x7f80, 0x7f80);
+}

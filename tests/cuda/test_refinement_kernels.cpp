@@ -3,7 +3,8 @@
 // triangle (the other one NaN, never read; As's strict upper triangle never written), the row sums
 // of |A| for its infinity norm, the flags for a non-positive diagonal and for overflow, IxAMAX's
 // NaN rule, the scaled right-hand sides and corrections. Odd orders across the kernels' 32 x 32
-// tiles, padded leading dimensions. Skipped where no CUDA device is present.
+// tiles, padded leading dimensions; the triangular solves by the inverses of the factor's diagonal
+// blocks. Skipped where no CUDA device is present.
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -15,6 +16,7 @@
 
 #include "cuda/matrix_utils.hpp"
 #include "cuda/refinement.hpp"
+#include "cuda/vendor.hpp"
 #include "kernel_test_support.hpp"
 
 namespace tk = tessera::kernels::cuda;
@@ -162,6 +164,61 @@ TEST(RefinementKernels, UpdateTriangleWritesOnlyItsTriangle) {
         ASSERT_EQ(got[at(i, j, ldc)], expected) << i << "," << j;
       }
   }
+}
+
+// The triangular solves of the refined solve on the GPU: the diagonal blocks' inverses
+// (vendor::invert_lower_diagonal_blocks) and the block solves with them, forward and transposed,
+// one right-hand side (gemv) and several (gemm), against a substitution on the host in double:
+// one block, a last block of one row, a last block one short of full, several full blocks, and a
+// padded leading dimension; the triangle above L's diagonal NaN, never read.
+TEST(RefinementKernels, TriangularSolvesByBlockInverses) {
+  TESSERA_REQUIRE_CUDA_DEVICE();
+  namespace vendor = tk::vendor;
+  cublasHandle_t handle = nullptr;
+  ASSERT_EQ(cublasCreate(&handle), CUBLAS_STATUS_SUCCESS);
+  constexpr int b = vendor::kInverseBlock;
+  for (int n : {1, 37, b + 1, 2 * b - 1, 2 * b + 300})
+    for (int nrhs : {1, 3}) {
+      SCOPED_TRACE(testing::Message() << "n=" << n << " nrhs=" << nrhs);
+      const int ld = n + 3;
+      std::mt19937 gen(n + nrhs);
+      std::uniform_real_distribution<double> u(-1, 1);
+      std::vector<float> L(static_cast<std::size_t>(ld) * n, std::numeric_limits<float>::quiet_NaN());
+      for (int j = 0; j < n; ++j)
+        for (int i = j; i < n; ++i) L[at(i, j, ld)] = i == j ? float(1 + std::abs(u(gen))) : float(u(gen) / std::sqrt(n));
+      std::vector<float> R(static_cast<std::size_t>(n) * nrhs);
+      for (float& r : R) r = float(u(gen));
+      const int blocks = vendor::inverse_blocks(n);
+      DeviceBuffer<float> dL(L), inverses(std::vector<float>(std::size_t(blocks) * b * b));
+      DeviceBuffer<float*> pointers(std::vector<float*>(2 * std::size_t(blocks)));
+      vendor::invert_lower_diagonal_blocks(handle, n, dL.get(), ld, inverses.get(), pointers.get(), nullptr);
+      for (tessera::Trans trans : {tessera::Trans::no, tessera::Trans::transpose}) {
+        DeviceBuffer<float> dR(R), dX(std::vector<float>(R.size()));
+        vendor::solve_lower_by_block_inverses(handle, trans, n, nrhs, dL.get(), ld, inverses.get(), dR.get(), n,
+                                              dX.get(), n);
+        const std::vector<float> X = dX.to_host();
+        for (int c = 0; c < nrhs; ++c) {
+          // Substitution in double: op(L) y = r.
+          std::vector<double> y(n);
+          for (int step = 0; step < n; ++step) {
+            const int i = trans == tessera::Trans::no ? step : n - 1 - step;
+            double sum = R[at(i, c, n)];
+            if (trans == tessera::Trans::no)
+              for (int j = 0; j < i; ++j) sum -= double(L[at(i, j, ld)]) * y[j];
+            else
+              for (int j = i + 1; j < n; ++j) sum -= double(L[at(j, i, ld)]) * y[j];
+            y[i] = sum / L[at(i, i, ld)];
+          }
+          double largest = 0, error = 0;
+          for (int i = 0; i < n; ++i) {
+            largest = std::max(largest, std::abs(y[i]));
+            error = std::max(error, std::abs(y[i] - double(X[at(i, c, n)])));
+          }
+          EXPECT_LT(error, 1e-4 * largest) << (trans == tessera::Trans::no ? "L" : "L^T") << " column " << c;
+        }
+      }
+    }
+  cublasDestroy(handle);
 }
 
 }  // namespace

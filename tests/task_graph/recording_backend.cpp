@@ -69,6 +69,8 @@ int Submission::longest_path() const {
   return longest;
 }
 
+void* Submission::scratch(std::size_t bytes) { return scratch_.emplace_back(bytes).data(); }
+
 template <class T>
 HostTiles<T>::HostTiles(int rows, int cols, int nb, TileStructure structure)
     : storage_(static_cast<std::size_t>(TileGrid::tiles(rows, nb)) * TileGrid::tiles(cols, nb)),
@@ -399,6 +401,46 @@ void insert_copy_out(const TaskContext& ctx, const TileRef& tile, const BlockMap
   });
 }
 
+// The panel solves of a tensor-core factorization (float tiles, in FP32 here): X := L^{-T}, upper
+// with zeros below; B := B X.
+void insert_invert_panel_factor(const TaskContext& ctx, const TileRef& L, const TileRef& X, const TaskHints& hints) {
+  ctx.submission->record(TaskKind::potrf, hints, {reads(L), writes(X)}, [=] {
+    const int n = L.rows;
+    for (int c = 0; c < n; ++c)
+      for (int r = 0; r < n; ++r) at<float>(X, r, c) = r >= c ? at<float>(L, r, c) : 0.0f;
+    trtri_tile<float>(X);  // L^{-1}, lower
+    for (int c = 0; c < n; ++c)
+      for (int r = c + 1; r < n; ++r) {
+        at<float>(X, c, r) = at<float>(X, r, c);
+        at<float>(X, r, c) = 0.0f;
+      }
+  });
+}
+
+void insert_multiply_by_panel_inverse(const TaskContext& ctx, const TileRef& X, const TileRef& B,
+                                      const TaskHints& hints) {
+  ctx.submission->record(TaskKind::trsm, hints, {reads(X), writes(B)}, [=] {
+    std::vector<double> product(static_cast<std::size_t>(B.rows) * B.cols, 0.0);
+    for (int c = 0; c < B.cols; ++c)
+      for (int r = 0; r < B.rows; ++r)
+        for (int k = 0; k <= c; ++k)
+          product[r + static_cast<std::size_t>(c) * B.rows] += double(at<float>(B, r, k)) * at<float>(X, k, c);
+    for (int c = 0; c < B.cols; ++c)
+      for (int r = 0; r < B.rows; ++r) at<float>(B, r, c) = float(product[r + static_cast<std::size_t>(c) * B.rows]);
+  });
+}
+
+// Scratch tiles: memory the recording submission keeps until it ends.
+template <class T>
+TileRef scratch_tile(const TaskContext& ctx, const TileRef& like) {
+  TileRef tile = like;
+  tile.transposed = false;
+  tile.handle = ctx.submission->scratch(sizeof(T) * static_cast<std::size_t>(like.rows) * like.cols);
+  return tile;
+}
+
+void release_scratch_tile(const TaskContext&, const TileRef&) {}
+
 // The task interface in every precision, as the StarPU backend provides it.
 #define TESSERA_RECORDING_INSTANTIATE(T)                                                                     \
   template void insert_potrf<T>(const TaskContext&, const TileRef&, const TaskHints&);                      \
@@ -419,7 +461,8 @@ void insert_copy_out(const TaskContext& ctx, const TileRef& tile, const BlockMap
   template void insert_column_update<T>(const TaskContext&, const std::vector<TileRef>&,                     \
                                         const std::vector<TileRef>&, const TaskHints&);                      \
   template void insert_copy_in<T>(const TaskContext&, const BlockMap<T>&, const TileRef&, const TaskHints&); \
-  template void insert_copy_out<T>(const TaskContext&, const TileRef&, const BlockMap<T>&, bool, const TaskHints&);
+  template void insert_copy_out<T>(const TaskContext&, const TileRef&, const BlockMap<T>&, bool, const TaskHints&); \
+  template TileRef scratch_tile<T>(const TaskContext&, const TileRef&);
 TESSERA_FOR_EACH_SCALAR(TESSERA_RECORDING_INSTANTIATE)
 #undef TESSERA_RECORDING_INSTANTIATE
 

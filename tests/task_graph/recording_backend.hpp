@@ -45,6 +45,8 @@ class Submission {
   void execute_in_random_order(std::mt19937& random) const;
   // Tasks on the longest chain of dependencies.
   int longest_path() const;
+  // Memory for a scratch tile, kept as long as the submission.
+  void* scratch(std::size_t bytes);
 
  private:
   struct HandleState {
@@ -53,6 +55,7 @@ class Submission {
   };
   std::vector<RecordedTask> tasks_;
   std::map<const void*, HandleState> handles_;
+  std::vector<std::vector<unsigned char>> scratch_;
   mutable int info_ = 0;
 };
 

@@ -353,7 +353,8 @@ double tolerance(int n) {
 }
 
 // The factorizations the LAPACK-layout tests run: tile tasks, block columns, the out-of-core
-// order in panels of about two tile columns, and the whole matrix as one task.
+// order in panels of about two tile columns, the whole matrix as one task, and tile tasks of a
+// tensor-core factorization (its context says so).
 CholeskyPlan plan_named(const std::string& name, const TileGrid& A) {
   if (name == "block columns") return CholeskyPlan(TaskGrain::block_columns);
   if (name == "whole matrix") return CholeskyPlan(TaskGrain::whole_matrix);
@@ -370,7 +371,7 @@ TYPED_TEST(LapackLayout, PosvInRandomOrdersSolvesAndKeepsTheOtherTriangle) {
   using T = TypeParam;
   const int nb = 8;
   std::mt19937 random(2026);
-  for (const char* plan_name : {"tiles", "block columns", "panels", "whole matrix"})
+  for (const char* plan_name : {"tiles", "block columns", "panels", "whole matrix", "tensor cores"})
   for (Uplo uplo : {Uplo::lower, Uplo::upper})
     for (int n : {1, nb - 1, nb, nb + 1, 2 * nb + 3, 37})
       for (int order = 0; order < 3; ++order) {
@@ -382,8 +383,11 @@ TYPED_TEST(LapackLayout, PosvInRandomOrdersSolvesAndKeepsTheOtherTriangle) {
         HostTiles<T> A(n, n, nb, TileStructure::symmetric_lower);
         HostTiles<T> B(n, nrhs, nb, TileStructure::general);
         Submission s;
-        insert_lapack_posv<T>(recording_context(s), A.grid(), B.grid(), uplo, a.data(), lda, b.data(), ldb,
-                              critical_path_hints, plan_named(plan_name, A.grid()));
+        TaskContext ctx = recording_context(s);
+        // A float factorization's panel solves then go by the diagonal factor's inverse.
+        if (std::string(plan_name) == "tensor cores") ctx.tensor_cores = TensorCores::tf32;
+        insert_lapack_posv<T>(ctx, A.grid(), B.grid(), uplo, a.data(), lda, b.data(), ldb, critical_path_hints,
+                              plan_named(plan_name, A.grid()));
         s.execute_in_random_order(random);
         ASSERT_EQ(s.info(), 0);
         const auto in_triangle = [uplo](int i, int j) { return uplo == Uplo::lower ? i >= j : i <= j; };

@@ -1,6 +1,10 @@
 #include "matrix_utils.hpp"
 
+#include <cuda_bf16.h>
+#include <cuda_fp16.h>
+
 #include <algorithm>
+#include <cstdint>
 
 #include "batched_scalar.cuh"
 #include "check.hpp"
@@ -226,6 +230,64 @@ void update_triangle(Triangle t, int n, float alpha, const float* W, int ldw, fl
   TESSERA_CUDA_CHECK_LAUNCH();
 }
 
+namespace {
+
+template <class Half>
+__device__ Half round_from_float(float x);
+template <>
+__device__ __half round_from_float<__half>(float x) {
+  return __float2half_rn(x);
+}
+template <>
+__device__ __nv_bfloat16 round_from_float<__nv_bfloat16>(float x) {
+  return __float2bfloat16_rn(x);
+}
+
+// Each thread rounds two neighbours of a column and stores them as one 4-byte pair when dst's
+// alignment allows (the element rows and ldd even), one at a time otherwise.
+template <class Half>
+__global__ void round_to_16bit_kernel(int m, int n, const float* src, int lds, Half* dst, int ldd) {
+  const int i = 2 * (blockIdx.x * blockDim.x + threadIdx.x);
+  const int j = blockIdx.y;
+  if (i >= m || j >= n) return;
+  const float* s = src + i + static_cast<long>(j) * lds;
+  Half* d = dst + i + static_cast<long>(j) * ldd;
+  const Half first = round_from_float<Half>(s[0]);
+  if (i + 1 >= m) {
+    d[0] = first;
+    return;
+  }
+  const Half second = round_from_float<Half>(s[1]);
+  if ((ldd % 2) == 0 && (reinterpret_cast<std::uintptr_t>(d) % 4) == 0) {
+    struct alignas(4) Pair {
+      Half a, b;
+    };
+    *reinterpret_cast<Pair*>(d) = Pair{first, second};
+  } else {
+    d[0] = first;
+    d[1] = second;
+  }
+}
+
+template <class Half>
+void round_to(int m, int n, const float* src, int lds, void* dst, int ldd, cudaStream_t stream) {
+  constexpr int threads = 256;
+  const dim3 grid(static_cast<unsigned>((m + 2 * threads - 1) / (2 * threads)), static_cast<unsigned>(n));
+  round_to_16bit_kernel<Half><<<grid, threads, 0, stream>>>(m, n, src, lds, static_cast<Half*>(dst), ldd);
+  TESSERA_CUDA_CHECK_LAUNCH();
+}
+
+}  // namespace
+
+void round_to_16bit(Float16Format format, int m, int n, const float* src, int lds, void* dst, int ldd,
+                    cudaStream_t stream) {
+  if (m <= 0 || n <= 0) return;
+  if (format == Float16Format::fp16)
+    round_to<__half>(m, n, src, lds, dst, ldd, stream);
+  else
+    round_to<__nv_bfloat16>(m, n, src, lds, dst, ldd, stream);
+}
+
 template <int Parts, class R>
 void first_zero_diagonal_of_parts(int n, const R* A, int ld, int* first, cudaStream_t stream) {
   const int start = n + 1;
@@ -281,6 +343,24 @@ void strided_pointers(T* base, long long stride, int batch, T** pointers, cudaSt
   using batched_detail::device_view;
   strided_pointers_kernel<<<(batch + threads - 1) / threads, threads, 0, stream>>>(
       device_view(base), stride, batch, reinterpret_cast<batched_detail::DeviceScalar<T>**>(pointers));
+  TESSERA_CUDA_CHECK_LAUNCH();
+}
+
+namespace {
+
+template <class T>
+__global__ void set_identity_kernel(int m, int n, T* A, int ld) {
+  const int i = blockIdx.x * blockDim.x + threadIdx.x;
+  const int j = blockIdx.y;
+  if (i < m && j < n) A[i + static_cast<long>(j) * ld] = i == j ? T(1) : T(0);
+}
+
+}  // namespace
+
+template <class T>
+void set_identity(int m, int n, T* A, int ld, cudaStream_t stream) {
+  if (m <= 0 || n <= 0) return;
+  set_identity_kernel<<<dim3((m + 127) / 128, n), 128, 0, stream>>>(m, n, A, ld);
   TESSERA_CUDA_CHECK_LAUNCH();
 }
 
@@ -354,6 +434,7 @@ void copy_blocks(const BlockCopy<T>* copies, int count, cudaStream_t stream) {
   template void log_diagonal_sum<T>(int, const T*, int, double*, cudaStream_t);             \
   template void first_zero_diagonal<T>(int, const T*, int, int*, cudaStream_t);             \
   template void copy_lower<T>(int, int, const T*, int, T*, int, cudaStream_t);              \
+  template void set_identity<T>(int, int, T*, int, cudaStream_t);                           \
   template void copy_blocks<T>(const BlockCopy<T>*, int, cudaStream_t);                     \
   template void check_potrf_info_batched<T>(int, const T*, int, long long, int, int*, cudaStream_t);
 TESSERA_FOR_EACH_REAL_SCALAR(TESSERA_INSTANTIATE)

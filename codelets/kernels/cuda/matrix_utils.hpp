@@ -11,6 +11,10 @@ namespace tessera::kernels::cuda {
 template <class T>
 void copy_lower(int m, int n, const T* src, int lds, T* dst, int ldd, cudaStream_t stream);
 
+// A := the m x n identity (ones on the diagonal, zeros elsewhere).
+template <class T>
+void set_identity(int m, int n, T* A, int ld, cudaStream_t stream);
+
 // One copy of copy_blocks: dst := src, both m x n (leading dimensions lds, ldd), or only the lower
 // triangle (diagonal included, in the block's own (i, j)) when lower_only.
 template <class T>
@@ -37,6 +41,14 @@ enum class Triangle { lower, upper };
 // The triangle `t` of C := alpha W + beta C (both n x n); nothing else of C is written.
 void update_triangle(Triangle t, int n, float alpha, const float* W, int ldw, float beta, float* C, int ldc,
                      cudaStream_t stream);
+
+// The 16-bit floating-point formats of the tensor cores' operands.
+enum class Float16Format { fp16, bf16 };
+
+// dst := src rounded to nearest in `format` (m x n; dst holds 2-byte elements, leading dimension
+// ldd). A value beyond FP16's range becomes infinite.
+void round_to_16bit(Float16Format format, int m, int n, const float* src, int lds, void* dst, int ldd,
+                    cudaStream_t stream);
 
 // The triangle `to` of dst := the opposite triangle of src, transposed: dst(i, j) = src(j, i) for
 // every (i, j) in `to` (conjugated for complex scalars: a Hermitian matrix's other triangle);

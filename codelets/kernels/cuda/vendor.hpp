@@ -10,6 +10,7 @@
 #include <cstddef>
 
 #include "check.hpp"
+#include "matrix_utils.hpp"
 #include "tessera/precision.hpp"
 
 namespace tessera::kernels::cuda::vendor {
@@ -240,6 +241,16 @@ inline void gemm_tf32(cublasHandle_t h, Trans transa, Trans transb, int m, int n
                                     &beta, C, CUDA_R_32F, ldc, CUBLAS_COMPUTE_32F_FAST_TF32, CUBLAS_GEMM_DEFAULT));
 }
 
+// C := alpha op(A) op(B) + beta C with A and B already rounded to FP16 or BF16 (round_to_16bit)
+// and C in FP32: the tensor cores' 16-bit products with FP32 accumulation. cuBLAS's
+// COMPUTE_32F_FAST_16F on FP32 operands runs at TF32's rate, so the operands are rounded first.
+inline void gemm_16bit(cublasHandle_t h, bool bf16, Trans transa, Trans transb, int m, int n, int k, float alpha,
+                       const void* A, int lda, const void* B, int ldb, float beta, float* C, int ldc) {
+  const cudaDataType type = bf16 ? CUDA_R_16BF : CUDA_R_16F;
+  TESSERA_CUBLAS_CHECK(cublasGemmEx(h, op(transa), op(transb), m, n, k, &alpha, A, type, lda, B, type, ldb, &beta, C,
+                                    CUDA_R_32F, ldc, CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT));
+}
+
 // The handle's math mode set for a scope, then restored (the handle is shared by a worker's tasks).
 class MathModeScope {
  public:
@@ -256,33 +267,67 @@ class MathModeScope {
   cublasMath_t saved_ = CUBLAS_DEFAULT_MATH;
 };
 
-// x := L^{-1} x (trans no) or L^{-T} x (L n x n lower, FP32) by blocks of columns: cuBLAS's trsv on
-// each diagonal block and gemv with the block below it, which reads the triangle at gemv's
-// bandwidth (cuBLAS's trsv on the whole triangle reads it several times slower).
-inline void trsv_lower_blocked(cublasHandle_t h, Trans trans, int n, const float* L, int ldl, float* x) {
-  constexpr int kBlock = 512;
-  const float minus_one = -1, one = 1;
-  const std::size_t ld = static_cast<std::size_t>(ldl);
-  const auto diagonal_solve = [&](int k0, int kb) {
-    TESSERA_CUBLAS_CHECK(cublasStrsv(h, CUBLAS_FILL_MODE_LOWER, op(trans), CUBLAS_DIAG_NON_UNIT, kb, L + k0 + k0 * ld,
-                                     ldl, x + k0, 1));
-  };
-  if (trans == Trans::no) {
-    for (int k0 = 0; k0 < n; k0 += kBlock) {
-      const int kb = std::min(kBlock, n - k0), rest = n - k0 - kb;
-      diagonal_solve(k0, kb);
-      if (rest > 0)
-        TESSERA_CUBLAS_CHECK(cublasSgemv(h, CUBLAS_OP_N, rest, kb, &minus_one, L + (k0 + kb) + k0 * ld, ldl, x + k0, 1,
-                                         &one, x + k0 + kb, 1));
-    }
-    return;
+// The diagonal blocks of a lower triangle inverted, for triangular solves at the bandwidth of
+// matrix-vector products (cuBLAS's trsv, blocked or not, stays well below it): block k covers rows
+// and columns [k b, k b + b), b = kInverseBlock, the last one fewer.
+constexpr int kInverseBlock = 1024;
+inline int inverse_blocks(int n) { return (n + kInverseBlock - 1) / kInverseBlock; }
+
+// inverses + k b^2 (b x b, leading dimension b) := the inverse of L's block k, for the n x n lower
+// triangle L: the full blocks by one batched solve of identities, the last one by its own.
+// `pointers`: room for 2 inverse_blocks(n) pointers in device memory.
+inline void invert_lower_diagonal_blocks(cublasHandle_t h, int n, float* L, int ldl, float* inverses, float** pointers,
+                                         cudaStream_t stream) {
+  constexpr int b = kInverseBlock;
+  const int blocks = inverse_blocks(n), full = n / b, last = n - full * b;
+  for (int k = 0; k < blocks; ++k) set_identity<float>(b, b, inverses + std::size_t(k) * b * b, b, stream);
+  const float one = 1;
+  if (full > 0) {
+    strided_pointers<float>(L, static_cast<long long>(b) * (ldl + 1), full, pointers, stream);
+    strided_pointers<float>(inverses, static_cast<long long>(b) * b, full, pointers + blocks, stream);
+    TESSERA_CUBLAS_CHECK(cublasStrsmBatched(h, CUBLAS_SIDE_LEFT, CUBLAS_FILL_MODE_LOWER, CUBLAS_OP_N,
+                                            CUBLAS_DIAG_NON_UNIT, b, b, &one, pointers, ldl, pointers + blocks, b,
+                                            full));
   }
-  for (int k0 = (n - 1) / kBlock * kBlock; k0 >= 0; k0 -= kBlock) {
-    const int kb = std::min(kBlock, n - k0), rest = n - k0 - kb;
-    if (rest > 0)
-      TESSERA_CUBLAS_CHECK(cublasSgemv(h, CUBLAS_OP_T, rest, kb, &minus_one, L + (k0 + kb) + k0 * ld, ldl, x + k0 + kb,
-                                       1, &one, x + k0, 1));
-    diagonal_solve(k0, kb);
+  if (last > 0) {
+    const std::size_t k0 = std::size_t(full) * b;
+    TESSERA_CUBLAS_CHECK(cublasStrsm(h, CUBLAS_SIDE_LEFT, CUBLAS_FILL_MODE_LOWER, CUBLAS_OP_N, CUBLAS_DIAG_NON_UNIT,
+                                     last, last, &one, L + k0 + k0 * ldl, ldl, inverses + k0 * b, b));
+  }
+}
+
+// X := op(L)^{-1} R (n x nrhs) with the block inverses of invert_lower_diagonal_blocks: per block,
+// one product with its inverse and one with the panel below it (gemv for one column, gemm for
+// more). R is overwritten (the updates land there); X must not overlap it.
+inline void solve_lower_by_block_inverses(cublasHandle_t h, Trans trans, int n, int nrhs, const float* L, int ldl,
+                                          const float* inverses, float* R, int ldr, float* X, int ldx) {
+  constexpr int b = kInverseBlock;
+  const float one = 1, minus_one = -1, zero = 0;
+  // out := alpha op(A) in + beta out, op(A) m x k.
+  const auto product = [&](Trans t, int m, int k, float alpha, const float* A, int lda, const float* in, int ldi,
+                           float beta, float* out, int ldo) {
+    if (nrhs == 1)
+      TESSERA_CUBLAS_CHECK(cublasSgemv(h, op(t), t == Trans::no ? m : k, t == Trans::no ? k : m, &alpha, A, lda, in, 1,
+                                       &beta, out, 1));
+    else
+      TESSERA_CUBLAS_CHECK(
+          cublasSgemm(h, op(t), CUBLAS_OP_N, m, nrhs, k, &alpha, A, lda, in, ldi, &beta, out, ldo));
+  };
+  const std::size_t ld = static_cast<std::size_t>(ldl);
+  const int blocks = inverse_blocks(n);
+  for (int step = 0; step < blocks; ++step) {
+    // Forward (L) from the first block, backward (L^T) from the last.
+    const int k = trans == Trans::no ? step : blocks - 1 - step;
+    const int k0 = k * b, kb = std::min(b, n - k0), rest = n - k0 - kb;
+    const float* inverse = inverses + std::size_t(k) * b * b;
+    const float* panel = L + (k0 + kb) + k0 * ld;  // below block k
+    if (trans == Trans::no) {
+      product(Trans::no, kb, kb, one, inverse, b, R + k0, ldr, zero, X + k0, ldx);
+      if (rest > 0) product(Trans::no, rest, kb, minus_one, panel, ldl, X + k0, ldx, one, R + k0 + kb, ldr);
+    } else {
+      if (rest > 0) product(Trans::transpose, kb, rest, minus_one, panel, ldl, X + k0 + kb, ldx, one, R + k0, ldr);
+      product(Trans::transpose, kb, kb, one, inverse, b, R + k0, ldr, zero, X + k0, ldx);
+    }
   }
 }
 

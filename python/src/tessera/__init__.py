@@ -208,14 +208,16 @@ def posv_refined(a, b, *, lower=True, mode=None, policy=None, tensor_cores=None)
 
     numpy arrays (and CPU tensors) are solved in host memory; CuPy arrays and PyTorch CUDA tensors
     (real) in GPU memory, x then an array of the same kind on the same GPU.
-    ``tensor_cores``: None or "off" factors in FP32; "tf32" runs that factorization's products on
-    the GPUs' tensor cores (TF32 operands, FP32 accumulation; real matrices): faster for large n,
-    a factor about as accurate as an FP16 one, so a few more steps, and a matrix with a condition
-    number beyond about 1e3 to 1e4 falls back to double precision (iterations -3)."""
+    ``tensor_cores``: None or "off" factors in FP32; "tf32", "bf16" or "fp16" runs that
+    factorization's products on the GPUs' tensor cores (operands rounded to that format, FP32
+    accumulation; real matrices): faster for large n, a factor about as accurate as an FP16 one
+    (BF16: 8x less), so a few more steps, and a matrix with a condition number beyond about 1e3 to
+    1e4 (BF16: 1e2 to 1e3) falls back to double precision (iterations -3). On GPU arrays a is
+    scaled to a unit diagonal first, within FP16's range (largest value 65504)."""
     check_mode(mode)
     cores = "off" if tensor_cores is None else str(tensor_cores).lower()
-    if cores not in ("off", "tf32"):
-        raise ValueError(f"tensor_cores must be None, 'off' or 'tf32', not {tensor_cores!r}")
+    if cores not in ("off", "tf32", "bf16", "fp16"):
+        raise ValueError(f"tensor_cores must be None, 'off', 'tf32', 'bf16' or 'fp16', not {tensor_cores!r}")
     where, arrays, native_a = classify(a)
     where_b, _, native_b = classify(b)
     if where != where_b:
