@@ -60,7 +60,8 @@ bool trsm_custom_supports(const TrsmArgs<T>& args) {
   return args.alpha == T(1) && (is_panel_form(args) || is_transposed_panel_form(args));
 }
 
-// FP32 tiles with their products on the tensor cores (TensorCores::tf32): the panel form by
+// FP32 tiles with their products on the tensor cores in TF32 (every TensorCores but off, where a
+// factorization's panel solves do not go by the diagonal factor's inverse): the panel form by
 // solve_panel_tf32, the others by cuBLAS's trsm under TF32 math mode.
 void trsm_cuda_tf32(void* buffers[], void* cl_arg) {
   run_on_cuda_tiles<TrsmArgs<float>, float, 2>(
