@@ -16,6 +16,7 @@
 #include "tessera/error.hpp"
 #include "tessera/precision.hpp"
 #include "tessera/tessera.h"
+#include "cuda_context.hpp"
 #include "test_support.hpp"
 #include "thresholds.hpp"
 
@@ -31,8 +32,14 @@ TYPED_TEST_SUITE(CallingThread, Scalars);
 const std::vector<int> kOrders = {1, 2, 31, 63, 65, 127, 251, 379, 384};
 
 // Whether a request doing the work of these matrices runs on the calling thread, by the table.
+// One matrix that no GPU could take has the larger limit (a machine without NVIDIA device nodes).
+int single_matrix_limit() {
+  return detail::nvidia_device_nodes() > 0 ? detail::kThresholds.calling_thread_max_n
+                                           : detail::kThresholds.calling_thread_max_n_without_gpus;
+}
+
 bool small_work(double matrices, int n, int nrhs) {
-  const double largest = detail::kThresholds.calling_thread_max_n;
+  const double largest = matrices == 1 ? single_matrix_limit() : detail::kThresholds.calling_thread_max_n;
   return matrices * n * n * (double(n) + 6.0 * nrhs) <= largest * largest * largest;
 }
 
@@ -69,7 +76,8 @@ TYPED_TEST(CallingThread, FactorsAndSolvesAsTheTaskGraphDoes) {
       EXPECT_EQ(potrf(rt, n, tasks.data(), ld, tiled), 0);
       EXPECT_LT(test::factor_backward_error(uplo, n, A, tasks, ld), test::kResidualThreshold);
 
-      // The solve's work counts its right-hand sides: at the largest orders it runs tasks.
+      // The solve's work counts its right-hand sides: at the largest orders it runs tasks where a
+      // GPU could take it.
       std::vector<T> X = B;
       const auto factor = MatrixView<T>::host(n, n, direct.data(), ld);
       const auto rhs = MatrixView<T>::host(n, nrhs, X.data(), ld);
@@ -162,9 +170,11 @@ TYPED_TEST(CallingThreadUpper, MatchesLapacksUpperFactorAndInfo) {
   using T = TypeParam;
   using R = RealOf<T>;
   const int from = detail::kThresholds.calling_thread_upper_as_lower_from_n;
+  const int threaded = detail::kThresholds.calling_thread_threaded_blas_from_n;  // direct again from there
   FactorOptions options;
   options.uplo = Uplo::upper;
-  for (int n : {from - 1, from, from + 1, 2 * from + 1}) {
+  options.mode = Mode::cpu;  // the calling thread's larger limit on a machine with GPUs too
+  for (int n : {from - 1, from, from + 1, 2 * from + 1, threaded - 1, threaded}) {
     const int ld = n + 2;
     for (int k : {0, 1, 2, n / 2, n - 1, n}) {  // k = 0: positive definite
       SCOPED_TRACE("n = " + std::to_string(n) + ", failing minor " + std::to_string(k));
@@ -261,8 +271,8 @@ TYPED_TEST(CallingThread, StacksSplitOverThreadsKeepEachMatrixsFactorAndInfo) {
 }
 
 TEST(CallingThread, WorkThatRunsTasksAndMisuseAreRefused) {
-  const int n = detail::kThresholds.calling_thread_max_n + 1;
-  std::vector<double> A = test::random_spd<double>(n, n, 1);
+  const int n = single_matrix_limit() + 1;
+  std::vector<double> A(static_cast<std::size_t>(n) * n);  // refused before it is read
   // Larger than the table's limit, GPUs asked for, a tile size asked for: the runtime's.
   EXPECT_THROW(potrf_on_calling_thread(MatrixView<double>::host(n, n, A.data(), n)), InvalidArgument);
   FactorOptions gpu;

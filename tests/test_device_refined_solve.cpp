@@ -119,6 +119,37 @@ TEST(DeviceRefinedSolveArguments, TensorCoreFactorizationOnCpuWorkers) {
   }
 }
 
+// The host refined solve with tensor cores refines S A S (S = diag(1 / sqrt(a_ii)), for FP16's
+// range): on CPU workers (FP32 there) a matrix whose diagonal spans 1e-8 to 1e8 still converges to
+// a double-precision solution of A x = b, with A, B unchanged; a wrong scale on either side of the
+// low-precision solve would leave it far off. Both triangles.
+TEST(DeviceRefinedSolveArguments, HostTensorCoreRefinementScalesToAUnitDiagonal) {
+  const int n = 130, ld = 133;
+  std::vector<double> A = random_spd<double>(n, ld, 17);
+  std::vector<double> d(n);
+  for (int i = 0; i < n; ++i) d[i] = std::pow(10.0, -4.0 + 8.0 * i / (n - 1));  // D A D: diagonal 1e-8 .. 1e8
+  for (int j = 0; j < n; ++j)
+    for (int i = 0; i < n; ++i) A[at(i, j, ld)] *= d[i] * d[j];
+  const std::vector<double> B = random_matrix<double>(n, 2, ld, 5);
+  for (Uplo uplo : {Uplo::lower, Uplo::upper}) {
+    SCOPED_TRACE(to_string(uplo));
+    FactorOptions options;
+    options.uplo = uplo;
+    options.mode = Mode::cpu;
+    options.nb = 32;  // tasks, with the tensor-core codelets' CPU implementations
+    options.tensor_cores = TensorCores::fp16;
+    std::vector<double> A_in = A, B_in = B, X(std::size_t(ld) * 2);
+    const RefinedSolve r = posv_refined(runtime(), MatrixView<double>::host(n, n, A_in.data(), ld),
+                                        MatrixView<double>::host(n, 2, B_in.data(), ld),
+                                        MatrixView<double>::host(n, 2, X.data(), ld), options);
+    EXPECT_EQ(r.info, 0);
+    EXPECT_GE(r.iter, 0) << "fell back to double precision";
+    EXPECT_EQ(A_in, A);
+    EXPECT_EQ(B_in, B);
+    EXPECT_LT(solve_backward_error(n, 2, A, ld, X, B, ld), kResidualThreshold);
+  }
+}
+
 #ifdef TESSERA_HAVE_CUDA
 
 // ---- on the GPU --------------------------------------------------------------------------------
@@ -320,6 +351,25 @@ TEST(DeviceRefinedSolve, TensorCoreFactorizationKeepsToItsTriangleGpu) {
 // FP16 operands overflow beyond 65504: a factor whose entries below the diagonal reach about 5e5
 // (a diagonally dominant matrix, diagonal 4e15, the others up to 1e13) fails (info > 0) instead of
 // coming back wrong, while BF16 (FP32's range) factors it.
+// Host arrays too: a matrix whose factor's entries pass FP16's range converges through its scaled
+// copy (unscaled, the FP16 factorization overflowed and the solve fell back to double precision).
+TEST(DeviceRefinedSolve, HostArraysScaledForFp16Gpu) {
+  TESSERA_SKIP_WITHOUT_GPU();
+  const int n = 401;
+  std::vector<double> A = random_spd<double>(n, n, 31);
+  for (double& a : A) a *= 1e13;
+  const std::vector<double> B = random_matrix<double>(n, 1, n, 3);
+  std::vector<double> A_in = A, X(n);
+  const RefinedSolve r = posv_refined(runtime(), MatrixView<double>::host(n, n, A_in.data(), n),
+                                      MatrixView<double>::host(n, 1, const_cast<double*>(B.data()), n),
+                                      MatrixView<double>::host(n, 1, X.data(), n),
+                                      gpu_options(Uplo::lower, 64, TensorCores::fp16));
+  EXPECT_EQ(r.info, 0);
+  EXPECT_GE(r.iter, 0) << "fell back to double precision";
+  EXPECT_EQ(A_in, A);
+  EXPECT_LT(solve_backward_error(n, 1, A, n, X, B, n), kResidualThreshold);
+}
+
 TEST(DeviceRefinedSolve, Fp16OverflowFailsTheFactorizationGpu) {
   TESSERA_SKIP_WITHOUT_GPU();
   const int n = 401;

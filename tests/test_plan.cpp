@@ -64,12 +64,15 @@ Machine weak_gpu() {
   return m;
 }
 
+// A request made where GPUs could take host work (a machine without any takes larger single
+// matrices onto the calling thread: SmallHostWorkRunsOnTheCallingThread).
 PlanRequest request(DataPlace place, int n, Mode mode = Mode::automatic, Precision precision = Precision::double_real) {
   PlanRequest r;
   r.place = place;
   r.n = n;
   r.precision = precision;
   r.options.mode = mode;
+  r.gpus_present = [] { return true; };
   return r;
 }
 
@@ -101,7 +104,8 @@ TEST(Plan, ModesTheMachineCannotRunAreErrors) {
   Machine no_cpu = one_gpu();
   no_cpu.cpu_workers = 0;
   // Work for tasks (smaller work runs on the calling thread, which needs no worker).
-  EXPECT_THROW(detail::plan(no_cpu, request(DataPlace::host_array, 1000, Mode::cpu)), RuntimeError);
+  const int tasks_n = kThresholds.calling_thread_max_n_without_gpus + 1;
+  EXPECT_THROW(detail::plan(no_cpu, request(DataPlace::host_array, tasks_n, Mode::cpu)), RuntimeError);
   Machine panel_cpu = one_gpu();
   panel_cpu.policy = {"panel-cpu", false, true, "its panels run on CPU workers"};
   try {
@@ -465,7 +469,9 @@ TEST(Plan, SmallHostWorkRunsOnTheCallingThread) {
       EXPECT_EQ(p.mode, Mode::cpu);
       EXPECT_EQ(p.host_tiles, detail::HostArrayTiles::pooled);  // no tile at all
       EXPECT_NE(p.why.back().find("calling thread"), std::string::npos) << p.why.back();
-      EXPECT_EQ(detail::plan(m, request(DataPlace::host_array, largest + 1, mode)).path, Path::tiles);
+      // cpu mode: no GPU could take it, the larger limit (LargerSingleMatricesOnTheCallingThreadWithoutGpus).
+      const int beyond = (mode == Mode::cpu ? kThresholds.calling_thread_max_n_without_gpus : largest) + 1;
+      EXPECT_EQ(detail::plan(m, request(DataPlace::host_array, beyond, mode)).path, Path::tiles);
       EXPECT_EQ(detail::plan(m, request(DataPlace::host_array, 0, mode)).path, Path::calling_thread);
     }
   }
@@ -506,6 +512,49 @@ TEST(Plan, SmallHostWorkRunsOnTheCallingThread) {
   // Matrices that are not in host memory never do.
   EXPECT_FALSE(detail::runs_on_calling_thread(request(DataPlace::device_array, 10)));
   EXPECT_FALSE(detail::runs_on_calling_thread(request(DataPlace::tiles, 10)));
+}
+
+// One matrix that no GPU could take (none present, or cpu mode asked for) runs on the calling
+// thread up to the larger limit; a batch keeps the smaller one, and GPUs are asked about only
+// beyond the smaller one.
+TEST(Plan, LargerSingleMatricesOnTheCallingThreadWithoutGpus) {
+  const int smaller = kThresholds.calling_thread_max_n, larger = kThresholds.calling_thread_max_n_without_gpus;
+  ASSERT_GT(larger, smaller);
+  int asked = 0;
+  const auto without_gpus = [&](int n, Mode mode = Mode::automatic) {
+    PlanRequest r = request(DataPlace::host_array, n, mode);
+    r.gpus_present = [&asked] {
+      ++asked;
+      return false;
+    };
+    return r;
+  };
+  EXPECT_TRUE(detail::runs_on_calling_thread(without_gpus(smaller)));
+  EXPECT_EQ(asked, 0);
+  EXPECT_EQ(detail::calling_thread_max_n(without_gpus(smaller)), smaller);
+  for (int n : {smaller + 1, larger}) {
+    const Plan p = detail::plan(cpu_only(2), without_gpus(n));
+    EXPECT_EQ(p.path, Path::calling_thread) << n;
+    EXPECT_NE(p.why.back().find("order " + std::to_string(larger)), std::string::npos) << p.why.back();
+  }
+  EXPECT_GT(asked, 0);
+  EXPECT_EQ(detail::plan(cpu_only(2), without_gpus(larger + 1)).path, Path::tiles);
+  PlanRequest no_answer = without_gpus(larger);
+  no_answer.gpus_present = nullptr;  // nothing to ask: no GPU could take it
+  EXPECT_TRUE(detail::runs_on_calling_thread(no_answer));
+  // GPUs present: the smaller limit, unless cpu mode is asked for.
+  EXPECT_FALSE(detail::runs_on_calling_thread(request(DataPlace::host_array, smaller + 1)));
+  EXPECT_TRUE(detail::runs_on_calling_thread(request(DataPlace::host_array, larger, Mode::cpu)));
+  EXPECT_FALSE(detail::runs_on_calling_thread(request(DataPlace::host_array, larger + 1, Mode::cpu)));
+  // A solve counts its right-hand sides against the larger limit as well; a batch never takes it.
+  PlanRequest solve = without_gpus(larger);
+  solve.solves = true;
+  solve.nrhs = 1;
+  EXPECT_FALSE(detail::runs_on_calling_thread(solve));
+  PlanRequest batch = request(DataPlace::batch, smaller + 1);
+  batch.batch = 1;
+  batch.gpus_present = nullptr;
+  EXPECT_FALSE(detail::runs_on_calling_thread(batch));
 }
 
 TEST(Plan, EveryRequestPlansOnce) {

@@ -41,8 +41,8 @@ enum class GpuKernels { vendor, custom, any };
 //   fp16: rounded to FP16 (5 bits of exponent, 10 of mantissa: TF32's accuracy at BF16's speed),
 //         whose largest value is 65504: a factor entry beyond it overflows, and the factorization
 //         then fails (info > 0) as one of a matrix too ill-conditioned for the arithmetic does
-//         (|l_ij| <= sqrt(a_ii): a diagonal up to about 4e9 is safe; posv_refined on matrices in
-//         GPU memory scales A to a unit diagonal first).
+//         (|l_ij| <= sqrt(a_ii): a diagonal up to about 4e9 is safe; posv_refined scales A to a
+//         unit diagonal first, on host arrays under every choice but off).
 // The panel solves' products run in TF32 under every choice but off. Tasks on CPU workers compute
 // in FP32 either way. Meant for a factor that preconditions a refinement (posv_refined).
 enum class TensorCores { off, tf32, bf16, fp16 };

@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "argument_errors.hpp"
+#include "cuda_context.hpp"
 #include "kernels/cpu/blas.hpp"
 #include "operations.hpp"
 #include "plan.hpp"
@@ -46,23 +47,42 @@ class SmallMatrixBlas {
   std::optional<SingleThreadedBlas> one_thread_;
 };
 
-// LAPACK's potrf of the triangle `uplo` of A. An upper triangle from
-// kThresholds.calling_thread_upper_as_lower_from_n is factored as the lower triangle of its
-// transpose, copied into `work` (n * n elements): A^T is positive definite with A, with the same
-// leading minors (LAPACK's info), and its lower factor L2 (L2 L2^H = A^T) gives A's upper factor
-// U = L2^T (U^H U = A, for complex A too: A^T is conj(A)).
+// Swaps A's strict lower triangle with the adjoint of its strict upper one (A(i, j) and
+// conj(A(j, i)) trade places), in place, in square blocks: element by element, one of the two
+// walks strides a whole column per element. Blocks of 16: a block's strided walk then touches 16
+// lines, which stay in the first-level cache even where lda is a power of two and they all fall
+// into two of its sets (32 took twice as long at order 256 as at 255).
 template <class T>
-int potrf_via_lower(Uplo uplo, int n, T* A, int lda, std::vector<T>& work) {
-  if (uplo == Uplo::lower || n < kThresholds.calling_thread_upper_as_lower_from_n)
+void swap_triangles(int n, T* A, int lda) {
+  using kernels::cpu::adjoint_element;
+  constexpr int block = 16;
+  const auto at = [A, lda](int i, int j) -> T& { return A[i + static_cast<std::size_t>(j) * lda]; };
+  for (int j0 = 0; j0 < n; j0 += block)
+    for (int i0 = j0; i0 < n; i0 += block)
+      for (int j = j0; j < std::min(j0 + block, n); ++j)
+        for (int i = std::max(i0, j + 1); i < std::min(i0 + block, n); ++i) {
+          const T lower = at(i, j);
+          at(i, j) = adjoint_element(at(j, i));
+          at(j, i) = adjoint_element(lower);
+        }
+}
+
+// LAPACK's potrf of the triangle `uplo` of A. An upper triangle from
+// kThresholds.calling_thread_upper_as_lower_from_n to the orders factored with threaded BLAS
+// (where OpenBLAS's upper potrf comes within about 10% of its lower one, less than the swaps
+// cost) is factored as the lower triangle of the same
+// Hermitian matrix: its adjoint is swapped into the lower triangle, whose entries wait in the
+// upper one (potrf('L') leaves it alone) until the swap back puts them home and the factor L
+// (L L^H = A: the same leading minors, LAPACK's info) where U = L^H belongs (U^H U = A). In
+// place: a copy into a workspace cost more than the lower potrf saves.
+template <class T>
+int potrf_via_lower(Uplo uplo, int n, T* A, int lda) {
+  if (uplo == Uplo::lower || n < kThresholds.calling_thread_upper_as_lower_from_n ||
+      n >= kThresholds.calling_thread_threaded_blas_from_n)
     return kernels::cpu::potrf(letter(uplo), n, A, lda);
-  work.resize(static_cast<std::size_t>(n) * n);
-  T* const W = work.data();
-  // Column j of A's upper triangle is row j of W's lower one.
-  for (int j = 0; j < n; ++j)
-    for (int i = 0; i <= j; ++i) W[j + static_cast<std::size_t>(i) * n] = A[i + static_cast<std::size_t>(j) * lda];
-  const int info = kernels::cpu::potrf('L', n, W, n);
-  for (int j = 0; j < n; ++j)
-    for (int i = 0; i <= j; ++i) A[i + static_cast<std::size_t>(j) * lda] = W[j + static_cast<std::size_t>(i) * n];
+  swap_triangles(n, A, lda);
+  const int info = kernels::cpu::potrf('L', n, A, lda);
+  swap_triangles(n, A, lda);
   return info;
 }
 
@@ -75,8 +95,7 @@ CallingThreadResult potrf_on_calling_thread(Uplo uplo, int n, T* A, int lda) {
   if (n == 0) return {};
   const bool non_finite = triangle_non_finite(uplo, n, A, lda);
   const SmallMatrixBlas blas(n);
-  std::vector<T> work;
-  return {potrf_via_lower(uplo, n, A, lda, work), non_finite};
+  return {potrf_via_lower(uplo, n, A, lda), non_finite};
 }
 
 template <class T>
@@ -109,10 +128,9 @@ int first_zero_diagonal(int n, const T* A, int lda) {
 template <class T>
 void batch_part(Uplo uplo, int n, int nrhs, T* A, int lda, long long strideA, T* B, int ldb, long long strideB,
                 int first, int last, int* info, bool factor) {
-  std::vector<T> work;
   for (int k = first; k < last; ++k) {
     T* a = A + k * strideA;
-    const int matrix_info = factor ? potrf_via_lower(uplo, n, a, lda, work) : 0;
+    const int matrix_info = factor ? potrf_via_lower(uplo, n, a, lda) : 0;
     if (factor) info[k] = matrix_info;
     // With no right-hand side B may be null: no pointer into it is formed.
     if (matrix_info == 0 && nrhs > 0) kernels::cpu::potrs(letter(uplo), n, nrhs, a, lda, B + k * strideB, ldb);
@@ -197,11 +215,12 @@ namespace tessera {
 
 namespace {
 
-// The request a view of host memory makes, as the calls with a runtime describe it.
+// The request a view of host memory makes, as the calls with a runtime describe it; a batch of one
+// matrix is that matrix.
 template <class T>
 detail::PlanRequest host_request(const MatrixView<T>& A, int nrhs, const FactorOptions& options) {
   detail::PlanRequest request;
-  if (A.where() == MatrixIn::host_batch) {
+  if (A.where() == MatrixIn::host_batch && A.count() != 1) {
     request = detail::batch_request<T>(A.rows(), A.rows() == 0 ? 0 : A.count(), options, nrhs);
   } else {
     request.precision = precision_of<T>();
@@ -211,6 +230,7 @@ detail::PlanRequest host_request(const MatrixView<T>& A, int nrhs, const FactorO
     request.solves = nrhs > 0;
     request.nrhs = nrhs;
   }
+  request.gpus_present = [] { return detail::nvidia_device_nodes() > 0; };
   return request;
 }
 

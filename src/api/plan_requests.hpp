@@ -40,6 +40,7 @@ PlanRequest array_request(const Runtime& runtime, int n, const T* A, const Facto
   request.options = options;
   request.array_pinned_by_caller = [A] { return pinned_by_caller(A); };
   request.free_gpu_memory = [](int device) { return free_gpu_memory(device); };
+  request.gpus_present = [&runtime] { return runtime.cuda_workers() > 0; };
   if (first_call == FirstCall::claim)
     request.claim_first_call = [&runtime] { return claim_first_call(runtime); };
   else

@@ -29,37 +29,66 @@ bool overflows_single(const std::complex<double>& x) { return overflows_single(x
 
 std::size_t at(int i, int j, long long ld) { return static_cast<std::size_t>(i) + static_cast<std::size_t>(j) * ld; }
 
-// dst := src (rows x cols, or the triangle uplo of an n x n src), in single precision; false, with
-// dst partly written, where a value overflows it (xLAG2S, xLAT2S).
+// Row i's factor of a scale (1 where there is none).
+double scale_at(const std::vector<double>& scale, int i) { return scale.empty() ? 1.0 : scale[static_cast<std::size_t>(i)]; }
+
+// dst := S src (rows x cols), or S src S (the triangle uplo of an n x n src), in single precision,
+// S = diag(scale) (the identity where scale is empty); false, with dst partly written, where a
+// value overflows it (xLAG2S, xLAT2S).
 template <class T>
-bool narrow(int rows, int cols, const T* src, long long lds, SingleOf<T>* dst, long long ldd) {
+bool narrow(int rows, int cols, const T* src, long long lds, SingleOf<T>* dst, long long ldd,
+            const std::vector<double>& scale) {
   for (int j = 0; j < cols; ++j)
     for (int i = 0; i < rows; ++i) {
-      const T v = src[at(i, j, lds)];
+      const T v = src[at(i, j, lds)] * scale_at(scale, i);
       if (overflows_single(v)) return false;
       dst[at(i, j, ldd)] = static_cast<SingleOf<T>>(v);
     }
   return true;
 }
 template <class T>
-bool narrow_triangle(char uplo, int n, const T* src, long long lds, SingleOf<T>* dst, long long ldd) {
+bool narrow_triangle(char uplo, int n, const T* src, long long lds, SingleOf<T>* dst, long long ldd,
+                     const std::vector<double>& scale) {
   for (int j = 0; j < n; ++j)
     for (int i = uplo == 'U' ? 0 : j; i <= (uplo == 'U' ? j : n - 1); ++i) {
-      const T v = src[at(i, j, lds)];
+      const T v = src[at(i, j, lds)] * (scale_at(scale, i) * scale_at(scale, j));
       if (overflows_single(v)) return false;
       dst[at(i, j, ldd)] = static_cast<SingleOf<T>>(v);
     }
   return true;
 }
 
-// dst (+)= src, rows x cols, widened to double precision (xLAG2D; with add, x += the correction).
+// dst (+)= S src, rows x cols, widened to double precision (xLAG2D; with add, x += the correction).
 template <class T>
-void widen(bool add, int rows, int cols, const SingleOf<T>* src, long long lds, T* dst, long long ldd) {
+void widen(bool add, int rows, int cols, const SingleOf<T>* src, long long lds, T* dst, long long ldd,
+           const std::vector<double>& scale) {
   for (int j = 0; j < cols; ++j)
     for (int i = 0; i < rows; ++i) {
-      const T v = static_cast<T>(src[at(i, j, lds)]);
+      const T v = static_cast<T>(src[at(i, j, lds)]) * scale_at(scale, i);
       dst[at(i, j, ldd)] = add ? dst[at(i, j, ldd)] + v : v;
     }
+}
+
+// A tensor-core factor's operands are rounded to 16 bits, and FP16's range ends at 65504: its
+// refinement works on S A S, S = diag(1 / sqrt(a_ii)), whose diagonal is 1 and whose other entries
+// are at most 1 in magnitude where A is positive definite (A x = b is (S A S) y = S b, x = S y),
+// as the refinement in GPU memory does. Empty (no scale) without tensor cores, where DSPOSV's
+// steps are LAPACK's, and where a diagonal entry is not positive and finite: the factorization
+// then fails in double precision, which gives LAPACK's info.
+template <class T>
+std::vector<double> unit_diagonal_scale(int n, const MatrixView<T>& A, const FactorOptions& options) {
+  if constexpr (kIsComplex<T>) {
+    return {};
+  } else {
+    if (options.tensor_cores == TensorCores::off) return {};
+    std::vector<double> scale(static_cast<std::size_t>(n));
+    for (int i = 0; i < n; ++i) {
+      const double diagonal = A.data()[at(i, i, A.ld())];
+      if (!(diagonal > 0) || !std::isfinite(diagonal)) return {};
+      scale[static_cast<std::size_t>(i)] = 1.0 / std::sqrt(diagonal);
+    }
+    return scale;
+  }
 }
 
 // The magnitude of the entry IxAMAX picks in x[0..n): the first, replaced only by a strictly larger
@@ -116,20 +145,22 @@ int refine(const RuntimeSource& runtime_of, char uplo, const MatrixView<T>& A, c
   std::vector<double> norm_work(n);
   const double bound =
       kernels::cpu::symmetric_inf_norm(uplo, n, A.data(), A.ld(), norm_work.data()) * DBL_EPSILON * std::sqrt(double(n));
+  const std::vector<double> scale = unit_diagonal_scale(n, A, options);
+  if (options.tensor_cores != TensorCores::off && scale.empty()) return kSingleFactorizationFailed;
   std::vector<S> single_a(static_cast<std::size_t>(n) * n), single_x(static_cast<std::size_t>(n) * nrhs);
-  if (!narrow(n, nrhs, B.data(), B.ld(), single_x.data(), n)) return kNarrowingOverflowed;
-  if (!narrow_triangle(uplo, n, A.data(), A.ld(), single_a.data(), n)) return kNarrowingOverflowed;
+  if (!narrow(n, nrhs, B.data(), B.ld(), single_x.data(), n, scale)) return kNarrowingOverflowed;
+  if (!narrow_triangle(uplo, n, A.data(), A.ld(), single_a.data(), n, scale)) return kNarrowingOverflowed;
   const auto factor_view = MatrixView<S>::host(n, n, single_a.data(), n);
   const auto rhs_view = MatrixView<S>::host(n, nrhs, single_x.data(), n);
   if (factor(runtime_of, factor_view, options) != 0) return kSingleFactorizationFailed;
   solve(runtime_of, factor_view, rhs_view, options);
-  widen<T>(false, n, nrhs, single_x.data(), n, X.data(), X.ld());
+  widen<T>(false, n, nrhs, single_x.data(), n, X.data(), X.ld(), scale);
   std::vector<T> residual(static_cast<std::size_t>(n) * nrhs);
   if (residual_converged(uplo, n, nrhs, A, B, X, residual.data(), bound)) return 0;
   for (int iteration = 1; iteration <= kMostIterations; ++iteration) {
-    if (!narrow(n, nrhs, residual.data(), n, single_x.data(), n)) return kNarrowingOverflowed;
+    if (!narrow(n, nrhs, residual.data(), n, single_x.data(), n, scale)) return kNarrowingOverflowed;
     solve(runtime_of, factor_view, rhs_view, options);
-    widen<T>(true, n, nrhs, single_x.data(), n, X.data(), X.ld());
+    widen<T>(true, n, nrhs, single_x.data(), n, X.data(), X.ld(), scale);
     if (residual_converged(uplo, n, nrhs, A, B, X, residual.data(), bound)) return iteration;
   }
   return kNotConverged;

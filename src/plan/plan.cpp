@@ -218,7 +218,7 @@ void plan_on_calling_thread(const PlanRequest& r, Plan& p) {
   p.why.push_back(fmt::format("LAPACK on the calling thread, no task ({} matrix(es) of order {}{}: at most the work "
                               "of one factorization of order {}, and nothing asking for tasks)",
                               matrices, r.n, r.solves ? fmt::format(", {} right-hand side(s)", r.nrhs) : "",
-                              t.calling_thread_max_n));
+                              calling_thread_max_n(r)));
 }
 
 void plan_batch(const Machine& machine, const PlanRequest& r, Plan& p) {
@@ -353,19 +353,36 @@ void plan_tensor_cores(const PlanRequest& r, Plan& p) {
                               to_string(p.tensor_cores)));
 }
 
+namespace {
+
+// A request's work as the calling-thread limits count it: three times the flops (n^3 / 3 to
+// factor, 2 n^2 per right-hand side to solve; a complex multiply-add is four real ones), as the
+// cube of an order.
+double calling_thread_work(const PlanRequest& r) {
+  const double matrices = r.place == DataPlace::batch ? std::max(r.batch, 0) : 1;
+  const double per_flop = is_complex(r.precision) ? 4.0 : 1.0;
+  return per_flop * matrices * r.n * r.n * (double(r.n) + 6.0 * std::max(r.nrhs, 0));
+}
+
+bool within_order(double work, int order) { return work <= double(order) * order * order; }
+
+}  // namespace
+
+int calling_thread_max_n(const PlanRequest& r) {
+  // The larger limit, and the fact it needs, only for work beyond the smaller one.
+  if (r.place != DataPlace::host_array || within_order(calling_thread_work(r), t.calling_thread_max_n))
+    return t.calling_thread_max_n;
+  const bool without_gpus = r.options.mode == Mode::cpu || !r.gpus_present || !r.gpus_present();
+  return without_gpus ? t.calling_thread_max_n_without_gpus : t.calling_thread_max_n;
+}
+
 bool runs_on_calling_thread(const PlanRequest& r) {
   const bool host = r.place == DataPlace::host_array || (r.place == DataPlace::batch && r.n >= 0);
   const FactorOptions& o = r.options;
   if (!host || (o.mode != Mode::cpu && o.mode != Mode::automatic) || o.nb != 0 || o.grain != TaskGrain::automatic ||
       o.batch_chunk != 0 || o.trace)
     return false;
-  // Three times the flops: n^3 / 3 to factor, 2 n^2 per right-hand side to solve; a complex
-  // multiply-add is four real ones.
-  const double matrices = r.place == DataPlace::batch ? std::max(r.batch, 0) : 1;
-  const double per_flop = is_complex(r.precision) ? 4.0 : 1.0;
-  const double work = per_flop * matrices * r.n * r.n * (double(r.n) + 6.0 * std::max(r.nrhs, 0));
-  const double limit = t.calling_thread_max_n;
-  return work <= limit * limit * limit;
+  return within_order(calling_thread_work(r), calling_thread_max_n(r));
 }
 
 Plan plan(const Machine& machine, const PlanRequest& r) {

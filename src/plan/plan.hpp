@@ -50,6 +50,10 @@ struct PlanRequest {
   std::function<bool()> array_pinned_by_caller;
   std::function<std::size_t(int device)> free_gpu_memory;
   std::function<bool()> claim_first_call;
+  // Whether GPUs could take host work, asked only where the answer matters: the runtime's CUDA
+  // workers, or before any runtime NVIDIA device nodes in a build with CUDA (no CUDA call). Null:
+  // none could.
+  std::function<bool()> gpus_present;
 };
 
 // How the plan runs.
@@ -144,6 +148,9 @@ void check_options(const FactorOptions& options);
 // options asking for tasks. Decided from the request alone, before any runtime is asked anything,
 // so that such a call never needs one started.
 bool runs_on_calling_thread(const PlanRequest& request);
+// The order whose factorization's work is the most runs_on_calling_thread takes for `request`: the
+// smaller limit where its work is within it (GPUs are not asked about then).
+int calling_thread_max_n(const PlanRequest& request);
 
 // The plan of one request. Throws InvalidArgument for options out of range, RuntimeError for a
 // mode the machine cannot run, ResourceError for tiles that cannot fit the GPU.

@@ -29,10 +29,14 @@ struct Thresholds {
 
   // LAPACK on the calling thread (with the program's BLAS threads) instead of tasks: a host-array
   // request (one matrix or a batch) doing at most the arithmetic of one factorization of order
-  // calling_thread_max_n, with its mode (cpu or auto), tile size, grain and chunk left to Tessera
+  // calling_thread_max_n (see calling_thread_max_n_without_gpus), with its mode (cpu or auto), tile size, grain and chunk left to Tessera
   // and no trace, runs with no task and needs no runtime: there the runtime's latency exceeds the
   // arithmetic.
   int calling_thread_max_n = 384;
+  // One matrix that no GPU could take (the machine has none, or cpu mode is asked for) runs there
+  // up to a larger order: there OpenBLAS's own threaded potrf beat the task graph on 2, 4, 8 and
+  // 16 cores; at 3000 its upper potrf (a C-ordered array's) fell behind the task graph.
+  int calling_thread_max_n_without_gpus = 2000;
   // Matrices below this order on the calling thread are factored and solved with one BLAS thread:
   // OpenBLAS threads the factorization of even a 64 x 64 matrix, which then takes longer. Above
   // calling_thread_max_n, so that every matrix the calling thread factors runs on one thread.
@@ -41,7 +45,9 @@ struct Thresholds {
   // one BLAS thread and doing at least the arithmetic of one factorization of this order.
   int calling_thread_split_from_n = 160;
   // From this order the calling thread factors an upper triangle as the lower factor of its
-  // transpose (a copy): OpenBLAS's upper potrf takes 1.2-1.6x its lower potrf's time from order 64.
+  // adjoint (swapped in place): on one thread OpenBLAS's upper potrf takes 1.2-1.6x its lower
+  // potrf's time from order 64. Not with threaded BLAS (from calling_thread_threaded_blas_from_n),
+  // where the upper one takes about 1.1x, less than the swaps cost.
   int calling_thread_upper_as_lower_from_n = 64;
 
   // One vendor call instead of a tile DAG. A matrix in one GPU's memory (the device API) up to

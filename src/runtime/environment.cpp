@@ -412,6 +412,16 @@ void bind_starpu_threads_to(const std::vector<unsigned>& cpus) {
   setenv("STARPU_WORKERS_CPUID", cpu_list(cpus).c_str(), 1);
 }
 
+StarpuBindingScope::StarpuBindingScope() : previous_(read_variable("STARPU_WORKERS_CPUID")) {}
+
+StarpuBindingScope::~StarpuBindingScope() {
+  std::lock_guard<std::mutex> lock(environment_mutex());
+  if (previous_)
+    setenv("STARPU_WORKERS_CPUID", previous_->c_str(), 1);
+  else
+    unsetenv("STARPU_WORKERS_CPUID");
+}
+
 bool starpu_ncpu_from_environment() { return read_variable("STARPU_NCPU") || read_variable("STARPU_NCPUS"); }
 
 std::optional<int> cuda_visible_devices_from_environment() {

@@ -41,6 +41,19 @@ bool starpu_binding_from_environment(const std::vector<unsigned>& own_cpus = {})
 // that list, whereas starpu_conf's workers_bindid has all STARPU_NMAXWORKERS entries, so that a
 // list shorter than that repeats and StarPU puts a GPU's driver threads on the cores of CPU workers.
 void bind_starpu_threads_to(const std::vector<unsigned>& cpus);
+// STARPU_WORKERS_CPUID as it was when the scope began, put back when it ends: a binding made for
+// one start of StarPU (which reads it in starpu_init) must not outlive that start, where a later
+// runtime of the process, on other CPUs, would take it for the user's.
+class StarpuBindingScope {
+ public:
+  StarpuBindingScope();
+  ~StarpuBindingScope();
+  StarpuBindingScope(const StarpuBindingScope&) = delete;
+  StarpuBindingScope& operator=(const StarpuBindingScope&) = delete;
+
+ private:
+  std::optional<std::string> previous_;
+};
 bool starpu_ncpu_from_environment();
 // How many devices CUDA_VISIBLE_DEVICES lists (0 when empty); none when it is not set.
 std::optional<int> cuda_visible_devices_from_environment();

@@ -298,25 +298,37 @@ int gpus_to_drive(const starpu_conf& conf) {
   return conf.ncuda < 0 ? gpus : std::min(conf.ncuda, gpus);
 }
 
-// Several MPI ranks on one node: StarPU binds the k-th worker of every process to the same core,
-// so the ranks' workers would pile onto the first cores. Unless the user set StarPU's binding,
-// each rank binds its workers to its own share of the CPUs it may use (the launcher's binding
-// when there is one, its 1/size slice of them when the launcher did not bind), and starts one CPU
-// worker per CPU of that share left over by the threads that must not wait for a time slice
-// (StarPU-MPI's progress thread, one driver thread per CUDA worker, and where GPUs are driven the
-// thread that calls Tessera), unless told how many.
-void share_cores_with_local_ranks(const RuntimeOptions& options, starpu_conf& conf) {
-  const std::optional<detail::LocalRank> local = detail::local_mpi_rank_from_environment();
-  if (!local || local->size < 2) return;
+// Whether the calling thread keeps a core of `cpus` to itself (see keep_a_core_for_the_caller).
+bool core_kept_for_the_caller(std::size_t cpus, long gpus, long driver_threads) {
+  if (gpus <= 0) return cpus >= static_cast<std::size_t>(detail::kThresholds.caller_core_without_gpus_from);
+  return static_cast<long>(cpus) >= driver_threads + 2;
+}
+
+// StarPU counts and binds the node's cores whatever CPUs the process may run on, so two cases
+// need Tessera to bind its threads. Several MPI ranks on one node: StarPU binds the k-th worker of
+// every process to the same core, so the ranks' workers would pile onto the first cores; each rank
+// takes its own share of the CPUs it may use (the launcher's binding when there is one, its 1/size
+// slice of them when the launcher did not bind). One process whose affinity leaves out some of
+// the node's CPUs (taskset, numactl, a launcher's binding): its workers would run on CPUs it was
+// kept from, as many as the node has. Unless the user set StarPU's binding, the threads are bound
+// to those CPUs, and one CPU worker starts per CPU left over by the threads that must not wait for
+// a time slice (StarPU-MPI's progress thread, one driver thread per CUDA worker, and the thread
+// that calls Tessera where a core is kept for it), unless told how many.
+void bind_to_the_allowed_cpus(const RuntimeOptions& options, starpu_conf& conf) {
   const std::vector<unsigned> allowed = allowed_cpus();
   if (allowed.empty()) return;
   const auto online = static_cast<std::size_t>(std::max(1L, sysconf(_SC_NPROCESSORS_ONLN)));
-  const std::vector<unsigned> share = detail::cpus_for_local_rank(allowed, online, *local);
+  const std::optional<detail::LocalRank> local = detail::local_mpi_rank_from_environment();
+  const bool ranks = local && local->size >= 2;
+  if (!ranks && allowed.size() >= online) return;
+  const std::vector<unsigned> share = ranks ? detail::cpus_for_local_rank(allowed, online, *local) : allowed;
   if (detail::starpu_binding_from_environment(share)) return;
   detail::bind_starpu_threads_to(share);
   if (options.ncpus >= 0 || detail::starpu_ncpu_from_environment()) return;
   const long gpus = gpus_to_drive(conf);
-  const long busy_threads = 1 + gpus * std::max(1, options.workers_per_cuda) + (gpus > 0 ? 1 : 0);
+  const long drivers = gpus * std::max(1, options.workers_per_cuda);
+  const bool caller = ranks ? gpus > 0 : core_kept_for_the_caller(share.size(), gpus, drivers);
+  const long busy_threads = (ranks ? 1 : 0) + drivers + (caller ? 1 : 0);
   conf.ncpus = static_cast<int>(std::max(1L, static_cast<long>(share.size()) - busy_threads));
 }
 
@@ -335,15 +347,9 @@ void share_cores_with_local_ranks(const RuntimeOptions& options, starpu_conf& co
 
 void keep_a_core_for_the_caller(const RuntimeOptions& options, starpu_conf& conf) {
   if (conf.ncpus >= 0 || conf.reserve_ncpus > 0) return;
-  const std::size_t cpus = allowed_cpus().size();
   const int gpus = gpus_to_drive(conf);
-  if (gpus <= 0) {
-    if (cpus >= static_cast<std::size_t>(detail::kThresholds.caller_core_without_gpus_from)) conf.reserve_ncpus = 1;
-    return;
-  }
   const long driver_threads = static_cast<long>(gpus) * std::max(1, options.workers_per_cuda);
-  if (static_cast<long>(cpus) < driver_threads + 2) return;
-  conf.reserve_ncpus = 1;
+  if (core_kept_for_the_caller(allowed_cpus().size(), gpus, driver_threads)) conf.reserve_ncpus = 1;
 }
 
 void init_starpu(starpu_conf& conf) {
@@ -416,6 +422,7 @@ std::optional<std::string> map_blas_buffers_within_address_space(const RuntimeOp
 std::string start_starpu(const RuntimeOptions& options, std::vector<std::string>& set_aside,
                          std::vector<std::string>& notices, std::optional<detail::CudaWarmUp>& warm_up) {
   const detail::WorkerStacks stacks;   // for the threads started here: StarPU's, the CUDA warm-up's
+  const detail::StarpuBindingScope binding;  // bind_to_the_allowed_cpus's binding, for this start only
   detail::check_starpu_environment();  // starpu_conf_init already parses StarPU's variables
   starpu_conf conf;
   starpu_conf_init(&conf);
@@ -425,7 +432,7 @@ std::string start_starpu(const RuntimeOptions& options, std::vector<std::string>
   if (!detail::starpu_catch_signals_from_environment()) conf.catch_signals = 0;
   if (options.ncpus >= 0) conf.ncpus = options.ncpus;
   if (options.ncuda >= 0) conf.ncuda = options.ncuda;
-  share_cores_with_local_ranks(options, conf);
+  bind_to_the_allowed_cpus(options, conf);
   keep_a_core_for_the_caller(options, conf);
   const std::string requested = options.scheduler.empty() ? "dmdas" : options.scheduler;
   const detail::PolicyEntry policy = detail::find_scheduling_policy(requested);

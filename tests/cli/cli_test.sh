@@ -141,6 +141,19 @@ a_core_left_for_the_caller_with_gpus() {
   fi
 }
 
+# StarPU counts and binds the node's cores whatever CPUs the process may run on: under taskset
+# Tessera starts one CPU worker per CPU the process is allowed, bound there.
+workers_stay_within_the_affinity_mask() {
+  command -v taskset >/dev/null || fail "taskset (util-linux) is missing"
+  local cpus last
+  cpus=$(nproc)
+  [ "$cpus" -ge 2 ] || { echo "one CPU: nothing to leave out"; return; }
+  last=$(taskset -pc $$ | sed 's/.*[,-]\([0-9]*\)$/\1/; s/.*: *//')
+  taskset -c "$last" "$tessera" potrf --n 300 --json --mode cpu >out.txt 2>err.txt ||
+    fail "run on CPU $last failed: $(cat err.txt)"
+  grep -qF '"workers":{"cpu":1,' out.txt || fail "on CPU $last alone: $(cat out.txt)"
+}
+
 # --output and --trace are checked before the factorization: exit 1 at once (factoring and
 # checking n = 10000 takes tens of seconds on a few cores), no result row.
 output_paths_checked_before_factoring() {

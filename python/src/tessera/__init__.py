@@ -212,8 +212,9 @@ def posv_refined(a, b, *, lower=True, mode=None, policy=None, tensor_cores=None)
     factorization's products on the GPUs' tensor cores (operands rounded to that format, FP32
     accumulation; real matrices): faster for large n, a factor about as accurate as an FP16 one
     (BF16: 8x less), so a few more steps, and a matrix with a condition number beyond about 1e3 to
-    1e4 (BF16: sooner) falls back to double precision (iterations -3). On GPU arrays a is
-    scaled to a unit diagonal first, within FP16's range (largest value 65504)."""
+    1e4 (BF16: sooner) falls back to double precision (iterations -3). With tensor cores (and
+    always on GPU arrays) a is scaled to a unit diagonal first, within FP16's range (largest value
+    65504)."""
     check_mode(mode)
     cores = "off" if tensor_cores is None else str(tensor_cores).lower()
     if cores not in ("off", "tf32", "bf16", "fp16"):
