@@ -181,8 +181,8 @@ TEST(MatrixView, ExplanationsFollowTheHomeOfTheMatrix) {
       explain_potrf(runtime(), MatrixView<double>::host_batch(16, 16, stack.data(), 16, 256, 20000), on_cpus());
   EXPECT_EQ(of_batch.path, "batched chunks");
   EXPECT_EQ(of_batch.mode, Mode::cpu);
-  const PlanExplanation of_array = explain_potrf<double>(runtime(), 500, on_cpus());
-  EXPECT_EQ(of_array.nb, default_tile_size(runtime(), 500, Precision::double_real, Mode::cpu));
+  const PlanExplanation of_array = explain_potrf<double>(runtime(), kOrderThatRunsTasks, on_cpus());
+  EXPECT_EQ(of_array.nb, default_tile_size(runtime(), kOrderThatRunsTasks, Precision::double_real, Mode::cpu));
 }
 
 }  // namespace

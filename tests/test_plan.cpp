@@ -517,6 +517,9 @@ TEST(Plan, SmallHostWorkRunsOnTheCallingThread) {
 // One matrix that no GPU could take (none present, or cpu mode asked for) runs on the calling
 // thread up to the larger limit; a batch keeps the smaller one, and GPUs are asked about only
 // beyond the smaller one.
+static_assert(test::kOrderThatRunsTasks > kThresholds.calling_thread_max_n_without_gpus &&
+              test::kOrderThatRunsTasks > kThresholds.calling_thread_max_n);
+
 TEST(Plan, LargerSingleMatricesOnTheCallingThreadWithoutGpus) {
   const int smaller = kThresholds.calling_thread_max_n, larger = kThresholds.calling_thread_max_n_without_gpus;
   ASSERT_GT(larger, smaller);

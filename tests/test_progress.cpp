@@ -138,7 +138,7 @@ TEST(Progress, CApiReportsThisThreadsCallsUntilTurnedOff) {
   EXPECT_EQ(tessera_set_progress(&CReports::record, &reports, 0), -3);
   EXPECT_NE(std::string(tessera_last_error()).find("interval_ms"), std::string::npos);
   ASSERT_EQ(tessera_set_progress(&CReports::record, &reports, 1), 0);
-  const int n = 700;  // runs as tasks (beyond what the calling thread takes)
+  const int n = test::kOrderThatRunsTasks;  // runs as tasks (beyond what the calling thread takes)
   std::vector<double> A = test::random_spd<double>(n, n, 24);
   EXPECT_EQ(tessera_dpotrf('L', n, A.data(), n), 0);
   ASSERT_FALSE(reports.fractions.empty());

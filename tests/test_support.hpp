@@ -37,6 +37,10 @@ inline Runtime& runtime() {
 
 inline bool have_gpu() { return runtime().cuda_workers() > 0; }
 
+// An order whose one host matrix runs as tasks on every machine, beyond the most work
+// tessera::runs_on_calling_thread takes (test_plan.cpp checks it against the thresholds).
+inline constexpr int kOrderThatRunsTasks = 2001;
+
 #define TESSERA_SKIP_WITHOUT_GPU()                                                               \
   do {                                                                                           \
     if (!::tessera::test::have_gpu()) GTEST_SKIP() << "no CUDA worker: this machine has no usable GPU"; \

@@ -276,7 +276,7 @@ def test_ctrl_c_cancels_a_long_factorization_within_a_fifth_of_a_second():
         import linecache
         n = int(8000 * max(1.0, len(os.sched_getaffinity(0)) / 2) ** (1 / 3))
         a = np.full((n, n), 0.5) + n * np.eye(n)
-        tessera.cholesky(spd(500), mode="cpu")  # the runtime started before timing
+        tessera.cholesky(spd(2001), mode="cpu")  # the runtime started before timing (tasks beyond 2000)
         main = threading.main_thread()
         sent = []
 
@@ -320,7 +320,7 @@ def test_small_work_never_starts_the_runtime():
         tessera.scipy.cho_solve(tessera.scipy.cho_factor(a), np.ones((100, 2)))
         assert np.allclose(a @ x, 1) and not info.any()
         assert _runtime._default is None, "a small call started the runtime"
-        tessera.cholesky(spd(600))
+        tessera.cholesky(spd(2001))  # one matrix beyond order 2000: tasks on every machine
         assert _runtime._default is not None
     """, env={"TESSERA_NB": None})
 

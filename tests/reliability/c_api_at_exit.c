@@ -18,7 +18,8 @@
 
 #include "tessera/tessera.h"
 
-/* Work for the runtime's tasks: smaller work runs on the calling thread and needs no runtime. */
+/* Work for the runtime's tasks (main asks for a tile size, TESSERA_NB): small work without one
+ * runs on the calling thread and needs no runtime. */
 enum { n = 500 };
 static int expect_failure;
 
@@ -60,6 +61,7 @@ static void at_exit(void) {
 
 int main(int argc, char **argv) {
   const int after_first_use = after_first_use_argument(argc, argv);
+  setenv("TESSERA_NB", "128", 1);
   atexit(at_exit);
   expect_failure = after_first_use;
   if (after_first_use && !factor_and_check("in main", 0)) return 1;

@@ -76,7 +76,7 @@ class ScopedEnv {
 // ---- StarPU variables StarPU would abort on -------------------------------------------------
 
 // An order whose factorization needs tasks (more work than tessera::runs_on_calling_thread takes).
-constexpr int kTaskOrder = 500;
+constexpr int kTaskOrder = kOrderThatRunsTasks;
 
 struct BadVariable {
   const char* name;

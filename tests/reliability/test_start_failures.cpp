@@ -108,7 +108,7 @@ void expect_refused_then_usable(const std::string& expected_in_message) {
   A[0] = A[3] = 4;
   EXPECT_EQ(tessera_dpotrf('L', 2, A.data(), 2), 0);
   EXPECT_EQ(A[0], 2.0);
-  const int n = 500;
+  const int n = kOrderThatRunsTasks;
   std::vector<double> B(std::size_t(n) * n, 0.0);
   for (int i = 0; i < n; ++i) B[i + std::size_t(i) * n] = 4;
   EXPECT_EQ(tessera_dpotrf('L', n, B.data(), n), TESSERA_RUNTIME_FAILURE);
