@@ -372,7 +372,7 @@ int calling_thread_max_n(const PlanRequest& r) {
   // The larger limit, and the fact it needs, only for work beyond the smaller one.
   if (r.place != DataPlace::host_array || within_order(calling_thread_work(r), t.calling_thread_max_n))
     return t.calling_thread_max_n;
-  const bool without_gpus = r.options.mode == Mode::cpu || !r.gpus_present || !r.gpus_present();
+  const bool without_gpus = r.options.mode == Mode::cpu || !fact(r.gpus_present);
   return without_gpus ? t.calling_thread_max_n_without_gpus : t.calling_thread_max_n;
 }
 

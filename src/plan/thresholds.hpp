@@ -29,9 +29,9 @@ struct Thresholds {
 
   // LAPACK on the calling thread (with the program's BLAS threads) instead of tasks: a host-array
   // request (one matrix or a batch) doing at most the arithmetic of one factorization of order
-  // calling_thread_max_n (see calling_thread_max_n_without_gpus), with its mode (cpu or auto), tile size, grain and chunk left to Tessera
-  // and no trace, runs with no task and needs no runtime: there the runtime's latency exceeds the
-  // arithmetic.
+  // calling_thread_max_n (see calling_thread_max_n_without_gpus), with its mode (cpu or auto),
+  // tile size, grain and chunk left to Tessera and no trace, runs with no task and needs no
+  // runtime: there the runtime's latency exceeds the arithmetic.
   int calling_thread_max_n = 384;
   // One matrix that no GPU could take (the machine has none, or cpu mode is asked for) runs there
   // up to a larger order: there OpenBLAS's own threaded potrf beat the task graph on 2, 4, 8 and
