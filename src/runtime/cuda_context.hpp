@@ -2,9 +2,9 @@
 #pragma once
 
 #include <cstdint>
-#include <vector>
-
+#include <optional>
 #include <string>
+#include <vector>
 
 #include "runtime_resources.hpp"
 
@@ -17,10 +17,15 @@ void destroy_cuda_contexts(RuntimeResources& resources);
 // Distinct GPUs driven by the runtime's CUDA workers.
 int cuda_devices_in_use();
 // The NVIDIA GPUs whose device nodes this process can see (/dev/nvidia0, /dev/nvidia1, ...): a
-// count that costs no CUDA call, for before StarPU starts (cudaGetDeviceCount would initialize the
-// driver there, a large part of a process's start that the CUDA warm-up overlaps with StarPU's
-// own start otherwise).
+// count that costs no driver initialization, for before StarPU starts (cudaGetDeviceCount would
+// initialize the driver there, a large part of a process's start that the CUDA warm-up overlaps
+// with StarPU's own start otherwise). 0 where CUDA's libraries cannot be used.
 int nvidia_device_nodes();
+// Whether the CUDA runtime, cuBLAS and cuSOLVER this process loaded answer a version query (no
+// driver involved): not where they are the binary wheel's placeholders, loaded when NVIDIA's
+// libraries are not installed, whose every function reports that. Empty when they answer, else
+// what they say.
+std::optional<std::string> cuda_libraries_problem();
 // One entry per GPU in use, by device number: the bitmap (over worker ids) of that GPU's CUDA
 // workers and every CPU worker (RuntimeResources::set_gpu_workers).
 std::vector<std::vector<uint32_t>> workers_by_gpu();

@@ -44,6 +44,10 @@ std::vector<int> numa_nodes_near(hwloc_topology_t topology, const cudaDeviceProp
 }
 
 void add_gpus(hwloc_topology_t topology, MachineInfo& info) {
+  if (const std::optional<std::string> problem = detail::cuda_libraries_problem()) {
+    info.cuda_status = "no GPU: CUDA's libraries cannot be used: " + *problem;
+    return;
+  }
   int n = 0;
   const cudaError_t status = cudaGetDeviceCount(&n);
   // Without an NVIDIA device CUDA's error (often "driver version is insufficient", from the

@@ -298,6 +298,17 @@ int gpus_to_drive(const starpu_conf& conf) {
   return conf.ncuda < 0 ? gpus : std::min(conf.ncuda, gpus);
 }
 
+// StarPU would start CUDA workers wherever the CUDA runtime finds a GPU, and abort when cuBLAS then
+// cannot start: none where one of CUDA's libraries cannot be used, an error where some are asked for.
+void refuse_cuda_workers_without_cuda_libraries(starpu_conf& conf) {
+  if (conf.ncuda == 0) return;
+  const std::optional<std::string> problem = detail::cuda_libraries_problem();
+  if (!problem) return;
+  if (conf.ncuda > 0)
+    throw RuntimeError(std::to_string(conf.ncuda) + " CUDA workers asked for, but CUDA's libraries cannot be used: " + *problem);
+  conf.ncuda = 0;
+}
+
 // Whether the calling thread keeps a core of `cpus` to itself (see keep_a_core_for_the_caller).
 bool core_kept_for_the_caller(std::size_t cpus, long gpus, long driver_threads) {
   if (gpus <= 0) return cpus >= static_cast<std::size_t>(detail::kThresholds.caller_core_without_gpus_from);
@@ -432,6 +443,7 @@ std::string start_starpu(const RuntimeOptions& options, std::vector<std::string>
   if (!detail::starpu_catch_signals_from_environment()) conf.catch_signals = 0;
   if (options.ncpus >= 0) conf.ncpus = options.ncpus;
   if (options.ncuda >= 0) conf.ncuda = options.ncuda;
+  refuse_cuda_workers_without_cuda_libraries(conf);
   bind_to_the_allowed_cpus(options, conf);
   keep_a_core_for_the_caller(options, conf);
   const std::string requested = options.scheduler.empty() ? "dmdas" : options.scheduler;

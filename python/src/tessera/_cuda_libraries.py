@@ -1,14 +1,16 @@
 """The CUDA libraries the native module needs, loaded before it.
 
-libtessera and StarPU link cuBLAS, cuSOLVER, cuSPARSE, nvJitLink and the CUDA runtime (DT_NEEDED:
-the module cannot load without them, even on a machine without a GPU). The binary wheel does not
-bundle them; it requires NVIDIA's pip packages, which put them in site-packages' nvidia/cu13/lib,
-a folder the dynamic loader does not search. Loading them here first, by full path, satisfies the
-native module's dependencies by soname. Where those packages are not installed (a source build,
-or a wheel installed with --no-deps), the system's are loaded: LD_LIBRARY_PATH and the loader
-cache, then CUDA_HOME, CUDA_PATH and /usr/local/cuda. A library found nowhere is left to the
-loader, whose error names it when the native module is imported. libcuda.so.1 is the driver's:
-the CUDA runtime opens it itself when a GPU is used.
+libtessera and StarPU link cuBLAS, cuSOLVER, cuSPARSE and the CUDA runtime (DT_NEEDED: the module
+cannot load without them, even on a machine without a GPU). The binary wheel does not bundle them:
+NVIDIA's pip packages (the package's `cuda` extra) put them in site-packages' nvidia/cu13/lib, a
+folder the dynamic loader does not search. Loading them here first, by full path, satisfies the
+native module's dependencies by soname. Where those packages are not installed, the system's are
+loaded: LD_LIBRARY_PATH and the loader cache, then CUDA_HOME, CUDA_PATH and /usr/local/cuda. Where
+one is found nowhere, the binary wheel's placeholder of it (tessera/_cuda_placeholders/, made by
+scripts/build-wheel-cuda-placeholders.py) is loaded: it reports CUDA as not installed, and the
+library then runs as on a machine without a GPU. A source build has no placeholders: a library found
+nowhere is left to the loader, whose error names it when the native module is imported.
+libcuda.so.1 is the driver's: the CUDA runtime opens it itself when a GPU is used.
 """
 import ctypes
 import importlib.util
@@ -18,7 +20,12 @@ import os
 SONAMES = ("libnvJitLink.so.13", "libcudart.so.13", "libcublasLt.so.13", "libcublas.so.13",
            "libcusparse.so.12", "libcusolver.so.12")
 
+# The libraries the native module's binaries link themselves: those the placeholders stand for.
+LINKED = ("libcudart.so.13", "libcublas.so.13", "libcusparse.so.12", "libcusolver.so.12")
+PLACEHOLDERS = os.path.join(os.path.dirname(os.path.abspath(__file__)), "_cuda_placeholders")
+
 loaded = {}  # soname -> the path (or soname, for the loader's search) it was loaded from
+placeholders = []  # the sonames loaded from PLACEHOLDERS: CUDA cannot be used in this process
 
 
 def _pip_folders():
@@ -50,7 +57,8 @@ def _load(path):
 
 def preload():
     """Loads each CUDA library of SONAMES not loaded yet: from the pip packages' folders, else by
-    soname (LD_LIBRARY_PATH, the loader cache), else from the toolkit's folders."""
+    soname (LD_LIBRARY_PATH, the loader cache), else from the toolkit's folders; then the
+    placeholder of each library of LINKED found nowhere, where the wheel has them."""
     pip, system = _pip_folders(), None
     for soname in SONAMES:
         if soname in loaded:
@@ -63,3 +71,8 @@ def preload():
             if (candidate == soname or os.path.isfile(candidate)) and _load(candidate):
                 loaded[soname] = candidate
                 break
+    for soname in LINKED:
+        placeholder = os.path.join(PLACEHOLDERS, soname)
+        if soname not in loaded and os.path.isfile(placeholder) and _load(placeholder):
+            loaded[soname] = placeholder
+            placeholders.append(soname)
