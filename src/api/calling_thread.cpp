@@ -12,6 +12,7 @@
 #include "argument_errors.hpp"
 #include "cuda_context.hpp"
 #include "kernels/cpu/blas.hpp"
+#include "kernels/cpu/small_potrf.hpp"
 #include "operations.hpp"
 #include "plan.hpp"
 #include "plan_requests.hpp"
@@ -67,16 +68,17 @@ void swap_triangles(int n, T* A, int lda) {
         }
 }
 
-// LAPACK's potrf of the triangle `uplo` of A. An upper triangle from
-// kThresholds.calling_thread_upper_as_lower_from_n to the orders factored with threaded BLAS
-// (where OpenBLAS's upper potrf comes within about 10% of its lower one, less than the swaps
-// cost) is factored as the lower triangle of the same Hermitian matrix: its adjoint is swapped
-// into the lower triangle, whose entries wait in the upper one (potrf('L') leaves it alone) until
+// LAPACK's potrf of the triangle `uplo` of A (for the smallest orders its unblocked potf2, as
+// Tessera's kernel). An upper triangle from kThresholds.calling_thread_upper_as_lower_from_n to
+// the orders factored with threaded BLAS (where OpenBLAS's upper potrf comes within about 10% of
+// its lower one, less than the swaps cost) is factored as the lower triangle of the same
+// Hermitian matrix: its adjoint is swapped into the lower triangle, whose entries wait in the upper one (potrf('L') leaves it alone) until
 // the swap back puts them home and the factor L (L L^H = A: the same leading minors, LAPACK's
 // info) where U = L^H belongs (U^H U = A). In place: a copy into a workspace cost more than the
 // lower potrf saves.
 template <class T>
 int potrf_via_lower(Uplo uplo, int n, T* A, int lda) {
+  if (n <= kThresholds.calling_thread_unblocked_potrf_max_n) return kernels::cpu::potrf_unblocked(letter(uplo), n, A, lda);
   if (uplo == Uplo::lower || n < kThresholds.calling_thread_upper_as_lower_from_n ||
       n >= kThresholds.calling_thread_threaded_blas_from_n)
     return kernels::cpu::potrf(letter(uplo), n, A, lda);
