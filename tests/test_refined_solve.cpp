@@ -123,20 +123,21 @@ int c_refined(char uplo, int n, int nrhs, zdouble* A, int lda, const zdouble* B,
   return tessera_zcposv(uplo, n, nrhs, A, lda, B, ldb, X, ldx, iter);
 }
 
-FactorOptions options_of(char uplo) {
+FactorOptions options_of(char uplo, Refinement refinement = Refinement::lapack) {
   FactorOptions options;
   options.uplo = uplo == 'U' ? Uplo::upper : Uplo::lower;
   options.mode = Mode::cpu;
+  options.refinement = refinement;
   return options;
 }
 
 // One solve through the C++ API: {info, iter}; A and X updated.
 template <class T>
 RefinedSolve refined(char uplo, int n, int nrhs, std::vector<T>& A, int lda, const std::vector<T>& B, int ldb,
-                     std::vector<T>& X, int ldx) {
+                     std::vector<T>& X, int ldx, Refinement refinement = Refinement::lapack) {
   return posv_refined(runtime(), MatrixView<T>::host(n, n, A.data(), lda),
                       MatrixView<T>::host(n, nrhs, const_cast<T*>(B.data()), ldb),
-                      MatrixView<T>::host(n, nrhs, X.data(), ldx), options_of(uplo));
+                      MatrixView<T>::host(n, nrhs, X.data(), ldx), options_of(uplo, refinement));
 }
 
 template <class T>
@@ -214,7 +215,7 @@ TYPED_TEST(RefinedSolveTest, ValuesBeyondSinglePrecisionFactorInDouble) {
 }
 
 // Too ill-conditioned for single precision (the Hilbert matrix of order 9, condition about 5e11):
-// the refinement cannot converge, and the solve is the double-precision one.
+// LAPACK's refinement cannot converge, and the solve is the double-precision one.
 TYPED_TEST(RefinedSolveTest, IllConditionedFallsBackToDoublePrecision) {
   using T = TypeParam;
   const int n = 9;
@@ -230,6 +231,64 @@ TYPED_TEST(RefinedSolveTest, IllConditionedFallsBackToDoublePrecision) {
     EXPECT_LT(lapack_refined(uplo, n, 1, A0, n, B, n).second, 0);
     EXPECT_NE(A, A0) << "A must hold the double-precision factor";
     EXPECT_LT(solve_error(uplo, n, 1, A0, n, X, n, B, n), kResidualThreshold);
+  }
+}
+
+// Q D Q^H with D's entries falling geometrically from 1 to 1 / condition and Q the product of two
+// Householder reflections (both triangles): the 2-norm condition number is `condition`.
+template <class T>
+std::vector<T> with_condition(int n, double condition, unsigned seed) {
+  std::mt19937 gen(seed);
+  std::vector<T> A(static_cast<std::size_t>(n) * n, T(0));
+  for (int i = 0; i < n; ++i) A[at(i, i, n)] = T(std::pow(condition, -double(i) / std::max(1, n - 1)));
+  for (int reflection = 0; reflection < 2; ++reflection) {
+    std::vector<T> v(n);
+    double norm = 0;
+    for (T& x : v) {
+      x = random_value<T>(gen);
+      norm += std::norm(x);
+    }
+    // A := H A H, H = I - 2 v v^H / (v^H v): A v and v^H A, then the rank-two update.
+    std::vector<T> av(n, T(0)), vha(n, T(0));
+    for (int j = 0; j < n; ++j)
+      for (int i = 0; i < n; ++i) {
+        av[i] += A[at(i, j, n)] * v[j];
+        vha[j] += conj_of(v[i]) * A[at(i, j, n)];
+      }
+    T vhav(0);
+    for (int i = 0; i < n; ++i) vhav += conj_of(v[i]) * av[i];
+    const double tau = 2 / norm;
+    for (int j = 0; j < n; ++j)
+      for (int i = 0; i < n; ++i)
+        A[at(i, j, n)] += -tau * av[i] * conj_of(v[j]) - tau * v[i] * vha[j] + tau * tau * vhav * v[i] * conj_of(v[j]);
+  }
+  for (int i = 0; i < n; ++i) A[at(i, i, n)] = T(std::real(A[at(i, i, n)]));
+  return A;
+}
+
+// Beyond what classical refinement from a single-precision factor takes (condition 3e8: LAPACK's
+// steps do not converge in 30 iterations and end in the double-precision factorization; from about
+// 1e9 the single-precision factorization itself fails), GMRES-IR converges from the same factor:
+// A unchanged, the Krylov steps counted, X as accurate as a double-precision solve.
+TYPED_TEST(RefinedSolveTest, IllConditionedConvergesThroughGmres) {
+  using T = TypeParam;
+  const int n = std::is_same_v<T, double> ? 480 : 200;
+  const std::vector<T> A0 = with_condition<T>(n, 3e8, 11);
+  const std::vector<T> B = random_rhs<T>(n, 2, n, 12);
+  for (char uplo : {'L', 'U'}) {
+    SCOPED_TRACE(testing::Message() << "uplo=" << uplo);
+    std::vector<T> A = A0, X(static_cast<std::size_t>(n) * 2);
+    std::vector<T> A_lapack = A0, X_lapack(static_cast<std::size_t>(n) * 2);
+    const RefinedSolve lapack = refined(uplo, n, 2, A_lapack, n, B, n, X_lapack, n, Refinement::lapack);
+    EXPECT_EQ(lapack.iter, -31);
+    EXPECT_EQ(lapack.krylov_iterations, 0);
+    const RefinedSolve result = refined(uplo, n, 2, A, n, B, n, X, n, Refinement::classical_then_gmres);
+    EXPECT_EQ(result.info, 0);
+    EXPECT_GE(result.iter, 1);
+    EXPECT_LE(result.iter, 30);
+    EXPECT_GT(result.krylov_iterations, 0);
+    EXPECT_EQ(A, A0) << "A must be unchanged when the refinement converged";
+    EXPECT_LT(solve_error(uplo, n, 2, A0, n, X, n, B, n), kResidualThreshold);
   }
 }
 

@@ -47,6 +47,19 @@ enum class GpuKernels { vendor, custom, any };
 // in FP32 either way. Meant for a factor that preconditions a refinement (posv_refined).
 enum class TensorCores { off, tf32, bf16, fp16 };
 
+// How posv_refined (tessera/refinement.hpp) refines the low-precision solution.
+//   lapack: LAPACK's DSPOSV/ZCPOSV steps exactly: classical refinement (d = M^{-1} r, M the
+//          low-precision factor), at most 30 iterations, then the double-precision factorization
+//          (ITER -31); the LAPACK drop-in's.
+//   classical_then_gmres: classical refinement while each step at least halves the residual;
+//          then GMRES-IR: each correction from GMRES on M^{-1} A d = M^{-1} r in double precision,
+//          which converges for matrices far more ill-conditioned than classical refinement takes
+//          (the double-precision factorization only where neither converges). Host arrays only.
+//          Each Krylov step costs a product with A and a solve with M, O(n^2): worth it where the
+//          double-precision factorization, O(n^3), costs far more than the steps GMRES takes
+//          (large n, slow double precision), which Tessera does not yet decide by itself.
+enum class Refinement { lapack, classical_then_gmres };
+
 // How a factorization is cut into tasks.
 //   tiles: one task per tile operation (potrf, trsm, syrk, gemm on nb x nb tiles): about nt^3 / 6
 //          tasks for nt tiles a side, the finest grain for the scheduler to spread.
@@ -246,6 +259,7 @@ struct TESSERA_EXPORT FactorOptions {
   // Single-precision real matrices only (InvalidArgument otherwise), factored as tiles (grain
   // tiles or automatic); posv_refined applies it to its single-precision factorization.
   TensorCores tensor_cores = TensorCores::off;
+  Refinement refinement = Refinement::lapack;  // posv_refined only
   TaskGrain grain = TaskGrain::automatic;
   // Out of core: a matrix whose tiles need more than 90% of the memory StarPU may use on the
   // smallest GPU (in gpu and hybrid modes) is factored in panels of tile columns, each updated by
@@ -287,6 +301,8 @@ TESSERA_EXPORT GpuKernels parse_gpu_kernels(const std::string& name);
 TESSERA_EXPORT const char* to_string(GpuKernels kernels);
 TESSERA_EXPORT TensorCores parse_tensor_cores(const std::string& name);
 TESSERA_EXPORT const char* to_string(TensorCores cores);
+TESSERA_EXPORT Refinement parse_refinement(const std::string& name);  // lapack or gmres
+TESSERA_EXPORT const char* to_string(Refinement refinement);
 TESSERA_EXPORT const char* to_string(TaskKind kind);
 TESSERA_EXPORT TaskGrain parse_task_grain(const std::string& name);
 TESSERA_EXPORT const char* to_string(TaskGrain grain);

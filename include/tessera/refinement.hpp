@@ -19,17 +19,23 @@ struct RefinedSolve {
   // 0, or k > 0: the leading minor of order k of A is not positive definite (A in double
   // precision; X is then not computed).
   int info = 0;
-  // >= 0: the refinement converged after this many iterations; A is unchanged.
+  // >= 0: the refinement converged after this many iterations (classical steps and GMRES-IR
+  //   steps, FactorOptions::refinement); A is unchanged.
   // < 0: A was factored in double precision (it holds the factor, as potrf leaves it) because
-  //   -2  converting A or B (or a residual) to single precision overflowed,
+  //   -2  converting A or B (or a residual, or a Krylov vector) to single precision overflowed,
   //   -3  the single-precision factorization failed,
-  //  -31  the refinement had not converged after 30 iterations.
+  //  -31  the refinement had not converged (after 30 classical iterations, or after GMRES-IR's
+  //       steps too where it ran).
   int iter = 0;
+  // The products with A that GMRES-IR's Krylov steps took, over every step and column (0 where
+  // classical refinement converged alone).
+  int krylov_iterations = 0;
 };
 
 // X := A^{-1} B, A n x n (its triangle options.uplo), B and X n x nrhs, all in host memory
-// (MatrixIn::host), T double or std::complex<double>; as LAPACK's DSPOSV/ZCPOSV, with its
-// convergence test: every column's residual r = b - A x has max|r_i| <= max|x_i| ||A||_inf eps
+// (MatrixIn::host), T double or std::complex<double>; as LAPACK's DSPOSV/ZCPOSV (or, under
+// options.refinement = Refinement::classical_then_gmres, with GMRES-IR where classical refinement
+// stalls), with its convergence test: every column's residual r = b - A x has max|r_i| <= max|x_i| ||A||_inf eps
 // sqrt(n) (eps of double; |.| of a complex value: |re| + |im|). The single-precision
 // factorization and solves run as potrf and potrs of that precision do (options.mode, tile size,
 // the calling thread for small work); the residuals on the calling thread. B is only read; X must

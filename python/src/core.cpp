@@ -260,15 +260,18 @@ class RuntimeCall {
     zero_other_triangle(data, s.n, s.batch, parse_stored_uplo(uplo));
   }
 
-  // X := A^{-1} B in mixed precision (tessera::posv_refined, LAPACK's DSPOSV/ZCPOSV): A n x n, B
-  // and X n x nrhs, column-major at those addresses (arrays in Fortran order that the caller keeps
-  // alive); A may be overwritten with its double-precision factor. Returns (info, iter).
+  // X := A^{-1} B in mixed precision (tessera::posv_refined, LAPACK's DSPOSV/ZCPOSV, or with
+  // GMRES-IR under refinement "gmres"): A n x n, B and X n x nrhs, column-major at those addresses
+  // (arrays in Fortran order that the caller keeps alive); A may be overwritten with its
+  // double-precision factor. Returns (info, iter).
   template <class T>
   std::pair<int, int> posv_refined(uintptr_t a, uintptr_t b, uintptr_t x, int n, int nrhs, const std::string& uplo,
-                                   const std::string& mode, const std::string& tensor_cores) {
+                                   const std::string& mode, const std::string& tensor_cores,
+                                   const std::string& refinement) {
     tessera::Runtime& rt = runtime();
     tessera::FactorOptions options = factor_options(uplo, mode);
     options.tensor_cores = tessera::parse_tensor_cores(tensor_cores);
+    options.refinement = tessera::parse_refinement(refinement);
     nb::gil_scoped_release unlocked;
     const auto view = [&](uintptr_t p, int cols) {
       return tessera::MatrixView<T>::host(n, cols, reinterpret_cast<T*>(p), std::max(1, n));

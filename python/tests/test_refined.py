@@ -41,6 +41,37 @@ def test_converges_as_lapack_and_writes_nothing(n, k, lower, dtype):
     assert np.abs(a @ x - b).max() <= 64 * n * np.finfo(np.float64).eps * (np.abs(a).sum(1).max() * np.abs(x).max())
 
 
+def with_condition(n, condition, dtype, seed):
+    """Q diag(1 .. 1/condition) Q^H, Q unitary from a QR factorization: 2-norm condition `condition`."""
+    rng = np.random.default_rng(seed)
+    g = rng.standard_normal((n, n))
+    if np.dtype(dtype).kind == "c":
+        g = g + 1j * rng.standard_normal((n, n))
+    q, _ = np.linalg.qr(g)
+    a = (q * np.geomspace(1, 1 / condition, n)) @ q.conj().T
+    return ((a + a.conj().T) / 2).astype(dtype)
+
+
+@pytest.mark.parametrize("dtype", [np.float64, np.complex128])
+def test_gmres_converges_where_lapacks_steps_crawl_or_fall_back(dtype):
+    # Condition 1e8: classical refinement from the FP32 factor contracts slowly (double: 16 steps)
+    # or not at all (complex: -31, the double-precision factorization); from about 2e8 the FP32
+    # factorization itself fails.
+    a = with_condition(300, 1e8, dtype, 8)
+    b = np.random.default_rng(9).standard_normal((300, 2)).astype(dtype)
+    a0 = a.copy()
+    _, lapack_iterations = tessera.posv_refined(a, b)
+    x, iterations = tessera.posv_refined(a, b, refinement="gmres")
+    assert 1 <= iterations <= 30
+    assert lapack_iterations == -31 or lapack_iterations > iterations
+    np.testing.assert_array_equal(a, a0)
+    # The residual at double precision's level (LAPACK's dposv test: below 30 n eps ||A|| ||x||).
+    scale = np.abs(a).sum(1).max() * np.abs(x).max(0) + np.abs(b).max(0)
+    assert (np.abs(a @ x - b).max(0) / scale).max() <= 30 * 300 * np.finfo(np.float64).eps
+    with pytest.raises(ValueError, match="refinement"):
+        tessera.posv_refined(a, b, refinement="cg")
+
+
 def test_vector_right_hand_side_and_single_precision_input():
     a = hermitian(30, np.float32, 3)
     b = np.ones(30, dtype=np.float32)

@@ -50,6 +50,10 @@ void check_arguments(Runtime& runtime, int n, int nrhs, const double* A, int lda
   if (options.log_determinant)
     throw InvalidArgument(qualified(kRoutine) +
                           ": FactorOptions::log_determinant is not taken (A is factored in single precision)");
+  if (options.refinement != Refinement::lapack)
+    throw InvalidArgument(qualified(kRoutine) + ": FactorOptions::refinement " + to_string(options.refinement) +
+                          " is not taken on GPU memory yet (Refinement::lapack is; tessera::posv_refined on host "
+                          "arrays takes GMRES-IR)");
   require_cuda_workers(kRoutine, runtime);
   *device = -1;
   if (n == 0) return;

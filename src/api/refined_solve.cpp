@@ -2,6 +2,7 @@
 // LAPACK's DSPOSV and ZCPOSV take them, so that ITER and INFO mean what they mean there.
 #include "refined_solve.hpp"
 
+#include <algorithm>
 #include <cfloat>
 #include <cmath>
 #include <complex>
@@ -9,6 +10,7 @@
 #include <vector>
 
 #include "argument_errors.hpp"
+#include "gmres.hpp"
 #include "kernels/cpu/blas.hpp"
 #include "process_state.hpp"
 #include "tessera/cholesky.hpp"
@@ -101,22 +103,35 @@ double largest_magnitude(int n, const T* x) {
   return largest;
 }
 
-// R := B - A X (R n x nrhs, leading dimension n); whether every column has converged:
-// max|r| <= max|x| * bound, LAPACK's test (a NaN in either passes it, as there). With one BLAS
-// thread: between two requests the runtime's workers still hold the cores, and BLAS threads that
-// spin on after the product would take them from the next request's tasks.
+// Whether a column's residual r of its solution x passes LAPACK's test max|r| <= max|x| * bound (a
+// NaN in either passes it, as there).
+template <class T>
+bool column_converged(int n, const T* r, const T* x, double bound) {
+  return !(largest_magnitude(n, r) > largest_magnitude(n, x) * bound);
+}
+
+// R := B - A X (R n x nrhs, leading dimension n); whether every column has converged
+// (column_converged). `progress`, where given: the largest max|r| / max|x| over the columns. With
+// one BLAS thread: between two requests the runtime's workers still hold the cores, and BLAS
+// threads that spin on after the product would take them from the next request's tasks.
 template <class T>
 bool residual_converged(char uplo, int n, int nrhs, const MatrixView<T>& A, const MatrixView<T>& B,
-                        const MatrixView<T>& X, T* R, double bound) {
+                        const MatrixView<T>& X, T* R, double bound, double* progress = nullptr) {
   for (int j = 0; j < nrhs; ++j)
     for (int i = 0; i < n; ++i) R[at(i, j, n)] = B.data()[at(i, j, B.ld())];
   {
     const SingleThreadedBlas one_thread;
     kernels::cpu::symm(uplo, n, nrhs, T(-1), A.data(), A.ld(), X.data(), X.ld(), T(1), R, n);
   }
-  for (int j = 0; j < nrhs; ++j)
-    if (largest_magnitude(n, R + at(0, j, n)) > largest_magnitude(n, X.data() + at(0, j, X.ld())) * bound) return false;
-  return true;
+  bool converged = true;
+  if (progress) *progress = 0;
+  for (int j = 0; j < nrhs; ++j) {
+    const T* r = R + at(0, j, n);
+    const T* x = X.data() + at(0, j, X.ld());
+    converged = converged && column_converged(n, r, x, bound);
+    if (progress) *progress = std::max(*progress, largest_magnitude(n, r) / largest_magnitude(n, x));
+  }
+  return converged;
 }
 
 // potrf and potrs in one precision: on the calling thread where the work is small (no runtime is
@@ -135,33 +150,95 @@ void solve(const RuntimeSource& runtime_of, const MatrixView<S>& factor, const M
     potrs(runtime_of(), factor, B, options);
 }
 
+// The single-precision factor of S A S and its solves, S the scale (the identity where empty).
+template <class T>
+struct SingleFactor {
+  using S = SingleOf<T>;
+  const RuntimeSource& runtime_of;
+  const FactorOptions& options;
+  int n;
+  std::vector<double> scale;
+  std::vector<S> matrix;  // n x n: the triangle of S A S, then its factor
+  std::vector<S> rhs;     // n x nrhs: right-hand sides, then solutions
+
+  MatrixView<S> factor_view() { return MatrixView<S>::host(n, n, matrix.data(), n); }
+  MatrixView<S> rhs_view(int cols) { return MatrixView<S>::host(n, cols, rhs.data(), n); }
+
+  // out (+)= S M^{-1} S v, cols columns, M = the factor's L L^H: a correction d ~ A^{-1} v; false
+  // where S v overflows single precision (out is then not written).
+  bool correct(int cols, const T* v, long long ldv, T* out, long long ldo, bool add) {
+    if (!narrow(n, cols, v, ldv, rhs.data(), n, scale)) return false;
+    solve(runtime_of, factor_view(), rhs_view(cols), options);
+    widen<T>(add, n, cols, rhs.data(), n, out, ldo, scale);
+    return true;
+  }
+};
+
+// GMRES-IR's steps and the Krylov steps each may take (GMRES restarts at each refinement step),
+// and the fall of the preconditioned residual at which a step's GMRES stops: each step then gains
+// about six digits, so that two or three reach LAPACK's test.
+constexpr int kMostGmresSteps = 10;
+constexpr int kMostKrylovSteps = 60;
+constexpr double kKrylovTolerance = 1e-6;
+
+// GMRES-IR from X and its residual R (n x nrhs): in each step, each column that has not converged
+// gets the correction GMRES finds for A d = r, preconditioned by the single-precision factor. The
+// solve's ITER (the `done` classical steps plus these), kNarrowingOverflowed or kNotConverged.
+template <class T>
+int refine_by_gmres(char uplo, const MatrixView<T>& A, const MatrixView<T>& B, const MatrixView<T>& X,
+                    SingleFactor<T>& factor, std::vector<T>& residual, double bound, int done, int* krylov) {
+  const int n = A.rows(), nrhs = B.cols();
+  const auto multiply = [&](const T* v, T* out) {
+    const SingleThreadedBlas one_thread;
+    kernels::cpu::symm(uplo, n, 1, T(1), A.data(), A.ld(), v, n, T(0), out, n);
+  };
+  const auto precondition = [&](const T* v, T* out) { return factor.correct(1, v, n, out, n, false); };
+  std::vector<T> d(static_cast<std::size_t>(n));
+  for (int step = 1; step <= kMostGmresSteps; ++step) {
+    for (int j = 0; j < nrhs; ++j) {
+      const T* r = residual.data() + at(0, j, n);
+      T* x = X.data() + at(0, j, X.ld());
+      if (column_converged(n, r, x, bound)) continue;
+      const GmresResult found = gmres(n, r, d.data(), kMostKrylovSteps, kKrylovTolerance, multiply, precondition);
+      *krylov += found.iterations;
+      if (found.preconditioner_failed) return kNarrowingOverflowed;
+      for (int i = 0; i < n; ++i) x[i] += d[static_cast<std::size_t>(i)];
+    }
+    if (residual_converged(uplo, n, nrhs, A, B, X, residual.data(), bound)) return done + step;
+  }
+  return kNotConverged;
+}
+
 // The refinement in single precision: the solve's ITER (>= 0 converged, else the reason to fall
-// back to double precision). A is not written.
+// back to double precision). A is not written. Classical refinement, LAPACK's; under
+// Refinement::classical_then_gmres GMRES-IR takes over from the first step that does not halve the
+// residual (max|r| / max|x| over the columns), where classical refinement contracts too slowly to
+// be worth its steps (or diverges).
 template <class T>
 int refine(const RuntimeSource& runtime_of, char uplo, const MatrixView<T>& A, const MatrixView<T>& B,
-           const MatrixView<T>& X, const FactorOptions& options) {
-  using S = SingleOf<T>;
+           const MatrixView<T>& X, const FactorOptions& options, int* krylov) {
   const int n = A.rows(), nrhs = B.cols();
   std::vector<double> norm_work(n);
   const double bound =
       kernels::cpu::symmetric_inf_norm(uplo, n, A.data(), A.ld(), norm_work.data()) * DBL_EPSILON * std::sqrt(double(n));
-  const std::vector<double> scale = unit_diagonal_scale(n, A, options);
-  if (options.tensor_cores != TensorCores::off && scale.empty()) return kSingleFactorizationFailed;
-  std::vector<S> single_a(static_cast<std::size_t>(n) * n), single_x(static_cast<std::size_t>(n) * nrhs);
-  if (!narrow(n, nrhs, B.data(), B.ld(), single_x.data(), n, scale)) return kNarrowingOverflowed;
-  if (!narrow_triangle(uplo, n, A.data(), A.ld(), single_a.data(), n, scale)) return kNarrowingOverflowed;
-  const auto factor_view = MatrixView<S>::host(n, n, single_a.data(), n);
-  const auto rhs_view = MatrixView<S>::host(n, nrhs, single_x.data(), n);
-  if (factor(runtime_of, factor_view, options) != 0) return kSingleFactorizationFailed;
-  solve(runtime_of, factor_view, rhs_view, options);
-  widen<T>(false, n, nrhs, single_x.data(), n, X.data(), X.ld(), scale);
+  SingleFactor<T> factor{runtime_of, options, n, unit_diagonal_scale(n, A, options),
+                         std::vector<SingleOf<T>>(static_cast<std::size_t>(n) * n),
+                         std::vector<SingleOf<T>>(static_cast<std::size_t>(n) * nrhs)};
+  if (options.tensor_cores != TensorCores::off && factor.scale.empty()) return kSingleFactorizationFailed;
+  if (!narrow_triangle(uplo, n, A.data(), A.ld(), factor.matrix.data(), n, factor.scale)) return kNarrowingOverflowed;
+  if (!narrow(n, nrhs, B.data(), B.ld(), factor.rhs.data(), n, factor.scale)) return kNarrowingOverflowed;
+  if (detail::factor(runtime_of, factor.factor_view(), options) != 0) return kSingleFactorizationFailed;
+  solve(runtime_of, factor.factor_view(), factor.rhs_view(nrhs), options);
+  widen<T>(false, n, nrhs, factor.rhs.data(), n, X.data(), X.ld(), factor.scale);
   std::vector<T> residual(static_cast<std::size_t>(n) * nrhs);
-  if (residual_converged(uplo, n, nrhs, A, B, X, residual.data(), bound)) return 0;
+  double progress = 0;
+  if (residual_converged(uplo, n, nrhs, A, B, X, residual.data(), bound, &progress)) return 0;
   for (int iteration = 1; iteration <= kMostIterations; ++iteration) {
-    if (!narrow(n, nrhs, residual.data(), n, single_x.data(), n, scale)) return kNarrowingOverflowed;
-    solve(runtime_of, factor_view, rhs_view, options);
-    widen<T>(true, n, nrhs, single_x.data(), n, X.data(), X.ld(), scale);
-    if (residual_converged(uplo, n, nrhs, A, B, X, residual.data(), bound)) return iteration;
+    if (!factor.correct(nrhs, residual.data(), n, X.data(), X.ld(), true)) return kNarrowingOverflowed;
+    const double previous = progress;
+    if (residual_converged(uplo, n, nrhs, A, B, X, residual.data(), bound, &progress)) return iteration;
+    if (options.refinement == Refinement::classical_then_gmres && !(progress <= 0.5 * previous))
+      return refine_by_gmres(uplo, A, B, X, factor, residual, bound, iteration, krylov);
   }
   return kNotConverged;
 }
@@ -192,7 +269,7 @@ RefinedSolve posv_refined(const RuntimeSource& runtime_of, const MatrixView<T>& 
   if (n == 0) return {};
   const char uplo = uplo_letter(options.uplo);
   RefinedSolve result;
-  result.iter = refine(runtime_of, uplo, A, B, X, options);
+  result.iter = refine(runtime_of, uplo, A, B, X, options, &result.krylov_iterations);
   if (result.iter >= 0) return result;
   // Double precision: A's factor, then X from B (tensor cores are the single-precision factor's).
   FactorOptions double_options = options;

@@ -56,8 +56,11 @@ Request submit(Runtime& runtime, const BackendCall& call, const FactorOptions& o
   throw InvalidArgument("unknown operation");
 }
 
-// DSPOSV and ZCPOSV, which are a sequence of requests rather than one.
-RefinedSolve refined(Runtime& runtime, const BackendCall& call, const FactorOptions& options) {
+// DSPOSV and ZCPOSV, which are a sequence of requests rather than one; LAPACK's steps exactly
+// (its ITER), without GMRES-IR.
+RefinedSolve refined(Runtime& runtime, const BackendCall& call, const FactorOptions& lapack_options) {
+  FactorOptions options = lapack_options;
+  options.refinement = Refinement::lapack;
   const auto solve = [&](auto x) {
     using T = decltype(x);
     return posv_refined(runtime, MatrixView<T>::host(call.n, call.n, static_cast<T*>(call.a), call.lda),

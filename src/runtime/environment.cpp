@@ -164,6 +164,17 @@ const char* to_string(TensorCores cores) {
   return "off";
 }
 
+Refinement parse_refinement(const std::string& name) {
+  const std::string s = lower_case(name);
+  if (s == "lapack") return Refinement::lapack;
+  if (s == "gmres") return Refinement::classical_then_gmres;
+  throw InvalidArgument("unknown refinement '" + name + "' (expected lapack or gmres)");
+}
+
+const char* to_string(Refinement refinement) {
+  return refinement == Refinement::classical_then_gmres ? "gmres" : "lapack";
+}
+
 TaskGrain parse_task_grain(const std::string& name) {
   const std::string s = lower_case(name);
   if (s == "tiles") return TaskGrain::tiles;

@@ -196,7 +196,7 @@ def posv(a, b, *, lower=True, mode=None, policy=None, progress=None):
     return cho_solve(factor, b, lower=lower, mode=mode, policy=policy, progress=progress)
 
 
-def posv_refined(a, b, *, lower=True, mode=None, policy=None, tensor_cores=None):
+def posv_refined(a, b, *, lower=True, mode=None, policy=None, tensor_cores=None, refinement=None):
     """(x, iterations) with a x = b, as LAPACK's DSPOSV and ZCPOSV: a symmetric (Hermitian) positive
     definite a factored in single precision, x refined with residuals in double precision until it
     is as accurate as a double-precision solve; where that cannot work, a factored in double
@@ -214,16 +214,25 @@ def posv_refined(a, b, *, lower=True, mode=None, policy=None, tensor_cores=None)
     (BF16: 8x less), so a few more steps, and a matrix with a condition number beyond about 1e3 to
     1e4 (BF16: sooner) falls back to double precision (iterations -3). With tensor cores (and
     always on GPU arrays) a is scaled to a unit diagonal first, within FP16's range (largest value
-    65504)."""
+    65504). ``refinement``: None or "lapack" for LAPACK's steps; "gmres" (host arrays) continues
+    where a classical step fails to halve the residual with GMRES-IR (corrections from GMRES
+    preconditioned by the single-precision factor), which converges for matrices far more
+    ill-conditioned than classical refinement takes, at O(n^2) per Krylov step: worth it where the
+    double-precision factorization costs much more than those steps (large n)."""
     check_mode(mode)
     cores = "off" if tensor_cores is None else str(tensor_cores).lower()
     if cores not in ("off", "tf32", "bf16", "fp16"):
         raise ValueError(f"tensor_cores must be None, 'off', 'tf32', 'bf16' or 'fp16', not {tensor_cores!r}")
+    steps = "lapack" if refinement is None else str(refinement).lower()
+    if steps not in ("lapack", "gmres"):
+        raise ValueError(f"refinement must be None, 'lapack' or 'gmres', not {refinement!r}")
     where, arrays, native_a = classify(a)
     where_b, _, native_b = classify(b)
     if where != where_b:
         raise TypeError("a and b must both be host arrays or both GPU arrays")
     if where != "host":
+        if steps != "lapack":
+            raise ValueError("refinement='gmres' is taken for host arrays only (GPU arrays refine as LAPACK does)")
         return _posv_refined_device(arrays, native_a, native_b, lower, mode, policy, cores)
     a, b = native_a, native_b
     n, _ = square_shape(a.shape)
@@ -238,7 +247,7 @@ def posv_refined(a, b, *, lower=True, mode=None, policy=None, tensor_cores=None)
     with runtime_call(policy, mode) as call:
         solve = call.posv_refined_z if dtype == np.complex128 else call.posv_refined_d
         info, iterations = solve(af.ctypes.data, bf.ctypes.data, xf.ctypes.data, n, bf.shape[1],
-                                 "lower" if lower else "upper", call.mode, cores)
+                                 "lower" if lower else "upper", call.mode, cores, steps)
     if info:
         raise NotPositiveDefiniteError(info)
     return x, iterations
