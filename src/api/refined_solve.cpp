@@ -225,8 +225,8 @@ int refine(const RuntimeSource& runtime_of, char uplo, const MatrixView<T>& A, c
                          std::vector<SingleOf<T>>(static_cast<std::size_t>(n) * n),
                          std::vector<SingleOf<T>>(static_cast<std::size_t>(n) * nrhs)};
   if (options.tensor_cores != TensorCores::off && factor.scale.empty()) return kSingleFactorizationFailed;
-  if (!narrow_triangle(uplo, n, A.data(), A.ld(), factor.matrix.data(), n, factor.scale)) return kNarrowingOverflowed;
   if (!narrow(n, nrhs, B.data(), B.ld(), factor.rhs.data(), n, factor.scale)) return kNarrowingOverflowed;
+  if (!narrow_triangle(uplo, n, A.data(), A.ld(), factor.matrix.data(), n, factor.scale)) return kNarrowingOverflowed;
   if (detail::factor(runtime_of, factor.factor_view(), options) != 0) return kSingleFactorizationFailed;
   solve(runtime_of, factor.factor_view(), factor.rhs_view(nrhs), options);
   widen<T>(false, n, nrhs, factor.rhs.data(), n, X.data(), X.ld(), factor.scale);

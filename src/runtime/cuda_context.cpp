@@ -153,9 +153,10 @@ std::optional<std::string> cuda_libraries_problem() {
   int version = 0;
   if (const cudaError_t status = cudaRuntimeGetVersion(&version); status != cudaSuccess)
     return std::string(cudaGetErrorString(status));
-  if (cublasGetProperty(MAJOR_VERSION, &version) != CUBLAS_STATUS_SUCCESS) return std::string("cuBLAS cannot be used");
+  if (const cublasStatus_t status = cublasGetProperty(MAJOR_VERSION, &version); status != CUBLAS_STATUS_SUCCESS)
+    return std::string("cuBLAS: ") + cublasGetStatusString(status);
   if (cusolverGetProperty(MAJOR_VERSION, &version) != CUSOLVER_STATUS_SUCCESS)
-    return std::string("cuSOLVER cannot be used");
+    return std::string("cuSOLVER does not answer");
   return std::nullopt;
 }
 
