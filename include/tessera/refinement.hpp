@@ -25,7 +25,8 @@ struct RefinedSolve {
   //   -2  converting A or B (or a residual, or a Krylov vector) to single precision overflowed,
   //   -3  the single-precision factorization failed,
   //  -31  the refinement had not converged (after 30 classical iterations, or after GMRES-IR's
-  //       steps too where it ran).
+  //       steps too where it ran), or it diverged: X took a NaN or an infinity from a finite B
+  //       (LAPACK's test lets such a solution through; here the double-precision solve follows).
   int iter = 0;
   // The products with A that GMRES-IR's Krylov steps took, over every step and column (0 where
   // classical refinement converged alone).

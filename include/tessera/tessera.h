@@ -74,7 +74,8 @@ TESSERA_EXPORT int tessera_cpotri(char uplo, int n, tessera_complex_float *A, in
  * the solution refined in double precision to double precision's accuracy; where that fails, A
  * is factored in double precision (and holds the factor). *iter receives LAPACK's ITER: >= 0 the
  * refinement's iterations (A unchanged); -2 narrowing to single precision overflowed, -3 the
- * single-precision factorization failed, -31 no convergence in 30 iterations. Returns 0, -i for a
+ * single-precision factorization failed, -31 no convergence in 30 iterations (or a solution that
+ * turned NaN or infinite from a finite B, which LAPACK's test would pass). Returns 0, -i for a
  * bad i-th argument (X 8, ldx 9, iter 10; X must not share memory with A or B), or k > 0 when the
  * leading minor of order k of A is not positive definite. */
 TESSERA_EXPORT int tessera_dsposv(char uplo, int n, int nrhs, double *A, int lda, const double *B, int ldb, double *X,

@@ -24,7 +24,9 @@ FactorOptions single_precision_options(const FactorOptions& options) {
   return single;
 }
 
-// The refinement: the solve's ITER (>= 0 converged, else the reason to fall back). A is not written.
+// The refinement: the solve's ITER (>= 0 converged, else the reason to fall back; a refinement
+// that diverged to a NaN or an infinity from a finite B falls back as one that did not converge,
+// where LAPACK's test would pass it). A is not written.
 int refine(Runtime& runtime, detail::RefinementOnStream& steps, int n, Stream stream, const FactorOptions& options) {
   using Narrowing = detail::RefinementOnStream::Narrowing;
   const Narrowing narrowed = steps.narrow_matrix();
@@ -34,10 +36,13 @@ int refine(Runtime& runtime, detail::RefinementOnStream& steps, int n, Stream st
   if (potrf(runtime, n, steps.single_matrix(), steps.single_ld(), stream, single_precision_options(options)) != 0)
     return detail::kSingleFactorizationFailed;
   if (!steps.correct(true)) return detail::kNarrowingOverflowed;
-  if (steps.converged(bound)) return 0;
-  for (int iteration = 1; iteration <= detail::kMostIterations; ++iteration) {
+  using Convergence = detail::RefinementOnStream::Convergence;
+  Convergence state = steps.converged(bound);
+  if (state == Convergence::converged) return 0;
+  for (int iteration = 1; iteration <= detail::kMostIterations && state == Convergence::refining; ++iteration) {
     if (!steps.correct(false)) return detail::kNarrowingOverflowed;
-    if (steps.converged(bound)) return iteration;
+    state = steps.converged(bound);
+    if (state == Convergence::converged) return iteration;
   }
   return detail::kNotConverged;
 }

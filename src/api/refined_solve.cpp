@@ -134,6 +134,27 @@ bool residual_converged(char uplo, int n, int nrhs, const MatrixView<T>& A, cons
   return converged;
 }
 
+// Per column of M (n x cols): whether it holds a NaN or an infinity.
+template <class T>
+std::vector<bool> non_finite_columns(int n, int cols, const T* M, long long ld) {
+  std::vector<bool> non_finite(static_cast<std::size_t>(cols), false);
+  for (int j = 0; j < cols; ++j)
+    for (int i = 0; i < n && !non_finite[static_cast<std::size_t>(j)]; ++i)
+      non_finite[static_cast<std::size_t>(j)] = !std::isfinite(std::abs(M[at(i, j, ld)]));
+  return non_finite;
+}
+
+// Whether the refinement diverged: a column of X holds a NaN or an infinity where B's column is
+// finite. LAPACK's test lets such a column through (a NaN compares false); the solve then falls
+// back as one that did not converge.
+template <class T>
+bool diverged(const MatrixView<T>& X, const std::vector<bool>& b_non_finite) {
+  const std::vector<bool> x_non_finite = non_finite_columns(X.rows(), X.cols(), X.data(), X.ld());
+  for (std::size_t j = 0; j < x_non_finite.size(); ++j)
+    if (x_non_finite[j] && !b_non_finite[j]) return true;
+  return false;
+}
+
 // potrf and potrs in one precision: on the calling thread where the work is small (no runtime is
 // started for it), else through the runtime's tasks.
 template <class S>
@@ -186,7 +207,8 @@ constexpr double kKrylovTolerance = 1e-6;
 // solve's ITER (the `done` classical steps plus these), kNarrowingOverflowed or kNotConverged.
 template <class T>
 int refine_by_gmres(char uplo, const MatrixView<T>& A, const MatrixView<T>& B, const MatrixView<T>& X,
-                    SingleFactor<T>& factor, std::vector<T>& residual, double bound, int done, int* krylov) {
+                    SingleFactor<T>& factor, std::vector<T>& residual, double bound,
+                    const std::vector<bool>& b_non_finite, int done, int* krylov) {
   const int n = A.rows(), nrhs = B.cols();
   const auto multiply = [&](const T* v, T* out) {
     const SingleThreadedBlas one_thread;
@@ -204,13 +226,15 @@ int refine_by_gmres(char uplo, const MatrixView<T>& A, const MatrixView<T>& B, c
       if (found.preconditioner_failed) return kNarrowingOverflowed;
       for (int i = 0; i < n; ++i) x[i] += d[static_cast<std::size_t>(i)];
     }
+    if (diverged(X, b_non_finite)) return kNotConverged;
     if (residual_converged(uplo, n, nrhs, A, B, X, residual.data(), bound)) return done + step;
   }
   return kNotConverged;
 }
 
 // The refinement in single precision: the solve's ITER (>= 0 converged, else the reason to fall
-// back to double precision). A is not written. Classical refinement, LAPACK's; under
+// back to double precision; a refinement that diverged (diverged()) as one that did not converge).
+// A is not written. Classical refinement, LAPACK's; under
 // Refinement::classical_then_gmres GMRES-IR takes over from the first step that does not halve the
 // residual (max|r| / max|x| over the columns), where classical refinement contracts too slowly to
 // be worth its steps (or diverges).
@@ -230,15 +254,18 @@ int refine(const RuntimeSource& runtime_of, char uplo, const MatrixView<T>& A, c
   if (detail::factor(runtime_of, factor.factor_view(), options) != 0) return kSingleFactorizationFailed;
   solve(runtime_of, factor.factor_view(), factor.rhs_view(nrhs), options);
   widen<T>(false, n, nrhs, factor.rhs.data(), n, X.data(), X.ld(), factor.scale);
+  const std::vector<bool> b_non_finite = non_finite_columns(n, nrhs, B.data(), B.ld());
+  if (diverged(X, b_non_finite)) return kNotConverged;
   std::vector<T> residual(static_cast<std::size_t>(n) * nrhs);
   double progress = 0;
   if (residual_converged(uplo, n, nrhs, A, B, X, residual.data(), bound, &progress)) return 0;
   for (int iteration = 1; iteration <= kMostIterations; ++iteration) {
     if (!factor.correct(nrhs, residual.data(), n, X.data(), X.ld(), true)) return kNarrowingOverflowed;
+    if (diverged(X, b_non_finite)) return kNotConverged;
     const double previous = progress;
     if (residual_converged(uplo, n, nrhs, A, B, X, residual.data(), bound, &progress)) return iteration;
     if (options.refinement == Refinement::classical_then_gmres && !(progress <= 0.5 * previous))
-      return refine_by_gmres(uplo, A, B, X, factor, residual, bound, iteration, krylov);
+      return refine_by_gmres(uplo, A, B, X, factor, residual, bound, b_non_finite, iteration, krylov);
   }
   return kNotConverged;
 }

@@ -431,13 +431,15 @@ struct RefinementOnStream::State {
   cuda::StreamBuffer<double> largest;                   // per column: max |r|, then max |x|
   cuda::StreamBuffer<double> row_sums;                  // of |A|, for its infinity norm
   cuda::StreamBuffer<int> flags;
+  cuda::StreamBuffer<int> non_finite;                   // per column: in B, then in X
+  std::optional<std::vector<int>> b_non_finite;         // read once
 
   State(const Runtime& rt, int dev, Uplo u, int n_, int nrhs_, const double* A_, int lda_, const double* B_, int ldb_,
         double* X_, int ldx_, cudaStream_t s)
       : device(dev), uplo(u == Uplo::lower ? 'L' : 'U'), n(n_), nrhs(nrhs_), A(A_), lda(lda_), B(B_), ldb(ldb_),
         X(X_), ldx(ldx_), stream(s), handles(lease_handles(rt, dev)), rhs(std::size_t(n_) * nrhs_, s),
         forward(std::size_t(n_) * nrhs_, s), residual(std::size_t(n_) * nrhs_, s), scale(n_, s),
-        largest(2 * std::size_t(nrhs_) + 1, s), row_sums(n_, s), flags(1, s) {
+        largest(2 * std::size_t(nrhs_) + 1, s), row_sums(n_, s), flags(1, s), non_finite(2 * std::size_t(nrhs_), s) {
     handles->bind(stream);
     const std::size_t elements = std::size_t(n) * n;
     single = static_cast<float*>(handles->kept_transposed_of(sizeof(float) * elements, stream));
@@ -520,7 +522,7 @@ bool RefinementOnStream::correct(bool first) {
   return (s.read(s.flags.data(), 1)[0] & cuda::kScaledOverflow) == 0;
 }
 
-bool RefinementOnStream::converged(double bound) {
+RefinementOnStream::Convergence RefinementOnStream::converged(double bound) {
   State& s = *state_;
   const CurrentDevice current(s.device);
   TESSERA_CUDA_CHECK(cudaMemcpy2DAsync(s.residual.data(), sizeof(double) * s.n, s.B, sizeof(double) * s.ldb,
@@ -534,10 +536,18 @@ bool RefinementOnStream::converged(double bound) {
                                      &minus_one, s.A, s.lda, s.X, s.ldx, &one, s.residual.data(), s.n));
   cuda::largest_magnitudes(s.n, s.nrhs, s.residual.data(), s.n, s.largest.data(), s.stream);
   cuda::largest_magnitudes(s.n, s.nrhs, s.X, s.ldx, s.largest.data() + s.nrhs, s.stream);
+  if (!s.b_non_finite) {
+    cuda::mark_non_finite_columns(s.n, s.nrhs, s.B, s.ldb, s.non_finite.data(), s.stream);
+    s.b_non_finite = s.read(s.non_finite.data(), std::size_t(s.nrhs));
+  }
+  cuda::mark_non_finite_columns(s.n, s.nrhs, s.X, s.ldx, s.non_finite.data() + s.nrhs, s.stream);
   const std::vector<double> largest = s.read(s.largest.data(), 2 * std::size_t(s.nrhs));
+  const std::vector<int> x_non_finite = s.read(s.non_finite.data() + s.nrhs, std::size_t(s.nrhs));
   for (int j = 0; j < s.nrhs; ++j)
-    if (largest[j] > largest[s.nrhs + j] * bound) return false;  // a NaN passes, as in LAPACK
-  return true;
+    if (x_non_finite[std::size_t(j)] && !(*s.b_non_finite)[std::size_t(j)]) return Convergence::diverged;
+  for (int j = 0; j < s.nrhs; ++j)
+    if (largest[j] > largest[s.nrhs + j] * bound) return Convergence::refining;  // a NaN passes, as in LAPACK
+  return Convergence::converged;
 }
 
 #define TESSERA_INSTANTIATE(T)                                                                                  \

@@ -70,8 +70,11 @@ class RefinementOnStream {
   // first: X := A_s^{-1} B through the single-precision factor; then X += A_s^{-1} R with the last
   // residual. False where the right-hand side overflowed single precision (X unspecified).
   bool correct(bool first);
-  // R := B - A X; whether every column has converged (LAPACK's test against `bound`).
-  bool converged(double bound);
+  // R := B - A X; whether every column has converged (LAPACK's test against `bound`), or the
+  // refinement diverged: a column of X holds a NaN or an infinity where B's column is finite
+  // (LAPACK's test lets it through).
+  enum class Convergence { converged, refining, diverged };
+  Convergence converged(double bound);
 
  private:
   struct State;

@@ -117,6 +117,11 @@ __global__ void largest_magnitudes_kernel(int n, const double* M, long long ldm,
   if (threadIdx.x == 0) largest[blockIdx.x] = isnan(column[0]) ? column[0] : partial[0];
 }
 
+__global__ void mark_non_finite_kernel(int n, int cols, const double* M, long long ldm, int* non_finite) {
+  const int i = blockIdx.x * blockDim.x + threadIdx.x, j = blockIdx.y;
+  if (i < n && j < cols && !isfinite(M[i + j * ldm])) non_finite[j] = 1;  // any writer writes 1
+}
+
 dim3 lower_tile_grid(int n) {
   const unsigned tiles = static_cast<unsigned>((n + kTile - 1) / kTile);
   return dim3(tiles, tiles);
@@ -161,6 +166,14 @@ void symmetric_row_sums(char uplo, int n, const double* A, long long lda, double
 void largest_magnitudes(int n, int cols, const double* M, long long ldm, double* largest, cudaStream_t stream) {
   if (n <= 0 || cols <= 0) return;
   largest_magnitudes_kernel<<<cols, kReduceThreads, 0, stream>>>(n, M, ldm, largest);
+  TESSERA_CUDA_CHECK_LAUNCH();
+}
+
+void mark_non_finite_columns(int n, int cols, const double* M, long long ldm, int* non_finite, cudaStream_t stream) {
+  if (cols <= 0) return;
+  TESSERA_CUDA_CHECK(cudaMemsetAsync(non_finite, 0, sizeof(int) * static_cast<std::size_t>(cols), stream));
+  if (n <= 0) return;
+  mark_non_finite_kernel<<<column_grid(n, cols), 256, 0, stream>>>(n, cols, M, ldm, non_finite);
   TESSERA_CUDA_CHECK_LAUNCH();
 }
 

@@ -38,4 +38,7 @@ void symmetric_row_sums(char uplo, int n, const double* A, long long lda, double
 // later one is strictly larger, so that a NaN is kept only where it comes first.
 void largest_magnitudes(int n, int cols, const double* M, long long ldm, double* largest, cudaStream_t stream);
 
+// non_finite[j] := 1 where column j of M (n x cols) holds a NaN or an infinity, else 0.
+void mark_non_finite_columns(int n, int cols, const double* M, long long ldm, int* non_finite, cudaStream_t stream);
+
 }  // namespace tessera::kernels::cuda
