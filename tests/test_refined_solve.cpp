@@ -325,13 +325,20 @@ TYPED_TEST(RefinedSolveTest, IllConditionedConvergesThroughGmres) {
     std::vector<T> A = A0, X(static_cast<std::size_t>(n) * 2);
     std::vector<T> A_lapack = A0, X_lapack(static_cast<std::size_t>(n) * 2);
     const RefinedSolve lapack = refined(uplo, n, 2, A_lapack, n, B, n, X_lapack, n, Refinement::lapack);
-    EXPECT_EQ(lapack.iter, -31);
     EXPECT_EQ(lapack.krylov_iterations, 0);
     const RefinedSolve result = refined(uplo, n, 2, A, n, B, n, X, n, Refinement::classical_then_gmres);
     EXPECT_EQ(result.info, 0);
     EXPECT_GE(result.iter, 1);
     EXPECT_LE(result.iter, 30);
-    EXPECT_GT(result.krylov_iterations, 0);
+    // Whether LAPACK's steps stall here depends on the FP32 factor's rounding, which differs from
+    // one BLAS kernel to another (they did with Debian's OpenBLAS on this suite's machines, in
+    // double on every machine tried): where they do, GMRES-IR takes over; where they converge,
+    // it is not slower.
+    if (lapack.iter == -31)
+      EXPECT_GT(result.krylov_iterations, 0);
+    else
+      EXPECT_LE(result.iter, lapack.iter);
+    if (std::is_same_v<T, double>) EXPECT_EQ(lapack.iter, -31);
     EXPECT_EQ(A, A0) << "A must be unchanged when the refinement converged";
     EXPECT_LT(solve_error(uplo, n, 2, A0, n, X, n, B, n), kResidualThreshold);
   }

@@ -55,16 +55,20 @@ def with_condition(n, condition, dtype, seed):
 @pytest.mark.parametrize("dtype", [np.float64, np.complex128])
 def test_gmres_converges_where_lapacks_steps_crawl_or_fall_back(dtype):
     # Condition 1e8: classical refinement from the FP32 factor contracts slowly (double: 16 steps)
-    # or not at all (complex: -31, the double-precision factorization); from about 2e8 the FP32
-    # factorization itself fails.
+    # or not at all (complex: -31, the double-precision factorization) with Debian's OpenBLAS
+    # here; from about 2e8 the FP32 factorization itself fails (with another BLAS kernel, which
+    # rounds otherwise, already here in complex). GMRES-IR is at least never slower.
     a = with_condition(300, 1e8, dtype, 8)
     b = np.random.default_rng(9).standard_normal((300, 2)).astype(dtype)
     a0 = a.copy()
     _, lapack_iterations = tessera.posv_refined(a, b)
     x, iterations = tessera.posv_refined(a, b, refinement="gmres")
-    assert 1 <= iterations <= 30
-    assert lapack_iterations == -31 or lapack_iterations > iterations
-    np.testing.assert_array_equal(a, a0)
+    if iterations == -3:  # that BLAS's FP32 factorization failed: both solves are FP64's
+        assert lapack_iterations == -3
+    else:
+        assert 1 <= iterations <= 30
+        assert lapack_iterations == -31 or lapack_iterations >= iterations
+    np.testing.assert_array_equal(a, a0)  # the caller's a is never written
     # The residual at double precision's level (LAPACK's dposv test: below 30 n eps ||A|| ||x||).
     scale = np.abs(a).sum(1).max() * np.abs(x).max(0) + np.abs(b).max(0)
     assert (np.abs(a @ x - b).max(0) / scale).max() <= 30 * 300 * np.finfo(np.float64).eps
