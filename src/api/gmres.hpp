@@ -10,20 +10,20 @@
 #include <cstddef>
 #include <vector>
 
+#include "kernels/cpu/blas.hpp"
 #include "tessera/precision.hpp"
 
 namespace tessera::detail {
 
 namespace gmres_detail {
 
-inline double conj_of(double x) { return x; }
-inline std::complex<double> conj_of(const std::complex<double>& x) { return std::conj(x); }
+using kernels::cpu::adjoint_element;
 
 // sum conj(u_i) v_i
 template <class T>
 T dot(int n, const T* u, const T* v) {
   T sum(0);
-  for (int i = 0; i < n; ++i) sum += conj_of(u[i]) * v[i];
+  for (int i = 0; i < n; ++i) sum += adjoint_element(u[i]) * v[i];
   return sum;
 }
 
@@ -49,21 +49,21 @@ struct Rotation {
     }
     if (abs_a == 0) {
       g.c = 0;
-      g.s = conj_of(b) / abs_b;
+      g.s = adjoint_element(b) / abs_b;
       *rho = T(abs_b);
       return g;
     }
     const double length = std::hypot(abs_a, abs_b);
     const T phase = a / abs_a;
     g.c = abs_a / length;
-    g.s = phase * conj_of(b) / length;
+    g.s = phase * adjoint_element(b) / length;
     *rho = phase * length;
     return g;
   }
 
   void apply(T* x, T* y) const {
     const T rotated_x = c * *x + s * *y;
-    *y = -conj_of(s) * *x + c * *y;
+    *y = -adjoint_element(s) * *x + c * *y;
     *x = rotated_x;
   }
 };

@@ -137,10 +137,8 @@ bool residual_converged(char uplo, int n, int nrhs, const MatrixView<T>& A, cons
 // Per column of M (n x cols): whether it holds a NaN or an infinity.
 template <class T>
 std::vector<bool> non_finite_columns(int n, int cols, const T* M, long long ld) {
-  std::vector<bool> non_finite(static_cast<std::size_t>(cols), false);
-  for (int j = 0; j < cols; ++j)
-    for (int i = 0; i < n && !non_finite[static_cast<std::size_t>(j)]; ++i)
-      non_finite[static_cast<std::size_t>(j)] = !std::isfinite(std::abs(M[at(i, j, ld)]));
+  std::vector<bool> non_finite(static_cast<std::size_t>(cols));
+  for (int j = 0; j < cols; ++j) non_finite[static_cast<std::size_t>(j)] = kernels::cpu::any_non_finite(M + at(0, j, ld), n);
   return non_finite;
 }
 

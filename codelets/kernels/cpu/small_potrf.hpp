@@ -7,20 +7,13 @@
 #include <complex>
 #include <cstddef>
 
+#include "blas.hpp"
 #include "tessera/precision.hpp"
 
 namespace tessera::kernels::cpu {
 
 namespace small_potrf_detail {
 
-template <class T>
-T conj_of(T x) {
-  return x;
-}
-template <class R>
-std::complex<R> conj_of(std::complex<R> x) {
-  return std::conj(x);
-}
 template <class T>
 RealOf<T> squared_magnitude(T x) {
   return std::norm(x);  // x * x for a real x
@@ -48,7 +41,6 @@ std::complex<R> product(std::complex<R> a, std::complex<R> b) {
 // (lower), a dot product of two columns (upper).
 template <class T>
 int potrf_unblocked(char uplo, int n, T* A, int lda) {
-  using small_potrf_detail::conj_of;
   using small_potrf_detail::product;
   using small_potrf_detail::squared_magnitude;
   using R = RealOf<T>;
@@ -73,14 +65,14 @@ int potrf_unblocked(char uplo, int n, T* A, int lda) {
       for (int i = j + 1; i < n; ++i) {
         T* ci = column(i);
         T sum = ci[j];
-        for (int k = 0; k < j; ++k) sum -= product(conj_of(cj[k]), ci[k]);
+        for (int k = 0; k < j; ++k) sum -= product(adjoint_element(cj[k]), ci[k]);
         ci[j] = sum * reciprocal;
       }
     } else {
       // Column j of L below the diagonal: l_ij = (a_ij - sum_k l_ik conj(l_jk)) / l_jj.
       for (int k = 0; k < j; ++k) {
         const T* ck = column(k);
-        const T factor = conj_of(ck[j]);
+        const T factor = adjoint_element(ck[j]);
         for (int i = j + 1; i < n; ++i) cj[i] -= product(ck[i], factor);
       }
       for (int i = j + 1; i < n; ++i) cj[i] *= reciprocal;
