@@ -600,6 +600,24 @@ def test_refined_solve_in_gpu_memory(kind, n, k, lower, tensor_cores):
     assert residual <= 64 * n * np.finfo(np.float64).eps * (np.abs(a).sum(1).max() * np.abs(x).max())
 
 
+def test_refined_solve_that_diverges_falls_back_accurately(kind):
+    # A BF16 factor of this matrix (order 4096, condition 1e4) sends the refinement to NaN on an
+    # H200, which LAPACK's convergence test lets through as converged: the solve must fall back to
+    # FP64 instead (host arrays and GPU memory), or converge; either way x is accurate.
+    n = 4096
+    q, _ = np.linalg.qr(np.random.default_rng(5).standard_normal((n, n)))
+    a = (q * np.geomspace(1, 1e-4, n)) @ q.T
+    a = (a + a.T) / 2
+    b = np.random.default_rng(6).standard_normal((n, 1))
+    bound = 30 * n * np.finfo(np.float64).eps * (np.abs(a).sum(1).max())
+    for on_gpu in (False, True):
+        x, iterations = tessera.posv_refined(kind.put(a) if on_gpu else a, kind.put(b) if on_gpu else b,
+                                             tensor_cores="bf16")
+        x = kind.get(x) if on_gpu else x
+        assert np.isfinite(x).all(), (on_gpu, iterations)
+        assert np.abs(a @ x - b).max() <= bound * np.abs(x).max() + 30 * n * np.finfo(np.float64).eps, (on_gpu, iterations)
+
+
 def test_refined_solve_in_gpu_memory_reports_lapacks_info(kind):
     a = not_spd_at(spd(40), 17)
     with pytest.raises(tessera.NotPositiveDefiniteError) as raised:
