@@ -9,6 +9,7 @@
 #include <functional>
 #include <memory>
 #include <string>
+#include <vector>
 
 namespace tessera {
 
@@ -59,6 +60,24 @@ enum class TensorCores { off, tf32, bf16, fp16 };
 //          double-precision factorization, O(n^3), costs far more than the steps GMRES takes
 //          (large n, slow double precision), which Tessera does not yet decide by itself.
 enum class Refinement { lapack, classical_then_gmres };
+
+// Adaptive precision (FactorOptions::accuracy): the lowest arithmetic a tile's trailing updates
+// may take. Every tile stays stored in FP64, the updates accumulate into it in FP64. In gpu and
+// hybrid modes each panel tile is split once per step into two FP16 pieces (scaled by a power of
+// two into FP16's range; hi, and the rest times 2^11) and the updates run on the tensor cores
+// with FP32 accumulation: fp16 from hi alone (one product), fp32 from both (three products, about
+// 2^-22 of each value); in cpu mode both in FP32.
+enum class TileArithmetic { fp64, fp32, fp16 };
+
+// What an adaptive factorization chose, tile by tile: tile (i, j), j <= i < tiles, at
+// i (i + 1) / 2 + j; diagonal tiles are always fp64.
+struct TESSERA_EXPORT TileArithmeticMap {
+  int tiles = 0;
+  std::vector<TileArithmetic> lower;
+  TileArithmetic at(int i, int j) const;
+  // Tiles below the diagonal with arithmetic `a` (the diagonal ones, always fp64, not counted).
+  long long count(TileArithmetic a) const;
+};
 
 // How a factorization is cut into tasks.
 //   tiles: one task per tile operation (potrf, trsm, syrk, gemm on nb x nb tiles): about nt^3 / 6
@@ -285,6 +304,17 @@ struct TESSERA_EXPORT FactorOptions {
   // matrix of a batch; 0 for a matrix whose factorization failed (never a NaN or an infinity).
   // Tile factorizations sum one task's share per diagonal tile, read where the tile lies.
   double* log_determinant = nullptr;
+  // Adaptive precision (real double-precision matrices: host arrays and tile matrices, factored
+  // as tiles): the accuracy u_req asked of the factor, 0 (default) for FP64 throughout. From the
+  // tiles' Frobenius norms, each tile (i, j) below the diagonal of an nt x nt tile matrix takes
+  // the lowest arithmetic of unit roundoff u (fp16 2^-11, fp32 2^-22: TileArithmetic) with
+  //   ||A_ij||_F nt / ||A||_F < u_req / u,
+  // FP64 otherwise and on the diagonal (the rule of Higham and Mary's adaptive-precision
+  // factorizations): the factor's backward error ||A - L L^T||_F / ||A||_F stays within a small
+  // multiple of u_req. The request waits for the norms before it returns.
+  double accuracy = 0;
+  // Where asked (not null), the arithmetic each tile took, written before the request returns.
+  TileArithmeticMap* tile_arithmetic = nullptr;
 
   // Defaults overridden by TESSERA_NB, TESSERA_MODE, TESSERA_GPU_KERNELS, TESSERA_TASK_GRAIN
   // (tiles, block-columns or auto), TESSERA_OUT_OF_CORE_PANEL_PERCENT, and TESSERA_TRACE

@@ -42,11 +42,16 @@ std::vector<int> panels_within(const TileGrid& A, double budget_elements);
 // How a factorization is cut and ordered: the task grain, and the out-of-core panels (at most one
 // panel: the whole matrix at once, in the grain asked for; more: insert_cholesky_in_panels, with
 // tile tasks).
+// With an accuracy (FactorOptions::accuracy, real double precision), the adaptive-precision
+// factorization (adaptive_precision.hpp) on tiles, whatever the grain and panels say; its map goes
+// to arithmetic_map where that is set.
 struct CholeskyPlan {
   CholeskyPlan(TaskGrain task_grain = TaskGrain::automatic, std::vector<int> starts = {})  // NOLINT: from a grain
       : grain(task_grain), panel_starts(std::move(starts)) {}
   TaskGrain grain;
   std::vector<int> panel_starts;
+  double accuracy = 0;
+  TileArithmeticMap* arithmetic_map = nullptr;
 };
 
 // The factorization `plan` asks for (automatic grain: tiles; the API chooses the grain of a plan,

@@ -1,7 +1,9 @@
 #include "algorithms.hpp"
 
+#include <stdexcept>
 #include <type_traits>
 
+#include "adaptive_precision.hpp"
 #include "tessera/precision.hpp"
 
 namespace tessera::detail {
@@ -134,6 +136,10 @@ void insert_cholesky_as_one_task(const TaskContext& ctx, const TileGrid& A, cons
 
 template <class T>
 void insert_cholesky(const TaskContext& ctx, const TileGrid& A, const SchedulingHints& hints, const CholeskyPlan& plan) {
+  if (plan.accuracy > 0) {
+    if constexpr (!std::is_same_v<T, double>) throw std::logic_error("adaptive precision takes real double tiles");
+    else return insert_adaptive_cholesky(ctx, A, hints, plan.accuracy, plan.arithmetic_map);
+  }
   if (plan.panel_starts.size() > 1) return insert_cholesky_in_panels<T>(ctx, A, hints, plan.panel_starts);
   // Block-column and whole-matrix tasks exist for real scalars only (the plan gives complex
   // matrices tiles). Block columns measured no faster than tiles on a GPU, even on a matrix

@@ -199,6 +199,32 @@ template <class T>
 TileRef scratch_tile(const TaskContext& ctx, const TileRef& like);
 void release_scratch_tile(const TaskContext& ctx, const TileRef& tile);
 
+// *norm := the Frobenius norm of the double tile (of the whole symmetric block for a diagonal tile,
+// whose referenced triangle alone is read; host memory from submission_slots). On a GPU where
+// one may run the task: there the tile takes part in the factorization next, and its transfer then
+// costs less than norms on the CPUs.
+void insert_tile_norm(const TaskContext& ctx, const TileRef& tile, bool diagonal, double* norm, const TaskHints& hints);
+
+// The reduced updates C -= A B^T of an adaptive-precision factorization on double tiles (C
+// accumulated in double; TileArithmetic):
+//   insert_float_gemm: the operands rounded to FP32 by the task (CPU workers alone);
+//   fp16_pieces_tile, insert_round_to_fp16: a panel tile's FP16 pieces (a scratch tile shaped as
+//       `like` is stored; release_scratch_tile), made once per step for every update reading it;
+//   insert_pieces_gemm: the update from two tiles' pieces, in `arithmetic` (fp16 or fp32).
+void insert_float_gemm(const TaskContext& ctx, const TileRef& A, const TileRef& B, const TileRef& C,
+                       const TaskHints& hints);
+TileRef fp16_pieces_tile(const TaskContext& ctx, const TileRef& like);
+void insert_round_to_fp16(const TaskContext& ctx, const TileRef& A, const TileRef& pieces, const TaskHints& hints);
+void insert_pieces_gemm(const TaskContext& ctx, TileArithmetic arithmetic, const TileRef& A, const TileRef& B,
+                        const TileRef& C, const TaskHints& hints);
+
+// `count` doubles of host memory that live as long as ctx's submission: results of tasks that the
+// inserting thread reads once wait_for_inserted_tasks has returned.
+double* submission_slots(const TaskContext& ctx, int count);
+// Blocks until every task inserted so far into ctx's submission has finished (a decision that
+// needs their results before the next tasks are inserted).
+void wait_for_inserted_tasks(const TaskContext& ctx);
+
 // sums (2 * max(rows, cols) values, host memory owned by the caller until the submission ends):
 // sums[0..cols) += column sums of |tile|, sums[cols..cols+rows) += row sums (lower_only as in
 // kernels::cpu::abs_sums; moduli of complex entries, as reals).

@@ -168,7 +168,7 @@ Request detail::potrf_tiles_async(TileMatrix<T>& A, const FactorOptions& options
   return make_request(A.runtime(), nullptr, [&](Submission& s) {
     s.set_trace(options.trace);
     const TaskContext ctx = make_context(A.runtime(), s, plan, options.gpu_kernels);
-    detail::insert_cholesky<T>(ctx, detail::tile_grid(A), options.hints, plan.cholesky());
+    detail::insert_cholesky<T>(ctx, detail::tile_grid(A), options.hints, plan.cholesky(options.tile_arithmetic));
     if (double* slots = detail::log_diagonal_slots(s, A.tile_rows(), options.log_determinant))
       detail::insert_log_diagonals<T>(ctx, detail::tile_grid(A), slots, options.hints);
   });
@@ -211,7 +211,7 @@ Request detail::potrf_array_async(Runtime& runtime, int n, T* A, int lda, const 
   }
   return submit_on_matrix_tiles<T>(runtime, plan, n, A, lda, options, [&](const TaskContext& ctx, const TileGrid& tiles) {
     detail::insert_lapack_potrf<T>(
-        ctx, tiles, options.uplo, A, lda, options.hints, plan.cholesky(),
+        ctx, tiles, options.uplo, A, lda, options.hints, plan.cholesky(options.tile_arithmetic),
         detail::log_diagonal_slots(*ctx.submission, tiles.tile_rows(), options.log_determinant));
   });
 }
@@ -270,7 +270,7 @@ Request detail::posv_array_async(Runtime& runtime, int n, int nrhs, T* A, int ld
                                   double* slots =
                                       detail::log_diagonal_slots(*ctx.submission, a_tiles.tile_rows(), options.log_determinant);
                                   detail::insert_lapack_posv<T>(ctx, a_tiles, b_tiles, options.uplo, A, lda, B, ldb,
-                                                                options.hints, plan.cholesky(), slots);
+                                                                options.hints, plan.cholesky(options.tile_arithmetic), slots);
                                 });
 }
 

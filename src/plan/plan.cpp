@@ -89,7 +89,8 @@ void choose_panels(const Machine& machine, const PlanRequest& r, Plan& p) {
 // the GPU already (tiles that must first come from host memory overlap their copies with the
 // tile graph instead).
 bool factors_resident_tiles_whole(const Machine& machine, const PlanRequest& r, const Plan& p) {
-  if (p.tensor_cores != TensorCores::off || r.options.grain != TaskGrain::automatic || r.n > t.whole_resident_tiles_max_n || machine.cuda_devices != 1 ||
+  if (p.tensor_cores != TensorCores::off || p.accuracy != 0 || r.options.grain != TaskGrain::automatic ||
+      r.n > t.whole_resident_tiles_max_n || machine.cuda_devices != 1 ||
       p.mode != Mode::gpu || p.panel_starts.size() > 1 || is_complex(r.precision))
     return false;
   const double gathered_bytes = double(r.n) * r.n * bytes_per_element(r.precision);
@@ -355,6 +356,28 @@ void plan_tensor_cores(const PlanRequest& r, Plan& p) {
 
 namespace {
 
+// Adaptive precision (FactorOptions::accuracy): a real double-precision factorization of a host
+// array or a tile matrix as tile tasks (never on the calling thread): refused for anything else
+// rather than silently ignored. A solve with the factor given has nothing to adapt.
+void plan_adaptive(const PlanRequest& r, Plan& p) {
+  const double u = r.options.accuracy;
+  if (u == 0) return;
+  if (!(u > 0 && u < 1)) throw InvalidArgument(fmt::format("accuracy must be 0 (FP64 throughout) or in (0, 1), not {}", u));
+  if (r.precision != Precision::double_real)
+    throw InvalidArgument("accuracy (adaptive precision) takes real double-precision matrices");
+  if (r.place != DataPlace::host_array && r.place != DataPlace::tiles)
+    throw InvalidArgument(std::string("accuracy (adaptive precision) takes host arrays and tile matrices, not ") +
+                          to_string(r.place));
+  if (r.options.grain == TaskGrain::block_columns || r.options.grain == TaskGrain::whole_matrix)
+    throw InvalidArgument(std::string("accuracy (adaptive precision) runs on tile tasks: grain tiles or automatic, not ") +
+                          to_string(r.options.grain));
+  if (!r.factors) return;
+  p.accuracy = u;
+  p.why.push_back(fmt::format("adaptive precision: each tile's updates in the lowest arithmetic its norm allows for "
+                              "accuracy {:g}",
+                              u));
+}
+
 // A request's work as the calling-thread limits count it: three times the flops (n^3 / 3 to
 // factor, 2 n^2 per right-hand side to solve; a complex multiply-add is four real ones), as the
 // cube of an order.
@@ -380,7 +403,7 @@ bool runs_on_calling_thread(const PlanRequest& r) {
   const bool host = r.place == DataPlace::host_array || (r.place == DataPlace::batch && r.n >= 0);
   const FactorOptions& o = r.options;
   if (!host || (o.mode != Mode::cpu && o.mode != Mode::automatic) || o.nb != 0 || o.grain != TaskGrain::automatic ||
-      o.batch_chunk != 0 || o.trace)
+      o.batch_chunk != 0 || o.trace || (o.accuracy != 0 && r.factors))
     return false;
   return within_order(calling_thread_work(r), calling_thread_max_n(r));
 }
@@ -394,6 +417,7 @@ Plan plan(const Machine& machine, const PlanRequest& r) {
     throw InvalidArgument(std::string("grain ") + to_string(r.options.grain) +
                           " takes real scalars: complex matrices are factored as tiles (grain tiles or automatic)");
   plan_tensor_cores(r, p);
+  plan_adaptive(r, p);
   if (runs_on_calling_thread(r)) {
     p.mode = Mode::cpu;
     p.why.push_back(r.options.mode == Mode::cpu ? "mode cpu (asked for)" : "mode cpu (automatic: small work)");
@@ -416,7 +440,7 @@ Plan plan(const Machine& machine, const PlanRequest& r) {
     case DataPlace::tiles:
       choose_tile_size(machine, r, p);
       check_tiles_fit_gpu(machine, p, r.precision, r.n);
-      if (r.factors) choose_panels(machine, r, p);
+      if (r.factors && p.accuracy == 0) choose_panels(machine, r, p);
       if (r.place == DataPlace::host_array) {
         choose_host_tiles(machine, r, p);
         return p;

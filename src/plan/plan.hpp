@@ -97,7 +97,15 @@ struct Plan {
   std::optional<OwnedPanels> staged_panels;
   std::vector<std::string> why;   // one line per decision, for explanations and errors
 
-  CholeskyPlan cholesky() const { return CholeskyPlan(grain, panel_starts); }
+  double accuracy = 0;            // adaptive precision (FactorOptions::accuracy): 0, FP64 throughout
+
+  // The factorization's plan; an adaptive one's map goes to `map` (FactorOptions::tile_arithmetic).
+  CholeskyPlan cholesky(TileArithmeticMap* map = nullptr) const {
+    CholeskyPlan plan(grain, panel_starts);
+    plan.accuracy = accuracy;
+    plan.arithmetic_map = map;
+    return plan;
+  }
 };
 
 // The mode a request asked for, resolved against the machine: gpu mode with no CUDA worker and

@@ -10,6 +10,7 @@
 #include <algorithm>
 
 #include "runtime_control.hpp"
+#include "tasks.hpp"
 #include "trace.hpp"
 
 namespace tessera::detail {
@@ -49,7 +50,9 @@ Progress Submission::progress() const noexcept {
 // object while the last task is still about to touch the mutex.
 void Submission::count_down() noexcept {
   std::lock_guard<std::mutex> lock(mutex_);
-  if (pending_.fetch_sub(1, std::memory_order_acq_rel) != 1) return;
+  const int before = pending_.fetch_sub(1, std::memory_order_acq_rel);
+  if (before == 2) all_done_.notify_all();  // only the seal left: wait_for_submitted's end
+  if (before != 1) return;
   if (trace_) {
     try {
       record_transfers(*trace_);
@@ -84,6 +87,29 @@ void Submission::wait() {
   }
   RuntimeControl::work_waited();
 }
+
+void Submission::wait_for_submitted() {
+#ifdef STARPU_SIMGRID
+  // See wait(): StarPU's own wait lets the simulation's actors run.
+  while (pending_.load(std::memory_order_acquire) > 1) {
+    starpu_task_wait_for_all();
+    if (pending_.load(std::memory_order_acquire) > 1) starpu_sleep(1e-6f);
+  }
+#endif
+  std::unique_lock<std::mutex> lock(mutex_);
+  all_done_.wait(lock, [this] { return pending_.load(std::memory_order_acquire) <= 1; });
+}
+
+double* Submission::slots(int count) {
+  auto memory = std::make_unique<double[]>(static_cast<std::size_t>(std::max(count, 0)));
+  std::lock_guard<std::mutex> lock(mutex_);
+  slots_.push_back(std::move(memory));
+  return slots_.back().get();
+}
+
+double* submission_slots(const TaskContext& ctx, int count) { return ctx.submission->slots(count); }
+
+void wait_for_inserted_tasks(const TaskContext& ctx) { ctx.submission->wait_for_submitted(); }
 
 bool Submission::wait_for(std::chrono::nanoseconds timeout) {
 #ifdef STARPU_SIMGRID

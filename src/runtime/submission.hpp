@@ -13,6 +13,7 @@
 #include <mutex>
 #include <optional>
 #include <string>
+#include <vector>
 
 #include "process_state.hpp"
 #include "tessera/options.hpp"
@@ -46,6 +47,11 @@ class Submission {
 
   // Blocks until every submitted task has finished.
   void wait();
+  // Blocks until every task submitted so far has finished, while more may still be inserted (the
+  // seal outstanding).
+  void wait_for_submitted();
+  // `count` doubles that live as long as this submission (results its tasks write).
+  double* slots(int count);
   // Blocks until every submitted task has finished or `timeout` has passed; returns done().
   bool wait_for(std::chrono::nanoseconds timeout);
   bool done() const noexcept;
@@ -119,6 +125,7 @@ class Submission {
   bool releasing_ = false;      // under mutex_: a thread is letting go of held_
   std::condition_variable released_;
   std::optional<TaskProfiling> profiling_;  // while a traced request's tasks are in flight
+  std::vector<std::unique_ptr<double[]>> slots_;  // under mutex_
 };
 
 }  // namespace tessera::detail

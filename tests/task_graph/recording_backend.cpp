@@ -430,6 +430,52 @@ void insert_multiply_by_panel_inverse(const TaskContext& ctx, const TileRef& X, 
   });
 }
 
+// Adaptive precision. The recorded graph runs after the insertion: the norms the insertion waits
+// for are not known then (NaN, so every tile stays in FP64). The reduced updates compute in double
+// on operands rounded to FP32; FP16 pieces are tiles of doubles holding the values rounded to FP32.
+void insert_tile_norm(const TaskContext& ctx, const TileRef& tile, bool diagonal, double* norm, const TaskHints& hints) {
+  ctx.submission->record(TaskKind::other, hints, {reads(tile)}, [=] {
+    double sum = 0;
+    for (int c = 0; c < tile.cols; ++c)
+      for (int r = diagonal ? c : 0; r < tile.rows; ++r)
+        sum += (diagonal && r != c ? 2.0 : 1.0) * at<double>(tile, r, c) * at<double>(tile, r, c);
+    *norm = std::sqrt(sum);
+  });
+}
+
+void insert_float_gemm(const TaskContext& ctx, const TileRef& A, const TileRef& B, const TileRef& C,
+                       const TaskHints& hints) {
+  ctx.submission->record(TaskKind::gemm, hints, {reads(A), reads(B), writes(C)}, [=] {
+    for (int c = 0; c < C.cols; ++c)
+      for (int r = 0; r < C.rows; ++r) {
+        double sum = 0;
+        for (int k = 0; k < A.cols; ++k)
+          sum += double(float(at<double>(A, r, k))) * double(float(at<double>(B, c, k)));
+        at<double>(C, r, c) -= sum;
+      }
+  });
+}
+
+TileRef fp16_pieces_tile(const TaskContext& ctx, const TileRef& like) { return scratch_tile<double>(ctx, like); }
+
+void insert_round_to_fp16(const TaskContext& ctx, const TileRef& A, const TileRef& pieces, const TaskHints& hints) {
+  ctx.submission->record(TaskKind::trsm, hints, {reads(A), writes(pieces)}, [=] {
+    for (int c = 0; c < A.cols; ++c)
+      for (int r = 0; r < A.rows; ++r) at<double>(pieces, r, c) = double(float(at<double>(A, r, c)));
+  });
+}
+
+void insert_pieces_gemm(const TaskContext& ctx, TileArithmetic, const TileRef& A, const TileRef& B, const TileRef& C,
+                        const TaskHints& hints) {
+  insert_float_gemm(ctx, A, B, C, hints);
+}
+
+double* submission_slots(const TaskContext& ctx, int count) {
+  return static_cast<double*>(ctx.submission->scratch(sizeof(double) * static_cast<std::size_t>(count)));
+}
+
+void wait_for_inserted_tasks(const TaskContext&) {}
+
 // Scratch tiles: memory the recording submission keeps until it ends.
 template <class T>
 TileRef scratch_tile(const TaskContext& ctx, const TileRef& like) {

@@ -1,0 +1,278 @@
+// Adaptive precision (FactorOptions::accuracy) on the geostatistics benchmark of ExaGeoStat: a
+// Matérn covariance (smoothness 1/2: the exponential kernel) over n locations on a jittered grid
+// of the unit square, ordered along a Morton curve so that far tiles hold small entries. For each
+// n, in one process (warm: a first factorization runs untimed): Tessera's FP64 factorization and
+// adaptive ones at each accuracy, from and to the caller's host array (end to end), and, with
+// CUDA, cuSOLVER's dpotrf on the matrix in GPU memory (resident) and with copies from and to the
+// same pageable array; and Tessera's FP64 and adaptive factorizations of tiles already in GPU
+// memory (the tile API). Per run: seconds (best of --reps), the FP64-equivalent TFLOP/s (n^3 / 3
+// flops), the share of tiles per arithmetic, the log-determinant's relative error against FP64's
+// and the Gaussian-process log-likelihood's (for data z drawn from the FP64 factor; host runs),
+// and the speed against the FP64 run of the same state (host arrays; resident tiles, which
+// cuSOLVER's rows compare with).
+//   bench_adaptive [--n 20000,40000] [--range 0.03] [--accuracy 1e-4,1e-8,1e-12] [--reps 1]
+//                  [--mode auto|gpu|cpu] [--nb 0] [--json FILE]
+#include <fmt/format.h>
+#include <nlohmann/json.hpp>
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <cstdint>
+#include <fstream>
+#include <numeric>
+#include <random>
+#include <thread>
+#include <vector>
+
+#include <cblas.h>
+
+#include "bench_support.hpp"
+#include "tessera/tessera.hpp"
+
+#ifdef TESSERA_HAVE_CUDA
+#include <cuda_runtime.h>
+#include <cusolverDn.h>
+
+#include "resident_tiles.hpp"
+#endif
+
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+double seconds_since(Clock::time_point start) { return std::chrono::duration<double>(Clock::now() - start).count(); }
+
+// Interleaves the bits of x and y (16 each): the Morton code of a grid cell.
+std::uint32_t morton(std::uint32_t x, std::uint32_t y) {
+  std::uint32_t code = 0;
+  for (int b = 0; b < 16; ++b) code |= ((x >> b) & 1u) << (2 * b) | ((y >> b) & 1u) << (2 * b + 1);
+  return code;
+}
+
+struct Point {
+  double x, y;
+  std::uint32_t code;
+};
+
+// n locations: cells of a ceil(sqrt(n))^2 grid, each jittered inside its cell (fixed seed), the
+// first n in Morton order.
+std::vector<Point> locations(int n) {
+  const int side = static_cast<int>(std::ceil(std::sqrt(double(n))));
+  std::mt19937 gen(2024);
+  std::uniform_real_distribution<double> jitter(-0.4, 0.4);
+  std::vector<Point> points;
+  for (int i = 0; i < side; ++i)
+    for (int j = 0; j < side; ++j)
+      points.push_back({(i + 0.5 + jitter(gen)) / side, (j + 0.5 + jitter(gen)) / side,
+                        morton(static_cast<std::uint32_t>(i), static_cast<std::uint32_t>(j))});
+  std::sort(points.begin(), points.end(), [](const Point& a, const Point& b) { return a.code < b.code; });
+  points.resize(static_cast<std::size_t>(n));
+  return points;
+}
+
+// Runs body(first, end) over [0, count) on every hardware thread.
+template <class Body>
+void parallel_for(int count, Body body) {
+  const int threads = std::max(1u, std::thread::hardware_concurrency());
+  std::vector<std::thread> pool;
+  for (int t = 0; t < threads; ++t)
+    pool.emplace_back([=] {
+      for (int j = t; j < count; j += threads) body(j);
+    });
+  for (std::thread& th : pool) th.join();
+}
+
+// The lower triangle (column-major, n x n) of sigma^2 exp(-r / range) + nugget on the diagonal.
+std::vector<double> matern_covariance(const std::vector<Point>& p, double range) {
+  const int n = static_cast<int>(p.size());
+  std::vector<double> A(static_cast<std::size_t>(n) * n, 0.0);
+  parallel_for(n, [&](int j) {
+    double* column = A.data() + static_cast<std::size_t>(j) * n;
+    for (int i = j; i < n; ++i)
+      column[i] = std::exp(-std::hypot(p[i].x - p[j].x, p[i].y - p[j].y) / range) + (i == j ? 1e-4 : 0.0);
+  });
+  return A;
+}
+
+void copy_lower(int n, const std::vector<double>& from, std::vector<double>& to) {
+  parallel_for(n, [&](int j) {
+    const std::size_t c = static_cast<std::size_t>(j) * n;
+    std::copy(from.begin() + static_cast<long>(c + j), from.begin() + static_cast<long>(c + n),
+              to.begin() + static_cast<long>(c + j));
+  });
+}
+
+double log_determinant(int n, const std::vector<double>& L) {
+  double sum = 0;
+  for (int j = 0; j < n; ++j) sum += 2.0 * std::log(L[j + static_cast<std::size_t>(j) * n]);
+  return sum;
+}
+
+// The Gaussian-process log-likelihood of z under the covariance whose lower factor is L.
+double log_likelihood(int n, const std::vector<double>& L, std::vector<double> z) {
+  cblas_dtrsv(CblasColMajor, CblasLower, CblasNoTrans, CblasNonUnit, n, L.data(), n, z.data(), 1);
+  const double quadratic = std::inner_product(z.begin(), z.end(), z.begin(), 0.0);
+  return -0.5 * (quadratic + log_determinant(n, L) + n * std::log(2 * M_PI));
+}
+
+struct Run {
+  std::string name;
+  double seconds = 0;
+  long long tiles[3] = {0, 0, 0};  // fp64, fp32, fp16 below the diagonal
+  double logdet_error = 0;
+  double likelihood_error = 0;
+};
+
+#ifdef TESSERA_HAVE_CUDA
+// cuSOLVER's dpotrf: {resident, pageable end to end} seconds, best of reps; the factor comes back
+// into `out` (A's size).
+std::pair<double, double> time_cusolver(int n, const std::vector<double>& A, std::vector<double>& out, int reps) {
+  cusolverDnHandle_t handle;
+  cusolverDnCreate(&handle);
+  const std::size_t bytes = sizeof(double) * A.size();
+  double* dA = nullptr;
+  int* dinfo = nullptr;
+  if (cudaMalloc(&dA, bytes) != cudaSuccess || cudaMalloc(&dinfo, sizeof(int)) != cudaSuccess)
+    throw std::runtime_error("cudaMalloc failed");
+  int lwork = 0;
+  cusolverDnDpotrf_bufferSize(handle, CUBLAS_FILL_MODE_LOWER, n, dA, n, &lwork);
+  double* work = nullptr;
+  cudaMalloc(&work, sizeof(double) * std::max(lwork, 1));
+  double resident = 1e30, pageable = 1e30;
+  for (int r = 0; r < reps; ++r) {
+    auto start = Clock::now();
+    cudaMemcpy(dA, A.data(), bytes, cudaMemcpyHostToDevice);
+    const auto factored = Clock::now();
+    cusolverDnDpotrf(handle, CUBLAS_FILL_MODE_LOWER, n, dA, n, work, lwork, dinfo);
+    int info = 0;
+    cudaMemcpy(&info, dinfo, sizeof(int), cudaMemcpyDeviceToHost);
+    resident = std::min(resident, seconds_since(factored));
+    cudaMemcpy(out.data(), dA, bytes, cudaMemcpyDeviceToHost);
+    pageable = std::min(pageable, seconds_since(start));
+    if (info != 0) throw std::runtime_error(fmt::format("cuSOLVER info {}", info));
+  }
+  cudaFree(work);
+  cudaFree(dinfo);
+  cudaFree(dA);
+  cusolverDnDestroy(handle);
+  return {resident, pageable};
+}
+#endif
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  std::vector<int> sizes = {20000, 40000};
+  std::vector<double> accuracies = {1e-4, 1e-8, 1e-12};
+  double range = 0.03;
+  int reps = 1, nb = 0;
+  std::string json_path, mode_name = "auto";
+  for (tessera::bench::Arguments args(argc, argv); args.next();) {
+    if (args.option() == "--n") sizes = tessera::bench::parse_int_list(args.value());
+    else if (args.option() == "--range") range = std::stod(args.value());
+    else if (args.option() == "--reps") reps = std::stoi(args.value());
+    else if (args.option() == "--nb") nb = std::stoi(args.value());
+    else if (args.option() == "--mode") mode_name = args.value();
+    else if (args.option() == "--json") json_path = args.value();
+    else if (args.option() == "--accuracy") {
+      accuracies.clear();
+      for (const std::string& a : tessera::bench::split_commas(args.value())) accuracies.push_back(std::stod(a));
+    } else {
+      fmt::print(stderr, "unknown option {}\n", args.option());
+      return 2;
+    }
+  }
+  tessera::Runtime runtime(tessera::RuntimeOptions::from_environment());
+  tessera::FactorOptions base;
+  base.mode = tessera::parse_mode(mode_name);
+  base.nb = nb;
+  nlohmann::json results = nlohmann::json::array();
+  fmt::print("Matérn (smoothness 1/2, range {}) on a jittered grid in Morton order\n", range);
+  fmt::print("{:>6} {:>5} {:>18} {:>9} {:>8} {:>7} {:>7} {:>7} {:>11} {:>11} {:>8}\n", "n", "nb", "run", "s",
+             "TFLOP/s", "fp64%", "fp32%", "fp16%", "logdet err", "loglik err", "/ fp64");
+  for (int n : sizes) {
+    const std::vector<double> A = matern_covariance(locations(n), range);
+    std::vector<double> F(A.size(), 0.0);
+    const double flops = double(n) * n * n / 3;
+    const int tile = nb > 0 ? nb : tessera::explain_potrf<double>(runtime, n, base).nb;
+    std::vector<Run> runs;
+    // Untimed: the runtime's first call (staged or in place), then one that allocates the pool's tiles.
+    for (int warm = 0; warm < 2; ++warm) {
+      copy_lower(n, A, F);
+      tessera::potrf(runtime, n, F.data(), n, base);
+    }
+    // Host arrays, end to end: the FP64 factor first, and data z = L w drawn from it.
+    const auto host_run = [&](const std::string& name, double accuracy) {
+      Run run{name};
+      run.seconds = 1e30;
+      tessera::TileArithmeticMap map;
+      for (int r = 0; r < reps; ++r) {
+        copy_lower(n, A, F);
+        tessera::FactorOptions options = base;
+        options.accuracy = accuracy;
+        options.tile_arithmetic = &map;
+        const auto start = Clock::now();
+        const int info = tessera::potrf(runtime, n, F.data(), n, options);
+        run.seconds = std::min(run.seconds, seconds_since(start));
+        if (info != 0) throw std::runtime_error(fmt::format("{}: info {}", name, info));
+      }
+      for (int a = 0; a < 3; ++a) run.tiles[a] = map.count(static_cast<tessera::TileArithmetic>(a));
+      return run;
+    };
+    runs.push_back(host_run("host fp64", 0));
+    std::vector<double> z(static_cast<std::size_t>(n));
+    std::mt19937 gen(7);
+    std::normal_distribution<double> normal;
+    for (double& v : z) v = normal(gen);
+    cblas_dtrmv(CblasColMajor, CblasLower, CblasNoTrans, CblasNonUnit, n, F.data(), n, z.data(), 1);
+    const double logdet64 = log_determinant(n, F), likelihood64 = log_likelihood(n, F, z);
+    for (double accuracy : accuracies) {
+      Run run = host_run(fmt::format("host {:g}", accuracy), accuracy);
+      run.logdet_error = std::abs(log_determinant(n, F) - logdet64) / std::abs(logdet64);
+      run.likelihood_error = std::abs(log_likelihood(n, F, z) - likelihood64) / std::abs(likelihood64);
+      runs.push_back(run);
+    }
+#ifdef TESSERA_HAVE_CUDA
+    if (runtime.cuda_workers() > 0) {
+      // Every tile already in GPU memory (the tile API): the factorization alone.
+      const auto resident_run = [&](const std::string& name, double accuracy) {
+        Run run{name};
+        run.seconds = 1e30;
+        tessera::FactorOptions options = base;
+        options.accuracy = accuracy;
+        tessera::TileArithmeticMap map;
+        options.tile_arithmetic = &map;
+        for (int r = 0; r < reps; ++r)
+          run.seconds = std::min(run.seconds, tessera::bench::time_resident_potrf(runtime, n, tile, A, options));
+        for (int a = 0; a < 3; ++a) run.tiles[a] = map.count(static_cast<tessera::TileArithmetic>(a));
+        return run;
+      };
+      runs.push_back(resident_run("resident fp64", 0));
+      for (double accuracy : accuracies) runs.push_back(resident_run(fmt::format("resident {:g}", accuracy), accuracy));
+      const auto [resident, pageable] = time_cusolver(n, A, F, reps);
+      runs.push_back({"cusolver resident", resident});
+      runs.push_back({"cusolver pageable", pageable});
+    }
+#endif
+    // Ratios against the FP64 run of the same state (host arrays, or resident tiles and cuSOLVER).
+    const auto fp64_of = [&](const Run& r) {
+      const bool host = r.name.rfind("host", 0) == 0;
+      for (const Run& f : runs)
+        if (f.name == (host ? "host fp64" : "resident fp64")) return f.seconds;
+      return runs[0].seconds;
+    };
+    for (const Run& r : runs) {
+      const double total = double(r.tiles[0] + r.tiles[1] + r.tiles[2]);
+      const auto share = [&](int a) { return total > 0 ? fmt::format("{:.1f}", 100.0 * r.tiles[a] / total) : std::string("-"); };
+      fmt::print("{:>6} {:>5} {:>18} {:>9.4f} {:>8.2f} {:>7} {:>7} {:>7} {:>11.2e} {:>11.2e} {:>7.2f}x\n", n, tile,
+                 r.name, r.seconds, flops / r.seconds * 1e-12, share(0), share(1), share(2), r.logdet_error,
+                 r.likelihood_error, fp64_of(r) / r.seconds);
+      results.push_back({{"n", n}, {"nb", tile}, {"run", r.name}, {"seconds", r.seconds}, {"tiles_fp64", r.tiles[0]},
+                         {"tiles_fp32", r.tiles[1]}, {"tiles_fp16", r.tiles[2]}, {"logdet_relative_error", r.logdet_error},
+                         {"loglik_relative_error", r.likelihood_error}, {"range", range}});
+    }
+  }
+  if (!json_path.empty()) std::ofstream(json_path) << results.dump(1) << "\n";
+  return 0;
+}

@@ -1,0 +1,237 @@
+// Adaptive precision (FactorOptions::accuracy): the rule that chooses each tile's arithmetic, and
+// factorizations of covariance matrices whose far tiles are small, in both triangles and every
+// mode the machine has (hybrid mode's updates read FP16 copies of the panel tiles made once per
+// step, even on CPU workers alone; cpu mode's round their operands to FP32 themselves): the
+// backward error within the accuracy asked for, the map's reduced tiles,
+// LAPACK's info, the log-determinant, and the options refused.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "adaptive_precision.hpp"
+#include "kernels/cpu/blas.hpp"
+#include "kernels/cpu/reduced_precision.hpp"
+#include "test_support.hpp"
+
+namespace tessera::test {
+namespace {
+
+// An exponential covariance over points spread along [0, 1] in order, plus a nugget on the
+// diagonal: the tiles far from the diagonal hold entries exp(-distance / range), tiny for
+// distant blocks of points, as a geostatistics covariance ordered along space has.
+std::vector<double> covariance(int n, double range) {
+  std::vector<double> A(static_cast<std::size_t>(n) * n);
+  for (int j = 0; j < n; ++j)
+    for (int i = 0; i < n; ++i)
+      A[i + static_cast<std::size_t>(j) * n] = std::exp(-std::abs(i - j) / (range * n)) + (i == j ? 1e-2 : 0.0);
+  return A;
+}
+
+// ||A - L L^T||_F / ||A||_F for the factor in the triangle `uplo` of F (the other ignored).
+double backward_error(int n, const std::vector<double>& A, std::vector<double> F, Uplo uplo) {
+  for (int j = 0; j < n; ++j)
+    for (int i = 0; i < n; ++i) {
+      const bool other = uplo == Uplo::lower ? i < j : i > j;
+      if (other) F[i + static_cast<std::size_t>(j) * n] = 0.0;
+    }
+  std::vector<double> R = A;  // R := A - L L^T (or U^T U), both triangles
+  if (uplo == Uplo::lower)
+    cblas_dgemm(CblasColMajor, CblasNoTrans, CblasTrans, n, n, n, -1.0, F.data(), n, F.data(), n, 1.0, R.data(), n);
+  else
+    cblas_dgemm(CblasColMajor, CblasTrans, CblasNoTrans, n, n, n, -1.0, F.data(), n, F.data(), n, 1.0, R.data(), n);
+  return kernels::cpu::frobenius_norm(kernels::TilePart::whole, n, n, R.data(), n) /
+         kernels::cpu::frobenius_norm(kernels::TilePart::whole, n, n, A.data(), n);
+}
+
+TEST(AdaptivePrecisionRule, EachTileTakesTheLowestArithmeticItsNormAllows) {
+  // Three tiles a side: ||A||_F^2 = 3 * 1 + 2 * (a^2 + b^2 + c^2).
+  const double a = 3e-3, b = 1e-9, c = 0.5;
+  std::vector<double> norms(6);
+  norms[detail::packed_tile(0, 0)] = norms[detail::packed_tile(1, 1)] = norms[detail::packed_tile(2, 2)] = 1.0;
+  norms[detail::packed_tile(1, 0)] = a;
+  norms[detail::packed_tile(2, 0)] = b;
+  norms[detail::packed_tile(2, 1)] = c;
+  const double total = std::sqrt(3.0 + 2.0 * (a * a + b * b + c * c));
+  const double accuracy = 1e-6;
+  const TileArithmeticMap map = detail::choose_tile_arithmetic(norms, 3, accuracy);
+  ASSERT_EQ(map.tiles, 3);
+  // ratios a * 3 / total ~ 5e-3 (FP32: below 1e-6 / 2^-24, not below 1e-6 / 2^-11), b ~ 2e-9 (FP16),
+  // c ~ 0.9 (FP32 too: 1e-6 / 2^-24 is about 16.8).
+  EXPECT_LT(a * 3 / total, accuracy / detail::kFp32UnitRoundoff);
+  EXPECT_GT(a * 3 / total, accuracy / detail::kFp16UnitRoundoff);
+  EXPECT_EQ(map.at(1, 0), TileArithmetic::fp32);
+  EXPECT_EQ(map.at(2, 0), TileArithmetic::fp16);
+  EXPECT_EQ(map.at(2, 1), TileArithmetic::fp32);
+  for (int k = 0; k < 3; ++k) EXPECT_EQ(map.at(k, k), TileArithmetic::fp64);
+  EXPECT_EQ(map.count(TileArithmetic::fp32), 2);
+  EXPECT_EQ(map.count(TileArithmetic::fp16), 1);
+  EXPECT_EQ(map.count(TileArithmetic::fp64), 0);
+  // A tighter accuracy keeps c in FP64; a NaN norm keeps its tile there; a zero matrix keeps all.
+  EXPECT_EQ(detail::choose_tile_arithmetic(norms, 3, 1e-9).at(2, 1), TileArithmetic::fp64);
+  norms[detail::packed_tile(2, 0)] = std::nan("");
+  EXPECT_EQ(detail::choose_tile_arithmetic(norms, 3, accuracy).at(2, 0), TileArithmetic::fp64);
+  EXPECT_EQ(detail::choose_tile_arithmetic(std::vector<double>(6, 0.0), 3, accuracy).count(TileArithmetic::fp64), 3);
+  EXPECT_THROW(map.at(0, 1), std::out_of_range);
+}
+
+TEST(AdaptivePrecisionKernels, FrobeniusNormOfASymmetricTriangleAndTheFloatProduct) {
+  const std::vector<double> S = {4, 2, 0, 99, 3, 1, 99, 99, 5};  // lower triangle of [[4 2 0] [2 3 1] [0 1 5]]
+  EXPECT_DOUBLE_EQ(kernels::cpu::frobenius_norm(kernels::TilePart::lower_symmetric, 3, 3, S.data(), 3),
+                   std::sqrt(16.0 + 9 + 25 + 2 * (4 + 0 + 1)));
+  const std::vector<double> U = {4, 99, 99, 2, 3, 99, 0, 1, 5};  // its upper triangle
+  EXPECT_DOUBLE_EQ(kernels::cpu::frobenius_norm(kernels::TilePart::upper_symmetric, 3, 3, U.data(), 3),
+                   std::sqrt(16.0 + 9 + 25 + 2 * (4 + 0 + 1)));
+  // Tiny operands keep their relative accuracy: each is scaled into FP32's range first.
+  const int m = 5, k = 7;
+  std::vector<double> A = random_matrix<double>(m, k, m, 3), C(m * m, 1.0), expected(m * m, 1.0);
+  for (double& a : A) a *= 1e-30;
+  kernels::cpu::gemm(Trans::no, Trans::transpose, m, m, k, -1.0, A.data(), m, A.data(), m, 1.0, expected.data(), m);
+  for (int i = 0; i < m * m; ++i) expected[i] = (expected[i] - 1.0) * 1e60;
+  kernels::cpu::gemm_in_float(Trans::no, Trans::transpose, m, m, k, -1.0, A.data(), m, A.data(), m, C.data(), m);
+  for (int i = 0; i < m * m; ++i) EXPECT_NEAR((C[i] - 1.0) * 1e60, expected[i], 1e-5) << i;
+  // The FP16 pieces (what GPU workers multiply, and hybrid mode's CPU workers read): tiny values
+  // scaled into FP16's range; hi alone holds them to 2^-11, hi + 2^-11 lo to about 2^-22.
+  std::vector<std::uint16_t> ahi(m * k), alo(m * k), bhi(m * k), blo(m * k);
+  short ea = 0, eb = 0;
+  kernels::cpu::split_to_fp16(m, k, A.data(), m, ahi.data(), alo.data(), &ea);
+  EXPECT_GE(ea, 100);  // 1e-30 is about 2^-100: scaled up
+  const std::vector<double> B = random_matrix<double>(m, k, m, 4);
+  kernels::cpu::split_to_fp16(m, k, B.data(), m, bhi.data(), blo.data(), &eb);
+  std::vector<double> exact(m * m, 0.0);
+  kernels::cpu::gemm(Trans::no, Trans::transpose, m, m, k, -1.0, A.data(), m, B.data(), m, 0.0, exact.data(), m);
+  for (bool low : {false, true}) {
+    std::vector<double> D(m * m, 0.0);
+    kernels::cpu::add_float_product(Trans::no, Trans::transpose, m, m, k, -1.0,
+                                    kernels::cpu::widen_fp16(m, k, ahi.data(), alo.data(), m, low), ea,
+                                    kernels::cpu::widen_fp16(m, k, bhi.data(), blo.data(), m, low), eb, D.data(), m);
+    const double bound = 2 * k * (low ? 0x1p-20 : 0x1p-10);  // |a| < 1e-30, |b| < 1: two roundings per product
+    double worst = 0;
+    for (int i = 0; i < m * m; ++i) {
+      EXPECT_NEAR(D[i] * 1e30, exact[i] * 1e30, bound) << i << (low ? " hi + lo" : " hi");
+      worst = std::max(worst, std::abs(D[i] - exact[i]) * 1e30);
+    }
+    EXPECT_GT(worst, 0.0);  // rounded: not the double product
+    if (low) EXPECT_LT(worst, 2 * k * 0x1p-18);
+  }
+}
+
+struct Case {
+  Mode mode;
+  Uplo uplo;
+};
+
+class AdaptivePrecision : public ::testing::TestWithParam<Case> {};
+
+TEST_P(AdaptivePrecision, BackwardErrorWithinTheAccuracyAskedFor) {
+  const Case c = GetParam();
+  if (c.mode == Mode::gpu) TESSERA_SKIP_WITHOUT_GPU();
+  const int n = 601, nb = 40;  // 16 tiles a side, the last one short
+  const std::vector<double> A = covariance(n, 0.02);
+  for (double accuracy : {1e-5, 1e-8}) {
+    std::vector<double> F = A;
+    TileArithmeticMap map;
+    FactorOptions options;
+    options.mode = c.mode;
+    options.uplo = c.uplo;
+    options.nb = nb;
+    options.accuracy = accuracy;
+    options.tile_arithmetic = &map;
+    ASSERT_EQ(potrf(runtime(), n, F.data(), n, options), 0);
+    ASSERT_EQ(map.tiles, 16);
+    EXPECT_GT(map.count(TileArithmetic::fp16), 0) << accuracy;
+    EXPECT_GT(map.count(TileArithmetic::fp16) + map.count(TileArithmetic::fp32), map.tiles) << accuracy;
+    const double error = backward_error(n, A, F, c.uplo);
+    EXPECT_LT(error, 4 * accuracy) << "accuracy " << accuracy;
+    EXPECT_GT(error, 0.0);
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(ModesAndTriangles, AdaptivePrecision,
+                         ::testing::Values(Case{Mode::cpu, Uplo::lower}, Case{Mode::cpu, Uplo::upper},
+                                           Case{Mode::hybrid, Uplo::lower}, Case{Mode::hybrid, Uplo::upper},
+                                           Case{Mode::gpu, Uplo::lower}, Case{Mode::gpu, Uplo::upper}));
+
+TEST(AdaptivePrecisionFactor, AnAccuracyBeyondFp64KeepsEveryTileAndTheFp64Factor) {
+  const int n = 97, nb = 16;
+  const std::vector<double> A = covariance(n, 0.05);
+  std::vector<double> adaptive = A, fp64 = A;
+  TileArithmeticMap map;
+  FactorOptions options;
+  options.mode = Mode::cpu;
+  options.nb = nb;
+  ASSERT_EQ(potrf(runtime(), n, fp64.data(), n, options), 0);
+  options.accuracy = 1e-30;
+  options.tile_arithmetic = &map;
+  ASSERT_EQ(potrf(runtime(), n, adaptive.data(), n, options), 0);
+  EXPECT_EQ(map.count(TileArithmetic::fp64), map.tiles * (map.tiles - 1) / 2);
+  EXPECT_EQ(adaptive, fp64);
+}
+
+TEST(AdaptivePrecisionFactor, LapacksInfoAndTheLogDeterminant) {
+  const int n = 203, nb = 20;
+  const std::vector<double> A = covariance(n, 0.02);
+  FactorOptions options;
+  options.mode = Mode::cpu;
+  options.nb = nb;
+  options.accuracy = 1e-8;
+  double logdet = 0, fp64_logdet = 0;
+  std::vector<double> F = A, G = A;
+  options.log_determinant = &logdet;
+  ASSERT_EQ(potrf(runtime(), n, F.data(), n, options), 0);
+  FactorOptions fp64 = options;
+  fp64.accuracy = 0;
+  fp64.log_determinant = &fp64_logdet;
+  ASSERT_EQ(potrf(runtime(), n, G.data(), n, fp64), 0);
+  // d log det = tr(A^{-1} dA): within n * cond-free multiples of the accuracy for this matrix.
+  EXPECT_NEAR(logdet, fp64_logdet, 1e-8 * n * 100);
+  for (int failing : {0, 19, 20, 150, n - 1}) {  // a leading minor fails at every position that matters
+    std::vector<double> B = A;
+    B[failing + static_cast<std::size_t>(failing) * n] = -1.0;
+    EXPECT_EQ(potrf(runtime(), n, B.data(), n, options), failing + 1) << failing;
+  }
+}
+
+TEST(AdaptivePrecisionFactor, SmallMatricesRunAsTilesAndPosvSolvesWithTheFactor) {
+  FactorOptions options;
+  options.mode = Mode::cpu;
+  options.accuracy = 1e-6;
+  const PlanExplanation plan = explain_potrf<double>(runtime(), 50, options);
+  EXPECT_EQ(plan.path, "tiles");  // the norms are tasks: never the calling thread's LAPACK
+  EXPECT_NE(std::find_if(plan.reasons.begin(), plan.reasons.end(),
+                         [](const std::string& r) { return r.find("adaptive precision") != std::string::npos; }),
+            plan.reasons.end());
+  const int n = 301, nb = 32;
+  const std::vector<double> A = covariance(n, 0.02);
+  std::vector<double> F = A, x(n, 1.0), b(n, 0.0);
+  cblas_dgemv(CblasColMajor, CblasNoTrans, n, n, 1.0, A.data(), n, x.data(), 1, 0.0, b.data(), 1);
+  options.nb = nb;
+  std::vector<double> solution = b;
+  ASSERT_EQ(posv(runtime(), n, 1, F.data(), n, solution.data(), n, options), 0);
+  double worst = 0;
+  for (int i = 0; i < n; ++i) worst = std::max(worst, std::abs(solution[i] - 1.0));
+  EXPECT_LT(worst, 1e-3);  // the condition number (about 1e3 here) times the accuracy
+}
+
+TEST(AdaptivePrecisionFactor, RefusedWhereItDoesNotApply) {
+  std::vector<float> A(9, 0.0f);
+  A[0] = A[4] = A[8] = 1.0f;
+  FactorOptions options;
+  options.mode = Mode::cpu;
+  options.accuracy = 1e-4;
+  EXPECT_THROW(potrf(runtime(), 3, A.data(), 3, options), InvalidArgument);
+  std::vector<double> D = covariance(3, 0.5);
+  for (double bad : {-1e-3, 1.0, std::nan("")}) {
+    options.accuracy = bad;
+    EXPECT_THROW(potrf(runtime(), 3, D.data(), 3, options), InvalidArgument) << bad;
+  }
+  options.accuracy = 1e-4;
+  options.grain = TaskGrain::block_columns;
+  EXPECT_THROW(potrf(runtime(), 3, D.data(), 3, options), InvalidArgument);
+}
+
+}  // namespace
+}  // namespace tessera::test
