@@ -78,6 +78,29 @@ TEST(AdaptivePrecisionRule, EachTileTakesTheLowestArithmeticItsNormAllows) {
   EXPECT_THROW(map.at(0, 1), std::out_of_range);
 }
 
+TEST(AdaptivePrecisionKernels, Fp16ConversionRoundsToNearestEvenOverEveryValue) {
+  for (unsigned bits = 0; bits < 0x10000; ++bits) {
+    const auto b = static_cast<std::uint16_t>(bits);
+    const float x = kernels::cpu::from_fp16_bits(b);
+    if (std::isnan(x)) {
+      EXPECT_TRUE(((bits >> 10) & 0x1f) == 0x1f && (bits & 0x3ff) != 0) << bits;
+      continue;
+    }
+    ASSERT_EQ(kernels::cpu::to_fp16_bits(x), b) << bits;  // every value round-trips
+    // The midpoint to the next value up rounds to whichever of the two is even.
+    if ((bits & 0x7fff) < 0x7bff) {
+      const float next = kernels::cpu::from_fp16_bits(static_cast<std::uint16_t>(b + 1));
+      const double midpoint = 0.5 * (double(x) + double(next));
+      EXPECT_EQ(kernels::cpu::to_fp16_bits(midpoint), (bits & 1) ? b + 1 : b) << bits;
+    }
+  }
+  EXPECT_EQ(kernels::cpu::from_fp16_bits(kernels::cpu::to_fp16_bits(65519.0)), 65504.0f);
+  EXPECT_TRUE(std::isinf(kernels::cpu::from_fp16_bits(kernels::cpu::to_fp16_bits(65520.0))));
+  EXPECT_EQ(kernels::cpu::from_fp16_bits(kernels::cpu::to_fp16_bits(1.0 + 0x1p-11)), 1.0f);  // a tie: to even
+  EXPECT_EQ(kernels::cpu::from_fp16_bits(kernels::cpu::to_fp16_bits(0x1p-25)), 0.0f);         // a tie with zero
+  EXPECT_EQ(kernels::cpu::from_fp16_bits(kernels::cpu::to_fp16_bits(0x1.8p-25)), 0x1p-24f);
+}
+
 TEST(AdaptivePrecisionKernels, FrobeniusNormOfASymmetricTriangleAndTheFloatProduct) {
   const std::vector<double> S = {4, 2, 0, 99, 3, 1, 99, 99, 5};  // lower triangle of [[4 2 0] [2 3 1] [0 1 5]]
   EXPECT_DOUBLE_EQ(kernels::cpu::frobenius_norm(kernels::TilePart::lower_symmetric, 3, 3, S.data(), 3),

@@ -11,6 +11,7 @@
 #include <nanobind/ndarray.h>
 #include <nanobind/stl/optional.h>
 #include <nanobind/stl/string.h>
+#include <nanobind/stl/tuple.h>
 #include <nanobind/stl/vector.h>
 
 #include <algorithm>
@@ -20,6 +21,7 @@
 #include <memory>
 #include <mutex>
 #include <optional>
+#include <tuple>
 #include <vector>
 #include <string>
 
@@ -258,6 +260,25 @@ class RuntimeCall {
     }
     nb::gil_scoped_release unlocked;
     zero_other_triangle(data, s.n, s.batch, parse_stored_uplo(uplo));
+  }
+
+  // One double matrix (a stack of one) factored with adaptive precision (FactorOptions::accuracy);
+  // returns the tiles below the diagonal that took fp16, fp32 and fp64.
+  std::tuple<long long, long long, long long> potrf_adaptive(HostStack a, const std::string& uplo,
+                                                             const std::string& mode, double accuracy, HostInfo info) {
+    const StackShape s = square_stack(a);
+    if (s.batch != 1 || info.shape(0) != 1) throw tessera::InvalidArgument("accuracy takes one matrix, not a stack");
+    auto* data = static_cast<double*>(a.data());
+    tessera::FactorOptions options = factor_options(uplo, mode);
+    options.accuracy = accuracy;
+    tessera::TileArithmeticMap map;
+    options.tile_arithmetic = &map;
+    tessera::Request request = submit([&] { return tessera::potrf_async(runtime(), s.n, data, std::max(1, s.n), options); });
+    info.data()[0] = wait_interruptibly(request, progress_);
+    nb::gil_scoped_release unlocked;
+    zero_other_triangle(data, s.n, 1, parse_stored_uplo(uplo));
+    return {map.count(tessera::TileArithmetic::fp16), map.count(tessera::TileArithmetic::fp32),
+            map.count(tessera::TileArithmetic::fp64)};
   }
 
   // X := A^{-1} B in mixed precision (tessera::posv_refined, LAPACK's DSPOSV/ZCPOSV, or with
@@ -760,6 +781,7 @@ NB_MODULE(_core, m) {
     call.def(("potrf_stack_device_into" + s).c_str(), &RuntimeCall::potrf_stack_device_into<T>);
     call.def(("potrs_device" + s).c_str(), &RuntimeCall::potrs_device<T>);
   });
+  call.def("potrf_adaptive_d", &RuntimeCall::potrf_adaptive);
   call.def("posv_refined_d", &RuntimeCall::posv_refined<double>);
   call.def("posv_refined_z", &RuntimeCall::posv_refined<std::complex<double>>);
   call.def("posv_refined_device_d", &RuntimeCall::posv_refined_device);

@@ -5,7 +5,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
-#include <cstring>
+#include <limits>
 #include <vector>
 
 #include "../tile_part.hpp"
@@ -84,17 +84,32 @@ inline void gemm_in_float(Trans transa, Trans transb, int m, int n, int k, doubl
                     scaled_to_float(br, bc, B, ldb, eb), eb, C, ldc);
 }
 
-// FP16 values as their bit patterns (the pieces a GPU's tensor cores read).
+// FP16 values as their bit patterns (the pieces a GPU's tensor cores read), converted in software
+// (not every compiler has a 16-bit floating type): x rounded to nearest, ties to even, as the
+// GPU's conversion does; beyond FP16's range an infinity, below it FP16's subnormals.
 inline std::uint16_t to_fp16_bits(double x) {
-  const _Float16 h = static_cast<_Float16>(x);
-  std::uint16_t bits;
-  std::memcpy(&bits, &h, sizeof bits);
-  return bits;
+  const std::uint16_t sign = std::signbit(x) ? 0x8000 : 0;
+  const double a = std::fabs(x);
+  if (std::isnan(x)) return sign | 0x7e00;
+  if (a >= 65520.0) return sign | 0x7c00;  // 65504 plus half its unit in the last place and beyond
+  if (a < 0x1p-14) return sign | static_cast<std::uint16_t>(std::nearbyint(a * 0x1p24));  // m 2^-24 (1024: 2^-14)
+  int e = 0;
+  const double f = std::frexp(a, &e);  // a = f 2^e, f in [0.5, 1): 1.m 2^(e - 1)
+  unsigned mantissa = static_cast<unsigned>(std::nearbyint((2.0 * f - 1.0) * 1024.0));
+  unsigned biased = static_cast<unsigned>(e + 14);
+  if (mantissa == 1024) {
+    mantissa = 0;
+    ++biased;
+  }
+  if (biased >= 31) return sign | 0x7c00;
+  return static_cast<std::uint16_t>(sign | (biased << 10) | mantissa);
 }
 inline float from_fp16_bits(std::uint16_t bits) {
-  _Float16 h;
-  std::memcpy(&h, &bits, sizeof h);
-  return static_cast<float>(h);
+  const float sign = (bits & 0x8000) ? -1.0f : 1.0f;
+  const int biased = (bits >> 10) & 0x1f, mantissa = bits & 0x3ff;
+  if (biased == 0) return sign * std::ldexp(static_cast<float>(mantissa), -24);
+  if (biased == 31) return mantissa ? std::numeric_limits<float>::quiet_NaN() : sign * std::numeric_limits<float>::infinity();
+  return sign * std::ldexp(static_cast<float>(1024 + mantissa), biased - 25);
 }
 
 // The FP16 pieces of the m x n block A (as the CUDA kernel split_to_fp16 makes them): *e :=

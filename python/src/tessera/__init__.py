@@ -31,7 +31,8 @@ ResourceError = _core.ResourceError
 CudaError = _core.CudaError
 RuntimeStartError = _core.RuntimeStartError  # the runtime cannot start or serve calls in this process
 
-__all__ = ["cholesky", "cholesky_ex", "cho_solve", "posv", "posv_refined", "logdet", "logdet_ex", "cholesky_inverse", "inv", "scipy",
+__all__ = ["cholesky", "cholesky_ex", "cholesky_adaptive", "cho_solve", "posv", "posv_refined", "logdet", "logdet_ex",
+           "cholesky_inverse", "inv", "scipy",
            "blas_info", "Runtime", "NotPositiveDefiniteError", "TesseraError", "ResourceError", "CudaError",
            "RuntimeStartError", "__version__"]
 
@@ -98,7 +99,7 @@ def _triangle(lower, upper):
     return not bool(upper)
 
 
-def cholesky(a, *, lower=None, upper=None, mode=None, policy=None, progress=None):
+def cholesky(a, *, lower=None, upper=None, mode=None, policy=None, progress=None, accuracy=None):
     """The Cholesky factor of a (or of each matrix of a stack (..., n, n)): L with a = L L^H
     (lower, the default) or U with a = U^H U (lower=False, or upper=True as numpy says it), zeros in
     the other triangle; for real a, L^H = L^T. Only that triangle of a is read (of a complex
@@ -109,8 +110,12 @@ def cholesky(a, *, lower=None, upper=None, mode=None, policy=None, progress=None
     "auto", "gpu", "cpu" or "hybrid" (host arrays and large GPU matrices); ``policy``: a scheduling
     policy by name; ``progress`` (host arrays that run as tasks): None for a bar on stderr once the
     call has run a second and stderr is a terminal, True for a bar, False for none, or a callable
-    taking the fraction done."""
+    taking the fraction done. ``accuracy`` (one float64 matrix in host memory): the adaptive-precision
+    factorization (cholesky_adaptive), a factor whose backward error is about that instead of
+    FP64's."""
     lower = True if lower is None and upper is None else _triangle(lower, upper)
+    if accuracy is not None:
+        return _cholesky_adaptive(a, lower, mode, policy, progress, accuracy)[0]
     if type(a) is np.ndarray and policy is None:
         done = _factor_on_calling_thread(a, lower, mode)
         if done is not None:
@@ -253,6 +258,43 @@ def posv_refined(a, b, *, lower=True, mode=None, policy=None, tensor_cores=None,
     return x, iterations
 
 
+def cholesky_adaptive(a, accuracy, *, lower=True, mode=None, policy=None, progress=None):
+    """(factor, tiles) of one float64 symmetric positive definite matrix in host memory (a numpy
+    array or a PyTorch CPU tensor that needs no gradient), factored with adaptive precision: each
+    tile's trailing updates in the lowest arithmetic its Frobenius norm allows for a factor whose
+    backward error ||a - L L^T|| / ||a|| is about ``accuracy`` (FP16, FP32-class pieces or FP64,
+    on the tensor cores in gpu and hybrid modes; the tiles stay stored in FP64). ``tiles``: how many
+    tiles below the diagonal took each arithmetic, {"fp16": .., "fp32": .., "fp64": ..}. Gains where
+    tiles far from the diagonal are small (covariance matrices of spatial data ordered along space).
+    Raises NotPositiveDefiniteError; ValueError for an accuracy outside (0, 1)."""
+    return _cholesky_adaptive(a, bool(lower), mode, policy, progress, accuracy)
+
+
+def _cholesky_adaptive(a, lower, mode, policy, progress, accuracy):
+    if mode is not None:
+        check_mode(mode)
+    if _jax.is_traced(a) or _torch_needs_grad(a):
+        raise TypeError("accuracy (adaptive precision) takes host arrays, not JAX traces or tensors that need a gradient")
+    where, arrays, native = classify(a)
+    if where != "host" or native.ndim != 2 or native.dtype != np.float64:
+        raise TypeError("accuracy (adaptive precision) takes one float64 matrix in host memory")
+    n, _ = square_shape(native.shape)
+    by_columns = _stored_by_columns(native)
+    source = native.swapaxes(-1, -2) if by_columns else native
+    f = NumPyArrays().stack(source, (1, n, n), np.float64, copy=True)
+    info = np.zeros(1, dtype=np.int32)
+    tiles = (0, 0, 0)
+    if n > 0:
+        with runtime_call(policy, mode) as call:
+            call.set_progress(_progress.reporter(progress))
+            tiles = call.potrf_adaptive_d(f, _stored_uplo(lower != by_columns), call.mode, float(accuracy), info)
+    if info[0]:
+        raise NotPositiveDefiniteError(int(info[0]))
+    f = f.reshape(source.shape)
+    factor = f.swapaxes(-1, -2) if by_columns else f
+    return host_result(factor, arrays), dict(zip(("fp16", "fp32", "fp64"), (int(t) for t in tiles)))
+
+
 def _check_refined_shapes(a_shape, b_shape, n):
     if len(a_shape) != 2 or len(b_shape) not in (1, 2) or b_shape[0] != n:
         raise ValueError(f"posv_refined takes a of shape (n, n) and b of shape (n,) or (n, k), not {a_shape} and {b_shape}")
@@ -286,13 +328,14 @@ def _posv_refined_device(arrays, a, b, lower, mode, policy, cores):
     return (arrays.to_input_kind(x) if arrays.to_input_kind else x), iterations
 
 
-def logdet(a, *, lower=True, mode=None, policy=None, progress=None):
+def logdet(a, *, lower=True, mode=None, policy=None, progress=None, accuracy=None):
     """log det(a) of a symmetric positive definite a (or of each matrix of a stack (..., n, n)),
     from its Cholesky factor: 2 sum(log(diag(L))). Only the triangle `lower` of a is read. A scalar
     of a's precision, or an array of shape a.shape[:-2] of a's kind (a GPU array stays on its GPU).
     Raises NotPositiveDefiniteError: a matrix that is not positive definite never gives a NaN or an
-    infinity. Differentiable for PyTorch tensors (d logdet(a) / da = a^-1) and traceable by JAX."""
-    factor = cholesky(a, lower=lower, mode=mode, policy=policy, progress=progress)
+    infinity. Differentiable for PyTorch tensors (d logdet(a) / da = a^-1) and traceable by JAX.
+    ``accuracy``: from the adaptive-precision factor (cholesky_adaptive) of one float64 host matrix."""
+    factor = cholesky(a, lower=lower, mode=mode, policy=policy, progress=progress, accuracy=accuracy)
     return _log_determinant(factor, None)
 
 
