@@ -15,6 +15,7 @@
 #include "adaptive_precision.hpp"
 #include "kernels/cpu/blas.hpp"
 #include "kernels/cpu/reduced_precision.hpp"
+#include "tessera/tessera.h"
 #include "test_support.hpp"
 
 namespace tessera::test {
@@ -237,6 +238,38 @@ TEST(AdaptivePrecisionFactor, SmallMatricesRunAsTilesAndPosvSolvesWithTheFactor)
   double worst = 0;
   for (int i = 0; i < n; ++i) worst = std::max(worst, std::abs(solution[i] - 1.0));
   EXPECT_LT(worst, 1e-3);  // the condition number (about 1e3 here) times the accuracy
+}
+
+TEST(AdaptivePrecisionFactor, TheCApiReportsTheTilesAndTheLogDeterminant) {
+  const int n = 1500;  // tiles of Tessera's choice, several a side
+  const std::vector<double> A = covariance(n, 0.01);
+  std::vector<double> F = A, G = A;
+  long long tiles[3] = {-1, -1, -1};
+  double logdet = std::nan(""), fp64_logdet = std::nan("");
+  ASSERT_EQ(tessera_dpotrf_adaptive('U', n, F.data(), n, 1e-6, tiles, &logdet), 0) << tessera_last_error();
+  ASSERT_EQ(tessera_dpotrf_logdet('U', n, G.data(), n, &fp64_logdet), 0);
+  EXPECT_GT(tiles[0] + tiles[1], 0);
+  EXPECT_GE(tiles[2], 0);
+  EXPECT_LT(backward_error(n, A, F, Uplo::upper), 4e-6);
+  EXPECT_NEAR(logdet, fp64_logdet, 1e-6 * n * 100);
+  G = A;
+  ASSERT_EQ(tessera_dpotrf_adaptive('L', n, G.data(), n, 1e-6, nullptr, nullptr), 0);
+  EXPECT_LT(backward_error(n, A, G, Uplo::lower), 4e-6);
+
+  std::vector<double> B = A;
+  B[700 + static_cast<std::size_t>(700) * n] = -1.0;
+  EXPECT_EQ(tessera_dpotrf_adaptive('L', n, B.data(), n, 1e-6, nullptr, &logdet), 701);
+  EXPECT_EQ(logdet, 0.0);
+  for (double bad : {0.0, 1.0, -1e-3, std::nan("")}) {
+    EXPECT_EQ(tessera_dpotrf_adaptive('L', n, F.data(), n, bad, tiles, nullptr), -5) << bad;
+    EXPECT_NE(std::string(tessera_last_error()).find("accuracy (argument 5)"), std::string::npos);
+  }
+  EXPECT_EQ(tessera_dpotrf_adaptive('X', n, F.data(), n, 0.0, tiles, nullptr), -1);  // LAPACK's arguments first
+  EXPECT_EQ(tessera_dpotrf_adaptive('L', n, F.data(), n - 1, 1e-6, tiles, nullptr), -4);
+  logdet = 3.0;
+  EXPECT_EQ(tessera_dpotrf_adaptive('L', 0, nullptr, 1, 1e-6, tiles, &logdet), 0);
+  EXPECT_EQ(logdet, 0.0);
+  EXPECT_EQ(tiles[0] + tiles[1] + tiles[2], 0);
 }
 
 TEST(AdaptivePrecisionFactor, RefusedWhereItDoesNotApply) {

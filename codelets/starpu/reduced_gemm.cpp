@@ -111,8 +111,8 @@ void round_cuda(void* buffers[], void* cl_arg) {
     const UrgentWork urgent = urgent_work(args.header, ctx);
     const TileView<double> A = tile_view<double>(buffers[0]);
     const Pieces R = pieces_of(buffers[1]);
-    auto* largest = static_cast<unsigned long long*>(ctx.workspace_of(sizeof(unsigned long long)));
-    kernels::cuda::range_exponent(A.rows, A.cols, A.ptr, A.ld, largest, R.exponent, ctx.stream);
+    auto* workspace = static_cast<double*>(ctx.workspace_of(kernels::cuda::range_exponent_workspace_bytes()));
+    kernels::cuda::range_exponent(A.rows, A.cols, A.ptr, A.ld, workspace, R.exponent, ctx.stream);
     kernels::cuda::split_to_fp16(A.rows, A.cols, A.ptr, A.ld, R.exponent, R.hi, R.lo, R.ld, ctx.stream);
   });
 }

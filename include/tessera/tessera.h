@@ -46,6 +46,16 @@ TESSERA_EXPORT int tessera_sposv(char uplo, int n, int nrhs, float *A, int lda, 
  * fails, never a NaN or an infinity). A null logdet is argument 5. */
 TESSERA_EXPORT int tessera_dpotrf_logdet(char uplo, int n, double *A, int lda, double *logdet);
 TESSERA_EXPORT int tessera_spotrf_logdet(char uplo, int n, float *A, int lda, double *logdet);
+/* potrf with adaptive precision (real double precision): each tile's trailing updates run in the
+ * lowest arithmetic (FP16, FP32-class pieces of FP16, or FP64) its Frobenius norm allows for a
+ * factor whose backward error ||A - L L^T||_F / ||A||_F is a small multiple of accuracy, which
+ * must lie in (0, 1) (argument 5); tiles stay stored in double precision, the diagonal ones
+ * factored in it. Gains where tiles far from the diagonal are small (covariance matrices of
+ * spatial data ordered along space). tiles: null, or 3 counts of the tiles below the diagonal that
+ * took fp16, fp32 and fp64; logdet: null, or log det(A) as tessera_dpotrf_logdet gives it. The
+ * call always runs as tasks (the norms are tasks), whatever n. */
+TESSERA_EXPORT int tessera_dpotrf_adaptive(char uplo, int n, double *A, int lda, double accuracy, long long *tiles,
+                                           double *logdet);
 /* A^{-1} from its Cholesky factor (LAPACK's xPOTRI): the triangle uplo of A holds the factor and
  * receives that triangle of the inverse. Returns 0, -i for a bad i-th argument, or k > 0 when the
  * factor's diagonal entry k is zero (A unchanged). */

@@ -2,6 +2,8 @@
 // the C++ API on the shared runtime.
 #include "tessera/tessera.h"
 
+#include <fmt/format.h>
+
 #include <chrono>
 #include <cstdio>
 #include <exception>
@@ -115,6 +117,33 @@ int potrf_logdet(const char* routine, char uplo, int n, T* A, int lda, double* l
   if (logdet == nullptr && !tessera::potrf_argument_error(uplo, n, A, lda))
     return failed(std::string(routine) + ": logdet (argument 5) is null", -5);
   return potrf(routine, uplo, n, A, lda, logdet);
+}
+
+// potrf with FactorOptions::accuracy: as tasks on the shared runtime whatever n (the plan never
+// runs it on the calling thread); accuracy outside (0, 1), NaN included, is argument 5.
+int potrf_adaptive(const char* routine, char uplo, int n, double* A, int lda, double accuracy, long long* tiles,
+                   double* logdet) {
+  if (!tessera::potrf_argument_error(uplo, n, A, lda) && !(accuracy > 0 && accuracy < 1))
+    return failed(fmt::format("{}: accuracy (argument 5) must lie in (0, 1), not {}", routine, accuracy), -5);
+  return checked_call(routine, tessera::potrf_argument_error(uplo, n, A, lda), [&] {
+    tessera::TileArithmeticMap map;
+    int info = 0;
+    if (n > 0) {
+      FactorOptions options = options_for(uplo);
+      options.log_determinant = logdet;
+      options.accuracy = accuracy;
+      options.tile_arithmetic = &map;
+      info = tessera::potrf(Runtime::shared(), tessera::MatrixView<double>::host(n, n, A, lda), options);
+    } else if (logdet) {
+      *logdet = 0.0;
+    }
+    if (tiles) {
+      tiles[0] = map.count(tessera::TileArithmetic::fp16);
+      tiles[1] = map.count(tessera::TileArithmetic::fp32);
+      tiles[2] = map.count(tessera::TileArithmetic::fp64);
+    }
+    return info;
+  });
 }
 
 template <class T>
@@ -549,6 +578,9 @@ int tessera_dpotrf_logdet(char uplo, int n, double* A, int lda, double* logdet) 
 }
 int tessera_spotrf_logdet(char uplo, int n, float* A, int lda, double* logdet) {
   return potrf_logdet("tessera_spotrf_logdet", uplo, n, A, lda, logdet);
+}
+int tessera_dpotrf_adaptive(char uplo, int n, double* A, int lda, double accuracy, long long* tiles, double* logdet) {
+  return potrf_adaptive("tessera_dpotrf_adaptive", uplo, n, A, lda, accuracy, tiles, logdet);
 }
 int tessera_dpotri(char uplo, int n, double* A, int lda) { return potri("tessera_dpotri", uplo, n, A, lda); }
 int tessera_zpotrf(char uplo, int n, tessera_complex_double* A, int lda) {

@@ -29,6 +29,15 @@ CLI::Validator integer_in(long long minimum, long long maximum, const std::strin
 CLI::Validator non_negative_int() { return integer_in(0, INT_MAX, "non-negative"); }
 CLI::Validator positive_int() { return integer_in(1, INT_MAX, "positive"); }
 
+CLI::Validator open_unit_interval() {
+  auto check = [](std::string& text) -> std::string {
+    double value = 0;
+    if (!CLI::detail::lexical_cast(text, value) || !(value > 0 && value < 1)) return text + " is not in (0, 1)";
+    return {};
+  };
+  return CLI::Validator(check, "(0,1)", "real in (0, 1)");
+}
+
 CLI::Validator non_empty_path() {
   auto check = [](std::string& text) -> std::string { return text.empty() ? "an empty path names no file" : ""; };
   return CLI::Validator(check, "PATH", "non-empty path");

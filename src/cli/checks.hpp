@@ -13,6 +13,8 @@ namespace tessera::cli {
 CLI::Validator integer_in(long long minimum, long long maximum, const std::string& kind);
 CLI::Validator non_negative_int();
 CLI::Validator positive_int();
+// Accepts reals strictly between 0 and 1 ("--accuracy: 1 is not in (0, 1)").
+CLI::Validator open_unit_interval();
 
 // Refuses an empty file name ("--output: an empty path names no file"): "" would otherwise read
 // as the option's absence, and the run would go on without the file asked for.

@@ -211,6 +211,11 @@ CLI::App* add_potrf_command(CLI::App& app, tessera::cli::PotrfCommand& potrf) {
   CLI::Option* grid = cmd->add_option("--grid", potrf.grid, "PxQ: factor a random matrix distributed over the P x Q ranks of mpirun "
                                                             "(2-D block-cyclic; one result row on rank 0; default: none, one process)");
   grid->excludes(input)->excludes(output);
+  cmd->add_option("--accuracy", potrf.accuracy, "adaptive precision (double, one process): each tile's updates in the lowest "
+                                                "arithmetic (fp16, fp32, fp64) its norm allows for a backward error of about "
+                                                "this, in (0, 1); the row gives the tiles per arithmetic")
+      ->check(open_unit_interval())
+      ->excludes(grid);
   cmd->add_option("--repetitions", potrf.repetitions, "with --grid: factorizations in the same ranks (the first one "
                                                       "cold, the others warm), the matrix filled again before each")
       ->check(positive_int())
@@ -226,8 +231,8 @@ CLI::App* add_potrf_command(CLI::App& app, tessera::cli::PotrfCommand& potrf) {
   add_runtime_flags(cmd, potrf.runtime);
   cmd->footer(fmt::format("Exit status: 0; 1 on bad input or when the output cannot be written; 2 when the matrix is not "
                           "positive definite; 3 when the check fails: the backward error ||A - L L^T||_1 / (n ||A||_1 eps) "
-                          "is not below {:g} (LAPACK's test-suite threshold)",
-                          kBackwardErrorThreshold));
+                          "is not below {:g} (LAPACK's test-suite threshold), or with --accuracy U not below {:g} U / (n eps)",
+                          kBackwardErrorThreshold, kBackwardErrorThreshold));
   return cmd;
 }
 

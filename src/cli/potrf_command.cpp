@@ -117,6 +117,9 @@ FactorOptions factor_options(const PotrfCommand& cmd) {
   options.mode = requested_mode(cmd);
   if (!cmd.gpu_kernels.empty()) options.gpu_kernels = parse_gpu_kernels(cmd.gpu_kernels);
   if (cmd.nb > 0) options.nb = cmd.nb;
+  if (cmd.accuracy > 0 && cmd.precision != "d")
+    throw InvalidArgument("--accuracy: adaptive precision factors double-precision matrices (--precision d)");
+  options.accuracy = cmd.accuracy;
   if (!cmd.input.empty()) require_readable("--input", cmd.input);
   if (!cmd.output.empty()) require_writable("--output", cmd.output);
   if (!cmd.trace.empty()) {
@@ -129,6 +132,7 @@ FactorOptions factor_options(const PotrfCommand& cmd) {
 
 struct Factorization {
   int info = 0;
+  TileArithmeticMap tiles;  // with an accuracy: the arithmetic each tile took
   bool non_finite_input = false;
   double seconds = 0;
   double startup_seconds = 0;  // starting the runtime (StarPU, its calibration, the CUDA contexts)
@@ -136,10 +140,11 @@ struct Factorization {
 
 // The request ends here, so its tiles are released before the check allocates its own.
 template <class T>
-Factorization factor(Runtime& runtime, std::vector<T>& A, int n, const FactorOptions& options, bool show_progress) {
+Factorization factor(Runtime& runtime, std::vector<T>& A, int n, FactorOptions options, bool show_progress) {
+  Factorization result;
+  if (options.accuracy > 0) options.tile_arithmetic = &result.tiles;
   const auto start = Clock::now();
   Request request = potrf_async(runtime, n, A.data(), std::max(1, n), options);
-  Factorization result;
   {
     const ProgressLine line(show_progress, fmt::format("factoring n = {}", n),
                             [&request] { return request.progress().fraction(); });
@@ -179,6 +184,20 @@ void write_factor(const std::string& path, std::vector<T>& A, int n, Uplo uplo) 
   }
 }
 
+// The bound the check holds the scaled backward error to: LAPACK's, or for an adaptive factor the
+// accuracy asked for in the same units where that is larger.
+template <class T>
+double backward_error_bound(const PotrfCommand& cmd, int n) {
+  const double unit = std::max(n, 1) * double(std::numeric_limits<T>::epsilon());
+  return std::max(kBackwardErrorThreshold, kBackwardErrorThreshold * cmd.accuracy / unit);
+}
+
+json tile_counts(const TileArithmeticMap& tiles) {
+  return {{"fp16", tiles.count(TileArithmetic::fp16)},
+          {"fp32", tiles.count(TileArithmetic::fp32)},
+          {"fp64", tiles.count(TileArithmetic::fp64)}};
+}
+
 void print_row(const PotrfCommand& cmd, const Runtime& runtime, const FactorOptions& options, Mode mode, int n,
                const Factorization& f, const std::optional<double>& error, bool ok) {
   const double gflops = f.seconds > 0 ? (double(n) * n * n / 3.0) / f.seconds * 1e-9 : 0.0;
@@ -192,6 +211,10 @@ void print_row(const PotrfCommand& cmd, const Runtime& runtime, const FactorOpti
     row["backward_error"] = error ? json(*error) : json(nullptr);
     row["blas_kernel"] = blas_info().kernel;  // OpenBLAS's CPU kernel ("" for another BLAS)
     if (f.non_finite_input) row["non_finite_input"] = true;
+    if (cmd.accuracy > 0) {
+      row["accuracy"] = cmd.accuracy;
+      row["tiles"] = tile_counts(f.tiles);
+    }
     fmt::print("{}\n", row.dump());
     return;
   }
@@ -200,6 +223,9 @@ void print_row(const PotrfCommand& cmd, const Runtime& runtime, const FactorOpti
   fmt::print("{:>7} {:>5} {:>4} {:>6} {:>8} {:>4}+{:<4} {:>9.4f} {:>10.2f} {:>10} {:>5} {}\n", n, options.nb,
              cmd.precision, to_string(mode), runtime.scheduler(), runtime.cpu_workers(), runtime.cuda_workers(),
              f.seconds, gflops, error ? fmt::format("{:.3g}", *error) : "-", f.info, ok ? "ok" : "FAILED");
+  if (cmd.accuracy > 0)
+    fmt::print("accuracy {:g}: tiles below the diagonal in fp16 {}, fp32 {}, fp64 {}\n", cmd.accuracy,
+               f.tiles.count(TileArithmetic::fp16), f.tiles.count(TileArithmetic::fp32), f.tiles.count(TileArithmetic::fp64));
 }
 
 template <class T>
@@ -241,7 +267,8 @@ int run(const PotrfCommand& cmd) {
   std::vector<T>().swap(original);
   if (!cmd.output.empty() && f.info == 0) write_factor(cmd.output, A, n, options.uplo);
 
-  const bool ok = f.info == 0 && (!error || *error < kBackwardErrorThreshold);
+  const double bound = backward_error_bound<T>(cmd, n);
+  const bool ok = f.info == 0 && (!error || *error < bound);
   print_row(cmd, runtime, options, mode, n, f, error, ok);
   // A NaN or an infinity need not make the factorization fail (LAPACK takes the square root of
   // +inf on the diagonal), nor be where it fails (an earlier pivot may): said beside either.
@@ -253,7 +280,7 @@ int run(const PotrfCommand& cmd) {
   }
   if (!ok)
     std::fprintf(stderr, "tessera: the backward error %s is not below %g%s\n",
-                 fmt::format("{:.3g}", error.value_or(0.0)).c_str(), kBackwardErrorThreshold, non_finite);
+                 fmt::format("{:.3g}", error.value_or(0.0)).c_str(), bound, non_finite);
   return ok ? 0 : 3;
 }
 

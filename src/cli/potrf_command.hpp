@@ -21,6 +21,7 @@ struct PotrfCommand {
   std::string grid;          // PxQ: a distributed factorization under mpirun (empty: one process)
   int repetitions = 1;       // with grid: factorizations in the same ranks, the matrix filled again before each
   unsigned seed = 1;
+  double accuracy = 0;       // adaptive precision's u_req (0: FP64 throughout)
   RuntimeFlags runtime;
   bool json = false;
   bool check = true;
@@ -30,7 +31,7 @@ struct PotrfCommand {
 Mode requested_mode(const PotrfCommand& cmd);
 
 // Exit status: 0, 2 when the matrix is not positive definite, 3 when the backward error is not
-// below kBackwardErrorThreshold (30). Throws tessera::Error (exit 1) on bad input, before anything large is allocated.
+// below kBackwardErrorThreshold (30; with an accuracy u, 30 u / (n eps) where that is larger). Throws tessera::Error (exit 1) on bad input, before anything large is allocated.
 int run_potrf(const PotrfCommand& cmd);
 
 }  // namespace tessera::cli

@@ -280,6 +280,29 @@ run_bounded() {
 # info reports OpenBLAS's kernel and what would be faster. A run whose CPU tasks call BLAS never
 # keeps a kernel that leaves the CPU's vector units unused (the command starts again with
 # OPENBLAS_CORETYPE set), and a kernel the user chose is kept.
+# --accuracy: the adaptive factorization, its tiles per arithmetic in the row, the check held to
+# the accuracy; refused outside (0, 1), in single precision and beside --grid.
+accuracy_reports_the_tiles() {
+  expect 0 potrf --n 1500 --nb 100 --accuracy 1e-6 --mode cpu --json
+  python3 -c "
+import json, sys
+row = json.load(open('out.txt'))
+t = row['tiles']
+sys.exit(0 if row['ok'] and row['accuracy'] == 1e-6 and t['fp16'] + t['fp32'] > 0 and sum(t.values()) == 15 * 14 // 2 else 1)" ||
+    fail "the row does not give 105 tiles, some reduced: $(cat out.txt)"
+  expect 0 potrf --n 1500 --nb 100 --accuracy 1e-6 --mode cpu
+  grep -q "^accuracy 1e-06: tiles below the diagonal in fp16 [0-9]*, fp32 [0-9]*, fp64 [0-9]*$" out.txt ||
+    fail "no line of tiles: $(cat out.txt)"
+  expect 1 potrf --n 100 --accuracy 1
+  stderr_is "tessera: --accuracy: 1 is not in (0, 1)"
+  expect 1 potrf --n 100 --accuracy nan
+  stderr_is "tessera: --accuracy: nan is not in (0, 1)"
+  expect 1 potrf --n 100 --accuracy 1e-4 --precision s
+  stderr_is "tessera: --accuracy: adaptive precision factors double-precision matrices (--precision d)"
+  expect 1 potrf --accuracy 1e-4 --grid 1x1
+  stderr_has "excludes"
+}
+
 blas_kernel_reported() {
   blas_field() { python3 -c "import json, sys; print(json.load(open('out.txt'))['blas']['$1'])"; }
   expect 0 info --json

@@ -38,12 +38,16 @@ inline double frobenius_norm(TilePart part, int m, int n, const double* A, int l
 }
 
 // The power of two 2^e that brings the largest modulus of the m x n block A to [2^14, 2^15)
-// (1 for a block of zeros or with a value that is not finite), returned as e: a reduced copy
-// scaled by it keeps every value of the block's magnitude inside the reduced format's range.
+// (1 for a block of zeros or with a value that is not finite, NaN included, as on the GPU),
+// returned as e: a reduced copy scaled by it keeps every value of the block's magnitude inside
+// the reduced format's range.
 inline int range_exponent(int m, int n, const double* A, int lda) {
   double largest = 0;
   for (int j = 0; j < n; ++j)
-    for (int i = 0; i < m; ++i) largest = std::max(largest, std::abs(A[i + static_cast<long>(j) * lda]));
+    for (int i = 0; i < m; ++i) {
+      const double a = std::abs(A[i + static_cast<long>(j) * lda]);
+      if (a > largest || std::isnan(a)) largest = a;
+    }
   if (!(largest > 0) || !std::isfinite(largest)) return 0;
   int e = 0;
   std::frexp(largest, &e);  // largest < 2^e

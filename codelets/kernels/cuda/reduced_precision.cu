@@ -12,30 +12,8 @@ namespace {
 
 constexpr int kThreads = 256;
 
-// Non-negative doubles order as their bit patterns: the largest modulus by an integer atomicMax.
-__global__ void largest_modulus_kernel(int m, int n, const double* A, int lda, unsigned long long* largest) {
-  const long long total = static_cast<long long>(m) * n;
-  double local = 0;
-  for (long long e = blockIdx.x * static_cast<long long>(blockDim.x) + threadIdx.x; e < total;
-       e += static_cast<long long>(gridDim.x) * blockDim.x) {
-    const double a = fabs(A[e % m + (e / m) * static_cast<long long>(lda)]);
-    local = (a > local || a != a) ? a : local;  // a NaN wins: the exponent then stays 0
-  }
-  __shared__ double block[kThreads];
-  block[threadIdx.x] = local;
-  __syncthreads();
-  for (int half = kThreads / 2; half > 0; half /= 2) {
-    if (threadIdx.x < half) {
-      const double other = block[threadIdx.x + half];
-      if (other > block[threadIdx.x] || other != other) block[threadIdx.x] = other;
-    }
-    __syncthreads();
-  }
-  if (threadIdx.x == 0) atomicMax(largest, static_cast<unsigned long long>(__double_as_longlong(block[0])));
-}
-
-__global__ void exponent_kernel(const unsigned long long* largest, short* exponent) {
-  const double a = __longlong_as_double(static_cast<long long>(*largest));
+__global__ void exponent_kernel(const double* largest, short* exponent) {
+  const double a = *largest;
   int e = 0;
   if (a > 0 && isfinite(a)) {
     frexp(a, &e);
@@ -145,6 +123,8 @@ dim3 column_grid(int m, int n) {
 
 }  // namespace
 
+std::size_t range_exponent_workspace_bytes() { return sizeof(double) * (kNormBlocks + 1); }
+
 std::size_t frobenius_norm_workspace_bytes(int n) {
   return sizeof(double) * (2 * static_cast<std::size_t>(std::min(std::max(n, 1), kNormBlocks)) + 1);
 }
@@ -169,14 +149,16 @@ void frobenius_norm(TilePart part, int m, int n, const double* A, int lda, doubl
   TESSERA_CUDA_CHECK_LAUNCH();
 }
 
-void range_exponent(int m, int n, const double* A, int lda, unsigned long long* largest, short* exponent,
-                    cudaStream_t stream) {
-  TESSERA_CUDA_CHECK(cudaMemsetAsync(largest, 0, sizeof(unsigned long long), stream));
+void range_exponent(int m, int n, const double* A, int lda, double* workspace, short* exponent, cudaStream_t stream) {
+  double* largest = workspace + kNormBlocks;
   if (m > 0 && n > 0) {
-    const long long total = static_cast<long long>(m) * n;
-    const int blocks = static_cast<int>((total + kThreads - 1) / kThreads < 1024 ? (total + kThreads - 1) / kThreads : 1024);
-    largest_modulus_kernel<<<blocks, kThreads, 0, stream>>>(m, n, A, lda, largest);
+    const int blocks = std::min(n, kNormBlocks);
+    largest_in_part_kernel<<<blocks, kNormThreads, 0, stream>>>(TilePart::whole, m, n, A, lda, workspace);
     TESSERA_CUDA_CHECK_LAUNCH();
+    combine_kernel<<<1, kNormThreads, 0, stream>>>(workspace, blocks, nullptr, largest);
+    TESSERA_CUDA_CHECK_LAUNCH();
+  } else {
+    TESSERA_CUDA_CHECK(cudaMemsetAsync(largest, 0, sizeof(double), stream));
   }
   exponent_kernel<<<1, 1, 0, stream>>>(largest, exponent);
   TESSERA_CUDA_CHECK_LAUNCH();

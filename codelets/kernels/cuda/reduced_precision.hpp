@@ -20,10 +20,10 @@ void frobenius_norm(TilePart part, int m, int n, const double* A, int lda, doubl
                     cudaStream_t stream);
 
 // *exponent (device memory) := e such that 2^e brings the largest modulus of the m x n block A to
-// [2^14, 2^15): 0 for a block of zeros or one with a value that is not finite. `largest` is a
-// device scratch word of 8 bytes.
-void range_exponent(int m, int n, const double* A, int lda, unsigned long long* largest, short* exponent,
-                    cudaStream_t stream);
+// [2^14, 2^15): 0 for a block of zeros or one with a value that is not finite. The largest
+// modulus is the norm's first pass; `workspace`: device memory of range_exponent_workspace_bytes().
+std::size_t range_exponent_workspace_bytes();
+void range_exponent(int m, int n, const double* A, int lda, double* workspace, short* exponent, cudaStream_t stream);
 
 // The FP16 pieces of the m x n block A scaled by 2^(*exponent) (every value of the block's
 // magnitude inside FP16's range): hi := A 2^e rounded to nearest, and, where lo is not null, lo :=
