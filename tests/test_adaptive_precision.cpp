@@ -79,6 +79,20 @@ TEST(AdaptivePrecisionRule, EachTileTakesTheLowestArithmeticItsNormAllows) {
   EXPECT_THROW(map.at(0, 1), std::out_of_range);
 }
 
+TEST(AdaptivePrecisionRule, TheMapDrawsEveryTileInItsArithmetic) {
+  TileArithmeticMap map;
+  map.tiles = 3;
+  map.lower = {TileArithmetic::fp64, TileArithmetic::fp16, TileArithmetic::fp64, TileArithmetic::fp32,
+               TileArithmetic::fp16, TileArithmetic::fp64};  // (0,0) (1,0) (1,1) (2,0) (2,1) (2,2)
+  const std::string svg = map.svg();
+  EXPECT_EQ(svg.rfind("<svg", 0), 0u);
+  for (const char* tile : {"tile (0, 0): fp64", "tile (1, 0): fp16", "tile (1, 1): fp64", "tile (2, 0): fp32",
+                           "tile (2, 1): fp16", "tile (2, 2): fp64"})
+    EXPECT_NE(svg.find(tile), std::string::npos) << tile;
+  EXPECT_EQ(svg.find("tile (0, 1)"), std::string::npos) << "the upper triangle is not drawn";
+  for (const char* legend : {">fp64 3<", ">fp32 1<", ">fp16 2<"}) EXPECT_NE(svg.find(legend), std::string::npos) << legend;
+}
+
 TEST(AdaptivePrecisionKernels, Fp16ConversionRoundsToNearestEvenOverEveryValue) {
   for (unsigned bits = 0; bits < 0x10000; ++bits) {
     const auto b = static_cast<std::uint16_t>(bits);

@@ -77,6 +77,9 @@ struct TESSERA_EXPORT TileArithmeticMap {
   TileArithmetic at(int i, int j) const;
   // Tiles below the diagonal with arithmetic `a` (the diagonal ones, always fp64, not counted).
   long long count(TileArithmetic a) const;
+  // The map drawn as an SVG image: the lower triangle's tiles coloured by arithmetic, with a legend
+  // of the counts (`tessera potrf --accuracy U --tile-map FILE.svg` writes it).
+  std::string svg() const;
 };
 
 // How a factorization is cut into tasks.

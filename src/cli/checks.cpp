@@ -8,6 +8,7 @@
 #include <climits>
 #include <cstring>
 #include <filesystem>
+#include <fstream>
 #include <ostream>
 #include <thread>
 
@@ -36,6 +37,14 @@ CLI::Validator open_unit_interval() {
     return {};
   };
   return CLI::Validator(check, "(0,1)", "real in (0, 1)");
+}
+
+void write_text_file(const std::string& option, const std::string& path, const std::string& text) {
+  errno = 0;
+  std::ofstream file(path, std::ios::binary);
+  file << text;
+  file.close();
+  if (!file) throw Error(fmt::format("{} {}: cannot write it{}", option, path, errno != 0 ? std::string(": ") + std::strerror(errno) : ""));
 }
 
 CLI::Validator non_empty_path() {

@@ -24,6 +24,9 @@ CLI::Validator non_empty_path();
 // new name in an existing directory we may write to. Nothing is created.
 void require_writable(const std::string& option, const std::string& path);
 
+// Writes `text` to `path`; throws Error, with the reason, when it cannot ("--tile-map FILE: ...").
+void write_text_file(const std::string& option, const std::string& path, const std::string& text);
+
 // Throws InvalidArgument unless `path` is a file this process may read now (checked before the
 // runtime starts, so that a mistyped name is refused at once).
 void require_readable(const std::string& option, const std::string& path);

@@ -211,11 +211,14 @@ CLI::App* add_potrf_command(CLI::App& app, tessera::cli::PotrfCommand& potrf) {
   CLI::Option* grid = cmd->add_option("--grid", potrf.grid, "PxQ: factor a random matrix distributed over the P x Q ranks of mpirun "
                                                             "(2-D block-cyclic; one result row on rank 0; default: none, one process)");
   grid->excludes(input)->excludes(output);
-  cmd->add_option("--accuracy", potrf.accuracy, "adaptive precision (double, one process): each tile's updates in the lowest "
+  CLI::Option* accuracy = cmd->add_option("--accuracy", potrf.accuracy, "adaptive precision (double, one process): each tile's updates in the lowest "
                                                 "arithmetic (fp16, fp32, fp64) its norm allows for a backward error of about "
                                                 "this, in (0, 1); the row gives the tiles per arithmetic")
       ->check(open_unit_interval())
       ->excludes(grid);
+  cmd->add_option("--tile-map", potrf.tile_map, "with --accuracy: write the arithmetic each tile took as an SVG image")
+      ->check(non_empty_path())
+      ->needs(accuracy);
   cmd->add_option("--repetitions", potrf.repetitions, "with --grid: factorizations in the same ranks (the first one "
                                                       "cold, the others warm), the matrix filled again before each")
       ->check(positive_int())

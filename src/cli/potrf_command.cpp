@@ -122,6 +122,7 @@ FactorOptions factor_options(const PotrfCommand& cmd) {
   options.accuracy = cmd.accuracy;
   if (!cmd.input.empty()) require_readable("--input", cmd.input);
   if (!cmd.output.empty()) require_writable("--output", cmd.output);
+  if (!cmd.tile_map.empty()) require_writable("--tile-map", cmd.tile_map);
   if (!cmd.trace.empty()) {
     Trace::check_file_name(cmd.trace);
     require_writable("--trace", cmd.trace);
@@ -259,6 +260,7 @@ int run(const PotrfCommand& cmd) {
     if (!cmd.json)
       std::fprintf(stderr, "tessera: schedule of %zu tasks written to %s\n", options.trace->events().size(), cmd.trace.c_str());
   }
+  if (!cmd.tile_map.empty() && f.info == 0) write_text_file("--tile-map", cmd.tile_map, f.tiles.svg());
   std::optional<double> error;
   if (cmd.check && f.info == 0 && n > 0) {
     const ProgressLine line(show_progress, "checking the factor (backward error)");

@@ -22,6 +22,7 @@ struct PotrfCommand {
   int repetitions = 1;       // with grid: factorizations in the same ranks, the matrix filled again before each
   unsigned seed = 1;
   double accuracy = 0;       // adaptive precision's u_req (0: FP64 throughout)
+  std::string tile_map;      // with accuracy: the SVG file of the arithmetic per tile
   RuntimeFlags runtime;
   bool json = false;
   bool check = true;

@@ -280,8 +280,9 @@ run_bounded() {
 # info reports OpenBLAS's kernel and what would be faster. A run whose CPU tasks call BLAS never
 # keeps a kernel that leaves the CPU's vector units unused (the command starts again with
 # OPENBLAS_CORETYPE set), and a kernel the user chose is kept.
-# --accuracy: the adaptive factorization, its tiles per arithmetic in the row, the check held to
-# the accuracy; refused outside (0, 1), in single precision and beside --grid.
+# --accuracy: the adaptive factorization, its tiles per arithmetic in the row and in --tile-map's
+# image, the check held to the accuracy; refused outside (0, 1), in single precision and beside
+# --grid.
 accuracy_reports_the_tiles() {
   expect 0 potrf --n 1500 --nb 100 --accuracy 1e-6 --mode cpu --json
   python3 -c "
@@ -293,6 +294,19 @@ sys.exit(0 if row['ok'] and row['accuracy'] == 1e-6 and t['fp16'] + t['fp32'] > 
   expect 0 potrf --n 1500 --nb 100 --accuracy 1e-6 --mode cpu
   grep -q "^accuracy 1e-06: tiles below the diagonal in fp16 [0-9]*, fp32 [0-9]*, fp64 [0-9]*$" out.txt ||
     fail "no line of tiles: $(cat out.txt)"
+  expect 0 potrf --n 1500 --nb 100 --accuracy 1e-6 --mode cpu --json --tile-map map.svg
+  python3 -c "
+import json, re, sys
+t = json.load(open('out.txt'))['tiles']
+svg = open('map.svg').read()
+tiles = re.findall(r'<title>tile \((\d+), (\d+)\): (fp\d\d)</title>', svg)
+below = [a for i, j, a in tiles if int(i) > int(j)]
+ok = len(tiles) == 120 and all(below.count(a) == t[a] for a in t) and all(a == 'fp64' for i, j, a in tiles if i == j)
+sys.exit(0 if ok and svg.startswith('<svg') else 1)" || fail "map.svg does not draw the row's tiles: $(head -c 300 map.svg)"
+  expect 1 potrf --n 100 --tile-map map.svg
+  stderr_has "--tile-map requires --accuracy"
+  expect 1 potrf --n 100 --accuracy 1e-4 --tile-map /nonexistent/map.svg
+  stderr_has "--tile-map /nonexistent/map.svg"
   expect 1 potrf --n 100 --accuracy 1
   stderr_is "tessera: --accuracy: 1 is not in (0, 1)"
   expect 1 potrf --n 100 --accuracy nan
