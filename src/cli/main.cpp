@@ -213,7 +213,7 @@ CLI::App* add_potrf_command(CLI::App& app, tessera::cli::PotrfCommand& potrf) {
   grid->excludes(input)->excludes(output);
   CLI::Option* accuracy = cmd->add_option("--accuracy", potrf.accuracy, "adaptive precision (double, one process): each tile's updates in the lowest "
                                                 "arithmetic (fp16, fp32, fp64) its norm allows for a backward error of about "
-                                                "this, in (0, 1); the row gives the tiles per arithmetic")
+                                                "this, in (0, 1); the row gives the tiles per arithmetic (default: none, FP64 throughout)")
       ->check(open_unit_interval())
       ->excludes(grid);
   cmd->add_option("--tile-map", potrf.tile_map, "with --accuracy: write the arithmetic each tile took as an SVG image")

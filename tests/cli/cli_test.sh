@@ -99,7 +99,7 @@ defaults_in_help() {
     # One block per option: its line and the wrapped description under it.
     awk '/^  -/{if (block) print block; block=$0; next} /^   /{block=block" "$0} END{print block}' help.txt >options.txt
     while read -r option text; do
-      case "$option" in -h,--help | --json | --no-check* | --fast-math | --oversubscribe | --input* | --output* | --trace*) continue ;; esac
+      case "$option" in -h,--help | --json | --no-check* | --fast-math | --oversubscribe | --input* | --output* | --trace* | --tile-map*) continue ;; esac
       echo "$option $text" | grep -qE '=[^ ]|default' || fail "$command $option: no default in --help: $option $text"
     done <options.txt
   done
