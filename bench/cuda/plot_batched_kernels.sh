@@ -12,7 +12,7 @@ out=${2:?$usage}
 terminal=$(plot_terminal "$out" 1100 820) || { echo "$usage" >&2; exit 2; }
 plot_scratch
 # One file per precision: n, GFLOP/s of lower, upper, cuSOLVER, then GFLOP/s per watt of the same
-# (NaN where missing). Prints the GPU, the precisions and the sizes, a line each.
+# (NaN where missing). Prints the GPU, the precisions and the orders to mark, a line each.
 python3 - "$json" "$data" > "$data/found" <<'PY'
 import json, math, sys
 report = json.load(open(sys.argv[1]))
@@ -30,7 +30,10 @@ for precision in precisions:
             f.write("%d %s\n" % (r["n"], " ".join(number(r.get(k)) for k in keys)))
 print(report.get("device", "unknown GPU"))
 print(" ".join(precisions))
-print(", ".join(str(n) for n in sorted({r["n"] for r in rows})))
+# Tics at the powers of two among the orders (all of them where there is none): orders between
+# them would crowd the log axis.
+orders = sorted({r["n"] for r in rows})
+print(", ".join(str(n) for n in ([n for n in orders if n & (n - 1) == 0] or orders)))
 PY
 { read -r gpu; read -r precisions; read -r sizes; } < "$data/found"
 title=${3:-Batched Cholesky on the $gpu: Tessera against cuSOLVER}

@@ -33,6 +33,8 @@
 #include <string>
 #include <type_traits>
 
+#include <cuda_pipeline.h>
+
 #include "cuda/batched_common.cuh"
 #include "cuda/batched_static_for.cuh"
 #include "cuda/check.hpp"
@@ -266,37 +268,55 @@ __device__ __forceinline__ void store_panel_rows(const LowerView<T>& L, int row0
   }
 }
 
-// Upper storage: update_panel with the own rows staged in shared memory (UpperStage) and the
-// diagonal rows fetched along L's rows, so that consecutive threads read consecutive addresses.
+// Upper storage: update_panel with the own rows copied to shared memory (UpperStage) by cp.async,
+// 16 bytes at a time with consecutive threads on consecutive addresses, straight from memory (no
+// registers held across the step's products, no store instructions), and the diagonal rows fetched
+// along L's rows; rows not 16-byte aligned (`vectors` false) are copied element by element. KB
+// divides NB (every compiled upper shape), so that no step reaches past column p0.
 template <class T, int NB, int NT, int R, int KB, class Shared>
 __device__ __forceinline__ void update_panel_upper(const LowerView<T>& L, int row0, int p0, T (&a)[R][NB],
-                                                   Shared& sh) {
+                                                   Shared& sh, bool vectors) {
+  constexpr int V = Vec16<T>::width;
   constexpr int DS = PanelCfg<T, NB, NT, R, KB>::DS;
   constexpr int MR = PanelCfg<T, NB, NT, R, KB>::MR;
-  constexpr int OS = (MR * KB + NT - 1) / NT;  // own-row elements each thread loads
+  constexpr int CPR = KB / V;                      // 16-byte chunks per own row
+  constexpr int OC = (MR * CPR + NT - 1) / NT;     // chunks each thread copies
+  constexpr int OS = (MR * KB + NT - 1) / NT;      // elements each thread copies, unaligned
+  static_assert(NB % KB == 0 && KB % V == 0, "own rows are copied in whole chunks, KB columns at a time");
   const int t = threadIdx.x;
-  // Element e of a k-major block: row e / KB, column e % KB.
-  const auto fetch = [&](int q, T(&oreg)[OS], T(&dreg)[DS]) {
+  const auto copy_own = [&](int buf, int q) {
+    if (vectors) {
 #pragma unroll
-    for (int s = 0; s < OS; ++s) {
-      const int e = t + s * NT;
-      const int m = e / KB, kk = e % KB;
-      const int i = row0 + m;
-      oreg[s] = (e < MR * KB && i < L.n && q + kk < p0) ? L.get(i, q + kk) : T(0);
+      for (int s = 0; s < OC; ++s) {
+        const int e = t + s * NT;
+        if (e < MR * CPR) {
+          const int m = e / CPR, chunk = e % CPR;
+          const int i = row0 + m;
+          const bool in = i < L.n;  // rows past the matrix: zeros, nothing read
+          __pipeline_memcpy_async(sh.own(buf, m) + chunk * V, in ? L.p + i * L.rs + q + chunk * V : L.p, 16,
+                                  in ? 0 : 16);
+        }
+      }
+      __pipeline_commit();
+    } else {
+#pragma unroll
+      for (int s = 0; s < OS; ++s) {
+        const int e = t + s * NT;
+        const int m = e / KB, kk = e % KB;
+        const int i = row0 + m;
+        if (e < MR * KB) sh.own(buf, m)[kk] = i < L.n ? L.p[i * L.rs + (q + kk) * L.cs] : T(0);
+      }
     }
+  };
+  const auto fetch_diagonal = [&](int q, T(&dreg)[DS]) {
 #pragma unroll
     for (int s = 0; s < DS; ++s) {
       const int e = t + s * NT;
       const int c = e / KB, kk = e % KB;
-      dreg[s] = (e < NB * KB && p0 + c < L.n && q + kk < p0) ? L.get(p0 + c, q + kk) : T(0);
+      dreg[s] = (e < NB * KB && p0 + c < L.n) ? L.get(p0 + c, q + kk) : T(0);
     }
   };
-  const auto publish = [&](int buf, const T(&oreg)[OS], const T(&dreg)[DS]) {
-#pragma unroll
-    for (int s = 0; s < OS; ++s) {
-      const int e = t + s * NT;
-      if (e < MR * KB) sh.own(buf, e / KB)[e % KB] = oreg[s];
-    }
+  const auto publish_diagonal = [&](int buf, const T(&dreg)[DS]) {
 #pragma unroll
     for (int s = 0; s < DS; ++s) {
       const int e = t + s * NT;
@@ -304,20 +324,30 @@ __device__ __forceinline__ void update_panel_upper(const LowerView<T>& L, int ro
     }
   };
 
-  T oreg[OS], dreg[DS];
-  fetch(0, oreg, dreg);
-  publish(0, oreg, dreg);
+  T dreg[DS];
+  copy_own(0, 0);
+  fetch_diagonal(0, dreg);
+  publish_diagonal(0, dreg);
+  __pipeline_wait_prior(0);
   __syncthreads();
-  const int steps = (p0 + KB - 1) / KB;
+  const int steps = p0 / KB;
   for (int step = 0; step < steps; ++step) {
     const int buf = step & 1;
     const bool more = step + 1 < steps;
-    if (more) fetch((step + 1) * KB, oreg, dreg);
+    if (more) {  // the buffers' other half was last read in the previous step, before its barrier
+      copy_own(buf ^ 1, (step + 1) * KB);
+      fetch_diagonal((step + 1) * KB, dreg);
+    }
     T own[R][KB];
 #pragma unroll
-    for (int r = 0; r < R; ++r) read_tail<T, KB, -1>(sh.own(buf, t + r * NT), own[r]);
+    for (int r = 0; r < R; ++r) {
+      read_tail<T, KB, -1>(sh.own(buf, t + r * NT), own[r]);
+#pragma unroll
+      for (int kk = 0; kk < KB; ++kk) own[r][kk] = conj_if(L.conjugate, own[r][kk]);
+    }
     subtract_step<T, NB, NT, R, KB>(row0, L.n, own, sh.D[buf], a);
-    if (more) publish(buf ^ 1, oreg, dreg);
+    if (more) publish_diagonal(buf ^ 1, dreg);
+    __pipeline_wait_prior(0);
     __syncthreads();
   }
 }
@@ -463,8 +493,17 @@ __device__ void zero_opposite(T* p, int ld, int n, bool upper) {
 template <class T, int NB, int NT>
 constexpr bool kStagedPanel = !(NB == 16 && NT == 64 && sizeof(RealPartOf<T>) == 8);
 
+// Upper storage: the blocks per SM the compiler must leave registers for (128 per thread), in
+// every shape but the widest, where the cap spilled; with the largest shared-memory carveout
+// (launch_shape), as many blocks fit as in the lower kernels. H200, upper over lower time, capped
+// against not: double 1.34-1.46x against 1.34-1.63x from n = 40 to 320 (1.77x against 0.96x at
+// 512), float 0.96-1.52x against 1.12-1.80x up to 224 (1.07x against 0.88x at 256).
+template <bool UpperRows, int NB, int NT>
+constexpr int kUpperMinBlocks = UpperRows && !(NB == 32 && NT == 64) ? 65536 / (128 * NT) : 0;
+
 template <class T, int NB, int NT, int R, int KB, bool OutOfPlace, bool UpperRows>
-__global__ void __launch_bounds__(NT) potrf_panel_kernel(BatchDesc<T> d, int min_n) {
+__global__ void __launch_bounds__(NT, (kUpperMinBlocks<UpperRows, NB, NT>)) potrf_panel_kernel(BatchDesc<T> d,
+                                                                                                int min_n) {
   using C = PanelCfg<T, NB, NT, R, KB>;
   constexpr bool staged_panel = UpperRows && kStagedPanel<T, NB, NT>;
   __shared__ PanelShared<T, NB, KB, C::MR, UpperRows> sh;
@@ -474,8 +513,8 @@ __global__ void __launch_bounds__(NT) potrf_panel_kernel(BatchDesc<T> d, int min
   const LowerView<T> L{sm.p, d.upper ? sm.cs : sm.rs, d.upper ? sm.rs : sm.cs, sm.n, d.upper};
   const int n = sm.n;
   if (threadIdx.x == 0) sh.fail = 0;
-  bool rows = false;  // upper storage, panel not staged: L's rows as 16-byte vectors
-  if constexpr (UpperRows && !staged_panel) rows = rows_are_vectors(L);
+  bool rows = false;  // upper storage: L's rows as 16-byte vectors (the own rows, unstaged panels)
+  if constexpr (UpperRows) rows = rows_are_vectors(L);
   bool source_rows = false;  // out of place: the source's rows read as 16-byte vectors
   if constexpr (OutOfPlace) {
     source_rows = rows_are_vectors(LowerView<const T>{
@@ -495,14 +534,14 @@ __global__ void __launch_bounds__(NT) potrf_panel_kernel(BatchDesc<T> d, int min
           load_panel<T, NB, NT, R>(S, row0, p0, nbp, a);
       } else if constexpr (staged_panel) {
         load_panel_staged<T, NB, NT, R>(L, row0, p0, nbp, a, sh);
-      } else if (rows && nbp == NB) {
+      } else if (!staged_panel && rows && nbp == NB) {
         load_panel_rows<T, NB, NT, R>(L, row0, p0, a);
       } else {
         load_panel<T, NB, NT, R>(L, row0, p0, nbp, a);
       }
       if (p0 > 0) {
         if constexpr (UpperRows)
-          update_panel_upper<T, NB, NT, R, KB>(L, row0, p0, a, sh);
+          update_panel_upper<T, NB, NT, R, KB>(L, row0, p0, a, sh, rows);
         else
           update_panel<T, NB, NT, R, KB>(L, row0, p0, a, sh);
       }
@@ -513,7 +552,7 @@ __global__ void __launch_bounds__(NT) potrf_panel_kernel(BatchDesc<T> d, int min
         solve_below<T, NB, NT, R, KB>(nbp, a, sh);
       if constexpr (staged_panel)
         store_panel_staged<T, NB, NT, R>(L, row0, p0, nbp, a, sh);
-      else if (rows && nbp == NB)
+      else if (!staged_panel && rows && nbp == NB)
         store_panel_rows<T, NB, NT, R>(L, row0, p0, a);
       else
         store_panel<T, NB, NT, R>(L, row0, p0, nbp, a);
@@ -536,8 +575,11 @@ __global__ void __launch_bounds__(NT) potrf_panel_kernel(BatchDesc<T> d, int min
 
 template <class T, int NB, int NT, int R, int KB, bool OutOfPlace, bool UpperRows = false>
 void launch_shape(const BatchDesc<T>& d, int min_n, cudaStream_t stream) {
-  potrf_panel_kernel<T, NB, NT, R, KB, OutOfPlace, UpperRows>
-      <<<static_cast<unsigned>(d.batch), NT, 0, stream>>>(d, min_n);
+  const auto kernel = potrf_panel_kernel<T, NB, NT, R, KB, OutOfPlace, UpperRows>;
+  if constexpr (kUpperMinBlocks<UpperRows, NB, NT> > 0)  // their shared memory for that many blocks
+    TESSERA_CUDA_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributePreferredSharedMemoryCarveout,
+                                            cudaSharedmemCarveoutMaxShared));
+  kernel<<<static_cast<unsigned>(d.batch), NT, 0, stream>>>(d, min_n);
   TESSERA_CUDA_CHECK_LAUNCH();
 }
 
