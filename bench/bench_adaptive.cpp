@@ -3,13 +3,15 @@
 // of the unit square, ordered along a Morton curve so that far tiles hold small entries. For each
 // n, in one process (warm: a first factorization runs untimed): Tessera's FP64 factorization and
 // adaptive ones at each accuracy, from and to the caller's host array (end to end), and, with
-// CUDA, cuSOLVER's dpotrf on the matrix in GPU memory (resident) and with copies from and to the
-// same pageable array; and Tessera's FP64 and adaptive factorizations of tiles already in GPU
-// memory (the tile API). Per run: seconds (best of --reps), the FP64-equivalent TFLOP/s (n^3 / 3
-// flops), the share of tiles per arithmetic, the log-determinant's relative error against FP64's
-// and the Gaussian-process log-likelihood's (for data z drawn from the FP64 factor; host runs),
-// and the speed against the FP64 run of the same state (host arrays; resident tiles, which
-// cuSOLVER's rows compare with).
+// CUDA, the same from tiles already in GPU memory (the tile API, "resident"), from an LAPACK array
+// in GPU memory (tessera::device::potrf, "device") and from a host array the caller pinned
+// ("pinned"), beside cuSOLVER's dpotrf on the matrix in GPU memory (resident) and with copies from
+// and to the pinned and the pageable array. Per run: seconds (best of --reps), the FP64-equivalent
+// TFLOP/s (n^3 / 3 flops), the share of tiles per arithmetic, the log-determinant's relative error
+// against FP64's and the Gaussian-process log-likelihood's (for data z drawn from the FP64 factor;
+// host runs),
+// and the speed against Tessera's FP64 run of the same state (cuSOLVER's rows against resident
+// tiles).
 //   bench_adaptive [--n 20000,40000] [--range 0.03] [--accuracy 1e-4,1e-8,1e-12] [--reps 1]
 //                  [--mode auto|gpu|cpu] [--nb 0] [--json FILE]
 #include <fmt/format.h>
@@ -125,38 +127,84 @@ struct Run {
 };
 
 #ifdef TESSERA_HAVE_CUDA
-// cuSOLVER's dpotrf: {resident, pageable end to end} seconds, best of reps; the factor comes back
-// into `out` (A's size).
-std::pair<double, double> time_cusolver(int n, const std::vector<double>& A, std::vector<double>& out, int reps) {
+// The matrix in GPU memory (an LAPACK array) and in pinned host memory, for the runs that start
+// from either; made once per n.
+class GpuArrays {
+ public:
+  GpuArrays(int n, const std::vector<double>& A) : n_(n), bytes_(sizeof(double) * A.size()) {
+    if (cudaMalloc(&device_, bytes_) != cudaSuccess || cudaMalloc(&info_, sizeof(int)) != cudaSuccess ||
+        cudaMallocHost(&pinned_, bytes_) != cudaSuccess)
+      throw std::runtime_error(fmt::format("cannot allocate the n = {} matrix in GPU and pinned memory", n));
+    refill_pinned(A);
+  }
+  ~GpuArrays() {
+    cudaFreeHost(pinned_);
+    cudaFree(info_);
+    cudaFree(device_);
+  }
+  GpuArrays(const GpuArrays&) = delete;
+  GpuArrays& operator=(const GpuArrays&) = delete;
+
+  double* device() const { return device_; }
+  double* pinned() const { return pinned_; }
+  int* info() const { return info_; }
+  std::size_t bytes() const { return bytes_; }
+  // A's lower triangle into the pinned array, and from there into the device array.
+  void refill_pinned(const std::vector<double>& A) {
+    parallel_for(n_, [&](int j) {
+      const std::size_t c = static_cast<std::size_t>(j) * n_;
+      std::copy(A.begin() + static_cast<long>(c + j), A.begin() + static_cast<long>(c + n_), pinned_ + c + j);
+    });
+  }
+  void refill_device() const { cudaMemcpy(device_, pinned_, bytes_, cudaMemcpyHostToDevice); }
+
+ private:
+  int n_;
+  std::size_t bytes_;
+  double* device_ = nullptr;
+  double* pinned_ = nullptr;
+  int* info_ = nullptr;
+};
+
+struct CusolverTimes {
+  double resident = 1e30, pinned = 1e30, pageable = 1e30;
+};
+
+// cuSOLVER's dpotrf, best of reps: on the matrix in GPU memory (resident), and end to end with the
+// copies from and to the pinned array and from and to the pageable one (`out`, A's size).
+CusolverTimes time_cusolver(int n, const std::vector<double>& A, std::vector<double>& out, GpuArrays& gpu,
+                            int reps) {
   cusolverDnHandle_t handle;
   cusolverDnCreate(&handle);
-  const std::size_t bytes = sizeof(double) * A.size();
-  double* dA = nullptr;
-  int* dinfo = nullptr;
-  if (cudaMalloc(&dA, bytes) != cudaSuccess || cudaMalloc(&dinfo, sizeof(int)) != cudaSuccess)
-    throw std::runtime_error("cudaMalloc failed");
   int lwork = 0;
-  cusolverDnDpotrf_bufferSize(handle, CUBLAS_FILL_MODE_LOWER, n, dA, n, &lwork);
+  cusolverDnDpotrf_bufferSize(handle, CUBLAS_FILL_MODE_LOWER, n, gpu.device(), n, &lwork);
   double* work = nullptr;
   cudaMalloc(&work, sizeof(double) * std::max(lwork, 1));
-  double resident = 1e30, pageable = 1e30;
+  const auto factor = [&] {
+    cusolverDnDpotrf(handle, CUBLAS_FILL_MODE_LOWER, n, gpu.device(), n, work, lwork, gpu.info());
+    int info = 0;
+    cudaMemcpy(&info, gpu.info(), sizeof(int), cudaMemcpyDeviceToHost);
+    if (info != 0) throw std::runtime_error(fmt::format("cuSOLVER info {}", info));
+  };
+  CusolverTimes t;
   for (int r = 0; r < reps; ++r) {
     auto start = Clock::now();
-    cudaMemcpy(dA, A.data(), bytes, cudaMemcpyHostToDevice);
-    const auto factored = Clock::now();
-    cusolverDnDpotrf(handle, CUBLAS_FILL_MODE_LOWER, n, dA, n, work, lwork, dinfo);
-    int info = 0;
-    cudaMemcpy(&info, dinfo, sizeof(int), cudaMemcpyDeviceToHost);
-    resident = std::min(resident, seconds_since(factored));
-    cudaMemcpy(out.data(), dA, bytes, cudaMemcpyDeviceToHost);
-    pageable = std::min(pageable, seconds_since(start));
-    if (info != 0) throw std::runtime_error(fmt::format("cuSOLVER info {}", info));
+    cudaMemcpy(gpu.device(), A.data(), gpu.bytes(), cudaMemcpyHostToDevice);
+    const auto copied = Clock::now();
+    factor();
+    t.resident = std::min(t.resident, seconds_since(copied));
+    cudaMemcpy(out.data(), gpu.device(), gpu.bytes(), cudaMemcpyDeviceToHost);
+    t.pageable = std::min(t.pageable, seconds_since(start));
+    gpu.refill_pinned(A);
+    start = Clock::now();
+    cudaMemcpy(gpu.device(), gpu.pinned(), gpu.bytes(), cudaMemcpyHostToDevice);
+    factor();
+    cudaMemcpy(gpu.pinned(), gpu.device(), gpu.bytes(), cudaMemcpyDeviceToHost);
+    t.pinned = std::min(t.pinned, seconds_since(start));
   }
   cudaFree(work);
-  cudaFree(dinfo);
-  cudaFree(dA);
   cusolverDnDestroy(handle);
-  return {resident, pageable};
+  return t;
 }
 #endif
 
@@ -202,23 +250,28 @@ int main(int argc, char** argv) {
       copy_lower(n, A, F);
       tessera::potrf(runtime, n, F.data(), n, base);
     }
-    // Host arrays, end to end: the FP64 factor first, and data z = L w drawn from it.
-    const auto host_run = [&](const std::string& name, double accuracy) {
+    // A run, best of reps: refill() untimed, then factor(options) timed, which returns the info.
+    const auto timed_run = [&](const std::string& name, double accuracy, const auto& refill, const auto& factor) {
       Run run{name};
       run.seconds = 1e30;
       tessera::TileArithmeticMap map;
       for (int r = 0; r < reps; ++r) {
-        copy_lower(n, A, F);
+        refill();
         tessera::FactorOptions options = base;
         options.accuracy = accuracy;
         options.tile_arithmetic = &map;
         const auto start = Clock::now();
-        const int info = tessera::potrf(runtime, n, F.data(), n, options);
+        const int info = factor(options);
         run.seconds = std::min(run.seconds, seconds_since(start));
         if (info != 0) throw std::runtime_error(fmt::format("{}: info {}", name, info));
       }
       for (int a = 0; a < 3; ++a) run.tiles[a] = map.count(static_cast<tessera::TileArithmetic>(a));
       return run;
+    };
+    // Host arrays, end to end: the FP64 factor first, and data z = L w drawn from it.
+    const auto host_run = [&](const std::string& name, double accuracy) {
+      return timed_run(name, accuracy, [&] { copy_lower(n, A, F); },
+                       [&](const tessera::FactorOptions& o) { return tessera::potrf(runtime, n, F.data(), n, o); });
     };
     runs.push_back(host_run("host fp64", 0));
     std::vector<double> z(static_cast<std::size_t>(n));
@@ -250,16 +303,35 @@ int main(int argc, char** argv) {
       };
       runs.push_back(resident_run("resident fp64", 0));
       for (double accuracy : accuracies) runs.push_back(resident_run(fmt::format("resident {:g}", accuracy), accuracy));
-      const auto [resident, pageable] = time_cusolver(n, A, F, reps);
-      runs.push_back({"cusolver resident", resident});
-      runs.push_back({"cusolver pageable", pageable});
+      GpuArrays gpu(n, A);
+      // The matrix in GPU memory as an LAPACK array (tessera::device::potrf), as cuSOLVER takes it.
+      const auto device_run = [&](const std::string& name, double accuracy) {
+        return timed_run(name, accuracy, [&] { gpu.refill_device(); }, [&](const tessera::FactorOptions& o) {
+          return tessera::device::potrf(runtime, n, gpu.device(), n, nullptr, o);
+        });
+      };
+      runs.push_back(device_run("device fp64", 0));
+      for (double accuracy : accuracies) runs.push_back(device_run(fmt::format("device {:g}", accuracy), accuracy));
+      // A host array the caller pinned: used in place, with no staging copy.
+      const auto pinned_run = [&](const std::string& name, double accuracy) {
+        return timed_run(name, accuracy, [&] { gpu.refill_pinned(A); },
+                         [&](const tessera::FactorOptions& o) { return tessera::potrf(runtime, n, gpu.pinned(), n, o); });
+      };
+      runs.push_back(pinned_run("pinned fp64", 0));
+      for (double accuracy : accuracies) runs.push_back(pinned_run(fmt::format("pinned {:g}", accuracy), accuracy));
+      const CusolverTimes cusolver = time_cusolver(n, A, F, gpu, reps);
+      runs.push_back({"cusolver resident", cusolver.resident});
+      runs.push_back({"cusolver pinned", cusolver.pinned});
+      runs.push_back({"cusolver pageable", cusolver.pageable});
     }
 #endif
-    // Ratios against the FP64 run of the same state (host arrays, or resident tiles and cuSOLVER).
+    // Ratios against Tessera's FP64 run of the same state: host, pinned and device arrays against
+    // their own, resident tiles and cuSOLVER against resident tiles.
     const auto fp64_of = [&](const Run& r) {
-      const bool host = r.name.rfind("host", 0) == 0;
+      std::string state = r.name.substr(0, r.name.find(' '));
+      if (state == "cusolver") state = "resident";
       for (const Run& f : runs)
-        if (f.name == (host ? "host fp64" : "resident fp64")) return f.seconds;
+        if (f.name == state + " fp64") return f.seconds;
       return runs[0].seconds;
     };
     for (const Run& r : runs) {

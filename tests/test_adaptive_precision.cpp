@@ -15,8 +15,13 @@
 #include "adaptive_precision.hpp"
 #include "kernels/cpu/blas.hpp"
 #include "kernels/cpu/reduced_precision.hpp"
+#include "tessera/device.hpp"
 #include "tessera/tessera.h"
 #include "test_support.hpp"
+
+#ifdef TESSERA_HAVE_CUDA
+#include <cuda_runtime.h>
+#endif
 
 namespace tessera::test {
 namespace {
@@ -286,6 +291,66 @@ TEST(AdaptivePrecisionFactor, TheCApiReportsTheTilesAndTheLogDeterminant) {
   EXPECT_EQ(tiles[0] + tiles[1] + tiles[2], 0);
 }
 
+#ifdef TESSERA_HAVE_CUDA
+// A matrix in GPU memory (tessera::device) is factored where it lies, as the tile graph on its
+// GPU: in place in either triangle, and out of place from a triangle read through transposed
+// strides, with a host array's error bound, map and info.
+TEST(AdaptivePrecisionFactor, DeviceArraysAreFactoredWhereTheyLie) {
+  TESSERA_SKIP_WITHOUT_GPU();
+  const int n = 1201, nb = 100;  // 13 tiles a side, the last one short
+  const std::vector<double> A = covariance(n, 0.02);
+  const std::size_t bytes = A.size() * sizeof(double);
+  double* matrix = nullptr;
+  double* factor = nullptr;
+  int* info = nullptr;
+  ASSERT_EQ(cudaMalloc(&matrix, bytes), cudaSuccess);
+  ASSERT_EQ(cudaMalloc(&factor, bytes), cudaSuccess);
+  ASSERT_EQ(cudaMalloc(&info, sizeof(int)), cudaSuccess);
+  const auto to_host = [&](const double* device) {
+    std::vector<double> host(A.size());
+    EXPECT_EQ(cudaMemcpy(host.data(), device, bytes, cudaMemcpyDeviceToHost), cudaSuccess);
+    return host;
+  };
+  for (Uplo uplo : {Uplo::lower, Uplo::upper}) {
+    FactorOptions options;
+    options.mode = Mode::gpu;
+    options.uplo = uplo;
+    options.nb = nb;
+    options.accuracy = 1e-6;
+    TileArithmeticMap in_place, out_of_place;
+    options.tile_arithmetic = &in_place;
+    ASSERT_EQ(cudaMemcpy(matrix, A.data(), bytes, cudaMemcpyHostToDevice), cudaSuccess);
+    ASSERT_EQ(device::potrf(runtime(), n, matrix, n, nullptr, options), 0);
+    EXPECT_EQ(in_place.tiles, 13);
+    EXPECT_GT(in_place.count(TileArithmetic::fp16) + in_place.count(TileArithmetic::fp32), 0);
+    double error = backward_error(n, A, to_host(matrix), uplo);
+    EXPECT_LT(error, 4e-6);
+    EXPECT_GT(error, 0.0);
+
+    options.tile_arithmetic = &out_of_place;
+    ASSERT_EQ(cudaMemcpy(matrix, A.data(), bytes, cudaMemcpyHostToDevice), cudaSuccess);
+    device::potrf_ex(runtime(), n, matrix, n, 1, factor, n, info, nullptr, options);  // read row by row
+    int host_info = -1;
+    ASSERT_EQ(cudaMemcpy(&host_info, info, sizeof(int), cudaMemcpyDeviceToHost), cudaSuccess);
+    EXPECT_EQ(host_info, 0);
+    EXPECT_EQ(out_of_place.lower, in_place.lower);
+    error = backward_error(n, A, to_host(factor), uplo);
+    EXPECT_LT(error, 4e-6);
+    EXPECT_GT(error, 0.0);
+  }
+  std::vector<double> B = A;
+  B[700 + static_cast<std::size_t>(700) * n] = -1.0;
+  ASSERT_EQ(cudaMemcpy(matrix, B.data(), bytes, cudaMemcpyHostToDevice), cudaSuccess);
+  FactorOptions options;
+  options.mode = Mode::gpu;
+  options.accuracy = 1e-6;
+  EXPECT_EQ(device::potrf(runtime(), n, matrix, n, nullptr, options), 701);
+  cudaFree(info);
+  cudaFree(factor);
+  cudaFree(matrix);
+}
+#endif
+
 TEST(AdaptivePrecisionFactor, RefusedWhereItDoesNotApply) {
   std::vector<float> A(9, 0.0f);
   A[0] = A[4] = A[8] = 1.0f;
@@ -299,6 +364,13 @@ TEST(AdaptivePrecisionFactor, RefusedWhereItDoesNotApply) {
     EXPECT_THROW(potrf(runtime(), 3, D.data(), 3, options), InvalidArgument) << bad;
   }
   options.accuracy = 1e-4;
+  std::vector<int> info(2, -1);
+  std::vector<double> pair(18, 0.0);
+  std::copy(D.begin(), D.end(), pair.begin());
+  std::copy(D.begin(), D.end(), pair.begin() + 9);
+  EXPECT_THROW(potrf_async(runtime(), MatrixView<double>::host_batch(3, 3, pair.data(), 3, 9, 2, info.data()), options)
+                   .wait(),
+               InvalidArgument);
   options.grain = TaskGrain::block_columns;
   EXPECT_THROW(potrf(runtime(), 3, D.data(), 3, options), InvalidArgument);
 }

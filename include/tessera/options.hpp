@@ -307,10 +307,11 @@ struct TESSERA_EXPORT FactorOptions {
   // matrix of a batch; 0 for a matrix whose factorization failed (never a NaN or an infinity).
   // Tile factorizations sum one task's share per diagonal tile, read where the tile lies.
   double* log_determinant = nullptr;
-  // Adaptive precision (real double-precision matrices: host arrays and tile matrices, factored
-  // as tiles): the accuracy u_req asked of the factor, 0 (default) for FP64 throughout. From the
-  // tiles' Frobenius norms, each tile (i, j) below the diagonal of an nt x nt tile matrix takes
-  // the lowest arithmetic of unit roundoff u (fp16 2^-11, fp32 2^-22: TileArithmetic) with
+  // Adaptive precision (one real double-precision matrix: a host array, a tile matrix or a matrix
+  // in GPU memory (device::potrf, potrf_ex), factored as tiles; batches refused): the accuracy
+  // u_req asked of the factor, 0 (default) for FP64 throughout. From the tiles' Frobenius norms,
+  // each tile (i, j) below the diagonal of an nt x nt tile matrix takes the lowest arithmetic of
+  // unit roundoff u (fp16 2^-11, fp32 2^-22: TileArithmetic) with
   //   ||A_ij||_F nt / ||A||_F < u_req / u,
   // FP64 otherwise and on the diagonal (the rule of Higham and Mary's adaptive-precision
   // factorizations): the factor's backward error ||A - L L^T||_F / ||A||_F stays within a small

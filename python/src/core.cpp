@@ -389,6 +389,25 @@ class RuntimeCall {
                               reinterpret_cast<tessera::device::Stream>(stream), factor_options("lower", mode));
   }
 
+  // potrf_device_into with adaptive precision (FactorOptions::accuracy: one double matrix as the
+  // tile DAG on the GPU); returns the tiles below the diagonal that took fp16, fp32 and fp64.
+  std::tuple<long long, long long, long long> potrf_adaptive_device_into(uintptr_t a, int64_t row_stride,
+                                                                         int64_t col_stride, uintptr_t l, int n,
+                                                                         const std::string& mode, double accuracy,
+                                                                         uintptr_t info, uintptr_t stream) {
+    tessera::Runtime& rt = runtime();
+    tessera::FactorOptions options = factor_options("lower", mode);
+    options.accuracy = accuracy;
+    tessera::TileArithmeticMap map;
+    options.tile_arithmetic = &map;
+    nb::gil_scoped_release unlocked;
+    tessera::device::potrf_ex(rt, n, reinterpret_cast<const double*>(a), row_stride, col_stride,
+                              reinterpret_cast<double*>(l), std::max(1, n), reinterpret_cast<int*>(info),
+                              reinterpret_cast<tessera::device::Stream>(stream), options);
+    return {map.count(tessera::TileArithmetic::fp16), map.count(tessera::TileArithmetic::fp32),
+            map.count(tessera::TileArithmetic::fp64)};
+  }
+
   // A stack of `batch` such matrices, matrix k at a + k * step (elements), its factor at l + k * n
   // * n and its info at info + k (tessera::device::potrf_stack_ex: one vendor batched call where
   // the plan says so, never synchronising then).
@@ -782,6 +801,7 @@ NB_MODULE(_core, m) {
     call.def(("potrs_device" + s).c_str(), &RuntimeCall::potrs_device<T>);
   });
   call.def("potrf_adaptive_d", &RuntimeCall::potrf_adaptive);
+  call.def("potrf_adaptive_device_into_d", &RuntimeCall::potrf_adaptive_device_into);
   call.def("posv_refined_d", &RuntimeCall::posv_refined<double>);
   call.def("posv_refined_z", &RuntimeCall::posv_refined<std::complex<double>>);
   call.def("posv_refined_device_d", &RuntimeCall::posv_refined_device);

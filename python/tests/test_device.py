@@ -631,3 +631,46 @@ def test_refined_solve_in_gpu_memory_reports_lapacks_info(kind):
         tessera.posv_refined(kind.put(a.astype(np.complex128)), kind.put(np.ones(40, np.complex128)))
     with pytest.raises(TypeError):
         tessera.posv_refined(kind.put(a), np.ones(40))
+
+
+# ---- adaptive precision on the GPU -----------------------------------------------------------
+
+
+def _covariance(n, scale=0.01):
+    """exp(-|i - j| / (scale n)) + 1e-2 on the diagonal: far tiles nearly zero."""
+    d = np.abs(np.subtract.outer(np.arange(n), np.arange(n)))
+    return np.exp(-d / (scale * n)) + 1e-2 * np.eye(n)
+
+
+@pytest.mark.parametrize("lower", [True, False])
+@pytest.mark.parametrize("transposed", [False, True])
+def test_adaptive_precision_of_a_gpu_matrix(kind, lower, transposed, monkeypatch):
+    """cholesky_adaptive of a GPU matrix: factored where it lies, its factor on the same device and
+    of the same kind, the backward error within the accuracy, reduced tiles, the input unchanged."""
+    monkeypatch.setenv("TESSERA_NB", "512")  # several tiles a side
+    n = 3001
+    a = _covariance(n)
+    x = kind.swap(kind.put(a)) if transposed else kind.put(a)  # the same symmetric matrix, by columns
+    for accuracy in (1e-5, 1e-9):
+        factor, tiles = tessera.cholesky_adaptive(x, accuracy, lower=lower)
+        f = kind.get(factor)
+        assert not (np.triu(f, 1) if lower else np.tril(f, -1)).any()
+        assert tiles["fp16"] + tiles["fp32"] > 0 and sum(tiles.values()) == 6 * 5 // 2, tiles
+        assert 0 < backward_error(a, f, lower) < 4 * accuracy
+    np.testing.assert_array_equal(kind.get(x), a)
+    expected = np.linalg.slogdet(a)[1]
+    assert abs(float(tessera.logdet(x, lower=lower, accuracy=1e-9)) - expected) <= 1e-9 * n * abs(expected)
+
+
+def test_adaptive_precision_of_a_gpu_matrix_reports_info_and_refuses(kind):
+    a = not_spd_at(_covariance(1500), 701)
+    with pytest.raises(tessera.NotPositiveDefiniteError) as raised:
+        tessera.cholesky_adaptive(kind.put(a), 1e-8)
+    assert raised.value.column == 701
+    good = _covariance(300)
+    with pytest.raises(TypeError):
+        tessera.cholesky_adaptive(kind.put(good.astype(np.float32)), 1e-4)
+    with pytest.raises(TypeError):
+        tessera.cholesky_adaptive(kind.put(np.stack([good, good])), 1e-4)
+    with pytest.raises(ValueError):
+        tessera.cholesky_adaptive(kind.put(good), 2.0)

@@ -84,7 +84,7 @@ int run_request(Runtime& runtime, const detail::Plan& plan, const FactorOptions&
 template <class T>
 int factor(Runtime& runtime, const detail::Plan& plan, const SymmetricTiles<T>& A, const FactorOptions& options) {
   return run_request(runtime, plan, options, [&](const detail::TaskContext& ctx) {
-    detail::insert_cholesky(ctx, A.tiles(), options.hints, plan.grain);
+    detail::insert_cholesky(ctx, A.tiles(), options.hints, plan.cholesky(options.tile_arithmetic));
   });
 }
 

@@ -106,7 +106,8 @@ bool factors_device_matrix_whole(const Machine& machine, const PlanRequest& r, c
   // A complex matrix as one vendor call on the caller's stream only: the one task of the runtime
   // (with a trace) takes real scalars.
   if (is_complex(r.precision) && r.options.trace) return false;
-  return p.tensor_cores == TensorCores::off && r.options.grain == TaskGrain::automatic && r.options.nb == 0 && r.n <= t.whole_device_matrix_max_n &&
+  return p.tensor_cores == TensorCores::off && p.accuracy == 0 && r.options.grain == TaskGrain::automatic &&
+         r.options.nb == 0 && r.n <= t.whole_device_matrix_max_n &&
          machine.cuda_devices == 1 && p.runs_as_gpu_mode;
 }
 
@@ -357,16 +358,18 @@ void plan_tensor_cores(const PlanRequest& r, Plan& p) {
 namespace {
 
 // Adaptive precision (FactorOptions::accuracy): a real double-precision factorization of a host
-// array or a tile matrix as tile tasks (never on the calling thread): refused for anything else
-// rather than silently ignored. A solve with the factor given has nothing to adapt.
+// array, a device array or a tile matrix as tile tasks (never on the calling thread or as one
+// vendor call): refused for anything else rather than silently ignored. A solve with the factor
+// given has nothing to adapt.
 void plan_adaptive(const PlanRequest& r, Plan& p) {
   const double u = r.options.accuracy;
   if (u == 0) return;
   if (!(u > 0 && u < 1)) throw InvalidArgument(fmt::format("accuracy must be 0 (FP64 throughout) or in (0, 1), not {}", u));
   if (r.precision != Precision::double_real)
     throw InvalidArgument("accuracy (adaptive precision) takes real double-precision matrices");
-  if (r.place != DataPlace::host_array && r.place != DataPlace::tiles)
-    throw InvalidArgument(std::string("accuracy (adaptive precision) takes host arrays and tile matrices, not ") +
+  if (r.place == DataPlace::batch)
+    throw InvalidArgument(std::string("accuracy (adaptive precision) takes one matrix (a host array, a device array or "
+                                      "a tile matrix), not a ") +
                           to_string(r.place));
   if (r.options.grain == TaskGrain::block_columns || r.options.grain == TaskGrain::whole_matrix)
     throw InvalidArgument(std::string("accuracy (adaptive precision) runs on tile tasks: grain tiles or automatic, not ") +

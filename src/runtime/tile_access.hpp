@@ -73,8 +73,9 @@ TileGrid tile_grid(const TileMatrix<T>& A) {
 
 // The algorithms on tile matrices.
 template <class T>
-void insert_cholesky(const TaskContext& ctx, const TileMatrix<T>& A, const SchedulingHints& hints, TaskGrain grain) {
-  insert_cholesky<T>(ctx, tile_grid(A), hints, grain);
+void insert_cholesky(const TaskContext& ctx, const TileMatrix<T>& A, const SchedulingHints& hints,
+                     const CholeskyPlan& plan) {
+  insert_cholesky<T>(ctx, tile_grid(A), hints, plan);
 }
 template <class T>
 void insert_cholesky_solve(const TaskContext& ctx, const TileMatrix<T>& L, const TileMatrix<T>& B,

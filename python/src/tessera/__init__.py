@@ -110,9 +110,9 @@ def cholesky(a, *, lower=None, upper=None, mode=None, policy=None, progress=None
     "auto", "gpu", "cpu" or "hybrid" (host arrays and large GPU matrices); ``policy``: a scheduling
     policy by name; ``progress`` (host arrays that run as tasks): None for a bar on stderr once the
     call has run a second and stderr is a terminal, True for a bar, False for none, or a callable
-    taking the fraction done. ``accuracy`` (one float64 matrix in host memory): the adaptive-precision
-    factorization (cholesky_adaptive), a factor whose backward error is about that instead of
-    FP64's."""
+    taking the fraction done. ``accuracy`` (one float64 matrix, in host or GPU memory): the
+    adaptive-precision factorization (cholesky_adaptive), a factor whose backward error is about
+    that instead of FP64's."""
     lower = True if lower is None and upper is None else _triangle(lower, upper)
     if accuracy is not None:
         return _cholesky_adaptive(a, lower, mode, policy, progress, accuracy)[0]
@@ -259,14 +259,16 @@ def posv_refined(a, b, *, lower=True, mode=None, policy=None, tensor_cores=None,
 
 
 def cholesky_adaptive(a, accuracy, *, lower=True, mode=None, policy=None, progress=None):
-    """(factor, tiles) of one float64 symmetric positive definite matrix in host memory (a numpy
-    array or a PyTorch CPU tensor that needs no gradient), factored with adaptive precision: each
-    tile's trailing updates in the lowest arithmetic its Frobenius norm allows for a factor whose
-    backward error ||a - L L^T|| / ||a|| is about ``accuracy`` (FP16, FP32-class pieces or FP64,
-    on the tensor cores in gpu and hybrid modes; the tiles stay stored in FP64). ``tiles``: how many
-    tiles below the diagonal took each arithmetic, {"fp16": .., "fp32": .., "fp64": ..}. Gains where
-    tiles far from the diagonal are small (covariance matrices of spatial data ordered along space).
-    Raises NotPositiveDefiniteError; ValueError for an accuracy outside (0, 1)."""
+    """(factor, tiles) of one float64 symmetric positive definite matrix (a numpy array, a PyTorch
+    tensor that needs no gradient, or a CuPy array), factored with adaptive precision: each tile's
+    trailing updates in the lowest arithmetic its Frobenius norm allows for a factor whose backward
+    error ||a - L L^T|| / ||a|| is about ``accuracy`` (FP16, FP32-class pieces or FP64, on the
+    tensor cores in gpu and hybrid modes; the tiles stay stored in FP64). A GPU array is factored
+    where it lies as the tile task graph (tessera::device::potrf_ex) and its factor comes back on
+    its GPU; the call returns once it is done. ``tiles``: how many tiles below the diagonal took
+    each arithmetic, {"fp16": .., "fp32": .., "fp64": ..}. Gains where tiles far from the diagonal
+    are small (covariance matrices of spatial data ordered along space). Raises
+    NotPositiveDefiniteError; ValueError for an accuracy outside (0, 1)."""
     return _cholesky_adaptive(a, bool(lower), mode, policy, progress, accuracy)
 
 
@@ -274,10 +276,12 @@ def _cholesky_adaptive(a, lower, mode, policy, progress, accuracy):
     if mode is not None:
         check_mode(mode)
     if _jax.is_traced(a) or _torch_needs_grad(a):
-        raise TypeError("accuracy (adaptive precision) takes host arrays, not JAX traces or tensors that need a gradient")
+        raise TypeError("accuracy (adaptive precision) takes arrays, not JAX traces or tensors that need a gradient")
     where, arrays, native = classify(a)
-    if where != "host" or native.ndim != 2 or native.dtype != np.float64:
-        raise TypeError("accuracy (adaptive precision) takes one float64 matrix in host memory")
+    if where == "device":
+        return _cholesky_adaptive_device(arrays, native, lower, mode, policy, accuracy)
+    if native.ndim != 2 or native.dtype != np.float64:
+        raise TypeError("accuracy (adaptive precision) takes one float64 matrix")
     n, _ = square_shape(native.shape)
     by_columns = _stored_by_columns(native)
     source = native.swapaxes(-1, -2) if by_columns else native
@@ -293,6 +297,32 @@ def _cholesky_adaptive(a, lower, mode, policy, progress, accuracy):
     f = f.reshape(source.shape)
     factor = f.swapaxes(-1, -2) if by_columns else f
     return host_result(factor, arrays), dict(zip(("fp16", "fp32", "fp64"), (int(t) for t in tiles)))
+
+
+def _cholesky_adaptive_device(arrays, a, lower, mode, policy, accuracy):
+    """cholesky_adaptive of a GPU matrix, out of place as _factor_device does it for one matrix."""
+    check_gpu_usable()
+    ad = arrays.adapter
+    if len(a.shape) != 2 or np.dtype(ad.dtype(a)) != np.float64:
+        raise TypeError("accuracy (adaptive precision) takes one float64 matrix")
+    n, _ = square_shape(tuple(a.shape))
+    tiles = (0, 0, 0)
+    with ad.device_guard(a):
+        source, row, col, _ = ad.strided(a, np.dtype(np.float64), (), n, 1)
+        if not lower:
+            row, col = col, row
+        f = ad.empty(a, (n, n), np.dtype(np.float64))
+        info = ad.empty_info(a, ())
+        if n > 0:
+            with runtime_call(policy, mode) as call:
+                tiles = call.potrf_adaptive_device_into_d(ad.pointer(source), row, col, ad.pointer(f), n, call.mode,
+                                                          float(accuracy), ad.pointer(info), ad.stream(a))
+    failed = int(ad.to_host(info))
+    if failed:
+        raise NotPositiveDefiniteError(failed)
+    factor = ad.swap_last(f) if lower else f
+    factor = arrays.to_input_kind(factor) if arrays.to_input_kind else factor
+    return factor, dict(zip(("fp16", "fp32", "fp64"), (int(t) for t in tiles)))
 
 
 def _check_refined_shapes(a_shape, b_shape, n):
@@ -334,7 +364,7 @@ def logdet(a, *, lower=True, mode=None, policy=None, progress=None, accuracy=Non
     of a's precision, or an array of shape a.shape[:-2] of a's kind (a GPU array stays on its GPU).
     Raises NotPositiveDefiniteError: a matrix that is not positive definite never gives a NaN or an
     infinity. Differentiable for PyTorch tensors (d logdet(a) / da = a^-1) and traceable by JAX.
-    ``accuracy``: from the adaptive-precision factor (cholesky_adaptive) of one float64 host matrix."""
+    ``accuracy``: from the adaptive-precision factor (cholesky_adaptive) of one float64 matrix."""
     factor = cholesky(a, lower=lower, mode=mode, policy=policy, progress=progress, accuracy=accuracy)
     return _log_determinant(factor, None)
 
