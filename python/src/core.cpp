@@ -18,9 +18,11 @@
 #include <chrono>
 #include <condition_variable>
 #include <cstdint>
+#include <cstring>
 #include <memory>
 #include <mutex>
 #include <optional>
+#include <thread>
 #include <tuple>
 #include <vector>
 #include <string>
@@ -702,6 +704,28 @@ void potrs_batched_device(uintptr_t c, uintptr_t b, int n, int nrhs, int batch, 
                                     reinterpret_cast<tessera::device::Stream>(stream));
 }
 
+// A host array's copy from this size on is split over threads: one thread moves a fraction of
+// what the memory system can, most of all into a fresh array whose pages the copy touches first.
+constexpr std::size_t kParallelCopyMinBytes = std::size_t{32} << 20;
+constexpr std::size_t kParallelCopyBytesPerThread = std::size_t{16} << 20;
+
+// dst := src, `bytes` bytes of host memory that do not overlap, in page-aligned slices over at
+// most `cpus` threads (the calling thread takes the first), the GIL released.
+void copy_host_bytes(uintptr_t dst, uintptr_t src, std::size_t bytes, int cpus) {
+  nb::gil_scoped_release unlocked;
+  auto* to = reinterpret_cast<unsigned char*>(dst);
+  const auto* from = reinterpret_cast<const unsigned char*>(src);
+  const std::size_t threads =
+      std::clamp<std::size_t>(bytes / kParallelCopyBytesPerThread, 1, static_cast<std::size_t>(std::max(cpus, 1)));
+  constexpr std::size_t kPage = 4096;
+  const std::size_t slice = ((bytes + threads - 1) / threads + kPage - 1) / kPage * kPage;
+  std::vector<std::thread> helpers;
+  for (std::size_t begin = slice; begin < bytes; begin += slice)
+    helpers.emplace_back([=] { std::memcpy(to + begin, from + begin, std::min(slice, bytes - begin)); });
+  std::memcpy(to, from, std::min(slice, bytes));
+  for (std::thread& helper : helpers) helper.join();
+}
+
 // numpy's code of a scalar type's dtype as the suffix of its functions: "_f4" (float), "_f8" (double).
 template <class T>
 std::string dtype_suffix() {
@@ -729,6 +753,8 @@ NB_MODULE(_core, m) {
   m.def("calling_thread_calls_begin_fork", [] { calling_thread_gate->begin_fork(); });
   m.def("calling_thread_calls_end_fork", [] { calling_thread_gate->end_fork(); });
   m.def("calling_thread_calls_reset_in_child", [] { calling_thread_gate = new CallingThreadGate(); });
+  m.attr("parallel_copy_min_bytes") = kParallelCopyMinBytes;
+  m.def("copy_host_bytes", &copy_host_bytes);
   m.def("blas_info", [] {
     const tessera::BlasInfo blas = tessera::blas_info();
     nb::dict info;

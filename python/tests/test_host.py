@@ -1,6 +1,7 @@
 """tessera on numpy arrays: results against numpy and SciPy, every error path, dtypes, orders,
 strides, empty and 1 x 1 matrices, stacks with members that are not positive definite."""
 import inspect
+import math
 import threading
 import time
 import warnings
@@ -787,3 +788,23 @@ def test_complex_not_positive_definite_gives_the_column():
     assert error.value.column == 71
     with pytest.raises(tessera.NotPositiveDefiniteError):
         tessera.cholesky(a, mode="cpu", policy="dmdas")
+
+
+def test_large_host_copies_are_split_over_threads_and_exact():
+    """From _core.parallel_copy_min_bytes on, a host array's copy (NumPyArrays.stack) is split over
+    threads: the same values in a fresh C-ordered array, for sizes that are no multiple of a page,
+    and the factorization that starts from such a copy is numpy's."""
+    from tessera import _core
+    from tessera._arrays import NumPyArrays
+
+    rng = np.random.default_rng(3)
+    for shape in [(2051, 2051), (3, 1201, 1201)]:  # 33.7 and 34.6 MB
+        a = rng.standard_normal(shape)
+        assert a.nbytes >= _core.parallel_copy_min_bytes
+        copy = NumPyArrays().stack(a, (math.prod(shape[:-2]), shape[-2], shape[-1]), np.dtype(np.float64), copy=True)
+        assert copy.flags.c_contiguous and not np.shares_memory(copy, a)
+        np.testing.assert_array_equal(copy.reshape(shape), a)
+    g = rng.standard_normal((2051, 2051))
+    a = g @ g.T / 2051 + np.eye(2051)
+    factor = tessera.cholesky(a, mode="cpu")
+    np.testing.assert_allclose(factor, np.linalg.cholesky(a), rtol=0, atol=1e-10)

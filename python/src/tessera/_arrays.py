@@ -10,6 +10,9 @@ import math
 
 import numpy as np
 
+from . import _core
+from ._runtime import _available_cpus
+
 _CUDA = 2  # DLPack's device type for CUDA memory
 
 
@@ -63,6 +66,11 @@ class NumPyArrays:
 
     def stack(self, a, shape, dtype, copy):
         a = a.reshape(shape) if isinstance(a, np.ndarray) else np.reshape(a, shape)
+        if copy and a.dtype == dtype and a.flags.c_contiguous and a.nbytes >= _core.parallel_copy_min_bytes:
+            # numpy copies on one thread: a large array's copy is split over the process's CPUs.
+            out = np.empty(shape, dtype=dtype)
+            _core.copy_host_bytes(out.ctypes.data, a.ctypes.data, a.nbytes, _available_cpus())
+            return out
         return np.array(a, dtype=dtype, order="C") if copy else np.ascontiguousarray(a, dtype=dtype)
 
     def broadcast(self, a, shape):
