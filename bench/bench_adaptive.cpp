@@ -9,9 +9,8 @@
 // and to the pinned and the pageable array. Per run: seconds (best of --reps), the FP64-equivalent
 // TFLOP/s (n^3 / 3 flops), the share of tiles per arithmetic, the log-determinant's relative error
 // against FP64's and the Gaussian-process log-likelihood's (for data z drawn from the FP64 factor;
-// host runs),
-// and the speed against Tessera's FP64 run of the same state (cuSOLVER's rows against resident
-// tiles).
+// host runs), and the speed against Tessera's FP64 run of the same state (cuSOLVER's rows against
+// resident tiles).
 //   bench_adaptive [--n 20000,40000] [--range 0.03] [--accuracy 1e-4,1e-8,1e-12] [--reps 1]
 //                  [--mode auto|gpu|cpu] [--nb 0] [--json FILE]
 #include <fmt/format.h>

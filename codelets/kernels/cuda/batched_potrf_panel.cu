@@ -534,7 +534,7 @@ __global__ void __launch_bounds__(NT, (kUpperMinBlocks<UpperRows, NB, NT>)) potr
           load_panel<T, NB, NT, R>(S, row0, p0, nbp, a);
       } else if constexpr (staged_panel) {
         load_panel_staged<T, NB, NT, R>(L, row0, p0, nbp, a, sh);
-      } else if (!staged_panel && rows && nbp == NB) {
+      } else if (rows && nbp == NB) {
         load_panel_rows<T, NB, NT, R>(L, row0, p0, a);
       } else {
         load_panel<T, NB, NT, R>(L, row0, p0, nbp, a);
@@ -552,7 +552,7 @@ __global__ void __launch_bounds__(NT, (kUpperMinBlocks<UpperRows, NB, NT>)) potr
         solve_below<T, NB, NT, R, KB>(nbp, a, sh);
       if constexpr (staged_panel)
         store_panel_staged<T, NB, NT, R>(L, row0, p0, nbp, a, sh);
-      else if (!staged_panel && rows && nbp == NB)
+      else if (rows && nbp == NB)
         store_panel_rows<T, NB, NT, R>(L, row0, p0, a);
       else
         store_panel<T, NB, NT, R>(L, row0, p0, nbp, a);
