@@ -10,6 +10,7 @@
 #include <chrono>
 #include <cmath>
 #include <cstring>
+#include <functional>
 #include <future>
 #include <limits>
 #include <string>
@@ -45,6 +46,11 @@ void expect_arguments_refused() {
   expect_refused_at(4, "potrf lda < n", [&] { device::potrf(rt, 4, A, 3, nullptr, options); });
   expect_refused_at(4, "potrf_ex lda < n", [&] { device::potrf_ex(rt, 4, A, 3, reinterpret_cast<int*>(B), nullptr, options); });
   expect_refused_at(5, "potrf_ex null info", [&] { device::potrf_ex(rt, 4, A, 4, nullptr, nullptr, options); });
+  expect_refused_at(2, "potrf into n < 0", [&] { device::potrf<T>(rt, -1, A, 4, 1, B, 4, nullptr, options); });
+  expect_refused_at(3, "potrf into null A", [&] { device::potrf<T>(rt, 4, nullptr, 4, 1, B, 4, nullptr, options); });
+  expect_refused_at(6, "potrf into null L", [&] { device::potrf<T>(rt, 4, A, 4, 1, nullptr, 4, nullptr, options); });
+  expect_refused_at(7, "potrf into ldl < n", [&] { device::potrf<T>(rt, 4, A, 4, 1, B, 3, nullptr, options); });
+  expect_refused_at(6, "potrf into L inside A", [&] { device::potrf<T>(rt, 4, A, 4, 1, A + 2, 4, nullptr, options); });
 
   expect_refused_at(2, "potrs n < 0", [&] { device::potrs<T>(rt, -1, 1, A, 4, B, 4, nullptr, options); });
   expect_refused_at(3, "potrs nrhs < 0", [&] { device::potrs<T>(rt, 4, -1, A, 4, B, 4, nullptr, options); });
@@ -659,15 +665,16 @@ std::vector<T> strided_layout(const std::vector<T>& symmetric, int n, int ld, Up
   return buffer;
 }
 
-// potrf_ex out of place: A read through its strides (C-ordered, Fortran-ordered, every other row
-// and column), never written; L gets the factor in the triangle asked for and exact zeros in the
+// One matrix of order n factored out of place (A read through the strides rs, cs into L, ldl) by
+// one of the device API's forms; returns LAPACK's info once L is complete.
+using OutOfPlaceFactor =
+    std::function<int(int n, const double* A, long long rs, long long cs, double* L, int ldl, const FactorOptions&)>;
+
+// An out-of-place form reads A through its strides (C-ordered, Fortran-ordered, every other row and
+// column), never writes it; L gets the factor in the triangle asked for and exact zeros in the
 // other, its rows past n untouched; info 0 or the failing column; as one vendor call (nb 0) and as
-// tile tasks (nb 64). Then the argument positions and the in-place layout.
-TEST(DeviceDense, PotrfExOutOfPlaceReadsThroughStridesGpu) {
-  TESSERA_SKIP_WITHOUT_GPU();
-  if (!policy_runs(Mode::gpu)) GTEST_SKIP() << runtime().scheduler() << " does not run gpu mode";
-  const DeviceCopy<int> info(std::vector<int>{-7});
-  unsigned seed = 700;
+// tile tasks (nb 64).
+void expect_out_of_place_factors(const OutOfPlaceFactor& factor, unsigned seed) {
   for (const int n : {1, 65, 130, 1031})
     for (const Uplo uplo : {Uplo::lower, Uplo::upper})
       for (const int nb : {0, 64})
@@ -691,10 +698,7 @@ TEST(DeviceDense, PotrfExOutOfPlaceReadsThroughStridesGpu) {
             options.uplo = uplo;
             options.nb = nb;
             options.mode = Mode::gpu;
-            device::potrf_ex(runtime(), n, static_cast<const double*>(device_A.get()), rs, cs, device_L.get(), ldl,
-                             info.get(), nullptr, options);
-            EXPECT_CUDA_OK(cudaDeviceSynchronize());
-            EXPECT_EQ(info.to_host()[0], column) << name;
+            EXPECT_EQ(factor(n, device_A.get(), rs, cs, device_L.get(), ldl, options), column) << name;
             const std::vector<double> A_after = device_A.to_host(), L = device_L.to_host();
             EXPECT_EQ(std::memcmp(A_after.data(), source.data(), elements * sizeof(double)), 0) << "A written: " << name;
             for (int j = 0; j < n; ++j)
@@ -715,6 +719,38 @@ TEST(DeviceDense, PotrfExOutOfPlaceReadsThroughStridesGpu) {
             }
           }
         }
+}
+
+// The factor of an n x n matrix in place (L == A, rowStrideA 1, colStrideA ldl) in both triangles
+// by one of the out-of-place forms: the factor, zeros in the other triangle.
+void expect_in_place_factors(const OutOfPlaceFactor& factor, int n) {
+  for (const Uplo uplo : {Uplo::lower, Uplo::upper}) {
+    const std::vector<double> A = random_spd<double>(n, n, 12);
+    const DeviceCopy<double> device_A(A);
+    FactorOptions options;
+    options.uplo = uplo;
+    EXPECT_EQ(factor(n, device_A.get(), 1, n, device_A.get(), n, options), 0);
+    const std::vector<double> F = device_A.to_host();
+    EXPECT_LT(factor_backward_error(uplo, n, A, F, n), kResidualThreshold) << "in place " << to_string(uplo);
+    for (int j = 0; j < n; ++j)
+      for (int i = 0; i < n; ++i)
+        if (uplo == Uplo::lower ? i < j : i > j) ASSERT_EQ(F[i + static_cast<std::size_t>(j) * n], 0.0) << "in place";
+  }
+}
+
+// potrf_ex out of place (expect_out_of_place_factors), then the argument positions and the in-place
+// layout.
+TEST(DeviceDense, PotrfExOutOfPlaceReadsThroughStridesGpu) {
+  TESSERA_SKIP_WITHOUT_GPU();
+  if (!policy_runs(Mode::gpu)) GTEST_SKIP() << runtime().scheduler() << " does not run gpu mode";
+  const DeviceCopy<int> info(std::vector<int>{-7});
+  const OutOfPlaceFactor factor_ex = [&](int n, const double* A, long long rs, long long cs, double* L, int ldl,
+                                         const FactorOptions& options) {
+    device::potrf_ex(runtime(), n, A, rs, cs, L, ldl, info.get(), nullptr, options);
+    EXPECT_CUDA_OK(cudaDeviceSynchronize());
+    return info.to_host()[0];
+  };
+  expect_out_of_place_factors(factor_ex, 700);
 
   // Float, C-ordered, in the default mode.
   const int n = 300;
@@ -726,22 +762,7 @@ TEST(DeviceDense, PotrfExOutOfPlaceReadsThroughStridesGpu) {
   EXPECT_EQ(info.to_host()[0], 0);
   EXPECT_LT(factor_backward_error(Uplo::lower, n, Af, device_Lf.to_host(), n), kResidualThreshold) << "float";
 
-  // In place (L == A, rowStrideA 1, colStrideA ldl): the factor, zeros in the other triangle.
-  for (const Uplo uplo : {Uplo::lower, Uplo::upper}) {
-    const std::vector<double> A = random_spd<double>(n, n, 12);
-    const DeviceCopy<double> device_A(A);
-    FactorOptions options;
-    options.uplo = uplo;
-    device::potrf_ex(runtime(), n, static_cast<const double*>(device_A.get()), 1, n, device_A.get(), n, info.get(),
-                     nullptr, options);
-    EXPECT_CUDA_OK(cudaDeviceSynchronize());
-    EXPECT_EQ(info.to_host()[0], 0);
-    const std::vector<double> F = device_A.to_host();
-    EXPECT_LT(factor_backward_error(uplo, n, A, F, n), kResidualThreshold) << "in place " << to_string(uplo);
-    for (int j = 0; j < n; ++j)
-      for (int i = 0; i < n; ++i)
-        if (uplo == Uplo::lower ? i < j : i > j) ASSERT_EQ(F[i + static_cast<std::size_t>(j) * n], 0.0) << "in place";
-  }
+  expect_in_place_factors(factor_ex, n);
 
   // Positions: L overlapping A, ldl, a null info, a host L.
   const DeviceCopy<double> device_A(std::vector<double>(static_cast<std::size_t>(n) * n * 2, 1.0));
@@ -759,6 +780,38 @@ TEST(DeviceDense, PotrfExOutOfPlaceReadsThroughStridesGpu) {
   expect_position(8, "null info", [&] { device::potrf_ex(runtime(), n, A, n, 1, device_A.get() + n * n, n, nullptr, nullptr); });
   std::vector<double> host_L(static_cast<std::size_t>(n) * n);
   expect_position(6, "host L", [&] { device::potrf_ex(runtime(), n, A, n, 1, host_L.data(), n, info.get(), nullptr); });
+}
+
+// device::potrf's out-of-place form returns the info once L is complete, on the caller's stream
+// as potrf_ex's form, with no info array (expect_out_of_place_factors); in place; its positions.
+TEST(DeviceDense, PotrfOutOfPlaceReturnsTheInfoGpu) {
+  TESSERA_SKIP_WITHOUT_GPU();
+  if (!policy_runs(Mode::gpu)) GTEST_SKIP() << runtime().scheduler() << " does not run gpu mode";
+  cudaStream_t stream = nullptr;
+  EXPECT_CUDA_OK(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking));
+  const OutOfPlaceFactor factor = [&](int n, const double* A, long long rs, long long cs, double* L, int ldl,
+                                      const FactorOptions& options) {
+    const int info = device::potrf(runtime(), n, A, rs, cs, L, ldl, stream, options);
+    EXPECT_EQ(cudaStreamQuery(stream), cudaSuccess) << "returned before the factor was complete, n = " << n;
+    return info;
+  };
+  expect_out_of_place_factors(factor, 900);
+  expect_in_place_factors(factor, 300);
+
+  const int n = 300;
+  const std::vector<float> Af = spd_failing_at<float>(n, n, 77, 9);
+  const DeviceCopy<float> device_Af(Af), device_Lf(std::vector<float>(static_cast<std::size_t>(n) * n));
+  EXPECT_EQ(device::potrf(runtime(), n, static_cast<const float*>(device_Af.get()), n, 1, device_Lf.get(), n, stream), 77)
+      << "float";
+  EXPECT_EQ(device::potrf<float>(runtime(), 0, nullptr, 1, 1, nullptr, 1, stream), 0) << "n = 0";
+
+  const DeviceCopy<double> device_A(std::vector<double>(static_cast<std::size_t>(n) * n * 2, 1.0));
+  const double* A = device_A.get();
+  std::vector<double> host_L(static_cast<std::size_t>(n) * n);
+  expect_refused_at(6, "L inside A", [&] { device::potrf(runtime(), n, A, n, 1, device_A.get() + 10, n, stream); });
+  expect_refused_at(7, "ldl < n", [&] { device::potrf(runtime(), n, A, n, 1, device_A.get() + n * n, n - 1, stream); });
+  expect_refused_at(6, "host L", [&] { device::potrf(runtime(), n, A, n, 1, host_L.data(), n, stream); });
+  EXPECT_CUDA_OK(cudaStreamDestroy(stream));
 }
 
 TEST(DeviceDense, NegativeTileSizeIsInvalidArgumentGpu) {

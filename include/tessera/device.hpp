@@ -258,6 +258,13 @@ TESSERA_EXPORT void potrf_ex(Runtime& runtime, int n, T* A, int lda, int* info, 
 template <class T>
 TESSERA_EXPORT void potrf_ex(Runtime& runtime, int n, const T* A, long long rowStrideA, long long colStrideA, T* L,
                              int ldl, int* info, Stream stream, const FactorOptions& options = {});
+// The out-of-place form above with LAPACK's info returned, as torch.linalg.cholesky: returns once
+// L is complete. As one vendor call (below) the info comes back through a word the runtime keeps,
+// with one synchronisation of `stream`: no info array of the caller's. Positions: n 2, A 3,
+// rowStrideA 4, colStrideA 5, L 6, ldl 7 (uplo, options.uplo, 1).
+template <class T>
+TESSERA_EXPORT int potrf(Runtime& runtime, int n, const T* A, long long rowStrideA, long long colStrideA, T* L, int ldl,
+                         Stream stream, const FactorOptions& options = {});
 // A stack of `batch` matrices factored out of place, each as by potrf_ex's out-of-place form
 // above: matrix k's element (i, j) at A + k * strideA + i * rowStrideA + j * colStrideA, its factor
 // into L + k * strideL (ldl), its info into info[k] (batch ints in the memory of A's GPU), all in the

@@ -391,22 +391,35 @@ class RuntimeCall {
                               reinterpret_cast<tessera::device::Stream>(stream), factor_options("lower", mode));
   }
 
-  // potrf_device_into with adaptive precision (FactorOptions::accuracy: one double matrix as the
-  // tile DAG on the GPU); returns the tiles below the diagonal that took fp16, fp32 and fp64.
-  std::tuple<long long, long long, long long> potrf_adaptive_device_into(uintptr_t a, int64_t row_stride,
-                                                                         int64_t col_stride, uintptr_t l, int n,
-                                                                         const std::string& mode, double accuracy,
-                                                                         uintptr_t info, uintptr_t stream) {
+  // potrf_device_into, waiting for the factor: returns its info, read back through a word the
+  // runtime keeps (tessera::device::potrf's out-of-place form) instead of an info array of the
+  // caller's.
+  template <class T>
+  int potrf_device_into_and_wait(uintptr_t a, int64_t row_stride, int64_t col_stride, uintptr_t l, int n,
+                                 const std::string& mode, uintptr_t stream) {
+    tessera::Runtime& rt = runtime();
+    nb::gil_scoped_release unlocked;
+    return tessera::device::potrf(rt, n, reinterpret_cast<const T*>(a), row_stride, col_stride, reinterpret_cast<T*>(l),
+                                  std::max(1, n), reinterpret_cast<tessera::device::Stream>(stream),
+                                  factor_options("lower", mode));
+  }
+
+  // potrf_device_into_and_wait with adaptive precision (FactorOptions::accuracy: one double matrix
+  // as the tile DAG on the GPU); returns the info and the tiles below the diagonal that took fp16,
+  // fp32 and fp64.
+  std::tuple<int, long long, long long, long long> potrf_adaptive_device_into_and_wait(
+      uintptr_t a, int64_t row_stride, int64_t col_stride, uintptr_t l, int n, const std::string& mode,
+      uintptr_t stream, double accuracy) {
     tessera::Runtime& rt = runtime();
     tessera::FactorOptions options = factor_options("lower", mode);
     options.accuracy = accuracy;
     tessera::TileArithmeticMap map;
     options.tile_arithmetic = &map;
     nb::gil_scoped_release unlocked;
-    tessera::device::potrf_ex(rt, n, reinterpret_cast<const double*>(a), row_stride, col_stride,
-                              reinterpret_cast<double*>(l), std::max(1, n), reinterpret_cast<int*>(info),
-                              reinterpret_cast<tessera::device::Stream>(stream), options);
-    return {map.count(tessera::TileArithmetic::fp16), map.count(tessera::TileArithmetic::fp32),
+    const int info = tessera::device::potrf(rt, n, reinterpret_cast<const double*>(a), row_stride, col_stride,
+                                            reinterpret_cast<double*>(l), std::max(1, n),
+                                            reinterpret_cast<tessera::device::Stream>(stream), options);
+    return {info, map.count(tessera::TileArithmetic::fp16), map.count(tessera::TileArithmetic::fp32),
             map.count(tessera::TileArithmetic::fp64)};
   }
 
@@ -823,11 +836,12 @@ NB_MODULE(_core, m) {
     m.def(("potrs_on_calling_thread" + s).c_str(), &potrs_on_calling_thread<T>);
     m.def(("potri_on_calling_thread" + s).c_str(), &potri_on_calling_thread<T>);
     call.def(("potrf_device_into" + s).c_str(), &RuntimeCall::potrf_device_into<T>);
+    call.def(("potrf_device_into_and_wait" + s).c_str(), &RuntimeCall::potrf_device_into_and_wait<T>);
     call.def(("potrf_stack_device_into" + s).c_str(), &RuntimeCall::potrf_stack_device_into<T>);
     call.def(("potrs_device" + s).c_str(), &RuntimeCall::potrs_device<T>);
   });
   call.def("potrf_adaptive_d", &RuntimeCall::potrf_adaptive);
-  call.def("potrf_adaptive_device_into_d", &RuntimeCall::potrf_adaptive_device_into);
+  call.def("potrf_adaptive_device_into_and_wait_d", &RuntimeCall::potrf_adaptive_device_into_and_wait);
   call.def("posv_refined_d", &RuntimeCall::posv_refined<double>);
   call.def("posv_refined_z", &RuntimeCall::posv_refined<std::complex<double>>);
   call.def("posv_refined_device_d", &RuntimeCall::posv_refined_device);

@@ -138,6 +138,25 @@ def test_members_that_are_not_positive_definite(kind, n):
     assert error.value.column == n
 
 
+@pytest.mark.parametrize("dtype", [np.float64, np.float32, np.complex128, np.complex64])
+@pytest.mark.parametrize("lower", [True, False])
+@pytest.mark.parametrize("n", [97, 300, DENSE_N])
+def test_one_matrix_waited_for_gives_its_factor_or_its_column(kind, n, lower, dtype):
+    """cholesky of one GPU matrix that cuSOLVER's potrf takes reads the info back in the native
+    call (no info array): the factor in either triangle and layout, the input unchanged, and the
+    failing column raised, at the first and last columns and between."""
+    a = hpd(n, dtype, seed=n) if np.dtype(dtype).kind == "c" else spd(n, dtype=dtype, seed=5)
+    for x in (kind.put(a), kind.swap(kind.put(np.ascontiguousarray(a.swapaxes(-1, -2))))):
+        f = kind.get(tessera.cholesky(x, lower=lower))
+        assert f.dtype == dtype and backward_error(a, f, lower) < tolerance(dtype, n)
+        assert not (np.triu(f, 1) if lower else np.tril(f, -1)).any()
+        assert np.array_equal(kind.get(x), a)
+    for column in (1, n // 2 + 1, n):
+        with pytest.raises(tessera.NotPositiveDefiniteError) as error:
+            tessera.cholesky(kind.put(not_spd_at(a, column)), lower=lower)
+        assert error.value.column == column and np.ndim(error.value.column) == 0
+
+
 @pytest.mark.parametrize("lower", [True, False])
 @pytest.mark.parametrize("n, batch", [(128, 1), (257, 2), (513, 5), (700, 3)])
 def test_short_stacks_of_larger_matrices(kind, n, batch, lower):

@@ -207,6 +207,40 @@ void potrf_ex(Runtime& runtime, int n, const T* A, long long rowStrideA, long lo
 }
 
 template <class T>
+int potrf(Runtime& runtime, int n, const T* A, long long rowStrideA, long long colStrideA, T* L, int ldl, Stream stream,
+          const FactorOptions& options) {
+  detail::throw_if_invalid("device::potrf", potrf_out_of_place_argument_error(detail::uplo_letter(options.uplo), n, A,
+                                                                              rowStrideA, colStrideA, L, ldl));
+  require_cuda_workers("potrf", runtime);
+  if (n == 0) return 0;
+  const int device = device_holding("potrf", A, "A", 3);
+  if (device_holding("potrf", L, "L", 6) != device)
+    throw InvalidArgument(qualified("potrf") + ": L (argument 6) is not on the GPU that holds A", 6);
+  if (A == L) {  // in place: the only overlap the checks let through
+    const int info = potrf_dense(runtime, n, L, ldl, stream, options);
+    zero_opposite_triangle(options.uplo, n, L, ldl, 0, 1, stream);
+    detail::synchronize_stream(stream);
+    return info;
+  }
+  FactorOptions lower = options;
+  lower.uplo = Uplo::lower;
+  const detail::Plan plan = device_plan<T>(runtime, n, lower);
+  if (on_callers_stream(plan, {device}))
+    return detail::potrf_into_on_callers_stream(runtime, device, options.uplo, n, A, rowStrideA, colStrideA, L, ldl,
+                                                stream);
+  const bool upper = options.uplo == Uplo::upper;
+  detail::load_lower_on_stream(device, n, A, upper ? colStrideA : rowStrideA, upper ? rowStrideA : colStrideA, L, ldl,
+                               upper, stream);
+  detail::synchronize_stream(stream);
+  const int info = factor_planned(runtime, plan, n, L, ldl, device, lower);
+  if (upper) {
+    detail::lower_to_upper_on_stream(device, n, L, ldl, stream);
+    detail::synchronize_stream(stream);
+  }
+  return info;
+}
+
+template <class T>
 void potrf_stack_ex(Runtime& runtime, int n, const T* A, long long rowStrideA, long long colStrideA, long long strideA,
                     T* L, int ldl, long long strideL, int batch, int* info, Stream stream, const FactorOptions& options) {
   detail::throw_if_invalid("device::potrf_stack_ex",
@@ -329,6 +363,11 @@ void potrf_ex(Runtime&, int, const T*, long long, long long, T*, int, int*, Stre
 }
 
 template <class T>
+int potrf(Runtime&, int, const T*, long long, long long, T*, int, Stream, const FactorOptions&) {
+  throw RuntimeError(qualified("potrf") + ": Tessera was built without CUDA");
+}
+
+template <class T>
 void potrf_stack_ex(Runtime&, int, const T*, long long, long long, long long, T*, int, long long, int, int*, Stream,
                     const FactorOptions&) {
   throw RuntimeError(qualified("potrf_stack_ex") + ": Tessera was built without CUDA");
@@ -355,6 +394,7 @@ int posv_dense(Runtime&, int, int, T*, int, T*, int, Stream, const FactorOptions
   template void potrf_stack_ex<T>(Runtime&, int, const T*, long long, long long, long long, T*, int, long long, int, \
                                   int*, Stream, const FactorOptions&);                                         \
   template void potrf_ex<T>(Runtime&, int, T*, int, int*, Stream, const FactorOptions&);                      \
+  template int potrf<T>(Runtime&, int, const T*, long long, long long, T*, int, Stream, const FactorOptions&);   \
   template int potrs_dense<T>(Runtime&, int, int, const T*, int, T*, int, Stream, const FactorOptions&);      \
   template int posv_dense<T>(Runtime&, int, int, T*, int, T*, int, Stream, const FactorOptions&);
 TESSERA_FOR_EACH_SCALAR(TESSERA_INSTANTIATE)

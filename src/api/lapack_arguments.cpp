@@ -48,8 +48,10 @@ constexpr ArgumentList posv_vbatched_list{2, 3, 4, 5, 6, 7, 8, 9, 10, 11};
 constexpr ArgumentList strided_matrices_list{2, 0, 3, 5, 4, 0, 0, 0, 6, 0};
 // Out of place: A 3 (its strides 4, 5, 6), L 7 with ldl 8 and strideL 9 (in the B fields).
 constexpr ArgumentList potrf_out_of_place_list{2, 0, 3, 6, 0, 7, 9, 8, 10, 11};
-// One matrix out of place (device::potrf_ex): A 3 (its strides 4, 5), L 6 with ldl 7, info 8.
+// One matrix out of place (device::potrf_ex): A 3 (its strides 4, 5), L 6 with ldl 7, info 8;
+// device::potrf's form returns its info (none among the arguments).
 constexpr ArgumentList potrf_dense_out_of_place_list{2, 0, 3, 0, 0, 6, 0, 7, 0, 8};
+constexpr ArgumentList potrf_dense_out_of_place_returning_info_list{2, 0, 3, 0, 0, 6, 0, 7, 0, 0};
 constexpr ArgumentList potrf_pointers_list{2, 0, 3, 0, 4, 0, 0, 0, 5, 6};
 constexpr ArgumentList potrs_pointers_list{2, 3, 4, 0, 5, 6, 0, 7, 8, 0};
 constexpr ArgumentList posv_pointers_list{2, 3, 4, 0, 5, 6, 0, 7, 8, 9};
@@ -175,7 +177,7 @@ ArgumentError out_of_place_error(const ArgumentList& list, char uplo, int n, con
   if (batch == 0) return {};
   if (a == nullptr && n > 0) return {list.a, "A", must_not_be_null};
   if (l == nullptr && n > 0) return {list.b, "L", must_not_be_null};
-  if (info == nullptr) return {list.info, "info", must_not_be_null};
+  if (list.info != 0 && info == nullptr) return {list.info, "info", must_not_be_null};
   if (n == 0) return {};
   const bool in_place = a == l && (n <= 1 || (row_stride_a == 1 && col_stride_a == ldl)) &&
                         (batch <= 1 || stride_a == stride_l);
@@ -436,6 +438,13 @@ ArgumentError potrf_out_of_place_argument_error(char uplo, int n, const T* a, lo
 }
 
 template <class T>
+ArgumentError potrf_out_of_place_argument_error(char uplo, int n, const T* a, long long row_stride_a,
+                                                long long col_stride_a, const T* l, int ldl) {
+  return out_of_place_error(potrf_dense_out_of_place_returning_info_list, uplo, n, a, row_stride_a, col_stride_a, 0, l,
+                            ldl, 0, 1, static_cast<const int*>(nullptr));
+}
+
+template <class T>
 ArgumentError potrf_batched_pointers_argument_error(char uplo, int n, const T* const* a_array, int lda, int batch,
                                                     const int* info) {
   return pointer_array_error<T>(potrf_pointers_list, uplo, n, 0, a_array, lda, nullptr, 1, batch, info);
@@ -505,6 +514,8 @@ template ArgumentError posv_refined_argument_error<std::complex<double>>(char, l
                                                                       const int*);                                      \
   template ArgumentError potrf_out_of_place_argument_error<T>(char, int, const T*, long long, long long, const T*, int, \
                                                               const int*);                                              \
+  template ArgumentError potrf_out_of_place_argument_error<T>(char, int, const T*, long long, long long, const T*,      \
+                                                              int);                                                     \
   template ArgumentError potrf_batched_pointers_argument_error<T>(char, int, const T* const*, int, int, const int*);    \
   template ArgumentError potrs_batched_pointers_argument_error<T>(char, int, int, const T* const*, int,                 \
                                                                   const T* const*, int, int);                           \

@@ -353,6 +353,25 @@ void potrf_on_callers_stream_async(const Runtime& runtime, int device, Uplo uplo
 }
 
 template <class T>
+int potrf_into_on_callers_stream(const Runtime& runtime, int device, Uplo uplo, int n, const T* A, long long row_stride,
+                                 long long col_stride, T* L, int ldl, void* caller_stream) {
+  const CurrentDevice current(device);
+  const auto stream = static_cast<cudaStream_t>(caller_stream);
+  const StreamSolverPool::Lease handles = lease_handles(runtime, device);
+  handles->bind(stream);
+  const bool upper = uplo == Uplo::upper;
+  // The triangle read as a lower one: an upper one through the transposed strides (and
+  // conjugated: a Hermitian matrix's lower triangle).
+  cuda::load_lower(n, A, upper ? col_stride : row_stride, upper ? row_stride : col_stride, L, ldl, upper, stream);
+  factor_lower(*handles, n, L, ldl, handles->device_info, stream);
+  if (upper) {
+    cuda::transpose_triangle(cuda::Triangle::upper, n, L, ldl, L, ldl, stream);
+    cuda::zero_opposite_triangle_batched(cuda::BatchUplo::upper, n, L, ldl, 0, 1, stream);
+  }
+  return handles->info_after(stream);
+}
+
+template <class T>
 void potrf_stack_on_callers_stream_async(const Runtime& runtime, int device, Uplo uplo, int n, const T* A,
                                          long long row_stride, long long col_stride, long long strideA, T* L, int ldl,
                                          long long strideL, int batch, int* info, void* caller_stream) {
@@ -552,6 +571,8 @@ RefinementOnStream::Convergence RefinementOnStream::converged(double bound) {
 
 #define TESSERA_INSTANTIATE(T)                                                                                  \
   template int potrf_on_callers_stream<T>(const Runtime&, int, Uplo, int, T*, int, void*);                      \
+  template int potrf_into_on_callers_stream<T>(const Runtime&, int, Uplo, int, const T*, long long, long long, T*, \
+                                               int, void*);                                                      \
   template void potrf_on_callers_stream_async<T>(const Runtime&, int, Uplo, int, T*, int, int*, void*);         \
   template void potrs_on_callers_stream<T>(const Runtime&, int, Uplo, int, int, const T*, int, T*, int, void*);  \
   template void potrf_stack_on_callers_stream_async<T>(const Runtime&, int, Uplo, int, const T*, long long, long long, \

@@ -29,6 +29,15 @@ template <class T>
 void potrf_on_callers_stream_async(const Runtime& runtime, int device, Uplo uplo, int n, T* A, int lda, int* info,
                                    void* stream);
 
+// The out-of-place form of device::potrf: L (n x n, ldl, on `device`) := the factor of the matrix
+// whose element (i, j) lies at A + i * row_stride + j * col_stride (its triangle `uplo` read, loaded
+// into L's lower triangle, zeros above, an upper factor moved back into L's upper triangle), on
+// `stream` after the work already on it; returns LAPACK's info once L is complete (one
+// synchronisation of the stream, through the handles' own info word).
+template <class T>
+int potrf_into_on_callers_stream(const Runtime& runtime, int device, Uplo uplo, int n, const T* A, long long row_stride,
+                                 long long col_stride, T* L, int ldl, void* stream);
+
 // A stack of `batch` matrices (matrix k's element (i, j) at A + k * strideA + i * row_stride + j *
 // col_stride, on `device`) factored out of place into L + k * strideL (n x n, ldl), each as
 // device::potrf_ex's out-of-place form does: the triangle `uplo` loaded into L's lower triangle,

@@ -305,22 +305,12 @@ def _cholesky_adaptive_device(arrays, a, lower, mode, policy, accuracy):
     ad = arrays.adapter
     if len(a.shape) != 2 or np.dtype(ad.dtype(a)) != np.float64:
         raise TypeError("accuracy (adaptive precision) takes one float64 matrix")
-    n, _ = square_shape(tuple(a.shape))
-    tiles = (0, 0, 0)
-    with ad.device_guard(a):
-        source, row, col, _ = ad.strided(a, np.dtype(np.float64), (), n, 1)
-        if not lower:
-            row, col = col, row
-        f = ad.empty(a, (n, n), np.dtype(np.float64))
-        info = ad.empty_info(a, ())
-        if n > 0:
-            with runtime_call(policy, mode) as call:
-                tiles = call.potrf_adaptive_device_into_d(ad.pointer(source), row, col, ad.pointer(f), n, call.mode,
-                                                          float(accuracy), ad.pointer(info), ad.stream(a))
-    failed = int(ad.to_host(info))
+    square_shape(tuple(a.shape))
+    factor, done = _factor_device_matrix(ad, a, lower, mode, policy, "potrf_adaptive_device_into_and_wait_d",
+                                         float(accuracy))
+    failed, tiles = (0, (0, 0, 0)) if done is None else (done[0], done[1:])
     if failed:
         raise NotPositiveDefiniteError(failed)
-    factor = ad.swap_last(f) if lower else f
     factor = arrays.to_input_kind(factor) if arrays.to_input_kind else factor
     return factor, dict(zip(("fp16", "fp32", "fp64"), (int(t) for t in tiles)))
 
@@ -553,6 +543,12 @@ def _factor(a, lower, mode, policy, read_info, progress=None):
     n, batch = square_shape(shape)
     if _takes_batched_kernels(n, batch, ad.dtype(native)):
         factor, info = _factor_batched_device(ad, native, n, batch, tuple(shape[:-2]), bool(lower))
+    elif read_info and len(shape) == 2:
+        # One matrix waited for: its info comes back from the native call, with no info array.
+        factor, info = _factor_device_matrix(ad, native, lower, mode, policy,
+                                             "potrf_device_into_and_wait" + _suffix(ad.dtype(native)))
+        back = arrays.to_input_kind
+        return (factor if back is None else back(factor)), None, np.int32(info or 0)
     else:
         factor, info = _factor_device(ad, native, lower, mode, policy)
     host_info = ad.to_host(info) if read_info else None
@@ -690,6 +686,27 @@ def _factor_device(ad, a, lower, mode, policy):
         if batch > 0:
             _factor_dense_device(ad, source, (row, col, step), f, info, n, batch, dtype, mode, policy, ad.stream(a))
     return (ad.swap_last(f) if lower else f), info
+
+
+def _factor_device_matrix(ad, a, lower, mode, policy, native_call, *arguments):
+    """One GPU matrix (2-D) factored out of place as _factor_device does, by the runtime call's
+    `native_call` (a, row stride, column stride, factor, n, mode, stream, *arguments), which waits
+    for the factor: (factor, what the native call returned; None for n = 0)."""
+    n = a.shape[-1]
+    dtype = ad.dtype(a)
+    result = None
+    with ad.device_guard(a):
+        source, row, col, _ = ad.strided(a, dtype, (), n, 1)
+        if not lower:
+            row, col = col, row
+        f = ad.empty(a, (n, n), dtype)
+        # The view returned is made before the call, which waits for the GPU: nothing after it.
+        factor = ad.swap_last(f) if lower else f
+        if n > 0:
+            with runtime_call(policy, mode) as call:
+                result = getattr(call, native_call)(ad.pointer(source), row, col, ad.pointer(f), n, call.mode,
+                                                    ad.stream(a), *arguments)
+    return factor, result
 
 
 def _factor_dense_device(ad, source, strides, f, info, n, batch, dtype, mode, policy, stream):

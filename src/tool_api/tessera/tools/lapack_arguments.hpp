@@ -141,6 +141,10 @@ template <class T>
 TESSERA_EXPORT ArgumentError potrf_out_of_place_argument_error(char uplo, int n, const T* a, long long row_stride_a,
                                                                long long col_stride_a, const T* l, int ldl,
                                                                const int* info);
+// device::potrf's out-of-place form, which returns its info: no info among the arguments.
+template <class T>
+TESSERA_EXPORT ArgumentError potrf_out_of_place_argument_error(char uplo, int n, const T* a, long long row_stride_a,
+                                                               long long col_stride_a, const T* l, int ldl);
 template <class T>
 TESSERA_EXPORT ArgumentError potrf_batched_pointers_argument_error(char uplo, int n, const T* const* a_array, int lda,
                                                                    int batch, const int* info);
