@@ -455,13 +455,16 @@ def test_torch_autograd_on_the_gpu():
     if torch is None:
         pytest.skip("no CUDA device for PyTorch")
     gen = torch.Generator(device="cuda").manual_seed(5)
-    for n, batch in ((7, ()), (40, (3,))):
-        g = torch.randn(batch + (n, n), dtype=torch.float64, device="cuda", generator=gen)
-        a = (g @ g.mT + n * torch.eye(n, dtype=torch.float64, device="cuda")).requires_grad_()
-        assert torch.autograd.gradcheck(lambda x: tessera.cholesky(x), (a,))
-        c = tessera.cholesky(a.detach()).requires_grad_()
-        b = torch.randn(batch + (n, 2), dtype=torch.float64, device="cuda", generator=gen, requires_grad=True)
-        assert torch.autograd.gradcheck(lambda f, x: tessera.cho_solve(f, x, lower=True), (c, b))
+    for dtype in (torch.float64, torch.complex128):
+        for n, batch in ((7, ()), (40, (3,)), (100, ())):
+            g = torch.randn(batch + (n, n), dtype=dtype, device="cuda", generator=gen)
+            a = (g @ g.mH + n * torch.eye(n, dtype=dtype, device="cuda")).requires_grad_()
+            lower = n != 40
+            assert torch.autograd.gradcheck(lambda x: tessera.cholesky(x, lower=lower), (a,), fast_mode=n == 100)
+            c = tessera.cholesky(a.detach(), lower=lower).requires_grad_()
+            b = torch.randn(batch + (n, 2), dtype=dtype, device="cuda", generator=gen, requires_grad=True)
+            assert torch.autograd.gradcheck(lambda f, x: tessera.cho_solve(f, x, lower=lower), (c, b),
+                                            fast_mode=n == 100)
 
 
 @pytest.mark.parametrize("n, batch", [(1, ()), (16, (50,)), (100, (3,)), (600, ())])
@@ -539,10 +542,12 @@ def test_torch_autograd_of_logdet_and_inverse_on_the_gpu():
     torch = _torch()
     if torch is None:
         pytest.skip("no CUDA device for PyTorch")
-    g = torch.randn(2, 9, 9, dtype=torch.float64, device="cuda", generator=torch.Generator(device="cuda").manual_seed(6))
-    a = (g @ g.mT + 9 * torch.eye(9, dtype=torch.float64, device="cuda")).requires_grad_()
-    assert torch.autograd.gradcheck(lambda x: tessera.logdet(x), (a,))
-    assert torch.autograd.gradcheck(lambda x: tessera.inv(x), (a,))
+    gen = torch.Generator(device="cuda").manual_seed(6)
+    for dtype in (torch.float64, torch.complex128):
+        g = torch.randn(2, 9, 9, dtype=dtype, device="cuda", generator=gen)
+        a = (g @ g.mH + 9 * torch.eye(9, dtype=dtype, device="cuda")).requires_grad_()
+        assert torch.autograd.gradcheck(lambda x: tessera.logdet(x), (a,))
+        assert torch.autograd.gradcheck(lambda x: tessera.inv(x), (a,))
 
 
 # ---- complex Hermitian matrices on the GPU ---------------------------------------------------

@@ -718,6 +718,45 @@ def test_torch_autograd_of_logdet_and_inverse():
     assert torch.allclose(x.grad, y.grad.tril() + y.grad.triu(1).mT)
 
 
+def test_torch_autograd_of_complex_tensors():
+    """Complex Hermitian tensors: gradcheck (PyTorch's complex convention) of cholesky, cho_solve,
+    logdet and the inverse in both triangles, a stack included; only the triangle read and the real
+    part of its diagonal get a gradient, as torch's own functions give it on that triangle."""
+    torch = pytest.importorskip("torch")
+    gen = torch.Generator().manual_seed(7)
+    for n in (1, 4, 9):
+        g = torch.randn(n, n, dtype=torch.complex128, generator=gen)
+        a = (g @ g.mH + n * torch.eye(n, dtype=torch.complex128)).requires_grad_()
+        for lower in (True, False):
+            assert torch.autograd.gradcheck(lambda x: tessera.cholesky(x, lower=lower), (a,))
+            assert torch.autograd.gradcheck(lambda x: tessera.logdet(x, lower=lower), (a,))
+            c = tessera.cholesky(a.detach(), lower=lower).requires_grad_()
+            b = torch.randn(n, 2, dtype=torch.complex128, generator=gen, requires_grad=True)
+            assert torch.autograd.gradcheck(lambda f, x: tessera.cho_solve(f, x, lower=lower), (c, b))
+    g = torch.randn(2, 5, 5, dtype=torch.complex128, generator=gen)
+    stack = (g @ g.mH + 5 * torch.eye(5, dtype=torch.complex128)).requires_grad_()
+    assert torch.autograd.gradcheck(lambda x: tessera.cholesky(x), (stack,))
+    assert torch.autograd.gradcheck(lambda x: tessera.inv(x), (stack,))
+    c = tessera.cholesky(stack.detach()).requires_grad_()
+    assert torch.autograd.gradcheck(lambda f: tessera.cholesky_inverse(f, lower=True), (c,))
+    # The gradient of torch's own functions, gathered on the triangle tessera reads (the adjoint of
+    # the other one's half): the log-determinant's, and the factor's for a loss of both parts.
+    x = stack.detach().clone().requires_grad_()
+    tessera.logdet(x).sum().backward()
+    y = stack.detach().clone().requires_grad_()
+    torch.logdet(y).real.sum().backward()
+    gathered = lambda t: t.tril() + t.triu(1).mH
+    assert torch.allclose(x.grad, gathered(y.grad))
+    weights = torch.randn(2, 5, 5, dtype=torch.complex128, generator=gen)
+    x = stack.detach().clone().requires_grad_()
+    (tessera.cholesky(x) * weights).real.sum().backward()
+    y = stack.detach().clone().requires_grad_()
+    (torch.linalg.cholesky(y) * weights).real.sum().backward()
+    expected = gathered(y.grad)
+    expected.diagonal(dim1=-2, dim2=-1).imag.zero_()  # the diagonal's imaginary parts are not read
+    assert torch.allclose(x.grad, expected)
+
+
 def test_jax_jit_of_logdet_and_inverse():
     jax = pytest.importorskip("jax")
     jnp = jax.numpy

@@ -83,8 +83,6 @@ def _torch_needs_grad(*arrays):
             import torch
 
             followed = [t for t in arrays if isinstance(t, torch.Tensor) and t.requires_grad]
-            if torch.is_grad_enabled() and any(t.is_complex() for t in followed):
-                raise TypeError("tessera's gradients are for real tensors: complex ones are not differentiated yet")
             return torch.is_grad_enabled() and bool(followed)
     return False
 

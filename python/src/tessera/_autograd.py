@@ -1,7 +1,10 @@
 """PyTorch autograd for tessera's functions on tensors that require a gradient: the factorization
 and the solve computed by tessera, their backward passes by the known formulas in torch (Murray,
 "Differentiation of the Cholesky decomposition", 2016; the solve's as torch.cholesky_solve's),
-on the tensors' own device. Only the triangle each function reads gets a gradient."""
+on the tensors' own device, real and complex (PyTorch's convention for a real loss: the gradient
+is d/dRe + i d/dIm, so that A = L L^H gives the same formulas with ^H for ^T). Only the triangle
+each function reads gets a gradient, and of a Hermitian matrix's diagonal only the real part,
+the one it reads."""
 import torch
 
 
@@ -11,7 +14,9 @@ def _phi(x):
 
 
 def _lower(factor, lower):
-    return factor if lower else factor.mT
+    """The lower factor L (A = L L^H) of a factor in the triangle `lower`: U = L^H for an upper one,
+    and the same for a gradient (the gradient of U^H is the adjoint of U's)."""
+    return factor if lower else factor.mH
 
 
 class _Cholesky(torch.autograd.Function):
@@ -27,14 +32,15 @@ class _Cholesky(torch.autograd.Function):
         (result,) = ctx.saved_tensors
         L = _lower(result, ctx.lower)
         gL = _lower(grad, ctx.lower).tril()
-        # gA = L^-T phi(L^T gL) L^-1, symmetrised: A's triangle holds both halves of each pair.
-        inner = torch.linalg.solve_triangular(L.mT, _phi(L.mT @ gL), upper=True)
+        # gA = L^-H phi(L^H gL) L^-1, made Hermitian: A's triangle holds both halves of each pair
+        # (and the diagonal's imaginary parts, which the factorization never reads, get none).
+        inner = torch.linalg.solve_triangular(L.mH, _phi(L.mH @ gL), upper=True)
         ga = torch.linalg.solve_triangular(L, inner, upper=False, left=False)
-        ga = 0.5 * (ga + ga.mT)
+        ga = 0.5 * (ga + ga.mH)
         # Only the triangle `lower` of a is read: it takes the off-diagonal pairs whole.
-        off = ga.tril(-1) + ga.triu(1).mT
+        off = ga.tril(-1) + ga.triu(1).mH
         read = torch.diag_embed(torch.diagonal(ga, dim1=-2, dim2=-1)) + off
-        return (read if ctx.lower else read.mT), None, None
+        return (read if ctx.lower else read.mH), None, None
 
 
 def _sum_to(t, shape):
@@ -64,10 +70,10 @@ class _ChoSolve(torch.autograd.Function):
         vector = x.dim() == c.dim() - 1  # right-hand sides that are vectors
         xs, gbs = (x.unsqueeze(-1), gb.unsqueeze(-1)) if vector else (x, gb)
         L = _lower(c, ctx.lower).tril()
-        # d(A^-1 b) = -A^-1 dA x: gA = -gb x^T, A = L L^T gives gL = -(gA + gA^T) L.
-        common = gbs @ xs.mT
-        gL = _sum_to(-((common + common.mT) @ L), c.shape).tril()
-        return (gL if ctx.lower else gL.mT), _sum_to(gb, ctx.b_shape), None, None
+        # d(A^-1 b) = -A^-1 dA x: gA = -gb x^H, A = L L^H gives gL = -(gA + gA^H) L.
+        common = gbs @ xs.mH
+        gL = _sum_to(-((common + common.mH) @ L), c.shape).tril()
+        return (gL if ctx.lower else gL.mH), _sum_to(gb, ctx.b_shape), None, None
 
 
 def cholesky(a, lower, factor):
