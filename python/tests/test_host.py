@@ -481,36 +481,45 @@ def test_jax_cpu_arrays_come_back_as_jax_arrays():
     assert np.allclose(np.asarray(factor), np.linalg.cholesky(np.asarray(a)), atol=1e-5)
 
 
-def test_torch_autograd_gradients_pass_gradcheck():
-    """cholesky and cho_solve on tensors that require a gradient: tessera computes them, torch's
-    autograd differentiates them by the known formulas (only the triangle each reads gets one)."""
+@pytest.mark.parametrize("dtype", ["float64", "complex128"])
+def test_torch_autograd_gradients_pass_gradcheck(dtype):
+    """cholesky, cho_solve and logdet on tensors that require a gradient, real and complex
+    Hermitian (PyTorch's complex convention): tessera computes them, torch's autograd
+    differentiates them by the known formulas (only the triangle each reads gets one, and of a
+    complex diagonal only the real part)."""
     torch = pytest.importorskip("torch")
+    dtype = getattr(torch, dtype)
     gen = torch.Generator().manual_seed(3)
     for n in (1, 5, 12):
-        g = torch.randn(n, n, dtype=torch.float64, generator=gen)
-        a = (g @ g.T + n * torch.eye(n, dtype=torch.float64)).requires_grad_()
+        g = torch.randn(n, n, dtype=dtype, generator=gen)
+        a = (g @ g.mH + n * torch.eye(n, dtype=dtype)).requires_grad_()
         for lower in (True, False):
             assert torch.autograd.gradcheck(lambda x: tessera.cholesky(x, lower=lower), (a,))
+            assert torch.autograd.gradcheck(lambda x: tessera.logdet(x, lower=lower), (a,))
             c = tessera.cholesky(a.detach(), lower=lower).requires_grad_()
-            b = torch.randn(n, 3, dtype=torch.float64, generator=gen, requires_grad=True)
+            b = torch.randn(n, 3, dtype=dtype, generator=gen, requires_grad=True)
             assert torch.autograd.gradcheck(lambda f, x: tessera.cho_solve(f, x, lower=lower), (c, b))
-            v = torch.randn(n, dtype=torch.float64, generator=gen, requires_grad=True)
+            v = torch.randn(n, dtype=dtype, generator=gen, requires_grad=True)
             assert torch.autograd.gradcheck(lambda f, x: tessera.cho_solve(f, x, lower=lower), (c, v))
     # A stack, and a factor broadcast against a stack of right-hand sides.
-    g = torch.randn(3, 6, 6, dtype=torch.float64, generator=gen)
-    stack = (g @ g.mT + 6 * torch.eye(6, dtype=torch.float64)).requires_grad_()
+    g = torch.randn(3, 6, 6, dtype=dtype, generator=gen)
+    stack = (g @ g.mH + 6 * torch.eye(6, dtype=dtype)).requires_grad_()
     assert torch.autograd.gradcheck(lambda x: tessera.cholesky(x), (stack,))
     c = tessera.cholesky(stack[0].detach()).requires_grad_()
-    b = torch.randn(4, 6, 2, dtype=torch.float64, generator=gen, requires_grad=True)
+    b = torch.randn(4, 6, 2, dtype=dtype, generator=gen, requires_grad=True)
     # (lower= given: gradcheck perturbs the zeros the triangle would be read off.)
     assert torch.autograd.gradcheck(lambda f, x: tessera.cho_solve(f, x, lower=True), (c, b))
-    # The same gradients as torch's own functions.
+    # The same gradients as torch's own functions, for a loss of both parts of the factor.
+    weights = torch.randn(3, 6, 6, dtype=dtype, generator=gen)
     x = stack.detach().clone().requires_grad_()
-    tessera.cholesky(x).sum().backward()
+    (tessera.cholesky(x) * weights).real.sum().backward()
     y = stack.detach().clone().requires_grad_()
-    torch.linalg.cholesky(y).sum().backward()
-    sym = lambda t: t.tril() + t.triu(1).mT  # torch spreads the gradient over both triangles
-    assert torch.allclose(x.grad, sym(y.grad))
+    (torch.linalg.cholesky(y) * weights).real.sum().backward()
+    # torch spreads the gradient over both triangles; a diagonal's imaginary parts are not read.
+    expected = y.grad.tril() + y.grad.triu(1).mH
+    if expected.is_complex():
+        expected.diagonal(dim1=-2, dim2=-1).imag.zero_()
+    assert torch.allclose(x.grad, expected)
 
 
 def test_torch_compile_runs_through_tessera():
@@ -701,60 +710,24 @@ def test_cholesky_inverse_of_a_stack_beyond_the_calling_thread(dtype, batch, n):
         tessera.cholesky_inverse(c)
 
 
-def test_torch_autograd_of_logdet_and_inverse():
+@pytest.mark.parametrize("dtype", ["float64", "complex128"])
+def test_torch_autograd_of_logdet_and_inverse(dtype):
     torch = pytest.importorskip("torch")
+    dtype = getattr(torch, dtype)
     gen = torch.Generator().manual_seed(4)
-    g = torch.randn(3, 7, 7, dtype=torch.float64, generator=gen)
-    a = (g @ g.mT + 7 * torch.eye(7, dtype=torch.float64)).requires_grad_()
+    g = torch.randn(3, 7, 7, dtype=dtype, generator=gen)
+    a = (g @ g.mH + 7 * torch.eye(7, dtype=dtype)).requires_grad_()
     assert torch.autograd.gradcheck(lambda x: tessera.logdet(x), (a,))
     assert torch.autograd.gradcheck(lambda x: tessera.inv(x), (a,))
     c = tessera.cholesky(a.detach()).requires_grad_()
     assert torch.autograd.gradcheck(lambda f: tessera.cholesky_inverse(f, lower=True), (c,))
-    # torch's own logdet gives the same gradient on the triangle tessera reads.
+    # torch's own logdet gives the same gradient on the triangle tessera reads (the adjoint of the
+    # other one's half added).
     x = a.detach().clone().requires_grad_()
     tessera.logdet(x).sum().backward()
     y = a.detach().clone().requires_grad_()
-    torch.logdet(y).sum().backward()
-    assert torch.allclose(x.grad, y.grad.tril() + y.grad.triu(1).mT)
-
-
-def test_torch_autograd_of_complex_tensors():
-    """Complex Hermitian tensors: gradcheck (PyTorch's complex convention) of cholesky, cho_solve,
-    logdet and the inverse in both triangles, a stack included; only the triangle read and the real
-    part of its diagonal get a gradient, as torch's own functions give it on that triangle."""
-    torch = pytest.importorskip("torch")
-    gen = torch.Generator().manual_seed(7)
-    for n in (1, 4, 9):
-        g = torch.randn(n, n, dtype=torch.complex128, generator=gen)
-        a = (g @ g.mH + n * torch.eye(n, dtype=torch.complex128)).requires_grad_()
-        for lower in (True, False):
-            assert torch.autograd.gradcheck(lambda x: tessera.cholesky(x, lower=lower), (a,))
-            assert torch.autograd.gradcheck(lambda x: tessera.logdet(x, lower=lower), (a,))
-            c = tessera.cholesky(a.detach(), lower=lower).requires_grad_()
-            b = torch.randn(n, 2, dtype=torch.complex128, generator=gen, requires_grad=True)
-            assert torch.autograd.gradcheck(lambda f, x: tessera.cho_solve(f, x, lower=lower), (c, b))
-    g = torch.randn(2, 5, 5, dtype=torch.complex128, generator=gen)
-    stack = (g @ g.mH + 5 * torch.eye(5, dtype=torch.complex128)).requires_grad_()
-    assert torch.autograd.gradcheck(lambda x: tessera.cholesky(x), (stack,))
-    assert torch.autograd.gradcheck(lambda x: tessera.inv(x), (stack,))
-    c = tessera.cholesky(stack.detach()).requires_grad_()
-    assert torch.autograd.gradcheck(lambda f: tessera.cholesky_inverse(f, lower=True), (c,))
-    # The gradient of torch's own functions, gathered on the triangle tessera reads (the adjoint of
-    # the other one's half): the log-determinant's, and the factor's for a loss of both parts.
-    x = stack.detach().clone().requires_grad_()
-    tessera.logdet(x).sum().backward()
-    y = stack.detach().clone().requires_grad_()
     torch.logdet(y).real.sum().backward()
-    gathered = lambda t: t.tril() + t.triu(1).mH
-    assert torch.allclose(x.grad, gathered(y.grad))
-    weights = torch.randn(2, 5, 5, dtype=torch.complex128, generator=gen)
-    x = stack.detach().clone().requires_grad_()
-    (tessera.cholesky(x) * weights).real.sum().backward()
-    y = stack.detach().clone().requires_grad_()
-    (torch.linalg.cholesky(y) * weights).real.sum().backward()
-    expected = gathered(y.grad)
-    expected.diagonal(dim1=-2, dim2=-1).imag.zero_()  # the diagonal's imaginary parts are not read
-    assert torch.allclose(x.grad, expected)
+    assert torch.allclose(x.grad, y.grad.tril() + y.grad.triu(1).mH)
 
 
 def test_jax_jit_of_logdet_and_inverse():
