@@ -1,16 +1,7 @@
 """Which threads of the process use CPU while one GPU matrix of order 96 is factored through the
 vendor route, in phases: at start, after idle time, right after a request that runs tasks."""
 import os, time, numpy as np, torch, tessera
-
-def spd(n, dtype=torch.float64):
-    g = torch.Generator(device="cuda").manual_seed(n)
-    b = torch.randn((n, n), device="cuda", dtype=dtype, generator=g)
-    return b @ b.mT + n * torch.eye(n, device="cuda", dtype=dtype)
-
-def per_call(f, calls=200):
-    torch.cuda.synchronize(); s = time.perf_counter()
-    for _ in range(calls): f()
-    torch.cuda.synchronize(); return (time.perf_counter() - s) / calls * 1e6
+from prof_v import per_call, spd
 
 def thread_times():
     out = {}

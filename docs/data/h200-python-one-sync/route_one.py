@@ -2,7 +2,6 @@
 tessera.cholesky_ex (a stream of calls) and tessera.cholesky (synchronising), by forcing the
 package's route; PyTorch on the same tensor. Median over rounds of the time per call."""
 import statistics
-import sys
 import time
 
 import torch
@@ -44,15 +43,20 @@ def routed(kernels, f):
     return call
 
 
-print("NVIDIA", torch.cuda.get_device_name(), "torch", torch.__version__)
-for dtype in (torch.float64, torch.float32):
-    print(f"{dtype}: us per call; ex = cholesky_ex (stream), sync = cholesky; K kernels, V cuSOLVER; plan's route")
-    for n in (40, 48, 56, 64, 72, 80, 88, 96, 112):
-        a = spd(n, dtype)
-        m = timed({"exK": routed(True, lambda: tessera.cholesky_ex(a)), "exV": routed(False, lambda: tessera.cholesky_ex(a)),
-                   "ex_torch": lambda: torch.linalg.cholesky_ex(a),
-                   "syncK": routed(True, lambda: tessera.cholesky(a)), "syncV": routed(False, lambda: tessera.cholesky(a)),
-                   "sync_torch": lambda: torch.linalg.cholesky(a)})
-        plan = "K" if real_route(n, 1, {torch.float64: "float64", torch.float32: "float32"}[dtype]) else "V"
-        print(f"  n={n:4d} ex K {m['exK']:6.1f} V {m['exV']:6.1f} torch {m['ex_torch']:6.1f} | "
-              f"sync K {m['syncK']:6.1f} V {m['syncV']:6.1f} torch {m['sync_torch']:6.1f} | plan {plan}", flush=True)
+def main():
+    print("NVIDIA", torch.cuda.get_device_name(), "torch", torch.__version__)
+    for dtype in (torch.float64, torch.float32):
+        print(f"{dtype}: us per call; ex = cholesky_ex (stream), sync = cholesky; K kernels, V cuSOLVER; plan's route")
+        for n in (40, 48, 56, 64, 72, 80, 88, 96, 112):
+            a = spd(n, dtype)
+            m = timed({"exK": routed(True, lambda: tessera.cholesky_ex(a)), "exV": routed(False, lambda: tessera.cholesky_ex(a)),
+                       "ex_torch": lambda: torch.linalg.cholesky_ex(a),
+                       "syncK": routed(True, lambda: tessera.cholesky(a)), "syncV": routed(False, lambda: tessera.cholesky(a)),
+                       "sync_torch": lambda: torch.linalg.cholesky(a)})
+            plan = "K" if real_route(n, 1, {torch.float64: "float64", torch.float32: "float32"}[dtype]) else "V"
+            print(f"  n={n:4d} ex K {m['exK']:6.1f} V {m['exV']:6.1f} torch {m['ex_torch']:6.1f} | "
+                  f"sync K {m['syncK']:6.1f} V {m['syncV']:6.1f} torch {m['sync_torch']:6.1f} | plan {plan}", flush=True)
+
+
+if __name__ == "__main__":
+    main()
