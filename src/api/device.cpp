@@ -288,6 +288,25 @@ int potrs_dense(Runtime& runtime, int n, int nrhs, const T* A, int lda, T* B, in
 }
 
 template <class T>
+void potrs_stack_ex(Runtime& runtime, int n, int nrhs, const T* A, int lda, long long strideA, T* B, int ldb,
+                    long long strideB, int batch, Stream stream, const FactorOptions& options) {
+  detail::throw_if_invalid("device::potrs_stack_ex",
+                           potrs_batched_argument_error<T>(detail::uplo_letter(options.uplo), n, nrhs, A, lda, strideA,
+                                                           B, ldb, strideB, batch));
+  require_cuda_workers("potrs_stack_ex", runtime);
+  if (n == 0 || nrhs == 0 || batch == 0) return;
+  const int a_device = device_holding("potrs_stack_ex", A, "A", 4);
+  const int b_device = device_holding("potrs_stack_ex", B, "B", 7);
+  if (on_callers_stream(device_plan<T>(runtime, n, options), {a_device, b_device})) {
+    detail::potrs_stack_on_callers_stream_async(runtime, a_device, options.uplo, n, nrhs, A, lda, strideA, B, ldb,
+                                                strideB, batch, stream);
+    return;
+  }
+  for (int k = 0; k < batch; ++k)
+    potrs_dense(runtime, n, nrhs, A + k * strideA, lda, B + k * strideB, ldb, stream, options);
+}
+
+template <class T>
 int posv_dense(Runtime& runtime, int n, int nrhs, T* A, int lda, T* B, int ldb, Stream stream, const FactorOptions& options) {
   detail::throw_if_invalid("device::posv",
                            posv_argument_error<T>(detail::uplo_letter(options.uplo), n, nrhs, A, lda, B, ldb));
@@ -379,6 +398,11 @@ int potrs_dense(Runtime&, int, int, const T*, int, T*, int, Stream, const Factor
 }
 
 template <class T>
+void potrs_stack_ex(Runtime&, int, int, const T*, int, long long, T*, int, long long, int, Stream, const FactorOptions&) {
+  throw RuntimeError(qualified("potrs_stack_ex") + ": Tessera was built without CUDA");
+}
+
+template <class T>
 int posv_dense(Runtime&, int, int, T*, int, T*, int, Stream, const FactorOptions&) {
   throw RuntimeError(qualified("posv") + ": Tessera was built without CUDA");
 }
@@ -396,6 +420,8 @@ int posv_dense(Runtime&, int, int, T*, int, T*, int, Stream, const FactorOptions
   template void potrf_ex<T>(Runtime&, int, T*, int, int*, Stream, const FactorOptions&);                      \
   template int potrf<T>(Runtime&, int, const T*, long long, long long, T*, int, Stream, const FactorOptions&);   \
   template int potrs_dense<T>(Runtime&, int, int, const T*, int, T*, int, Stream, const FactorOptions&);      \
+  template void potrs_stack_ex<T>(Runtime&, int, int, const T*, int, long long, T*, int, long long, int, Stream,   \
+                                  const FactorOptions&);                                                       \
   template int posv_dense<T>(Runtime&, int, int, T*, int, T*, int, Stream, const FactorOptions&);
 TESSERA_FOR_EACH_SCALAR(TESSERA_INSTANTIATE)
 #undef TESSERA_INSTANTIATE

@@ -23,6 +23,20 @@
 
 namespace tessera::device {
 
+namespace {
+
+// read_info's arguments; false where there is nothing to read (count 0).
+bool info_to_read(const int* info, int count, const int* host_info) {
+  const std::string routine = "tessera::device::read_info";
+  if (count < 0) throw InvalidArgument(routine + ": count (argument 2) is negative", 2);
+  if (count == 0) return false;
+  if (!info) throw InvalidArgument(routine + ": info (argument 1) is null", 1);
+  if (!host_info) throw InvalidArgument(routine + ": host_info (argument 3) is null", 3);
+  return true;
+}
+
+}  // namespace
+
 #if TESSERA_HAVE_CUDA
 
 namespace {
@@ -79,11 +93,9 @@ int count_failures(int batch, int* host_info, cudaStream_t stream, const Enqueue
     local.resize(static_cast<std::size_t>(batch));
     host_info = local.data();
   }
-  TESSERA_CUDA_CHECK(cudaMemcpyAsync(host_info, info.get(), static_cast<std::size_t>(batch) * sizeof(int),
-                                     cudaMemcpyDeviceToHost, stream));
+  const int failed = read_info(info.get(), batch, host_info, stream);
   info.release();
-  TESSERA_CUDA_CHECK(cudaStreamSynchronize(stream));
-  return static_cast<int>(std::count_if(host_info, host_info + batch, [](int v) { return v != 0; }));
+  return failed;
 }
 
 // Every matrix of order 0 succeeds: no device work, nothing to wait for.
@@ -93,6 +105,14 @@ int no_failures(int batch, int* host_info) {
 }
 
 }  // namespace
+
+int read_info(const int* info, int count, int* host_info, Stream stream) {
+  if (!info_to_read(info, count, host_info)) return 0;
+  TESSERA_CUDA_CHECK(cudaMemcpyAsync(host_info, info, static_cast<std::size_t>(count) * sizeof(int),
+                                     cudaMemcpyDeviceToHost, stream));
+  TESSERA_CUDA_CHECK(cudaStreamSynchronize(stream));
+  return static_cast<int>(std::count_if(host_info, host_info + count, [](int v) { return v != 0; }));
+}
 
 // ---- strided ----------------------------------------------------------------------------------------
 
@@ -314,6 +334,11 @@ namespace {
 }
 
 }  // namespace
+
+int read_info(const int* info, int count, int* host_info, Stream) {
+  if (info_to_read(info, count, host_info)) without_cuda("read_info");
+  return 0;
+}
 
 template <class T>
 void potrf_batched_ex(Uplo, int, T*, int, long long, int, int*, Stream) {

@@ -404,6 +404,30 @@ void potrf_stack_on_callers_stream_async(const Runtime& runtime, int device, Upl
   handles->enqueued(stream);
 }
 
+namespace {
+
+// The two triangular solves of A^{-1} B with potrf's factor in the triangle `uplo`: A = L L^H gives
+// L^H X = L^{-1} B, A = U^H U gives U X = U^{-H} B.
+struct FactorSolves {
+  char triangle;
+  Trans first, second;
+};
+FactorSolves factor_solves(Uplo uplo) {
+  const bool lower = uplo == Uplo::lower;
+  return {lower ? 'L' : 'U', lower ? Trans::no : Trans::conjugate_transpose,
+          lower ? Trans::conjugate_transpose : Trans::no};
+}
+
+// B := A^{-1} B with potrf's factor in the triangle `uplo` of A, enqueued with the handles' BLAS.
+template <class T>
+void solve_with_factor(StreamSolvers& handles, Uplo uplo, int n, int nrhs, const T* A, int lda, T* B, int ldb) {
+  const FactorSolves s = factor_solves(uplo);
+  for (Trans trans : {s.first, s.second})
+    cuda::vendor::trsm(handles.blas, true, s.triangle, trans, n, nrhs, T(1), A, lda, B, ldb);
+}
+
+}  // namespace
+
 template <class T>
 void potrs_on_callers_stream(const Runtime& runtime, int device, Uplo uplo, int n, int nrhs, const T* A, int lda, T* B,
                              int ldb, void* caller_stream) {
@@ -411,15 +435,32 @@ void potrs_on_callers_stream(const Runtime& runtime, int device, Uplo uplo, int 
   const auto stream = static_cast<cudaStream_t>(caller_stream);
   const StreamSolverPool::Lease handles = lease_handles(runtime, device);
   handles->bind(stream);
-  // A = L L^T: L^T X = L^{-1} B. A = U^T U: U X = U^{-T} B.
-  const bool lower = uplo == Uplo::lower;
-  const char triangle = lower ? 'L' : 'U';
-  const Trans first = lower ? Trans::no : Trans::conjugate_transpose;
-  const Trans second = lower ? Trans::conjugate_transpose : Trans::no;
-  cuda::vendor::trsm(handles->blas, true, triangle, first, n, nrhs, T(1), A, lda, B, ldb);
-  cuda::vendor::trsm(handles->blas, true, triangle, second, n, nrhs, T(1), A, lda, B, ldb);
+  solve_with_factor(*handles, uplo, n, nrhs, A, lda, B, ldb);
   handles->enqueued(stream);
   TESSERA_CUDA_CHECK(cudaStreamSynchronize(stream));
+}
+
+template <class T>
+void potrs_stack_on_callers_stream_async(const Runtime& runtime, int device, Uplo uplo, int n, int nrhs, const T* A,
+                                         int lda, long long strideA, T* B, int ldb, long long strideB, int batch,
+                                         void* caller_stream) {
+  const CurrentDevice current(device);
+  const auto stream = static_cast<cudaStream_t>(caller_stream);
+  const StreamSolverPool::Lease handles = lease_handles(runtime, device);
+  handles->bind(stream);
+  if (batch == 1) {
+    solve_with_factor(*handles, uplo, n, nrhs, A, lda, B, ldb);
+  } else {
+    // cuBLAS's batched trsm, twice, on arrays of pointers made on the stream.
+    T** const pointers = handles->pointers_for<T>(2 * batch, stream);
+    cuda::strided_pointers(const_cast<T*>(A), strideA, batch, pointers, stream);
+    cuda::strided_pointers(B, strideB, batch, pointers + batch, stream);
+    const FactorSolves s = factor_solves(uplo);
+    for (Trans trans : {s.first, s.second})
+      cuda::vendor::trsm_batched(handles->blas, s.triangle, trans, n, nrhs, T(1), pointers, lda, pointers + batch, ldb,
+                                 batch);
+  }
+  handles->enqueued(stream);
 }
 
 
@@ -575,6 +616,8 @@ RefinementOnStream::Convergence RefinementOnStream::converged(double bound) {
                                                int, void*);                                                      \
   template void potrf_on_callers_stream_async<T>(const Runtime&, int, Uplo, int, T*, int, int*, void*);         \
   template void potrs_on_callers_stream<T>(const Runtime&, int, Uplo, int, int, const T*, int, T*, int, void*);  \
+  template void potrs_stack_on_callers_stream_async<T>(const Runtime&, int, Uplo, int, int, const T*, int, long long, \
+                                                       T*, int, long long, int, void*);                          \
   template void potrf_stack_on_callers_stream_async<T>(const Runtime&, int, Uplo, int, const T*, long long, long long, \
                                                        long long, T*, int, long long, int, int*, void*);
 TESSERA_FOR_EACH_SCALAR(TESSERA_INSTANTIATE)

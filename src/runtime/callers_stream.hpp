@@ -55,6 +55,14 @@ template <class T>
 void potrs_on_callers_stream(const Runtime& runtime, int device, Uplo uplo, int n, int nrhs, const T* A, int lda, T* B,
                              int ldb, void* stream);
 
+// B_k := A_k^{-1} B_k for a stack of `batch` factors (A_k at A + k * strideA, B_k at B + k *
+// strideB, on `device`), on `stream` after the work already on it; returns once enqueued, never
+// waiting for the GPU.
+template <class T>
+void potrs_stack_on_callers_stream_async(const Runtime& runtime, int device, Uplo uplo, int n, int nrhs, const T* A,
+                                         int lda, long long strideA, T* B, int ldb, long long strideB, int batch,
+                                         void* stream);
+
 // The GPU's steps of a refined solve (device::posv_refined) of a double-precision A (n x n, lda,
 // its triangle uplo), B and X (n x nrhs) on `device`, on `stream` with the runtime's handles
 // (kernels/cuda/refinement.hpp says how A is scaled). The single-precision matrix is a workspace

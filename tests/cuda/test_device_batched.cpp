@@ -577,6 +577,14 @@ TYPED_TEST(DeviceCheckingForms, ReturnTheNumberOfFailedMatricesAndTheirInfo) {
       dA.upload(hb.data, this->stream);
       EXPECT_EQ(device::potrf_batched<T>(uplo, n, dA.get(), lda, strideA, batch, host_info.data(), this->stream), 3);
       EXPECT_EQ(host_info, expected);
+
+      // The non-checking form's info, read back by read_info.
+      DeviceArray<int> d_info(static_cast<std::size_t>(batch));
+      dA.upload(hb.data, this->stream);
+      device::potrf_batched_ex<T>(uplo, n, dA.get(), lda, strideA, batch, d_info.get(), this->stream);
+      host_info = poisoned_info(batch);
+      EXPECT_EQ(device::read_info(d_info.get(), batch, host_info.data(), this->stream), 3);
+      EXPECT_EQ(host_info, expected) << "read_info";
       check_factors(hb, dA.download(this->stream), host_info, describe("checking potrf", uplo, n, batch));
 
       dA.upload(hb.data, this->stream);
@@ -856,6 +864,33 @@ TYPED_TEST(DeviceOutOfPlace, SourceEqualToOutputFactorsInPlace) {
       for (std::size_t e = 0; e < out.size(); ++e) differ += !hb.referenced[e] && !same_bits(out[e], zeroed[e]);
       EXPECT_EQ(differ, 0u) << "elements outside the triangles: zeros in the opposite one, the rest unchanged";
       if (this->HasFailure()) return;
+    }
+}
+
+// potrs_stack_ex (the dense device API's stack of solves, on the caller's stream in gpu mode) with
+// the batched kernels' factors, lda > n, gaps between matrices: every matrix solved, as LAPACK.
+TYPED_TEST(DeviceOutOfPlace, PotrsStackSolvesEveryMatrix) {
+  using T = TypeParam;
+  for (int n : {7, 64, 200})
+    for (Uplo uplo : kUplos) {
+      const int batch = 2, nrhs = 3, lda = n + 1;  // failure_at spoils nothing below 3 matrices
+      const long long strideA = static_cast<long long>(lda) * n + 2;
+      const HostBatch<T> hb = strided_batch<T>(uplo, n, lda, strideA, batch, this->rng);
+      const HostRhs<T> rhs = strided_rhs(hb, nrhs, this->rng);
+      DeviceArray<T> dA(hb.data.size()), dB(rhs.data.size());
+      DeviceArray<int> dinfo(batch);
+      dA.upload(hb.data, this->stream);
+      dB.upload(rhs.data, this->stream);
+      device::potrf_batched_ex<T>(uplo, n, dA.get(), lda, strideA, batch, dinfo.get(), this->stream);
+      tessera::FactorOptions options;
+      options.uplo = uplo;
+      options.mode = tessera::Mode::gpu;
+      device::potrs_stack_ex<T>(gpu_runtime(), n, nrhs, dA.get(), lda, strideA, dB.get(), rhs.ld.front(), rhs.stride,
+                                batch, this->stream, options);
+      const std::vector<int> info = dinfo.download(this->stream);
+      ASSERT_EQ(info, std::vector<int>(batch, 0));
+      check_solutions(hb, rhs, dB.download(this->stream), info, describe("potrs_stack_ex", uplo, n, batch, nrhs));
+      if (this->HasFatalFailure()) return;
     }
 }
 

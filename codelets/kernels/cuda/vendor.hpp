@@ -108,6 +108,33 @@ inline void trsm(cublasHandle_t h, bool left, char uplo, Trans trans, int m, int
                                    CUBLAS_DIAG_NON_UNIT, m, n, cu(&alpha), cu(L), ldl, cu(B), ldb));
 }
 
+// B_k := alpha op(L_k)^{-1} B_k from the left for the batch of matrices at the device pointers of L
+// and B (device memory, batch of each): cuBLAS's batched trsm.
+inline void trsm_batched(cublasHandle_t h, char uplo, Trans trans, int m, int n, double alpha, const double* const* L,
+                         int ldl, double* const* B, int ldb, int batch) {
+  TESSERA_CUBLAS_CHECK(cublasDtrsmBatched(h, CUBLAS_SIDE_LEFT, fill(uplo), op(trans), CUBLAS_DIAG_NON_UNIT, m, n,
+                                          &alpha, L, ldl, B, ldb, batch));
+}
+inline void trsm_batched(cublasHandle_t h, char uplo, Trans trans, int m, int n, float alpha, const float* const* L,
+                         int ldl, float* const* B, int ldb, int batch) {
+  TESSERA_CUBLAS_CHECK(cublasStrsmBatched(h, CUBLAS_SIDE_LEFT, fill(uplo), op(trans), CUBLAS_DIAG_NON_UNIT, m, n,
+                                          &alpha, L, ldl, B, ldb, batch));
+}
+inline void trsm_batched(cublasHandle_t h, char uplo, Trans trans, int m, int n, std::complex<double> alpha,
+                         const std::complex<double>* const* L, int ldl, std::complex<double>* const* B, int ldb,
+                         int batch) {
+  TESSERA_CUBLAS_CHECK(cublasZtrsmBatched(h, CUBLAS_SIDE_LEFT, fill(uplo), complex_op(trans), CUBLAS_DIAG_NON_UNIT, m,
+                                          n, cu(&alpha), reinterpret_cast<const cuDoubleComplex* const*>(L), ldl,
+                                          reinterpret_cast<cuDoubleComplex* const*>(B), ldb, batch));
+}
+inline void trsm_batched(cublasHandle_t h, char uplo, Trans trans, int m, int n, std::complex<float> alpha,
+                         const std::complex<float>* const* L, int ldl, std::complex<float>* const* B, int ldb,
+                         int batch) {
+  TESSERA_CUBLAS_CHECK(cublasCtrsmBatched(h, CUBLAS_SIDE_LEFT, fill(uplo), complex_op(trans), CUBLAS_DIAG_NON_UNIT, m,
+                                          n, cu(&alpha), reinterpret_cast<const cuComplex* const*>(L), ldl,
+                                          reinterpret_cast<cuComplex* const*>(B), ldb, batch));
+}
+
 // B := alpha op(L) B (left) or alpha B op(L) (right), in place (cuBLAS's out-of-place form with C = B).
 inline void trmm(cublasHandle_t h, bool left, char uplo, Trans trans, int m, int n, double alpha, const double* L,
                  int ldl, double* B, int ldb) {

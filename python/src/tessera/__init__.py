@@ -127,8 +127,11 @@ def cholesky(a, *, lower=None, upper=None, mode=None, policy=None, progress=None
         return _autograd.cholesky(a, lower, lambda t: cholesky(t, lower=lower, mode=mode, policy=policy))
     if _jax.is_traced(a):
         square_shape(a.shape)
-        return _jax.call(lambda x: cholesky(x, lower=lower, mode=mode, policy=policy), a, a.shape,
-                         float_dtype(a.dtype))
+
+        def on_host(x):
+            return cholesky(x, lower=lower, mode=mode, policy=policy), np.zeros(x.shape[:-2], np.int32)
+
+        return _jax.cholesky(a, float_dtype(a.dtype), lower, mode, policy, True, on_host)[0]
     factor, _, host_info = _factor(a, lower, mode, policy, read_info=True, progress=progress)
     if host_info is not None and host_info.any():
         raise NotPositiveDefiniteError(int(host_info) if host_info.ndim == 0 else host_info)
@@ -145,8 +148,8 @@ def cholesky_ex(a, *, lower=None, upper=None, mode=None, policy=None, progress=N
     lower = _triangle(lower, upper)
     if _jax.is_traced(a):
         square_shape(a.shape)
-        return _jax.call_ex(lambda x: cholesky_ex(x, lower=lower, mode=mode, policy=policy), a, a.shape,
-                            float_dtype(a.dtype))
+        return _jax.cholesky(a, float_dtype(a.dtype), lower, mode, policy, False,
+                             lambda x: cholesky_ex(x, lower=lower, mode=mode, policy=policy))
     factor, info, _ = _factor(a, lower, mode, policy, read_info=False, progress=progress)
     return factor, info
 
@@ -174,10 +177,9 @@ def cho_solve(c, b, *, lower=None, mode=None, policy=None, progress=None):
         c, b = jnp.asarray(c), jnp.asarray(b)
         square_shape(c.shape)
         _, lead, vector = _rhs_layout(tuple(c.shape), tuple(b.shape))
-        n = c.shape[-1]
-        shape = lead + ((n,) if vector else (n, b.shape[-1]))
         dtype = np.result_type(float_dtype(c.dtype), float_dtype(b.dtype))
-        return _jax.call2(lambda f, y: cho_solve(f, y, lower=lower, mode=mode, policy=policy), c, b, shape, dtype)
+        return _jax.cho_solve(c, b, dtype, lower, mode, policy, lead, vector,
+                              lambda f, y: cho_solve(f, y, lower=lower, mode=mode, policy=policy))
     if _torch_needs_grad(c, b):
         from . import _autograd
 
@@ -565,7 +567,7 @@ def _factor_batched_device(ad, a, n, batch, lead, lower):
     source is a read transposed (its triangle `lower` is then the kernel's other one)."""
     dtype = ad.dtype(a)
     source, row_stride, col_stride, step = ad.strided(a, dtype, lead, n, batch)
-    fortran = lower and n > 32
+    fortran = _batched_lower_by_columns(n, lower)
     with ad.device_guard(a):
         factor = ad.empty(a, lead + (n, n), dtype)
         if n == 0 or batch == 0:
@@ -577,6 +579,13 @@ def _factor_batched_device(ad, a, n, batch, lead, lower):
         _POTRF_INTO[dtype](ad.pointer(source), row_stride, col_stride, step, ad.pointer(factor), n, batch,
                            lower and not fortran, ad.pointer(info), ad.stream(a))
     return (ad.swap_last(factor) if fortran else factor), info
+
+
+def _batched_lower_by_columns(n, lower):
+    """Whether the batched kernels write a factor column by column as the lower factor of what
+    they read (the panel kernel, above order 32, is fastest on lower storage) rather than as the
+    upper factor of its transpose (a lower factor then reads by rows)."""
+    return lower and n > 32
 
 
 def _inverse_takes_batched_kernel(n, batch, dtype=np.float64):
@@ -682,7 +691,8 @@ def _factor_device(ad, a, lower, mode, policy):
         f = ad.empty(a, lead + (n, n), dtype)
         info = ad.uninitialized_info(a, lead)  # each one written by its factorization
         if batch > 0:
-            _factor_dense_device(ad, source, (row, col, step), f, info, n, batch, dtype, mode, policy, ad.stream(a))
+            _factor_dense_at(ad.pointer(source), (row, col, step), ad.pointer(f), ad.pointer(info), n, batch, dtype,
+                             mode, policy, ad.stream(a))
     return (ad.swap_last(f) if lower else f), info
 
 
@@ -707,9 +717,12 @@ def _factor_device_matrix(ad, a, lower, mode, policy, native_call, *arguments):
     return factor, result
 
 
-def _factor_dense_device(ad, source, strides, f, info, n, batch, dtype, mode, policy, stream):
+def _factor_dense_at(a, strides, l, i, n, batch, dtype, mode, policy, stream):
+    """The lower triangles of the GPU matrices at address a (matrix k's element (r, c) at a + k *
+    step + r * row + c * col elements; strides = (row, col, step)) factored by the dense device API
+    into the column-major n x n factors at l, one after the other, their infos at i, in the order
+    of `stream`."""
     row, col, step = strides
-    a, l, i = ad.pointer(source), ad.pointer(f), ad.pointer(info)
     with runtime_call(policy, mode) as call:
         if batch > 1:
             # One vendor batched call where the library's plan says so, else one matrix after another.
@@ -818,16 +831,16 @@ def _factor_stack(ad, c, shape, dtype, lower):
 
 
 def _solve_device(ad, like, factors, x, n, k, batch, dtype, uplo, mode, policy):
-    suffix = _suffix(dtype)
     with ad.device_guard(like):
-        stream = ad.stream(like)
-        if not _takes_batched_kernels(n, batch) or np.dtype(dtype).kind == "c":
-            size = np.dtype(dtype).itemsize
-            with runtime_call(policy, mode) as call:
-                solve = getattr(call, "potrs_device" + suffix)
-                for i in range(batch):
-                    solve(ad.pointer(factors) + i * n * n * size, ad.pointer(x) + i * n * k * size, n, k, uplo,
-                          call.mode, stream)
-        else:
-            getattr(_core, "potrs_batched_device" + suffix)(ad.pointer(factors), ad.pointer(x), n, k, batch, uplo,
-                                                            stream)
+        _solve_device_at(ad.pointer(factors), ad.pointer(x), n, k, batch, dtype, uplo, mode, policy, ad.stream(like))
+
+
+def _solve_device_at(c, x, n, k, batch, dtype, uplo, mode, policy, stream):
+    """x_j := A_j^{-1} x_j for the column-major factors (n x n, triangle `uplo`) at GPU address c and
+    the column-major right-hand side blocks (n x k) at x, in the order of `stream`."""
+    suffix = _suffix(dtype)
+    if not getattr(_core, "solve_takes_batched_kernels" + suffix)(n, batch):
+        with runtime_call(policy, mode) as call:
+            getattr(call, "potrs_stack_device" + suffix)(c, x, n, k, batch, uplo, call.mode, stream)
+    else:
+        getattr(_core, "potrs_batched_device" + suffix)(c, x, n, k, batch, uplo, stream)
