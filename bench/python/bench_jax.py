@@ -1,9 +1,11 @@
 #!/usr/bin/env python3
 """Times tessera's functions inside jitted JAX programs against JAX's own, on the same arrays, in
-one run: tessera.cholesky through the package's XLA FFI target (where the arrays lie), the same
-call through host callbacks (jax.pure_callback on numpy copies: the package's route where it has
-no FFI target, forced here), and jax.numpy.linalg.cholesky; then cho_solve with one right-hand
-side against jax.scipy.linalg.cho_solve. Each cell: the jitted function called once (compiled),
+one run: tessera.cholesky through the package's XLA FFI target (where the arrays lie; it checks
+the infos, on a GPU with one synchronisation per call), tessera.cholesky_ex (no check, as
+jax.numpy.linalg.cholesky, which gives NaNs), tessera.cholesky through host callbacks
+(jax.pure_callback on numpy copies: the package's route where it has no FFI target, forced here),
+and jax.numpy.linalg.cholesky; then cho_solve with one right-hand side against
+jax.scipy.linalg.cho_solve. Each cell: the jitted function called once (compiled),
 then back-to-back calls for at least --min-seconds (and 5), the best of 3 such runs, in
 microseconds per call, timed to block_until_ready. Every factor is checked against JAX's.
 
@@ -49,8 +51,8 @@ def main():
     dtype = np.dtype(args.dtype)
     print(f"JAX {jax.__version__} on {device.device_kind} ({device.platform}); {dtype}; FFI target:",
           "yes" if _jax.ffi_ready() else "no")
-    print(f"{'n':>6} {'batch':>6} | {'ffi us':>9} {'callback us':>12} {'jax us':>9} | {'callback/ffi':>12} "
-          f"{'jax/ffi':>8} | {'solve ffi us':>12} {'jax us':>9} {'jax/ffi':>8}")
+    print(f"{'n':>6} {'batch':>6} | {'ffi us':>9} {'ex us':>9} {'callback us':>12} {'jax us':>9} | "
+          f"{'callback/ffi':>12} {'jax/ffi':>8} {'jax/ex':>7} | {'solve ffi us':>12} {'jax us':>9} {'jax/ffi':>8}")
     rng = np.random.default_rng(0)
     for case in args.cases.split(","):
         n, batch = (int(v) for v in case.split("x"))
@@ -67,7 +69,9 @@ def main():
         reference = np.asarray(own(x))
         scale = np.abs(reference).max()
         assert np.abs(np.asarray(ffi(x)) - reference).max() <= 1e-3 * scale, "tessera's factor differs from JAX's"
+        unchecked = jax.jit(lambda m: tessera.cholesky_ex(m)[0])
         t_ffi, t_own = per_call_us(ffi, (x,), args.min_seconds), per_call_us(own, (x,), args.min_seconds)
+        t_ex = per_call_us(unchecked, (x,), args.min_seconds)
         registered, _jax._registered = _jax._registered, False  # host callbacks, as without the FFI target
         try:
             t_callback = per_call_us(jax.jit(lambda m: tessera.cholesky(m)), (x,), args.min_seconds)
@@ -77,8 +81,9 @@ def main():
         own_solve = jax.jit(lambda c, y: jax.scipy.linalg.cho_solve((c, True), y))
         factor = own(x)
         t_solve, t_own_solve = (per_call_us(f, (factor, b), args.min_seconds) for f in (solve, own_solve))
-        print(f"{n:>6} {batch:>6} | {t_ffi:>9.0f} {t_callback:>12.0f} {t_own:>9.0f} | {t_callback / t_ffi:>12.2f} "
-              f"{t_own / t_ffi:>8.2f} | {t_solve:>12.0f} {t_own_solve:>9.0f} {t_own_solve / t_solve:>8.2f}")
+        print(f"{n:>6} {batch:>6} | {t_ffi:>9.0f} {t_ex:>9.0f} {t_callback:>12.0f} {t_own:>9.0f} | "
+              f"{t_callback / t_ffi:>12.2f} {t_own / t_ffi:>8.2f} {t_own / t_ex:>7.2f} | {t_solve:>12.0f} "
+              f"{t_own_solve:>9.0f} {t_own_solve / t_solve:>8.2f}")
 
 
 if __name__ == "__main__":

@@ -530,8 +530,8 @@ def test_torch_compile_runs_through_tessera():
 
 
 def test_jax_jit_and_vmap_run_tessera():
-    """Under jax.jit and jax.vmap tessera's functions run as host callbacks: the same results as
-    outside a trace, a vmapped call handing tessera the whole stack."""
+    """Under jax.jit and jax.vmap tessera's functions give the same results as outside a trace, a
+    vmapped call handing tessera the whole stack (cho_solve's triangle read off the factor too)."""
     jax = pytest.importorskip("jax")
     jnp = jax.numpy
     cpu = jax.devices("cpu")[0]
@@ -550,6 +550,8 @@ def test_jax_jit_and_vmap_run_tessera():
         assert np.allclose(np.asarray(a) @ np.asarray(x), 1, atol=1e-3)
         x = jax.vmap(lambda c, y: tessera.cho_solve(c, y, lower=True))(jnp.asarray(expected), jnp.ones((5, 12)))
         assert x.shape == (5, 12) and np.allclose(np.einsum("kij,kj->ki", np.asarray(a), np.asarray(x)), 1, atol=1e-3)
+        x = jax.jit(lambda c, y: tessera.cho_solve(c, y))(jnp.asarray(expected), b)  # the triangle read off c
+        assert np.allclose(np.asarray(a) @ np.asarray(x), 1, atol=1e-3)
 
 
 @pytest.mark.parametrize("lower", [True, False])
@@ -603,6 +605,29 @@ def _solve_error(a, x, b):
     a, x, b = (np.asarray(m, dtype=wide) for m in (a, x, b))
     norms = np.linalg.norm(a, axis=(-2, -1)) * np.linalg.norm(x, axis=(-2, -1))
     return np.max(np.linalg.norm(a @ x - b, axis=(-2, -1)) / norms)
+
+
+def test_jax_programs_take_logdet_posv_and_inv_through_the_ffi_target():
+    """logdet, posv and inv under jax.jit are the FFI target's calls (cholesky, cho_solve) and
+    JAX's own operations, no host callback: the same results as numpy's."""
+    jax = pytest.importorskip("jax")
+    jax.config.update("jax_enable_x64", True)
+    jnp = jax.numpy
+    a = spd(37, (3,))
+    b = np.random.default_rng(4).standard_normal((3, 37))
+    tol = tolerance(np.float64, 37)
+    with jax.default_device(jax.devices("cpu")[0]):
+        for function, args, expected in (
+                (tessera.logdet, (a,), np.linalg.slogdet(a)[1]),
+                (tessera.posv, (a, b), np.linalg.solve(a, b[..., None])[..., 0]),
+                (tessera.inv, (a,), np.linalg.inv(a))):
+            jitted = jax.jit(function)
+            text = jitted.lower(*(jnp.asarray(x) for x in args)).as_text()
+            assert "custom_call @tessera" in text and "callback" not in text, function.__name__
+            result = np.asarray(jitted(*(jnp.asarray(x) for x in args)))
+            assert np.allclose(result, expected, atol=tol * np.abs(expected).max(), rtol=0), function.__name__
+        with pytest.raises(Exception, match=r"the matrix is not positive definite \(leading minor of order 5\)"):
+            jax.jit(tessera.logdet)(jnp.asarray(not_spd_at(spd(9), 5))).block_until_ready()
 
 
 def test_jax_programs_run_tessera_tasks_and_empty_arrays():
