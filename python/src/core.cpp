@@ -468,15 +468,6 @@ class RuntimeCall {
                                     reinterpret_cast<tessera::device::Stream>(stream), factor_options(uplo, mode));
   }
 
-  template <class T>
-  void potrs_device(uintptr_t c, uintptr_t b, int n, int nrhs, const std::string& uplo, const std::string& mode,
-                    uintptr_t stream) {
-    tessera::Runtime& rt = runtime();
-    nb::gil_scoped_release unlocked;
-    tessera::device::potrs(rt, n, nrhs, reinterpret_cast<const T*>(c), std::max(1, n), reinterpret_cast<T*>(b),
-                           std::max(1, n), reinterpret_cast<tessera::device::Stream>(stream), factor_options(uplo, mode));
-  }
-
  private:
   tessera::Runtime& runtime() const {
     if (!runtime_) throw tessera::RuntimeError("this call on the Tessera runtime has ended");
@@ -813,7 +804,6 @@ NB_MODULE(_core, m) {
     call.def(("potrf_device_into" + s).c_str(), &RuntimeCall::potrf_device_into<T>);
     call.def(("potrf_device_into_and_wait" + s).c_str(), &RuntimeCall::potrf_device_into_and_wait<T>);
     call.def(("potrf_stack_device_into" + s).c_str(), &RuntimeCall::potrf_stack_device_into<T>);
-    call.def(("potrs_device" + s).c_str(), &RuntimeCall::potrs_device<T>);
     call.def(("potrs_stack_device" + s).c_str(), &RuntimeCall::potrs_stack_device<T>);
   });
   call.def("potrf_adaptive_d", &RuntimeCall::potrf_adaptive);
