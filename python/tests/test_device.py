@@ -415,6 +415,8 @@ def test_jax_gpu_programs_call_tessera_where_the_arrays_lie(monkeypatch, dtype, 
         residual = np.linalg.norm(a.astype(np.complex128) @ result - b, axis=(-2, -1))
         scale = np.linalg.norm(a.astype(np.complex128), axis=(-2, -1)) * np.linalg.norm(result, axis=(-2, -1))
         assert result.shape == b.shape and np.max(residual / scale) < tol
+    f, info = jax.jit(tessera.cholesky_ex)(jax.device_put(np.zeros((3, 0, 0), dtype), gpus[0]))
+    assert f.shape == (3, 0, 0) and np.asarray(info).tolist() == [0, 0, 0]
 
 
 def test_a_fresh_machine_keeps_the_callers_gpu_memory(tmp_path):

@@ -650,6 +650,8 @@ def test_jax_programs_run_tessera_tasks_and_empty_arrays():
             jax.jit(lambda x: tessera.cholesky(x, policy="dmdas"))(jnp.asarray(not_spd_at(a, 150))).block_until_ready()
         assert jax.jit(tessera.cholesky)(jnp.zeros((0, 5, 5))).shape == (0, 5, 5)
         assert jax.jit(tessera.cholesky)(jnp.zeros((3, 0, 0))).shape == (3, 0, 0)
+        factor, info = jax.jit(tessera.cholesky_ex)(jnp.zeros((3, 0, 0)))
+        assert factor.shape == (3, 0, 0) and np.asarray(info).tolist() == [0, 0, 0]
         assert jax.jit(lambda c, y: tessera.cho_solve(c, y, lower=True))(jnp.eye(4), jnp.zeros((4, 0))).shape == (4, 0)
 
 
