@@ -725,14 +725,6 @@ NB_MODULE(_core, m) {
   m.def("calling_thread_calls_reset_in_child", [] { calling_thread_gate = new CallingThreadGate(); });
   m.attr("parallel_copy_min_bytes") = kParallelCopyMinBytes;
   m.def("copy_host_bytes", &copy_host_bytes);
-  // The infos an info array in GPU memory holds, once the work on `stream` is done.
-  m.def("read_device_info", [](uintptr_t info, int count, uintptr_t stream) {
-    std::vector<int> host(static_cast<size_t>(std::max(0, count)));
-    nb::gil_scoped_release unlocked;
-    tessera::device::read_info(reinterpret_cast<const int*>(info), count, host.data(),
-                               reinterpret_cast<tessera::device::Stream>(stream));
-    return host;
-  });
   m.def("blas_info", [] {
     const tessera::BlasInfo blas = tessera::blas_info();
     nb::dict info;

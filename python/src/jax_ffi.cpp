@@ -258,7 +258,8 @@ std::vector<ffi::AnyBuffer> buffers(const ffi::RemainingRets& rets) {
 
 bool is_factorization(const Call& call) { return call.target == "cholesky" || call.target == "cholesky_ex"; }
 
-// One call: the route without a runtime where there is one, else Python's.
+// One call: the route without a runtime where there is one, else Python's; then, for cholesky, the
+// check of the infos whichever route wrote them.
 ffi::Error run(const char* platform, tessera::device::Stream stream, const ffi::RemainingArgs& arguments,
                const ffi::RemainingRets& results, const Call& call) {
   try {
@@ -282,7 +283,10 @@ ffi::Error run(const char* platform, tessera::device::Stream stream, const ffi::
       }
     });
     if (!typed) throw tessera::InvalidArgument("tessera's JAX target takes float32, float64, complex64 and complex128");
-    if (!done) return run_in_python(platform, reinterpret_cast<uintptr_t>(stream), args, rets, call);
+    if (!done) {
+      ffi::Error ran = run_in_python(platform, reinterpret_cast<uintptr_t>(stream), args, rets, call);
+      if (ran.failure()) return ran;
+    }
     if (call.target != "cholesky") return ffi::Error::Success();
     const auto count = static_cast<int>(rets[1].element_count());
     std::vector<int> info(static_cast<size_t>(count));
