@@ -39,6 +39,7 @@
 #include "tessera/version.h"
 
 #include "calling_thread_gate.hpp"
+#include "py_runtime.hpp"
 #include "routes.hpp"
 #ifdef TESSERA_HAVE_JAX_FFI
 #include "jax_ffi.hpp"
@@ -48,9 +49,10 @@ namespace nb = nanobind;
 
 namespace tessera_python {
 
-// A fresh gate in a forked child: the parent's mutex may have been held by a thread that does not
-// exist there (the old one is left, never destroyed).
+// Both made afresh in a forked child: the parent's mutexes may have been held by a thread that does
+// not exist there (the old objects are left, never destroyed).
 CallingThreadGate* calling_thread_gate = new CallingThreadGate();
+PublishedRuntime* published_runtime = new PublishedRuntime();
 
 }  // namespace tessera_python
 
@@ -58,6 +60,9 @@ namespace {
 
 using tessera_python::CallingThreadGate;
 using tessera_python::calling_thread_gate;
+using tessera_python::PublishedRuntime;
+using tessera_python::published_runtime;
+using tessera_python::PyRuntime;
 
 using HostStack = nb::ndarray<nb::device::cpu, nb::c_contig, nb::ndim<3>>;
 using ReadOnlyHostStack = nb::ndarray<nb::ro, nb::device::cpu, nb::c_contig, nb::ndim<3>>;
@@ -183,58 +188,6 @@ int wait_interruptibly(tessera::Request& request, const nb::object& progress = n
   nb::gil_scoped_release unlocked;
   return request.wait();
 }
-
-// A Tessera runtime (one StarPU) for Python. Calls on it run with the GIL released, so another
-// thread may close it while one runs: each call is admitted first (call() gives a RuntimeCall,
-// which the Python layer takes under the same lock that picks the runtime, so that a call never
-// races a close), and close() refuses new calls and waits for those admitted before StarPU stops.
-class PyRuntime {
- public:
-  PyRuntime(int ncpu, int ncuda, const std::string& policy, bool verbose)
-      : runtime_(std::make_unique<tessera::Runtime>(runtime_options(ncpu, ncuda, policy, verbose))) {}
-
-  // Admits one call; throws once close() has begun.
-  tessera::Runtime& admit() {
-    std::lock_guard<std::mutex> lock(mutex_);
-    if (!open_) throw tessera::RuntimeError("this Tessera runtime has been shut down");
-    ++calls_;
-    return *runtime_;
-  }
-  void leave() noexcept {
-    std::lock_guard<std::mutex> lock(mutex_);
-    if (--calls_ == 0) idle_.notify_all();
-  }
-
-  // Refuses new calls, waits for those admitted, then shuts StarPU down, all with the GIL released
-  // (the calls in flight need it to finish). The mutex is never held while taking the GIL.
-  void close() {
-    nb::gil_scoped_release unlocked;
-    std::unique_ptr<tessera::Runtime> stopped;
-    {
-      std::unique_lock<std::mutex> lock(mutex_);
-      open_ = false;
-      idle_.wait(lock, [&] { return calls_ == 0; });
-      stopped = std::move(runtime_);
-    }
-    stopped.reset();
-  }
-
-  // A short query (the workers' counts...) under the lock, so that close() cannot stop the runtime
-  // meanwhile.
-  template <class Query>
-  auto query(Query query) {
-    std::lock_guard<std::mutex> lock(mutex_);
-    if (!open_) throw tessera::RuntimeError("this Tessera runtime has been shut down");
-    return query(*runtime_);
-  }
-
- private:
-  std::mutex mutex_;
-  std::condition_variable idle_;
-  int calls_ = 0;
-  bool open_ = true;
-  std::unique_ptr<tessera::Runtime> runtime_;
-};
 
 // One admitted call on a PyRuntime (a context manager in Python): the factorizations run through
 // it, and the runtime stays up until it ends (end(), __exit__, or its destruction, whichever comes
@@ -723,6 +676,11 @@ NB_MODULE(_core, m) {
   m.def("calling_thread_calls_begin_fork", [] { calling_thread_gate->begin_fork(); });
   m.def("calling_thread_calls_end_fork", [] { calling_thread_gate->end_fork(); });
   m.def("calling_thread_calls_reset_in_child", [] { calling_thread_gate = new CallingThreadGate(); });
+  // The runtime the JAX FFI handlers take (tessera._runtime publishes it): None withdraws it.
+  m.def(
+      "publish_runtime", [](PyRuntime* runtime, const std::string& mode) { published_runtime->publish(runtime, mode); },
+      nb::arg("runtime").none(), nb::arg("mode"));
+  m.def("published_runtime_reset_in_child", [] { published_runtime = new PublishedRuntime(); });
   m.attr("parallel_copy_min_bytes") = kParallelCopyMinBytes;
   m.def("copy_host_bytes", &copy_host_bytes);
   m.def("blas_info", [] {
@@ -747,8 +705,13 @@ NB_MODULE(_core, m) {
   nb::exception<tessera::RuntimeError>(m, "RuntimeStartError", error.ptr());
 
   nb::class_<PyRuntime>(m, "Runtime")
-      .def(nb::init<int, int, const std::string&, bool>(), nb::arg("ncpu"), nb::arg("ncuda"), nb::arg("policy"),
-           nb::arg("verbose"), nb::call_guard<nb::gil_scoped_release>())
+      .def(
+          "__init__",
+          [](PyRuntime* r, int ncpu, int ncuda, const std::string& policy, bool verbose) {
+            new (r) PyRuntime(runtime_options(ncpu, ncuda, policy, verbose));
+          },
+          nb::arg("ncpu"), nb::arg("ncuda"), nb::arg("policy"), nb::arg("verbose"),
+          nb::call_guard<nb::gil_scoped_release>())
       .def("close", &PyRuntime::close)
       // The call keeps its runtime object alive.
       .def(

@@ -1,9 +1,11 @@
 // XLA FFI handlers through which tessera's functions run inside JAX programs (jax.jit, jax.vmap):
 // one for host buffers, one for CUDA buffers on XLA's stream (tessera/_jax.py makes the calls).
 // The routes that need no task runtime run here without Python: small host work on the calling
-// thread (LAPACK), GPU stacks through the batched kernels (one launch on XLA's stream). The others
-// (the task graph, the dense device API) need the runtime, which the Python layer owns: their
-// buffers, as (address, shape, numpy type name), go to tessera._jax.run_target with the GIL taken.
+// thread (LAPACK), GPU stacks through the batched kernels (one launch on XLA's stream). So does the
+// dense device API, on the runtime the Python layer publishes (py_runtime.hpp) once it has started
+// one. The others (the task graph on host buffers, a call naming a policy, a GPU call before any
+// runtime runs) go to tessera._jax.run_target with the GIL taken, their buffers as (address,
+// shape, numpy type name).
 // Built where XLA's FFI headers were found (python/CMakeLists.txt).
 //
 // Layouts (asked of XLA by tessera/_jax.py): cholesky's input row-major and its factor
@@ -27,6 +29,7 @@
 #include <vector>
 
 #include "calling_thread_gate.hpp"
+#include "py_runtime.hpp"
 #include "routes.hpp"
 #include "tessera/cholesky.hpp"
 #include "tessera/device.hpp"
@@ -162,6 +165,52 @@ bool solve_by_batched_kernels(const ffi::AnyBuffer& c, ffi::AnyBuffer x, const C
   return true;
 }
 
+// ---- the dense device API on the published runtime ------------------------------------------------
+
+// The mode of a call on the published runtime: the call's own, else the runtime's default.
+const std::string& mode_on(const Call& call, const std::string& runtime_mode) {
+  return call.mode.empty() ? runtime_mode : call.mode;
+}
+
+// A GPU stack through the dense device API on the runtime the Python layer published, reading A's
+// lower triangle (a lower factor, column-major: A as its row-major buffer lies; an upper one,
+// row-major: its transpose, whose column-major L read by rows is U); false, having done nothing,
+// where a policy is asked for or no runtime is published (Python's route starts one).
+template <class T>
+bool factor_on_published_runtime(const ffi::AnyBuffer& a, ffi::AnyBuffer factor, int32_t* info, const Call& call,
+                                 tessera::device::Stream stream) {
+  if (!call.policy.empty() || call.column_major != call.lower) return false;
+  const Shape s = square_stack(a);
+  if (s.n == 0 || s.batch == 0) return true;
+  const long long n = s.n, row = call.lower ? n : 1, col = call.lower ? 1 : n;
+  const auto* A = static_cast<const T*>(a.untyped_data());
+  auto* L = static_cast<T*>(factor.untyped_data());
+  return published_runtime->run([&](tessera::Runtime& runtime, const std::string& mode) {
+    const tessera::FactorOptions o = options(tessera::Uplo::lower, mode_on(call, mode));
+    if (s.batch > 1)
+      tessera::device::potrf_stack_ex<T>(runtime, s.n, A, row, col, n * n, L, s.n, n * n, s.batch, info, stream, o);
+    else
+      tessera::device::potrf_ex<T>(runtime, s.n, A, row, col, L, s.n, info, stream, o);
+  });
+}
+
+// cho_solve of a GPU stack through the dense device API on the published runtime (the stack's
+// solves enqueued on XLA's stream); false as above.
+template <class T>
+bool solve_on_published_runtime(const ffi::AnyBuffer& c, ffi::AnyBuffer x, const Call& call,
+                                tessera::device::Stream stream) {
+  if (!call.policy.empty()) return false;
+  const Shape s = solve_stack(x);
+  if (s.n == 0 || s.nrhs == 0 || s.batch == 0) return true;
+  const long long n = s.n;
+  return published_runtime->run([&](tessera::Runtime& runtime, const std::string& mode) {
+    const tessera::FactorOptions o =
+        options(call.lower ? tessera::Uplo::lower : tessera::Uplo::upper, mode_on(call, mode));
+    tessera::device::potrs_stack_ex<T>(runtime, s.n, s.nrhs, static_cast<const T*>(c.untyped_data()), s.n, n * n,
+                                       static_cast<T*>(x.untyped_data()), s.n, n * s.nrhs, s.batch, stream, o);
+  });
+}
+
 // ---- Python: the routes through the runtime, and the message of a failure ---------------------------
 
 const char* numpy_type_name(ffi::DataType type) {
@@ -275,10 +324,12 @@ ffi::Error run(const char* platform, tessera::device::Stream stream, const ffi::
       using T = decltype(zero);
       if (factorization) {
         auto* info = static_cast<int32_t*>(rets[1].untyped_data());
-        done = on_gpu ? factor_by_batched_kernels<T>(args[0], rets[0], info, call, stream)
+        done = on_gpu ? factor_by_batched_kernels<T>(args[0], rets[0], info, call, stream) ||
+                            factor_on_published_runtime<T>(args[0], rets[0], info, call, stream)
                       : factor_on_calling_thread<T>(args[0], rets[0], info, call);
       } else {
-        done = on_gpu ? solve_by_batched_kernels<T>(args[0], rets[0], call, stream)
+        done = on_gpu ? solve_by_batched_kernels<T>(args[0], rets[0], call, stream) ||
+                            solve_on_published_runtime<T>(args[0], rets[0], call, stream)
                       : solve_on_calling_thread<T>(args[0], rets[0], call);
       }
     });

@@ -419,6 +419,59 @@ def test_jax_gpu_programs_call_tessera_where_the_arrays_lie(monkeypatch, dtype, 
     assert f.shape == (3, 0, 0) and np.asarray(info).tolist() == [0, 0, 0]
 
 
+def test_jax_gpu_dense_calls_run_on_the_runtime_without_python(monkeypatch):
+    """Once a runtime runs, the FFI target's dense GPU calls (one matrix, a stack, cho_solve of a
+    stack the batched kernels do not take) run on it in the native handler, never through Python's
+    run_target: on the default runtime, in a `with tessera.Runtime()` block (its mode theirs) and
+    again on the default one after the block, which the first call after it starts through
+    Python."""
+    monkeypatch.setenv("XLA_PYTHON_CLIENT_PREALLOCATE", "false")
+    jax = pytest.importorskip("jax")
+    jax.config.update("jax_enable_x64", True)
+    gpus = [d for d in jax.devices() if d.platform == "gpu"]
+    if not gpus:
+        pytest.skip("JAX sees no GPU")
+    assert tessera._jax.ffi_ready(), "the package has no JAX FFI target (its module built without jaxlib's headers)"
+    through_python = []
+    real_run_target = tessera._jax.run_target
+
+    def run_target(target, *arguments):
+        through_python.append(target)
+        return real_run_target(target, *arguments)
+
+    monkeypatch.setattr(tessera._jax, "run_target", run_target)
+    n = 301
+    a = hpd(n, np.complex128, (2,))
+    b = np.random.default_rng(5).standard_normal((2, n, 3)).astype(np.complex128)
+    assert not tessera._takes_batched_kernels(n, 1, np.complex128)
+    assert not tessera._takes_batched_kernels(n, 2, np.complex128)
+    one = jax.jit(lambda m: tessera.cholesky(m, lower=False))
+    stack = jax.jit(tessera.cholesky_ex)
+    solve = jax.jit(lambda m, y: tessera.cho_solve(tessera.cholesky(m), y, lower=True))
+    x, y = jax.device_put(a, gpus[0]), jax.device_put(b, gpus[0])
+    bad = jax.device_put(not_spd_at(a, n // 3), gpus[0])
+
+    def check_calls():
+        assert backward_error(a[0], np.asarray(one(x[0])), False) < tolerance(np.complex128, n)
+        f, info = stack(bad)
+        assert np.asarray(info).tolist() == [n // 3, n // 3]
+        assert backward_error(a[1], np.asarray(stack(x)[0])[1], True) < tolerance(np.complex128, n)
+        result = np.asarray(solve(x, y))
+        assert np.max(np.abs(a @ result - b)) < 1e-8 * np.max(np.abs(a)) * np.max(np.abs(result)) * n
+        with pytest.raises(Exception, match="not positive definite"):
+            one(bad[0]).block_until_ready()
+
+    check_calls()  # starts the default runtime where none runs yet
+    through_python.clear()
+    check_calls()
+    assert through_python == [], "dense GPU calls went through Python with a runtime running"
+    with tessera.Runtime(mode="gpu"):
+        check_calls()
+        assert through_python == [], "dense GPU calls went through Python inside a tessera.Runtime block"
+    check_calls()
+    assert through_python == ["cholesky"], "the first call after the block did not start the default runtime"
+
+
 def test_a_fresh_machine_keeps_the_callers_gpu_memory(tmp_path):
     """With an empty perf-model directory the runtime's first start calibrates the bus; that must
     leave the CUDA context and memory of the program that called it (here PyTorch's) intact."""

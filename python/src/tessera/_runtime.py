@@ -84,6 +84,7 @@ class Runtime:
             self._native = _core.Runtime(ncpu, ncuda, policy, verbose)
             self._pid = os.getpid()
             _active.append(self)
+            _publish()
         return self
 
     def __exit__(self, *exc):
@@ -94,6 +95,7 @@ class Runtime:
         with _lock:
             if self in _active:
                 _active.remove(self)
+                _publish()
             native, self._native = self._native, None
             if native is None:
                 return
@@ -150,7 +152,21 @@ def _close_default():
     global _default, _default_policy
     native, _default, _default_policy = _default, None, None
     if native is not None:
+        _publish()
         native.close()  # waits for the calls running on it
+
+
+def _publish():
+    """Tells the native module which runtime a call through runtime_call() without a policy would
+    run on now, and its mode: the JAX FFI handlers run their calls there without Python (and go
+    through runtime_call() where there is none). Called under _lock after each change, and before
+    the runtime it replaces closes."""
+    if _exiting or _starpu_inherited or _cuda_lost:
+        _core.publish_runtime(None, "")
+    elif _active:
+        _core.publish_runtime(_active[-1]._native, _active[-1].mode)
+    else:
+        _core.publish_runtime(_default, "")
 
 
 def runtime_call(policy=None, mode=None):
@@ -176,6 +192,7 @@ def runtime_call(policy=None, mode=None):
             _close_default()  # StarPU takes its policy at start: another one needs a restart
             _default = _core.Runtime(-1, 0 if _cuda_lost else -1, policy or "", False)
             _default_policy = policy
+            _publish()
         return _default.call(mode)
 
 
@@ -259,6 +276,7 @@ def _after_fork_in_child():
     global _lock, _cuda_lost, _starpu_inherited
     _lock = threading.RLock()  # the parent's is held by the thread that forked, in the parent
     _core.calling_thread_calls_reset_in_child()
+    _core.published_runtime_reset_in_child()  # withdrawn: the parent's runtimes do not run here
     _cuda_lost = _cuda_lost or _cuda_at_fork
     _starpu_inherited = _starpu_inherited or _running_at_fork
 
@@ -272,6 +290,7 @@ def _shut_down_at_exit():
     global _exiting
     with _lock:
         _exiting = True
+        _publish()
         for rt in reversed(list(_active)):
             rt.close()
         _close_default()
