@@ -374,6 +374,19 @@ def test_jax_arrays_come_back_as_jax_arrays(monkeypatch):
     assert backward_error(a, np.asarray(factor), True) < tolerance(np.float64, 40)
 
 
+def _jax_on_gpu(monkeypatch):
+    """JAX with 64-bit types and its GPUs, the package's FFI target registered (skips where JAX
+    sees no GPU)."""
+    monkeypatch.setenv("XLA_PYTHON_CLIENT_PREALLOCATE", "false")  # leave GPU memory to the others
+    jax = pytest.importorskip("jax")
+    jax.config.update("jax_enable_x64", True)
+    gpus = [d for d in jax.devices() if d.platform == "gpu"]
+    if not gpus:
+        pytest.skip("JAX sees no GPU")
+    assert tessera._jax.ffi_ready(), "the package has no JAX FFI target (its module built without jaxlib's headers)"
+    return jax, gpus
+
+
 @pytest.mark.parametrize("lower", [True, False])
 @pytest.mark.parametrize("dtype", [np.float64, np.complex128, np.float32])
 def test_jax_gpu_programs_call_tessera_where_the_arrays_lie(monkeypatch, dtype, lower):
@@ -382,13 +395,7 @@ def test_jax_gpu_programs_call_tessera_where_the_arrays_lie(monkeypatch, dtype, 
     either triangle (only it read: the other holds garbage), LAPACK's info per matrix, cholesky
     failing the program where a matrix is not positive definite, and cho_solve through both routes,
     of a factor from the same program."""
-    monkeypatch.setenv("XLA_PYTHON_CLIENT_PREALLOCATE", "false")  # leave GPU memory to the others
-    jax = pytest.importorskip("jax")
-    jax.config.update("jax_enable_x64", True)
-    gpus = [d for d in jax.devices() if d.platform == "gpu"]
-    if not gpus:
-        pytest.skip("JAX sees no GPU")
-    assert tessera._jax.ffi_ready(), "the package has no JAX FFI target (its module built without jaxlib's headers)"
+    jax, gpus = _jax_on_gpu(monkeypatch)
     complex_type = np.dtype(dtype).kind == "c"
     for n, batch in ((40, 300), (DENSE_N, 2)):
         assert tessera._takes_batched_kernels(n, batch, dtype) == (n == 40)
@@ -425,13 +432,7 @@ def test_jax_gpu_dense_calls_run_on_the_runtime_without_python(monkeypatch):
     run_target: on the default runtime, in a `with tessera.Runtime()` block (its mode theirs) and
     again on the default one after the block, which the first call after it starts through
     Python."""
-    monkeypatch.setenv("XLA_PYTHON_CLIENT_PREALLOCATE", "false")
-    jax = pytest.importorskip("jax")
-    jax.config.update("jax_enable_x64", True)
-    gpus = [d for d in jax.devices() if d.platform == "gpu"]
-    if not gpus:
-        pytest.skip("JAX sees no GPU")
-    assert tessera._jax.ffi_ready(), "the package has no JAX FFI target (its module built without jaxlib's headers)"
+    jax, gpus = _jax_on_gpu(monkeypatch)
     through_python = []
     real_run_target = tessera._jax.run_target
 
