@@ -11,8 +11,11 @@
 // ||b_j||_inf) in units of n eps (a double-precision solve: about 1 or less).
 // With --trace, one more factorization per order is traced (arithmetic --trace-cores, fp16 by
 // default): its plan, and per task kind the count and time on the workers, against the span.
+// With --complex, Hermitian matrices instead (A = G G^H / n + delta I, G complex normal; ZCPOSV
+// against cuSOLVER's zpotrf + zpotrs and Tessera's complex device::posv; the factor in complex
+// FP32, no tensor cores); "berr" then measures magnitudes as |re| + |im| (as IZAMAX does).
 //   bench_gpu_refined_solve [--sizes 8192,16384,30000] [--conds 1e2,1e6] [--nrhs 1,16]
-//                           [--repetitions 3] [--nb 0] [--trace] [--trace-cores fp16]
+//                           [--repetitions 3] [--nb 0] [--trace] [--trace-cores fp16] [--complex]
 #include <cublas_v2.h>
 #include <cuda_runtime.h>
 #include <curand.h>
@@ -25,6 +28,7 @@
 #include <memory>
 #include <chrono>
 #include <cmath>
+#include <complex>
 #include <cstdlib>
 #include <string>
 #include <vector>
@@ -32,6 +36,7 @@
 #include "bench_support.hpp"
 #include "kernels/cuda/check.hpp"
 #include "kernels/cuda/refinement.hpp"
+#include "kernels/cuda/vendor.hpp"
 #include "tessera/device.hpp"
 #include "tessera/tessera.hpp"
 
@@ -184,6 +189,121 @@ void print_trace_summary(const tessera::Trace& trace) {
     fmt::print("    {:<24} {:>6} tasks {:>9.2f} ms {:>9.1f} us each\n", name, t.count, t.us / 1e3, t.us / t.count);
 }
 
+// ---- Hermitian matrices (--complex) -----------------------------------------------------------------
+
+using zdouble = std::complex<double>;
+using tessera::kernels::cuda::vendor::cu;
+
+// A (both triangles) := G G^H / n + (4 / cond) I, G complex normal.
+void make_hermitian(Handles& h, int n, double cond, zdouble* A) {
+  const std::size_t nn = std::size_t(n) * n;
+  Buffer<zdouble> G(nn + 1);
+  normal(h, reinterpret_cast<double*>(G.get()), 2 * nn);
+  const cuDoubleComplex alpha = make_cuDoubleComplex(1.0 / n, 0), beta = make_cuDoubleComplex(0, 0);
+  TESSERA_CUBLAS_CHECK(cublasZgemm(h.blas, CUBLAS_OP_N, CUBLAS_OP_C, n, n, n, &alpha, cu(G.get()), n, cu(G.get()), n,
+                                   &beta, cu(A), n));
+  std::vector<zdouble> diagonal(n);
+  TESSERA_CUBLAS_CHECK(cublasGetVector(n, sizeof(zdouble), A, n + 1, diagonal.data(), 1));
+  for (zdouble& d : diagonal) d = zdouble(d.real() + 4.0 / cond, 0);
+  TESSERA_CUBLAS_CHECK(cublasSetVector(n, sizeof(zdouble), diagonal.data(), 1, A, n + 1));
+  TESSERA_CUDA_CHECK(cudaDeviceSynchronize());
+}
+
+// The normwise backward error of X in units of n eps, as backward_error's with |re| + |im| for the
+// magnitudes (A full, Hermitian: the largest column sum is its infinity norm).
+double hermitian_backward_error(Handles& h, int n, int nrhs, const zdouble* A, const zdouble* B, const zdouble* X) {
+  Buffer<zdouble> R(std::size_t(n) * nrhs);
+  Buffer<double> largest(3 * std::size_t(nrhs));
+  TESSERA_CUDA_CHECK(cudaMemcpy(R.get(), B, R.bytes(), cudaMemcpyDeviceToDevice));
+  const cuDoubleComplex minus_one = make_cuDoubleComplex(-1, 0), one = make_cuDoubleComplex(1, 0);
+  TESSERA_CUBLAS_CHECK(cublasZhemm(h.blas, CUBLAS_SIDE_LEFT, CUBLAS_FILL_MODE_LOWER, n, nrhs, &minus_one, cu(A), n,
+                                   cu(X), n, &one, cu(R.get()), n));
+  double norm_a = 0;
+  for (int j = 0; j < n; ++j) {
+    double column = 0;
+    TESSERA_CUBLAS_CHECK(cublasDzasum(h.blas, n, cu(A) + std::size_t(j) * n, 1, &column));
+    norm_a = std::max(norm_a, column);
+  }
+  tessera::kernels::cuda::largest_magnitudes(n, nrhs, R.get(), n, largest.get(), nullptr);
+  tessera::kernels::cuda::largest_magnitudes(n, nrhs, X, n, largest.get() + nrhs, nullptr);
+  tessera::kernels::cuda::largest_magnitudes(n, nrhs, B, n, largest.get() + 2 * nrhs, nullptr);
+  std::vector<double> host(3 * std::size_t(nrhs));
+  TESSERA_CUDA_CHECK(cudaMemcpy(host.data(), largest.get(), host.size() * sizeof(double), cudaMemcpyDeviceToHost));
+  double worst = 0;
+  for (int j = 0; j < nrhs; ++j) worst = std::max(worst, host[j] / (norm_a * host[nrhs + j] + host[2 * nrhs + j]));
+  return worst / (n * DBL_EPSILON);
+}
+
+// Median over `repetitions` (after one warm-up) of solve(A_work, X): A_work a fresh copy of A.
+template <class Solve>
+Outcome time_hermitian_solve(Handles& h, int repetitions, int n, int nrhs, const zdouble* A, const zdouble* B,
+                             Solve&& solve) {
+  Buffer<zdouble> work(std::size_t(n) * n), X(std::size_t(n) * nrhs);
+  std::vector<double> times;
+  Outcome outcome;
+  for (int r = 0; r <= repetitions; ++r) {
+    TESSERA_CUDA_CHECK(cudaMemcpy(work.get(), A, work.bytes(), cudaMemcpyDeviceToDevice));
+    TESSERA_CUDA_CHECK(cudaDeviceSynchronize());
+    const Clock::time_point start = Clock::now();
+    outcome.iter = solve(work.get(), X.get());
+    TESSERA_CUDA_CHECK(cudaDeviceSynchronize());
+    if (r > 0) times.push_back(std::chrono::duration<double>(Clock::now() - start).count());
+  }
+  std::sort(times.begin(), times.end());
+  outcome.seconds = times[times.size() / 2];
+  outcome.berr = hermitian_backward_error(h, n, nrhs, A, B, X.get());
+  return outcome;
+}
+
+void run_complex(tessera::Runtime& runtime, Handles& h, const std::vector<int>& sizes,
+                 const std::vector<std::string>& conds, const std::vector<int>& rhs_counts, int repetitions, int nb) {
+  using namespace tessera;
+  fmt::print("Hermitian matrices: cuSOLVER zpotrf + zpotrs (cuS zp), Tessera's complex device::posv (T zposv), "
+             "Tessera's ZCPOSV in GPU memory (T zcposv; x/cuS: cuSOLVER's time over it)\n");
+  fmt::print("{:>6} {:>5} {:>4} | {:>8} {:>6} | {:>8} {:>6} | {:>8} {:>3} {:>6} {:>6}\n", "n", "cond", "nrhs", "cuS zp",
+             "berr", "T zposv", "berr", "T zcposv", "it", "berr", "x/cuS");
+  for (int n : sizes)
+    for (const std::string& cond_text : conds) {
+      Buffer<zdouble> A(std::size_t(n) * n);
+      make_hermitian(h, n, std::stod(cond_text), A.get());
+      for (int nrhs : rhs_counts) {
+        const std::size_t rhs = std::size_t(n) * nrhs;
+        Buffer<zdouble> B(rhs + 1);
+        normal(h, reinterpret_cast<double*>(B.get()), 2 * rhs);
+        int lwork = 0;
+        TESSERA_CUSOLVER_CHECK(
+            cusolverDnZpotrf_bufferSize(h.solver, CUBLAS_FILL_MODE_LOWER, n, cu(A.get()), n, &lwork));
+        Buffer<zdouble> work(lwork);
+        Buffer<int> info(1);
+        const auto timed = [&](auto&& solve) {
+          return time_hermitian_solve(h, repetitions, n, nrhs, A.get(), B.get(), solve);
+        };
+        const Outcome cusolver = timed([&](zdouble* a, zdouble* x) {
+          TESSERA_CUSOLVER_CHECK(
+              cusolverDnZpotrf(h.solver, CUBLAS_FILL_MODE_LOWER, n, cu(a), n, cu(work.get()), lwork, info.get()));
+          TESSERA_CUDA_CHECK(cudaMemcpy(x, B.get(), rhs * sizeof(zdouble), cudaMemcpyDeviceToDevice));
+          TESSERA_CUSOLVER_CHECK(
+              cusolverDnZpotrs(h.solver, CUBLAS_FILL_MODE_LOWER, n, nrhs, cu(a), n, cu(x), n, info.get()));
+          return 0;
+        });
+        FactorOptions options;
+        options.mode = Mode::gpu;
+        options.nb = nb;
+        const Outcome fp64 = timed([&](zdouble* a, zdouble* x) {
+          TESSERA_CUDA_CHECK(cudaMemcpy(x, B.get(), rhs * sizeof(zdouble), cudaMemcpyDeviceToDevice));
+          return device::posv(runtime, n, nrhs, a, n, x, n, nullptr, options);
+        });
+        const Outcome refined = timed([&](zdouble* a, zdouble* x) {
+          return device::posv_refined(runtime, n, nrhs, a, n, B.get(), n, x, n, nullptr, options).iter;
+        });
+        fmt::print("{:>6} {:>5} {:>4} | {:>8.4f} {:>6.2f} | {:>8.4f} {:>6.2f} | {:>8.4f} {:>3} {:>6.2f} {:>5.2f}x\n", n,
+                   cond_text, nrhs, cusolver.seconds, cusolver.berr, fp64.seconds, fp64.berr, refined.seconds,
+                   refined.iter, refined.berr, cusolver.seconds / refined.seconds);
+        std::fflush(stdout);
+      }
+    }
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -191,7 +311,7 @@ int main(int argc, char** argv) {
   std::vector<int> sizes = {8192, 16384, 30000}, rhs_counts = {1, 16};
   std::vector<std::string> conds = {"1e2", "1e6"};
   int repetitions = 3, nb = 0;
-  bool trace = false;
+  bool trace = false, hermitian = false;
   TensorCores trace_cores = TensorCores::fp16;
   for (bench::Arguments args(argc, argv); args.next();) {
     const std::string option = args.option();
@@ -202,6 +322,7 @@ int main(int argc, char** argv) {
     else if (option == "--nb") nb = std::stoi(args.value());
     else if (option == "--trace") trace = true;
     else if (option == "--trace-cores") trace_cores = parse_tensor_cores(args.value());
+    else if (option == "--complex") hermitian = true;
     else throw std::runtime_error("unknown option " + option);
   }
   int device_count = 0;
@@ -217,6 +338,10 @@ int main(int argc, char** argv) {
   fmt::print("{}; warm process, matrices resident in GPU memory; seconds (median of {}), iterations, backward error "
              "in n eps\n",
              prop.name, repetitions);
+  if (hermitian) {
+    run_complex(runtime, h, sizes, conds, rhs_counts, repetitions, nb);
+    return 0;
+  }
   const std::vector<TensorCores> arithmetics = {TensorCores::off, TensorCores::tf32, TensorCores::bf16,
                                                  TensorCores::fp16};
   fmt::print("refined solves by the factor's trailing-update arithmetic (off: FP32; then the tensor cores with TF32, "

@@ -1,5 +1,6 @@
-// Mixed-precision solves (tessera/refinement.hpp, tessera_dsposv, tessera_zcposv) against LAPACK's
-// DSPOSV and ZCPOSV on the same input: ITER's meaning (converged with A unchanged, or the reason
+// Mixed-precision solves (tessera/refinement.hpp, tessera_dsposv, tessera_zcposv; ZCPOSV in GPU
+// memory too: device::posv_refined, tessera_zcposv_device) against LAPACK's DSPOSV and ZCPOSV on
+// the same input: ITER's meaning (converged with A unchanged, or the reason
 // for the double-precision factorization, which A then holds), INFO, the solution's backward error
 // in double precision, B never written; odd sizes on the calling thread and through the runtime's
 // tasks, both triangles, padded leading dimensions; the C API's argument positions.
@@ -14,9 +15,16 @@
 #include <random>
 #include <vector>
 
+#include "tessera/device.hpp"
 #include "tessera/refinement.hpp"
 #include "tessera/tessera.h"
 #include "test_support.hpp"
+
+#ifdef TESSERA_HAVE_CUDA
+#include <cstring>
+
+#include "cuda/kernel_test_support.hpp"
+#endif
 
 namespace tessera::test {
 namespace {
@@ -440,6 +448,147 @@ TEST(RefinedSolveTensorCores, FallbackThroughTasksFactorsInDoublePrecision) {
   EXPECT_LT(result.iter, 0);
   EXPECT_LT(solve_error('L', n, 1, A0, n, X, n, B, n), kResidualThreshold);
 }
+
+// ---- ZCPOSV in GPU memory ------------------------------------------------------------------------
+
+// Refused before anything touches CUDA: LAPACK's positions (the C form's as negative returns), and
+// tensor cores, which a complex factor does not take.
+TEST(ComplexRefinedSolveInGpuMemory, RefusedWithLapackPositions) {
+  std::vector<zdouble> storage(64, zdouble(1));
+  zdouble* A = storage.data();
+  zdouble* B = storage.data() + 32;
+  zdouble* X = storage.data() + 48;
+  int iter = 5;
+  EXPECT_EQ(tessera_zcposv_device('X', 4, 1, A, 4, B, 4, X, 4, &iter, nullptr), -1);
+  EXPECT_EQ(tessera_zcposv_device('L', -1, 1, A, 4, B, 4, X, 4, &iter, nullptr), -2);
+  EXPECT_EQ(tessera_zcposv_device('L', 4, -1, A, 4, B, 4, X, 4, &iter, nullptr), -3);
+  EXPECT_EQ(tessera_zcposv_device('L', 4, 1, A, 3, B, 4, X, 4, &iter, nullptr), -5);
+  EXPECT_EQ(tessera_zcposv_device('L', 4, 1, A, 4, B, 3, X, 4, &iter, nullptr), -7);
+  EXPECT_EQ(tessera_zcposv_device('L', 4, 1, A, 4, B, 4, A, 4, &iter, nullptr), -8);
+  EXPECT_EQ(tessera_zcposv_device('L', 4, 1, A, 4, B, 4, X, 4, nullptr, nullptr), -10);
+  EXPECT_EQ(iter, 5) << "iter written on a refused call";
+  EXPECT_EQ(tessera_zcposv_device('L', 0, 1, A, 1, B, 1, X, 1, &iter, nullptr), 0);
+  EXPECT_EQ(iter, 0);
+#ifdef TESSERA_HAVE_CUDA
+  FactorOptions options;
+  options.tensor_cores = TensorCores::tf32;
+  try {
+    device::posv_refined(runtime(), 4, 1, A, 4, B, 4, X, 4, nullptr, options);
+    ADD_FAILURE() << "tensor cores taken for a complex matrix";
+  } catch (const InvalidArgument& e) {
+    EXPECT_NE(std::string(e.what()).find("tensor_cores"), std::string::npos) << e.what();
+  }
+#endif
+}
+
+#ifdef TESSERA_HAVE_CUDA
+
+struct OnDevice {
+  RefinedSolve result;
+  std::vector<zdouble> A;  // after the call
+  std::vector<zdouble> X;
+};
+
+// One ZCPOSV in GPU memory (the C++ form, or the C form where `c_api`) on copies of A and B, A's
+// strict other triangle and the imaginary parts of its diagonal holding garbage (LAPACK reads
+// neither); X's padding rows must stay as they were, B must come back unchanged, and A too where
+// the refinement converged.
+OnDevice zcposv_on_device(char uplo, int n, int nrhs, const std::vector<zdouble>& A, int lda,
+                          const std::vector<zdouble>& B, int ldb, int ldx, bool c_api) {
+  std::vector<zdouble> A_in = A;
+  for (int j = 0; j < n; ++j) {
+    A_in[at(j, j, lda)] = {A[at(j, j, lda)].real(), 1e3};
+    for (int i = 0; i < n; ++i)
+      if (uplo == 'L' ? i < j : i > j) A_in[at(i, j, lda)] = {std::numeric_limits<double>::quiet_NaN(), 1e300};
+  }
+  DeviceBuffer<zdouble> dA(A_in), dB(B), dX(std::vector<zdouble>(static_cast<std::size_t>(ldx) * nrhs, zdouble(-5)));
+  OnDevice s;
+  if (c_api) {
+    s.result.info = tessera_zcposv_device(uplo, n, nrhs, dA.get(), lda, dB.get(), ldb, dX.get(), ldx, &s.result.iter,
+                                          nullptr);
+  } else {
+    FactorOptions options = options_of(uplo);
+    options.mode = Mode::gpu;
+    s.result = device::posv_refined(runtime(), n, nrhs, dA.get(), lda, dB.get(), ldb, dX.get(), ldx, nullptr, options);
+  }
+  s.A = dA.to_host();
+  s.X = dX.to_host();
+  EXPECT_EQ(std::memcmp(dB.to_host().data(), B.data(), B.size() * sizeof(zdouble)), 0) << "B was written";
+  if (s.result.iter >= 0)
+    EXPECT_EQ(std::memcmp(s.A.data(), A_in.data(), A_in.size() * sizeof(zdouble)), 0) << "A changed, iter >= 0";
+  for (int j = 0; j < nrhs; ++j)
+    for (int i = n; i < ldx; ++i) EXPECT_EQ(s.X[at(i, j, ldx)], zdouble(-5)) << "X's padding written";
+  return s;
+}
+
+// Converged to a double-precision solution in a few steps, as LAPACK's ZCPOSV on the same input:
+// orders of one, either side of the tile boundaries and beyond one block of the triangular solves'
+// inverses (1024), both triangles, padded leading dimensions, one and several right-hand sides.
+TEST(ComplexRefinedSolveInGpuMemory, ConvergesAsZcposvGpu) {
+  TESSERA_SKIP_WITHOUT_GPU();
+  unsigned seed = 3;
+  bool c_api = false;
+  for (int n : {1, 63, 65, 400, 1031}) {
+    const int lda = n + 3, ldb = n + 1, ldx = n + 2;
+    const std::vector<zdouble> A = well_conditioned<zdouble>(n, lda, seed++);
+    for (char uplo : {'L', 'U'})
+      for (int nrhs : {1, 3}) {
+        const std::vector<zdouble> B = random_rhs<zdouble>(n, nrhs, ldb, seed++);
+        SCOPED_TRACE(testing::Message() << "n=" << n << " uplo=" << uplo << " nrhs=" << nrhs << " c_api=" << c_api);
+        const OnDevice s = zcposv_on_device(uplo, n, nrhs, A, lda, B, ldb, ldx, c_api);
+        c_api = !c_api;
+        EXPECT_EQ(s.result.info, 0);
+        EXPECT_GE(s.result.iter, 0);
+        EXPECT_LE(s.result.iter, 10);
+        if (n > 1 && n <= 400) EXPECT_GE(lapack_refined(uplo, n, nrhs, A, lda, B, ldb).second, 0);
+        EXPECT_LT(solve_error(uplo, n, nrhs, A, lda, s.X, ldx, B, ldb), kResidualThreshold);
+      }
+  }
+}
+
+// Where single precision cannot serve: ITER as LAPACK's (-3 singular once rounded, -2 a right-hand
+// side beyond its range; A beyond it is scaled to a unit diagonal first and converges), A then
+// holding the double-precision factor; not positive definite at the first, a middle and the last
+// column: INFO, and X not written.
+TEST(ComplexRefinedSolveInGpuMemory, FallsBackAndReportsInfoAsZcposvGpu) {
+  TESSERA_SKIP_WITHOUT_GPU();
+  for (char uplo : {'L', 'U'}) {
+    SCOPED_TRACE(uplo);
+    const std::vector<zdouble> singular = {zdouble(1), zdouble(1 - 1e-9), zdouble(1 - 1e-9), zdouble(1)};
+    const std::vector<zdouble> b2 = {zdouble(1), zdouble(-1)};
+    OnDevice s = zcposv_on_device(uplo, 2, 1, singular, 2, b2, 2, 2, false);
+    EXPECT_EQ(s.result.info, 0);
+    EXPECT_EQ(s.result.iter, -3);
+    EXPECT_EQ(lapack_refined(uplo, 2, 1, singular, 2, b2, 2), std::make_pair(0, -3));
+    EXPECT_NEAR(std::real(s.A[uplo == 'L' ? 1 : 2]), 1 - 1e-9, 1e-15) << "A must hold the double-precision factor";
+    EXPECT_LT(solve_error(uplo, 2, 1, singular, 2, s.X, 2, b2, 2), kResidualThreshold);
+
+    const int n = 70;
+    std::vector<zdouble> A = well_conditioned<zdouble>(n, n, 5), B = random_rhs<zdouble>(n, 2, n, 6);
+    for (zdouble& b : B) b *= 1e40;
+    s = zcposv_on_device(uplo, n, 2, A, n, B, n, n, true);
+    EXPECT_EQ(s.result.info, 0);
+    EXPECT_EQ(s.result.iter, -2);
+    EXPECT_LT(solve_error(uplo, n, 2, A, n, s.X, n, B, n), kResidualThreshold);
+    B = random_rhs<zdouble>(n, 2, n, 6);
+    for (zdouble& a : A) a *= 1e40;
+    s = zcposv_on_device(uplo, n, 2, A, n, B, n, n, false);
+    EXPECT_EQ(s.result.info, 0);
+    EXPECT_GE(s.result.iter, 0);
+    EXPECT_LT(solve_error(uplo, n, 2, A, n, s.X, n, B, n), kResidualThreshold);
+
+    for (int bad : {0, 65, 130}) {
+      std::vector<zdouble> C = well_conditioned<zdouble>(131, 131, 7);
+      C[at(bad, bad, 131)] = zdouble(-1);
+      const OnDevice f = zcposv_on_device(uplo, 131, 1, C, 131, random_rhs<zdouble>(131, 1, 131, 8), 131, 131, true);
+      EXPECT_EQ(f.result.info, bad + 1) << "bad=" << bad;
+      EXPECT_EQ(f.result.iter, -3);
+      EXPECT_EQ(f.X, std::vector<zdouble>(131, zdouble(-5))) << "X written although A is not positive definite";
+    }
+  }
+}
+
+#endif
 
 }  // namespace
 }  // namespace tessera::test

@@ -303,7 +303,9 @@ int posv(Runtime& runtime, int n, int nrhs, T* A, int lda, T* B, int ldb, Stream
 }
 
 // X := A^{-1} B in mixed precision, as tessera::posv_refined (tessera/refinement.hpp) with A (n x n,
-// lda), B and X (n x nrhs) in the memory of one GPU, double precision; LAPACK's DSPOSV otherwise:
+// lda), B and X (n x nrhs) in the memory of one GPU, double precision (complex<double>: LAPACK's
+// ZCPOSV, A Hermitian, its factor in complex<float> without tensor cores: options.tensor_cores
+// other than off is an InvalidArgument; the imaginary parts of A's diagonal are not read); LAPACK's DSPOSV otherwise:
 // same INFO, ITER and convergence test, A unchanged when iter >= 0 and holding potrf's factor when
 // iter < 0. Here A is scaled to a unit diagonal before it is rounded, S A S with S = diag(1 /
 // sqrt(a_ii)) (no entry of an SPD matrix then exceeds 1 in magnitude, so values beyond single
@@ -320,5 +322,8 @@ int posv(Runtime& runtime, int n, int nrhs, T* A, int lda, T* B, int ldb, Stream
 TESSERA_EXPORT RefinedSolve posv_refined(Runtime& runtime, int n, int nrhs, double* A, int lda, const double* B,
                                          int ldb, double* X, int ldx, Stream stream,
                                          const FactorOptions& options = {});
+TESSERA_EXPORT RefinedSolve posv_refined(Runtime& runtime, int n, int nrhs, std::complex<double>* A, int lda,
+                                         const std::complex<double>* B, int ldb, std::complex<double>* X, int ldx,
+                                         Stream stream, const FactorOptions& options = {});
 
 }  // namespace tessera::device

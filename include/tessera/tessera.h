@@ -148,6 +148,11 @@ TESSERA_EXPORT int tessera_sposv_device(char uplo, int n, int nrhs, float *A, in
 #define TESSERA_TENSOR_CORES_FP16 3
 TESSERA_EXPORT int tessera_dsposv_device(char uplo, int n, int nrhs, double *A, int lda, const double *B, int ldb,
                                          double *X, int ldx, int *iter, int tensor_cores, void *stream);
+/* The complex refined solve (tessera_zcposv) on A, B and X in GPU memory: its factor in
+ * complex<float>, without tensor cores. Returns LAPACK's info and sets *iter as tessera_zcposv. */
+TESSERA_EXPORT int tessera_zcposv_device(char uplo, int n, int nrhs, tessera_complex_double *A, int lda,
+                                         const tessera_complex_double *B, int ldb, tessera_complex_double *X, int ldx,
+                                         int *iter, void *stream);
 /* As tessera_?potrf_device, with LAPACK's info written to *info (one int in GPU memory) in the
  * order of stream instead of returned: where the call is one vendor call (order up to 16384 on a
  * runtime with one GPU that runs it as gpu mode; tessera/device.hpp) it returns without waiting

@@ -273,8 +273,9 @@ class RuntimeCall {
     return {solved.info, solved.iter};
   }
 
-  // The same on double-precision matrices in GPU memory (tessera::device::posv_refined), in the
-  // order of `stream`.
+  // The same on double-precision matrices in GPU memory (tessera::device::posv_refined; T double
+  // or complex<double>), in the order of `stream`.
+  template <class T>
   std::pair<int, int> posv_refined_device(uintptr_t a, uintptr_t b, uintptr_t x, int n, int nrhs,
                                           const std::string& uplo, const std::string& mode,
                                           const std::string& tensor_cores, uintptr_t stream) {
@@ -284,8 +285,8 @@ class RuntimeCall {
     nb::gil_scoped_release unlocked;
     const int ld = std::max(1, n);
     const tessera::RefinedSolve solved = tessera::device::posv_refined(
-        rt, n, nrhs, reinterpret_cast<double*>(a), ld, reinterpret_cast<const double*>(b), ld,
-        reinterpret_cast<double*>(x), ld, reinterpret_cast<tessera::device::Stream>(stream), options);
+        rt, n, nrhs, reinterpret_cast<T*>(a), ld, reinterpret_cast<const T*>(b), ld, reinterpret_cast<T*>(x), ld,
+        reinterpret_cast<tessera::device::Stream>(stream), options);
     return {solved.info, solved.iter};
   }
 
@@ -765,7 +766,8 @@ NB_MODULE(_core, m) {
   call.def("potrf_adaptive_device_into_and_wait_d", &RuntimeCall::potrf_adaptive_device_into_and_wait);
   call.def("posv_refined_d", &RuntimeCall::posv_refined<double>);
   call.def("posv_refined_z", &RuntimeCall::posv_refined<std::complex<double>>);
-  call.def("posv_refined_device_d", &RuntimeCall::posv_refined_device);
+  call.def("posv_refined_device_d", &RuntimeCall::posv_refined_device<double>);
+  call.def("posv_refined_device_z", &RuntimeCall::posv_refined_device<std::complex<double>>);
 #ifdef TESSERA_HAVE_JAX_FFI
   tessera_python::define_jax_ffi(m);
 #endif

@@ -750,10 +750,42 @@ def test_refined_solve_in_gpu_memory_reports_lapacks_info(kind):
     x, iterations = tessera.posv_refined(kind.put(hilbert), kind.put(np.ones(10)))
     assert iterations in (-3, -31)
     assert np.abs(hilbert @ kind.get(x) - 1).max() < 1e-6
-    with pytest.raises(TypeError):
-        tessera.posv_refined(kind.put(a.astype(np.complex128)), kind.put(np.ones(40, np.complex128)))
+    with pytest.raises(ValueError, match="tensor_cores"):
+        tessera.posv_refined(kind.put(a.astype(np.complex128)), kind.put(np.ones(40, np.complex128)),
+                             tensor_cores="tf32")
     with pytest.raises(TypeError):
         tessera.posv_refined(kind.put(a), np.ones(40))
+
+
+@pytest.mark.parametrize("lower", [True, False])
+@pytest.mark.parametrize("n, k", [(1, 1), (65, None), (300, 3), (1031, 2)])
+def test_complex_refined_solve_in_gpu_memory(kind, n, k, lower):
+    """ZCPOSV in GPU memory: a Hermitian a (only its triangle read: the other holds garbage, and so
+    do the imaginary parts of its diagonal) refined to a double-precision solution, a and b
+    unchanged; a real b against a complex a; not positive definite and too ill-conditioned."""
+    a = hpd(n, np.complex128)
+    rng = np.random.default_rng(n)
+    b = rng.standard_normal(n if k is None else (n, k)) + 1j * rng.standard_normal(n if k is None else (n, k))
+    other = np.tri(n, k=-1, dtype=bool)
+    stored = a + np.where(other.T if lower else other, 1e3 + 7j, 0) + np.diag(np.full(n, 5j))
+    da, db = kind.put(stored), kind.put(b)
+    x, iterations = tessera.posv_refined(da, db, lower=lower)
+    x = kind.get(x)
+    assert x.shape == b.shape and x.dtype == np.complex128
+    assert 0 <= iterations <= 10
+    assert np.array_equal(kind.get(da), stored) and np.array_equal(kind.get(db), b)
+    bound = 64 * n * np.finfo(np.float64).eps * np.abs(a).sum(1).max()
+    assert np.abs(a @ x - b).max() <= bound * np.abs(x).max()
+    x, _ = tessera.posv_refined(kind.put(a), kind.put(b.real), lower=lower)
+    assert np.abs(a @ kind.get(x) - b.real).max() <= bound * np.abs(kind.get(x)).max()
+    if n > 2:
+        with pytest.raises(tessera.NotPositiveDefiniteError) as raised:
+            tessera.posv_refined(kind.put(not_spd_at(a, n // 2)), db, lower=lower)
+        assert raised.value.column == n // 2
+    hilbert = (1.0 / (np.arange(10)[:, None] + np.arange(10)[None, :] + 1)).astype(np.complex128)
+    x, iterations = tessera.posv_refined(kind.put(hilbert), kind.put(np.ones(10, np.complex128)), lower=lower)
+    assert iterations in (-3, -31)
+    assert np.abs(hilbert @ kind.get(x) - 1).max() < 1e-6
 
 
 # ---- adaptive precision on the GPU -----------------------------------------------------------

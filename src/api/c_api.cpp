@@ -244,9 +244,10 @@ int potri_device(const char* routine, char uplo, int n, T* A, int lda, void* str
 }
 
 // The refined solve on the GPU: the host form's checks, then the C++ device API.
-int posv_refined_device(const char* routine, char uplo, int n, int nrhs, double* A, int lda, const double* B, int ldb,
-                        double* X, int ldx, int* iter, int tensor_cores, void* stream) {
-  tessera::ArgumentError error = tessera::posv_refined_argument_error<double>(uplo, n, nrhs, A, lda, B, ldb, X, ldx);
+template <class T>
+int posv_refined_device(const char* routine, char uplo, int n, int nrhs, T* A, int lda, const T* B, int ldb, T* X,
+                        int ldx, int* iter, int tensor_cores, void* stream) {
+  tessera::ArgumentError error = tessera::posv_refined_argument_error<T>(uplo, n, nrhs, A, lda, B, ldb, X, ldx);
   if (!error && iter == nullptr) error = {10, "iter", "must not be null"};
   if (!error && (tensor_cores < TESSERA_TENSOR_CORES_OFF || tensor_cores > TESSERA_TENSOR_CORES_FP16))
     error = {11, "tensor_cores", "must be TESSERA_TENSOR_CORES_OFF, _TF32, _BF16 or _FP16 (0 to 3)"};
@@ -654,6 +655,12 @@ int tessera_dsposv_device(char uplo, int n, int nrhs, double* A, int lda, const 
                           int* iter, int tensor_cores, void* stream) {
   return posv_refined_device("tessera_dsposv_device", uplo, n, nrhs, A, lda, B, ldb, X, ldx, iter, tensor_cores,
                              stream);
+}
+int tessera_zcposv_device(char uplo, int n, int nrhs, tessera_complex_double* A, int lda,
+                          const tessera_complex_double* B, int ldb, tessera_complex_double* X, int ldx, int* iter,
+                          void* stream) {
+  return posv_refined_device("tessera_zcposv_device", uplo, n, nrhs, A, lda, B, ldb, X, ldx, iter,
+                             TESSERA_TENSOR_CORES_OFF, stream);
 }
 int tessera_dposv_device(char uplo, int n, int nrhs, double* A, int lda, double* B, int ldb, void* stream) {
   return posv_device("tessera_dposv_device", uplo, n, nrhs, A, lda, B, ldb, stream);

@@ -1,6 +1,8 @@
-// device::posv_refined (tessera/device.hpp): LAPACK's DSPOSV on matrices in GPU memory. The
-// single-precision factorization runs through the tile DAG (on the tensor cores where asked); the
-// scaling, the triangular solves and the residuals on the caller's stream.
+// device::posv_refined (tessera/device.hpp): LAPACK's DSPOSV and ZCPOSV on matrices in GPU memory.
+// The single-precision factorization runs through the tile DAG (a real one on the tensor cores
+// where asked); the scaling, the triangular solves and the residuals on the caller's stream.
+#include <complex>
+
 #include "argument_errors.hpp"
 #include "callers_stream.hpp"
 #include "device_checks.hpp"
@@ -27,8 +29,9 @@ FactorOptions single_precision_options(const FactorOptions& options) {
 // The refinement: the solve's ITER (>= 0 converged, else the reason to fall back; a refinement
 // that diverged to a NaN or an infinity from a finite B falls back as one that did not converge,
 // where LAPACK's test would pass it). A is not written.
-int refine(Runtime& runtime, detail::RefinementOnStream& steps, int n, Stream stream, const FactorOptions& options) {
-  using Narrowing = detail::RefinementOnStream::Narrowing;
+template <class T>
+int refine(Runtime& runtime, detail::RefinementOnStream<T>& steps, int n, Stream stream, const FactorOptions& options) {
+  using Narrowing = typename detail::RefinementOnStream<T>::Narrowing;
   const Narrowing narrowed = steps.narrow_matrix();
   if (narrowed == Narrowing::overflowed) return detail::kNarrowingOverflowed;
   if (narrowed == Narrowing::diagonal_not_positive) return detail::kSingleFactorizationFailed;
@@ -36,7 +39,7 @@ int refine(Runtime& runtime, detail::RefinementOnStream& steps, int n, Stream st
   if (potrf(runtime, n, steps.single_matrix(), steps.single_ld(), stream, single_precision_options(options)) != 0)
     return detail::kSingleFactorizationFailed;
   if (!steps.correct(true)) return detail::kNarrowingOverflowed;
-  using Convergence = detail::RefinementOnStream::Convergence;
+  using Convergence = typename detail::RefinementOnStream<T>::Convergence;
   Convergence state = steps.converged(bound);
   if (state == Convergence::converged) return 0;
   for (int iteration = 1; iteration <= detail::kMostIterations && state == Convergence::refining; ++iteration) {
@@ -47,11 +50,12 @@ int refine(Runtime& runtime, detail::RefinementOnStream& steps, int n, Stream st
   return detail::kNotConverged;
 }
 
-void check_arguments(Runtime& runtime, int n, int nrhs, const double* A, int lda, const double* B, int ldb,
-                     const double* X, int ldx, const FactorOptions& options, int* device) {
+template <class T>
+void check_arguments(Runtime& runtime, int n, int nrhs, const T* A, int lda, const T* B, int ldb, const T* X, int ldx,
+                     const FactorOptions& options, int* device) {
   constexpr const char* kRoutine = "posv_refined";
-  detail::throw_if_invalid("device::posv_refined", posv_refined_argument_error<double>(detail::uplo_letter(options.uplo),
-                                                                                       n, nrhs, A, lda, B, ldb, X, ldx));
+  detail::throw_if_invalid("device::posv_refined", posv_refined_argument_error<T>(detail::uplo_letter(options.uplo), n,
+                                                                                  nrhs, A, lda, B, ldb, X, ldx));
   if (options.log_determinant)
     throw InvalidArgument(qualified(kRoutine) +
                           ": FactorOptions::log_determinant is not taken (A is factored in single precision)");
@@ -59,6 +63,9 @@ void check_arguments(Runtime& runtime, int n, int nrhs, const double* A, int lda
     throw InvalidArgument(qualified(kRoutine) + ": FactorOptions::refinement " + to_string(options.refinement) +
                           " is not taken on GPU memory yet (Refinement::lapack is; tessera::posv_refined on host "
                           "arrays takes GMRES-IR)");
+  if (kIsComplex<T> && options.tensor_cores != TensorCores::off)
+    throw InvalidArgument(qualified(kRoutine) + ": FactorOptions::tensor_cores " + to_string(options.tensor_cores) +
+                          " is not taken for complex matrices (their single-precision factor runs in FP32)");
   require_cuda_workers(kRoutine, runtime);
   *device = -1;
   if (n == 0) return;
@@ -70,16 +77,15 @@ void check_arguments(Runtime& runtime, int n, int nrhs, const double* A, int lda
     throw InvalidArgument(qualified(kRoutine) + ": X (argument 8) is not on the GPU that holds A", 8);
 }
 
-}  // namespace
-
-RefinedSolve posv_refined(Runtime& runtime, int n, int nrhs, double* A, int lda, const double* B, int ldb, double* X,
-                          int ldx, Stream stream, const FactorOptions& options) {
+template <class T>
+RefinedSolve refined_solve(Runtime& runtime, int n, int nrhs, T* A, int lda, const T* B, int ldb, T* X, int ldx,
+                           Stream stream, const FactorOptions& options) {
   int device = -1;
   check_arguments(runtime, n, nrhs, A, lda, B, ldb, X, ldx, options, &device);
   if (n == 0) return {};
   RefinedSolve result;
   {
-    detail::RefinementOnStream steps(runtime, device, options.uplo, n, nrhs, A, lda, B, ldb, X, ldx, stream);
+    detail::RefinementOnStream<T> steps(runtime, device, options.uplo, n, nrhs, A, lda, B, ldb, X, ldx, stream);
     result.iter = refine(runtime, steps, n, stream, options);
   }  // the single-precision workspace goes back to the pool before A is factored
   if (result.iter >= 0) return result;
@@ -87,15 +93,32 @@ RefinedSolve posv_refined(Runtime& runtime, int n, int nrhs, double* A, int lda,
   double_options.tensor_cores = TensorCores::off;
   result.info = potrf(runtime, n, A, lda, stream, double_options);
   if (result.info != 0) return result;
-  detail::copy_matrix_on_stream(n, nrhs, sizeof(double), B, ldb, X, ldx, stream);
+  detail::copy_matrix_on_stream(n, nrhs, sizeof(T), B, ldb, X, ldx, stream);
   potrs(runtime, n, nrhs, A, lda, X, ldx, stream, double_options);
   return result;
+}
+
+}  // namespace
+
+RefinedSolve posv_refined(Runtime& runtime, int n, int nrhs, double* A, int lda, const double* B, int ldb, double* X,
+                          int ldx, Stream stream, const FactorOptions& options) {
+  return refined_solve(runtime, n, nrhs, A, lda, B, ldb, X, ldx, stream, options);
+}
+
+RefinedSolve posv_refined(Runtime& runtime, int n, int nrhs, std::complex<double>* A, int lda,
+                          const std::complex<double>* B, int ldb, std::complex<double>* X, int ldx, Stream stream,
+                          const FactorOptions& options) {
+  return refined_solve(runtime, n, nrhs, A, lda, B, ldb, X, ldx, stream, options);
 }
 
 #else
 
 RefinedSolve posv_refined(Runtime&, int, int, double*, int, const double*, int, double*, int, Stream,
                           const FactorOptions&) {
+  throw RuntimeError(qualified("posv_refined") + ": Tessera was built without CUDA");
+}
+RefinedSolve posv_refined(Runtime&, int, int, std::complex<double>*, int, const std::complex<double>*, int,
+                          std::complex<double>*, int, Stream, const FactorOptions&) {
   throw RuntimeError(qualified("posv_refined") + ": Tessera was built without CUDA");
 }
 

@@ -9,6 +9,7 @@
 #include <algorithm>
 #include <cfloat>
 #include <cmath>
+#include <complex>
 #include <cstddef>
 #include <list>
 #include <memory>
@@ -466,27 +467,55 @@ void potrs_stack_on_callers_stream_async(const Runtime& runtime, int device, Upl
 
 // ---- RefinementOnStream ------------------------------------------------------------------------
 
-struct RefinementOnStream::State {
+namespace {
+
+// R := R - A X with the symmetric (Hermitian) A stored in its triangle `uplo` (symv / hemv for one
+// column).
+void subtract_product(cublasHandle_t h, char uplo, int n, int nrhs, const double* A, int lda, const double* X, int ldx,
+                      double* R, int ldr) {
+  const double minus_one = -1, one = 1;
+  if (nrhs == 1)
+    TESSERA_CUBLAS_CHECK(cublasDsymv(h, cuda::vendor::fill(uplo), n, &minus_one, A, lda, X, 1, &one, R, 1));
+  else
+    TESSERA_CUBLAS_CHECK(cublasDsymm(h, CUBLAS_SIDE_LEFT, cuda::vendor::fill(uplo), n, nrhs, &minus_one, A, lda, X,
+                                     ldx, &one, R, ldr));
+}
+void subtract_product(cublasHandle_t h, char uplo, int n, int nrhs, const std::complex<double>* A, int lda,
+                      const std::complex<double>* X, int ldx, std::complex<double>* R, int ldr) {
+  using cuda::vendor::cu;
+  const cuDoubleComplex minus_one = make_cuDoubleComplex(-1, 0), one = make_cuDoubleComplex(1, 0);
+  if (nrhs == 1)
+    TESSERA_CUBLAS_CHECK(cublasZhemv(h, cuda::vendor::fill(uplo), n, &minus_one, cu(A), lda, cu(X), 1, &one, cu(R), 1));
+  else
+    TESSERA_CUBLAS_CHECK(cublasZhemm(h, CUBLAS_SIDE_LEFT, cuda::vendor::fill(uplo), n, nrhs, &minus_one, cu(A), lda,
+                                     cu(X), ldx, &one, cu(R), ldr));
+}
+
+}  // namespace
+
+template <class T>
+struct RefinementOnStream<T>::State {
+  using Single = SingleOf<T>;
   int device;
   char uplo;
   int n, nrhs;
-  const double* A;
+  const T* A;
   int lda;
-  const double* B;
+  const T* B;
   int ldb;
-  double* X;
+  T* X;
   int ldx;
   cudaStream_t stream;
   // Held for the whole solve: its kept n x n workspace holds the single-precision matrix.
   StreamSolverPool::Lease handles;
-  std::optional<cuda::StreamBuffer<float>> own_single;  // where that workspace is not kept
-  float* single = nullptr;                              // S A S, n x n
-  cuda::StreamBuffer<float> rhs;                        // S R in single precision, n x nrhs
-  cuda::StreamBuffer<float> forward;                    // L^{-1} S R, n x nrhs
+  std::optional<cuda::StreamBuffer<Single>> own_single;  // where that workspace is not kept
+  Single* single = nullptr;                              // S A S, n x n
+  cuda::StreamBuffer<Single> rhs;                        // S R in single precision, n x nrhs
+  cuda::StreamBuffer<Single> forward;                    // L^{-1} S R, n x nrhs
   // The factor's diagonal blocks inverted (vendor::invert_lower_diagonal_blocks), once factored.
-  std::optional<cuda::StreamBuffer<float>> block_inverses;
-  std::optional<cuda::StreamBuffer<float*>> block_pointers;
-  cuda::StreamBuffer<double> residual;                  // n x nrhs
+  std::optional<cuda::StreamBuffer<Single>> block_inverses;
+  std::optional<cuda::StreamBuffer<Single*>> block_pointers;
+  cuda::StreamBuffer<T> residual;                        // n x nrhs
   cuda::StreamBuffer<double> scale;                     // S's diagonal
   cuda::StreamBuffer<double> largest;                   // per column: max |r|, then max |x|
   cuda::StreamBuffer<double> row_sums;                  // of |A|, for its infinity norm
@@ -494,15 +523,15 @@ struct RefinementOnStream::State {
   cuda::StreamBuffer<int> non_finite;                   // per column: in B, then in X
   std::optional<std::vector<int>> b_non_finite;         // read once
 
-  State(const Runtime& rt, int dev, Uplo u, int n_, int nrhs_, const double* A_, int lda_, const double* B_, int ldb_,
-        double* X_, int ldx_, cudaStream_t s)
+  State(const Runtime& rt, int dev, Uplo u, int n_, int nrhs_, const T* A_, int lda_, const T* B_, int ldb_, T* X_,
+        int ldx_, cudaStream_t s)
       : device(dev), uplo(u == Uplo::lower ? 'L' : 'U'), n(n_), nrhs(nrhs_), A(A_), lda(lda_), B(B_), ldb(ldb_),
         X(X_), ldx(ldx_), stream(s), handles(lease_handles(rt, dev)), rhs(std::size_t(n_) * nrhs_, s),
         forward(std::size_t(n_) * nrhs_, s), residual(std::size_t(n_) * nrhs_, s), scale(n_, s),
         largest(2 * std::size_t(nrhs_) + 1, s), row_sums(n_, s), flags(1, s), non_finite(2 * std::size_t(nrhs_), s) {
     handles->bind(stream);
     const std::size_t elements = std::size_t(n) * n;
-    single = static_cast<float*>(handles->kept_transposed_of(sizeof(float) * elements, stream));
+    single = static_cast<Single*>(handles->kept_transposed_of(sizeof(Single) * elements, stream));
     if (!single) single = own_single.emplace(elements, stream).data();
   }
   // Marks the end of the handles' use (StreamSolvers::enqueued, which may throw).
@@ -510,23 +539,25 @@ struct RefinementOnStream::State {
 
   void clear_flags() const { TESSERA_CUDA_CHECK(cudaMemsetAsync(flags.data(), 0, sizeof(int), stream)); }
   // The host's copy of `count` values once the work on the stream is done.
-  template <class T>
-  std::vector<T> read(const T* values, std::size_t count) const {
-    std::vector<T> host(count);
-    TESSERA_CUDA_CHECK(cudaMemcpyAsync(host.data(), values, sizeof(T) * count, cudaMemcpyDeviceToHost, stream));
+  template <class V>
+  std::vector<V> read(const V* values, std::size_t count) const {
+    std::vector<V> host(count);
+    TESSERA_CUDA_CHECK(cudaMemcpyAsync(host.data(), values, sizeof(V) * count, cudaMemcpyDeviceToHost, stream));
     TESSERA_CUDA_CHECK(cudaStreamSynchronize(stream));
     return host;
   }
 };
 
-RefinementOnStream::RefinementOnStream(const Runtime& runtime, int device, Uplo uplo, int n, int nrhs, const double* A,
-                                       int lda, const double* B, int ldb, double* X, int ldx, void* stream) {
+template <class T>
+RefinementOnStream<T>::RefinementOnStream(const Runtime& runtime, int device, Uplo uplo, int n, int nrhs, const T* A,
+                                          int lda, const T* B, int ldb, T* X, int ldx, void* stream) {
   const CurrentDevice current(device);
   state_ = std::make_unique<State>(runtime, device, uplo, n, nrhs, A, lda, B, ldb, X, ldx,
                                    static_cast<cudaStream_t>(stream));
 }
 
-RefinementOnStream::~RefinementOnStream() {
+template <class T>
+RefinementOnStream<T>::~RefinementOnStream() {
   if (!state_) return;
   int previous = 0;
   const bool switched = cudaGetDevice(&previous) == cudaSuccess && cudaSetDevice(state_->device) == cudaSuccess;
@@ -534,10 +565,17 @@ RefinementOnStream::~RefinementOnStream() {
   if (switched) cudaSetDevice(previous);
 }
 
-float* RefinementOnStream::single_matrix() const { return state_->single; }
-int RefinementOnStream::single_ld() const { return state_->n; }
+template <class T>
+typename RefinementOnStream<T>::Single* RefinementOnStream<T>::single_matrix() const {
+  return state_->single;
+}
+template <class T>
+int RefinementOnStream<T>::single_ld() const {
+  return state_->n;
+}
 
-RefinementOnStream::Narrowing RefinementOnStream::narrow_matrix() {
+template <class T>
+typename RefinementOnStream<T>::Narrowing RefinementOnStream<T>::narrow_matrix() {
   State& s = *state_;
   const CurrentDevice current(s.device);
   s.clear_flags();
@@ -549,20 +587,22 @@ RefinementOnStream::Narrowing RefinementOnStream::narrow_matrix() {
   return Narrowing::done;
 }
 
-double RefinementOnStream::convergence_bound() {
+template <class T>
+double RefinementOnStream<T>::convergence_bound() {
   State& s = *state_;
   const CurrentDevice current(s.device);
   cuda::largest_magnitudes(s.n, 1, s.row_sums.data(), s.n, s.largest.data(), s.stream);
   return s.read(s.largest.data(), 1)[0] * DBL_EPSILON * std::sqrt(double(s.n));
 }
 
-bool RefinementOnStream::correct(bool first) {
+template <class T>
+bool RefinementOnStream<T>::correct(bool first) {
   State& s = *state_;
   const CurrentDevice current(s.device);
   s.clear_flags();
   cuda::narrow_scaled(s.n, s.nrhs, s.scale.data(), first ? s.B : s.residual.data(), first ? s.ldb : s.n, s.rhs.data(),
                       s.n, s.flags.data(), s.stream);
-  // A_s = L L^T: L^{-T} L^{-1} (S r), through the inverses of L's diagonal blocks (made once, after
+  // A_s = L L^H: L^{-H} L^{-1} (S r), through the inverses of L's diagonal blocks (made once, after
   // the factorization). The handles are bound again: the factorization between may have used the
   // stream with others.
   s.handles->bind(s.stream);
@@ -576,24 +616,19 @@ bool RefinementOnStream::correct(bool first) {
   }
   vendor::solve_lower_by_block_inverses(s.handles->blas, Trans::no, s.n, s.nrhs, s.single, s.n,
                                         s.block_inverses->data(), s.rhs.data(), s.n, s.forward.data(), s.n);
-  vendor::solve_lower_by_block_inverses(s.handles->blas, Trans::transpose, s.n, s.nrhs, s.single, s.n,
+  vendor::solve_lower_by_block_inverses(s.handles->blas, Trans::conjugate_transpose, s.n, s.nrhs, s.single, s.n,
                                         s.block_inverses->data(), s.forward.data(), s.n, s.rhs.data(), s.n);
   cuda::widen_scaled(!first, s.n, s.nrhs, s.scale.data(), s.rhs.data(), s.n, s.X, s.ldx, s.stream);
   return (s.read(s.flags.data(), 1)[0] & cuda::kScaledOverflow) == 0;
 }
 
-RefinementOnStream::Convergence RefinementOnStream::converged(double bound) {
+template <class T>
+typename RefinementOnStream<T>::Convergence RefinementOnStream<T>::converged(double bound) {
   State& s = *state_;
   const CurrentDevice current(s.device);
-  TESSERA_CUDA_CHECK(cudaMemcpy2DAsync(s.residual.data(), sizeof(double) * s.n, s.B, sizeof(double) * s.ldb,
-                                       sizeof(double) * s.n, s.nrhs, cudaMemcpyDeviceToDevice, s.stream));
-  const double minus_one = -1, one = 1;
-  if (s.nrhs == 1)
-    TESSERA_CUBLAS_CHECK(cublasDsymv(s.handles->blas, cuda::vendor::fill(s.uplo), s.n, &minus_one, s.A, s.lda, s.X, 1,
-                                     &one, s.residual.data(), 1));
-  else
-    TESSERA_CUBLAS_CHECK(cublasDsymm(s.handles->blas, CUBLAS_SIDE_LEFT, cuda::vendor::fill(s.uplo), s.n, s.nrhs,
-                                     &minus_one, s.A, s.lda, s.X, s.ldx, &one, s.residual.data(), s.n));
+  TESSERA_CUDA_CHECK(cudaMemcpy2DAsync(s.residual.data(), sizeof(T) * s.n, s.B, sizeof(T) * s.ldb, sizeof(T) * s.n,
+                                       s.nrhs, cudaMemcpyDeviceToDevice, s.stream));
+  subtract_product(s.handles->blas, s.uplo, s.n, s.nrhs, s.A, s.lda, s.X, s.ldx, s.residual.data(), s.n);
   cuda::largest_magnitudes(s.n, s.nrhs, s.residual.data(), s.n, s.largest.data(), s.stream);
   cuda::largest_magnitudes(s.n, s.nrhs, s.X, s.ldx, s.largest.data() + s.nrhs, s.stream);
   if (!s.b_non_finite) {
@@ -609,6 +644,9 @@ RefinementOnStream::Convergence RefinementOnStream::converged(double bound) {
     if (largest[j] > largest[s.nrhs + j] * bound) return Convergence::refining;  // a NaN passes, as in LAPACK
   return Convergence::converged;
 }
+
+template class RefinementOnStream<double>;
+template class RefinementOnStream<std::complex<double>>;
 
 #define TESSERA_INSTANTIATE(T)                                                                                  \
   template int potrf_on_callers_stream<T>(const Runtime&, int, Uplo, int, T*, int, void*);                      \

@@ -12,6 +12,7 @@
 #include <memory>
 
 #include "tessera/options.hpp"
+#include "tessera/precision.hpp"
 #include "tessera/runtime.hpp"
 
 namespace tessera::detail {
@@ -63,16 +64,19 @@ void potrs_stack_on_callers_stream_async(const Runtime& runtime, int device, Upl
                                          int lda, long long strideA, T* B, int ldb, long long strideB, int batch,
                                          void* stream);
 
-// The GPU's steps of a refined solve (device::posv_refined) of a double-precision A (n x n, lda,
-// its triangle uplo), B and X (n x nrhs) on `device`, on `stream` with the runtime's handles
-// (kernels/cuda/refinement.hpp says how A is scaled). The single-precision matrix is a workspace
-// of n x n floats taken from the stream's pool for the object's life; the caller factors it in
-// place (its lower triangle) between narrow_matrix and the first correct, which inverts the
-// factor's diagonal blocks of 1024 (about n x 1024 floats more) for the triangular solves.
+// The GPU's steps of a refined solve (device::posv_refined) of a double-precision A (T: double or
+// complex<double>; n x n, lda, its triangle uplo), B and X (n x nrhs) on `device`, on `stream`
+// with the runtime's handles (kernels/cuda/refinement.hpp says how A is scaled). The
+// single-precision matrix (SingleOf<T>) is a workspace of n x n elements taken from the stream's
+// pool for the object's life; the caller factors it in place (its lower triangle) between
+// narrow_matrix and the first correct, which inverts the factor's diagonal blocks of 1024 (about n
+// x 1024 elements more) for the triangular solves.
+template <class T>
 class RefinementOnStream {
  public:
-  RefinementOnStream(const Runtime& runtime, int device, Uplo uplo, int n, int nrhs, const double* A, int lda,
-                     const double* B, int ldb, double* X, int ldx, void* stream);
+  using Single = SingleOf<T>;
+  RefinementOnStream(const Runtime& runtime, int device, Uplo uplo, int n, int nrhs, const T* A, int lda, const T* B,
+                     int ldb, T* X, int ldx, void* stream);
   ~RefinementOnStream();
   RefinementOnStream(const RefinementOnStream&) = delete;
   RefinementOnStream& operator=(const RefinementOnStream&) = delete;
@@ -80,7 +84,7 @@ class RefinementOnStream {
   enum class Narrowing { done, overflowed, diagonal_not_positive };
   // The single-precision matrix := S A S (its lower triangle); waits for it.
   Narrowing narrow_matrix();
-  float* single_matrix() const;
+  Single* single_matrix() const;
   int single_ld() const;
   // LAPACK's convergence bound: ||A||_inf eps sqrt(n) (eps of double), after narrow_matrix.
   double convergence_bound();

@@ -360,7 +360,9 @@ __global__ void set_identity_kernel(int m, int n, T* A, int ld) {
 template <class T>
 void set_identity(int m, int n, T* A, int ld, cudaStream_t stream) {
   if (m <= 0 || n <= 0) return;
-  set_identity_kernel<<<dim3((m + 127) / 128, n), 128, 0, stream>>>(m, n, A, ld);
+  using batched_detail::DeviceScalar;
+  set_identity_kernel<DeviceScalar<T>><<<dim3((m + 127) / 128, n), 128, 0, stream>>>(m, n,
+                                                                                    batched_detail::device_view(A), ld);
   TESSERA_CUDA_CHECK_LAUNCH();
 }
 
@@ -434,7 +436,6 @@ void copy_blocks(const BlockCopy<T>* copies, int count, cudaStream_t stream) {
   template void log_diagonal_sum<T>(int, const T*, int, double*, cudaStream_t);             \
   template void first_zero_diagonal<T>(int, const T*, int, int*, cudaStream_t);             \
   template void copy_lower<T>(int, int, const T*, int, T*, int, cudaStream_t);              \
-  template void set_identity<T>(int, int, T*, int, cudaStream_t);                           \
   template void copy_blocks<T>(const BlockCopy<T>*, int, cudaStream_t);                     \
   template void check_potrf_info_batched<T>(int, const T*, int, long long, int, int*, cudaStream_t);
 TESSERA_FOR_EACH_REAL_SCALAR(TESSERA_INSTANTIATE)
@@ -445,6 +446,7 @@ TESSERA_FOR_EACH_REAL_SCALAR(TESSERA_INSTANTIATE)
   template void load_lower<T>(int, const T*, long long, long long, T*, int, bool, cudaStream_t);                  \
   template void transpose_triangle<T>(Triangle, int, const T*, int, T*, int, cudaStream_t);                       \
   template void strided_pointers<T>(T*, long long, int, T**, cudaStream_t);                                        \
+  template void set_identity<T>(int, int, T*, int, cudaStream_t);                                                  \
   template void load_lower_batched<T>(int, const T*, long long, long long, long long, T*, int, long long, int, bool, \
                                       cudaStream_t);                                                               \
   template void transpose_triangle_batched<T>(Triangle, int, const T*, int, long long, T*, int, long long, int,    \

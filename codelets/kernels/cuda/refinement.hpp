@@ -2,10 +2,14 @@
 // SPD matrix A is factored as As = S A S in single precision, S = diag(1 / sqrt(a_ii)), whose
 // entries (and its factor's) lie in [-1, 1] for an SPD A: no operand of a low-precision product
 // can overflow. A^{-1} = S As^{-1} S, so a correction is S As^{-1} (S r). Column-major, device
-// pointers, asynchronous on `stream`.
+// pointers, asynchronous on `stream`. A complex A is Hermitian: the imaginary parts of its
+// diagonal are not read (taken as zero, as LAPACK does), an upper one is read conjugated, and
+// magnitudes are LAPACK's: the modulus in the norm (ZLANHE), |re| + |im| in IZAMAX's pick.
 #pragma once
 
 #include <cuda_runtime.h>
+
+#include <complex>
 
 namespace tessera::kernels::cuda {
 
@@ -21,14 +25,20 @@ enum RefinementFlag : int {
 // written.
 void scale_and_narrow(char uplo, int n, const double* A, long long lda, double* scale, float* As, long long lds,
                       double* row_sums, int* flags, cudaStream_t stream);
+void scale_and_narrow(char uplo, int n, const std::complex<double>* A, long long lda, double* scale,
+                      std::complex<float>* As, long long lds, double* row_sums, int* flags, cudaStream_t stream);
 
 // Z := S R in single precision (n x nrhs).
 void narrow_scaled(int n, int nrhs, const double* scale, const double* R, long long ldr, float* Z, long long ldz,
                    int* flags, cudaStream_t stream);
+void narrow_scaled(int n, int nrhs, const double* scale, const std::complex<double>* R, long long ldr,
+                   std::complex<float>* Z, long long ldz, int* flags, cudaStream_t stream);
 
 // X := S Z (add false) or X += S Z (add true), in double precision (n x nrhs).
 void widen_scaled(bool add, int n, int nrhs, const double* scale, const float* Z, long long ldz, double* X,
                   long long ldx, cudaStream_t stream);
+void widen_scaled(bool add, int n, int nrhs, const double* scale, const std::complex<float>* Z, long long ldz,
+                  std::complex<double>* X, long long ldx, cudaStream_t stream);
 
 // sums[i] := sum_j |a_ij| over the symmetric A stored in its triangle uplo (its infinity norm is
 // the largest of them).
@@ -37,8 +47,12 @@ void symmetric_row_sums(char uplo, int n, const double* A, long long lda, double
 // largest[j] := the magnitude IxAMAX picks in column j of M (n x cols): the first entry's unless a
 // later one is strictly larger, so that a NaN is kept only where it comes first.
 void largest_magnitudes(int n, int cols, const double* M, long long ldm, double* largest, cudaStream_t stream);
+void largest_magnitudes(int n, int cols, const std::complex<double>* M, long long ldm, double* largest,
+                        cudaStream_t stream);
 
 // non_finite[j] := 1 where column j of M (n x cols) holds a NaN or an infinity, else 0.
 void mark_non_finite_columns(int n, int cols, const double* M, long long ldm, int* non_finite, cudaStream_t stream);
+void mark_non_finite_columns(int n, int cols, const std::complex<double>* M, long long ldm, int* non_finite,
+                             cudaStream_t stream);
 
 }  // namespace tessera::kernels::cuda

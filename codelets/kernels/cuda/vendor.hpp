@@ -8,6 +8,7 @@
 #include <algorithm>
 #include <complex>
 #include <cstddef>
+#include <type_traits>
 
 #include "check.hpp"
 #include "matrix_utils.hpp"
@@ -301,59 +302,61 @@ constexpr int kInverseBlock = 1024;
 inline int inverse_blocks(int n) { return (n + kInverseBlock - 1) / kInverseBlock; }
 
 // inverses + k b^2 (b x b, leading dimension b) := the inverse of L's block k, for the n x n lower
-// triangle L: the full blocks by one batched solve of identities, the last one by its own.
-// `pointers`: room for 2 inverse_blocks(n) pointers in device memory.
-inline void invert_lower_diagonal_blocks(cublasHandle_t h, int n, float* L, int ldl, float* inverses, float** pointers,
-                                         cudaStream_t stream) {
+// triangle L (float or complex<float>): the full blocks by one batched solve of identities, the
+// last one by its own. `pointers`: room for 2 inverse_blocks(n) pointers in device memory.
+template <class T>
+void invert_lower_diagonal_blocks(cublasHandle_t h, int n, T* L, int ldl, T* inverses, T** pointers,
+                                  cudaStream_t stream) {
   constexpr int b = kInverseBlock;
   const int blocks = inverse_blocks(n), full = n / b, last = n - full * b;
-  for (int k = 0; k < blocks; ++k) set_identity<float>(b, b, inverses + std::size_t(k) * b * b, b, stream);
-  const float one = 1;
+  for (int k = 0; k < blocks; ++k) set_identity<T>(b, b, inverses + std::size_t(k) * b * b, b, stream);
   if (full > 0) {
-    strided_pointers<float>(L, static_cast<long long>(b) * (ldl + 1), full, pointers, stream);
-    strided_pointers<float>(inverses, static_cast<long long>(b) * b, full, pointers + blocks, stream);
-    TESSERA_CUBLAS_CHECK(cublasStrsmBatched(h, CUBLAS_SIDE_LEFT, CUBLAS_FILL_MODE_LOWER, CUBLAS_OP_N,
-                                            CUBLAS_DIAG_NON_UNIT, b, b, &one, pointers, ldl, pointers + blocks, b,
-                                            full));
+    strided_pointers<T>(L, static_cast<long long>(b) * (ldl + 1), full, pointers, stream);
+    strided_pointers<T>(inverses, static_cast<long long>(b) * b, full, pointers + blocks, stream);
+    trsm_batched(h, 'L', Trans::no, b, b, T(1), pointers, ldl, pointers + blocks, b, full);
   }
   if (last > 0) {
     const std::size_t k0 = std::size_t(full) * b;
-    TESSERA_CUBLAS_CHECK(cublasStrsm(h, CUBLAS_SIDE_LEFT, CUBLAS_FILL_MODE_LOWER, CUBLAS_OP_N, CUBLAS_DIAG_NON_UNIT,
-                                     last, last, &one, L + k0 + k0 * ldl, ldl, inverses + k0 * b, b));
+    trsm(h, true, 'L', Trans::no, last, last, T(1), L + k0 + k0 * ldl, ldl, inverses + k0 * b, b);
   }
 }
 
-// X := op(L)^{-1} R (n x nrhs) with the block inverses of invert_lower_diagonal_blocks: per block,
-// one product with its inverse and one with the panel below it (gemv for one column, gemm for
-// more). R is overwritten (the updates land there); X must not overlap it.
-inline void solve_lower_by_block_inverses(cublasHandle_t h, Trans trans, int n, int nrhs, const float* L, int ldl,
-                                          const float* inverses, float* R, int ldr, float* X, int ldx) {
+// X := op(L)^{-1} R (n x nrhs; op: none, or the conjugate transpose) with the block inverses of
+// invert_lower_diagonal_blocks: per block, one product with its inverse and one with the panel
+// below it (gemv for one real column, gemm otherwise). R is overwritten (the updates land there);
+// X must not overlap it.
+template <class T>
+void solve_lower_by_block_inverses(cublasHandle_t h, Trans trans, int n, int nrhs, const T* L, int ldl,
+                                   const T* inverses, T* R, int ldr, T* X, int ldx) {
   constexpr int b = kInverseBlock;
-  const float one = 1, minus_one = -1, zero = 0;
+  const T one = 1, minus_one = -1, zero = 0;
   // out := alpha op(A) in + beta out, op(A) m x k.
-  const auto product = [&](Trans t, int m, int k, float alpha, const float* A, int lda, const float* in, int ldi,
-                           float beta, float* out, int ldo) {
-    if (nrhs == 1)
-      TESSERA_CUBLAS_CHECK(cublasSgemv(h, op(t), t == Trans::no ? m : k, t == Trans::no ? k : m, &alpha, A, lda, in, 1,
-                                       &beta, out, 1));
-    else
-      TESSERA_CUBLAS_CHECK(
-          cublasSgemm(h, op(t), CUBLAS_OP_N, m, nrhs, k, &alpha, A, lda, in, ldi, &beta, out, ldo));
+  const auto product = [&](Trans t, int m, int k, T alpha, const T* A, int lda, const T* in, int ldi, T beta, T* out,
+                           int ldo) {
+    if constexpr (std::is_same_v<T, float>) {
+      if (nrhs == 1) {
+        TESSERA_CUBLAS_CHECK(cublasSgemv(h, op(t), t == Trans::no ? m : k, t == Trans::no ? k : m, &alpha, A, lda, in,
+                                         1, &beta, out, 1));
+        return;
+      }
+    }
+    gemm(h, t, Trans::no, m, nrhs, k, alpha, A, lda, in, ldi, beta, out, ldo);
   };
+  const Trans adjoint = std::is_same_v<T, float> ? Trans::transpose : Trans::conjugate_transpose;
   const std::size_t ld = static_cast<std::size_t>(ldl);
   const int blocks = inverse_blocks(n);
   for (int step = 0; step < blocks; ++step) {
-    // Forward (L) from the first block, backward (L^T) from the last.
+    // Forward (L) from the first block, backward (L^H) from the last.
     const int k = trans == Trans::no ? step : blocks - 1 - step;
     const int k0 = k * b, kb = std::min(b, n - k0), rest = n - k0 - kb;
-    const float* inverse = inverses + std::size_t(k) * b * b;
-    const float* panel = L + (k0 + kb) + k0 * ld;  // below block k
+    const T* inverse = inverses + std::size_t(k) * b * b;
+    const T* panel = L + (k0 + kb) + k0 * ld;  // below block k
     if (trans == Trans::no) {
       product(Trans::no, kb, kb, one, inverse, b, R + k0, ldr, zero, X + k0, ldx);
       if (rest > 0) product(Trans::no, rest, kb, minus_one, panel, ldl, X + k0, ldx, one, R + k0 + kb, ldr);
     } else {
-      if (rest > 0) product(Trans::transpose, kb, rest, minus_one, panel, ldl, X + k0 + kb, ldx, one, R + k0, ldr);
-      product(Trans::transpose, kb, kb, one, inverse, b, R + k0, ldr, zero, X + k0, ldx);
+      if (rest > 0) product(adjoint, kb, rest, minus_one, panel, ldl, X + k0 + kb, ldx, one, R + k0, ldr);
+      product(adjoint, kb, kb, one, inverse, b, R + k0, ldr, zero, X + k0, ldx);
     }
   }
 }

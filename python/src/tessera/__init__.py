@@ -212,7 +212,7 @@ def posv_refined(a, b, *, lower=True, mode=None, policy=None, tensor_cores=None,
     and b are not written. Raises NotPositiveDefiniteError.
 
     numpy arrays (and CPU tensors) are solved in host memory; CuPy arrays and PyTorch CUDA tensors
-    (real) in GPU memory, x then an array of the same kind on the same GPU.
+    in GPU memory, x then an array of the same kind on the same GPU.
     ``tensor_cores``: None or "off" factors in FP32; "tf32", "bf16" or "fp16" runs that
     factorization's products on the GPUs' tensor cores (operands rounded to that format, FP32
     accumulation; real matrices): faster for large n, a factor about as accurate as an FP16 one
@@ -326,22 +326,28 @@ def _posv_refined_device(arrays, a, b, lower, mode, policy, cores):
     a_shape, b_shape = tuple(a.shape), tuple(b.shape)
     n, _ = square_shape(a_shape)
     _check_refined_shapes(a_shape, b_shape, n)
-    if np.dtype(ad.dtype(a)).kind == "c" or np.dtype(ad.dtype(b)).kind == "c":
-        raise TypeError("posv_refined takes real matrices in GPU memory (complex ones: host arrays)")
-    f64 = np.dtype(np.float64)
+    complex_type = np.dtype(ad.dtype(a)).kind == "c" or np.dtype(ad.dtype(b)).kind == "c"
+    if complex_type and cores != "off":
+        raise ValueError("tensor_cores is taken for real matrices (a complex one's factor runs in complex64)")
+    dtype = np.dtype(np.complex128 if complex_type else np.float64)
     k = 1 if len(b_shape) == 1 else b_shape[1]
-    # C-ordered copies: a's read column-major is a^T, which holds a's triangle as the other one;
+    # C-ordered copies: a real a's read column-major is a^T = a, which holds a's triangle as the
+    # other one; a complex a is copied transposed (its a^T is conj(a)), so that it reads as itself;
     # b's columns one after the other.
-    af = ad.stack(a, (1, n, n), f64, copy=True)
-    bf = ad.stack(ad.swap_last(b.reshape(n, k)), (1, k, n), f64, copy=True)
-    x = ad.empty(a, (1, k, n), f64)
+    if complex_type:
+        af, uplo = ad.stack(ad.swap_last(a), (1, n, n), dtype, copy=True), "lower" if lower else "upper"
+    else:
+        af, uplo = ad.stack(a, (1, n, n), dtype, copy=True), "upper" if lower else "lower"
+    bf = ad.stack(ad.swap_last(b.reshape(n, k)), (1, k, n), dtype, copy=True)
+    x = ad.empty(a, (1, k, n), dtype)
     iterations = 0
     if n > 0 and k > 0:
         with ad.device_guard(a):
             stream = ad.stream(a)
             with runtime_call(policy, mode) as call:
-                info, iterations = call.posv_refined_device_d(ad.pointer(af), ad.pointer(bf), ad.pointer(x), n, k,
-                                                              "upper" if lower else "lower", call.mode, cores, stream)
+                solve = call.posv_refined_device_z if complex_type else call.posv_refined_device_d
+                info, iterations = solve(ad.pointer(af), ad.pointer(bf), ad.pointer(x), n, k, uplo, call.mode, cores,
+                                         stream)
         if info:
             raise NotPositiveDefiniteError(info)
     x = ad.swap_last(x).reshape(b_shape)
