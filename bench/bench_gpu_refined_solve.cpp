@@ -118,6 +118,49 @@ double backward_error(Handles& h, int n, int nrhs, const double* A, const double
   return worst / (n * DBL_EPSILON);
 }
 
+using zdouble = std::complex<double>;
+using tessera::kernels::cuda::vendor::cu;
+
+// A (both triangles) := G G^H / n + (4 / cond) I, G complex normal.
+void make_hermitian(Handles& h, int n, double cond, zdouble* A) {
+  const std::size_t nn = std::size_t(n) * n;
+  Buffer<zdouble> G(nn + 1);
+  normal(h, reinterpret_cast<double*>(G.get()), 2 * nn);
+  const cuDoubleComplex alpha = make_cuDoubleComplex(1.0 / n, 0), beta = make_cuDoubleComplex(0, 0);
+  TESSERA_CUBLAS_CHECK(cublasZgemm(h.blas, CUBLAS_OP_N, CUBLAS_OP_C, n, n, n, &alpha, cu(G.get()), n, cu(G.get()), n,
+                                   &beta, cu(A), n));
+  std::vector<zdouble> diagonal(n);
+  TESSERA_CUBLAS_CHECK(cublasGetVector(n, sizeof(zdouble), A, n + 1, diagonal.data(), 1));
+  for (zdouble& d : diagonal) d = zdouble(d.real() + 4.0 / cond, 0);
+  TESSERA_CUBLAS_CHECK(cublasSetVector(n, sizeof(zdouble), diagonal.data(), 1, A, n + 1));
+  TESSERA_CUDA_CHECK(cudaDeviceSynchronize());
+}
+
+// The normwise backward error of X in units of n eps, as backward_error's with |re| + |im| for the
+// magnitudes (A full, Hermitian: the largest column sum is its infinity norm).
+double backward_error(Handles& h, int n, int nrhs, const zdouble* A, const zdouble* B, const zdouble* X) {
+  Buffer<zdouble> R(std::size_t(n) * nrhs);
+  Buffer<double> largest(3 * std::size_t(nrhs));
+  TESSERA_CUDA_CHECK(cudaMemcpy(R.get(), B, R.bytes(), cudaMemcpyDeviceToDevice));
+  const cuDoubleComplex minus_one = make_cuDoubleComplex(-1, 0), one = make_cuDoubleComplex(1, 0);
+  TESSERA_CUBLAS_CHECK(cublasZhemm(h.blas, CUBLAS_SIDE_LEFT, CUBLAS_FILL_MODE_LOWER, n, nrhs, &minus_one, cu(A), n,
+                                   cu(X), n, &one, cu(R.get()), n));
+  double norm_a = 0;
+  for (int j = 0; j < n; ++j) {
+    double column = 0;
+    TESSERA_CUBLAS_CHECK(cublasDzasum(h.blas, n, cu(A) + std::size_t(j) * n, 1, &column));
+    norm_a = std::max(norm_a, column);
+  }
+  tessera::kernels::cuda::largest_magnitudes(n, nrhs, R.get(), n, largest.get(), nullptr);
+  tessera::kernels::cuda::largest_magnitudes(n, nrhs, X, n, largest.get() + nrhs, nullptr);
+  tessera::kernels::cuda::largest_magnitudes(n, nrhs, B, n, largest.get() + 2 * nrhs, nullptr);
+  std::vector<double> host(3 * std::size_t(nrhs));
+  TESSERA_CUDA_CHECK(cudaMemcpy(host.data(), largest.get(), host.size() * sizeof(double), cudaMemcpyDeviceToHost));
+  double worst = 0;
+  for (int j = 0; j < nrhs; ++j) worst = std::max(worst, host[j] / (norm_a * host[nrhs + j] + host[2 * nrhs + j]));
+  return worst / (n * DBL_EPSILON);
+}
+
 struct Outcome {
   double seconds = 0;
   int iter = 0;
@@ -148,9 +191,9 @@ double time_single_factor(int repetitions, int n, const double* A, Factor&& fact
 }
 
 // Median over `repetitions` (after one warm-up) of solve(A_work, X): A_work a fresh copy of A.
-template <class Solve>
-Outcome time_solve(Handles& h, int repetitions, int n, int nrhs, const double* A, const double* B, Solve&& solve) {
-  Buffer<double> work(std::size_t(n) * n), X(std::size_t(n) * nrhs);
+template <class T, class Solve>
+Outcome time_solve(Handles& h, int repetitions, int n, int nrhs, const T* A, const T* B, Solve&& solve) {
+  Buffer<T> work(std::size_t(n) * n), X(std::size_t(n) * nrhs);
   std::vector<double> times;
   Outcome outcome;
   for (int r = 0; r <= repetitions; ++r) {
@@ -189,72 +232,6 @@ void print_trace_summary(const tessera::Trace& trace) {
     fmt::print("    {:<24} {:>6} tasks {:>9.2f} ms {:>9.1f} us each\n", name, t.count, t.us / 1e3, t.us / t.count);
 }
 
-// ---- Hermitian matrices (--complex) -----------------------------------------------------------------
-
-using zdouble = std::complex<double>;
-using tessera::kernels::cuda::vendor::cu;
-
-// A (both triangles) := G G^H / n + (4 / cond) I, G complex normal.
-void make_hermitian(Handles& h, int n, double cond, zdouble* A) {
-  const std::size_t nn = std::size_t(n) * n;
-  Buffer<zdouble> G(nn + 1);
-  normal(h, reinterpret_cast<double*>(G.get()), 2 * nn);
-  const cuDoubleComplex alpha = make_cuDoubleComplex(1.0 / n, 0), beta = make_cuDoubleComplex(0, 0);
-  TESSERA_CUBLAS_CHECK(cublasZgemm(h.blas, CUBLAS_OP_N, CUBLAS_OP_C, n, n, n, &alpha, cu(G.get()), n, cu(G.get()), n,
-                                   &beta, cu(A), n));
-  std::vector<zdouble> diagonal(n);
-  TESSERA_CUBLAS_CHECK(cublasGetVector(n, sizeof(zdouble), A, n + 1, diagonal.data(), 1));
-  for (zdouble& d : diagonal) d = zdouble(d.real() + 4.0 / cond, 0);
-  TESSERA_CUBLAS_CHECK(cublasSetVector(n, sizeof(zdouble), diagonal.data(), 1, A, n + 1));
-  TESSERA_CUDA_CHECK(cudaDeviceSynchronize());
-}
-
-// The normwise backward error of X in units of n eps, as backward_error's with |re| + |im| for the
-// magnitudes (A full, Hermitian: the largest column sum is its infinity norm).
-double hermitian_backward_error(Handles& h, int n, int nrhs, const zdouble* A, const zdouble* B, const zdouble* X) {
-  Buffer<zdouble> R(std::size_t(n) * nrhs);
-  Buffer<double> largest(3 * std::size_t(nrhs));
-  TESSERA_CUDA_CHECK(cudaMemcpy(R.get(), B, R.bytes(), cudaMemcpyDeviceToDevice));
-  const cuDoubleComplex minus_one = make_cuDoubleComplex(-1, 0), one = make_cuDoubleComplex(1, 0);
-  TESSERA_CUBLAS_CHECK(cublasZhemm(h.blas, CUBLAS_SIDE_LEFT, CUBLAS_FILL_MODE_LOWER, n, nrhs, &minus_one, cu(A), n,
-                                   cu(X), n, &one, cu(R.get()), n));
-  double norm_a = 0;
-  for (int j = 0; j < n; ++j) {
-    double column = 0;
-    TESSERA_CUBLAS_CHECK(cublasDzasum(h.blas, n, cu(A) + std::size_t(j) * n, 1, &column));
-    norm_a = std::max(norm_a, column);
-  }
-  tessera::kernels::cuda::largest_magnitudes(n, nrhs, R.get(), n, largest.get(), nullptr);
-  tessera::kernels::cuda::largest_magnitudes(n, nrhs, X, n, largest.get() + nrhs, nullptr);
-  tessera::kernels::cuda::largest_magnitudes(n, nrhs, B, n, largest.get() + 2 * nrhs, nullptr);
-  std::vector<double> host(3 * std::size_t(nrhs));
-  TESSERA_CUDA_CHECK(cudaMemcpy(host.data(), largest.get(), host.size() * sizeof(double), cudaMemcpyDeviceToHost));
-  double worst = 0;
-  for (int j = 0; j < nrhs; ++j) worst = std::max(worst, host[j] / (norm_a * host[nrhs + j] + host[2 * nrhs + j]));
-  return worst / (n * DBL_EPSILON);
-}
-
-// Median over `repetitions` (after one warm-up) of solve(A_work, X): A_work a fresh copy of A.
-template <class Solve>
-Outcome time_hermitian_solve(Handles& h, int repetitions, int n, int nrhs, const zdouble* A, const zdouble* B,
-                             Solve&& solve) {
-  Buffer<zdouble> work(std::size_t(n) * n), X(std::size_t(n) * nrhs);
-  std::vector<double> times;
-  Outcome outcome;
-  for (int r = 0; r <= repetitions; ++r) {
-    TESSERA_CUDA_CHECK(cudaMemcpy(work.get(), A, work.bytes(), cudaMemcpyDeviceToDevice));
-    TESSERA_CUDA_CHECK(cudaDeviceSynchronize());
-    const Clock::time_point start = Clock::now();
-    outcome.iter = solve(work.get(), X.get());
-    TESSERA_CUDA_CHECK(cudaDeviceSynchronize());
-    if (r > 0) times.push_back(std::chrono::duration<double>(Clock::now() - start).count());
-  }
-  std::sort(times.begin(), times.end());
-  outcome.seconds = times[times.size() / 2];
-  outcome.berr = hermitian_backward_error(h, n, nrhs, A, B, X.get());
-  return outcome;
-}
-
 void run_complex(tessera::Runtime& runtime, Handles& h, const std::vector<int>& sizes,
                  const std::vector<std::string>& conds, const std::vector<int>& rhs_counts, int repetitions, int nb) {
   using namespace tessera;
@@ -276,7 +253,7 @@ void run_complex(tessera::Runtime& runtime, Handles& h, const std::vector<int>& 
         Buffer<zdouble> work(lwork);
         Buffer<int> info(1);
         const auto timed = [&](auto&& solve) {
-          return time_hermitian_solve(h, repetitions, n, nrhs, A.get(), B.get(), solve);
+          return time_solve(h, repetitions, n, nrhs, A.get(), B.get(), solve);
         };
         const Outcome cusolver = timed([&](zdouble* a, zdouble* x) {
           TESSERA_CUSOLVER_CHECK(
