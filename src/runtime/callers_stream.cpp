@@ -467,32 +467,6 @@ void potrs_stack_on_callers_stream_async(const Runtime& runtime, int device, Upl
 
 // ---- RefinementOnStream ------------------------------------------------------------------------
 
-namespace {
-
-// R := R - A X with the symmetric (Hermitian) A stored in its triangle `uplo` (symv / hemv for one
-// column).
-void subtract_product(cublasHandle_t h, char uplo, int n, int nrhs, const double* A, int lda, const double* X, int ldx,
-                      double* R, int ldr) {
-  const double minus_one = -1, one = 1;
-  if (nrhs == 1)
-    TESSERA_CUBLAS_CHECK(cublasDsymv(h, cuda::vendor::fill(uplo), n, &minus_one, A, lda, X, 1, &one, R, 1));
-  else
-    TESSERA_CUBLAS_CHECK(cublasDsymm(h, CUBLAS_SIDE_LEFT, cuda::vendor::fill(uplo), n, nrhs, &minus_one, A, lda, X,
-                                     ldx, &one, R, ldr));
-}
-void subtract_product(cublasHandle_t h, char uplo, int n, int nrhs, const std::complex<double>* A, int lda,
-                      const std::complex<double>* X, int ldx, std::complex<double>* R, int ldr) {
-  using cuda::vendor::cu;
-  const cuDoubleComplex minus_one = make_cuDoubleComplex(-1, 0), one = make_cuDoubleComplex(1, 0);
-  if (nrhs == 1)
-    TESSERA_CUBLAS_CHECK(cublasZhemv(h, cuda::vendor::fill(uplo), n, &minus_one, cu(A), lda, cu(X), 1, &one, cu(R), 1));
-  else
-    TESSERA_CUBLAS_CHECK(cublasZhemm(h, CUBLAS_SIDE_LEFT, cuda::vendor::fill(uplo), n, nrhs, &minus_one, cu(A), lda,
-                                     cu(X), ldx, &one, cu(R), ldr));
-}
-
-}  // namespace
-
 template <class T>
 struct RefinementOnStream<T>::State {
   using Single = SingleOf<T>;
@@ -628,7 +602,7 @@ typename RefinementOnStream<T>::Convergence RefinementOnStream<T>::converged(dou
   const CurrentDevice current(s.device);
   TESSERA_CUDA_CHECK(cudaMemcpy2DAsync(s.residual.data(), sizeof(T) * s.n, s.B, sizeof(T) * s.ldb, sizeof(T) * s.n,
                                        s.nrhs, cudaMemcpyDeviceToDevice, s.stream));
-  subtract_product(s.handles->blas, s.uplo, s.n, s.nrhs, s.A, s.lda, s.X, s.ldx, s.residual.data(), s.n);
+  cuda::vendor::symm(s.handles->blas, s.uplo, s.n, s.nrhs, T(-1), s.A, s.lda, s.X, s.ldx, T(1), s.residual.data(), s.n);
   cuda::largest_magnitudes(s.n, s.nrhs, s.residual.data(), s.n, s.largest.data(), s.stream);
   cuda::largest_magnitudes(s.n, s.nrhs, s.X, s.ldx, s.largest.data() + s.nrhs, s.stream);
   if (!s.b_non_finite) {

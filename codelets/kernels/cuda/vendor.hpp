@@ -216,6 +216,26 @@ inline void lauum(cusolverDnHandle_t h, char uplo, int n, float* A, int lda, flo
   TESSERA_CUSOLVER_CHECK(cusolverDnSlauum(h, fill(uplo), n, A, lda, work, lwork, d_info));
 }
 
+// C := alpha A B + beta C with A symmetric (for complex scalars Hermitian: hemm) in its triangle
+// uplo, B and C n x nrhs: symv / hemv for one column.
+inline void symm(cublasHandle_t h, char uplo, int n, int nrhs, double alpha, const double* A, int lda, const double* B,
+                 int ldb, double beta, double* C, int ldc) {
+  if (nrhs == 1)
+    TESSERA_CUBLAS_CHECK(cublasDsymv(h, fill(uplo), n, &alpha, A, lda, B, 1, &beta, C, 1));
+  else
+    TESSERA_CUBLAS_CHECK(
+        cublasDsymm(h, CUBLAS_SIDE_LEFT, fill(uplo), n, nrhs, &alpha, A, lda, B, ldb, &beta, C, ldc));
+}
+inline void symm(cublasHandle_t h, char uplo, int n, int nrhs, std::complex<double> alpha,
+                 const std::complex<double>* A, int lda, const std::complex<double>* B, int ldb,
+                 std::complex<double> beta, std::complex<double>* C, int ldc) {
+  if (nrhs == 1)
+    TESSERA_CUBLAS_CHECK(cublasZhemv(h, fill(uplo), n, cu(&alpha), cu(A), lda, cu(B), 1, cu(&beta), cu(C), 1));
+  else
+    TESSERA_CUBLAS_CHECK(cublasZhemm(h, CUBLAS_SIDE_LEFT, fill(uplo), n, nrhs, cu(&alpha), cu(A), lda, cu(B), ldb,
+                                     cu(&beta), cu(C), ldc));
+}
+
 inline void syrk(cublasHandle_t h, char uplo, Trans trans, int n, int k, double alpha, const double* A, int lda, double beta, double* C,
                  int ldc) {
   TESSERA_CUBLAS_CHECK(cublasDsyrk(h, fill(uplo), op(trans), n, k, &alpha, A, lda, &beta, C, ldc));
@@ -321,7 +341,7 @@ void invert_lower_diagonal_blocks(cublasHandle_t h, int n, T* L, int ldl, T* inv
   }
 }
 
-// X := op(L)^{-1} R (n x nrhs; op: none, or the conjugate transpose) with the block inverses of
+// X := op(L)^{-1} R (n x nrhs; op: none, or the (conjugate) transpose) with the block inverses of
 // invert_lower_diagonal_blocks: per block, one product with its inverse and one with the panel
 // below it (gemv for one real column, gemm otherwise). R is overwritten (the updates land there);
 // X must not overlap it.
@@ -342,7 +362,6 @@ void solve_lower_by_block_inverses(cublasHandle_t h, Trans trans, int n, int nrh
     }
     gemm(h, t, Trans::no, m, nrhs, k, alpha, A, lda, in, ldi, beta, out, ldo);
   };
-  const Trans adjoint = std::is_same_v<T, float> ? Trans::transpose : Trans::conjugate_transpose;
   const std::size_t ld = static_cast<std::size_t>(ldl);
   const int blocks = inverse_blocks(n);
   for (int step = 0; step < blocks; ++step) {
@@ -355,8 +374,8 @@ void solve_lower_by_block_inverses(cublasHandle_t h, Trans trans, int n, int nrh
       product(Trans::no, kb, kb, one, inverse, b, R + k0, ldr, zero, X + k0, ldx);
       if (rest > 0) product(Trans::no, rest, kb, minus_one, panel, ldl, X + k0, ldx, one, R + k0 + kb, ldr);
     } else {
-      if (rest > 0) product(adjoint, kb, rest, minus_one, panel, ldl, X + k0 + kb, ldx, one, R + k0, ldr);
-      product(adjoint, kb, kb, one, inverse, b, R + k0, ldr, zero, X + k0, ldx);
+      if (rest > 0) product(trans, kb, rest, minus_one, panel, ldl, X + k0 + kb, ldx, one, R + k0, ldr);
+      product(trans, kb, kb, one, inverse, b, R + k0, ldr, zero, X + k0, ldx);
     }
   }
 }
