@@ -15,7 +15,8 @@
 // and prints the fastest per n (how the built-in table was chosen).
 // Variable orders: a batch of the same count with orders drawn in [n/2, 3n/2] (fixed seed), each
 // the leading block of an SPD matrix of order 3n/2 (lda = 3n/2), through potrf_vbatched; its
-// GFLOP/s (the sum of n_k^3/3) against the fixed-order batch's.
+// GFLOP/s (the sum of n_k^3/3) against the fixed-order batch's, and its time with the orders left in
+// one class (BatchedOptions::order_classes off).
 // Energy (--energy-seconds S, 0 for none): the GPU's energy per batched factorization for Tessera
 // (both triangles) and cuSOLVER, from the calls repeated for S seconds less the input restores
 // alone (bench/energy/energy_meter.hpp), and GFLOP/s per watt.
@@ -333,12 +334,21 @@ void bench_variable(json& r, int n, int batch, int reps, Timer& timer) {
   TESSERA_CUDA_CHECK(cudaMemcpy(dn.get(), orders.data(), dn.bytes(), cudaMemcpyHostToDevice));
   TESSERA_CUDA_CHECK(cudaMemcpy(dlda.get(), ldas.data(), dlda.bytes(), cudaMemcpyHostToDevice));
   TESSERA_CUDA_CHECK(cudaMemcpy(doff.get(), offsets.data(), doff.bytes(), cudaMemcpyHostToDevice));
-  const double ms = timer.median_ms(
-      reps, [&] { TESSERA_CUDA_CHECK(cudaMemcpyAsync(work.get(), orig.get(), orig.bytes(), cudaMemcpyDeviceToDevice)); },
-      [&] {
-        tk::potrf_vbatched<T>(tk::BatchUplo::lower, dn.get(), hi, work.get(), doff.get(), dlda.get(), batch, info.get(),
-                              nullptr);
-      });
+  const auto time_variable = [&](bool order_classes) {
+    tk::BatchedOptions opts;
+    opts.order_classes = order_classes;
+    const auto restore = [&] {
+      TESSERA_CUDA_CHECK(cudaMemcpyAsync(work.get(), orig.get(), orig.bytes(), cudaMemcpyDeviceToDevice));
+    };
+    return timer.median_ms(
+        reps, restore,
+        [&] {
+          tk::potrf_vbatched<T>(tk::BatchUplo::lower, dn.get(), hi, work.get(), doff.get(), dlda.get(), batch,
+                                info.get(), nullptr, opts);
+        });
+  };
+  r["variable_unclassified_ms"] = time_variable(false);
+  const double ms = time_variable(true);
   TESSERA_CUDA_CHECK(cudaDeviceSynchronize());
   r["variable_orders"] = {lo, hi};
   r["variable_ms"] = ms;
@@ -568,13 +578,16 @@ void print_tables(const json& results, double copy_bw) {
                r["cusolver_factor_solve_ms"].get<double>(),
                r["factor_solve_speedup_vs_cusolver"].get<double>());
   fmt::print("\nVariable orders (n/2 to 3n/2, lda = 3n/2, potrf_vbatched, lower): GFLOP/s against the fixed batch of order n\n");
-  fmt::print("{:6s} {:>4s} {:>6s} | {:>9s} {:>8s} {:>8s} {:>6s}\n", "prec", "n", "batch", "var ms", "GF/s", "fixed", "ratio");
+  fmt::print("(one class: every matrix in the register kernel's groups sized for the largest order)\n");
+  fmt::print("{:6s} {:>4s} {:>6s} | {:>9s} {:>8s} {:>8s} {:>6s} | {:>12s}\n", "prec", "n", "batch", "var ms", "GF/s",
+             "fixed", "ratio", "one class ms");
   for (const json& r : results)
     if (r.contains("variable_ms"))
-      fmt::print("{:6s} {:4d} {:6d} | {:9.4f} {:8.1f} {:8.1f} {:5.2f}x{}\n", r["precision"].get<std::string>(),
-                 r["n"].get<int>(), r["batch"].get<int>(), r["variable_ms"].get<double>(),
-                 r["variable_gflops"].get<double>(), r["tessera_gflops"].get<double>(),
-                 r["variable_over_fixed"].get<double>(), r["variable_failed"].get<int>() ? " (failures!)" : "");
+      fmt::print("{:6s} {:4d} {:6d} | {:9.4f} {:8.1f} {:8.1f} {:5.2f}x | {:12.4f}{}\n",
+                 r["precision"].get<std::string>(), r["n"].get<int>(), r["batch"].get<int>(),
+                 r["variable_ms"].get<double>(), r["variable_gflops"].get<double>(), r["tessera_gflops"].get<double>(),
+                 r["variable_over_fixed"].get<double>(), r["variable_unclassified_ms"].get<double>(),
+                 r["variable_failed"].get<int>() ? " (failures!)" : "");
   if (results.empty() || !results[0].contains("tessera_energy_j")) return;
   fmt::print("\nEnergy of the GPU per batched factorization (mJ), mean power (W), GFLOP/s per watt; upper/lower: time\n");
   fmt::print("{:6s} {:>4s} {:>6s} | {:>9s} {:>6s} {:>8s} | {:>9s} {:>6s} {:>8s} | {:>9s} {:>6s} {:>8s} | {:>6s} | {:>7s} {:>8s}\n", "prec",

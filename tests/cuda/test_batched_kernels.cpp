@@ -536,6 +536,22 @@ VariableBatch<T> variable_batch(tk::BatchUplo uplo, int max_n, int batch, std::m
   return vb;
 }
 
+template <class T>
+void run_variable_case(tk::BatchUplo uplo, int max_n, int extra_bound, int batch, std::mt19937_64& rng,
+                       const tk::BatchedOptions& opts = {}) {
+  VariableBatch<T> vb = variable_batch<T>(uplo, max_n, batch, rng);
+  DeviceArray<T> dA(vb.hb.data);
+  DeviceArray<int> dn(vb.orders), dld(vb.lds), dinfo(poisoned_info(batch));
+  DeviceArray<long long> doff(vb.offsets);
+  tk::potrf_vbatched<T>(uplo, dn.get(), max_n + extra_bound, dA.get(), doff.get(), dld.get(), batch, dinfo.get(),
+                        nullptr, opts);
+  synchronize();
+  std::ostringstream where;
+  where << "vbatched " << uplo_name(uplo) << " max_n=" << max_n << "+" << extra_bound << " batch=" << batch
+        << (opts.order_classes ? "" : " (one class)");
+  check_factors(vb.hb, dA.download(), dinfo.download(), where.str(), BackwardError::check);
+}
+
 TYPED_TEST(BatchedPotrfVariable, MixedOrdersIncludingZeroAndOne) {
   using T = TypeParam;
   const int batch = quick_mode() ? 24 : 60;
@@ -544,18 +560,58 @@ TYPED_TEST(BatchedPotrfVariable, MixedOrdersIncludingZeroAndOne) {
   for (int max_n : bounds)
     for (tk::BatchUplo uplo : kUplos)
       for (int extra_bound : {0, 7}) {  // max_n may be a loose bound
-        VariableBatch<T> vb = variable_batch<T>(uplo, max_n, batch, this->rng);
-        DeviceArray<T> dA(vb.hb.data);
-        DeviceArray<int> dn(vb.orders), dld(vb.lds), dinfo(poisoned_info(batch));
-        DeviceArray<long long> doff(vb.offsets);
-        tk::potrf_vbatched<T>(uplo, dn.get(), max_n + extra_bound, dA.get(), doff.get(),
-                              dld.get(), batch, dinfo.get(), nullptr);
-        synchronize();
-        std::ostringstream where;
-        where << "vbatched " << uplo_name(uplo) << " max_n=" << max_n << "+" << extra_bound;
-        check_factors(vb.hb, dA.download(), dinfo.download(), where.str(), BackwardError::check);
+        run_variable_case<T>(uplo, max_n, extra_bound, batch, this->rng);
         if (this->HasFatalFailure()) return;
       }
+}
+
+// Enough matrices for several blocks of the pass that splits them into classes of orders, and
+// every class full; a loose bound puts every order above 32 into the panel kernel's last class.
+// The same batches with the orders left in one class.
+TYPED_TEST(BatchedPotrfVariable, ManyMatricesInClassesOfOrders) {
+  using T = TypeParam;
+  const int batch = quick_mode() ? 2500 : 5000;
+  for (int max_n : {40, 90})
+    for (tk::BatchUplo uplo : kUplos)
+      for (int extra_bound : {0, 1500})
+        for (bool order_classes : {true, false}) {
+          tk::BatchedOptions opts;
+          opts.order_classes = order_classes;
+          run_variable_case<T>(uplo, max_n, extra_bound, batch, this->rng, opts);
+          if (this->HasFatalFailure()) return;
+        }
+}
+
+// A matrix whose order is negative (as the device API's size screening marks one it refuses) is
+// skipped: its info and its memory stay as they were, in one class of orders and in several.
+TYPED_TEST(BatchedPotrfVariable, SkipsMatricesOfNegativeOrder) {
+  using T = TypeParam;
+  const int batch = quick_mode() ? 1500 : 3000;
+  for (int max_n : {20, 90})
+    for (tk::BatchUplo uplo : kUplos) {
+      VariableBatch<T> vb = variable_batch<T>(uplo, max_n, batch, this->rng);
+      std::vector<int> orders = vb.orders;
+      for (int k = 5; k < batch; k += 7) {
+        orders[k] = -1;
+        vb.hb.members[k].expected_info = kPoisonedInfo;
+      }
+      DeviceArray<T> dA(vb.hb.data);
+      DeviceArray<int> dn(orders), dld(vb.lds), dinfo(poisoned_info(batch));
+      DeviceArray<long long> doff(vb.offsets);
+      tk::potrf_vbatched<T>(uplo, dn.get(), max_n, dA.get(), doff.get(), dld.get(), batch, dinfo.get(), nullptr);
+      synchronize();
+      const std::vector<T> out = dA.download();
+      const std::string where =
+          std::string("vbatched with skipped matrices, ") + uplo_name(uplo) + " max_n=" + std::to_string(max_n);
+      check_factors(vb.hb, out, dinfo.download(), where, BackwardError::check);
+      if (this->HasFatalFailure()) return;
+      for (int k = 5; k < batch; k += 7) {
+        const BatchMember& m = vb.hb.members[k];
+        const long long end = m.n == 0 ? m.offset : m.offset + static_cast<long long>(m.ld) * (m.n - 1) + m.n;
+        for (long long e = m.offset; e < end; ++e)
+          ASSERT_TRUE(same_bits(out[e], vb.hb.data[e])) << where << ": skipped matrix " << k << " changed";
+      }
+    }
 }
 
 // ---- solves ---------------------------------------------------------------------------------

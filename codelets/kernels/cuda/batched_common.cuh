@@ -4,6 +4,8 @@
 
 #include <cuda_runtime.h>
 
+#include <cstddef>
+
 #include "cuda/batched_kernels.hpp"
 #include "cuda/batched_scalar.cuh"
 
@@ -49,6 +51,42 @@ struct BatchDesc {
   long long src_stride = 0;
   Staging src_staging = Staging::element;  // register kernel, out of place: how src is read
 };
+
+// The classes of a variable batch one launch takes (classify_orders): class c holds the matrices
+// list[c * batch + i] for i < count[c]; the launch takes the classes [first, end) in turn (the
+// register kernel one class, the panel kernel those of n_k > 32). Apart from BatchDesc, whose size
+// the kernels' code is sensitive to.
+struct ClassRange {
+  const int* count = nullptr;
+  const int* list = nullptr;
+  int batch = 0;
+  int first = 0;
+  int end = 0;
+  // The matrix at position `pos` of the launch, or -1 past the classes' matrices.
+  __device__ __forceinline__ long long member(long long pos) const {
+    for (int c = first; c < end; ++c) {
+      const int members = count[c];
+      if (pos < members) return list[static_cast<long long>(c) * batch + pos];
+      pos -= members;
+    }
+    return -1;
+  }
+};
+
+// Classes of orders of a variable batch, bounds descending: class c takes the orders in
+// (bound[c + 1], bound[c]], the last one every order up to its bound (and the orders below 1: empty
+// matrices, and those a size screening marked -1).
+constexpr int kMaxOrderClasses = 12;
+struct OrderClasses {
+  int count = 0;
+  int bound[kMaxOrderClasses] = {};
+};
+
+// Ints of device scratch classify_orders takes.
+std::size_t classify_orders_scratch(int batch, const OrderClasses& classes);
+// Splits the variable batch of orders n into `classes`: scratch[c] receives class c's count and
+// scratch + classes.count + c * batch its matrices (ClassRange::count, list).
+void classify_orders(const int* n, int batch, const OrderClasses& classes, int* scratch, cudaStream_t stream);
 
 // Element (0, 0) of the source of matrix k of an out-of-place batch.
 template <class T>
@@ -199,12 +237,17 @@ __device__ __forceinline__ double2 vec_make(const double (&v)[2]) {
 template <class T>
 void launch_potrf_small(const BatchDesc<T>& desc, int group_n, cudaStream_t stream,
                         const BatchedOptions& opts);
+// One class of a variable batch (classes.first) in groups of group_n threads: 8, 16 or 32.
+template <class T>
+void launch_potrf_small_class(const BatchDesc<T>& desc, const ClassRange& classes, int group_n, cudaStream_t stream,
+                              const BatchedOptions& opts);
 
 // Any n: one thread block per matrix, left-looking over panels. Matrices with n_k <= min_n are
 // skipped (a variable batch sends those to the small kernel). Out of place, only the shapes that
 // potrf_batched_default_shape picks are compiled in (another one throws InvalidArgument).
+// With `classes` set (list not null), the launch takes their matrices only, in turn.
 template <class T>
 void launch_potrf_panel(const BatchDesc<T>& desc, int shape_n, int min_n, cudaStream_t stream,
-                        const BatchedOptions& opts);
+                        const BatchedOptions& opts, const ClassRange& classes = {});
 
 }  // namespace tessera::kernels::cuda::batched_detail

@@ -1,15 +1,19 @@
 // Public batched factorization entry points: argument checks and the choice of kernel family.
 //   n <= 32       register kernel (batched_potrf_small.cu)
 //   n > 32        panel kernel    (batched_potrf_panel.cu)
-// A variable batch runs both: the register kernel takes the matrices with n_k <= 32, the panel
-// kernel the rest (each skips the other's matrices). Arrays of pointers use the same kernels:
-// BatchDesc::A_array replaces the base pointer and its stride or offsets. The out-of-place form
+// A variable batch runs both: split into classes of orders on the device first
+// (batched_order_classes.cu), the register kernel taking the classes of n_k <= 32, the panel kernel
+// the rest (for bounds up to 32, the register kernel over every matrix). Arrays of pointers use the
+// same kernels: BatchDesc::A_array replaces the base pointer and its stride or offsets. The out-of-place form
 // sets BatchDesc::src: the same families, in their out-of-place instantiations. Complex matrices
 // run the kernels' DeviceScalar type (the caller's std::complex arrays, reinterpreted).
+#include <algorithm>
+#include <iterator>
 #include <string>
 
 #include "cuda/batched_common.cuh"
 #include "cuda/check.hpp"
+#include "cuda/stream_memory.hpp"
 #include "tessera/error.hpp"
 #include "tessera/precision.hpp"
 
@@ -54,12 +58,58 @@ void run_uniform(BatchDesc<T> desc, cudaStream_t stream, const BatchedOptions& o
     batched_detail::launch_potrf_panel(desc, desc.n, 0, stream, opts);
 }
 
-// A variable batch: the register kernel takes the matrices of order <= 32, the panel kernel the
-// larger ones.
+// Classes for a variable batch of orders up to max_n > 32, bounds descending: the orders above 32
+// in up to kPanelClasses ranges of equal width (the panel kernel takes them in turn, largest orders
+// first, so that the longest blocks start first and the last wave is short), then the register
+// kernel's: 32, 16 and 8 (each class in groups of its bound, so that small orders are not spread
+// over groups sized for the largest).
+constexpr int kPanelClasses = 8;
+constexpr int kRegisterClasses[] = {32, 16, 8};
+batched_detail::OrderClasses order_classes(int max_n) {
+  batched_detail::OrderClasses classes;
+  const long long above = max_n - kRegisterMaxN;
+  const int panel_classes = static_cast<int>(std::min<long long>(above, kPanelClasses));
+  for (int c = 0; c < panel_classes; ++c)
+    classes.bound[classes.count++] =
+        kRegisterMaxN + static_cast<int>((above * (panel_classes - c) + panel_classes - 1) / panel_classes);
+  for (int bound : kRegisterClasses) classes.bound[classes.count++] = bound;
+  return classes;
+}
+
+// A variable batch of max_n > 32 in classes of orders (order_classes): one launch of the register
+// kernel per class of n_k <= 32, one launch of the panel kernel over the others.
+template <class T>
+void run_classes(BatchDesc<T> desc, cudaStream_t stream, const BatchedOptions& opts) {
+  const batched_detail::OrderClasses classes = order_classes(desc.n);
+  StreamBuffer<int> scratch(batched_detail::classify_orders_scratch(desc.batch, classes), stream);
+  batched_detail::classify_orders(desc.nvec, desc.batch, classes, scratch.data(), stream);
+  batched_detail::ClassRange range;
+  range.count = scratch.data();
+  range.list = scratch.data() + classes.count;
+  range.batch = desc.batch;
+  const int first_small = classes.count - static_cast<int>(std::size(kRegisterClasses));
+  BatchedOptions small_opts = opts;
+  small_opts.threads = 0;  // `threads` names the panel shape
+  for (int c = first_small; c < classes.count; ++c) {
+    range.first = c;
+    range.end = c + 1;
+    batched_detail::launch_potrf_small_class(desc, range, classes.bound[c], stream, small_opts);
+  }
+  range.first = 0;
+  range.end = first_small;
+  batched_detail::launch_potrf_panel(desc, desc.n, kRegisterMaxN, stream, opts, range);
+}
+
+// A variable batch: in classes of orders where the panel kernel has matrices to take; otherwise
+// (or as asked) the register kernel over every matrix in groups sized for max_n, then the panel
+// kernel over every matrix (each skips the other's matrices). Bounds up to 32 stay in one class:
+// there the classifying pass and the extra launches measured slower than what the narrower groups
+// save.
 template <class T>
 void run_variable(BatchDesc<T> desc, cudaStream_t stream, const BatchedOptions& opts) {
   const int max_n = desc.n;
   desc.fast = opts.fast_math;
+  if (opts.order_classes && max_n > kRegisterMaxN) return run_classes(desc, stream, opts);
   // The register kernel sizes its thread groups by the largest order it has to take.
   const int small_n = max_n < kRegisterMaxN ? (max_n > 0 ? max_n : 1) : kRegisterMaxN;
   BatchedOptions small_opts = opts;

@@ -502,12 +502,13 @@ template <bool UpperRows, int NB, int NT>
 constexpr int kUpperMinBlocks = UpperRows && !(NB == 32 && NT == 64) ? 65536 / (128 * NT) : 0;
 
 template <class T, int NB, int NT, int R, int KB, bool OutOfPlace, bool UpperRows>
-__global__ void __launch_bounds__(NT, (kUpperMinBlocks<UpperRows, NB, NT>)) potrf_panel_kernel(BatchDesc<T> d,
-                                                                                                int min_n) {
+__global__ void __launch_bounds__(NT, (kUpperMinBlocks<UpperRows, NB, NT>))
+    potrf_panel_kernel(BatchDesc<T> d, int min_n, ClassRange classes) {
   using C = PanelCfg<T, NB, NT, R, KB>;
   constexpr bool staged_panel = UpperRows && kStagedPanel<T, NB, NT>;
   __shared__ PanelShared<T, NB, KB, C::MR, UpperRows> sh;
-  const int k = blockIdx.x;
+  const int k = static_cast<int>(classes.list ? classes.member(blockIdx.x) : blockIdx.x);
+  if (k < 0) return;  // past the classes' matrices
   const StoredMatrix<T> sm = stored_matrix(d, k);
   if (sm.n <= min_n) return;  // left to the small kernel (variable batches)
   const LowerView<T> L{sm.p, d.upper ? sm.cs : sm.rs, d.upper ? sm.rs : sm.cs, sm.n, d.upper};
@@ -574,17 +575,17 @@ __global__ void __launch_bounds__(NT, (kUpperMinBlocks<UpperRows, NB, NT>)) potr
 }
 
 template <class T, int NB, int NT, int R, int KB, bool OutOfPlace, bool UpperRows = false>
-void launch_shape(const BatchDesc<T>& d, int min_n, cudaStream_t stream) {
+void launch_shape(const BatchDesc<T>& d, int min_n, const ClassRange& classes, cudaStream_t stream) {
   const auto kernel = potrf_panel_kernel<T, NB, NT, R, KB, OutOfPlace, UpperRows>;
   if constexpr (kUpperMinBlocks<UpperRows, NB, NT> > 0)  // their shared memory for that many blocks
     TESSERA_CUDA_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributePreferredSharedMemoryCarveout,
                                             cudaSharedmemCarveoutMaxShared));
-  kernel<<<static_cast<unsigned>(d.batch), NT, 0, stream>>>(d, min_n);
+  kernel<<<static_cast<unsigned>(d.batch), NT, 0, stream>>>(d, min_n, classes);
   TESSERA_CUDA_CHECK_LAUNCH();
 }
 
 template <class T>
-using PanelLauncher = void (*)(const BatchDesc<T>&, int, cudaStream_t);
+using PanelLauncher = void (*)(const BatchDesc<T>&, int, const ClassRange&, cudaStream_t);
 
 // One scalar type's launchers of a shape; null where that form is not compiled in. The upper
 // forms (UpperRows) serve upper storage where they are compiled in.
@@ -687,7 +688,7 @@ const ShapeEntry& find_shape(const PanelShape& s) {
 
 template <class T>
 void launch_potrf_panel(const BatchDesc<T>& desc, int shape_n, int min_n, cudaStream_t stream,
-                        const BatchedOptions& opts) {
+                        const BatchedOptions& opts, const ClassRange& classes) {
   PanelShape shape = potrf_batched_default_shape(shape_n, static_cast<int>(sizeof(RealPartOf<T>)),
                                                  !std::is_floating_point_v<T>, desc.batch, cuda::detail::device_sm_count());
   if (opts.panel_width) shape.panel_width = opts.panel_width;
@@ -703,12 +704,12 @@ void launch_potrf_panel(const BatchDesc<T>& desc, int shape_n, int min_n, cudaSt
   if (launch == nullptr)
     throw InvalidArgument(
         "batched potrf: the out-of-place form and complex matrices run the built-in panel shapes only");
-  launch(desc, min_n, stream);
+  launch(desc, min_n, classes, stream);
 }
 
 #define TESSERA_INSTANTIATE(T)                                                                       \
   template void launch_potrf_panel<DeviceScalar<T>>(const BatchDesc<DeviceScalar<T>>&, int, int, cudaStream_t, \
-                                                    const BatchedOptions&);
+                                                    const BatchedOptions&, const ClassRange&);
 TESSERA_FOR_EACH_SCALAR(TESSERA_INSTANTIATE)
 #undef TESSERA_INSTANTIATE
 

@@ -12,6 +12,9 @@
 // except in column runs, where each stored column lands as it lies and is read as a row of L.
 // Every lane of a warp runs the factorization in step (see factor_rows).
 //
+// A class of a variable batch (Listed: the classes of classify_orders) runs its own instantiation:
+// the block's matrices come from the class's list, and a warp stops after its largest order.
+//
 // Out of place (BatchDesc::src set) the same kernel, compiled apart, reads each matrix from the
 // source with its element strides (16-byte vectors when the source batch is contiguous in either
 // order: a row-major matrix is the column-major storage of its transpose, so it is staged as the
@@ -87,13 +90,23 @@ __device__ __forceinline__ int small_order(const BatchDesc<T>& d, long long k) {
   return nk <= N ? nk : -1;
 }
 
+// The matrix at position `pos` of the launch: of its class of a variable batch where Listed.
+template <bool Listed>
+__device__ __forceinline__ long long small_member(const ClassRange& classes, long long pos) {
+  if constexpr (Listed)
+    return classes.list[static_cast<long long>(classes.first) * classes.batch + pos];
+  else
+    return pos;
+}
+
 // Element staging (any layout): matrix-major for strided/variable batches, matrix-fastest for
 // the interleaved layout, so that neighbouring threads touch neighbouring addresses. Inside a
 // variable batch's padding (rows/columns >= n_k) the factor is the identity. Out of place
 // (strided batch): the referenced triangle is read from the source, and every element of the
 // output matrix is written (zeros outside the factor's triangle).
-template <class T, int N, bool ToShared, bool OutOfPlace>
-__device__ void stage_elements(const BatchDesc<T>& d, T* smem, long long k0, int M, int count) {
+template <class T, int N, bool ToShared, bool OutOfPlace, bool Listed = false>
+__device__ void stage_elements(const BatchDesc<T>& d, T* smem, long long k0, int M, int count,
+                               const ClassRange& classes = {}) {
   using GlobalPtr = std::conditional_t<ToShared, const T*, T*>;
   constexpr int NN = N * N;
   constexpr int U = kElementsInFlight;
@@ -113,7 +126,7 @@ __device__ void stage_elements(const BatchDesc<T>& d, T* smem, long long k0, int
         const int m = matrix_fastest ? w.fast : w.slow;
         const int rc = matrix_fastest ? w.slow : w.fast;
         if (m < count) {
-          const long long k = k0 + m;
+          const long long k = small_member<Listed>(classes, k0 + m);
           const int nk = small_order<T, N>(d, k);
           const int s = nk >= 0 ? packed_slot<T, N>(rc, d.upper) : -1;
           if constexpr (OutOfPlace) {
@@ -432,9 +445,10 @@ __device__ __forceinline__ void update_from_column(const T* S, T l, T (&a)[N]) {
 // `rows_staged_by_column`: S holds upper storage as stage_column_runs leaves it (row i of L from
 // PackedL::upper_col(i)); the factor is written over it in the packed layout once every row is
 // in registers.
-template <class T, int N>
+// `Bounded`: the steps stop after the first `steps` columns (a class of a variable batch).
+template <class T, int N, bool Bounded = false>
 __device__ __forceinline__ int factor_rows(T* S, int i, int base, bool active, bool fast,
-                                           bool rows_staged_by_column) {
+                                           bool rows_staged_by_column, int steps = N) {
   using P = PackedL<T, N>;
   using R = RealPartOf<T>;
   constexpr unsigned kWarp = 0xffffffffu;
@@ -446,6 +460,8 @@ __device__ __forceinline__ int factor_rows(T* S, int i, int base, bool active, b
   int fail = 0;
   static_for<0, N>([&](auto jc) {
     constexpr int j = decltype(jc)::value;
+    if constexpr (Bounded)
+      if (j >= steps) return;  // only the identity padding of every matrix in the warp is left
     const T x = shuffle(kWarp, a[j], base + j);
     // A failed group keeps stepping with a harmless pivot; its stores stop at the failing column.
     const bool ok = real_of(x) > R(0);
@@ -485,17 +501,21 @@ constexpr int small_kernel_registers() {
 }
 static_assert(kRealRegisters * kMaxSmallThreads <= 65536,
               "the largest block must fit one SM's registers");
-template <class T, int N, bool OutOfPlace>
-__global__ void __maxnreg__((small_kernel_registers<T, N>())) potrf_small_kernel(BatchDesc<T> d) {
+template <class T, int N, bool OutOfPlace, bool Listed>
+__device__ __forceinline__ void potrf_small(const BatchDesc<T>& d, const ClassRange& classes) {
   extern __shared__ __align__(16) unsigned char small_smem_raw[];
   T* const smem = reinterpret_cast<T*>(small_smem_raw);
   constexpr int G = 32 / N;  // matrices per warp
   const int M = G * static_cast<int>(blockDim.x / 32);
   const long long k0 = static_cast<long long>(blockIdx.x) * M;
-  const int count = static_cast<int>(min(static_cast<long long>(M), d.batch - k0));
+  const long long members = Listed ? classes.count[classes.first] : d.batch;
+  if (Listed && k0 >= members) return;
+  const int count = static_cast<int>(min(static_cast<long long>(M), members - k0));
 
   int* const fails = reinterpret_cast<int*>(smem + M * PackedL<T, N>::stride);
-  if constexpr (OutOfPlace)
+  if constexpr (Listed)
+    stage_elements<T, N, true, false, true>(d, smem, k0, M, count, classes);
+  else if constexpr (OutOfPlace)
     stage_out_of_place<T, N, true>(d, smem, k0, M, count);
   else
     stage<T, N, true>(d, smem, fails, k0, M, count);
@@ -507,33 +527,51 @@ __global__ void __maxnreg__((small_kernel_registers<T, N>())) potrf_small_kernel
   const int g = lane / N < G ? lane / N : 0;
   const bool in_group = lane < G * N;
   const int m = static_cast<int>(threadIdx.x / 32) * G + g;
-  const long long k = k0 + m;
+  const long long k = m < count ? small_member<Listed>(classes, k0 + m) : -1;
   const int nk = m < count ? small_order<T, N>(d, k) : -1;
   const int base = g * N;
   const bool by_column = !OutOfPlace && kColumnRuns<N> && d.staging == Staging::contiguous && d.upper;
-  int fail = factor_rows<T, N>(smem + m * PackedL<T, N>::stride, lane - base, base, in_group,
-                               d.fast, by_column);
+  int steps = N;
+  if constexpr (Listed) {
+    steps = nk > 0 ? nk : 0;
+    for (int offset = 16; offset > 0; offset /= 2) steps = max(steps, __shfl_xor_sync(0xffffffffu, steps, offset));
+  }
+  int fail = factor_rows<T, N, Listed>(smem + m * PackedL<T, N>::stride, lane - base, base, in_group,
+                                       d.fast, by_column, steps);
   if (fail > nk) fail = 0;  // the identity padding of a smaller matrix cannot fail
   if (in_group && lane == base && nk >= 0) {
     d.info[k] = fail;
     fails[m] = fail;
   }
   __syncthreads();
-  if constexpr (OutOfPlace)
+  if constexpr (Listed)
+    stage_elements<T, N, false, false, true>(d, smem, k0, M, count, classes);
+  else if constexpr (OutOfPlace)
     stage_out_of_place<T, N, false>(d, smem, k0, M, count);
   else
     stage<T, N, false>(d, smem, fails, k0, M, count);
 }
 
+template <class T, int N, bool OutOfPlace>
+__global__ void __maxnreg__((small_kernel_registers<T, N>())) potrf_small_kernel(BatchDesc<T> d) {
+  potrf_small<T, N, OutOfPlace, false>(d, ClassRange{});
+}
+
+template <class T, int N>
+__global__ void __maxnreg__((small_kernel_registers<T, N>())) potrf_small_class_kernel(BatchDesc<T> d,
+                                                                                      ClassRange classes) {
+  potrf_small<T, N, false, true>(d, classes);
+}
+
 // Launches kernel with `smem` bytes of dynamic shared memory: above the default 48 KiB (complex
 // double matrices near n = 32 in blocks of 256 threads) the kernel is first allowed that much.
-template <class T>
-void launch_with_shared(void (*kernel)(BatchDesc<T>), unsigned blocks, int threads, std::size_t smem,
-                        cudaStream_t stream, const BatchDesc<T>& d) {
+template <class... Args>
+void launch_with_shared(void (*kernel)(Args...), unsigned blocks, int threads, std::size_t smem,
+                        cudaStream_t stream, const Args&... args) {
   constexpr std::size_t kDefaultDynamicShared = 48 * 1024;
   if (smem > kDefaultDynamicShared)
     TESSERA_CUDA_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, static_cast<int>(smem)));
-  kernel<<<blocks, threads, smem, stream>>>(d);
+  kernel<<<blocks, threads, smem, stream>>>(args...);
 }
 
 template <class T, int N>
@@ -570,6 +608,19 @@ void launch_small_n(BatchDesc<T> d, int threads, cudaStream_t stream) {
   TESSERA_CUDA_CHECK_LAUNCH();
 }
 
+// One class of a variable batch: as many blocks as the whole batch would take (the class's size is
+// on the device); those past the class's matrices return at once.
+template <class T, int N>
+void launch_small_class(BatchDesc<T> d, const ClassRange& classes, int threads, cudaStream_t stream) {
+  constexpr int G = 32 / N;
+  const int M = G * threads / 32;
+  const std::size_t smem = static_cast<std::size_t>(M) * (PackedL<T, N>::stride * sizeof(T) + sizeof(int));
+  d.staging = Staging::element;
+  const long long blocks = (static_cast<long long>(d.batch) + M - 1) / M;
+  launch_with_shared(&potrf_small_class_kernel<T, N>, static_cast<unsigned>(blocks), threads, smem, stream, d, classes);
+  TESSERA_CUDA_CHECK_LAUNCH();
+}
+
 template <class T>
 using SmallLauncher = void (*)(BatchDesc<T>, int, cudaStream_t);
 
@@ -577,6 +628,13 @@ template <class T, int... Is>
 constexpr std::array<SmallLauncher<T>, sizeof...(Is)> small_launchers(
     std::integer_sequence<int, Is...>) {
   return {&launch_small_n<T, Is + 1>...};
+}
+
+int small_threads(const BatchedOptions& opts) {
+  const int threads = opts.threads != 0 ? opts.threads : kDefaultSmallThreads;
+  if (threads != 32 && threads != 64 && threads != 128 && threads != 256)
+    throw InvalidArgument("batched potrf: threads must be 32, 64, 128 or 256 for n <= 32");
+  return threads;
 }
 
 }  // namespace
@@ -587,15 +645,28 @@ void launch_potrf_small(const BatchDesc<T>& desc, int group_n, cudaStream_t stre
   static constexpr auto launchers = small_launchers<T>(std::make_integer_sequence<int, 32>{});
   if (group_n < 1 || group_n > 32)
     throw InvalidArgument("batched potrf: the register kernel takes 1 <= n <= 32");
-  const int threads = opts.threads != 0 ? opts.threads : kDefaultSmallThreads;
-  if (threads != 32 && threads != 64 && threads != 128 && threads != 256)
-    throw InvalidArgument("batched potrf: threads must be 32, 64, 128 or 256 for n <= 32");
-  launchers[group_n - 1](desc, threads, stream);
+  launchers[group_n - 1](desc, small_threads(opts), stream);
 }
 
-#define TESSERA_INSTANTIATE(T)                                                                            \
-  template void launch_potrf_small<DeviceScalar<T>>(const BatchDesc<DeviceScalar<T>>&, int, cudaStream_t, \
-                                                    const BatchedOptions&);
+template <class T>
+void launch_potrf_small_class(const BatchDesc<T>& desc, const ClassRange& classes, int group_n, cudaStream_t stream,
+                              const BatchedOptions& opts) {
+  const int threads = small_threads(opts);
+  if (group_n == 8)
+    launch_small_class<T, 8>(desc, classes, threads, stream);
+  else if (group_n == 16)
+    launch_small_class<T, 16>(desc, classes, threads, stream);
+  else if (group_n == 32)
+    launch_small_class<T, 32>(desc, classes, threads, stream);
+  else
+    throw InvalidArgument("batched potrf: a class of a variable batch runs in groups of 8, 16 or 32 threads");
+}
+
+#define TESSERA_INSTANTIATE(T)                                                                                  \
+  template void launch_potrf_small<DeviceScalar<T>>(const BatchDesc<DeviceScalar<T>>&, int, cudaStream_t,       \
+                                                    const BatchedOptions&);                                     \
+  template void launch_potrf_small_class<DeviceScalar<T>>(const BatchDesc<DeviceScalar<T>>&, const ClassRange&,   \
+                                                          int, cudaStream_t, const BatchedOptions&);
 TESSERA_FOR_EACH_SCALAR(TESSERA_INSTANTIATE)
 #undef TESSERA_INSTANTIATE
 
