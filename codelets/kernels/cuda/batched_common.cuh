@@ -237,7 +237,8 @@ __device__ __forceinline__ double2 vec_make(const double (&v)[2]) {
 template <class T>
 void launch_potrf_small(const BatchDesc<T>& desc, int group_n, cudaStream_t stream,
                         const BatchedOptions& opts);
-// One class of a variable batch (classes.first) in groups of group_n threads: 8, 16 or 32.
+// One class of a variable batch (classes.first; with no list, every matrix of the batch) in groups
+// of group_n threads: 8, 16 or 32.
 template <class T>
 void launch_potrf_small_class(const BatchDesc<T>& desc, const ClassRange& classes, int group_n, cudaStream_t stream,
                               const BatchedOptions& opts);

@@ -101,20 +101,21 @@ void run_classes(BatchDesc<T> desc, cudaStream_t stream, const BatchedOptions& o
 }
 
 // A variable batch: in classes of orders where the panel kernel has matrices to take; otherwise
-// (or as asked) the register kernel over every matrix in groups sized for max_n, then the panel
-// kernel over every matrix (each skips the other's matrices). Bounds up to 32 stay in one class:
-// there the classifying pass and the extra launches measured slower than what the narrower groups
-// save.
+// (or as asked) the register kernel over every matrix in one class, in groups of the smallest of
+// its class sizes that holds max_n, then the panel kernel over every matrix (each skips the other's
+// matrices). Bounds up to 32 stay in one class: there the classifying pass and the extra launches
+// measured slower than what the narrower groups save.
 template <class T>
 void run_variable(BatchDesc<T> desc, cudaStream_t stream, const BatchedOptions& opts) {
   const int max_n = desc.n;
   desc.fast = opts.fast_math;
   if (opts.order_classes && max_n > kRegisterMaxN) return run_classes(desc, stream, opts);
-  // The register kernel sizes its thread groups by the largest order it has to take.
-  const int small_n = max_n < kRegisterMaxN ? (max_n > 0 ? max_n : 1) : kRegisterMaxN;
+  const int group_n = max_n <= 8 ? 8 : max_n <= 16 ? 16 : kRegisterMaxN;
   BatchedOptions small_opts = opts;
   if (max_n > kRegisterMaxN) small_opts.threads = 0;  // `threads` then names the panel shape
-  batched_detail::launch_potrf_small(desc, small_n, stream, small_opts);
+  batched_detail::ClassRange whole;  // no list: every matrix of the batch
+  whole.batch = desc.batch;
+  batched_detail::launch_potrf_small_class(desc, whole, group_n, stream, small_opts);
   if (max_n > kRegisterMaxN)
     batched_detail::launch_potrf_panel(desc, max_n, kRegisterMaxN, stream, opts);
 }

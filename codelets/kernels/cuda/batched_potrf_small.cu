@@ -12,8 +12,10 @@
 // except in column runs, where each stored column lands as it lies and is read as a row of L.
 // Every lane of a warp runs the factorization in step (see factor_rows).
 //
-// A class of a variable batch (Listed: the classes of classify_orders) runs its own instantiation:
-// the block's matrices come from the class's list, and a warp stops after its largest order.
+// A variable batch runs its own instantiation (Listed), a class at a time (classify_orders) or all
+// its matrices as one class: each block first reads where its matrices lie and their orders, then
+// moves them as runs, one per stored column (stage_variable_runs), and a warp stops after its
+// largest order.
 //
 // Out of place (BatchDesc::src set) the same kernel, compiled apart, reads each matrix from the
 // source with its element strides (16-byte vectors when the source batch is contiguous in either
@@ -90,11 +92,12 @@ __device__ __forceinline__ int small_order(const BatchDesc<T>& d, long long k) {
   return nk <= N ? nk : -1;
 }
 
-// The matrix at position `pos` of the launch: of its class of a variable batch where Listed.
+// The matrix at position `pos` of the launch: of its class of a variable batch where Listed (a
+// variable batch in one class has no list: position and matrix are the same).
 template <bool Listed>
 __device__ __forceinline__ long long small_member(const ClassRange& classes, long long pos) {
   if constexpr (Listed)
-    return classes.list[static_cast<long long>(classes.first) * classes.batch + pos];
+    return classes.list ? classes.list[static_cast<long long>(classes.first) * classes.batch + pos] : pos;
   else
     return pos;
 }
@@ -104,9 +107,8 @@ __device__ __forceinline__ long long small_member(const ClassRange& classes, lon
 // variable batch's padding (rows/columns >= n_k) the factor is the identity. Out of place
 // (strided batch): the referenced triangle is read from the source, and every element of the
 // output matrix is written (zeros outside the factor's triangle).
-template <class T, int N, bool ToShared, bool OutOfPlace, bool Listed = false>
-__device__ void stage_elements(const BatchDesc<T>& d, T* smem, long long k0, int M, int count,
-                               const ClassRange& classes = {}) {
+template <class T, int N, bool ToShared, bool OutOfPlace>
+__device__ void stage_elements(const BatchDesc<T>& d, T* smem, long long k0, int M, int count) {
   using GlobalPtr = std::conditional_t<ToShared, const T*, T*>;
   constexpr int NN = N * N;
   constexpr int U = kElementsInFlight;
@@ -126,7 +128,7 @@ __device__ void stage_elements(const BatchDesc<T>& d, T* smem, long long k0, int
         const int m = matrix_fastest ? w.fast : w.slow;
         const int rc = matrix_fastest ? w.slow : w.fast;
         if (m < count) {
-          const long long k = small_member<Listed>(classes, k0 + m);
+          const long long k = k0 + m;
           const int nk = small_order<T, N>(d, k);
           const int s = nk >= 0 ? packed_slot<T, N>(rc, d.upper) : -1;
           if constexpr (OutOfPlace) {
@@ -369,6 +371,87 @@ __device__ void stage_column_runs(std::conditional_t<ToShared, const T*, T*> con
   }
 }
 
+// A matrix of a variable batch as a block of the class kernel finds it: read once per block into
+// shared memory, so that its elements' addresses need no loads of their own. n = -1: not this
+// kernel's (past the launch's matrices, larger than N, or refused by the size screening).
+template <class T>
+struct VariableMember {
+  T* p;
+  int n;
+  int ld;
+};
+
+// Fills the block's members: matrix k0 + m of the launch for m < count.
+template <class T, int N>
+__device__ void load_variable_members(const BatchDesc<T>& d, const ClassRange& classes, long long k0, int M, int count,
+                                      VariableMember<T>* members) {
+  for (int m = threadIdx.x; m < M; m += blockDim.x) {
+    VariableMember<T> v{nullptr, -1, 1};
+    if (m < count) {
+      const long long k = small_member<true>(classes, k0 + m);
+      v.n = small_order<T, N>(d, k);
+      if (v.n >= 0) {
+        const StoredMatrix<T> sm = stored_matrix(d, static_cast<int>(k));
+        v.p = sm.p;
+        v.ld = static_cast<int>(sm.cs);
+      }
+    }
+    members[m] = v;
+  }
+}
+
+// A variable batch's matrices moved as runs, kRunsInFlight per lane before the first store, W lanes
+// per run (the power of two >= N): run (m, c) is column c of matrix m's packed factor. Lower storage:
+// stored column c, rows c to n - 1, consecutive in memory and in the packed factor. Upper storage:
+// stored column c, rows 0 to c, which is row c of L (conjugated). Past the matrix's order the packed
+// factor gets the identity; the write back stores the matrix's own elements only (a failed
+// matrix's later columns keep their staged values, so they are written back as they were read).
+template <class T, int N, bool ToShared>
+__device__ void stage_variable_runs(const BatchDesc<T>& d, T* smem, const VariableMember<T>* members, int count) {
+  using P = PackedL<T, N>;
+  constexpr int W = run_lanes<N>();
+  constexpr int RunsPerWarp = 32 / W;
+  constexpr int U = kRunsInFlight;
+  const int lane = static_cast<int>(threadIdx.x & 31);
+  const int e = lane % W;
+  const int step = static_cast<int>(blockDim.x / 32) * RunsPerWarp;
+  const int runs = count * N;
+  const bool upper = d.upper;
+  for (int r0 = static_cast<int>(threadIdx.x / 32) * RunsPerWarp + lane / W; r0 < runs; r0 += U * step) {
+    T* g[U];
+    int sh[U];
+    T v[U];
+#pragma unroll
+    for (int u = 0; u < U; ++u) {
+      const int run = r0 + u * step;
+      const int m = run / N, c = run % N;
+      const VariableMember<T> mm = run < runs ? members[m] : VariableMember<T>{nullptr, -1, 1};
+      // Lower: L(c + e, c); upper: L(c, e) = conj(U(e, c)).
+      const int row = upper ? c : c + e, col = upper ? e : c;
+      const bool in_run = mm.n >= 0 && (upper ? e <= c : c + e < N);
+      const bool stored = in_run && row < mm.n && col < mm.n;
+      g[u] = stored ? mm.p + static_cast<long long>(c) * mm.ld + (upper ? e : c + e) : nullptr;
+      sh[u] = in_run && (ToShared || stored) ? m * P::stride + P::at(row, col) : -1;
+      v[u] = row == col ? T(1) : T(0);  // the identity past the order
+    }
+    if constexpr (ToShared) {
+#pragma unroll
+      for (int u = 0; u < U; ++u)
+        if (g[u]) v[u] = *g[u];
+#pragma unroll
+      for (int u = 0; u < U; ++u)
+        if (sh[u] >= 0) smem[sh[u]] = conj_if(upper, v[u]);
+    } else {
+#pragma unroll
+      for (int u = 0; u < U; ++u)
+        if (sh[u] >= 0) v[u] = smem[sh[u]];
+#pragma unroll
+      for (int u = 0; u < U; ++u)
+        if (g[u]) *g[u] = conj_if(upper, v[u]);
+    }
+  }
+}
+
 template <class T, int N, bool ToShared>
 __device__ __forceinline__ void stage(const BatchDesc<T>& d, T* smem, const int* fails, long long k0,
                                       int M, int count) {
@@ -501,6 +584,10 @@ constexpr int small_kernel_registers() {
 }
 static_assert(kRealRegisters * kMaxSmallThreads <= 65536,
               "the largest block must fit one SM's registers");
+// Ints of the failing-column array of M matrices in shared memory: an even count, so that what
+// follows it is 8-byte aligned.
+__host__ __device__ constexpr int small_fails_ints(int M) { return (M + 1) / 2 * 2; }
+
 template <class T, int N, bool OutOfPlace, bool Listed>
 __device__ __forceinline__ void potrf_small(const BatchDesc<T>& d, const ClassRange& classes) {
   extern __shared__ __align__(16) unsigned char small_smem_raw[];
@@ -508,14 +595,18 @@ __device__ __forceinline__ void potrf_small(const BatchDesc<T>& d, const ClassRa
   constexpr int G = 32 / N;  // matrices per warp
   const int M = G * static_cast<int>(blockDim.x / 32);
   const long long k0 = static_cast<long long>(blockIdx.x) * M;
-  const long long members = Listed ? classes.count[classes.first] : d.batch;
+  const long long members = Listed && classes.list ? classes.count[classes.first] : d.batch;
   if (Listed && k0 >= members) return;
   const int count = static_cast<int>(min(static_cast<long long>(M), members - k0));
 
   int* const fails = reinterpret_cast<int*>(smem + M * PackedL<T, N>::stride);
-  if constexpr (Listed)
-    stage_elements<T, N, true, false, true>(d, smem, k0, M, count, classes);
-  else if constexpr (OutOfPlace)
+  // Listed: a variable batch's matrices, found once per block (after the fails).
+  auto* const variable = reinterpret_cast<VariableMember<T>*>(fails + small_fails_ints(M));
+  if constexpr (Listed) {
+    load_variable_members<T, N>(d, classes, k0, M, count, variable);
+    __syncthreads();
+    stage_variable_runs<T, N, true>(d, smem, variable, count);
+  } else if constexpr (OutOfPlace)
     stage_out_of_place<T, N, true>(d, smem, k0, M, count);
   else
     stage<T, N, true>(d, smem, fails, k0, M, count);
@@ -528,7 +619,11 @@ __device__ __forceinline__ void potrf_small(const BatchDesc<T>& d, const ClassRa
   const bool in_group = lane < G * N;
   const int m = static_cast<int>(threadIdx.x / 32) * G + g;
   const long long k = m < count ? small_member<Listed>(classes, k0 + m) : -1;
-  const int nk = m < count ? small_order<T, N>(d, k) : -1;
+  int nk = -1;
+  if constexpr (Listed)
+    nk = variable[m].n;  // -1 past count
+  else
+    nk = m < count ? small_order<T, N>(d, k) : -1;
   const int base = g * N;
   const bool by_column = !OutOfPlace && kColumnRuns<N> && d.staging == Staging::contiguous && d.upper;
   int steps = N;
@@ -545,7 +640,7 @@ __device__ __forceinline__ void potrf_small(const BatchDesc<T>& d, const ClassRa
   }
   __syncthreads();
   if constexpr (Listed)
-    stage_elements<T, N, false, false, true>(d, smem, k0, M, count, classes);
+    stage_variable_runs<T, N, false>(d, smem, variable, count);
   else if constexpr (OutOfPlace)
     stage_out_of_place<T, N, false>(d, smem, k0, M, count);
   else
@@ -608,13 +703,16 @@ void launch_small_n(BatchDesc<T> d, int threads, cudaStream_t stream) {
   TESSERA_CUDA_CHECK_LAUNCH();
 }
 
-// One class of a variable batch: as many blocks as the whole batch would take (the class's size is
-// on the device); those past the class's matrices return at once.
+// One class of a variable batch (or, with no list, the whole batch in one class): as many blocks as
+// the whole batch would take (a class's size is on the device); those past the class's matrices
+// return at once.
 template <class T, int N>
 void launch_small_class(BatchDesc<T> d, const ClassRange& classes, int threads, cudaStream_t stream) {
   constexpr int G = 32 / N;
   const int M = G * threads / 32;
-  const std::size_t smem = static_cast<std::size_t>(M) * (PackedL<T, N>::stride * sizeof(T) + sizeof(int));
+  // The matrices, their failing columns, and where each matrix lies.
+  const std::size_t smem = static_cast<std::size_t>(M) * (PackedL<T, N>::stride * sizeof(T) + sizeof(VariableMember<T>)) +
+                           sizeof(int) * static_cast<std::size_t>(small_fails_ints(M));
   d.staging = Staging::element;
   const long long blocks = (static_cast<long long>(d.batch) + M - 1) / M;
   launch_with_shared(&potrf_small_class_kernel<T, N>, static_cast<unsigned>(blocks), threads, smem, stream, d, classes);
