@@ -30,10 +30,10 @@ struct BatchedOptions {
   // memory, where compiled in (the built-in shapes of the real types); false takes the kernels
   // that read them as lower storage's are read (for comparisons).
   bool upper_rows = true;
-  // Variable batches with max_n > 32: the matrices first split into classes of orders on the
-  // device (each class of the register kernel's in groups of its own size, the largest orders first
-  // for the panel kernel); false runs the register kernel over every matrix in groups sized for the
-  // largest order it takes (for comparisons).
+  // Variable batches with max_n > 32 or from 17 to 24: the matrices first split into classes of
+  // orders on the device (each class of the register kernel's in groups of its own size, the
+  // largest orders first for the panel kernel); false runs the register kernel over every matrix in
+  // groups sized for the largest order it takes (for comparisons).
   bool order_classes = true;
 };
 

@@ -3,7 +3,7 @@
 //   n > 32        panel kernel    (batched_potrf_panel.cu)
 // A variable batch runs both: split into classes of orders on the device first
 // (batched_order_classes.cu), the register kernel taking the classes of n_k <= 32, the panel kernel
-// the rest (for bounds up to 32, the register kernel over every matrix). Arrays of pointers use the
+// the rest (for most bounds up to 32, the register kernel over every matrix in one class). Arrays of pointers use the
 // same kernels: BatchDesc::A_array replaces the base pointer and its stride or offsets. The out-of-place form
 // sets BatchDesc::src: the same families, in their out-of-place instantiations. Complex matrices
 // run the kernels' DeviceScalar type (the caller's std::complex arrays, reinterpreted).
@@ -64,11 +64,17 @@ void run_uniform(BatchDesc<T> desc, cudaStream_t stream, const BatchedOptions& o
 // kernel's: 32, 16 and 8 (each class in groups of its bound, so that small orders are not spread
 // over groups sized for the largest).
 constexpr int kPanelClasses = 8;
+// Bounds up to 32 split into classes from 17 to 24 only: there the orders up to 16 run two matrices
+// to a warp instead of one, which repays the classifying pass and the extra launches; from 25 the
+// pass cost more than it saved, and up to 16 there is no smaller class worth a launch (H200,
+// docs/kernels-batched.md, "Variable orders").
+constexpr int kSmallClassesMinBound = 17;
+constexpr int kSmallClassesMaxBound = 24;
 constexpr int kRegisterClasses[] = {32, 16, 8};
 batched_detail::OrderClasses order_classes(int max_n) {
   batched_detail::OrderClasses classes;
   const long long above = max_n - kRegisterMaxN;
-  const int panel_classes = static_cast<int>(std::min<long long>(above, kPanelClasses));
+  const int panel_classes = static_cast<int>(std::clamp<long long>(above, 0, kPanelClasses));
   for (int c = 0; c < panel_classes; ++c)
     classes.bound[classes.count++] =
         kRegisterMaxN + static_cast<int>((above * (panel_classes - c) + panel_classes - 1) / panel_classes);
@@ -95,21 +101,22 @@ void run_classes(BatchDesc<T> desc, cudaStream_t stream, const BatchedOptions& o
     range.end = c + 1;
     batched_detail::launch_potrf_small_class(desc, range, classes.bound[c], stream, small_opts);
   }
+  if (first_small == 0) return;  // no order above 32
   range.first = 0;
   range.end = first_small;
   batched_detail::launch_potrf_panel(desc, desc.n, kRegisterMaxN, stream, opts, range);
 }
 
-// A variable batch: in classes of orders where the panel kernel has matrices to take; otherwise
-// (or as asked) the register kernel over every matrix in one class, in groups of the smallest of
-// its class sizes that holds max_n, then the panel kernel over every matrix (each skips the other's
-// matrices). Bounds up to 32 stay in one class: there the classifying pass and the extra launches
-// measured slower than what the narrower groups save.
+// A variable batch: in classes of orders where the panel kernel has matrices to take, and for the
+// bounds from kSmallClassesMinBound to kSmallClassesMaxBound; otherwise (or as asked) the register
+// kernel over every matrix in one class, in groups of the smallest of its class sizes that holds
+// max_n, then the panel kernel over every matrix (each skips the other's matrices).
 template <class T>
 void run_variable(BatchDesc<T> desc, cudaStream_t stream, const BatchedOptions& opts) {
   const int max_n = desc.n;
   desc.fast = opts.fast_math;
-  if (opts.order_classes && max_n > kRegisterMaxN) return run_classes(desc, stream, opts);
+  const bool split = max_n > kRegisterMaxN || (max_n >= kSmallClassesMinBound && max_n <= kSmallClassesMaxBound);
+  if (opts.order_classes && split) return run_classes(desc, stream, opts);
   const int group_n = max_n <= 8 ? 8 : max_n <= 16 ? 16 : kRegisterMaxN;
   BatchedOptions small_opts = opts;
   if (max_n > kRegisterMaxN) small_opts.threads = 0;  // `threads` then names the panel shape

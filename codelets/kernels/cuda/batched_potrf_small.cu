@@ -711,8 +711,9 @@ void launch_small_class(BatchDesc<T> d, const ClassRange& classes, int threads, 
   constexpr int G = 32 / N;
   const int M = G * threads / 32;
   // The matrices, their failing columns, and where each matrix lies.
-  const std::size_t smem = static_cast<std::size_t>(M) * (PackedL<T, N>::stride * sizeof(T) + sizeof(VariableMember<T>)) +
-                           sizeof(int) * static_cast<std::size_t>(small_fails_ints(M));
+  const std::size_t per_matrix = PackedL<T, N>::stride * sizeof(T) + sizeof(VariableMember<T>);
+  const std::size_t smem =
+      static_cast<std::size_t>(M) * per_matrix + sizeof(int) * static_cast<std::size_t>(small_fails_ints(M));
   d.staging = Staging::element;
   const long long blocks = (static_cast<long long>(d.batch) + M - 1) / M;
   launch_with_shared(&potrf_small_class_kernel<T, N>, static_cast<unsigned>(blocks), threads, smem, stream, d, classes);
