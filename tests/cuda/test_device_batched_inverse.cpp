@@ -1,8 +1,9 @@
 // The batched inverse from factors on a GPU (tessera::device::potri_batched_ex and potri_batched,
 // through libtessera's exported symbols) against LAPACKE's xPOTRI on each matrix, in the four
-// scalar types, both triangles, orders 1, 7, 31, 32, 33, 63, 64, 65, 96, 127, 128, 129, 200 and 257
-// (every side of the 32-row panels of the thread-block kernel; 200 and 257 past shared memory for
-// the double types: their squares run from device memory), batches of 1 and 37
+// scalar types, both triangles, orders 1, 7, 12, 16, 24, 31, 32, 33, 63, 64, 65, 96, 127, 128, 129,
+// 200 and 257 (the warp kernel's shapes of 8, 16 and 32, full and not; every side of the 32-row
+// panels of the thread-block kernel; 200 and 257 past shared memory for the double types: their
+// squares run from device memory), batches of 1 and 37
 // with lda > n and gaps between the matrices. Members 1, 2 and 3 of a batch of 37 have a zero on
 // their factor's diagonal at the first, a middle and the last column: their info must say where
 // and (in place) their storage must come back bit-identical. Elements outside the referenced
@@ -36,7 +37,7 @@ namespace {
 using tessera::Uplo;
 namespace device = tessera::device;
 
-constexpr int kOrders[] = {1, 7, 31, 32, 33, 63, 64, 65, 96, 127, 128, 129, 200, 257};
+constexpr int kOrders[] = {1, 7, 12, 16, 24, 31, 32, 33, 63, 64, 65, 96, 127, 128, 129, 200, 257};
 constexpr int kBatches[] = {1, 37};
 constexpr Uplo kUplos[] = {Uplo::lower, Uplo::upper};
 

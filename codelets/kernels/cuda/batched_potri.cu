@@ -219,6 +219,27 @@ __device__ void invert_triangle_by_warp(int n, const T* L, int ld, T dinv, int l
   }
 }
 
+// W = L^-1 (order n <= N, L in the square's lower triangle) by one warp, lane c on column c of W
+// (w[r] = W(r, c), zero above the diagonal): L w = e_c solved by forward substitution, the rows
+// of L read by broadcast. dinv: the reciprocal of L(lane, lane), kept in the square's diagonal,
+// which the substitution does not read. A multiply-add and a shared-memory read per term, where
+// the row form (invert_triangle_by_warp) spends a shuffle and a select per term.
+template <int N, class T>
+__device__ void invert_triangle_by_columns(int n, T* L, int ld, T dinv, int lane, T (&w)[N]) {
+  if (lane < n) L[lane + lane * ld] = dinv;
+  __syncwarp();
+#pragma unroll
+  for (int r = 0; r < N; ++r) w[r] = T(0);
+#pragma unroll
+  for (int r = 0; r < N; ++r) {
+    if (r >= n) break;
+    T acc = lane == r ? T(1) : T(0);
+#pragma unroll
+    for (int q = 0; q < r; ++q) acc = minus_product(acc, L[r + q * ld], w[q]);
+    w[r] = times(acc, L[r + r * ld]);
+  }
+}
+
 // W_bb = L_bb^-1 for the diagonal block at p0 (order nb <= 32) by one warp, lane i on row i;
 // W(r, c), r > c, written to (c, r).
 template <class T>
@@ -432,6 +453,14 @@ constexpr int inverse_warps_per_block() {
   return sizeof(T) * N * (N + 1) * 4 <= 48 * 1024 ? 4 : 2;
 }
 
+// The triangle inverted by columns (invert_triangle_by_columns) rather than by rows wherever it
+// measured faster (H200): the complex types (whose shuffles are two or four words), and the real
+// ones at N = 32 and float at 16 (the real ones at 8 measured no faster). It takes more registers:
+// in double at 16 they cost more occupancy than its fewer instructions save; in double at 32,
+// capping them to the occupancy shared memory allows spilled and was slower than leaving them.
+template <int N, class T>
+constexpr bool kInvertsByColumns = !std::is_floating_point_v<T> || N == 32 || (N == 16 && sizeof(T) == 4);
+
 // The factor of matrix k into the warp's square (lower triangle, ld = N + 1); lanes take the
 // source's faster-moving index, so that the loads coalesce whatever the layout.
 template <int N, class T>
@@ -488,11 +517,20 @@ __global__ void __launch_bounds__(32 * inverse_warps_per_block<N, T>()) potri_ba
     return;
   }
   T w[N];
-  invert_triangle_by_warp<N>(n, S, ld, reciprocal(diagonal), lane, w);
-  __syncwarp();  // every lane done with the factor's columns
-  if (lane < n) {
+  if constexpr (kInvertsByColumns<N, T>) {
+    invert_triangle_by_columns<N>(n, S, ld, reciprocal(diagonal), lane, w);
+    __syncwarp();  // every lane done with the factor
+    if (lane < n) {
 #pragma unroll
-    for (int j = 0; j < N; ++j) S[lane + j * ld] = j < lane ? w[j] : j == lane ? T(real_of(w[j])) : T(0);
+      for (int r = 0; r < N; ++r) S[r + lane * ld] = r > lane ? w[r] : r == lane ? T(real_of(w[r])) : T(0);
+    }
+  } else {
+    invert_triangle_by_warp<N>(n, S, ld, reciprocal(diagonal), lane, w);
+    __syncwarp();  // every lane done with the factor's columns
+    if (lane < n) {
+#pragma unroll
+      for (int j = 0; j < N; ++j) S[lane + j * ld] = j < lane ? w[j] : j == lane ? T(real_of(w[j])) : T(0);
+    }
   }
   __syncwarp();
   // Row m of V is read by every lane at once (one broadcast per entry, and only its entries j <= m);
