@@ -5,9 +5,11 @@
 #include <algorithm>
 #include <cmath>
 #include <complex>
+#include <cstring>
 #include <limits>
 #include <random>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "kernels/cpu/blas.hpp"
@@ -268,6 +270,63 @@ TYPED_TEST(CallingThread, StacksSplitOverThreadsKeepEachMatrixsFactorAndInfo) {
       EXPECT_LT(test::solve_backward_error(n, 1, a, n, x, b, n), test::kResidualThreshold) << k;
     }
   }
+}
+
+// The out-of-place form: each matrix's triangle copied from a padded source whose other triangle
+// and padding hold NaN, then factored, as the in-place form factors the same triangle with zeros in
+// the other; the source comes back bit-identical; failures at the first, a middle and the last
+// column; orders on both sides of the unblocked kernel's limit and a stack split over threads.
+TYPED_TEST(CallingThread, OutOfPlaceStacksFactorEachTriangleAndLeaveTheSourceAlone) {
+  using T = TypeParam;
+  for (const auto& [n, count] : {std::pair{5, 7}, std::pair{17, 9}, std::pair{64, 41}}) {
+    const int ld = n + 3;
+    const long long source_stride = static_cast<long long>(ld) * n + 5, stride = static_cast<long long>(n) * n;
+    for (Uplo uplo : {Uplo::lower, Uplo::upper}) {
+      SCOPED_TRACE("n " + std::to_string(n) + ", " + to_string(uplo));
+      std::vector<T> source(static_cast<std::size_t>(source_stride) * count, std::numeric_limits<T>::quiet_NaN());
+      std::vector<T> expected_factors(static_cast<std::size_t>(stride) * count, T(0));
+      std::vector<int> expected_info(count, 0);
+      for (int k = 0; k < count; ++k) {
+        const int fail_at = k == 1 ? 1 : k == 3 ? (n + 1) / 2 : k == count - 1 ? n : 0;
+        const std::vector<T> m = fail_at ? failing_at<T>(n, fail_at) : test::random_spd<T>(n, n, 11u + k);
+        T* in_source = source.data() + k * source_stride;
+        T* in_expected = expected_factors.data() + k * stride;
+        for (int j = 0; j < n; ++j)
+          for (int i = uplo == Uplo::lower ? j : 0; i < (uplo == Uplo::lower ? n : j + 1); ++i) {
+            in_source[i + static_cast<std::size_t>(j) * ld] = m[i + static_cast<std::size_t>(j) * n];
+            in_expected[i + static_cast<std::size_t>(j) * n] = m[i + static_cast<std::size_t>(j) * n];
+          }
+        expected_info[k] = fail_at;
+      }
+      FactorOptions options;
+      options.uplo = uplo;
+      // The in-place form on the same triangles, the other one zero.
+      std::vector<int> in_place_info(count, -1);
+      EXPECT_EQ(potrf_on_calling_thread(MatrixView<T>::host_batch(n, n, expected_factors.data(), n, stride, count,
+                                                                  in_place_info.data()),
+                                        options),
+                0);
+      EXPECT_EQ(in_place_info, expected_info);
+      const std::vector<T> source_before = source;
+      std::vector<T> factors(static_cast<std::size_t>(stride) * count, T(7));
+      std::vector<int> info(count, -1);
+      const auto A = MatrixView<T>::host_batch(n, n, source.data(), ld, source_stride, count);
+      ASSERT_TRUE(runs_on_calling_thread(A, 0, options));
+      const auto F = MatrixView<T>::host_batch(n, n, factors.data(), n, stride, count, info.data());
+      EXPECT_EQ(potrf_on_calling_thread(A, F, options), 0);
+      EXPECT_EQ(info, expected_info);
+      EXPECT_TRUE(std::equal(factors.begin(), factors.end(), expected_factors.begin()));
+      EXPECT_EQ(std::memcmp(source.data(), source_before.data(), sizeof(T) * source.size()), 0);
+    }
+  }
+  std::vector<double> a(16, 1.0), f(16);
+  std::vector<int> info(1);
+  EXPECT_THROW(potrf_on_calling_thread(MatrixView<double>::host_batch(4, 4, a.data(), 4, 16, 1),
+                                       MatrixView<double>::host_batch(3, 3, f.data(), 3, 9, 1, info.data())),
+               InvalidArgument);
+  EXPECT_THROW(potrf_on_calling_thread(MatrixView<double>::host(4, 4, a.data(), 4),
+                                       MatrixView<double>::host_batch(4, 4, f.data(), 4, 16, 1, info.data())),
+               InvalidArgument);
 }
 
 TEST(CallingThread, WorkThatRunsTasksAndMisuseAreRefused) {

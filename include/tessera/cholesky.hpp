@@ -152,6 +152,12 @@ template <class T>
 TESSERA_EXPORT bool runs_on_calling_thread(const MatrixView<T>& A, int nrhs, const FactorOptions& options = {});
 template <class T>
 TESSERA_EXPORT int potrf_on_calling_thread(const MatrixView<T>& A, const FactorOptions& options = {});
+// Out of place, two strided host batches of the same order and count: each matrix's triangle
+// options.uplo of A (not written) copied into `factors`, the other triangle zero, and factored
+// there at once while it is in cache; factors.info() receives each matrix's info.
+template <class T>
+TESSERA_EXPORT int potrf_on_calling_thread(const MatrixView<T>& A, const MatrixView<T>& factors,
+                                           const FactorOptions& options = {});
 template <class T>
 TESSERA_EXPORT int potrs_on_calling_thread(const MatrixView<T>& factor, const MatrixView<T>& B,
                                            const FactorOptions& options = {});

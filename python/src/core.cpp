@@ -111,26 +111,6 @@ void zero_other_triangle(T* data, int n, long long batch, tessera::Uplo uplo) {
   }
 }
 
-// Each column-major n x n matrix of a contiguous stack: the triangle `uplo` copied from `source`
-// into `out`, zeros in the other strict triangle (where a factor has them), in one pass over the
-// stack: a whole copy, then the zeros, took two.
-template <class T>
-void copy_triangle_zero_other(const T* source, T* out, int n, long long count, tessera::Uplo uplo) {
-  const long long matrix = static_cast<long long>(n) * n;
-  for (long long k = 0; k < count; ++k)
-    for (int j = 0; j < n; ++j) {
-      const T* from = source + k * matrix + static_cast<long long>(j) * n;
-      T* to = out + k * matrix + static_cast<long long>(j) * n;
-      if (uplo == tessera::Uplo::lower) {
-        std::fill(to, to + j, T(0));
-        std::copy(from + j, from + n, to + j);
-      } else {
-        std::copy(from, from + j + 1, to);
-        std::fill(to + j + 1, to + n, T(0));
-      }
-    }
-}
-
 tessera::FactorOptions options_of(tessera::Uplo uplo, const std::string& mode) {
   tessera::FactorOptions o = tessera::FactorOptions::from_environment();
   o.uplo = uplo;
@@ -500,15 +480,15 @@ nb::object cholesky_on_calling_thread(AnyHostArray a, bool lower, const std::str
     return nb::none();
   auto factors = std::make_unique<T[]>(static_cast<size_t>(std::max<long long>(1, matrix * count)));
   auto info = std::make_unique<int32_t[]>(std::max<size_t>(1, batch));
-  // A contiguous stack is read as it lies, its other triangle left out (zeros in the factor);
-  // another is gathered element by element, its other triangle zeroed after the factorization.
-  const bool as_it_lies = by_columns || c_contiguous(a);
-  {
-    // Matrix k's element (r, c) as C-ordered is element (c, r) of its column-major copy.
-    const T* source = static_cast<const T*>(a.data());
+  // A contiguous stack is read as it lies, each matrix's triangle copied just before its
+  // factorization (the library's out-of-place form: zeros in the other triangle); another is
+  // gathered element by element, its other triangle zeroed after the factorization.
+  const bool as_it_lies = n > 0 && (by_columns || c_contiguous(a));
+  // Matrix k's element (r, c) as C-ordered is element (c, r) of its column-major copy.
+  const T* source = static_cast<const T*>(a.data());
+  if (!as_it_lies) {
     std::vector<size_t> index(ndim, 0);
-    if (as_it_lies) copy_triangle_zero_other(source, factors.get(), n, count, uplo);
-    for (int k = 0; k < count && !as_it_lies; ++k) {
+    for (int k = 0; k < count; ++k) {
       long long offset = 0;
       for (size_t d = 0; d + 2 < ndim; ++d) offset += static_cast<long long>(index[d]) * a.stride(d);
       const int64_t row_stride = a.stride(ndim - 2), col_stride = a.stride(ndim - 1);
@@ -525,10 +505,17 @@ nb::object cholesky_on_calling_thread(AnyHostArray a, bool lower, const std::str
   {
     const CallingThreadGate::Pass pass(*calling_thread_gate);
     nb::gil_scoped_release unlocked;
-    tessera::potrf_on_calling_thread(
-        tessera::MatrixView<T>::host_batch(n, n, factors.get(), std::max(1, n), matrix, count, info.get()), options);
-    // potrf leaves the other triangle as it found it.
-    if (!as_it_lies) zero_other_triangle(factors.get(), n, count, uplo);
+    const auto factors_view =
+        tessera::MatrixView<T>::host_batch(n, n, factors.get(), std::max(1, n), matrix, count, info.get());
+    if (as_it_lies) {
+      // The source is read only (the view's type is the library's one for batches).
+      tessera::potrf_on_calling_thread(
+          tessera::MatrixView<T>::host_batch(n, n, const_cast<T*>(source), n, matrix, count), factors_view, options);
+    } else {
+      tessera::potrf_on_calling_thread(factors_view, options);
+      // potrf leaves the other triangle as it found it.
+      zero_other_triangle(factors.get(), n, count, uplo);
+    }
     failed = std::any_of(info.get(), info.get() + count, [](int32_t i) { return i != 0; });
   }
   std::vector<size_t> shape(a.shape_ptr(), a.shape_ptr() + ndim);

@@ -188,6 +188,41 @@ void batch_on_calling_thread(Uplo uplo, int n, int nrhs, T* A, int lda, long lon
   });
 }
 
+namespace {
+
+// a := the triangle `uplo` of source (n x n), the other triangle zero.
+template <class T>
+void copy_triangle(Uplo uplo, int n, const T* source, int source_ld, T* a, int lda) {
+  for (int j = 0; j < n; ++j) {
+    const T* from = source + static_cast<std::size_t>(j) * source_ld;
+    T* to = a + static_cast<std::size_t>(j) * lda;
+    const int first = uplo == Uplo::lower ? j : 0, end = uplo == Uplo::lower ? n : j + 1;
+    std::fill(to, to + first, T(0));
+    std::copy(from + first, from + end, to + first);
+    std::fill(to + end, to + n, T(0));
+  }
+}
+
+}  // namespace
+
+template <class T>
+void batch_into_on_calling_thread(Uplo uplo, int n, const T* source, int sourceLd, long long sourceStride, T* A,
+                                  int lda, long long strideA, int batch, int* info) {
+  if (n == 0) {
+    std::fill(info, info + batch, 0);
+    return;
+  }
+  const SmallMatrixBlas blas(n);
+  const int parts = blas.single_threaded() ? batch_parts(n, 0, batch) : 1;
+  run_in_parts(batch, parts, [&](int first, int last) {
+    for (int k = first; k < last; ++k) {
+      T* a = A + k * strideA;
+      copy_triangle(uplo, n, source + k * sourceStride, sourceLd, a, lda);
+      info[k] = potrf_via_lower(uplo, n, a, lda);
+    }
+  });
+}
+
 template <class T>
 void inverse_batch_on_calling_thread(Uplo uplo, int n, T* A, int lda, long long strideA, int batch, int* info) {
   if (n == 0) {
@@ -283,6 +318,25 @@ int potrf_on_calling_thread(const MatrixView<T>& A, const FactorOptions& options
 }
 
 template <class T>
+int potrf_on_calling_thread(const MatrixView<T>& A, const MatrixView<T>& factors, const FactorOptions& options) {
+  const char uplo = detail::uplo_letter(options.uplo);
+  if (A.where() != MatrixIn::host_batch || factors.where() != MatrixIn::host_batch)
+    throw InvalidArgument("potrf_batched: the out-of-place form on the calling thread takes two strided host batches");
+  detail::throw_if_invalid("potrf_batched", potrf_batched_argument_error(uplo, A.rows(), A.data(), A.ld(), A.stride(),
+                                                                         A.count(), factors.info()));
+  detail::throw_if_invalid("potrf_batched",
+                           potrf_batched_argument_error(uplo, factors.rows(), factors.data(), factors.ld(),
+                                                        factors.stride(), factors.count(), factors.info()));
+  if (factors.rows() != A.rows() || factors.count() != A.count())
+    throw InvalidArgument("potrf_batched: the factors' batch is not the shape of A's");
+  require_calling_thread<T>("potrf_batched", &factors, nullptr, 0, options);
+  detail::batch_into_on_calling_thread<T>(options.uplo, A.rows(), A.data(), A.ld(), A.stride(), factors.data(),
+                                          factors.ld(), factors.stride(), factors.count(), factors.info());
+  if (options.log_determinant) detail::write_log_determinants(factors, 0, options.log_determinant);
+  return 0;
+}
+
+template <class T>
 int potrs_on_calling_thread(const MatrixView<T>& factor, const MatrixView<T>& B, const FactorOptions& options) {
   const char uplo = detail::uplo_letter(options.uplo);
   const int n = factor.rows();
@@ -349,6 +403,7 @@ int potri_on_calling_thread(const MatrixView<T>& factor, const FactorOptions& op
   template int potri_on_calling_thread<T>(const MatrixView<T>&, const FactorOptions&);                          \
   template bool runs_on_calling_thread<T>(const MatrixView<T>&, int, const FactorOptions&);                     \
   template int potrf_on_calling_thread<T>(const MatrixView<T>&, const FactorOptions&);                          \
+  template int potrf_on_calling_thread<T>(const MatrixView<T>&, const MatrixView<T>&, const FactorOptions&);    \
   template int potrs_on_calling_thread<T>(const MatrixView<T>&, const MatrixView<T>&, const FactorOptions&);    \
   template int posv_on_calling_thread<T>(const MatrixView<T>&, const MatrixView<T>&, const FactorOptions&);
 TESSERA_FOR_EACH_SCALAR(TESSERA_INSTANTIATE)
@@ -365,6 +420,7 @@ namespace tessera::detail {
   template int potri_on_calling_thread<T>(Uplo, int, T*, int);                                              \
   template int first_zero_diagonal<T>(int, const T*, int);                                                   \
   template void batch_on_calling_thread<T>(Uplo, int, int, T*, int, long long, T*, int, long long, int, int*, bool); \
+  template void batch_into_on_calling_thread<T>(Uplo, int, const T*, int, long long, T*, int, long long, int, int*); \
   template void inverse_batch_on_calling_thread<T>(Uplo, int, T*, int, long long, int, int*);
 TESSERA_FOR_EACH_SCALAR(TESSERA_INSTANTIATE)
 #undef TESSERA_INSTANTIATE

@@ -38,6 +38,13 @@ template <class T>
 void batch_on_calling_thread(Uplo uplo, int n, int nrhs, T* A, int lda, long long strideA, T* B, int ldb,
                              long long strideB, int batch, int* info, bool factor);
 
+// Out of place: each matrix's triangle `uplo` of the source (source + k * sourceStride, leading
+// dimension sourceLd) copied into A's matrix k, the other triangle zero, and factored there at
+// once, while it is in cache; the source is not written. info[k]: matrix k's info.
+template <class T>
+void batch_into_on_calling_thread(Uplo uplo, int n, const T* source, int sourceLd, long long sourceStride, T* A,
+                                  int lda, long long strideA, int batch, int* info);
+
 // The same for the batch's inverses from their factors (xPOTRI on each; info[k] its info).
 template <class T>
 void inverse_batch_on_calling_thread(Uplo uplo, int n, T* A, int lda, long long strideA, int batch, int* info);
