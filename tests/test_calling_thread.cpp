@@ -327,6 +327,12 @@ TYPED_TEST(CallingThread, OutOfPlaceStacksFactorEachTriangleAndLeaveTheSourceAlo
   EXPECT_THROW(potrf_on_calling_thread(MatrixView<double>::host(4, 4, a.data(), 4),
                                        MatrixView<double>::host_batch(4, 4, f.data(), 4, 16, 1, info.data())),
                InvalidArgument);
+  // Factors sharing memory with A (but for in place) would be written before A is read.
+  std::vector<double> shared(64, 1.0);
+  std::vector<int> two(2);
+  EXPECT_THROW(potrf_on_calling_thread(MatrixView<double>::host_batch(4, 4, shared.data(), 4, 16, 2),
+                                       MatrixView<double>::host_batch(4, 4, shared.data() + 8, 4, 16, 2, two.data())),
+               InvalidArgument);
 }
 
 TEST(CallingThread, WorkThatRunsTasksAndMisuseAreRefused) {

@@ -170,6 +170,14 @@ void run_in_parts(int batch, int parts, const Part& part) {
   for (std::thread& thread : others) thread.join();
 }
 
+// part(first, last) over a batch of order n, in the parts batch_parts gives work of nrhs
+// right-hand sides, each with one BLAS thread where the order is small.
+template <class Part>
+void run_batch(int n, int nrhs, int batch, const Part& part) {
+  const SmallMatrixBlas blas(n);
+  run_in_parts(batch, blas.single_threaded() ? batch_parts(n, nrhs, batch) : 1, part);
+}
+
 }  // namespace
 
 // A batch of small matrices in parts, each with one BLAS thread: the parallelism of a stack of
@@ -181,9 +189,7 @@ void batch_on_calling_thread(Uplo uplo, int n, int nrhs, T* A, int lda, long lon
     if (factor) std::fill(info, info + batch, 0);
     return;
   }
-  const SmallMatrixBlas blas(n);
-  const int parts = blas.single_threaded() ? batch_parts(n, nrhs, batch) : 1;
-  run_in_parts(batch, parts, [&](int first, int last) {
+  run_batch(n, nrhs, batch, [&](int first, int last) {
     batch_part(uplo, n, nrhs, A, lda, strideA, B, ldb, strideB, first, last, info, factor);
   });
 }
@@ -212,9 +218,7 @@ void batch_into_on_calling_thread(Uplo uplo, int n, const T* source, int sourceL
     std::fill(info, info + batch, 0);
     return;
   }
-  const SmallMatrixBlas blas(n);
-  const int parts = blas.single_threaded() ? batch_parts(n, 0, batch) : 1;
-  run_in_parts(batch, parts, [&](int first, int last) {
+  run_batch(n, 0, batch, [&](int first, int last) {
     for (int k = first; k < last; ++k) {
       T* a = A + k * strideA;
       copy_triangle(uplo, n, source + k * sourceStride, sourceLd, a, lda);
@@ -229,10 +233,8 @@ void inverse_batch_on_calling_thread(Uplo uplo, int n, T* A, int lda, long long 
     std::fill(info, info + batch, 0);
     return;
   }
-  const SmallMatrixBlas blas(n);
   // xPOTRI does twice the arithmetic of xPOTRF: counted as n / 6 right-hand sides.
-  const int parts = blas.single_threaded() ? batch_parts(n, n / 6, batch) : 1;
-  run_in_parts(batch, parts, [&](int first, int last) {
+  run_batch(n, n / 6, batch, [&](int first, int last) {
     for (int k = first; k < last; ++k) info[k] = kernels::cpu::potri(letter(uplo), n, A + k * strideA, lda);
   });
 }
@@ -322,13 +324,15 @@ int potrf_on_calling_thread(const MatrixView<T>& A, const MatrixView<T>& factors
   const char uplo = detail::uplo_letter(options.uplo);
   if (A.where() != MatrixIn::host_batch || factors.where() != MatrixIn::host_batch)
     throw InvalidArgument("potrf_batched: the out-of-place form on the calling thread takes two strided host batches");
-  detail::throw_if_invalid("potrf_batched", potrf_batched_argument_error(uplo, A.rows(), A.data(), A.ld(), A.stride(),
-                                                                         A.count(), factors.info()));
-  detail::throw_if_invalid("potrf_batched",
-                           potrf_batched_argument_error(uplo, factors.rows(), factors.data(), factors.ld(),
-                                                        factors.stride(), factors.count(), factors.info()));
   if (factors.rows() != A.rows() || factors.count() != A.count())
     throw InvalidArgument("potrf_batched: the factors' batch is not the shape of A's");
+  detail::throw_if_invalid("potrf_batched", potrf_batched_argument_error(uplo, A.rows(), A.data(), A.ld(), A.stride(),
+                                                                         A.count(), factors.info()));
+  // The factors' sizes and pointers, and their memory apart from A's (the device form's checks).
+  detail::throw_if_invalid("potrf_batched",
+                           potrf_batched_out_of_place_argument_error(uplo, A.rows(), A.data(), 1, A.ld(), A.stride(),
+                                                                     factors.data(), factors.ld(), factors.stride(),
+                                                                     factors.count(), factors.info()));
   require_calling_thread<T>("potrf_batched", &factors, nullptr, 0, options);
   detail::batch_into_on_calling_thread<T>(options.uplo, A.rows(), A.data(), A.ld(), A.stride(), factors.data(),
                                           factors.ld(), factors.stride(), factors.count(), factors.info());
