@@ -2,7 +2,7 @@
 // LAPACK's potrf (OpenBLAS, through LAPACKE, one BLAS thread) against Tessera's unblocked potf2
 // (kernels/cpu/small_potrf.hpp), nanoseconds per matrix (fastest of the rounds, each restoring the
 // stack first and timing that copy apart), both triangles, the four scalar types. The table's
-// calling_thread_unblocked_potrf_max_n is where the ratio falls under 1.
+// calling_thread_unblocked_potrf_max_n_* are where the ratio falls under 1.
 //   bench_small_potrf [--sizes 1,2,3,4,6,8,10,12,14,16,20,24,32] [--rounds 11]
 #include <algorithm>
 #include <chrono>

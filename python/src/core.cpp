@@ -478,8 +478,10 @@ nb::object cholesky_on_calling_thread(AnyHostArray a, bool lower, const std::str
   if (!tessera::runs_on_calling_thread(
           tessera::MatrixView<T>::host_batch(n, n, nullptr, std::max(1, n), matrix, count), 0, options))
     return nb::none();
-  auto factors = std::make_unique<T[]>(static_cast<size_t>(std::max<long long>(1, matrix * count)));
-  auto info = std::make_unique<int32_t[]>(std::max<size_t>(1, batch));
+  // Not value-initialised (make_unique's zeros would be a pass over the whole stack): every element
+  // of the factors and every info is written below.
+  std::unique_ptr<T[]> factors(new T[static_cast<size_t>(std::max<long long>(1, matrix * count))]);
+  std::unique_ptr<int32_t[]> info(new int32_t[std::max<size_t>(1, batch)]);
   // A contiguous stack is read as it lies, each matrix's triangle copied just before its
   // factorization (the library's out-of-place form: zeros in the other triangle); another is
   // gathered element by element, its other triangle zeroed after the factorization.

@@ -78,7 +78,8 @@ void swap_triangles(int n, T* A, int lda) {
 // lower potrf saves.
 template <class T>
 int potrf_via_lower(Uplo uplo, int n, T* A, int lda) {
-  if (n <= kThresholds.calling_thread_unblocked_potrf_max_n) return kernels::cpu::potrf_unblocked(letter(uplo), n, A, lda);
+  if (n <= kThresholds.calling_thread_unblocked_potrf_max_n(kIsComplex<T>, uplo == Uplo::upper))
+    return kernels::cpu::potrf_unblocked(letter(uplo), n, A, lda);
   if (uplo == Uplo::lower || n < kThresholds.calling_thread_upper_as_lower_from_n ||
       n >= kThresholds.calling_thread_threaded_blas_from_n)
     return kernels::cpu::potrf(letter(uplo), n, A, lda);

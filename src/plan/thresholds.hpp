@@ -49,11 +49,20 @@ struct Thresholds {
   // potrf's time from order 64. Not with threaded BLAS (from calling_thread_threaded_blas_from_n),
   // where the upper one takes about 1.1x, less than the swaps cost.
   int calling_thread_upper_as_lower_from_n = 64;
-  // Up to this order the calling thread factors a matrix with Tessera's unblocked potf2
+  // Up to these orders the calling thread factors a matrix with Tessera's unblocked potf2
   // (kernels/cpu/small_potrf.hpp) instead of a call into LAPACK, whose fixed cost per call exceeds
-  // the arithmetic there (a stack of thousands of tiny matrices pays it per matrix); beyond it
-  // OpenBLAS's vectorized kernels win.
-  int calling_thread_unblocked_potrf_max_n = 16;
+  // the arithmetic there (a stack of thousands of tiny matrices pays it per matrix); beyond them
+  // OpenBLAS's vectorized kernels win. The real types' kernel, a group of entries in registers,
+  // is faster than LAPACK's upper potrf up to order 48 in double (to 40 in single, within 4% at
+  // 48) and than its lower one up to 24 (single precision's lower potrf overtakes it first); the
+  // complex types' up to 16.
+  int calling_thread_unblocked_potrf_max_n_real_lower = 24;
+  int calling_thread_unblocked_potrf_max_n_real_upper = 48;
+  int calling_thread_unblocked_potrf_max_n_complex = 16;
+  constexpr int calling_thread_unblocked_potrf_max_n(bool complex, bool upper) const {
+    if (complex) return calling_thread_unblocked_potrf_max_n_complex;
+    return upper ? calling_thread_unblocked_potrf_max_n_real_upper : calling_thread_unblocked_potrf_max_n_real_lower;
+  }
 
   // One vendor call instead of a tile DAG. A matrix in one GPU's memory (the device API) up to
   // this order is factored by the vendor's potrf on the matrix itself: below it the DAG's chain of
