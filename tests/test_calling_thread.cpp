@@ -335,6 +335,75 @@ TYPED_TEST(CallingThread, OutOfPlaceStacksFactorEachTriangleAndLeaveTheSourceAlo
                InvalidArgument);
 }
 
+// The out-of-place inverse: each factor's triangle read where it lies (the other triangle and the
+// padding NaN, never read), the whole inverse written (xPOTRI's triangle, bit for bit, and its
+// mirror), a factor with a zero on its diagonal reported with xPOTRI's info and an inverse of NaN.
+TYPED_TEST(CallingThread, OutOfPlaceInversesAreWholeAndLeaveTheFactorsAlone) {
+  using T = TypeParam;
+  const T nan = std::numeric_limits<T>::quiet_NaN();
+  for (const auto& [n, count] : {std::pair{5, 7}, std::pair{17, 9}, std::pair{64, 11}}) {
+    const int ld = n + 3;
+    const long long source_stride = static_cast<long long>(ld) * n + 5, stride = static_cast<long long>(n) * n;
+    for (Uplo uplo : {Uplo::lower, Uplo::upper}) {
+      SCOPED_TRACE("n " + std::to_string(n) + ", " + to_string(uplo));
+      const char letter = uplo == Uplo::lower ? 'L' : 'U';  // the factors'
+      const auto in_triangle = [&](int i, int j) { return uplo == Uplo::lower ? i >= j : i <= j; };
+      std::vector<T> source(static_cast<std::size_t>(source_stride) * count, nan);
+      std::vector<T> expected(static_cast<std::size_t>(stride) * count);
+      std::vector<int> expected_info(count, 0);
+      for (int k = 0; k < count; ++k) {
+        std::vector<T> factor = test::random_spd<T>(n, n, 31u + k);
+        ASSERT_EQ(kernels::cpu::potrf(letter, n, factor.data(), n), 0);
+        const int zero_at = k == 1 ? 1 : k == count - 1 ? (n + 1) / 2 : 0;
+        if (zero_at) factor[(zero_at - 1) * (n + 1)] = T(0);
+        T* x = expected.data() + k * stride;
+        for (int j = 0; j < n; ++j)
+          for (int i = 0; i < n; ++i) {
+            const T value = in_triangle(i, j) ? factor[i + static_cast<std::size_t>(j) * n] : T(0);
+            x[i + static_cast<std::size_t>(j) * n] = value;
+            if (in_triangle(i, j)) source[k * source_stride + i + static_cast<std::size_t>(j) * ld] = value;
+          }
+      }
+      // The in-place form's triangles (xPOTRI with the same BLAS threads), mirrored, or NaN.
+      FactorOptions options;
+      options.uplo = uplo;
+      EXPECT_EQ(potri_on_calling_thread(
+                    MatrixView<T>::host_batch(n, n, expected.data(), n, stride, count, expected_info.data()), options),
+                0);
+      for (int k = 0; k < count; ++k) {
+        T* x = expected.data() + k * stride;
+        for (int j = 0; j < n; ++j)
+          for (int i = 0; i < n; ++i)
+            if (!in_triangle(i, j) || expected_info[k] != 0)
+              x[i + static_cast<std::size_t>(j) * n] = expected_info[k] != 0 ? nan : x[j + static_cast<std::size_t>(i) * n];
+      }
+      EXPECT_EQ(expected_info[1], 1);
+      EXPECT_EQ(expected_info[count - 1], (n + 1) / 2);
+      const std::vector<T> source_before = source;
+      std::vector<T> inverses(static_cast<std::size_t>(stride) * count, T(7));
+      std::vector<int> info(count, -1);
+      EXPECT_EQ(potri_on_calling_thread(MatrixView<T>::host_batch(n, n, source.data(), ld, source_stride, count),
+                                        MatrixView<T>::host_batch(n, n, inverses.data(), n, stride, count, info.data()),
+                                        options),
+                0);
+      EXPECT_EQ(info, expected_info);
+      EXPECT_EQ(std::memcmp(inverses.data(), expected.data(), sizeof(T) * inverses.size()), 0);
+      EXPECT_EQ(std::memcmp(source.data(), source_before.data(), sizeof(T) * source.size()), 0);
+    }
+  }
+  std::vector<double> a(64, 1.0), x(64);
+  std::vector<int> info(2);
+  EXPECT_THROW(potri_on_calling_thread(MatrixView<double>::host_batch(4, 4, a.data(), 4, 16, 2),
+                                       MatrixView<double>::host_batch(4, 4, x.data(), 4, 16, 1, info.data())),
+               InvalidArgument);
+  EXPECT_THROW(potri_on_calling_thread(MatrixView<double>::host(4, 4, a.data(), 4),
+                                       MatrixView<double>::host_batch(4, 4, x.data(), 4, 16, 1, info.data())),
+               InvalidArgument);
+  EXPECT_THROW(potri_on_calling_thread(MatrixView<double>::host_batch(4, 4, a.data(), 4, 16, 2),
+                                       MatrixView<double>::host_batch(4, 4, a.data() + 8, 4, 16, 2, info.data())),
+               InvalidArgument);
+}
+
 TEST(CallingThread, WorkThatRunsTasksAndMisuseAreRefused) {
   const int n = single_matrix_limit() + 1;
   std::vector<double> A(static_cast<std::size_t>(n) * n);  // refused before it is read

@@ -167,6 +167,13 @@ TESSERA_EXPORT int posv_on_calling_thread(const MatrixView<T>& A, const MatrixVi
 // potri_async's request on the calling thread (runs_on_calling_thread(factor, 0, options)).
 template <class T>
 TESSERA_EXPORT int potri_on_calling_thread(const MatrixView<T>& factor, const FactorOptions& options = {});
+// Out of place, two strided host batches of the same order and count: each factor's triangle
+// options.uplo (potrf's; not written) copied into `inverses` and inverted there by xPOTRI, then
+// mirrored into the other triangle (the whole Hermitian inverse), at once while it is in cache;
+// inverses.info() receives each matrix's xPOTRI info, and a failed matrix's inverse is NaN.
+template <class T>
+TESSERA_EXPORT int potri_on_calling_thread(const MatrixView<T>& factors, const MatrixView<T>& inverses,
+                                           const FactorOptions& options = {});
 
 // ---- tile matrices: loading and storing ---------------------------------------------------------
 

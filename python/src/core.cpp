@@ -14,13 +14,17 @@
 #include <nanobind/stl/tuple.h>
 #include <nanobind/stl/vector.h>
 
+#include <sys/mman.h>
+
 #include <algorithm>
 #include <chrono>
 #include <condition_variable>
 #include <cstdint>
+#include <cstdlib>
 #include <cstring>
 #include <memory>
 #include <mutex>
+#include <new>
 #include <optional>
 #include <thread>
 #include <tuple>
@@ -455,87 +459,183 @@ bool stored_by_columns(const AnyHostArray& a) {
   return true;
 }
 
-// The Cholesky factors of a host array of square matrices (..., n, n) of scalar type T, where the
-// plan runs the work on the calling thread (tessera::runs_on_calling_thread): a fresh C-ordered
-// array of the factors (the other triangle zero), the info per matrix (shape (...)) and whether
-// any matrix failed, or None, having done nothing, where it runs tasks. `lower` is the triangle of the C-ordered matrices
-// (Tessera's other one, read column-major). Reads `a` through its strides: no copy before this.
+// Uninitialised host memory for `elements` values of type T that a call writes whole: no zeros
+// (make_unique's would be a pass over the whole stack before the one that writes it), and a large
+// block aligned to 2 MiB and advised to take huge pages, as numpy's own large arrays are: each
+// fresh 4 KiB page costs a fault at its first write, which for a stack of small matrices took as
+// long as their factorization.
+struct FreeMemory {
+  void operator()(void* p) const noexcept { std::free(p); }
+};
 template <class T>
-nb::object cholesky_on_calling_thread(AnyHostArray a, bool lower, const std::string& mode) {
-  const size_t ndim = a.ndim();
-  if (a.dtype() != nb::dtype<T>() || ndim < 2 || a.shape(ndim - 1) != a.shape(ndim - 2)) return nb::none();
-  const int n = checked_int(a.shape(ndim - 1), "the matrix order");
-  size_t batch = 1;
-  for (size_t d = 0; d + 2 < ndim; ++d) batch *= a.shape(d);
-  const int count = checked_int(batch, "the number of matrices");
-  // Matrices stored by columns are copied as they lie and read column-major as they are (the
-  // factor comes back in their order); C-ordered ones are read column-major as their transposes,
-  // whose other triangle holds `lower`.
-  const bool by_columns = stored_by_columns(a);
-  const tessera::Uplo uplo = lower != by_columns ? tessera::Uplo::upper : tessera::Uplo::lower;
-  const tessera::FactorOptions options = options_of(uplo, mode);
-  const long long matrix = static_cast<long long>(n) * n;
-  if (!tessera::runs_on_calling_thread(
-          tessera::MatrixView<T>::host_batch(n, n, nullptr, std::max(1, n), matrix, count), 0, options))
-    return nb::none();
-  // Not value-initialised (make_unique's zeros would be a pass over the whole stack): every element
-  // of the factors and every info is written below.
-  std::unique_ptr<T[]> factors(new T[static_cast<size_t>(std::max<long long>(1, matrix * count))]);
-  std::unique_ptr<int32_t[]> info(new int32_t[std::max<size_t>(1, batch)]);
-  // A contiguous stack is read as it lies, each matrix's triangle copied just before its
-  // factorization (the library's out-of-place form: zeros in the other triangle); another is
-  // gathered element by element, its other triangle zeroed after the factorization.
-  const bool as_it_lies = n > 0 && (by_columns || c_contiguous(a));
-  // Matrix k's element (r, c) as C-ordered is element (c, r) of its column-major copy.
-  const T* source = static_cast<const T*>(a.data());
-  if (!as_it_lies) {
+using HostBuffer = std::unique_ptr<T[], FreeMemory>;
+
+template <class T>
+HostBuffer<T> written_later(long long elements) {
+  const size_t bytes = static_cast<size_t>(std::max<long long>(1, elements)) * sizeof(T);
+  constexpr size_t huge_page = size_t{2} << 20;
+  void* p = nullptr;
+#ifdef MADV_HUGEPAGE
+  if (bytes >= 2 * huge_page) {
+    const size_t rounded = (bytes + huge_page - 1) / huge_page * huge_page;
+    if (posix_memalign(&p, huge_page, rounded) == 0)
+      static_cast<void>(madvise(p, rounded, MADV_HUGEPAGE));  // advice only: normal pages if refused
+    else
+      p = nullptr;
+  }
+#endif
+  if (!p) p = std::malloc(bytes);
+  if (!p) throw std::bad_alloc();
+  return HostBuffer<T>(static_cast<T*>(p));
+}
+
+// A host array of square matrices (..., n, n) of scalar type T as the library's strided host batch
+// reads it: matrix k column-major at matrices() + k * n * n. Matrices stored by columns are read as
+// they lie; C-ordered ones are read as their transposes; others are gathered (element by element)
+// into a column-major copy of their transposes.
+template <class T>
+class HostStackSource {
+ public:
+  // None where `a` is not a stack of square matrices of type T.
+  static std::optional<HostStackSource> of(const AnyHostArray& a) {
+    const size_t ndim = a.ndim();
+    if (a.dtype() != nb::dtype<T>() || ndim < 2 || a.shape(ndim - 1) != a.shape(ndim - 2)) return std::nullopt;
+    HostStackSource source(a);
+    return source;
+  }
+
+  int n() const { return n_; }
+  int count() const { return count_; }
+  long long matrix() const { return static_cast<long long>(n_) * n_; }
+  // The library's triangle of the matrices whose triangle `lower` is given as the array holds them.
+  tessera::Uplo uplo(bool lower) const { return lower != by_columns_ ? tessera::Uplo::upper : tessera::Uplo::lower; }
+
+  // The matrices (read only), gathered first where they do not lie as the batch reads them.
+  const T* matrices() {
+    if (as_it_lies_) return static_cast<const T*>(a_.data());
+    if (!gathered_) gather();
+    return gathered_.get();
+  }
+
+  // A fresh array of `count` n x n results, written column-major by the library, with the array's
+  // shape and its order: C strides, or each matrix's last two swapped for matrices stored by
+  // columns (what the library wrote is then read as it wrote it).
+  nb::object result(HostBuffer<T> data) const {
+    std::vector<size_t> shape(a_.shape_ptr(), a_.shape_ptr() + a_.ndim());
+    std::vector<int64_t> strides(shape.size());
+    int64_t step = 1;
+    for (size_t d = shape.size(); d-- > 0;) {
+      strides[d] = step;
+      step *= static_cast<int64_t>(shape[d]);
+    }
+    if (by_columns_) std::swap(strides[shape.size() - 1], strides[shape.size() - 2]);
+    T* raw = data.release();
+    nb::capsule owner(raw, [](void* p) noexcept { std::free(p); });
+    return nb::ndarray<nb::numpy, T>(raw, shape.size(), shape.data(), owner, strides.data()).cast();
+  }
+  // A fresh int32 array of the leading shape (...) holding `info`.
+  nb::object info_result(HostBuffer<int32_t> info) const {
+    const std::vector<size_t> shape(a_.shape_ptr(), a_.shape_ptr() + a_.ndim() - 2);
+    int32_t* raw = info.release();
+    nb::capsule owner(raw, [](void* p) noexcept { std::free(p); });
+    return nb::ndarray<nb::numpy, int32_t>(raw, shape.size(), shape.data(), owner).cast();
+  }
+
+ private:
+  explicit HostStackSource(const AnyHostArray& a) : a_(a) {
+    const size_t ndim = a.ndim();
+    n_ = checked_int(a.shape(ndim - 1), "the matrix order");
+    size_t batch = 1;
+    for (size_t d = 0; d + 2 < ndim; ++d) batch *= a.shape(d);
+    count_ = checked_int(batch, "the number of matrices");
+    by_columns_ = stored_by_columns(a);
+    as_it_lies_ = n_ > 0 && (by_columns_ || c_contiguous(a));
+  }
+
+  // Matrix k's element (r, c) as the array holds it is element (c, r) of its column-major copy.
+  void gather() {
+    const size_t ndim = a_.ndim();
+    gathered_ = written_later<T>(matrix() * count_);
+    const T* source = static_cast<const T*>(a_.data());
     std::vector<size_t> index(ndim, 0);
-    for (int k = 0; k < count; ++k) {
+    const int64_t row_stride = a_.stride(ndim - 2), col_stride = a_.stride(ndim - 1);
+    for (int k = 0; k < count_; ++k) {
       long long offset = 0;
-      for (size_t d = 0; d + 2 < ndim; ++d) offset += static_cast<long long>(index[d]) * a.stride(d);
-      const int64_t row_stride = a.stride(ndim - 2), col_stride = a.stride(ndim - 1);
-      T* out = factors.get() + k * matrix;
-      for (int r = 0; r < n; ++r)
-        for (int c = 0; c < n; ++c) out[c + static_cast<long long>(r) * n] = source[offset + r * row_stride + c * col_stride];
+      for (size_t d = 0; d + 2 < ndim; ++d) offset += static_cast<long long>(index[d]) * a_.stride(d);
+      T* out = gathered_.get() + k * matrix();
+      for (int r = 0; r < n_; ++r)
+        for (int c = 0; c < n_; ++c) out[c + static_cast<long long>(r) * n_] = source[offset + r * row_stride + c * col_stride];
       for (size_t d = ndim - 2; d-- > 0;) {  // the next matrix's index, last dimension fastest
-        if (++index[d] < a.shape(d)) break;
+        if (++index[d] < a_.shape(d)) break;
         index[d] = 0;
       }
     }
   }
+
+  AnyHostArray a_;
+  int n_ = 0;
+  int count_ = 0;
+  bool by_columns_ = false;
+  bool as_it_lies_ = false;
+  HostBuffer<T> gathered_;
+};
+
+// `run(source, results)` (two strided host batches: the stack as the library reads it, a fresh one
+// to write) on the calling thread, where the plan runs `options`' request there; returns the
+// results (in the source's order), the info per matrix (shape (...)) and whether any matrix
+// failed, or None, having done nothing, where it runs tasks.
+template <class T, class Run>
+nb::object out_of_place_on_calling_thread(HostStackSource<T>& source, const tessera::FactorOptions& options,
+                                          const Run& run) {
+  const int n = source.n(), count = source.count();
+  if (!tessera::runs_on_calling_thread(
+          tessera::MatrixView<T>::host_batch(n, n, nullptr, std::max(1, n), source.matrix(), count), 0, options))
+    return nb::none();
+  HostBuffer<T> results = written_later<T>(source.matrix() * count);
+  HostBuffer<int32_t> info = written_later<int32_t>(count);
   bool failed = false;
   {
+    const T* matrices = n > 0 ? source.matrices() : nullptr;
     const CallingThreadGate::Pass pass(*calling_thread_gate);
     nb::gil_scoped_release unlocked;
-    const auto factors_view =
-        tessera::MatrixView<T>::host_batch(n, n, factors.get(), std::max(1, n), matrix, count, info.get());
-    if (as_it_lies) {
-      // The source is read only (the view's type is the library's one for batches).
-      tessera::potrf_on_calling_thread(
-          tessera::MatrixView<T>::host_batch(n, n, const_cast<T*>(source), n, matrix, count), factors_view, options);
-    } else {
-      tessera::potrf_on_calling_thread(factors_view, options);
-      // potrf leaves the other triangle as it found it.
-      zero_other_triangle(factors.get(), n, count, uplo);
-    }
+    // The source is read only (the view's type is the library's one for batches).
+    run(tessera::MatrixView<T>::host_batch(n, n, const_cast<T*>(matrices), std::max(1, n), source.matrix(), count),
+        tessera::MatrixView<T>::host_batch(n, n, results.get(), std::max(1, n), source.matrix(), count, info.get()));
     failed = std::any_of(info.get(), info.get() + count, [](int32_t i) { return i != 0; });
   }
-  std::vector<size_t> shape(a.shape_ptr(), a.shape_ptr() + ndim);
-  T* factor_data = factors.release();
-  nb::capsule factor_owner(factor_data, [](void* p) noexcept { delete[] static_cast<T*>(p); });
-  int32_t* info_data = info.release();
-  nb::capsule info_owner(info_data, [](void* p) noexcept { delete[] static_cast<int32_t*>(p); });
-  // Strides in elements: C order, or each matrix's last two swapped for a factor by columns.
-  std::vector<int64_t> strides(ndim);
-  int64_t step = 1;
-  for (size_t d = ndim; d-- > 0;) {
-    strides[d] = step;
-    step *= static_cast<int64_t>(shape[d]);
-  }
-  if (by_columns) std::swap(strides[ndim - 1], strides[ndim - 2]);
-  auto factor_array = nb::ndarray<nb::numpy, T>(factor_data, ndim, shape.data(), factor_owner, strides.data());
-  auto info_array = nb::ndarray<nb::numpy, int32_t>(info_data, ndim - 2, shape.data(), info_owner);
-  return nb::make_tuple(factor_array.cast(), info_array.cast(), failed);
+  return nb::make_tuple(source.result(std::move(results)), source.info_result(std::move(info)), failed);
+}
+
+// The Cholesky factors of a host array of square matrices (..., n, n) of scalar type T, where the
+// plan runs the work on the calling thread (tessera::runs_on_calling_thread): a fresh array of the
+// factors in the input's order (C, or Fortran for matrices stored by columns; the other triangle
+// zero), the info per matrix (shape (...)) and whether any matrix failed, or None, having done
+// nothing, where it runs tasks (or `a` is not of type T). `lower` is the triangle of the matrices
+// as the array holds them. Each matrix's triangle is copied just before its factorization (the
+// library's out-of-place form); `a` is read through its strides, copied only where it must be.
+template <class T>
+nb::object cholesky_on_calling_thread(AnyHostArray a, bool lower, const std::string& mode) {
+  std::optional<HostStackSource<T>> source = HostStackSource<T>::of(a);
+  if (!source) return nb::none();
+  const tessera::FactorOptions options = options_of(source->uplo(lower), mode);
+  return out_of_place_on_calling_thread(*source, options, [&](const auto& in, const auto& out) {
+    tessera::potrf_on_calling_thread(in, out, options);
+  });
+}
+
+// The inverses a^-1 from a host array of Cholesky factors (..., n, n) of scalar type T (their
+// triangle `lower` as the array holds them), as cholesky_on_calling_thread: the whole Hermitian
+// inverse of each (xPOTRI, then mirrored; NaN where a factor's diagonal has a zero, info[k] its
+// xPOTRI info), or None. A C-ordered factor L is read as the upper factor L^T of conj(a), whose
+// inverse conj(a^-1), written column-major and read C-ordered, is a^-1.
+template <class T>
+nb::object cholesky_inverse_on_calling_thread(AnyHostArray c, bool lower, const std::string& mode) {
+  std::optional<HostStackSource<T>> source = HostStackSource<T>::of(c);
+  if (!source) return nb::none();
+  const tessera::FactorOptions options = options_of(source->uplo(lower), mode);
+  return out_of_place_on_calling_thread(*source, options, [&](const auto& in, const auto& out) {
+    tessera::potri_on_calling_thread(in, out, options);
+  });
 }
 
 // x := A^{-1} x for each of the stack's factors, on the calling thread where the plan runs the work
@@ -744,6 +844,8 @@ NB_MODULE(_core, m) {
     call.def(("potri" + s).c_str(), &RuntimeCall::potri<T>);
     m.def(("cholesky_on_calling_thread" + s).c_str(), &cholesky_on_calling_thread<T>, nb::arg("a").noconvert(),
           nb::arg("lower"), nb::arg("mode"));
+    m.def(("cholesky_inverse_on_calling_thread" + s).c_str(), &cholesky_inverse_on_calling_thread<T>,
+          nb::arg("c").noconvert(), nb::arg("lower"), nb::arg("mode"));
     m.def(("potrs_on_calling_thread" + s).c_str(), &potrs_on_calling_thread<T>);
     m.def(("potri_on_calling_thread" + s).c_str(), &potri_on_calling_thread<T>);
     call.def(("potrf_device_into" + s).c_str(), &RuntimeCall::potrf_device_into<T>);

@@ -785,6 +785,31 @@ def test_cholesky_inverse_and_inv_match_numpy(small_tiles, shape, lower, dtype):
         assert np.allclose(tessera.cholesky_inverse(scipy.linalg.cho_factor(a, lower=lower)), expected, atol=atol)
 
 
+@pytest.mark.parametrize("dtype", DTYPES + [np.complex128, np.complex64])
+@pytest.mark.parametrize("lower", [True, False])
+@pytest.mark.parametrize("layout", ["C", "F", "strided"])
+def test_cholesky_inverse_reads_a_small_stack_of_factors_in_any_layout(layout, lower, dtype):
+    # Small work: each factor copied, inverted and mirrored on the calling thread where it lies.
+    a = hpd(9, dtype, (2, 3)) if np.iscomplexobj(np.zeros(0, dtype)) else spd(9, (2, 3), dtype=dtype)
+    expected = np.linalg.inv(a.astype(np.complex128 if np.iscomplexobj(a) else np.float64))
+    atol = tolerance(dtype, 9) * np.abs(expected).max()
+    c = tessera.cholesky(a, lower=lower)
+    if layout == "F":
+        c = np.asfortranarray(c)
+    elif layout == "strided":
+        wide = np.full(c.shape[:-1] + (18,), np.nan, dtype=dtype)
+        wide[..., ::2] = c
+        c = wide[..., ::2]
+    inverse = tessera.cholesky_inverse(c, lower=lower)
+    assert inverse.shape == a.shape and inverse.dtype == dtype
+    assert np.allclose(inverse, expected, atol=atol)
+    assert np.array_equal(inverse, np.conjugate(np.swapaxes(inverse, -1, -2)))  # Hermitian to the last bit
+    c = np.array(c)
+    c[1, 2, 4, 4] = 0
+    with pytest.raises(np.linalg.LinAlgError, match="matrix 5: the factor's diagonal entry 5 is zero"):
+        tessera.cholesky_inverse(c, lower=lower)
+
+
 @pytest.mark.parametrize("lower", [True, False])
 def test_cholesky_inverse_of_a_large_factor_and_of_a_singular_one(lower):
     n = 2001  # beyond the calling thread's work on every machine: the tile task graph

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <limits>
 #include <memory>
 #include <optional>
 #include <string>
@@ -48,24 +49,42 @@ class SmallMatrixBlas {
   std::optional<SingleThreadedBlas> one_thread_;
 };
 
-// Swaps A's strict lower triangle with the adjoint of its strict upper one (A(i, j) and
-// conj(A(j, i)) trade places), in place, in square blocks: element by element, one of the two
-// walks strides a whole column per element. Blocks of 16: a block's strided walk then touches 16
-// lines, which stay in the first-level cache even where lda is a power of two and they all fall
-// into two of its sets (32 took twice as long at order 256 as at 255).
-template <class T>
-void swap_triangles(int n, T* A, int lda) {
-  using kernels::cpu::adjoint_element;
+// f(i, j) for every entry of the strict lower triangle of an n x n matrix (i > j), in square
+// blocks: a walk that strides a whole column per entry then touches 16 lines per block, which stay
+// in the first-level cache even where lda is a power of two and they all fall into two of its sets
+// (blocks of 32 took twice as long at order 256 as at 255).
+template <class F>
+void for_each_strict_lower_in_blocks(int n, const F& f) {
   constexpr int block = 16;
-  const auto at = [A, lda](int i, int j) -> T& { return A[i + static_cast<std::size_t>(j) * lda]; };
   for (int j0 = 0; j0 < n; j0 += block)
     for (int i0 = j0; i0 < n; i0 += block)
       for (int j = j0; j < std::min(j0 + block, n); ++j)
-        for (int i = std::max(i0, j + 1); i < std::min(i0 + block, n); ++i) {
-          const T lower = at(i, j);
-          at(i, j) = adjoint_element(at(j, i));
-          at(j, i) = adjoint_element(lower);
-        }
+        for (int i = std::max(i0, j + 1); i < std::min(i0 + block, n); ++i) f(i, j);
+}
+
+// Swaps A's strict lower triangle with the adjoint of its strict upper one (A(i, j) and
+// conj(A(j, i)) trade places), in place.
+template <class T>
+void swap_triangles(int n, T* A, int lda) {
+  using kernels::cpu::adjoint_element;
+  const auto at = [A, lda](int i, int j) -> T& { return A[i + static_cast<std::size_t>(j) * lda]; };
+  for_each_strict_lower_in_blocks(n, [&](int i, int j) {
+    const T lower = at(i, j);
+    at(i, j) = adjoint_element(at(j, i));
+    at(j, i) = adjoint_element(lower);
+  });
+}
+
+// The strict triangle opposite `uplo` := the adjoint of the strict triangle `uplo`: a Hermitian
+// matrix whole from one of its triangles.
+template <class T>
+void mirror_triangle(Uplo uplo, int n, T* A, int lda) {
+  using kernels::cpu::adjoint_element;
+  const auto at = [A, lda](int i, int j) -> T& { return A[i + static_cast<std::size_t>(j) * lda]; };
+  if (uplo == Uplo::lower)
+    for_each_strict_lower_in_blocks(n, [&](int i, int j) { at(j, i) = adjoint_element(at(i, j)); });
+  else
+    for_each_strict_lower_in_blocks(n, [&](int i, int j) { at(i, j) = adjoint_element(at(j, i)); });
 }
 
 // LAPACK's potrf of the triangle `uplo` of A (for the smallest orders its unblocked potf2, as
@@ -240,6 +259,30 @@ void inverse_batch_on_calling_thread(Uplo uplo, int n, T* A, int lda, long long 
   });
 }
 
+template <class T>
+void inverse_into_on_calling_thread(Uplo uplo, int n, const T* source, int sourceLd, long long sourceStride, T* X,
+                                    int ldx, long long strideX, int batch, int* info) {
+  if (n == 0) {
+    std::fill(info, info + batch, 0);
+    return;
+  }
+  run_batch(n, n / 6, batch, [&](int first, int last) {
+    for (int k = first; k < last; ++k) {
+      T* x = X + k * strideX;
+      copy_triangle(uplo, n, source + k * sourceStride, sourceLd, x, ldx);
+      info[k] = kernels::cpu::potri(letter(uplo), n, x, ldx);
+      if (info[k] == 0) {
+        mirror_triangle(uplo, n, x, ldx);
+      } else {
+        for (int j = 0; j < n; ++j) {
+          T* column = x + static_cast<std::size_t>(j) * ldx;
+          std::fill(column, column + n, T(std::numeric_limits<RealOf<T>>::quiet_NaN()));
+        }
+      }
+    }
+  });
+}
+
 Request finished_request(const CallingThreadResult& result) {
   auto submission = std::make_shared<Submission>();
   if (result.info > 0) submission->record_not_positive_definite(result.info);
@@ -293,6 +336,26 @@ void require_calling_thread(const char* routine, const MatrixView<T>* A, const M
                                  "call it with a Runtime");
 }
 
+// The out-of-place forms' arguments: two strided host batches of one shape, the source's checked
+// as potrf_batched's A and the results' sizes, pointers and memory apart from the source's as the
+// device form's out-of-place checks have them, and a request that runs on the calling thread.
+template <class T>
+void check_out_of_place_batches(const char* routine, const MatrixView<T>& source, const MatrixView<T>& results,
+                                const FactorOptions& options) {
+  const std::string name(routine);
+  const char uplo = detail::uplo_letter(options.uplo);
+  if (source.where() != MatrixIn::host_batch || results.where() != MatrixIn::host_batch)
+    throw InvalidArgument(name + ": the out-of-place form on the calling thread takes two strided host batches");
+  if (results.rows() != source.rows() || results.count() != source.count())
+    throw InvalidArgument(name + ": the two batches differ in order or count");
+  detail::throw_if_invalid(routine, potrf_batched_argument_error(uplo, source.rows(), source.data(), source.ld(),
+                                                                 source.stride(), source.count(), results.info()));
+  detail::throw_if_invalid(routine, potrf_batched_out_of_place_argument_error(
+                                        uplo, source.rows(), source.data(), 1, source.ld(), source.stride(),
+                                        results.data(), results.ld(), results.stride(), results.count(), results.info()));
+  require_calling_thread<T>(routine, &results, nullptr, 0, options);
+}
+
 }  // namespace
 
 template <class T>
@@ -322,19 +385,7 @@ int potrf_on_calling_thread(const MatrixView<T>& A, const FactorOptions& options
 
 template <class T>
 int potrf_on_calling_thread(const MatrixView<T>& A, const MatrixView<T>& factors, const FactorOptions& options) {
-  const char uplo = detail::uplo_letter(options.uplo);
-  if (A.where() != MatrixIn::host_batch || factors.where() != MatrixIn::host_batch)
-    throw InvalidArgument("potrf_batched: the out-of-place form on the calling thread takes two strided host batches");
-  if (factors.rows() != A.rows() || factors.count() != A.count())
-    throw InvalidArgument("potrf_batched: the factors' batch is not the shape of A's");
-  detail::throw_if_invalid("potrf_batched", potrf_batched_argument_error(uplo, A.rows(), A.data(), A.ld(), A.stride(),
-                                                                         A.count(), factors.info()));
-  // The factors' sizes and pointers, and their memory apart from A's (the device form's checks).
-  detail::throw_if_invalid("potrf_batched",
-                           potrf_batched_out_of_place_argument_error(uplo, A.rows(), A.data(), 1, A.ld(), A.stride(),
-                                                                     factors.data(), factors.ld(), factors.stride(),
-                                                                     factors.count(), factors.info()));
-  require_calling_thread<T>("potrf_batched", &factors, nullptr, 0, options);
+  check_out_of_place_batches("potrf_batched", A, factors, options);
   detail::batch_into_on_calling_thread<T>(options.uplo, A.rows(), A.data(), A.ld(), A.stride(), factors.data(),
                                           factors.ld(), factors.stride(), factors.count(), factors.info());
   if (options.log_determinant) detail::write_log_determinants(factors, 0, options.log_determinant);
@@ -404,8 +455,18 @@ int potri_on_calling_thread(const MatrixView<T>& factor, const FactorOptions& op
   return detail::potri_on_calling_thread(options.uplo, factor.rows(), factor.data(), factor.ld());
 }
 
+template <class T>
+int potri_on_calling_thread(const MatrixView<T>& factors, const MatrixView<T>& inverses, const FactorOptions& options) {
+  check_out_of_place_batches("potri_batched", factors, inverses, options);
+  detail::inverse_into_on_calling_thread<T>(options.uplo, factors.rows(), factors.data(), factors.ld(),
+                                            factors.stride(), inverses.data(), inverses.ld(), inverses.stride(),
+                                            inverses.count(), inverses.info());
+  return 0;
+}
+
 #define TESSERA_INSTANTIATE(T)                                                                                  \
   template int potri_on_calling_thread<T>(const MatrixView<T>&, const FactorOptions&);                          \
+  template int potri_on_calling_thread<T>(const MatrixView<T>&, const MatrixView<T>&, const FactorOptions&);    \
   template bool runs_on_calling_thread<T>(const MatrixView<T>&, int, const FactorOptions&);                     \
   template int potrf_on_calling_thread<T>(const MatrixView<T>&, const FactorOptions&);                          \
   template int potrf_on_calling_thread<T>(const MatrixView<T>&, const MatrixView<T>&, const FactorOptions&);    \
@@ -426,7 +487,8 @@ namespace tessera::detail {
   template int first_zero_diagonal<T>(int, const T*, int);                                                   \
   template void batch_on_calling_thread<T>(Uplo, int, int, T*, int, long long, T*, int, long long, int, int*, bool); \
   template void batch_into_on_calling_thread<T>(Uplo, int, const T*, int, long long, T*, int, long long, int, int*); \
-  template void inverse_batch_on_calling_thread<T>(Uplo, int, T*, int, long long, int, int*);
+  template void inverse_batch_on_calling_thread<T>(Uplo, int, T*, int, long long, int, int*);                      \
+  template void inverse_into_on_calling_thread<T>(Uplo, int, const T*, int, long long, T*, int, long long, int, int*);
 TESSERA_FOR_EACH_SCALAR(TESSERA_INSTANTIATE)
 #undef TESSERA_INSTANTIATE
 

@@ -49,6 +49,14 @@ void batch_into_on_calling_thread(Uplo uplo, int n, const T* source, int sourceL
 template <class T>
 void inverse_batch_on_calling_thread(Uplo uplo, int n, T* A, int lda, long long strideA, int batch, int* info);
 
+// Out of place: each factor's triangle `uplo` (source + k * sourceStride, leading dimension
+// sourceLd; not written) copied into X's matrix k and inverted there by xPOTRI, its triangle then
+// mirrored into the other (the whole Hermitian inverse), while it is in cache. info[k]: xPOTRI's
+// info; a failed matrix's X_k is NaN.
+template <class T>
+void inverse_into_on_calling_thread(Uplo uplo, int n, const T* source, int sourceLd, long long sourceStride, T* X,
+                                    int ldx, long long strideX, int batch, int* info);
+
 // A request that is already done, with what the calling thread found.
 Request finished_request(const CallingThreadResult& result);
 

@@ -515,6 +515,8 @@ _POTRI_INTO = {np.dtype(t): getattr(_core, "potri_batched_device_into" + _suffix
 _HOST_DTYPES = [np.dtype(t) for t in (np.float32, np.float64, np.complex64, np.complex128)]
 _CHOLESKY_ON_CALLING_THREAD = {t: getattr(_core, "cholesky_on_calling_thread" + _suffix(t)) for t in _HOST_DTYPES}
 _POTRS_ON_CALLING_THREAD = {t: getattr(_core, "potrs_on_calling_thread" + _suffix(t)) for t in _HOST_DTYPES}
+_INVERSE_ON_CALLING_THREAD = {t: getattr(_core, "cholesky_inverse_on_calling_thread" + _suffix(t))
+                              for t in _HOST_DTYPES}
 
 
 def _factor_on_calling_thread(a, lower, mode):
@@ -646,9 +648,18 @@ def _factor_host(a, lower, mode, policy, progress=None):
 
 
 def _inverse_host(c, lower, mode, policy, progress=None):
-    """The inverse from a numpy factor (stack) by potri, its triangle mirrored into the other."""
+    """The inverse from a numpy factor (stack) by potri, its triangle mirrored into the other: on
+    the calling thread, each factor copied, inverted and mirrored in one pass (the library's
+    out-of-place form), where the plan runs it there; else as tasks."""
     if mode is not None:
         check_mode(mode)
+    inverse = _INVERSE_ON_CALLING_THREAD.get(c.dtype) if policy is None else None
+    done = inverse(c, bool(lower), requested_mode(mode)) if inverse is not None else None
+    if done is not None:
+        x, info, failed = done
+        if failed:
+            raise _singular_factor_error(info)
+        return x
     arrays = NumPyArrays()
     n, batch = square_shape(c.shape)
     dtype = arrays.dtype(c)
@@ -663,13 +674,18 @@ def _inverse_host(c, lower, mode, policy, progress=None):
             with runtime_call(policy, mode) as call:
                 call.set_progress(_progress.reporter(progress))
                 getattr(call, "potri" + suffix)(x, uplo, call.mode, info)
-    failed = np.flatnonzero(info)
-    if failed.size:
-        k = int(failed[0])
-        raise np.linalg.LinAlgError(f"matrix {k}: the factor's diagonal entry {int(info[k])} is zero (singular)")
+    if info.any():
+        raise _singular_factor_error(info)
     triangle = np.tril if lower else np.triu
     x = triangle(x) + np.conjugate(np.swapaxes(triangle(x, -1 if lower else 1), -1, -2))
     return x.reshape(c.shape)
+
+
+def _singular_factor_error(info):
+    """numpy's LinAlgError for the first matrix whose factor has a zero on its diagonal (xPOTRI's
+    info, per matrix of the stack in C order)."""
+    k = int(np.flatnonzero(info)[0])
+    return np.linalg.LinAlgError(f"matrix {k}: the factor's diagonal entry {int(np.ravel(info)[k])} is zero (singular)")
 
 
 def _factor_device(ad, a, lower, mode, policy):
