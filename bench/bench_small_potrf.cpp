@@ -1,8 +1,9 @@
 // One thread factoring a stack of small matrices one after the other, as the calling thread does:
 // LAPACK's potrf (OpenBLAS, through LAPACKE, one BLAS thread) against Tessera's unblocked potf2
-// (kernels/cpu/small_potrf.hpp), nanoseconds per matrix (fastest of the rounds, each restoring the
-// stack first and timing that copy apart), both triangles, the four scalar types. The table's
-// calling_thread_unblocked_potrf_max_n_* are where the ratio falls under 1.
+// (kernels/cpu/small_potrf.hpp), then LAPACK's potri against Tessera's unblocked one
+// (small_potri.hpp) on the factors, nanoseconds per matrix (fastest of the rounds, each restoring
+// the stack first and timing that copy apart), both triangles, the four scalar types. The table's
+// calling_thread_unblocked_potrf_max_n_* and _potri_max_n_* are where the ratios fall under 1.
 //   bench_small_potrf [--sizes 1,2,3,4,6,8,10,12,14,16,20,24,32] [--rounds 11]
 #include <algorithm>
 #include <chrono>
@@ -18,6 +19,7 @@
 #include "bench_support.hpp"
 #include "kernels/cpu/blas.hpp"
 #include "kernels/cpu/small_potrf.hpp"
+#include "kernels/cpu/small_potri.hpp"
 
 namespace {
 
@@ -62,18 +64,26 @@ void run(const Settings& s, const char* name) {
     const std::vector<T> source = stack<T>(n, count);
     std::vector<T> work(source.size());
     const double copy = fastest(s.rounds, [&] { std::copy(source.begin(), source.end(), work.begin()); });
+    // Seconds per pass of `op` over the stack restored from `from` (the restoring copy included).
+    const auto pass = [&](const std::vector<T>& from, const auto& op) {
+      return fastest(s.rounds, [&] {
+        std::copy(from.begin(), from.end(), work.begin());
+        for (int k = 0; k < count; ++k) op(work.data() + k * matrix);
+      });
+    };
+    const double per = 1e9 / count;
+    const auto print = [&](char uplo, double lapack, double unblocked, const char* what) {
+      fmt::print("{:>8} {} {:>3} {:>7} | {:>9.1f} {:>11.1f} | {:>6.2f}{}\n", name, uplo, n, count, (lapack - copy) * per,
+                 (unblocked - copy) * per, (lapack - copy) / (unblocked - copy), what);
+    };
     for (char uplo : {'L', 'U'}) {
-      const double lapack = fastest(s.rounds, [&] {
-        std::copy(source.begin(), source.end(), work.begin());
-        for (int k = 0; k < count; ++k) cpu::potrf(uplo, n, work.data() + k * matrix, n);
-      });
-      const double unblocked = fastest(s.rounds, [&] {
-        std::copy(source.begin(), source.end(), work.begin());
-        for (int k = 0; k < count; ++k) cpu::potrf_unblocked(uplo, n, work.data() + k * matrix, n);
-      });
-      const double per = 1e9 / count;
-      fmt::print("{:>8} {} {:>3} {:>7} | {:>9.1f} {:>11.1f} | {:>6.2f}\n", name, uplo, n, count,
-                 (lapack - copy) * per, (unblocked - copy) * per, (lapack - copy) / (unblocked - copy));
+      print(uplo, pass(source, [&](T* a) { cpu::potrf(uplo, n, a, n); }),
+            pass(source, [&](T* a) { cpu::potrf_unblocked(uplo, n, a, n); }), "");
+      // The inverse from the factors (xPOTRI) alike, on the stack LAPACK factored.
+      std::vector<T> factors = source;
+      for (int k = 0; k < count; ++k) cpu::potrf(uplo, n, factors.data() + k * matrix, n);
+      print(uplo, pass(factors, [&](T* a) { cpu::potri(uplo, n, a, n); }),
+            pass(factors, [&](T* a) { cpu::potri_unblocked(uplo, n, a, n); }), " (potri)");
     }
   }
 }

@@ -1,8 +1,8 @@
-// Tessera's unblocked potf2 for the smallest matrices (kernels/cpu/small_potrf.hpp) against LAPACK's
-// potrf: every order up to past the calling thread's limit, both triangles, the four scalar types,
-// a leading dimension larger than the order; the factor's backward error, LAPACK's info with the
-// failing pivot in its diagonal entry at every failing position (a NaN pivot included), the
-// columns after it and the other triangle untouched.
+// Tessera's unblocked potf2 and potri for the smallest matrices (kernels/cpu/small_potrf.hpp,
+// small_potri.hpp) against LAPACK's potrf and potri: every order up to past the calling thread's
+// limit, both triangles, the four scalar types, a leading dimension larger than the order; the
+// factor's backward error, LAPACK's info with the failing pivot in its diagonal entry at every
+// failing position (a NaN pivot included), the columns after it and the other triangle untouched.
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -13,6 +13,7 @@
 
 #include "kernels/cpu/blas.hpp"
 #include "kernels/cpu/small_potrf.hpp"
+#include "kernels/cpu/small_potri.hpp"
 #include "thresholds.hpp"
 
 namespace tessera {
@@ -174,6 +175,42 @@ TYPED_TEST(SmallPotrf, LapacksInfoAndStateAtEveryFailingMinor) {
                     << "changed: n " << n << " uplo " << uplo << " k " << k << " (" << i << ", " << j << ")";
             }
         }
+}
+
+// Tessera's unblocked potri (kernels/cpu/small_potri.hpp) against LAPACK's from the same factor:
+// every order up to past the calling thread's limit, both triangles, a leading dimension larger
+// than the order; the other triangle and the padding untouched; a zero on the factor's diagonal
+// (first, middle, last) gives LAPACK's info and leaves the matrix as it was.
+TYPED_TEST(SmallPotrf, InverseFromTheFactorAsLapacksPotriUpToPastTheLimit) {
+  using T = TypeParam;
+  const int limit = detail::kThresholds.calling_thread_unblocked_potri_max_n(kIsComplex<T>);
+  for (int n = 0; n <= limit + 3; ++n)
+    for (char uplo : {'L', 'U'}) {
+      const int lda = n + 2;
+      std::vector<T> factor = spd<T>(n, lda, 300 + n);
+      if (n > 0) ASSERT_EQ(kernels::cpu::potrf(uplo, n, factor.data(), lda), 0);
+      std::vector<T> ours = factor, lapack = factor;
+      ASSERT_EQ(kernels::cpu::potri_unblocked(uplo, n, ours.data(), std::max(1, lda)), 0) << n << uplo;
+      if (n > 0) ASSERT_EQ(kernels::cpu::potri(uplo, n, lapack.data(), lda), 0) << n << uplo;
+      const double tolerance = 32 * (n + 1) * unit_roundoff<T>() * largest(lapack);
+      for (int j = 0; j < n; ++j)
+        for (int i = 0; i < lda; ++i) {
+          const std::size_t at = i + static_cast<std::size_t>(j) * lda;
+          if (i < n && in_triangle(uplo, i, j))
+            EXPECT_LE(std::abs(ours[at] - lapack[at]), tolerance) << "n " << n << " uplo " << uplo << " (" << i << ", " << j << ")";
+          else
+            EXPECT_EQ(ours[at], factor[at]) << "outside the triangle: n " << n << " uplo " << uplo << " (" << i << ", " << j << ")";
+        }
+      for (int zero_at : {1, (n + 1) / 2, n}) {
+        if (n == 0) break;
+        std::vector<T> singular = factor;
+        singular[(zero_at - 1) * static_cast<std::size_t>(lda + 1)] = T(0);
+        std::vector<T> before = singular;
+        EXPECT_EQ(kernels::cpu::potri_unblocked(uplo, n, singular.data(), lda), zero_at) << n << uplo;
+        EXPECT_EQ(kernels::cpu::potri(uplo, n, before.data(), lda), zero_at) << n << uplo;
+        EXPECT_EQ(singular, before) << "changed on a zero diagonal: n " << n << " uplo " << uplo;
+      }
+    }
 }
 
 }  // namespace

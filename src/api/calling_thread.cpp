@@ -14,6 +14,7 @@
 #include "cuda_context.hpp"
 #include "kernels/cpu/blas.hpp"
 #include "kernels/cpu/small_potrf.hpp"
+#include "kernels/cpu/small_potri.hpp"
 #include "operations.hpp"
 #include "plan.hpp"
 #include "plan_requests.hpp"
@@ -108,6 +109,14 @@ int potrf_via_lower(Uplo uplo, int n, T* A, int lda) {
   return info;
 }
 
+// LAPACK's potri of the triangle `uplo` of A, for the smallest orders Tessera's unblocked one.
+template <class T>
+int potri_small_or_lapack(Uplo uplo, int n, T* A, int lda) {
+  if (n <= kThresholds.calling_thread_unblocked_potri_max_n(kIsComplex<T>))
+    return kernels::cpu::potri_unblocked(letter(uplo), n, A, lda);
+  return kernels::cpu::potri(letter(uplo), n, A, lda);
+}
+
 }  // namespace
 
 // LAPACK with the program's BLAS threads, as the program's own call would run (single-threaded
@@ -136,7 +145,7 @@ CallingThreadResult posv_on_calling_thread(Uplo uplo, int n, int nrhs, T* A, int
 
 template <class T>
 int potri_on_calling_thread(Uplo uplo, int n, T* A, int lda) {
-  return n == 0 ? 0 : kernels::cpu::potri(letter(uplo), n, A, lda);
+  return n == 0 ? 0 : potri_small_or_lapack(uplo, n, A, lda);
 }
 
 template <class T>
@@ -255,7 +264,7 @@ void inverse_batch_on_calling_thread(Uplo uplo, int n, T* A, int lda, long long 
   }
   // xPOTRI does twice the arithmetic of xPOTRF: counted as n / 6 right-hand sides.
   run_batch(n, n / 6, batch, [&](int first, int last) {
-    for (int k = first; k < last; ++k) info[k] = kernels::cpu::potri(letter(uplo), n, A + k * strideA, lda);
+    for (int k = first; k < last; ++k) info[k] = potri_small_or_lapack(uplo, n, A + k * strideA, lda);
   });
 }
 
@@ -270,7 +279,7 @@ void inverse_into_on_calling_thread(Uplo uplo, int n, const T* source, int sourc
     for (int k = first; k < last; ++k) {
       T* x = X + k * strideX;
       copy_triangle(uplo, n, source + k * sourceStride, sourceLd, x, ldx);
-      info[k] = kernels::cpu::potri(letter(uplo), n, x, ldx);
+      info[k] = potri_small_or_lapack(uplo, n, x, ldx);
       if (info[k] == 0) {
         mirror_triangle(uplo, n, x, ldx);
       } else {

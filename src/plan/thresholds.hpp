@@ -63,6 +63,14 @@ struct Thresholds {
     if (complex) return calling_thread_unblocked_potrf_max_n_complex;
     return upper ? calling_thread_unblocked_potrf_max_n_real_upper : calling_thread_unblocked_potrf_max_n_real_lower;
   }
+  // The same for the inverse from the factor (xPOTRI: two LAPACK calls, the triangle's inverse and
+  // its product with its adjoint; kernels/cpu/small_potri.hpp): faster than LAPACK's potri in both
+  // triangles up to order 40 in the real types, to 16 in the complex ones.
+  int calling_thread_unblocked_potri_max_n_real = 40;
+  int calling_thread_unblocked_potri_max_n_complex = 16;
+  constexpr int calling_thread_unblocked_potri_max_n(bool complex) const {
+    return complex ? calling_thread_unblocked_potri_max_n_complex : calling_thread_unblocked_potri_max_n_real;
+  }
 
   // One vendor call instead of a tile DAG. A matrix in one GPU's memory (the device API) up to
   // this order is factored by the vendor's potrf on the matrix itself: below it the DAG's chain of
