@@ -86,6 +86,14 @@ struct OutOfPlacePotrf {
     return potrf_batched_out_of_place_argument_error<T>('L', n, A, rowStrideA, colStrideA, strideA, L, ldl, strideL,
                                                         batch, info);
   }
+  // The inverses from the factors at A into L (the same positions; info may be null).
+  void potri() const {
+    device::potri_batched_ex<T>(Uplo::lower, n, A, rowStrideA, colStrideA, strideA, L, ldl, strideL, batch, info,
+                                kStream);
+  }
+  ArgumentError potri_check() const {
+    return out_of_place_matrices_argument_error<T>('L', n, A, rowStrideA, colStrideA, strideA, L, ldl, strideL, batch);
+  }
 };
 
 template <class T>
@@ -281,6 +289,35 @@ TYPED_TEST(DeviceApi, OutOfPlaceArgumentsGiveTheirPositions) {
   EXPECT_EQ(thrown_position([&] { with(f, &F::ldl, 2).cpp(); }, &message), 8);
   EXPECT_NE(message.find("device::potrf_batched_ex"), std::string::npos) << message;
   EXPECT_NE(message.find("ldl (argument 8)"), std::string::npos) << message;
+}
+
+// The out-of-place inverse checks what the factorization does, but takes a null info (no infos
+// wanted: a failed matrix's inverse is NaN).
+TYPED_TEST(DeviceApi, OutOfPlaceInverseTakesANullInfo) {
+  using T = TypeParam;
+  using F = OutOfPlacePotrf<T>;
+  const F f(this->s);
+  auto potri = [](const F& c) { return thrown_position([&] { c.potri(); }); };
+  EXPECT_EQ(f.potri_check().position, 0);
+  EXPECT_EQ(with(f, &F::info, static_cast<int*>(nullptr)).potri_check().position, 0);
+  EXPECT_EQ(potri(with(f, &F::n, -1)), 2);
+  EXPECT_EQ(potri(with(f, &F::A, static_cast<const T*>(nullptr))), 3);
+  EXPECT_EQ(potri(with(with(f, &F::L, static_cast<T*>(nullptr)), &F::info, static_cast<int*>(nullptr))), 7);
+  EXPECT_EQ(potri(with(with(f, &F::ldl, 3), &F::info, static_cast<int*>(nullptr))), 8);
+  EXPECT_EQ(potri(with(f, &F::strideL, 15LL)), 9);
+  EXPECT_EQ(potri(with(f, &F::batch, -1)), 10);
+  EXPECT_EQ(potri(with(f, &F::L, this->s.storage.data() + 47)), 7);
+  // Nothing to do: returns at once, with or without an info.
+  EXPECT_EQ(potri(with(with(f, &F::n, 0), &F::info, static_cast<int*>(nullptr))), 0);
+  EXPECT_EQ(potri(with(with(f, &F::batch, 0), &F::info, static_cast<int*>(nullptr))), 0);
+}
+
+// The C API's out-of-place inverse likewise: a bad ldx is reported with a null info, not the info.
+TEST(DeviceApiC, OutOfPlaceInverseTakesANullInfo) {
+  StandIns<double> s;
+  EXPECT_EQ(tessera_dpotri_batched_device_out_of_place_ex('L', 4, s.A, 4, 1, 16, s.B, 3, 16, 3, nullptr, nullptr), -8);
+  EXPECT_EQ(tessera_dpotri_batched_device_out_of_place_ex('L', 0, s.A, 4, 1, 16, s.B, 4, 16, 3, nullptr, nullptr), 0);
+  EXPECT_EQ(tessera_dpotrf_batched_device_out_of_place_ex('L', 4, s.A, 4, 1, 16, s.B, 4, 16, 3, nullptr, nullptr), -11);
 }
 
 TYPED_TEST(DeviceApi, PointerArrayArgumentsGiveTheirPositions) {

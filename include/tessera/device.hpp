@@ -120,7 +120,8 @@ TESSERA_EXPORT void potri_batched_ex(Uplo uplo, int n, T* A, int lda, long long 
 // Out of place: factor k read from L through element strides as the out-of-place potrf_batched_ex
 // reads a matrix (only its triangle `uplo`), the whole inverse (both triangles, Hermitian)
 // written to X + k * strideX, column-major with leading dimension ldx. A matrix whose factor has a
-// zero on its diagonal gets its info and an X_k of NaN. X must not share memory with L, except
+// zero on its diagonal gets its info and an X_k of NaN; info may be null (no infos written: the
+// NaN still marks a failed matrix). X must not share memory with L, except
 // the in-place layout (then both triangles of A_k are written). Positions as the out-of-place
 // potrf_batched_ex's (X in L's places).
 template <class T>

@@ -696,7 +696,7 @@ void potrf_batched_device_into(uintptr_t a, int64_t row_stride, int64_t col_stri
 
 // One kernel launch: factor k read at c + k * stride through its element strides (its triangle
 // `upper` or lower), the whole inverse written column-major to the C-ordered stack x (n x n each),
-// info[k] xPOTRI's info (a failed matrix's inverse NaN).
+// info[k] xPOTRI's info, or none where info is 0 (a failed matrix's inverse is NaN either way).
 template <class T>
 void potri_batched_device_into(uintptr_t c, int64_t row_stride, int64_t col_stride, int64_t stride, uintptr_t x, int n,
                                int batch, bool upper, uintptr_t info, uintptr_t stream) {

@@ -140,6 +140,27 @@ def test_members_that_are_not_positive_definite(kind, n):
 
 @pytest.mark.parametrize("dtype", [np.float64, np.float32, np.complex128, np.complex64])
 @pytest.mark.parametrize("lower", [True, False])
+@pytest.mark.parametrize("n, batch", [(1, ()), (17, ()), (33, ()), (64, (2, 3)), (95, (4,))])
+def test_small_matrices_waited_for_give_their_factors_or_their_columns(kind, n, batch, lower, dtype):
+    """cholesky of GPU matrices of the orders the batched kernels take (their factors written
+    column by column into the final layout): the factors in either triangle and layout, and the
+    failing columns raised in the stack's shape (a number for one matrix)."""
+    a = hpd(n, dtype, batch=batch, seed=n) if np.dtype(dtype).kind == "c" else spd(n, batch, dtype, seed=3)
+    for x in (kind.put(a), kind.swap(kind.put(np.ascontiguousarray(a.swapaxes(-1, -2))))):
+        f = kind.get(tessera.cholesky(x, lower=lower))
+        assert f.shape == a.shape and f.dtype == dtype and backward_error(a, f, lower) < tolerance(dtype, n)
+        assert not (np.triu(f, 1) if lower else np.tril(f, -1)).any()
+    bad, expected = a.copy(), np.zeros(batch, np.int32)
+    flat, columns = bad.reshape(-1, n, n), expected.reshape(-1)
+    for k, column in ((0, n), (flat.shape[0] - 1, n // 2 + 1)):
+        flat[k], columns[k] = not_spd_at(flat[k], column), column
+    with pytest.raises(tessera.NotPositiveDefiniteError) as error:
+        tessera.cholesky(kind.put(bad), lower=lower)
+    assert np.array_equal(error.value.column, expected) and np.shape(error.value.column) == batch
+
+
+@pytest.mark.parametrize("dtype", [np.float64, np.float32, np.complex128, np.complex64])
+@pytest.mark.parametrize("lower", [True, False])
 @pytest.mark.parametrize("n", [97, 300, DENSE_N])
 def test_one_matrix_waited_for_gives_its_factor_or_its_column(kind, n, lower, dtype):
     """cholesky of one GPU matrix that cuSOLVER's potrf takes reads the info back in the native

@@ -328,8 +328,12 @@ int factor_or_invert_batched_device_out_of_place_ex(const char* routine, Batched
                                                     const T* A, long long rowStrideA, long long colStrideA,
                                                     long long strideA, T* L, int ldl, long long strideL, int batch,
                                                     int* info, void* stream) {
-  const ArgumentError error = tessera::potrf_batched_out_of_place_argument_error(
-      uplo, n, A, rowStrideA, colStrideA, strideA, L, ldl, strideL, batch, info);
+  const ArgumentError error =
+      operation == BatchedOperation::potri
+          ? tessera::out_of_place_matrices_argument_error(uplo, n, A, rowStrideA, colStrideA, strideA, L, ldl, strideL,
+                                                          batch)
+          : tessera::potrf_batched_out_of_place_argument_error(uplo, n, A, rowStrideA, colStrideA, strideA, L, ldl,
+                                                               strideL, batch, info);
   return checked_call(routine, error, [&] {
     if (operation == BatchedOperation::potri)
       tessera::device::potri_batched_ex(uplo_of(uplo), n, A, rowStrideA, colStrideA, strideA, L, ldl, strideL, batch,

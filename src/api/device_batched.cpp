@@ -169,9 +169,9 @@ void potri_batched_ex(Uplo uplo, int n, T* A, int lda, long long strideA, int ba
 template <class T>
 void potri_batched_ex(Uplo uplo, int n, const T* L, long long rowStrideL, long long colStrideL, long long strideL,
                       T* X, int ldx, long long strideX, int batch, int* info, Stream stream) {
-  check_arguments("potri_batched_ex",
-                  potrf_batched_out_of_place_argument_error<T>(detail::uplo_letter(uplo), n, L, rowStrideL, colStrideL,
-                                                               strideL, X, ldx, strideX, batch, info));
+  check_arguments("potri_batched_ex", out_of_place_matrices_argument_error<T>(detail::uplo_letter(uplo), n, L,
+                                                                            rowStrideL, colStrideL, strideL, X, ldx,
+                                                                            strideX, batch));
   if (n == 0 || batch == 0) return;
   kc::potri_batched<T>(batch_uplo(uplo), n, L, rowStrideL, colStrideL, strideL, X, ldx, strideX, batch, info, stream);
 }

@@ -48,6 +48,9 @@ constexpr ArgumentList posv_vbatched_list{2, 3, 4, 5, 6, 7, 8, 9, 10, 11};
 constexpr ArgumentList strided_matrices_list{2, 0, 3, 5, 4, 0, 0, 0, 6, 0};
 // Out of place: A 3 (its strides 4, 5, 6), L 7 with ldl 8 and strideL 9 (in the B fields).
 constexpr ArgumentList potrf_out_of_place_list{2, 0, 3, 6, 0, 7, 9, 8, 10, 11};
+// The same places without the info (11): the out-of-place inverses' may be null (a failed matrix's
+// inverse is NaN either way).
+constexpr ArgumentList out_of_place_matrices_list{2, 0, 3, 6, 0, 7, 9, 8, 10, 0};
 // One matrix out of place (device::potrf_ex): A 3 (its strides 4, 5), L 6 with ldl 7, info 8;
 // device::potrf's form returns its info (none among the arguments).
 constexpr ArgumentList potrf_dense_out_of_place_list{2, 0, 3, 0, 0, 6, 0, 7, 0, 8};
@@ -431,6 +434,14 @@ ArgumentError potrf_batched_out_of_place_argument_error(char uplo, int n, const 
 }
 
 template <class T>
+ArgumentError out_of_place_matrices_argument_error(char uplo, int n, const T* l, long long row_stride_l,
+                                                   long long col_stride_l, long long stride_l, const T* x, int ldx,
+                                                   long long stride_x, int batch) {
+  return out_of_place_error(out_of_place_matrices_list, uplo, n, l, row_stride_l, col_stride_l, stride_l, x, ldx,
+                            stride_x, batch, static_cast<const int*>(nullptr));
+}
+
+template <class T>
 ArgumentError potrf_out_of_place_argument_error(char uplo, int n, const T* a, long long row_stride_a,
                                                 long long col_stride_a, const T* l, int ldl, const int* info) {
   return out_of_place_error(potrf_dense_out_of_place_list, uplo, n, a, row_stride_a, col_stride_a, 0, l, ldl, 0, 1,
@@ -512,6 +523,8 @@ template ArgumentError posv_refined_argument_error<std::complex<double>>(char, l
   template ArgumentError potrf_batched_out_of_place_argument_error<T>(char, int, const T*, long long, long long,         \
                                                                       long long, const T*, int, long long, int,         \
                                                                       const int*);                                      \
+  template ArgumentError out_of_place_matrices_argument_error<T>(char, int, const T*, long long, long long, long long, \
+                                                                 const T*, int, long long, int);                     \
   template ArgumentError potrf_out_of_place_argument_error<T>(char, int, const T*, long long, long long, const T*, int, \
                                                               const int*);                                              \
   template ArgumentError potrf_out_of_place_argument_error<T>(char, int, const T*, long long, long long, const T*,      \

@@ -12,16 +12,21 @@ namespace tessera::detail {
 
 class CurrentDevice {
  public:
+  // Nothing to switch (one call) where `device` is current already, as it is for most calls.
   explicit CurrentDevice(int device) {
     TESSERA_CUDA_CHECK(cudaGetDevice(&previous_));
-    TESSERA_CUDA_CHECK(cudaSetDevice(device));
+    switched_ = previous_ != device;
+    if (switched_) TESSERA_CUDA_CHECK(cudaSetDevice(device));
   }
-  ~CurrentDevice() { cudaSetDevice(previous_); }
+  ~CurrentDevice() {
+    if (switched_) cudaSetDevice(previous_);
+  }
   CurrentDevice(const CurrentDevice&) = delete;
   CurrentDevice& operator=(const CurrentDevice&) = delete;
 
  private:
   int previous_ = 0;
+  bool switched_ = false;
 };
 
 }  // namespace tessera::detail

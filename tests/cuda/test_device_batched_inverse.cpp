@@ -216,7 +216,8 @@ TYPED_TEST(DeviceBatchedInverse, VariableSizesMatchLapack) {
 }
 
 // Out of place from C-ordered (row stride n) and Fortran-ordered (row stride 1) sources: the whole
-// inverse, column-major with ldx = n + 1; failed members NaN; the source unchanged.
+// inverse, column-major with ldx = n + 1; failed members NaN; the source unchanged; the same
+// inverses with a null info.
 TYPED_TEST(DeviceBatchedInverse, OutOfPlaceWritesTheWholeInverse) {
   using T = TypeParam;
   std::mt19937_64 rng(11);
@@ -247,6 +248,14 @@ TYPED_TEST(DeviceBatchedInverse, OutOfPlaceWritesTheWholeInverse) {
         const std::vector<T> out = x.download(this->stream_);
         const std::vector<int> got = info.download(this->stream_);
         const std::vector<T> after = l.download(this->stream_);
+        // Without an info (a null one): the same inverses, bit for bit, failed members NaN.
+        DeviceArray<T> x_without_info(zeros.size());
+        x_without_info.upload(zeros, this->stream_);
+        device::potri_batched_ex(uplo, n, static_cast<const T*>(l.get()), rs, cs, nn, x_without_info.get(), ldx,
+                                 strideX, batch, nullptr, this->stream());
+        const std::vector<T> out_without_info = x_without_info.download(this->stream_);
+        for (std::size_t e = 0; e < out.size(); ++e)
+          ASSERT_TRUE(same_bits(out_without_info[e], out[e])) << where << ": without an info, element " << e;
         for (std::size_t e = 0; e < source.size(); ++e)
           ASSERT_TRUE(same_bits(after[e], source[e])) << where << ": the source changed at " << e;
         for (int k = 0; k < batch; ++k) {

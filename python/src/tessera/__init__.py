@@ -79,11 +79,10 @@ class NotPositiveDefiniteError(np.linalg.LinAlgError):
 def _torch_needs_grad(*arrays):
     """Whether any of the arrays is a PyTorch tensor that autograd follows (tessera._autograd)."""
     for x in arrays:
-        if type(x).__module__.partition(".")[0] == "torch":
+        if type(x).__module__.partition(".")[0] == "torch" and getattr(x, "requires_grad", False):
             import torch
 
-            followed = [t for t in arrays if isinstance(t, torch.Tensor) and t.requires_grad]
-            return torch.is_grad_enabled() and bool(followed)
+            return torch.is_grad_enabled()
     return False
 
 
@@ -549,18 +548,17 @@ def _factor(a, lower, mode, policy, read_info, progress=None):
     ad = arrays.adapter
     shape = native.shape
     n, batch = square_shape(shape)
+    back = arrays.to_input_kind
     if _takes_batched_kernels(n, batch, ad.dtype(native)):
         factor, info = _factor_batched_device(ad, native, n, batch, tuple(shape[:-2]), bool(lower))
     elif read_info and len(shape) == 2:
         # One matrix waited for: its info comes back from the native call, with no info array.
         factor, info = _factor_device_matrix(ad, native, lower, mode, policy,
                                              "potrf_device_into_and_wait" + _suffix(ad.dtype(native)))
-        back = arrays.to_input_kind
-        return (factor if back is None else back(factor)), None, np.int32(info or 0)
+        return (factor if back is None else back(factor)), None, (np.int32(info) if info else None)
     else:
         factor, info = _factor_device(ad, native, lower, mode, policy)
     host_info = ad.to_host(info) if read_info else None
-    back = arrays.to_input_kind
     if back is None:
         return factor, info, host_info
     return back(factor), back(info), host_info
@@ -577,7 +575,8 @@ def _factor_batched_device(ad, a, n, batch, lead, lower):
     source, row_stride, col_stride, step = ad.strided(a, dtype, lead, n, batch)
     fortran = _batched_lower_by_columns(n, lower)
     with ad.device_guard(a):
-        factor = ad.empty(a, lead + (n, n), dtype)
+        shape = lead + (n, n)
+        factor = ad.empty_by_columns(a, shape, dtype) if fortran else ad.empty(a, shape, dtype)
         if n == 0 or batch == 0:
             return factor, ad.empty_info(a, lead)
         # The kernels write every matrix's info: no need to clear it first.
@@ -586,7 +585,7 @@ def _factor_batched_device(ad, a, n, batch, lead, lower):
             row_stride, col_stride = col_stride, row_stride
         _POTRF_INTO[dtype](ad.pointer(source), row_stride, col_stride, step, ad.pointer(factor), n, batch,
                            lower and not fortran, ad.pointer(info), ad.stream(a))
-    return (ad.swap_last(factor) if fortran else factor), info
+    return factor, info
 
 
 def _batched_lower_by_columns(n, lower):
@@ -614,10 +613,10 @@ def _inverse_batched_device(ad, c, n, batch, lower):
     with ad.device_guard(c):
         x = ad.empty(c, lead + (n, n), dtype)
         if n > 0 and batch > 0:
-            info = ad.uninitialized_info(c, lead)
+            # No info array (0): a failed matrix's inverse is NaN, which is all the caller gets.
             _POTRI_INTO[dtype](ad.pointer(source), row_stride, col_stride, step, ad.pointer(x), n, batch, not lower,
-                               ad.pointer(info), ad.stream(c))
-    return ad.swap_last(x) if np.dtype(dtype).kind == "c" else x
+                               0, ad.stream(c))
+    return ad.swap_last(x) if dtype.kind == "c" else x
 
 
 def _stored_by_columns(a):
@@ -710,12 +709,13 @@ def _factor_device(ad, a, lower, mode, policy):
             row, col = col, row
         # Made in their final shapes (the matrices n * n apart, the infos one apart): no reshape
         # after the call.
-        f = ad.empty(a, lead + (n, n), dtype)
+        shape = lead + (n, n)
+        f = ad.empty_by_columns(a, shape, dtype) if lower else ad.empty(a, shape, dtype)
         info = ad.uninitialized_info(a, lead)  # each one written by its factorization
         if batch > 0:
             _factor_dense_at(ad.pointer(source), (row, col, step), ad.pointer(f), ad.pointer(info), n, batch, dtype,
                              mode, policy, ad.stream(a))
-    return (ad.swap_last(f) if lower else f), info
+    return f, info
 
 
 def _factor_device_matrix(ad, a, lower, mode, policy, native_call, *arguments):
@@ -729,12 +729,10 @@ def _factor_device_matrix(ad, a, lower, mode, policy, native_call, *arguments):
         source, row, col, _ = ad.strided(a, dtype, (), n, 1)
         if not lower:
             row, col = col, row
-        f = ad.empty(a, (n, n), dtype)
-        # The view returned is made before the call, which waits for the GPU: nothing after it.
-        factor = ad.swap_last(f) if lower else f
+        factor = ad.empty_by_columns(a, (n, n), dtype) if lower else ad.empty(a, (n, n), dtype)
         if n > 0:
             with runtime_call(policy, mode) as call:
-                result = getattr(call, native_call)(ad.pointer(source), row, col, ad.pointer(f), n, call.mode,
+                result = getattr(call, native_call)(ad.pointer(source), row, col, ad.pointer(factor), n, call.mode,
                                                     ad.stream(a), *arguments)
     return factor, result
 

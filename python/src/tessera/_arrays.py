@@ -158,6 +158,16 @@ class _Torch:
     def empty(self, like, shape, dtype):
         return like.new_empty(shape, dtype=self.native[dtype])
 
+    def empty_by_columns(self, like, shape, dtype):
+        """swap_last(empty(like, shape, dtype)) made in one call: a C-ordered stack of matrices that
+        each lie column by column (the storage a column-major kernel writes)."""
+        n = max(shape[-1], 1)  # as PyTorch's own strides count an empty dimension
+        step, lead_strides = n * n, []
+        for size in reversed(shape[:-2]):
+            lead_strides.append(step)
+            step *= max(size, 1)
+        return like.new_empty_strided(shape, tuple(reversed(lead_strides)) + (1, n), dtype=self.native[dtype])
+
     def empty_info(self, like, shape):
         return self.torch.zeros(shape, dtype=self.torch.int32, device=like.device)
 
@@ -230,6 +240,9 @@ class _CuPy:
     def empty(self, like, shape, dtype):
         with like.device:
             return self.cupy.empty(shape, dtype=dtype)
+
+    def empty_by_columns(self, like, shape, dtype):
+        return self.swap_last(self.empty(like, shape, dtype))
 
     def empty_info(self, like, shape):
         with like.device:

@@ -137,6 +137,13 @@ TESSERA_EXPORT ArgumentError potrf_batched_out_of_place_argument_error(char uplo
                                                                        long long col_stride_a, long long stride_a,
                                                                        const T* l, int ldl, long long stride_l,
                                                                        int batch, const int* info);
+// The same checks without the info: the out-of-place inverses' (device::potri_batched_ex), whose
+// info may be null.
+template <class T>
+TESSERA_EXPORT ArgumentError out_of_place_matrices_argument_error(char uplo, int n, const T* l,
+                                                                  long long row_stride_l, long long col_stride_l,
+                                                                  long long stride_l, const T* x, int ldx,
+                                                                  long long stride_x, int batch);
 template <class T>
 TESSERA_EXPORT ArgumentError potrf_out_of_place_argument_error(char uplo, int n, const T* a, long long row_stride_a,
                                                                long long col_stride_a, const T* l, int ldl,
