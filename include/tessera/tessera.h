@@ -265,9 +265,9 @@ TESSERA_EXPORT int tessera_cpotrf_batched_device(char uplo, int n, tessera_compl
  * factor k is read through element strides as tessera_?potrf_batched_device_out_of_place_ex reads
  * a matrix, and its whole inverse (both triangles) written to X + k * strideX, column-major with
  * leading dimension ldx (a failed matrix's X_k is NaN; info may be NULL there, no infos written);
- * positions as that call's (L 3, X 7). The
- * checking form waits for the stream, writes each matrix's info to host_info (may be NULL) and
- * returns how many factors have a zero on their diagonal. */
+ * positions as that call's (L 3, X 7). The checking form waits for the stream, writes each
+ * matrix's info to host_info (may be NULL) and returns how many factors have a zero on their
+ * diagonal. */
 TESSERA_EXPORT int tessera_dpotri_batched_device_ex(char uplo, int n, double *A, int lda, long long strideA,
                                                     int batch, int *info, void *stream);
 TESSERA_EXPORT int tessera_dpotri_batched_device_out_of_place_ex(char uplo, int n, const double *L,
