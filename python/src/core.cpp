@@ -122,6 +122,77 @@ tessera::FactorOptions options_of(tessera::Uplo uplo, const std::string& mode) {
   return o;
 }
 
+// ---- the dense device API on GPU matrices, out of place -----------------------------------------
+
+// The lower triangle of the matrix at `a` (element (i, j) at a + i * row_stride + j * col_stride, in
+// elements) factored on `runtime` into the column-major n x n array at `l`, zeros above the
+// diagonal; its info into the int at `info` (device memory), all in the order of `stream`. Never
+// synchronises where the call is one vendor call (tessera::device::potrf_ex). `mode` "": the
+// environment's.
+template <class T>
+void dense_potrf_into(tessera::Runtime& runtime, const std::string& mode, uintptr_t a, int64_t row_stride,
+                      int64_t col_stride, uintptr_t l, int n, uintptr_t info, uintptr_t stream) {
+  tessera::device::potrf_ex(runtime, n, reinterpret_cast<const T*>(a), row_stride, col_stride, reinterpret_cast<T*>(l),
+                            std::max(1, n), reinterpret_cast<int*>(info),
+                            reinterpret_cast<tessera::device::Stream>(stream), options_of(tessera::Uplo::lower, mode));
+}
+
+// dense_potrf_into, waiting for the factor: returns its info, read back through a word the runtime
+// keeps (tessera::device::potrf's out-of-place form) instead of an info array of the caller's.
+template <class T>
+int dense_potrf_into_and_wait(tessera::Runtime& runtime, const std::string& mode, uintptr_t a, int64_t row_stride,
+                              int64_t col_stride, uintptr_t l, int n, uintptr_t stream) {
+  return tessera::device::potrf(runtime, n, reinterpret_cast<const T*>(a), row_stride, col_stride,
+                                reinterpret_cast<T*>(l), std::max(1, n),
+                                reinterpret_cast<tessera::device::Stream>(stream),
+                                options_of(tessera::Uplo::lower, mode));
+}
+
+// A stack of `batch` such matrices, matrix k at a + k * step (elements), its factor at l + k * n * n
+// and its info at info + k (tessera::device::potrf_stack_ex: one vendor batched call where the plan
+// says so, never synchronising then).
+template <class T>
+void dense_potrf_stack_into(tessera::Runtime& runtime, const std::string& mode, uintptr_t a, int64_t row_stride,
+                            int64_t col_stride, int64_t step, uintptr_t l, int n, int batch, uintptr_t info,
+                            uintptr_t stream) {
+  const long long ld = std::max(1, n);
+  tessera::device::potrf_stack_ex(runtime, n, reinterpret_cast<const T*>(a), row_stride, col_stride, step,
+                                  reinterpret_cast<T*>(l), static_cast<int>(ld), ld * n, batch,
+                                  reinterpret_cast<int*>(info), reinterpret_cast<tessera::device::Stream>(stream),
+                                  options_of(tessera::Uplo::lower, mode));
+}
+
+// The same calls on the runtime the Python layer published (PublishedRuntime), as the JAX handlers
+// make them: without runtime_call()'s admission in Python (its lock, checks and call object, a
+// share of a small matrix's call), admitted here instead. They return false (the waiting form
+// None), having done nothing, where no runtime is published: the caller then goes through
+// runtime_call(), which starts one. `mode` "": the published runtime's.
+template <class T>
+bool dense_potrf_into_published(uintptr_t a, int64_t row_stride, int64_t col_stride, int64_t step, uintptr_t l, int n,
+                                int batch, const std::string& mode, uintptr_t info, uintptr_t stream) {
+  nb::gil_scoped_release unlocked;
+  return published_runtime->run([&](tessera::Runtime& runtime, const std::string& runtime_mode) {
+    const std::string& call_mode = mode.empty() ? runtime_mode : mode;
+    if (batch > 1)
+      dense_potrf_stack_into<T>(runtime, call_mode, a, row_stride, col_stride, step, l, n, batch, info, stream);
+    else
+      dense_potrf_into<T>(runtime, call_mode, a, row_stride, col_stride, l, n, info, stream);
+  });
+}
+
+template <class T>
+std::optional<int> dense_potrf_into_and_wait_published(uintptr_t a, int64_t row_stride, int64_t col_stride,
+                                                       uintptr_t l, int n, const std::string& mode,
+                                                       uintptr_t stream) {
+  nb::gil_scoped_release unlocked;
+  std::optional<int> info;
+  published_runtime->run([&](tessera::Runtime& runtime, const std::string& runtime_mode) {
+    info = dense_potrf_into_and_wait<T>(runtime, mode.empty() ? runtime_mode : mode, a, row_stride, col_stride, l, n,
+                                        stream);
+  });
+  return info;
+}
+
 // A request submitted with the GIL released (inserting its tasks takes a while on large matrices).
 template <class Submit>
 tessera::Request submit(Submit&& submit_request) {
@@ -331,32 +402,22 @@ class RuntimeCall {
     }
   }
 
-  // Dense factorization of one matrix in GPU memory, out of place: the lower triangle of the matrix
-  // at `a` (element (i, j) at a + i * row_stride + j * col_stride, in elements) factored into the
-  // column-major n x n array at `l`, zeros above the diagonal; its info into the int at `info`
-  // (device memory), all in the order of `stream`. Never synchronises where the call is one vendor
-  // call (tessera::device::potrf_ex).
+  // The dense calls on GPU matrices (dense_potrf_into, dense_potrf_into_and_wait) on this call's
+  // runtime.
   template <class T>
   void potrf_device_into(uintptr_t a, int64_t row_stride, int64_t col_stride, uintptr_t l, int n,
                          const std::string& mode, uintptr_t info, uintptr_t stream) {
     tessera::Runtime& rt = runtime();
     nb::gil_scoped_release unlocked;
-    tessera::device::potrf_ex(rt, n, reinterpret_cast<const T*>(a), row_stride, col_stride, reinterpret_cast<T*>(l),
-                              std::max(1, n), reinterpret_cast<int*>(info),
-                              reinterpret_cast<tessera::device::Stream>(stream), factor_options("lower", mode));
+    dense_potrf_into<T>(rt, mode, a, row_stride, col_stride, l, n, info, stream);
   }
 
-  // potrf_device_into, waiting for the factor: returns its info, read back through a word the
-  // runtime keeps (tessera::device::potrf's out-of-place form) instead of an info array of the
-  // caller's.
   template <class T>
   int potrf_device_into_and_wait(uintptr_t a, int64_t row_stride, int64_t col_stride, uintptr_t l, int n,
                                  const std::string& mode, uintptr_t stream) {
     tessera::Runtime& rt = runtime();
     nb::gil_scoped_release unlocked;
-    return tessera::device::potrf(rt, n, reinterpret_cast<const T*>(a), row_stride, col_stride, reinterpret_cast<T*>(l),
-                                  std::max(1, n), reinterpret_cast<tessera::device::Stream>(stream),
-                                  factor_options("lower", mode));
+    return dense_potrf_into_and_wait<T>(rt, mode, a, row_stride, col_stride, l, n, stream);
   }
 
   // potrf_device_into_and_wait with adaptive precision (FactorOptions::accuracy: one double matrix
@@ -378,18 +439,13 @@ class RuntimeCall {
             map.count(tessera::TileArithmetic::fp64)};
   }
 
-  // A stack of `batch` such matrices, matrix k at a + k * step (elements), its factor at l + k * n
-  // * n and its info at info + k (tessera::device::potrf_stack_ex: one vendor batched call where
-  // the plan says so, never synchronising then).
+  // dense_potrf_stack_into on this call's runtime.
   template <class T>
   void potrf_stack_device_into(uintptr_t a, int64_t row_stride, int64_t col_stride, int64_t step, uintptr_t l, int n,
                                int batch, const std::string& mode, uintptr_t info, uintptr_t stream) {
     tessera::Runtime& rt = runtime();
     nb::gil_scoped_release unlocked;
-    tessera::device::potrf_stack_ex(rt, n, reinterpret_cast<const T*>(a), row_stride, col_stride, step,
-                                    reinterpret_cast<T*>(l), std::max(1, n), static_cast<long long>(n) * n, batch,
-                                    reinterpret_cast<int*>(info), reinterpret_cast<tessera::device::Stream>(stream),
-                                    factor_options("lower", mode));
+    dense_potrf_stack_into<T>(rt, mode, a, row_stride, col_stride, step, l, n, batch, info, stream);
   }
 
   // The solves with a stack of `batch` factors at c (n x n each, column-major) of the right-hand
@@ -848,6 +904,8 @@ NB_MODULE(_core, m) {
           nb::arg("c").noconvert(), nb::arg("lower"), nb::arg("mode"));
     m.def(("potrs_on_calling_thread" + s).c_str(), &potrs_on_calling_thread<T>);
     m.def(("potri_on_calling_thread" + s).c_str(), &potri_on_calling_thread<T>);
+    m.def(("potrf_device_into_published" + s).c_str(), &dense_potrf_into_published<T>);
+    m.def(("potrf_device_into_and_wait_published" + s).c_str(), &dense_potrf_into_and_wait_published<T>);
     call.def(("potrf_device_into" + s).c_str(), &RuntimeCall::potrf_device_into<T>);
     call.def(("potrf_device_into_and_wait" + s).c_str(), &RuntimeCall::potrf_device_into_and_wait<T>);
     call.def(("potrf_stack_device_into" + s).c_str(), &RuntimeCall::potrf_stack_device_into<T>);

@@ -494,6 +494,50 @@ def test_jax_gpu_dense_calls_run_on_the_runtime_without_python(monkeypatch):
     assert through_python == ["cholesky"], "the first call after the block did not start the default runtime"
 
 
+def test_dense_gpu_calls_run_on_the_published_runtime_without_runtime_call(kind, monkeypatch):
+    """Once a runtime runs, cholesky and cholesky_ex of a GPU matrix (and of a short stack) that the
+    dense device API takes run on it through the native entries, never taking a runtime_call() in
+    Python: on the default runtime and inside a tessera.Runtime block; a policy asked for still
+    takes runtime_call(), which starts the runtime of that policy. Factors and infos as before."""
+    taken = []
+    real_runtime_call = tessera.runtime_call
+
+    def runtime_call(policy=None, mode=None):
+        taken.append(policy)
+        return real_runtime_call(policy, mode)
+
+    monkeypatch.setattr(tessera, "runtime_call", runtime_call)
+    n = 129
+    assert not tessera._takes_batched_kernels(n, 1) and not tessera._takes_batched_kernels(300, 2)
+    a, stack = spd(n, seed=3), spd(300, batch=(2,), seed=4)
+    bad = not_spd_at(a, 40)
+
+    def check_calls():
+        x = kind.put(a)
+        assert backward_error(a, kind.get(tessera.cholesky(x)), True) < tolerance(np.float64, n)
+        f, info = tessera.cholesky_ex(x, lower=False)
+        assert backward_error(a, kind.get(f), False) < tolerance(np.float64, n) and int(kind.get(info)) == 0
+        assert int(kind.get(tessera.cholesky_ex(kind.put(bad))[1])) == 40
+        with pytest.raises(tessera.NotPositiveDefiniteError) as error:
+            tessera.cholesky(kind.put(bad))
+        assert error.value.column == 40
+        f, info = tessera.cholesky_ex(kind.put(stack))
+        assert kind.get(info).tolist() == [0, 0]
+        assert backward_error(stack[1], kind.get(f)[1], True) < tolerance(np.float64, 300)
+
+    tessera.cholesky(kind.put(a))  # the default runtime runs from here on
+    taken.clear()
+    check_calls()
+    assert taken == [], "dense GPU calls took runtime_call() with a runtime running"
+    with tessera.Runtime(mode="gpu"):
+        check_calls()
+        assert taken == [], "dense GPU calls took runtime_call() inside a tessera.Runtime block"
+    tessera.cholesky(kind.put(a))  # starts the default runtime again, through runtime_call()
+    taken.clear()
+    assert backward_error(a, kind.get(tessera.cholesky(kind.put(a), policy="eager")), True) < tolerance(np.float64, n)
+    assert taken == ["eager"]
+
+
 def test_a_fresh_machine_keeps_the_callers_gpu_memory(tmp_path):
     """With an empty perf-model directory the runtime's first start calibrates the bus; that must
     leave the CUDA context and memory of the program that called it (here PyTorch's) intact."""

@@ -422,3 +422,44 @@ def test_binary_wheel_runs_on_the_cpu_without_cuda_libraries():
     done = subprocess.run([sys.executable, "-c", WITHOUT_CUDA_LIBRARIES], env=env, timeout=300,
                           stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
     assert done.returncode == 0 and done.stdout.strip().endswith("ok"), done.stdout[-4000:]
+
+
+def test_dense_gpu_entries_run_on_the_published_runtime_or_do_nothing():
+    """The entries that cholesky and cholesky_ex of a GPU matrix take instead of runtime_call() once a
+    runtime runs: with none published (a fresh process) they run nothing and say so (False, None);
+    inside a tessera.Runtime block they run the device API on that runtime, whose checks speak (a
+    runtime without CUDA workers here, in every precision and in both forms), and after the block
+    nothing is published again until a call starts the default runtime."""
+    output = assert_ran("""
+        from tessera import _core
+        a, l, info = 1 << 20, 1 << 24, 1 << 28  # never read: each call stops at a check or runs nothing
+        suffixes = ("_f4", "_f8", "_c8", "_c16")
+
+        def calls(suffix):
+            one = getattr(_core, "potrf_device_into_published" + suffix)
+            wait = getattr(_core, "potrf_device_into_and_wait_published" + suffix)
+            return (lambda: one(a, 1, 8, 0, l, 8, 1, "", info, 0),
+                    lambda: one(a, 1, 8, 64, l, 8, 3, "", info, 0),
+                    lambda: wait(a, 1, 8, l, 8, "", 0))
+
+        for suffix in suffixes:
+            assert [call() for call in calls(suffix)] == [False, False, None], suffix
+        with tessera.Runtime(ncuda=0):
+            for suffix in suffixes:
+                for call in calls(suffix):
+                    try:
+                        call()
+                        raise AssertionError("ran on a runtime without CUDA workers")
+                    except tessera.RuntimeStartError as e:
+                        assert "no CUDA worker" in str(e), e
+        for suffix in suffixes:
+            assert [call() for call in calls(suffix)] == [False, False, None], suffix
+        tessera.cholesky(spd(300), mode="cpu")
+        try:
+            calls("_f8")[0]()
+            raise AssertionError("no runtime published after the default one started")
+        except tessera.RuntimeStartError as e:
+            assert "no CUDA worker" in str(e), e
+        print("ok")
+    """, env={"TESSERA_NCUDA": "0", **TASKS_AT_EVERY_SIZE})
+    assert "ok" in output

@@ -496,6 +496,14 @@ _POTRF_INTO = {np.dtype(t): getattr(_core, "potrf_batched_device_into" + _suffix
                for t in (np.float32, np.float64, np.complex64, np.complex128)}
 
 
+# The dense device API's factorizations on the published runtime (without runtime_call(); None or
+# False where no runtime is published): per precision, and the waiting forms by the name of the
+# runtime call they stand for.
+_POTRF_DENSE_INTO_PUBLISHED = {np.dtype(t): getattr(_core, "potrf_device_into_published" + _suffix(t))
+                               for t in (np.float32, np.float64, np.complex64, np.complex128)}
+_PUBLISHED_CALLS = {"potrf_device_into_and_wait" + _suffix(t): getattr(_core, "potrf_device_into_and_wait_published" +
+                                                                       _suffix(t))
+                    for t in (np.float32, np.float64, np.complex64, np.complex128)}
 # The plan's route of a GPU stack per precision (_takes_batched_kernels).
 _STACK_TAKES_BATCHED_KERNELS = {np.dtype(t): getattr(_core, "stack_takes_batched_kernels" + _suffix(t))
                                 for t in (np.float32, np.float64, np.complex64, np.complex128)}
@@ -731,9 +739,14 @@ def _factor_device_matrix(ad, a, lower, mode, policy, native_call, *arguments):
             row, col = col, row
         factor = ad.empty_by_columns(a, (n, n), dtype) if lower else ad.empty(a, (n, n), dtype)
         if n > 0:
-            with runtime_call(policy, mode) as call:
-                result = getattr(call, native_call)(ad.pointer(source), row, col, ad.pointer(factor), n, call.mode,
-                                                    ad.stream(a), *arguments)
+            address, stream = ad.pointer(source), ad.stream(a)
+            published = _PUBLISHED_CALLS.get(native_call) if policy is None else None
+            if published is not None:
+                result = published(address, row, col, ad.pointer(factor), n, mode or "", stream, *arguments)
+            if result is None:
+                with runtime_call(policy, mode) as call:
+                    result = getattr(call, native_call)(address, row, col, ad.pointer(factor), n, call.mode, stream,
+                                                        *arguments)
     return factor, result
 
 
@@ -743,6 +756,9 @@ def _factor_dense_at(a, strides, l, i, n, batch, dtype, mode, policy, stream):
     into the column-major n x n factors at l, one after the other, their infos at i, in the order
     of `stream`."""
     row, col, step = strides
+    # On the runtime a runtime_call() would take, without taking one, where one is published.
+    if policy is None and _POTRF_DENSE_INTO_PUBLISHED[dtype](a, row, col, step, l, n, batch, mode or "", i, stream):
+        return
     with runtime_call(policy, mode) as call:
         if batch > 1:
             # One vendor batched call where the library's plan says so, else one matrix after another.
