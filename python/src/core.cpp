@@ -469,10 +469,7 @@ class RuntimeCall {
   }
   static long long stride(int rows, int cols) { return static_cast<long long>(rows) * cols; }
   static tessera::FactorOptions factor_options(const std::string& uplo, const std::string& mode) {
-    tessera::FactorOptions o = tessera::FactorOptions::from_environment();
-    o.uplo = parse_stored_uplo(uplo);
-    if (!mode.empty()) o.mode = tessera::parse_mode(mode);
-    return o;
+    return options_of(parse_stored_uplo(uplo), mode);
   }
   static tessera::BatchOptions batch_options(const std::string& uplo, const std::string& mode) {
     tessera::BatchOptions o;

@@ -504,6 +504,7 @@ _POTRF_DENSE_INTO_PUBLISHED = {np.dtype(t): getattr(_core, "potrf_device_into_pu
 _PUBLISHED_CALLS = {"potrf_device_into_and_wait" + _suffix(t): getattr(_core, "potrf_device_into_and_wait_published" +
                                                                        _suffix(t))
                     for t in (np.float32, np.float64, np.complex64, np.complex128)}
+
 # The plan's route of a GPU stack per precision (_takes_batched_kernels).
 _STACK_TAKES_BATCHED_KERNELS = {np.dtype(t): getattr(_core, "stack_takes_batched_kernels" + _suffix(t))
                                 for t in (np.float32, np.float64, np.complex64, np.complex128)}
