@@ -523,12 +523,12 @@ OnDevice zcposv_on_device(char uplo, int n, int nrhs, const std::vector<zdouble>
 
 // Converged to a double-precision solution in a few steps, as LAPACK's ZCPOSV on the same input:
 // orders of one, either side of the tile boundaries and beyond one block of the triangular solves'
-// inverses (1024), both triangles, padded leading dimensions, one and several right-hand sides.
+// inverses (2048), both triangles, padded leading dimensions, one and several right-hand sides.
 TEST(ComplexRefinedSolveInGpuMemory, ConvergesAsZcposvGpu) {
   TESSERA_SKIP_WITHOUT_GPU();
   unsigned seed = 3;
   bool c_api = false;
-  for (int n : {1, 63, 65, 400, 1031}) {
+  for (int n : {1, 63, 65, 400, 2053}) {
     const int lda = n + 3, ldb = n + 1, ldx = n + 2;
     const std::vector<zdouble> A = well_conditioned<zdouble>(n, lda, seed++);
     for (char uplo : {'L', 'U'})

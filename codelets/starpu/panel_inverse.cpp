@@ -1,8 +1,9 @@
 // A tensor-core factorization's panel solves by the inverse of the diagonal tile's factor (float
-// tiles stored as they stand): invert_panel_factor, X := L^{-T}, once per step, and
-// multiply_by_panel_inverse, B := B X = B L^{-T}, per tile below it: one TF32 product each on the
-// tensor cores, where a solve per tile spends most of its time in small triangular steps. CPU:
-// LAPACK's trtri and BLAS's trmm in FP32.
+// tiles stored as they stand): invert_panel_factor, X := L^{-1} (lower, zeros above), once per
+// step, and multiply_by_panel_inverse, B := B X^T = B L^{-T}, per tile below it: one TF32 product
+// each on the tensor cores, where a solve per tile spends most of its time in small triangular
+// steps. The inverse is made by levels of batched TF32 products (vendor::invert_lower_by_levels):
+// it lies on the factorization's critical path. CPU: LAPACK's trtri and BLAS's trmm in FP32.
 #include "codelet_support.hpp"
 #include "kernels/cpu/blas.hpp"
 
@@ -24,14 +25,15 @@ struct PanelInverseArgs {
   TaskHeader header;
 };
 
-// X := L^T (upper, zeros below), then its inverse in place.
+// X := L (zeros above), then its inverse in place.
 void invert_cpu(void* buffers[], void* cl_arg) {
   run_on_tiles<PanelInverseArgs, float, 2>(buffers, cl_arg, "invert_panel_factor",
                                            [](const PanelInverseArgs&, TileView<float> L, TileView<float> X) {
     const int n = L.rows;
     for (int j = 0; j < n; ++j)
-      for (int i = 0; i < n; ++i) X.ptr[i + static_cast<std::size_t>(j) * X.ld] = i <= j ? L.ptr[j + static_cast<std::size_t>(i) * L.ld] : 0.0f;
-    const int info = kernels::cpu::trtri('U', n, X.ptr, X.ld);
+      for (int i = 0; i < n; ++i)
+        X.ptr[i + static_cast<std::size_t>(j) * X.ld] = i >= j ? L.ptr[i + static_cast<std::size_t>(j) * L.ld] : 0.0f;
+    const int info = kernels::cpu::trtri('L', n, X.ptr, X.ld);
     if (info != 0) throw std::logic_error("trtri of a factored diagonal tile returned info " + std::to_string(info));
   });
 }
@@ -39,23 +41,27 @@ void invert_cpu(void* buffers[], void* cl_arg) {
 void multiply_cpu(void* buffers[], void* cl_arg) {
   run_on_tiles<PanelInverseArgs, float, 2>(buffers, cl_arg, "multiply_by_panel_inverse",
                                            [](const PanelInverseArgs&, TileView<float> X, TileView<float> B) {
-    kernels::cpu::trmm(false, 'U', Trans::no, B.rows, B.cols, 1.0f, X.ptr, X.ld, B.ptr, B.ld);
+    kernels::cpu::trmm(false, 'L', Trans::transpose, B.rows, B.cols, 1.0f, X.ptr, X.ld, B.ptr, B.ld);
   });
 }
 
 #ifdef TESSERA_HAVE_CUDA
-// The identity solved by the panel solve: X = I L^{-T}, whose entries below the diagonal come out
-// exactly zero (each is a solve of zeros).
 void invert_cuda(void* buffers[], void* cl_arg) {
   run_on_cuda_tiles<PanelInverseArgs, float, 2>(
       buffers, cl_arg, "invert_panel_factor (TF32)",
       [](const PanelInverseArgs&, CudaWorkerContext& ctx, TileView<float> L, TileView<float> X) {
-        kernels::cuda::set_identity<float>(X.rows, X.cols, X.ptr, X.ld, ctx.stream);
-        solve_panel_tf32(ctx, X.rows, X.cols, L.ptr, L.ld, X.ptr, X.ld);
+        namespace vendor = kernels::cuda::vendor;
+        const int n = L.rows;
+        const std::size_t work_bytes = workspace_slice_bytes(sizeof(float) * vendor::inverse_by_levels_elements(n, n));
+        auto* work = static_cast<unsigned char*>(
+            ctx.workspace_of(work_bytes + sizeof(float*) * std::size_t(vendor::inverse_by_levels_pointers(n))));
+        vendor::invert_lower_by_levels(ctx.cublas, true, n, n, L.ptr, L.ld, X.ptr, X.ld,
+                                       reinterpret_cast<float*>(work), reinterpret_cast<float**>(work + work_bytes),
+                                       ctx.stream);
       });
 }
 
-// B := B X from a copy of B in the worker's workspace, X's zeros below its diagonal included.
+// B := B X^T from a copy of B in the worker's workspace, X's zeros above its diagonal included.
 void multiply_cuda(void* buffers[], void* cl_arg) {
   run_on_cuda_tiles<PanelInverseArgs, float, 2>(
       buffers, cl_arg, "multiply_by_panel_inverse (TF32)",
@@ -64,8 +70,8 @@ void multiply_cuda(void* buffers[], void* cl_arg) {
         auto* copy = static_cast<float*>(ctx.workspace_of(sizeof(float) * static_cast<std::size_t>(m) * n));
         TESSERA_CUDA_CHECK(cudaMemcpy2DAsync(copy, sizeof(float) * m, B.ptr, sizeof(float) * B.ld, sizeof(float) * m, n,
                                              cudaMemcpyDeviceToDevice, ctx.stream));
-        kernels::cuda::vendor::gemm_tf32(ctx.cublas, Trans::no, Trans::no, m, n, n, 1.0f, copy, m, X.ptr, X.ld, 0.0f,
-                                         B.ptr, B.ld);
+        kernels::cuda::vendor::gemm_tf32(ctx.cublas, Trans::no, Trans::transpose, m, n, n, 1.0f, copy, m, X.ptr, X.ld,
+                                         0.0f, B.ptr, B.ld);
       });
 }
 #endif

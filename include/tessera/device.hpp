@@ -313,8 +313,8 @@ int posv(Runtime& runtime, int n, int nrhs, T* A, int lda, T* B, int ldb, Stream
 // precision's range in A do not by themselves send the solve to double precision), and the
 // corrections are S (S A S)^{-1} S r. The scaled matrix is factored through the tile DAG in single
 // precision (options.tensor_cores: its trailing updates on the tensor cores in TF32, BF16 or FP16),
-// the triangular solves (with the inverses of the factor's diagonal blocks of 1024) and the
-// residuals (cuBLAS) on `stream`; a workspace of n x n floats, about n x 1024 floats for those
+// the triangular solves (with the inverses of the factor's diagonal blocks of 2048) and the
+// residuals (cuBLAS) on `stream`; a workspace of n x n floats, about n x 2600 floats for those
 // inverses and a few vectors are taken from the stream's memory pool for the call. ITER -3 also where a diagonal
 // entry of A is not positive and finite (the double-precision factorization then reports it).
 // Returns once X (or A's factor and X) is complete. Misuse: InvalidArgument with LAPACK's positions

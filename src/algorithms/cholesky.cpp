@@ -10,7 +10,7 @@ namespace tessera::detail {
 
 namespace {
 
-// A tensor-core factorization's panel solves go by the diagonal factor's inverse: X = L(k, k)^{-T}
+// A tensor-core factorization's panel solves go by the diagonal factor's inverse: X = L(k, k)^{-1}
 // once per step (on the critical path, as the first tile's solve was), then one TF32 product per
 // tile below it, where a solve per tile spends most of its time in small triangular steps that
 // leave the tensor cores idle. The inverse's error grows with the diagonal tile's condition, which

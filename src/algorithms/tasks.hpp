@@ -186,8 +186,8 @@ template <class T>
 void insert_copy_tile(const TaskContext& ctx, const TileRef& src, const TileRef& dst, bool zero_upper, const TaskHints& hints);
 
 // A tensor-core factorization's panel solve by the inverse of the diagonal tile's factor (float
-// tiles stored as they stand): X := L^{-T} from the diagonal tile L (X a tile of its shape, upper
-// triangular, zeros below its diagonal), then B := B X = B L^{-T} for each tile B below it.
+// tiles stored as they stand): X := L^{-1} from the diagonal tile L (X a tile of its shape, lower
+// triangular, zeros above its diagonal), then B := B X^T = B L^{-T} for each tile B below it.
 void insert_invert_panel_factor(const TaskContext& ctx, const TileRef& L, const TileRef& X, const TaskHints& hints);
 void insert_multiply_by_panel_inverse(const TaskContext& ctx, const TileRef& X, const TileRef& B,
                                       const TaskHints& hints);

@@ -85,7 +85,8 @@ RefinedSolve refined_solve(Runtime& runtime, int n, int nrhs, T* A, int lda, con
   if (n == 0) return {};
   RefinedSolve result;
   {
-    detail::RefinementOnStream<T> steps(runtime, device, options.uplo, n, nrhs, A, lda, B, ldb, X, ldx, stream);
+    detail::RefinementOnStream<T> steps(runtime, device, options.uplo, n, nrhs, A, lda, B, ldb, X, ldx, stream,
+                                         options.tensor_cores != TensorCores::off);
     result.iter = refine(runtime, steps, n, stream, options);
   }  // the single-precision workspace goes back to the pool before A is factored
   if (result.iter >= 0) return result;

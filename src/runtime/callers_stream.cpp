@@ -482,13 +482,13 @@ struct RefinementOnStream<T>::State {
   cudaStream_t stream;
   // Held for the whole solve: its kept n x n workspace holds the single-precision matrix.
   StreamSolverPool::Lease handles;
+  bool tf32_inverses;  // the factor's block inverses by TF32 products
   std::optional<cuda::StreamBuffer<Single>> own_single;  // where that workspace is not kept
   Single* single = nullptr;                              // S A S, n x n
   cuda::StreamBuffer<Single> rhs;                        // S R in single precision, n x nrhs
   cuda::StreamBuffer<Single> forward;                    // L^{-1} S R, n x nrhs
   // The factor's diagonal blocks inverted (vendor::invert_lower_diagonal_blocks), once factored.
   std::optional<cuda::StreamBuffer<Single>> block_inverses;
-  std::optional<cuda::StreamBuffer<Single*>> block_pointers;
   cuda::StreamBuffer<T> residual;                        // n x nrhs
   cuda::StreamBuffer<double> scale;                     // S's diagonal
   cuda::StreamBuffer<double> largest;                   // per column: max |r|, then max |x|
@@ -498,9 +498,9 @@ struct RefinementOnStream<T>::State {
   std::optional<std::vector<int>> b_non_finite;         // read once
 
   State(const Runtime& rt, int dev, Uplo u, int n_, int nrhs_, const T* A_, int lda_, const T* B_, int ldb_, T* X_,
-        int ldx_, cudaStream_t s)
+        int ldx_, cudaStream_t s, bool tf32)
       : device(dev), uplo(u == Uplo::lower ? 'L' : 'U'), n(n_), nrhs(nrhs_), A(A_), lda(lda_), B(B_), ldb(ldb_),
-        X(X_), ldx(ldx_), stream(s), handles(lease_handles(rt, dev)), rhs(std::size_t(n_) * nrhs_, s),
+        X(X_), ldx(ldx_), stream(s), handles(lease_handles(rt, dev)), tf32_inverses(tf32), rhs(std::size_t(n_) * nrhs_, s),
         forward(std::size_t(n_) * nrhs_, s), residual(std::size_t(n_) * nrhs_, s), scale(n_, s),
         largest(2 * std::size_t(nrhs_) + 1, s), row_sums(n_, s), flags(1, s), non_finite(2 * std::size_t(nrhs_), s) {
     handles->bind(stream);
@@ -524,10 +524,11 @@ struct RefinementOnStream<T>::State {
 
 template <class T>
 RefinementOnStream<T>::RefinementOnStream(const Runtime& runtime, int device, Uplo uplo, int n, int nrhs, const T* A,
-                                          int lda, const T* B, int ldb, T* X, int ldx, void* stream) {
+                                          int lda, const T* B, int ldb, T* X, int ldx, void* stream,
+                                          bool factor_on_tensor_cores) {
   const CurrentDevice current(device);
   state_ = std::make_unique<State>(runtime, device, uplo, n, nrhs, A, lda, B, ldb, X, ldx,
-                                   static_cast<cudaStream_t>(stream));
+                                   static_cast<cudaStream_t>(stream), factor_on_tensor_cores);
 }
 
 template <class T>
@@ -582,11 +583,11 @@ bool RefinementOnStream<T>::correct(bool first) {
   s.handles->bind(s.stream);
   namespace vendor = cuda::vendor;
   if (!s.block_inverses) {
-    const int blocks = vendor::inverse_blocks(s.n);
-    s.block_inverses.emplace(std::size_t(blocks) * vendor::kInverseBlock * vendor::kInverseBlock, s.stream);
-    s.block_pointers.emplace(2 * std::size_t(blocks), s.stream);
-    vendor::invert_lower_diagonal_blocks(s.handles->blas, s.n, s.single, s.n, s.block_inverses->data(),
-                                         s.block_pointers->data(), s.stream);
+    s.block_inverses.emplace(vendor::inverse_blocks_elements(s.n), s.stream);
+    const cuda::StreamBuffer<Single> work(vendor::inverse_by_levels_elements(s.n, vendor::kInverseBlock), s.stream);
+    const cuda::StreamBuffer<Single*> pointers(std::size_t(vendor::inverse_by_levels_pointers(s.n)), s.stream);
+    vendor::invert_lower_diagonal_blocks(s.handles->blas, s.tf32_inverses, s.n, s.single, s.n,
+                                         s.block_inverses->data(), work.data(), pointers.data(), s.stream);
   }
   vendor::solve_lower_by_block_inverses(s.handles->blas, Trans::no, s.n, s.nrhs, s.single, s.n,
                                         s.block_inverses->data(), s.rhs.data(), s.n, s.forward.data(), s.n);
@@ -602,7 +603,8 @@ typename RefinementOnStream<T>::Convergence RefinementOnStream<T>::converged(dou
   const CurrentDevice current(s.device);
   TESSERA_CUDA_CHECK(cudaMemcpy2DAsync(s.residual.data(), sizeof(T) * s.n, s.B, sizeof(T) * s.ldb, sizeof(T) * s.n,
                                        s.nrhs, cudaMemcpyDeviceToDevice, s.stream));
-  cuda::vendor::symm(s.handles->blas, s.uplo, s.n, s.nrhs, T(-1), s.A, s.lda, s.X, s.ldx, T(1), s.residual.data(), s.n);
+  cuda::vendor::subtract_symmetric_product(s.handles->blas, s.uplo, s.n, s.nrhs, s.A, s.lda, s.X, s.ldx,
+                                           s.residual.data(), s.n);
   cuda::largest_magnitudes(s.n, s.nrhs, s.residual.data(), s.n, s.largest.data(), s.stream);
   cuda::largest_magnitudes(s.n, s.nrhs, s.X, s.ldx, s.largest.data() + s.nrhs, s.stream);
   if (!s.b_non_finite) {

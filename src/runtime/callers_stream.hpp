@@ -69,14 +69,15 @@ void potrs_stack_on_callers_stream_async(const Runtime& runtime, int device, Upl
 // with the runtime's handles (kernels/cuda/refinement.hpp says how A is scaled). The
 // single-precision matrix (SingleOf<T>) is a workspace of n x n elements taken from the stream's
 // pool for the object's life; the caller factors it in place (its lower triangle) between
-// narrow_matrix and the first correct, which inverts the factor's diagonal blocks of 1024 (about n
-// x 1024 elements more) for the triangular solves.
+// narrow_matrix and the first correct, which inverts the factor's diagonal blocks of 2048 (about n
+// x 2600 elements more) for the triangular solves, with TF32 products where
+// `factor_on_tensor_cores` (the factor is no more accurate than that).
 template <class T>
 class RefinementOnStream {
  public:
   using Single = SingleOf<T>;
   RefinementOnStream(const Runtime& runtime, int device, Uplo uplo, int n, int nrhs, const T* A, int lda, const T* B,
-                     int ldb, T* X, int ldx, void* stream);
+                     int ldb, T* X, int ldx, void* stream, bool factor_on_tensor_cores);
   ~RefinementOnStream();
   RefinementOnStream(const RefinementOnStream&) = delete;
   RefinementOnStream& operator=(const RefinementOnStream&) = delete;

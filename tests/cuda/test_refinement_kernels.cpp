@@ -10,6 +10,8 @@
 #include <algorithm>
 #include <cfloat>
 #include <cmath>
+#include <complex>
+#include <type_traits>
 #include <limits>
 #include <random>
 #include <vector>
@@ -188,10 +190,11 @@ TEST(RefinementKernels, TriangularSolvesByBlockInverses) {
         for (int i = j; i < n; ++i) L[at(i, j, ld)] = i == j ? float(1 + std::abs(u(gen))) : float(u(gen) / std::sqrt(n));
       std::vector<float> R(static_cast<std::size_t>(n) * nrhs);
       for (float& r : R) r = float(u(gen));
-      const int blocks = vendor::inverse_blocks(n);
-      DeviceBuffer<float> dL(L), inverses(std::vector<float>(std::size_t(blocks) * b * b));
-      DeviceBuffer<float*> pointers(std::vector<float*>(2 * std::size_t(blocks)));
-      vendor::invert_lower_diagonal_blocks(handle, n, dL.get(), ld, inverses.get(), pointers.get(), nullptr);
+      DeviceBuffer<float> dL(L), inverses(std::vector<float>(vendor::inverse_blocks_elements(n)));
+      DeviceBuffer<float> work(std::vector<float>(std::max<std::size_t>(1, vendor::inverse_by_levels_elements(n, b))));
+      DeviceBuffer<float*> pointers(std::vector<float*>(std::max(1, vendor::inverse_by_levels_pointers(n))));
+      vendor::invert_lower_diagonal_blocks(handle, false, n, dL.get(), ld, inverses.get(), work.get(), pointers.get(),
+                                           nullptr);
       for (tessera::Trans trans : {tessera::Trans::no, tessera::Trans::transpose}) {
         DeviceBuffer<float> dR(R), dX(std::vector<float>(R.size()));
         vendor::solve_lower_by_block_inverses(handle, trans, n, nrhs, dL.get(), ld, inverses.get(), dR.get(), n,
@@ -219,6 +222,121 @@ TEST(RefinementKernels, TriangularSolvesByBlockInverses) {
       }
     }
   cublasDestroy(handle);
+}
+
+// vendor::invert_lower_by_levels: X L = I in double on the host for whole triangles (orders around
+// the leaves of 64 and the levels' short pairs: 1, 63, 64, 65, 127, 129, 200, 1000, 2048, 2100),
+// in FP32 and with TF32 products; X's strict upper triangle zero; L's strict upper triangle NaN,
+// never read; and blocks of 128 of an order of 300: each block's inverse, the elements of X outside
+// the blocks left as they were.
+TEST(RefinementKernels, TriangularInversesByLevels) {
+  TESSERA_REQUIRE_CUDA_DEVICE();
+  namespace vendor = tk::vendor;
+  cublasHandle_t handle = nullptr;
+  ASSERT_EQ(cublasCreate(&handle), CUBLAS_STATUS_SUCCESS);
+  const float sentinel = 12345.0f;
+  struct Case {
+    int n, block;
+  };
+  for (const Case c : {Case{1, 1}, Case{63, 63}, Case{64, 64}, Case{65, 65}, Case{127, 127}, Case{129, 129},
+                       Case{200, 200}, Case{1000, 1000}, Case{2048, 2048}, Case{2100, 2100}, Case{300, 128}})
+    for (bool tf32 : {false, true}) {
+      const int n = c.n, ld = n + 5, ldx = c.block < n ? c.block : n + 2;
+      SCOPED_TRACE(testing::Message() << "n=" << n << " block=" << c.block << " tf32=" << tf32);
+      std::mt19937 gen(n + c.block);
+      std::uniform_real_distribution<double> u(-1, 1);
+      std::vector<float> L(static_cast<std::size_t>(ld) * n, std::numeric_limits<float>::quiet_NaN());
+      for (int j = 0; j < n; ++j)
+        for (int i = j; i < n; ++i) L[at(i, j, ld)] = i == j ? float(1 + std::abs(u(gen))) : float(u(gen) / std::sqrt(n));
+      const std::size_t x_elements = static_cast<std::size_t>(ldx) * n + n;
+      DeviceBuffer<float> dL(L), dX(std::vector<float>(x_elements, sentinel));
+      DeviceBuffer<float> work(std::vector<float>(std::max<std::size_t>(1, vendor::inverse_by_levels_elements(n, c.block))));
+      DeviceBuffer<float*> pointers(std::vector<float*>(std::max(1, vendor::inverse_by_levels_pointers(n))));
+      vendor::invert_lower_by_levels(handle, tf32, n, c.block, dL.get(), ld, dX.get(), ldx, work.get(), pointers.get(),
+                                     nullptr);
+      const std::vector<float> X = dX.to_host();
+      const int block = std::min(c.block, n);
+      std::vector<bool> in_block(x_elements, false);
+      double worst = 0;
+      for (int k0 = 0; k0 < n; k0 += block) {
+        const int kb = std::min(block, n - k0);
+        const float* Xk = X.data() + static_cast<std::size_t>(k0) * (ldx + 1);
+        const float* Lk = L.data() + static_cast<std::size_t>(k0) * (ld + 1);
+        for (int j = 0; j < kb; ++j)
+          for (int i = 0; i < kb; ++i) {
+            in_block[static_cast<std::size_t>(k0) * (ldx + 1) + at(i, j, ldx)] = true;
+            if (i < j) {
+              ASSERT_EQ(Xk[at(i, j, ldx)], 0.0f) << "above the diagonal of block " << k0 / block;
+              continue;
+            }
+            double sum = 0;  // (X L)(i, j)
+            for (int m = j; m <= i; ++m) sum += double(Xk[at(i, m, ldx)]) * Lk[at(m, j, ld)];
+            worst = std::max(worst, std::abs(sum - (i == j ? 1.0 : 0.0)));
+          }
+      }
+      EXPECT_LT(worst, tf32 ? 1e-2 : 1e-4) << "max |X L - I|";
+      for (std::size_t e = 0; e < x_elements; ++e)
+        if (!in_block[e]) ASSERT_EQ(X[e], sentinel) << "written outside the blocks at " << e;
+    }
+  cublasDestroy(handle);
+}
+
+// vendor::subtract_symmetric_product: R - A X against the host's sum in double, A symmetric
+// (complex: Hermitian, its diagonal's imaginary parts NaN-free but not read as such) in either
+// triangle with NaN in the other one, blocks of 64 over orders that end on and off a block, one
+// column (symv) and three (the blocked form); padded leading dimensions.
+template <class T>
+void check_subtract_symmetric_product() {
+  namespace vendor = tk::vendor;
+  cublasHandle_t handle = nullptr;
+  ASSERT_EQ(cublasCreate(&handle), CUBLAS_STATUS_SUCCESS);
+  constexpr bool complex = !std::is_same_v<T, double>;
+  for (int n : {1, 64, 100, 333})
+    for (char uplo : {'L', 'U'})
+      for (int nrhs : {1, 3}) {
+        SCOPED_TRACE(testing::Message() << "n=" << n << " uplo=" << uplo << " nrhs=" << nrhs << " complex=" << complex);
+        const int lda = n + 2, ldx = n + 1, ldr = n + 3;
+        std::mt19937 gen(n * 7 + nrhs + (uplo == 'L'));
+        std::uniform_real_distribution<double> u(-1, 1);
+        const auto draw = [&] {
+          if constexpr (complex) return T(u(gen), u(gen)); else return T(u(gen));
+        };
+        std::vector<T> full(static_cast<std::size_t>(n) * n);  // the Hermitian matrix, both triangles
+        for (int j = 0; j < n; ++j)
+          for (int i = j; i < n; ++i) {
+            T v = draw();
+            if (i == j) v = T(std::real(v));
+            full[at(i, j, n)] = v;
+            if constexpr (complex) full[at(j, i, n)] = std::conj(v); else full[at(j, i, n)] = v;
+          }
+        std::vector<T> A(static_cast<std::size_t>(lda) * n, T(std::numeric_limits<double>::quiet_NaN()));
+        for (int j = 0; j < n; ++j)
+          for (int i = 0; i < n; ++i)
+            if (uplo == 'L' ? i >= j : i <= j) A[at(i, j, lda)] = full[at(i, j, n)];
+        std::vector<T> X(static_cast<std::size_t>(ldx) * nrhs), R(static_cast<std::size_t>(ldr) * nrhs);
+        for (T& x : X) x = draw();
+        for (T& r : R) r = draw();
+        DeviceBuffer<T> dA(A), dX(X), dR(R);
+        vendor::subtract_symmetric_product(handle, uplo, n, nrhs, dA.get(), lda, dX.get(), ldx, dR.get(), ldr, 64);
+        const std::vector<T> got = dR.to_host();
+        double worst = 0;
+        for (int c = 0; c < nrhs; ++c)
+          for (int i = 0; i < n; ++i) {
+            T sum = R[at(i, c, ldr)];
+            for (int k = 0; k < n; ++k) sum -= full[at(i, k, n)] * X[at(k, c, ldx)];
+            worst = std::max(worst, std::abs(sum - got[at(i, c, ldr)]));
+          }
+        EXPECT_LT(worst, 1e-12 * n) << "max |R - A X - got|";
+        for (int c = 0; c < nrhs; ++c)
+          for (int i = n; i < ldr; ++i) EXPECT_EQ(got[at(i, c, ldr)], R[at(i, c, ldr)]) << "padding written";
+      }
+  cublasDestroy(handle);
+}
+
+TEST(RefinementKernels, ResidualsByBlocksOfTheSymmetricMatrix) {
+  TESSERA_REQUIRE_CUDA_DEVICE();
+  check_subtract_symmetric_product<double>();
+  check_subtract_symmetric_product<std::complex<double>>();
 }
 
 }  // namespace

@@ -401,19 +401,14 @@ void insert_copy_out(const TaskContext& ctx, const TileRef& tile, const BlockMap
   });
 }
 
-// The panel solves of a tensor-core factorization (float tiles, in FP32 here): X := L^{-T}, upper
-// with zeros below; B := B X.
+// The panel solves of a tensor-core factorization (float tiles, in FP32 here): X := L^{-1}, lower
+// with zeros above; B := B X^T.
 void insert_invert_panel_factor(const TaskContext& ctx, const TileRef& L, const TileRef& X, const TaskHints& hints) {
   ctx.submission->record(TaskKind::potrf, hints, {reads(L), writes(X)}, [=] {
     const int n = L.rows;
     for (int c = 0; c < n; ++c)
       for (int r = 0; r < n; ++r) at<float>(X, r, c) = r >= c ? at<float>(L, r, c) : 0.0f;
     trtri_tile<float>(X);  // L^{-1}, lower
-    for (int c = 0; c < n; ++c)
-      for (int r = c + 1; r < n; ++r) {
-        at<float>(X, c, r) = at<float>(X, r, c);
-        at<float>(X, r, c) = 0.0f;
-      }
   });
 }
 
@@ -424,7 +419,7 @@ void insert_multiply_by_panel_inverse(const TaskContext& ctx, const TileRef& X, 
     for (int c = 0; c < B.cols; ++c)
       for (int r = 0; r < B.rows; ++r)
         for (int k = 0; k <= c; ++k)
-          product[r + static_cast<std::size_t>(c) * B.rows] += double(at<float>(B, r, k)) * at<float>(X, k, c);
+          product[r + static_cast<std::size_t>(c) * B.rows] += double(at<float>(B, r, k)) * at<float>(X, c, k);
     for (int c = 0; c < B.cols; ++c)
       for (int r = 0; r < B.rows; ++r) at<float>(B, r, c) = float(product[r + static_cast<std::size_t>(c) * B.rows]);
   });

@@ -349,10 +349,10 @@ void strided_pointers(T* base, long long stride, int batch, T** pointers, cudaSt
 namespace {
 
 template <class T>
-__global__ void set_identity_kernel(int m, int n, T* A, int ld) {
+__global__ void set_identity_kernel(int m, int n, T* A, int ld, long long stride) {
   const int i = blockIdx.x * blockDim.x + threadIdx.x;
   const int j = blockIdx.y;
-  if (i < m && j < n) A[i + static_cast<long>(j) * ld] = i == j ? T(1) : T(0);
+  if (i < m && j < n) A[blockIdx.z * stride + i + static_cast<long>(j) * ld] = i == j ? T(1) : T(0);
 }
 
 }  // namespace
@@ -362,7 +362,16 @@ void set_identity(int m, int n, T* A, int ld, cudaStream_t stream) {
   if (m <= 0 || n <= 0) return;
   using batched_detail::DeviceScalar;
   set_identity_kernel<DeviceScalar<T>><<<dim3((m + 127) / 128, n), 128, 0, stream>>>(m, n,
-                                                                                    batched_detail::device_view(A), ld);
+                                                                                    batched_detail::device_view(A), ld, 0);
+  TESSERA_CUDA_CHECK_LAUNCH();
+}
+
+template <class T>
+void set_identity_batched(int m, int n, T* A, int ld, long long stride, int batch, cudaStream_t stream) {
+  if (m <= 0 || n <= 0 || batch <= 0) return;
+  using batched_detail::DeviceScalar;
+  set_identity_kernel<DeviceScalar<T>><<<dim3((m + 127) / 128, n, batch), 128, 0, stream>>>(
+      m, n, batched_detail::device_view(A), ld, stride);
   TESSERA_CUDA_CHECK_LAUNCH();
 }
 
@@ -447,6 +456,7 @@ TESSERA_FOR_EACH_REAL_SCALAR(TESSERA_INSTANTIATE)
   template void transpose_triangle<T>(Triangle, int, const T*, int, T*, int, cudaStream_t);                       \
   template void strided_pointers<T>(T*, long long, int, T**, cudaStream_t);                                        \
   template void set_identity<T>(int, int, T*, int, cudaStream_t);                                                  \
+  template void set_identity_batched<T>(int, int, T*, int, long long, int, cudaStream_t);                           \
   template void load_lower_batched<T>(int, const T*, long long, long long, long long, T*, int, long long, int, bool, \
                                       cudaStream_t);                                                               \
   template void transpose_triangle_batched<T>(Triangle, int, const T*, int, long long, T*, int, long long, int,    \

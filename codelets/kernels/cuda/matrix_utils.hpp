@@ -14,6 +14,9 @@ void copy_lower(int m, int n, const T* src, int lds, T* dst, int ldd, cudaStream
 // A := the m x n identity (ones on the diagonal, zeros elsewhere).
 template <class T>
 void set_identity(int m, int n, T* A, int ld, cudaStream_t stream);
+// A + k stride := the m x n identity for k < batch.
+template <class T>
+void set_identity_batched(int m, int n, T* A, int ld, long long stride, int batch, cudaStream_t stream);
 
 // One copy of copy_blocks: dst := src, both m x n (leading dimensions lds, ldd), or only the lower
 // triangle (diagonal included, in the block's own (i, j)) when lower_only.

@@ -299,6 +299,34 @@ inline void gemm_16bit(cublasHandle_t h, bool bf16, Trans transa, Trans transb, 
                                     CUDA_R_32F, ldc, CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT));
 }
 
+// R := R - A X for A symmetric (complex: Hermitian) in its triangle uplo (n x n), X and R n x nrhs:
+// symv for one column; for several, symm of each diagonal block of `block` and two products with
+// the panel beside it (R2 -= A21 X1, R1 -= A21^H X2), where cuBLAS's symm of the whole matrix
+// reads it at a fraction of the bandwidth its products reach.
+template <class T>
+void subtract_symmetric_product(cublasHandle_t h, char uplo, int n, int nrhs, const T* A, int lda, const T* X, int ldx,
+                                T* R, int ldr, int block = 4096) {
+  const T one(1), minus_one(-1);
+  if (nrhs == 1) {
+    symm(h, uplo, n, nrhs, minus_one, A, lda, X, ldx, one, R, ldr);
+    return;
+  }
+  const bool lower = uplo == 'L';
+  const std::size_t ld = static_cast<std::size_t>(lda);
+  for (int j0 = 0; j0 < n; j0 += block) {
+    const int jb = std::min(block, n - j0), rest = n - j0 - jb;
+    const T* diagonal = A + j0 + j0 * ld;
+    symm(h, uplo, jb, nrhs, minus_one, diagonal, lda, X + j0, ldx, one, R + j0, ldr);
+    if (rest == 0) continue;
+    // The panel A21 (rest x jb) below the block, or A12 = A21^H (jb x rest) right of it.
+    const T* panel = lower ? diagonal + jb : diagonal + jb * ld;
+    const Trans below = lower ? Trans::no : Trans::conjugate_transpose;
+    const Trans beside = lower ? Trans::conjugate_transpose : Trans::no;
+    gemm(h, below, Trans::no, rest, nrhs, jb, minus_one, panel, lda, X + j0, ldx, one, R + j0 + jb, ldr);
+    gemm(h, beside, Trans::no, jb, nrhs, rest, minus_one, panel, lda, X + j0 + jb, ldx, one, R + j0, ldr);
+  }
+}
+
 // The handle's math mode set for a scope, then restored (the handle is shared by a worker's tasks).
 class MathModeScope {
  public:
@@ -315,30 +343,137 @@ class MathModeScope {
   cublasMath_t saved_ = CUBLAS_DEFAULT_MATH;
 };
 
+// C_k := alpha A_k B_k + beta C_k for k < batch, A_k = A + k sa (m x k), B_k = B + k sb, C_k = C + k
+// sc: cuBLAS's strided batched product, a float one on the tensor cores (TF32) when asked.
+template <class T>
+void gemm_strided_batched(cublasHandle_t h, bool tf32, int m, int n, int k, T alpha, const T* A, int lda,
+                          long long sa, const T* B, int ldb, long long sb, T beta, T* C, int ldc, long long sc,
+                          int batch) {
+  constexpr bool single = std::is_same_v<T, float> || std::is_same_v<T, std::complex<float>>;
+  const cublasComputeType_t compute =
+      single ? (tf32 ? CUBLAS_COMPUTE_32F_FAST_TF32 : CUBLAS_COMPUTE_32F) : CUBLAS_COMPUTE_64F;
+  TESSERA_CUBLAS_CHECK(cublasGemmStridedBatchedEx(h, CUBLAS_OP_N, CUBLAS_OP_N, m, n, k, &alpha, A, data_type(A), lda,
+                                                  sa, B, data_type(B), ldb, sb, &beta, C, data_type(C), ldc, sc,
+                                                  batch, compute, CUBLAS_GEMM_DEFAULT));
+}
+
+// Lower triangles inverted by levels: leaves of order kInverseLeaf by one batched solve of
+// identities, then per level one pair of batched products joining neighbours, the inverse of
+// [L11 0; L21 L22] being [X11 0; X21 X22] with X21 = -X22 (L21 X11). A dozen wide launches where a
+// solve of the identity steps through the whole triangle: the diagonal chain of a tensor-core
+// factorization and the refinement's block inverses wait on it.
+constexpr int kInverseLeaf = 64;
+
+namespace detail {
+
+// Levels of one region of order n whose diagonal blocks of order `block` are inverted (block: n, or
+// a power of two times kInverseLeaf dividing n): per level s, the pairs of order s that join, all
+// but the last by one strided batched call, the last one by its own when its second half is short.
+struct InverseLevel {
+  int s, pairs, short_order;  // short_order: the last pair's second half, 0 when it is not short
+};
+template <class F>
+void for_each_inverse_level(int n, int block, F&& f) {
+  for (int s = kInverseLeaf; s < block; s *= 2) {
+    const int count = (n + s - 1) / s, last = n - (count - 1) * s;
+    const bool short_pair = count % 2 == 0 && last < s;
+    f(InverseLevel{s, count / 2 - (short_pair ? 1 : 0), short_pair ? last : 0});
+  }
+}
+
+template <class T>
+void invert_region(cublasHandle_t h, bool tf32, int n, int block, const T* L, int ldl, T* X, int ldx, T* work,
+                   T** pointers, cudaStream_t stream) {
+  constexpr int leaf = kInverseLeaf;
+  const T one(1), minus_one(-1), zero(0);
+  const int leaves = n / leaf, rest = n - leaves * leaf;
+  if (leaves > 0) {
+    strided_pointers<T>(const_cast<T*>(L), static_cast<long long>(leaf) * (ldl + 1), leaves, pointers, stream);
+    strided_pointers<T>(X, static_cast<long long>(leaf) * (ldx + 1), leaves, pointers + leaves, stream);
+    trsm_batched(h, 'L', Trans::no, leaf, leaf, one, pointers, ldl, pointers + leaves, ldx, leaves);
+  }
+  if (rest > 0) {
+    const std::size_t o = std::size_t(leaves) * leaf;
+    trsm(h, true, 'L', Trans::no, rest, rest, one, L + o * (ldl + 1), ldl, X + o * (ldx + 1), ldx);
+  }
+  const std::size_t ld = static_cast<std::size_t>(ldl), ldX = static_cast<std::size_t>(ldx);
+  for_each_inverse_level(n, block, [&](const InverseLevel& level) {
+    const int s = level.s;
+    const long long step_l = 2LL * s * (ldl + 1), step_x = 2LL * s * (ldx + 1), step_w = static_cast<long long>(s) * s;
+    if (level.pairs > 0) {
+      gemm_strided_batched(h, tf32, s, s, s, one, L + s, ldl, step_l, X, ldx, step_x, zero, work, s, step_w,
+                           level.pairs);
+      gemm_strided_batched(h, tf32, s, s, s, minus_one, X + s * (ldX + 1), ldx, step_x, work, s, step_w, zero, X + s,
+                           ldx, step_x, level.pairs);
+    }
+    if (const int z = level.short_order) {
+      const std::size_t o = std::size_t(2) * level.pairs * s, o2 = o + s;
+      gemm_strided_batched(h, tf32, z, s, s, one, L + o2 + o * ld, ldl, 0, X + o * (ldX + 1), ldx, 0, zero, work, z,
+                           0, 1);
+      gemm_strided_batched(h, tf32, z, s, z, minus_one, X + o2 * (ldX + 1), ldx, 0, work, z, 0, zero, X + o2 + o * ldX,
+                           ldx, 0, 1);
+    }
+  });
+}
+
+}  // namespace detail
+
+// Workspace of invert_lower_by_levels(n, block): elements of T, and device pointers.
+inline std::size_t inverse_by_levels_elements(int n, int block) {
+  block = std::min(block, n);
+  std::size_t most = 0;
+  const auto region = [&](int order, int blocks_of) {
+    detail::for_each_inverse_level(order, blocks_of, [&](const detail::InverseLevel& level) {
+      const std::size_t s = static_cast<std::size_t>(level.s);
+      most = std::max({most, std::size_t(level.pairs) * s * s, std::size_t(level.short_order) * s});
+    });
+  };
+  if (block > 0) region(n / block * block, block);
+  if (block > 0 && n % block > 0) region(n % block, n % block);
+  return most;
+}
+inline int inverse_by_levels_pointers(int n) { return 2 * (n / kInverseLeaf); }
+
+// X's diagonal blocks of order `block` (the last one possibly fewer; block >= n: X := L^{-1}) :=
+// the inverses of L's, L lower (its strict upper triangle not referenced): block k at
+// X + k block (ldx + 1), zeros above its diagonal; X's elements outside the blocks are not written.
+// `block` is n or more, or a power of two times kInverseLeaf. `tf32`: the products of float
+// triangles on the tensor cores. work, pointers: inverse_by_levels_elements / _pointers of them.
+template <class T>
+void invert_lower_by_levels(cublasHandle_t h, bool tf32, int n, int block, const T* L, int ldl, T* X, int ldx,
+                            T* work, T** pointers, cudaStream_t stream) {
+  if (n <= 0) return;
+  block = std::min(block, n);
+  const int full = n / block, rest = n - full * block;
+  const long long step = static_cast<long long>(block) * (ldx + 1);
+  set_identity_batched<T>(block, block, X, ldx, step, full, stream);
+  if (rest > 0) set_identity<T>(rest, rest, X + full * step, ldx, stream);
+  detail::invert_region(h, tf32, full * block, block, L, ldl, X, ldx, work, pointers, stream);
+  if (rest > 0) {
+    const std::size_t o = std::size_t(full) * block;
+    detail::invert_region(h, tf32, rest, rest, L + o * (ldl + 1), ldl, X + o * (ldx + 1), ldx, work, pointers, stream);
+  }
+}
+
 // The diagonal blocks of a lower triangle inverted, for triangular solves at the bandwidth of
 // matrix-vector products (cuBLAS's trsv, blocked or not, stays well below it): block k covers rows
 // and columns [k b, k b + b), b = kInverseBlock, the last one fewer.
-constexpr int kInverseBlock = 1024;
+constexpr int kInverseBlock = 2048;
 inline int inverse_blocks(int n) { return (n + kInverseBlock - 1) / kInverseBlock; }
+// Where block k's inverse lies (leading dimension b): a stride of b (b + 1), so that the blocks'
+// diagonals run at one stride, as invert_lower_by_levels writes them.
+constexpr std::size_t inverse_block_offset(int k) {
+  return std::size_t(k) * kInverseBlock * (kInverseBlock + 1);
+}
+inline std::size_t inverse_blocks_elements(int n) { return inverse_block_offset(inverse_blocks(n)); }
 
-// inverses + k b^2 (b x b, leading dimension b) := the inverse of L's block k, for the n x n lower
-// triangle L (float or complex<float>): the full blocks by one batched solve of identities, the
-// last one by its own. `pointers`: room for 2 inverse_blocks(n) pointers in device memory.
+// inverses + inverse_block_offset(k) (b x b, leading dimension b) := the inverse of L's block k,
+// for the n x n lower triangle L (float or complex<float>), by levels (products on the tensor
+// cores when tf32). work, pointers: inverse_by_levels_elements(n, b) and _pointers(n) of them.
 template <class T>
-void invert_lower_diagonal_blocks(cublasHandle_t h, int n, T* L, int ldl, T* inverses, T** pointers,
-                                  cudaStream_t stream) {
-  constexpr int b = kInverseBlock;
-  const int blocks = inverse_blocks(n), full = n / b, last = n - full * b;
-  for (int k = 0; k < blocks; ++k) set_identity<T>(b, b, inverses + std::size_t(k) * b * b, b, stream);
-  if (full > 0) {
-    strided_pointers<T>(L, static_cast<long long>(b) * (ldl + 1), full, pointers, stream);
-    strided_pointers<T>(inverses, static_cast<long long>(b) * b, full, pointers + blocks, stream);
-    trsm_batched(h, 'L', Trans::no, b, b, T(1), pointers, ldl, pointers + blocks, b, full);
-  }
-  if (last > 0) {
-    const std::size_t k0 = std::size_t(full) * b;
-    trsm(h, true, 'L', Trans::no, last, last, T(1), L + k0 + k0 * ldl, ldl, inverses + k0 * b, b);
-  }
+void invert_lower_diagonal_blocks(cublasHandle_t h, bool tf32, int n, const T* L, int ldl, T* inverses, T* work,
+                                  T** pointers, cudaStream_t stream) {
+  invert_lower_by_levels(h, tf32, n, kInverseBlock, L, ldl, inverses, kInverseBlock, work, pointers, stream);
 }
 
 // X := op(L)^{-1} R (n x nrhs; op: none, or the (conjugate) transpose) with the block inverses of
@@ -368,7 +503,7 @@ void solve_lower_by_block_inverses(cublasHandle_t h, Trans trans, int n, int nrh
     // Forward (L) from the first block, backward (L^H) from the last.
     const int k = trans == Trans::no ? step : blocks - 1 - step;
     const int k0 = k * b, kb = std::min(b, n - k0), rest = n - k0 - kb;
-    const T* inverse = inverses + std::size_t(k) * b * b;
+    const T* inverse = inverses + inverse_block_offset(k);
     const T* panel = L + (k0 + kb) + k0 * ld;  // below block k
     if (trans == Trans::no) {
       product(Trans::no, kb, kb, one, inverse, b, R + k0, ldr, zero, X + k0, ldx);
