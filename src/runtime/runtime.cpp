@@ -195,6 +195,9 @@ struct Runtime::Impl {
   int cuda_devices = 0;
   std::vector<int> cuda_device_ids;  // of the CUDA workers, in increasing order
   std::size_t gpu_memory_bytes = 0;
+  // The host's, read once at the start: a machine snapshot is taken for every request, and
+  // reading it (sysinfo) cost a system call on each.
+  std::size_t physical_memory_bytes = 0;
   std::optional<detail::SingleThreadedBlas> attached_blas;  // an attached runtime's, for its lifetime
   std::mutex pause_mutex;
   bool votes_awake = false;  // this runtime's workers stay awake when idle (see WorkerSleep)
@@ -497,6 +500,7 @@ Runtime::Runtime(const RuntimeOptions& options) : impl_(std::make_unique<Impl>()
   impl_->attached = running && ownership.tessera_references == 0;
   impl_->verbose = options.verbose;
   impl_->owner_pid = getpid();
+  impl_->physical_memory_bytes = detail::physical_memory_bytes();
   if (running) {
     if (!impl_->attached && starpu_init(nullptr) != 0) throw RuntimeError("StarPU could not be shared");
     impl_->scheduler = running_policy_name();
@@ -778,7 +782,7 @@ Machine RuntimeControl::machine(const Runtime& runtime) {
   machine.host_tiles = impl.resources->host_memory().mode();
   machine.gpus_for_tiles = impl.resources->gpus_for_tiles();
   machine.cuda_device_ids = impl.cuda_device_ids;
-  machine.physical_memory_bytes = physical_memory_bytes();
+  machine.physical_memory_bytes = impl.physical_memory_bytes;
   return machine;
 }
 
