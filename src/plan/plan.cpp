@@ -14,6 +14,13 @@ namespace tessera::detail {
 
 namespace {
 
+// A decision's reason, formatted only where the plan is explained (Plan::explained): a request
+// nobody traces or explains spends no time on text.
+template <class Text>
+void say(Plan& p, Text&& text) {
+  if (p.explained) p.why.push_back(text());
+}
+
 constexpr const Thresholds& t = kThresholds;
 
 Mode allowed_by_policy(const PolicyModes& policy, Mode mode) {
@@ -52,19 +59,21 @@ void check_tiles_fit_gpu(const Machine& machine, const Plan& p, Precision precis
 void choose_tile_size(const Machine& machine, const PlanRequest& r, Plan& p) {
   if (r.place == DataPlace::tiles) {
     p.nb = r.tile_nb;
-    p.why.push_back(fmt::format("tile size {} (the tile matrix's)", p.nb));
+    say(p, [&] { return fmt::format("tile size {} (the tile matrix's)", p.nb); });
     return;
   }
   if (r.options.nb < 0) throw InvalidArgument("nb must be positive (or 0 to let Tessera choose)");
   if (r.options.nb > 0) {
     p.nb = r.options.nb;
-    p.why.push_back(fmt::format("tile size {} (asked for)", p.nb));
+    say(p, [&] { return fmt::format("tile size {} (asked for)", p.nb); });
     return;
   }
   const Mode tiles_of = tile_mode(machine, p.mode);
   p.nb = default_tile_size(r.n, r.precision, tiles_of, machine.cpu_workers);
-  p.why.push_back(fmt::format("tile size {} (Tessera's for n = {} in {} mode on {} CPU worker(s))", p.nb, r.n,
-                              to_string(tiles_of), machine.cpu_workers));
+  say(p, [&] {
+    return fmt::format("tile size {} (Tessera's for n = {} in {} mode on {} CPU worker(s))", p.nb, r.n,
+                       to_string(tiles_of), machine.cpu_workers);
+  });
 }
 
 // The out-of-core panels of a factorization whose lower tiles do not fit the smallest GPU where
@@ -79,9 +88,12 @@ void choose_panels(const Machine& machine, const PlanRequest& r, Plan& p) {
   if (tiles <= t.out_of_core_fill * capacity) return;
   p.panel_starts = panels_within(grid, capacity * percent / 100);
   if (p.panel_starts.size() > 1)
-    p.why.push_back(fmt::format("out of core: {} panels (the lower tiles exceed {:.0f}% of the GPU memory the runtime "
-                                "may use)",
-                                p.panel_starts.size(), 100 * t.out_of_core_fill));
+    say(p, [&] {
+      return fmt::format(
+          "out of core: {} panels (the lower tiles exceed {:.0f}% of the GPU memory the runtime "
+          "may use)",
+          p.panel_starts.size(), 100 * t.out_of_core_fill);
+    });
 }
 
 // A tile matrix factored as one task: grain left to Tessera, gpu mode on one GPU, n up to the
@@ -120,14 +132,15 @@ void plan_device_array(const Machine& machine, const PlanRequest& r, Plan& p) {
   p.nb = std::max(r.n, 1);
   p.path = Path::one_task;
   const bool asked = r.options.grain == TaskGrain::whole_matrix;
-  p.why.push_back(asked ? std::string("one task on the whole matrix (grain whole_matrix asked for)")
-                        : fmt::format("one vendor call on the whole matrix (n <= {} on one GPU)",
-                                      t.whole_device_matrix_max_n));
+  say(p, [&] {
+    return asked ? std::string("one task on the whole matrix (grain whole_matrix asked for)")
+                 : fmt::format("one vendor call on the whole matrix (n <= {} on one GPU)", t.whole_device_matrix_max_n);
+  });
   // The caller's stream rather than a runtime task: the grain left to Tessera, and no trace (a
   // trace records the runtime's tasks).
   if (!asked && !r.options.trace) {
     p.path = Path::callers_stream;
-    p.why.push_back("on the caller's stream, where its matrices are on the runtime's GPU");
+    say(p, [&] { return "on the caller's stream, where its matrices are on the runtime's GPU"; });
   }
 }
 
@@ -167,10 +180,13 @@ bool stages(const Machine& machine, const PlanRequest& r, Plan& p) {
   p.host_tiles = HostArrayTiles::staged;
   p.staging_devices.assign(machine.cuda_device_ids.begin(), machine.cuda_device_ids.begin() + gpus);
   p.staged_panels = std::move(panels);
-  p.why.push_back(asked ? fmt::format("tiles staged on {} GPU(s) (host tiles staged asked for)", gpus)
-                        : fmt::format("tiles staged on {} GPU(s) (the runtime's first call, on an array of {:g} GiB or "
-                                      "more that its caller has not pinned)",
-                                      gpus, t.staged_first_call_min_bytes / (1024.0 * 1024 * 1024)));
+  say(p, [&] {
+    return asked ? fmt::format("tiles staged on {} GPU(s) (host tiles staged asked for)", gpus)
+                 : fmt::format(
+                       "tiles staged on {} GPU(s) (the runtime's first call, on an array of {:g} GiB or "
+                       "more that its caller has not pinned)",
+                       gpus, t.staged_first_call_min_bytes / (1024.0 * 1024 * 1024));
+  });
   return true;
 }
 
@@ -196,31 +212,36 @@ bool in_place(const Machine& machine, const PlanRequest& r, Plan& p) {
   // posv's right-hand sides stay pooled: its failure must leave B as it was, while solve tasks
   // that depend only on the factor's first columns may already have run.
   p.rhs_in_place = r.solves && !r.factors;
-  p.why.push_back(fmt::format("tiles in place: the caller's array{} ({})",
-                              p.rhs_in_place ? " and right-hand sides" : "", why));
+  say(p, [&] {
+    return fmt::format("tiles in place: the caller's array{} ({})", p.rhs_in_place ? " and right-hand sides" : "", why);
+  });
   return true;
 }
 
 void choose_host_tiles(const Machine& machine, const PlanRequest& r, Plan& p) {
   if (stages(machine, r, p) || in_place(machine, r, p)) return;
-  if (r.n > 0) p.why.push_back("pooled tiles (the array copied in and out)");
+  if (r.n > 0) say(p, [&] { return "pooled tiles (the array copied in and out)"; });
 }
 
 void choose_gpu_owners(const Machine& machine, Plan& p) {
   if (p.mode == Mode::cpu || machine.gpus_for_tiles <= 1) return;
   p.gpu_owners = GpuOwners::for_gpus(machine.gpus_for_tiles);
-  p.why.push_back(fmt::format("tasks placed on the GPUs owning their tiles, a {} x {} grid of GPUs",
-                              p.gpu_owners.rows, p.gpu_owners.cols));
+  say(p, [&] {
+    return fmt::format("tasks placed on the GPUs owning their tiles, a {} x {} grid of GPUs", p.gpu_owners.rows,
+                       p.gpu_owners.cols);
+  });
 }
 
 void plan_on_calling_thread(const PlanRequest& r, Plan& p) {
   p.path = Path::calling_thread;
   p.nb = std::max(r.n, 1);
   const int matrices = r.place == DataPlace::batch ? r.batch : 1;
-  p.why.push_back(fmt::format("LAPACK on the calling thread, no task ({} matrix(es) of order {}{}: at most the work "
-                              "of one factorization of order {}, and nothing asking for tasks)",
-                              matrices, r.n, r.solves ? fmt::format(", {} right-hand side(s)", r.nrhs) : "",
-                              calling_thread_max_n(r)));
+  say(p, [&] {
+    return fmt::format(
+        "LAPACK on the calling thread, no task ({} matrix(es) of order {}{}: at most the work "
+        "of one factorization of order {}, and nothing asking for tasks)",
+        matrices, r.n, r.solves ? fmt::format(", {} right-hand side(s)", r.nrhs) : "", calling_thread_max_n(r));
+  });
 }
 
 void plan_batch(const Machine& machine, const PlanRequest& r, Plan& p) {
@@ -228,7 +249,8 @@ void plan_batch(const Machine& machine, const PlanRequest& r, Plan& p) {
   if (r.batch <= 0) return;
   if (r.batch_chunk < 0) throw InvalidArgument("chunk must be positive (or 0 to let Tessera choose)");
   p.batch_chunk = r.batch_chunk > 0 ? r.batch_chunk : default_batch_chunk(machine, r.batch, p.mode);
-  p.why.push_back(fmt::format("chunks of {} matrices{}", p.batch_chunk, r.batch_chunk > 0 ? " (asked for)" : ""));
+  say(p,
+      [&] { return fmt::format("chunks of {} matrices{}", p.batch_chunk, r.batch_chunk > 0 ? " (asked for)" : ""); });
 }
 
 }  // namespace
@@ -351,8 +373,10 @@ void plan_tensor_cores(const PlanRequest& r, Plan& p) {
     throw InvalidArgument(std::string("tensor_cores runs on tile tasks: grain tiles or automatic, not ") +
                           to_string(r.options.grain));
   p.tensor_cores = r.options.tensor_cores;
-  p.why.push_back(fmt::format("trailing updates on the GPUs' tensor cores ({} operands, FP32 accumulation)",
-                              to_string(p.tensor_cores)));
+  say(p, [&] {
+    return fmt::format("trailing updates on the GPUs' tensor cores ({} operands, FP32 accumulation)",
+                       to_string(p.tensor_cores));
+  });
 }
 
 namespace {
@@ -376,9 +400,12 @@ void plan_adaptive(const PlanRequest& r, Plan& p) {
                           to_string(r.options.grain));
   if (!r.factors) return;
   p.accuracy = u;
-  p.why.push_back(fmt::format("adaptive precision: each tile's updates in the lowest arithmetic its norm allows for "
-                              "accuracy {:g}",
-                              u));
+  say(p, [&] {
+    return fmt::format(
+        "adaptive precision: each tile's updates in the lowest arithmetic its norm allows for "
+        "accuracy {:g}",
+        u);
+  });
 }
 
 // A request's work as the calling-thread limits count it: three times the flops (n^3 / 3 to
@@ -411,8 +438,9 @@ bool runs_on_calling_thread(const PlanRequest& r) {
   return within_order(calling_thread_work(r), calling_thread_max_n(r));
 }
 
-Plan plan(const Machine& machine, const PlanRequest& r) {
+Plan plan(const Machine& machine, const PlanRequest& r, bool explained) {
   Plan p;
+  p.explained = explained;
   p.requested = r.options.mode;
   p.grain = r.options.grain;
   check_options(r.options);
@@ -423,13 +451,13 @@ Plan plan(const Machine& machine, const PlanRequest& r) {
   plan_adaptive(r, p);
   if (runs_on_calling_thread(r)) {
     p.mode = Mode::cpu;
-    p.why.push_back(r.options.mode == Mode::cpu ? "mode cpu (asked for)" : "mode cpu (automatic: small work)");
+    say(p, [&] { return r.options.mode == Mode::cpu ? "mode cpu (asked for)" : "mode cpu (automatic: small work)"; });
     plan_on_calling_thread(r, p);
     return p;
   }
   p.mode = resolve_mode(machine, r.options.mode, &p.hybrid_without_gpu);
   p.runs_as_gpu_mode = runs_as_gpu_mode(machine, p.mode);
-  p.why.push_back(mode_reason(machine, p));
+  say(p, [&] { return mode_reason(machine, p); });
   choose_gpu_owners(machine, p);
   switch (r.place) {
     case DataPlace::batch:
@@ -451,8 +479,10 @@ Plan plan(const Machine& machine, const PlanRequest& r) {
       if (r.factors && factors_resident_tiles_whole(machine, r, p)) {
         p.grain = TaskGrain::whole_matrix;
         p.path = Path::one_task;
-        p.why.push_back(fmt::format("one task on the gathered tiles (n <= {}, every tile on the one GPU already)",
-                                    t.whole_resident_tiles_max_n));
+        say(p, [&] {
+          return fmt::format("one task on the gathered tiles (n <= {}, every tile on the one GPU already)",
+                             t.whole_resident_tiles_max_n);
+        });
       }
       return p;
   }

@@ -95,7 +95,8 @@ struct Plan {
   bool rhs_in_place = false;
   std::vector<int> staging_devices;
   std::optional<OwnedPanels> staged_panels;
-  std::vector<std::string> why;   // one line per decision, for explanations and errors
+  bool explained = true;         // why is filled (plan's `explained`)
+  std::vector<std::string> why;  // one line per decision, for explanations and traces
 
   double accuracy = 0;            // adaptive precision (FactorOptions::accuracy): 0, FP64 throughout
 
@@ -161,7 +162,8 @@ bool runs_on_calling_thread(const PlanRequest& request);
 int calling_thread_max_n(const PlanRequest& request);
 
 // The plan of one request. Throws InvalidArgument for options out of range, RuntimeError for a
-// mode the machine cannot run, ResourceError for tiles that cannot fit the GPU.
-Plan plan(const Machine& machine, const PlanRequest& request);
+// mode the machine cannot run, ResourceError for tiles that cannot fit the GPU. `why` is filled
+// where `explained` (a plan nobody reads leaves it empty).
+Plan plan(const Machine& machine, const PlanRequest& request, bool explained = true);
 
 }  // namespace tessera::detail

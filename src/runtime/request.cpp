@@ -85,7 +85,9 @@ Plan plan_request(const Runtime& runtime, const PlanRequest& request) {
   // Refused where the runtime cannot serve this thread, whatever path the plan takes: a request
   // on a runtime behaves the same on every path.
   RuntimeControl::check_callable(runtime);
-  Plan plan = detail::plan(RuntimeControl::machine(runtime), request);
+  // The decisions' text only where it is read: a trace records it, a verbose runtime says it.
+  const bool explained = request.options.trace != nullptr || RuntimeControl::says_plans(runtime);
+  Plan plan = detail::plan(RuntimeControl::machine(runtime), request, explained);
   if (plan.hybrid_without_gpu) RuntimeControl::say_hybrid_without_gpu(runtime);
   if (request.options.trace) request.options.trace->record_plan(plan.why);
   RuntimeControl::say_plan(runtime, plan.why);

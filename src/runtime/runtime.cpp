@@ -790,8 +790,10 @@ long RuntimeControl::machine_snapshots(const Runtime& runtime) noexcept {
   return runtime.impl_->machine_snapshots.load(std::memory_order_relaxed);
 }
 
+bool RuntimeControl::says_plans(const Runtime& runtime) noexcept { return runtime.impl_->verbose; }
+
 void RuntimeControl::say_plan(const Runtime& runtime, const std::vector<std::string>& reasons) {
-  if (!runtime.impl_->verbose) return;
+  if (!says_plans(runtime)) return;
   std::string text;
   for (const std::string& reason : reasons) text += (text.empty() ? "" : "; ") + reason;
   std::fprintf(stderr, "tessera: plan: %s\n", text.c_str());

@@ -52,6 +52,8 @@ struct RuntimeControl {
   static void say_hybrid_without_gpu(const Runtime& runtime);
   // A request's plan on stderr, when the runtime is verbose (RuntimeOptions::verbose).
   static void say_plan(const Runtime& runtime, const std::vector<std::string>& reasons);
+  // Whether say_plan says anything (RuntimeOptions::verbose).
+  static bool says_plans(const Runtime& runtime) noexcept;
 };
 
 // Scopes for the calls above.
