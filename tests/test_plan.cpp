@@ -605,5 +605,34 @@ TEST(Plan, ExplanationsAreThePlanOfTheRequest) {
   EXPECT_THROW(explain_potrf<float>(rt, 100, options), InvalidArgument);
 }
 
+// A plan nobody reads (plan_request's, where the request is not traced and the runtime not
+// verbose) makes the same decisions without their text; an explained one gives a line per
+// decision.
+TEST(Plan, DecisionsTheSameWhetherExplainedOrNot) {
+  std::vector<PlanRequest> requests = {request(DataPlace::host_array, 100), request(DataPlace::host_array, 20000),
+                                       request(DataPlace::host_array, 20000, Mode::gpu),
+                                       request(DataPlace::device_array, 4096), request(DataPlace::batch, 64)};
+  requests.back().batch = 1000;
+  requests.push_back(request(DataPlace::host_array, 20000, Mode::gpu, Precision::single_real));
+  requests.back().options.tensor_cores = TensorCores::fp16;
+  for (const Machine& m : {cpu_only(2), one_gpu(), two_gpus()})
+    for (const PlanRequest& r : requests) {
+      if (m.cuda_workers == 0 && (r.options.mode == Mode::gpu || r.place == DataPlace::device_array)) continue;
+      SCOPED_TRACE(testing::Message() << to_string(r.place) << " n=" << r.n << " cuda workers " << m.cuda_workers);
+      const Plan explained = detail::plan(m, r), silent = detail::plan(m, r, false);
+      EXPECT_FALSE(explained.why.empty());
+      EXPECT_TRUE(silent.why.empty());
+      EXPECT_EQ(silent.mode, explained.mode);
+      EXPECT_EQ(silent.nb, explained.nb);
+      EXPECT_EQ(silent.path, explained.path);
+      EXPECT_EQ(silent.grain, explained.grain);
+      EXPECT_EQ(silent.host_tiles, explained.host_tiles);
+      EXPECT_EQ(silent.tensor_cores, explained.tensor_cores);
+      EXPECT_EQ(silent.batch_chunk, explained.batch_chunk);
+      EXPECT_EQ(silent.panel_starts, explained.panel_starts);
+      EXPECT_EQ(silent.gpu_owners.gpus(), explained.gpu_owners.gpus());
+    }
+}
+
 }  // namespace
 }  // namespace tessera
