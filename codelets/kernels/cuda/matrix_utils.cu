@@ -358,21 +358,17 @@ __global__ void set_identity_kernel(int m, int n, T* A, int ld, long long stride
 }  // namespace
 
 template <class T>
-void set_identity(int m, int n, T* A, int ld, cudaStream_t stream) {
-  if (m <= 0 || n <= 0) return;
-  using batched_detail::DeviceScalar;
-  set_identity_kernel<DeviceScalar<T>><<<dim3((m + 127) / 128, n), 128, 0, stream>>>(m, n,
-                                                                                    batched_detail::device_view(A), ld, 0);
-  TESSERA_CUDA_CHECK_LAUNCH();
-}
-
-template <class T>
 void set_identity_batched(int m, int n, T* A, int ld, long long stride, int batch, cudaStream_t stream) {
   if (m <= 0 || n <= 0 || batch <= 0) return;
   using batched_detail::DeviceScalar;
   set_identity_kernel<DeviceScalar<T>><<<dim3((m + 127) / 128, n, batch), 128, 0, stream>>>(
       m, n, batched_detail::device_view(A), ld, stride);
   TESSERA_CUDA_CHECK_LAUNCH();
+}
+
+template <class T>
+void set_identity(int m, int n, T* A, int ld, cudaStream_t stream) {
+  set_identity_batched(m, n, A, ld, 0, 1, stream);
 }
 
 template <class T>
