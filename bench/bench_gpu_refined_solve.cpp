@@ -10,7 +10,8 @@
 // "berr" is the normwise backward error max_j ||b_j - A x_j||_inf / (||A||_inf ||x_j||_inf +
 // ||b_j||_inf) in units of n eps (a double-precision solve: about 1 or less).
 // With --trace, one more factorization per order is traced (arithmetic --trace-cores, fp16 by
-// default): its plan, and per task kind the count and time on the workers, against the span.
+// default): its plan, and per task kind the count and time on the workers, against the span; then
+// one refined solve with the same arithmetic, its whole time beside its factorization's trace.
 // With --complex, Hermitian matrices instead (A = G G^H / n + delta I, G complex normal; ZCPOSV
 // against cuSOLVER's zpotrf + zpotrs and Tessera's complex device::posv; the factor in complex
 // FP32, no tensor cores); "berr" then measures magnitudes as |re| + |im| (as IZAMAX does).
@@ -386,6 +387,17 @@ int main(int argc, char** argv) {
           o.tensor_cores = trace_cores;
           o.trace = std::make_shared<Trace>();
           time_single_factor(0, n, A.get(), [&](float* a) { device::potrf(runtime, n, a, n, nullptr, o); });
+          print_trace_summary(*o.trace);
+          // The same factorization inside one refined solve, beside the solve's whole time.
+          o.trace = std::make_shared<Trace>();
+          Buffer<double> a(std::size_t(n) * n), x(std::size_t(n) * nrhs);
+          TESSERA_CUDA_CHECK(cudaMemcpy(a.get(), A.get(), a.bytes(), cudaMemcpyDeviceToDevice));
+          TESSERA_CUDA_CHECK(cudaDeviceSynchronize());
+          const Clock::time_point start = Clock::now();
+          const int iter = device::posv_refined(runtime, n, nrhs, a.get(), n, B.get(), n, x.get(), n, nullptr, o).iter;
+          TESSERA_CUDA_CHECK(cudaDeviceSynchronize());
+          fmt::print("    one traced refined solve: {:.2f} ms, {} iterations; its factorization:\n",
+                     std::chrono::duration<double, std::milli>(Clock::now() - start).count(), iter);
           print_trace_summary(*o.trace);
         }
         std::fflush(stdout);

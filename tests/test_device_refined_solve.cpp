@@ -276,23 +276,25 @@ TEST(DeviceRefinedSolve, NotPositiveDefiniteReportsTheDoublePrecisionInfoGpu) {
 TEST(DeviceRefinedSolve, ValuesBeyondSinglePrecisionGpu) {
   TESSERA_SKIP_WITHOUT_GPU();
   const int n = 70;
-  for (Uplo uplo : {Uplo::lower, Uplo::upper}) {
-    std::vector<double> A = random_spd<double>(n, n, 5), B = random_matrix<double>(n, 2, n, 6);
-    for (double& b : B) b *= 1e40;
-    Solved s = solve_on_device(n, 2, A, n, B, n, gpu_options(uplo, 32, TensorCores::tf32));
-    EXPECT_EQ(s.result.info, 0);
-    EXPECT_EQ(s.result.iter, -2);
-    EXPECT_LT(solve_backward_error(n, 2, A, n, s.X, B, n), kResidualThreshold);
-
-    B = random_matrix<double>(n, 2, n, 6);
-    for (double& a : A) a *= 1e40;
-    for (TensorCores cores : {TensorCores::tf32, TensorCores::fp16}) {
-      s = solve_on_device(n, 2, A, n, B, n, gpu_options(uplo, 32, cores));
+  for (int nrhs : {1, 2})  // one right-hand side's residual by its own kernel, several by cuBLAS
+    for (Uplo uplo : {Uplo::lower, Uplo::upper}) {
+      SCOPED_TRACE(testing::Message() << "nrhs=" << nrhs << " " << to_string(uplo));
+      std::vector<double> A = random_spd<double>(n, n, 5), B = random_matrix<double>(n, nrhs, n, 6);
+      for (double& b : B) b *= 1e40;
+      Solved s = solve_on_device(n, nrhs, A, n, B, n, gpu_options(uplo, 32, TensorCores::tf32));
       EXPECT_EQ(s.result.info, 0);
-      EXPECT_GE(s.result.iter, 0) << to_string(cores);
-      EXPECT_LT(solve_backward_error(n, 2, A, n, s.X, B, n), kResidualThreshold);
+      EXPECT_EQ(s.result.iter, -2);
+      EXPECT_LT(solve_backward_error(n, nrhs, A, n, s.X, B, n), kResidualThreshold);
+
+      B = random_matrix<double>(n, nrhs, n, 6);
+      for (double& a : A) a *= 1e40;
+      for (TensorCores cores : {TensorCores::tf32, TensorCores::fp16}) {
+        s = solve_on_device(n, nrhs, A, n, B, n, gpu_options(uplo, 32, cores));
+        EXPECT_EQ(s.result.info, 0);
+        EXPECT_GE(s.result.iter, 0) << to_string(cores);
+        EXPECT_LT(solve_backward_error(n, nrhs, A, n, s.X, B, n), kResidualThreshold);
+      }
     }
-  }
 }
 
 // SPD in double precision, singular once rounded to single (1 - 1e-9 rounds to 1): ITER -3.

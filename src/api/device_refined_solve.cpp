@@ -38,16 +38,15 @@ int refine(Runtime& runtime, detail::RefinementOnStream<T>& steps, int n, Stream
   const double bound = steps.convergence_bound();
   if (potrf(runtime, n, steps.single_matrix(), steps.single_ld(), stream, single_precision_options(options)) != 0)
     return detail::kSingleFactorizationFailed;
-  if (!steps.correct(true)) return detail::kNarrowingOverflowed;
   using Convergence = typename detail::RefinementOnStream<T>::Convergence;
-  Convergence state = steps.converged(bound);
-  if (state == Convergence::converged) return 0;
-  for (int iteration = 1; iteration <= detail::kMostIterations && state == Convergence::refining; ++iteration) {
-    if (!steps.correct(false)) return detail::kNarrowingOverflowed;
-    state = steps.converged(bound);
+  steps.correct(true);
+  for (int iteration = 0;; ++iteration) {
+    const Convergence state = steps.converged(bound);
+    if (state == Convergence::overflowed) return detail::kNarrowingOverflowed;
     if (state == Convergence::converged) return iteration;
+    if (state == Convergence::diverged || iteration == detail::kMostIterations) return detail::kNotConverged;
+    steps.correct(false);
   }
-  return detail::kNotConverged;
 }
 
 template <class T>

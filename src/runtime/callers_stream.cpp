@@ -11,6 +11,7 @@
 #include <cmath>
 #include <complex>
 #include <cstddef>
+#include <cstring>
 #include <list>
 #include <memory>
 #include <mutex>
@@ -75,9 +76,10 @@ struct StreamSolvers {
   void* workspace = nullptr;
   std::size_t workspace_bytes = 0;
   // An upper-stored matrix's lower copy (its n x n workspace), or a refined solve's
-  // single-precision matrix, kept between calls for the same reason while it is at most 1/kTransposedShareOfMemory of the GPU's memory: taken afresh at
-  // each call, it made upper storage clearly slower than lower; kept, upper runs within about 5%
-  // of lower (docs/gpu-performance.md, section "The main table").
+  // single-precision matrix and other buffers, kept between calls for the same reason while it is
+  // at most 1/kTransposedShareOfMemory of the GPU's memory: taken afresh at each call, it made
+  // upper storage clearly slower than lower; kept, upper runs within about 5% of lower
+  // (docs/gpu-performance.md, section "The main table").
   static constexpr std::size_t kTransposedShareOfMemory = 16;
   void* transposed = nullptr;
   std::size_t transposed_bytes = 0;
@@ -467,6 +469,35 @@ void potrs_stack_on_callers_stream_async(const Runtime& runtime, int device, Upl
 
 // ---- RefinementOnStream ------------------------------------------------------------------------
 
+namespace {
+
+// Offsets of buffers carved one after the other from one allocation, each aligned as cudaMalloc's.
+class Carving {
+ public:
+  std::size_t place(std::size_t count, std::size_t size) {
+    const std::size_t at = (bytes_ + kAlignment - 1) / kAlignment * kAlignment;
+    bytes_ = at + count * size;
+    return at;
+  }
+  std::size_t bytes() const { return bytes_; }
+
+ private:
+  static constexpr std::size_t kAlignment = 256;
+  std::size_t bytes_ = 0;
+};
+
+// One device buffer of doubles for a convergence check's results: 2 nrhs + 1 doubles (the largest
+// magnitudes), then 2 nrhs + 1 ints (the non-finite marks, the flags) in the doubles after them.
+struct CheckLayout {
+  explicit CheckLayout(int nrhs)
+      : largest(2 * std::size_t(nrhs) + 1), ints(2 * std::size_t(nrhs) + 1),
+        doubles(largest + (ints * sizeof(int) + sizeof(double) - 1) / sizeof(double)) {}
+  int* marks(double* buffer) const { return reinterpret_cast<int*>(buffer + largest); }
+  std::size_t largest, ints, doubles;
+};
+
+}  // namespace
+
 template <class T>
 struct RefinementOnStream<T>::State {
   using Single = SingleOf<T>;
@@ -480,38 +511,75 @@ struct RefinementOnStream<T>::State {
   T* X;
   int ldx;
   cudaStream_t stream;
-  // Held for the whole solve: its kept n x n workspace holds the single-precision matrix.
+  // Held for the whole solve: its kept workspace holds every buffer below.
   StreamSolverPool::Lease handles;
   bool tf32_inverses;  // the factor's block inverses by TF32 products
-  std::optional<cuda::StreamBuffer<Single>> own_single;  // where that workspace is not kept
-  Single* single = nullptr;                              // S A S, n x n
-  cuda::StreamBuffer<Single> rhs;                        // S R in single precision, n x nrhs
-  cuda::StreamBuffer<Single> forward;                    // L^{-1} S R, n x nrhs
-  // The factor's diagonal blocks inverted (vendor::invert_lower_diagonal_blocks), once factored.
-  std::optional<cuda::StreamBuffer<Single>> block_inverses;
-  cuda::StreamBuffer<T> residual;                        // n x nrhs
-  cuda::StreamBuffer<double> scale;                     // S's diagonal
-  cuda::StreamBuffer<double> largest;                   // per column: max |r|, then max |x|
-  cuda::StreamBuffer<double> row_sums;                  // of |A|, for its infinity norm
-  cuda::StreamBuffer<int> flags;
-  cuda::StreamBuffer<int> non_finite;                   // per column: in B, then in X
-  std::optional<std::vector<int>> b_non_finite;         // read once
+  bool inverted = false;  // the block inverses made
+  CheckLayout layout;
+  // Carved from one allocation, kept with the handles between solves where it fits (as an upper
+  // matrix's lower copy is): a solve then neither maps fresh GPU memory nor releases it.
+  std::optional<cuda::StreamBuffer<unsigned char>> own_room;  // where it is not kept
+  Single* single = nullptr;     // S A S, n x n
+  Single* rhs = nullptr;        // S R in single precision, n x nrhs
+  Single* forward = nullptr;    // L^{-1} S R, n x nrhs
+  // The factor's diagonal blocks inverted (vendor::invert_lower_diagonal_blocks), once factored,
+  // and the levels' workspace for it.
+  Single* block_inverses = nullptr;
+  Single* levels_work = nullptr;
+  Single** levels_pointers = nullptr;
+  T* residual = nullptr;        // n x nrhs
+  T* residual_shares = nullptr;  // symmetric_residual's (one column)
+  double* scale = nullptr;      // S's diagonal
+  double* row_sums = nullptr;   // of |A|, for its infinity norm
+  // What a convergence check reads back, in one buffer read by one copy (CheckLayout).
+  double* check = nullptr;
+  double* largest = nullptr;  // per column: max |r|, then max |x|; then the largest row sum
+  int* non_finite = nullptr;  // per column: in B, then in X
+  int* flags = nullptr;       // the narrowing's
+  std::optional<std::vector<int>> b_non_finite;  // read once
 
   State(const Runtime& rt, int dev, Uplo u, int n_, int nrhs_, const T* A_, int lda_, const T* B_, int ldb_, T* X_,
         int ldx_, cudaStream_t s, bool tf32)
       : device(dev), uplo(u == Uplo::lower ? 'L' : 'U'), n(n_), nrhs(nrhs_), A(A_), lda(lda_), B(B_), ldb(ldb_),
-        X(X_), ldx(ldx_), stream(s), handles(lease_handles(rt, dev)), tf32_inverses(tf32), rhs(std::size_t(n_) * nrhs_, s),
-        forward(std::size_t(n_) * nrhs_, s), residual(std::size_t(n_) * nrhs_, s), scale(n_, s),
-        largest(2 * std::size_t(nrhs_) + 1, s), row_sums(n_, s), flags(1, s), non_finite(2 * std::size_t(nrhs_), s) {
+        X(X_), ldx(ldx_), stream(s), handles(lease_handles(rt, dev)), tf32_inverses(tf32), layout(nrhs_) {
     handles->bind(stream);
-    const std::size_t elements = std::size_t(n) * n;
-    single = static_cast<Single*>(handles->kept_transposed_of(sizeof(Single) * elements, stream));
-    if (!single) single = own_single.emplace(elements, stream).data();
+    carve_room();
+  }
+
+  void carve_room() {
+    namespace vendor = cuda::vendor;
+    const std::size_t columns = std::size_t(n) * std::size_t(nrhs), order = std::size_t(n);
+    Carving c;
+    const std::size_t at_single = c.place(order * order, sizeof(Single));
+    const std::size_t at_rhs = c.place(columns, sizeof(Single)), at_forward = c.place(columns, sizeof(Single));
+    const std::size_t at_inverses = c.place(vendor::inverse_blocks_elements(n), sizeof(Single));
+    const std::size_t at_levels = c.place(vendor::inverse_by_levels_elements(n, vendor::kInverseBlock), sizeof(Single));
+    const std::size_t at_pointers = c.place(std::size_t(vendor::inverse_by_levels_pointers(n)), sizeof(Single*));
+    const std::size_t at_residual = c.place(columns, sizeof(T));
+    const std::size_t at_shares = c.place(nrhs == 1 ? cuda::symmetric_residual_workspace(n) : 0, sizeof(T));
+    const std::size_t at_scale = c.place(order, sizeof(double)), at_sums = c.place(order, sizeof(double));
+    const std::size_t at_check = c.place(layout.doubles, sizeof(double));
+    auto* room = static_cast<unsigned char*>(handles->kept_transposed_of(c.bytes(), stream));
+    if (!room) room = own_room.emplace(c.bytes(), stream).data();
+    single = reinterpret_cast<Single*>(room + at_single);
+    rhs = reinterpret_cast<Single*>(room + at_rhs);
+    forward = reinterpret_cast<Single*>(room + at_forward);
+    block_inverses = reinterpret_cast<Single*>(room + at_inverses);
+    levels_work = reinterpret_cast<Single*>(room + at_levels);
+    levels_pointers = reinterpret_cast<Single**>(room + at_pointers);
+    residual = reinterpret_cast<T*>(room + at_residual);
+    residual_shares = reinterpret_cast<T*>(room + at_shares);
+    scale = reinterpret_cast<double*>(room + at_scale);
+    row_sums = reinterpret_cast<double*>(room + at_sums);
+    check = reinterpret_cast<double*>(room + at_check);
+    largest = check;
+    non_finite = layout.marks(check);
+    flags = non_finite + 2 * nrhs;
   }
   // Marks the end of the handles' use (StreamSolvers::enqueued, which may throw).
   ~State() { cudaEventRecord(handles->done, stream); }
 
-  void clear_flags() const { TESSERA_CUDA_CHECK(cudaMemsetAsync(flags.data(), 0, sizeof(int), stream)); }
+  void clear_flags() const { TESSERA_CUDA_CHECK(cudaMemsetAsync(flags, 0, sizeof(int), stream)); }
   // The host's copy of `count` values once the work on the stream is done.
   template <class V>
   std::vector<V> read(const V* values, std::size_t count) const {
@@ -554,9 +622,9 @@ typename RefinementOnStream<T>::Narrowing RefinementOnStream<T>::narrow_matrix()
   State& s = *state_;
   const CurrentDevice current(s.device);
   s.clear_flags();
-  cuda::scale_and_narrow(s.uplo, s.n, s.A, s.lda, s.scale.data(), s.single, s.n, s.row_sums.data(), s.flags.data(),
+  cuda::scale_and_narrow(s.uplo, s.n, s.A, s.lda, s.scale, s.single, s.n, s.row_sums, s.flags,
                          s.stream);
-  const int flags = s.read(s.flags.data(), 1)[0];
+  const int flags = s.read(s.flags, 1)[0];
   if (flags & cuda::kDiagonalNotPositive) return Narrowing::diagonal_not_positive;
   if (flags & cuda::kScaledOverflow) return Narrowing::overflowed;
   return Narrowing::done;
@@ -566,54 +634,57 @@ template <class T>
 double RefinementOnStream<T>::convergence_bound() {
   State& s = *state_;
   const CurrentDevice current(s.device);
-  cuda::largest_magnitudes(s.n, 1, s.row_sums.data(), s.n, s.largest.data(), s.stream);
-  return s.read(s.largest.data(), 1)[0] * DBL_EPSILON * std::sqrt(double(s.n));
+  cuda::largest_magnitudes(s.n, 1, s.row_sums, s.n, s.largest, s.stream);
+  return s.read(s.largest, 1)[0] * DBL_EPSILON * std::sqrt(double(s.n));
 }
 
 template <class T>
-bool RefinementOnStream<T>::correct(bool first) {
+void RefinementOnStream<T>::correct(bool first) {
   State& s = *state_;
   const CurrentDevice current(s.device);
   s.clear_flags();
-  cuda::narrow_scaled(s.n, s.nrhs, s.scale.data(), first ? s.B : s.residual.data(), first ? s.ldb : s.n, s.rhs.data(),
-                      s.n, s.flags.data(), s.stream);
+  cuda::narrow_scaled(s.n, s.nrhs, s.scale, first ? s.B : s.residual, first ? s.ldb : s.n, s.rhs,
+                      s.n, s.flags, s.stream);
   // A_s = L L^H: L^{-H} L^{-1} (S r), through the inverses of L's diagonal blocks (made once, after
   // the factorization). The handles are bound again: the factorization between may have used the
   // stream with others.
   s.handles->bind(s.stream);
   namespace vendor = cuda::vendor;
-  if (!s.block_inverses) {
-    s.block_inverses.emplace(vendor::inverse_blocks_elements(s.n), s.stream);
-    const cuda::StreamBuffer<Single> work(vendor::inverse_by_levels_elements(s.n, vendor::kInverseBlock), s.stream);
-    const cuda::StreamBuffer<Single*> pointers(std::size_t(vendor::inverse_by_levels_pointers(s.n)), s.stream);
-    vendor::invert_lower_diagonal_blocks(s.handles->blas, s.tf32_inverses, s.n, s.single, s.n,
-                                         s.block_inverses->data(), work.data(), pointers.data(), s.stream);
+  if (!s.inverted) {
+    vendor::invert_lower_diagonal_blocks(s.handles->blas, s.tf32_inverses, s.n, s.single, s.n, s.block_inverses,
+                                         s.levels_work, s.levels_pointers, s.stream);
+    s.inverted = true;
   }
   vendor::solve_lower_by_block_inverses(s.handles->blas, Trans::no, s.n, s.nrhs, s.single, s.n,
-                                        s.block_inverses->data(), s.rhs.data(), s.n, s.forward.data(), s.n);
+                                        s.block_inverses, s.rhs, s.n, s.forward, s.n);
   vendor::solve_lower_by_block_inverses(s.handles->blas, Trans::conjugate_transpose, s.n, s.nrhs, s.single, s.n,
-                                        s.block_inverses->data(), s.forward.data(), s.n, s.rhs.data(), s.n);
-  cuda::widen_scaled(!first, s.n, s.nrhs, s.scale.data(), s.rhs.data(), s.n, s.X, s.ldx, s.stream);
-  return (s.read(s.flags.data(), 1)[0] & cuda::kScaledOverflow) == 0;
+                                        s.block_inverses, s.forward, s.n, s.rhs, s.n);
+  cuda::widen_scaled(!first, s.n, s.nrhs, s.scale, s.rhs, s.n, s.X, s.ldx, s.stream);
 }
 
 template <class T>
 typename RefinementOnStream<T>::Convergence RefinementOnStream<T>::converged(double bound) {
   State& s = *state_;
   const CurrentDevice current(s.device);
-  TESSERA_CUDA_CHECK(cudaMemcpy2DAsync(s.residual.data(), sizeof(T) * s.n, s.B, sizeof(T) * s.ldb, sizeof(T) * s.n,
-                                       s.nrhs, cudaMemcpyDeviceToDevice, s.stream));
-  cuda::vendor::subtract_symmetric_product(s.handles->blas, s.uplo, s.n, s.nrhs, s.A, s.lda, s.X, s.ldx,
-                                           s.residual.data(), s.n);
-  cuda::largest_magnitudes(s.n, s.nrhs, s.residual.data(), s.n, s.largest.data(), s.stream);
-  cuda::largest_magnitudes(s.n, s.nrhs, s.X, s.ldx, s.largest.data() + s.nrhs, s.stream);
-  if (!s.b_non_finite) {
-    cuda::mark_non_finite_columns(s.n, s.nrhs, s.B, s.ldb, s.non_finite.data(), s.stream);
-    s.b_non_finite = s.read(s.non_finite.data(), std::size_t(s.nrhs));
+  if (s.nrhs == 1) {
+    cuda::symmetric_residual(s.uplo, s.n, s.A, s.lda, s.X, s.B, s.residual, s.residual_shares, s.stream);
+  } else {
+    TESSERA_CUDA_CHECK(cudaMemcpy2DAsync(s.residual, sizeof(T) * s.n, s.B, sizeof(T) * s.ldb, sizeof(T) * s.n,
+                                         s.nrhs, cudaMemcpyDeviceToDevice, s.stream));
+    cuda::vendor::subtract_symmetric_product(s.handles->blas, s.uplo, s.n, s.nrhs, s.A, s.lda, s.X, s.ldx,
+                                             s.residual, s.n);
   }
-  cuda::mark_non_finite_columns(s.n, s.nrhs, s.X, s.ldx, s.non_finite.data() + s.nrhs, s.stream);
-  const std::vector<double> largest = s.read(s.largest.data(), 2 * std::size_t(s.nrhs));
-  const std::vector<int> x_non_finite = s.read(s.non_finite.data() + s.nrhs, std::size_t(s.nrhs));
+  cuda::largest_magnitudes(s.n, s.nrhs, s.residual, s.n, s.largest, s.stream);
+  cuda::largest_magnitudes(s.n, s.nrhs, s.X, s.ldx, s.largest + s.nrhs, s.stream);
+  if (!s.b_non_finite) cuda::mark_non_finite_columns(s.n, s.nrhs, s.B, s.ldb, s.non_finite, s.stream);
+  cuda::mark_non_finite_columns(s.n, s.nrhs, s.X, s.ldx, s.non_finite + s.nrhs, s.stream);
+  const std::vector<double> checked = s.read(s.check, s.layout.doubles);
+  std::vector<int> marks(s.layout.ints);
+  std::memcpy(marks.data(), checked.data() + s.layout.largest, sizeof(int) * marks.size());
+  if (marks[2 * std::size_t(s.nrhs)] & cuda::kScaledOverflow) return Convergence::overflowed;
+  if (!s.b_non_finite) s.b_non_finite.emplace(marks.begin(), marks.begin() + s.nrhs);
+  const int* x_non_finite = marks.data() + s.nrhs;
+  const double* largest = checked.data();
   for (int j = 0; j < s.nrhs; ++j)
     if (x_non_finite[std::size_t(j)] && !(*s.b_non_finite)[std::size_t(j)]) return Convergence::diverged;
   for (int j = 0; j < s.nrhs; ++j)

@@ -67,11 +67,12 @@ void potrs_stack_on_callers_stream_async(const Runtime& runtime, int device, Upl
 // The GPU's steps of a refined solve (device::posv_refined) of a double-precision A (T: double or
 // complex<double>; n x n, lda, its triangle uplo), B and X (n x nrhs) on `device`, on `stream`
 // with the runtime's handles (kernels/cuda/refinement.hpp says how A is scaled). The
-// single-precision matrix (SingleOf<T>) is a workspace of n x n elements taken from the stream's
-// pool for the object's life; the caller factors it in place (its lower triangle) between
-// narrow_matrix and the first correct, which inverts the factor's diagonal blocks of 2048 (about n
-// x 2600 elements more) for the triangular solves, with TF32 products where
-// `factor_on_tensor_cores` (the factor is no more accurate than that).
+// single-precision matrix (SingleOf<T>) is a workspace of n x n elements held for the object's
+// life, with the rest of its buffers (about n x 2600 single-precision elements and, for one
+// right-hand side, n x n / 64 of T); the caller factors it in place (its lower triangle) between
+// narrow_matrix and the first correct, which inverts the factor's diagonal blocks of 2048 for the
+// triangular solves, with TF32 products where `factor_on_tensor_cores` (the factor is no more
+// accurate than that).
 template <class T>
 class RefinementOnStream {
  public:
@@ -90,12 +91,13 @@ class RefinementOnStream {
   // LAPACK's convergence bound: ||A||_inf eps sqrt(n) (eps of double), after narrow_matrix.
   double convergence_bound();
   // first: X := A_s^{-1} B through the single-precision factor; then X += A_s^{-1} R with the last
-  // residual. False where the right-hand side overflowed single precision (X unspecified).
-  bool correct(bool first);
+  // residual. Enqueued only: the next `converged` says whether the right-hand side overflowed.
+  void correct(bool first);
   // R := B - A X; whether every column has converged (LAPACK's test against `bound`), or the
   // refinement diverged: a column of X holds a NaN or an infinity where B's column is finite
-  // (LAPACK's test lets it through).
-  enum class Convergence { converged, refining, diverged };
+  // (LAPACK's test lets it through); first of all, whether the last correction's right-hand side
+  // overflowed single precision (X unspecified). One wait for the GPU and one copy per call.
+  enum class Convergence { converged, refining, diverged, overflowed };
   Convergence converged(double bound);
 
  private:

@@ -2,6 +2,7 @@
 
 #include <cuComplex.h>
 
+#include <algorithm>
 #include <cfloat>
 #include <cmath>
 #include <type_traits>
@@ -200,6 +201,150 @@ __global__ void mark_non_finite_kernel(int n, int cols, const W* M, long long ld
   if (i < n && j < cols && !is_finite(M[i + j * ldm])) non_finite[j] = 1;  // any writer writes 1
 }
 
+// The residual r := b - A x of a symmetric (Hermitian) A stored in its triangle uplo, reading that
+// triangle once: cuBLAS's symv reads it at about half the memory's bandwidth. A block of threads
+// takes a run of tiles of 64 x 64 in one tile column J (a chunk of the column's stored tiles): each
+// tile's product with x_J is summed across the threads at once (the rows' share), its conjugate
+// transpose's with x_I is kept per thread across the run (the columns' share). The shares go to
+// `work` (n x symmetric_residual_slots) and are summed in a fixed order by the second kernel: no
+// atomics, so the same inputs give the same r bit for bit.
+constexpr int kResidualTile = 64;
+constexpr int kResidualGroups = 4;  // column groups of a tile, 16 columns per thread
+constexpr int kResidualColumns = kResidualTile / kResidualGroups;
+constexpr int kResidualThreads = kResidualTile * kResidualGroups;
+
+__device__ double times(double a, double b) { return a * b; }
+__device__ cuDoubleComplex times(cuDoubleComplex a, cuDoubleComplex b) { return cuCmul(a, b); }
+
+// Which tiles of tile column J a chunk takes: [first, last) of its tile rows.
+struct ResidualChunk {
+  int first, last;
+};
+__host__ __device__ inline int residual_tiles(int n) { return (n + kResidualTile - 1) / kResidualTile; }
+__device__ inline ResidualChunk residual_chunk(char uplo, int tiles, int J, int chunk, int per_chunk) {
+  // Lower: tile rows J .. tiles - 1; upper: 0 .. J.
+  const int begin = uplo == 'L' ? J : 0, end = uplo == 'L' ? tiles : J + 1;
+  const int first = begin + chunk * per_chunk;
+  return {first, min(end, first + per_chunk)};
+}
+
+template <class W>
+__global__ void __launch_bounds__(kResidualThreads)
+    residual_shares_kernel(char uplo, int n, const W* __restrict__ A, long long lda, const W* __restrict__ x,
+                           int per_chunk, W* __restrict__ work) {
+  const int tiles = residual_tiles(n), J = blockIdx.x;
+  const ResidualChunk run = residual_chunk(uplo, tiles, J, blockIdx.y, per_chunk);
+  if (run.first >= run.last) return;
+  const W zero = zero_of(W{});
+  const int r = threadIdx.x % kResidualTile, group = threadIdx.x / kResidualTile;
+  const int c0 = group * kResidualColumns;  // the thread's first column in the tile
+  __shared__ W x_J[kResidualTile];
+  __shared__ W rows[kResidualGroups][kResidualTile];
+  if (threadIdx.x < kResidualTile) {
+    const int j = J * kResidualTile + threadIdx.x;
+    x_J[threadIdx.x] = j < n ? x[j] : zero;
+  }
+  W columns[kResidualColumns];
+  for (int q = 0; q < kResidualColumns; ++q) columns[q] = zero;
+  const long long j0 = static_cast<long long>(J) * kResidualTile + c0;
+  const int width = max(0, min(kResidualColumns, n - static_cast<int>(j0)));  // columns inside the matrix
+  __syncthreads();
+  for (int I = run.first; I < run.last; ++I) {
+    const int i = I * kResidualTile + r;
+    const bool row_inside = i < n;
+    W a[kResidualColumns];
+    const W* from = A + i + j0 * lda;
+#pragma unroll
+    for (int q = 0; q < kResidualColumns; ++q) a[q] = (row_inside && q < width) ? from[q * lda] : zero;
+    const W x_i = row_inside ? x[i] : zero;
+    W row = zero;
+    if (I != J) {
+#pragma unroll
+      for (int q = 0; q < kResidualColumns; ++q) {
+        row = sum(row, times(a[q], x_J[c0 + q]));
+        columns[q] = sum(columns[q], times(conjugate(a[q]), x_i));
+      }
+    } else {
+      // The diagonal tile: only its stored triangle, its diagonal's real part, mirrored once.
+#pragma unroll
+      for (int q = 0; q < kResidualColumns; ++q) {
+        const int c = c0 + q;
+        const bool stored = uplo == 'L' ? r >= c : r <= c;
+        if (!stored) continue;
+        if (r == c) {
+          row = sum(row, times(on_diagonal(a[q]), x_J[c]));
+        } else {
+          row = sum(row, times(a[q], x_J[c]));
+          columns[q] = sum(columns[q], times(conjugate(a[q]), x_i));
+        }
+      }
+    }
+    rows[group][r] = row;
+    __syncthreads();
+    if (group == 0 && row_inside) {
+      W total = rows[0][r];
+      for (int g = 1; g < kResidualGroups; ++g) total = sum(total, rows[g][r]);
+      work[i + static_cast<long long>(J) * n] = total;  // slot J: tile (I, J)'s rows
+    }
+    __syncthreads();
+  }
+  // The columns' shares: each column summed over the tile's 64 rows (two warps), in a fixed order.
+  __shared__ W halves[2][kResidualTile];
+  const int lane = threadIdx.x % 32, half = r / 32;
+  for (int q = 0; q < kResidualColumns; ++q) {
+    W v = columns[q];
+    for (int offset = 16; offset > 0; offset /= 2) {
+      if constexpr (std::is_same_v<W, double>) {
+        v += __shfl_down_sync(0xffffffffu, v, offset);
+      } else {
+        v = cuCadd(v, make_cuDoubleComplex(__shfl_down_sync(0xffffffffu, v.x, offset),
+                                           __shfl_down_sync(0xffffffffu, v.y, offset)));
+      }
+    }
+    if (lane == 0) halves[half][c0 + q] = v;
+  }
+  __syncthreads();
+  if (threadIdx.x < kResidualTile) {
+    const int j = J * kResidualTile + threadIdx.x;
+    if (j < n)
+      work[j + static_cast<long long>(tiles + blockIdx.y) * n] = sum(halves[0][threadIdx.x], halves[1][threadIdx.x]);
+  }
+}
+
+// r_i := b_i - (the shares of row i): the rows' shares of the tiles in tile row I, then the columns'
+// shares of the chunks of tile column I, in that order.
+template <class W>
+__global__ void residual_sum_kernel(char uplo, int n, const W* __restrict__ work, int per_chunk, const W* b, W* r) {
+  const int i = blockIdx.x * blockDim.x + threadIdx.x;
+  if (i >= n) return;
+  const int tiles = residual_tiles(n), I = i / kResidualTile;
+  const int first = uplo == 'L' ? 0 : I, last = uplo == 'L' ? I : tiles - 1;
+  W total = zero_of(W{});
+  for (int J = first; J <= last; ++J) total = sum(total, work[i + static_cast<long long>(J) * n]);
+  const int stored = uplo == 'L' ? tiles - I : I + 1;
+  const int chunks = (stored + per_chunk - 1) / per_chunk;
+  for (int c = 0; c < chunks; ++c) total = sum(total, work[i + static_cast<long long>(tiles + c) * n]);
+  r[i] = sum(b[i], scaled(total, -1.0));
+}
+
+// Tiles per chunk: enough blocks of threads to fill the GPU several times over, few enough shares.
+int residual_tiles_per_chunk(int n) {
+  const long long tiles = residual_tiles(n), stored = tiles * (tiles + 1) / 2;
+  return static_cast<int>(std::clamp<long long>(stored / 1024, 1, 16));
+}
+
+template <class T>
+void symmetric_residual_as(char uplo, int n, const T* A, long long lda, const T* x, const T* b, T* r, T* work,
+                           cudaStream_t stream) {
+  if (n <= 0) return;
+  const int tiles = residual_tiles(n), per_chunk = residual_tiles_per_chunk(n);
+  const dim3 grid(static_cast<unsigned>(tiles), static_cast<unsigned>((tiles + per_chunk - 1) / per_chunk));
+  residual_shares_kernel<<<grid, kResidualThreads, 0, stream>>>(uplo, n, wide(A), lda, wide(x), per_chunk, wide(work));
+  TESSERA_CUDA_CHECK_LAUNCH();
+  residual_sum_kernel<<<(n + 255) / 256, 256, 0, stream>>>(uplo, n, wide(work), per_chunk, wide(b), wide(r));
+  TESSERA_CUDA_CHECK_LAUNCH();
+}
+
 dim3 lower_tile_grid(int n) {
   const unsigned tiles = static_cast<unsigned>((n + kTile - 1) / kTile);
   return dim3(tiles, tiles);
@@ -287,6 +432,22 @@ void symmetric_row_sums(char uplo, int n, const double* A, long long lda, double
   TESSERA_CUDA_CHECK(cudaMemsetAsync(sums, 0, sizeof(double) * static_cast<std::size_t>(n), stream));
   row_sums_kernel<<<lower_tile_grid(n), dim3(kTile, kTileRows), 0, stream>>>(uplo, n, A, lda, sums);
   TESSERA_CUDA_CHECK_LAUNCH();
+}
+
+std::size_t symmetric_residual_workspace(int n) {
+  if (n <= 0) return 0;
+  const int tiles = residual_tiles(n), per_chunk = residual_tiles_per_chunk(n);
+  return static_cast<std::size_t>(n) * static_cast<std::size_t>(tiles + (tiles + per_chunk - 1) / per_chunk);
+}
+
+void symmetric_residual(char uplo, int n, const double* A, long long lda, const double* x, const double* b, double* r,
+                        double* work, cudaStream_t stream) {
+  symmetric_residual_as(uplo, n, A, lda, x, b, r, work, stream);
+}
+void symmetric_residual(char uplo, int n, const std::complex<double>* A, long long lda, const std::complex<double>* x,
+                        const std::complex<double>* b, std::complex<double>* r, std::complex<double>* work,
+                        cudaStream_t stream) {
+  symmetric_residual_as(uplo, n, A, lda, x, b, r, work, stream);
 }
 
 void largest_magnitudes(int n, int cols, const double* M, long long ldm, double* largest, cudaStream_t stream) {

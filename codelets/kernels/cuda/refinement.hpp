@@ -10,6 +10,7 @@
 #include <cuda_runtime.h>
 
 #include <complex>
+#include <cstddef>
 
 namespace tessera::kernels::cuda {
 
@@ -43,6 +44,16 @@ void widen_scaled(bool add, int n, int nrhs, const double* scale, const std::com
 // sums[i] := sum_j |a_ij| over the symmetric A stored in its triangle uplo (its infinity norm is
 // the largest of them).
 void symmetric_row_sums(char uplo, int n, const double* A, long long lda, double* sums, cudaStream_t stream);
+
+// r := b - A x for the symmetric (Hermitian) A stored in its triangle uplo and vectors x, b, r (r
+// may be b): the triangle read once, the sum in a fixed order (the same r every run). `work` holds
+// symmetric_residual_workspace(n) elements (about n^2 / 64).
+std::size_t symmetric_residual_workspace(int n);
+void symmetric_residual(char uplo, int n, const double* A, long long lda, const double* x, const double* b, double* r,
+                        double* work, cudaStream_t stream);
+void symmetric_residual(char uplo, int n, const std::complex<double>* A, long long lda, const std::complex<double>* x,
+                        const std::complex<double>* b, std::complex<double>* r, std::complex<double>* work,
+                        cudaStream_t stream);
 
 // largest[j] := the magnitude IxAMAX picks in column j of M (n x cols): the first entry's unless a
 // later one is strictly larger, so that a NaN is kept only where it comes first.
