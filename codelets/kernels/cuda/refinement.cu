@@ -206,8 +206,9 @@ __global__ void mark_non_finite_kernel(int n, int cols, const W* M, long long ld
 // takes a run of tiles of 64 x 64 in one tile column J (a chunk of the column's stored tiles): each
 // tile's product with x_J is summed across the threads at once (the rows' share), its conjugate
 // transpose's with x_I is kept per thread across the run (the columns' share). The shares go to
-// `work` (n x symmetric_residual_slots) and are summed in a fixed order by the second kernel: no
-// atomics, so the same inputs give the same r bit for bit.
+// `work` (symmetric_residual_workspace(n) elements: n for each tile column, then n for each chunk
+// of a column) and are summed in a fixed order by the second kernel: no atomics, so the same
+// inputs give the same r bit for bit.
 constexpr int kResidualTile = 64;
 constexpr int kResidualGroups = 4;  // column groups of a tile, 16 columns per thread
 constexpr int kResidualColumns = kResidualTile / kResidualGroups;
@@ -215,6 +216,13 @@ constexpr int kResidualThreads = kResidualTile * kResidualGroups;
 
 __device__ double times(double a, double b) { return a * b; }
 __device__ cuDoubleComplex times(cuDoubleComplex a, cuDoubleComplex b) { return cuCmul(a, b); }
+
+// The sum over a warp's 32 lanes, in lane 0 (a fixed order).
+__device__ double warp_sum(double v) {
+  for (int offset = 16; offset > 0; offset /= 2) v += __shfl_down_sync(0xffffffffu, v, offset);
+  return v;
+}
+__device__ cuDoubleComplex warp_sum(cuDoubleComplex v) { return make_cuDoubleComplex(warp_sum(v.x), warp_sum(v.y)); }
 
 // Which tiles of tile column J a chunk takes: [first, last) of its tile rows.
 struct ResidualChunk {
@@ -292,15 +300,7 @@ __global__ void __launch_bounds__(kResidualThreads)
   __shared__ W halves[2][kResidualTile];
   const int lane = threadIdx.x % 32, half = r / 32;
   for (int q = 0; q < kResidualColumns; ++q) {
-    W v = columns[q];
-    for (int offset = 16; offset > 0; offset /= 2) {
-      if constexpr (std::is_same_v<W, double>) {
-        v += __shfl_down_sync(0xffffffffu, v, offset);
-      } else {
-        v = cuCadd(v, make_cuDoubleComplex(__shfl_down_sync(0xffffffffu, v.x, offset),
-                                           __shfl_down_sync(0xffffffffu, v.y, offset)));
-      }
-    }
+    const W v = warp_sum(columns[q]);
     if (lane == 0) halves[half][c0 + q] = v;
   }
   __syncthreads();
