@@ -1,7 +1,10 @@
 // The tile-matrix API, the C API doing real work, asynchronous submissions from several threads.
 #include <gtest/gtest.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 #include <chrono>
+#include <string>
 #include <thread>
 
 #include "tessera/starpu_interop.hpp"
@@ -176,6 +179,35 @@ TEST(CApi, FactorsAndSolvesBothPrecisions) {
 TEST(CApi, NotPositiveDefinite) {
   double A[9] = {4, 2, 0, 2, 1, 0, 0, 0, 1};  // second minor singular
   EXPECT_EQ(tessera_dpotrf('L', 3, A, 3), 2);
+}
+
+// A child made by fork() has none of the runtime's threads: its call is refused with the reason,
+// although the runtime served the parent before the fork and serves it after (the process id the
+// check compares is read again in the child).
+TEST(RuntimeApi, ACallFromAForkedChildIsRefused) {
+  std::vector<double> A = random_spd<double>(40, 40, 5);
+  ASSERT_EQ(potrf(runtime(), 40, A.data(), 40), 0);
+  const pid_t child = fork();
+  ASSERT_GE(child, 0);
+  if (child == 0) {
+    alarm(60);  // a call let through would wait for workers that are not there
+    int outcome = 1;  // called through
+    try {
+      std::vector<double> B = random_spd<double>(40, 40, 6);
+      potrf(runtime(), 40, B.data(), 40);
+    } catch (const RuntimeError& e) {
+      outcome = std::string(e.what()).find("fork()") != std::string::npos ? 0 : 2;
+    } catch (...) {
+      outcome = 3;
+    }
+    _exit(outcome);
+  }
+  int status = 0;
+  ASSERT_EQ(waitpid(child, &status, 0), child);
+  ASSERT_TRUE(WIFEXITED(status));
+  EXPECT_EQ(WEXITSTATUS(status), 0) << "1: the call ran in the child, 2: another RuntimeError, 3: another exception";
+  A = random_spd<double>(40, 40, 7);
+  EXPECT_EQ(potrf(runtime(), 40, A.data(), 40), 0);
 }
 
 TEST(Concurrency, FourThreadsFactorAtOnce) {

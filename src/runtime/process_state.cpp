@@ -3,6 +3,10 @@
 #include <cblas.h>
 #include <starpu.h>
 
+#include <pthread.h>
+#include <unistd.h>
+
+#include <atomic>
 #include <mutex>
 
 namespace tessera::detail {
@@ -94,5 +98,26 @@ ProcessSettingHolder::~ProcessSettingHolder() {
   else
     profiling().release();
 }
+
+namespace {
+
+class ProcessId {
+ public:
+  static ProcessId& instance() {
+    static ProcessId id;
+    return id;
+  }
+  int value() const { return value_.load(std::memory_order_relaxed); }
+
+ private:
+  ProcessId() : value_(getpid()) {
+    pthread_atfork(nullptr, nullptr, [] { instance().value_.store(getpid(), std::memory_order_relaxed); });
+  }
+  std::atomic<int> value_;
+};
+
+}  // namespace
+
+int current_process_id() { return ProcessId::instance().value(); }
 
 }  // namespace tessera::detail

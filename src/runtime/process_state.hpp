@@ -3,6 +3,7 @@
 //   - BLAS threads: Tessera's CPU tasks call single-threaded BLAS (parallelism comes from the task
 //     graph); the program's own thread count returns when no Tessera worker may run a task.
 //   - StarPU's task profiling: on while a traced request is in flight.
+//   - The process's id, which every request checks (a runtime serves the process that started it).
 // Environment variables have their owner in environment.cpp.
 #pragma once
 
@@ -35,5 +36,9 @@ int program_blas_threads();
 struct TaskProfiling : ProcessSettingHolder {
   TaskProfiling() : ProcessSettingHolder(ProcessSetting::task_profiling) {}
 };
+
+// This process's id (getpid's), read once and again in a child made by fork(), from a
+// pthread_atfork handler: getpid() is a system call, and every request asks.
+int current_process_id();
 
 }  // namespace tessera::detail

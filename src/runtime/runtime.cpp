@@ -499,7 +499,7 @@ Runtime::Runtime(const RuntimeOptions& options) : impl_(std::make_unique<Impl>()
   std::optional<detail::CudaWarmUp> warm_up;  // waited for at the end of the start
   impl_->attached = running && ownership.tessera_references == 0;
   impl_->verbose = options.verbose;
-  impl_->owner_pid = getpid();
+  impl_->owner_pid = detail::current_process_id();
   impl_->physical_memory_bytes = detail::physical_memory_bytes();
   if (running) {
     if (!impl_->attached && starpu_init(nullptr) != 0) throw RuntimeError("StarPU could not be shared");
@@ -558,7 +558,7 @@ Runtime::Runtime(const RuntimeOptions& options) : impl_(std::make_unique<Impl>()
 
 Runtime::~Runtime() {
   // A child made by fork() has none of StarPU's threads: stopping them would wait for ever.
-  if (getpid() != impl_->owner_pid) {
+  if (detail::current_process_id() != impl_->owner_pid) {
     impl_->finish_what_outlives(false);
     retain_until_exit(std::shared_ptr<detail::RuntimeResources>(std::move(impl_->resources)));
     return;
@@ -694,7 +694,7 @@ bool Runtime::called_from_task() noexcept { return starpu_is_initialized() && st
 namespace detail {
 
 void RuntimeControl::check_callable(const Runtime& runtime) {
-  if (getpid() != runtime.impl_->owner_pid)
+  if (detail::current_process_id() != runtime.impl_->owner_pid)
     throw RuntimeError("Tessera's runtime was started by process " + std::to_string(runtime.impl_->owner_pid) +
                        "; a child made by fork() has none of its threads and cannot use it");
   if (starpu_worker_get_id() >= 0)
