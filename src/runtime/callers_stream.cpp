@@ -519,18 +519,18 @@ struct RefinementOnStream<T>::State {
   // Carved from one allocation, kept with the handles between solves where it fits (as an upper
   // matrix's lower copy is): a solve then neither maps fresh GPU memory nor releases it.
   std::optional<cuda::StreamBuffer<unsigned char>> own_room;  // where it is not kept
-  Single* single = nullptr;     // S A S, n x n
-  Single* rhs = nullptr;        // S R in single precision, n x nrhs
-  Single* forward = nullptr;    // L^{-1} S R, n x nrhs
+  Single* single = nullptr;   // S A S, n x n
+  Single* rhs = nullptr;      // S R in single precision, n x nrhs
+  Single* forward = nullptr;  // L^{-1} S R, n x nrhs
   // The factor's diagonal blocks inverted (vendor::invert_lower_diagonal_blocks), once factored,
   // and the levels' workspace for it.
   Single* block_inverses = nullptr;
   Single* levels_work = nullptr;
   Single** levels_pointers = nullptr;
-  T* residual = nullptr;        // n x nrhs
-  T* residual_shares = nullptr;  // symmetric_residual's (one column)
-  double* scale = nullptr;      // S's diagonal
-  double* row_sums = nullptr;   // of |A|, for its infinity norm
+  T* residual = nullptr;          // n x nrhs
+  T* residual_shares = nullptr;   // symmetric_residual's (one column)
+  double* scale = nullptr;        // S's diagonal
+  double* row_sums = nullptr;     // of |A|, for its infinity norm
   // What a convergence check reads back, in one buffer read by one copy (CheckLayout).
   double* check = nullptr;
   double* largest = nullptr;  // per column: max |r|, then max |x|; then the largest row sum
@@ -622,8 +622,7 @@ typename RefinementOnStream<T>::Narrowing RefinementOnStream<T>::narrow_matrix()
   State& s = *state_;
   const CurrentDevice current(s.device);
   s.clear_flags();
-  cuda::scale_and_narrow(s.uplo, s.n, s.A, s.lda, s.scale, s.single, s.n, s.row_sums, s.flags,
-                         s.stream);
+  cuda::scale_and_narrow(s.uplo, s.n, s.A, s.lda, s.scale, s.single, s.n, s.row_sums, s.flags, s.stream);
   const int flags = s.read(s.flags, 1)[0];
   if (flags & cuda::kDiagonalNotPositive) return Narrowing::diagonal_not_positive;
   if (flags & cuda::kScaledOverflow) return Narrowing::overflowed;
@@ -643,8 +642,8 @@ void RefinementOnStream<T>::correct(bool first) {
   State& s = *state_;
   const CurrentDevice current(s.device);
   s.clear_flags();
-  cuda::narrow_scaled(s.n, s.nrhs, s.scale, first ? s.B : s.residual, first ? s.ldb : s.n, s.rhs,
-                      s.n, s.flags, s.stream);
+  cuda::narrow_scaled(s.n, s.nrhs, s.scale, first ? s.B : s.residual, first ? s.ldb : s.n, s.rhs, s.n, s.flags,
+                      s.stream);
   // A_s = L L^H: L^{-H} L^{-1} (S r), through the inverses of L's diagonal blocks (made once, after
   // the factorization). The handles are bound again: the factorization between may have used the
   // stream with others.
