@@ -278,33 +278,52 @@ TEST(Plan, StacksOfGpuMatricesGoWhereTheyRunFastest) {
   using detail::StackPath;
   EXPECT_EQ(detail::stack_path(8, 1), StackPath::batched_kernels);
   EXPECT_EQ(detail::stack_path(kThresholds.short_stack_min_n - 1, 3), StackPath::batched_kernels);
-  // Short stacks of larger matrices: cuSOLVER's batched potrf; long ones fill the GPU with kernels.
-  EXPECT_EQ(detail::stack_path(kThresholds.short_stack_min_n, 2), StackPath::vendor_batched);
   // One matrix goes to the vendor from a lower order than a stack does.
   EXPECT_EQ(detail::stack_path(kThresholds.single_matrix_vendor_min_n - 1, 1), StackPath::batched_kernels);
   EXPECT_EQ(detail::stack_path(kThresholds.single_matrix_vendor_min_n, 1), StackPath::vendor_batched);
   EXPECT_EQ(detail::stack_path(kThresholds.single_matrix_vendor_min_n, 2), StackPath::batched_kernels);
-  // Complex stacks go to the vendor from their own order.
+  EXPECT_EQ(detail::stack_path(256, 1), StackPath::vendor_batched);
+  // Real stacks of larger matrices, short or long: the kernels in blocks of columns, double from its
+  // own order at any count.
+  const int dn = kThresholds.blocked_stack_min_n_double;
+  EXPECT_EQ(detail::stack_path(dn - 1, 2), StackPath::batched_kernels);
+  EXPECT_EQ(detail::stack_path(dn, 2), StackPath::blocked_kernels);
+  EXPECT_EQ(detail::stack_path(dn, 100000), StackPath::blocked_kernels);
+  EXPECT_EQ(detail::stack_path(512, 64), StackPath::blocked_kernels);
+  EXPECT_EQ(detail::stack_path(kThresholds.dense_device_min_n - 1, 1000), StackPath::blocked_kernels);
+  EXPECT_EQ(detail::stack_path(kThresholds.dense_device_min_n, 100000), StackPath::one_at_a_time);
+  // Single precision: short stacks go to the vendor below their blocked order, long ones to the
+  // kernels alone below theirs.
+  const auto single = Precision::single_real;
+  const int short_count = kThresholds.short_stack_max_batch - 1, long_count = kThresholds.short_stack_max_batch;
+  const int ss = kThresholds.blocked_short_stack_min_n_single, sl = kThresholds.blocked_stack_min_n_single;
+  EXPECT_EQ(detail::stack_path(kThresholds.short_stack_min_n, 2, single), StackPath::vendor_batched);
+  EXPECT_EQ(detail::stack_path(ss - 1, short_count, single), StackPath::vendor_batched);
+  EXPECT_EQ(detail::stack_path(ss, short_count, single), StackPath::blocked_kernels);
+  EXPECT_EQ(detail::stack_path(ss, long_count, single), StackPath::batched_kernels);
+  EXPECT_EQ(detail::stack_path(sl - 1, long_count, single), StackPath::batched_kernels);
+  EXPECT_EQ(detail::stack_path(sl, long_count, single), StackPath::blocked_kernels);
   // Complex stacks go to the vendor from their own orders, one per precision.
   const int zn = kThresholds.complex_double_short_stack_min_n, cn = kThresholds.complex_single_short_stack_min_n;
   EXPECT_EQ(detail::stack_path(zn - 1, 2, Precision::double_complex), StackPath::batched_kernels);
   EXPECT_EQ(detail::stack_path(zn, 2, Precision::double_complex), StackPath::vendor_batched);
   EXPECT_EQ(detail::stack_path(cn - 1, 2, Precision::single_complex), StackPath::batched_kernels);
   EXPECT_EQ(detail::stack_path(cn, 2, Precision::single_complex), StackPath::vendor_batched);
+  EXPECT_EQ(detail::stack_path(512, 64, Precision::double_complex), StackPath::vendor_batched);
+  EXPECT_EQ(detail::stack_path(512, 1000, Precision::double_complex), StackPath::batched_kernels);
   EXPECT_EQ(detail::stack_path(zn, 2, Precision::double_real), StackPath::batched_kernels);
   EXPECT_EQ(detail::stack_path(zn, 2, Precision::single_real), StackPath::batched_kernels);
   EXPECT_TRUE(device::stack_takes_batched_kernels(zn, 2));
   EXPECT_FALSE(device::stack_takes_batched_kernels(zn, 2, Precision::double_complex));
-  EXPECT_EQ(detail::stack_path(256, 1), StackPath::vendor_batched);
-  EXPECT_EQ(detail::stack_path(256, 13), StackPath::vendor_batched);
-  EXPECT_EQ(detail::stack_path(256, kThresholds.short_stack_max_batch - 1), StackPath::vendor_batched);
-  EXPECT_EQ(detail::stack_path(256, kThresholds.short_stack_max_batch), StackPath::batched_kernels);
-  EXPECT_EQ(detail::stack_path(512, 64), StackPath::vendor_batched);
-  EXPECT_EQ(detail::stack_path(512, 1000), StackPath::batched_kernels);
-  EXPECT_EQ(detail::stack_path(kThresholds.dense_device_min_n, 100000), StackPath::one_at_a_time);
   EXPECT_FALSE(detail::stack_takes_batched_kernels(512, 64));
-  EXPECT_TRUE(detail::stack_takes_batched_kernels(256, 1000));
+  EXPECT_FALSE(detail::stack_takes_batched_kernels(256, 1000));
+  EXPECT_TRUE(detail::stack_takes_batched_kernels(256, 1000, single));
   EXPECT_EQ(device::stack_takes_batched_kernels(513, 5), detail::stack_takes_batched_kernels(513, 5));
+  // The solves keep one launch of the batched kernels on long stacks and short stacks of small orders.
+  EXPECT_TRUE(device::stack_solves_take_batched_kernels(256, long_count));
+  EXPECT_TRUE(device::stack_solves_take_batched_kernels(kThresholds.short_stack_min_n - 1, 2));
+  EXPECT_FALSE(device::stack_solves_take_batched_kernels(kThresholds.short_stack_min_n, short_count));
+  EXPECT_FALSE(device::stack_solves_take_batched_kernels(kThresholds.dense_device_min_n, long_count));
 }
 
 // What a host-array request tells the plan of its array and of the runtime's first call, counting

@@ -246,8 +246,15 @@ int nonzero_info(const Device<int>& info, int count) {
 
 struct Solver {
   cusolverDnHandle_t handle = nullptr;
-  Solver() { TESSERA_CUSOLVER_CHECK(cusolverDnCreate(&handle)); }
-  ~Solver() { cusolverDnDestroy(handle); }
+  cublasHandle_t blas = nullptr;  // Tessera's blocked factorization's products
+  Solver() {
+    TESSERA_CUSOLVER_CHECK(cusolverDnCreate(&handle));
+    TESSERA_CUBLAS_CHECK(cublasCreate(&blas));
+  }
+  ~Solver() {
+    cublasDestroy(blas);
+    cusolverDnDestroy(handle);
+  }
 };
 
 cusolverStatus_t vendor_potrf(cusolverDnHandle_t h, int n, double** A, int lda, int* info, int batch) {
@@ -426,6 +433,32 @@ json bench_size(int n, int batch, int reps, double copy_bw, Timer& timer, Solver
     r["upper_plain_backward_error"] = p.factor_error(p.work.get(), true, p.info.get());
   }
 
+  // In blocks of columns, the blocks' updates by cuBLAS's products (n > 32): the built-in width in
+  // both triangles, then each width in the lower one.
+  if (n > 32) {
+    const auto blocked = [&](tk::BatchUplo uplo, int width) {
+      tk::BatchedOptions o;
+      o.blocked_width = width;
+      const double t = timer.median_ms(
+          reps, [&] { p.restore_A(); },
+          [&] {
+            tk::potrf_batched_blocked<T>(solver.blas, uplo, n, p.work.get(), n, p.nn, batch, p.info.get(), nullptr, o);
+          });
+      TESSERA_CUDA_CHECK(cudaDeviceSynchronize());
+      return t;
+    };
+    int sm_count = 0;
+    TESSERA_CUDA_CHECK(cudaDeviceGetAttribute(&sm_count, cudaDevAttrMultiProcessorCount, 0));
+    r["blocked_width"] = tk::potrf_batched_blocked_width(n, batch, sm_count);
+    r["blocked_ms"] = blocked(tk::BatchUplo::lower, 0);
+    r["blocked_backward_error"] = p.factor_error(p.work.get(), false, p.info.get());
+    r["blocked_failed"] = nonzero_info(p.info, batch);
+    r["blocked_upper_ms"] = blocked(tk::BatchUplo::upper, 0);
+    r["blocked_upper_backward_error"] = p.factor_error(p.work.get(), true, p.info.get());
+    for (int width : {32, 64, 128, 256})
+      if (width < n) r["blocked_width_ms"][std::to_string(width)] = blocked(tk::BatchUplo::lower, width);
+  }
+
   // Interleaved layout (n <= 32).
   if (n <= 32) {
     const long long ni = tk::interleaved_elements(n, batch);
@@ -563,6 +596,23 @@ void print_tables(const json& results, double copy_bw) {
                r["speedup_vs_cusolver"].get<double>(), r["fast_ms"].get<double>(),
                r["fast_backward_error"].get<double>(), r["tessera_backward_error"].get<double>(),
                r["cusolver_backward_error"].get<double>(), r["upper_ms"].get<double>());
+  }
+  fmt::print(
+      "\nIn blocks of columns (potrf_batched_blocked, n > 32): ms, and the speed against the panel kernel alone "
+      "and cuSOLVER's batched potrf; then the lower triangle at each block width\n");
+  fmt::print("{:6s} {:>4s} {:>6s} {:>5s} | {:>8s} {:>6s} {:>6s} {:>8s} | {:>8s} {:>6s} {:>8s} | {}\n", "prec", "n",
+             "batch", "width", "lower ms", "/panel", "/cuS", "err", "upper ms", "/panel", "err", "width: ms");
+  for (const json& r : results) {
+    if (!r.contains("blocked_ms")) continue;
+    std::string widths;
+    for (const auto& [w, t] : r["blocked_width_ms"].items()) widths += fmt::format("{}: {:.4f}  ", w, t.get<double>());
+    const double lower = r["blocked_ms"].get<double>(), upper = r["blocked_upper_ms"].get<double>();
+    fmt::print("{:6s} {:4d} {:6d} {:5d} | {:8.4f} {:5.2f}x {:5.2f}x {:8.1e} | {:8.4f} {:5.2f}x {:8.1e} | {}{}\n",
+               r["precision"].get<std::string>(), r["n"].get<int>(), r["batch"].get<int>(),
+               r["blocked_width"].get<int>(), lower, r["tessera_ms"].get<double>() / lower,
+               r["cusolver_ms"].get<double>() / lower, r["blocked_backward_error"].get<double>(), upper,
+               r["upper_ms"].get<double>() / upper, r["blocked_upper_backward_error"].get<double>(), widths,
+               r["blocked_failed"].get<int>() ? " (failures!)" : "");
   }
   fmt::print("\nSolve (nrhs = 1, GFLOP/s with 2 n^2) and factor + solve\n");
   fmt::print("{:6s} {:>4s} | {:>9s} {:>8s} {:>9s} {:>8s} {:>6s} {:>8s} {:>8s} | {:>9s} {:>9s} {:>6s}\n",

@@ -7,11 +7,13 @@ measurements behind the stack thresholds of src/plan/thresholds.hpp.
          timed as back-to-back calls in rounds that alternate the libraries; the median round's
          time per call. cholesky waits for the info (a synchronising call), cholesky_ex does not,
          so its time is that of a stream of calls.
-  stacks every stack of the grid through the batched kernels (K: tessera._takes_batched_kernels
-         replaced by one answering yes) and through cuSOLVER (V: one answering no; cuSOLVER's
-         potrf for one matrix, its batched potrf for a stack, where the plan sends such a stack to
-         it), against torch.linalg.cholesky_ex; the median of 15 device-synchronised calls after
-         three; the plan's choice in the last column.
+  stacks every stack of the grid through the batched kernels alone (K: tessera._takes_batched_kernels
+         replaced by one answering yes) and through the library's one call (V: one answering no;
+         cuSOLVER's potrf for one matrix, for a stack device::potrf_stack_ex where the plan sends
+         it there: cuSOLVER's batched potrf, or for real stacks of larger orders the batched
+         kernels in blocks of columns), against torch.linalg.cholesky_ex; the median of 15
+         device-synchronised calls after three; the plan's choice in the last column (--orders and
+         --counts replace the grid's).
   inverse tessera.cholesky_inverse of lower factors through the batched inverse kernel (K) and
          through cho_solve(c, I) (S), against torch.cholesky_inverse on the same factors; timed as
          the stacks are, with the largest difference from PyTorch's inverse relative to its
@@ -97,13 +99,13 @@ def one_matrix(dtype):
         print(line + f"  error {error:.1e}", flush=True)
 
 
-def stacks(dtype):
+def stacks(dtype, orders=STACK_ORDERS, counts=STACK_COUNTS):
     plan = tessera._takes_batched_kernels
     type_char = {torch.float32: "f", torch.float64: "d", torch.complex64: "F", torch.complex128: "D"}[dtype]
     print(f"stacks, {dtype}: us per call")
     print("     n  batch   torch       K       V  torch/K  torch/V  plan")
-    for n in STACK_ORDERS:
-        for batch in STACK_COUNTS:
+    for n in orders:
+        for batch in counts:
             x = hermitian_positive_definite(n, batch, dtype, n * 1000 + batch)
             if batch == 1:
                 x = x[0]
@@ -183,7 +185,11 @@ def main():
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--suites", default="one,stacks")
     parser.add_argument("--dtypes", default="float64,float32")
+    parser.add_argument("--orders", help="the stacks' orders, comma-separated")
+    parser.add_argument("--counts", help="the stacks' matrix counts, comma-separated")
     args = parser.parse_args()
+    orders = tuple(int(v) for v in args.orders.split(",")) if args.orders else STACK_ORDERS
+    counts = tuple(int(v) for v in args.counts.split(",")) if args.counts else STACK_COUNTS
     print(torch.cuda.get_device_name(), f"torch {torch.__version__}")
     if "refined" in args.suites:
         refined()
@@ -192,7 +198,7 @@ def main():
         if "one" in args.suites:
             one_matrix(dtype)
         if "stacks" in args.suites:
-            stacks(dtype)
+            stacks(dtype, orders, counts)
         if "inverse" in args.suites:
             inverse(dtype)
 

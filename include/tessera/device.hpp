@@ -46,10 +46,14 @@
 namespace tessera::device {
 
 // Whether a stack of `batch` matrices of order n and scalar type `precision` in GPU memory is
-// factored fastest by the batched kernels (potrf_batched_ex) rather than by cuSOLVER through
-// potrf_stack_ex (few large matrices leave most of the GPU idle in the batched kernels).
-// Tessera's Python package follows it.
+// factored fastest by the batched kernels alone (potrf_batched_ex) rather than through
+// potrf_stack_ex: cuSOLVER's batched potrf where few large matrices would leave most of the GPU
+// idle in the batched kernels, and for real matrices of larger orders the batched kernels in blocks
+// of columns with cuBLAS's products between them. Tessera's Python package follows it.
 TESSERA_EXPORT bool stack_takes_batched_kernels(int n, int batch, Precision precision = Precision::double_real);
+// Whether the solves with a stack of `batch` real factors of order n in GPU memory run fastest as
+// one launch of potrs_batched_ex rather than through potrs_stack_ex (few large matrices).
+TESSERA_EXPORT bool stack_solves_take_batched_kernels(int n, int batch);
 // Whether the inverse from `batch` factors of order n and scalar type `precision` in GPU memory is
 // computed fastest by potri_batched_ex (one kernel launch) rather than by solving with the
 // identity. Tessera's Python package follows it.
@@ -275,10 +279,12 @@ TESSERA_EXPORT int potrf(Runtime& runtime, int n, const T* A, long long rowStrid
 // above: matrix k's element (i, j) at A + k * strideA + i * rowStrideA + j * colStrideA, its factor
 // into L + k * strideL (ldl), its info into info[k] (batch ints in the memory of A's GPU), all in the
 // order of `stream`. Where the plan runs the stack on the caller's stream (a mode that resolves to
-// gpu on one GPU), a stack of moderate orders is one call of cuSOLVER's batched potrf, which never
-// synchronises (tessera::device::stack_takes_batched_kernels says where the batched kernels of
-// potrf_batched_ex are faster still); otherwise the matrices go one after the other through
-// potrf_ex. Positions as potrf_batched_ex's out-of-place form: n 2, A 3, rowStrideA 4, colStrideA
+// gpu on one GPU), a stack of moderate orders is one call of cuSOLVER's batched potrf, and a real
+// one of larger orders is factored by the batched kernels in blocks of columns with cuBLAS's
+// products between them; neither synchronises (tessera::device::stack_takes_batched_kernels says
+// where the batched kernels of potrf_batched_ex alone are faster still). Off the caller's stream the
+// latter stacks take potrf_batched_ex and the others go one after the other through potrf_ex.
+// Positions as potrf_batched_ex's out-of-place form: n 2, A 3, rowStrideA 4, colStrideA
 // 5, strideA 6, L 7, ldl 8, strideL 9, batch 10, info 11 (uplo, options.uplo, 1).
 template <class T>
 TESSERA_EXPORT void potrf_stack_ex(Runtime& runtime, int n, const T* A, long long rowStrideA, long long colStrideA,

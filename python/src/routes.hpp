@@ -8,11 +8,10 @@ namespace tessera_python {
 
 // Whether the solves with a GPU stack of `batch` factors of order n and type T go through the
 // batched kernels (one launch of device::potrs_batched_ex) rather than the dense device API one
-// matrix after the other: real types, where the plan sends a double stack's factorization there.
+// matrix after the other: real types, as the plan says.
 template <class T>
 bool solve_takes_batched_kernels(int n, int batch) {
-  return !tessera::ScalarTraits<T>::is_complex &&
-         tessera::device::stack_takes_batched_kernels(n, batch, tessera::Precision::double_real);
+  return !tessera::ScalarTraits<T>::is_complex && tessera::device::stack_solves_take_batched_kernels(n, batch);
 }
 
 }  // namespace tessera_python

@@ -17,11 +17,14 @@ DENSE_N = 1031
 
 def test_the_library_routes_stacks_of_gpu_matrices():
     """The route of a stack is the library's plan (no GPU needed to ask): small matrices to the
-    batched kernels, large ones and short stacks of mid-sized ones to cuSOLVER (the dense device
-    API, one batched call for a stack of mid-sized ones)."""
+    batched kernels alone; large ones, short stacks of mid-sized ones (cuSOLVER's batched call) and
+    real stacks of mid-sized ones (the batched kernels in blocks of columns) through the dense
+    device API."""
     assert tessera._takes_batched_kernels(8, 1) and tessera._takes_batched_kernels(100, 10000)
     assert not tessera._takes_batched_kernels(DENSE_N, 10000) and not tessera._takes_batched_kernels(1024, 1)
-    assert not tessera._takes_batched_kernels(512, 64) and tessera._takes_batched_kernels(512, 1000)
+    assert not tessera._takes_batched_kernels(512, 64) and not tessera._takes_batched_kernels(512, 1000)
+    assert tessera._takes_batched_kernels(256, 1000, np.float32)
+    assert tessera._takes_batched_kernels(512, 1000, np.complex128)
 
 
 def _torch():
@@ -181,10 +184,11 @@ def test_one_matrix_waited_for_gives_its_factor_or_its_column(kind, n, lower, dt
 @pytest.mark.parametrize("lower", [True, False])
 @pytest.mark.parametrize("n, batch", [(128, 1), (257, 2), (513, 5), (700, 3)])
 def test_short_stacks_of_larger_matrices(kind, n, batch, lower):
-    """A few matrices of order 192 to 1023 (one matrix: from order 128) go through cuSOLVER (one
-    batched call, the dense device API for one matrix), not the batched kernels: numpy's factors,
-    each member's info, the batched path's layouts."""
-    assert not tessera._takes_batched_kernels(n, batch) and tessera._takes_batched_kernels(n, 1000)
+    """A few matrices of order 192 to 1023 (one matrix: from order 128) go through the dense device
+    API's one call (in double the batched kernels in blocks of columns, cuSOLVER's potrf for one
+    matrix), not the batched kernels alone: numpy's factors, each member's info, the batched path's
+    layouts."""
+    assert not tessera._takes_batched_kernels(n, batch)
     a = spd(n, batch=(batch,))
     expected = np.zeros(batch, np.int32)
     if batch > 1:
@@ -202,9 +206,9 @@ def test_short_stacks_of_larger_matrices(kind, n, batch, lower):
 
 @pytest.mark.parametrize("dtype", [np.float64, np.float32])
 def test_a_short_stack_factored_again_and_again(kind, dtype):
-    """The same shape of short stack, call after call (from the second call on, cuSOLVER's batched
-    potrf runs as a captured graph that reads each call's matrices): every call's own factors and
-    info, whichever member fails where."""
+    """The same shape of short stack, call after call (in single precision, from the second call on,
+    cuSOLVER's batched potrf runs as a captured graph that reads each call's matrices; in double the
+    kernels in blocks of columns): every call's own factors and info, whichever member fails where."""
     n, batch = 200, 6
     assert not tessera._takes_batched_kernels(n, batch)
     for call, (member, column) in enumerate([(None, 0), (0, 1), (5, n), (2, 77), (None, 0)]):

@@ -253,10 +253,16 @@ void potrf_stack_ex(Runtime& runtime, int n, const T* A, long long rowStrideA, l
   if (n > 0 && device_holding("potrf_stack_ex", L, "L", 7) != device)
     throw InvalidArgument(qualified("potrf_stack_ex") + ": L (argument 7) is not on the GPU that holds A", 7);
   const int info_device = device_holding("potrf_stack_ex", info, "info", 11);
-  if (n > 0 && batch > 1 && detail::stack_path(n, batch, ScalarTraits<T>::precision) == detail::StackPath::vendor_batched &&
-      on_callers_stream(device_plan<T>(runtime, n, options), {device, info_device})) {
+  const detail::StackPath path = detail::stack_path(n, batch, ScalarTraits<T>::precision);
+  const bool one_call = path == detail::StackPath::vendor_batched || path == detail::StackPath::blocked_kernels;
+  if (n > 0 && batch > 1 && one_call && on_callers_stream(device_plan<T>(runtime, n, options), {device, info_device})) {
     detail::potrf_stack_on_callers_stream_async(runtime, device, options.uplo, n, A, rowStrideA, colStrideA, strideA, L,
-                                                ldl, strideL, batch, info, stream);
+                                                ldl, strideL, batch, info, stream,
+                                                path == detail::StackPath::blocked_kernels);
+    return;
+  }
+  if (n > 0 && path == detail::StackPath::blocked_kernels) {  // off the caller's stream: the kernels alone
+    potrf_batched_ex(options.uplo, n, A, rowStrideA, colStrideA, strideA, L, ldl, strideL, batch, info, stream);
     return;
   }
   for (int k = 0; k < batch; ++k)

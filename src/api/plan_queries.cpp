@@ -51,6 +51,8 @@ bool stack_takes_batched_kernels(int n, int batch, Precision precision) {
   return detail::stack_takes_batched_kernels(n, batch, precision);
 }
 
+bool stack_solves_take_batched_kernels(int n, int batch) { return detail::stack_solves_take_batched_kernels(n, batch); }
+
 bool inverse_takes_batched_kernel(int n, int batch, Precision precision) {
   return detail::inverse_takes_batched_kernel(n, batch, precision);
 }

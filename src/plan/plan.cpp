@@ -340,7 +340,10 @@ int default_batch_chunk(const Machine& machine, int batch, Mode mode) {
   return std::max(1, std::max(std::min(minimum, batch), (batch + chunks - 1) / chunks));
 }
 
-StackPath stack_path(int n, int batch, Precision precision) {
+namespace {
+
+// A stack's path between the batched kernels alone, cuSOLVER's batched potrf and dense calls.
+StackPath stack_path_without_blocks(int n, int batch, Precision precision) {
   if (n >= t.dense_device_min_n) return StackPath::one_at_a_time;
   const int vendor_min_n = batch == 1                                  ? t.single_matrix_vendor_min_n
                            : precision == Precision::double_complex ? t.complex_double_short_stack_min_n
@@ -348,6 +351,23 @@ StackPath stack_path(int n, int batch, Precision precision) {
                                                                     : t.short_stack_min_n;
   const bool short_stack = n >= vendor_min_n && batch > 0 && batch < t.short_stack_max_batch;
   return short_stack ? StackPath::vendor_batched : StackPath::batched_kernels;
+}
+
+}  // namespace
+
+StackPath stack_path(int n, int batch, Precision precision) {
+  if (n >= t.dense_device_min_n) return StackPath::one_at_a_time;
+  const bool short_batch = batch > 0 && batch < t.short_stack_max_batch;
+  const int blocked_min_n = precision == Precision::double_real   ? t.blocked_stack_min_n_double
+                            : precision != Precision::single_real ? 0
+                            : short_batch                         ? t.blocked_short_stack_min_n_single
+                                                                  : t.blocked_stack_min_n_single;
+  if (batch > 1 && blocked_min_n > 0 && n >= blocked_min_n) return StackPath::blocked_kernels;
+  return stack_path_without_blocks(n, batch, precision);
+}
+
+bool stack_solves_take_batched_kernels(int n, int batch) {
+  return stack_path_without_blocks(n, batch, Precision::double_real) == StackPath::batched_kernels;
 }
 
 bool inverse_takes_batched_kernel(int n, int batch, Precision precision) {

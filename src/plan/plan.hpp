@@ -131,12 +131,16 @@ inline Mode tile_mode(const Machine& machine, Mode mode) { return runs_as_gpu_mo
 int default_batch_chunk(const Machine& machine, int batch, Mode mode);
 
 // How a stack of `batch` matrices of order n and scalar type `precision` in GPU memory is factored
-// (thresholds.hpp).
-enum class StackPath { batched_kernels, vendor_batched, one_at_a_time };
+// (thresholds.hpp): the batched kernels alone, the batched kernels in blocks of columns with
+// cuBLAS's products between them, cuSOLVER's batched potrf, or one dense call per matrix.
+enum class StackPath { batched_kernels, blocked_kernels, vendor_batched, one_at_a_time };
 StackPath stack_path(int n, int batch, Precision precision = Precision::double_real);
 inline bool stack_takes_batched_kernels(int n, int batch, Precision precision = Precision::double_real) {
   return stack_path(n, batch, precision) == StackPath::batched_kernels;
 }
+// The solves with a real stack's factors: potrs_batched_ex's one launch, except where few larger
+// matrices go to the vendor's or dense solves (the factorization's split before blocks of columns).
+bool stack_solves_take_batched_kernels(int n, int batch);
 
 // Whether the inverse from `batch` GPU factors of order n and scalar type `precision` goes through
 // the batched inverse kernel.

@@ -101,6 +101,15 @@ struct Thresholds {
   int complex_single_short_stack_min_n = 160;
   int single_matrix_vendor_min_n = 96;
   int short_stack_max_batch = 384;
+  // Real stacks from these orders (below dense_device_min_n) are factored in blocks of columns
+  // (device::potrf_stack_ex: cuBLAS's batched products update each block, the batched kernel
+  // factors it): on an H200 (warm, stacks of 16, 200 and 1000 to 10000 matrices) that beat both the
+  // kernel alone and cuSOLVER's batched potrf from order 192 in double at every count measured, and
+  // in single from order 256 on short stacks and 384 on long ones, where the kernel alone was
+  // faster at 256 and within 4% at 320 (docs/kernels-batched.md, "In blocks of columns").
+  int blocked_stack_min_n_double = 192;
+  int blocked_short_stack_min_n_single = 256;
+  int blocked_stack_min_n_single = 384;
   // The inverse from GPU factors (Python's cholesky_inverse): up to these orders the batched
   // inverse kernel (device::potri_batched_ex, a thread block per matrix) for a stack and for one
   // matrix; above them cho_solve(c, I) on the factors. On an H200 (warm, the four types, stacks of

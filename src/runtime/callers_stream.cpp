@@ -377,7 +377,7 @@ int potrf_into_on_callers_stream(const Runtime& runtime, int device, Uplo uplo, 
 template <class T>
 void potrf_stack_on_callers_stream_async(const Runtime& runtime, int device, Uplo uplo, int n, const T* A,
                                          long long row_stride, long long col_stride, long long strideA, T* L, int ldl,
-                                         long long strideL, int batch, int* info, void* caller_stream) {
+                                         long long strideL, int batch, int* info, void* caller_stream, bool in_blocks) {
   if (n <= 0 || batch <= 0) return;
   const CurrentDevice current(device);
   const auto stream = static_cast<cudaStream_t>(caller_stream);
@@ -388,8 +388,13 @@ void potrf_stack_on_callers_stream_async(const Runtime& runtime, int device, Upl
   const bool upper = uplo == Uplo::upper;
   cuda::load_lower_batched(n, A, upper ? col_stride : row_stride, upper ? row_stride : col_stride, strideA, L, ldl,
                            strideL, batch, upper, stream);
-  // cuSOLVER takes the matrices as a device array of pointers, made on the stream.
-  if (StackGraph* graph = handles->stack_graph<T>(n, ldl, batch, stream)) {
+  if (in_blocks) {
+    kernels::cuda::BatchedOptions zeros_above;  // as load_lower_batched left them
+    zeros_above.blocked_zero_opposite = true;
+    kernels::cuda::potrf_batched_blocked<T>(handles->blas, kernels::cuda::BatchUplo::lower, n, L, ldl, strideL, batch,
+                                            info, stream, zeros_above);
+  } else if (StackGraph* graph = handles->stack_graph<T>(n, ldl, batch, stream)) {
+    // cuSOLVER takes the matrices as a device array of pointers, made on the stream.
     cuda::strided_pointers(L, strideL, batch, static_cast<T**>(graph->pointers), stream);
     TESSERA_CUDA_CHECK(cudaGraphLaunch(graph->exec, stream));
     TESSERA_CUDA_CHECK(
@@ -694,16 +699,16 @@ typename RefinementOnStream<T>::Convergence RefinementOnStream<T>::converged(dou
 template class RefinementOnStream<double>;
 template class RefinementOnStream<std::complex<double>>;
 
-#define TESSERA_INSTANTIATE(T)                                                                                  \
-  template int potrf_on_callers_stream<T>(const Runtime&, int, Uplo, int, T*, int, void*);                      \
-  template int potrf_into_on_callers_stream<T>(const Runtime&, int, Uplo, int, const T*, long long, long long, T*, \
-                                               int, void*);                                                      \
-  template void potrf_on_callers_stream_async<T>(const Runtime&, int, Uplo, int, T*, int, int*, void*);         \
-  template void potrs_on_callers_stream<T>(const Runtime&, int, Uplo, int, int, const T*, int, T*, int, void*);  \
-  template void potrs_stack_on_callers_stream_async<T>(const Runtime&, int, Uplo, int, int, const T*, int, long long, \
-                                                       T*, int, long long, int, void*);                          \
+#define TESSERA_INSTANTIATE(T)                                                                                         \
+  template int potrf_on_callers_stream<T>(const Runtime&, int, Uplo, int, T*, int, void*);                             \
+  template int potrf_into_on_callers_stream<T>(const Runtime&, int, Uplo, int, const T*, long long, long long, T*,     \
+                                               int, void*);                                                            \
+  template void potrf_on_callers_stream_async<T>(const Runtime&, int, Uplo, int, T*, int, int*, void*);                \
+  template void potrs_on_callers_stream<T>(const Runtime&, int, Uplo, int, int, const T*, int, T*, int, void*);        \
+  template void potrs_stack_on_callers_stream_async<T>(const Runtime&, int, Uplo, int, int, const T*, int, long long,  \
+                                                       T*, int, long long, int, void*);                                \
   template void potrf_stack_on_callers_stream_async<T>(const Runtime&, int, Uplo, int, const T*, long long, long long, \
-                                                       long long, T*, int, long long, int, int*, void*);
+                                                       long long, T*, int, long long, int, int*, void*, bool);
 TESSERA_FOR_EACH_SCALAR(TESSERA_INSTANTIATE)
 #undef TESSERA_INSTANTIATE
 

@@ -42,13 +42,15 @@ int potrf_into_on_callers_stream(const Runtime& runtime, int device, Uplo uplo, 
 // A stack of `batch` matrices (matrix k's element (i, j) at A + k * strideA + i * row_stride + j *
 // col_stride, on `device`) factored out of place into L + k * strideL (n x n, ldl), each as
 // device::potrf_ex's out-of-place form does: the triangle `uplo` loaded into L's lower triangle,
-// zeros above, all of them factored by one call of cuSOLVER's batched potrf, LAPACK's info of
-// matrix k into info[k] (device memory), an upper factor moved back into L's upper triangle. On
-// `stream` after the work already on it; returns once enqueued, never waiting for the GPU.
+// zeros above, all of them factored by one call of cuSOLVER's batched potrf (`in_blocks`: by the
+// batched kernels in blocks of columns, kernels::cuda::potrf_batched_blocked, real types only),
+// LAPACK's info of matrix k into info[k] (device memory), an upper factor moved back into L's upper
+// triangle. On `stream` after the work already on it; returns once enqueued, never waiting for the
+// GPU.
 template <class T>
 void potrf_stack_on_callers_stream_async(const Runtime& runtime, int device, Uplo uplo, int n, const T* A,
                                          long long row_stride, long long col_stride, long long strideA, T* L, int ldl,
-                                         long long strideL, int batch, int* info, void* stream);
+                                         long long strideL, int batch, int* info, void* stream, bool in_blocks = false);
 
 // B (n x nrhs, ldb, on `device`) := A^{-1} B with potrf's factor in the triangle `uplo` of A, on
 // `stream` after the work already on it; returns once B is complete.

@@ -189,6 +189,73 @@ TYPED_TEST(BatchedPotrf, FewAndManyMatricesPerSm) {
   }
 }
 
+// potrf_batched_blocked on an uploaded batch: every member's factor and info, the rest untouched.
+template <class T>
+void run_blocked_case(cublasHandle_t blas, const HostBatch<T>& hb, tk::BatchUplo uplo, int n, int lda, long long stride,
+                      const tk::BatchedOptions& opts, const std::string& where) {
+  DeviceArray<T> dA(hb.data);
+  DeviceArray<int> dinfo(poisoned_info(hb.batch()));
+  tk::potrf_batched_blocked<T>(blas, uplo, n, dA.get(), lda, stride, hb.batch(), dinfo.get(), nullptr, opts);
+  synchronize();
+  check_factors(hb, dA.download(), dinfo.download(), where, BackwardError::check);
+}
+
+// In blocks of columns (potrf_batched_blocked): orders below, at and across the block widths, widths
+// that divide them and one that does not, tight and padded, both triangles, and the broken members'
+// infos from failures in the first block, a middle one and the last; the opposite triangles that
+// the products overwrite come back bit for bit (check_factors' untouched elements).
+TYPED_TEST(BatchedPotrf, InBlocksOfColumns) {
+  using T = TypeParam;
+  cublasHandle_t blas = nullptr;
+  ASSERT_EQ(cublasCreate(&blas), CUBLAS_STATUS_SUCCESS);
+  const std::vector<int> orders =
+      quick_mode() ? std::vector<int>{65, 200} : std::vector<int>{1, 33, 63, 64, 65, 100, 200, 257};
+  for (int width : {0, 32, 48, 64})
+    for (int n : orders)
+      for (int pad : {0, 3})
+        for (tk::BatchUplo uplo : kUplos) {
+          const int lda = n + pad, batch = 13;
+          const long long stride = static_cast<long long>(lda) * n + 2 * pad;
+          const HostBatch<T> hb = uniform_batch<T>(uplo, n, lda, stride, batch, this->rng);
+          tk::BatchedOptions opts;
+          opts.blocked_width = width;
+          std::ostringstream where;
+          where << "blocks of " << width << " " << uplo_name(uplo) << " n=" << n << " lda=" << lda;
+          run_blocked_case(blas, hb, uplo, n, lda, stride, opts, where.str());
+          if (this->HasFailure()) {
+            cublasDestroy(blas);
+            return;
+          }
+        }
+  cublasDestroy(blas);
+}
+
+// The same with the diagonal blocks' opposite triangles zeroed rather than kept (the out-of-place
+// stacks' form): from inputs with zeros in their opposite triangles, which must hold zeros again
+// where the products wrote.
+TYPED_TEST(BatchedPotrf, InBlocksOfColumnsZeroingTheOppositeTriangle) {
+  using T = TypeParam;
+  cublasHandle_t blas = nullptr;
+  ASSERT_EQ(cublasCreate(&blas), CUBLAS_STATUS_SUCCESS);
+  for (int n : {65, 200})
+    for (tk::BatchUplo uplo : kUplos) {
+      const int lda = n + 1, batch = 13;
+      const long long stride = static_cast<long long>(lda) * n + 3;
+      HostBatch<T> hb = uniform_batch<T>(uplo, n, lda, stride, batch, this->rng);
+      for (const BatchMember& m : hb.members)
+        for (int j = 0; j < n; ++j)
+          for (int i = 0; i < n; ++i)
+            if (uplo == tk::BatchUplo::lower ? i < j : i > j)
+              hb.data[m.offset + i + static_cast<std::size_t>(j) * m.ld] = T(0);
+      tk::BatchedOptions opts;
+      opts.blocked_zero_opposite = true;
+      run_blocked_case(blas, hb, uplo, n, lda, stride, opts,
+                       std::string("zeroing, ") + uplo_name(uplo) + " n=" + std::to_string(n));
+      if (this->HasFailure()) break;
+    }
+  cublasDestroy(blas);
+}
+
 // Upper storage through the panel kernels that read it as lower storage is read (the comparison
 // the benchmark makes), tight and padded.
 TYPED_TEST(BatchedPotrf, UpperWithoutStagedRows) {

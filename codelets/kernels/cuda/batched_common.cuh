@@ -230,6 +230,9 @@ __device__ __forceinline__ double2 vec_make(const double (&v)[2]) {
   return make_double2(v[0], v[1]);
 }
 
+// potrf_batched's checks of a strided batch in place (InvalidArgument with LAPACK's positions).
+void check_strided_arguments(int n, bool has_A, int lda, long long strideA, int batch, const int* info);
+
 // ---- internal launchers (one per kernel family) ---------------------------------------------
 // Each runs the out-of-place kernels when desc.src is set (strided layout, no A_array).
 // n <= 32: one group of n threads per matrix, rows in registers. Matrices with n_k > 32 (in a
@@ -250,5 +253,17 @@ void launch_potrf_small_class(const BatchDesc<T>& desc, const ClassRange& classe
 template <class T>
 void launch_potrf_panel(const BatchDesc<T>& desc, int shape_n, int min_n, cudaStream_t stream,
                         const BatchedOptions& opts, const ClassRange& classes = {});
+
+// The columns one launch of the panel kernel factors: the first `count` columns of the matrices it
+// is given, which are the trailing submatrices from column `first` of the caller's (the blocked
+// factorization, batched_potrf_blocked.cu). With first > 0 a matrix whose info is already set is
+// skipped, and a failure reports first + its own column.
+struct PanelColumns {
+  int first = 0;
+  int count = 0;  // 0: all of them
+};
+template <class T>
+void launch_potrf_panel_columns(const BatchDesc<T>& desc, int shape_n, cudaStream_t stream, const BatchedOptions& opts,
+                                const PanelColumns& columns);
 
 }  // namespace tessera::kernels::cuda::batched_detail

@@ -6,6 +6,7 @@
 // and the factor's diagonal is real, as in LAPACK's zpotrf.
 #pragma once
 
+#include <cublas_v2.h>
 #include <cuda_runtime.h>
 
 #include <cstdint>
@@ -35,6 +36,12 @@ struct BatchedOptions {
   // largest orders first for the panel kernel); false runs the register kernel over every matrix in
   // groups sized for the largest order it takes (for comparisons).
   bool order_classes = true;
+  // potrf_batched_blocked: the width of its blocks of columns; 0 takes the built-in one.
+  int blocked_width = 0;
+  // potrf_batched_blocked: the opposite triangles of the diagonal blocks, which its products
+  // overwrite, set to zero instead of kept (for callers whose opposite triangle holds zeros, as the
+  // out-of-place forms' output does): no temporary memory.
+  bool blocked_zero_opposite = false;
 };
 
 // Factor batch matrices of order n in place (A_k = L_k L_k^T or U_k^T U_k).
@@ -45,6 +52,21 @@ struct BatchedOptions {
 template <class T>
 void potrf_batched(BatchUplo uplo, int n, T* A, int lda, long long strideA, int batch, int* info,
                    cudaStream_t stream, const BatchedOptions& opts = {});
+
+// The same factorization in blocks of columns, for larger orders: each block is first updated from
+// the columns left of it by cuBLAS's strided batched gemm on `blas`, then factored by the panel
+// kernel, so that most of the arithmetic of large orders runs as products (on the tensor cores in
+// double). The products also write the opposite triangle of each diagonal block, which is kept in
+// temporary device memory and put back (or zeroed: BatchedOptions::blocked_zero_opposite). `blas`
+// must be bound to `stream` (cublasSetStream). Info as potrf_batched's; after a failure the
+// matrix's triangle beyond the failing block of columns holds partly updated values (unspecified,
+// as there).
+template <class T>
+void potrf_batched_blocked(cublasHandle_t blas, BatchUplo uplo, int n, T* A, int lda, long long strideA, int batch,
+                           int* info, cudaStream_t stream, const BatchedOptions& opts = {});
+// The built-in width of potrf_batched_blocked's blocks of columns for `batch` matrices of order n on a
+// GPU of sm_count multiprocessors.
+int potrf_batched_blocked_width(int n, long long batch, int sm_count);
 
 // Out of place: matrix k is read from A + k * strideA, its element (i, j) at
 // i * rowStrideA + j * colStrideA (any strides, zero and negative ones included: A is only read, so

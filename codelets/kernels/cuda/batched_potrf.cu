@@ -129,16 +129,23 @@ void run_variable(BatchDesc<T> desc, cudaStream_t stream, const BatchedOptions& 
 
 }  // namespace
 
-template <class T>
-void potrf_batched(BatchUplo uplo, int n, T* A, int lda, long long strideA, int batch, int* info,
-                   cudaStream_t stream, const BatchedOptions& opts) {
+namespace batched_detail {
+
+void check_strided_arguments(int n, bool has_A, int lda, long long strideA, int batch, const int* info) {
   require(n >= 0, "n must be >= 0", 2);
   require(lda >= (n > 1 ? n : 1), "lda must be >= max(1, n)", 4);
   require(batch >= 0, "batch must be >= 0", 6);
-  require(batch <= 1 || strideA >= static_cast<long long>(lda) * (n - 1) + n,
-          "strideA must separate the matrices", 5);
+  require(batch <= 1 || strideA >= static_cast<long long>(lda) * (n - 1) + n, "strideA must separate the matrices", 5);
   require(batch == 0 || info != nullptr, "info must not be null", 7);
-  require(batch == 0 || n == 0 || A != nullptr, "A must not be null", 3);
+  require(batch == 0 || n == 0 || has_A, "A must not be null", 3);
+}
+
+}  // namespace batched_detail
+
+template <class T>
+void potrf_batched(BatchUplo uplo, int n, T* A, int lda, long long strideA, int batch, int* info, cudaStream_t stream,
+                   const BatchedOptions& opts) {
+  batched_detail::check_strided_arguments(n, A != nullptr, lda, strideA, batch, info);
   BatchDesc<DeviceScalar<T>> desc = batch_desc(BatchLayout::strided, uplo, device_view(A), n, batch, info);
   desc.lda = lda;
   desc.stride = strideA;

@@ -503,7 +503,7 @@ constexpr int kUpperMinBlocks = UpperRows && !(NB == 32 && NT == 64) ? 65536 / (
 
 template <class T, int NB, int NT, int R, int KB, bool OutOfPlace, bool UpperRows>
 __global__ void __launch_bounds__(NT, (kUpperMinBlocks<UpperRows, NB, NT>))
-    potrf_panel_kernel(BatchDesc<T> d, int min_n, ClassRange classes) {
+    potrf_panel_kernel(BatchDesc<T> d, int min_n, ClassRange classes, PanelColumns columns) {
   using C = PanelCfg<T, NB, NT, R, KB>;
   constexpr bool staged_panel = UpperRows && kStagedPanel<T, NB, NT>;
   __shared__ PanelShared<T, NB, KB, C::MR, UpperRows> sh;
@@ -513,6 +513,8 @@ __global__ void __launch_bounds__(NT, (kUpperMinBlocks<UpperRows, NB, NT>))
   if (sm.n <= min_n) return;  // left to the small kernel (variable batches)
   const LowerView<T> L{sm.p, d.upper ? sm.cs : sm.rs, d.upper ? sm.rs : sm.cs, sm.n, d.upper};
   const int n = sm.n;
+  if (columns.first > 0 && d.info[k] != 0) return;  // failed in an earlier block of columns
+  const int factored = columns.count > 0 ? min(n, columns.count) : n;
   if (threadIdx.x == 0) sh.fail = 0;
   bool rows = false;  // upper storage: L's rows as 16-byte vectors (the own rows, unstaged panels)
   if constexpr (UpperRows) rows = rows_are_vectors(L);
@@ -522,8 +524,8 @@ __global__ void __launch_bounds__(NT, (kUpperMinBlocks<UpperRows, NB, NT>))
         source_matrix(d, k), d.upper ? d.src_cs : d.src_rs, d.upper ? d.src_rs : d.src_cs, n, d.upper});
   }
 
-  for (int p0 = 0; p0 < n; p0 += NB) {
-    const int nbp = min(NB, n - p0);
+  for (int p0 = 0; p0 < factored; p0 += NB) {
+    const int nbp = min(NB, factored - p0);
     for (int row0 = p0; row0 < n; row0 += C::MR) {
       T a[R][NB];
       if constexpr (OutOfPlace) {
@@ -558,7 +560,7 @@ __global__ void __launch_bounds__(NT, (kUpperMinBlocks<UpperRows, NB, NT>))
       else
         store_panel<T, NB, NT, R>(L, row0, p0, nbp, a);
       if (fail) {
-        if (threadIdx.x == 0) d.info[k] = fail;
+        if (threadIdx.x == 0) d.info[k] = columns.first + fail;
         if constexpr (OutOfPlace) {
           const LowerView<const T> S{source_matrix(d, k), d.upper ? d.src_cs : d.src_rs,
                                      d.upper ? d.src_rs : d.src_cs, n, d.upper};
@@ -575,17 +577,18 @@ __global__ void __launch_bounds__(NT, (kUpperMinBlocks<UpperRows, NB, NT>))
 }
 
 template <class T, int NB, int NT, int R, int KB, bool OutOfPlace, bool UpperRows = false>
-void launch_shape(const BatchDesc<T>& d, int min_n, const ClassRange& classes, cudaStream_t stream) {
+void launch_shape(const BatchDesc<T>& d, int min_n, const ClassRange& classes, const PanelColumns& columns,
+                  cudaStream_t stream) {
   const auto kernel = potrf_panel_kernel<T, NB, NT, R, KB, OutOfPlace, UpperRows>;
   if constexpr (kUpperMinBlocks<UpperRows, NB, NT> > 0)  // their shared memory for that many blocks
     TESSERA_CUDA_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributePreferredSharedMemoryCarveout,
                                             cudaSharedmemCarveoutMaxShared));
-  kernel<<<static_cast<unsigned>(d.batch), NT, 0, stream>>>(d, min_n, classes);
+  kernel<<<static_cast<unsigned>(d.batch), NT, 0, stream>>>(d, min_n, classes, columns);
   TESSERA_CUDA_CHECK_LAUNCH();
 }
 
 template <class T>
-using PanelLauncher = void (*)(const BatchDesc<T>&, int, const ClassRange&, cudaStream_t);
+using PanelLauncher = void (*)(const BatchDesc<T>&, int, const ClassRange&, const PanelColumns&, cudaStream_t);
 
 // One scalar type's launchers of a shape; null where that form is not compiled in. The upper
 // forms (UpperRows) serve upper storage where they are compiled in.
@@ -687,8 +690,7 @@ const ShapeEntry& find_shape(const PanelShape& s) {
 }  // namespace
 
 template <class T>
-void launch_potrf_panel(const BatchDesc<T>& desc, int shape_n, int min_n, cudaStream_t stream,
-                        const BatchedOptions& opts, const ClassRange& classes) {
+PanelLauncher<T> panel_launcher(const BatchDesc<T>& desc, int shape_n, const BatchedOptions& opts) {
   PanelShape shape = potrf_batched_default_shape(shape_n, static_cast<int>(sizeof(RealPartOf<T>)),
                                                  !std::is_floating_point_v<T>, desc.batch, cuda::detail::device_sm_count());
   if (opts.panel_width) shape.panel_width = opts.panel_width;
@@ -704,12 +706,26 @@ void launch_potrf_panel(const BatchDesc<T>& desc, int shape_n, int min_n, cudaSt
   if (launch == nullptr)
     throw InvalidArgument(
         "batched potrf: the out-of-place form and complex matrices run the built-in panel shapes only");
-  launch(desc, min_n, classes, stream);
+  return launch;
 }
 
-#define TESSERA_INSTANTIATE(T)                                                                       \
-  template void launch_potrf_panel<DeviceScalar<T>>(const BatchDesc<DeviceScalar<T>>&, int, int, cudaStream_t, \
-                                                    const BatchedOptions&, const ClassRange&);
+template <class T>
+void launch_potrf_panel(const BatchDesc<T>& desc, int shape_n, int min_n, cudaStream_t stream,
+                        const BatchedOptions& opts, const ClassRange& classes) {
+  panel_launcher(desc, shape_n, opts)(desc, min_n, classes, {}, stream);
+}
+
+template <class T>
+void launch_potrf_panel_columns(const BatchDesc<T>& desc, int shape_n, cudaStream_t stream, const BatchedOptions& opts,
+                                const PanelColumns& columns) {
+  panel_launcher(desc, shape_n, opts)(desc, 0, {}, columns, stream);
+}
+
+#define TESSERA_INSTANTIATE(T)                                                                                    \
+  template void launch_potrf_panel<DeviceScalar<T>>(const BatchDesc<DeviceScalar<T>>&, int, int, cudaStream_t,    \
+                                                    const BatchedOptions&, const ClassRange&);                    \
+  template void launch_potrf_panel_columns<DeviceScalar<T>>(const BatchDesc<DeviceScalar<T>>&, int, cudaStream_t, \
+                                                            const BatchedOptions&, const PanelColumns&);
 TESSERA_FOR_EACH_SCALAR(TESSERA_INSTANTIATE)
 #undef TESSERA_INSTANTIATE
 

@@ -357,6 +357,20 @@ void gemm_strided_batched(cublasHandle_t h, bool tf32, int m, int n, int k, T al
                                                   batch, compute, CUBLAS_GEMM_DEFAULT));
 }
 
+// The same with op(A_k) op(B_k) (complex: conjugate transposes where asked), on the data type's own
+// arithmetic: the tensor cores for FP64.
+template <class T>
+void gemm_strided_batched(cublasHandle_t h, Trans transa, Trans transb, int m, int n, int k, T alpha, const T* A,
+                          int lda, long long sa, const T* B, int ldb, long long sb, T beta, T* C, int ldc, long long sc,
+                          int batch) {
+  constexpr bool single = std::is_same_v<T, float> || std::is_same_v<T, std::complex<float>>;
+  constexpr bool real = std::is_floating_point_v<T>;
+  TESSERA_CUBLAS_CHECK(cublasGemmStridedBatchedEx(
+      h, real ? op(transa) : complex_op(transa), real ? op(transb) : complex_op(transb), m, n, k, &alpha, A,
+      data_type(A), lda, sa, B, data_type(B), ldb, sb, &beta, C, data_type(C), ldc, sc, batch,
+      single ? CUBLAS_COMPUTE_32F : CUBLAS_COMPUTE_64F, CUBLAS_GEMM_DEFAULT));
+}
+
 // Lower triangles inverted by levels: leaves of order kInverseLeaf by one batched solve of
 // identities, then per level one pair of batched products joining neighbours, the inverse of
 // [L11 0; L21 L22] being [X11 0; X21 X22] with X21 = -X22 (L21 X11). A dozen wide launches where a

@@ -1,0 +1,132 @@
+// Batched Cholesky in blocks of columns (potrf_batched_blocked): for block [j0, j0 + w)
+//   1. its rows from j0 down are updated from the columns left of it,
+//        A(j0:n, j0:j0+w) -= L(j0:n, 0:j0) L(j0:j0+w, 0:j0)^H,
+//      by one strided batched gemm (upper storage: the transposed product on U's rows);
+//   2. the panel kernel factors the trailing submatrix's first w columns (its own left-looking
+//      updates then span the block only).
+// The gemm writes the whole w x w diagonal block, the opposite triangle included: those triangles
+// (blocks from the second on) are copied out first and put back at the end, or zeroed at the end.
+#include <algorithm>
+#include <optional>
+
+#include "cuda/batched_common.cuh"
+#include "cuda/batched_kernels.hpp"
+#include "cuda/check.hpp"
+#include "cuda/stream_memory.hpp"
+#include "cuda/tile_common.cuh"
+#include "cuda/vendor.hpp"
+#include "tessera/precision.hpp"
+
+namespace tessera::kernels::cuda {
+namespace {
+
+using batched_detail::device_view;
+using batched_detail::DeviceScalar;
+
+constexpr int kCopyThreads = 256;
+constexpr unsigned kMaxGridY = 65535;
+
+enum class Opposite { save, restore, zero };
+
+// The strictly opposite triangles of the diagonal blocks 1 .. blocks - 1 (each in a width x width
+// square of `saved`, per matrix) copied out of A, back into it, or set to zero there.
+template <class T>
+__global__ void opposite_triangles_kernel(T* A, int lda, long long stride, int n, int width, int batch, bool upper,
+                                          T* saved, Opposite what) {
+  const long long square = static_cast<long long>(width) * width;
+  const long long per_matrix = (static_cast<long long>((n + width - 1) / width) - 1) * square;
+  const long long e = static_cast<long long>(blockIdx.x) * blockDim.x + threadIdx.x;
+  if (e >= per_matrix) return;
+  const int block = 1 + static_cast<int>(e / square);
+  const int r = static_cast<int>(e % square % width), c = static_cast<int>(e % square / width);
+  const int j0 = block * width, size = min(width, n - j0);
+  if (r >= size || c >= size || (upper ? r <= c : c <= r)) return;
+  for (long long k = blockIdx.y; k < batch; k += gridDim.y) {
+    T& a = A[k * stride + (j0 + r) + static_cast<long long>(j0 + c) * lda];
+    if (what == Opposite::zero)
+      a = T(0);
+    else if (what == Opposite::restore)
+      a = saved[k * per_matrix + e];
+    else
+      saved[k * per_matrix + e] = a;
+  }
+}
+
+template <class T>
+void opposite_triangles(T* A, int lda, long long stride, int n, int width, int batch, bool upper, T* saved,
+                        Opposite what, cudaStream_t stream) {
+  const long long per_matrix = (static_cast<long long>((n + width - 1) / width) - 1) * width * width;
+  if (per_matrix == 0) return;
+  const dim3 grid(static_cast<unsigned>((per_matrix + kCopyThreads - 1) / kCopyThreads),
+                  std::min<unsigned>(static_cast<unsigned>(batch), kMaxGridY));
+  opposite_triangles_kernel<<<grid, kCopyThreads, 0, stream>>>(A, lda, stride, n, width, batch, upper, saved, what);
+  TESSERA_CUDA_CHECK_LAUNCH();
+}
+
+}  // namespace
+
+// Narrow blocks leave more of the arithmetic to the products; from order 448 on long stacks the
+// wider ones' fewer, larger products won (H200, docs/kernels-batched.md, "In blocks of columns").
+constexpr int kNarrowBlock = 32;
+constexpr int kWideBlock = 64;
+constexpr int kWideBlockMinN = 448;
+
+int potrf_batched_blocked_width(int n, long long batch, int sm_count) {
+  return n >= kWideBlockMinN && batch > sm_count ? kWideBlock : kNarrowBlock;
+}
+
+template <class T>
+void potrf_batched_blocked(cublasHandle_t blas, BatchUplo uplo, int n, T* A, int lda, long long strideA, int batch,
+                           int* info, cudaStream_t stream, const BatchedOptions& opts) {
+  batched_detail::check_strided_arguments(n, A != nullptr, lda, strideA, batch, info);
+  if (batch == 0) return;
+  if (n == 0) {
+    TESSERA_CUDA_CHECK(cudaMemsetAsync(info, 0, sizeof(int) * batch, stream));
+    return;
+  }
+  const int width =
+      opts.blocked_width > 0 ? opts.blocked_width : potrf_batched_blocked_width(n, batch, detail::device_sm_count());
+  const bool upper = uplo == BatchUplo::upper;
+  const bool keep = !opts.blocked_zero_opposite;
+  const long long saved_per_matrix = (static_cast<long long>((n + width - 1) / width) - 1) * width * width;
+  std::optional<StreamBuffer<DeviceScalar<T>>> saved;
+  if (keep) {
+    saved.emplace(static_cast<std::size_t>(saved_per_matrix) * batch, stream);
+    opposite_triangles(device_view(A), lda, strideA, n, width, batch, upper, saved->data(), Opposite::save, stream);
+  }
+  const std::size_t ld = static_cast<std::size_t>(lda);
+  const T one(1), minus_one(-1);
+  for (int j0 = 0; j0 < n; j0 += width) {
+    const int size = std::min(width, n - j0), rows = n - j0;
+    T* block = A + j0 + j0 * ld;
+    if (j0 > 0) {
+      if (upper)  // A(j0:j0+w, j0:n) -= U(0:j0, j0:j0+w)^H U(0:j0, j0:n)
+        vendor::gemm_strided_batched(blas, Trans::conjugate_transpose, Trans::no, size, rows, j0, minus_one,
+                                     A + j0 * ld, lda, strideA, A + j0 * ld, lda, strideA, one, block, lda, strideA,
+                                     batch);
+      else  // A(j0:n, j0:j0+w) -= L(j0:n, 0:j0) L(j0:j0+w, 0:j0)^H
+        vendor::gemm_strided_batched(blas, Trans::no, Trans::conjugate_transpose, rows, size, j0, minus_one, A + j0,
+                                     lda, strideA, A + j0, lda, strideA, one, block, lda, strideA, batch);
+    }
+    batched_detail::BatchDesc<DeviceScalar<T>> desc;
+    desc.A = device_view(block);
+    desc.n = rows;
+    desc.lda = lda;
+    desc.stride = strideA;
+    desc.batch = batch;
+    desc.info = info;
+    desc.upper = upper;
+    desc.fast = opts.fast_math;
+    batched_detail::launch_potrf_panel_columns(desc, rows, stream, opts, {j0, size});
+  }
+  opposite_triangles(device_view(A), lda, strideA, n, width, batch, upper, keep ? saved->data() : nullptr,
+                     keep ? Opposite::restore : Opposite::zero, stream);
+}
+
+#define TESSERA_INSTANTIATE(T)                                                                                        \
+  template void potrf_batched_blocked<T>(cublasHandle_t, BatchUplo, int, T*, int, long long, int, int*, cudaStream_t, \
+                                         const BatchedOptions&);
+TESSERA_FOR_EACH_SCALAR(TESSERA_INSTANTIATE)
+#undef TESSERA_INSTANTIATE
+
+}  // namespace tessera::kernels::cuda
