@@ -28,13 +28,18 @@ constexpr unsigned kMaxGridY = 65535;
 
 enum class Opposite { save, restore, zero };
 
+// Elements of one matrix's saved triangles: a width x width square per diagonal block from the second.
+__host__ __device__ constexpr long long saved_elements(int n, int width) {
+  return (static_cast<long long>((n + width - 1) / width) - 1) * width * width;
+}
+
 // The strictly opposite triangles of the diagonal blocks 1 .. blocks - 1 (each in a width x width
 // square of `saved`, per matrix) copied out of A, back into it, or set to zero there.
 template <class T>
 __global__ void opposite_triangles_kernel(T* A, int lda, long long stride, int n, int width, int batch, bool upper,
                                           T* saved, Opposite what) {
   const long long square = static_cast<long long>(width) * width;
-  const long long per_matrix = (static_cast<long long>((n + width - 1) / width) - 1) * square;
+  const long long per_matrix = saved_elements(n, width);
   const long long e = static_cast<long long>(blockIdx.x) * blockDim.x + threadIdx.x;
   if (e >= per_matrix) return;
   const int block = 1 + static_cast<int>(e / square);
@@ -55,7 +60,7 @@ __global__ void opposite_triangles_kernel(T* A, int lda, long long stride, int n
 template <class T>
 void opposite_triangles(T* A, int lda, long long stride, int n, int width, int batch, bool upper, T* saved,
                         Opposite what, cudaStream_t stream) {
-  const long long per_matrix = (static_cast<long long>((n + width - 1) / width) - 1) * width * width;
+  const long long per_matrix = saved_elements(n, width);
   if (per_matrix == 0) return;
   const dim3 grid(static_cast<unsigned>((per_matrix + kCopyThreads - 1) / kCopyThreads),
                   std::min<unsigned>(static_cast<unsigned>(batch), kMaxGridY));
@@ -88,10 +93,9 @@ void potrf_batched_blocked(cublasHandle_t blas, BatchUplo uplo, int n, T* A, int
       opts.blocked_width > 0 ? opts.blocked_width : potrf_batched_blocked_width(n, batch, detail::device_sm_count());
   const bool upper = uplo == BatchUplo::upper;
   const bool keep = !opts.blocked_zero_opposite;
-  const long long saved_per_matrix = (static_cast<long long>((n + width - 1) / width) - 1) * width * width;
   std::optional<StreamBuffer<DeviceScalar<T>>> saved;
   if (keep) {
-    saved.emplace(static_cast<std::size_t>(saved_per_matrix) * batch, stream);
+    saved.emplace(static_cast<std::size_t>(saved_elements(n, width)) * batch, stream);
     opposite_triangles(device_view(A), lda, strideA, n, width, batch, upper, saved->data(), Opposite::save, stream);
   }
   const std::size_t ld = static_cast<std::size_t>(lda);
