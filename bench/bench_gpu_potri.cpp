@@ -210,19 +210,26 @@ void run_size(tessera::Runtime& runtime, const Settings& s, int n, cusolverDnHan
                n, tessera::ScalarTraits<T>::letter, mode_name, seconds, tflops(n, seconds), tessera_info, ratio,
                with_pageable / seconds, with_pinned / seconds, resident / seconds);
   }
-  int device_info = -1;
-  const double on_device = median_of(s.repetitions, [&] {
-    TESSERA_CUDA_CHECK(cudaMemcpy(d_a, factor.data(), count * sizeof(T), cudaMemcpyHostToDevice));
-    const auto start = Clock::now();
-    device_info = tessera::device::potri(runtime, n, d_a, n, nullptr);
-    return seconds_since(start);
-  });
-  TESSERA_CUDA_CHECK(cudaMemcpy(x.data(), d_a, count * sizeof(T), cudaMemcpyDeviceToHost));
-  const double device_ratio = n <= s.check_max_n ? inverse_ratio(n, A, x) : nan_value;
-  fmt::print("{:>6} {}  Tessera device::potri (resident): {:7.3f} s {:6.2f} TFLOP/s (info {}, ratio {:.2g}); x{:.2f} "
-             "cuSOLVER resident\n",
-             n, tessera::ScalarTraits<T>::letter, on_device, tflops(n, on_device), device_info, device_ratio,
-             resident / on_device);
+  // The device API as the plan runs it, and as tile tasks (the tile size chosen, the whole-matrix
+  // path declined).
+  for (const bool as_tiles : {false, true}) {
+    tessera::FactorOptions options;
+    if (as_tiles) options.grain = tessera::TaskGrain::tiles;
+    int device_info = -1;
+    const double on_device = median_of(s.repetitions, [&] {
+      TESSERA_CUDA_CHECK(cudaMemcpy(d_a, factor.data(), count * sizeof(T), cudaMemcpyHostToDevice));
+      const auto start = Clock::now();
+      device_info = tessera::device::potri(runtime, n, d_a, n, nullptr, options);
+      return seconds_since(start);
+    });
+    TESSERA_CUDA_CHECK(cudaMemcpy(x.data(), d_a, count * sizeof(T), cudaMemcpyDeviceToHost));
+    const double device_ratio = n <= s.check_max_n ? inverse_ratio(n, A, x) : nan_value;
+    fmt::print(
+        "{:>6} {}  Tessera device::potri (resident{}): {:7.3f} s {:6.2f} TFLOP/s (info {}, ratio {:.2g}); "
+        "x{:.2f} cuSOLVER resident\n",
+        n, tessera::ScalarTraits<T>::letter, as_tiles ? ", tiles" : "", on_device, tflops(n, on_device), device_info,
+        device_ratio, resident / on_device);
+  }
   std::fflush(stdout);
   cudaFreeHost(pinned);
   cudaFree(d_work);

@@ -196,6 +196,24 @@ TEST(Plan, DeviceMatricesUpToTheLimitAreOneVendorCallOnTheCallersStream) {
   EXPECT_EQ(detail::plan(one_gpu(), tiled).path, Path::tiles);
 }
 
+// The inverse from a factor in GPU memory has its own limit: cuSOLVER's potri below it, the tile DAG
+// above.
+TEST(Plan, DeviceInversesUpToTheirLimitAreOneVendorCallOnTheCallersStream) {
+  for (const Precision precision : {Precision::double_real, Precision::single_complex}) {
+    const int limit = kThresholds.whole_device_inverse_max_n(precision == Precision::single_complex);
+    ASSERT_LT(limit, kThresholds.whole_device_matrix_max_n);
+    PlanRequest r = request(DataPlace::device_array, limit);
+    r.precision = precision;
+    r.inverts = true;
+    EXPECT_EQ(detail::plan(one_gpu(), r).path, Path::callers_stream) << limit;
+    r.n = limit + 1;
+    EXPECT_EQ(detail::plan(one_gpu(), r).path, Path::tiles) << limit;
+    r.inverts = false;
+    EXPECT_EQ(detail::plan(one_gpu(), r).path, Path::callers_stream) << limit;
+  }
+  EXPECT_LT(kThresholds.whole_device_inverse_max_n(true), kThresholds.whole_device_inverse_max_n(false));
+}
+
 TEST(Plan, ResidentTilesUpToTheLimitAreGatheredIntoOneTask) {
   const int limit = kThresholds.whole_resident_tiles_max_n;
   int asked = 0;
@@ -272,6 +290,25 @@ TEST(Plan, GpuInversesTakeTheBatchedKernelForSmallOrders) {
   EXPECT_FALSE(detail::inverse_takes_batched_kernel(z + 1, 1, Precision::double_complex));
   EXPECT_TRUE(detail::inverse_takes_batched_kernel(z + 1, 1, Precision::single_complex));
   EXPECT_TRUE(detail::inverse_takes_batched_kernel(z + 1, 2, Precision::double_complex));
+  const int c = kThresholds.complex_single_single_inverse_max_n;
+  EXPECT_TRUE(detail::inverse_takes_batched_kernel(c, 1, Precision::single_complex));
+  EXPECT_FALSE(detail::inverse_takes_batched_kernel(c + 1, 1, Precision::single_complex));
+}
+
+// One matrix past the kernel's orders goes to the dense call up to its bound, then to the solves;
+// a stack never does.
+TEST(Plan, OneGpuInverseTakesTheDenseCallPastTheKernel) {
+  const int kernel_max = kThresholds.single_inverse_max_n, dense_max = kThresholds.single_inverse_dense_max_n;
+  ASSERT_LT(kernel_max, dense_max);
+  EXPECT_FALSE(detail::inverse_takes_dense_call(kernel_max, 1));
+  EXPECT_TRUE(detail::inverse_takes_dense_call(kernel_max + 1, 1));
+  EXPECT_TRUE(detail::inverse_takes_dense_call(dense_max, 1));
+  EXPECT_FALSE(detail::inverse_takes_dense_call(dense_max + 1, 1));
+  EXPECT_FALSE(detail::inverse_takes_dense_call(dense_max, 2));
+  EXPECT_TRUE(detail::inverse_takes_dense_call(kThresholds.complex_double_single_inverse_max_n + 1, 1,
+                                               Precision::double_complex));
+  EXPECT_EQ(device::inverse_takes_dense_call(300, 1, Precision::single_real),
+            detail::inverse_takes_dense_call(300, 1, Precision::single_real));
 }
 
 TEST(Plan, StacksOfGpuMatricesGoWhereTheyRunFastest) {

@@ -14,10 +14,11 @@ measurements behind the stack thresholds of src/plan/thresholds.hpp.
          kernels in blocks of columns), against torch.linalg.cholesky_ex; the median of 15
          device-synchronised calls after three; the plan's choice in the last column (--orders and
          --counts replace the grid's).
-  inverse tessera.cholesky_inverse of lower factors through the batched inverse kernel (K) and
-         through cho_solve(c, I) (S), against torch.cholesky_inverse on the same factors; timed as
-         the stacks are, with the largest difference from PyTorch's inverse relative to its
-         largest entry, and the plan's choice (tessera._inverse_takes_batched_kernel).
+  inverse tessera.cholesky_inverse of lower factors through the batched inverse kernel (K), for
+         one matrix the dense inverse (D: tessera::device::potri_ex), and through cho_solve(c, I)
+         (S), against torch.cholesky_inverse on the same factors; timed as the stacks are, with the
+         largest difference of K's (else D's) inverse from PyTorch's relative to its largest
+         entry, and the plan's choice (tessera._inverse_route).
   refined tessera.posv_refined of float64 CUDA tensors (A = G G^T / n + 0.04 I, condition about
          1e2; one right-hand side) by the factor's tensor-core arithmetic, against
          torch.cholesky_solve(b, torch.linalg.cholesky(a)); the median of 5 device-synchronised calls
@@ -125,31 +126,35 @@ def stacks(dtype, orders=STACK_ORDERS, counts=STACK_COUNTS):
                   f"    {torch_time / cusolver:5.2f}   {chosen}", flush=True)
 
 
-def inverse(dtype):
-    plan = tessera._inverse_takes_batched_kernel
+def inverse(dtype, orders, counts):
+    plan = tessera._inverse_route
     type_char = {torch.float32: "f", torch.float64: "d", torch.complex64: "F", torch.complex128: "D"}[dtype]
     print(f"inverse from lower factors, {dtype}: us per call")
-    print("     n  batch   torch       K       S  torch/K  torch/S  error K  plan")
-    for n in INVERSE_ORDERS:
-        for batch in INVERSE_COUNTS:
+    print("     n  batch   torch       K       D       S  torch/K  torch/D  torch/S    error  plan")
+    for n in orders:
+        for batch in counts:
             if batch * n * n > 1 << 27:
                 continue
             a = hermitian_positive_definite(n, batch, dtype, n * 1000 + batch)
             factor = torch.linalg.cholesky(a if batch > 1 else a[0])
-            chosen = "K" if plan(n, batch, type_char) else "S"
+            chosen = {"kernel": "K", "dense": "D", "solve": "S"}[plan(n, batch, type_char)]
             torch_time = synchronised(lambda: torch.cholesky_inverse(factor))
             expected = torch.cholesky_inverse(factor)
+            times = {}
+            error = float("nan")
             try:
-                tessera._inverse_takes_batched_kernel = lambda *_: True
-                kernel = synchronised(lambda: tessera.cholesky_inverse(factor, lower=True))
-                error = ((tessera.cholesky_inverse(factor, lower=True) - expected).abs().max() /
-                         expected.abs().max()).item()
-                tessera._inverse_takes_batched_kernel = lambda *_: False
-                solve = synchronised(lambda: tessera.cholesky_inverse(factor, lower=True))
+                for route in ("kernel", "dense", "solve") if batch == 1 else ("kernel", "solve"):
+                    tessera._inverse_route = lambda *_, r=route: r
+                    times[route] = synchronised(lambda: tessera.cholesky_inverse(factor, lower=True))
+                    if route != "solve" and error != error:
+                        error = ((tessera.cholesky_inverse(factor, lower=True) - expected).abs().max() /
+                                 expected.abs().max()).item()
             finally:
-                tessera._inverse_takes_batched_kernel = plan
-            print(f"  {n:4d}  {batch:5d} {torch_time:7.1f} {kernel:7.1f} {solve:7.1f}   {torch_time / kernel:6.2f}"
-                  f"   {torch_time / solve:6.2f}  {error:.1e}  {chosen}", flush=True)
+                tessera._inverse_route = plan
+            kernel, dense, solve = (times.get(r, float("nan")) for r in ("kernel", "dense", "solve"))
+            print(f"  {n:4d}  {batch:5d} {torch_time:7.1f} {kernel:7.1f} {dense:7.1f} {solve:7.1f}   "
+                  f"{torch_time / kernel:6.2f}   {torch_time / dense:6.2f}   {torch_time / solve:6.2f}  {error:.1e}"
+                  f"  {chosen}", flush=True)
 
 
 REFINED_ORDERS = (8192, 16384, 30000)
@@ -185,8 +190,8 @@ def main():
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--suites", default="one,stacks")
     parser.add_argument("--dtypes", default="float64,float32")
-    parser.add_argument("--orders", help="the stacks' orders, comma-separated")
-    parser.add_argument("--counts", help="the stacks' matrix counts, comma-separated")
+    parser.add_argument("--orders", help="the stacks' (and inverses') orders, comma-separated")
+    parser.add_argument("--counts", help="the stacks' (and inverses') matrix counts, comma-separated")
     args = parser.parse_args()
     orders = tuple(int(v) for v in args.orders.split(",")) if args.orders else STACK_ORDERS
     counts = tuple(int(v) for v in args.counts.split(",")) if args.counts else STACK_COUNTS
@@ -200,7 +205,7 @@ def main():
         if "stacks" in args.suites:
             stacks(dtype, orders, counts)
         if "inverse" in args.suites:
-            inverse(dtype)
+            inverse(dtype, orders if args.orders else INVERSE_ORDERS, counts if args.counts else INVERSE_COUNTS)
 
 
 if __name__ == "__main__":

@@ -55,9 +55,11 @@ TESSERA_EXPORT bool stack_takes_batched_kernels(int n, int batch, Precision prec
 // one launch of potrs_batched_ex rather than through potrs_stack_ex (few large matrices).
 TESSERA_EXPORT bool stack_solves_take_batched_kernels(int n, int batch);
 // Whether the inverse from `batch` factors of order n and scalar type `precision` in GPU memory is
-// computed fastest by potri_batched_ex (one kernel launch) rather than by solving with the
-// identity. Tessera's Python package follows it.
+// computed fastest by potri_batched_ex (one kernel launch), and otherwise whether by potri_ex (one
+// matrix: cuSOLVER's potri on the caller's stream), rather than by solving with the identity.
+// Tessera's Python package follows them.
 TESSERA_EXPORT bool inverse_takes_batched_kernel(int n, int batch, Precision precision = Precision::double_real);
+TESSERA_EXPORT bool inverse_takes_dense_call(int n, int batch, Precision precision = Precision::double_real);
 
 using Stream = CUstream_st*;
 
@@ -226,7 +228,9 @@ TESSERA_EXPORT void zero_opposite_triangle(Uplo uplo, int n, T* A, int lda, long
 // solves are cuBLAS's two trsm, and no trace is asked for: these are enqueued by the calling thread
 // on `stream`, after the work already there, with handles the runtime keeps, and without a task
 // of the runtime (whose request would add its own cost to every call and wait for the stream
-// first; docs/gpu-performance.md, section "A matrix already in GPU memory"). The call returns once the result is complete, as the others do.
+// first; docs/gpu-performance.md, section "A matrix already in GPU memory"). The call returns once the result is
+// complete, as the others do. The inverse (potri, potri_ex) takes that path (cuSOLVER's potri) up to order 2048 in
+// double and 512 in single precision, its tile DAG above.
 
 // A (n x n, lda) factored in place; returns LAPACK's info.
 template <class T>
@@ -275,6 +279,19 @@ TESSERA_EXPORT void potrf_ex(Runtime& runtime, int n, const T* A, long long rowS
 template <class T>
 TESSERA_EXPORT int potrf(Runtime& runtime, int n, const T* A, long long rowStrideA, long long colStrideA, T* L, int ldl,
                          Stream stream, const FactorOptions& options = {});
+// Out of place, as torch.cholesky_inverse: X (n x n, column-major, ldx, on L's GPU) := A^{-1},
+// both triangles (Hermitian, with a real diagonal), from the Cholesky factor of A whose element
+// (i, j) lies at L + i * rowStrideL + j * colStrideL (strides as potrf_ex's out-of-place form
+// takes them; only the triangle options.uplo is read and L is not written). `info` (one int in
+// the memory of L's GPU, or null for none): LAPACK's info, k > 0 when the factor's diagonal entry
+// k is zero, X then all NaN. On the one-call path (above) the factor is loaded into X, inverted
+// there by cuSOLVER's potri and mirrored, all enqueued on `stream` without synchronising;
+// otherwise X is inverted as potri's tile tasks and the call returns when they are done. X must
+// not share memory with L. Positions: n 2, L 3, rowStrideL 4, colStrideL 5, X 6, ldx 7, info 8
+// (uplo, options.uplo, 1).
+template <class T>
+TESSERA_EXPORT void potri_ex(Runtime& runtime, int n, const T* L, long long rowStrideL, long long colStrideL, T* X,
+                             int ldx, int* info, Stream stream, const FactorOptions& options = {});
 // A stack of `batch` matrices factored out of place, each as by potrf_ex's out-of-place form
 // above: matrix k's element (i, j) at A + k * strideA + i * rowStrideA + j * colStrideA, its factor
 // into L + k * strideL (ldl), its info into info[k] (batch ints in the memory of A's GPU), all in the

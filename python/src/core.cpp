@@ -137,6 +137,18 @@ void dense_potrf_into(tessera::Runtime& runtime, const std::string& mode, uintpt
                             reinterpret_cast<tessera::device::Stream>(stream), options_of(tessera::Uplo::lower, mode));
 }
 
+// The whole inverse from the factor at `c` (element (i, j) at c + i * row_stride + j * col_stride; its
+// triangle `upper` or lower) on `runtime` into the column-major n x n array at `x`, NaN where the
+// factor has a zero on its diagonal (tessera::device::potri_ex: cuSOLVER's potri on `stream` up to
+// the plan's order, never synchronising then). `mode` "": the environment's.
+template <class T>
+void dense_potri_into(tessera::Runtime& runtime, const std::string& mode, uintptr_t c, int64_t row_stride,
+                      int64_t col_stride, uintptr_t x, int n, bool upper, uintptr_t stream) {
+  tessera::device::potri_ex(runtime, n, reinterpret_cast<const T*>(c), row_stride, col_stride, reinterpret_cast<T*>(x),
+                            std::max(1, n), nullptr, reinterpret_cast<tessera::device::Stream>(stream),
+                            options_of(upper ? tessera::Uplo::upper : tessera::Uplo::lower, mode));
+}
+
 // dense_potrf_into, waiting for the factor: returns its info, read back through a word the runtime
 // keeps (tessera::device::potrf's out-of-place form) instead of an info array of the caller's.
 template <class T>
@@ -177,6 +189,15 @@ bool dense_potrf_into_published(uintptr_t a, int64_t row_stride, int64_t col_str
       dense_potrf_stack_into<T>(runtime, call_mode, a, row_stride, col_stride, step, l, n, batch, info, stream);
     else
       dense_potrf_into<T>(runtime, call_mode, a, row_stride, col_stride, l, n, info, stream);
+  });
+}
+
+template <class T>
+bool dense_potri_into_published(uintptr_t c, int64_t row_stride, int64_t col_stride, uintptr_t x, int n, bool upper,
+                                const std::string& mode, uintptr_t stream) {
+  nb::gil_scoped_release unlocked;
+  return published_runtime->run([&](tessera::Runtime& runtime, const std::string& runtime_mode) {
+    dense_potri_into<T>(runtime, mode.empty() ? runtime_mode : mode, c, row_stride, col_stride, x, n, upper, stream);
   });
 }
 
@@ -402,7 +423,7 @@ class RuntimeCall {
     }
   }
 
-  // The dense calls on GPU matrices (dense_potrf_into, dense_potrf_into_and_wait) on this call's
+  // The dense calls on GPU matrices (dense_potrf_into, dense_potrf_into_and_wait, dense_potri_into) on this call's
   // runtime.
   template <class T>
   void potrf_device_into(uintptr_t a, int64_t row_stride, int64_t col_stride, uintptr_t l, int n,
@@ -410,6 +431,14 @@ class RuntimeCall {
     tessera::Runtime& rt = runtime();
     nb::gil_scoped_release unlocked;
     dense_potrf_into<T>(rt, mode, a, row_stride, col_stride, l, n, info, stream);
+  }
+
+  template <class T>
+  void potri_device_into(uintptr_t c, int64_t row_stride, int64_t col_stride, uintptr_t x, int n, bool upper,
+                         const std::string& mode, uintptr_t stream) {
+    tessera::Runtime& rt = runtime();
+    nb::gil_scoped_release unlocked;
+    dense_potri_into<T>(rt, mode, c, row_stride, col_stride, x, n, upper, stream);
   }
 
   template <class T>
@@ -892,6 +921,9 @@ NB_MODULE(_core, m) {
     m.def(("inverse_takes_batched_kernel" + s).c_str(), [](int n, int batch) {
       return tessera::device::inverse_takes_batched_kernel(n, batch, tessera::ScalarTraits<T>::precision);
     });
+    m.def(("inverse_takes_dense_call" + s).c_str(), [](int n, int batch) {
+      return tessera::device::inverse_takes_dense_call(n, batch, tessera::ScalarTraits<T>::precision);
+    });
     call.def(("potrf" + s).c_str(), &RuntimeCall::potrf<T>);
     call.def(("potrs" + s).c_str(), &RuntimeCall::potrs<T>);
     call.def(("potri" + s).c_str(), &RuntimeCall::potri<T>);
@@ -904,6 +936,8 @@ NB_MODULE(_core, m) {
     m.def(("potrf_device_into_published" + s).c_str(), &dense_potrf_into_published<T>);
     m.def(("potrf_device_into_and_wait_published" + s).c_str(), &dense_potrf_into_and_wait_published<T>);
     call.def(("potrf_device_into" + s).c_str(), &RuntimeCall::potrf_device_into<T>);
+    call.def(("potri_device_into" + s).c_str(), &RuntimeCall::potri_device_into<T>);
+    m.def(("potri_device_into_published" + s).c_str(), &dense_potri_into_published<T>);
     call.def(("potrf_device_into_and_wait" + s).c_str(), &RuntimeCall::potrf_device_into_and_wait<T>);
     call.def(("potrf_stack_device_into" + s).c_str(), &RuntimeCall::potrf_stack_device_into<T>);
     call.def(("potrs_stack_device" + s).c_str(), &RuntimeCall::potrs_stack_device<T>);

@@ -654,24 +654,28 @@ def test_logdet_and_inverse_on_the_gpu(kind, n, batch):
 
 def test_the_library_routes_gpu_inverses():
     """The inverse's route is the library's plan (no GPU needed to ask): the batched inverse kernel
-    for small orders, cho_solve(c, I) for large ones."""
-    assert tessera._inverse_takes_batched_kernel(8, 1) and tessera._inverse_takes_batched_kernel(100, 10000)
-    assert not tessera._inverse_takes_batched_kernel(4096, 1) and not tessera._inverse_takes_batched_kernel(4096, 8)
+    for small orders, the dense inverse for one larger matrix, cho_solve(c, I) for larger stacks."""
+    assert tessera._inverse_route(8, 1) == "kernel" and tessera._inverse_route(100, 10000) == "kernel"
+    assert tessera._inverse_route(200, 1) == "dense" and tessera._inverse_route(200, 8) == "kernel"
+    assert tessera._inverse_route(4096, 1) == "solve" and tessera._inverse_route(4096, 8) == "solve"
     # One complex double factor leaves the kernel's shared memory sooner than one double factor.
-    assert tessera._inverse_takes_batched_kernel(160, 1, np.float64)
-    assert not tessera._inverse_takes_batched_kernel(160, 1, np.complex128)
-    assert tessera._inverse_takes_batched_kernel(160, 2, np.complex128)
+    assert tessera._inverse_route(112, 1, np.float64) == "kernel"
+    assert tessera._inverse_route(112, 1, np.complex128) == "dense"
+    assert tessera._inverse_route(112, 2, np.complex128) == "kernel"
 
 
-@pytest.mark.parametrize("kernel", [True, False], ids=["kernel", "solve"])
+@pytest.mark.parametrize("route", ["kernel", "dense", "solve"])
 @pytest.mark.parametrize("dtype", [np.float64, np.float32, np.complex128, np.complex64])
-@pytest.mark.parametrize("n, batch", [(1, (3,)), (7, ()), (33, (5,)), (130, (2,)), (40, (300,))])
-def test_inverse_routes_match_numpy_in_every_layout(kind, monkeypatch, kernel, dtype, n, batch):
-    """cholesky_inverse of GPU factors through the batched inverse kernel and through cho_solve:
-    lower and upper factors, C-ordered, Fortran-ordered (as cholesky returns lower factors),
-    broadcast, each the whole Hermitian inverse of the input's kind, dtype and shape, the factor
-    unchanged. Order 130 runs the kernel from device memory for complex double."""
-    monkeypatch.setattr(tessera, "_inverse_takes_batched_kernel", lambda *_: kernel)
+@pytest.mark.parametrize("n, batch", [(1, (3,)), (7, ()), (33, (5,)), (130, (2,)), (40, (300,)), (1, ()), (130, ()),
+                                      (1, (1,))])
+def test_inverse_routes_match_numpy_in_every_layout(kind, monkeypatch, route, dtype, n, batch):
+    """cholesky_inverse of GPU factors through the batched inverse kernel, the dense inverse (one
+    matrix) and cho_solve: lower and upper factors, C-ordered, Fortran-ordered (as cholesky returns
+    lower factors), broadcast, each the whole Hermitian inverse of the input's kind, dtype and
+    shape, the factor unchanged. Order 130 runs the kernel from device memory for complex double."""
+    if route == "dense" and batch not in ((), (1,)):
+        pytest.skip("the dense inverse takes one matrix")
+    monkeypatch.setattr(tessera, "_inverse_route", lambda *_: route)
     complex_type = np.dtype(dtype).kind == "c"
     a = hpd(n, dtype, batch, seed=n + len(batch)) if complex_type else spd(n, batch, dtype, seed=len(batch))
     expected = np.linalg.inv(a.astype(np.complex128 if complex_type else np.float64))
@@ -693,10 +697,19 @@ def test_inverse_routes_match_numpy_in_every_layout(kind, monkeypatch, kernel, d
         assert np.abs(got - expected[0]).max() <= scale
 
 
+def test_dense_inverse_gives_nan_for_a_singular_factor(kind):
+    """One factor with a zero on its diagonal through the dense inverse: NaN, no exception."""
+    a = spd(200, ())
+    factor = np.linalg.cholesky(a)
+    assert tessera._inverse_route(200, 1) == "dense"
+    factor[77, 77] = 0
+    assert np.isnan(kind.get(tessera.cholesky_inverse(kind.put(factor), lower=True))).all()
+
+
 def test_inverse_kernel_gives_nan_for_a_singular_factor(kind, monkeypatch):
     """A factor with a zero on its diagonal: its inverse is NaN (no synchronisation to raise), the
     other matrices of the stack are inverted."""
-    monkeypatch.setattr(tessera, "_inverse_takes_batched_kernel", lambda *_: True)
+    monkeypatch.setattr(tessera, "_inverse_route", lambda *_: "kernel")
     a = spd(12, (4,))
     factor = np.linalg.cholesky(a)
     factor[2, 5, 5] = 0

@@ -96,10 +96,10 @@ void solve(Runtime& runtime, const detail::Plan& plan, const SymmetricTiles<T>& 
   });
 }
 
-// The plan of an n x n device-API call.
+// The plan of an n x n device-API call (`inverts`: the inverse from its factor).
 template <class T>
-detail::Plan device_plan(const Runtime& runtime, int n, const FactorOptions& options) {
-  return detail::plan_request(runtime, detail::device_array_request<T>(n, options));
+detail::Plan device_plan(const Runtime& runtime, int n, const FactorOptions& options, bool inverts = false) {
+  return detail::plan_request(runtime, detail::device_array_request<T>(n, options, inverts));
 }
 
 // The options the tiles of a call are made with: the plan's grain (the whole matrix as one tile
@@ -344,6 +344,26 @@ int posv_dense(Runtime& runtime, int n, int nrhs, T* A, int lda, T* B, int ldb, 
   return info;
 }
 
+namespace {
+
+// The factor in the triangle options.uplo of A (n > 0, on `device`, with no zero on its diagonal)
+// := its inverse as the tile tasks of the triangular inverse and its product: tiles unless the
+// whole matrix as one tile is asked for.
+template <class T>
+void invert_as_tiles(Runtime& runtime, int n, T* A, int lda, int device, const FactorOptions& options) {
+  FactorOptions tiled = options;
+  if (tiled.grain == TaskGrain::automatic) tiled.grain = TaskGrain::tiles;
+  const detail::Plan plan = device_plan<T>(runtime, n, tiled, true);
+  const FactorOptions planned = as_planned(tiled, plan);
+  SymmetricTiles<T> tiles(runtime, n, plan.nb, planned, A, lda, device);
+  run_request(runtime, plan, planned, [&](const detail::TaskContext& ctx) {
+    detail::insert_cholesky_inverse<T>(ctx, detail::tile_grid(tiles.tiles()), planned.hints);
+  });
+  tiles.store(A, lda);
+}
+
+}  // namespace
+
 template <class T>
 int potri_dense(Runtime& runtime, int n, T* A, int lda, Stream stream, const FactorOptions& options) {
   detail::throw_if_invalid("device::potri", potrf_argument_error(detail::uplo_letter(options.uplo), n, A, lda));
@@ -352,17 +372,43 @@ int potri_dense(Runtime& runtime, int n, T* A, int lda, Stream stream, const Fac
   const int device = device_holding("potri", A, "A", 3);
   // xTRTRI's check before anything changes (after the work already on the stream).
   if (const int zero = detail::first_zero_diagonal_on_stream(n, A, lda, stream)) return zero;
-  // The inverse has no one-call path: tiles unless the whole matrix as one tile is asked for.
-  FactorOptions tiled = options;
-  if (tiled.grain == TaskGrain::automatic) tiled.grain = TaskGrain::tiles;
-  const detail::Plan plan = device_plan<T>(runtime, n, tiled);
-  const FactorOptions planned = as_planned(tiled, plan);
-  SymmetricTiles<T> tiles(runtime, n, plan.nb, planned, A, lda, device);
-  run_request(runtime, plan, planned, [&](const detail::TaskContext& ctx) {
-    detail::insert_cholesky_inverse<T>(ctx, detail::tile_grid(tiles.tiles()), planned.hints);
-  });
-  tiles.store(A, lda);
+  if (on_callers_stream(device_plan<T>(runtime, n, options, true), {device}))
+    return detail::potri_on_callers_stream(runtime, device, options.uplo, n, A, lda, stream);
+  invert_as_tiles(runtime, n, A, lda, device, options);
   return 0;
+}
+
+template <class T>
+void potri_ex(Runtime& runtime, int n, const T* L, long long rowStrideL, long long colStrideL, T* X, int ldx, int* info,
+              Stream stream, const FactorOptions& options) {
+  detail::throw_if_invalid("device::potri_ex", potrf_out_of_place_argument_error(detail::uplo_letter(options.uplo), n,
+                                                                                 L, rowStrideL, colStrideL, X, ldx));
+  require_cuda_workers("potri_ex", runtime);
+  const int device = n > 0 ? device_holding("potri_ex", L, "L", 3) : -1;
+  if (n > 0 && device_holding("potri_ex", X, "X", 6) != device)
+    throw InvalidArgument(qualified("potri_ex") + ": X (argument 6) is not on the GPU that holds L", 6);
+  const int info_device = info ? device_holding("potri_ex", info, "info", 8) : device;
+  if (n == 0) {
+    if (info) detail::write_int_on_stream(info, 0, stream);
+    return;
+  }
+  if (L == X) throw InvalidArgument(qualified("potri_ex") + ": X (argument 6) is the memory of L (argument 3)", 6);
+  if (on_callers_stream(device_plan<T>(runtime, n, options, true), {device, info_device})) {
+    detail::potri_into_on_callers_stream_async(runtime, device, options.uplo, n, L, rowStrideL, colStrideL, X, ldx,
+                                               info, stream);
+    return;
+  }
+  // The factor as a lower one in X (an upper one read as its conjugate transpose: the same
+  // matrix), inverted there as tiles, then mirrored (or all NaN where it has a zero on its diagonal).
+  const bool upper = options.uplo == Uplo::upper;
+  detail::load_lower_on_stream(device, n, L, upper ? colStrideL : rowStrideL, upper ? rowStrideL : colStrideL, X, ldx,
+                               upper, stream);
+  const int zero = detail::first_zero_diagonal_on_stream(n, X, ldx, stream);
+  FactorOptions lower = options;
+  lower.uplo = Uplo::lower;
+  if (zero == 0) invert_as_tiles(runtime, n, X, ldx, device, lower);
+  detail::finish_inverse_on_stream(device, n, L, rowStrideL + colStrideL, X, ldx, info, stream);
+  detail::synchronize_stream(stream);
 }
 
 #else
@@ -375,6 +421,11 @@ int potrf_dense(Runtime&, int, T*, int, Stream, const FactorOptions&) {
 template <class T>
 int potri_dense(Runtime&, int, T*, int, Stream, const FactorOptions&) {
   throw RuntimeError(qualified("potri") + ": Tessera was built without CUDA");
+}
+
+template <class T>
+void potri_ex(Runtime&, int, const T*, long long, long long, T*, int, int*, Stream, const FactorOptions&) {
+  throw RuntimeError(qualified("potri_ex") + ": Tessera was built without CUDA");
 }
 
 template <class T>
@@ -416,18 +467,20 @@ int posv_dense(Runtime&, int, int, T*, int, T*, int, Stream, const FactorOptions
 #endif
 
 // Every scalar type: the factorization (in place, out of place, stacks), the solves and the inverse.
-#define TESSERA_INSTANTIATE(T)                                                                                 \
-  template int potrf_dense<T>(Runtime&, int, T*, int, Stream, const FactorOptions&);                          \
-  template int potri_dense<T>(Runtime&, int, T*, int, Stream, const FactorOptions&);                          \
-  template void potrf_ex<T>(Runtime&, int, const T*, long long, long long, T*, int, int*, Stream,              \
-                            const FactorOptions&);                                                             \
+#define TESSERA_INSTANTIATE(T)                                                                                       \
+  template int potrf_dense<T>(Runtime&, int, T*, int, Stream, const FactorOptions&);                                 \
+  template int potri_dense<T>(Runtime&, int, T*, int, Stream, const FactorOptions&);                                 \
+  template void potri_ex<T>(Runtime&, int, const T*, long long, long long, T*, int, int*, Stream,                    \
+                            const FactorOptions&);                                                                   \
+  template void potrf_ex<T>(Runtime&, int, const T*, long long, long long, T*, int, int*, Stream,                    \
+                            const FactorOptions&);                                                                   \
   template void potrf_stack_ex<T>(Runtime&, int, const T*, long long, long long, long long, T*, int, long long, int, \
-                                  int*, Stream, const FactorOptions&);                                         \
-  template void potrf_ex<T>(Runtime&, int, T*, int, int*, Stream, const FactorOptions&);                      \
-  template int potrf<T>(Runtime&, int, const T*, long long, long long, T*, int, Stream, const FactorOptions&);   \
-  template int potrs_dense<T>(Runtime&, int, int, const T*, int, T*, int, Stream, const FactorOptions&);      \
-  template void potrs_stack_ex<T>(Runtime&, int, int, const T*, int, long long, T*, int, long long, int, Stream,   \
-                                  const FactorOptions&);                                                       \
+                                  int*, Stream, const FactorOptions&);                                               \
+  template void potrf_ex<T>(Runtime&, int, T*, int, int*, Stream, const FactorOptions&);                             \
+  template int potrf<T>(Runtime&, int, const T*, long long, long long, T*, int, Stream, const FactorOptions&);       \
+  template int potrs_dense<T>(Runtime&, int, int, const T*, int, T*, int, Stream, const FactorOptions&);             \
+  template void potrs_stack_ex<T>(Runtime&, int, int, const T*, int, long long, T*, int, long long, int, Stream,     \
+                                  const FactorOptions&);                                                             \
   template int posv_dense<T>(Runtime&, int, int, T*, int, T*, int, Stream, const FactorOptions&);
 TESSERA_FOR_EACH_SCALAR(TESSERA_INSTANTIATE)
 #undef TESSERA_INSTANTIATE

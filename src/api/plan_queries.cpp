@@ -57,6 +57,10 @@ bool inverse_takes_batched_kernel(int n, int batch, Precision precision) {
   return detail::inverse_takes_batched_kernel(n, batch, precision);
 }
 
+bool inverse_takes_dense_call(int n, int batch, Precision precision) {
+  return detail::inverse_takes_dense_call(n, batch, precision);
+}
+
 }  // namespace device
 
 }  // namespace tessera

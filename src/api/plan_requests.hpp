@@ -58,14 +58,15 @@ PlanRequest solve_array_request(const Runtime& runtime, int n, int nrhs, const T
   return request;
 }
 
-// An n x n matrix in GPU memory (tessera/device.hpp).
+// An n x n matrix in GPU memory (tessera/device.hpp); `inverts`: the inverse from its factor.
 template <class T>
-PlanRequest device_array_request(int n, const FactorOptions& options) {
+PlanRequest device_array_request(int n, const FactorOptions& options, bool inverts = false) {
   PlanRequest request;
   request.precision = precision_of<T>();
   request.place = DataPlace::device_array;
   request.n = n;
   request.options = options;
+  request.inverts = inverts;
   return request;
 }
 

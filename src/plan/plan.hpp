@@ -31,6 +31,7 @@ struct PlanRequest {
   DataPlace place = DataPlace::host_array;
   int n = 0;
   bool factors = true;  // false: a solve with the factor given
+  bool inverts = false;  // the inverse from the factor given (xPOTRI)
   FactorOptions options;
   // DataPlace::tiles: the tile matrix's tile size, and whether every lower tile is valid on the
   // runtime's first GPU already (asked only where the answer matters).
@@ -145,6 +146,9 @@ bool stack_solves_take_batched_kernels(int n, int batch);
 // Whether the inverse from `batch` GPU factors of order n and scalar type `precision` goes through
 // the batched inverse kernel.
 bool inverse_takes_batched_kernel(int n, int batch, Precision precision = Precision::double_real);
+// Whether it goes through device::potri_ex (one matrix, cuSOLVER's potri on the caller's stream)
+// rather than by solving with the identity; never for a stack.
+bool inverse_takes_dense_call(int n, int batch, Precision precision = Precision::double_real);
 
 // Whether the tiles of an upper-stored matrix hold its blocks as stored (transposed tiles: the
 // tasks call the transposed BLAS forms, and nothing is transposed), rather than transposed copies

@@ -249,19 +249,28 @@ void factor_lower(StreamSolvers& handles, int n, T* L, int ld, int* info, cudaSt
   factor_triangle(handles, 'L', n, L, ld, info, stream);
 }
 
-// potrf of the triangle `uplo` of A, its info into `info` (device memory), all on `stream`: an
-// upper-stored A through the lower triangle of a workspace, as the one task of the runtime does
-// (cuSOLVER's upper potrf is much slower than its lower one; docs/user-guide.md, section "GPUs").
+// cuSOLVER's potri of the triangle `uplo` of L (n x n, ld), its info into `info` (device memory).
 template <class T>
-void factor(StreamSolvers& handles, Uplo uplo, int n, T* A, int lda, int* info, cudaStream_t stream) {
+void invert_triangle(StreamSolvers& handles, char uplo, int n, T* L, int ld, int* info, cudaStream_t stream) {
+  const int lwork = cuda::vendor::potri_workspace(handles.solver, uplo, n, L, ld);
+  T* work = static_cast<T*>(handles.workspace_of(sizeof(T) * static_cast<std::size_t>(std::max(lwork, 1)), stream));
+  cuda::vendor::potri(handles.solver, uplo, n, L, ld, work, lwork, info);
+}
+
+// on_lower(triangle, M, ld) on the triangle `uplo` of A (n x n, lda), on `stream`: directly on a
+// lower one and on a complex upper one (the transposed copies, Tessera's kernels, take real
+// scalars), a real upper one through the lower triangle of a workspace, transposed there and back,
+// as the one task of the runtime does (cuSOLVER's upper potrf is much slower than its lower one;
+// docs/user-guide.md, section "GPUs").
+template <class T, class OnLower>
+void through_lower_triangle(StreamSolvers& handles, Uplo uplo, int n, T* A, int lda, cudaStream_t stream,
+                            OnLower&& on_lower) {
   if (uplo == Uplo::lower) {
-    factor_lower(handles, n, A, lda, info, stream);
+    on_lower('L', A, lda);
     return;
   }
-  // A complex upper triangle by cuSOLVER's upper potrf: the transposed copies (Tessera's kernels)
-  // take real scalars.
   if constexpr (kIsComplex<T>) {
-    factor_triangle(handles, 'U', n, A, lda, info, stream);
+    on_lower('U', A, lda);
     return;
   }
   constexpr int alignment = static_cast<int>(kColumnAlignment<T>);
@@ -271,8 +280,24 @@ void factor(StreamSolvers& handles, Uplo uplo, int n, T* A, int lda, int* info, 
   auto* lower = static_cast<T*>(handles.kept_transposed_of(sizeof(T) * elements, stream));
   if (!lower) lower = own.emplace(elements, stream).data();
   cuda::transpose_triangle(cuda::Triangle::lower, n, A, lda, lower, ld, stream);
-  factor_lower(handles, n, lower, ld, info, stream);
+  on_lower('L', lower, ld);
   cuda::transpose_triangle(cuda::Triangle::upper, n, lower, ld, A, lda, stream);
+}
+
+// potrf of the triangle `uplo` of A, its info into `info` (device memory), all on `stream`.
+template <class T>
+void factor(StreamSolvers& handles, Uplo uplo, int n, T* A, int lda, int* info, cudaStream_t stream) {
+  through_lower_triangle(handles, uplo, n, A, lda, stream, [&](char triangle, T* M, int ld) {
+    factor_triangle(handles, triangle, n, M, ld, info, stream);
+  });
+}
+
+// potri of the triangle `uplo` of A, its info into `info` (device memory), all on `stream`.
+template <class T>
+void invert(StreamSolvers& handles, Uplo uplo, int n, T* A, int lda, int* info, cudaStream_t stream) {
+  through_lower_triangle(handles, uplo, n, A, lda, stream, [&](char triangle, T* M, int ld) {
+    invert_triangle(handles, triangle, n, M, ld, info, stream);
+  });
 }
 
 }  // namespace
@@ -372,6 +397,34 @@ int potrf_into_on_callers_stream(const Runtime& runtime, int device, Uplo uplo, 
     cuda::zero_opposite_triangle_batched(cuda::BatchUplo::upper, n, L, ldl, 0, 1, stream);
   }
   return handles->info_after(stream);
+}
+
+template <class T>
+int potri_on_callers_stream(const Runtime& runtime, int device, Uplo uplo, int n, T* A, int lda, void* caller_stream) {
+  const CurrentDevice current(device);
+  const auto stream = static_cast<cudaStream_t>(caller_stream);
+  const StreamSolverPool::Lease handles = lease_handles(runtime, device);
+  handles->bind(stream);
+  invert(*handles, uplo, n, A, lda, handles->device_info, stream);
+  return handles->info_after(stream);
+}
+
+template <class T>
+void potri_into_on_callers_stream_async(const Runtime& runtime, int device, Uplo uplo, int n, const T* L,
+                                        long long row_stride, long long col_stride, T* X, int ldx, int* info,
+                                        void* caller_stream) {
+  const CurrentDevice current(device);
+  const auto stream = static_cast<cudaStream_t>(caller_stream);
+  const StreamSolverPool::Lease handles = lease_handles(runtime, device);
+  handles->bind(stream);
+  // An upper factor U read as L = U^H (the same matrix U^H U = L L^H, so the same inverse).
+  const bool upper = uplo == Uplo::upper;
+  cuda::load_lower(n, L, upper ? col_stride : row_stride, upper ? row_stride : col_stride, X, ldx, upper, stream);
+  // The info from the factor's diagonal (finish_inverse), not from cuSOLVER's potri, which reports
+  // no zero of a factor of order 1.
+  invert_triangle(*handles, 'L', n, X, ldx, handles->device_info, stream);
+  cuda::finish_inverse(n, L, row_stride + col_stride, X, ldx, info, stream);
+  handles->enqueued(stream);
 }
 
 template <class T>
@@ -704,6 +757,9 @@ template class RefinementOnStream<std::complex<double>>;
   template int potrf_into_on_callers_stream<T>(const Runtime&, int, Uplo, int, const T*, long long, long long, T*,     \
                                                int, void*);                                                            \
   template void potrf_on_callers_stream_async<T>(const Runtime&, int, Uplo, int, T*, int, int*, void*);                \
+  template int potri_on_callers_stream<T>(const Runtime&, int, Uplo, int, T*, int, void*);                             \
+  template void potri_into_on_callers_stream_async<T>(const Runtime&, int, Uplo, int, const T*, long long, long long,  \
+                                                      T*, int, int*, void*);                                           \
   template void potrs_on_callers_stream<T>(const Runtime&, int, Uplo, int, int, const T*, int, T*, int, void*);        \
   template void potrs_stack_on_callers_stream_async<T>(const Runtime&, int, Uplo, int, int, const T*, int, long long,  \
                                                        T*, int, long long, int, void*);                                \

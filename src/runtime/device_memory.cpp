@@ -146,9 +146,17 @@ void lower_to_upper_on_stream(int device, int n, T* L, int ldl, void* stream) {
   kernels::cuda::zero_opposite_triangle_batched(kernels::cuda::BatchUplo::upper, n, L, ldl, 0, 1, as_stream(stream));
 }
 
+template <class T>
+void finish_inverse_on_stream(int device, int n, const T* factor, long long diagonal_stride, T* X, int ldx, int* info,
+                              void* stream) {
+  const CurrentDevice current(device);
+  kernels::cuda::finish_inverse(n, factor, diagonal_stride, X, ldx, info, as_stream(stream));
+}
+
 #define TESSERA_INSTANTIATE(T)                                                                           \
   template void load_lower_on_stream<T>(int, int, const T*, long long, long long, T*, int, bool, void*); \
-  template void lower_to_upper_on_stream<T>(int, int, T*, int, void*);
+  template void lower_to_upper_on_stream<T>(int, int, T*, int, void*);                                   \
+  template void finish_inverse_on_stream<T>(int, int, const T*, long long, T*, int, int*, void*);
 TESSERA_FOR_EACH_SCALAR(TESSERA_INSTANTIATE)
 #undef TESSERA_INSTANTIATE
 

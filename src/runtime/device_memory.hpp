@@ -44,6 +44,14 @@ void load_lower_on_stream(int device, int n, const T* A, long long row_stride, l
 template <class T>
 void lower_to_upper_on_stream(int device, int n, T* L, int ldl, void* stream);
 
+// X (n x n, ldx, on `device`), holding an inverse in its lower triangle, finished as
+// kernels::cuda::finish_inverse does from the factor whose diagonal entry j lies at factor[j *
+// diagonal_stride] (mirrored, or all NaN where that diagonal holds a zero); info (device memory,
+// may be null) := xTRTRI's info. In the order of `stream`, without waiting.
+template <class T>
+void finish_inverse_on_stream(int device, int n, const T* factor, long long diagonal_stride, T* X, int ldx, int* info,
+                              void* stream);
+
 // 2 sum log(A(j, j)) of the n x n factor A (device memory, leading dimension lda) in the order of
 // `stream`: one kernel and an 8-byte read-back; returns once it has the value.
 template <class T>

@@ -25,6 +25,7 @@
 #include <vector>
 
 #include "batched_test_support.hpp"
+#include "gpu_runtime.hpp"
 #include "tessera/device.hpp"
 #include "tessera/error.hpp"
 #include "tessera/tessera.h"
@@ -729,15 +730,6 @@ int c_potrf_out_of_place(char u, int n, const float* A, long long rs, long long 
 // hb (tight) factored in place, the reference, then out of place from every source layout through
 // the C++ API and, for the C-ordered one, the C API, into factors with ldl = n + 1 and gaps.
 // `nan_member` >= 0: that member gets a NaN on its diagonal at column n / 2 (info n / 2 + 1).
-// A runtime in gpu mode for device::potrf_stack_ex (the batched forms need none).
-tessera::Runtime& gpu_runtime() {
-  static tessera::Runtime runtime([] {
-    tessera::RuntimeOptions options;
-    options.ncpus = 1;
-    return options.for_mode(tessera::Mode::gpu);
-  }());
-  return runtime;
-}
 
 enum class OutOfPlaceForm { batched, c_api, stack };
 

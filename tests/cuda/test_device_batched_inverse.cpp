@@ -28,6 +28,7 @@
 
 #include "../inverse_batch_support.hpp"
 #include "batched_test_support.hpp"
+#include "gpu_runtime.hpp"
 #include "tessera/device.hpp"
 #include "tessera/error.hpp"
 #include "tessera/tessera.h"
@@ -43,6 +44,7 @@ constexpr Uplo kUplos[] = {Uplo::lower, Uplo::upper};
 
 using tessera::test::cuda_ok;
 using tessera::test::DeviceArray;
+using tessera::test::gpu_runtime;
 using tessera::test::poisoned_info;
 using tessera::test::same_bits;
 using namespace tessera::test::inverse_batch;
@@ -215,6 +217,43 @@ TYPED_TEST(DeviceBatchedInverse, VariableSizesMatchLapack) {
     }
 }
 
+// Factor k of fb packed as an n x n matrix whose element (i, j) lies at i * rs + j * cs, NaN
+// outside its triangle.
+template <class T>
+std::vector<T> packed_factor(const FactorBatch<T>& fb, Uplo uplo, int k, long long rs, long long cs) {
+  const int n = fb.n;
+  std::vector<T> source(static_cast<std::size_t>(n) * n, nan_value<T>());
+  for (int j = 0; j < n; ++j)
+    for (int i = 0; i < n; ++i)
+      if (in_triangle(uplo, i, j)) source[i * rs + j * cs] = fb.factors[k * fb.stride + i + j * fb.lda];
+  return source;
+}
+
+// X (column-major, ldx > n, starting at out[offset]) holds the whole inverse of member k of fb
+// (both triangles against LAPACK's one, within tolerance), or NaN everywhere where that member
+// failed; its row n is still 0.
+template <class T>
+void check_whole_inverse(const FactorBatch<T>& fb, Uplo uplo, int k, const std::vector<T>& out, long long offset,
+                         int ldx, const std::string& where) {
+  const int n = fb.n;
+  const double tol = tolerance(fb, uplo, k);
+  for (int j = 0; j < n; ++j)
+    for (int i = 0; i < n; ++i) {
+      const T value = out[offset + i + static_cast<long long>(j) * ldx];
+      if (fb.info[k] != 0) {
+        ASSERT_TRUE(std::isnan(std::real(value))) << where << ": failed matrix " << k << " not NaN";
+        continue;
+      }
+      // The reference holds one triangle: X(i, j) or the conjugate of X(j, i).
+      const bool stored = in_triangle(uplo, i, j);
+      const T reference =
+          stored ? fb.inverses[k * fb.stride + i + j * fb.lda] : conjugate(fb.inverses[k * fb.stride + j + i * fb.lda]);
+      ASSERT_LE(std::abs(value - reference), tol) << where << ": matrix " << k << " X(" << i << ", " << j << ")";
+    }
+  for (int j = 0; j < n; ++j)
+    ASSERT_EQ(out[offset + n + static_cast<long long>(j) * ldx], T(0)) << where << ": row n written";
+}
+
 // Out of place from C-ordered (row stride n) and Fortran-ordered (row stride 1) sources: the whole
 // inverse, column-major with ldx = n + 1; failed members NaN; the source unchanged; the same
 // inverses with a null info.
@@ -260,24 +299,94 @@ TYPED_TEST(DeviceBatchedInverse, OutOfPlaceWritesTheWholeInverse) {
           ASSERT_TRUE(same_bits(after[e], source[e])) << where << ": the source changed at " << e;
         for (int k = 0; k < batch; ++k) {
           ASSERT_EQ(got[k], fb.info[k]) << where << ": matrix " << k;
-          const double tol = tolerance(fb, uplo, k);
-          for (int j = 0; j < n; ++j)
-            for (int i = 0; i < n; ++i) {
-              const T value = out[k * strideX + i + j * ldx];
-              if (fb.info[k] != 0) {
-                ASSERT_TRUE(std::isnan(std::real(value))) << where << ": failed matrix " << k << " not NaN";
-                continue;
-              }
-              // The reference holds one triangle: X(i, j) or the conjugate of X(j, i).
-              const bool stored = in_triangle(uplo, i, j);
-              const T reference = stored ? fb.inverses[k * fb.stride + i + j * fb.lda]
-                                         : conjugate(fb.inverses[k * fb.stride + j + i * fb.lda]);
-              ASSERT_LE(std::abs(value - reference), tol) << where << ": matrix " << k << " X(" << i << ", " << j << ")";
-            }
-          // Rows past n are not written.
-          for (int j = 0; j < n; ++j) ASSERT_EQ(out[k * strideX + n + j * ldx], T(0)) << where << ": row n written";
+          check_whole_inverse(fb, uplo, k, out, k * strideX, ldx, where);
         }
       }
+}
+
+// The dense inverse of one matrix (device::potri in place, device::potri_ex out of place) on a
+// runtime in gpu mode: by the plan (cuSOLVER's potri on the caller's stream at these orders) and
+// as tile tasks (tiles of 64 asked for). In place: each member of a batch of 4 (zeros on the
+// diagonals of members 1-3) in its slot, LAPACK's inverse in its triangle, everything else (and a
+// failed member) bit for bit as it was. Out of place from C-ordered and Fortran-ordered factors:
+// the whole inverse, NaN and the info where the diagonal holds a zero, the source unchanged, and
+// with a null info the same inverse.
+TYPED_TEST(DeviceBatchedInverse, DenseCallsMatchLapack) {
+  using T = TypeParam;
+  std::mt19937_64 rng(20261204);
+  for (Uplo uplo : kUplos)
+    for (int n : {1, 31, 33, 65, 127, 200})
+      for (int nb : {0, 64}) {
+        tessera::FactorOptions options;
+        options.uplo = uplo;
+        options.mode = tessera::Mode::gpu;
+        options.nb = nb;
+        const int batch = 4;
+        const FactorBatch<T> fb = factor_batch<T>(uplo, n, batch, rng);
+        const std::string where = describe(nb ? "dense, tiles of 64" : "dense", uplo, n, batch);
+        DeviceArray<T> a(fb.factors.size());
+        a.upload(fb.factors, this->stream_);
+        std::vector<int> info(batch);
+        for (int k = 0; k < batch; ++k)
+          info[k] = device::potri(gpu_runtime(), n, a.get() + k * fb.stride, fb.lda, this->stream(), options);
+        check_in_place(fb, uplo, a.download(this->stream_), info, where + ", in place");
+        if (::testing::Test::HasFatalFailure()) return;
+
+        const int ldx = n + 1;
+        for (bool c_ordered : {false, true})
+          for (int k = 0; k < batch; ++k) {
+            const std::string form = where + (c_ordered ? ", potri_ex, C-ordered" : ", potri_ex, Fortran-ordered");
+            const long long rs = c_ordered ? n : 1, cs = c_ordered ? 1 : n;
+            const std::vector<T> source = packed_factor(fb, uplo, k, rs, cs);
+            const std::vector<T> zeros(static_cast<std::size_t>(ldx) * n, T(0));
+            DeviceArray<T> l(source.size()), x(zeros.size()), x_without_info(zeros.size());
+            DeviceArray<int> dinfo(1);
+            l.upload(source, this->stream_);
+            x.upload(zeros, this->stream_);
+            x_without_info.upload(zeros, this->stream_);
+            dinfo.upload(poisoned_info(1), this->stream_);
+            device::potri_ex(gpu_runtime(), n, static_cast<const T*>(l.get()), rs, cs, x.get(), ldx, dinfo.get(),
+                             this->stream(), options);
+            device::potri_ex(gpu_runtime(), n, static_cast<const T*>(l.get()), rs, cs, x_without_info.get(), ldx,
+                             nullptr, this->stream(), options);
+            ASSERT_EQ(dinfo.download(this->stream_), std::vector<int>{fb.info[k]}) << form << ": matrix " << k;
+            const std::vector<T> out = x.download(this->stream_);
+            check_whole_inverse(fb, uplo, k, out, 0, ldx, form);
+            const std::vector<T> out_without_info = x_without_info.download(this->stream_);
+            for (std::size_t e = 0; e < out.size(); ++e)
+              ASSERT_TRUE(same_bits(out_without_info[e], out[e])) << form << ": without an info, element " << e;
+            const std::vector<T> after = l.download(this->stream_);
+            for (std::size_t e = 0; e < source.size(); ++e)
+              ASSERT_TRUE(same_bits(after[e], source[e])) << form << ": the source changed at " << e;
+          }
+      }
+}
+
+// potri_ex's misuse at LAPACK's positions, before any work: X on no GPU, X equal to L.
+TYPED_TEST(DeviceBatchedInverse, DenseOutOfPlaceRefusesMisuse) {
+  using T = TypeParam;
+  DeviceArray<T> l(16), x(16);
+  std::vector<T> host(16);
+  const auto position = [&](auto&& call) {
+    try {
+      call();
+    } catch (const tessera::InvalidArgument& e) {
+      return e.position();
+    }
+    return 0;
+  };
+  tessera::Runtime& rt = gpu_runtime();
+  const T* L = l.get();
+  EXPECT_EQ(position([&] { device::potri_ex<T>(rt, -1, L, 1, 4, x.get(), 4, nullptr, this->stream()); }), 2);
+  EXPECT_EQ(position([&] { device::potri_ex<T>(rt, 4, nullptr, 1, 4, x.get(), 4, nullptr, this->stream()); }), 3);
+  EXPECT_EQ(position([&] { device::potri_ex<T>(rt, 4, L, 1, 4, x.get(), 3, nullptr, this->stream()); }), 7);
+  EXPECT_EQ(position([&] { device::potri_ex<T>(rt, 4, L, 1, 4, host.data(), 4, nullptr, this->stream()); }), 6);
+  EXPECT_EQ(position([&] { device::potri_ex<T>(rt, 4, L, 1, 4, const_cast<T*>(L), 4, nullptr, this->stream()); }), 6);
+  // n = 0: only the info written.
+  DeviceArray<int> info(1);
+  info.upload(poisoned_info(1), this->stream_);
+  device::potri_ex<T>(rt, 0, L, 1, 1, x.get(), 1, info.get(), this->stream());
+  EXPECT_EQ(info.download(this->stream_), std::vector<int>{0});
 }
 
 TYPED_TEST(DeviceBatchedInverse, EmptyBatchesAndOrdersEnqueueNothing) {

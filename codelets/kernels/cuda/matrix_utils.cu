@@ -4,7 +4,9 @@
 #include <cuda_fp16.h>
 
 #include <algorithm>
+#include <cmath>
 #include <cstdint>
+#include <type_traits>
 
 #include "batched_scalar.cuh"
 #include "check.hpp"
@@ -52,6 +54,58 @@ __global__ void transpose_triangle_kernel(Triangle to, int n, const T* src, int 
   for (int c = static_cast<int>(threadIdx.y); c < kTransposeBlock; c += kTransposeRows) {
     const int i = row0 + tx, j = col0 + c;
     if (i < n && j < n && in_triangle(to, i, j)) dst[i + static_cast<long long>(j) * ldd] = block[tx][c];
+  }
+}
+
+__device__ __forceinline__ bool is_zero(float x) { return x == 0.0f; }
+__device__ __forceinline__ bool is_zero(double x) { return x == 0.0; }
+template <class R>
+__device__ __forceinline__ bool is_zero(batched_detail::DeviceComplex<R> x) {
+  return x.re == R(0) && x.im == R(0);
+}
+
+// One 32 x 32 block of X per thread block, as transpose_triangle_kernel moves one, after every
+// block has read the factor's diagonal for a zero: then the blocks on and above X's diagonal take
+// the transposed lower triangle, or every block fills itself with NaN.
+template <class T>
+__global__ void finish_inverse_kernel(int n, const T* factor, long long diagonal_stride, T* X, int ldx, int* info) {
+  __shared__ int first_zero;  // 0-based; n: none
+  const int thread = static_cast<int>(threadIdx.x + threadIdx.y * blockDim.x);
+  if (thread == 0) first_zero = n;
+  __syncthreads();
+  for (int j = thread; j < n; j += static_cast<int>(blockDim.x * blockDim.y))
+    if (is_zero(factor[j * diagonal_stride])) atomicMin(&first_zero, j);
+  __syncthreads();
+  const int failed = first_zero < n ? first_zero + 1 : 0;
+  if (info && blockIdx.x == 0 && blockIdx.y == 0 && thread == 0) *info = failed;
+  const int row0 = static_cast<int>(blockIdx.x) * kTransposeBlock;
+  const int col0 = static_cast<int>(blockIdx.y) * kTransposeBlock;
+  const int tx = static_cast<int>(threadIdx.x);
+  if (failed) {
+    using R = batched_detail::RealPartOf<T>;
+    T nan;
+    if constexpr (std::is_floating_point_v<T>)
+      nan = R(NAN);
+    else
+      nan = T(R(NAN), R(NAN));
+    for (int c = static_cast<int>(threadIdx.y); c < kTransposeBlock; c += kTransposeRows) {
+      const int i = row0 + tx, j = col0 + c;
+      if (i < n && j < n) X[i + static_cast<long long>(j) * ldx] = nan;
+    }
+    return;
+  }
+  if (row0 > col0 + kTransposeBlock - 1) return;  // wholly below the diagonal: kept
+  __shared__ T block[kTransposeBlock][kTransposeBlock + 1];
+  // Read X(col0 + tx, row0 + r), the element that goes to X(row0 + r, col0 + tx).
+  for (int r = static_cast<int>(threadIdx.y); r < kTransposeBlock; r += kTransposeRows) {
+    const int i = row0 + r, j = col0 + tx;
+    if (i < n && j < n && i <= j) block[r][tx] = batched_detail::conj_of(X[j + static_cast<long long>(i) * ldx]);
+  }
+  __syncthreads();
+  for (int c = static_cast<int>(threadIdx.y); c < kTransposeBlock; c += kTransposeRows) {
+    const int i = row0 + tx, j = col0 + c;
+    if (i < n && j < n && i <= j)
+      X[i + static_cast<long long>(j) * ldx] = i == j ? T(batched_detail::real_of(block[tx][c])) : block[tx][c];
   }
 }
 
@@ -401,6 +455,16 @@ void transpose_triangle_batched(Triangle to, int n, const T* src, int lds, long 
 }
 
 template <class T>
+void finish_inverse(int n, const T* factor, long long diagonal_stride, T* X, int ldx, int* info, cudaStream_t stream) {
+  using batched_detail::device_view;
+  if (n <= 0) return;
+  const unsigned blocks = static_cast<unsigned>((n + kTransposeBlock - 1) / kTransposeBlock);
+  finish_inverse_kernel<<<dim3(blocks, blocks), dim3(kTransposeBlock, kTransposeRows), 0, stream>>>(
+      n, device_view(factor), diagonal_stride, device_view(X), ldx, info);
+  TESSERA_CUDA_CHECK_LAUNCH();
+}
+
+template <class T>
 void load_lower(int n, const T* src, long long row_stride, long long col_stride, T* dst, int ldd, bool conjugate,
                 cudaStream_t stream) {
   load_lower_batched(n, src, row_stride, col_stride, 0, dst, ldd, 0, 1, conjugate, stream);
@@ -447,15 +511,16 @@ TESSERA_FOR_EACH_REAL_SCALAR(TESSERA_INSTANTIATE)
 #undef TESSERA_INSTANTIATE
 
 // Every scalar type (complex ones conjugated where a triangle is read transposed).
-#define TESSERA_INSTANTIATE(T)                                                                                     \
-  template void load_lower<T>(int, const T*, long long, long long, T*, int, bool, cudaStream_t);                  \
-  template void transpose_triangle<T>(Triangle, int, const T*, int, T*, int, cudaStream_t);                       \
-  template void strided_pointers<T>(T*, long long, int, T**, cudaStream_t);                                        \
-  template void set_identity<T>(int, int, T*, int, cudaStream_t);                                                  \
-  template void set_identity_batched<T>(int, int, T*, int, long long, int, cudaStream_t);                           \
+#define TESSERA_INSTANTIATE(T)                                                                                       \
+  template void load_lower<T>(int, const T*, long long, long long, T*, int, bool, cudaStream_t);                     \
+  template void transpose_triangle<T>(Triangle, int, const T*, int, T*, int, cudaStream_t);                          \
+  template void finish_inverse<T>(int, const T*, long long, T*, int, int*, cudaStream_t);                            \
+  template void strided_pointers<T>(T*, long long, int, T**, cudaStream_t);                                          \
+  template void set_identity<T>(int, int, T*, int, cudaStream_t);                                                    \
+  template void set_identity_batched<T>(int, int, T*, int, long long, int, cudaStream_t);                            \
   template void load_lower_batched<T>(int, const T*, long long, long long, long long, T*, int, long long, int, bool, \
-                                      cudaStream_t);                                                               \
-  template void transpose_triangle_batched<T>(Triangle, int, const T*, int, long long, T*, int, long long, int,    \
+                                      cudaStream_t);                                                                 \
+  template void transpose_triangle_batched<T>(Triangle, int, const T*, int, long long, T*, int, long long, int,      \
                                               cudaStream_t);
 TESSERA_FOR_EACH_SCALAR(TESSERA_INSTANTIATE)
 #undef TESSERA_INSTANTIATE

@@ -66,6 +66,15 @@ template <class T>
 void transpose_triangle_batched(Triangle to, int n, const T* src, int lds, long long src_stride, T* dst, int ldd,
                                 long long dst_stride, int batch, cudaStream_t stream);
 
+// The end of an inverse computed in X's lower triangle (xPOTRI on a lower factor) from the factor
+// whose diagonal entry j lies at factor[j * diagonal_stride]: where no diagonal entry of the factor
+// is zero (both parts, for complex scalars), X's upper triangle := the conjugate transpose of its
+// lower one and its diagonal made real, so that X is the whole Hermitian inverse, and *info := 0;
+// where one is, every element of X := NaN and *info := 1 + the column of the first (xTRTRI's
+// info; vendors' inverses do not all report it). info (device memory) may be null. One launch.
+template <class T>
+void finish_inverse(int n, const T* factor, long long diagonal_stride, T* X, int ldx, int* info, cudaStream_t stream);
+
 // dst (n x n, column-major, leading dimension ldd) := the lower triangle of the n x n matrix whose
 // element (i, j) lies at src + i * row_stride + j * col_stride, with zeros above the diagonal; every
 // element of the n x n block written, nothing of src above its diagonal read. Any strides (a

@@ -216,6 +216,44 @@ inline void lauum(cusolverDnHandle_t h, char uplo, int n, float* A, int lda, flo
   TESSERA_CUSOLVER_CHECK(cusolverDnSlauum(h, fill(uplo), n, A, lda, work, lwork, d_info));
 }
 
+// A := A^{-1} in the triangle uplo from the Cholesky factor potrf left there (cuSOLVER's potri:
+// xtrtri, then xlauum); `work` of potri_workspace elements; d_info receives its info (i > 0: the
+// factor's diagonal entry i is zero).
+inline int potri_workspace(cusolverDnHandle_t h, char uplo, int n, double* A, int lda) {
+  int lwork = 0;
+  TESSERA_CUSOLVER_CHECK(cusolverDnDpotri_bufferSize(h, fill(uplo), n, A, lda, &lwork));
+  return lwork;
+}
+inline int potri_workspace(cusolverDnHandle_t h, char uplo, int n, float* A, int lda) {
+  int lwork = 0;
+  TESSERA_CUSOLVER_CHECK(cusolverDnSpotri_bufferSize(h, fill(uplo), n, A, lda, &lwork));
+  return lwork;
+}
+inline int potri_workspace(cusolverDnHandle_t h, char uplo, int n, std::complex<double>* A, int lda) {
+  int lwork = 0;
+  TESSERA_CUSOLVER_CHECK(cusolverDnZpotri_bufferSize(h, fill(uplo), n, cu(A), lda, &lwork));
+  return lwork;
+}
+inline int potri_workspace(cusolverDnHandle_t h, char uplo, int n, std::complex<float>* A, int lda) {
+  int lwork = 0;
+  TESSERA_CUSOLVER_CHECK(cusolverDnCpotri_bufferSize(h, fill(uplo), n, cu(A), lda, &lwork));
+  return lwork;
+}
+inline void potri(cusolverDnHandle_t h, char uplo, int n, double* A, int lda, double* work, int lwork, int* d_info) {
+  TESSERA_CUSOLVER_CHECK(cusolverDnDpotri(h, fill(uplo), n, A, lda, work, lwork, d_info));
+}
+inline void potri(cusolverDnHandle_t h, char uplo, int n, float* A, int lda, float* work, int lwork, int* d_info) {
+  TESSERA_CUSOLVER_CHECK(cusolverDnSpotri(h, fill(uplo), n, A, lda, work, lwork, d_info));
+}
+inline void potri(cusolverDnHandle_t h, char uplo, int n, std::complex<double>* A, int lda, std::complex<double>* work,
+                  int lwork, int* d_info) {
+  TESSERA_CUSOLVER_CHECK(cusolverDnZpotri(h, fill(uplo), n, cu(A), lda, cu(work), lwork, d_info));
+}
+inline void potri(cusolverDnHandle_t h, char uplo, int n, std::complex<float>* A, int lda, std::complex<float>* work,
+                  int lwork, int* d_info) {
+  TESSERA_CUSOLVER_CHECK(cusolverDnCpotri(h, fill(uplo), n, cu(A), lda, cu(work), lwork, d_info));
+}
+
 // C := alpha A B + beta C with A symmetric (for complex scalars Hermitian: hemm) in its triangle
 // uplo, B and C n x nrhs: symv / hemv for one column.
 inline void symm(cublasHandle_t h, char uplo, int n, int nrhs, double alpha, const double* A, int lda, const double* B,

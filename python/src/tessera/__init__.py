@@ -380,10 +380,11 @@ def cholesky_inverse(c, *, lower=None, mode=None, policy=None, progress=None):
     runs it (each matrix as the tile task graph of the triangular inverse and its product, a stack
     of orders the batched inverse kernel takes as chunks of matrices, one task each, or LAPACK on
     the calling thread for small work) and raise numpy.linalg.LinAlgError for a zero on a factor's
-    diagonal. GPU arrays of small order (_inverse_takes_batched_kernel) go through the batched
-    inverse kernel in one launch, without synchronising: a factor with a zero on its diagonal gives
-    an inverse of NaN. Larger GPU arrays, gradients and JAX traces compute cho_solve(c, I) (twice
-    potri's arithmetic)."""
+    diagonal. GPU arrays of small order (_inverse_route) go through the batched inverse kernel in
+    one launch, one larger GPU matrix through the library's dense inverse (cuSOLVER's potri on the
+    array's stream up to an order the plan sets, the tile task graph above), neither synchronising:
+    a factor with a zero on its diagonal gives an inverse of NaN. Larger GPU stacks, gradients and
+    JAX traces compute cho_solve(c, I) (twice potri's arithmetic)."""
     c, lower = _factor_and_triangle(c, lower)
     if not _jax.is_traced(c) and not _torch_needs_grad(c):
         where, arrays, native = classify(c)
@@ -394,12 +395,16 @@ def cholesky_inverse(c, *, lower=None, mode=None, policy=None, progress=None):
         if mode is not None:
             check_mode(mode)
         n, batch = square_shape(tuple(native.shape))
-        if _inverse_takes_batched_kernel(n, batch, arrays.adapter.dtype(native)):
+        route = _inverse_route(n, batch, arrays.adapter.dtype(native))
+        if route != "solve":
             check_gpu_usable()
             ad = arrays.adapter
             if lower is None:
                 lower = _infer_lower(ad, native)
-            x = _inverse_batched_device(ad, native, n, batch, bool(lower))
+            if route == "kernel":
+                x = _inverse_batched_device(ad, native, n, batch, bool(lower))
+            else:
+                x = _inverse_dense_device(ad, native, n, bool(lower), mode, policy)
             return arrays.to_input_kind(x) if arrays.to_input_kind else x
     x = cho_solve(c, _identity_like(c), lower=lower, mode=mode, policy=policy, progress=progress)
     return 0.5 * (x + _adjoint(x))  # exactly Hermitian, as the inverse is
@@ -510,12 +515,17 @@ _STACK_TAKES_BATCHED_KERNELS = {np.dtype(t): getattr(_core, "stack_takes_batched
                                 for t in (np.float32, np.float64, np.complex64, np.complex128)}
 _INVERSE_TAKES_BATCHED_KERNEL = {np.dtype(t): getattr(_core, "inverse_takes_batched_kernel" + _suffix(t))
                                  for t in (np.float32, np.float64, np.complex64, np.complex128)}
+_INVERSE_TAKES_DENSE_CALL = {np.dtype(t): getattr(_core, "inverse_takes_dense_call" + _suffix(t))
+                             for t in (np.float32, np.float64, np.complex64, np.complex128)}
 
 
 # The batched inverse from factors per precision: factors read through their strides, the whole
 # inverse written column-major.
 _POTRI_INTO = {np.dtype(t): getattr(_core, "potri_batched_device_into" + _suffix(t))
                for t in (np.float32, np.float64, np.complex64, np.complex128)}
+# The dense inverse of one GPU factor on the published runtime (False where none is published).
+_POTRI_DENSE_INTO_PUBLISHED = {np.dtype(t): getattr(_core, "potri_device_into_published" + _suffix(t))
+                               for t in (np.float32, np.float64, np.complex64, np.complex128)}
 
 
 # Small work on the calling thread with no runtime, where the library's plan says so
@@ -609,6 +619,33 @@ def _inverse_takes_batched_kernel(n, batch, dtype=np.float64):
     inverse kernel (tessera::device::potri_batched_ex) rather than cho_solve(c, I): the library's
     plan decides (tessera::device::inverse_takes_batched_kernel)."""
     return _INVERSE_TAKES_BATCHED_KERNEL[np.dtype(float_dtype(dtype))](n, batch)
+
+
+def _inverse_route(n, batch, dtype=np.float64):
+    """How GPU factors of order n and type dtype (a stack of `batch`) are inverted, as the library's
+    plan says: "kernel" (the batched inverse kernel, tessera::device::potri_batched_ex), "dense"
+    (one matrix: tessera::device::potri_ex) or "solve" (cho_solve(c, I))."""
+    if _inverse_takes_batched_kernel(n, batch, dtype):
+        return "kernel"
+    return "dense" if _INVERSE_TAKES_DENSE_CALL[np.dtype(float_dtype(dtype))](n, batch) else "solve"
+
+
+def _inverse_dense_device(ad, c, n, lower, mode, policy):
+    """The inverse from one GPU factor (a stack of one) by the dense device API
+    (tessera::device::potri_ex) into a fresh array, laid out as _inverse_batched_device's, on the
+    published runtime (or a runtime_call()'s where none is, or a policy is asked for)."""
+    dtype = ad.dtype(c)
+    lead = tuple(c.shape[:-2])
+    source, row_stride, col_stride, _ = ad.strided(c, dtype, lead, n, 1)
+    with ad.device_guard(c):
+        x = ad.empty(c, lead + (n, n), dtype)
+        if n > 0:
+            arguments = (ad.pointer(source), row_stride, col_stride, ad.pointer(x), n, not lower)
+            stream = ad.stream(c)
+            if policy is not None or not _POTRI_DENSE_INTO_PUBLISHED[dtype](*arguments, mode or "", stream):
+                with runtime_call(policy, mode) as call:
+                    getattr(call, "potri_device_into" + _suffix(dtype))(*arguments, call.mode, stream)
+    return ad.swap_last(x) if dtype.kind == "c" else x
 
 
 def _inverse_batched_device(ad, c, n, batch, lower):
