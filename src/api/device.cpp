@@ -399,14 +399,13 @@ void potri_ex(Runtime& runtime, int n, const T* L, long long rowStrideL, long lo
     return;
   }
   // The factor as a lower one in X (an upper one read as its conjugate transpose: the same
-  // matrix), inverted there as tiles, then mirrored (or all NaN where it has a zero on its diagonal).
+  // matrix), inverted there in place, then mirrored (or all NaN where it has a zero on its diagonal).
   const bool upper = options.uplo == Uplo::upper;
   detail::load_lower_on_stream(device, n, L, upper ? colStrideL : rowStrideL, upper ? rowStrideL : colStrideL, X, ldx,
                                upper, stream);
-  const int zero = detail::first_zero_diagonal_on_stream(n, X, ldx, stream);
   FactorOptions lower = options;
   lower.uplo = Uplo::lower;
-  if (zero == 0) invert_as_tiles(runtime, n, X, ldx, device, lower);
+  potri_dense(runtime, n, X, ldx, stream, lower);
   detail::finish_inverse_on_stream(device, n, L, rowStrideL + colStrideL, X, ldx, info, stream);
   detail::synchronize_stream(stream);
 }
