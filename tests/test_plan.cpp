@@ -199,9 +199,9 @@ TEST(Plan, DeviceMatricesUpToTheLimitAreOneVendorCallOnTheCallersStream) {
 // The inverse from a factor in GPU memory has its own limit: cuSOLVER's potri below it, the tile DAG
 // above.
 TEST(Plan, DeviceInversesUpToTheirLimitAreOneVendorCallOnTheCallersStream) {
+  const int limit = kThresholds.whole_device_inverse_max_n;
+  ASSERT_LT(limit, kThresholds.whole_device_matrix_max_n);
   for (const Precision precision : {Precision::double_real, Precision::single_complex}) {
-    const int limit = kThresholds.whole_device_inverse_max_n(precision == Precision::single_complex);
-    ASSERT_LT(limit, kThresholds.whole_device_matrix_max_n);
     PlanRequest r = request(DataPlace::device_array, limit);
     r.precision = precision;
     r.inverts = true;
@@ -211,7 +211,13 @@ TEST(Plan, DeviceInversesUpToTheirLimitAreOneVendorCallOnTheCallersStream) {
     r.inverts = false;
     EXPECT_EQ(detail::plan(one_gpu(), r).path, Path::callers_stream) << limit;
   }
-  EXPECT_LT(kThresholds.whole_device_inverse_max_n(true), kThresholds.whole_device_inverse_max_n(false));
+  // There the triangle's inverse is one solve of the identity up to its order, by levels above.
+  const int solve_max = kThresholds.triangle_inverse_by_solve_max_n;
+  ASSERT_LT(solve_max, limit);
+  EXPECT_FALSE(detail::triangle_inverse_by_levels(1));
+  EXPECT_FALSE(detail::triangle_inverse_by_levels(solve_max));
+  EXPECT_TRUE(detail::triangle_inverse_by_levels(solve_max + 1));
+  EXPECT_TRUE(detail::triangle_inverse_by_levels(limit));
 }
 
 TEST(Plan, ResidentTilesUpToTheLimitAreGatheredIntoOneTask) {
@@ -283,30 +289,28 @@ TEST(Plan, GpuInversesTakeTheBatchedKernelForSmallOrders) {
   EXPECT_FALSE(detail::inverse_takes_batched_kernel(kThresholds.batched_inverse_max_n + 1, 10000));
   EXPECT_EQ(device::inverse_takes_batched_kernel(kThresholds.batched_inverse_max_n, 7),
             detail::inverse_takes_batched_kernel(kThresholds.batched_inverse_max_n, 7));
-  // One complex double factor leaves shared memory sooner: its own bound, the other types' above it.
-  const int z = kThresholds.complex_double_single_inverse_max_n;
-  EXPECT_LT(z, kThresholds.single_inverse_max_n);
-  EXPECT_TRUE(detail::inverse_takes_batched_kernel(z, 1, Precision::double_complex));
-  EXPECT_FALSE(detail::inverse_takes_batched_kernel(z + 1, 1, Precision::double_complex));
-  EXPECT_TRUE(detail::inverse_takes_batched_kernel(z + 1, 1, Precision::single_complex));
-  EXPECT_TRUE(detail::inverse_takes_batched_kernel(z + 1, 2, Precision::double_complex));
-  const int c = kThresholds.complex_single_single_inverse_max_n;
-  EXPECT_TRUE(detail::inverse_takes_batched_kernel(c, 1, Precision::single_complex));
-  EXPECT_FALSE(detail::inverse_takes_batched_kernel(c + 1, 1, Precision::single_complex));
+  // One real or complex matrix has its own bound; a stack of two the stacks' one.
+  for (const auto& [precision, bound] :
+       {std::pair{Precision::single_real, kThresholds.single_inverse_max_n},
+        std::pair{Precision::double_complex, kThresholds.complex_single_inverse_max_n},
+        std::pair{Precision::single_complex, kThresholds.complex_single_inverse_max_n}}) {
+    ASSERT_LT(bound, kThresholds.batched_inverse_max_n);
+    EXPECT_TRUE(detail::inverse_takes_batched_kernel(bound, 1, precision)) << bound;
+    EXPECT_FALSE(detail::inverse_takes_batched_kernel(bound + 1, 1, precision)) << bound;
+    EXPECT_TRUE(detail::inverse_takes_batched_kernel(bound + 1, 2, precision)) << bound;
+  }
 }
 
-// One matrix past the kernel's orders goes to the dense call up to its bound, then to the solves;
-// a stack never does.
+// One matrix past the kernel's orders goes to the dense call at every order; a stack never does.
 TEST(Plan, OneGpuInverseTakesTheDenseCallPastTheKernel) {
-  const int kernel_max = kThresholds.single_inverse_max_n, dense_max = kThresholds.single_inverse_dense_max_n;
-  ASSERT_LT(kernel_max, dense_max);
+  const int kernel_max = kThresholds.single_inverse_max_n;
   EXPECT_FALSE(detail::inverse_takes_dense_call(kernel_max, 1));
   EXPECT_TRUE(detail::inverse_takes_dense_call(kernel_max + 1, 1));
-  EXPECT_TRUE(detail::inverse_takes_dense_call(dense_max, 1));
-  EXPECT_FALSE(detail::inverse_takes_dense_call(dense_max + 1, 1));
-  EXPECT_FALSE(detail::inverse_takes_dense_call(dense_max, 2));
-  EXPECT_TRUE(detail::inverse_takes_dense_call(kThresholds.complex_double_single_inverse_max_n + 1, 1,
-                                               Precision::double_complex));
+  EXPECT_TRUE(detail::inverse_takes_dense_call(100000, 1));
+  EXPECT_FALSE(detail::inverse_takes_dense_call(kernel_max + 1, 2));
+  EXPECT_FALSE(detail::inverse_takes_dense_call(100000, 2));
+  EXPECT_TRUE(
+      detail::inverse_takes_dense_call(kThresholds.complex_single_inverse_max_n + 1, 1, Precision::double_complex));
   EXPECT_EQ(device::inverse_takes_dense_call(300, 1, Precision::single_real),
             detail::inverse_takes_dense_call(300, 1, Precision::single_real));
 }

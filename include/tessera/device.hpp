@@ -56,7 +56,7 @@ TESSERA_EXPORT bool stack_takes_batched_kernels(int n, int batch, Precision prec
 TESSERA_EXPORT bool stack_solves_take_batched_kernels(int n, int batch);
 // Whether the inverse from `batch` factors of order n and scalar type `precision` in GPU memory is
 // computed fastest by potri_batched_ex (one kernel launch), and otherwise whether by potri_ex (one
-// matrix: cuSOLVER's potri on the caller's stream), rather than by solving with the identity.
+// matrix, on the caller's stream), rather than by solving with the identity.
 // Tessera's Python package follows them.
 TESSERA_EXPORT bool inverse_takes_batched_kernel(int n, int batch, Precision precision = Precision::double_real);
 TESSERA_EXPORT bool inverse_takes_dense_call(int n, int batch, Precision precision = Precision::double_real);
@@ -229,8 +229,9 @@ TESSERA_EXPORT void zero_opposite_triangle(Uplo uplo, int n, T* A, int lda, long
 // on `stream`, after the work already there, with handles the runtime keeps, and without a task
 // of the runtime (whose request would add its own cost to every call and wait for the stream
 // first; docs/gpu-performance.md, section "A matrix already in GPU memory"). The call returns once the result is
-// complete, as the others do. The inverse (potri, potri_ex) takes that path (cuSOLVER's potri) up to order 2048 in
-// double and 512 in single precision, its tile DAG above.
+// complete, as the others do. The inverse (potri, potri_ex) takes that path up to order 8192 (the
+// triangle's inverse W, by one cuBLAS triangular solve of the identity or by levels of batched
+// products, then cuBLAS's Hermitian product W^H W), its tile DAG above.
 
 // A (n x n, lda) factored in place; returns LAPACK's info.
 template <class T>
@@ -285,7 +286,7 @@ TESSERA_EXPORT int potrf(Runtime& runtime, int n, const T* A, long long rowStrid
 // takes them; only the triangle options.uplo is read and L is not written). `info` (one int in
 // the memory of L's GPU, or null for none): LAPACK's info, k > 0 when the factor's diagonal entry
 // k is zero, X then all NaN. On the one-call path (above) the factor is loaded into X, inverted
-// there by cuSOLVER's potri and mirrored, all enqueued on `stream` without synchronising;
+// there and mirrored, all enqueued on `stream` without synchronising;
 // otherwise X is inverted as potri's tile tasks and the call returns when they are done. X must
 // not share memory with L. Positions: n 2, L 3, rowStrideL 4, colStrideL 5, X 6, ldx 7, info 8
 // (uplo, options.uplo, 1).

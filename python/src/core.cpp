@@ -139,8 +139,8 @@ void dense_potrf_into(tessera::Runtime& runtime, const std::string& mode, uintpt
 
 // The whole inverse from the factor at `c` (element (i, j) at c + i * row_stride + j * col_stride; its
 // triangle `upper` or lower) on `runtime` into the column-major n x n array at `x`, NaN where the
-// factor has a zero on its diagonal (tessera::device::potri_ex: cuSOLVER's potri on `stream` up to
-// the plan's order, never synchronising then). `mode` "": the environment's.
+// factor has a zero on its diagonal (tessera::device::potri_ex: on `stream` up to the plan's order,
+// never synchronising then). `mode` "": the environment's.
 template <class T>
 void dense_potri_into(tessera::Runtime& runtime, const std::string& mode, uintptr_t c, int64_t row_stride,
                       int64_t col_stride, uintptr_t x, int n, bool upper, uintptr_t stream) {

@@ -654,25 +654,28 @@ def test_logdet_and_inverse_on_the_gpu(kind, n, batch):
 
 def test_the_library_routes_gpu_inverses():
     """The inverse's route is the library's plan (no GPU needed to ask): the batched inverse kernel
-    for small orders, the dense inverse for one larger matrix, cho_solve(c, I) for larger stacks."""
+    for small orders, the dense inverse for one larger matrix of any order, cho_solve(c, I) for
+    larger stacks."""
     assert tessera._inverse_route(8, 1) == "kernel" and tessera._inverse_route(100, 10000) == "kernel"
     assert tessera._inverse_route(200, 1) == "dense" and tessera._inverse_route(200, 8) == "kernel"
-    assert tessera._inverse_route(4096, 1) == "solve" and tessera._inverse_route(4096, 8) == "solve"
-    # One complex double factor leaves the kernel's shared memory sooner than one double factor.
+    assert tessera._inverse_route(20000, 1) == "dense" and tessera._inverse_route(4096, 8) == "solve"
+    # One complex factor leaves the kernel sooner than one real factor.
     assert tessera._inverse_route(112, 1, np.float64) == "kernel"
     assert tessera._inverse_route(112, 1, np.complex128) == "dense"
+    assert tessera._inverse_route(112, 1, np.complex64) == "dense"
     assert tessera._inverse_route(112, 2, np.complex128) == "kernel"
 
 
 @pytest.mark.parametrize("route", ["kernel", "dense", "solve"])
 @pytest.mark.parametrize("dtype", [np.float64, np.float32, np.complex128, np.complex64])
 @pytest.mark.parametrize("n, batch", [(1, (3,)), (7, ()), (33, (5,)), (130, (2,)), (40, (300,)), (1, ()), (130, ()),
-                                      (1, (1,))])
+                                      (1, (1,)), (257, ())])
 def test_inverse_routes_match_numpy_in_every_layout(kind, monkeypatch, route, dtype, n, batch):
     """cholesky_inverse of GPU factors through the batched inverse kernel, the dense inverse (one
     matrix) and cho_solve: lower and upper factors, C-ordered, Fortran-ordered (as cholesky returns
     lower factors), broadcast, each the whole Hermitian inverse of the input's kind, dtype and
-    shape, the factor unchanged. Order 130 runs the kernel from device memory for complex double."""
+    shape, the factor unchanged. Order 130 runs the kernel from device memory for complex double;
+    one matrix of order 257 the dense inverse's triangle by levels."""
     if route == "dense" and batch not in ((), (1,)):
         pytest.skip("the dense inverse takes one matrix")
     monkeypatch.setattr(tessera, "_inverse_route", lambda *_: route)

@@ -373,7 +373,8 @@ int potri_dense(Runtime& runtime, int n, T* A, int lda, Stream stream, const Fac
   // xTRTRI's check before anything changes (after the work already on the stream).
   if (const int zero = detail::first_zero_diagonal_on_stream(n, A, lda, stream)) return zero;
   if (on_callers_stream(device_plan<T>(runtime, n, options, true), {device}))
-    return detail::potri_on_callers_stream(runtime, device, options.uplo, n, A, lda, stream);
+    return detail::potri_on_callers_stream(runtime, device, options.uplo, n, A, lda, stream,
+                                           detail::triangle_inverse_by_levels(n));
   invert_as_tiles(runtime, n, A, lda, device, options);
   return 0;
 }
@@ -395,7 +396,7 @@ void potri_ex(Runtime& runtime, int n, const T* L, long long rowStrideL, long lo
   if (L == X) throw InvalidArgument(qualified("potri_ex") + ": X (argument 6) is the memory of L (argument 3)", 6);
   if (on_callers_stream(device_plan<T>(runtime, n, options, true), {device, info_device})) {
     detail::potri_into_on_callers_stream_async(runtime, device, options.uplo, n, L, rowStrideL, colStrideL, X, ldx,
-                                               info, stream);
+                                               info, stream, detail::triangle_inverse_by_levels(n));
     return;
   }
   // The factor as a lower one in X (an upper one read as its conjugate transpose: the same

@@ -110,10 +110,6 @@ bool factors_resident_tiles_whole(const Machine& machine, const PlanRequest& r, 
          r.tiles_on_first_gpu && r.tiles_on_first_gpu();
 }
 
-int whole_device_inverse_max_n(Precision precision) {
-  return t.whole_device_inverse_max_n(precision == Precision::single_real || precision == Precision::single_complex);
-}
-
 // A device-API factorization as one vendor call on the whole matrix: asked for, or automatic
 // (grain and tile size left to Tessera) up to the table's limit on one GPU in a request that runs
 // as gpu mode does.
@@ -122,7 +118,7 @@ bool factors_device_matrix_whole(const Machine& machine, const PlanRequest& r, c
   // A complex matrix as one vendor call on the caller's stream only: the one task of the runtime
   // (with a trace) takes real scalars.
   if (is_complex(r.precision) && r.options.trace) return false;
-  const int whole_max_n = r.inverts ? whole_device_inverse_max_n(r.precision) : t.whole_device_matrix_max_n;
+  const int whole_max_n = r.inverts ? t.whole_device_inverse_max_n : t.whole_device_matrix_max_n;
   return p.tensor_cores == TensorCores::off && p.accuracy == 0 && r.options.grain == TaskGrain::automatic &&
          r.options.nb == 0 && r.n <= whole_max_n && machine.cuda_devices == 1 && p.runs_as_gpu_mode;
 }
@@ -139,7 +135,7 @@ void plan_device_array(const Machine& machine, const PlanRequest& r, Plan& p) {
   say(p, [&] {
     return asked ? std::string("one task on the whole matrix (grain whole_matrix asked for)")
                  : fmt::format("one vendor call on the whole matrix (n <= {} on one GPU)",
-                               r.inverts ? whole_device_inverse_max_n(r.precision) : t.whole_device_matrix_max_n);
+                               r.inverts ? t.whole_device_inverse_max_n : t.whole_device_matrix_max_n);
   });
   // The caller's stream rather than a runtime task: the grain left to Tessera, and no trace (a
   // trace records the runtime's tasks).
@@ -377,14 +373,14 @@ bool stack_solves_take_batched_kernels(int n, int batch) {
 
 bool inverse_takes_batched_kernel(int n, int batch, Precision precision) {
   if (batch != 1) return n <= t.batched_inverse_max_n;
-  return n <= (precision == Precision::double_complex   ? t.complex_double_single_inverse_max_n
-               : precision == Precision::single_complex ? t.complex_single_single_inverse_max_n
-                                                        : t.single_inverse_max_n);
+  return n <= (is_complex(precision) ? t.complex_single_inverse_max_n : t.single_inverse_max_n);
 }
 
 bool inverse_takes_dense_call(int n, int batch, Precision precision) {
-  return batch == 1 && !inverse_takes_batched_kernel(n, batch, precision) && n <= t.single_inverse_dense_max_n;
+  return batch == 1 && !inverse_takes_batched_kernel(n, batch, precision);
 }
+
+bool triangle_inverse_by_levels(int n) { return n > t.triangle_inverse_by_solve_max_n; }
 
 void check_options(const FactorOptions& options) {
   const int percent = options.out_of_core_panel_percent;

@@ -146,9 +146,14 @@ bool stack_solves_take_batched_kernels(int n, int batch);
 // Whether the inverse from `batch` GPU factors of order n and scalar type `precision` goes through
 // the batched inverse kernel.
 bool inverse_takes_batched_kernel(int n, int batch, Precision precision = Precision::double_real);
-// Whether it goes through device::potri_ex (one matrix, cuSOLVER's potri on the caller's stream)
-// rather than by solving with the identity; never for a stack.
+// Whether it goes through device::potri_ex (one matrix, on the caller's stream) rather than by
+// solving with the identity; never for a stack.
 bool inverse_takes_dense_call(int n, int batch, Precision precision = Precision::double_real);
+
+// Whether the inverse of one GPU factor of order n on the caller's stream makes the triangle's
+// inverse by levels (batched solves of the diagonal blocks, then products joining them) rather
+// than by one triangular solve of the identity.
+bool triangle_inverse_by_levels(int n);
 
 // Whether the tiles of an upper-stored matrix hold its blocks as stored (transposed tiles: the
 // tasks call the transposed BLAS forms, and nothing is transposed), rather than transposed copies

@@ -76,16 +76,17 @@ struct Thresholds {
   // this order is factored by the vendor's potrf on the matrix itself: below it the DAG's chain of
   // steps pays the runtime's latency at each.
   int whole_device_matrix_max_n = 16384;
-  // The same for the inverse from a factor in GPU memory (device::potri, potri_ex): cuSOLVER's potri
-  // on the matrix itself up to these orders, the tile DAG of the triangular inverse and its product
-  // above. On an H200 (warm, resident) cuSOLVER's potri ran 2.0x the tile DAG's speed at 2048 in
-  // double and the DAG 1.8x cuSOLVER's at 4096; in single precision cuSOLVER's 1.1x the DAG's at
-  // 512 and the DAG 1.1x and 1.4x cuSOLVER's at 1024 and 2048.
-  int whole_device_inverse_max_n_double = 2048;
-  int whole_device_inverse_max_n_single = 512;
-  constexpr int whole_device_inverse_max_n(bool single) const {
-    return single ? whole_device_inverse_max_n_single : whole_device_inverse_max_n_double;
-  }
+  // The same for the inverse from a factor in GPU memory (device::potri, potri_ex): the factor's
+  // triangular inverse W and the product W^H W on the matrix itself (cuBLAS on the caller's stream,
+  // vendor::invert_from_lower_factor) up to this order, the tile DAG of the triangular inverse and
+  // its product above. On an H200 (warm, resident) the one call ran 3.0-6.2x cuSOLVER's potri from
+  // order 512 to 4096 in double and 1.25x the tile DAG at 8192 (single: 1.9-4.8x, and the DAG's
+  // speed at 8192); the DAG 1.5-1.6x the one call at 16384.
+  int whole_device_inverse_max_n = 8192;
+  // That triangular inverse by one solve of the identity up to this order, by levels above
+  // (vendor::invert_lower_by_levels): from order 192-256 the solve's steps through the whole
+  // triangle took longer than the levels' few wide launches, in each scalar type.
+  int triangle_inverse_by_solve_max_n = 192;
   // A tile matrix whose lower tiles are all on the runtime's one GPU, up to this order, is
   // gathered into one matrix for one vendor call, when the gathered copy takes at most this share
   // of the memory the runtime may use on the GPU.
@@ -122,19 +123,14 @@ struct Thresholds {
   int blocked_stack_min_n_single = 384;
   // The inverse from GPU factors (Python's cholesky_inverse): up to these orders the batched
   // inverse kernel (device::potri_batched_ex, a thread block per matrix) for a stack and for one
-  // matrix; above them one matrix goes to device::potri_ex (cuSOLVER's potri on the caller's stream)
-  // up to single_inverse_dense_max_n, a stack or a larger matrix to cho_solve(c, I). On an H200
+  // matrix; above them one matrix goes to device::potri_ex, a stack to cho_solve(c, I). On an H200
   // (warm, the four types, stacks of 8 to 4096) the kernel was the fastest at every stack up to
-  // order 256; for one matrix (through the package, against potri_ex and cho_solve) up to order
-  // 144 in the real types, 112 in complex single and 96 in complex double (whose factor leaves
-  // shared memory from order 120); potri_ex from there to 512 in every type (1.2-1.5x PyTorch's
-  // cholesky_inverse from 160 to 256, where the kernel from device memory and cho_solve took
-  // 0.4-0.85x), cho_solve from 1024.
+  // order 256; for one matrix (through the package, against potri_ex) up to order 112 in the real
+  // types and 80 in the complex ones; potri_ex from there (1.5-4.6x PyTorch's cholesky_inverse up
+  // to order 8192, where cho_solve took 0.4-1.0x).
   int batched_inverse_max_n = 256;
-  int single_inverse_max_n = 144;
-  int complex_single_single_inverse_max_n = 112;
-  int complex_double_single_inverse_max_n = 100;
-  int single_inverse_dense_max_n = 512;
+  int single_inverse_max_n = 112;
+  int complex_single_inverse_max_n = 80;
 
   // A host array's tiles under HostTiles::automatic: the runtime's first call on an array of at
   // least staged_first_call_min_bytes (not pinned by its caller) is staged on the GPUs: a one-shot

@@ -34,6 +34,21 @@ namespace tessera::detail {
 
 namespace {
 
+// Offsets of buffers carved one after the other from one allocation, each aligned as cudaMalloc's.
+class Carving {
+ public:
+  std::size_t place(std::size_t count, std::size_t size) {
+    const std::size_t at = (bytes_ + kAlignment - 1) / kAlignment * kAlignment;
+    bytes_ = at + count * size;
+    return at;
+  }
+  std::size_t bytes() const { return bytes_; }
+
+ private:
+  static constexpr std::size_t kAlignment = 256;
+  std::size_t bytes_ = 0;
+};
+
 // cuSOLVER's batched potrf of a stack of one scalar type, order, leading dimension and count,
 // captured as a CUDA graph: one launch instead of the two dozen of its kernels, whose launches
 // took most of the time of a call on a short stack of small matrices. The graph reads the matrices
@@ -249,19 +264,46 @@ void factor_lower(StreamSolvers& handles, int n, T* L, int ld, int* info, cudaSt
   factor_triangle(handles, 'L', n, L, ld, info, stream);
 }
 
-// cuSOLVER's potri of the triangle `uplo` of L (n x n, ld), its info into `info` (device memory).
+// L's lower triangle (n x n, ld), holding potrf's lower factor, := its matrix's inverse (xPOTRI),
+// on `stream` (vendor::invert_from_lower_factor, its workspace kept between calls while it is
+// small enough to keep, as the transposed copies are).
 template <class T>
-void invert_triangle(StreamSolvers& handles, char uplo, int n, T* L, int ld, int* info, cudaStream_t stream) {
-  const int lwork = cuda::vendor::potri_workspace(handles.solver, uplo, n, L, ld);
-  T* work = static_cast<T*>(handles.workspace_of(sizeof(T) * static_cast<std::size_t>(std::max(lwork, 1)), stream));
-  cuda::vendor::potri(handles.solver, uplo, n, L, ld, work, lwork, info);
+void invert_lower(StreamSolvers& handles, bool by_levels, int n, T* L, int ld, cudaStream_t stream) {
+  namespace vendor = cuda::vendor;
+  Carving c;
+  const std::size_t at_inverse = c.place(std::size_t(n) * std::size_t(n), sizeof(T));
+  const std::size_t at_work = c.place(by_levels ? vendor::inverse_by_levels_elements(n, n) : 0, sizeof(T));
+  const std::size_t at_pointers =
+      c.place(by_levels ? std::size_t(vendor::inverse_by_levels_pointers(n)) : 0, sizeof(T*));
+  std::optional<cuda::StreamBuffer<unsigned char>> own;
+  auto* room = c.bytes() <= handles.kept_transposed_limit
+                   ? static_cast<unsigned char*>(handles.workspace_of(c.bytes(), stream))
+                   : own.emplace(c.bytes(), stream).data();
+  vendor::invert_from_lower_factor(handles.blas, by_levels, n, L, ld, L, ld, reinterpret_cast<T*>(room + at_inverse), n,
+                                   reinterpret_cast<T*>(room + at_work), reinterpret_cast<T**>(room + at_pointers),
+                                   stream);
+}
+
+// on_lower(M, ld) on the lower triangle of a workspace holding the upper triangle of A (n x n,
+// lda) transposed (conjugated: a Hermitian matrix's lower triangle), then that triangle moved back
+// into A's upper one, all on `stream`.
+template <class T, class OnLower>
+void through_transposed_copy(StreamSolvers& handles, int n, T* A, int lda, cudaStream_t stream, OnLower&& on_lower) {
+  constexpr int alignment = static_cast<int>(kColumnAlignment<T>);
+  const int ld = (n + alignment - 1) / alignment * alignment;
+  const std::size_t elements = static_cast<std::size_t>(ld) * static_cast<std::size_t>(n);
+  std::optional<cuda::StreamBuffer<T>> own;
+  auto* lower = static_cast<T*>(handles.kept_transposed_of(sizeof(T) * elements, stream));
+  if (!lower) lower = own.emplace(elements, stream).data();
+  cuda::transpose_triangle(cuda::Triangle::lower, n, A, lda, lower, ld, stream);
+  on_lower(lower, ld);
+  cuda::transpose_triangle(cuda::Triangle::upper, n, lower, ld, A, lda, stream);
 }
 
 // on_lower(triangle, M, ld) on the triangle `uplo` of A (n x n, lda), on `stream`: directly on a
-// lower one and on a complex upper one (the transposed copies, Tessera's kernels, take real
-// scalars), a real upper one through the lower triangle of a workspace, transposed there and back,
-// as the one task of the runtime does (cuSOLVER's upper potrf is much slower than its lower one;
-// docs/user-guide.md, section "GPUs").
+// lower one and on a complex upper one, a real upper one through the lower triangle of a
+// workspace (through_transposed_copy), as the one task of the runtime does (cuSOLVER's upper
+// potrf is much slower than its lower one; docs/user-guide.md, section "GPUs").
 template <class T, class OnLower>
 void through_lower_triangle(StreamSolvers& handles, Uplo uplo, int n, T* A, int lda, cudaStream_t stream,
                             OnLower&& on_lower) {
@@ -273,15 +315,7 @@ void through_lower_triangle(StreamSolvers& handles, Uplo uplo, int n, T* A, int 
     on_lower('U', A, lda);
     return;
   }
-  constexpr int alignment = static_cast<int>(kColumnAlignment<T>);
-  const int ld = (n + alignment - 1) / alignment * alignment;
-  const std::size_t elements = static_cast<std::size_t>(ld) * static_cast<std::size_t>(n);
-  std::optional<cuda::StreamBuffer<T>> own;
-  auto* lower = static_cast<T*>(handles.kept_transposed_of(sizeof(T) * elements, stream));
-  if (!lower) lower = own.emplace(elements, stream).data();
-  cuda::transpose_triangle(cuda::Triangle::lower, n, A, lda, lower, ld, stream);
-  on_lower('L', lower, ld);
-  cuda::transpose_triangle(cuda::Triangle::upper, n, lower, ld, A, lda, stream);
+  through_transposed_copy(handles, n, A, lda, stream, [&](T* M, int ld) { on_lower('L', M, ld); });
 }
 
 // potrf of the triangle `uplo` of A, its info into `info` (device memory), all on `stream`.
@@ -292,12 +326,15 @@ void factor(StreamSolvers& handles, Uplo uplo, int n, T* A, int lda, int* info, 
   });
 }
 
-// potri of the triangle `uplo` of A, its info into `info` (device memory), all on `stream`.
+// The inverse from the factor in the triangle `uplo` of A into that triangle (xPOTRI), on `stream`:
+// an upper one, of any scalar type, through a lower copy (invert_lower takes lower factors).
 template <class T>
-void invert(StreamSolvers& handles, Uplo uplo, int n, T* A, int lda, int* info, cudaStream_t stream) {
-  through_lower_triangle(handles, uplo, n, A, lda, stream, [&](char triangle, T* M, int ld) {
-    invert_triangle(handles, triangle, n, M, ld, info, stream);
-  });
+void invert(StreamSolvers& handles, bool by_levels, Uplo uplo, int n, T* A, int lda, cudaStream_t stream) {
+  const auto on_lower = [&](T* L, int ld) { invert_lower(handles, by_levels, n, L, ld, stream); };
+  if (uplo == Uplo::lower)
+    on_lower(A, lda);
+  else
+    through_transposed_copy(handles, n, A, lda, stream, on_lower);
 }
 
 }  // namespace
@@ -400,19 +437,22 @@ int potrf_into_on_callers_stream(const Runtime& runtime, int device, Uplo uplo, 
 }
 
 template <class T>
-int potri_on_callers_stream(const Runtime& runtime, int device, Uplo uplo, int n, T* A, int lda, void* caller_stream) {
+int potri_on_callers_stream(const Runtime& runtime, int device, Uplo uplo, int n, T* A, int lda, void* caller_stream,
+                            bool by_levels) {
   const CurrentDevice current(device);
   const auto stream = static_cast<cudaStream_t>(caller_stream);
   const StreamSolverPool::Lease handles = lease_handles(runtime, device);
   handles->bind(stream);
-  invert(*handles, uplo, n, A, lda, handles->device_info, stream);
-  return handles->info_after(stream);
+  invert(*handles, by_levels, uplo, n, A, lda, stream);
+  handles->enqueued(stream);
+  TESSERA_CUDA_CHECK(cudaStreamSynchronize(stream));
+  return 0;
 }
 
 template <class T>
 void potri_into_on_callers_stream_async(const Runtime& runtime, int device, Uplo uplo, int n, const T* L,
                                         long long row_stride, long long col_stride, T* X, int ldx, int* info,
-                                        void* caller_stream) {
+                                        void* caller_stream, bool by_levels) {
   const CurrentDevice current(device);
   const auto stream = static_cast<cudaStream_t>(caller_stream);
   const StreamSolverPool::Lease handles = lease_handles(runtime, device);
@@ -420,9 +460,8 @@ void potri_into_on_callers_stream_async(const Runtime& runtime, int device, Uplo
   // An upper factor U read as L = U^H (the same matrix U^H U = L L^H, so the same inverse).
   const bool upper = uplo == Uplo::upper;
   cuda::load_lower(n, L, upper ? col_stride : row_stride, upper ? row_stride : col_stride, X, ldx, upper, stream);
-  // The info from the factor's diagonal (finish_inverse), not from cuSOLVER's potri, which reports
-  // no zero of a factor of order 1.
-  invert_triangle(*handles, 'L', n, X, ldx, handles->device_info, stream);
+  invert_lower(*handles, by_levels, n, X, ldx, stream);
+  // The info from the factor's diagonal, read from the factor itself.
   cuda::finish_inverse(n, L, row_stride + col_stride, X, ldx, info, stream);
   handles->enqueued(stream);
 }
@@ -528,21 +567,6 @@ void potrs_stack_on_callers_stream_async(const Runtime& runtime, int device, Upl
 // ---- RefinementOnStream ------------------------------------------------------------------------
 
 namespace {
-
-// Offsets of buffers carved one after the other from one allocation, each aligned as cudaMalloc's.
-class Carving {
- public:
-  std::size_t place(std::size_t count, std::size_t size) {
-    const std::size_t at = (bytes_ + kAlignment - 1) / kAlignment * kAlignment;
-    bytes_ = at + count * size;
-    return at;
-  }
-  std::size_t bytes() const { return bytes_; }
-
- private:
-  static constexpr std::size_t kAlignment = 256;
-  std::size_t bytes_ = 0;
-};
 
 // One device buffer of doubles for a convergence check's results: 2 nrhs + 1 doubles (the largest
 // magnitudes), then 2 nrhs + 1 ints (the non-finite marks, the flags) in the doubles after them.
@@ -757,9 +781,9 @@ template class RefinementOnStream<std::complex<double>>;
   template int potrf_into_on_callers_stream<T>(const Runtime&, int, Uplo, int, const T*, long long, long long, T*,     \
                                                int, void*);                                                            \
   template void potrf_on_callers_stream_async<T>(const Runtime&, int, Uplo, int, T*, int, int*, void*);                \
-  template int potri_on_callers_stream<T>(const Runtime&, int, Uplo, int, T*, int, void*);                             \
+  template int potri_on_callers_stream<T>(const Runtime&, int, Uplo, int, T*, int, void*, bool);                       \
   template void potri_into_on_callers_stream_async<T>(const Runtime&, int, Uplo, int, const T*, long long, long long,  \
-                                                      T*, int, int*, void*);                                           \
+                                                      T*, int, int*, void*, bool);                                     \
   template void potrs_on_callers_stream<T>(const Runtime&, int, Uplo, int, int, const T*, int, T*, int, void*);        \
   template void potrs_stack_on_callers_stream_async<T>(const Runtime&, int, Uplo, int, int, const T*, int, long long,  \
                                                        T*, int, long long, int, void*);                                \

@@ -53,23 +53,24 @@ void potrf_stack_on_callers_stream_async(const Runtime& runtime, int device, Upl
                                          long long strideL, int batch, int* info, void* stream, bool in_blocks = false);
 
 // A (n x n, lda, on `device`) holding potrf's factor in its triangle `uplo` := A^{-1} in that
-// triangle (cuSOLVER's potri; an upper-stored real A through a transposed workspace, as
-// potrf_on_callers_stream), on `stream` after the work already on it; returns LAPACK's info once
-// the inverse is complete. The caller has checked the factor's diagonal for zeros first (xTRTRI
-// leaves A as it was then).
+// triangle (W = L^{-1} by a triangular solve of the identity, or by levels where `by_levels`, then
+// W^H W; an upper factor through a transposed workspace), on `stream` after the work already on
+// it; returns 0 once the inverse is complete. The caller has checked the factor's diagonal for
+// zeros first (xTRTRI leaves A as it was then).
 template <class T>
-int potri_on_callers_stream(const Runtime& runtime, int device, Uplo uplo, int n, T* A, int lda, void* stream);
+int potri_on_callers_stream(const Runtime& runtime, int device, Uplo uplo, int n, T* A, int lda, void* stream,
+                            bool by_levels);
 
 // The out-of-place inverse (device::potri_ex): X (n x n, ldx, on `device`) := A^{-1}, both
 // triangles, from the factor whose element (i, j) lies at L + i * row_stride + j * col_stride (its
-// triangle `uplo` loaded into X's lower triangle, inverted there by cuSOLVER's potri, then
-// mirrored; X all NaN where the factor's diagonal holds a zero), LAPACK's info into `info` (device
-// memory; null: none written), on `stream` after the work already on it; returns once enqueued,
-// never waiting for the GPU.
+// triangle `uplo` loaded into X's lower triangle, inverted there as potri_on_callers_stream does,
+// then mirrored; X all NaN where the factor's diagonal holds a zero), LAPACK's info into `info`
+// (device memory; null: none written), on `stream` after the work already on it; returns once
+// enqueued, never waiting for the GPU.
 template <class T>
 void potri_into_on_callers_stream_async(const Runtime& runtime, int device, Uplo uplo, int n, const T* L,
                                         long long row_stride, long long col_stride, T* X, int ldx, int* info,
-                                        void* stream);
+                                        void* stream, bool by_levels);
 
 // B (n x nrhs, ldb, on `device`) := A^{-1} B with potrf's factor in the triangle `uplo` of A, on
 // `stream` after the work already on it; returns once B is complete.

@@ -305,8 +305,9 @@ TYPED_TEST(DeviceBatchedInverse, OutOfPlaceWritesTheWholeInverse) {
 }
 
 // The dense inverse of one matrix (device::potri in place, device::potri_ex out of place) on a
-// runtime in gpu mode: by the plan (cuSOLVER's potri on the caller's stream at these orders) and
-// as tile tasks (tiles of 64 asked for). In place: each member of a batch of 4 (zeros on the
+// runtime in gpu mode: by the plan (on the caller's stream at these orders: the triangle's inverse
+// by a solve of the identity up to order 192, by levels from 200) and as tile tasks (tiles of 64
+// asked for). In place: each member of a batch of 4 (zeros on the
 // diagonals of members 1-3) in its slot, LAPACK's inverse in its triangle, everything else (and a
 // failed member) bit for bit as it was. Out of place from C-ordered and Fortran-ordered factors:
 // the whole inverse, NaN and the info where the diagonal holds a zero, the source unchanged, and
@@ -315,7 +316,7 @@ TYPED_TEST(DeviceBatchedInverse, DenseCallsMatchLapack) {
   using T = TypeParam;
   std::mt19937_64 rng(20261204);
   for (Uplo uplo : kUplos)
-    for (int n : {1, 31, 33, 65, 127, 200})
+    for (int n : {1, 31, 33, 65, 127, 200, 331})
       for (int nb : {0, 64}) {
         tessera::FactorOptions options;
         options.uplo = uplo;

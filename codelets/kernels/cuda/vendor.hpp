@@ -216,44 +216,6 @@ inline void lauum(cusolverDnHandle_t h, char uplo, int n, float* A, int lda, flo
   TESSERA_CUSOLVER_CHECK(cusolverDnSlauum(h, fill(uplo), n, A, lda, work, lwork, d_info));
 }
 
-// A := A^{-1} in the triangle uplo from the Cholesky factor potrf left there (cuSOLVER's potri:
-// xtrtri, then xlauum); `work` of potri_workspace elements; d_info receives its info (i > 0: the
-// factor's diagonal entry i is zero).
-inline int potri_workspace(cusolverDnHandle_t h, char uplo, int n, double* A, int lda) {
-  int lwork = 0;
-  TESSERA_CUSOLVER_CHECK(cusolverDnDpotri_bufferSize(h, fill(uplo), n, A, lda, &lwork));
-  return lwork;
-}
-inline int potri_workspace(cusolverDnHandle_t h, char uplo, int n, float* A, int lda) {
-  int lwork = 0;
-  TESSERA_CUSOLVER_CHECK(cusolverDnSpotri_bufferSize(h, fill(uplo), n, A, lda, &lwork));
-  return lwork;
-}
-inline int potri_workspace(cusolverDnHandle_t h, char uplo, int n, std::complex<double>* A, int lda) {
-  int lwork = 0;
-  TESSERA_CUSOLVER_CHECK(cusolverDnZpotri_bufferSize(h, fill(uplo), n, cu(A), lda, &lwork));
-  return lwork;
-}
-inline int potri_workspace(cusolverDnHandle_t h, char uplo, int n, std::complex<float>* A, int lda) {
-  int lwork = 0;
-  TESSERA_CUSOLVER_CHECK(cusolverDnCpotri_bufferSize(h, fill(uplo), n, cu(A), lda, &lwork));
-  return lwork;
-}
-inline void potri(cusolverDnHandle_t h, char uplo, int n, double* A, int lda, double* work, int lwork, int* d_info) {
-  TESSERA_CUSOLVER_CHECK(cusolverDnDpotri(h, fill(uplo), n, A, lda, work, lwork, d_info));
-}
-inline void potri(cusolverDnHandle_t h, char uplo, int n, float* A, int lda, float* work, int lwork, int* d_info) {
-  TESSERA_CUSOLVER_CHECK(cusolverDnSpotri(h, fill(uplo), n, A, lda, work, lwork, d_info));
-}
-inline void potri(cusolverDnHandle_t h, char uplo, int n, std::complex<double>* A, int lda, std::complex<double>* work,
-                  int lwork, int* d_info) {
-  TESSERA_CUSOLVER_CHECK(cusolverDnZpotri(h, fill(uplo), n, cu(A), lda, cu(work), lwork, d_info));
-}
-inline void potri(cusolverDnHandle_t h, char uplo, int n, std::complex<float>* A, int lda, std::complex<float>* work,
-                  int lwork, int* d_info) {
-  TESSERA_CUSOLVER_CHECK(cusolverDnCpotri(h, fill(uplo), n, cu(A), lda, cu(work), lwork, d_info));
-}
-
 // C := alpha A B + beta C with A symmetric (for complex scalars Hermitian: hemm) in its triangle
 // uplo, B and C n x nrhs: symv / hemv for one column.
 inline void symm(cublasHandle_t h, char uplo, int n, int nrhs, double alpha, const double* A, int lda, const double* B,
@@ -505,6 +467,27 @@ void invert_lower_by_levels(cublasHandle_t h, bool tf32, int n, int block, const
     const std::size_t o = std::size_t(full) * block;
     detail::invert_region(h, tf32, rest, rest, L + o * (ldl + 1), ldl, X + o * (ldx + 1), ldx, work, pointers, stream);
   }
+}
+
+// X's lower triangle := (L L^H)^{-1} = W^H W with W = L^{-1}, from the lower factor L (xPOTRI's
+// result; nothing above X's diagonal written; X may be L itself): W (n x n, ldw) by one triangular
+// solve of the identity, or by levels where `by_levels` (invert_lower_by_levels; work and pointers
+// as it takes them, unused otherwise), then one Hermitian rank-n product. cuSOLVER's potri (its
+// own triangular inverse, then the product of the triangles) was several times slower from order
+// 64 to 4096 (docs/performance.md, "The inverse of one GPU matrix"). A zero on L's diagonal gives
+// infinities and NaNs: the caller checks the diagonal.
+template <class T>
+void invert_from_lower_factor(cublasHandle_t h, bool by_levels, int n, const T* L, int ldl, T* X, int ldx, T* W,
+                              int ldw, T* work, T** pointers, cudaStream_t stream) {
+  if (n <= 0) return;
+  const T one(1), zero(0);
+  if (by_levels) {
+    invert_lower_by_levels(h, false, n, n, L, ldl, W, ldw, work, pointers, stream);
+  } else {
+    set_identity<T>(n, n, W, ldw, stream);
+    trsm(h, true, 'L', Trans::no, n, n, one, L, ldl, W, ldw);
+  }
+  syrk(h, 'L', Trans::conjugate_transpose, n, n, one, W, ldw, zero, X, ldx);
 }
 
 // The diagonal blocks of a lower triangle inverted, for triangular solves at the bandwidth of

@@ -381,10 +381,11 @@ def cholesky_inverse(c, *, lower=None, mode=None, policy=None, progress=None):
     of orders the batched inverse kernel takes as chunks of matrices, one task each, or LAPACK on
     the calling thread for small work) and raise numpy.linalg.LinAlgError for a zero on a factor's
     diagonal. GPU arrays of small order (_inverse_route) go through the batched inverse kernel in
-    one launch, one larger GPU matrix through the library's dense inverse (cuSOLVER's potri on the
-    array's stream up to an order the plan sets, the tile task graph above), neither synchronising:
-    a factor with a zero on its diagonal gives an inverse of NaN. Larger GPU stacks, gradients and
-    JAX traces compute cho_solve(c, I) (twice potri's arithmetic)."""
+    one launch, one larger GPU matrix through the library's dense inverse (cuBLAS's triangular
+    inverse and product on the array's stream up to an order the plan sets, the tile task graph
+    above), neither synchronising: a factor with a zero on its diagonal gives an inverse of NaN.
+    Larger GPU stacks, gradients and JAX traces compute cho_solve(c, I) (twice potri's
+    arithmetic)."""
     c, lower = _factor_and_triangle(c, lower)
     if not _jax.is_traced(c) and not _torch_needs_grad(c):
         where, arrays, native = classify(c)
