@@ -282,22 +282,28 @@ TEST(Plan, BatchesAreChunkedForTheirWorkers) {
 }
 
 TEST(Plan, GpuInversesTakeTheBatchedKernelForSmallOrders) {
+  const int long_stack = kThresholds.short_stack_max_batch, short_stack = long_stack - 1;
   EXPECT_TRUE(detail::inverse_takes_batched_kernel(1, 1));
-  EXPECT_TRUE(detail::inverse_takes_batched_kernel(kThresholds.single_inverse_max_n, 1));
-  EXPECT_FALSE(detail::inverse_takes_batched_kernel(kThresholds.single_inverse_max_n + 1, 1));
-  EXPECT_TRUE(detail::inverse_takes_batched_kernel(kThresholds.batched_inverse_max_n, 2));
+  EXPECT_TRUE(detail::inverse_takes_batched_kernel(kThresholds.batched_inverse_max_n, long_stack));
   EXPECT_FALSE(detail::inverse_takes_batched_kernel(kThresholds.batched_inverse_max_n + 1, 10000));
   EXPECT_EQ(device::inverse_takes_batched_kernel(kThresholds.batched_inverse_max_n, 7),
             detail::inverse_takes_batched_kernel(kThresholds.batched_inverse_max_n, 7));
-  // One real or complex matrix has its own bound; a stack of two the stacks' one.
-  for (const auto& [precision, bound] :
-       {std::pair{Precision::single_real, kThresholds.single_inverse_max_n},
-        std::pair{Precision::double_complex, kThresholds.complex_single_inverse_max_n},
-        std::pair{Precision::single_complex, kThresholds.complex_single_inverse_max_n}}) {
-    ASSERT_LT(bound, kThresholds.batched_inverse_max_n);
-    EXPECT_TRUE(detail::inverse_takes_batched_kernel(bound, 1, precision)) << bound;
-    EXPECT_FALSE(detail::inverse_takes_batched_kernel(bound + 1, 1, precision)) << bound;
-    EXPECT_TRUE(detail::inverse_takes_batched_kernel(bound + 1, 2, precision)) << bound;
+  // One matrix and a short stack, real or complex, have bounds of their own, below the long
+  // stacks' one.
+  for (const Precision precision : {Precision::single_real, Precision::double_complex, Precision::single_complex}) {
+    const bool complex = precision != Precision::single_real;
+    const int one = complex ? kThresholds.complex_single_inverse_max_n : kThresholds.single_inverse_max_n;
+    const int short_max =
+        complex ? kThresholds.short_stack_inverse_max_n_complex : kThresholds.short_stack_inverse_max_n_real;
+    ASSERT_LT(one, short_max);
+    ASSERT_LT(short_max, kThresholds.batched_inverse_max_n);
+    EXPECT_TRUE(detail::inverse_takes_batched_kernel(one, 1, precision)) << one;
+    EXPECT_FALSE(detail::inverse_takes_batched_kernel(one + 1, 1, precision)) << one;
+    for (const int batch : {2, short_stack}) {
+      EXPECT_TRUE(detail::inverse_takes_batched_kernel(short_max, batch, precision)) << short_max;
+      EXPECT_FALSE(detail::inverse_takes_batched_kernel(short_max + 1, batch, precision)) << short_max;
+    }
+    EXPECT_TRUE(detail::inverse_takes_batched_kernel(short_max + 1, long_stack, precision)) << short_max;
   }
 }
 
@@ -365,6 +371,13 @@ TEST(Plan, StacksOfGpuMatricesGoWhereTheyRunFastest) {
   EXPECT_TRUE(device::stack_solves_take_batched_kernels(kThresholds.short_stack_min_n - 1, 2));
   EXPECT_FALSE(device::stack_solves_take_batched_kernels(kThresholds.short_stack_min_n, short_count));
   EXPECT_FALSE(device::stack_solves_take_batched_kernels(kThresholds.dense_device_min_n, long_count));
+  // A long stack not with more right-hand sides than the kernels are made for (an inverse's
+  // identity); a short one of small orders still.
+  const int most = kThresholds.batched_solve_max_nrhs;
+  EXPECT_TRUE(device::stack_solves_take_batched_kernels(256, long_count, most));
+  EXPECT_FALSE(device::stack_solves_take_batched_kernels(256, long_count, most + 1));
+  EXPECT_FALSE(device::stack_solves_take_batched_kernels(16, kThresholds.short_stack_max_batch, most + 1));
+  EXPECT_TRUE(device::stack_solves_take_batched_kernels(kThresholds.short_stack_min_n - 1, 2, most + 1));
 }
 
 // What a host-array request tells the plan of its array and of the runtime's first call, counting

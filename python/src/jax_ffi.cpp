@@ -156,7 +156,7 @@ template <class T>
 bool solve_by_batched_kernels(const ffi::AnyBuffer& c, ffi::AnyBuffer x, const Call& call,
                               tessera::device::Stream stream) {
   const Shape s = solve_stack(x);
-  if (!solve_takes_batched_kernels<T>(s.n, s.batch)) return false;
+  if (!solve_takes_batched_kernels<T>(s.n, s.batch, s.nrhs)) return false;
   const long long n = s.n;
   tessera::device::potrs_batched_ex<T>(call.lower ? tessera::Uplo::lower : tessera::Uplo::upper, s.n, s.nrhs,
                                        static_cast<const T*>(c.untyped_data()), std::max(1, s.n), n * n,

@@ -654,11 +654,14 @@ def test_logdet_and_inverse_on_the_gpu(kind, n, batch):
 
 def test_the_library_routes_gpu_inverses():
     """The inverse's route is the library's plan (no GPU needed to ask): the batched inverse kernel
-    for small orders, the dense inverse for one larger matrix of any order, cho_solve(c, I) for
-    larger stacks."""
+    for small orders (lower for one matrix and for short stacks), the dense inverse for one larger
+    matrix of any order, cho_solve(c, I) for larger stacks."""
     assert tessera._inverse_route(8, 1) == "kernel" and tessera._inverse_route(100, 10000) == "kernel"
     assert tessera._inverse_route(200, 1) == "dense" and tessera._inverse_route(200, 8) == "kernel"
     assert tessera._inverse_route(20000, 1) == "dense" and tessera._inverse_route(4096, 8) == "solve"
+    # Short stacks leave the kernel sooner than long ones, complex ones sooner than real ones.
+    assert tessera._inverse_route(256, 8) == "solve" and tessera._inverse_route(256, 4096) == "kernel"
+    assert tessera._inverse_route(192, 8, np.complex128) == "solve" and tessera._inverse_route(192, 8) == "kernel"
     # One complex factor leaves the kernel sooner than one real factor.
     assert tessera._inverse_route(112, 1, np.float64) == "kernel"
     assert tessera._inverse_route(112, 1, np.complex128) == "dense"

@@ -51,7 +51,9 @@ bool stack_takes_batched_kernels(int n, int batch, Precision precision) {
   return detail::stack_takes_batched_kernels(n, batch, precision);
 }
 
-bool stack_solves_take_batched_kernels(int n, int batch) { return detail::stack_solves_take_batched_kernels(n, batch); }
+bool stack_solves_take_batched_kernels(int n, int batch, int nrhs) {
+  return detail::stack_solves_take_batched_kernels(n, batch, nrhs);
+}
 
 bool inverse_takes_batched_kernel(int n, int batch, Precision precision) {
   return detail::inverse_takes_batched_kernel(n, batch, precision);

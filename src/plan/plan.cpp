@@ -367,13 +367,17 @@ StackPath stack_path(int n, int batch, Precision precision) {
   return stack_path_without_blocks(n, batch, precision);
 }
 
-bool stack_solves_take_batched_kernels(int n, int batch) {
-  return stack_path_without_blocks(n, batch, Precision::double_real) == StackPath::batched_kernels;
+bool stack_solves_take_batched_kernels(int n, int batch, int nrhs) {
+  if (stack_path_without_blocks(n, batch, Precision::double_real) != StackPath::batched_kernels) return false;
+  return nrhs <= t.batched_solve_max_nrhs || batch < t.short_stack_max_batch;
 }
 
 bool inverse_takes_batched_kernel(int n, int batch, Precision precision) {
-  if (batch != 1) return n <= t.batched_inverse_max_n;
-  return n <= (is_complex(precision) ? t.complex_single_inverse_max_n : t.single_inverse_max_n);
+  const bool complex = is_complex(precision);
+  if (batch == 1) return n <= (complex ? t.complex_single_inverse_max_n : t.single_inverse_max_n);
+  if (batch < t.short_stack_max_batch)
+    return n <= (complex ? t.short_stack_inverse_max_n_complex : t.short_stack_inverse_max_n_real);
+  return n <= t.batched_inverse_max_n;
 }
 
 bool inverse_takes_dense_call(int n, int batch, Precision precision) {

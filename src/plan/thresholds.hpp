@@ -112,6 +112,13 @@ struct Thresholds {
   int complex_single_short_stack_min_n = 160;
   int single_matrix_vendor_min_n = 96;
   int short_stack_max_batch = 384;
+  // The batched solve kernels (a thread block per matrix) take long stacks (from
+  // short_stack_max_batch matrices) whose matrices have at most this many right-hand sides each;
+  // more go through the vendor's batched solves. On an H200 (real stacks of 512 and 4096 matrices
+  // of order 16 to 512) the kernels took 0.5-1.1x the vendor's time for one right-hand side and
+  // 0.7-2.1x for 4, but 0.7-3.7x for 8 and 1.8-13x for 32 or more (an inverse's identity through
+  // them ran at 0.13-0.21x PyTorch); on stacks of 8 they stayed the faster at every count (0.7-1.0x).
+  int batched_solve_max_nrhs = 4;
   // Real stacks from these orders (below dense_device_min_n) are factored in blocks of columns
   // (device::potrf_stack_ex: cuBLAS's batched products update each block, the batched kernel
   // factors it): on an H200 (warm, stacks of 16, 200 and 1000 to 10000 matrices) that beat both the
@@ -122,13 +129,17 @@ struct Thresholds {
   int blocked_short_stack_min_n_single = 256;
   int blocked_stack_min_n_single = 384;
   // The inverse from GPU factors (Python's cholesky_inverse): up to these orders the batched
-  // inverse kernel (device::potri_batched_ex, a thread block per matrix) for a stack and for one
-  // matrix; above them one matrix goes to device::potri_ex, a stack to cho_solve(c, I). On an H200
-  // (warm, the four types, stacks of 8 to 4096) the kernel was the fastest at every stack up to
-  // order 256; for one matrix (through the package, against potri_ex) up to order 112 in the real
-  // types and 80 in the complex ones; potri_ex from there (1.5-4.6x PyTorch's cholesky_inverse up
-  // to order 8192, where cho_solve took 0.4-1.0x).
+  // inverse kernel (device::potri_batched_ex, a thread block per matrix) for a long stack (from
+  // short_stack_max_batch matrices), a short one and one matrix; above them one matrix goes to
+  // device::potri_ex, a stack to cho_solve(c, I). On an H200 (warm, through the package) the kernel
+  // was the faster on stacks of 512 and 4096 up to order 256 in the four types; on stacks of 8 and
+  // 64 up to 224 in the real types (cho_solve 1.1-1.4x faster at 256) and to 160 in the complex
+  // ones (cho_solve 1.0-2.6x faster from 192); for one matrix (against potri_ex) up to order 112 in
+  // the real types and 80 in the complex ones; potri_ex from there (1.5-4.6x PyTorch's
+  // cholesky_inverse up to order 8192, where cho_solve took 0.4-1.0x).
   int batched_inverse_max_n = 256;
+  int short_stack_inverse_max_n_real = 224;
+  int short_stack_inverse_max_n_complex = 160;
   int single_inverse_max_n = 112;
   int complex_single_inverse_max_n = 80;
 

@@ -914,7 +914,7 @@ def _solve_device_at(c, x, n, k, batch, dtype, uplo, mode, policy, stream):
     """x_j := A_j^{-1} x_j for the column-major factors (n x n, triangle `uplo`) at GPU address c and
     the column-major right-hand side blocks (n x k) at x, in the order of `stream`."""
     suffix = _suffix(dtype)
-    if not getattr(_core, "solve_takes_batched_kernels" + suffix)(n, batch):
+    if not getattr(_core, "solve_takes_batched_kernels" + suffix)(n, batch, k):
         with runtime_call(policy, mode) as call:
             getattr(call, "potrs_stack_device" + suffix)(c, x, n, k, batch, uplo, call.mode, stream)
     else:
