@@ -79,8 +79,8 @@ struct Thresholds {
   // The same for the inverse from a factor in GPU memory (device::potri, potri_ex): the factor's
   // triangular inverse W and the product W^H W on the matrix itself (cuBLAS on the caller's stream,
   // vendor::invert_from_lower_factor) up to this order, the tile DAG of the triangular inverse and
-  // its product above. On an H200 (warm, resident) the one call ran 3.0-6.2x cuSOLVER's potri from
-  // order 512 to 4096 in double and 1.25x the tile DAG at 8192 (single: 1.9-4.8x, and the DAG's
+  // its product above. On an H200 (warm, resident) the one call ran 2.4-6.1x cuSOLVER's potri from
+  // order 512 to 4096 in double and 1.3x the tile DAG at 8192 (single: 2.1-5.4x, and the DAG's
   // speed at 8192); the DAG 1.5-1.6x the one call at 16384.
   int whole_device_inverse_max_n = 8192;
   // That triangular inverse by one solve of the identity up to this order, by levels above
