@@ -373,9 +373,10 @@ int potri_dense(Runtime& runtime, int n, T* A, int lda, Stream stream, const Fac
   // xTRTRI's check before anything changes (after the work already on the stream).
   if (const int zero = detail::first_zero_diagonal_on_stream(n, A, lda, stream)) return zero;
   if (on_callers_stream(device_plan<T>(runtime, n, options, true), {device}))
-    return detail::potri_on_callers_stream(runtime, device, options.uplo, n, A, lda, stream,
-                                           detail::triangle_inverse_by_levels(n));
-  invert_as_tiles(runtime, n, A, lda, device, options);
+    detail::potri_on_callers_stream(runtime, device, options.uplo, n, A, lda, stream,
+                                    detail::triangle_inverse_by_levels(n));
+  else
+    invert_as_tiles(runtime, n, A, lda, device, options);
   return 0;
 }
 

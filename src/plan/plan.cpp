@@ -133,9 +133,10 @@ void plan_device_array(const Machine& machine, const PlanRequest& r, Plan& p) {
   p.path = Path::one_task;
   const bool asked = r.options.grain == TaskGrain::whole_matrix;
   say(p, [&] {
-    return asked ? std::string("one task on the whole matrix (grain whole_matrix asked for)")
-                 : fmt::format("one vendor call on the whole matrix (n <= {} on one GPU)",
-                               r.inverts ? t.whole_device_inverse_max_n : t.whole_device_matrix_max_n);
+    if (asked) return std::string("one task on the whole matrix (grain whole_matrix asked for)");
+    if (r.inverts)
+      return fmt::format("vendor calls on the whole matrix (n <= {} on one GPU)", t.whole_device_inverse_max_n);
+    return fmt::format("one vendor call on the whole matrix (n <= {} on one GPU)", t.whole_device_matrix_max_n);
   });
   // The caller's stream rather than a runtime task: the grain left to Tessera, and no trace (a
   // trace records the runtime's tasks).

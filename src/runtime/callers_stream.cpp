@@ -159,6 +159,11 @@ struct StreamSolvers {
     if (bytes > kept_transposed_limit) return nullptr;
     return kernels::cuda::grown_workspace(transposed, transposed_bytes, bytes, stream);
   }
+  // The workspace, for a call whose workspace grows with the matrix (an inverse's n x n): null
+  // past the limit the transposed copies keep to.
+  void* kept_workspace_of(std::size_t bytes, cudaStream_t stream) {
+    return bytes > kept_transposed_limit ? nullptr : workspace_of(bytes, stream);
+  }
 
   // Room for `count` matrix pointers, grown in the order of `stream`.
   template <class T>
@@ -276,9 +281,8 @@ void invert_lower(StreamSolvers& handles, bool by_levels, int n, T* L, int ld, c
   const std::size_t at_pointers =
       c.place(by_levels ? std::size_t(vendor::inverse_by_levels_pointers(n)) : 0, sizeof(T*));
   std::optional<cuda::StreamBuffer<unsigned char>> own;
-  auto* room = c.bytes() <= handles.kept_transposed_limit
-                   ? static_cast<unsigned char*>(handles.workspace_of(c.bytes(), stream))
-                   : own.emplace(c.bytes(), stream).data();
+  auto* room = static_cast<unsigned char*>(handles.kept_workspace_of(c.bytes(), stream));
+  if (!room) room = own.emplace(c.bytes(), stream).data();
   vendor::invert_from_lower_factor(handles.blas, by_levels, n, L, ld, L, ld, reinterpret_cast<T*>(room + at_inverse), n,
                                    reinterpret_cast<T*>(room + at_work), reinterpret_cast<T**>(room + at_pointers),
                                    stream);
@@ -437,8 +441,8 @@ int potrf_into_on_callers_stream(const Runtime& runtime, int device, Uplo uplo, 
 }
 
 template <class T>
-int potri_on_callers_stream(const Runtime& runtime, int device, Uplo uplo, int n, T* A, int lda, void* caller_stream,
-                            bool by_levels) {
+void potri_on_callers_stream(const Runtime& runtime, int device, Uplo uplo, int n, T* A, int lda, void* caller_stream,
+                             bool by_levels) {
   const CurrentDevice current(device);
   const auto stream = static_cast<cudaStream_t>(caller_stream);
   const StreamSolverPool::Lease handles = lease_handles(runtime, device);
@@ -446,7 +450,6 @@ int potri_on_callers_stream(const Runtime& runtime, int device, Uplo uplo, int n
   invert(*handles, by_levels, uplo, n, A, lda, stream);
   handles->enqueued(stream);
   TESSERA_CUDA_CHECK(cudaStreamSynchronize(stream));
-  return 0;
 }
 
 template <class T>
@@ -781,7 +784,7 @@ template class RefinementOnStream<std::complex<double>>;
   template int potrf_into_on_callers_stream<T>(const Runtime&, int, Uplo, int, const T*, long long, long long, T*,     \
                                                int, void*);                                                            \
   template void potrf_on_callers_stream_async<T>(const Runtime&, int, Uplo, int, T*, int, int*, void*);                \
-  template int potri_on_callers_stream<T>(const Runtime&, int, Uplo, int, T*, int, void*, bool);                       \
+  template void potri_on_callers_stream<T>(const Runtime&, int, Uplo, int, T*, int, void*, bool);                      \
   template void potri_into_on_callers_stream_async<T>(const Runtime&, int, Uplo, int, const T*, long long, long long,  \
                                                       T*, int, int*, void*, bool);                                     \
   template void potrs_on_callers_stream<T>(const Runtime&, int, Uplo, int, int, const T*, int, T*, int, void*);        \

@@ -55,11 +55,11 @@ void potrf_stack_on_callers_stream_async(const Runtime& runtime, int device, Upl
 // A (n x n, lda, on `device`) holding potrf's factor in its triangle `uplo` := A^{-1} in that
 // triangle (W = L^{-1} by a triangular solve of the identity, or by levels where `by_levels`, then
 // W^H W; an upper factor through a transposed workspace), on `stream` after the work already on
-// it; returns 0 once the inverse is complete. The caller has checked the factor's diagonal for
-// zeros first (xTRTRI leaves A as it was then).
+// it; returns once the inverse is complete. The caller has checked the factor's diagonal for
+// zeros first (xTRTRI leaves A as it was then; nothing after that check can fail numerically).
 template <class T>
-int potri_on_callers_stream(const Runtime& runtime, int device, Uplo uplo, int n, T* A, int lda, void* stream,
-                            bool by_levels);
+void potri_on_callers_stream(const Runtime& runtime, int device, Uplo uplo, int n, T* A, int lda, void* stream,
+                             bool by_levels);
 
 // The out-of-place inverse (device::potri_ex): X (n x n, ldx, on `device`) := A^{-1}, both
 // triangles, from the factor whose element (i, j) lies at L + i * row_stride + j * col_stride (its
