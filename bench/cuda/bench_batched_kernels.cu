@@ -17,6 +17,11 @@
 // the leading block of an SPD matrix of order 3n/2 (lda = 3n/2), through potrf_vbatched; its
 // GFLOP/s (the sum of n_k^3/3) against the fixed-order batch's, and its time with the orders left in
 // one class (BatchedOptions::order_classes off).
+// Solves by count (--solves): for each order above 32 in --sizes, --solve-counts matrices and
+// --solve-nrhs right-hand sides, both triangles: the solve kernels with the factor streamed and
+// staged in shared memory (BatchedSolveOptions), the one the automatic choice runs, and cuBLAS's
+// batched trsm twice (the vendor's solves), milliseconds; the staged solution's largest
+// difference from the streamed one relative to its largest entry.
 // Energy (--energy-seconds S, 0 for none): the GPU's energy per batched factorization for Tessera
 // (both triangles) and cuSOLVER, from the calls repeated for S seconds less the input restores
 // alone (bench/energy/energy_meter.hpp), and GFLOP/s per watt.
@@ -61,6 +66,9 @@ struct Options {
   bool do_double = true, do_float = true;
   bool tune = false;
   bool main_run = true;
+  bool solves = false;
+  std::vector<int> solve_counts = {1, 8, 64, 512, 4096};
+  std::vector<int> solve_nrhs = {1, 2, 8, 32};
   double energy_seconds = 1.0;
 };
 
@@ -77,6 +85,9 @@ Options parse_options(int argc, char** argv) {
     else if (a == "--sizes") o.sizes = parse_int_list(args.value());
     else if (a == "--tune") o.tune = true;
     else if (a == "--no-main") o.main_run = false;
+    else if (a == "--solves") o.solves = true;
+    else if (a == "--solve-counts") o.solve_counts = parse_int_list(args.value());
+    else if (a == "--solve-nrhs") o.solve_nrhs = parse_int_list(args.value());
     else if (a == "--energy-seconds") o.energy_seconds = std::stod(args.value());
     else if (a == "--precision") {
       const std::string p = args.value();
@@ -315,6 +326,106 @@ struct Problem {
     return max_on_device(err, batch);
   }
 };
+
+// ---- solves by count ------------------------------------------------------------------------
+
+cublasStatus_t vendor_trsm(cublasHandle_t h, cublasFillMode_t fill, cublasOperation_t op, int n, int nrhs,
+                           const double* const* A, double* const* B, int batch) {
+  const double one = 1;
+  return cublasDtrsmBatched(h, CUBLAS_SIDE_LEFT, fill, op, CUBLAS_DIAG_NON_UNIT, n, nrhs, &one, A, n, B, n, batch);
+}
+cublasStatus_t vendor_trsm(cublasHandle_t h, cublasFillMode_t fill, cublasOperation_t op, int n, int nrhs,
+                           const float* const* A, float* const* B, int batch) {
+  const float one = 1;
+  return cublasStrsmBatched(h, CUBLAS_SIDE_LEFT, fill, op, CUBLAS_DIAG_NON_UNIT, n, nrhs, &one, A, n, B, n, batch);
+}
+
+template <class T>
+double largest_difference(const Device<T>& a, const Device<T>& b) {
+  std::vector<T> x(a.count()), y(b.count());
+  TESSERA_CUDA_CHECK(cudaMemcpy(x.data(), a.get(), a.bytes(), cudaMemcpyDeviceToHost));
+  TESSERA_CUDA_CHECK(cudaMemcpy(y.data(), b.get(), b.bytes(), cudaMemcpyDeviceToHost));
+  double diff = 0, largest = 0;
+  for (std::size_t e = 0; e < x.size(); ++e) {
+    diff = std::max(diff, std::abs(static_cast<double>(x[e]) - static_cast<double>(y[e])));
+    largest = std::max(largest, std::abs(static_cast<double>(x[e])));
+  }
+  return largest > 0 ? diff / largest : diff;
+}
+
+template <class T>
+json bench_solves(int n, int batch, int nrhs, tk::BatchUplo uplo, int reps, Timer& timer, Solver& solver) {
+  const long long nn = static_cast<long long>(n) * n, nb = static_cast<long long>(n) * nrhs;
+  Device<T> A(nn * batch), rhs(nb * batch), x(nb * batch), x_staged(nb * batch);
+  Device<int> info(batch);
+  make_spd_kernel<T><<<grid_for(nn * batch, 256), 256>>>(A.get(), n, nn, batch, 0x5eed + n);
+  TESSERA_CUDA_CHECK_LAUNCH();
+  make_rhs_kernel<T><<<grid_for(nb * batch, 256), 256>>>(rhs.get(), nb * batch, 0xb0b + n);
+  TESSERA_CUDA_CHECK_LAUNCH();
+  tk::potrf_batched<T>(uplo, n, A.get(), n, nn, batch, info.get(), nullptr);
+  std::vector<const T*> a_ptrs(batch);
+  std::vector<T*> x_ptrs(batch);
+  for (int k = 0; k < batch; ++k) {
+    a_ptrs[k] = A.get() + k * nn;
+    x_ptrs[k] = x.get() + k * nb;
+  }
+  Device<const T*> a_array(batch);
+  Device<T*> x_array(batch);
+  TESSERA_CUDA_CHECK(cudaMemcpy(a_array.get(), a_ptrs.data(), batch * sizeof(T*), cudaMemcpyHostToDevice));
+  TESSERA_CUDA_CHECK(cudaMemcpy(x_array.get(), x_ptrs.data(), batch * sizeof(T*), cudaMemcpyHostToDevice));
+  const auto restore = [&](Device<T>& to) {
+    TESSERA_CUDA_CHECK(cudaMemcpyAsync(to.get(), rhs.get(), rhs.bytes(), cudaMemcpyDeviceToDevice));
+  };
+  const auto solve_with = [&](Device<T>& to, tk::SolveKernel kernel) {
+    return [&A, &info, uplo, n, nrhs, nn, nb, batch, out = to.get(), kernel] {
+      tk::BatchedSolveOptions opts;
+      opts.kernel = kernel;
+      tk::potrs_batched<T>(uplo, n, nrhs, A.get(), n, nn, out, n, nb, batch, info.get(), nullptr, opts);
+    };
+  };
+  json r;
+  r["precision"] = precision_name<T>();
+  r["n"] = n;
+  r["batch"] = batch;
+  r["nrhs"] = nrhs;
+  r["uplo"] = uplo == tk::BatchUplo::lower ? "lower" : "upper";
+  r["streamed_ms"] = timer.median_ms(
+      reps, [&] { restore(x); }, solve_with(x, tk::SolveKernel::streamed));
+  r["staged_ms"] = timer.median_ms(
+      reps, [&] { restore(x_staged); }, solve_with(x_staged, tk::SolveKernel::staged));
+  r["automatic_ms"] = timer.median_ms(
+      reps, [&] { restore(x_staged); }, solve_with(x_staged, tk::SolveKernel::automatic));
+  restore(x);
+  solve_with(x, tk::SolveKernel::streamed)();
+  restore(x_staged);
+  solve_with(x_staged, tk::SolveKernel::staged)();
+  r["staged_difference"] = largest_difference(x_staged, x);
+  const bool lower = uplo == tk::BatchUplo::lower;
+  const cublasFillMode_t fill = lower ? CUBLAS_FILL_MODE_LOWER : CUBLAS_FILL_MODE_UPPER;
+  r["cublas_trsm_ms"] = timer.median_ms(
+      reps, [&] { restore(x); },
+      [&] {
+        TESSERA_CUBLAS_CHECK(vendor_trsm(solver.blas, fill, lower ? CUBLAS_OP_N : CUBLAS_OP_T, n, nrhs, a_array.get(),
+                                         x_array.get(), batch));
+        TESSERA_CUBLAS_CHECK(vendor_trsm(solver.blas, fill, lower ? CUBLAS_OP_T : CUBLAS_OP_N, n, nrhs, a_array.get(),
+                                         x_array.get(), batch));
+      });
+  return r;
+}
+
+void print_solves(const json& rows) {
+  fmt::print("\nSolves by count (ms; streamed / staged: the streamed kernel's time over the staged one's)\n");
+  fmt::print("{:>6} {:>5} {:>5} {:>5} {:>5} | {:>8} {:>8} {:>8} {:>8} | {:>8} {:>8} {:>9}\n", "prec", "uplo", "n",
+             "batch", "nrhs", "streamed", "staged", "auto", "cuBLAS", "str/stg", "cuB/auto", "diff");
+  for (const json& r : rows) {
+    const double streamed = r["streamed_ms"], staged = r["staged_ms"], automatic = r["automatic_ms"],
+                 vendor = r["cublas_trsm_ms"];
+    fmt::print("{:>6} {:>5} {:>5} {:>5} {:>5} | {:8.4f} {:8.4f} {:8.4f} {:8.4f} | {:7.2f}x {:7.2f}x {:9.1e}\n",
+               r["precision"].get<std::string>(), r["uplo"].get<std::string>(), r["n"].get<int>(),
+               r["batch"].get<int>(), r["nrhs"].get<int>(), streamed, staged, automatic, vendor, streamed / staged,
+               vendor / automatic, r["staged_difference"].get<double>());
+  }
+}
 
 // ---- variable orders ------------------------------------------------------------------------
 
@@ -706,15 +817,31 @@ int main(int argc, char** argv) {
           fmt::print("done {} n={}\n", precision_name<T>(), n);
         }
     };
+    json solves = json::array();
+    const auto run_solves = [&](auto tag) {
+      using T = decltype(tag);
+      for (int n : opt.sizes) {
+        if (n <= 32) continue;
+        for (int batch : opt.solve_counts)
+          for (int nrhs : opt.solve_nrhs)
+            for (tk::BatchUplo uplo : {tk::BatchUplo::lower, tk::BatchUplo::upper})
+              solves.push_back(bench_solves<T>(n, batch, nrhs, uplo, opt.reps, timer, solver));
+        fmt::print("done solves {} n={}\n", precision_name<T>(), n);
+      }
+    };
     if (opt.do_double) run_precision(double{});
     if (opt.do_float) run_precision(float{});
+    if (opt.solves && opt.do_double) run_solves(double{});
+    if (opt.solves && opt.do_float) run_solves(float{});
     out["results"] = results;
+    out["solves"] = solves;
     out["tuning"] = tuning;
     if (!opt.json_path.empty()) {
       std::ofstream f(opt.json_path);
       f << out.dump(2) << "\n";
     }
     if (opt.main_run) print_tables(results, copy_bw);
+    if (opt.solves) print_solves(solves);
     return 0;
   } catch (const std::exception& e) {
     fmt::print(stderr, "bench_batched_kernels: {}\n", e.what());

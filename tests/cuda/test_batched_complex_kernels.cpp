@@ -220,31 +220,41 @@ TYPED_TEST(BatchedComplex, StridedInPlaceAndSolve) {
             for (int i = 0; i < n; ++i)
               b[k * strideB + i + static_cast<std::size_t>(c) * ldb] =
                   C(static_cast<Real<C>>(dist(this->rng)), static_cast<Real<C>>(dist(this->rng)));
-        DeviceArray<C> dB(b);
-        tk::potrs_batched<C>(uplo, n, nrhs, dA.get(), lda, stride, dB.get(), ldb, strideB, batch, dinfo.get(), nullptr);
-        const std::vector<C> x = dB.download();
-        for (int k = 0; k < batch; ++k) {
-          std::vector<C> want(b.begin() + k * strideB, b.begin() + (k + 1) * strideB);
-          if (info[k] == 0) {
-            std::vector<C> factor(out.begin() + k * stride, out.begin() + k * stride + static_cast<std::size_t>(lda) * n);
-            tessera::kernels::cpu::potrs(uplo == tk::BatchUplo::lower ? 'L' : 'U', n, nrhs, factor.data(), lda,
-                                         want.data(), ldb);
-          }
-          double xmax = 1;
-          for (int c = 0; c < nrhs; ++c)
-            for (int i = 0; i < n; ++i) xmax = std::max(xmax, static_cast<double>(std::abs(want[i + static_cast<std::size_t>(c) * ldb])));
-          const double tolerance = 200.0 * n * eps<Real<C>>() * xmax;
-          for (int c = 0; c < nrhs; ++c)
-            for (int i = 0; i < ldb; ++i) {
-              const std::size_t e = i + static_cast<std::size_t>(c) * ldb;
-              const C got = x[k * strideB + e];
-              if (i >= n || info[k] != 0) {
-                ASSERT_TRUE(same_complex_bits(got, want[e])) << where.str() << ": B of matrix " << k << " changed at " << e;
-              } else {
-                ASSERT_LE(std::abs(std::complex<double>(got) - std::complex<double>(want[e])), tolerance)
-                    << where.str() << ": solution of matrix " << k << " row " << i << " column " << c;
-              }
+        // Solves by both kernels (the staged one where the factor fits a block's shared memory).
+        for (tk::SolveKernel kernel : {tk::SolveKernel::streamed, tk::SolveKernel::staged}) {
+          DeviceArray<C> dB(b);
+          tk::BatchedSolveOptions solve_opts;
+          solve_opts.kernel = kernel;
+          tk::potrs_batched<C>(uplo, n, nrhs, dA.get(), lda, stride, dB.get(), ldb, strideB, batch, dinfo.get(),
+                               nullptr, solve_opts);
+          const std::vector<C> x = dB.download();
+          for (int k = 0; k < batch; ++k) {
+            std::vector<C> want(b.begin() + k * strideB, b.begin() + (k + 1) * strideB);
+            if (info[k] == 0) {
+              std::vector<C> factor(out.begin() + k * stride,
+                                    out.begin() + k * stride + static_cast<std::size_t>(lda) * n);
+              tessera::kernels::cpu::potrs(uplo == tk::BatchUplo::lower ? 'L' : 'U', n, nrhs, factor.data(), lda,
+                                           want.data(), ldb);
             }
+            double xmax = 1;
+            for (int c = 0; c < nrhs; ++c)
+              for (int i = 0; i < n; ++i)
+                xmax = std::max(xmax, static_cast<double>(std::abs(want[i + static_cast<std::size_t>(c) * ldb])));
+            const double tolerance = 200.0 * n * eps<Real<C>>() * xmax;
+            for (int c = 0; c < nrhs; ++c)
+              for (int i = 0; i < ldb; ++i) {
+                const std::size_t e = i + static_cast<std::size_t>(c) * ldb;
+                const C got = x[k * strideB + e];
+                if (i >= n || info[k] != 0) {
+                  ASSERT_TRUE(same_complex_bits(got, want[e]))
+                      << where.str() << ": B of matrix " << k << " changed at " << e;
+                } else {
+                  ASSERT_LE(std::abs(std::complex<double>(got) - std::complex<double>(want[e])), tolerance)
+                      << where.str() << (kernel == tk::SolveKernel::staged ? " staged" : " streamed")
+                      << ": solution of matrix " << k << " row " << i << " column " << c;
+                }
+              }
+          }
         }
       }
 }

@@ -685,8 +685,8 @@ TYPED_TEST(BatchedPotrfVariable, SkipsMatricesOfNegativeOrder) {
 // ---- solves ---------------------------------------------------------------------------------
 
 template <class T>
-void run_solve_case(tk::BatchUplo uplo, int n, int nrhs, int batch, bool pass_info,
-                    std::mt19937_64& rng) {
+void run_solve_case(tk::BatchUplo uplo, int n, int nrhs, int batch, bool pass_info, std::mt19937_64& rng,
+                    tk::SolveKernel kernel = tk::SolveKernel::automatic) {
   const int lda = n + 1, ldb = n + 2;
   const long long strideA = static_cast<long long>(lda) * n + 3;
   const long long strideB = static_cast<long long>(ldb) * nrhs + 1;
@@ -698,12 +698,16 @@ void run_solve_case(tk::BatchUplo uplo, int n, int nrhs, int batch, bool pass_in
   DeviceArray<T> dA(hb.data), dB(rhs.data);
   DeviceArray<int> dinfo(poisoned_info(batch));
   tk::potrf_batched<T>(uplo, n, dA.get(), lda, strideA, batch, dinfo.get(), nullptr);
+  tk::BatchedSolveOptions opts;
+  opts.kernel = kernel;
   tk::potrs_batched<T>(uplo, n, nrhs, dA.get(), lda, strideA, dB.get(), ldb, strideB, batch,
-                       pass_info ? dinfo.get() : nullptr, nullptr);
+                       pass_info ? dinfo.get() : nullptr, nullptr, opts);
   synchronize();
   std::ostringstream where;
-  where << "potrs " << uplo_name(uplo) << " n=" << n << " nrhs=" << nrhs
-        << (pass_info ? "" : " (no info)");
+  where << "potrs " << uplo_name(uplo) << " n=" << n << " nrhs=" << nrhs << (pass_info ? "" : " (no info)")
+        << (kernel == tk::SolveKernel::staged     ? " staged"
+            : kernel == tk::SolveKernel::streamed ? " streamed"
+                                                  : "");
   check_solutions(hb, rhs, dB.download(), expected_infos(hb), where.str());
 }
 
@@ -727,6 +731,27 @@ TYPED_TEST(BatchedPotrs, LargeOrdersIncludingGlobalMemoryPath) {
       run_solve_case<T>(uplo, n, 2, quick_mode() ? 3 : 13, true, this->rng);
       if (this->HasFatalFailure()) return;
     }
+}
+
+// The factor staged in shared memory and streamed from global memory, each forced, at orders
+// around the register blocks' edges; nine right-hand sides span two staged blocks per matrix.
+// Where the staged kernel cannot take an order (its factor larger than a block's shared memory)
+// the automatic choice runs.
+TYPED_TEST(BatchedPotrs, StagedAndStreamedFactors) {
+  using T = TypeParam;
+  const std::vector<int> orders = quick_mode() ? std::vector<int>{33, 64, 97, 129}
+                                               : std::vector<int>{33, 40, 63, 64, 65, 96, 97, 127, 128, 129, 160, 200};
+  for (int n : orders)
+    for (tk::BatchUplo uplo : kUplos)
+      for (int nrhs : {1, 9})
+        for (tk::SolveKernel kernel : {tk::SolveKernel::staged, tk::SolveKernel::streamed}) {
+          run_solve_case<T>(uplo, n, nrhs, 7, true, this->rng, kernel);
+          if (this->HasFatalFailure()) return;
+        }
+  for (tk::BatchUplo uplo : kUplos) {
+    run_solve_case<T>(uplo, 77, 2, 5, false, this->rng, tk::SolveKernel::staged);
+    if (this->HasFatalFailure()) return;
+  }
 }
 
 TYPED_TEST(BatchedPotrs, NullInfoSolvesEverything) {

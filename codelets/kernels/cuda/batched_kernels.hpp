@@ -82,12 +82,23 @@ void potrf_batched(BatchUplo uplo, int n, const T* A, long long rowStrideA, long
                    long long strideA, T* L, int ldl, long long strideL, int batch, int* info,
                    cudaStream_t stream, const BatchedOptions& opts = {});
 
+// Which kernel the batched solves run for orders above 32 (the register kernel holds smaller
+// factors whole): `staged` copies each factor into shared memory first and solves from there,
+// `streamed` reads the factor a column at a time from global memory in each sweep. `automatic`
+// stages where the systems fit in one wave of blocks and the factor in a block's shared memory.
+enum class SolveKernel { automatic, streamed, staged };
+struct BatchedSolveOptions {
+  SolveKernel kernel = SolveKernel::automatic;  // other values for comparisons and tests
+};
+
 // Solve A_k X_k = B_k with the factors from potrf_batched; B_k is n x nrhs at B + k * strideB.
 // Matrices whose info is non-zero are skipped (their B is left as it was). info may be null
-// (every matrix is then solved).
+// (every matrix is then solved). `staged` in opts where it cannot apply (n <= 32, or a factor
+// larger than a block's shared memory) runs the automatic choice.
 template <class T>
-void potrs_batched(BatchUplo uplo, int n, int nrhs, const T* A, int lda, long long strideA, T* B,
-                   int ldb, long long strideB, int batch, const int* info, cudaStream_t stream);
+void potrs_batched(BatchUplo uplo, int n, int nrhs, const T* A, int lda, long long strideA, T* B, int ldb,
+                   long long strideB, int batch, const int* info, cudaStream_t stream,
+                   const BatchedSolveOptions& opts = {});
 
 // Variable sizes: matrix k has order n[k] (>= 0), leading dimension lda[k] and starts at
 // A + offsetA[k] (element offsets). n, lda, offsetA, info are device arrays of length batch;
@@ -100,9 +111,9 @@ void potrf_vbatched(BatchUplo uplo, const int* n, int max_n, T* A, const long lo
 // Variable-size solve with the factors from potrf_vbatched: B_k (n[k] x nrhs, leading dimension
 // ldb[k]) starts at B + offsetB[k]. Device arrays as for potrf_vbatched; info may be null.
 template <class T>
-void potrs_vbatched(BatchUplo uplo, const int* n, int max_n, int nrhs, const T* A,
-                    const long long* offsetA, const int* lda, T* B, const long long* offsetB,
-                    const int* ldb, int batch, const int* info, cudaStream_t stream);
+void potrs_vbatched(BatchUplo uplo, const int* n, int max_n, int nrhs, const T* A, const long long* offsetA,
+                    const int* lda, T* B, const long long* offsetB, const int* ldb, int batch, const int* info,
+                    cudaStream_t stream, const BatchedSolveOptions& opts = {});
 
 // ---- arrays of pointers ----------------------------------------------------------------------
 // Matrix k starts at A_array[k] (B_k at B_array[k]): device arrays of batch device pointers.
@@ -111,8 +122,8 @@ template <class T>
 void potrf_batched(BatchUplo uplo, int n, T* const* A_array, int lda, int batch, int* info,
                    cudaStream_t stream, const BatchedOptions& opts = {});
 template <class T>
-void potrs_batched(BatchUplo uplo, int n, int nrhs, const T* const* A_array, int lda,
-                   T* const* B_array, int ldb, int batch, const int* info, cudaStream_t stream);
+void potrs_batched(BatchUplo uplo, int n, int nrhs, const T* const* A_array, int lda, T* const* B_array, int ldb,
+                   int batch, const int* info, cudaStream_t stream, const BatchedSolveOptions& opts = {});
 
 // Variable sizes with arrays of pointers (n, lda, ldb, info: device arrays of length batch). A
 // negative n[k] marks a matrix to leave alone: neither it, its B nor info[k] is touched (see
@@ -121,9 +132,9 @@ template <class T>
 void potrf_vbatched(BatchUplo uplo, const int* n, int max_n, T* const* A_array, const int* lda,
                     int batch, int* info, cudaStream_t stream, const BatchedOptions& opts = {});
 template <class T>
-void potrs_vbatched(BatchUplo uplo, const int* n, int max_n, int nrhs, const T* const* A_array,
-                    const int* lda, T* const* B_array, const int* ldb, int batch, const int* info,
-                    cudaStream_t stream);
+void potrs_vbatched(BatchUplo uplo, const int* n, int max_n, int nrhs, const T* const* A_array, const int* lda,
+                    T* const* B_array, const int* ldb, int batch, const int* info, cudaStream_t stream,
+                    const BatchedSolveOptions& opts = {});
 
 // LAPACK positions that screen_variable_sizes reports (0: that array is not checked).
 struct VariableSizePositions {

@@ -8,14 +8,18 @@
 //   upper, U^T y = b:  column j gives y_j = (b_j - sum_{i<j} U(i,j) y_i) / U(j,j)
 //   upper, U x = y:    column j gives x_j = y_j / U(j,j), then y_i -= U(i,j) x_j   (i < j)
 // Larger orders update B in place in global memory.
+//   staged (32 < n, few systems): the factor copied into shared memory first, see below.
 // Complex (Hermitian) factors: the second sweep of lower storage and the first of upper storage
 // solve with L^H and U^H, so the dot sweeps (and the register kernel's backward sweep) conjugate
 // the factor's elements; a diagonal entry's real part is the divisor.
+#include <cuda_pipeline.h>
+
 #include <string>
 
 #include "cuda/batched_kernels.hpp"
 #include "cuda/batched_scalar.cuh"
 #include "cuda/check.hpp"
+#include "cuda/tile_common.cuh"
 #include "tessera/error.hpp"
 #include "tessera/precision.hpp"
 
@@ -257,6 +261,144 @@ __global__ void __launch_bounds__(kSolveWarps * 32) potrs_register_kernel(SolveD
   solve_warp_system<solve_registers<T, MB, Lower>>(d);
 }
 
+// ---- 32 < n, few systems: the factor staged in shared memory ------------------------------------
+// With few systems the streamed kernel's time is its chain of steps, each waiting for a column
+// from global memory. Here a block first copies matrix k's stored triangle into shared memory in
+// one go (cp.async: every element's copy in flight at once), as L's lower triangle column by column
+// with an odd leading dimension (conflict-free by columns and by rows); upper storage lands
+// transposed, unconjugated (S = conj(L) there). The diagonal's reciprocals go beside it. Each warp
+// then solves one right-hand side of matrix k with two axpy sweeps from shared memory, forward by
+// L's columns and backward by its rows (L^H x = y: x_i -= conj(L(j, i)) x_j), one shuffle a step.
+// A matrix with many right-hand sides is spread over several blocks, each staging the factor.
+
+constexpr int kStagedWarps = 8;  // warps of a staged block: the copy's threads, right-hand sides
+
+__host__ __device__ constexpr int staged_ld(int n) { return n | 1; }
+
+template <class T>
+std::size_t staged_bytes(int n) {
+  return static_cast<std::size_t>(staged_ld(n)) * n * sizeof(T) + static_cast<std::size_t>(n) * sizeof(RealPartOf<T>);
+}
+
+// Element (i, c) of the stored triangle (i >= c lower, i <= c upper) into S(i, c) or S(c, i), in
+// units of the real type so that every copy is aligned whatever the complex array's alignment.
+template <class T, bool Lower>
+__device__ __forceinline__ void stage_factor(const T* A, long long lda, int n, T* S, int ld) {
+  using R = RealPartOf<T>;
+  constexpr int kParts = sizeof(T) / sizeof(R);
+  for (int c = threadIdx.x / 32; c < n; c += blockDim.x / 32) {
+    const int first = Lower ? c : 0, end = Lower ? n : c + 1;
+    for (int i = first + (threadIdx.x & 31); i < end; i += 32) {
+      const R* from = reinterpret_cast<const R*>(A + c * lda + i);
+      R* to = reinterpret_cast<R*>(S + (Lower ? c * ld + i : i * ld + c));
+#pragma unroll
+      for (int p = 0; p < kParts; ++p) __pipeline_memcpy_async(to + p, from + p, sizeof(R));
+    }
+  }
+  __pipeline_commit();
+  __pipeline_wait_prior(0);
+}
+
+// One sweep over the staged factor S (L, or conj(L) for upper storage): forward (L y = b) by L's
+// columns, x_i -= L(i, j) y_j; backward (L^H x = y) by its rows, x_i -= conj(L(j, i)) x_j.
+template <class T, int MB, bool Lower, bool Forward>
+__device__ __forceinline__ void staged_sweep(const T* S, int ld, const RealPartOf<T>* rinv, int n, int lane,
+                                             T (&x)[MB]) {
+  for (int step = 0; step < n; ++step) {
+    const int j = Forward ? step : n - 1 - step;
+    const T y = shuffle(kFullMask, pick(x, j >> 5) * rinv[j], j & 31);
+#pragma unroll
+    for (int m = 0; m < MB; ++m) {
+      const int i = lane + 32 * m;
+      if (i == j)
+        x[m] = y;
+      else if (Forward ? i > j && i < n : i < j)
+        x[m] = minus_product(x[m], conj_if(Forward != Lower, Forward ? S[j * ld + i] : S[i * ld + j]), y);
+    }
+  }
+}
+
+template <class T, int MB, bool Lower>
+__global__ void __launch_bounds__(kStagedWarps * 32) potrs_staged_kernel(SolveDesc<T> d, int groups) {
+  using R = RealPartOf<T>;
+  extern __shared__ __align__(16) unsigned char staged_memory[];
+  const int k = static_cast<int>(blockIdx.x / groups), group = static_cast<int>(blockIdx.x % groups);
+  if (d.info && d.info[k] != 0) return;
+  const SolveSystem<T> s = system_at(d, k, 0);
+  const int n = s.n, ld = staged_ld(n);
+  if (n <= 0 || n > 32 * MB) return;
+  T* S = reinterpret_cast<T*>(staged_memory);
+  R* rinv = reinterpret_cast<R*>(S + static_cast<std::size_t>(ld) * n);
+  stage_factor<T, Lower>(s.A, s.lda, n, S, ld);
+  __syncthreads();
+  for (int j = threadIdx.x; j < n; j += blockDim.x) rinv[j] = R(1) / real_of(S[j * ld + j]);
+  __syncthreads();
+  const int lane = threadIdx.x & 31;
+  const int col = group * kStagedWarps + static_cast<int>(threadIdx.x / 32);
+  if (col >= d.nrhs) return;
+  T* b = system_at(d, k, col).b;
+  T x[MB];
+#pragma unroll
+  for (int m = 0; m < MB; ++m) x[m] = lane + 32 * m < n ? b[lane + 32 * m] : T(0);
+  staged_sweep<T, MB, Lower, true>(S, ld, rinv, n, lane, x);   // L y = b
+  staged_sweep<T, MB, Lower, false>(S, ld, rinv, n, lane, x);  // L^H x = y
+#pragma unroll
+  for (int m = 0; m < MB; ++m)
+    if (lane + 32 * m < n) b[lane + 32 * m] = x[m];
+}
+
+// The staged kernel for factors of order up to 32 * MB.
+template <class T, bool Lower>
+const void* staged_kernel(int mb) {
+  if (mb <= 2) return reinterpret_cast<const void*>(&potrs_staged_kernel<T, 2, Lower>);
+  if (mb <= 4) return reinterpret_cast<const void*>(&potrs_staged_kernel<T, 4, Lower>);
+  return reinterpret_cast<const void*>(&potrs_staged_kernel<T, 8, Lower>);
+}
+
+// Whether the staged kernel serves these systems: orders above the register kernel's and a factor
+// that fits a block's shared memory, then (H200, bench_batched_kernels --solves, docs/kernels-batched.md
+// "Solves with the factor in shared memory") where its blocks take at most two waves (2.4-3.3x the
+// streamed kernel's speed for one to 64 matrices of order 48 to 128), and past that where each
+// block's staging serves several right-hand sides: eight (a block's warps) where two blocks fit a
+// multiprocessor, two where six do. One right-hand side a matrix on long stacks stays streamed (its
+// many warps per multiprocessor keep more loads in flight: 2.1-6.6x faster from 4096 matrices of
+// order 96).
+constexpr long long kStagedWaves = 2;
+constexpr int kStagedManyRhsMinBlocksPerSm = 2;
+constexpr int kStagedTwoRhsMinBlocksPerSm = 6;
+
+template <class T, bool Lower>
+bool solve_stages_factor(int max_n, int nrhs, long long blocks, SolveKernel kernel) {
+  if (kernel == SolveKernel::streamed || max_n <= 32 || max_n > 256) return false;
+  const std::size_t bytes = staged_bytes<T>(max_n);
+  if (bytes > detail::max_dynamic_smem()) return false;
+  if (kernel == SolveKernel::staged) return true;
+  const void* f = staged_kernel<T, Lower>((max_n + 31) / 32);
+  detail::ensure_dynamic_smem(f, bytes);
+  int per_sm = 0;
+  TESSERA_CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, f, kStagedWarps * 32, bytes));
+  if (blocks <= kStagedWaves * detail::device_sm_count() * per_sm) return true;
+  return (nrhs >= kStagedWarps && per_sm >= kStagedManyRhsMinBlocksPerSm) ||
+         (nrhs >= 2 && per_sm >= kStagedTwoRhsMinBlocksPerSm);
+}
+
+template <class T, bool Lower>
+void launch_staged(const SolveDesc<T>& d, int max_n, cudaStream_t stream) {
+  const int groups = (d.nrhs + kStagedWarps - 1) / kStagedWarps;
+  const std::size_t bytes = staged_bytes<T>(max_n);
+  const void* f = staged_kernel<T, Lower>((max_n + 31) / 32);
+  detail::ensure_dynamic_smem(f, bytes);
+  const unsigned blocks = static_cast<unsigned>(static_cast<long long>(d.batch) * groups);
+  const int mb = (max_n + 31) / 32;
+  if (mb <= 2)
+    potrs_staged_kernel<T, 2, Lower><<<blocks, kStagedWarps * 32, bytes, stream>>>(d, groups);
+  else if (mb <= 4)
+    potrs_staged_kernel<T, 4, Lower><<<blocks, kStagedWarps * 32, bytes, stream>>>(d, groups);
+  else
+    potrs_staged_kernel<T, 8, Lower><<<blocks, kStagedWarps * 32, bytes, stream>>>(d, groups);
+  TESSERA_CUDA_CHECK_LAUNCH();
+}
+
 // ---- right-hand side in global memory (n > 512) ---------------------------------------------
 // Lane l reads and writes only rows l, l+32, ... of b, so the lanes never share an element.
 
@@ -303,7 +445,10 @@ __global__ void __launch_bounds__(kSolveWarps * 32) potrs_global_kernel(SolveDes
 }
 
 template <class T, bool Lower>
-void launch_for_lower(const SolveDesc<T>& d, int max_n, unsigned blocks, cudaStream_t stream) {
+void launch_for_lower(const SolveDesc<T>& d, int max_n, unsigned blocks, cudaStream_t stream, SolveKernel kernel) {
+  const long long staged_blocks = static_cast<long long>(d.batch) * ((d.nrhs + kStagedWarps - 1) / kStagedWarps);
+  if (staged_blocks <= 0x7fffffffLL && solve_stages_factor<T, Lower>(max_n, d.nrhs, staged_blocks, kernel))
+    return launch_staged<T, Lower>(d, max_n, stream);
   const dim3 threads(kSolveWarps * 32);
   const int mb = (max_n + 31) / 32;
   if (mb <= 1)
@@ -322,16 +467,16 @@ void launch_for_lower(const SolveDesc<T>& d, int max_n, unsigned blocks, cudaStr
 }
 
 template <class T>
-void launch_solve(const SolveDesc<T>& d, BatchUplo uplo, int max_n, cudaStream_t stream) {
+void launch_solve(const SolveDesc<T>& d, BatchUplo uplo, int max_n, cudaStream_t stream, SolveKernel kernel) {
   const long long warps = static_cast<long long>(d.batch) * d.nrhs;
   if (warps == 0 || max_n == 0) return;
   const long long blocks = (warps + kSolveWarps - 1) / kSolveWarps;
   if (blocks > 0x7fffffffLL)
     throw ResourceError("batched potrs: batch * nrhs is too large for one launch");
   if (uplo == BatchUplo::lower)
-    launch_for_lower<T, true>(d, max_n, static_cast<unsigned>(blocks), stream);
+    launch_for_lower<T, true>(d, max_n, static_cast<unsigned>(blocks), stream, kernel);
   else
-    launch_for_lower<T, false>(d, max_n, static_cast<unsigned>(blocks), stream);
+    launch_for_lower<T, false>(d, max_n, static_cast<unsigned>(blocks), stream, kernel);
 }
 
 void require(bool ok, const std::string& what, int position) {
@@ -341,8 +486,9 @@ void require(bool ok, const std::string& what, int position) {
 }  // namespace
 
 template <class T>
-void potrs_batched(BatchUplo uplo, int n, int nrhs, const T* A, int lda, long long strideA, T* B,
-                   int ldb, long long strideB, int batch, const int* info, cudaStream_t stream) {
+void potrs_batched(BatchUplo uplo, int n, int nrhs, const T* A, int lda, long long strideA, T* B, int ldb,
+                   long long strideB, int batch, const int* info, cudaStream_t stream,
+                   const BatchedSolveOptions& opts) {
   require(n >= 0, "n must be >= 0", 2);
   require(nrhs >= 0, "nrhs must be >= 0", 3);
   require(lda >= (n > 1 ? n : 1), "lda must be >= max(1, n)", 5);
@@ -355,13 +501,13 @@ void potrs_batched(BatchUplo uplo, int n, int nrhs, const T* A, int lda, long lo
           "strideB must separate the right-hand sides", 9);
   SolveDesc<DeviceScalar<T>> d{device_view(A), device_view(B), nrhs, batch, info};
   d.uniform = {n, lda, strideA, ldb, strideB};
-  launch_solve(d, uplo, n, stream);
+  launch_solve(d, uplo, n, stream, opts.kernel);
 }
 
 template <class T>
-void potrs_vbatched(BatchUplo uplo, const int* n, int max_n, int nrhs, const T* A,
-                    const long long* offsetA, const int* lda, T* B, const long long* offsetB,
-                    const int* ldb, int batch, const int* info, cudaStream_t stream) {
+void potrs_vbatched(BatchUplo uplo, const int* n, int max_n, int nrhs, const T* A, const long long* offsetA,
+                    const int* lda, T* B, const long long* offsetB, const int* ldb, int batch, const int* info,
+                    cudaStream_t stream, const BatchedSolveOptions& opts) {
   require(max_n >= 0, "max_n must be >= 0", 3);
   require(nrhs >= 0, "nrhs must be >= 0", 4);
   require(batch >= 0, "batch must be >= 0", 11);
@@ -369,12 +515,12 @@ void potrs_vbatched(BatchUplo uplo, const int* n, int max_n, int nrhs, const T* 
   require(n && offsetA && lda && offsetB && ldb, "size, offset and ld arrays must not be null", 2);
   SolveDesc<DeviceScalar<T>> d{device_view(A), device_view(B), nrhs, batch, info};
   d.variable = {n, lda, offsetA, ldb, offsetB};
-  launch_solve(d, uplo, max_n, stream);
+  launch_solve(d, uplo, max_n, stream, opts.kernel);
 }
 
 template <class T>
-void potrs_batched(BatchUplo uplo, int n, int nrhs, const T* const* A_array, int lda,
-                   T* const* B_array, int ldb, int batch, const int* info, cudaStream_t stream) {
+void potrs_batched(BatchUplo uplo, int n, int nrhs, const T* const* A_array, int lda, T* const* B_array, int ldb,
+                   int batch, const int* info, cudaStream_t stream, const BatchedSolveOptions& opts) {
   require(n >= 0, "n must be >= 0", 2);
   require(nrhs >= 0, "nrhs must be >= 0", 3);
   require(lda >= (n > 1 ? n : 1), "lda must be >= max(1, n)", 5);
@@ -386,13 +532,13 @@ void potrs_batched(BatchUplo uplo, int n, int nrhs, const T* const* A_array, int
   d.uniform = {n, lda, 0, ldb, 0};
   d.A_array = device_view(A_array);
   d.B_array = device_view(B_array);
-  launch_solve(d, uplo, n, stream);
+  launch_solve(d, uplo, n, stream, opts.kernel);
 }
 
 template <class T>
-void potrs_vbatched(BatchUplo uplo, const int* n, int max_n, int nrhs, const T* const* A_array,
-                    const int* lda, T* const* B_array, const int* ldb, int batch, const int* info,
-                    cudaStream_t stream) {
+void potrs_vbatched(BatchUplo uplo, const int* n, int max_n, int nrhs, const T* const* A_array, const int* lda,
+                    T* const* B_array, const int* ldb, int batch, const int* info, cudaStream_t stream,
+                    const BatchedSolveOptions& opts) {
   require(max_n >= 0, "max_n must be >= 0", 3);
   require(nrhs >= 0, "nrhs must be >= 0", 4);
   require(batch >= 0, "batch must be >= 0", 9);
@@ -403,18 +549,19 @@ void potrs_vbatched(BatchUplo uplo, const int* n, int max_n, int nrhs, const T* 
   d.variable = {n, lda, nullptr, ldb, nullptr};
   d.A_array = device_view(A_array);
   d.B_array = device_view(B_array);
-  launch_solve(d, uplo, max_n, stream);
+  launch_solve(d, uplo, max_n, stream, opts.kernel);
 }
 
 #define TESSERA_INSTANTIATE(T)                                                                                         \
   template void potrs_batched<T>(BatchUplo, int, int, const T*, int, long long, T*, int, long long, int, const int*,   \
-                                 cudaStream_t);                                                                        \
+                                 cudaStream_t, const BatchedSolveOptions&);                                            \
   template void potrs_vbatched<T>(BatchUplo, const int*, int, int, const T*, const long long*, const int*, T*,         \
-                                  const long long*, const int*, int, const int*, cudaStream_t);                        \
+                                  const long long*, const int*, int, const int*, cudaStream_t,                         \
+                                  const BatchedSolveOptions&);                                                         \
   template void potrs_batched<T>(BatchUplo, int, int, const T* const*, int, T* const*, int, int, const int*,           \
-                                 cudaStream_t);                                                                        \
+                                 cudaStream_t, const BatchedSolveOptions&);                                            \
   template void potrs_vbatched<T>(BatchUplo, const int*, int, int, const T* const*, const int*, T* const*, const int*, \
-                                  int, const int*, cudaStream_t);
+                                  int, const int*, cudaStream_t, const BatchedSolveOptions&);
 TESSERA_FOR_EACH_SCALAR(TESSERA_INSTANTIATE)
 #undef TESSERA_INSTANTIATE
 

@@ -127,16 +127,18 @@ class _Torch:
 
     def stack(self, a, shape, dtype, copy):
         """a as a C-ordered array of `shape` and `dtype` (a fresh copy when `copy`)."""
-        t = getattr(self.torch, dtype.name)
-        if a.dtype == t and (not copy or a.is_contiguous()):
+        # The dict, not dtype.name: numpy builds that name at every call (microseconds here).
+        t = self.native[np.dtype(dtype)]
+        if a.shape != shape:  # each tensor method call costs microseconds: none where nothing changes
             a = a.reshape(shape)
+        if a.dtype == t and (not copy or a.is_contiguous()):
             return a.clone() if copy else a.contiguous()
         out = self.torch.empty(shape, dtype=t, device=a.device)
-        out.copy_(a.reshape(shape))
+        out.copy_(a)
         return out
 
     def broadcast(self, a, shape):
-        return a.expand(shape)
+        return a if a.shape == shape else a.expand(shape)
 
     def swap_last(self, a):
         return a.mT
@@ -218,7 +220,7 @@ class _CuPy:
         return out
 
     def broadcast(self, a, shape):
-        return self.cupy.broadcast_to(a, shape)
+        return a if a.shape == shape else self.cupy.broadcast_to(a, shape)
 
     def swap_last(self, a):
         return self.cupy.swapaxes(a, -1, -2)
