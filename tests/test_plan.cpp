@@ -329,6 +329,13 @@ TEST(Plan, StacksOfGpuMatricesGoWhereTheyRunFastest) {
   EXPECT_EQ(detail::stack_path(kThresholds.single_matrix_vendor_min_n - 1, 1), StackPath::batched_kernels);
   EXPECT_EQ(detail::stack_path(kThresholds.single_matrix_vendor_min_n, 1), StackPath::vendor_batched);
   EXPECT_EQ(detail::stack_path(kThresholds.single_matrix_vendor_min_n, 2), StackPath::batched_kernels);
+  // One complex matrix: its own bound per precision.
+  for (auto [precision, bound] :
+       {std::pair{Precision::double_complex, kThresholds.complex_double_single_matrix_vendor_min_n},
+        std::pair{Precision::single_complex, kThresholds.complex_single_single_matrix_vendor_min_n}}) {
+    EXPECT_EQ(detail::stack_path(bound - 1, 1, precision), StackPath::batched_kernels);
+    EXPECT_EQ(detail::stack_path(bound, 1, precision), StackPath::vendor_batched);
+  }
   EXPECT_EQ(detail::stack_path(256, 1), StackPath::vendor_batched);
   // Real stacks of larger matrices, short or long: the kernels in blocks of columns, double from its
   // own order at any count.
@@ -378,6 +385,11 @@ TEST(Plan, StacksOfGpuMatricesGoWhereTheyRunFastest) {
   EXPECT_FALSE(device::stack_solves_take_batched_kernels(256, long_count, most + 1));
   EXPECT_FALSE(device::stack_solves_take_batched_kernels(16, kThresholds.short_stack_max_batch, most + 1));
   EXPECT_TRUE(device::stack_solves_take_batched_kernels(kThresholds.short_stack_min_n - 1, 2, most + 1));
+  // Long stacks past the solve kernels' order go to the vendor's solves whatever the count.
+  const int largest = kThresholds.batched_solve_max_n;
+  EXPECT_TRUE(device::stack_solves_take_batched_kernels(largest, long_count, 1));
+  EXPECT_FALSE(device::stack_solves_take_batched_kernels(largest + 1, long_count, 1));
+  EXPECT_FALSE(device::stack_solves_take_batched_kernels(512, long_count, 2));
 }
 
 // What a host-array request tells the plan of its array and of the runtime's first call, counting

@@ -347,10 +347,13 @@ namespace {
 // A stack's path between the batched kernels alone, cuSOLVER's batched potrf and dense calls.
 StackPath stack_path_without_blocks(int n, int batch, Precision precision) {
   if (n >= t.dense_device_min_n) return StackPath::one_at_a_time;
-  const int vendor_min_n = batch == 1                                  ? t.single_matrix_vendor_min_n
-                           : precision == Precision::double_complex ? t.complex_double_short_stack_min_n
-                           : precision == Precision::single_complex ? t.complex_single_short_stack_min_n
-                                                                    : t.short_stack_min_n;
+  const bool one = batch == 1;
+  const int vendor_min_n =
+      precision == Precision::double_complex
+          ? (one ? t.complex_double_single_matrix_vendor_min_n : t.complex_double_short_stack_min_n)
+      : precision == Precision::single_complex
+          ? (one ? t.complex_single_single_matrix_vendor_min_n : t.complex_single_short_stack_min_n)
+          : (one ? t.single_matrix_vendor_min_n : t.short_stack_min_n);
   const bool short_stack = n >= vendor_min_n && batch > 0 && batch < t.short_stack_max_batch;
   return short_stack ? StackPath::vendor_batched : StackPath::batched_kernels;
 }
@@ -370,7 +373,8 @@ StackPath stack_path(int n, int batch, Precision precision) {
 
 bool stack_solves_take_batched_kernels(int n, int batch, int nrhs) {
   if (stack_path_without_blocks(n, batch, Precision::double_real) != StackPath::batched_kernels) return false;
-  return nrhs <= t.batched_solve_max_nrhs || batch < t.short_stack_max_batch;
+  if (batch < t.short_stack_max_batch) return true;
+  return nrhs <= t.batched_solve_max_nrhs && n <= t.batched_solve_max_n;
 }
 
 bool inverse_takes_batched_kernel(int n, int batch, Precision precision) {

@@ -111,6 +111,11 @@ struct Thresholds {
   int complex_double_short_stack_min_n = 96;
   int complex_single_short_stack_min_n = 160;
   int single_matrix_vendor_min_n = 96;
+  // One complex matrix, synchronised calls (H200, docs/data/h200-complex-stack-paths/): in complex
+  // double the kernels took 71.8 us at order 48 against cuSOLVER's 81.3, 88.1 against 66.4 at 64;
+  // in complex single 110.8 against 141.4 at 96, 163.6 against 136.7 at 128.
+  int complex_double_single_matrix_vendor_min_n = 64;
+  int complex_single_single_matrix_vendor_min_n = 128;
   int short_stack_max_batch = 384;
   // The batched solve kernels (a thread block per matrix) take long stacks (from
   // short_stack_max_batch matrices) whose matrices have at most this many right-hand sides each;
@@ -119,6 +124,12 @@ struct Thresholds {
   // 0.7-2.1x for 4, but 0.7-3.7x for 8 and 1.8-13x for 32 or more (an inverse's identity through
   // them ran at 0.13-0.21x PyTorch); on stacks of 8 they stayed the faster at every count (0.7-1.0x).
   int batched_solve_max_nrhs = 4;
+  // ... and whose order is at most this; larger orders go through the vendor's batched solves,
+  // which on an H200 (384 and 1024 real matrices of order 288 to 512, 1 to 4 right-hand sides) took
+  // 0.35-1.08x the kernels' time, above 1 only with one right-hand side on 1024 double matrices
+  // and two on 1024 single ones of order 448-512; at 256 the kernels were the faster but for 4
+  // right-hand sides on 1024 matrices.
+  int batched_solve_max_n = 256;
   // Real stacks from these orders (below dense_device_min_n) are factored in blocks of columns
   // (device::potrf_stack_ex: cuBLAS's batched products update each block, the batched kernel
   // factors it): on an H200 (warm, stacks of 16, 200 and 1000 to 10000 matrices) that beat both the
