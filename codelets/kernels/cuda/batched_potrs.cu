@@ -357,12 +357,12 @@ const void* staged_kernel(int mb) {
 
 // Whether the staged kernel serves these systems: orders above the register kernel's and a factor
 // that fits a block's shared memory, then (H200, bench_batched_kernels --solves, docs/kernels-batched.md
-// "Solves with the factor in shared memory") where its blocks take at most two waves (2.4-3.3x the
+// "Solves with the factor in shared memory") where its blocks take at most two waves (1.4-3.2x the
 // streamed kernel's speed for one to 64 matrices of order 48 to 128), and past that where each
 // block's staging serves several right-hand sides: eight (a block's warps) where two blocks fit a
 // multiprocessor, two where six do. One right-hand side a matrix on long stacks stays streamed (its
-// many warps per multiprocessor keep more loads in flight: 2.1-6.6x faster from 4096 matrices of
-// order 96).
+// many warps per multiprocessor keep more loads in flight: 1.6-6.6x faster on 4096 matrices of
+// order 96 to 160).
 constexpr long long kStagedWaves = 2;
 constexpr int kStagedManyRhsMinBlocksPerSm = 2;
 constexpr int kStagedTwoRhsMinBlocksPerSm = 6;
