@@ -347,16 +347,23 @@ __global__ void __launch_bounds__(kStagedWarps * 32) potrs_staged_kernel(SolveDe
     if (lane + 32 * m < n) b[lane + 32 * m] = x[m];
 }
 
-// The staged kernel for factors of order up to 32 * MB.
+// The staged kernel for factors of order up to max_n, and its shared memory.
+struct StagedKernel {
+  const void* function;
+  std::size_t bytes;
+};
+
 template <class T, bool Lower>
-const void* staged_kernel(int mb) {
-  if (mb <= 2) return reinterpret_cast<const void*>(&potrs_staged_kernel<T, 2, Lower>);
-  if (mb <= 4) return reinterpret_cast<const void*>(&potrs_staged_kernel<T, 4, Lower>);
-  return reinterpret_cast<const void*>(&potrs_staged_kernel<T, 8, Lower>);
+StagedKernel staged_kernel(int max_n) {
+  const int mb = (max_n + 31) / 32;
+  const void* f = mb <= 2   ? reinterpret_cast<const void*>(&potrs_staged_kernel<T, 2, Lower>)
+                  : mb <= 4 ? reinterpret_cast<const void*>(&potrs_staged_kernel<T, 4, Lower>)
+                            : reinterpret_cast<const void*>(&potrs_staged_kernel<T, 8, Lower>);
+  return {f, staged_bytes<T>(max_n)};
 }
 
-// Whether the staged kernel serves these systems: orders above the register kernel's and a factor
-// that fits a block's shared memory, then (H200, bench_batched_kernels --solves, docs/kernels-batched.md
+// Whether the staged kernel serves these systems (its order range and shared memory checked
+// already): where forced, else (H200, bench_batched_kernels --solves, docs/kernels-batched.md
 // "Solves with the factor in shared memory") where its blocks take at most two waves (1.4-3.2x the
 // streamed kernel's speed for one to 64 matrices of order 48 to 128), and past that where each
 // block's staging serves several right-hand sides: eight (a block's warps) where two blocks fit a
@@ -367,36 +374,31 @@ constexpr long long kStagedWaves = 2;
 constexpr int kStagedManyRhsMinBlocksPerSm = 2;
 constexpr int kStagedTwoRhsMinBlocksPerSm = 6;
 
-template <class T, bool Lower>
-bool solve_stages_factor(int max_n, int nrhs, long long blocks, SolveKernel kernel) {
-  if (kernel == SolveKernel::streamed || max_n <= 32 || max_n > 256) return false;
-  const std::size_t bytes = staged_bytes<T>(max_n);
-  if (bytes > detail::max_dynamic_smem()) return false;
+bool solve_stages_factor(const StagedKernel& staged, int nrhs, long long blocks, SolveKernel kernel) {
   if (kernel == SolveKernel::staged) return true;
-  const void* f = staged_kernel<T, Lower>((max_n + 31) / 32);
-  detail::ensure_dynamic_smem(f, bytes);
   int per_sm = 0;
-  TESSERA_CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, f, kStagedWarps * 32, bytes));
+  TESSERA_CUDA_CHECK(
+      cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, staged.function, kStagedWarps * 32, staged.bytes));
   if (blocks <= kStagedWaves * detail::device_sm_count() * per_sm) return true;
   return (nrhs >= kStagedWarps && per_sm >= kStagedManyRhsMinBlocksPerSm) ||
          (nrhs >= 2 && per_sm >= kStagedTwoRhsMinBlocksPerSm);
 }
 
+// The staged kernel where it applies and serves (solve_stages_factor); false where the streamed
+// kernels are to run.
 template <class T, bool Lower>
-void launch_staged(const SolveDesc<T>& d, int max_n, cudaStream_t stream) {
-  const int groups = (d.nrhs + kStagedWarps - 1) / kStagedWarps;
-  const std::size_t bytes = staged_bytes<T>(max_n);
-  const void* f = staged_kernel<T, Lower>((max_n + 31) / 32);
-  detail::ensure_dynamic_smem(f, bytes);
-  const unsigned blocks = static_cast<unsigned>(static_cast<long long>(d.batch) * groups);
-  const int mb = (max_n + 31) / 32;
-  if (mb <= 2)
-    potrs_staged_kernel<T, 2, Lower><<<blocks, kStagedWarps * 32, bytes, stream>>>(d, groups);
-  else if (mb <= 4)
-    potrs_staged_kernel<T, 4, Lower><<<blocks, kStagedWarps * 32, bytes, stream>>>(d, groups);
-  else
-    potrs_staged_kernel<T, 8, Lower><<<blocks, kStagedWarps * 32, bytes, stream>>>(d, groups);
-  TESSERA_CUDA_CHECK_LAUNCH();
+bool launch_staged_where_it_serves(SolveDesc<T> d, int max_n, cudaStream_t stream, SolveKernel kernel) {
+  int groups = (d.nrhs + kStagedWarps - 1) / kStagedWarps;
+  const long long blocks = static_cast<long long>(d.batch) * groups;
+  if (kernel == SolveKernel::streamed || max_n <= 32 || max_n > 256 || blocks > 0x7fffffffLL) return false;
+  const StagedKernel staged = staged_kernel<T, Lower>(max_n);
+  if (staged.bytes > detail::max_dynamic_smem()) return false;
+  detail::ensure_dynamic_smem(staged.function, staged.bytes);  // before the occupancy query, which counts it
+  if (!solve_stages_factor(staged, d.nrhs, blocks, kernel)) return false;
+  void* arguments[] = {&d, &groups};
+  TESSERA_CUDA_CHECK(cudaLaunchKernel(staged.function, dim3(static_cast<unsigned>(blocks)), dim3(kStagedWarps * 32),
+                                      arguments, staged.bytes, stream));
+  return true;
 }
 
 // ---- right-hand side in global memory (n > 512) ---------------------------------------------
@@ -446,9 +448,7 @@ __global__ void __launch_bounds__(kSolveWarps * 32) potrs_global_kernel(SolveDes
 
 template <class T, bool Lower>
 void launch_for_lower(const SolveDesc<T>& d, int max_n, unsigned blocks, cudaStream_t stream, SolveKernel kernel) {
-  const long long staged_blocks = static_cast<long long>(d.batch) * ((d.nrhs + kStagedWarps - 1) / kStagedWarps);
-  if (staged_blocks <= 0x7fffffffLL && solve_stages_factor<T, Lower>(max_n, d.nrhs, staged_blocks, kernel))
-    return launch_staged<T, Lower>(d, max_n, stream);
+  if (launch_staged_where_it_serves<T, Lower>(d, max_n, stream, kernel)) return;
   const dim3 threads(kSolveWarps * 32);
   const int mb = (max_n + 31) / 32;
   if (mb <= 1)

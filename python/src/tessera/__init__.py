@@ -9,6 +9,7 @@ Host (numpy) arrays run through Tessera's task runtime in the mode asked for; GP
 their GPU, and results come back as the same kind of array, ordered on the library's current
 stream. See the package's README section in Tessera's README.md.
 """
+import functools
 import math
 
 import numpy as np
@@ -482,14 +483,16 @@ def _adjoint(x):
 
 
 
-_SUFFIXES = {np.dtype(t): f"_{np.dtype(t).kind}{np.dtype(t).itemsize}"
-             for t in (np.float32, np.float64, np.complex64, np.complex128)}
-
-
+@functools.lru_cache(maxsize=None)  # built once per type: it is asked at every call
 def _suffix(dtype):
     """The native functions' suffix of a precision: numpy's type code ("_f4", "_f8", "_c8", "_c16")."""
     dtype = np.dtype(dtype)
-    return _SUFFIXES.get(dtype) or f"_{dtype.kind}{dtype.itemsize}"
+    return f"_{dtype.kind}{dtype.itemsize}"
+
+
+def _reshaped(a, shape):
+    """a in `shape`, a itself where it has it (a GPU array's reshape costs microseconds a call)."""
+    return a if a.shape == shape else a.reshape(shape)
 
 
 def _stored_uplo(lower):
@@ -872,7 +875,7 @@ def _solve(c, b, lower, mode, policy, progress=None):
     batch, k = math.prod(lead), matrices[-1]
     dtype = np.result_type(ad.dtype(native_c), ad.dtype(native_b))
     factors, uplo = _factor_stack(ad, ad.broadcast(native_c, lead + (n, n)), (batch, n, n), dtype, lower)
-    columns = ad.broadcast(native_b if native_b.shape == matrices else native_b.reshape(matrices), lead + (n, k))
+    columns = ad.broadcast(_reshaped(native_b, matrices), lead + (n, k))
     # Each right-hand side block column-major: (batch, k, n) C-ordered.
     x = ad.stack(ad.swap_last(columns), (batch, k, n), dtype, copy=True)
     # A factor read transposed (its triangle flipped) is, for a complex one, the factor of conj(A):
@@ -893,9 +896,7 @@ def _solve(c, b, lower, mode, policy, progress=None):
             _solve_device(ad, native_c, factors, x, n, k, batch, dtype, uplo, mode, policy)
     if conjugated:
         ad.conjugate(x)
-    x = ad.swap_last(x)
-    if vector or len(lead) != 1:
-        x = x.reshape(lead + ((n,) if vector else (n, k)))
+    x = _reshaped(ad.swap_last(x), lead + ((n,) if vector else (n, k)))
     if where == "host":
         return host_result(x, arrays)
     return arrays.to_input_kind(x) if arrays.to_input_kind else x
