@@ -381,9 +381,13 @@ TEST(Plan, StacksOfGpuMatricesGoWhereTheyRunFastest) {
   // A long stack not with more right-hand sides than the kernels are made for (an inverse's
   // identity); a short one of small orders still.
   const int most = kThresholds.batched_solve_max_nrhs;
+  const int lanes_n = kThresholds.batched_lane_solve_max_n;
   EXPECT_TRUE(device::stack_solves_take_batched_kernels(256, long_count, most));
   EXPECT_FALSE(device::stack_solves_take_batched_kernels(256, long_count, most + 1));
-  EXPECT_FALSE(device::stack_solves_take_batched_kernels(16, kThresholds.short_stack_max_batch, most + 1));
+  EXPECT_FALSE(device::stack_solves_take_batched_kernels(lanes_n + 1, kThresholds.short_stack_max_batch, most + 1));
+  // Up to the lane kernel's order, any number of right-hand sides.
+  EXPECT_TRUE(device::stack_solves_take_batched_kernels(16, kThresholds.short_stack_max_batch, most + 1));
+  EXPECT_TRUE(device::stack_solves_take_batched_kernels(lanes_n, long_count, 256));
   EXPECT_TRUE(device::stack_solves_take_batched_kernels(kThresholds.short_stack_min_n - 1, 2, most + 1));
   // Long stacks past the solve kernels' order go to the vendor's solves whatever the count.
   const int largest = kThresholds.batched_solve_max_n;

@@ -17,11 +17,11 @@
 // the leading block of an SPD matrix of order 3n/2 (lda = 3n/2), through potrf_vbatched; its
 // GFLOP/s (the sum of n_k^3/3) against the fixed-order batch's, and its time with the orders left in
 // one class (BatchedOptions::order_classes off).
-// Solves by count (--solves): for each order above 32 in --sizes, --solve-counts matrices and
-// --solve-nrhs right-hand sides, both triangles: the solve kernels with the factor streamed and
-// staged in shared memory (BatchedSolveOptions), the one the automatic choice runs, and cuBLAS's
-// batched trsm twice (the vendor's solves), milliseconds; the staged solution's largest
-// difference from the streamed one relative to its largest entry.
+// Solves by count (--solves): for each order in --sizes, --solve-counts matrices and --solve-nrhs
+// right-hand sides, both triangles: the solve kernels with the factor streamed, staged in shared
+// memory and staged with a lane per right-hand side (BatchedSolveOptions), the one the automatic
+// choice runs, and cuBLAS's batched trsm twice (the vendor's solves), milliseconds; the staged and
+// lane solutions' largest difference from the streamed one relative to its largest entry.
 // Energy (--energy-seconds S, 0 for none): the GPU's energy per batched factorization for Tessera
 // (both triangles) and cuSOLVER, from the calls repeated for S seconds less the input restores
 // alone (bench/energy/energy_meter.hpp), and GFLOP/s per watt.
@@ -356,7 +356,7 @@ double largest_difference(const Device<T>& a, const Device<T>& b) {
 template <class T>
 json bench_solves(int n, int batch, int nrhs, tk::BatchUplo uplo, int reps, Timer& timer, Solver& solver) {
   const long long nn = static_cast<long long>(n) * n, nb = static_cast<long long>(n) * nrhs;
-  Device<T> A(nn * batch), rhs(nb * batch), x(nb * batch), x_staged(nb * batch);
+  Device<T> A(nn * batch), rhs(nb * batch), x(nb * batch), x_staged(nb * batch), x_lanes(nb * batch);
   Device<int> info(batch);
   make_spd_kernel<T><<<grid_for(nn * batch, 256), 256>>>(A.get(), n, nn, batch, 0x5eed + n);
   TESSERA_CUDA_CHECK_LAUNCH();
@@ -393,13 +393,18 @@ json bench_solves(int n, int batch, int nrhs, tk::BatchUplo uplo, int reps, Time
       reps, [&] { restore(x); }, solve_with(x, tk::SolveKernel::streamed));
   r["staged_ms"] = timer.median_ms(
       reps, [&] { restore(x_staged); }, solve_with(x_staged, tk::SolveKernel::staged));
+  r["lanes_ms"] = timer.median_ms(
+      reps, [&] { restore(x_lanes); }, solve_with(x_lanes, tk::SolveKernel::lanes));
   r["automatic_ms"] = timer.median_ms(
       reps, [&] { restore(x_staged); }, solve_with(x_staged, tk::SolveKernel::automatic));
   restore(x);
   solve_with(x, tk::SolveKernel::streamed)();
   restore(x_staged);
   solve_with(x_staged, tk::SolveKernel::staged)();
+  restore(x_lanes);
+  solve_with(x_lanes, tk::SolveKernel::lanes)();
   r["staged_difference"] = largest_difference(x_staged, x);
+  r["lanes_difference"] = largest_difference(x_lanes, x);
   const bool lower = uplo == tk::BatchUplo::lower;
   const cublasFillMode_t fill = lower ? CUBLAS_FILL_MODE_LOWER : CUBLAS_FILL_MODE_UPPER;
   r["cublas_trsm_ms"] = timer.median_ms(
@@ -414,16 +419,21 @@ json bench_solves(int n, int batch, int nrhs, tk::BatchUplo uplo, int reps, Time
 }
 
 void print_solves(const json& rows) {
-  fmt::print("\nSolves by count (ms; streamed / staged: the streamed kernel's time over the staged one's)\n");
-  fmt::print("{:>6} {:>5} {:>5} {:>5} {:>5} | {:>8} {:>8} {:>8} {:>8} | {:>8} {:>8} {:>9}\n", "prec", "uplo", "n",
-             "batch", "nrhs", "streamed", "staged", "auto", "cuBLAS", "str/stg", "cuB/auto", "diff");
+  fmt::print(
+      "\nSolves by count (ms; str/stg: the streamed kernel's time over the staged one's; diff: the largest "
+      "difference from the streamed kernel's solution, staged / lanes)\n");
+  fmt::print("{:>6} {:>5} {:>5} {:>5} {:>5} | {:>8} {:>8} {:>8} {:>8} {:>8} | {:>8} {:>8} {:>8} | {:>8} {:>8}\n",
+             "prec", "uplo", "n", "batch", "nrhs", "streamed", "staged", "lanes", "auto", "cuBLAS", "str/stg",
+             "cuB/lns", "cuB/auto", "diff stg", "diff lns");
   for (const json& r : rows) {
-    const double streamed = r["streamed_ms"], staged = r["staged_ms"], automatic = r["automatic_ms"],
-                 vendor = r["cublas_trsm_ms"];
-    fmt::print("{:>6} {:>5} {:>5} {:>5} {:>5} | {:8.4f} {:8.4f} {:8.4f} {:8.4f} | {:7.2f}x {:7.2f}x {:9.1e}\n",
-               r["precision"].get<std::string>(), r["uplo"].get<std::string>(), r["n"].get<int>(),
-               r["batch"].get<int>(), r["nrhs"].get<int>(), streamed, staged, automatic, vendor, streamed / staged,
-               vendor / automatic, r["staged_difference"].get<double>());
+    const double streamed = r["streamed_ms"], staged = r["staged_ms"], lanes = r["lanes_ms"],
+                 automatic = r["automatic_ms"], vendor = r["cublas_trsm_ms"];
+    fmt::print(
+        "{:>6} {:>5} {:>5} {:>5} {:>5} | {:8.4f} {:8.4f} {:8.4f} {:8.4f} {:8.4f} | {:7.2f}x {:7.2f}x {:7.2f}x | "
+        "{:8.1e} {:8.1e}\n",
+        r["precision"].get<std::string>(), r["uplo"].get<std::string>(), r["n"].get<int>(), r["batch"].get<int>(),
+        r["nrhs"].get<int>(), streamed, staged, lanes, automatic, vendor, streamed / staged, vendor / lanes,
+        vendor / automatic, r["staged_difference"].get<double>(), r["lanes_difference"].get<double>());
   }
 }
 
@@ -821,7 +831,6 @@ int main(int argc, char** argv) {
     const auto run_solves = [&](auto tag) {
       using T = decltype(tag);
       for (int n : opt.sizes) {
-        if (n <= 32) continue;
         for (int batch : opt.solve_counts)
           for (int nrhs : opt.solve_nrhs)
             for (tk::BatchUplo uplo : {tk::BatchUplo::lower, tk::BatchUplo::upper})

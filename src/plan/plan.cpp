@@ -374,7 +374,7 @@ StackPath stack_path(int n, int batch, Precision precision) {
 bool stack_solves_take_batched_kernels(int n, int batch, int nrhs) {
   if (stack_path_without_blocks(n, batch, Precision::double_real) != StackPath::batched_kernels) return false;
   if (batch < t.short_stack_max_batch) return true;
-  return nrhs <= t.batched_solve_max_nrhs && n <= t.batched_solve_max_n;
+  return n <= t.batched_solve_max_n && (nrhs <= t.batched_solve_max_nrhs || n <= t.batched_lane_solve_max_n);
 }
 
 bool inverse_takes_batched_kernel(int n, int batch, Precision precision) {

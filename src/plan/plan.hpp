@@ -141,7 +141,8 @@ inline bool stack_takes_batched_kernels(int n, int batch, Precision precision = 
 }
 // The solves with a real stack's factors: potrs_batched_ex's one launch, except where few larger
 // matrices go to the vendor's or dense solves (the factorization's split before blocks of columns)
-// and where the matrices of a long stack have more right-hand sides than the kernels are made for.
+// and where the matrices of a long stack past the lane kernel's orders have more right-hand sides
+// than the kernels are made for.
 bool stack_solves_take_batched_kernels(int n, int batch, int nrhs = 1);
 
 // Whether the inverse from `batch` GPU factors of order n and scalar type `precision` goes through

@@ -124,6 +124,12 @@ struct Thresholds {
   // 0.7-2.1x for 4, but 0.7-3.7x for 8 and 1.8-13x for 32 or more (an inverse's identity through
   // them ran at 0.13-0.21x PyTorch); on stacks of 8 they stayed the faster at every count (0.7-1.0x).
   int batched_solve_max_nrhs = 4;
+  // ... or, up to this order, any number: there the kernels (a thread per right-hand side, the
+  // lane kernel, from 4 to 16 of them by order) took 0.22-0.91x the vendor's batched solves' time in
+  // double and 0.27-1.09x in single on 512 and 4096 real matrices of order 16 to 64 with 8 to 64
+  // right-hand sides (H200, bench_batched_kernels --solves), where at order 96 and 128 on 4096
+  // matrices the vendor's were the faster below 64 right-hand sides.
+  int batched_lane_solve_max_n = 64;
   // ... and whose order is at most this; larger orders go through the vendor's batched solves,
   // which on an H200 (384 and 1024 real matrices of order 288 to 512, 1 to 4 right-hand sides) took
   // 0.35-1.08x the kernels' time, above 1 only with one right-hand side on 1024 double matrices

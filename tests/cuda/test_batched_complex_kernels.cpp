@@ -220,8 +220,9 @@ TYPED_TEST(BatchedComplex, StridedInPlaceAndSolve) {
             for (int i = 0; i < n; ++i)
               b[k * strideB + i + static_cast<std::size_t>(c) * ldb] =
                   C(static_cast<Real<C>>(dist(this->rng)), static_cast<Real<C>>(dist(this->rng)));
-        // Solves by both kernels (the staged one where the factor fits a block's shared memory).
-        for (tk::SolveKernel kernel : {tk::SolveKernel::streamed, tk::SolveKernel::staged}) {
+        // Solves by every kernel (the staged and the lane one where the factor fits a block's shared
+        // memory).
+        for (tk::SolveKernel kernel : {tk::SolveKernel::streamed, tk::SolveKernel::staged, tk::SolveKernel::lanes}) {
           DeviceArray<C> dB(b);
           tk::BatchedSolveOptions solve_opts;
           solve_opts.kernel = kernel;
@@ -250,7 +251,10 @@ TYPED_TEST(BatchedComplex, StridedInPlaceAndSolve) {
                       << where.str() << ": B of matrix " << k << " changed at " << e;
                 } else {
                   ASSERT_LE(std::abs(std::complex<double>(got) - std::complex<double>(want[e])), tolerance)
-                      << where.str() << (kernel == tk::SolveKernel::staged ? " staged" : " streamed")
+                      << where.str()
+                      << (kernel == tk::SolveKernel::staged  ? " staged"
+                          : kernel == tk::SolveKernel::lanes ? " lanes"
+                                                             : " streamed")
                       << ": solution of matrix " << k << " row " << i << " column " << c;
                 }
               }

@@ -707,6 +707,7 @@ void run_solve_case(tk::BatchUplo uplo, int n, int nrhs, int batch, bool pass_in
   where << "potrs " << uplo_name(uplo) << " n=" << n << " nrhs=" << nrhs << (pass_info ? "" : " (no info)")
         << (kernel == tk::SolveKernel::staged     ? " staged"
             : kernel == tk::SolveKernel::streamed ? " streamed"
+            : kernel == tk::SolveKernel::lanes    ? " lanes"
                                                   : "");
   check_solutions(hb, rhs, dB.download(), expected_infos(hb), where.str());
 }
@@ -754,6 +755,27 @@ TYPED_TEST(BatchedPotrs, StagedAndStreamedFactors) {
   }
 }
 
+// A thread per right-hand side, forced: orders inside one register block of rows, on its edges
+// (16 rows a block) and past it, one to 70 right-hand sides (33 and 70: blocks of 64 columns, one
+// partly filled; 70 spans two blocks a matrix), failed matrices skipped, and without info. Where
+// the factor and the columns do not fit a block's shared memory the automatic choice runs.
+TYPED_TEST(BatchedPotrs, LaneSolves) {
+  using T = TypeParam;
+  const std::vector<int> orders =
+      quick_mode() ? std::vector<int>{1, 15, 16, 17, 64, 97, 160}
+                   : std::vector<int>{1, 2, 7, 15, 16, 17, 31, 32, 33, 47, 48, 64, 65, 97, 127, 128, 129, 160, 200};
+  for (int n : orders)
+    for (tk::BatchUplo uplo : kUplos)
+      for (int nrhs : {1, 5, 33, 70}) {
+        run_solve_case<T>(uplo, n, nrhs, 6, true, this->rng, tk::SolveKernel::lanes);
+        if (this->HasFatalFailure()) return;
+      }
+  for (tk::BatchUplo uplo : kUplos) {
+    run_solve_case<T>(uplo, 37, 9, 5, false, this->rng, tk::SolveKernel::lanes);
+    if (this->HasFatalFailure()) return;
+  }
+}
+
 TYPED_TEST(BatchedPotrs, NullInfoSolvesEverything) {
   using T = TypeParam;
   for (int n : {4, 40})
@@ -768,7 +790,7 @@ TYPED_TEST(BatchedPotrs, VariableOrders) {
   const int batch = quick_mode() ? 20 : 50;
   for (int max_n : {20, 100, 600})
     for (tk::BatchUplo uplo : kUplos)
-      for (int nrhs : {1, 2}) {
+      for (int nrhs : {1, 2, 40}) {
         if (quick_mode() && max_n == 600) continue;
         VariableBatch<T> vb = variable_batch<T>(uplo, max_n, batch, this->rng);
         std::vector<long long> boff;
@@ -785,8 +807,10 @@ TYPED_TEST(BatchedPotrs, VariableOrders) {
         DeviceArray<long long> doff(vb.offsets), dboff(boff);
         tk::potrf_vbatched<T>(uplo, dn.get(), max_n, dA.get(), doff.get(), dld.get(), batch,
                               dinfo.get(), nullptr);
-        tk::potrs_vbatched<T>(uplo, dn.get(), max_n, nrhs, dA.get(), doff.get(), dld.get(), dB.get(),
-                              dboff.get(), dldb.get(), batch, dinfo.get(), nullptr);
+        tk::BatchedSolveOptions opts;  // many right-hand sides: a thread per right-hand side where it fits
+        if (nrhs > 2) opts.kernel = tk::SolveKernel::lanes;
+        tk::potrs_vbatched<T>(uplo, dn.get(), max_n, nrhs, dA.get(), doff.get(), dld.get(), dB.get(), dboff.get(),
+                              dldb.get(), batch, dinfo.get(), nullptr, opts);
         synchronize();
         std::ostringstream where;
         where << "potrs_vbatched " << uplo_name(uplo) << " max_n=" << max_n << " nrhs=" << nrhs;

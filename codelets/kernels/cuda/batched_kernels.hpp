@@ -82,19 +82,21 @@ void potrf_batched(BatchUplo uplo, int n, const T* A, long long rowStrideA, long
                    long long strideA, T* L, int ldl, long long strideL, int batch, int* info,
                    cudaStream_t stream, const BatchedOptions& opts = {});
 
-// Which kernel the batched solves run for orders above 32 (the register kernel holds smaller
-// factors whole): `staged` copies each factor into shared memory first and solves from there,
-// `streamed` reads the factor a column at a time from global memory in each sweep. `automatic`
-// stages where the systems fit in one wave of blocks and the factor in a block's shared memory.
-enum class SolveKernel { automatic, streamed, staged };
+// Which kernel the batched solves run: `streamed` (a warp per right-hand side; above order 32 it
+// reads the factor a column at a time from global memory in each sweep, below it holds the factor
+// in registers), `staged` (above order 32: the factor copied into shared memory first, a warp per
+// right-hand side), `lanes` (the factor and the right-hand sides in shared memory, a thread per
+// right-hand side, for many of them). `automatic` picks by order, count, right-hand sides and the
+// blocks that fit a multiprocessor (batched_potrs.cu says where each was measured faster).
+enum class SolveKernel { automatic, streamed, staged, lanes };
 struct BatchedSolveOptions {
   SolveKernel kernel = SolveKernel::automatic;  // other values for comparisons and tests
 };
 
 // Solve A_k X_k = B_k with the factors from potrf_batched; B_k is n x nrhs at B + k * strideB.
 // Matrices whose info is non-zero are skipped (their B is left as it was). info may be null
-// (every matrix is then solved). `staged` in opts where it cannot apply (n <= 32, or a factor
-// larger than a block's shared memory) runs the automatic choice.
+// (every matrix is then solved). `staged` or `lanes` in opts where it cannot apply (staged: n <= 32;
+// either: a factor larger than a block's shared memory) runs the automatic choice.
 template <class T>
 void potrs_batched(BatchUplo uplo, int n, int nrhs, const T* A, int lda, long long strideA, T* B, int ldb,
                    long long strideB, int batch, const int* info, cudaStream_t stream,

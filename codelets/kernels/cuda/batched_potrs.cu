@@ -9,12 +9,16 @@
 //   upper, U x = y:    column j gives x_j = y_j / U(j,j), then y_i -= U(i,j) x_j   (i < j)
 // Larger orders update B in place in global memory.
 //   staged (32 < n, few systems): the factor copied into shared memory first, see below.
+//   lanes (many right-hand sides): the factor and the right-hand sides in shared memory, a thread
+//             per right-hand side, see below.
 // Complex (Hermitian) factors: the second sweep of lower storage and the first of upper storage
 // solve with L^H and U^H, so the dot sweeps (and the register kernel's backward sweep) conjugate
 // the factor's elements; a diagonal entry's real part is the divisor.
 #include <cuda_pipeline.h>
 
+#include <limits>
 #include <string>
+#include <type_traits>
 
 #include "cuda/batched_kernels.hpp"
 #include "cuda/batched_scalar.cuh"
@@ -401,6 +405,172 @@ bool launch_staged_where_it_serves(SolveDesc<T> d, int max_n, cudaStream_t strea
   return true;
 }
 
+// ---- many right-hand sides: a lane per right-hand side ------------------------------------------
+// With many right-hand sides a warp per column spends most of each step on its shuffle and its
+// predicates. Here a block stages the factor as the staged kernel does, and its right-hand sides
+// transposed beside it (X(i, c) at X[i * (columns + 1) + c], read and written with consecutive
+// threads on consecutive rows of B); then each thread solves one column on its own: every lane of a
+// warp reads the same element of the factor (a broadcast) and applies it to its own column, so the
+// lanes exchange nothing. A thread keeps a block of its column's rows in registers and walks the
+// row blocks in order (last to first for L^H x = y): first the products with the rows already
+// solved, then the triangular solve inside the block.
+
+// Rows a thread keeps in registers (single precision measured no faster with 32, and slower at
+// order 16, where no block was whole).
+template <class T>
+constexpr int lane_block_rows() {
+  return sizeof(T) > sizeof(double) ? 8 : 16;
+}
+
+// Rows [r0, r0 + RB) of L y = b (Forward) or L^H x = y for the column x (stride xs). S holds L
+// (conj(L) for upper storage) as in the staged kernel. Full: the block lies wholly inside the
+// matrix (every block but the last of an order that RB does not divide), so no row is checked.
+template <class T, bool Lower, bool Forward, bool Full>
+__device__ __forceinline__ void lane_block_solve(const T* S, int ld, const RealPartOf<T>* rinv, int n, int r0, T* x,
+                                                 int xs) {
+  constexpr int RB = lane_block_rows<T>();
+  const bool conjugate = Forward != Lower;
+  const auto inside = [&](int ii) { return Full || r0 + ii < n; };
+  T v[RB];
+#pragma unroll
+  for (int ii = 0; ii < RB; ++ii) v[ii] = inside(ii) ? x[(r0 + ii) * xs] : T(0);
+  // The rows already solved: above the block going forward (L(r0 + ii, k)), below it going back
+  // (conj(L(k, r0 + ii))).
+  const int first = Forward ? 0 : r0 + RB, end = Forward ? r0 : n;
+#pragma unroll 2
+  for (int k = first; k < end; ++k) {
+    const T xk = x[k * xs];
+#pragma unroll
+    for (int ii = 0; ii < RB; ++ii)
+      if (inside(ii))
+        v[ii] = minus_product(v[ii], conj_if(conjugate, Forward ? S[k * ld + r0 + ii] : S[(r0 + ii) * ld + k]), xk);
+  }
+  // The block's own triangle.
+#pragma unroll
+  for (int step = 0; step < RB; ++step) {
+    const int jj = Forward ? step : RB - 1 - step;
+    if (!inside(jj)) continue;
+    v[jj] *= rinv[r0 + jj];
+#pragma unroll
+    for (int ii = 0; ii < RB; ++ii)
+      if ((Forward ? ii > jj : ii < jj) && inside(ii))
+        v[ii] = minus_product(
+            v[ii], conj_if(conjugate, Forward ? S[(r0 + jj) * ld + r0 + ii] : S[(r0 + ii) * ld + r0 + jj]), v[jj]);
+  }
+#pragma unroll
+  for (int ii = 0; ii < RB; ++ii)
+    if (inside(ii)) x[(r0 + ii) * xs] = v[ii];
+}
+
+template <class T, bool Lower, bool Forward>
+__device__ __forceinline__ void lane_sweep(const T* S, int ld, const RealPartOf<T>* rinv, int n, T* x, int xs) {
+  constexpr int RB = lane_block_rows<T>();
+  const int blocks = (n + RB - 1) / RB;
+  for (int step = 0; step < blocks; ++step) {
+    const int r0 = (Forward ? step : blocks - 1 - step) * RB;
+    if (r0 + RB <= n)
+      lane_block_solve<T, Lower, Forward, true>(S, ld, rinv, n, r0, x, xs);
+    else
+      lane_block_solve<T, Lower, Forward, false>(S, ld, rinv, n, r0, x, xs);
+  }
+}
+
+// Column block [col0, col0 + width) of B into X (X(i, c) = B(i, col0 + c)) by cp.async, in units of
+// the real type as stage_factor copies.
+template <class T>
+__device__ __forceinline__ void stage_columns(const T* B, long long ldb, int n, int width, T* X, int xs) {
+  using R = RealPartOf<T>;
+  constexpr int kParts = sizeof(T) / sizeof(R);
+  for (int c = threadIdx.x / 32; c < width; c += blockDim.x / 32)
+    for (int i = threadIdx.x & 31; i < n; i += 32) {
+      const R* from = reinterpret_cast<const R*>(B + c * ldb + i);
+      R* to = reinterpret_cast<R*>(X + i * xs + c);
+#pragma unroll
+      for (int p = 0; p < kParts; ++p) __pipeline_memcpy_async(to + p, from + p, sizeof(R));
+    }
+  __pipeline_commit();
+}
+
+template <class T>
+__device__ __forceinline__ long long column_stride(const SolveDesc<T>& d, int k) {
+  return d.variable.n ? d.variable.ldb[k] : d.uniform.ldb;
+}
+
+// Shared memory of a lane block: its columns of B, the staged factor and its diagonal's reciprocals.
+template <class T>
+std::size_t lanes_bytes(int n, int columns) {
+  return static_cast<std::size_t>(n) * (columns + 1) * sizeof(T) + staged_bytes<T>(n);
+}
+
+template <class T, bool Lower>
+__global__ void __launch_bounds__(64) potrs_lanes_kernel(SolveDesc<T> d, int groups) {
+  using R = RealPartOf<T>;
+  extern __shared__ __align__(16) unsigned char lanes_memory[];
+  const int k = static_cast<int>(blockIdx.x / groups), group = static_cast<int>(blockIdx.x % groups);
+  if (d.info && d.info[k] != 0) return;
+  const SolveSystem<T> s = system_at(d, k, 0);
+  const int n = s.n, ld = staged_ld(n), columns = static_cast<int>(blockDim.x), xs = columns + 1;
+  const int col0 = group * columns, width = min(columns, d.nrhs - col0);
+  if (n <= 0 || width <= 0) return;
+  T* X = reinterpret_cast<T*>(lanes_memory);
+  T* S = X + static_cast<std::size_t>(n) * xs;
+  R* rinv = reinterpret_cast<R*>(S + static_cast<std::size_t>(ld) * n);
+  const long long ldb = column_stride(d, k);
+  T* B = s.b + col0 * ldb;
+  stage_columns(B, ldb, n, width, X, xs);
+  stage_factor<T, Lower>(s.A, s.lda, n, S, ld);  // waits for both copies
+  __syncthreads();
+  for (int j = threadIdx.x; j < n; j += blockDim.x) rinv[j] = R(1) / real_of(S[j * ld + j]);
+  __syncthreads();
+  if (static_cast<int>(threadIdx.x) < width) {
+    lane_sweep<T, Lower, true>(S, ld, rinv, n, X + threadIdx.x, xs);   // L y = b
+    lane_sweep<T, Lower, false>(S, ld, rinv, n, X + threadIdx.x, xs);  // L^H x = y
+  }
+  __syncthreads();
+  for (int c = threadIdx.x / 32; c < width; c += blockDim.x / 32)
+    for (int i = threadIdx.x & 31; i < n; i += 32) B[c * ldb + i] = X[i * xs + c];
+}
+
+// Whether the lane kernel serves these systems where the choice is automatic (H200, real types,
+// bench_batched_kernels --solves, docs/kernels-batched.md "A thread per right-hand side"): with a
+// block for every multiprocessor at least (on 8 matrices the staged kernel's eight warps a matrix
+// were faster, on 512 and more the lane kernel), and from a count of right-hand sides that grows
+// with the order, each thread's work growing with its square. Complex types were not measured and
+// keep the other kernels.
+struct LaneRule {
+  int max_n;
+  int min_nrhs;
+};
+constexpr LaneRule kLaneRules[] = {{32, 4}, {48, 8}, {96, 16}, {std::numeric_limits<int>::max(), 32}};
+
+template <class T>
+bool lanes_serve(int max_n, int nrhs, long long blocks) {
+  if (!std::is_floating_point_v<T> || blocks < detail::device_sm_count()) return false;
+  for (const LaneRule& rule : kLaneRules)
+    if (max_n <= rule.max_n) return nrhs >= rule.min_nrhs;
+  return false;
+}
+
+// The lane kernel where it is forced or serves (lanes_serve) and its factor and columns fit a
+// block's shared memory: 64 columns a block where there are more than 32 and they fit, else 32.
+template <class T, bool Lower>
+bool launch_lanes_where_it_serves(SolveDesc<T> d, int max_n, cudaStream_t stream, SolveKernel kernel) {
+  if (kernel == SolveKernel::streamed || kernel == SolveKernel::staged || max_n <= 0) return false;
+  const std::size_t limit = detail::max_dynamic_smem();
+  const int columns = d.nrhs > 32 && lanes_bytes<T>(max_n, 64) <= limit ? 64 : 32;
+  const std::size_t bytes = lanes_bytes<T>(max_n, columns);
+  int groups = (d.nrhs + columns - 1) / columns;
+  const long long blocks = static_cast<long long>(d.batch) * groups;
+  if (blocks > 0x7fffffffLL || bytes > limit) return false;
+  const void* function = reinterpret_cast<const void*>(&potrs_lanes_kernel<T, Lower>);
+  if (kernel != SolveKernel::lanes && !lanes_serve<T>(max_n, d.nrhs, blocks)) return false;
+  detail::ensure_dynamic_smem(function, bytes);
+  void* arguments[] = {&d, &groups};
+  TESSERA_CUDA_CHECK(
+      cudaLaunchKernel(function, dim3(static_cast<unsigned>(blocks)), dim3(columns), arguments, bytes, stream));
+  return true;
+}
+
 // ---- right-hand side in global memory (n > 512) ---------------------------------------------
 // Lane l reads and writes only rows l, l+32, ... of b, so the lanes never share an element.
 
@@ -448,6 +618,7 @@ __global__ void __launch_bounds__(kSolveWarps * 32) potrs_global_kernel(SolveDes
 
 template <class T, bool Lower>
 void launch_for_lower(const SolveDesc<T>& d, int max_n, unsigned blocks, cudaStream_t stream, SolveKernel kernel) {
+  if (launch_lanes_where_it_serves<T, Lower>(d, max_n, stream, kernel)) return;
   if (launch_staged_where_it_serves<T, Lower>(d, max_n, stream, kernel)) return;
   const dim3 threads(kSolveWarps * 32);
   const int mb = (max_n + 31) / 32;
