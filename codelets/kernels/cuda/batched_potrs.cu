@@ -77,6 +77,12 @@ struct SolveSystem {
   int n;
 };
 
+// The distance between system k's right-hand sides.
+template <class T>
+__device__ __forceinline__ long long column_stride(const SolveDesc<T>& d, int k) {
+  return d.variable.n ? d.variable.ldb[k] : d.uniform.ldb;
+}
+
 template <class T>
 __device__ __forceinline__ SolveSystem<T> system_at(const SolveDesc<T>& d, int k, int col) {
   const VariableSolveLayout& v = d.variable;
@@ -84,8 +90,7 @@ __device__ __forceinline__ SolveSystem<T> system_at(const SolveDesc<T>& d, int k
   const bool variable = v.n != nullptr;
   const T* a = d.A_array ? d.A_array[k] : d.A + (variable ? v.offA[k] : k * u.strideA);
   T* b = d.B_array ? d.B_array[k] : d.B + (variable ? v.offB[k] : k * u.strideB);
-  const long long ldb = variable ? v.ldb[k] : u.ldb;
-  return {a, variable ? v.lda[k] : u.lda, b + col * ldb, variable ? v.n[k] : u.n};
+  return {a, variable ? v.lda[k] : u.lda, b + col * column_stride(d, k), variable ? v.n[k] : u.n};
 }
 
 // Body of every solve kernel: warp w of the grid runs Solve(system, lane) on matrix w / nrhs,
@@ -303,6 +308,18 @@ __device__ __forceinline__ void stage_factor(const T* A, long long lda, int n, T
   __pipeline_wait_prior(0);
 }
 
+// The factor staged (stage_factor, which also waits for the block's earlier cp.async copies) and
+// its diagonal's reciprocals into rinv, for the whole block.
+template <class T, bool Lower>
+__device__ __forceinline__ void stage_factor_and_reciprocals(const SolveSystem<T>& s, T* S, int ld,
+                                                             RealPartOf<T>* rinv) {
+  using R = RealPartOf<T>;
+  stage_factor<T, Lower>(s.A, s.lda, s.n, S, ld);
+  __syncthreads();
+  for (int j = threadIdx.x; j < s.n; j += blockDim.x) rinv[j] = R(1) / real_of(S[j * ld + j]);
+  __syncthreads();
+}
+
 // One sweep over the staged factor S (L, or conj(L) for upper storage): forward (L y = b) by L's
 // columns, x_i -= L(i, j) y_j; backward (L^H x = y) by its rows, x_i -= conj(L(j, i)) x_j.
 template <class T, int MB, bool Lower, bool Forward>
@@ -333,10 +350,7 @@ __global__ void __launch_bounds__(kStagedWarps * 32) potrs_staged_kernel(SolveDe
   if (n <= 0 || n > 32 * MB) return;
   T* S = reinterpret_cast<T*>(staged_memory);
   R* rinv = reinterpret_cast<R*>(S + static_cast<std::size_t>(ld) * n);
-  stage_factor<T, Lower>(s.A, s.lda, n, S, ld);
-  __syncthreads();
-  for (int j = threadIdx.x; j < n; j += blockDim.x) rinv[j] = R(1) / real_of(S[j * ld + j]);
-  __syncthreads();
+  stage_factor_and_reciprocals<T, Lower>(s, S, ld, rinv);
   const int lane = threadIdx.x & 31;
   const int col = group * kStagedWarps + static_cast<int>(threadIdx.x / 32);
   if (col >= d.nrhs) return;
@@ -491,11 +505,6 @@ __device__ __forceinline__ void stage_columns(const T* B, long long ldb, int n, 
   __pipeline_commit();
 }
 
-template <class T>
-__device__ __forceinline__ long long column_stride(const SolveDesc<T>& d, int k) {
-  return d.variable.n ? d.variable.ldb[k] : d.uniform.ldb;
-}
-
 // Shared memory of a lane block: its columns of B, the staged factor and its diagonal's reciprocals.
 template <class T>
 std::size_t lanes_bytes(int n, int columns) {
@@ -518,10 +527,7 @@ __global__ void __launch_bounds__(64) potrs_lanes_kernel(SolveDesc<T> d, int gro
   const long long ldb = column_stride(d, k);
   T* B = s.b + col0 * ldb;
   stage_columns(B, ldb, n, width, X, xs);
-  stage_factor<T, Lower>(s.A, s.lda, n, S, ld);  // waits for both copies
-  __syncthreads();
-  for (int j = threadIdx.x; j < n; j += blockDim.x) rinv[j] = R(1) / real_of(S[j * ld + j]);
-  __syncthreads();
+  stage_factor_and_reciprocals<T, Lower>(s, S, ld, rinv);  // waits for both copies
   if (static_cast<int>(threadIdx.x) < width) {
     lane_sweep<T, Lower, true>(S, ld, rinv, n, X + threadIdx.x, xs);   // L y = b
     lane_sweep<T, Lower, false>(S, ld, rinv, n, X + threadIdx.x, xs);  // L^H x = y
