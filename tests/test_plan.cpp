@@ -394,6 +394,19 @@ TEST(Plan, StacksOfGpuMatricesGoWhereTheyRunFastest) {
   EXPECT_TRUE(device::stack_solves_take_batched_kernels(largest, long_count, 1));
   EXPECT_FALSE(device::stack_solves_take_batched_kernels(largest + 1, long_count, 1));
   EXPECT_FALSE(device::stack_solves_take_batched_kernels(512, long_count, 2));
+  // Complex stacks: short ones follow the factorization's route (their own orders per precision),
+  // long ones keep the kernels up to their own order whatever the count, the vendor's past it.
+  const int complex_largest = kThresholds.complex_batched_solve_max_n;
+  for (Precision precision : {Precision::double_complex, Precision::single_complex}) {
+    EXPECT_TRUE(device::stack_solves_take_batched_kernels(complex_largest, long_count, 256, precision));
+    EXPECT_TRUE(device::stack_solves_take_batched_kernels(1, long_count, 1, precision));
+    EXPECT_FALSE(device::stack_solves_take_batched_kernels(complex_largest + 1, long_count, 1, precision));
+  }
+  EXPECT_TRUE(device::stack_solves_take_batched_kernels(zn - 1, 2, 64, Precision::double_complex));
+  EXPECT_FALSE(device::stack_solves_take_batched_kernels(zn, 2, 1, Precision::double_complex));
+  EXPECT_TRUE(device::stack_solves_take_batched_kernels(cn - 1, 2, 1, Precision::single_complex));
+  EXPECT_FALSE(device::stack_solves_take_batched_kernels(cn, 2, 1, Precision::single_complex));
+  EXPECT_TRUE(device::stack_solves_take_batched_kernels(complex_largest + 1, 2, 1, Precision::single_complex));
 }
 
 // What a host-array request tells the plan of its array and of the runtime's first call, counting

@@ -10,7 +10,8 @@
 // whole batch: |A - L L^T|_max / |A|_max and |A x - b|_inf / (|A|_inf |x|_inf + |b|_inf).
 //
 //   bench_batched_kernels [--json out.json] [--batch N] [--reps R] [--sizes 5,8,...]
-//                         [--precision double|float|both] [--tune] [--no-main]
+//                         [--precision double|float|both] [--tune] [--no-main] [--solves]
+//                         [--solve-counts 8,...] [--solve-nrhs 1,...] [--solve-types real|complex|both]
 // --tune measures every compiled panel shape (n > 32) and register-kernel block size (n <= 32)
 // and prints the fastest per n (how the built-in table was chosen).
 // Variable orders: a batch of the same count with orders drawn in [n/2, 3n/2] (fixed seed), each
@@ -22,6 +23,9 @@
 // memory and staged with a lane per right-hand side (BatchedSolveOptions), the one the automatic
 // choice runs, and cuBLAS's batched trsm twice (the vendor's solves), milliseconds; the staged and
 // lane solutions' largest difference from the streamed one relative to its largest entry.
+// --solve-types complex (or both) times the solves in complex double and float (complex single with
+// --precision float) instead of (or beside) the real types: Hermitian factors, cuBLAS's trsm with
+// the conjugate transpose.
 // Energy (--energy-seconds S, 0 for none): the GPU's energy per batched factorization for Tessera
 // (both triangles) and cuSOLVER, from the calls repeated for S seconds less the input restores
 // alone (bench/energy/energy_meter.hpp), and GFLOP/s per watt.
@@ -32,6 +36,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <complex>
 #include <cstdint>
 #include <cstdlib>
 #include <fstream>
@@ -41,13 +46,14 @@
 #include <nlohmann/json.hpp>
 #include <random>
 #include <string>
+#include <type_traits>
 #include <vector>
 
 #include "../bench_support.hpp"
-#include "device_support.hpp"
-#include "energy_meter.hpp"
 #include "cuda/batched_kernels.hpp"
 #include "cuda/check.hpp"
+#include "device_support.hpp"
+#include "energy_meter.hpp"
 
 namespace tk = tessera::kernels::cuda;
 using tessera::bench::EnergyMeter;
@@ -67,6 +73,7 @@ struct Options {
   bool tune = false;
   bool main_run = true;
   bool solves = false;
+  bool real_solves = true, complex_solves = false;
   std::vector<int> solve_counts = {1, 8, 64, 512, 4096};
   std::vector<int> solve_nrhs = {1, 2, 8, 32};
   double energy_seconds = 1.0;
@@ -89,7 +96,13 @@ Options parse_options(int argc, char** argv) {
     else if (a == "--solve-counts") o.solve_counts = parse_int_list(args.value());
     else if (a == "--solve-nrhs") o.solve_nrhs = parse_int_list(args.value());
     else if (a == "--energy-seconds") o.energy_seconds = std::stod(args.value());
-    else if (a == "--precision") {
+    else if (a == "--solve-types") {
+      const std::string t = args.value();
+      if (t != "real" && t != "complex" && t != "both")
+        throw std::runtime_error("--solve-types: real, complex or both");
+      o.real_solves = t != "complex";
+      o.complex_solves = t != "real";
+    } else if (a == "--precision") {
       const std::string p = args.value();
       o.do_double = p == "double" || p == "both";
       o.do_float = p == "float" || p == "both";
@@ -119,9 +132,11 @@ __device__ __forceinline__ double uniform_pm1(std::uint64_t key) {
   return v == 0.0 ? 0.5 : v;
 }
 
-// Symmetric, diagonally dominant (hence SPD) random matrices, both triangles stored.
-template <class T>
-__global__ void make_spd_kernel(T* A, int n, long long stride, int batch, std::uint64_t seed) {
+// Symmetric (Parts = 1) or Hermitian (Parts = 2: pairs of R in std::complex<R>'s layout, imaginary
+// parts below the diagonal and their negatives above it) diagonally dominant, hence positive
+// definite, random matrices, both triangles stored.
+template <class R, int Parts = 1>
+__global__ void make_spd_kernel(R* A, int n, long long stride, int batch, std::uint64_t seed) {
   const long long nn = static_cast<long long>(n) * n;
   const long long total = nn * batch;
   for (long long e = blockIdx.x * static_cast<long long>(blockDim.x) + threadIdx.x; e < total;
@@ -133,7 +148,12 @@ __global__ void make_spd_kernel(T* A, int n, long long stride, int batch, std::u
     const std::uint64_t key = seed ^ (static_cast<std::uint64_t>(k) << 32) ^ (lo * 65537u + hi);
     double v = uniform_pm1(key);
     if (i == j) v = n + 1.5 + 0.5 * v;
-    A[k * stride + static_cast<long long>(j) * n + i] = static_cast<T>(v);
+    const long long at = Parts * (k * stride + static_cast<long long>(j) * n + i);
+    A[at] = static_cast<R>(v);
+    if constexpr (Parts == 2) {
+      const double im = i == j ? 0.0 : uniform_pm1(~key);
+      A[at + 1] = static_cast<R>(i < j ? -im : im);
+    }
   }
 }
 
@@ -286,8 +306,16 @@ cusolverStatus_t vendor_potrs(cusolverDnHandle_t h, int n, float** A, int lda, f
 // ---- one size ------------------------------------------------------------------------------
 
 template <class T>
+struct IsComplex : std::false_type {};
+template <class R>
+struct IsComplex<std::complex<R>> : std::true_type {};
+
+template <class T>
 const char* precision_name() {
-  return sizeof(T) == 8 ? "double" : "float";
+  if constexpr (IsComplex<T>::value)
+    return sizeof(T) == 16 ? "zdouble" : "cfloat";
+  else
+    return sizeof(T) == 8 ? "double" : "float";
 }
 
 double gflops(double flops, double ms) { return flops / (ms * 1e-3) / 1e9; }
@@ -339,6 +367,41 @@ cublasStatus_t vendor_trsm(cublasHandle_t h, cublasFillMode_t fill, cublasOperat
   const float one = 1;
   return cublasStrsmBatched(h, CUBLAS_SIDE_LEFT, fill, op, CUBLAS_DIAG_NON_UNIT, n, nrhs, &one, A, n, B, n, batch);
 }
+cublasStatus_t vendor_trsm(cublasHandle_t h, cublasFillMode_t fill, cublasOperation_t op, int n, int nrhs,
+                           const std::complex<double>* const* A, std::complex<double>* const* B, int batch) {
+  const cuDoubleComplex one{1, 0};
+  return cublasZtrsmBatched(h, CUBLAS_SIDE_LEFT, fill, op, CUBLAS_DIAG_NON_UNIT, n, nrhs, &one,
+                            reinterpret_cast<const cuDoubleComplex* const*>(A), n,
+                            reinterpret_cast<cuDoubleComplex* const*>(B), n, batch);
+}
+cublasStatus_t vendor_trsm(cublasHandle_t h, cublasFillMode_t fill, cublasOperation_t op, int n, int nrhs,
+                           const std::complex<float>* const* A, std::complex<float>* const* B, int batch) {
+  const cuComplex one{1, 0};
+  return cublasCtrsmBatched(h, CUBLAS_SIDE_LEFT, fill, op, CUBLAS_DIAG_NON_UNIT, n, nrhs, &one,
+                            reinterpret_cast<const cuComplex* const*>(A), n, reinterpret_cast<cuComplex* const*>(B), n,
+                            batch);
+}
+
+// Random positive definite matrices (Hermitian for complex T) and right-hand sides.
+template <class T>
+void fill_positive_definite(T* A, int n, long long stride, int batch, std::uint64_t seed) {
+  const long long elements = static_cast<long long>(n) * n * batch;
+  if constexpr (IsComplex<T>::value)
+    make_spd_kernel<typename T::value_type, 2>
+        <<<grid_for(elements, 256), 256>>>(reinterpret_cast<typename T::value_type*>(A), n, stride, batch, seed);
+  else
+    make_spd_kernel<T><<<grid_for(elements, 256), 256>>>(A, n, stride, batch, seed);
+  TESSERA_CUDA_CHECK_LAUNCH();
+}
+
+template <class T>
+void fill_right_hand_sides(T* B, long long count, std::uint64_t seed) {
+  if constexpr (IsComplex<T>::value)
+    make_rhs_kernel<<<grid_for(2 * count, 256), 256>>>(reinterpret_cast<typename T::value_type*>(B), 2 * count, seed);
+  else
+    make_rhs_kernel<T><<<grid_for(count, 256), 256>>>(B, count, seed);
+  TESSERA_CUDA_CHECK_LAUNCH();
+}
 
 template <class T>
 double largest_difference(const Device<T>& a, const Device<T>& b) {
@@ -347,8 +410,8 @@ double largest_difference(const Device<T>& a, const Device<T>& b) {
   TESSERA_CUDA_CHECK(cudaMemcpy(y.data(), b.get(), b.bytes(), cudaMemcpyDeviceToHost));
   double diff = 0, largest = 0;
   for (std::size_t e = 0; e < x.size(); ++e) {
-    diff = std::max(diff, std::abs(static_cast<double>(x[e]) - static_cast<double>(y[e])));
-    largest = std::max(largest, std::abs(static_cast<double>(x[e])));
+    diff = std::max(diff, std::abs(std::complex<double>(x[e]) - std::complex<double>(y[e])));
+    largest = std::max(largest, std::abs(std::complex<double>(x[e])));
   }
   return largest > 0 ? diff / largest : diff;
 }
@@ -358,10 +421,8 @@ json bench_solves(int n, int batch, int nrhs, tk::BatchUplo uplo, int reps, Time
   const long long nn = static_cast<long long>(n) * n, nb = static_cast<long long>(n) * nrhs;
   Device<T> A(nn * batch), rhs(nb * batch), x(nb * batch), x_staged(nb * batch), x_lanes(nb * batch);
   Device<int> info(batch);
-  make_spd_kernel<T><<<grid_for(nn * batch, 256), 256>>>(A.get(), n, nn, batch, 0x5eed + n);
-  TESSERA_CUDA_CHECK_LAUNCH();
-  make_rhs_kernel<T><<<grid_for(nb * batch, 256), 256>>>(rhs.get(), nb * batch, 0xb0b + n);
-  TESSERA_CUDA_CHECK_LAUNCH();
+  fill_positive_definite(A.get(), n, nn, batch, 0x5eed + n);
+  fill_right_hand_sides(rhs.get(), nb * batch, 0xb0b + n);
   tk::potrf_batched<T>(uplo, n, A.get(), n, nn, batch, info.get(), nullptr);
   std::vector<const T*> a_ptrs(batch);
   std::vector<T*> x_ptrs(batch);
@@ -410,9 +471,9 @@ json bench_solves(int n, int batch, int nrhs, tk::BatchUplo uplo, int reps, Time
   r["cublas_trsm_ms"] = timer.median_ms(
       reps, [&] { restore(x); },
       [&] {
-        TESSERA_CUBLAS_CHECK(vendor_trsm(solver.blas, fill, lower ? CUBLAS_OP_N : CUBLAS_OP_T, n, nrhs, a_array.get(),
+        TESSERA_CUBLAS_CHECK(vendor_trsm(solver.blas, fill, lower ? CUBLAS_OP_N : CUBLAS_OP_C, n, nrhs, a_array.get(),
                                          x_array.get(), batch));
-        TESSERA_CUBLAS_CHECK(vendor_trsm(solver.blas, fill, lower ? CUBLAS_OP_T : CUBLAS_OP_N, n, nrhs, a_array.get(),
+        TESSERA_CUBLAS_CHECK(vendor_trsm(solver.blas, fill, lower ? CUBLAS_OP_C : CUBLAS_OP_N, n, nrhs, a_array.get(),
                                          x_array.get(), batch));
       });
   return r;
@@ -422,14 +483,14 @@ void print_solves(const json& rows) {
   fmt::print(
       "\nSolves by count (ms; str/stg: the streamed kernel's time over the staged one's; diff: the largest "
       "difference from the streamed kernel's solution, staged / lanes)\n");
-  fmt::print("{:>6} {:>5} {:>5} {:>5} {:>5} | {:>8} {:>8} {:>8} {:>8} {:>8} | {:>8} {:>8} {:>8} | {:>8} {:>8}\n",
+  fmt::print("{:>7} {:>5} {:>5} {:>5} {:>5} | {:>8} {:>8} {:>8} {:>8} {:>8} | {:>8} {:>8} {:>8} | {:>8} {:>8}\n",
              "prec", "uplo", "n", "batch", "nrhs", "streamed", "staged", "lanes", "auto", "cuBLAS", "str/stg",
              "cuB/lns", "cuB/auto", "diff stg", "diff lns");
   for (const json& r : rows) {
     const double streamed = r["streamed_ms"], staged = r["staged_ms"], lanes = r["lanes_ms"],
                  automatic = r["automatic_ms"], vendor = r["cublas_trsm_ms"];
     fmt::print(
-        "{:>6} {:>5} {:>5} {:>5} {:>5} | {:8.4f} {:8.4f} {:8.4f} {:8.4f} {:8.4f} | {:7.2f}x {:7.2f}x {:7.2f}x | "
+        "{:>7} {:>5} {:>5} {:>5} {:>5} | {:8.4f} {:8.4f} {:8.4f} {:8.4f} {:8.4f} | {:7.2f}x {:7.2f}x {:7.2f}x | "
         "{:8.1e} {:8.1e}\n",
         r["precision"].get<std::string>(), r["uplo"].get<std::string>(), r["n"].get<int>(), r["batch"].get<int>(),
         r["nrhs"].get<int>(), streamed, staged, lanes, automatic, vendor, streamed / staged, vendor / lanes,
@@ -840,8 +901,10 @@ int main(int argc, char** argv) {
     };
     if (opt.do_double) run_precision(double{});
     if (opt.do_float) run_precision(float{});
-    if (opt.solves && opt.do_double) run_solves(double{});
-    if (opt.solves && opt.do_float) run_solves(float{});
+    if (opt.solves && opt.real_solves && opt.do_double) run_solves(double{});
+    if (opt.solves && opt.real_solves && opt.do_float) run_solves(float{});
+    if (opt.solves && opt.complex_solves && opt.do_double) run_solves(std::complex<double>{});
+    if (opt.solves && opt.complex_solves && opt.do_float) run_solves(std::complex<float>{});
     out["results"] = results;
     out["solves"] = solves;
     out["tuning"] = tuning;

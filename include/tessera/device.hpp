@@ -51,10 +51,11 @@ namespace tessera::device {
 // idle in the batched kernels, and for real matrices of larger orders the batched kernels in blocks
 // of columns with cuBLAS's products between them. Tessera's Python package follows it.
 TESSERA_EXPORT bool stack_takes_batched_kernels(int n, int batch, Precision precision = Precision::double_real);
-// Whether the solves with a stack of `batch` real factors of order n in GPU memory, `nrhs`
-// right-hand sides each, run fastest as one launch of potrs_batched_ex rather than through
-// potrs_stack_ex (few large matrices, or a long stack with many right-hand sides).
-TESSERA_EXPORT bool stack_solves_take_batched_kernels(int n, int batch, int nrhs = 1);
+// Whether the solves with a stack of `batch` factors of order n and scalar type `precision` in GPU
+// memory, `nrhs` right-hand sides each, run fastest as one launch of potrs_batched_ex rather than
+// through potrs_stack_ex (few large matrices, or a long stack with many right-hand sides).
+TESSERA_EXPORT bool stack_solves_take_batched_kernels(int n, int batch, int nrhs = 1,
+                                                      Precision precision = Precision::double_real);
 // Whether the inverse from `batch` factors of order n and scalar type `precision` in GPU memory is
 // computed fastest by potri_batched_ex (one kernel launch), and otherwise whether by potri_ex (one
 // matrix, on the caller's stream), rather than by solving with the identity.

@@ -8,10 +8,10 @@ namespace tessera_python {
 
 // Whether the solves with a GPU stack of `batch` factors of order n and type T, `nrhs` right-hand
 // sides each, go through the batched kernels (one launch of device::potrs_batched_ex) rather than
-// the dense device API one matrix after the other: real types, as the plan says.
+// the dense device API one matrix after the other, as the plan says.
 template <class T>
 bool solve_takes_batched_kernels(int n, int batch, int nrhs) {
-  return !tessera::ScalarTraits<T>::is_complex && tessera::device::stack_solves_take_batched_kernels(n, batch, nrhs);
+  return tessera::device::stack_solves_take_batched_kernels(n, batch, nrhs, tessera::precision_of<T>());
 }
 
 }  // namespace tessera_python

@@ -30,12 +30,15 @@ def test_the_library_routes_stacks_of_gpu_matrices():
 def test_the_library_routes_solves_with_gpu_stacks():
     """cho_solve's route for a GPU stack is the library's plan (no GPU needed to ask): real stacks
     through the batched kernels at any count of right-hand sides up to order 64 and for few past
-    it; complex ones through the vendor's batched solves (which divide by a factor's complex
-    diagonal, as LAPACK's ztrsm does; the kernels take its real part)."""
+    it; complex ones through them on short stacks below the factorization's vendor orders and on
+    long ones up to order 64 at any count, the vendor's batched solves past that."""
     core = tessera._core
     assert core.solve_takes_batched_kernels_f8(64, 4096, 64) and core.solve_takes_batched_kernels_f4(96, 4096, 4)
     assert not core.solve_takes_batched_kernels_f8(96, 4096, 8)
-    assert not core.solve_takes_batched_kernels_c16(40, 8, 1) and not core.solve_takes_batched_kernels_c8(16, 4096, 1)
+    assert core.solve_takes_batched_kernels_c16(40, 8, 1) and core.solve_takes_batched_kernels_c8(64, 4096, 64)
+    assert core.solve_takes_batched_kernels_c8(128, 8, 1)
+    assert not core.solve_takes_batched_kernels_c16(128, 8, 1)
+    assert not core.solve_takes_batched_kernels_c16(96, 4096, 1) and not core.solve_takes_batched_kernels_c8(96, 512, 4)
 
 
 def _torch():

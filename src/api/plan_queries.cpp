@@ -51,8 +51,8 @@ bool stack_takes_batched_kernels(int n, int batch, Precision precision) {
   return detail::stack_takes_batched_kernels(n, batch, precision);
 }
 
-bool stack_solves_take_batched_kernels(int n, int batch, int nrhs) {
-  return detail::stack_solves_take_batched_kernels(n, batch, nrhs);
+bool stack_solves_take_batched_kernels(int n, int batch, int nrhs, Precision precision) {
+  return detail::stack_solves_take_batched_kernels(n, batch, nrhs, precision);
 }
 
 bool inverse_takes_batched_kernel(int n, int batch, Precision precision) {

@@ -371,9 +371,10 @@ StackPath stack_path(int n, int batch, Precision precision) {
   return stack_path_without_blocks(n, batch, precision);
 }
 
-bool stack_solves_take_batched_kernels(int n, int batch, int nrhs) {
-  if (stack_path_without_blocks(n, batch, Precision::double_real) != StackPath::batched_kernels) return false;
+bool stack_solves_take_batched_kernels(int n, int batch, int nrhs, Precision precision) {
+  if (stack_path_without_blocks(n, batch, precision) != StackPath::batched_kernels) return false;
   if (batch < t.short_stack_max_batch) return true;
+  if (is_complex(precision)) return n <= t.complex_batched_solve_max_n;
   return n <= t.batched_solve_max_n && (nrhs <= t.batched_solve_max_nrhs || n <= t.batched_lane_solve_max_n);
 }
 

@@ -139,11 +139,11 @@ StackPath stack_path(int n, int batch, Precision precision = Precision::double_r
 inline bool stack_takes_batched_kernels(int n, int batch, Precision precision = Precision::double_real) {
   return stack_path(n, batch, precision) == StackPath::batched_kernels;
 }
-// The solves with a real stack's factors: potrs_batched_ex's one launch, except where few larger
+// The solves with a stack's factors: potrs_batched_ex's one launch, except where few larger
 // matrices go to the vendor's or dense solves (the factorization's split before blocks of columns)
 // and where the matrices of a long stack past the lane kernel's orders have more right-hand sides
-// than the kernels are made for.
-bool stack_solves_take_batched_kernels(int n, int batch, int nrhs = 1);
+// than the kernels are made for (complex: where they are past complex_batched_solve_max_n).
+bool stack_solves_take_batched_kernels(int n, int batch, int nrhs = 1, Precision precision = Precision::double_real);
 
 // Whether the inverse from `batch` GPU factors of order n and scalar type `precision` goes through
 // the batched inverse kernel.

@@ -136,6 +136,14 @@ struct Thresholds {
   // and two on 1024 single ones of order 448-512; at 256 the kernels were the faster but for 4
   // right-hand sides on 1024 matrices.
   int batched_solve_max_n = 256;
+  // Long complex stacks take the kernels up to this order, for any number of right-hand sides, and
+  // the vendor's batched solves past it: on an H200 (bench_batched_kernels --solves --solve-types
+  // complex, 512 and 4096 matrices, 1 to 64 right-hand sides) the kernels took 0.27-1.27x the
+  // vendor's time in complex double and 0.27-1.06x in complex single up to order 64, above 1.05
+  // only with 8 or 16 right-hand sides on 4096 matrices of order 48-64; in complex double
+  // 1.11-8.8x at orders 96 and 128, in complex single 0.62-3.4x (faster on 512 matrices of order
+  // 96, slower at most counts on 4096), 1.05-13.5x at 256 in both.
+  int complex_batched_solve_max_n = 64;
   // Real stacks from these orders (below dense_device_min_n) are factored in blocks of columns
   // (device::potrf_stack_ex: cuBLAS's batched products update each block, the batched kernel
   // factors it): on an H200 (warm, stacks of 16, 200 and 1000 to 10000 matrices) that beat both the

@@ -91,26 +91,6 @@ __device__ __forceinline__ bool is_zero(DeviceComplex<R> x) {
   return x.re == R(0) && x.im == R(0);
 }
 
-__device__ __forceinline__ float reciprocal(float x) { return 1.0f / x; }
-__device__ __forceinline__ double reciprocal(double x) { return 1.0 / x; }
-// Smith's division, as LAPACK's complex division: no overflow of |x|^2 for large entries.
-template <class R>
-__device__ __forceinline__ DeviceComplex<R> reciprocal(DeviceComplex<R> x) {
-  if (fabs(x.re) >= fabs(x.im)) {
-    const R ratio = x.im / x.re;
-    const R denominator = x.re + x.im * ratio;
-    return {R(1) / denominator, -ratio / denominator};
-  }
-  const R ratio = x.re / x.im;
-  const R denominator = x.re * ratio + x.im;
-  return {ratio / denominator, R(-1) / denominator};
-}
-
-template <class T>
-__device__ __forceinline__ T times(T a, T b) {
-  return plus_product(T(0), a, b);
-}
-
 template <class T>
 __device__ __forceinline__ T quiet_nan() {
   using R = RealPartOf<T>;

@@ -13,7 +13,9 @@
 //             per right-hand side, see below.
 // Complex (Hermitian) factors: the second sweep of lower storage and the first of upper storage
 // solve with L^H and U^H, so the dot sweeps (and the register kernel's backward sweep) conjugate
-// the factor's elements; a diagonal entry's real part is the divisor.
+// the factor's elements, the divisor included: a sweep divides by the diagonal's complex element or
+// its conjugate, as LAPACK's ztrsm does (the same result where the diagonal is real, as in every
+// factor Tessera writes).
 #include <cuda_pipeline.h>
 
 #include <limits>
@@ -128,7 +130,7 @@ __device__ __forceinline__ T warp_sum(T v) {
 // Lane i holds row i of L left of the diagonal and column i of L below it (v[c] = L(i, c) for
 // c < i, L(c, i) for c > i), all loaded at once. Both sweeps are then axpy sweeps with one
 // shuffle per column: forward x_i -= L(i, j) y_j, backward x_i -= L(j, i) x_j. Division by the
-// diagonal is a multiplication by its (correctly rounded) reciprocal, computed off the chain.
+// diagonal is a multiplication by its reciprocal (conjugated going back), computed off the chain.
 
 template <class T, bool Lower>
 __device__ __forceinline__ void solve_warp32(const SolveSystem<T>& s, int lane) {
@@ -146,13 +148,13 @@ __device__ __forceinline__ void solve_warp32(const SolveSystem<T>& s, int lane) 
       v[c] = Lower ? load_read_only(s.A + j * s.lda + i) : conj_of(load_read_only(s.A + i * s.lda + j));
     }
   }
-  using R = RealPartOf<T>;
-  const R rinv = active ? R(1) / real_of(load_read_only(s.A + lane * s.lda + lane)) : R(0);
+  const T diagonal = active ? load_read_only(s.A + lane * s.lda + lane) : T(1);
+  const T rinv = active ? reciprocal(Lower ? diagonal : conj_of(diagonal)) : T(0);  // 1 / L(lane, lane)
   T x = active ? s.b[lane] : T(0);
 #pragma unroll
   for (int j = 0; j < 32; ++j) {
     if (j >= n) break;
-    const T y = shuffle(kFullMask, x * rinv, j);
+    const T y = shuffle(kFullMask, times(x, rinv), j);
     if (lane == j)
       x = y;
     else if (lane > j)
@@ -161,7 +163,7 @@ __device__ __forceinline__ void solve_warp32(const SolveSystem<T>& s, int lane) 
 #pragma unroll
   for (int j = 31; j >= 0; --j) {
     if (j >= n) continue;
-    const T y = shuffle(kFullMask, x * rinv, j);
+    const T y = shuffle(kFullMask, times(x, conj_of(rinv)), j);
     if (lane == j)
       x = y;
     else if (lane < j)
@@ -232,7 +234,7 @@ __device__ void register_sweep(const T* A, long long lda, int n, int lane, T (&x
       part = warp_sum(part);
 #pragma unroll
       for (int m = 0; m < MB; ++m)
-        if (lane + 32 * m == j) x[m] = divide_by_diagonal(x[m] - part, l[m]);
+        if (lane + 32 * m == j) x[m] = divide_by_diagonal(x[m] - part, conj_of(l[m]));
     }
     if (more) {
 #pragma unroll
@@ -275,7 +277,7 @@ __global__ void __launch_bounds__(kSolveWarps * 32) potrs_register_kernel(SolveD
 // from global memory. Here a block first copies matrix k's stored triangle into shared memory in
 // one go (cp.async: every element's copy in flight at once), as L's lower triangle column by column
 // with an odd leading dimension (conflict-free by columns and by rows); upper storage lands
-// transposed, unconjugated (S = conj(L) there). The diagonal's reciprocals go beside it. Each warp
+// transposed, unconjugated (S = conj(L) there). The reciprocals of S's diagonal go beside it. Each warp
 // then solves one right-hand side of matrix k with two axpy sweeps from shared memory, forward by
 // L's columns and backward by its rows (L^H x = y: x_i -= conj(L(j, i)) x_j), one shuffle a step.
 // A matrix with many right-hand sides is spread over several blocks, each staging the factor.
@@ -286,7 +288,7 @@ __host__ __device__ constexpr int staged_ld(int n) { return n | 1; }
 
 template <class T>
 std::size_t staged_bytes(int n) {
-  return static_cast<std::size_t>(staged_ld(n)) * n * sizeof(T) + static_cast<std::size_t>(n) * sizeof(RealPartOf<T>);
+  return static_cast<std::size_t>(staged_ld(n) + 1) * n * sizeof(T);
 }
 
 // Element (i, c) of the stored triangle (i >= c lower, i <= c upper) into S(i, c) or S(c, i), in
@@ -309,25 +311,31 @@ __device__ __forceinline__ void stage_factor(const T* A, long long lda, int n, T
 }
 
 // The factor staged (stage_factor, which also waits for the block's earlier cp.async copies) and
-// its diagonal's reciprocals into rinv, for the whole block.
+// the reciprocals of its diagonal into rinv, for the whole block. A solve with L multiplies by
+// rinv, one with L^H by conj(rinv) (the reverse for upper storage, where S = conj(L)): see
+// diagonal_factor.
 template <class T, bool Lower>
-__device__ __forceinline__ void stage_factor_and_reciprocals(const SolveSystem<T>& s, T* S, int ld,
-                                                             RealPartOf<T>* rinv) {
-  using R = RealPartOf<T>;
+__device__ __forceinline__ void stage_factor_and_reciprocals(const SolveSystem<T>& s, T* S, int ld, T* rinv) {
   stage_factor<T, Lower>(s.A, s.lda, s.n, S, ld);
   __syncthreads();
-  for (int j = threadIdx.x; j < s.n; j += blockDim.x) rinv[j] = R(1) / real_of(S[j * ld + j]);
+  for (int j = threadIdx.x; j < s.n; j += blockDim.x) rinv[j] = reciprocal(S[j * ld + j]);
   __syncthreads();
+}
+
+// 1 / L(j, j) going forward (L y = b), 1 / conj(L(j, j)) going back (L^H x = y), from the
+// reciprocals of the staged factor's diagonal (S = L, or conj(L) for upper storage).
+template <class T, bool Lower, bool Forward>
+__device__ __forceinline__ T diagonal_factor(const T* rinv, int j) {
+  return conj_if(Forward != Lower, rinv[j]);
 }
 
 // One sweep over the staged factor S (L, or conj(L) for upper storage): forward (L y = b) by L's
 // columns, x_i -= L(i, j) y_j; backward (L^H x = y) by its rows, x_i -= conj(L(j, i)) x_j.
 template <class T, int MB, bool Lower, bool Forward>
-__device__ __forceinline__ void staged_sweep(const T* S, int ld, const RealPartOf<T>* rinv, int n, int lane,
-                                             T (&x)[MB]) {
+__device__ __forceinline__ void staged_sweep(const T* S, int ld, const T* rinv, int n, int lane, T (&x)[MB]) {
   for (int step = 0; step < n; ++step) {
     const int j = Forward ? step : n - 1 - step;
-    const T y = shuffle(kFullMask, pick(x, j >> 5) * rinv[j], j & 31);
+    const T y = shuffle(kFullMask, times(pick(x, j >> 5), diagonal_factor<T, Lower, Forward>(rinv, j)), j & 31);
 #pragma unroll
     for (int m = 0; m < MB; ++m) {
       const int i = lane + 32 * m;
@@ -341,7 +349,6 @@ __device__ __forceinline__ void staged_sweep(const T* S, int ld, const RealPartO
 
 template <class T, int MB, bool Lower>
 __global__ void __launch_bounds__(kStagedWarps * 32) potrs_staged_kernel(SolveDesc<T> d, int groups) {
-  using R = RealPartOf<T>;
   extern __shared__ __align__(16) unsigned char staged_memory[];
   const int k = static_cast<int>(blockIdx.x / groups), group = static_cast<int>(blockIdx.x % groups);
   if (d.info && d.info[k] != 0) return;
@@ -349,7 +356,7 @@ __global__ void __launch_bounds__(kStagedWarps * 32) potrs_staged_kernel(SolveDe
   const int n = s.n, ld = staged_ld(n);
   if (n <= 0 || n > 32 * MB) return;
   T* S = reinterpret_cast<T*>(staged_memory);
-  R* rinv = reinterpret_cast<R*>(S + static_cast<std::size_t>(ld) * n);
+  T* rinv = S + static_cast<std::size_t>(ld) * n;
   stage_factor_and_reciprocals<T, Lower>(s, S, ld, rinv);
   const int lane = threadIdx.x & 31;
   const int col = group * kStagedWarps + static_cast<int>(threadIdx.x / 32);
@@ -386,14 +393,19 @@ StagedKernel staged_kernel(int max_n) {
 // streamed kernel's speed for one to 64 matrices of order 48 to 128), and past that where each
 // block's staging serves several right-hand sides: eight (a block's warps) where two blocks fit a
 // multiprocessor, two where six do. One right-hand side a matrix on long stacks stays streamed (its
-// many warps per multiprocessor keep more loads in flight: 1.6-6.6x faster on 4096 matrices of
-// order 96 to 160).
+// many warps per multiprocessor keep more loads in flight: 1.6-6.6x faster on 4096 real matrices
+// of order 96 to 160, 1.8-3.1x on complex ones of order 96). Complex factors up to order 64 are
+// staged whatever the count (the streamed kernel took 1.12-5.3x the staged one's time on 512 and
+// 4096 such matrices from one right-hand side: docs/kernels-batched.md, "Complex factors").
 constexpr long long kStagedWaves = 2;
 constexpr int kStagedManyRhsMinBlocksPerSm = 2;
 constexpr int kStagedTwoRhsMinBlocksPerSm = 6;
+constexpr int kComplexAlwaysStagedMaxN = 64;
 
-bool solve_stages_factor(const StagedKernel& staged, int nrhs, long long blocks, SolveKernel kernel) {
+template <class T>
+bool solve_stages_factor(const StagedKernel& staged, int max_n, int nrhs, long long blocks, SolveKernel kernel) {
   if (kernel == SolveKernel::staged) return true;
+  if (!std::is_floating_point_v<T> && max_n <= kComplexAlwaysStagedMaxN) return true;
   int per_sm = 0;
   TESSERA_CUDA_CHECK(
       cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, staged.function, kStagedWarps * 32, staged.bytes));
@@ -412,7 +424,7 @@ bool launch_staged_where_it_serves(SolveDesc<T> d, int max_n, cudaStream_t strea
   const StagedKernel staged = staged_kernel<T, Lower>(max_n);
   if (staged.bytes > detail::max_dynamic_smem()) return false;
   detail::ensure_dynamic_smem(staged.function, staged.bytes);  // before the occupancy query, which counts it
-  if (!solve_stages_factor(staged, d.nrhs, blocks, kernel)) return false;
+  if (!solve_stages_factor<T>(staged, max_n, d.nrhs, blocks, kernel)) return false;
   void* arguments[] = {&d, &groups};
   TESSERA_CUDA_CHECK(cudaLaunchKernel(staged.function, dim3(static_cast<unsigned>(blocks)), dim3(kStagedWarps * 32),
                                       arguments, staged.bytes, stream));
@@ -440,8 +452,7 @@ constexpr int lane_block_rows() {
 // (conj(L) for upper storage) as in the staged kernel. Full: the block lies wholly inside the
 // matrix (every block but the last of an order that RB does not divide), so no row is checked.
 template <class T, bool Lower, bool Forward, bool Full>
-__device__ __forceinline__ void lane_block_solve(const T* S, int ld, const RealPartOf<T>* rinv, int n, int r0, T* x,
-                                                 int xs) {
+__device__ __forceinline__ void lane_block_solve(const T* S, int ld, const T* rinv, int n, int r0, T* x, int xs) {
   constexpr int RB = lane_block_rows<T>();
   const bool conjugate = Forward != Lower;
   const auto inside = [&](int ii) { return Full || r0 + ii < n; };
@@ -464,7 +475,7 @@ __device__ __forceinline__ void lane_block_solve(const T* S, int ld, const RealP
   for (int step = 0; step < RB; ++step) {
     const int jj = Forward ? step : RB - 1 - step;
     if (!inside(jj)) continue;
-    v[jj] *= rinv[r0 + jj];
+    v[jj] = times(v[jj], diagonal_factor<T, Lower, Forward>(rinv, r0 + jj));
 #pragma unroll
     for (int ii = 0; ii < RB; ++ii)
       if ((Forward ? ii > jj : ii < jj) && inside(ii))
@@ -477,7 +488,7 @@ __device__ __forceinline__ void lane_block_solve(const T* S, int ld, const RealP
 }
 
 template <class T, bool Lower, bool Forward>
-__device__ __forceinline__ void lane_sweep(const T* S, int ld, const RealPartOf<T>* rinv, int n, T* x, int xs) {
+__device__ __forceinline__ void lane_sweep(const T* S, int ld, const T* rinv, int n, T* x, int xs) {
   constexpr int RB = lane_block_rows<T>();
   const int blocks = (n + RB - 1) / RB;
   for (int step = 0; step < blocks; ++step) {
@@ -513,7 +524,6 @@ std::size_t lanes_bytes(int n, int columns) {
 
 template <class T, bool Lower>
 __global__ void __launch_bounds__(64) potrs_lanes_kernel(SolveDesc<T> d, int groups) {
-  using R = RealPartOf<T>;
   extern __shared__ __align__(16) unsigned char lanes_memory[];
   const int k = static_cast<int>(blockIdx.x / groups), group = static_cast<int>(blockIdx.x % groups);
   if (d.info && d.info[k] != 0) return;
@@ -523,7 +533,7 @@ __global__ void __launch_bounds__(64) potrs_lanes_kernel(SolveDesc<T> d, int gro
   if (n <= 0 || width <= 0) return;
   T* X = reinterpret_cast<T*>(lanes_memory);
   T* S = X + static_cast<std::size_t>(n) * xs;
-  R* rinv = reinterpret_cast<R*>(S + static_cast<std::size_t>(ld) * n);
+  T* rinv = S + static_cast<std::size_t>(ld) * n;
   const long long ldb = column_stride(d, k);
   T* B = s.b + col0 * ldb;
   stage_columns(B, ldb, n, width, X, xs);
@@ -537,24 +547,35 @@ __global__ void __launch_bounds__(64) potrs_lanes_kernel(SolveDesc<T> d, int gro
     for (int i = threadIdx.x & 31; i < n; i += 32) B[c * ldb + i] = X[i * xs + c];
 }
 
-// Whether the lane kernel serves these systems where the choice is automatic (H200, real types,
-// bench_batched_kernels --solves, docs/kernels-batched.md "A thread per right-hand side"): with a
-// block for every multiprocessor at least (on 8 matrices the staged kernel's eight warps a matrix
-// were faster, on 512 and more the lane kernel), and from a count of right-hand sides that grows
-// with the order, each thread's work growing with its square. Complex types were not measured and
-// keep the other kernels.
+// Whether the lane kernel serves these systems where the choice is automatic (H200,
+// bench_batched_kernels --solves, docs/kernels-batched.md "A thread per right-hand side" and
+// "Complex factors"): with a block for every multiprocessor at least (on 8 matrices the staged
+// kernel's eight warps a matrix were faster, on 512 and more the lane kernel), and from a count of
+// right-hand sides that grows with the order, each thread's work growing with its square; in
+// complex double later past order 32 (its factor in shared memory leaves room for fewer blocks).
 struct LaneRule {
   int max_n;
   int min_nrhs;
 };
-constexpr LaneRule kLaneRules[] = {{32, 4}, {48, 8}, {96, 16}, {std::numeric_limits<int>::max(), 32}};
+constexpr int kAnyOrder = std::numeric_limits<int>::max();
+constexpr LaneRule kRealLaneRules[] = {{32, 4}, {48, 8}, {96, 16}, {kAnyOrder, 32}};
+constexpr LaneRule kComplexSingleLaneRules[] = {{16, 2}, {32, 4}, {64, 8}, {kAnyOrder, 16}};
+constexpr LaneRule kComplexDoubleLaneRules[] = {{16, 2}, {32, 4}, {48, 16}, {kAnyOrder, 32}};
 
 template <class T>
 bool lanes_serve(int max_n, int nrhs, long long blocks) {
-  if (!std::is_floating_point_v<T> || blocks < detail::device_sm_count()) return false;
-  for (const LaneRule& rule : kLaneRules)
-    if (max_n <= rule.max_n) return nrhs >= rule.min_nrhs;
-  return false;
+  if (blocks < detail::device_sm_count()) return false;
+  const auto first_rule_for = [&](const auto& rules) {
+    for (const LaneRule& rule : rules)
+      if (max_n <= rule.max_n) return nrhs >= rule.min_nrhs;
+    return false;
+  };
+  if constexpr (std::is_floating_point_v<T>)
+    return first_rule_for(kRealLaneRules);
+  else if constexpr (sizeof(T) == 2 * sizeof(float))
+    return first_rule_for(kComplexSingleLaneRules);
+  else
+    return first_rule_for(kComplexDoubleLaneRules);
 }
 
 // The lane kernel where it is forced or serves (lanes_serve) and its factor and columns fit a
@@ -600,7 +621,7 @@ __device__ void global_sweep(const T* A, long long lda, int n, int lane, T* b) {
       for (int i = lane; i < n; i += 32)
         if (off_diagonal<Lower>(i, j)) part = plus_product(part, conj_of(col[i]), b[i]);
       part = warp_sum(part);
-      if (lane == (j & 31)) b[j] = divide_by_diagonal(b[j] - part, col[j]);
+      if (lane == (j & 31)) b[j] = divide_by_diagonal(b[j] - part, conj_of(col[j]));
     }
   }
 }

@@ -143,13 +143,37 @@ __device__ __forceinline__ T plus_product(T acc, T a, T b) {
   return minus_product(acc, -a, b);
 }
 
-// x / d for a diagonal entry d of a factor; a complex factor's diagonal is real (its imaginary
-// part, zero in every factor Tessera writes, is not read, as in a Hermitian matrix's diagonal).
+// a * b
+template <class T>
+__device__ __forceinline__ T times(T a, T b) {
+  if constexpr (std::is_floating_point_v<T>)
+    return a * b;
+  else
+    return plus_product(T(0), a, b);
+}
+
+// x / d for a diagonal entry d of a triangular factor, as LAPACK's trsm divides: by the complex
+// element where d is complex (Smith's division, as LAPACK's: no overflow of |d|^2 for large
+// entries), which is the division by its real part where d is real, as in every factor Tessera
+// writes.
 __device__ __forceinline__ float divide_by_diagonal(float x, float d) { return x / d; }
 __device__ __forceinline__ double divide_by_diagonal(double x, double d) { return x / d; }
 template <class R>
 __device__ __forceinline__ DeviceComplex<R> divide_by_diagonal(DeviceComplex<R> x, DeviceComplex<R> d) {
-  return {x.re / d.re, x.im / d.re};
+  if (fabs(d.re) >= fabs(d.im)) {
+    const R ratio = d.im / d.re;
+    const R denominator = d.re + d.im * ratio;
+    return {(x.re + x.im * ratio) / denominator, (x.im - x.re * ratio) / denominator};
+  }
+  const R ratio = d.re / d.im;
+  const R denominator = d.re * ratio + d.im;
+  return {(x.re * ratio + x.im) / denominator, (x.im * ratio - x.re) / denominator};
+}
+
+// 1 / d, by the same division.
+template <class T>
+__device__ __forceinline__ T reciprocal(T d) {
+  return divide_by_diagonal(T(1), d);
 }
 
 // ---- warp shuffles and read-only loads -----------------------------------------------------

@@ -1,6 +1,6 @@
 """cho_solve on complex GPU stacks: the batched solve kernels (K) against the vendor's batched
-solves (V, the package's route), forced through the package's route query, and
-torch.cholesky_solve, by right-hand sides (solve_nrhs.py's compare). Run from the repository root."""
+solves (V), each forced through the package's route query, and torch.cholesky_solve, by
+right-hand sides (solve_nrhs.py's compare). Run from the repository root."""
 import sys
 sys.path.insert(0, "docs/data/h200-inverse-stack-routes")
 import torch
