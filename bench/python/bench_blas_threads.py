@@ -3,8 +3,10 @@
 run: the measurement behind the plan's calling_thread_threaded_blas_from_n (the order from which
 the calling thread factors, solves and inverts with the program's BLAS threads rather than one).
 
-Each cell: a Fortran-ordered SPD matrix (--routine potrf) or its lower Cholesky factor (potri)
-copied into a work array and factored or inverted (xPOTRF or xPOTRI, lower), repeated for at least --min-seconds (and 7 calls), the median in microseconds; the thread
+Each cell: a Fortran-ordered SPD (Hermitian positive definite for --precisions z, c) matrix
+(--routine potrf) or its Cholesky factor (potri) copied into a work array and factored or inverted
+(xPOTRF or xPOTRI, triangle --uplo), repeated for at least --min-seconds (and 7 calls), the median
+in microseconds; the thread
 count is set with openblas_set_num_threads before the cell. The library is the OpenBLAS that
 Tessera's wheel bundles where the package is installed (its own copy, as the package loads it),
 or --library PATH. OpenBLAS picks its CPU kernel when it is loaded: set OPENBLAS_CORETYPE (as the
@@ -51,7 +53,8 @@ def main():
     parser.add_argument("--library", help="the OpenBLAS shared library (default: the wheel's)")
     parser.add_argument("--sizes", default="64,100,128,160,200,256,320,384,448,512,640,768,1024")
     parser.add_argument("--threads", help="comma-separated thread counts (default 1, 2, 4, ... up to the CPUs)")
-    parser.add_argument("--precisions", default="d,s")
+    parser.add_argument("--precisions", default="d,s", help="comma-separated: d, s, z, c")
+    parser.add_argument("--uplo", choices=("L", "U"), default="L")
     parser.add_argument("--routine", choices=("potrf", "potri"), default="potrf")
     parser.add_argument("--min-seconds", type=float, default=0.25)
     args = parser.parse_args()
@@ -65,17 +68,19 @@ def main():
     threads = ([int(t) for t in args.threads.split(",")] if args.threads
                else [t for t in (1, 2, 4, 8, 16, 32, 64) if t <= cpus])
     print(f"OpenBLAS {os.path.basename(path)}, kernel {blas.openblas_get_corename().decode()}, {cpus} CPUs")
-    print(f"{args.routine} of one matrix (lower, Fortran order), median microseconds by BLAS threads")
+    print(f"{args.routine} of one matrix (uplo {args.uplo}, Fortran order), median microseconds by BLAS threads")
     for precision in args.precisions.split(","):
-        dtype = {"d": np.float64, "s": np.float32}[precision]
+        dtype = {"d": np.float64, "s": np.float32, "z": np.complex128, "c": np.complex64}[precision]
         potrf = getattr(blas, precision + "potrf_")
         routine = getattr(blas, precision + args.routine + "_")
         print(f"{precision}     n | " + " ".join(f"{t:>4d} thr" for t in threads) + " | fastest")
         for n in (int(x) for x in args.sizes.split(",")):
             rng = np.random.default_rng(n)
             x = rng.standard_normal((n, n))
-            a = np.asfortranarray((x @ x.T + n * np.eye(n)).astype(dtype))
-            uplo, order, info = ctypes.c_char(b"L"), ctypes.c_int(n), ctypes.c_int(0)
+            if np.dtype(dtype).kind == "c":
+                x = x + 1j * rng.standard_normal((n, n))
+            a = np.asfortranarray((x @ x.conj().T + n * np.eye(n)).astype(dtype))
+            uplo, order, info = ctypes.c_char(args.uplo.encode()), ctypes.c_int(n), ctypes.c_int(0)
             if args.routine == "potri":  # the input is the factor
                 potrf(ctypes.byref(uplo), ctypes.byref(order), a.ctypes.data_as(ctypes.c_void_p), ctypes.byref(order),
                       ctypes.byref(info))

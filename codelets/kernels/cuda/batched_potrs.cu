@@ -286,6 +286,7 @@ constexpr int kStagedWarps = 8;  // warps of a staged block: the copy's threads,
 
 __host__ __device__ constexpr int staged_ld(int n) { return n | 1; }
 
+// The staged factor (an odd leading dimension) and a column of its diagonal's reciprocals.
 template <class T>
 std::size_t staged_bytes(int n) {
   return static_cast<std::size_t>(staged_ld(n) + 1) * n * sizeof(T);
