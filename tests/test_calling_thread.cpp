@@ -9,16 +9,17 @@
 #include <limits>
 #include <random>
 #include <string>
+#include <type_traits>
 #include <utility>
 #include <vector>
 
+#include "cuda_context.hpp"
 #include "kernels/cpu/blas.hpp"
 #include "tessera/batched.hpp"
 #include "tessera/cholesky.hpp"
 #include "tessera/error.hpp"
 #include "tessera/precision.hpp"
 #include "tessera/tessera.h"
-#include "cuda_context.hpp"
 #include "test_support.hpp"
 #include "thresholds.hpp"
 
@@ -171,7 +172,7 @@ std::vector<T> hermitian_positive_definite(int n, int ld, unsigned seed) {
 TYPED_TEST(CallingThreadUpper, MatchesLapacksUpperFactorAndInfo) {
   using T = TypeParam;
   using R = RealOf<T>;
-  const int from = detail::kThresholds.calling_thread_upper_as_lower_from_n;
+  const int from = detail::kThresholds.calling_thread_upper_as_lower_from(std::is_same_v<T, std::complex<double>>);
   const int threaded = detail::kThresholds.calling_thread_threaded_blas_from_n;  // direct again from there
   FactorOptions options;
   options.uplo = Uplo::upper;

@@ -2,12 +2,14 @@
 
 #include <algorithm>
 #include <cmath>
+#include <complex>
 #include <limits>
 #include <memory>
 #include <optional>
 #include <string>
 #include <system_error>
 #include <thread>
+#include <type_traits>
 #include <vector>
 
 #include "argument_errors.hpp"
@@ -100,7 +102,8 @@ template <class T>
 int potrf_via_lower(Uplo uplo, int n, T* A, int lda) {
   if (n <= kThresholds.calling_thread_unblocked_potrf_max_n(kIsComplex<T>, uplo == Uplo::upper))
     return kernels::cpu::potrf_unblocked(letter(uplo), n, A, lda);
-  if (uplo == Uplo::lower || n < kThresholds.calling_thread_upper_as_lower_from_n ||
+  if (uplo == Uplo::lower ||
+      n < kThresholds.calling_thread_upper_as_lower_from(std::is_same_v<T, std::complex<double>>) ||
       n >= kThresholds.calling_thread_threaded_blas_from_n)
     return kernels::cpu::potrf(letter(uplo), n, A, lda);
   swap_triangles(n, A, lda);

@@ -49,6 +49,13 @@ struct Thresholds {
   // potrf's time from order 64. Not with threaded BLAS (from calling_thread_threaded_blas_from_n),
   // where the upper one takes about 1.1x, less than the swaps cost.
   int calling_thread_upper_as_lower_from_n = 64;
+  // In complex double not below the threaded orders: there the upper potrf took 0.99-1.09x the
+  // lower one's time on one thread, less than the two swaps (which cost most where the columns lie
+  // 4 KB apart: 346 us at order 256, docs/data/cpu-complex-upper/).
+  int calling_thread_upper_as_lower_from_n_complex_double = 448;
+  constexpr int calling_thread_upper_as_lower_from(bool complex_double) const {
+    return complex_double ? calling_thread_upper_as_lower_from_n_complex_double : calling_thread_upper_as_lower_from_n;
+  }
   // Up to these orders the calling thread factors a matrix with Tessera's unblocked potf2
   // (kernels/cpu/small_potrf.hpp) instead of a call into LAPACK, whose fixed cost per call exceeds
   // the arithmetic there (a stack of thousands of tiny matrices pays it per matrix); beyond them
