@@ -349,6 +349,42 @@ class RuntimeCall {
     return {solved.info, solved.iter};
   }
 
+  // posv_refined on each matrix of a stack in host memory, one after the other: a (batch, n, n) with
+  // each matrix column-major (a C-ordered stack of the matrices' transposes), b and x (batch, nrhs,
+  // n) each block column-major; info[k] and iter[k] each matrix's INFO and ITER. A matrix that falls
+  // back to double precision gets its factor in its slot of a (a copy the caller owns).
+  template <class T>
+  void posv_refined_stack(HostStack a, ReadOnlyHostStack b, HostStack x, const std::string& uplo,
+                          const std::string& mode, const std::string& tensor_cores, const std::string& refinement,
+                          HostInfo info, HostInfo iter) {
+    const StackShape s = square_stack(a);
+    if (b.shape(0) != a.shape(0) || b.shape(2) != a.shape(1) || x.shape(0) != b.shape(0) || x.shape(1) != b.shape(1) ||
+        x.shape(2) != b.shape(2))
+      throw tessera::InvalidArgument("the right-hand sides or the solutions do not match the matrices");
+    if (info.shape(0) != static_cast<size_t>(s.batch) || iter.shape(0) != static_cast<size_t>(s.batch))
+      throw tessera::InvalidArgument("info or iter has the wrong length");
+    const int nrhs = checked_int(b.shape(1), "the number of right-hand sides");
+    tessera::Runtime& rt = runtime();
+    tessera::FactorOptions options = factor_options(uplo, mode);
+    options.tensor_cores = tessera::parse_tensor_cores(tensor_cores);
+    options.refinement = tessera::parse_refinement(refinement);
+    T* matrices = static_cast<T*>(a.data());
+    const T* rhs = static_cast<const T*>(b.data());
+    T* solutions = static_cast<T*>(x.data());
+    nb::gil_scoped_release unlocked;
+    const int ld = std::max(1, s.n);
+    for (int k = 0; k < s.batch; ++k) {
+      const auto view = [&](const T* p, int cols) {
+        return tessera::MatrixView<T>::host(s.n, cols, const_cast<T*>(p), ld);
+      };
+      const tessera::RefinedSolve solved =
+          tessera::posv_refined(rt, view(matrices + k * stride(s.n, s.n), s.n), view(rhs + k * stride(s.n, nrhs), nrhs),
+                                view(solutions + k * stride(s.n, nrhs), nrhs), options);
+      info.data()[k] = solved.info;
+      iter.data()[k] = solved.iter;
+    }
+  }
+
   // The same on double-precision matrices in GPU memory (tessera::device::posv_refined; T double
   // or complex<double>), in the order of `stream`.
   template <class T>
@@ -946,6 +982,8 @@ NB_MODULE(_core, m) {
   call.def("potrf_adaptive_device_into_and_wait_d", &RuntimeCall::potrf_adaptive_device_into_and_wait);
   call.def("posv_refined_d", &RuntimeCall::posv_refined<double>);
   call.def("posv_refined_z", &RuntimeCall::posv_refined<std::complex<double>>);
+  call.def("posv_refined_stack_d", &RuntimeCall::posv_refined_stack<double>);
+  call.def("posv_refined_stack_z", &RuntimeCall::posv_refined_stack<std::complex<double>>);
   call.def("posv_refined_device_d", &RuntimeCall::posv_refined_device<double>);
   call.def("posv_refined_device_z", &RuntimeCall::posv_refined_device<std::complex<double>>);
 #ifdef TESSERA_HAVE_JAX_FFI

@@ -113,7 +113,9 @@ def test_shapes_are_checked():
     with pytest.raises(ValueError):
         tessera.posv_refined(np.eye(3), np.ones(4))
     with pytest.raises(ValueError):
-        tessera.posv_refined(np.ones((2, 3, 3)), np.ones(3))
+        tessera.posv_refined(np.ones((2, 3, 3)), np.ones(4))
+    with pytest.raises(ValueError):  # leading dimensions that do not broadcast
+        tessera.posv_refined(np.ones((2, 3, 3)), np.ones((3, 3, 1)))
     x, iterations = tessera.posv_refined(np.zeros((0, 0)), np.zeros(0))
     assert x.shape == (0,) and iterations == 0
 
@@ -129,3 +131,52 @@ def test_tensor_cores_are_an_option_of_the_single_precision_factor():
         tessera.posv_refined(a, b, tensor_cores="fp8")
     with pytest.raises(ValueError):  # complex matrices have no tensor-core factorization
         tessera.posv_refined(a.astype(np.complex128), b.astype(np.complex128), tensor_cores="tf32", mode="cpu")
+
+
+@pytest.mark.parametrize("dtype", [np.float64, np.complex128])
+@pytest.mark.parametrize("lower", [True, False])
+def test_stacks_solve_each_matrix_as_one(dtype, lower):
+    n = 19
+    a = np.stack([hermitian(n, dtype, seed) for seed in range(6)]).reshape(2, 3, n, n)
+    b = np.random.default_rng(4).standard_normal((2, 3, n, 2)).astype(dtype)
+    a0, b0 = a.copy(), b.copy()
+    x, iterations = tessera.posv_refined(a, b, lower=lower)
+    assert x.shape == b.shape and x.dtype == dtype
+    assert iterations.shape == (2, 3) and iterations.dtype == np.int32
+    np.testing.assert_array_equal(a, a0)
+    np.testing.assert_array_equal(b, b0)
+    for i in range(2):
+        for j in range(3):
+            one, one_iterations = tessera.posv_refined(a[i, j], b[i, j], lower=lower)
+            np.testing.assert_array_equal(x[i, j], one)
+            assert iterations[i, j] == one_iterations >= 0
+    expected = np.linalg.solve(a, b)
+    assert np.abs(x - expected).max() <= 1e-12 * np.abs(expected).max()
+
+
+def test_stacks_broadcast_as_cho_solve_and_report_each_failure():
+    n = 12
+    a = np.stack([hermitian(n, np.float64, seed) for seed in range(4)])
+    # One matrix, many right-hand side blocks; many matrices, one vector.
+    b = np.random.default_rng(5).standard_normal((4, n, 3))
+    x, iterations = tessera.posv_refined(a[0], b)
+    assert x.shape == (4, n, 3) and iterations.shape == (4,)
+    np.testing.assert_allclose(x, np.linalg.solve(a[0], b), rtol=1e-12, atol=1e-12)
+    x, iterations = tessera.posv_refined(a, np.ones(n))
+    assert x.shape == (4, n) and (iterations >= 0).all()
+    np.testing.assert_allclose(x, np.linalg.solve(a, np.ones((4, n, 1)))[..., 0], rtol=1e-12, atol=1e-12)
+    # A value beyond single precision's range in one matrix's right-hand side: that matrix alone
+    # falls back (ITER -2).
+    b = np.ones((4, n, 1))
+    b[2] *= 1e40
+    x, iterations = tessera.posv_refined(a, b)
+    assert list(iterations[[0, 1, 3]] >= 0) == [True] * 3 and iterations[2] == -2
+    np.testing.assert_allclose(x, np.linalg.solve(a, b), rtol=1e-12)
+    bad = a.copy()
+    bad[1, 4, 4] = -1
+    bad[3, 0, 0] = -1
+    with pytest.raises(tessera.NotPositiveDefiniteError) as raised:
+        tessera.posv_refined(bad, np.ones(n))
+    np.testing.assert_array_equal(raised.value.column, [0, potrf_info(bad[1], True), 0, 1])
+    x, iterations = tessera.posv_refined(np.zeros((0, 3, 3)), np.zeros((0, 3)))
+    assert x.shape == (0, 3) and iterations.shape == (0,)

@@ -209,7 +209,9 @@ def posv_refined(a, b, *, lower=True, mode=None, policy=None, tensor_cores=None,
     precision overflowed, -3 the single-precision factorization failed, -31 no convergence in 30
     steps (x then comes from the double-precision factorization). a (n, n), b (n,) or (n, k); x in
     double precision (complex128 for complex input). Only the triangle ``lower`` of a is read; a
-    and b are not written. Raises NotPositiveDefiniteError.
+    and b are not written. Raises NotPositiveDefiniteError. Host arrays may be stacks: a (..., n,
+    n) and b as cho_solve takes it (broadcast against a), each matrix solved as one; x then has the
+    broadcast shape and ``iterations`` is an int32 array of the stack's shape (each matrix's ITER).
 
     numpy arrays (and CPU tensors) are solved in host memory; CuPy arrays and PyTorch CUDA tensors
     in GPU memory, x then an array of the same kind on the same GPU.
@@ -241,8 +243,10 @@ def posv_refined(a, b, *, lower=True, mode=None, policy=None, tensor_cores=None,
         return _posv_refined_device(arrays, native_a, native_b, lower, mode, policy, cores)
     a, b = native_a, native_b
     n, _ = square_shape(a.shape)
-    _check_refined_shapes(a.shape, b.shape, n)
     dtype = np.complex128 if np.result_type(a.dtype, b.dtype, np.float64).kind == "c" else np.float64
+    if a.ndim > 2 or b.ndim > 2:
+        return _posv_refined_stack(a, b, n, dtype, lower, mode, policy, cores, steps)
+    _check_refined_shapes(a.shape, b.shape, n)
     x = np.zeros(b.shape, dtype=dtype, order="F")
     if n == 0 or x.size == 0:
         return x, 0
@@ -313,6 +317,28 @@ def _cholesky_adaptive_device(arrays, a, lower, mode, policy, accuracy):
         raise NotPositiveDefiniteError(failed)
     factor = arrays.to_input_kind(factor) if arrays.to_input_kind else factor
     return factor, dict(zip(("fp16", "fp32", "fp64"), (int(t) for t in tiles)))
+
+
+def _posv_refined_stack(a, b, n, dtype, lower, mode, policy, cores, steps):
+    """posv_refined on each matrix of a host stack (broadcast as cho_solve's)."""
+    matrices, lead, vector = _rhs_layout(a.shape, b.shape)
+    batch, k = math.prod(lead), matrices[-1]
+    shape = lead + ((n,) if vector else (n, k))
+    iterations = np.zeros(lead, np.int32)
+    if batch == 0 or n == 0 or k == 0:
+        return np.zeros(shape, dtype), iterations
+    # Each matrix and each block of right-hand sides column-major: C-ordered stacks of the transposes.
+    at = np.ascontiguousarray(np.swapaxes(np.broadcast_to(a, lead + (n, n)), -1, -2), dtype=dtype).reshape(batch, n, n)
+    columns = np.broadcast_to(_reshaped(b, matrices), lead + (n, k))
+    bt = np.ascontiguousarray(np.swapaxes(columns, -1, -2), dtype=dtype).reshape(batch, k, n)
+    xt = np.zeros_like(bt)
+    info = np.zeros(batch, np.int32)
+    with runtime_call(policy, mode) as call:
+        solve = call.posv_refined_stack_z if dtype == np.complex128 else call.posv_refined_stack_d
+        solve(at, bt, xt, "lower" if lower else "upper", call.mode, cores, steps, info, iterations.reshape(batch))
+    if info.any():
+        raise NotPositiveDefiniteError(info.reshape(lead))
+    return np.swapaxes(xt, -1, -2).reshape(shape), iterations
 
 
 def _check_refined_shapes(a_shape, b_shape, n):
