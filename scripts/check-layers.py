@@ -23,6 +23,8 @@ LAYERS = [
     ("plan", ["src/plan/*"]),
     ("task-tags", ["codelets/tags/*"]),
     ("policies", ["scheduler_policies/*"]),
+    # tessera::Trace and its renderings; the runtime layer records StarPU's tasks into it.
+    ("trace", ["src/trace/*"]),
     ("lapack-drop-in", ["src/lapack/*"]),
     ("cli", ["src/cli/*"]),
     # The StarPU runtime layer: codelets, runtime control, submissions, traces, resources.
@@ -37,13 +39,13 @@ LAYERS = [
 # Layers whose files never include StarPU: the algorithms work through the task interface, the
 # API's implementation through the runtime layer's StarPU-free headers, and the public headers
 # leave StarPU to the one opt-in interop header.
-STARPU_FREE = {"kernels", "public-api", "tool-api", "algorithms", "plan", "api", "lapack-drop-in", "cli"}
+STARPU_FREE = {"kernels", "public-api", "tool-api", "algorithms", "plan", "trace", "api", "lapack-drop-in", "cli"}
 STARPU_INTEROP_HEADER = "include/tessera/starpu_interop.hpp"
 STARPU_INCLUDE = re.compile(r'^\s*#\s*include\s+[<"]starpu[^>"]*[>"]', re.M)
 
 # Layers that never see CUDA either: the tile loops and the plans, which tests run on machines
-# without a GPU against fake machines and a recording backend.
-CUDA_FREE = {"algorithms", "plan"}
+# without a GPU against fake machines and a recording backend, and the traces' renderings.
+CUDA_FREE = {"algorithms", "plan", "trace"}
 CUDA_INCLUDE = re.compile(r'^\s*#\s*include\s+[<"](cuda|cublas|cusolver|cusparse|nvml)[^>"]*[>"]', re.M)
 
 # MPI belongs to the distributed layer, its public header and the CLI (which starts MPI under
@@ -71,6 +73,7 @@ ALLOWED = {
     "plan": {"algorithms", "public-api"},
     "task-tags": {"public-api"},
     "policies": {"task-tags", "public-api"},
+    "trace": {"public-api"},
     "runtime": {"plan", "algorithms", "task-tags", "policies", "kernels", "public-api", "tool-api"},
     "api": {"runtime", "plan", "algorithms", "public-api", "tool-api", "kernels"},
     "lapack-drop-in": {"public-api", "tool-api"},
