@@ -23,6 +23,8 @@ LAYERS = [
     ("plan", ["src/plan/*"]),
     ("task-tags", ["codelets/tags/*"]),
     ("policies", ["scheduler_policies/*"]),
+    # The names of the public options' values (parse_mode, to_string...), for every layer above.
+    ("names", ["src/names/*"]),
     # tessera::Trace and its renderings; the runtime layer records StarPU's tasks into it.
     ("trace", ["src/trace/*"]),
     ("lapack-drop-in", ["src/lapack/*"]),
@@ -39,13 +41,14 @@ LAYERS = [
 # Layers whose files never include StarPU: the algorithms work through the task interface, the
 # API's implementation through the runtime layer's StarPU-free headers, and the public headers
 # leave StarPU to the one opt-in interop header.
-STARPU_FREE = {"kernels", "public-api", "tool-api", "algorithms", "plan", "trace", "api", "lapack-drop-in", "cli"}
+STARPU_FREE = {"kernels", "public-api", "tool-api", "algorithms", "plan", "names", "trace", "api", "lapack-drop-in", "cli"}
 STARPU_INTEROP_HEADER = "include/tessera/starpu_interop.hpp"
 STARPU_INCLUDE = re.compile(r'^\s*#\s*include\s+[<"]starpu[^>"]*[>"]', re.M)
 
 # Layers that never see CUDA either: the tile loops and the plans, which tests run on machines
-# without a GPU against fake machines and a recording backend, and the traces' renderings.
-CUDA_FREE = {"algorithms", "plan", "trace"}
+# without a GPU against fake machines and a recording backend, the options' names and the traces'
+# renderings.
+CUDA_FREE = {"algorithms", "plan", "names", "trace"}
 CUDA_INCLUDE = re.compile(r'^\s*#\s*include\s+[<"](cuda|cublas|cusolver|cusparse|nvml)[^>"]*[>"]', re.M)
 
 # MPI belongs to the distributed layer, its public header and the CLI (which starts MPI under
@@ -73,6 +76,7 @@ ALLOWED = {
     "plan": {"algorithms", "public-api"},
     "task-tags": {"public-api"},
     "policies": {"task-tags", "public-api"},
+    "names": {"public-api"},
     "trace": {"public-api"},
     "runtime": {"plan", "algorithms", "task-tags", "policies", "kernels", "public-api", "tool-api"},
     "api": {"runtime", "plan", "algorithms", "public-api", "tool-api", "kernels"},
