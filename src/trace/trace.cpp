@@ -114,6 +114,112 @@ struct GanttLayout {
   double legend_height = 24;
 };
 
+// A Gantt chart of a trace's events: a row per worker, the time axis in milliseconds, a legend of
+// the task kinds present; each part's SVG text in turn.
+class GanttChart {
+ public:
+  GanttChart(const std::vector<TraceEvent>& events, bool with_transfers) : workers_(workers_of(events)) {
+    t0_ = first_start(events);
+    double t1 = t0_;
+    for (const TraceEvent& e : events) t1 = std::max(t1, e.end_us);
+    span_ = std::max(t1 - t0_, 1.0);
+    x_scale_ = g_.plot_width / span_;
+    for (const auto& [id, name] : workers_) row_of_.emplace(id, static_cast<int>(row_of_.size()));
+    axis_y_ = g_.top + static_cast<double>(workers_.size()) * (g_.row_height + g_.row_gap);
+    width_ = g_.left + g_.plot_width + 20;
+    height_ = axis_y_ + g_.axis_height + g_.legend_height + 10 + (with_transfers ? 18 : 0);
+  }
+
+  // The document's start and its title: tasks, workers, span and how busy the workers were.
+  std::string header(const std::vector<TraceEvent>& events) const {
+    double busy = 0;
+    for (const TraceEvent& e : events) busy += e.end_us - e.start_us;
+    const double occupancy = workers_.empty() ? 0.0 : busy / (span_ * static_cast<double>(workers_.size()));
+    return fmt::format(
+        "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n"
+        "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"{:.0f}\" height=\"{:.0f}\" viewBox=\"0 0 {:.0f} {:.0f}\" "
+        "font-family=\"sans-serif\" font-size=\"11\">\n"
+        "<text x=\"{:.0f}\" y=\"20\" font-size=\"13\">{} tasks on {} workers, {:.3f} ms, workers busy {:.0f}% "
+        "(grey: idle)</text>\n",
+        width_, height_, width_, height_, g_.left, events.size(), workers_.size(), span_ / 1000, occupancy * 100);
+  }
+
+  // A grey band per worker, so that idle time shows between the tasks.
+  std::string rows() const {
+    std::string out;
+    for (const auto& [id, name] : workers_) {
+      const double y = row_y(id);
+      out += fmt::format("<text x=\"{:.0f}\" y=\"{:.1f}\" text-anchor=\"end\">{}</text>\n", g_.left - 6,
+                         y + g_.row_height - 5, xml_escaped(short_worker_name(name)));
+      out += fmt::format(
+          "<rect class=\"idle\" x=\"{:.1f}\" y=\"{:.1f}\" width=\"{:.1f}\" height=\"{:.1f}\" fill=\"#eeeeee\"/>\n",
+          g_.left, y, g_.plot_width, g_.row_height);
+    }
+    return out;
+  }
+
+  std::string tasks(const std::vector<TraceEvent>& events) const {
+    std::string out;
+    for (const TraceEvent& e : events) {
+      const double x = g_.left + (e.start_us - t0_) * x_scale_;
+      const double w = std::max((e.end_us - e.start_us) * x_scale_, 0.5);
+      out += fmt::format(
+          "<rect class=\"task\" x=\"{:.2f}\" y=\"{:.1f}\" width=\"{:.2f}\" height=\"{:.1f}\" fill=\"{}\">"
+          "<title>{} k={} ({},{}) on {}: {:.3f} to {:.3f} ms</title></rect>\n",
+          x, row_y(e.worker), w, g_.row_height, colour_of(e.kind), to_string(e.kind), e.step, e.i, e.j,
+          xml_escaped(short_worker_name(e.worker_name)), (e.start_us - t0_) / 1000, (e.end_us - t0_) / 1000);
+    }
+    return out;
+  }
+
+  // The time axis in milliseconds.
+  std::string time_axis() const {
+    const double step_us = tick_step(span_, 8);
+    std::string out = fmt::format("<line x1=\"{:.1f}\" y1=\"{:.1f}\" x2=\"{:.1f}\" y2=\"{:.1f}\" stroke=\"black\"/>\n",
+                                  g_.left, axis_y_, g_.left + g_.plot_width, axis_y_);
+    for (double t = 0; t <= span_ + step_us * 1e-9; t += step_us) {
+      const double x = g_.left + t * x_scale_;
+      out += fmt::format("<line x1=\"{:.1f}\" y1=\"{:.1f}\" x2=\"{:.1f}\" y2=\"{:.1f}\" stroke=\"black\"/>\n", x,
+                         axis_y_, x, axis_y_ + 5);
+      out += fmt::format("<text x=\"{:.1f}\" y=\"{:.1f}\" text-anchor=\"middle\">{:g}</text>\n", x, axis_y_ + 17,
+                         t / 1000);
+    }
+    out += fmt::format("<text x=\"{:.1f}\" y=\"{:.1f}\" text-anchor=\"middle\">time (ms)</text>\n",
+                       g_.left + g_.plot_width / 2, axis_y_ + 31);
+    return out;
+  }
+
+  // The task kinds present, and the bytes moved between memory nodes.
+  std::string legend(const std::vector<TraceEvent>& events, const std::vector<TraceTransfer>& transfers) const {
+    std::set<TaskKind> kinds;
+    for (const TraceEvent& e : events) kinds.insert(e.kind);
+    std::string out;
+    double x = g_.left;
+    const double legend_y = axis_y_ + g_.axis_height + 4;
+    for (TaskKind kind : kinds) {
+      out += fmt::format("<circle cx=\"{:.1f}\" cy=\"{:.1f}\" r=\"5\" fill=\"{}\"/>\n", x + 5, legend_y + 5,
+                         colour_of(kind));
+      out += fmt::format("<text x=\"{:.1f}\" y=\"{:.1f}\">{}</text>\n", x + 14, legend_y + 9, to_string(kind));
+      x += 80;
+    }
+    std::string moved;
+    for (const TraceTransfer& t : transfers)
+      moved += fmt::format("{}{} to {}: {:.2f} GB in {}", moved.empty() ? "moved: " : "; ", t.from, t.to, t.bytes / 1e9,
+                           t.count);
+    if (!moved.empty())
+      out += fmt::format("<text x=\"{:.1f}\" y=\"{:.1f}\">{}</text>\n", g_.left, legend_y + 27, xml_escaped(moved));
+    return out;
+  }
+
+ private:
+  double row_y(int worker) const { return g_.top + row_of_.at(worker) * (g_.row_height + g_.row_gap); }
+
+  const GanttLayout g_;
+  const std::map<int, std::string> workers_;
+  std::map<int, int> row_of_;
+  double t0_ = 0, span_ = 1, x_scale_ = 1, axis_y_ = 0, width_ = 0, height_ = 0;
+};
+
 }  // namespace
 
 Trace::Trace(std::string save_to) : save_to_(std::move(save_to)) {
@@ -213,89 +319,17 @@ std::string Trace::chrome_json() const {
 std::string Trace::svg() const {
   const std::vector<TraceEvent> events = this->events();
   const std::vector<TraceTransfer> transfers = this->transfers();
-  const std::map<int, std::string> workers = workers_of(events);
-  const GanttLayout g;
-  const double t0 = first_start(events);
-  double t1 = t0;
-  for (const TraceEvent& e : events) t1 = std::max(t1, e.end_us);
-  const double span = std::max(t1 - t0, 1.0);
-  const double x_scale = g.plot_width / span;
-
-  std::map<int, int> row_of;
-  for (const auto& [id, name] : workers) row_of.emplace(id, static_cast<int>(row_of.size()));
-  const double rows_height = static_cast<double>(workers.size()) * (g.row_height + g.row_gap);
-  const double axis_y = g.top + rows_height;
-  const double width = g.left + g.plot_width + 20;
-  const double height = axis_y + g.axis_height + g.legend_height + 10 + (transfers.empty() ? 0 : 18);
-
-  double busy = 0;
-  for (const TraceEvent& e : events) busy += e.end_us - e.start_us;
-  const double occupancy = workers.empty() ? 0.0 : busy / (span * static_cast<double>(workers.size()));
-
-  std::string out = fmt::format(
-      "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n"
-      "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"{:.0f}\" height=\"{:.0f}\" viewBox=\"0 0 {:.0f} {:.0f}\" "
-      "font-family=\"sans-serif\" font-size=\"11\">\n"
-      "<text x=\"{:.0f}\" y=\"20\" font-size=\"13\">{} tasks on {} workers, {:.3f} ms, workers busy {:.0f}% "
-      "(grey: idle)</text>\n",
-      width, height, width, height, g.left, events.size(), workers.size(), span / 1000, occupancy * 100);
+  const GanttChart chart(events, !transfers.empty());
+  std::string out = chart.header(events);
   for (const std::vector<std::string>& plan : this->plans()) {
     std::string lines;
     for (const std::string& reason : plan) lines += (lines.empty() ? "" : "; ") + reason;
     out += "<desc>plan: " + xml_escaped(lines) + "</desc>\n";
   }
-
-  // Rows: a grey band per worker, so that idle time shows between the tasks.
-  for (const auto& [id, name] : workers) {
-    const double y = g.top + row_of[id] * (g.row_height + g.row_gap);
-    out += fmt::format("<text x=\"{:.0f}\" y=\"{:.1f}\" text-anchor=\"end\">{}</text>\n", g.left - 6,
-                       y + g.row_height - 5, xml_escaped(short_worker_name(name)));
-    out += fmt::format(
-        "<rect class=\"idle\" x=\"{:.1f}\" y=\"{:.1f}\" width=\"{:.1f}\" height=\"{:.1f}\" fill=\"#eeeeee\"/>\n",
-        g.left, y, g.plot_width, g.row_height);
-  }
-  for (const TraceEvent& e : events) {
-    const double y = g.top + row_of[e.worker] * (g.row_height + g.row_gap);
-    const double x = g.left + (e.start_us - t0) * x_scale;
-    const double w = std::max((e.end_us - e.start_us) * x_scale, 0.5);
-    out += fmt::format(
-        "<rect class=\"task\" x=\"{:.2f}\" y=\"{:.1f}\" width=\"{:.2f}\" height=\"{:.1f}\" fill=\"{}\">"
-        "<title>{} k={} ({},{}) on {}: {:.3f} to {:.3f} ms</title></rect>\n",
-        x, y, w, g.row_height, colour_of(e.kind), to_string(e.kind), e.step, e.i, e.j,
-        xml_escaped(short_worker_name(e.worker_name)), (e.start_us - t0) / 1000, (e.end_us - t0) / 1000);
-  }
-
-  // Time axis in milliseconds.
-  const double step_us = tick_step(span, 8);
-  out += fmt::format("<line x1=\"{:.1f}\" y1=\"{:.1f}\" x2=\"{:.1f}\" y2=\"{:.1f}\" stroke=\"black\"/>\n", g.left,
-                     axis_y, g.left + g.plot_width, axis_y);
-  for (double t = 0; t <= span + step_us * 1e-9; t += step_us) {
-    const double x = g.left + t * x_scale;
-    out += fmt::format("<line x1=\"{:.1f}\" y1=\"{:.1f}\" x2=\"{:.1f}\" y2=\"{:.1f}\" stroke=\"black\"/>\n", x, axis_y,
-                       x, axis_y + 5);
-    out +=
-        fmt::format("<text x=\"{:.1f}\" y=\"{:.1f}\" text-anchor=\"middle\">{:g}</text>\n", x, axis_y + 17, t / 1000);
-  }
-  out += fmt::format("<text x=\"{:.1f}\" y=\"{:.1f}\" text-anchor=\"middle\">time (ms)</text>\n",
-                     g.left + g.plot_width / 2, axis_y + 31);
-
-  // Legend: the kernels present.
-  std::set<TaskKind> kinds;
-  for (const TraceEvent& e : events) kinds.insert(e.kind);
-  double x = g.left;
-  const double legend_y = axis_y + g.axis_height + 4;
-  for (TaskKind kind : kinds) {
-    out += fmt::format("<circle cx=\"{:.1f}\" cy=\"{:.1f}\" r=\"5\" fill=\"{}\"/>\n", x + 5, legend_y + 5,
-                       colour_of(kind));
-    out += fmt::format("<text x=\"{:.1f}\" y=\"{:.1f}\">{}</text>\n", x + 14, legend_y + 9, to_string(kind));
-    x += 80;
-  }
-  std::string moved;
-  for (const TraceTransfer& t : transfers)
-    moved += fmt::format("{}{} to {}: {:.2f} GB in {}", moved.empty() ? "moved: " : "; ", t.from, t.to, t.bytes / 1e9,
-                         t.count);
-  if (!moved.empty())
-    out += fmt::format("<text x=\"{:.1f}\" y=\"{:.1f}\">{}</text>\n", g.left, legend_y + 27, xml_escaped(moved));
+  out += chart.rows();
+  out += chart.tasks(events);
+  out += chart.time_axis();
+  out += chart.legend(events, transfers);
   out += "</svg>\n";
   return out;
 }
