@@ -246,6 +246,40 @@ bool context_fits(const DistributedState& s, MPI_Comm comm) {
   return result == MPI_IDENT || result == MPI_CONGRUENT;
 }
 
+// ScaLAPACK's checks of the arguments: the local ones, then GLOBCHK (the values of process (0, 0)
+// compared on every process, a collective call on comm); bignum where every one passes, else the
+// smallest failing position's code.
+int argument_error_code(const ScalapackCall& c, const GridPosition& g, MPI_Comm comm) {
+  int code = local_error(c, g);
+  int values[23], where[23], root_values[23];
+  const int count = global_values(c, values, where);
+  std::copy(values, values + count, root_values);
+  MPI_Bcast(root_values, count, MPI_INT, 0, comm);
+  for (int k = 0; k < count; ++k)
+    if (values[k] != root_values[k]) code = std::min(code, where[k]);
+  return code;
+}
+
+// Why Tessera cannot run on this process of the grid, as a reason to give (empty: it can). Local:
+// nothing here is collective.
+std::string why_tessera_cannot_run(const DistributedState& s, MPI_Comm comm, const GridPosition& g) {
+  int rank = -1, size = 0;
+  MPI_Comm_rank(comm, &rank);
+  MPI_Comm_size(comm, &size);
+  int provided = MPI_THREAD_SINGLE;
+  MPI_Query_thread(&provided);
+  if (provided < MPI_THREAD_MULTIPLE)
+    return "MPI was initialized without MPI_THREAD_MULTIPLE, which StarPU-MPI needs (with Open MPI, "
+           "OMPI_MPI_THREAD_LEVEL=3 gives it to a program that calls MPI_Init)";
+  if (rank != g.myrow * g.npcol + g.mycol || size != g.nprow * g.npcol)
+    return "the grid's communicator does not number its processes row-major";
+  // StarPU-MPI's shutdown synchronizes MPI_COMM_WORLD: every rank must hold the Context.
+  if (int world = 0; MPI_Comm_size(MPI_COMM_WORLD, &world) == MPI_SUCCESS && world != size)
+    return "the grid does not hold every process of MPI_COMM_WORLD";
+  if (!context_fits(s, comm)) return "Tessera's distributed context belongs to another BLACS grid of this process";
+  return {};
+}
+
 template <class T>
 int run_on_grid(distributed::Context& context, const ScalapackCall& c, FactorOptions options) {
   const Uplo uplo = is_upper(c.uplo) ? Uplo::upper : Uplo::lower;
@@ -298,35 +332,12 @@ BackendStatus run_scalapack(const ScalapackCall* call, BackendResult* result) {
   int fortran_comm = 0;
   c.blacs_get(&context_handle, &what_system_context, &fortran_comm);
   MPI_Comm comm = MPI_Comm_f2c(fortran_comm);
-  int rank = -1, size = 0;
-  MPI_Comm_rank(comm, &rank);
-  MPI_Comm_size(comm, &size);
 
-  // ScaLAPACK's checks: local ones, then GLOBCHK (the values of process (0, 0) compared everywhere).
-  int code = local_error(c, g);
-  int values[23], where[23], root_values[23];
-  const int count = global_values(c, values, where);
-  std::copy(values, values + count, root_values);
-  MPI_Bcast(root_values, count, MPI_INT, 0, comm);
-  for (int k = 0; k < count; ++k)
-    if (values[k] != root_values[k]) code = std::min(code, where[k]);
+  const int code = argument_error_code(c, g, comm);
 
   DistributedState& s = state();
   const std::lock_guard<std::mutex> lock(s.mutex);
-  // Whether Tessera can run here, as a reason (empty: it can).
-  std::string cannot;
-  int provided = MPI_THREAD_SINGLE;
-  MPI_Query_thread(&provided);
-  if (provided < MPI_THREAD_MULTIPLE)
-    cannot = "MPI was initialized without MPI_THREAD_MULTIPLE, which StarPU-MPI needs (with Open MPI, "
-             "OMPI_MPI_THREAD_LEVEL=3 gives it to a program that calls MPI_Init)";
-  else if (rank != g.myrow * g.npcol + g.mycol || size != g.nprow * g.npcol)
-    cannot = "the grid's communicator does not number its processes row-major";
-  else if (int world = 0; MPI_Comm_size(MPI_COMM_WORLD, &world) == MPI_SUCCESS && world != size)
-    // StarPU-MPI's shutdown synchronizes MPI_COMM_WORLD: every rank must hold the Context.
-    cannot = "the grid does not hold every process of MPI_COMM_WORLD";
-  else if (!context_fits(s, comm))
-    cannot = "Tessera's distributed context belongs to another BLACS grid of this process";
+  std::string cannot = why_tessera_cannot_run(s, comm, g);
   Runtime* runtime = nullptr;
   FactorOptions options;
   if (cannot.empty()) {
