@@ -329,27 +329,9 @@ class RuntimeCall {
             map.count(tessera::TileArithmetic::fp64)};
   }
 
-  // X := A^{-1} B in mixed precision (tessera::posv_refined, LAPACK's DSPOSV/ZCPOSV, or with
-  // GMRES-IR under refinement "gmres"): A n x n, B and X n x nrhs, column-major at those addresses
-  // (arrays in Fortran order that the caller keeps alive); A may be overwritten with its
-  // double-precision factor. Returns (info, iter).
-  template <class T>
-  std::pair<int, int> posv_refined(uintptr_t a, uintptr_t b, uintptr_t x, int n, int nrhs, const std::string& uplo,
-                                   const std::string& mode, const std::string& tensor_cores,
-                                   const std::string& refinement) {
-    tessera::Runtime& rt = runtime();
-    tessera::FactorOptions options = factor_options(uplo, mode);
-    options.tensor_cores = tessera::parse_tensor_cores(tensor_cores);
-    options.refinement = tessera::parse_refinement(refinement);
-    nb::gil_scoped_release unlocked;
-    const auto view = [&](uintptr_t p, int cols) {
-      return tessera::MatrixView<T>::host(n, cols, reinterpret_cast<T*>(p), std::max(1, n));
-    };
-    const tessera::RefinedSolve solved = tessera::posv_refined(rt, view(a, n), view(b, nrhs), view(x, nrhs), options);
-    return {solved.info, solved.iter};
-  }
-
-  // posv_refined on each matrix of a stack in host memory, one after the other: a (batch, n, n) with
+  // X_k := A_k^{-1} B_k in mixed precision (tessera::posv_refined: LAPACK's DSPOSV/ZCPOSV, or with
+  // GMRES-IR under refinement "gmres") for each matrix of a stack in host memory (one matrix: a
+  // stack of one), one after the other: a (batch, n, n) with
   // each matrix column-major (a C-ordered stack of the matrices' transposes), b and x (batch, nrhs,
   // n) each block column-major; info[k] and iter[k] each matrix's INFO and ITER. A matrix that falls
   // back to double precision gets its factor in its slot of a (a copy the caller owns).
@@ -980,8 +962,6 @@ NB_MODULE(_core, m) {
   });
   call.def("potrf_adaptive_d", &RuntimeCall::potrf_adaptive);
   call.def("potrf_adaptive_device_into_and_wait_d", &RuntimeCall::potrf_adaptive_device_into_and_wait);
-  call.def("posv_refined_d", &RuntimeCall::posv_refined<double>);
-  call.def("posv_refined_z", &RuntimeCall::posv_refined<std::complex<double>>);
   call.def("posv_refined_stack_d", &RuntimeCall::posv_refined_stack<double>);
   call.def("posv_refined_stack_z", &RuntimeCall::posv_refined_stack<std::complex<double>>);
   call.def("posv_refined_device_d", &RuntimeCall::posv_refined_device<double>);

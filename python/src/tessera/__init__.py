@@ -244,22 +244,7 @@ def posv_refined(a, b, *, lower=True, mode=None, policy=None, tensor_cores=None,
     a, b = native_a, native_b
     n, _ = square_shape(a.shape)
     dtype = np.complex128 if np.result_type(a.dtype, b.dtype, np.float64).kind == "c" else np.float64
-    if a.ndim > 2 or b.ndim > 2:
-        return _posv_refined_stack(a, b, n, dtype, lower, mode, policy, cores, steps)
-    _check_refined_shapes(a.shape, b.shape, n)
-    x = np.zeros(b.shape, dtype=dtype, order="F")
-    if n == 0 or x.size == 0:
-        return x, 0
-    af = np.array(a, dtype=dtype, order="F")
-    bf = np.asfortranarray(b, dtype=dtype).reshape(n, -1, order="F")
-    xf = x.reshape(n, -1, order="F")
-    with runtime_call(policy, mode) as call:
-        solve = call.posv_refined_z if dtype == np.complex128 else call.posv_refined_d
-        info, iterations = solve(af.ctypes.data, bf.ctypes.data, xf.ctypes.data, n, bf.shape[1],
-                                 "lower" if lower else "upper", call.mode, cores, steps)
-    if info:
-        raise NotPositiveDefiniteError(info)
-    return x, iterations
+    return _posv_refined_host(a, b, n, dtype, lower, mode, policy, cores, steps)
 
 
 def cholesky_adaptive(a, accuracy, *, lower=True, mode=None, policy=None, progress=None):
@@ -319,26 +304,30 @@ def _cholesky_adaptive_device(arrays, a, lower, mode, policy, accuracy):
     return factor, dict(zip(("fp16", "fp32", "fp64"), (int(t) for t in tiles)))
 
 
-def _posv_refined_stack(a, b, n, dtype, lower, mode, policy, cores, steps):
-    """posv_refined on each matrix of a host stack (broadcast as cho_solve's)."""
+def _posv_refined_host(a, b, n, dtype, lower, mode, policy, cores, steps):
+    """posv_refined on host arrays: one matrix, or each matrix of a stack (broadcast as cho_solve's)."""
     matrices, lead, vector = _rhs_layout(a.shape, b.shape)
     batch, k = math.prod(lead), matrices[-1]
     shape = lead + ((n,) if vector else (n, k))
     iterations = np.zeros(lead, np.int32)
-    if batch == 0 or n == 0 or k == 0:
-        return np.zeros(shape, dtype), iterations
-    # Each matrix and each block of right-hand sides column-major: C-ordered stacks of the transposes.
-    at = np.ascontiguousarray(np.swapaxes(np.broadcast_to(a, lead + (n, n)), -1, -2), dtype=dtype).reshape(batch, n, n)
-    columns = np.broadcast_to(_reshaped(b, matrices), lead + (n, k))
-    bt = np.ascontiguousarray(np.swapaxes(columns, -1, -2), dtype=dtype).reshape(batch, k, n)
-    xt = np.zeros_like(bt)
-    info = np.zeros(batch, np.int32)
-    with runtime_call(policy, mode) as call:
-        solve = call.posv_refined_stack_z if dtype == np.complex128 else call.posv_refined_stack_d
-        solve(at, bt, xt, "lower" if lower else "upper", call.mode, cores, steps, info, iterations.reshape(batch))
-    if info.any():
-        raise NotPositiveDefiniteError(info.reshape(lead))
-    return np.swapaxes(xt, -1, -2).reshape(shape), iterations
+    if batch > 0 and n > 0 and k > 0:
+        # Each matrix and each block of right-hand sides column-major: C-ordered stacks of the
+        # transposes; a's a copy always (the library may write a factor there), b's where need be.
+        at = np.array(np.swapaxes(np.broadcast_to(a, lead + (n, n)), -1, -2), dtype=dtype, order="C")
+        columns = np.broadcast_to(_reshaped(b, matrices), lead + (n, k))
+        bt = np.ascontiguousarray(np.swapaxes(columns, -1, -2), dtype=dtype).reshape(batch, k, n)
+        xt = np.zeros_like(bt)
+        info = np.zeros(batch, np.int32)
+        with runtime_call(policy, mode) as call:
+            solve = call.posv_refined_stack_z if dtype == np.complex128 else call.posv_refined_stack_d
+            solve(at.reshape(batch, n, n), bt, xt, "lower" if lower else "upper", call.mode, cores, steps, info,
+                  iterations.reshape(batch))
+        if info.any():
+            raise NotPositiveDefiniteError(info.reshape(lead) if lead else int(info[0]))
+        x = np.swapaxes(xt, -1, -2).reshape(shape)
+    else:
+        x = np.zeros(shape, dtype)
+    return x, (iterations if lead else int(iterations))
 
 
 def _check_refined_shapes(a_shape, b_shape, n):
