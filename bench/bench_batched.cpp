@@ -21,10 +21,10 @@
 #include <vector>
 
 #include "bench_support.hpp"
-#include "cli/spd_matrices.hpp"
 #include "kernels/cpu/blas.hpp"
 #include "kernels/cuda/check.hpp"
 #include "tessera/batched.hpp"
+#include "testkit/spd_matrices.hpp"
 
 namespace {
 
@@ -36,13 +36,14 @@ double seconds_since(Clock::time_point start) { return std::chrono::duration<dou
 template <class T>
 std::vector<T> spd_batch(int n, int count, unsigned seed) {
   std::vector<T> A(static_cast<std::size_t>(n) * n * count);
-  tessera::cli::parallel_for(count, [&](int k) {
+  tessera::testkit::parallel_for(count, [&](int k) {
     std::mt19937_64 gen(seed * 7919ull + static_cast<unsigned long long>(k));
     std::uniform_real_distribution<double> dist(-1.0, 1.0);
     T* M = A.data() + static_cast<std::size_t>(k) * n * n;
     for (int j = 0; j < n; ++j) {
       M[j + static_cast<std::size_t>(j) * n] = static_cast<T>(n);
-      for (int i = j + 1; i < n; ++i) M[i + static_cast<std::size_t>(j) * n] = M[j + static_cast<std::size_t>(i) * n] = static_cast<T>(dist(gen));
+      for (int i = j + 1; i < n; ++i)
+        M[i + static_cast<std::size_t>(j) * n] = M[j + static_cast<std::size_t>(i) * n] = static_cast<T>(dist(gen));
     }
   });
   return A;
@@ -153,7 +154,7 @@ Times tessera_times(tessera::Runtime& runtime, int n, int count, const std::vect
 template <class T>
 std::vector<T> lower_factors(int n, int count, const std::vector<T>& A) {
   std::vector<T> F = A;
-  tessera::cli::parallel_for(count, [&](int k) {
+  tessera::testkit::parallel_for(count, [&](int k) {
     if (tessera::kernels::cpu::potrf('L', n, F.data() + static_cast<std::size_t>(k) * n * n, n) != 0)
       throw std::runtime_error("a benchmark matrix is not positive definite");
   });

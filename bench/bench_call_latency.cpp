@@ -26,9 +26,9 @@
 #include <vector>
 
 #include "bench_support.hpp"
-#include "cli/spd_matrices.hpp"
 #include "kernels/cuda/check.hpp"
 #include "tessera/tessera.hpp"
+#include "testkit/spd_matrices.hpp"
 
 namespace {
 
@@ -53,7 +53,7 @@ struct Samples {
 enum class Restore { host, device };
 
 Samples measure(tessera::Runtime& runtime, cusolverDnHandle_t solver, int n, int repetitions, Restore restore) {
-  const std::vector<double> A = tessera::cli::dominant_spd<double>(n, [](int j) { return 17ull + j; });
+  const std::vector<double> A = tessera::testkit::dominant_spd<double>(n, [](int j) { return 17ull + j; });
   const std::size_t bytes = sizeof(double) * A.size();
   double* dA = nullptr;
   double* pristine = nullptr;  // the matrix again in GPU memory, for --restore device

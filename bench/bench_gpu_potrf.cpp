@@ -23,8 +23,8 @@
 
 #include <algorithm>
 #include <chrono>
-#include <cstdio>
 #include <cmath>
+#include <cstdio>
 #include <fstream>
 #include <limits>
 #include <map>
@@ -38,11 +38,11 @@
 
 #include "bench_support.hpp"
 #include "energy_meter.hpp"
-#include "resident_tiles.hpp"
-#include "cli/spd_matrices.hpp"
 #include "kernels/cuda/check.hpp"
+#include "resident_tiles.hpp"
 #include "tessera/starpu_interop.hpp"
 #include "tessera/tessera.hpp"
+#include "testkit/spd_matrices.hpp"
 
 namespace {
 
@@ -58,7 +58,8 @@ double tflops(int n, double seconds) { return double(n) * n * n / 3.0 / seconds 
 // Symmetric (both triangles), strictly diagonally dominant: SPD. Each column from its own seed.
 template <class T>
 std::vector<T> spd(int n, unsigned seed) {
-  return tessera::cli::dominant_spd<T>(n, [seed](int j) { return seed * 7919ull + static_cast<unsigned long long>(j); });
+  return tessera::testkit::dominant_spd<T>(
+      n, [seed](int j) { return seed * 7919ull + static_cast<unsigned long long>(j); });
 }
 
 double median(std::vector<double> v) {

@@ -22,16 +22,16 @@
 #include <chrono>
 #include <cmath>
 #include <functional>
-#include <utility>
 #include <limits>
 #include <stdexcept>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "bench_support.hpp"
-#include "cli/spd_matrices.hpp"
 #include "kernels/cuda/check.hpp"
 #include "tessera/tessera.hpp"
+#include "testkit/spd_matrices.hpp"
 
 namespace {
 
@@ -100,7 +100,8 @@ struct Settings {
 // matrix restored before each call outside the timed region.
 void run_logdet_overhead(tessera::Runtime& runtime, const Settings& s, int n) {
   const std::size_t count = static_cast<std::size_t>(n) * n;
-  const std::vector<double> A = tessera::cli::dominant_spd<double>(n, [](int j) { return 29ull * 7919ull + unsigned(j); });
+  const std::vector<double> A =
+      tessera::testkit::dominant_spd<double>(n, [](int j) { return 29ull * 7919ull + unsigned(j); });
   double *d_a = nullptr, *d_source = nullptr;
   TESSERA_CUDA_CHECK(cudaMalloc(&d_a, count * sizeof(double)));
   TESSERA_CUDA_CHECK(cudaMalloc(&d_source, count * sizeof(double)));
@@ -146,7 +147,7 @@ void run_logdet_overhead(tessera::Runtime& runtime, const Settings& s, int n) {
 template <class T>
 void run_size(tessera::Runtime& runtime, const Settings& s, int n, cusolverDnHandle_t solver) {
   const std::size_t count = static_cast<std::size_t>(n) * n;
-  const std::vector<T> A = tessera::cli::dominant_spd<T>(n, [](int j) { return 17ull * 7919ull + unsigned(j); });
+  const std::vector<T> A = tessera::testkit::dominant_spd<T>(n, [](int j) { return 17ull * 7919ull + unsigned(j); });
   std::vector<T> factor = A;
   if (tessera::potrf(runtime, n, factor.data(), n) != 0) throw std::runtime_error("the test matrix did not factor");
   T* d_a = nullptr;

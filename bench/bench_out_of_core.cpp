@@ -26,13 +26,13 @@
 #include <vector>
 
 #include "bench_support.hpp"
-#include "cli/spd_matrices.hpp"
 #include "tessera/starpu_interop.hpp"
 #include "tessera/tessera.hpp"
+#include "testkit/spd_matrices.hpp"
 
 namespace {
 
-using tessera::cli::parallel_for;
+using tessera::testkit::parallel_for;
 using Clock = std::chrono::steady_clock;
 using nlohmann::json;
 

@@ -8,7 +8,6 @@
 // warms up again (pinned memory, caches). Each cell reports the median of its timed runs.
 #include <fmt/core.h>
 #include <fmt/ranges.h>
-#include <nlohmann/json.hpp>
 
 #include <algorithm>
 #include <chrono>
@@ -16,12 +15,13 @@
 #include <fstream>
 #include <map>
 #include <memory>
+#include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
 
-#include "cli/spd_matrices.hpp"
 #include "tessera/policies.hpp"
 #include "tessera/tessera.hpp"
+#include "testkit/spd_matrices.hpp"
 
 namespace {
 
@@ -98,7 +98,9 @@ bool parse_arguments(int argc, char** argv, Config& c) {
 }
 
 // The matrix `tessera potrf --n N --seed N` factors.
-std::vector<double> spd_matrix(int n) { return tessera::cli::potrf_input_matrix<double>(n, static_cast<unsigned>(n)); }
+std::vector<double> spd_matrix(int n) {
+  return tessera::testkit::potrf_input_matrix<double>(n, static_cast<unsigned>(n));
+}
 
 double median(std::vector<double> v) {
   std::sort(v.begin(), v.end());

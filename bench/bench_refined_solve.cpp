@@ -21,8 +21,8 @@
 #include <vector>
 
 #include "bench_support.hpp"
-#include "cli/spd_matrices.hpp"
 #include "tessera/tessera.hpp"
+#include "testkit/spd_matrices.hpp"
 
 namespace {
 
@@ -30,7 +30,7 @@ using Clock = std::chrono::steady_clock;
 
 // The matrix of `tessera potrf --n N --seed SEED`: symmetric, diagonally dominant, so positive
 // definite and well conditioned.
-std::vector<double> spd(int n, unsigned seed) { return tessera::cli::potrf_input_matrix<double>(n, seed); }
+std::vector<double> spd(int n, unsigned seed) { return tessera::testkit::potrf_input_matrix<double>(n, seed); }
 
 std::vector<double> rhs(int n, int nrhs, unsigned seed) {
   std::mt19937_64 gen(seed);

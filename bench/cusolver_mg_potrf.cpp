@@ -16,8 +16,8 @@
 #include <vector>
 
 #include "bench_support.hpp"
-#include "cli/spd_matrices.hpp"
 #include "kernels/cuda/check.hpp"
+#include "testkit/spd_matrices.hpp"
 
 namespace {
 
@@ -133,7 +133,8 @@ int main(int argc, char** argv) {
     TESSERA_CUDA_CHECK(cudaGetDeviceCount(&present));
     enable_peer_access(present);
     for (int n : sizes) {
-      const std::vector<double> original = tessera::cli::potrf_input_matrix<double>(n, 1);  // tessera potrf --seed 1
+      const std::vector<double> original =
+          tessera::testkit::potrf_input_matrix<double>(n, 1);  // tessera potrf --seed 1
       std::vector<double> a(original.size());
       for (int g : gpu_counts) {
         if (g > present) {

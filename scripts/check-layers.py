@@ -27,6 +27,8 @@ LAYERS = [
     ("names", ["src/names/*"]),
     # tessera::Trace and its renderings; the runtime layer records StarPU's tasks into it.
     ("trace", ["src/trace/*"]),
+    # The SPD test matrices and backward errors that the CLI, the tests and the benchmarks share.
+    ("testkit", ["src/testkit/*"]),
     ("lapack-drop-in", ["src/lapack/*"]),
     ("cli", ["src/cli/*"]),
     # The StarPU runtime layer: codelets, runtime control, submissions, traces, resources.
@@ -41,14 +43,15 @@ LAYERS = [
 # Layers whose files never include StarPU: the algorithms work through the task interface, the
 # API's implementation through the runtime layer's StarPU-free headers, and the public headers
 # leave StarPU to the one opt-in interop header.
-STARPU_FREE = {"kernels", "public-api", "tool-api", "algorithms", "plan", "names", "trace", "api", "lapack-drop-in", "cli"}
+STARPU_FREE = {"kernels", "public-api", "tool-api", "algorithms", "plan", "names", "trace", "testkit", "api",
+               "lapack-drop-in", "cli"}
 STARPU_INTEROP_HEADER = "include/tessera/starpu_interop.hpp"
 STARPU_INCLUDE = re.compile(r'^\s*#\s*include\s+[<"]starpu[^>"]*[>"]', re.M)
 
 # Layers that never see CUDA either: the tile loops and the plans, which tests run on machines
 # without a GPU against fake machines and a recording backend, the options' names and the traces'
-# renderings.
-CUDA_FREE = {"algorithms", "plan", "names", "trace"}
+# renderings, the test kit.
+CUDA_FREE = {"algorithms", "plan", "names", "trace", "testkit"}
 CUDA_INCLUDE = re.compile(r'^\s*#\s*include\s+[<"](cuda|cublas|cusolver|cusparse|nvml)[^>"]*[>"]', re.M)
 
 # MPI belongs to the distributed layer, its public header and the CLI (which starts MPI under
@@ -81,13 +84,14 @@ ALLOWED = {
     "runtime": {"plan", "algorithms", "task-tags", "policies", "kernels", "public-api", "tool-api"},
     "api": {"runtime", "plan", "algorithms", "public-api", "tool-api", "kernels"},
     "lapack-drop-in": {"public-api", "tool-api"},
-    "cli": {"public-api", "tool-api", "kernels"},
+    "testkit": set(),
+    "cli": {"public-api", "tool-api", "kernels", "testkit"},
     "distributed": {"runtime", "plan", "algorithms", "task-tags", "policies", "kernels", "public-api"},
 }
 
 # Search path of the library's targets (CMakeLists.txt), after the including file's folder.
 SEARCH = ["src/algorithms", "src/plan", "src/runtime", "src/api", "src/distributed", "codelets/starpu", "codelets/tags", "codelets/kernels",
-          "scheduler_policies", "src/tool_api", "codelets", "include"]
+          "scheduler_policies", "src/tool_api", "codelets", "include", "src"]
 INCLUDE = re.compile(r'^\s*#\s*include\s+"([^"]+)"', re.M)
 
 

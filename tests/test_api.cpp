@@ -256,7 +256,7 @@ namespace {
 // blocks), diagonal n, at orders around the mirror's block size.
 TEST(CliMatrices, DominantSpdIsExactlySymmetric) {
   for (int n : {1, 2, 63, 64, 65, 130, 257}) {
-    const std::vector<double> A = cli::potrf_input_matrix<double>(n, 7);
+    const std::vector<double> A = testkit::potrf_input_matrix<double>(n, 7);
     for (int j = 0; j < n; ++j) {
       EXPECT_EQ(A[j + static_cast<std::size_t>(j) * n], n) << "n=" << n;
       for (int i = j + 1; i < n; ++i)

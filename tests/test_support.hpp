@@ -13,8 +13,8 @@
 #include <random>
 #include <vector>
 
-#include "../src/cli/residuals.hpp"
-#include "../src/cli/spd_matrices.hpp"
+#include "../src/testkit/residuals.hpp"
+#include "../src/testkit/spd_matrices.hpp"
 #include "tessera/tessera.hpp"
 
 namespace tessera {
@@ -64,7 +64,7 @@ std::vector<T> random_spd(int n, int ld, unsigned seed) {
   }
   std::vector<double> G(static_cast<std::size_t>(n) * n);
   for (double& g : G) g = dist(gen);
-  cli::gram_plus_identity(n, G, [&](int i, int j, double value) { at(i, j) = at(j, i) = static_cast<T>(value); });
+  testkit::gram_plus_identity(n, G, [&](int i, int j, double value) { at(i, j) = at(j, i) = static_cast<T>(value); });
   return A;
 }
 
@@ -141,7 +141,7 @@ constexpr double kResidualThreshold = 30.0;
 template <class T>
 double solve_backward_error(int n, int nrhs, const std::vector<T>& A, int lda, const std::vector<T>& X,
                             const std::vector<T>& B, int ldb) {
-  return cli::solve_backward_error(n, nrhs, A.data(), lda, X.data(), ldb, B.data(), ldb);
+  return testkit::solve_backward_error(n, nrhs, A.data(), lda, X.data(), ldb, B.data(), ldb);
 }
 
 }  // namespace tessera::test

@@ -1,22 +1,28 @@
 #include "batched_command.hpp"
 
 #include <fmt/core.h>
-#include <nlohmann/json.hpp>
 
 #include <algorithm>
 #include <chrono>
 #include <cmath>
 #include <limits>
+#include <nlohmann/json.hpp>
 #include <random>
 #include <vector>
 
 #include "memory_budget.hpp"
-#include "residuals.hpp"
-#include "spd_matrices.hpp"
 #include "tessera/batched.hpp"
 #include "tessera/tessera.hpp"
+#include "testkit/residuals.hpp"
+#include "testkit/spd_matrices.hpp"
 
 namespace tessera::cli {
+
+using testkit::gram_plus_identity;
+using testkit::kBackwardErrorThreshold;
+using testkit::parallel_for;
+using testkit::solve_backward_error;
+using testkit::worker_threads;
 
 namespace {
 

@@ -2,7 +2,6 @@
 
 #include <fmt/core.h>
 #include <mpi.h>
-#include <nlohmann/json.hpp>
 #include <unistd.h>
 
 #include <chrono>
@@ -10,6 +9,7 @@
 #include <cstdio>
 #include <exception>
 #include <memory>
+#include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
 #include <type_traits>
@@ -17,11 +17,13 @@
 #include <vector>
 
 #include "checks.hpp"
-#include "residuals.hpp"
 #include "tessera/distributed.hpp"
 #include "tessera/tessera.hpp"
+#include "testkit/residuals.hpp"
 
 namespace tessera::cli {
+
+using testkit::kBackwardErrorThreshold;
 
 namespace {
 

@@ -1,11 +1,9 @@
 // The `tessera` command-line tool: machine information, and factorizations of generated or
 // Matrix Market matrices reported as one result row (or one JSON object).
-#include <CLI/CLI.hpp>
 #include <fmt/core.h>
-#include <nlohmann/json.hpp>
-
 #include <unistd.h>
 
+#include <CLI/CLI.hpp>
 #include <cerrno>
 #include <cstdio>
 #include <cstring>
@@ -13,6 +11,7 @@
 #include <filesystem>
 #include <iostream>
 #include <limits>
+#include <nlohmann/json.hpp>
 #include <optional>
 #include <sstream>
 #include <string>
@@ -23,12 +22,12 @@
 #include "checks.hpp"
 #include "distributed_command.hpp"
 #include "potrf_command.hpp"
-#include "residuals.hpp"
 #include "runtime_flags.hpp"
-#include "tessera/tools/machine.hpp"
 #include "tessera/policies.hpp"
 #include "tessera/tessera.hpp"
+#include "tessera/tools/machine.hpp"
 #include "tessera/tools/tuning.hpp"
+#include "testkit/residuals.hpp"
 #ifdef TESSERA_CLI_HAVE_MPI
 #include "tessera/distributed.hpp"
 #endif
@@ -232,10 +231,11 @@ CLI::App* add_potrf_command(CLI::App& app, tessera::cli::PotrfCommand& potrf) {
   cmd->add_flag("--json", potrf.json, "print one JSON object");
   cmd->add_flag("!--no-check", potrf.check, "skip the backward-error check");
   add_runtime_flags(cmd, potrf.runtime);
-  cmd->footer(fmt::format("Exit status: 0; 1 on bad input or when the output cannot be written; 2 when the matrix is not "
-                          "positive definite; 3 when the check fails: the backward error ||A - L L^T||_1 / (n ||A||_1 eps) "
-                          "is not below {:g} (LAPACK's test-suite threshold), or with --accuracy U not below {:g} U / (n eps)",
-                          kBackwardErrorThreshold, kBackwardErrorThreshold));
+  cmd->footer(
+      fmt::format("Exit status: 0; 1 on bad input or when the output cannot be written; 2 when the matrix is not "
+                  "positive definite; 3 when the check fails: the backward error ||A - L L^T||_1 / (n ||A||_1 eps) "
+                  "is not below {:g} (LAPACK's test-suite threshold), or with --accuracy U not below {:g} U / (n eps)",
+                  tessera::testkit::kBackwardErrorThreshold, tessera::testkit::kBackwardErrorThreshold));
   return cmd;
 }
 
@@ -272,11 +272,12 @@ CLI::App* add_batched_command(CLI::App& app, tessera::cli::BatchedCommand& batch
   cmd->add_flag("--fast-math", batched.fast_math, "approximate square roots on the GPU");
   cmd->add_flag("--json", batched.json, "print one JSON object");
   add_runtime_flags(cmd, batched.runtime);
-  cmd->footer(fmt::format("Exit status: 0; 1 on bad input or when the output cannot be written; 3 when a matrix is not "
-                          "positive definite or the largest backward error is not below {:g} (LAPACK's test-suite "
-                          "threshold): ||A - L L^T||_1 / (n ||A||_1 eps) for a factorization, ||A X - B||_1 / "
-                          "(||A||_1 ||X||_1 n eps) for a solve (--nrhs)",
-                          kBackwardErrorThreshold));
+  cmd->footer(
+      fmt::format("Exit status: 0; 1 on bad input or when the output cannot be written; 3 when a matrix is not "
+                  "positive definite or the largest backward error is not below {:g} (LAPACK's test-suite "
+                  "threshold): ||A - L L^T||_1 / (n ||A||_1 eps) for a factorization, ||A X - B||_1 / "
+                  "(||A||_1 ||X||_1 n eps) for a solve (--nrhs)",
+                  tessera::testkit::kBackwardErrorThreshold));
   return cmd;
 }
 

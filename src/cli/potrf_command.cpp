@@ -1,7 +1,6 @@
 #include "potrf_command.hpp"
 
 #include <fmt/core.h>
-#include <nlohmann/json.hpp>
 #include <unistd.h>
 
 #include <algorithm>
@@ -10,6 +9,7 @@
 #include <cstdio>
 #include <limits>
 #include <memory>
+#include <nlohmann/json.hpp>
 #include <optional>
 #include <type_traits>
 #include <vector>
@@ -17,14 +17,17 @@
 #include "checks.hpp"
 #include "memory_budget.hpp"
 #include "progress_line.hpp"
-#include "residuals.hpp"
-#include "spd_matrices.hpp"
-#include "tessera/tools/matrix_market.hpp"
-#include "tessera/tools/machine.hpp"
 #include "tessera/tessera.hpp"
+#include "tessera/tools/machine.hpp"
+#include "tessera/tools/matrix_market.hpp"
 #include "tessera/trace.hpp"
+#include "testkit/residuals.hpp"
+#include "testkit/spd_matrices.hpp"
 
 namespace tessera::cli {
+
+using testkit::kBackwardErrorThreshold;
+using testkit::potrf_input_matrix;
 
 namespace {
 

@@ -10,7 +10,7 @@
 #include <thread>
 #include <vector>
 
-namespace tessera::cli {
+namespace tessera::testkit {
 
 inline unsigned worker_threads() { return std::max(1u, std::thread::hardware_concurrency()); }
 
@@ -71,4 +71,4 @@ std::vector<T> potrf_input_matrix(int n, unsigned seed) {
   return dominant_spd<T>(n, [seed](int j) { return seed * 1000003ull + static_cast<unsigned long long>(j); });
 }
 
-}  // namespace tessera::cli
+}  // namespace tessera::testkit

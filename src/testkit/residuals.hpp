@@ -7,7 +7,7 @@
 #include <cstddef>
 #include <limits>
 
-namespace tessera::cli {
+namespace tessera::testkit {
 
 // A scaled backward error (in units of n eps) passes below this, LAPACK's test-suite threshold:
 // rounding alone exceeds 1 on the smallest systems (the factor of the 1 x 1 matrix [2], a 2 x 2
@@ -28,7 +28,8 @@ double solve_backward_error(int n, int nrhs, const T* A, int lda, const T* X, in
     double res = 0, x = 0;
     for (int i = 0; i < n; ++i) {
       double ax = 0;
-      for (int l = 0; l < n; ++l) ax += double(A[i + static_cast<std::size_t>(l) * lda]) * X[l + static_cast<std::size_t>(r) * ldx];
+      for (int l = 0; l < n; ++l)
+        ax += double(A[i + static_cast<std::size_t>(l) * lda]) * X[l + static_cast<std::size_t>(r) * ldx];
       res += std::abs(ax - B[i + static_cast<std::size_t>(r) * ldb]);
       x += std::abs(double(X[i + static_cast<std::size_t>(r) * ldx]));
     }
@@ -38,4 +39,4 @@ double solve_backward_error(int n, int nrhs, const T* A, int lda, const T* X, in
   return nr / (na * std::max(nx, 1e-300) * n * std::numeric_limits<T>::epsilon());
 }
 
-}  // namespace tessera::cli
+}  // namespace tessera::testkit
