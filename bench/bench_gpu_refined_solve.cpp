@@ -15,8 +15,14 @@
 // With --complex, Hermitian matrices instead (A = G G^H / n + delta I, G complex normal; ZCPOSV
 // against cuSOLVER's zpotrf + zpotrs and Tessera's complex device::posv; the factor in complex
 // FP32, no tensor cores); "berr" then measures magnitudes as |re| + |im| (as IZAMAX does).
+// With --batched COUNTxN,..., strided batches of small matrices instead (device::posv_refined_batched)
+// against the FP64 batched solves in the same run: cuSOLVER's potrfBatched + potrsBatched (one
+// right-hand side: its only form) and Tessera's device::posv_batched_ex; A_k = G_k G_k^T / n + delta I
+// as above, each matrix its own G_k; "berr" the largest over the first 16 matrices, "it" the
+// largest ITER and "fb" how many matrices fell back to double precision.
 //   bench_gpu_refined_solve [--sizes 8192,16384,30000] [--conds 1e2,1e6] [--nrhs 1,16]
 //                           [--repetitions 3] [--nb 0] [--trace] [--trace-cores fp16] [--complex]
+//                           [--batched 10000x32,1000x256]
 #include <cublas_v2.h>
 #include <cuda_runtime.h>
 #include <curand.h>
@@ -25,13 +31,14 @@
 
 #include <algorithm>
 #include <cfloat>
-#include <map>
-#include <memory>
 #include <chrono>
 #include <cmath>
 #include <complex>
 #include <cstdlib>
+#include <map>
+#include <memory>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "bench_support.hpp"
@@ -282,6 +289,150 @@ void run_complex(tessera::Runtime& runtime, Handles& h, const std::vector<int>& 
     }
 }
 
+// ---- batches of small matrices --------------------------------------------------------------------
+
+// A_k (full storage, n x n at k n^2) := G_k G_k^T / n + (4 / cond) I for count matrices.
+void make_batch(Handles& h, int n, int count, double cond, double* A) {
+  const std::size_t nn = std::size_t(n) * n;
+  Buffer<double> G(nn * count + 1);
+  normal(h, G.get(), nn * count);
+  const double alpha = 1.0 / n, beta = 0;
+  TESSERA_CUBLAS_CHECK(cublasDgemmStridedBatched(h.blas, CUBLAS_OP_N, CUBLAS_OP_T, n, n, n, &alpha, G.get(), n, nn,
+                                                 G.get(), n, nn, &beta, A, n, nn, count));
+  std::vector<double> host(nn * count);
+  TESSERA_CUDA_CHECK(cudaMemcpy(host.data(), A, host.size() * sizeof(double), cudaMemcpyDeviceToHost));
+  for (int k = 0; k < count; ++k)
+    for (int i = 0; i < n; ++i) host[k * nn + i + std::size_t(i) * n] += 4.0 / cond;
+  TESSERA_CUDA_CHECK(cudaMemcpy(A, host.data(), host.size() * sizeof(double), cudaMemcpyHostToDevice));
+}
+
+// The largest normwise backward error (n eps) over the first matrices of the batch, on the host.
+double batch_backward_error(int n, int nrhs, int count, const double* A, const double* B, const double* X) {
+  const int checked = std::min(count, 16);
+  const std::size_t nn = std::size_t(n) * n, nb = std::size_t(n) * nrhs;
+  std::vector<double> a(nn * checked), b(nb * checked), x(nb * checked);
+  TESSERA_CUDA_CHECK(cudaMemcpy(a.data(), A, a.size() * sizeof(double), cudaMemcpyDeviceToHost));
+  TESSERA_CUDA_CHECK(cudaMemcpy(b.data(), B, b.size() * sizeof(double), cudaMemcpyDeviceToHost));
+  TESSERA_CUDA_CHECK(cudaMemcpy(x.data(), X, x.size() * sizeof(double), cudaMemcpyDeviceToHost));
+  double worst = 0;
+  for (int k = 0; k < checked; ++k) {
+    double norm_a = 0;
+    for (int i = 0; i < n; ++i) {
+      double row = 0;
+      for (int j = 0; j < n; ++j) row += std::abs(a[k * nn + i + std::size_t(j) * n]);
+      norm_a = std::max(norm_a, row);
+    }
+    for (int c = 0; c < nrhs; ++c) {
+      double r = 0, xm = 0, bm = 0;
+      for (int i = 0; i < n; ++i) {
+        double ax = 0;
+        for (int j = 0; j < n; ++j) ax += a[k * nn + i + std::size_t(j) * n] * x[k * nb + j + std::size_t(c) * n];
+        r = std::max(r, std::abs(b[k * nb + i + std::size_t(c) * n] - ax));
+        xm = std::max(xm, std::abs(x[k * nb + i + std::size_t(c) * n]));
+        bm = std::max(bm, std::abs(b[k * nb + i + std::size_t(c) * n]));
+      }
+      worst = std::max(worst, r / (norm_a * xm + bm));
+    }
+  }
+  return worst / (n * DBL_EPSILON);
+}
+
+struct BatchOutcome {
+  double seconds = 0;
+  double berr = 0;
+  int most_iterations = 0;
+  int fallen_back = 0;
+};
+
+// Median over `repetitions` (after one warm-up) of solve(A_work, X, iter): A_work a fresh copy.
+template <class Solve>
+BatchOutcome time_batch(int repetitions, int n, int nrhs, int count, const double* A, const double* B, Solve&& solve) {
+  const std::size_t nn = std::size_t(n) * n * count, nb = std::size_t(n) * nrhs * count;
+  Buffer<double> work(nn), X(nb);
+  std::vector<int> iter(count, 0);
+  std::vector<double> times;
+  for (int r = 0; r <= repetitions; ++r) {
+    TESSERA_CUDA_CHECK(cudaMemcpy(work.get(), A, work.bytes(), cudaMemcpyDeviceToDevice));
+    TESSERA_CUDA_CHECK(cudaDeviceSynchronize());
+    const Clock::time_point start = Clock::now();
+    solve(work.get(), X.get(), iter.data());
+    TESSERA_CUDA_CHECK(cudaDeviceSynchronize());
+    if (r > 0) times.push_back(std::chrono::duration<double>(Clock::now() - start).count());
+  }
+  std::sort(times.begin(), times.end());
+  BatchOutcome outcome;
+  outcome.seconds = times[times.size() / 2];
+  outcome.berr = batch_backward_error(n, nrhs, count, A, B, X.get());
+  for (int it : iter) {
+    outcome.most_iterations = std::max(outcome.most_iterations, it);
+    outcome.fallen_back += it < 0;
+  }
+  return outcome;
+}
+
+void run_batched(Handles& h, const std::vector<std::pair<int, int>>& shapes, const std::vector<std::string>& conds,
+                 const std::vector<int>& rhs_counts, int repetitions) {
+  using namespace tessera;
+  fmt::print(
+      "strided batches: cuSOLVER potrfBatched + potrsBatched (cuS, one right-hand side), Tessera's "
+      "device::posv_batched_ex (T posv), device::posv_refined_batched (T refined); x/cuS, x/T: their time "
+      "over the refined solve's\n");
+  fmt::print("{:>6} {:>5} {:>5} {:>4} | {:>9} {:>6} | {:>9} {:>6} | {:>9} {:>3} {:>5} {:>6} {:>6} {:>6}\n", "count",
+             "n", "cond", "nrhs", "cuS", "berr", "T posv", "berr", "T refined", "it", "fb", "berr", "x/cuS", "x/T");
+  for (const auto& shape : shapes)
+    for (const std::string& cond_text : conds) {
+      const int count = shape.first, n = shape.second;
+      const std::size_t nn = std::size_t(n) * n;
+      Buffer<double> A(nn * count);
+      make_batch(h, n, count, std::stod(cond_text), A.get());
+      for (int nrhs : rhs_counts) {
+        const std::size_t nb = std::size_t(n) * nrhs;
+        Buffer<double> B(nb * count + 1);
+        normal(h, B.get(), nb * count);
+        Buffer<int> info(count);
+        std::string row = fmt::format("{:>6} {:>5} {:>5} {:>4}", count, n, cond_text, nrhs);
+        BatchOutcome cusolver;
+        if (nrhs == 1) {
+          Buffer<double*> a_array(count), x_array(count);
+          cusolver = time_batch(repetitions, n, nrhs, count, A.get(), B.get(), [&](double* a, double* x, int*) {
+            std::vector<double*> as(count), xs(count);
+            for (int k = 0; k < count; ++k) {
+              as[k] = a + k * nn;
+              xs[k] = x + k * nb;
+            }
+            TESSERA_CUDA_CHECK(cudaMemcpy(a_array.get(), as.data(), count * sizeof(double*), cudaMemcpyHostToDevice));
+            TESSERA_CUDA_CHECK(cudaMemcpy(x_array.get(), xs.data(), count * sizeof(double*), cudaMemcpyHostToDevice));
+            TESSERA_CUDA_CHECK(cudaMemcpy(x, B.get(), nb * count * sizeof(double), cudaMemcpyDeviceToDevice));
+            TESSERA_CUSOLVER_CHECK(
+                cusolverDnDpotrfBatched(h.solver, CUBLAS_FILL_MODE_LOWER, n, a_array.get(), n, info.get(), count));
+            TESSERA_CUSOLVER_CHECK(cusolverDnDpotrsBatched(h.solver, CUBLAS_FILL_MODE_LOWER, n, 1, a_array.get(), n,
+                                                           x_array.get(), n, info.get(), count));
+          });
+          row += fmt::format(" | {:>9.5f} {:>6.2f}", cusolver.seconds, cusolver.berr);
+        } else {
+          row += fmt::format(" | {:>9} {:>6}", "-", "-");
+        }
+        const BatchOutcome fp64 =
+            time_batch(repetitions, n, nrhs, count, A.get(), B.get(), [&](double* a, double* x, int*) {
+              TESSERA_CUDA_CHECK(cudaMemcpyAsync(x, B.get(), nb * count * sizeof(double), cudaMemcpyDeviceToDevice));
+              device::posv_batched_ex(Uplo::lower, n, nrhs, a, n, static_cast<long long>(nn), x, n,
+                                      static_cast<long long>(nb), count, info.get(), nullptr);
+            });
+        const BatchOutcome refined =
+            time_batch(repetitions, n, nrhs, count, A.get(), B.get(), [&](double* a, double* x, int* iter) {
+              device::posv_refined_batched(Uplo::lower, n, nrhs, a, n, static_cast<long long>(nn), B.get(), n,
+                                           static_cast<long long>(nb), x, n, static_cast<long long>(nb), count, nullptr,
+                                           iter, nullptr);
+            });
+        row += fmt::format(" | {:>9.5f} {:>6.2f} | {:>9.5f} {:>3} {:>5} {:>6.2f}", fp64.seconds, fp64.berr,
+                           refined.seconds, refined.most_iterations, refined.fallen_back, refined.berr);
+        row += nrhs == 1 ? fmt::format(" {:>5.2f}x", cusolver.seconds / refined.seconds) : fmt::format(" {:>6}", "-");
+        row += fmt::format(" {:>5.2f}x", fp64.seconds / refined.seconds);
+        fmt::print("{}\n", row);
+        std::fflush(stdout);
+      }
+    }
+}
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -290,6 +441,7 @@ int main(int argc, char** argv) {
   std::vector<std::string> conds = {"1e2", "1e6"};
   int repetitions = 3, nb = 0;
   bool trace = false, hermitian = false;
+  std::vector<std::pair<int, int>> batched;  // (count, n)
   TensorCores trace_cores = TensorCores::fp16;
   for (bench::Arguments args(argc, argv); args.next();) {
     const std::string option = args.option();
@@ -301,7 +453,14 @@ int main(int argc, char** argv) {
     else if (option == "--trace") trace = true;
     else if (option == "--trace-cores") trace_cores = parse_tensor_cores(args.value());
     else if (option == "--complex") hermitian = true;
-    else throw std::runtime_error("unknown option " + option);
+    else if (option == "--batched") {
+      for (const std::string& shape : bench::split_commas(args.value())) {
+        const std::size_t x = shape.find('x');
+        if (x == std::string::npos) throw std::runtime_error("--batched takes COUNTxN, not " + shape);
+        batched.emplace_back(std::stoi(shape.substr(0, x)), std::stoi(shape.substr(x + 1)));
+      }
+    } else
+      throw std::runtime_error("unknown option " + option);
   }
   int device_count = 0;
   if (cudaGetDeviceCount(&device_count) != cudaSuccess || device_count == 0) {
@@ -316,6 +475,10 @@ int main(int argc, char** argv) {
   fmt::print("{}; warm process, matrices resident in GPU memory; seconds (median of {}), iterations, backward error "
              "in n eps\n",
              prop.name, repetitions);
+  if (!batched.empty()) {
+    run_batched(h, batched, conds, rhs_counts, repetitions);
+    return 0;
+  }
   if (hermitian) {
     run_complex(runtime, h, sizes, conds, rhs_counts, repetitions, nb);
     return 0;

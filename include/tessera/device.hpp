@@ -353,4 +353,24 @@ TESSERA_EXPORT RefinedSolve posv_refined(Runtime& runtime, int n, int nrhs, std:
                                          const std::complex<double>* B, int ldb, std::complex<double>* X, int ldx,
                                          Stream stream, const FactorOptions& options = {});
 
+// X_k := A_k^{-1} B_k in mixed precision for a strided batch of small matrices (A_k n x n at A + k
+// strideA, B_k and X_k n x nrhs at B + k strideB and X + k strideX, leading dimensions lda, ldb,
+// ldx; GPU memory), each as posv_refined above solves one: LAPACK's DSPOSV (ZCPOSV for
+// complex<double>) with its INFO, ITER and convergence test per matrix, A_k scaled to a unit
+// diagonal before it is rounded. The matrices are factored and solved in single precision by the
+// batched kernels (potrf_batched_ex, potrs_batched_ex), the residuals taken in double precision,
+// each matrix refined until it passes LAPACK's test; a matrix whose refinement cannot work is
+// factored and solved in double precision by the batched kernels (its A_k then holds the factor,
+// as potrf leaves it; A_k is unchanged where iter >= 0). host_info[k] (host, batch ints) is
+// LAPACK's INFO of matrix k, host_iter[k] its ITER (either may be null); returns how many
+// matrices are not positive definite. Waits for the work it enqueues on `stream` (one wait per
+// refinement step). Workspace from the stream's memory pool: n^2 + 2 n nrhs scalars per matrix
+// (the single-precision copy and right-hand sides, the residuals). Misuse: InvalidArgument with
+// the position (uplo 1, n 2, nrhs 3, A 4, lda 5, strideA 6, B 7, ldb 8, strideB 9, X 10, ldx 11,
+// strideX 12, batch 13; X may share memory with neither A nor B).
+template <class T>
+TESSERA_EXPORT int posv_refined_batched(Uplo uplo, int n, int nrhs, T* A, int lda, long long strideA, const T* B,
+                                        int ldb, long long strideB, T* X, int ldx, long long strideX, int batch,
+                                        int* host_info, int* host_iter, Stream stream);
+
 }  // namespace tessera::device

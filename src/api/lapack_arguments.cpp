@@ -401,6 +401,38 @@ ArgumentError posv_batched_argument_error(char uplo, int n, int nrhs, const T* a
 }
 
 template <class T>
+ArgumentError posv_refined_batched_argument_error(char uplo, int n, int nrhs, const T* a, int lda, long long stride_a,
+                                                  const T* b, int ldb, long long stride_b, const T* x, int ldx,
+                                                  long long stride_x, int batch) {
+  if (!valid_uplo(uplo)) return {1, "uplo", must_be_uplo};
+  if (n < 0) return {2, "n", must_not_be_negative};
+  if (nrhs < 0) return {3, "nrhs", must_not_be_negative};
+  if (lda < std::max(1, n)) return {5, "lda", must_cover_n};
+  if (!strided_apart(n, n, lda, stride_a, batch))
+    return {6, "strideA", "must be >= lda * n (the matrices would overlap)"};
+  if (ldb < std::max(1, n)) return {8, "ldb", must_cover_n};
+  if (!strided_apart(n, nrhs, ldb, stride_b, batch))
+    return {9, "strideB", "must be >= ldb * nrhs (the right-hand sides would overlap)"};
+  if (ldx < std::max(1, n)) return {11, "ldx", must_cover_n};
+  if (!strided_apart(n, nrhs, ldx, stride_x, batch))
+    return {12, "strideX", "must be >= ldx * nrhs (the solutions would overlap)"};
+  if (batch < 0) return {13, "batch", must_not_be_negative};
+  if (batch == 0 || n == 0) return {};
+  if (a == nullptr) return {4, "A", must_not_be_null};
+  if (nrhs == 0) return {};
+  if (b == nullptr) return {7, "B", must_not_be_null};
+  if (x == nullptr) return {10, "X", must_not_be_null};
+  // B is only read: it may share memory with A, though not with X.
+  const auto x_block = [&](int k) { return byte_block(x, k * stride_x, n, nrhs, ldx); };
+  if (detail::any_blocks_overlap(
+          batch, [&](int k) { return byte_block(a, k * stride_a, n, n, lda); }, batch, x_block) ||
+      detail::any_blocks_overlap(
+          batch, [&](int k) { return byte_block(b, k * stride_b, n, nrhs, ldb); }, batch, x_block))
+    return {10, "X", "must not share memory with A or B"};
+  return {};
+}
+
+template <class T>
 ArgumentError potrf_vbatched_argument_error(char uplo, const int* n, const T* a, const long long* offsets,
                                             const int* lda, int batch, const int* info) {
   return variable_error<T>(potrf_vbatched_list, uplo, n, 0, a, offsets, lda, nullptr, nullptr, nullptr, batch, info);
@@ -502,6 +534,13 @@ template ArgumentError posv_refined_argument_error<std::complex<double>>(char, l
                                                                          const std::complex<double>*, long long,
                                                                          const std::complex<double>*, long long,
                                                                          const std::complex<double>*, long long);
+
+template ArgumentError posv_refined_batched_argument_error<double>(char, int, int, const double*, int, long long,
+                                                                   const double*, int, long long, const double*, int,
+                                                                   long long, int);
+template ArgumentError posv_refined_batched_argument_error<std::complex<double>>(
+    char, int, int, const std::complex<double>*, int, long long, const std::complex<double>*, int, long long,
+    const std::complex<double>*, int, long long, int);
 
 #define TESSERA_INSTANTIATE_ARGUMENT_CHECKS(T)                                                                        \
   template ArgumentError potrf_argument_error<T>(char, long long, const T*, long long);                               \

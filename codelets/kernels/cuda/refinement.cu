@@ -467,3 +467,297 @@ void mark_non_finite_columns(int n, int cols, const std::complex<double>* M, lon
 }
 
 }  // namespace tessera::kernels::cuda
+
+// ---- batches ---------------------------------------------------------------------------------------
+
+namespace tessera::kernels::cuda {
+
+namespace {
+
+constexpr int kBatchThreads = 256;
+
+// Threads for one matrix's rows: a power of two (block_max halves them) from a warp up to kBatchThreads.
+unsigned batch_threads(int n) {
+  int threads = 32;
+  while (threads < n && threads < kBatchThreads) threads *= 2;
+  return static_cast<unsigned>(threads);
+}
+
+// Entry (i, j) of the symmetric (Hermitian) A stored in its triangle uplo, for any i, j (a diagonal
+// entry's real part).
+template <class W>
+__device__ W symmetric_entry(char uplo, const W* A, long long lda, int i, int j) {
+  if (i == j) return on_diagonal(A[i + i * lda]);
+  const bool stored = uplo == 'L' ? i > j : i < j;
+  return stored ? A[i + j * lda] : conjugate(A[j + i * lda]);
+}
+
+// The block's largest of `value` (NaNs passed over), in every thread.
+__device__ double block_max(double value, double* shared) {
+  shared[threadIdx.x] = value;
+  __syncthreads();
+  for (int stride = blockDim.x / 2; stride > 0; stride /= 2) {
+    if (threadIdx.x < stride) shared[threadIdx.x] = fmax(shared[threadIdx.x], shared[threadIdx.x + stride]);
+    __syncthreads();
+  }
+  const double result = shared[0];
+  __syncthreads();
+  return result;
+}
+
+// A row per thread: the row's sum of |a_ij| over the whole symmetric matrix (the norm's), and the
+// row's entries on and left of the diagonal scaled and narrowed into As's lower triangle. Each
+// row's sum runs in one thread in a fixed order: the same bound every run.
+template <class W, class N>
+__global__ void batched_scale_and_narrow_kernel(char uplo, int n, const W* A, long long lda, long long strideA,
+                                                double* scale, N* As, double* bound, int* state) {
+  const long long k = blockIdx.x;
+  const W* a = A + k * strideA;
+  double* s = scale + k * n;
+  N* as = As + k * static_cast<long long>(n) * n;
+  __shared__ int flags;
+  __shared__ double partial[kBatchThreads];
+  if (threadIdx.x == 0) flags = 0;
+  __syncthreads();
+  for (int i = threadIdx.x; i < n; i += blockDim.x) {
+    const double d = real_part(a[i + i * lda]);
+    const bool usable = d > 0 && d <= DBL_MAX;
+    if (!usable) atomicOr(&flags, kDiagonalNotPositive);
+    s[i] = usable ? 1.0 / sqrt(d) : 1.0;
+  }
+  __syncthreads();
+  double largest_row = 0;
+  for (int i = threadIdx.x; i < n; i += blockDim.x) {
+    double row = 0;
+    for (int j = 0; j < n; ++j) {
+      const W v = symmetric_entry(uplo, a, lda, i, j);
+      row += modulus(v);
+      if (j > i) continue;
+      const W scaled_v = scaled(v, s[i] * s[j]);
+      if (overflows_single(scaled_v)) atomicOr(&flags, kScaledOverflow);
+      as[i + static_cast<long long>(j) * n] = narrowed(scaled_v);
+    }
+    largest_row = fmax(largest_row, row);
+  }
+  const double norm = block_max(largest_row, partial);
+  if (threadIdx.x == 0) {
+    bound[k] = norm * DBL_EPSILON * sqrt(static_cast<double>(n));
+    state[k] = (flags & kDiagonalNotPositive) ? kBatchSingleFailed
+               : (flags & kScaledOverflow)    ? kBatchOverflowed
+                                              : kBatchRefining;
+  }
+}
+
+__global__ void batched_stop_failed_kernel(const int* info, int* state, int batch) {
+  const int k = blockIdx.x * blockDim.x + threadIdx.x;
+  if (k < batch && state[k] == kBatchRefining && info[k] != 0) state[k] = kBatchSingleFailed;
+}
+
+template <class W, class N>
+__global__ void batched_narrow_scaled_kernel(int n, int nrhs, const double* scale, const W* V, long long ldv,
+                                             long long strideV, N* Z, int* state) {
+  const long long k = blockIdx.x;
+  if (state[k] != kBatchRefining) return;
+  const double* s = scale + k * n;
+  const W* v = V + k * strideV;
+  N* z = Z + k * static_cast<long long>(n) * nrhs;
+  __shared__ int overflowed;
+  if (threadIdx.x == 0) overflowed = 0;
+  __syncthreads();
+  for (int j = 0; j < nrhs; ++j)
+    for (int i = threadIdx.x; i < n; i += blockDim.x) {
+      const W value = scaled(v[i + j * ldv], s[i]);
+      if (overflows_single(value)) overflowed = 1;
+      z[i + static_cast<long long>(j) * n] = narrowed(value);
+    }
+  __syncthreads();
+  if (threadIdx.x == 0 && overflowed) state[k] = kBatchOverflowed;
+}
+
+template <class W, class N>
+__global__ void batched_widen_scaled_kernel(bool add, int n, int nrhs, const double* scale, const N* Z, W* X,
+                                            long long ldx, long long strideX, const int* state) {
+  const long long k = blockIdx.x;
+  if (state[k] != kBatchRefining) return;
+  const double* s = scale + k * n;
+  const N* z = Z + k * static_cast<long long>(n) * nrhs;
+  W* x = X + k * strideX;
+  for (int j = 0; j < nrhs; ++j)
+    for (int i = threadIdx.x; i < n; i += blockDim.x) {
+      const W value = scaled(widened(z[i + static_cast<long long>(j) * n]), s[i]);
+      x[i + j * ldx] = add ? sum(x[i + j * ldx], value) : value;
+    }
+}
+
+// A row per thread: r_i := b_i - sum_j a_ij x_j, summed in a fixed order; then each column's test.
+template <class W>
+__global__ void batched_residual_test_kernel(char uplo, int n, int nrhs, const W* A, long long lda, long long strideA,
+                                             const W* B, long long ldb, long long strideB, const W* X, long long ldx,
+                                             long long strideX, W* R, const double* bound, int iteration, bool last,
+                                             int* state, int* steps, int* refining) {
+  const long long k = blockIdx.x;
+  if (state[k] != kBatchRefining) return;
+  const W* a = A + k * strideA;
+  __shared__ double partial[kBatchThreads];
+  __shared__ int non_finite[2];  // X's column, B's column
+  bool converged = true, diverged = false;
+  for (int j = 0; j < nrhs; ++j) {
+    const W* b = B + k * strideB + j * ldb;
+    const W* x = X + k * strideX + j * ldx;
+    W* r = R + k * static_cast<long long>(n) * nrhs + static_cast<long long>(j) * n;
+    if (threadIdx.x < 2) non_finite[threadIdx.x] = 0;
+    __syncthreads();
+    double largest_r = 0, largest_x = 0;
+    for (int i = threadIdx.x; i < n; i += blockDim.x) {
+      W total = zero_of(W{});
+      for (int c = 0; c < n; ++c) total = sum(total, times(symmetric_entry(uplo, a, lda, i, c), x[c]));
+      const W residual = sum(b[i], scaled(total, -1.0));
+      r[i] = residual;
+      largest_r = fmax(largest_r, picked_magnitude(residual));
+      largest_x = fmax(largest_x, picked_magnitude(x[i]));
+      if (!is_finite(x[i])) non_finite[0] = 1;
+      if (!is_finite(b[i])) non_finite[1] = 1;
+    }
+    double max_r = block_max(largest_r, partial);
+    double max_x = block_max(largest_x, partial);
+    // IxAMAX keeps a NaN only where it comes first.
+    if (isnan(picked_magnitude(r[0]))) max_r = picked_magnitude(r[0]);
+    if (isnan(picked_magnitude(x[0]))) max_x = picked_magnitude(x[0]);
+    if (max_r > max_x * bound[k]) converged = false;
+    if (non_finite[0] && !non_finite[1]) diverged = true;
+    __syncthreads();
+  }
+  if (threadIdx.x != 0) return;
+  if (diverged) {
+    state[k] = kBatchNotConverged;
+  } else if (converged) {
+    state[k] = kBatchConverged;
+    steps[k] = iteration;
+  } else if (last) {
+    state[k] = kBatchNotConverged;
+  } else {
+    atomicAdd(refining, 1);
+  }
+}
+
+template <class W>
+__global__ void batched_copy_selected_kernel(int n, int nrhs, const W* B, long long ldb, long long strideB, W* X,
+                                             long long ldx, long long strideX, const int* which) {
+  const long long k = which[blockIdx.x];
+  for (int j = 0; j < nrhs; ++j)
+    for (int i = threadIdx.x; i < n; i += blockDim.x) X[k * strideX + i + j * ldx] = B[k * strideB + i + j * ldb];
+}
+
+template <class T, class S>
+void batched_scale_and_narrow_as(char uplo, int n, const T* A, long long lda, long long strideA, double* scale, S* As,
+                                 double* bound, int* state, int batch, cudaStream_t stream) {
+  if (n <= 0 || batch <= 0) return;
+  batched_scale_and_narrow_kernel<<<batch, batch_threads(n), 0, stream>>>(uplo, n, wide(A), lda, strideA, scale,
+                                                                          narrow_view(As), bound, state);
+  TESSERA_CUDA_CHECK_LAUNCH();
+}
+
+template <class T, class S>
+void batched_narrow_scaled_as(int n, int nrhs, const double* scale, const T* V, long long ldv, long long strideV, S* Z,
+                              int* state, int batch, cudaStream_t stream) {
+  if (n <= 0 || nrhs <= 0 || batch <= 0) return;
+  batched_narrow_scaled_kernel<<<batch, batch_threads(n), 0, stream>>>(n, nrhs, scale, wide(V), ldv, strideV,
+                                                                       narrow_view(Z), state);
+  TESSERA_CUDA_CHECK_LAUNCH();
+}
+
+template <class T, class S>
+void batched_widen_scaled_as(bool add, int n, int nrhs, const double* scale, const S* Z, T* X, long long ldx,
+                             long long strideX, const int* state, int batch, cudaStream_t stream) {
+  if (n <= 0 || nrhs <= 0 || batch <= 0) return;
+  batched_widen_scaled_kernel<<<batch, batch_threads(n), 0, stream>>>(add, n, nrhs, scale, narrow_view(Z), wide(X), ldx,
+                                                                      strideX, state);
+  TESSERA_CUDA_CHECK_LAUNCH();
+}
+
+template <class T>
+void batched_residual_test_as(char uplo, int n, int nrhs, const T* A, long long lda, long long strideA, const T* B,
+                              long long ldb, long long strideB, const T* X, long long ldx, long long strideX, T* R,
+                              const double* bound, int iteration, bool last, int* state, int* steps, int* refining,
+                              int batch, cudaStream_t stream) {
+  TESSERA_CUDA_CHECK(cudaMemsetAsync(refining, 0, sizeof(int), stream));
+  if (n <= 0 || nrhs <= 0 || batch <= 0) return;
+  batched_residual_test_kernel<<<batch, batch_threads(n), 0, stream>>>(uplo, n, nrhs, wide(A), lda, strideA, wide(B),
+                                                                       ldb, strideB, wide(X), ldx, strideX, wide(R),
+                                                                       bound, iteration, last, state, steps, refining);
+  TESSERA_CUDA_CHECK_LAUNCH();
+}
+
+template <class T>
+void batched_copy_selected_as(int n, int nrhs, const T* B, long long ldb, long long strideB, T* X, long long ldx,
+                              long long strideX, const int* which, int count, cudaStream_t stream) {
+  if (n <= 0 || nrhs <= 0 || count <= 0) return;
+  batched_copy_selected_kernel<<<count, batch_threads(n), 0, stream>>>(n, nrhs, wide(B), ldb, strideB, wide(X), ldx,
+                                                                       strideX, which);
+  TESSERA_CUDA_CHECK_LAUNCH();
+}
+
+}  // namespace
+
+void batched_scale_and_narrow(char uplo, int n, const double* A, long long lda, long long strideA, double* scale,
+                              float* As, double* bound, int* state, int batch, cudaStream_t stream) {
+  batched_scale_and_narrow_as(uplo, n, A, lda, strideA, scale, As, bound, state, batch, stream);
+}
+void batched_scale_and_narrow(char uplo, int n, const std::complex<double>* A, long long lda, long long strideA,
+                              double* scale, std::complex<float>* As, double* bound, int* state, int batch,
+                              cudaStream_t stream) {
+  batched_scale_and_narrow_as(uplo, n, A, lda, strideA, scale, As, bound, state, batch, stream);
+}
+
+void batched_stop_failed_factorizations(const int* info, int* state, int batch, cudaStream_t stream) {
+  if (batch <= 0) return;
+  batched_stop_failed_kernel<<<(batch + 255) / 256, 256, 0, stream>>>(info, state, batch);
+  TESSERA_CUDA_CHECK_LAUNCH();
+}
+
+void batched_narrow_scaled(int n, int nrhs, const double* scale, const double* V, long long ldv, long long strideV,
+                           float* Z, int* state, int batch, cudaStream_t stream) {
+  batched_narrow_scaled_as(n, nrhs, scale, V, ldv, strideV, Z, state, batch, stream);
+}
+void batched_narrow_scaled(int n, int nrhs, const double* scale, const std::complex<double>* V, long long ldv,
+                           long long strideV, std::complex<float>* Z, int* state, int batch, cudaStream_t stream) {
+  batched_narrow_scaled_as(n, nrhs, scale, V, ldv, strideV, Z, state, batch, stream);
+}
+
+void batched_widen_scaled(bool add, int n, int nrhs, const double* scale, const float* Z, double* X, long long ldx,
+                          long long strideX, const int* state, int batch, cudaStream_t stream) {
+  batched_widen_scaled_as(add, n, nrhs, scale, Z, X, ldx, strideX, state, batch, stream);
+}
+void batched_widen_scaled(bool add, int n, int nrhs, const double* scale, const std::complex<float>* Z,
+                          std::complex<double>* X, long long ldx, long long strideX, const int* state, int batch,
+                          cudaStream_t stream) {
+  batched_widen_scaled_as(add, n, nrhs, scale, Z, X, ldx, strideX, state, batch, stream);
+}
+
+void batched_residual_test(char uplo, int n, int nrhs, const double* A, long long lda, long long strideA,
+                           const double* B, long long ldb, long long strideB, const double* X, long long ldx,
+                           long long strideX, double* R, const double* bound, int iteration, bool last, int* state,
+                           int* steps, int* refining, int batch, cudaStream_t stream) {
+  batched_residual_test_as(uplo, n, nrhs, A, lda, strideA, B, ldb, strideB, X, ldx, strideX, R, bound, iteration, last,
+                           state, steps, refining, batch, stream);
+}
+void batched_residual_test(char uplo, int n, int nrhs, const std::complex<double>* A, long long lda, long long strideA,
+                           const std::complex<double>* B, long long ldb, long long strideB,
+                           const std::complex<double>* X, long long ldx, long long strideX, std::complex<double>* R,
+                           const double* bound, int iteration, bool last, int* state, int* steps, int* refining,
+                           int batch, cudaStream_t stream) {
+  batched_residual_test_as(uplo, n, nrhs, A, lda, strideA, B, ldb, strideB, X, ldx, strideX, R, bound, iteration, last,
+                           state, steps, refining, batch, stream);
+}
+
+void batched_copy_selected(int n, int nrhs, const double* B, long long ldb, long long strideB, double* X, long long ldx,
+                           long long strideX, const int* which, int count, cudaStream_t stream) {
+  batched_copy_selected_as(n, nrhs, B, ldb, strideB, X, ldx, strideX, which, count, stream);
+}
+void batched_copy_selected(int n, int nrhs, const std::complex<double>* B, long long ldb, long long strideB,
+                           std::complex<double>* X, long long ldx, long long strideX, const int* which, int count,
+                           cudaStream_t stream) {
+  batched_copy_selected_as(n, nrhs, B, ldb, strideB, X, ldx, strideX, which, count, stream);
+}
+
+}  // namespace tessera::kernels::cuda

@@ -66,4 +66,66 @@ void mark_non_finite_columns(int n, int cols, const double* M, long long ldm, in
 void mark_non_finite_columns(int n, int cols, const std::complex<double>* M, long long ldm, int* non_finite,
                              cudaStream_t stream);
 
+// ---- batches: matrix k of a strided batch, one block of threads per matrix -----------------------
+//
+// The steps of device::posv_refined_batched. Each matrix's refinement has a state (state[k],
+// device, batch ints); a step works on the matrices still refining and leaves the others alone.
+// The scaled copies, the right-hand sides in single precision (Z) and the residuals (R) are the
+// steps' own arrays: As_k n x n at As + k n^2, Z_k and R_k n x nrhs at k n nrhs, leading dimension n.
+enum BatchedRefinementState : int {
+  kBatchRefining = 0,
+  kBatchConverged = 1,
+  kBatchOverflowed = 2,    // a scaled value beyond single precision's range (ITER -2)
+  kBatchSingleFailed = 3,  // no S (a diagonal entry not positive and finite) or spotrf failed (-3)
+  kBatchNotConverged = 4,  // 30 corrections, or X diverged to a NaN or an infinity (-31)
+};
+
+// scale_k := 1 / sqrt(diag(A_k)); As_k's lower triangle := S_k A_k S_k in single precision (from A_k's
+// triangle uplo); bound[k] := ||A_k||_inf eps sqrt(n) (eps of double: LAPACK's convergence test);
+// state[k] := kBatchRefining, kBatchOverflowed or kBatchSingleFailed.
+void batched_scale_and_narrow(char uplo, int n, const double* A, long long lda, long long strideA, double* scale,
+                              float* As, double* bound, int* state, int batch, cudaStream_t stream);
+void batched_scale_and_narrow(char uplo, int n, const std::complex<double>* A, long long lda, long long strideA,
+                              double* scale, std::complex<float>* As, double* bound, int* state, int batch,
+                              cudaStream_t stream);
+
+// A matrix still refining whose single-precision factorization failed (info[k] != 0) stops there.
+void batched_stop_failed_factorizations(const int* info, int* state, int batch, cudaStream_t stream);
+
+// Z_k := S_k V_k in single precision, V_k n x nrhs at V + k strideV (leading dimension ldv): the
+// right-hand sides, then the residuals; a value beyond single precision's range stops the matrix
+// (kBatchOverflowed).
+void batched_narrow_scaled(int n, int nrhs, const double* scale, const double* V, long long ldv, long long strideV,
+                           float* Z, int* state, int batch, cudaStream_t stream);
+void batched_narrow_scaled(int n, int nrhs, const double* scale, const std::complex<double>* V, long long ldv,
+                           long long strideV, std::complex<float>* Z, int* state, int batch, cudaStream_t stream);
+
+// X_k := S_k Z_k (add false) or X_k += S_k Z_k (add true), in double precision.
+void batched_widen_scaled(bool add, int n, int nrhs, const double* scale, const float* Z, double* X, long long ldx,
+                          long long strideX, const int* state, int batch, cudaStream_t stream);
+void batched_widen_scaled(bool add, int n, int nrhs, const double* scale, const std::complex<float>* Z,
+                          std::complex<double>* X, long long ldx, long long strideX, const int* state, int batch,
+                          cudaStream_t stream);
+
+// R_k := B_k - A_k X_k, then LAPACK's test on every column (max|r| <= max|x| bound[k], IxAMAX's
+// magnitudes): a matrix whose columns all pass is kBatchConverged with steps[k] := iteration; one
+// with a column of X holding a NaN or an infinity where B's column is finite, or still failing at
+// the last iteration, is kBatchNotConverged; *refining (zeroed by the call) counts the rest.
+void batched_residual_test(char uplo, int n, int nrhs, const double* A, long long lda, long long strideA,
+                           const double* B, long long ldb, long long strideB, const double* X, long long ldx,
+                           long long strideX, double* R, const double* bound, int iteration, bool last, int* state,
+                           int* steps, int* refining, int batch, cudaStream_t stream);
+void batched_residual_test(char uplo, int n, int nrhs, const std::complex<double>* A, long long lda, long long strideA,
+                           const std::complex<double>* B, long long ldb, long long strideB,
+                           const std::complex<double>* X, long long ldx, long long strideX, std::complex<double>* R,
+                           const double* bound, int iteration, bool last, int* state, int* steps, int* refining,
+                           int batch, cudaStream_t stream);
+
+// X_k := B_k for the `count` matrices k = which[0..count) (device ints).
+void batched_copy_selected(int n, int nrhs, const double* B, long long ldb, long long strideB, double* X, long long ldx,
+                           long long strideX, const int* which, int count, cudaStream_t stream);
+void batched_copy_selected(int n, int nrhs, const std::complex<double>* B, long long ldb, long long strideB,
+                           std::complex<double>* X, long long ldx, long long strideX, const int* which, int count,
+                           cudaStream_t stream);
+
 }  // namespace tessera::kernels::cuda

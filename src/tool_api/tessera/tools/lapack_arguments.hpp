@@ -102,6 +102,13 @@ TESSERA_EXPORT ArgumentError posv_refined_argument_error(char uplo, long long n,
                                                          long long lda, const T* b, long long ldb, const T* x,
                                                          long long ldx);
 
+// device::posv_refined_batched's list (uplo 1 ... batch 13); T is double or std::complex<double>.
+template <class T>
+TESSERA_EXPORT ArgumentError posv_refined_batched_argument_error(char uplo, int n, int nrhs, const T* a, int lda,
+                                                                 long long stride_a, const T* b, int ldb,
+                                                                 long long stride_b, const T* x, int ldx,
+                                                                 long long stride_x, int batch);
+
 template <class T>
 TESSERA_EXPORT ArgumentError potrf_batched_argument_error(char uplo, int n, const T* a, int lda, long long stride_a,
                                                           int batch, const int* info);
