@@ -817,6 +817,23 @@ void potrs_batched_device(uintptr_t c, uintptr_t b, int n, int nrhs, int batch, 
                                     reinterpret_cast<tessera::device::Stream>(stream));
 }
 
+// device::posv_refined_batched on C-ordered stacks whose matrices and blocks are column-major: a
+// (batch, n, n), b and x (batch, nrhs, n); info and iter (host) each matrix's INFO and ITER. A
+// matrix that falls back to double precision gets its factor in its slot of a (the caller's copy).
+template <class T>
+void posv_refined_batched_device(uintptr_t a, uintptr_t b, uintptr_t x, int n, int nrhs, int batch,
+                                 const std::string& uplo, uintptr_t stream, HostInfo info, HostInfo iter) {
+  if (info.shape(0) != static_cast<size_t>(batch) || iter.shape(0) != static_cast<size_t>(batch))
+    throw tessera::InvalidArgument("info or iter has the wrong length");
+  nb::gil_scoped_release unlocked;
+  const int ld = std::max(1, n);
+  const long long stride_a = static_cast<long long>(n) * n, stride_b = static_cast<long long>(n) * nrhs;
+  tessera::device::posv_refined_batched(parse_stored_uplo(uplo), n, nrhs, reinterpret_cast<T*>(a), ld, stride_a,
+                                        reinterpret_cast<const T*>(b), ld, stride_b, reinterpret_cast<T*>(x), ld,
+                                        stride_b, batch, info.data(), iter.data(),
+                                        reinterpret_cast<tessera::device::Stream>(stream));
+}
+
 // A host array's copy from this size on is split over threads: one thread moves a fraction of
 // what the memory system can, most of all into a fresh array whose pages the copy touches first.
 constexpr std::size_t kParallelCopyMinBytes = std::size_t{32} << 20;
@@ -924,6 +941,9 @@ NB_MODULE(_core, m) {
                   .def("end", &RuntimeCall::end)
                   .def("__enter__", [](nb::handle self) { return nb::borrow(self); })
                   .def("__exit__", [](RuntimeCall& c, nb::args) { c.end(); });
+
+  m.def("posv_refined_batched_device_d", &posv_refined_batched_device<double>);
+  m.def("posv_refined_batched_device_z", &posv_refined_batched_device<std::complex<double>>);
 
   // Every entry in every precision: host arrays, GPU matrices in place and out of place, stacks and
   // the batched kernels.

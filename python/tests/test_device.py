@@ -890,6 +890,46 @@ def test_complex_refined_solve_in_gpu_memory(kind, n, k, lower):
     assert np.abs(hilbert @ kind.get(x) - 1).max() < 1e-6
 
 
+@pytest.mark.parametrize("dtype", [np.float64, np.complex128])
+@pytest.mark.parametrize("lower", [True, False])
+@pytest.mark.parametrize("n", [1, 33, 200])
+def test_refined_solve_of_gpu_stacks(kind, n, lower, dtype):
+    """Stacks in GPU memory (device::posv_refined_batched): each matrix solved to double
+    precision's accuracy, as the host stack is, broadcast as cho_solve's, a and b unchanged; one
+    matrix that falls back (a right-hand side beyond single precision's range) and one that is not
+    positive definite report their own ITER and INFO."""
+    batch = (2, 3)
+    a = hpd(n, dtype, batch, seed=n) if dtype == np.complex128 else spd(n, batch, seed=n)
+    rng = np.random.default_rng(n)
+    b = rng.standard_normal(batch + (n, 2)).astype(dtype)
+    da, db = kind.put(a), kind.put(b)
+    x, iterations = tessera.posv_refined(da, db, lower=lower)
+    x = kind.get(x)
+    assert x.shape == b.shape and x.dtype == dtype
+    assert iterations.shape == batch and (iterations >= 0).all() and (iterations <= 10).all()
+    assert np.array_equal(kind.get(da), a) and np.array_equal(kind.get(db), b)
+    bound = 64 * n * np.finfo(np.float64).eps * np.abs(a).sum(-1).max()
+    assert np.abs(a @ x - b).max() <= bound * np.abs(x).max()
+    host_x, host_iterations = tessera.posv_refined(a, b, lower=lower)
+    assert np.abs(x - host_x).max() <= 1e-10 * np.abs(host_x).max()
+    x, iterations = tessera.posv_refined(da, kind.put(np.ones(n, dtype)), lower=lower)
+    assert kind.get(x).shape == batch + (n,)
+    large = b.copy()
+    large[1, 2] *= 1e40
+    x, iterations = tessera.posv_refined(da, kind.put(large), lower=lower)
+    assert iterations[1, 2] == -2 and (np.delete(iterations.ravel(), 5) >= 0).all()
+    assert np.abs(a @ kind.get(x) - large).max() <= bound * np.abs(kind.get(x)).max()
+    if n > 2:
+        bad = a.copy()
+        bad[0, 1] = not_spd_at(a[0, 1], n // 2)
+        with pytest.raises(tessera.NotPositiveDefiniteError) as raised:
+            tessera.posv_refined(kind.put(bad), db, lower=lower)
+        assert raised.value.column.shape == batch and raised.value.column[0, 1] == n // 2
+        assert (np.delete(raised.value.column.ravel(), 1) == 0).all()
+    with pytest.raises(ValueError, match="tensor_cores"):
+        tessera.posv_refined(da, db, tensor_cores="tf32")
+
+
 # ---- adaptive precision on the GPU -----------------------------------------------------------
 
 

@@ -209,9 +209,11 @@ def posv_refined(a, b, *, lower=True, mode=None, policy=None, tensor_cores=None,
     precision overflowed, -3 the single-precision factorization failed, -31 no convergence in 30
     steps (x then comes from the double-precision factorization). a (n, n), b (n,) or (n, k); x in
     double precision (complex128 for complex input). Only the triangle ``lower`` of a is read; a
-    and b are not written. Raises NotPositiveDefiniteError. Host arrays may be stacks: a (..., n,
-    n) and b as cho_solve takes it (broadcast against a), each matrix solved as one; x then has the
-    broadcast shape and ``iterations`` is an int32 array of the stack's shape (each matrix's ITER).
+    and b are not written. Raises NotPositiveDefiniteError. Arrays may be stacks: a (..., n, n)
+    and b as cho_solve takes it (broadcast against a), each matrix solved as one; x then has the
+    broadcast shape and ``iterations`` is an int32 (numpy) array of the stack's shape (each matrix's
+    ITER); GPU stacks the same, their single-precision factors and solves by the batched kernels (in
+    FP32: no tensor_cores).
 
     numpy arrays (and CPU tensors) are solved in host memory; CuPy arrays and PyTorch CUDA tensors
     in GPU memory, x then an array of the same kind on the same GPU.
@@ -330,6 +332,33 @@ def _posv_refined_host(a, b, n, dtype, lower, mode, policy, cores, steps):
     return x, (iterations if lead else int(iterations))
 
 
+def _posv_refined_device_stack(arrays, a, b, n, dtype, lower, cores):
+    """posv_refined on each matrix of a GPU stack (broadcast as cho_solve's): the batched kernels'
+    single-precision factors and solves, one launch per step for the whole stack
+    (device::posv_refined_batched)."""
+    if cores != "off":
+        raise ValueError("tensor_cores is taken for one matrix: a stack's single-precision factors come from the "
+                         "batched kernels, in FP32")
+    ad = arrays.adapter
+    matrices, lead, vector = _rhs_layout(tuple(a.shape), tuple(b.shape))
+    batch, k = math.prod(lead), matrices[-1]
+    shape = lead + ((n,) if vector else (n, k))
+    # Each matrix and each block of right-hand sides column-major: C-ordered stacks of the transposes.
+    af = ad.stack(ad.swap_last(ad.broadcast(a, lead + (n, n))), (batch, n, n), dtype, copy=True)
+    bf = ad.stack(ad.swap_last(ad.broadcast(_reshaped(b, matrices), lead + (n, k))), (batch, k, n), dtype, copy=True)
+    x = ad.empty(a, (batch, k, n), dtype)
+    info, iterations = np.zeros(batch, np.int32), np.zeros(batch, np.int32)
+    if batch > 0 and n > 0:
+        with ad.device_guard(a):
+            solve = _core.posv_refined_batched_device_z if dtype.kind == "c" else _core.posv_refined_batched_device_d
+            solve(ad.pointer(af), ad.pointer(bf), ad.pointer(x), n, k, batch, "lower" if lower else "upper",
+                  ad.stream(a), info, iterations)
+        if info.any():
+            raise NotPositiveDefiniteError(info.reshape(lead))
+    x = _reshaped(ad.swap_last(x), shape)
+    return (arrays.to_input_kind(x) if arrays.to_input_kind else x), iterations.reshape(lead)
+
+
 def _check_refined_shapes(a_shape, b_shape, n):
     if len(a_shape) != 2 or len(b_shape) not in (1, 2) or b_shape[0] != n:
         raise ValueError(f"posv_refined takes a of shape (n, n) and b of shape (n,) or (n, k), not {a_shape} and {b_shape}")
@@ -340,11 +369,13 @@ def _posv_refined_device(arrays, a, b, lower, mode, policy, cores):
     ad = arrays.adapter
     a_shape, b_shape = tuple(a.shape), tuple(b.shape)
     n, _ = square_shape(a_shape)
-    _check_refined_shapes(a_shape, b_shape, n)
     complex_type = np.dtype(ad.dtype(a)).kind == "c" or np.dtype(ad.dtype(b)).kind == "c"
     if complex_type and cores != "off":
         raise ValueError("tensor_cores is taken for real matrices (a complex one's factor runs in complex64)")
     dtype = np.dtype(np.complex128 if complex_type else np.float64)
+    if len(a_shape) > 2 or len(b_shape) > 2:
+        return _posv_refined_device_stack(arrays, a, b, n, dtype, lower, cores)
+    _check_refined_shapes(a_shape, b_shape, n)
     k = 1 if len(b_shape) == 1 else b_shape[1]
     # C-ordered copies: a real a's read column-major is a^T = a, which holds a's triangle as the
     # other one; a complex a is copied transposed (its a^T is conj(a)), so that it reads as itself;
