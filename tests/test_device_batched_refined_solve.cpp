@@ -167,6 +167,7 @@ struct Result {
   std::vector<int> info, iter;
   std::vector<double> errors;  // per matrix
   std::vector<bool> a_unchanged;
+  std::vector<bool> x_untouched;  // X_k as it was before the call (all -5)
   std::vector<double> A;  // real batches: A after the call
 };
 
@@ -191,6 +192,9 @@ Result solve(Batch<T>& batch, Uplo uplo) {
         b[at(i, j, batch.n)] = zdouble(batch.b(k, i, j));
       }
     r.errors.push_back(batch.nrhs ? backward_error(batch.n, batch.nrhs, batch.full[k], x.data(), b.data()) : 0.0);
+    bool untouched = true;
+    for (const zdouble& v : x) untouched = untouched && v == zdouble(-5);
+    r.x_untouched.push_back(untouched);
     r.a_unchanged.push_back(std::memcmp(A.data() + k * batch.strideA, batch.A.data() + k * batch.strideA,
                                         sizeof(T) * (static_cast<std::size_t>(batch.lda) * (batch.n - 1) + batch.n)) ==
                             0);
@@ -239,7 +243,7 @@ TEST(DeviceBatchedRefinedSolve, ComplexMatricesConvergeGpu) {
 
 // One batch of order 10: matrices that converge beside one too ill-conditioned for single precision
 // (Hilbert's, condition about 1.6e13: ITER -3 or -31), one not positive definite at column 6
-// (INFO 6, ITER -3), one whose right-hand side is beyond single precision's range (ITER -2). The
+// (INFO 6, ITER -3, X not written), one whose right-hand side is beyond single precision's range (ITER -2). The
 // ones that fell back hold the double-precision factor and (where positive definite) a solution as
 // accurate as dposv's; the others are untouched.
 TEST(DeviceBatchedRefinedSolve, MatricesThatFallBackBesideOnesThatConvergeGpu) {
@@ -277,6 +281,7 @@ TEST(DeviceBatchedRefinedSolve, MatricesThatFallBackBesideOnesThatConvergeGpu) {
     EXPECT_NEAR(l21, 0.5, 1e-15) << "A_1 must hold the double-precision factor";
     EXPECT_EQ(r.info[3], 6);
     EXPECT_EQ(r.iter[3], -3);
+    EXPECT_TRUE(r.x_untouched[3]) << "X written although A is not positive definite";
     EXPECT_EQ(r.info[4], 0);
     EXPECT_EQ(r.iter[4], -2);
     EXPECT_LT(r.errors[4], kResidualThreshold);

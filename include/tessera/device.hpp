@@ -363,11 +363,11 @@ TESSERA_EXPORT RefinedSolve posv_refined(Runtime& runtime, int n, int nrhs, std:
 // factored and solved in double precision by the batched kernels (its A_k then holds the factor,
 // as potrf leaves it; A_k is unchanged where iter >= 0). host_info[k] (host, batch ints) is
 // LAPACK's INFO of matrix k, host_iter[k] its ITER (either may be null); returns how many
-// matrices are not positive definite. Waits for the work it enqueues on `stream` (one wait per
-// refinement step). Workspace from the stream's memory pool: n^2 + 2 n nrhs scalars per matrix
-// (the single-precision copy and right-hand sides, the residuals). Misuse: InvalidArgument with
-// the position (uplo 1, n 2, nrhs 3, A 4, lda 5, strideA 6, B 7, ldb 8, strideB 9, X 10, ldx 11,
-// strideX 12, batch 13; X may share memory with neither A nor B).
+// matrices are not positive definite (their X_k is not written). Waits for the work it enqueues on `stream` (one wait
+// per refinement step). Workspace from the stream's memory pool: n^2 + 2 n nrhs scalars per matrix (the
+// single-precision copy and right-hand sides, the residuals). Misuse: InvalidArgument with the position (uplo 1, n 2,
+// nrhs 3, A 4, lda 5, strideA 6, B 7, ldb 8, strideB 9, X 10, ldx 11, strideX 12, batch 13; X may share memory with
+// neither A nor B).
 template <class T>
 TESSERA_EXPORT int posv_refined_batched(Uplo uplo, int n, int nrhs, T* A, int lda, long long strideA, const T* B,
                                         int ldb, long long strideB, T* X, int ldx, long long strideX, int batch,

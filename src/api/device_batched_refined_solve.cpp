@@ -125,8 +125,10 @@ void solve_in_double(Uplo uplo, int n, int nrhs, T* A, int lda, long long stride
                                      cudaMemcpyHostToDevice, stream));
   TESSERA_CUDA_CHECK(cudaMemcpyAsync(solution_array.data(), solutions.data(), solutions.size() * sizeof(T*),
                                      cudaMemcpyHostToDevice, stream));
-  kc::batched_copy_selected(n, nrhs, B, ldb, strideB, X, ldx, strideX, indices.data(), count, stream);
   kc::potrf_batched<T>(batch_uplo(uplo), n, matrix_array.data(), lda, count, double_info.data(), stream);
+  // X_k is not computed where A_k is not positive definite (LAPACK's DSPOSV returns first).
+  kc::batched_copy_selected(n, nrhs, B, ldb, strideB, X, ldx, strideX, indices.data(), double_info.data(), count,
+                            stream);
   if (nrhs > 0)
     kc::potrs_batched<T>(batch_uplo(uplo), n, nrhs, matrix_array.data(), lda, solution_array.data(), ldx, count,
                          double_info.data(), stream);

@@ -642,7 +642,8 @@ __global__ void batched_residual_test_kernel(char uplo, int n, int nrhs, const W
 
 template <class W>
 __global__ void batched_copy_selected_kernel(int n, int nrhs, const W* B, long long ldb, long long strideB, W* X,
-                                             long long ldx, long long strideX, const int* which) {
+                                             long long ldx, long long strideX, const int* which, const int* info) {
+  if (info[blockIdx.x] != 0) return;
   const long long k = which[blockIdx.x];
   for (int j = 0; j < nrhs; ++j)
     for (int i = threadIdx.x; i < n; i += blockDim.x) X[k * strideX + i + j * ldx] = B[k * strideB + i + j * ldb];
@@ -690,10 +691,10 @@ void batched_residual_test_as(char uplo, int n, int nrhs, const T* A, long long 
 
 template <class T>
 void batched_copy_selected_as(int n, int nrhs, const T* B, long long ldb, long long strideB, T* X, long long ldx,
-                              long long strideX, const int* which, int count, cudaStream_t stream) {
+                              long long strideX, const int* which, const int* info, int count, cudaStream_t stream) {
   if (n <= 0 || nrhs <= 0 || count <= 0) return;
   batched_copy_selected_kernel<<<count, batch_threads(n), 0, stream>>>(n, nrhs, wide(B), ldb, strideB, wide(X), ldx,
-                                                                       strideX, which);
+                                                                       strideX, which, info);
   TESSERA_CUDA_CHECK_LAUNCH();
 }
 
@@ -751,13 +752,13 @@ void batched_residual_test(char uplo, int n, int nrhs, const std::complex<double
 }
 
 void batched_copy_selected(int n, int nrhs, const double* B, long long ldb, long long strideB, double* X, long long ldx,
-                           long long strideX, const int* which, int count, cudaStream_t stream) {
-  batched_copy_selected_as(n, nrhs, B, ldb, strideB, X, ldx, strideX, which, count, stream);
+                           long long strideX, const int* which, const int* info, int count, cudaStream_t stream) {
+  batched_copy_selected_as(n, nrhs, B, ldb, strideB, X, ldx, strideX, which, info, count, stream);
 }
 void batched_copy_selected(int n, int nrhs, const std::complex<double>* B, long long ldb, long long strideB,
-                           std::complex<double>* X, long long ldx, long long strideX, const int* which, int count,
-                           cudaStream_t stream) {
-  batched_copy_selected_as(n, nrhs, B, ldb, strideB, X, ldx, strideX, which, count, stream);
+                           std::complex<double>* X, long long ldx, long long strideX, const int* which, const int* info,
+                           int count, cudaStream_t stream) {
+  batched_copy_selected_as(n, nrhs, B, ldb, strideB, X, ldx, strideX, which, info, count, stream);
 }
 
 }  // namespace tessera::kernels::cuda
