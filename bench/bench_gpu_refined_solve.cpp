@@ -19,7 +19,9 @@
 // against the FP64 batched solves in the same run: cuSOLVER's potrfBatched + potrsBatched (one
 // right-hand side: its only form) and Tessera's device::posv_batched_ex; A_k = G_k G_k^T / n + delta I
 // as above, each matrix its own G_k; "berr" the largest over the first 16 matrices, "it" the
-// largest ITER and "fb" how many matrices fell back to double precision.
+// largest ITER and "fb" how many matrices fell back to double precision. Two refined columns: the
+// public function, along the path the plan takes on this GPU (T plan: ITER -1 where it solves in
+// double precision at once), and the refinement in single precision asked for (T single).
 //   bench_gpu_refined_solve [--sizes 8192,16384,30000] [--conds 1e2,1e6] [--nrhs 1,16]
 //                           [--repetitions 3] [--nb 0] [--trace] [--trace-cores fp16] [--complex]
 //                           [--batched 10000x32,1000x256]
@@ -41,6 +43,7 @@
 #include <utility>
 #include <vector>
 
+#include "batched_refined_solve.hpp"
 #include "bench_support.hpp"
 #include "kernels/cuda/check.hpp"
 #include "kernels/cuda/refinement.hpp"
@@ -340,7 +343,7 @@ double batch_backward_error(int n, int nrhs, int count, const double* A, const d
 struct BatchOutcome {
   double seconds = 0;
   double berr = 0;
-  int most_iterations = 0;
+  int most_iterations = -100;  // below every ITER
   int fallen_back = 0;
 };
 
@@ -375,10 +378,13 @@ void run_batched(Handles& h, const std::vector<std::pair<int, int>>& shapes, con
   using namespace tessera;
   fmt::print(
       "strided batches: cuSOLVER potrfBatched + potrsBatched (cuS, one right-hand side), Tessera's "
-      "device::posv_batched_ex (T posv), device::posv_refined_batched (T refined); x/cuS, x/T: their time "
-      "over the refined solve's\n");
-  fmt::print("{:>6} {:>5} {:>5} {:>4} | {:>9} {:>6} | {:>9} {:>6} | {:>9} {:>3} {:>5} {:>6} {:>6} {:>6}\n", "count",
-             "n", "cond", "nrhs", "cuS", "berr", "T posv", "berr", "T refined", "it", "fb", "berr", "x/cuS", "x/T");
+      "device::posv_batched_ex (T posv), device::posv_refined_batched on the plan's path (T plan) and refining in "
+      "single precision (T single); x/cuS, x/T: their time over T single's, plan/T: T posv's over T plan's\n");
+  fmt::print(
+      "{:>6} {:>5} {:>5} {:>4} | {:>9} {:>6} | {:>9} {:>6} | {:>9} {:>3} {:>7} | {:>9} {:>3} {:>5} {:>6} {:>6} "
+      "{:>6}\n",
+      "count", "n", "cond", "nrhs", "cuS", "berr", "T posv", "berr", "T plan", "it", "plan/T", "T single", "it", "fb",
+      "berr", "x/cuS", "x/T");
   for (const auto& shape : shapes)
     for (const std::string& cond_text : conds) {
       const int count = shape.first, n = shape.second;
@@ -418,14 +424,22 @@ void run_batched(Handles& h, const std::vector<std::pair<int, int>>& shapes, con
               device::posv_batched_ex(Uplo::lower, n, nrhs, a, n, static_cast<long long>(nn), x, n,
                                       static_cast<long long>(nb), count, info.get(), nullptr);
             });
-        const BatchOutcome refined =
+        const BatchOutcome planned =
             time_batch(repetitions, n, nrhs, count, A.get(), B.get(), [&](double* a, double* x, int* iter) {
               device::posv_refined_batched(Uplo::lower, n, nrhs, a, n, static_cast<long long>(nn), B.get(), n,
                                            static_cast<long long>(nb), x, n, static_cast<long long>(nb), count, nullptr,
                                            iter, nullptr);
             });
-        row += fmt::format(" | {:>9.5f} {:>6.2f} | {:>9.5f} {:>3} {:>5} {:>6.2f}", fp64.seconds, fp64.berr,
-                           refined.seconds, refined.most_iterations, refined.fallen_back, refined.berr);
+        const BatchOutcome refined =
+            time_batch(repetitions, n, nrhs, count, A.get(), B.get(), [&](double* a, double* x, int* iter) {
+              detail::posv_refined_batched(detail::BatchedRefinedPath::refine_in_single, Uplo::lower, n, nrhs, a, n,
+                                           static_cast<long long>(nn), B.get(), n, static_cast<long long>(nb), x, n,
+                                           static_cast<long long>(nb), count, nullptr, iter, nullptr);
+            });
+        row +=
+            fmt::format(" | {:>9.5f} {:>6.2f} | {:>9.5f} {:>3} {:>6.2f}x | {:>9.5f} {:>3} {:>5} {:>6.2f}", fp64.seconds,
+                        fp64.berr, planned.seconds, planned.most_iterations, fp64.seconds / planned.seconds,
+                        refined.seconds, refined.most_iterations, refined.fallen_back, refined.berr);
         row += nrhs == 1 ? fmt::format(" {:>5.2f}x", cusolver.seconds / refined.seconds) : fmt::format(" {:>6}", "-");
         row += fmt::format(" {:>5.2f}x", fp64.seconds / refined.seconds);
         fmt::print("{}\n", row);

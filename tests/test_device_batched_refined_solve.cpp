@@ -2,8 +2,10 @@
 // matrix, LAPACK's DSPOSV/ZCPOSV INFO and ITER, the solution's backward error in double precision,
 // A_k unchanged where the refinement converged (its other triangle, NaN, never read) and holding the
 // double-precision factor where it fell back, B never written; matrices that fall back in the same
-// batch as matrices that converge. The argument checks run without a GPU; the rest skips without
-// one.
+// batch as matrices that converge. Both paths are asked for (detail::BatchedRefinedPath): the
+// refinement, and double precision at once (ITER -1), which the plan takes where single precision
+// cannot be the faster; the public function takes the plan's. The argument checks run without a
+// GPU; the rest skips without one.
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -12,6 +14,8 @@
 #include <limits>
 #include <vector>
 
+#include "batched_refined_solve.hpp"
+#include "plan.hpp"
 #include "tessera/device.hpp"
 #include "test_support.hpp"
 
@@ -171,16 +175,18 @@ struct Result {
   std::vector<double> A;  // real batches: A after the call
 };
 
+using detail::BatchedRefinedPath;
+
 template <class T>
-Result solve(Batch<T>& batch, Uplo uplo) {
+Result solve(Batch<T>& batch, Uplo uplo, BatchedRefinedPath path = BatchedRefinedPath::refine_in_single) {
   const int ldx = batch.ldb;
   const long long strideX = batch.strideB;
   DeviceBuffer<T> dA(batch.A), dB(batch.B), dX(std::vector<T>(batch.B.size(), T(-5)));
   Result r;
   r.info.assign(batch.batch, -100);
   r.iter.assign(batch.batch, -100);
-  r.failed = device::posv_refined_batched<T>(uplo, batch.n, batch.nrhs, dA.get(), batch.lda, batch.strideA, dB.get(),
-                                             batch.ldb, batch.strideB, dX.get(), ldx, strideX, batch.batch,
+  r.failed = detail::posv_refined_batched<T>(path, uplo, batch.n, batch.nrhs, dA.get(), batch.lda, batch.strideA,
+                                             dB.get(), batch.ldb, batch.strideB, dX.get(), ldx, strideX, batch.batch,
                                              r.info.data(), r.iter.data(), nullptr);
   const std::vector<T> A = dA.to_host(), X = dX.to_host(), B = dB.to_host();
   EXPECT_EQ(std::memcmp(B.data(), batch.B.data(), B.size() * sizeof(T)), 0) << "B was written";
@@ -327,6 +333,75 @@ TEST(DeviceBatchedRefinedSolve, NoRightHandSidesAndEmptyBatchesGpu) {
             0);
   EXPECT_EQ(info, 0);
   EXPECT_EQ(iter, 0);
+}
+
+// Double precision at once: every matrix factored and solved as dposv would, ITER -1, A_k holding
+// its factor; the matrix that is not positive definite keeps its X_k unwritten.
+TEST(DeviceBatchedRefinedSolve, DoublePrecisionAtOnceGpu) {
+  TESSERA_SKIP_WITHOUT_GPU();
+  for (int n : {1, 31, 33, 97}) {
+    for (Uplo uplo : {Uplo::lower, Uplo::upper}) {
+      SCOPED_TRACE(testing::Message() << "n=" << n << " " << to_string(uplo));
+      const int count = 7;
+      Batch<double> batch(n, 2, count, 1);
+      for (int k = 0; k < count; ++k) {
+        batch.set(k, uplo, random_positive_definite<double>(n, 500 + k));
+        batch.set_rhs(k, 600 + k);
+      }
+      std::vector<zdouble> not_positive = random_positive_definite<double>(n, 11);
+      not_positive[at(n - 1, n - 1, n)] = -1;
+      batch.set(2, uplo, not_positive);
+      const Result r = solve(batch, uplo, BatchedRefinedPath::double_at_once);
+      EXPECT_EQ(r.failed, 1);
+      for (int k = 0; k < count; ++k) {
+        EXPECT_EQ(r.iter[k], -1) << "k=" << k;
+        EXPECT_FALSE(r.a_unchanged[k]) << "A_k must hold its factor, k=" << k;
+        if (k == 2) continue;
+        EXPECT_EQ(r.info[k], 0) << "k=" << k;
+        EXPECT_LT(r.errors[k], kResidualThreshold) << "k=" << k;
+      }
+      EXPECT_EQ(r.info[2], n);
+      EXPECT_TRUE(r.x_untouched[2]);
+    }
+  }
+  Batch<zdouble> complex_batch(17, 1, 3, 0);
+  for (int k = 0; k < 3; ++k) {
+    complex_batch.set(k, Uplo::lower, random_positive_definite<zdouble>(17, 700 + k));
+    complex_batch.set_rhs(k, 800 + k);
+  }
+  const Result r = solve(complex_batch, Uplo::lower, BatchedRefinedPath::double_at_once);
+  for (int k = 0; k < 3; ++k) {
+    EXPECT_EQ(r.iter[k], -1);
+    EXPECT_LT(r.errors[k], kResidualThreshold);
+  }
+}
+
+// The public function takes the path the plan chooses for this GPU from its single-to-double ratio.
+TEST(DeviceBatchedRefinedSolve, PublicFunctionTakesThePlansPathGpu) {
+  TESSERA_SKIP_WITHOUT_GPU();
+  int ratio = 0;
+  ASSERT_EQ(cudaDeviceGetAttribute(&ratio, cudaDevAttrSingleToDoublePrecisionPerfRatio, 0), cudaSuccess);
+  const bool refines = detail::batched_refinement_in_single(ratio);
+  EXPECT_EQ(detail::batched_refined_path() == BatchedRefinedPath::refine_in_single, refines) << "ratio " << ratio;
+  const int n = 24, count = 5;
+  Batch<double> batch(n, 1, count, 0);
+  for (int k = 0; k < count; ++k) {
+    batch.set(k, Uplo::lower, random_positive_definite<double>(n, 900 + k));
+    batch.set_rhs(k, 950 + k);
+  }
+  DeviceBuffer<double> dA(batch.A), dB(batch.B), dX(std::vector<double>(batch.B.size(), 0.0));
+  std::vector<int> info(count, -100), iter(count, -100);
+  EXPECT_EQ(device::posv_refined_batched<double>(Uplo::lower, n, 1, dA.get(), batch.lda, batch.strideA, dB.get(),
+                                                 batch.ldb, batch.strideB, dX.get(), batch.ldb, batch.strideB, count,
+                                                 info.data(), iter.data(), nullptr),
+            0);
+  for (int k = 0; k < count; ++k) {
+    EXPECT_EQ(info[k], 0);
+    if (refines)
+      EXPECT_GE(iter[k], 0) << "ratio " << ratio;
+    else
+      EXPECT_EQ(iter[k], -1) << "ratio " << ratio;
+  }
 }
 
 #endif  // TESSERA_HAVE_CUDA

@@ -362,7 +362,11 @@ TESSERA_EXPORT RefinedSolve posv_refined(Runtime& runtime, int n, int nrhs, std:
 // each matrix refined until it passes LAPACK's test; a matrix whose refinement cannot work is
 // factored and solved in double precision by the batched kernels (its A_k then holds the factor,
 // as potrf leaves it; A_k is unchanged where iter >= 0). host_info[k] (host, batch ints) is
-// LAPACK's INFO of matrix k, host_iter[k] its ITER (either may be null); returns how many
+// LAPACK's INFO of matrix k, host_iter[k] its ITER (either may be null). On a GPU whose
+// single-precision arithmetic is not several times as fast as its double (Hopper's and Ampere's
+// data-centre GPUs among them; docs/user-guide.md, "Mixed precision"), where the refinement
+// cannot be the faster, every matrix is factored and solved in double precision at once, with
+// ITER -1 (LAPACK's "machine-specific reasons"; A_k then holds its factor). Returns how many
 // matrices are not positive definite (their X_k is not written). Waits for the work it enqueues on `stream` (one wait
 // per refinement step). Workspace from the stream's memory pool: n^2 + 2 n nrhs scalars per matrix (the
 // single-precision copy and right-hand sides, the residuals). Misuse: InvalidArgument with the position (uplo 1, n 2,

@@ -897,7 +897,8 @@ def test_refined_solve_of_gpu_stacks(kind, n, lower, dtype):
     """Stacks in GPU memory (device::posv_refined_batched): each matrix solved to double
     precision's accuracy, as the host stack is, broadcast as cho_solve's, a and b unchanged; one
     matrix that falls back (a right-hand side beyond single precision's range) and one that is not
-    positive definite report their own ITER and INFO."""
+    positive definite report their own ITER and INFO. On a GPU whose plan solves in double
+    precision at once, every ITER is -1."""
     batch = (2, 3)
     a = hpd(n, dtype, batch, seed=n) if dtype == np.complex128 else spd(n, batch, seed=n)
     rng = np.random.default_rng(n)
@@ -906,7 +907,8 @@ def test_refined_solve_of_gpu_stacks(kind, n, lower, dtype):
     x, iterations = tessera.posv_refined(da, db, lower=lower)
     x = kind.get(x)
     assert x.shape == b.shape and x.dtype == dtype
-    assert iterations.shape == batch and (iterations >= 0).all() and (iterations <= 10).all()
+    refines = bool((iterations >= 0).all())
+    assert iterations.shape == batch and (iterations <= 10).all() and (refines or (iterations == -1).all())
     assert np.array_equal(kind.get(da), a) and np.array_equal(kind.get(db), b)
     bound = 64 * n * np.finfo(np.float64).eps * np.abs(a).sum(-1).max()
     assert np.abs(a @ x - b).max() <= bound * np.abs(x).max()
@@ -917,7 +919,10 @@ def test_refined_solve_of_gpu_stacks(kind, n, lower, dtype):
     large = b.copy()
     large[1, 2] *= 1e40
     x, iterations = tessera.posv_refined(da, kind.put(large), lower=lower)
-    assert iterations[1, 2] == -2 and (np.delete(iterations.ravel(), 5) >= 0).all()
+    if refines:
+        assert iterations[1, 2] == -2 and (np.delete(iterations.ravel(), 5) >= 0).all()
+    else:
+        assert (iterations == -1).all()
     assert np.abs(a @ kind.get(x) - large).max() <= bound * np.abs(kind.get(x)).max()
     if n > 2:
         bad = a.copy()

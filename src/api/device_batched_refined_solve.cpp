@@ -2,14 +2,18 @@
 // strided batch in GPU memory. Every step is one launch over the whole batch: the scaled copies in
 // single precision, their factorization and solves by the batched kernels, the residuals and
 // LAPACK's test per matrix; the host only reads, after each step, how many matrices still refine.
-// The matrices whose refinement cannot work are then factored and solved in double precision.
+// The matrices whose refinement cannot work are then factored and solved in double precision, as
+// is every matrix where the plan finds that single precision cannot be the faster.
 #include <algorithm>
 #include <complex>
 #include <cstddef>
+#include <numeric>
 #include <string>
 #include <vector>
 
 #include "argument_errors.hpp"
+#include "batched_refined_solve.hpp"
+#include "plan.hpp"
 #include "refined_solve.hpp"
 #include "tessera/device.hpp"
 #include "tessera/error.hpp"
@@ -137,36 +141,88 @@ void solve_in_double(Uplo uplo, int n, int nrhs, T* A, int lda, long long stride
   for (std::size_t m = 0; m < which.size(); ++m) info[static_cast<std::size_t>(which[m])] = failed[m];
 }
 
+// Every matrix factored and solved in double precision, as posv_batched_ex solves them, X_k := B_k
+// first where A_k is positive definite; each one's INFO into info.
 template <class T>
-int refined_solve_batched(Uplo uplo, int n, int nrhs, T* A, int lda, long long strideA, const T* B, int ldb,
-                          long long strideB, T* X, int ldx, long long strideX, int batch, int* host_info,
-                          int* host_iter, Stream stream) {
-  const char letter = detail::uplo_letter(uplo);
+void solve_all_in_double(Uplo uplo, int n, int nrhs, T* A, int lda, long long strideA, const T* B, int ldb,
+                         long long strideB, T* X, int ldx, long long strideX, int batch, std::vector<int>& info,
+                         cudaStream_t stream) {
+  kc::StreamBuffer<int> double_info(count_of(batch), stream);
+  kc::potrf_batched<T>(batch_uplo(uplo), n, A, lda, strideA, batch, double_info.data(), stream);
+  kc::batched_copy_selected(n, nrhs, B, ldb, strideB, X, ldx, strideX, nullptr, double_info.data(), batch, stream);
+  if (nrhs > 0)
+    kc::potrs_batched<T>(batch_uplo(uplo), n, nrhs, A, lda, strideA, X, ldx, strideX, batch, double_info.data(),
+                         stream);
+  info = to_host(double_info.data(), count_of(batch), stream);
+}
+
+template <class T>
+void check_arguments(Uplo uplo, int n, int nrhs, const T* A, int lda, long long strideA, const T* B, int ldb,
+                     long long strideB, const T* X, int ldx, long long strideX, int batch) {
   detail::throw_if_invalid("device::posv_refined_batched",
-                           posv_refined_batched_argument_error<T>(letter, n, nrhs, A, lda, strideA, B, ldb, strideB, X,
-                                                                  ldx, strideX, batch));
-  std::vector<int> info(count_of(batch), 0), iter(count_of(batch), 0);
-  if (n > 0 && batch > 0) {
-    iter = refine(letter, n, nrhs, A, lda, strideA, B, ldb, strideB, X, ldx, strideX, batch, stream);
-    std::vector<int> fallen_back;
+                           posv_refined_batched_argument_error<T>(detail::uplo_letter(uplo), n, nrhs, A, lda, strideA,
+                                                                  B, ldb, strideB, X, ldx, strideX, batch));
+}
+
+}  // namespace
+
+}  // namespace tessera::device
+
+namespace tessera::detail {
+
+BatchedRefinedPath batched_refined_path() {
+  int device = 0, ratio = 0;
+  TESSERA_CUDA_CHECK(cudaGetDevice(&device));
+  TESSERA_CUDA_CHECK(cudaDeviceGetAttribute(&ratio, cudaDevAttrSingleToDoublePrecisionPerfRatio, device));
+  return batched_refinement_in_single(ratio) ? BatchedRefinedPath::refine_in_single
+                                             : BatchedRefinedPath::double_at_once;
+}
+
+template <class T>
+int posv_refined_batched(BatchedRefinedPath path, Uplo uplo, int n, int nrhs, T* A, int lda, long long strideA,
+                         const T* B, int ldb, long long strideB, T* X, int ldx, long long strideX, int batch,
+                         int* host_info, int* host_iter, device::Stream stream) {
+  device::check_arguments(uplo, n, nrhs, A, lda, strideA, B, ldb, strideB, X, ldx, strideX, batch);
+  const char letter = uplo_letter(uplo);
+  std::vector<int> info(device::count_of(batch), 0), iter(device::count_of(batch), 0);
+  if (n > 0 && batch > 0 && path == BatchedRefinedPath::double_at_once) {
+    device::solve_all_in_double(uplo, n, nrhs, A, lda, strideA, B, ldb, strideB, X, ldx, strideX, batch, info, stream);
+    std::fill(iter.begin(), iter.end(), kDoubleChosen);
+  } else if (n > 0 && batch > 0) {
+    iter = device::refine(letter, n, nrhs, A, lda, strideA, B, ldb, strideB, X, ldx, strideX, batch, stream);
+    std::vector<int> in_double;
     for (int k = 0; k < batch; ++k)
-      if (iter[static_cast<std::size_t>(k)] < 0) fallen_back.push_back(k);
-    if (!fallen_back.empty())
-      solve_in_double(uplo, n, nrhs, A, lda, strideA, B, ldb, strideB, X, ldx, strideX, fallen_back, info, stream);
+      if (iter[static_cast<std::size_t>(k)] < 0) in_double.push_back(k);
+    if (!in_double.empty())
+      device::solve_in_double(uplo, n, nrhs, A, lda, strideA, B, ldb, strideB, X, ldx, strideX, in_double, info,
+                              stream);
   }
   if (host_info) std::copy(info.begin(), info.end(), host_info);
   if (host_iter) std::copy(iter.begin(), iter.end(), host_iter);
   return static_cast<int>(std::count_if(info.begin(), info.end(), [](int v) { return v != 0; }));
 }
 
-}  // namespace
+template int posv_refined_batched<double>(BatchedRefinedPath, Uplo, int, int, double*, int, long long, const double*,
+                                          int, long long, double*, int, long long, int, int*, int*, device::Stream);
+template int posv_refined_batched<std::complex<double>>(BatchedRefinedPath, Uplo, int, int, std::complex<double>*, int,
+                                                        long long, const std::complex<double>*, int, long long,
+                                                        std::complex<double>*, int, long long, int, int*, int*,
+                                                        device::Stream);
+
+}  // namespace tessera::detail
+
+namespace tessera::device {
 
 template <class T>
 int posv_refined_batched(Uplo uplo, int n, int nrhs, T* A, int lda, long long strideA, const T* B, int ldb,
                          long long strideB, T* X, int ldx, long long strideX, int batch, int* host_info, int* host_iter,
                          Stream stream) {
-  return refined_solve_batched(uplo, n, nrhs, A, lda, strideA, B, ldb, strideB, X, ldx, strideX, batch, host_info,
-                               host_iter, stream);
+  // Misuse is refused before the GPU is asked anything.
+  check_arguments(uplo, n, nrhs, A, lda, strideA, B, ldb, strideB, X, ldx, strideX, batch);
+  const detail::BatchedRefinedPath path =
+      n > 0 && batch > 0 ? detail::batched_refined_path() : detail::BatchedRefinedPath::double_at_once;
+  return detail::posv_refined_batched(path, uplo, n, nrhs, A, lda, strideA, B, ldb, strideB, X, ldx, strideX, batch,
+                                      host_info, host_iter, stream);
 }
 
 #else

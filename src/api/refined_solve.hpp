@@ -12,6 +12,9 @@ using RuntimeSource = std::function<Runtime&()>;
 
 // LAPACK's ITER limits and reasons (xSPOSV's ITERMAX, and ITER < 0).
 constexpr int kMostIterations = 30;
+// -1: double precision chosen before any single-precision step (LAPACK's "implementation- or
+// machine-specific reasons"): where single precision cannot be the faster.
+constexpr int kDoubleChosen = -1;
 constexpr int kNarrowingOverflowed = -2;
 constexpr int kSingleFactorizationFailed = -3;
 constexpr int kNotConverged = -kMostIterations - 1;

@@ -390,6 +390,10 @@ bool inverse_takes_dense_call(int n, int batch, Precision precision) {
   return batch == 1 && !inverse_takes_batched_kernel(n, batch, precision);
 }
 
+bool batched_refinement_in_single(int single_to_double_ratio) {
+  return single_to_double_ratio >= t.batched_refinement_min_single_to_double_ratio;
+}
+
 bool triangle_inverse_by_levels(int n) { return n > t.triangle_inverse_by_solve_max_n; }
 
 void check_options(const FactorOptions& options) {

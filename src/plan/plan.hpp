@@ -145,6 +145,11 @@ inline bool stack_takes_batched_kernels(int n, int batch, Precision precision = 
 // than the kernels are made for (complex: where they are past complex_batched_solve_max_n).
 bool stack_solves_take_batched_kernels(int n, int batch, int nrhs = 1, Precision precision = Precision::double_real);
 
+// Whether device::posv_refined_batched refines single-precision solutions on a GPU whose
+// single-precision arithmetic runs `single_to_double_ratio` times as fast as its double, rather
+// than solving in double precision at once.
+bool batched_refinement_in_single(int single_to_double_ratio);
+
 // Whether the inverse from `batch` GPU factors of order n and scalar type `precision` goes through
 // the batched inverse kernel.
 bool inverse_takes_batched_kernel(int n, int batch, Precision precision = Precision::double_real);

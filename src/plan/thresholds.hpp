@@ -151,6 +151,15 @@ struct Thresholds {
   // 1.11-8.8x at orders 96 and 128, in complex single 0.62-3.4x (faster on 512 matrices of order
   // 96, slower at most counts on 4096), 1.05-13.5x at 256 in both.
   int complex_batched_solve_max_n = 64;
+  // A batched refined solve (device::posv_refined_batched) refines single-precision solutions only
+  // on a GPU whose single-precision arithmetic runs at least this many times as fast as its double
+  // (CUDA's single-to-double performance ratio); elsewhere every matrix is solved in double
+  // precision at once (ITER -1). On an H200 (ratio 2; 10000 matrices of order 16 to 128, 2000 of
+  // 256, 1000 of 512; condition 1e2 and 1e6; 1 and 4 right-hand sides) the refinement took 2.0-10x
+  // the time of the batched double-precision solve: the small matrices are bound by memory, which
+  // the residuals read in double precision at every step, the larger ones by the single-precision
+  // kernels, no faster there than the double ones. GPUs with a ratio of 32 or 64 were not measured.
+  int batched_refinement_min_single_to_double_ratio = 8;
   // Real stacks from these orders (below dense_device_min_n) are factored in blocks of columns
   // (device::potrf_stack_ex: cuBLAS's batched products update each block, the batched kernel
   // factors it): on an H200 (warm, stacks of 16, 200 and 1000 to 10000 matrices) that beat both the

@@ -644,7 +644,7 @@ template <class W>
 __global__ void batched_copy_selected_kernel(int n, int nrhs, const W* B, long long ldb, long long strideB, W* X,
                                              long long ldx, long long strideX, const int* which, const int* info) {
   if (info[blockIdx.x] != 0) return;
-  const long long k = which[blockIdx.x];
+  const long long k = which ? which[blockIdx.x] : blockIdx.x;
   for (int j = 0; j < nrhs; ++j)
     for (int i = threadIdx.x; i < n; i += blockDim.x) X[k * strideX + i + j * ldx] = B[k * strideB + i + j * ldb];
 }

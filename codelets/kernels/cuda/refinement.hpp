@@ -121,7 +121,8 @@ void batched_residual_test(char uplo, int n, int nrhs, const std::complex<double
                            const double* bound, int iteration, bool last, int* state, int* steps, int* refining,
                            int batch, cudaStream_t stream);
 
-// X_k := B_k for the `count` matrices k = which[m], m < count, whose info[m] is 0 (device ints).
+// X_k := B_k for the `count` matrices k = which[m], m < count, whose info[m] is 0 (device ints;
+// which null: k = m).
 void batched_copy_selected(int n, int nrhs, const double* B, long long ldb, long long strideB, double* X, long long ldx,
                            long long strideX, const int* which, const int* info, int count, cudaStream_t stream);
 void batched_copy_selected(int n, int nrhs, const std::complex<double>* B, long long ldb, long long strideB,

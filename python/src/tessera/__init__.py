@@ -213,7 +213,10 @@ def posv_refined(a, b, *, lower=True, mode=None, policy=None, tensor_cores=None,
     and b as cho_solve takes it (broadcast against a), each matrix solved as one; x then has the
     broadcast shape and ``iterations`` is an int32 (numpy) array of the stack's shape (each matrix's
     ITER); GPU stacks the same, their single-precision factors and solves by the batched kernels (in
-    FP32: no tensor_cores).
+    FP32: no tensor_cores), except on a GPU whose single precision is not several times as fast as
+    its double (such as an H100 or H200), where the refinement cannot be the faster: there every
+    matrix is solved in double precision at once, iterations -1 (LAPACK's "machine-specific
+    reasons").
 
     numpy arrays (and CPU tensors) are solved in host memory; CuPy arrays and PyTorch CUDA tensors
     in GPU memory, x then an array of the same kind on the same GPU.
