@@ -31,8 +31,6 @@ namespace {
 
 using zdouble = std::complex<double>;
 
-std::size_t at(int i, int j, int ld) { return static_cast<std::size_t>(i) + static_cast<std::size_t>(j) * ld; }
-
 // A random Hermitian positive definite matrix, both triangles filled (column-major, ld): G G^H / n
 // + I for a random complex G. The diagonal's imaginary parts hold garbage, which LAPACK ignores;
 // the padding rows hold -7.

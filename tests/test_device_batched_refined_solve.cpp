@@ -28,8 +28,6 @@ namespace {
 
 using zdouble = std::complex<double>;
 
-std::size_t at(int i, int j, int ld) { return static_cast<std::size_t>(i) + static_cast<std::size_t>(j) * ld; }
-
 TEST(DeviceBatchedRefinedSolveArguments, RefusedWithTheirPositions) {
   // Stands for device memory: never read or written, since every call here is refused.
   std::vector<double> storage(256, 1.0);

@@ -26,8 +26,6 @@
 namespace tessera::test {
 namespace {
 
-std::size_t at(int i, int j, int ld) { return static_cast<std::size_t>(i) + static_cast<std::size_t>(j) * ld; }
-
 // ---- argument checks: no GPU needed ---------------------------------------------------------------
 
 

@@ -31,8 +31,6 @@ namespace {
 
 using zdouble = std::complex<double>;
 
-std::size_t at(int i, int j, int ld) { return static_cast<std::size_t>(i) + static_cast<std::size_t>(j) * ld; }
-
 double random_part(std::mt19937& gen) { return std::uniform_real_distribution<double>(-1.0, 1.0)(gen); }
 template <class T>
 T random_value(std::mt19937& gen) {

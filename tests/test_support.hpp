@@ -7,6 +7,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstddef>
 #include <cstdlib>
 #include <limits>
 #include <memory>
@@ -24,6 +25,9 @@ inline void PrintTo(Mode mode, std::ostream* os) { *os << to_string(mode); }
 }  // namespace tessera
 
 namespace tessera::test {
+
+// The offset of element (i, j) in a column-major matrix of leading dimension ld.
+inline std::size_t at(int i, int j, int ld) { return static_cast<std::size_t>(i) + static_cast<std::size_t>(j) * ld; }
 
 // One runtime per test binary (StarPU runs once per process), two CPU workers by default.
 inline Runtime& runtime() {
