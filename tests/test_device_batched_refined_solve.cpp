@@ -353,8 +353,8 @@ TEST(DeviceBatchedRefinedSolve, DoublePrecisionAtOnceGpu) {
       EXPECT_EQ(r.failed, 1);
       for (int k = 0; k < count; ++k) {
         EXPECT_EQ(r.iter[k], -1) << "k=" << k;
+        if (k == 2) continue;  // at n = 1 its factorization stops before writing anything
         EXPECT_FALSE(r.a_unchanged[k]) << "A_k must hold its factor, k=" << k;
-        if (k == 2) continue;
         EXPECT_EQ(r.info[k], 0) << "k=" << k;
         EXPECT_LT(r.errors[k], kResidualThreshold) << "k=" << k;
       }

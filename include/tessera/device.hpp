@@ -368,10 +368,10 @@ TESSERA_EXPORT RefinedSolve posv_refined(Runtime& runtime, int n, int nrhs, std:
 // cannot be the faster, every matrix is factored and solved in double precision at once, with
 // ITER -1 (LAPACK's "machine-specific reasons"; A_k then holds its factor). Returns how many
 // matrices are not positive definite (their X_k is not written). Waits for the work it enqueues on `stream` (one wait
-// per refinement step). Workspace from the stream's memory pool: n^2 + 2 n nrhs scalars per matrix (the
-// single-precision copy and right-hand sides, the residuals). Misuse: InvalidArgument with the position (uplo 1, n 2,
-// nrhs 3, A 4, lda 5, strideA 6, B 7, ldb 8, strideB 9, X 10, ldx 11, strideX 12, batch 13; X may share memory with
-// neither A nor B).
+// per refinement step). Workspace from the stream's memory pool where it refines: n^2 + 2 n nrhs scalars per
+// matrix (the single-precision copy and right-hand sides, the residuals). Misuse: InvalidArgument with the position
+// (uplo 1, n 2, nrhs 3, A 4, lda 5, strideA 6, B 7, ldb 8, strideB 9, X 10, ldx 11, strideX 12, batch 13; X may share
+// memory with neither A nor B).
 template <class T>
 TESSERA_EXPORT int posv_refined_batched(Uplo uplo, int n, int nrhs, T* A, int lda, long long strideA, const T* B,
                                         int ldb, long long strideB, T* X, int ldx, long long strideX, int batch,

@@ -23,6 +23,7 @@
 #if TESSERA_HAVE_CUDA
 #include "cuda/batched_kernels.hpp"
 #include "cuda/check.hpp"
+#include "cuda/kept_pool.hpp"
 #include "cuda/refinement.hpp"
 #include "cuda/stream_memory.hpp"
 #endif
@@ -147,7 +148,9 @@ template <class T>
 void solve_all_in_double(Uplo uplo, int n, int nrhs, T* A, int lda, long long strideA, const T* B, int ldb,
                          long long strideB, T* X, int ldx, long long strideX, int batch, std::vector<int>& info,
                          cudaStream_t stream) {
-  kc::StreamBuffer<int> double_info(count_of(batch), stream);
+  // Tessera's pool: this call waits for its INFO, after which the default pool would give the
+  // buffer back to the driver.
+  kc::KeptPoolBuffer<int> double_info(count_of(batch), stream);
   kc::potrf_batched<T>(batch_uplo(uplo), n, A, lda, strideA, batch, double_info.data(), stream);
   kc::batched_copy_selected(n, nrhs, B, ldb, strideB, X, ldx, strideX, nullptr, double_info.data(), batch, stream);
   if (nrhs > 0)

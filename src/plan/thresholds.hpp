@@ -155,7 +155,7 @@ struct Thresholds {
   // on a GPU whose single-precision arithmetic runs at least this many times as fast as its double
   // (CUDA's single-to-double performance ratio); elsewhere every matrix is solved in double
   // precision at once (ITER -1). On an H200 (ratio 2; 10000 matrices of order 16 to 128, 2000 of
-  // 256, 1000 of 512; condition 1e2 and 1e6; 1 and 4 right-hand sides) the refinement took 2.0-10x
+  // 256, 1000 of 512; condition 1e2 and 1e6; 1 and 4 right-hand sides) the refinement took 2.0-11x
   // the time of the batched double-precision solve: the small matrices are bound by memory, which
   // the residuals read in double precision at every step, the larger ones by the single-precision
   // kernels, no faster there than the double ones. GPUs with a ratio of 32 or 64 were not measured.
