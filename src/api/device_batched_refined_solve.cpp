@@ -7,7 +7,6 @@
 #include <algorithm>
 #include <complex>
 #include <cstddef>
-#include <numeric>
 #include <string>
 #include <vector>
 
