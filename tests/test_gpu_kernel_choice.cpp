@@ -43,7 +43,7 @@ INSTANTIATE_TEST_SUITE_P(Forced, GpuKernelChoice, ::testing::Values(GpuKernels::
 // No device needed: which CUDA implementation a worker may run (0 the vendor's, 1 Tessera's) for
 // each choice of GPU kernels, custom kernel support and tuning-table verdict.
 TEST(GpuKernelChoiceRule, AnyRunsTheFasterImplementationWhereTheTableKnowsIt) {
-  using kernels::cuda::FasterKernel;
+  using detail::FasterKernel;
   constexpr unsigned vendor = 0, custom = 1;
   detail::TaskHeader header{};
   const auto allowed = [&](GpuKernels kernels, unsigned implementation, bool supported, FasterKernel faster) {

@@ -2,7 +2,9 @@
 // cuBLAS trsm / syrk / gemm, float and double, m = n = k = nb.
 //
 //   bench_tile_kernels [--nb 32,64,...] [--reps 7] [--precision s|d|both] [--json out.json]
-//                      [--ops potf2,trsm,syrk,gemm,forms] [--tune table.json [--tune-reps 5]]
+//                      [--ops potf2,trsm,syrk,gemm,forms]
+//
+// A tuning table (every candidate configuration timed, the fastest kept) is `tessera tune`'s.
 //
 // `forms` (not in the default ops): the vendor calls on tiles stored transposed (an upper-stored
 // matrix: potrf 'U', trsm left-upper-transposed, syrk 'U' transposed, gemm T/N) against the lower
@@ -29,11 +31,11 @@
 #include <vector>
 
 #include "../bench_support.hpp"
-#include "device_support.hpp"
 #include "cuda/check.hpp"
 #include "cuda/tile_kernels.hpp"
-#include "cuda/tile_tuning.hpp"
+#include "cuda/tile_timing.hpp"
 #include "cuda/vendor.hpp"
+#include "device_support.hpp"
 
 namespace tk = tessera::kernels::cuda;
 
@@ -44,8 +46,6 @@ struct Options {
   int reps = 7;
   std::string precision = "both";
   std::string json_path;
-  std::string tune_path;
-  int tune_reps = 5;
   std::string ops = "potf2,trsm,syrk,gemm";
   bool wants(const std::string& op) const { return ("," + ops + ",").find("," + op + ",") != std::string::npos; }
 };
@@ -59,9 +59,8 @@ Options parse(int argc, char** argv) {
     if (a == "--nb") o.nbs = parse_int_list(args.value());
     else if (a == "--reps") o.reps = std::stoi(args.value());
     else if (a == "--precision") o.precision = args.value();
-    else if (a == "--json") o.json_path = args.value();
-    else if (a == "--tune") o.tune_path = args.value();
-    else if (a == "--tune-reps") o.tune_reps = std::stoi(args.value());
+    else if (a == "--json")
+      o.json_path = args.value();
     else if (a == "--ops") o.ops = args.value();
     else throw std::runtime_error("unknown option " + a);
   }
@@ -303,23 +302,6 @@ int main(int argc, char** argv) {
     cusolverDnHandle_t solver;
     TESSERA_CUSOLVER_CHECK(cusolverDnCreate(&solver));
     TESSERA_CUSOLVER_CHECK(cusolverDnSetStream(solver, stream));
-
-    if (!o.tune_path.empty()) {
-      tk::TileTuningTable table;
-      for (const tessera::Precision p : {tessera::Precision::double_real, tessera::Precision::single_real}) {
-        if (o.precision != "both" && o.precision[0] != tessera::lapack_letter(p)) continue;
-        std::vector<std::string> tuned;  // the tile operations named by --ops
-        for (const char* op : {"potf2", "trsm", "syrk", "gemm"})
-          if (o.wants(op)) tuned.push_back(op);
-        const tk::TileTuningTable t = tk::tune_tile_kernels(p, o.nbs, o.tune_reps, 42, nullptr, &std::cout, tuned);
-        for (const auto& e : t.entries()) table.set(e);
-      }
-      table.save(o.tune_path);
-      for (const auto& e : table.entries())
-        std::cout << fmt::format("best {} {:5s} nb={:5d} ib={} threads={} tile={}x{} variant={} crossover={} : {:.2f} us\n",
-                                 tessera::lapack_letter(e.precision), e.op, e.nb, e.cfg.ib, e.cfg.threads, e.cfg.tile,
-                                 e.cfg.tile_n, e.cfg.variant, e.cfg.crossover, e.time_us);
-    }
 
     std::vector<Row> rows;
     if (o.precision == "both" || o.precision == "d") bench_precision<double>(o, stream, blas, solver, rows);

@@ -308,8 +308,7 @@ TESSERA_FOR_EACH_SCALAR(TESSERA_INSTANTIATE)
 #undef TESSERA_INSTANTIATE
 
 bool cuda_implementation_allowed(const TaskHeader& header, unsigned implementation, bool custom_supported,
-                                 kernels::cuda::FasterKernel faster) {
-  using kernels::cuda::FasterKernel;
+                                 FasterKernel faster) {
   const bool custom = implementation == 1;
   if (custom)
     return custom_supported && (header.gpu_kernels == GpuKernels::custom ||
@@ -319,13 +318,13 @@ bool cuda_implementation_allowed(const TaskHeader& header, unsigned implementati
          (header.gpu_kernels == GpuKernels::any && faster != FasterKernel::custom);
 }
 
-kernels::cuda::FasterKernel faster_tile_kernel(const TaskHeader& header, unsigned worker, starpu_task* task) {
+FasterKernel faster_tile_kernel(const TaskHeader& header, unsigned worker, starpu_task* task) {
   const char* op = header.kind == TaskKind::potrf  ? "potf2"
                    : header.kind == TaskKind::trsm ? "trsm"
                    : header.kind == TaskKind::syrk ? "syrk"
                    : header.kind == TaskKind::gemm ? "gemm"
                                                    : nullptr;
-  if (!op || STARPU_TASK_GET_NBUFFERS(task) < 1) return kernels::cuda::FasterKernel::unknown;
+  if (!op || STARPU_TASK_GET_NBUFFERS(task) < 1) return FasterKernel::unknown;
   starpu_data_handle_t first = STARPU_TASK_GET_HANDLE(task, 0);
   const Precision precision =
       starpu_matrix_get_elemsize(first) == sizeof(double) ? Precision::double_real : Precision::single_real;

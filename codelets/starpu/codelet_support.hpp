@@ -202,7 +202,7 @@ constexpr std::size_t workspace_slice_bytes(std::size_t bytes) { return (bytes +
 // `faster`: what the tuning table says for this task with GpuKernels::any (see
 // can_execute_with_kernel_choice); unknown leaves the choice to the perf models.
 bool cuda_implementation_allowed(const TaskHeader& header, unsigned implementation, bool custom_supported,
-                                 kernels::cuda::FasterKernel faster = kernels::cuda::FasterKernel::unknown);
+                                 FasterKernel faster = FasterKernel::unknown);
 
 // A CPU worker may take a task it has no timing for (the scheduler would put it there to
 // calibrate) only where no GPU can take it, or where its tiles are small enough that a blind
@@ -254,7 +254,7 @@ inline bool factor_on_host_for(const TaskHeader& header) { return header.submiss
 // For a task on one tile (potrf, trsm, syrk, gemm): which implementation the tuning table measured
 // faster on CUDA worker `worker`'s GPU, at the task's precision and the tile order nearest its
 // own; unknown for other tasks and GPUs the table does not time both on.
-kernels::cuda::FasterKernel faster_tile_kernel(const TaskHeader& header, unsigned worker, starpu_task* task);
+FasterKernel faster_tile_kernel(const TaskHeader& header, unsigned worker, starpu_task* task);
 
 // can_execute for codelets with a vendor and a custom CUDA implementation: CPU workers as
 // cpu_worker_may_run says; on CUDA workers, what FactorOptions::gpu_kernels allows, the custom
@@ -272,9 +272,9 @@ int can_execute_with_kernel_choice(unsigned worker, starpu_task* task, unsigned 
   const Args& args = task_args<Args>(task->cl_arg);
   if (starpu_worker_get_type(static_cast<int>(worker)) != STARPU_CUDA_WORKER)
     return cpu_worker_may_run(args.header, worker, task, implementation);
-  const kernels::cuda::FasterKernel faster =
-      tile_task && args.header.gpu_kernels == GpuKernels::any ? faster_tile_kernel(args.header, worker, task)
-                                                               : kernels::cuda::FasterKernel::unknown;
+  const FasterKernel faster = tile_task && args.header.gpu_kernels == GpuKernels::any
+                                  ? faster_tile_kernel(args.header, worker, task)
+                                  : FasterKernel::unknown;
   return cuda_implementation_allowed(args.header, implementation, custom_supports(args), faster);
 }
 

@@ -186,6 +186,7 @@ int run_tune(TuneCommand& tune) {
 
 const std::vector<std::string> kUplos = {"L", "U", "l", "u"};
 const std::vector<std::string> kPrecisions = {"d", "s"};
+const std::vector<std::string> kTileOperations = {"potf2", "trsm", "syrk", "gemm"};
 const std::vector<std::string> kModes = {"cpu", "gpu", "hybrid", "auto"};
 
 CLI::App* add_potrf_command(CLI::App& app, tessera::cli::PotrfCommand& potrf) {
@@ -285,8 +286,17 @@ CLI::App* add_tune_command(CLI::App& app, TuneCommand& tune) {
   using namespace tessera::cli;
   CLI::App* cmd = app.add_subcommand("tune", "tune the CUDA tile kernels on this GPU and write a tuning file");
   cmd->add_option("--output", tune.output, "tuning file to write (merged when it exists)")->capture_default_str();
-  cmd->add_option("--nb", tune.request.tile_sizes, "tile sizes to tune")->check(positive_int())->capture_default_str();
-  cmd->add_option("--precision", tune.precisions, "precisions: d, s")->check(CLI::IsMember(kPrecisions))->capture_default_str();
+  cmd->add_option("--nb", tune.request.tile_sizes, "tile sizes to tune")
+      ->check(positive_int())
+      ->delimiter(',')
+      ->capture_default_str();
+  cmd->add_option("--precision", tune.precisions, "precisions: d, s")
+      ->check(CLI::IsMember(kPrecisions))
+      ->delimiter(',')
+      ->capture_default_str();
+  cmd->add_option("--ops", tune.request.operations, "tile operations to tune (default: all)")
+      ->check(CLI::IsMember(kTileOperations))
+      ->delimiter(',');
   cmd->add_option("--repetitions", tune.request.repetitions, "timed repetitions per configuration (median)")
       ->check(positive_int())
       ->capture_default_str();

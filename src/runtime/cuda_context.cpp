@@ -11,6 +11,7 @@
 #include "device_memory.hpp"
 #include "kernels/cuda/check.hpp"
 #include "kernels/cuda/stream_memory.hpp"
+#include "kernels/cuda/tile_timing.hpp"
 #endif
 
 namespace tessera::detail {
@@ -48,7 +49,7 @@ void create_on_worker(void* arg) {
     ctx.workspace_bytes = initial_workspace_bytes;
     ctx.tuning = &job->resources->tile_tuning();
     ctx.gpu_name = kernels::cuda::current_gpu_name();
-    ctx.faster_kernels = kernels::cuda::FasterKernels(job->resources->tile_tuning(), ctx.gpu_name);
+    ctx.faster_kernels = FasterKernels(job->resources->tile_tuning(), ctx.gpu_name);
   } catch (const std::exception& e) {
     std::lock_guard<std::mutex> lock(job->mutex);
     if (job->error.empty()) job->error = e.what();
@@ -131,8 +132,8 @@ void create_cuda_contexts(RuntimeResources& resources, const std::string& tuning
   // handles or workspaces on, and no CUDA codelet ever runs.
   return;
 #endif
-  resources.tile_tuning() = tuning_file.empty() ? kernels::cuda::TileTuningTable::from_json(default_tile_tuning_json())
-                                                : kernels::cuda::TileTuningTable::load(tuning_file);
+  resources.tile_tuning() =
+      tuning_file.empty() ? TileTuningTable::from_json(default_tile_tuning_json()) : TileTuningTable::load(tuning_file);
   ContextJob job;
   job.resources = &resources;
   starpu_execute_on_each_worker(create_on_worker, &job, STARPU_CUDA);

@@ -24,7 +24,8 @@
 #include <string>
 #include <tuple>
 
-#include "kernels/cuda/tile_tuning.hpp"
+#include "kernels/cuda/tile_kernels.hpp"
+#include "tile_tuning_table.hpp"
 #endif
 
 namespace tessera::detail {
@@ -55,10 +56,10 @@ struct CudaWorkerContext {
   // kernel's built-in defaults when the tuning table has nothing for this GPU).
   kernels::cuda::TileKernelConfig tile_config(Precision precision, const char* op, int nb);
 
-  const kernels::cuda::TileTuningTable* tuning = nullptr;
+  const TileTuningTable* tuning = nullptr;
   std::string gpu_name;
   // Read by the scheduler on any thread: set once, when the context is made.
-  kernels::cuda::FasterKernels faster_kernels;
+  FasterKernels faster_kernels;
   std::map<std::tuple<Precision, std::string, int>, kernels::cuda::TileKernelConfig> tuned;
 #endif
 };
@@ -179,8 +180,8 @@ class RuntimeResources {
   // worker's (callers_stream.hpp): made by the first such call on each GPU, kept while the runtime
   // lives.
   StreamSolverPool& stream_solvers() const;
-  kernels::cuda::TileTuningTable& tile_tuning() { return tile_tuning_; }
-  const kernels::cuda::TileTuningTable& tile_tuning() const { return tile_tuning_; }
+  TileTuningTable& tile_tuning() { return tile_tuning_; }
+  const TileTuningTable& tile_tuning() const { return tile_tuning_; }
 #endif
 
  private:
@@ -195,7 +196,7 @@ class RuntimeResources {
 #ifdef TESSERA_HAVE_CUDA
   mutable std::mutex stream_solvers_mutex_;
   mutable std::shared_ptr<StreamSolverPool> stream_solvers_;  // shared_ptr: destroyed where the type is incomplete
-  kernels::cuda::TileTuningTable tile_tuning_;
+  TileTuningTable tile_tuning_;
 #endif
 };
 

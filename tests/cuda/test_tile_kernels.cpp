@@ -10,14 +10,13 @@
 #include <cstdint>
 #include <cstdlib>
 #include <cstring>
-#include <fstream>
 #include <limits>
 #include <random>
 #include <string>
 #include <vector>
 
 #include "cuda/tile_kernels.hpp"
-#include "cuda/tile_tuning.hpp"
+#include "cuda/tile_timing.hpp"
 #include "kernel_test_support.hpp"
 #include "tessera/error.hpp"
 
@@ -99,7 +98,6 @@ std::string describe(const tk::TileKernelConfig& c) {
 }
 
 constexpr tessera::Precision kDouble = tessera::Precision::double_real;
-constexpr tessera::Precision kSingle = tessera::Precision::single_real;
 
 template <class T>
 class TileKernelTyped : public ::testing::Test {};
@@ -471,79 +469,6 @@ TEST(TileKernelArguments, RejectsBadLeadingDimensions) {
   tk::TileKernelConfig bad;
   bad.tile = 48;
   EXPECT_THROW(tk::gemm_nt<double>(10, 10, 10, p, 10, p, 10, p, 10, nullptr, bad), tessera::InvalidArgument);
-}
-
-TEST(TileKernelTuningTable, JsonRoundTripAndNearestLookup) {
-  tk::TileTuningTable t;
-  tk::TileKernelConfig a;
-  a.tile = 64, a.tile_n = 32, a.threads = 128;
-  tk::TileKernelConfig b;
-  b.ib = 32, b.threads = 256, b.crossover = 128;
-  t.set({"GPU X", kDouble, "gemm", 256, a, 10.5});
-  t.set({"GPU X", kDouble, "gemm", 1024, b, 99.0});
-  t.set({"GPU X", kSingle, "gemm", 256, b, 1.0});
-  const tk::TileTuningTable u = tk::TileTuningTable::from_json(t.to_json());
-  ASSERT_EQ(u.entries().size(), 3u);
-  EXPECT_EQ(*u.lookup("GPU X", kDouble, "gemm", 300), a);
-  EXPECT_EQ(*u.lookup("GPU X", kDouble, "gemm", 700), b);  // log-nearest: 700 is closer to 1024
-  EXPECT_EQ(*u.lookup("GPU X", kDouble, "gemm", 512), a);  // tie: the smaller nb
-  EXPECT_EQ(*u.lookup("GPU X", kSingle, "gemm", 4096), b);
-  EXPECT_FALSE(u.lookup("GPU Y", kDouble, "gemm", 256).has_value());
-  EXPECT_FALSE(u.lookup("GPU X", kDouble, "syrk", 256).has_value());
-  EXPECT_THROW(tk::TileTuningTable::from_json("{\"entries\": [{\"gpu\": 1}]}"), tessera::InvalidArgument);
-}
-
-// No device needed: the table's rule for GpuKernels::any.
-TEST(TileKernelTuningTable, FasterKernelFromBothTimings) {
-  tk::TileTuningTable t;
-  t.set({"GPU X", kDouble, "potf2", 512, {}, 300.0, 200.0});   // the vendor's faster
-  t.set({"GPU X", kDouble, "potf2", 2048, {}, 900.0, 1000.0});  // Tessera's faster
-  t.set({"GPU X", kDouble, "trsm", 512, {}, 100.0, 0.0});       // vendor not timed
-  t.set({"GPU X", kSingle, "potf2", 512, {}, 100.0, 200.0});
-  const tk::TileTuningTable u = tk::TileTuningTable::from_json(t.to_json());
-  EXPECT_EQ(u.entries()[0].vendor_time_us, 200.0);
-  for (const tk::TileTuningTable& table : {t, u}) {
-    const tk::FasterKernels gpu_x(table, "GPU X"), gpu_y(table, "GPU Y");
-    for (int nb : {256, 512, 1000, 1024}) {  // 1024 ties between 512 and 2048: the smaller
-      EXPECT_EQ(table.faster("GPU X", kDouble, "potf2", nb), tk::FasterKernel::vendor) << nb;
-      EXPECT_EQ(gpu_x.at(kDouble, "potf2", nb), tk::FasterKernel::vendor) << nb;
-    }
-    for (int nb : {1100, 2048, 8192}) {
-      EXPECT_EQ(table.faster("GPU X", kDouble, "potf2", nb), tk::FasterKernel::custom) << nb;
-      EXPECT_EQ(gpu_x.at(kDouble, "potf2", nb), tk::FasterKernel::custom) << nb;
-    }
-    EXPECT_EQ(gpu_x.at(kSingle, "potf2", 512), tk::FasterKernel::custom);
-    EXPECT_EQ(table.faster("GPU X", kDouble, "trsm", 512), tk::FasterKernel::unknown);
-    EXPECT_EQ(gpu_x.at(kDouble, "trsm", 512), tk::FasterKernel::unknown);
-    EXPECT_EQ(gpu_x.at(kDouble, "gemm", 512), tk::FasterKernel::unknown);
-    EXPECT_EQ(gpu_y.at(kDouble, "potf2", 512), tk::FasterKernel::unknown);
-  }
-}
-
-// The shipped table: from the working directory (repository root), the source tree the build
-// was configured from, or beside this source file.
-std::string shipped_table_path() {
-  const std::string rel = "codelets/kernels/cuda/tuning/sm_90.json";
-  std::vector<std::string> candidates = {rel, TESSERA_SHIPPED_TUNING_TABLE};
-  const std::string here = __FILE__;
-  const std::size_t pos = here.rfind("tests/cuda/");
-  if (pos != std::string::npos) candidates.push_back(here.substr(0, pos) + rel);
-  for (const std::string& c : candidates)
-    if (std::ifstream(c)) return c;
-  return rel;
-}
-
-TEST(TileKernelTuningTable, ShippedTableCoversEveryOperation) {
-  const tk::TileTuningTable t = tk::TileTuningTable::load(shipped_table_path());
-  for (const tessera::Precision p : tessera::kRealPrecisions)
-    for (const char* op : {"potf2", "trsm", "syrk", "gemm"}) {
-      bool found = false;
-      for (const auto& e : t.entries()) found |= e.precision == p && e.op == op;
-      EXPECT_TRUE(found) << tessera::lapack_letter(p) << ' ' << op;
-    }
-  // Every entry says which implementation is faster (GpuKernels::any runs that one only).
-  for (const auto& e : t.entries())
-    EXPECT_GT(e.vendor_time_us, 0.0) << tessera::lapack_letter(e.precision) << ' ' << e.op << ' ' << e.nb;
 }
 
 }  // namespace

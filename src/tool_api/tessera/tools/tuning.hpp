@@ -19,10 +19,13 @@ struct TuningRequest {
   int repetitions = 7;
   unsigned long long seed = 1;
   int device = 0;
+  // The tile operations swept: "potf2", "trsm", "syrk", "gemm" (empty: all four).
+  std::vector<std::string> operations;
 };
 
 // Tunes and writes the table to output_path (merged into an existing file there). Progress lines
-// go to log when given. Throws RuntimeError when Tessera has no CUDA or no GPU is present.
+// go to log when given. Throws RuntimeError when Tessera has no CUDA or no GPU is present, and
+// InvalidArgument for an operation that is not a tile operation.
 TESSERA_EXPORT void tune_tile_kernels(const TuningRequest& request, const std::string& output_path, std::ostream* log);
 
 }  // namespace tessera

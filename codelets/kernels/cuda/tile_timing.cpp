@@ -1,13 +1,8 @@
-#include "tile_tuning.hpp"
+#include "tile_timing.hpp"
 
 #include <algorithm>
-#include <cmath>
-#include <fstream>
 #include <memory>
-#include <nlohmann/json.hpp>
-#include <ostream>
 #include <random>
-#include <sstream>
 
 #include "check.hpp"
 #include "tile_potf2_dataflow.cuh"
@@ -29,139 +24,6 @@ decltype(auto) with_kernel_scalar_type(Precision precision, F&& f) {
 
 }  // namespace
 
-// ---- table ---------------------------------------------------------------------------------
-
-void TileTuningTable::set(const TileTuningEntry& entry) {
-  for (TileTuningEntry& e : entries_) {
-    if (e.gpu == entry.gpu && e.precision == entry.precision && e.op == entry.op &&
-        e.nb == entry.nb) {
-      e = entry;
-      return;
-    }
-  }
-  entries_.push_back(entry);
-}
-
-namespace {
-
-// The entry for (gpu, precision, op) whose nb is nearest to nb on a log scale (the smaller nb on
-// ties), or null.
-const TileTuningEntry* nearest_entry(const std::vector<TileTuningEntry>& entries, const std::string& gpu,
-                                     Precision precision, const std::string& op, int nb) {
-  const TileTuningEntry* best = nullptr;
-  double best_dist = 0;
-  const double target = std::log(static_cast<double>(std::max(nb, 1)));
-  for (const TileTuningEntry& e : entries) {
-    if (e.gpu != gpu || e.precision != precision || e.op != op) continue;
-    const double dist = std::fabs(std::log(static_cast<double>(std::max(e.nb, 1))) - target);
-    if (!best || dist < best_dist - 1e-12 || (std::fabs(dist - best_dist) <= 1e-12 && e.nb < best->nb)) {
-      best = &e;
-      best_dist = dist;
-    }
-  }
-  return best;
-}
-
-}  // namespace
-
-std::optional<TileKernelConfig> TileTuningTable::lookup(const std::string& gpu, Precision precision,
-                                                        const std::string& op, int nb) const {
-  const TileTuningEntry* best = nearest_entry(entries_, gpu, precision, op, nb);
-  if (!best) return std::nullopt;
-  return best->cfg;
-}
-
-FasterKernel TileTuningTable::faster(const std::string& gpu, Precision precision, const std::string& op, int nb) const {
-  const TileTuningEntry* best = nearest_entry(entries_, gpu, precision, op, nb);
-  if (!best || best->vendor_time_us <= 0 || best->time_us <= 0) return FasterKernel::unknown;
-  return best->time_us < best->vendor_time_us ? FasterKernel::custom : FasterKernel::vendor;
-}
-
-FasterKernels::FasterKernels(const TileTuningTable& table, const std::string& gpu) {
-  for (const TileTuningEntry& e : table.entries())
-    if (e.gpu == gpu && e.time_us > 0 && e.vendor_time_us > 0) entries_.push_back(e);
-}
-
-FasterKernel FasterKernels::at(Precision precision, const char* op, int nb) const {
-  const TileTuningEntry* best = nullptr;
-  int best_distance = 0;
-  for (const TileTuningEntry& e : entries_) {
-    if (e.precision != precision || e.op != op) continue;
-    // Nearest on a log scale, the smaller nb on ties: compare nb / e.nb against e.nb / nb.
-    const long long a = static_cast<long long>(std::max(nb, 1)), b = std::max(e.nb, 1);
-    const int distance = static_cast<int>(a > b ? (a * 1024) / b : (b * 1024) / a);
-    if (!best || distance < best_distance || (distance == best_distance && e.nb < best->nb)) {
-      best = &e;
-      best_distance = distance;
-    }
-  }
-  if (!best) return FasterKernel::unknown;
-  return best->time_us < best->vendor_time_us ? FasterKernel::custom : FasterKernel::vendor;
-}
-
-std::string TileTuningTable::to_json() const {
-  nlohmann::json entries = nlohmann::json::array();
-  for (const TileTuningEntry& e : entries_) {
-    entries.push_back({{"gpu", e.gpu},
-                       {"precision", std::string(1, lapack_letter(e.precision))},
-                       {"op", e.op},
-                       {"nb", e.nb},
-                       {"ib", e.cfg.ib},
-                       {"threads", e.cfg.threads},
-                       {"tile", e.cfg.tile},
-                       {"tile_n", e.cfg.tile_n},
-                       {"variant", e.cfg.variant},
-                       {"crossover", e.cfg.crossover},
-                       {"time_us", e.time_us},
-                       {"vendor_time_us", e.vendor_time_us}});
-  }
-  return nlohmann::json{{"version", 1}, {"entries", entries}}.dump(2);
-}
-
-TileTuningTable TileTuningTable::from_json(const std::string& text) {
-  TileTuningTable table;
-  try {
-    const nlohmann::json doc = nlohmann::json::parse(text);
-    for (const nlohmann::json& j : doc.at("entries")) {
-      TileTuningEntry e;
-      e.gpu = j.at("gpu").get<std::string>();
-      const std::string p = j.at("precision").get<std::string>();
-      if (p.size() != 1 || !precision_from_letter(p[0], &e.precision) || is_complex(e.precision))
-        throw InvalidArgument("tuning table: precision must be s or d");
-      e.op = j.at("op").get<std::string>();
-      if (e.op != "potf2" && e.op != "trsm" && e.op != "syrk" && e.op != "gemm")
-        throw InvalidArgument("tuning table: unknown op " + e.op);
-      e.nb = j.at("nb").get<int>();
-      e.cfg.ib = j.value("ib", 0);
-      e.cfg.threads = j.value("threads", 0);
-      e.cfg.tile = j.value("tile", 0);
-      e.cfg.tile_n = j.value("tile_n", 0);
-      e.cfg.variant = j.value("variant", 0);
-      e.cfg.crossover = j.value("crossover", 0);
-      e.time_us = j.value("time_us", 0.0);
-      e.vendor_time_us = j.value("vendor_time_us", 0.0);
-      table.set(e);
-    }
-  } catch (const nlohmann::json::exception& ex) {
-    throw InvalidArgument(std::string("tuning table: ") + ex.what());
-  }
-  return table;
-}
-
-void TileTuningTable::save(const std::string& path) const {
-  std::ofstream out(path);
-  if (!out) throw InvalidArgument("tuning table: cannot write " + path);
-  out << to_json() << '\n';
-}
-
-TileTuningTable TileTuningTable::load(const std::string& path) {
-  std::ifstream in(path);
-  if (!in) throw InvalidArgument("tuning table: cannot read " + path);
-  std::stringstream text;
-  text << in.rdbuf();
-  return from_json(text.str());
-}
-
 std::string current_gpu_name() {
   int dev = 0;
   TESSERA_CUDA_CHECK(cudaGetDevice(&dev));
@@ -176,8 +38,7 @@ std::vector<TileKernelConfig> tile_kernel_candidates(Precision precision, const 
   std::vector<TileKernelConfig> out;
   const auto cfg = [](int ib, int threads, int tile, int tile_n, int variant, int crossover) {
     TileKernelConfig c;
-    c.ib = ib, c.threads = threads, c.tile = tile, c.tile_n = tile_n, c.variant = variant,
-    c.crossover = crossover;
+    c.ib = ib, c.threads = threads, c.tile = tile, c.tile_n = tile_n, c.variant = variant, c.crossover = crossover;
     return c;
   };
   if (op == "gemm") {
@@ -195,7 +56,8 @@ std::vector<TileKernelConfig> tile_kernel_candidates(Precision precision, const 
     }
   } else if (op == "potf2") {
     for (int ib : {16, 32}) {
-      const int max_fused = with_kernel_scalar_type(precision, [&](auto x) { return potf2_fused_max_n<decltype(x)>(ib); });
+      const int max_fused =
+          with_kernel_scalar_type(precision, [&](auto x) { return potf2_fused_max_n<decltype(x)>(ib); });
       for (int threads : {128, 256}) {
         if (nb <= max_fused) out.push_back(cfg(ib, threads, 0, 0, 0, nb));  // one fused kernel
         for (int cross : {64, 96, 128, 160, 192, 256}) {
@@ -210,7 +72,8 @@ std::vector<TileKernelConfig> tile_kernel_candidates(Precision precision, const 
     // was barely faster than cuSOLVER alone and slower in the task graph, where its cooperative
     // launch waits for SMs that the trailing update holds (docs/kernels-tile.md, section "potf2").
     if (nb <= 1024 && detail::cooperative_launch_supported())
-      for (const detail::DataflowShape& s : detail::kDataflowShapes) out.push_back(cfg(32, 32 + s.rows, s.rows, 0, 3, s.blocks));
+      for (const detail::DataflowShape& s : detail::kDataflowShapes)
+        out.push_back(cfg(32, 32 + s.rows, s.rows, 0, 3, s.blocks));
   } else {
     throw InvalidArgument("tile_kernel_candidates: unknown op " + op);
   }
@@ -261,8 +124,7 @@ std::vector<T> random_lower(int n, std::mt19937_64& rng) {
   std::vector<T> a(static_cast<std::size_t>(n) * n, T(0));
   for (int c = 0; c < n; ++c)
     for (int r = c; r < n; ++r)
-      a[r + static_cast<std::size_t>(c) * n] =
-          static_cast<T>(r == c ? 1.5 + 0.5 * u(rng) : u(rng) / n);
+      a[r + static_cast<std::size_t>(c) * n] = static_cast<T>(r == c ? 1.5 + 0.5 * u(rng) : u(rng) / n);
   return a;
 }
 
@@ -306,7 +168,8 @@ double time_op(const std::string& op, int nb, const TileKernelConfig& cfg, bool 
   const std::size_t elems = static_cast<std::size_t>(nb) * nb;
   // Enough copies of the operand the call overwrites that a batch lasts well above the event
   // resolution, bounded by memory.
-  const int copies = static_cast<int>(std::clamp<std::size_t>((std::size_t{64} << 20) / (elems * sizeof(T) + 1), 2, 16));
+  const int copies =
+      static_cast<int>(std::clamp<std::size_t>((std::size_t{64} << 20) / (elems * sizeof(T) + 1), 2, 16));
   std::vector<T> in = op == "potf2" ? random_spd<T>(nb, rng) : random_general<T>(nb, nb, rng);
   std::vector<T> a = op == "trsm" ? random_lower<T>(nb, rng) : random_general<T>(nb, nb, rng);
   std::vector<T> b = random_general<T>(nb, nb, rng);
@@ -318,8 +181,8 @@ double time_op(const std::string& op, int nb, const TileKernelConfig& cfg, bool 
   TESSERA_CUDA_CHECK(cudaMemcpy(dB.ptr, b.data(), elems * sizeof(T), cudaMemcpyHostToDevice));
   cudaStream_t stream = nullptr;
   TESSERA_CUDA_CHECK(cudaStreamCreate(&stream));
-  std::unique_ptr<CUstream_st, void (*)(cudaStream_t)> stream_guard(
-      stream, [](cudaStream_t s) { cudaStreamDestroy(s); });
+  std::unique_ptr<CUstream_st, void (*)(cudaStream_t)> stream_guard(stream,
+                                                                    [](cudaStream_t s) { cudaStreamDestroy(s); });
   std::unique_ptr<VendorHandles> handles = vendor ? std::make_unique<VendorHandles>(stream) : nullptr;
   std::size_t ws_bytes = 0;
   int lwork = 0;
@@ -342,7 +205,8 @@ double time_op(const std::string& op, int nb, const TileKernelConfig& cfg, bool 
     else if (op == "syrk")
       vendor::syrk(handles->blas, 'L', Trans::no, nb, nb, T(-1), dA.ptr, nb, T(1), x, nb);
     else
-      vendor::gemm(handles->blas, Trans::no, Trans::conjugate_transpose, nb, nb, nb, T(-1), dA.ptr, nb, dB.ptr, nb, T(1), x, nb);
+      vendor::gemm(handles->blas, Trans::no, Trans::conjugate_transpose, nb, nb, nb, T(-1), dA.ptr, nb, dB.ptr, nb,
+                   T(1), x, nb);
   };
   const auto run_one = [&](int i) {
     T* x = work.ptr + elems * i;
@@ -360,8 +224,8 @@ double time_op(const std::string& op, int nb, const TileKernelConfig& cfg, bool 
   std::vector<double> samples;
   for (int rep = -1; rep < repetitions; ++rep) {  // rep -1: warm-up
     for (int i = 0; i < copies; ++i)
-      TESSERA_CUDA_CHECK(cudaMemcpyAsync(work.ptr + elems * i, pristine.ptr, elems * sizeof(T),
-                                         cudaMemcpyDeviceToDevice, stream));
+      TESSERA_CUDA_CHECK(
+          cudaMemcpyAsync(work.ptr + elems * i, pristine.ptr, elems * sizeof(T), cudaMemcpyDeviceToDevice, stream));
     TESSERA_CUDA_CHECK(cudaEventRecord(ev.start, stream));
     for (int i = 0; i < copies; ++i) run_one(i);
     TESSERA_CUDA_CHECK(cudaEventRecord(ev.stop, stream));
@@ -380,43 +244,15 @@ double time_tile_kernel(Precision precision, const std::string& op, int nb, cons
                         int repetitions, std::uint64_t seed) {
   if (nb <= 0 || repetitions <= 0) throw InvalidArgument("time_tile_kernel: nb and repetitions must be positive");
   return with_kernel_scalar_type(precision,
-                          [&](auto x) { return time_op<decltype(x)>(op, nb, cfg, false, repetitions, seed); });
+                                 [&](auto x) { return time_op<decltype(x)>(op, nb, cfg, false, repetitions, seed); });
 }
 
-double time_vendor_tile_kernel(Precision precision, const std::string& op, int nb, int repetitions, std::uint64_t seed) {
-  if (nb <= 0 || repetitions <= 0) throw InvalidArgument("time_vendor_tile_kernel: nb and repetitions must be positive");
+double time_vendor_tile_kernel(Precision precision, const std::string& op, int nb, int repetitions,
+                               std::uint64_t seed) {
+  if (nb <= 0 || repetitions <= 0)
+    throw InvalidArgument("time_vendor_tile_kernel: nb and repetitions must be positive");
   return with_kernel_scalar_type(precision,
-                          [&](auto x) { return time_op<decltype(x)>(op, nb, {}, true, repetitions, seed); });
-}
-
-TileTuningTable tune_tile_kernels(Precision precision, const std::vector<int>& nbs, int repetitions,
-                                  std::uint64_t seed, std::vector<TileTuningEntry>* all,
-                                  std::ostream* log, const std::vector<std::string>& ops) {
-  const std::string gpu = current_gpu_name();
-  TileTuningTable table;
-  const std::vector<std::string> swept = ops.empty() ? std::vector<std::string>{"potf2", "trsm", "syrk", "gemm"} : ops;
-  for (const std::string& op : swept) {
-    for (int nb : nbs) {
-      TileTuningEntry best;
-      bool have = false;
-      for (const TileKernelConfig& cfg : tile_kernel_candidates(precision, op, nb)) {
-        const double us = time_tile_kernel(precision, op, nb, cfg, repetitions, seed);
-        TileTuningEntry e{gpu, precision, op, nb, cfg, us};
-        if (all) all->push_back(e);
-        if (log)
-          *log << "tune " << lapack_letter(precision) << ' ' << op << " nb=" << nb << " ib=" << cfg.ib
-               << " threads=" << cfg.threads << " tile=" << cfg.tile << 'x' << cfg.tile_n
-               << " variant=" << cfg.variant << " crossover=" << cfg.crossover << " : " << us
-               << " us\n";
-        if (!have || us < best.time_us) best = e, have = true;
-      }
-      if (!have) continue;
-      best.vendor_time_us = time_vendor_tile_kernel(precision, op, nb, repetitions, seed);
-      if (log) *log << "tune " << lapack_letter(precision) << ' ' << op << " nb=" << nb << " vendor : " << best.vendor_time_us << " us\n";
-      table.set(best);
-    }
-  }
-  return table;
+                                 [&](auto x) { return time_op<decltype(x)>(op, nb, {}, true, repetitions, seed); });
 }
 
 }  // namespace tessera::kernels::cuda

@@ -1,5 +1,6 @@
-// Tuning of the tile kernels: a table (GPU name, precision, operation, nb) -> TileKernelConfig
-// kept as JSON, and the sweep that fills it by timing each candidate configuration.
+// The tuning table of the tile kernels: (GPU name, precision, operation, nb) -> TileKernelConfig,
+// kept as JSON, which the CUDA workers read when the runtime starts (the shipped sm_90.json or
+// RuntimeOptions' tuning file) and `tessera tune` writes (tuning.cpp).
 //
 // JSON schema (tuning/sm_90.json):
 //   {"version": 1,
@@ -13,23 +14,21 @@
 // runs the faster implementation only.
 #pragma once
 
-#include <cstdint>
-#include <iosfwd>
 #include <optional>
 #include <string>
 #include <vector>
 
+#include "kernels/cuda/tile_kernels.hpp"
 #include "tessera/precision.hpp"
-#include "tile_kernels.hpp"
 
-namespace tessera::kernels::cuda {
+namespace tessera::detail {
 
 struct TileTuningEntry {
   std::string gpu;
   Precision precision = Precision::double_real;
   std::string op;
   int nb = 0;
-  TileKernelConfig cfg;
+  kernels::cuda::TileKernelConfig cfg;
   double time_us = 0;
   double vendor_time_us = 0;  // 0: not measured
 };
@@ -43,8 +42,8 @@ class TileTuningTable {
   void set(const TileTuningEntry& entry);
   // The configuration of the entry for (gpu, precision, op) whose nb is nearest to nb
   // (log scale; the smaller nb on ties); nothing when no entry matches gpu/precision/op.
-  std::optional<TileKernelConfig> lookup(const std::string& gpu, Precision precision,
-                                         const std::string& op, int nb) const;
+  std::optional<kernels::cuda::TileKernelConfig> lookup(const std::string& gpu, Precision precision,
+                                                        const std::string& op, int nb) const;
   // At the entry lookup() picks: whether Tessera's kernel or the vendor's ran faster (unknown
   // without an entry or a vendor timing).
   FasterKernel faster(const std::string& gpu, Precision precision, const std::string& op, int nb) const;
@@ -73,29 +72,4 @@ class FasterKernels {
   std::vector<TileTuningEntry> entries_;  // the GPU's, with both timings
 };
 
-// Name of the current CUDA device (cudaDeviceProp::name).
-std::string current_gpu_name();
-
-// Configurations the sweep tries for (precision, op) at order nb.
-std::vector<TileKernelConfig> tile_kernel_candidates(Precision precision, const std::string& op, int nb);
-
-// Median time in microseconds of one call of op at order nb (m = n = k = nb) with cfg: each of
-// `repetitions` timed batches (after one warm-up batch) runs the operation once on each of a few
-// copies of the input, restored between batches, with CUDA events around the batch. Inputs are
-// random (fixed seed): general matrices in (-1, 1), well-conditioned triangles, diagonally
-// dominant SPD tiles.
-double time_tile_kernel(Precision precision, const std::string& op, int nb, const TileKernelConfig& cfg,
-                        int repetitions, std::uint64_t seed);
-// The same measurement of the vendor library's call for op (cuSOLVER potrf for potf2, cuBLAS
-// trsm / syrk / gemm) on the same inputs.
-double time_vendor_tile_kernel(Precision precision, const std::string& op, int nb, int repetitions, std::uint64_t seed);
-
-// Times every candidate of every op ("potf2", "trsm", "syrk", "gemm") at every nb and returns
-// the fastest per (op, nb) for the current GPU, with the vendor call's time beside it. When `all` is given, every measurement is
-// appended to it; progress lines go to `log` when given.
-// `ops` names the operations swept (empty: potf2, trsm, syrk and gemm).
-TileTuningTable tune_tile_kernels(Precision precision, const std::vector<int>& nbs, int repetitions,
-                                  std::uint64_t seed, std::vector<TileTuningEntry>* all = nullptr,
-                                  std::ostream* log = nullptr, const std::vector<std::string>& ops = {});
-
-}  // namespace tessera::kernels::cuda
+}  // namespace tessera::detail
