@@ -10,10 +10,9 @@
 #include <cstdio>
 #include <exception>
 
-#include "tessera/tools/lapack_options.hpp"
 #include "tessera/cholesky.hpp"
-#include "tessera/refinement.hpp"
 #include "tessera/error.hpp"
+#include "tessera/refinement.hpp"
 
 namespace tessera::lapack {
 
@@ -22,19 +21,6 @@ namespace {
 template <std::size_t size>
 void copy_text(char (&to)[size], const char* text) {
   std::snprintf(to, size, "%s", text);
-}
-
-void read_options(BackendOptions* options) {
-  try {
-    const LapackInterceptOptions read = LapackInterceptOptions::from_environment();
-    options->min_n = read.min_n;
-    options->verbose = read.verbose;
-  } catch (const std::exception& e) {
-    const LapackInterceptOptions defaults;
-    options->min_n = defaults.min_n;
-    options->verbose = defaults.verbose;
-    copy_text(options->error, e.what());
-  }
 }
 
 bool on_runtime_worker() { return Runtime::called_from_task(); }
@@ -107,18 +93,20 @@ BackendStatus run(const BackendCall* call, BackendResult* result) {
   }
 }
 
+// Null in a Tessera built without StarPU-MPI.
+constexpr BackendStatus (*run_scalapack_or_null)(const ScalapackCall*, BackendResult*) =
+#if TESSERA_LAPACK_SCALAPACK
+    run_scalapack;
+#else
+    nullptr;
+#endif
+
 }  // namespace
 
 }  // namespace tessera::lapack
 
 extern "C" __attribute__((visibility("default"))) const tessera::lapack::Backend* tessera_lapack_backend() {
-  static const tessera::lapack::Backend backend{tessera::lapack::backend_version, tessera::lapack::read_options,
-                                                tessera::lapack::on_runtime_worker, tessera::lapack::run,
-#if TESSERA_LAPACK_SCALAPACK
-                                                tessera::lapack::run_scalapack
-#else
-                                                nullptr
-#endif
-  };
+  static const tessera::lapack::Backend backend{tessera::lapack::backend_version, tessera::lapack::on_runtime_worker,
+                                                tessera::lapack::run, tessera::lapack::run_scalapack_or_null};
   return &backend;
 }

@@ -15,8 +15,8 @@
 namespace tessera::lapack {
 
 // Raised with each change of the structures below (3: the calls' precision as a Precision; 4: potri;
-// 5: the refined solves).
-inline constexpr int backend_version = 5;
+// 5: the refined solves; 6: the options read by libtessera_lapack itself).
+inline constexpr int backend_version = 6;
 inline constexpr const char* backend_file = "libtessera_lapack_backend.so";
 inline constexpr const char* backend_entry_point = "tessera_lapack_backend";
 
@@ -81,16 +81,8 @@ struct BackendResult {
   char message[512] = {};  // why, for cannot_run and failed_after_start
 };
 
-struct BackendOptions {
-  int min_n = 0;
-  bool verbose = false;
-  char error[512] = {};  // an invalid setting (the defaults are used then)
-};
-
 struct Backend {
   int version;
-  // LapackInterceptOptions from the environment (src/runtime/environment.cpp).
-  void (*read_options)(BackendOptions* options);
   // True on a worker thread of the runtime's StarPU.
   bool (*on_runtime_worker)();
   BackendStatus (*run)(const BackendCall* call, BackendResult* result);

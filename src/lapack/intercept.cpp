@@ -30,9 +30,8 @@
 #include "backend_loader.hpp"
 #include "drop_in_environment.hpp"
 #include "next_lapack.hpp"
-#include "tessera/tools/lapack_arguments.hpp"
-#include "tessera/tools/lapack_options.hpp"
 #include "tessera/precision.hpp"
+#include "tessera/tools/lapack_arguments.hpp"
 
 namespace tessera::lapack {
 
@@ -80,41 +79,23 @@ void print_summary() {
                c.through_tessera.load(), c.to_next_lapack.load(), c.nested.load());
 }
 
-// Without the backend nothing can read Tessera's options for this library (libtessera reads the
-// environment). A person who asked for its output (TESSERA_LAPACK_VERBOSE set, not 0) is told once
-// why Tessera does not run and that every call goes to the system LAPACK; otherwise nothing is
-// printed, as before any call that Tessera would have taken.
-void say_why_tessera_cannot_run(const char* why) {
-  if (!verbose_asked_for()) return;
-  if (!tessera_switched_off().exchange(true))
-    std::fprintf(stderr,
-                 "tessera-lapack: Tessera cannot run (%s); TESSERA_LAPACK_MIN_N and TESSERA_LAPACK_VERBOSE have no "
-                 "effect and every call goes to the system LAPACK\n",
-                 why);
-}
+// The backend's dlopen handle, loading it: asked for only where no other LAPACK can take a call
+// (next_lapack.hpp), so that the calls the system LAPACK takes never load Tessera.
+void* tessera_lapack_handle() { return loaded_backend().handle; }
 
-// Read through the backend (libtessera reads the environment), which the first call loads.
-LapackInterceptOptions read_options() {
-  LapackInterceptOptions read;
-  const LoadedBackend& loaded = loaded_backend();
-  const Backend* backend = loaded.backend;
-  if (!backend) {  // the defaults; the first call routed to Tessera says why, or this, when asked
-    say_why_tessera_cannot_run(loaded.error);
-    return read;
-  }
-  BackendOptions from_environment;
-  backend->read_options(&from_environment);
-  if (*from_environment.error)
+// Read by this library itself: reading them loads nothing.
+DropInOptions read_options() {
+  std::string error;
+  const DropInOptions read = drop_in_options_from_environment(&error);
+  if (!error.empty())
     std::fprintf(stderr, "tessera-lapack: %s; using the defaults (TESSERA_LAPACK_MIN_N=%d, not verbose)\n",
-                 from_environment.error, LapackInterceptOptions::default_min_n);
-  read.min_n = from_environment.min_n;
-  read.verbose = from_environment.verbose;
+                 error.c_str(), DropInOptions::default_min_n);
   return read;
 }
 
-const LapackInterceptOptions& options() {
-  static const LapackInterceptOptions options = [] {
-    const LapackInterceptOptions read = read_options();
+const DropInOptions& options() {
+  static const DropInOptions options = [] {
+    const DropInOptions read = read_options();
     if (read.verbose) std::atexit(print_summary);
     return read;
   }();
@@ -124,7 +105,7 @@ const LapackInterceptOptions& options() {
 // The family's next LAPACK for a call from `caller`; the verbose startup line names its file.
 template <class Family>
 const LapackLibrary<Family>& next_for_call(const void* caller) {
-  const LapackLibrary<Family>& next = next_lapack<Family>(caller, loaded_backend().handle);
+  const LapackLibrary<Family>& next = next_lapack<Family>(caller, tessera_lapack_handle);
   static std::once_flag said;
   if (options().verbose)
     std::call_once(said, [&] {
@@ -211,12 +192,11 @@ bool is_nested_call() { return inside_intercepted_call || on_runtime_worker(); }
 // Tessera is linked with where it has the family; from inside LAPACK, to the next LAPACK.
 template <class Family, class T>
 const LapackRoutines<T, typename Family::Int>& nested_routines(const void* caller) {
-  void* tessera_lapack = loaded_backend().handle;
-  if (!inside_intercepted_call && tessera_lapack) {
-    const auto& own = tessera_own_lapack<Family>(tessera_lapack).template routines<T>();
+  if (!inside_intercepted_call && backend_if_loaded()) {
+    const auto& own = tessera_own_lapack<Family>(loaded_backend().handle).template routines<T>();
     if (own.complete()) return own;
   }
-  return next_lapack<Family>(caller, tessera_lapack).template routines<T>();
+  return next_lapack<Family>(caller, tessera_lapack_handle).template routines<T>();
 }
 
 class InterceptedCallScope {

@@ -94,10 +94,13 @@ XerblaRoutine<typename Family::Int> find_xerbla(const void* caller, const char* 
 }
 
 template <class Family>
-LapackLibrary<Family> find_next_lapack(const void* caller, void* tessera_lapack) {
+LapackLibrary<Family> find_next_lapack(const void* caller, void* (*tessera_lapack)()) {
   LapackLibrary<Family> next = library_from<Family>([](const char* symbol) { return dlsym(RTLD_NEXT, symbol); });
   if (!*next.file) next = library_from<Family>([&](const char* symbol) { return definition_seen_by(caller, symbol); });
-  if (!*next.file) next = library_from<Family>([&](const char* symbol) { return definition_in(tessera_lapack, symbol); });
+  if (!*next.file) {
+    void* const tessera = tessera_lapack();
+    next = library_from<Family>([&](const char* symbol) { return definition_in(tessera, symbol); });
+  }
   next.xerbla = find_xerbla<Family>(caller, next.file);
   return next;
 }
@@ -105,7 +108,7 @@ LapackLibrary<Family> find_next_lapack(const void* caller, void* tessera_lapack)
 }  // namespace
 
 template <class Family>
-const LapackLibrary<Family>& next_lapack(const void* caller, void* tessera_lapack) {
+const LapackLibrary<Family>& next_lapack(const void* caller, void* (*tessera_lapack)()) {
   static const LapackLibrary<Family> next = find_next_lapack<Family>(caller, tessera_lapack);
   return next;
 }
@@ -117,10 +120,10 @@ const LapackLibrary<Family>& tessera_own_lapack(void* tessera_lapack) {
   return own;
 }
 
-template const LapackLibrary<Lp64>& next_lapack<Lp64>(const void*, void*);
-template const LapackLibrary<ScipyLp64>& next_lapack<ScipyLp64>(const void*, void*);
-template const LapackLibrary<Ilp64>& next_lapack<Ilp64>(const void*, void*);
-template const LapackLibrary<ScipyIlp64>& next_lapack<ScipyIlp64>(const void*, void*);
+template const LapackLibrary<Lp64>& next_lapack<Lp64>(const void*, void* (*)());
+template const LapackLibrary<ScipyLp64>& next_lapack<ScipyLp64>(const void*, void* (*)());
+template const LapackLibrary<Ilp64>& next_lapack<Ilp64>(const void*, void* (*)());
+template const LapackLibrary<ScipyIlp64>& next_lapack<ScipyIlp64>(const void*, void* (*)());
 template const LapackLibrary<Lp64>& tessera_own_lapack<Lp64>(void*);
 template const LapackLibrary<ScipyLp64>& tessera_own_lapack<ScipyLp64>(void*);
 template const LapackLibrary<Ilp64>& tessera_own_lapack<Ilp64>(void*);

@@ -54,11 +54,12 @@ struct LapackLibrary {
   }
 };
 
-// The next LAPACK of the family, resolved on the family's first call from that call's caller
-// (`tessera_lapack` is the dlopen handle of the library that links Tessera, or null); once per
-// process, safe from any thread. Trivially destructible: still valid in exit handlers.
+// The next LAPACK of the family, resolved on the family's first call from that call's caller;
+// `tessera_lapack` gives the dlopen handle of the library that links Tessera (or null), called
+// only where steps 1 and 2 find nothing, since it loads Tessera. Once per process, safe from any
+// thread. Trivially destructible: still valid in exit handlers.
 template <class Family>
-const LapackLibrary<Family>& next_lapack(const void* caller, void* tessera_lapack);
+const LapackLibrary<Family>& next_lapack(const void* caller, void* (*tessera_lapack)());
 
 // The family's routines in the LAPACK Tessera is linked with (empty where it lacks the family),
 // for calls that Tessera's own tile kernels make on the runtime's workers.

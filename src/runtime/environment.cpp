@@ -7,10 +7,10 @@
 #include <starpu.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <climits>
 #include <cstdlib>
-#include <algorithm>
 #include <mutex>
 #include <optional>
 #include <string>
@@ -18,7 +18,6 @@
 #include "tessera/error.hpp"
 #include "tessera/options.hpp"
 #include "tessera/trace.hpp"
-#include "tessera/tools/lapack_options.hpp"
 
 namespace tessera {
 
@@ -94,13 +93,6 @@ FactorOptions FactorOptions::from_environment() {
   if (const std::optional<std::string> grain = env("TESSERA_TASK_GRAIN")) options.grain = parse_task_grain(*grain);
   options.out_of_core_panel_percent = env_int("TESSERA_OUT_OF_CORE_PANEL_PERCENT", options.out_of_core_panel_percent, 0);
   if (const std::optional<std::string> trace = env("TESSERA_TRACE")) options.trace = std::make_shared<Trace>(*trace);
-  return options;
-}
-
-LapackInterceptOptions LapackInterceptOptions::from_environment() {
-  LapackInterceptOptions options;
-  options.min_n = env_int("TESSERA_LAPACK_MIN_N", options.min_n, 0);
-  options.verbose = env_int("TESSERA_LAPACK_VERBOSE", options.verbose ? 1 : 0, 0) != 0;
   return options;
 }
 
