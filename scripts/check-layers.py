@@ -67,7 +67,7 @@ MPI_INCLUDE = re.compile(r'^\s*#\s*include\s+[<"](mpi\.h|starpu_mpi[^>"]*)[>"]',
 # The process environment has one owner per library: every read and write of libtessera goes
 # through environment.cpp; libtessera_lapack, which reaches libtessera only through a backend it
 # may fail to load, reads what it must say about that failure in drop_in_environment.cpp.
-ENVIRONMENT_OWNERS = {"src/runtime/environment.cpp", "src/lapack/drop_in_environment.cpp"}
+ENVIRONMENT_OWNERS = {"src/runtime/host/environment.cpp", "src/lapack/drop_in_environment.cpp"}
 ENVIRONMENT_ACCESS = re.compile(r'\b(getenv|secure_getenv|setenv|putenv|unsetenv)\s*\(')
 
 # layer -> the layers it may include. Lower layers never include higher ones.
@@ -90,7 +90,7 @@ ALLOWED = {
 }
 
 # Search path of the library's targets (CMakeLists.txt), after the including file's folder.
-SEARCH = ["src/algorithms", "src/plan", "src/runtime", "src/api", "src/distributed", "codelets/starpu", "codelets/tags", "codelets/kernels",
+SEARCH = ["src/algorithms", "src/plan", "src/runtime/starpu", "src/runtime/cuda", "src/runtime/host", "src/api", "src/distributed", "codelets/starpu", "codelets/tags", "codelets/kernels",
           "scheduler_policies", "src/tool_api", "codelets", "include", "src"]
 INCLUDE = re.compile(r'^\s*#\s*include\s+"([^"]+)"', re.M)
 

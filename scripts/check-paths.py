@@ -3,7 +3,7 @@
 
 Scans the tracked Markdown files and the comments of the sources (C, C++, CUDA, CMake, Python,
 shell) under SOURCE_FOLDERS for paths that start with one of the repository's top-level folders
-(`src/runtime/environment.cpp`, `docs/policies.md`, `scripts/test.sh:12`, with or without
+(`src/runtime/host/environment.cpp`, `docs/policies.md`, `scripts/test.sh:12`, with or without
 backticks, with an optional `:line` suffix) and names each one that exists neither relative to
 the repository's root nor relative to the folder of the file that names it. URLs, paths under a
 build folder (`build/...`, `$PWD/build/...`), absolute paths (`/opt/...`) and placeholders

@@ -1,4 +1,4 @@
-// The tile kernels' tuning table (src/runtime/tile_tuning_table.hpp): JSON, nearest-nb lookup,
+// The tile kernels' tuning table (src/runtime/cuda/tile_tuning_table.hpp): JSON, nearest-nb lookup,
 // the faster implementation per tile size, the table compiled into the library, and the tuning
 // request's checks. No GPU needed.
 #include <gtest/gtest.h>
@@ -13,7 +13,7 @@
 #include "tile_tuning_table.hpp"
 
 namespace tessera::detail {
-const char* default_tile_tuning_json();  // generated from src/runtime/tuning/sm_90.json
+const char* default_tile_tuning_json();  // generated from src/runtime/cuda/tuning/sm_90.json
 }
 
 namespace {

@@ -1,6 +1,6 @@
 // Options of the runtime and of each factorization, with their defaults. Environment variables
 // (TESSERA_*) are read in one place only: RuntimeOptions::from_environment and
-// FactorOptions::from_environment (src/runtime/environment.cpp).
+// FactorOptions::from_environment (src/runtime/host/environment.cpp).
 #pragma once
 
 #include "tessera/export.h"

@@ -12,7 +12,7 @@ namespace tessera::cli {
 
 namespace {
 
-// StarPU's data handle and Tessera's bookkeeping per registered tile (src/runtime/tile_matrix.cpp).
+// StarPU's data handle and Tessera's bookkeeping per registered tile (src/runtime/starpu/tile_matrix.cpp).
 constexpr double kRuntimeBytesPerTile = 5 << 10;
 
 // The lower tiles of an n x n symmetric matrix in tiles of order nb: at most n (n + nb) / 2

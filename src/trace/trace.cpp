@@ -1,5 +1,5 @@
 // tessera::Trace: the events a traced request recorded, rendered as Chrome trace-event JSON or an
-// SVG Gantt chart. No StarPU: the runtime layer records into it (src/runtime/trace.cpp).
+// SVG Gantt chart. No StarPU: the runtime layer records into it (src/runtime/starpu/trace.cpp).
 #include "tessera/trace.hpp"
 
 #include <fmt/core.h>

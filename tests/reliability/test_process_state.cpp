@@ -1,4 +1,4 @@
-// The process-wide settings Tessera changes (src/runtime/process_state.hpp), seen from the
+// The process-wide settings Tessera changes (src/runtime/host/process_state.hpp), seen from the
 // program: BLAS runs single-threaded while Tessera's workers may run tasks and with the
 // program's own thread count otherwise; StarPU's profiling is on while a traced request runs and
 // off again afterwards. Each TEST runs in its own process (CTest).

@@ -158,7 +158,7 @@ struct DefaultEntry {
   TileKernelConfig cfg;
 };
 
-// Best configurations of the sweep on the H100 (src/runtime/tuning/sm_90.json); nearest nb applies.
+// Best configurations of the sweep on the H100 (src/runtime/cuda/tuning/sm_90.json); nearest nb applies.
 // Fields: ib, threads, tile, tile_n, variant, crossover.
 const DefaultEntry kDefaults[] = {
 #include "tile_defaults.cuh"

@@ -1,6 +1,6 @@
 // Built-in default configurations, one line per (precision, operation, nb), included by
 // tile_config.cu: the fastest configuration of each (precision, op, nb) measured by
-// `tessera tune` on the H100 (same content as src/runtime/tuning/sm_90.json); nearest nb applies.
+// `tessera tune` on the H100 (same content as src/runtime/cuda/tuning/sm_90.json); nearest nb applies.
 // Fields of TileKernelConfig: {ib, threads, tile, tile_n, variant, crossover}; the comment is
 // the measured time of one call at that nb.
 {'d', "gemm", 32, {0, 128, 32, 32, 0, 0}},  // 4.68 us

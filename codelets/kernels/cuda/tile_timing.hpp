@@ -1,7 +1,7 @@
 // Timing of the tile kernels: the configurations Tessera's kernel of each tile operation can run
 // with, and the time of one configuration (or of the vendor's call) at one tile size. The sweep
 // that keeps the fastest per tile size, and the table it fills, belong to the runtime layer
-// (src/runtime/tile_tuning_table.hpp, src/runtime/tuning.cpp).
+// (src/runtime/cuda/tile_tuning_table.hpp, src/runtime/cuda/tuning.cpp).
 #pragma once
 
 #include <cstdint>
