@@ -186,7 +186,6 @@ int run_tune(TuneCommand& tune) {
 
 const std::vector<std::string> kUplos = {"L", "U", "l", "u"};
 const std::vector<std::string> kPrecisions = {"d", "s"};
-const std::vector<std::string> kTileOperations = {"potf2", "trsm", "syrk", "gemm"};
 const std::vector<std::string> kModes = {"cpu", "gpu", "hybrid", "auto"};
 
 CLI::App* add_potrf_command(CLI::App& app, tessera::cli::PotrfCommand& potrf) {
@@ -295,7 +294,7 @@ CLI::App* add_tune_command(CLI::App& app, TuneCommand& tune) {
       ->delimiter(',')
       ->capture_default_str();
   cmd->add_option("--ops", tune.request.operations, "tile operations to tune (default: all)")
-      ->check(CLI::IsMember(kTileOperations))
+      ->check(CLI::IsMember(tessera::tile_operations()))
       ->delimiter(',');
   cmd->add_option("--repetitions", tune.request.repetitions, "timed repetitions per configuration (median)")
       ->check(positive_int())

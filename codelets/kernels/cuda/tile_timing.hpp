@@ -13,12 +13,6 @@
 
 namespace tessera::kernels::cuda {
 
-// The tile operations that Tessera has kernels of, in the order a sweep takes them.
-inline const std::vector<std::string>& tile_operations() {
-  static const std::vector<std::string> ops = {"potf2", "trsm", "syrk", "gemm"};
-  return ops;
-}
-
 // Name of the current CUDA device (cudaDeviceProp::name).
 std::string current_gpu_name();
 

@@ -8,8 +8,8 @@
 #include <nlohmann/json.hpp>
 #include <sstream>
 
-#include "kernels/cuda/tile_timing.hpp"
 #include "tessera/error.hpp"
+#include "tessera/tools/tuning.hpp"
 
 namespace tessera::detail {
 
@@ -112,7 +112,7 @@ TileTuningTable TileTuningTable::from_json(const std::string& text) {
       if (p.size() != 1 || !precision_from_letter(p[0], &e.precision) || is_complex(e.precision))
         throw InvalidArgument("tuning table: precision must be s or d");
       e.op = j.at("op").get<std::string>();
-      const auto& ops = kernels::cuda::tile_operations();
+      const auto& ops = tile_operations();
       if (std::find(ops.begin(), ops.end(), e.op) == ops.end())
         throw InvalidArgument("tuning table: unknown op " + e.op);
       e.nb = j.at("nb").get<int>();

@@ -51,7 +51,7 @@ std::optional<detail::TileTuningEntry> fastest(const TuningRequest& request, con
 }
 
 std::vector<std::string> swept_operations(const TuningRequest& request) {
-  const std::vector<std::string>& all = kernels::cuda::tile_operations();
+  const std::vector<std::string>& all = tile_operations();
   for (const std::string& op : request.operations)
     if (std::find(all.begin(), all.end(), op) == all.end())
       throw InvalidArgument("tuning: " + op + " is not a tile operation (potf2, trsm, syrk, gemm)");

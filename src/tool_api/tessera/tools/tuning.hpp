@@ -13,13 +13,19 @@
 
 namespace tessera {
 
+// The tile operations Tessera has CUDA kernels of, in the order a sweep takes them.
+inline const std::vector<std::string>& tile_operations() {
+  static const std::vector<std::string> operations = {"potf2", "trsm", "syrk", "gemm"};
+  return operations;
+}
+
 struct TuningRequest {
   std::vector<Precision> precisions = {Precision::double_real, Precision::single_real};
   std::vector<int> tile_sizes = {64, 128, 256, 512, 1024};
   int repetitions = 7;
   unsigned long long seed = 1;
   int device = 0;
-  // The tile operations swept: "potf2", "trsm", "syrk", "gemm" (empty: all four).
+  // The tile operations swept, of tile_operations() (empty: all four).
   std::vector<std::string> operations;
 };
 
