@@ -38,13 +38,16 @@ LAYERS = [
     # Distributed matrices on StarPU-MPI: the algorithms inserted through the runtime layer's
     # DistributedInserter, and the public distributed API.
     ("distributed", ["src/distributed/*"]),
+    # The lazy forwarders of cuBLAS, cuSOLVER and cuSPARSE that libtessera links: C, below every
+    # layer, including none.
+    ("lazy-cuda", ["src/lazy_cuda/*"]),
 ]
 
 # Layers whose files never include StarPU: the algorithms work through the task interface, the
 # API's implementation through the runtime layer's StarPU-free headers, and the public headers
 # leave StarPU to the one opt-in interop header.
 STARPU_FREE = {"kernels", "public-api", "tool-api", "algorithms", "plan", "names", "trace", "testkit", "api",
-               "lapack-drop-in", "cli"}
+               "lapack-drop-in", "cli", "lazy-cuda"}
 STARPU_INTEROP_HEADER = "include/tessera/starpu_interop.hpp"
 STARPU_INCLUDE = re.compile(r'^\s*#\s*include\s+[<"]starpu[^>"]*[>"]', re.M)
 
@@ -67,7 +70,10 @@ MPI_INCLUDE = re.compile(r'^\s*#\s*include\s+[<"](mpi\.h|starpu_mpi[^>"]*)[>"]',
 # The process environment has one owner per library: every read and write of libtessera goes
 # through environment.cpp; libtessera_lapack, which reaches libtessera only through a backend it
 # may fail to load, reads what it must say about that failure in drop_in_environment.cpp.
-ENVIRONMENT_OWNERS = {"src/runtime/host/environment.cpp", "src/lapack/drop_in_environment.cpp"}
+# The lazy CUDA forwarders read LD_LIBRARY_PATH where the dynamic loader would, in
+# lazy_library.c.
+ENVIRONMENT_OWNERS = {"src/runtime/host/environment.cpp", "src/lapack/drop_in_environment.cpp",
+                      "src/lazy_cuda/lazy_library.c"}
 ENVIRONMENT_ACCESS = re.compile(r'\b(getenv|secure_getenv|setenv|putenv|unsetenv)\s*\(')
 
 # layer -> the layers it may include. Lower layers never include higher ones.
@@ -87,6 +93,7 @@ ALLOWED = {
     "testkit": set(),
     "cli": {"public-api", "tool-api", "kernels", "testkit"},
     "distributed": {"runtime", "plan", "algorithms", "task-tags", "policies", "kernels", "public-api"},
+    "lazy-cuda": set(),
 }
 
 # Search path of the library's targets (CMakeLists.txt), after the including file's folder.
@@ -136,7 +143,7 @@ def cycle(edges):
 def main():
     root = pathlib.Path(sys.argv[1] if len(sys.argv) > 1 else pathlib.Path(__file__).parent.parent).resolve()
     files = [p for d in ["src", "codelets", "scheduler_policies", "include"] for p in sorted((root / d).rglob("*"))
-             if p.suffix in {".cpp", ".hpp", ".h", ".cu", ".cuh", ".in"}]
+             if p.suffix in {".c", ".cpp", ".hpp", ".h", ".cu", ".cuh", ".in"}]
     problems, edges = [], {}
     for source in files:
         rel = source.relative_to(root).as_posix()

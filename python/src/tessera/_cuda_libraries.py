@@ -4,12 +4,14 @@ libtessera and StarPU link cuBLAS, cuSOLVER, cuSPARSE and the CUDA runtime (DT_N
 cannot load without them, even on a machine without a GPU). The binary wheel does not bundle them:
 NVIDIA's pip packages (the package's `cuda` extra) put them in site-packages' nvidia/cu13/lib, a
 folder the dynamic loader does not search. Loading them here first, by full path, satisfies the
-native module's dependencies by soname. Where those packages are not installed, the system's are
-loaded: LD_LIBRARY_PATH and the loader cache, then CUDA_HOME, CUDA_PATH and /usr/local/cuda. Where
-one is found nowhere, the binary wheel's placeholder of it (tessera/_cuda_placeholders/, made by
-scripts/build-wheel-cuda-placeholders.py) is loaded: it reports CUDA as not installed, and the
-library then runs as on a machine without a GPU. A source build has no placeholders: a library found
-nowhere is left to the loader, whose error names it when the native module is imported.
+native module's dependencies by soname. Where those packages are not installed, the binary wheel
+loads the system's: LD_LIBRARY_PATH and the loader cache, then CUDA_HOME, CUDA_PATH and
+/usr/local/cuda. Where one is found nowhere, the binary wheel's placeholder of it
+(tessera/_cuda_placeholders/, made by scripts/build-wheel-cuda-placeholders.py) is loaded: it
+reports CUDA as not installed, and the library then runs as on a machine without a GPU. A source
+build has no placeholders and loads nothing of the system's here: its libtessera finds CUDA itself,
+through the lazy forwarders of cuBLAS, cuSOLVER and cuSPARSE (src/lazy_cuda) where it was built
+with them, so that `import tessera` maps none of those until a GPU is used.
 libcuda.so.1 is the driver's: the CUDA runtime opens it itself when a GPU is used.
 """
 import ctypes
@@ -56,15 +58,18 @@ def _load(path):
 
 
 def preload():
-    """Loads each CUDA library of SONAMES not loaded yet: from the pip packages' folders, else by
-    soname (LD_LIBRARY_PATH, the loader cache), else from the toolkit's folders; then the
-    placeholder of each library of LINKED found nowhere, where the wheel has them."""
+    """Loads each CUDA library of SONAMES not loaded yet: from the pip packages' folders, else (in
+    the binary wheel) by soname (LD_LIBRARY_PATH, the loader cache), else from the toolkit's
+    folders; then the placeholder of each library of LINKED found nowhere, where the wheel has them."""
     pip, system = _pip_folders(), None
+    wheel = os.path.isdir(PLACEHOLDERS)
     for soname in SONAMES:
         if soname in loaded:
             continue
         candidates = [os.path.join(f, soname) for f in pip]
         if not any(os.path.isfile(c) for c in candidates):
+            if not wheel:
+                continue
             system = _system_folders() if system is None else system
             candidates = [soname] + [os.path.join(f, soname) for f in system]
         for candidate in candidates:

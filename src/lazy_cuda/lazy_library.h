@@ -1,0 +1,16 @@
+/* What a lazy forwarder's generated parts (make_forwarder.py) and its loader (lazy_library.c)
+ * share. Nothing here is exported: the forwarder exports the real library's functions only. */
+#pragma once
+
+#pragma GCC visibility push(hidden)
+
+extern const char* const tessera_lazy_soname;
+extern const unsigned tessera_lazy_count;
+extern const char* const tessera_lazy_names[];
+extern void* tessera_lazy_slots[]; /* the trampolines' targets, empty until the first call */
+
+/* Loads the real library on the first call (every thread's first call waits for that one), fills
+ * every slot, and returns the function of slot `index`: the trampolines' way in. */
+void* tessera_lazy_resolve(unsigned index);
+
+#pragma GCC visibility pop

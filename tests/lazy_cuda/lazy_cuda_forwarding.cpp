@@ -1,0 +1,81 @@
+// The lazy forwarders of cuBLAS, cuSOLVER and cuSPARSE (src/lazy_cuda): linked in place of the
+// real libraries, they leave those unmapped until the first call into one, then load it and pass
+// every call on with its arguments and its result. Needs no GPU: the functions called here answer
+// from the host. Exits 1 and says why on a failure.
+#include <cublas_v2.h>
+#include <cusolverDn.h>
+#include <cusparse.h>
+
+#include <cstdio>
+#include <fstream>
+#include <string>
+#include <thread>
+#include <vector>
+
+namespace {
+
+int failures = 0;
+
+void expect(bool condition, const std::string& what) {
+  if (!condition) {
+    std::printf("FAILED: %s\n", what.c_str());
+    ++failures;
+  }
+}
+
+// Whether the process maps a file named NAME (a soname or its prefix) from a folder other than
+// FORWARDERS (the folder of this build's forwarders).
+bool real_library_mapped(const std::string& name, const std::string& forwarders) {
+  std::ifstream maps("/proc/self/maps");
+  for (std::string line; std::getline(maps, line);) {
+    const auto slash = line.rfind('/');
+    if (slash == std::string::npos || line.compare(slash + 1, name.size(), name) != 0) continue;
+    if (line.compare(line.find('/'), forwarders.size() + 1, forwarders + "/") != 0) return true;
+  }
+  return false;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  if (argc != 2) {
+    std::printf("usage: lazy_cuda_forwarding FORWARDERS_FOLDER\n");
+    return 2;
+  }
+  const std::string forwarders = argv[1];
+  for (const char* name : {"libcublasLt.so", "libcublas.so", "libcusolver.so", "libcusparse.so"})
+    expect(!real_library_mapped(name, forwarders), std::string(name) + " is mapped before any call into it");
+
+  // The first calls come from several threads at once: each waits for the one loading.
+  std::vector<int> majors(8, -1);
+  std::vector<std::thread> threads;
+  for (int& major : majors)
+    threads.emplace_back(
+        [&major] { expect(cublasGetProperty(MAJOR_VERSION, &major) == CUBLAS_STATUS_SUCCESS, "cublasGetProperty"); });
+  for (auto& thread : threads) thread.join();
+  for (int major : majors)
+    expect(major == CUBLAS_VER_MAJOR, "cuBLAS's major version through the forwarder: " + std::to_string(major));
+  expect(real_library_mapped("libcublas.so", forwarders), "the real cuBLAS is not mapped after a call into it");
+  expect(real_library_mapped("libcublasLt.so", forwarders), "cuBLASLt is not mapped after a call into cuBLAS");
+  expect(!real_library_mapped("libcusolver.so", forwarders), "cuSOLVER is mapped before any call into it");
+  const char* text = cublasGetStatusString(CUBLAS_STATUS_NOT_INITIALIZED);
+  expect(text != nullptr && *text != '\0', "cublasGetStatusString gave no text");
+
+  // cuSOLVER links cuBLAS and cuSPARSE itself: those references reach the forwarders, which pass
+  // them on.
+  int major = -1, version = -1;
+  expect(cusolverGetProperty(MAJOR_VERSION, &major) == CUSOLVER_STATUS_SUCCESS && major == CUSOLVER_VER_MAJOR,
+         "cuSOLVER's major version through the forwarder: " + std::to_string(major));
+  expect(cusolverGetVersion(&version) == CUSOLVER_STATUS_SUCCESS && version / 1000 == CUSOLVER_VER_MAJOR,
+         "cuSOLVER's version through the forwarder: " + std::to_string(version));
+  expect(real_library_mapped("libcusolver.so", forwarders), "the real cuSOLVER is not mapped after a call into it");
+  int sparse = -1;
+  expect(cusparseGetProperty(MAJOR_VERSION, &sparse) == CUSPARSE_STATUS_SUCCESS && sparse == CUSPARSE_VER_MAJOR,
+         "cuSPARSE's major version through the forwarder: " + std::to_string(sparse));
+  expect(cusparseGetVersion(nullptr, &version) != CUSPARSE_STATUS_SUCCESS, "cusparseGetVersion accepted a null handle");
+
+  if (failures) return 1;
+  std::printf(
+      "lazy CUDA forwarders: nothing mapped before the first calls, the real libraries after, results passed on\n");
+  return 0;
+}
