@@ -21,8 +21,9 @@
 # bundled (tessera_cholesky.libs/), the module's rpath is $ORIGIN-relative. The CUDA libraries
 # are not bundled (about 1 GB to download, 1.4 GB installed): NVIDIA's pip packages provide them,
 # as the package's optional `cuda` extra (pip install 'FILE.whl[cuda]'), which
-# tessera/_cuda_libraries.py preloads; without them (or a CUDA toolkit) the package runs on the CPU,
-# through placeholders of the CUDA libraries its binaries link
+# tessera/_cuda_libraries.py finds (cuBLAS, cuSOLVER and cuSPARSE through the lazy forwarders of
+# src/lazy_cuda, copied into tessera/_cuda_forwarders); without them (or a CUDA toolkit) the
+# package runs on the CPU, through placeholders of the CUDA libraries its binaries link
 # (scripts/build-wheel-cuda-placeholders.py). libcuda.so.1 is the driver's and is never bundled.
 set -euo pipefail
 
@@ -136,6 +137,15 @@ for python in ${PYTHON:-python3}; do
     log "$tag: the library links CUDA: placeholders of its CUDA libraries into tessera/_cuda_placeholders"
     "$py" "$here/build-wheel-cuda-placeholders.py" "$tree" "$tree/tessera/_cuda_placeholders" \
       --cuda-include "$cuda_include" >&2
+    # The lazy forwarders of cuBLAS, cuSOLVER and cuSPARSE (src/lazy_cuda), where the library was
+    # built with them: the package loads them in place of the real ones, which then wait for a
+    # first call into them.
+    forwarders=$(ls -d "$prefix"/lib*/tessera-lazy-cuda 2>/dev/null | head -n 1)
+    if [ -n "$forwarders" ]; then
+      log "$tag: the lazy CUDA forwarders into tessera/_cuda_forwarders"
+      mkdir -p "$tree/tessera/_cuda_forwarders"
+      cp -L "$forwarders"/lib*.so.* "$tree/tessera/_cuda_forwarders/"
+    fi
     rm -f "$repaired"
     "$py" -m wheel pack -d "$work/repaired-$tag" "$tree" >/dev/null
     repaired=$(ls "$work/repaired-$tag"/*.whl)

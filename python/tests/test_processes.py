@@ -424,6 +424,45 @@ def test_binary_wheel_runs_on_the_cpu_without_cuda_libraries():
     assert done.returncode == 0 and done.stdout.strip().endswith("ok"), done.stdout[-4000:]
 
 
+def test_binary_wheel_loads_cuda_libraries_at_their_first_call():
+    """The binary wheel where CUDA's libraries are installed: it loads its forwarders of cuBLAS,
+    cuSOLVER and cuSPARSE in their place, so that importing the package and running on the CPU (on
+    the calling thread and through the task runtime) maps none of them, nor cuBLASLt or nvJitLink;
+    a call into one loads the real library from the folder where the package found it."""
+    package = os.path.dirname(importlib.util.find_spec("tessera").origin)
+    if not os.path.isdir(os.path.join(package, "_cuda_forwarders")):
+        pytest.skip("not the binary wheel of a library built with the lazy CUDA forwarders")
+    output = assert_ran("""
+        import ctypes
+        from tessera import _cuda_libraries as libraries
+        if not libraries.forwarded:
+            print("no CUDA library found:", libraries.loaded)
+            sys.exit(0)
+
+        def real_mapped(name):
+            paths = {line.split()[-1] for line in open("/proc/self/maps") if "/" in line}
+            return sorted(p for p in paths if os.path.basename(p).startswith(name)
+                          and not p.startswith(libraries.FORWARDERS + "/"))
+
+        names = ("libcublasLt.so", "libcublas.so", "libcusolver.so", "libcusparse.so", "libnvJitLink.so")
+        assert not any(real_mapped(n) for n in names), [real_mapped(n) for n in names]
+        a = spd(200)
+        assert np.allclose(tessera.cholesky(a), np.linalg.cholesky(a))  # on the calling thread
+        with tessera.Runtime(ncuda=0):  # order 2001: past the calling thread's limit, as tasks
+            b = spd(2001)
+            assert np.allclose(tessera.cholesky(b), np.linalg.cholesky(b))
+        assert not any(real_mapped(n) for n in names), [real_mapped(n) for n in names]
+        version = ctypes.c_int(-1)
+        cublas = ctypes.CDLL(libraries.loaded["libcublas.so.13"])
+        assert cublas.cublasGetProperty(0, ctypes.byref(version)) == 0 and version.value == 13, version
+        real = os.path.realpath(libraries.forwarded["libcublas.so.13"])
+        assert [os.path.realpath(p) for p in real_mapped("libcublas.so")] == [real], real_mapped("libcublas.so")
+        assert real_mapped("libcublasLt.so") and not real_mapped("libcusolver.so")
+        print("forwarded", sorted(libraries.forwarded))
+    """, env={})
+    assert "forwarded" in output or "no CUDA library found" in output, output
+
+
 def test_dense_gpu_entries_run_on_the_published_runtime_or_do_nothing():
     """The entries that cholesky and cholesky_ex of a GPU matrix take instead of runtime_call() once a
     runtime runs: with none published (a fresh process) they run nothing and say so (False, None);

@@ -3,10 +3,13 @@
  *
  * The real library cannot be opened by its soname: the forwarder is already loaded under that
  * name, and the dynamic loader would hand it back. So it is looked for by path where the loader
- * would look for it and where the CUDA toolkit keeps it: LD_LIBRARY_PATH's folders, the folder of
- * the CUDA runtime this process loaded, the toolkit this forwarder was built against, and the usual
- * system folders; the forwarder itself is skipped. Found nowhere, the process stops with a message,
- * as it would have at start had the real library been linked. The real library's own dependency
+ * would look for it and where the CUDA toolkit keeps it: the folder a program named with
+ * tessera_lazy_cuda_prefer_folder (the Python package: NVIDIA's pip packages' folder),
+ * LD_LIBRARY_PATH's folders, the folder of the CUDA runtime this process loaded, the toolkit this
+ * forwarder was built against, and the usual system folders; the forwarder itself is skipped. The
+ * real library's CUDA dependencies without a forwarder (cuBLASLt, nvJitLink) are opened from the
+ * same folder first where they are not loaded yet: the dynamic loader might not look there. Found nowhere, the process
+ * stops with a message, as it would have at start had the real library been linked. The real library's own dependency
  * on another forwarded library (cuSOLVER's on cuBLAS) resolves to that forwarder, which is why each
  * forwarder exports every function of its library. */
 #define _GNU_SOURCE
@@ -19,6 +22,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #ifndef TESSERA_LAZY_TOOLKIT_DIR
 #define TESSERA_LAZY_TOOLKIT_DIR ""
@@ -31,6 +35,7 @@ static const char* const kSystemFolders[] = {
     "/lib/x86_64-linux-gnu", "/usr/lib64",          "/usr/lib"};
 
 static pthread_once_t load_once = PTHREAD_ONCE_INIT;
+static char preferred_folder[kPathMax];
 static char searched[8 * kPathMax];  // the folders tried, for the message when none has it
 
 static void note_searched(const char* folder) {
@@ -47,6 +52,12 @@ static void* open_in(const char* folder, size_t length, const struct stat* self)
   note_searched(path);
   struct stat found;
   if (stat(path, &found) != 0 || (found.st_dev == self->st_dev && found.st_ino == self->st_ino)) return NULL;
+  for (const char* const* dependency = tessera_lazy_dependencies; *dependency; ++dependency) {
+    char dependency_path[kPathMax];
+    snprintf(dependency_path, sizeof dependency_path, "%.*s/%s", (int)length, folder, *dependency);
+    if (!dlopen(*dependency, RTLD_LAZY | RTLD_NOLOAD) && access(dependency_path, R_OK) == 0)
+      dlopen(dependency_path, RTLD_LAZY | RTLD_LOCAL);
+  }
   return dlopen(path, RTLD_LAZY | RTLD_LOCAL);
 }
 
@@ -64,7 +75,7 @@ static void* open_real_library(void) {
   if (!dladdr((void*)&tessera_lazy_resolve, &info) || !info.dli_fname || stat(info.dli_fname, &self) != 0) {
     memset(&self, 0, sizeof self);
   }
-  void* handle = NULL;
+  void* handle = open_in(preferred_folder, strlen(preferred_folder), &self);
   const char* paths = getenv("LD_LIBRARY_PATH");
   for (const char* p = paths; p && *p && !handle; p += strcspn(p, ":"), p += (*p == ':')) {
     handle = open_in(p, strcspn(p, ":"), &self);
@@ -98,4 +109,10 @@ void* tessera_lazy_resolve(unsigned index) {
     abort();
   }
   return function;
+}
+
+/* Exported beside the real library's functions: a folder to look in before any other, for a
+ * program that knows where the real library is (before the first call into it). */
+__attribute__((visibility("default"))) void tessera_lazy_cuda_prefer_folder(const char* folder) {
+  snprintf(preferred_folder, sizeof preferred_folder, "%s", folder ? folder : "");
 }

@@ -7,6 +7,7 @@
 extern const char* const tessera_lazy_soname;
 extern const unsigned tessera_lazy_count;
 extern const char* const tessera_lazy_names[];
+extern const char* const tessera_lazy_dependencies[]; /* null-terminated: its CUDA libraries without a forwarder */
 extern void* tessera_lazy_slots[]; /* the trampolines' targets, empty until the first call */
 
 /* Loads the real library on the first call (every thread's first call waits for that one), fills

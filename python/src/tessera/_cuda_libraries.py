@@ -11,7 +11,10 @@ loads the system's: LD_LIBRARY_PATH and the loader cache, then CUDA_HOME, CUDA_P
 reports CUDA as not installed, and the library then runs as on a machine without a GPU. A source
 build has no placeholders and loads nothing of the system's here: its libtessera finds CUDA itself,
 through the lazy forwarders of cuBLAS, cuSOLVER and cuSPARSE (src/lazy_cuda) where it was built
-with them, so that `import tessera` maps none of those until a GPU is used.
+with them. The binary wheel carries those forwarders (tessera/_cuda_forwarders/) and loads them in
+place of the real cuBLAS, cuSOLVER and cuSPARSE it finds, telling each where its real library is:
+the real ones (and cuBLASLt and nvJitLink with them) are loaded at the first call into them, so
+that `import tessera` maps none of them until a GPU is used.
 libcuda.so.1 is the driver's: the CUDA runtime opens it itself when a GPU is used.
 """
 import ctypes
@@ -26,8 +29,14 @@ SONAMES = ("libnvJitLink.so.13", "libcudart.so.13", "libcublasLt.so.13", "libcub
 LINKED = ("libcudart.so.13", "libcublas.so.13", "libcusparse.so.12", "libcusolver.so.12")
 PLACEHOLDERS = os.path.join(os.path.dirname(os.path.abspath(__file__)), "_cuda_placeholders")
 
+# The libraries the wheel's forwarders stand for, and those their real libraries load beside them.
+FORWARDED = ("libcublas.so.13", "libcusparse.so.12", "libcusolver.so.12")
+LOADED_BY_FORWARDERS = ("libnvJitLink.so.13", "libcublasLt.so.13")
+FORWARDERS = os.path.join(os.path.dirname(os.path.abspath(__file__)), "_cuda_forwarders")
+
 loaded = {}  # soname -> the path (or soname, for the loader's search) it was loaded from
 placeholders = []  # the sonames loaded from PLACEHOLDERS: CUDA cannot be used in this process
+forwarded = {}  # soname -> the real library its forwarder (in loaded) opens at the first call into it
 
 
 def _pip_folders():
@@ -57,14 +66,31 @@ def _load(path):
         return False
 
 
+def _forward(soname, real):
+    """Loads the wheel's forwarder of SONAME, told to look for the real library in REAL's folder
+    first; False where it has none or it cannot be loaded."""
+    forwarder = os.path.join(FORWARDERS, soname)
+    if not os.path.isfile(forwarder):
+        return False
+    try:
+        library = ctypes.CDLL(forwarder, mode=ctypes.RTLD_GLOBAL)
+        library.tessera_lazy_cuda_prefer_folder(os.path.dirname(real).encode())
+    except (OSError, AttributeError):
+        return False
+    loaded[soname], forwarded[soname] = forwarder, real
+    return True
+
+
 def preload():
     """Loads each CUDA library of SONAMES not loaded yet: from the pip packages' folders, else (in
     the binary wheel) by soname (LD_LIBRARY_PATH, the loader cache), else from the toolkit's
-    folders; then the placeholder of each library of LINKED found nowhere, where the wheel has them."""
+    folders; in the wheel, the forwarder of each library of FORWARDED found in a folder, in its
+    place; then the placeholder of each library of LINKED found nowhere, where the wheel has them."""
     pip, system = _pip_folders(), None
     wheel = os.path.isdir(PLACEHOLDERS)
+    forwarding = wheel and os.path.isdir(FORWARDERS)
     for soname in SONAMES:
-        if soname in loaded:
+        if soname in loaded or (forwarding and soname in LOADED_BY_FORWARDERS):
             continue
         candidates = [os.path.join(f, soname) for f in pip]
         if not any(os.path.isfile(c) for c in candidates):
@@ -72,6 +98,9 @@ def preload():
                 continue
             system = _system_folders() if system is None else system
             candidates = [soname] + [os.path.join(f, soname) for f in system]
+        real = next((c for c in candidates if c != soname and os.path.isfile(c)), None)
+        if forwarding and soname in FORWARDED and real and _forward(soname, real):
+            continue
         for candidate in candidates:
             if (candidate == soname or os.path.isfile(candidate)) and _load(candidate):
                 loaded[soname] = candidate

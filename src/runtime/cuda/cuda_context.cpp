@@ -161,8 +161,7 @@ std::optional<std::string> cuda_libraries_problem() {
   return std::nullopt;
 }
 
-int nvidia_device_nodes() {
-  if (cuda_libraries_problem()) return 0;
+int nvidia_device_node_count() {
   std::error_code error;
   int count = 0;
   for (std::filesystem::directory_iterator it("/dev", error), end; !error && it != end; it.increment(error)) {
@@ -172,6 +171,13 @@ int nvidia_device_nodes() {
       ++count;
   }
   return count;
+}
+
+int nvidia_device_nodes() {
+  // The nodes first: probing the libraries loads cuBLAS and cuSOLVER, which a machine without a
+  // GPU never needs.
+  const int count = nvidia_device_node_count();
+  return count == 0 || cuda_libraries_problem() ? 0 : count;
 }
 
 std::vector<std::vector<uint32_t>> workers_by_gpu() {
@@ -198,6 +204,7 @@ void create_cuda_contexts(RuntimeResources&, const std::string&) {}
 void destroy_cuda_contexts(RuntimeResources&) {}
 int cuda_devices_in_use() { return 0; }
 int nvidia_device_nodes() { return 0; }
+int nvidia_device_node_count() { return 0; }
 std::optional<std::string> cuda_libraries_problem() { return std::nullopt; }  // none linked
 
 #endif

@@ -21,6 +21,8 @@ int cuda_devices_in_use();
 // initialize the driver there, a large part of a process's start that the CUDA warm-up overlaps
 // with StarPU's own start otherwise). 0 where CUDA's libraries cannot be used.
 int nvidia_device_nodes();
+// The /dev/nvidiaN files alone, without a call into CUDA (which loads its libraries).
+int nvidia_device_node_count();
 // Whether the CUDA runtime, cuBLAS and cuSOLVER this process loaded answer a version query (no
 // driver involved): not where they are the binary wheel's placeholders, loaded when NVIDIA's
 // libraries are not installed, whose every function reports that. Empty when they answer, else

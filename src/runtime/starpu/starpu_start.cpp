@@ -62,8 +62,10 @@ int gpus_to_drive(const starpu_conf& conf) {
 
 // StarPU would start CUDA workers wherever the CUDA runtime finds a GPU, and abort when cuBLAS then
 // cannot start: none where one of CUDA's libraries cannot be used, an error where some are asked for.
+// Where there is no GPU and none is asked for, there is nothing to refuse, and the libraries are not
+// probed (which would load them).
 void refuse_cuda_workers_without_cuda_libraries(starpu_conf& conf) {
-  if (conf.ncuda == 0) return;
+  if (conf.ncuda == 0 || (conf.ncuda < 0 && detail::nvidia_device_node_count() == 0)) return;
   const std::optional<std::string> problem = detail::cuda_libraries_problem();
   if (!problem) return;
   if (conf.ncuda > 0)
