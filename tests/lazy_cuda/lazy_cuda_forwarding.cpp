@@ -6,6 +6,7 @@
 #include <cusolverDn.h>
 #include <cusparse.h>
 
+#include <cstdint>
 #include <cstdio>
 #include <fstream>
 #include <string>
@@ -69,10 +70,31 @@ int main(int argc, char** argv) {
   expect(cusolverGetVersion(&version) == CUSOLVER_STATUS_SUCCESS && version / 1000 == CUSOLVER_VER_MAJOR,
          "cuSOLVER's version through the forwarder: " + std::to_string(version));
   expect(real_library_mapped("libcusolver.so", forwarders), "the real cuSOLVER is not mapped after a call into it");
+  // Eleven arguments, five of them on the stack, through the first call into cuSPARSE (the one
+  // that loads it) and back: a sparse matrix's description, made and read on the host.
+  cusparseSpMatDescr_t matrix = nullptr;
+  int64_t rows = 7, columns = 9, entries = 11;
+  void* const pointers[3] = {reinterpret_cast<void*>(0x1000), reinterpret_cast<void*>(0x2000),
+                             reinterpret_cast<void*>(0x3000)};
+  expect(cusparseCreateCsr(&matrix, rows, columns, entries, pointers[0], pointers[1], pointers[2], CUSPARSE_INDEX_64I,
+                           CUSPARSE_INDEX_64I, CUSPARSE_INDEX_BASE_ONE, CUDA_R_64F) == CUSPARSE_STATUS_SUCCESS,
+         "cusparseCreateCsr through the forwarder");
+  int64_t got_rows = 0, got_columns = 0, got_entries = 0;
+  void* got[3] = {};
+  cusparseIndexType_t offsets_type{}, indices_type{};
+  cusparseIndexBase_t base{};
+  cudaDataType value_type{};
+  expect(cusparseCsrGet(matrix, &got_rows, &got_columns, &got_entries, &got[0], &got[1], &got[2], &offsets_type,
+                        &indices_type, &base, &value_type) == CUSPARSE_STATUS_SUCCESS,
+         "cusparseCsrGet through the forwarder");
+  expect(got_rows == rows && got_columns == columns && got_entries == entries && got[0] == pointers[0] &&
+             got[1] == pointers[1] && got[2] == pointers[2] && offsets_type == CUSPARSE_INDEX_64I &&
+             indices_type == CUSPARSE_INDEX_64I && base == CUSPARSE_INDEX_BASE_ONE && value_type == CUDA_R_64F,
+         "a sparse matrix's description read back through the forwarder differs from the one made");
+  cusparseDestroySpMat(matrix);
   int sparse = -1;
   expect(cusparseGetProperty(MAJOR_VERSION, &sparse) == CUSPARSE_STATUS_SUCCESS && sparse == CUSPARSE_VER_MAJOR,
          "cuSPARSE's major version through the forwarder: " + std::to_string(sparse));
-  expect(cusparseGetVersion(nullptr, &version) != CUSPARSE_STATUS_SUCCESS, "cusparseGetVersion accepted a null handle");
 
   if (failures) return 1;
   std::printf(
