@@ -8,10 +8,11 @@
  * LD_LIBRARY_PATH's folders, the folder of the CUDA runtime this process loaded, the toolkit this
  * forwarder was built against, and the usual system folders; the forwarder itself is skipped. The
  * real library's CUDA dependencies without a forwarder (cuBLASLt, nvJitLink) are opened from the
- * same folder first where they are not loaded yet: the dynamic loader might not look there. Found nowhere, the process
- * stops with a message, as it would have at start had the real library been linked. The real library's own dependency
- * on another forwarded library (cuSOLVER's on cuBLAS) resolves to that forwarder, which is why each
- * forwarder exports every function of its library. */
+ * same folder first where they are not loaded yet: the dynamic loader might not look there. Found
+ * nowhere, its functions say so (stand_in): linked to the real library, the program would not
+ * have started at all. The real library's own dependency on another forwarded library (cuSOLVER's
+ * on cuBLAS) resolves to that forwarder, which is why each forwarder exports every function of
+ * its library. Nothing is printed. */
 #define _GNU_SOURCE
 #include "lazy_library.h"
 
@@ -89,26 +90,34 @@ static void* open_real_library(void) {
   return handle;
 }
 
+/* What a function answers where the real library or the function is missing, as the library
+ * would when it cannot start: the status "not initialized" (1 in cuBLAS, cuSOLVER and cuSPARSE
+ * alike), or, from the functions that name a status, the reason. A CUDA status check then fails
+ * with that reason, and the runtime runs without CUDA workers, as on a machine without a GPU. */
+static char failure[sizeof searched + 256];
+static long not_initialized(void) { return 1; }
+static const char* failure_text(void) { return failure; }
+
+static void* stand_in(unsigned index) {
+  return tessera_lazy_returns_text[index] ? (void*)&failure_text : (void*)&not_initialized;
+}
+
 static void load(void) {
   void* handle = open_real_library();
-  if (!handle) {
-    fprintf(stderr, "tessera: %s is needed now (a call into CUDA) but was found in none of: %s\n", tessera_lazy_soname,
-            searched);
-    abort();
+  if (handle)
+    snprintf(failure, sizeof failure, "%s as found has no such function (older than the CUDA Tessera was built with)",
+             tessera_lazy_soname);
+  else
+    snprintf(failure, sizeof failure, "%s was not found (looked for: %s)", tessera_lazy_soname, searched);
+  for (unsigned i = 0; i < tessera_lazy_count; ++i) {
+    void* function = handle ? dlsym(handle, tessera_lazy_names[i]) : NULL;
+    __atomic_store_n(&tessera_lazy_slots[i], function ? function : stand_in(i), __ATOMIC_RELEASE);
   }
-  for (unsigned i = 0; i < tessera_lazy_count; ++i)
-    __atomic_store_n(&tessera_lazy_slots[i], dlsym(handle, tessera_lazy_names[i]), __ATOMIC_RELEASE);
 }
 
 void* tessera_lazy_resolve(unsigned index) {
   pthread_once(&load_once, load);
-  void* function = __atomic_load_n(&tessera_lazy_slots[index], __ATOMIC_ACQUIRE);
-  if (!function) {
-    fprintf(stderr, "tessera: %s has no function %s (a CUDA library older than the one Tessera was built with)\n",
-            tessera_lazy_soname, tessera_lazy_names[index]);
-    abort();
-  }
-  return function;
+  return __atomic_load_n(&tessera_lazy_slots[index], __ATOMIC_ACQUIRE);
 }
 
 /* Exported beside the real library's functions: a folder to look in before any other, for a

@@ -1,7 +1,8 @@
 // The lazy forwarders of cuBLAS, cuSOLVER and cuSPARSE (src/lazy_cuda): linked in place of the
 // real libraries, they leave those unmapped until the first call into one, then load it and pass
-// every call on with its arguments and its result. Needs no GPU: the functions called here answer
-// from the host. Exits 1 and says why on a failure.
+// every call on with its arguments and its result; where the real libraries cannot be found, their
+// functions report it. Needs no GPU: the functions called here answer from the host. Exits 1 and
+// says why on a failure.
 #include <cublas_v2.h>
 #include <cusolverDn.h>
 #include <cusparse.h>
@@ -38,9 +39,38 @@ bool real_library_mapped(const std::string& name, const std::string& forwarders)
 
 }  // namespace
 
+// With the real libraries nowhere to be found: every call answers "not initialized", the functions
+// that name a status say which library is missing, and the process goes on. Exits 77 (skipped)
+// where a real library was found anyway.
+int check_missing_libraries() {
+  int version = -1;
+  const cublasStatus_t blas = cublasGetProperty(MAJOR_VERSION, &version);
+  if (blas == CUBLAS_STATUS_SUCCESS) {
+    std::printf("SKIPPED: cuBLAS was found although its folder is hidden\n");
+    return 77;
+  }
+  expect(blas == CUBLAS_STATUS_NOT_INITIALIZED, "cublasGetProperty without cuBLAS: " + std::to_string(blas));
+  const std::string blas_text = cublasGetStatusString(blas);
+  expect(blas_text.find("libcublas.so") != std::string::npos && blas_text.find("was not found") != std::string::npos,
+         "cublasGetStatusString without cuBLAS: " + blas_text);
+  expect(cusolverGetProperty(MAJOR_VERSION, &version) == CUSOLVER_STATUS_NOT_INITIALIZED,
+         "cusolverGetProperty without cuSOLVER");
+  cusparseSpMatDescr_t matrix = nullptr;
+  expect(cusparseCreateCsr(&matrix, 1, 1, 0, nullptr, nullptr, nullptr, CUSPARSE_INDEX_64I, CUSPARSE_INDEX_64I,
+                           CUSPARSE_INDEX_BASE_ZERO, CUDA_R_64F) == CUSPARSE_STATUS_NOT_INITIALIZED,
+         "cusparseCreateCsr without cuSPARSE");
+  const std::string sparse_text = cusparseGetErrorString(CUSPARSE_STATUS_NOT_INITIALIZED);
+  expect(sparse_text.find("libcusparse.so") != std::string::npos,
+         "cusparseGetErrorString without cuSPARSE: " + sparse_text);
+  if (failures) return 1;
+  std::printf("lazy CUDA forwarders without the real libraries: \"%s\", and the process goes on\n", blas_text.c_str());
+  return 0;
+}
+
 int main(int argc, char** argv) {
+  if (argc == 2 && std::string(argv[1]) == "--missing") return check_missing_libraries();
   if (argc != 2) {
-    std::printf("usage: lazy_cuda_forwarding FORWARDERS_FOLDER\n");
+    std::printf("usage: lazy_cuda_forwarding FORWARDERS_FOLDER | --missing\n");
     return 2;
   }
   const std::string forwarders = argv[1];
