@@ -25,8 +25,8 @@ int nvidia_device_nodes();
 int nvidia_device_node_count();
 // Whether the CUDA runtime, cuBLAS and cuSOLVER this process loaded answer a version query (no
 // driver involved): not where they are the binary wheel's placeholders, loaded when NVIDIA's
-// libraries are not installed, whose every function reports that. Empty when they answer, else
-// what they say.
+// libraries are not installed, or lazy forwarders (src/lazy_cuda) that found no real library,
+// whose every function reports that. Empty when they answer, else what they say.
 std::optional<std::string> cuda_libraries_problem();
 // One entry per GPU in use, by device number: the bitmap (over worker ids) of that GPU's CUDA
 // workers and every CPU worker (RuntimeResources::set_gpu_workers).
