@@ -9,6 +9,7 @@
 #include "tessera/precision.hpp"
 
 #ifdef TESSERA_HAVE_CUDA
+#include "kernels/cuda/batch_uplo.hpp"
 #include "kernels/cuda/batched_inverse.hpp"
 #include "kernels/cuda/batched_kernels.hpp"
 #endif
@@ -121,10 +122,6 @@ void vpotrs_chunk_cpu(void* buffers[], void* cl_arg) {
 }
 
 #ifdef TESSERA_HAVE_CUDA
-kernels::cuda::BatchUplo batch_uplo(Uplo uplo) {
-  return uplo == Uplo::lower ? kernels::cuda::BatchUplo::lower : kernels::cuda::BatchUplo::upper;
-}
-
 kernels::cuda::BatchedOptions kernel_options(const BatchArgs& args) {
   kernels::cuda::BatchedOptions options;
   options.fast_math = args.fast_math;
@@ -136,7 +133,7 @@ void potrf_chunk_cuda(void* buffers[], void* cl_arg) {
   const auto& args = task_args<BatchArgs>(cl_arg);
   run_batch_body(args, "potrf_batched (CUDA)", [&] {
     const Blocks<T> a = blocks_view<T>(buffers[0]);
-    kernels::cuda::potrf_batched<T>(batch_uplo(args.uplo), args.n, a.base, args.lda, a.stride, a.count,
+    kernels::cuda::potrf_batched<T>(kernels::cuda::batch_uplo(args.uplo), args.n, a.base, args.lda, a.stride, a.count,
                                     array_view<int>(buffers[1]), starpu_cuda_get_local_stream(), kernel_options(args));
   });
 }
@@ -147,8 +144,9 @@ void potrs_chunk_cuda(void* buffers[], void* cl_arg) {
   run_batch_body(args, "potrs_batched (CUDA)", [&] {
     const Blocks<T> a = blocks_view<T>(buffers[0]);
     const Blocks<T> b = blocks_view<T>(buffers[2]);
-    kernels::cuda::potrs_batched<T>(batch_uplo(args.uplo), args.n, args.nrhs, a.base, args.lda, a.stride, b.base, args.ldb,
-                                    b.stride, a.count, array_view<int>(buffers[1]), starpu_cuda_get_local_stream());
+    kernels::cuda::potrs_batched<T>(kernels::cuda::batch_uplo(args.uplo), args.n, args.nrhs, a.base, args.lda, a.stride,
+                                    b.base, args.ldb, b.stride, a.count, array_view<int>(buffers[1]),
+                                    starpu_cuda_get_local_stream());
   });
 }
 
@@ -157,7 +155,7 @@ void potri_chunk_cuda(void* buffers[], void* cl_arg) {
   const auto& args = task_args<BatchArgs>(cl_arg);
   run_batch_body(args, "potri_batched (CUDA)", [&] {
     const Blocks<T> a = blocks_view<T>(buffers[0]);
-    kernels::cuda::potri_batched<T>(batch_uplo(args.uplo), args.n, a.base, args.lda, a.stride, a.count,
+    kernels::cuda::potri_batched<T>(kernels::cuda::batch_uplo(args.uplo), args.n, a.base, args.lda, a.stride, a.count,
                                     array_view<int>(buffers[1]), starpu_cuda_get_local_stream());
   });
 }
@@ -167,9 +165,10 @@ void vpotrf_chunk_cuda(void* buffers[], void* cl_arg) {
   const auto& args = task_args<BatchArgs>(cl_arg);
   run_batch_body(args, "potrf_vbatched (CUDA)", [&] {
     const int count = static_cast<int>(STARPU_VECTOR_GET_NX(buffers[1]));
-    kernels::cuda::potrf_vbatched<T>(batch_uplo(args.uplo), array_view<int>(buffers[1]), args.max_n, array_view<T>(buffers[0]),
-                                     array_view<long long>(buffers[3]), array_view<int>(buffers[2]), count,
-                                     array_view<int>(buffers[4]), starpu_cuda_get_local_stream(), kernel_options(args));
+    kernels::cuda::potrf_vbatched<T>(kernels::cuda::batch_uplo(args.uplo), array_view<int>(buffers[1]), args.max_n,
+                                     array_view<T>(buffers[0]), array_view<long long>(buffers[3]),
+                                     array_view<int>(buffers[2]), count, array_view<int>(buffers[4]),
+                                     starpu_cuda_get_local_stream(), kernel_options(args));
   });
 }
 
@@ -178,10 +177,11 @@ void vpotrs_chunk_cuda(void* buffers[], void* cl_arg) {
   const auto& args = task_args<BatchArgs>(cl_arg);
   run_batch_body(args, "potrs_vbatched (CUDA)", [&] {
     const int count = static_cast<int>(STARPU_VECTOR_GET_NX(buffers[1]));
-    kernels::cuda::potrs_vbatched<T>(batch_uplo(args.uplo), array_view<int>(buffers[1]), args.max_n, args.nrhs,
-                                     array_view<T>(buffers[0]), array_view<long long>(buffers[3]), array_view<int>(buffers[2]),
-                                     array_view<T>(buffers[5]), array_view<long long>(buffers[7]), array_view<int>(buffers[6]),
-                                     count, array_view<int>(buffers[4]), starpu_cuda_get_local_stream());
+    kernels::cuda::potrs_vbatched<T>(kernels::cuda::batch_uplo(args.uplo), array_view<int>(buffers[1]), args.max_n,
+                                     args.nrhs, array_view<T>(buffers[0]), array_view<long long>(buffers[3]),
+                                     array_view<int>(buffers[2]), array_view<T>(buffers[5]),
+                                     array_view<long long>(buffers[7]), array_view<int>(buffers[6]), count,
+                                     array_view<int>(buffers[4]), starpu_cuda_get_local_stream());
   });
 }
 #endif

@@ -16,6 +16,7 @@
 #include <cstddef>
 #include <vector>
 
+#include "cuda/batch_uplo.hpp"
 #include "cuda/batched_inverse.hpp"
 #include "cuda/batched_kernels.hpp"
 #include "cuda/check.hpp"
@@ -42,8 +43,6 @@ bool info_to_read(const int* info, int count, const int* host_info) {
 namespace {
 
 namespace kc = kernels::cuda;
-
-kc::BatchUplo batch_uplo(Uplo uplo) { return uplo == Uplo::upper ? kc::BatchUplo::upper : kc::BatchUplo::lower; }
 
 void check_arguments(const char* routine, const ArgumentError& error) {
   detail::throw_if_invalid((std::string("device::") + routine).c_str(), error);
@@ -121,7 +120,7 @@ void potrf_batched_ex(Uplo uplo, int n, T* A, int lda, long long strideA, int ba
   check_arguments("potrf_batched_ex",
                   potrf_batched_argument_error<T>(detail::uplo_letter(uplo), n, A, lda, strideA, batch, info));
   if (n == 0 || batch == 0) return;
-  kc::potrf_batched<T>(batch_uplo(uplo), n, A, lda, strideA, batch, info, stream);
+  kc::potrf_batched<T>(kc::batch_uplo(uplo), n, A, lda, strideA, batch, info, stream);
 }
 
 template <class T>
@@ -130,7 +129,7 @@ void potrs_batched_ex(Uplo uplo, int n, int nrhs, const T* A, int lda, long long
   check_arguments("potrs_batched_ex", potrs_batched_argument_error<T>(detail::uplo_letter(uplo), n, nrhs, A, lda,
                                                                       strideA, B, ldb, strideB, batch));
   if (n == 0 || nrhs == 0 || batch == 0) return;
-  kc::potrs_batched<T>(batch_uplo(uplo), n, nrhs, A, lda, strideA, B, ldb, strideB, batch, info, stream);
+  kc::potrs_batched<T>(kc::batch_uplo(uplo), n, nrhs, A, lda, strideA, B, ldb, strideB, batch, info, stream);
 }
 
 template <class T>
@@ -139,9 +138,9 @@ void posv_batched_ex(Uplo uplo, int n, int nrhs, T* A, int lda, long long stride
   check_arguments("posv_batched_ex", posv_batched_argument_error<T>(detail::uplo_letter(uplo), n, nrhs, A, lda,
                                                                     strideA, B, ldb, strideB, batch, info));
   if (n == 0 || batch == 0) return;
-  kc::potrf_batched<T>(batch_uplo(uplo), n, A, lda, strideA, batch, info, stream);
+  kc::potrf_batched<T>(kc::batch_uplo(uplo), n, A, lda, strideA, batch, info, stream);
   if (nrhs > 0)
-    kc::potrs_batched<T>(batch_uplo(uplo), n, nrhs, A, lda, strideA, B, ldb, strideB, batch, info, stream);
+    kc::potrs_batched<T>(kc::batch_uplo(uplo), n, nrhs, A, lda, strideA, B, ldb, strideB, batch, info, stream);
 }
 
 // ---- out of place ---------------------------------------------------------------------------------------
@@ -153,7 +152,8 @@ void potrf_batched_ex(Uplo uplo, int n, const T* A, long long rowStrideA, long l
                   potrf_batched_out_of_place_argument_error<T>(detail::uplo_letter(uplo), n, A, rowStrideA, colStrideA,
                                                                strideA, L, ldl, strideL, batch, info));
   if (n == 0 || batch == 0) return;
-  kc::potrf_batched<T>(batch_uplo(uplo), n, A, rowStrideA, colStrideA, strideA, L, ldl, strideL, batch, info, stream);
+  kc::potrf_batched<T>(kc::batch_uplo(uplo), n, A, rowStrideA, colStrideA, strideA, L, ldl, strideL, batch, info,
+                       stream);
 }
 
 // ---- the inverse from the factors ------------------------------------------------------------------------
@@ -163,7 +163,7 @@ void potri_batched_ex(Uplo uplo, int n, T* A, int lda, long long strideA, int ba
   check_arguments("potri_batched_ex",
                   potrf_batched_argument_error<T>(detail::uplo_letter(uplo), n, A, lda, strideA, batch, info));
   if (n == 0 || batch == 0) return;
-  kc::potri_batched<T>(batch_uplo(uplo), n, A, lda, strideA, batch, info, stream);
+  kc::potri_batched<T>(kc::batch_uplo(uplo), n, A, lda, strideA, batch, info, stream);
 }
 
 template <class T>
@@ -173,7 +173,8 @@ void potri_batched_ex(Uplo uplo, int n, const T* L, long long rowStrideL, long l
                                                                             rowStrideL, colStrideL, strideL, X, ldx,
                                                                             strideX, batch));
   if (n == 0 || batch == 0) return;
-  kc::potri_batched<T>(batch_uplo(uplo), n, L, rowStrideL, colStrideL, strideL, X, ldx, strideX, batch, info, stream);
+  kc::potri_batched<T>(kc::batch_uplo(uplo), n, L, rowStrideL, colStrideL, strideL, X, ldx, strideX, batch, info,
+                       stream);
 }
 
 // ---- arrays of pointers -------------------------------------------------------------------------------
@@ -183,7 +184,7 @@ void potri_batched_ex(Uplo uplo, int n, T* const* A_array, int lda, int batch, i
   check_arguments("potri_batched_ex", potrf_batched_pointers_argument_error<T>(detail::uplo_letter(uplo), n, A_array,
                                                                                lda, batch, info));
   if (n == 0 || batch == 0) return;
-  kc::potri_batched<T>(batch_uplo(uplo), n, A_array, lda, batch, info, stream);
+  kc::potri_batched<T>(kc::batch_uplo(uplo), n, A_array, lda, batch, info, stream);
 }
 
 template <class T>
@@ -191,7 +192,7 @@ void potrf_batched_ex(Uplo uplo, int n, T* const* A_array, int lda, int batch, i
   check_arguments("potrf_batched_ex", potrf_batched_pointers_argument_error<T>(detail::uplo_letter(uplo), n, A_array,
                                                                                lda, batch, info));
   if (n == 0 || batch == 0) return;
-  kc::potrf_batched<T>(batch_uplo(uplo), n, A_array, lda, batch, info, stream);
+  kc::potrf_batched<T>(kc::batch_uplo(uplo), n, A_array, lda, batch, info, stream);
 }
 
 template <class T>
@@ -200,7 +201,7 @@ void potrs_batched_ex(Uplo uplo, int n, int nrhs, const T* const* A_array, int l
   check_arguments("potrs_batched_ex", potrs_batched_pointers_argument_error<T>(detail::uplo_letter(uplo), n, nrhs,
                                                                                A_array, lda, B_array, ldb, batch));
   if (n == 0 || nrhs == 0 || batch == 0) return;
-  kc::potrs_batched<T>(batch_uplo(uplo), n, nrhs, A_array, lda, B_array, ldb, batch, info, stream);
+  kc::potrs_batched<T>(kc::batch_uplo(uplo), n, nrhs, A_array, lda, B_array, ldb, batch, info, stream);
 }
 
 template <class T>
@@ -209,8 +210,8 @@ void posv_batched_ex(Uplo uplo, int n, int nrhs, T* const* A_array, int lda, T* 
   check_arguments("posv_batched_ex", posv_batched_pointers_argument_error<T>(detail::uplo_letter(uplo), n, nrhs,
                                                                              A_array, lda, B_array, ldb, batch, info));
   if (n == 0 || batch == 0) return;
-  kc::potrf_batched<T>(batch_uplo(uplo), n, A_array, lda, batch, info, stream);
-  if (nrhs > 0) kc::potrs_batched<T>(batch_uplo(uplo), n, nrhs, A_array, lda, B_array, ldb, batch, info, stream);
+  kc::potrf_batched<T>(kc::batch_uplo(uplo), n, A_array, lda, batch, info, stream);
+  if (nrhs > 0) kc::potrs_batched<T>(kc::batch_uplo(uplo), n, nrhs, A_array, lda, B_array, ldb, batch, info, stream);
 }
 
 // ---- variable sizes -----------------------------------------------------------------------------------
@@ -227,7 +228,7 @@ void in_place_variable(const char* name, Uplo uplo, const int* n, int max_n, T* 
   if (max_n == 0 || batch == 0) return;
   StreamWorkspace checked_n(static_cast<std::size_t>(batch), stream);
   kc::screen_variable_sizes(n, max_n, lda, nullptr, batch, checked_n.get(), info, potrf_size_positions, stream);
-  operation(batch_uplo(uplo), checked_n.get(), max_n, A_array, lda, batch, info, stream);
+  operation(kc::batch_uplo(uplo), checked_n.get(), max_n, A_array, lda, batch, info, stream);
   checked_n.release();
 }
 
@@ -255,7 +256,7 @@ void potrs_vbatched_ex(Uplo uplo, const int* n, int max_n, int nrhs, const T* co
   StreamWorkspace checked_n(static_cast<std::size_t>(batch), stream);
   // info is the caller's (read only, may be null): an invalid matrix is skipped, not reported.
   kc::screen_variable_sizes(n, max_n, lda, ldb, batch, checked_n.get(), nullptr, solve_size_positions, stream);
-  kc::potrs_vbatched<T>(batch_uplo(uplo), checked_n.get(), max_n, nrhs, A_array, lda, B_array, ldb, batch, info,
+  kc::potrs_vbatched<T>(kc::batch_uplo(uplo), checked_n.get(), max_n, nrhs, A_array, lda, B_array, ldb, batch, info,
                         stream);
   checked_n.release();
 }
@@ -269,9 +270,9 @@ void posv_vbatched_ex(Uplo uplo, const int* n, int max_n, int nrhs, T* const* A_
   StreamWorkspace checked_n(static_cast<std::size_t>(batch), stream);
   kc::screen_variable_sizes(n, max_n, lda, nrhs > 0 ? ldb : nullptr, batch, checked_n.get(), info,
                             solve_size_positions, stream);
-  kc::potrf_vbatched<T>(batch_uplo(uplo), checked_n.get(), max_n, A_array, lda, batch, info, stream);
+  kc::potrf_vbatched<T>(kc::batch_uplo(uplo), checked_n.get(), max_n, A_array, lda, batch, info, stream);
   if (nrhs > 0)
-    kc::potrs_vbatched<T>(batch_uplo(uplo), checked_n.get(), max_n, nrhs, A_array, lda, B_array, ldb, batch, info,
+    kc::potrs_vbatched<T>(kc::batch_uplo(uplo), checked_n.get(), max_n, nrhs, A_array, lda, B_array, ldb, batch, info,
                           stream);
   checked_n.release();
 }
@@ -286,7 +287,7 @@ int potrf_batched(Uplo uplo, int n, T* A, int lda, long long strideA, int batch,
   if (batch == 0) return 0;
   if (n == 0) return no_failures(batch, host_info);
   return count_failures(batch, host_info, stream, [&](int* info) {
-    kc::potrf_batched<T>(batch_uplo(uplo), n, A, lda, strideA, batch, info, stream);
+    kc::potrf_batched<T>(kc::batch_uplo(uplo), n, A, lda, strideA, batch, info, stream);
   });
 }
 
@@ -297,7 +298,7 @@ int potri_batched(Uplo uplo, int n, T* A, int lda, long long strideA, int batch,
   if (batch == 0) return 0;
   if (n == 0) return no_failures(batch, host_info);
   return count_failures(batch, host_info, stream, [&](int* info) {
-    kc::potri_batched<T>(batch_uplo(uplo), n, A, lda, strideA, batch, info, stream);
+    kc::potri_batched<T>(kc::batch_uplo(uplo), n, A, lda, strideA, batch, info, stream);
   });
 }
 
@@ -310,9 +311,9 @@ int posv_batched(Uplo uplo, int n, int nrhs, T* A, int lda, long long strideA, T
   if (batch == 0) return 0;
   if (n == 0) return no_failures(batch, host_info);
   return count_failures(batch, host_info, stream, [&](int* info) {
-    kc::potrf_batched<T>(batch_uplo(uplo), n, A, lda, strideA, batch, info, stream);
+    kc::potrf_batched<T>(kc::batch_uplo(uplo), n, A, lda, strideA, batch, info, stream);
     if (nrhs > 0)
-      kc::potrs_batched<T>(batch_uplo(uplo), n, nrhs, A, lda, strideA, B, ldb, strideB, batch, info, stream);
+      kc::potrs_batched<T>(kc::batch_uplo(uplo), n, nrhs, A, lda, strideA, B, ldb, strideB, batch, info, stream);
   });
 }
 
@@ -321,7 +322,7 @@ void zero_opposite_triangle(Uplo uplo, int n, T* A, int lda, long long strideA, 
   check_arguments("zero_opposite_triangle",
                   strided_matrices_argument_error<T>(detail::uplo_letter(uplo), n, A, lda, strideA, batch));
   if (n == 0 || batch == 0) return;
-  kc::zero_opposite_triangle_batched<T>(batch_uplo(uplo), n, A, lda, strideA, batch, stream);
+  kc::zero_opposite_triangle_batched<T>(kc::batch_uplo(uplo), n, A, lda, strideA, batch, stream);
 }
 
 #else  // !TESSERA_HAVE_CUDA

@@ -20,6 +20,7 @@
 #include "tessera/tools/lapack_arguments.hpp"
 
 #if TESSERA_HAVE_CUDA
+#include "cuda/batch_uplo.hpp"
 #include "cuda/batched_kernels.hpp"
 #include "cuda/check.hpp"
 #include "cuda/kept_pool.hpp"
@@ -38,8 +39,6 @@ namespace kc = kernels::cuda;
 std::size_t count_of(long long a, long long b = 1, long long c = 1) {
   return static_cast<std::size_t>(a) * static_cast<std::size_t>(b) * static_cast<std::size_t>(c);
 }
-
-kc::BatchUplo batch_uplo(Uplo uplo) { return uplo == Uplo::upper ? kc::BatchUplo::upper : kc::BatchUplo::lower; }
 
 // A matrix's ITER from the state its refinement ended in (refinement.hpp's BatchedRefinementState).
 int iter_of(int state, int steps) {
@@ -129,12 +128,12 @@ void solve_in_double(Uplo uplo, int n, int nrhs, T* A, int lda, long long stride
                                      cudaMemcpyHostToDevice, stream));
   TESSERA_CUDA_CHECK(cudaMemcpyAsync(solution_array.data(), solutions.data(), solutions.size() * sizeof(T*),
                                      cudaMemcpyHostToDevice, stream));
-  kc::potrf_batched<T>(batch_uplo(uplo), n, matrix_array.data(), lda, count, double_info.data(), stream);
+  kc::potrf_batched<T>(kc::batch_uplo(uplo), n, matrix_array.data(), lda, count, double_info.data(), stream);
   // X_k is not computed where A_k is not positive definite (LAPACK's DSPOSV returns first).
   kc::batched_copy_selected(n, nrhs, B, ldb, strideB, X, ldx, strideX, indices.data(), double_info.data(), count,
                             stream);
   if (nrhs > 0)
-    kc::potrs_batched<T>(batch_uplo(uplo), n, nrhs, matrix_array.data(), lda, solution_array.data(), ldx, count,
+    kc::potrs_batched<T>(kc::batch_uplo(uplo), n, nrhs, matrix_array.data(), lda, solution_array.data(), ldx, count,
                          double_info.data(), stream);
   // The host vectors stay alive until the copies out of them are done: to_host waits.
   const std::vector<int> failed = to_host(double_info.data(), which.size(), stream);
@@ -150,10 +149,10 @@ void solve_all_in_double(Uplo uplo, int n, int nrhs, T* A, int lda, long long st
   // Tessera's pool: this call waits for its INFO, after which the default pool would give the
   // buffer back to the driver.
   kc::KeptPoolBuffer<int> double_info(count_of(batch), stream);
-  kc::potrf_batched<T>(batch_uplo(uplo), n, A, lda, strideA, batch, double_info.data(), stream);
+  kc::potrf_batched<T>(kc::batch_uplo(uplo), n, A, lda, strideA, batch, double_info.data(), stream);
   kc::batched_copy_selected(n, nrhs, B, ldb, strideB, X, ldx, strideX, nullptr, double_info.data(), batch, stream);
   if (nrhs > 0)
-    kc::potrs_batched<T>(batch_uplo(uplo), n, nrhs, A, lda, strideA, X, ldx, strideX, batch, double_info.data(),
+    kc::potrs_batched<T>(kc::batch_uplo(uplo), n, nrhs, A, lda, strideA, X, ldx, strideX, batch, double_info.data(),
                          stream);
   info = to_host(double_info.data(), count_of(batch), stream);
 }
