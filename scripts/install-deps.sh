@@ -96,6 +96,9 @@ build_starpu() {
   # starpu-1.3.10-ram-size.patch: host memory's size is at least the system's physical memory,
   # not only what hwloc's NUMA nodes list: on a freshly started virtual machine they listed 5 GB of
   # 256, and StarPU-MPI's receive buffers beyond that waited forever for memory to be freed.
+  # starpu-1.3.10-failed-start-key.patch: a start that finds no worker deletes the thread key it
+  # created for scheduling contexts; a process retrying such starts used up its keys (about a
+  # thousand), and the next start aborted it.
   local patch_file
   for patch_file in "${patches[@]}"; do patch -d "$srcdir" -p1 -s < "$patch_file"; done
   (cd "$srcdir" && ./configure -q --prefix="$starpu_prefix" "${flags[@]}" CFLAGS="-O2 -g" >"$work/configure.log" 2>&1) \

@@ -343,6 +343,32 @@ void expect_factors_in_time(Runtime& runtime) {
 // Under `ulimit -v`, a worker without room for OpenBLAS's buffer hung in its first task (and the
 // program with it). StarPU starts again with the workers that fit, whose buffers are mapped at
 // once; a fixed worker count that does not fit, or none fitting, is a ResourceError.
+// The thread keys this process can still create (POSIX allows it PTHREAD_KEYS_MAX in all), counted
+// by creating them all and deleting them again.
+int free_thread_keys() {
+  std::vector<pthread_key_t> keys;
+  pthread_key_t key;
+  while (pthread_key_create(&key, nullptr) == 0) keys.push_back(key);
+  for (const pthread_key_t k : keys) pthread_key_delete(k);
+  return static_cast<int>(keys.size());
+}
+
+TEST(FailedStarts, LeaveTheProcessItsThreadKeys) {
+  // StarPU 1.3 created a thread key at each start and deleted it only at shutdown, so a start it
+  // refused (no worker) kept one: a program that retried used them all up after about a thousand
+  // attempts, and the next start aborted it.
+  RuntimeOptions no_worker;
+  no_worker.ncpus = 0;
+  no_worker.ncuda = 0;
+  EXPECT_THROW(Runtime runtime(no_worker), RuntimeError);  // what the first start sets up once
+  const int before = free_thread_keys();
+  for (int attempt = 0; attempt < 20; ++attempt)
+    EXPECT_THROW(Runtime runtime(no_worker), RuntimeError) << "attempt " << attempt;
+  EXPECT_EQ(free_thread_keys(), before) << "failed starts kept thread keys";
+  Runtime runtime(two_cpu_workers());
+  EXPECT_EQ(factor_small(runtime), 0);
+}
+
 TEST(AddressSpaceLimit, CpuWorkersAreThoseWhoseBuffersFit) {
   if (under_address_sanitizer()) GTEST_SKIP() << "AddressSanitizer needs terabytes of address space";
   // What a running runtime with two workers maps before its first task (stacks, arenas, StarPU),
