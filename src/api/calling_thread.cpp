@@ -325,7 +325,7 @@ detail::PlanRequest host_request(const MatrixView<T>& A, int nrhs, const FactorO
     request.solves = nrhs > 0;
     request.nrhs = nrhs;
   }
-  request.gpus_present = [] { return detail::nvidia_device_nodes() > 0; };
+  request.gpus_present = [] { return detail::gpus_could_take_work(); };
   return request;
 }
 

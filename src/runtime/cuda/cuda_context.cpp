@@ -180,6 +180,11 @@ int nvidia_device_nodes() {
   return count == 0 || cuda_libraries_problem() ? 0 : count;
 }
 
+bool gpus_could_take_work() {
+  if (starpu_is_initialized()) return starpu_cuda_worker_get_count() > 0;
+  return nvidia_device_nodes() > 0;
+}
+
 std::vector<std::vector<uint32_t>> workers_by_gpu() {
   const unsigned n = starpu_worker_get_count();
   const std::vector<int> devices = cuda_devices_in_order();
@@ -204,6 +209,7 @@ void create_cuda_contexts(RuntimeResources&, const std::string&) {}
 void destroy_cuda_contexts(RuntimeResources&) {}
 int cuda_devices_in_use() { return 0; }
 int nvidia_device_nodes() { return 0; }
+bool gpus_could_take_work() { return false; }
 int nvidia_device_node_count() { return 0; }
 std::optional<std::string> cuda_libraries_problem() { return std::nullopt; }  // none linked
 

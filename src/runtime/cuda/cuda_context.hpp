@@ -21,6 +21,10 @@ int cuda_devices_in_use();
 // initialize the driver there, a large part of a process's start that the CUDA warm-up overlaps
 // with StarPU's own start otherwise). 0 where CUDA's libraries cannot be used.
 int nvidia_device_nodes();
+// Whether a GPU could take work that has no runtime of its own: where StarPU runs (Tessera's
+// runtime or the application's), whether it has CUDA workers, asked without a call into CUDA;
+// elsewhere nvidia_device_nodes(), which loads CUDA's libraries where there is a device node.
+bool gpus_could_take_work();
 // The /dev/nvidiaN files alone, without a call into CUDA (which loads its libraries).
 int nvidia_device_node_count();
 // Whether the CUDA runtime, cuBLAS and cuSOLVER this process loaded answer a version query (no
