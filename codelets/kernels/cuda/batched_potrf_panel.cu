@@ -487,17 +487,16 @@ __device__ void zero_opposite(T* p, int ld, int n, bool upper) {
 }
 
 // Upper storage: the panel rows through shared memory (load_panel_staged), except in the
-// (16, 64) shape in double, where each thread's 16-byte row vectors measured faster (H200: n = 256
-// and 320, batch 1000; in float the staged rows were the faster there); rows not so aligned are
-// read element by element.
+// (16, 64) shape in double, where each thread's 16-byte row vectors measured faster (in float the
+// staged rows were the faster there; docs/kernels-batched.md, "Upper storage"); rows not so
+// aligned are read element by element.
 template <class T, int NB, int NT>
 constexpr bool kStagedPanel = !(NB == 16 && NT == 64 && sizeof(RealPartOf<T>) == 8);
 
 // Upper storage: the blocks per SM the compiler must leave registers for (128 per thread), in
 // every shape but the widest, where the cap spilled; with the largest shared-memory carveout
-// (launch_shape), as many blocks fit as in the lower kernels. H200, upper over lower time, capped
-// against not: double 1.34-1.46x against 1.34-1.63x from n = 40 to 320 (1.77x against 0.96x at
-// 512), float 0.96-1.52x against 1.12-1.80x up to 224 (1.07x against 0.88x at 256).
+// (launch_shape), as many blocks fit as in the lower kernels, which the uncapped kernels' extra
+// registers had cost (docs/kernels-batched.md, "Upper storage").
 template <bool UpperRows, int NB, int NT>
 constexpr int kUpperMinBlocks = UpperRows && !(NB == 32 && NT == 64) ? 65536 / (128 * NT) : 0;
 

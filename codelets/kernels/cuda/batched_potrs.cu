@@ -389,15 +389,12 @@ StagedKernel staged_kernel(int max_n) {
 }
 
 // Whether the staged kernel serves these systems (its order range and shared memory checked
-// already): where forced, else (H200, bench_batched_kernels --solves, docs/kernels-batched.md
-// "Solves with the factor in shared memory") where its blocks take at most two waves (1.4-3.2x the
-// streamed kernel's speed for one to 64 matrices of order 48 to 128), and past that where each
+// already): where forced, else where its blocks take at most two waves, and past that where each
 // block's staging serves several right-hand sides: eight (a block's warps) where two blocks fit a
 // multiprocessor, two where six do. One right-hand side a matrix on long stacks stays streamed (its
-// many warps per multiprocessor keep more loads in flight: 1.6-6.6x faster on 4096 real matrices
-// of order 96 to 160, 1.8-3.1x on complex ones of order 96). Complex factors up to order 64 are
-// staged whatever the count (the streamed kernel took 1.12-5.3x the staged one's time on 512 and
-// 4096 such matrices from one right-hand side: docs/kernels-batched.md, "Complex factors").
+// many warps per multiprocessor keep more loads in flight). Complex factors up to order 64 are
+// staged whatever the count. The measurements: docs/kernels-batched.md, "Solves with the factor in
+// shared memory" and "Complex factors".
 constexpr long long kStagedWaves = 2;
 constexpr int kStagedManyRhsMinBlocksPerSm = 2;
 constexpr int kStagedTwoRhsMinBlocksPerSm = 6;
