@@ -245,13 +245,14 @@ CLI::App* add_info_command(CLI::App& app, InfoCommand& info) {
   cmd->add_option("--policy", info.policy, "scheduling policy (default: TESSERA_POLICY, else dmdas)");
   cmd->add_flag("--json", info.json, "print JSON");
   cmd->add_option("--explain", info.explain.n, "N: the plan of an N x N potrf on this runtime, and why")
-      ->check(CLI::NonNegativeNumber);
+      ->check(tessera::cli::non_negative_int());
   cmd->add_option("--mode", info.explain.mode, "with --explain: cpu, gpu, hybrid or auto (default: TESSERA_MODE, else auto)")
       ->check(CLI::IsMember(kModes));
   cmd->add_option("--precision", info.explain.precision, "with --explain: d or s")
       ->check(CLI::IsMember({"d", "s"}))
       ->capture_default_str();
-  cmd->add_option("--nb", info.explain.nb, "with --explain: tile size (0: Tessera's choice)")->check(CLI::NonNegativeNumber);
+  cmd->add_option("--nb", info.explain.nb, "with --explain: tile size (0: Tessera's choice)")
+      ->check(tessera::cli::non_negative_int());
   cmd->add_flag("--on-device", info.explain.on_device, "with --explain: the matrix in GPU memory (the device API)");
   return cmd;
 }

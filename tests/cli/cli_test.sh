@@ -67,6 +67,10 @@ parse_errors_exit_1() {
   expect 1 batched --ncpu -2
   expect 1 batched --unknown 3
   expect 1 info --ncuda x
+  expect 1 info --explain -1
+  stderr_is "tessera: --explain: -1 is not a non-negative integer"
+  expect 1 info --explain 100 --nb 2.5
+  stderr_is "tessera: --nb: 2.5 is not a non-negative integer"
   expect 1 tune --repetitions 0
   expect 1 tune --ops lu
   stderr_has "--ops: lu not in {potf2,trsm,syrk,gemm}"
