@@ -340,9 +340,6 @@ void expect_factors_in_time(Runtime& runtime) {
   EXPECT_EQ(request.wait(), 0);
 }
 
-// Under `ulimit -v`, a worker without room for OpenBLAS's buffer hung in its first task (and the
-// program with it). StarPU starts again with the workers that fit, whose buffers are mapped at
-// once; a fixed worker count that does not fit, or none fitting, is a ResourceError.
 // The thread keys this process can still create (POSIX allows it PTHREAD_KEYS_MAX in all), counted
 // by creating them all and deleting them again.
 int free_thread_keys() {
@@ -369,6 +366,9 @@ TEST(FailedStarts, LeaveTheProcessItsThreadKeys) {
   EXPECT_EQ(factor_small(runtime), 0);
 }
 
+// Under `ulimit -v`, a worker without room for OpenBLAS's buffer hung in its first task (and the
+// program with it). StarPU starts again with the workers that fit, whose buffers are mapped at
+// once; a fixed worker count that does not fit, or none fitting, is a ResourceError.
 TEST(AddressSpaceLimit, CpuWorkersAreThoseWhoseBuffersFit) {
   if (under_address_sanitizer()) GTEST_SKIP() << "AddressSanitizer needs terabytes of address space";
   // What a running runtime with two workers maps before its first task (stacks, arenas, StarPU),
