@@ -195,6 +195,53 @@ def test_one_matrix_waited_for_gives_its_factor_or_its_column(kind, n, lower, dt
         assert error.value.column == column and np.ndim(error.value.column) == 0
 
 
+@pytest.mark.parametrize("dtype", [np.float64, np.float32, np.complex128, np.complex64])
+@pytest.mark.parametrize("lower", [True, False])
+@pytest.mark.parametrize("n", [97, 300])
+def test_one_plain_torch_matrix_takes_the_short_route(n, lower, dtype):
+    """One plain 2-D torch tensor on the current GPU goes the short route
+    (_factor_plain_torch_matrix) once a call has made PyTorch's adapter, where the plan gives its
+    order to the dense device API (complex single at 97 goes to the batched kernels): the factor of
+    every layout, read where it lies, each info and cholesky's raised column. A tensor it does not
+    take (a lazily conjugated view, one autograd follows, a subclass) gets the same results through
+    the general path."""
+    torch = _torch()
+    if torch is None:
+        pytest.skip("no PyTorch with a CUDA GPU")
+    kind = TorchKind(torch)
+    a = hpd(n, dtype, seed=n) if np.dtype(dtype).kind == "c" else spd(n, dtype=dtype, seed=7)
+    tessera.cholesky_ex(kind.put(a))  # PyTorch's adapter, made by the general path
+    spread = np.full((2 * n, 2 * n), np.nan, dtype)
+    spread[::2, ::2] = a
+    layouts = {"C": kind.put(a), "Fortran": kind.swap(kind.put(np.ascontiguousarray(a.T))),
+               "every other row and column": kind.put(spread)[::2, ::2]}
+    for name, x in layouts.items():
+        short_route = not tessera._takes_batched_kernels(n, 1, dtype)
+        assert (tessera._factor_plain_torch_matrix(x, lower, wait=False) is not None) == short_route, name
+        factor, info = tessera.cholesky_ex(x, lower=lower)
+        for f in (kind.get(factor), kind.get(tessera.cholesky(x, lower=lower))):
+            assert f.dtype == dtype and backward_error(a, f, lower) < tolerance(dtype, n), name
+            assert not (np.triu(f, 1) if lower else np.tril(f, -1)).any(), name
+        assert info.dtype == torch.int32 and info.shape == () and int(info) == 0, name
+        assert np.array_equal(kind.get(x), a), name
+    for column in (1, n // 2 + 1, n):
+        bad = kind.put(not_spd_at(a, column))
+        assert int(tessera.cholesky_ex(bad, lower=lower)[1]) == column
+        with pytest.raises(tessera.NotPositiveDefiniteError) as error:
+            tessera.cholesky(bad, lower=lower)
+        assert error.value.column == column
+    others = {"subclass": torch.nn.Parameter(kind.put(a), requires_grad=False)}
+    if np.dtype(dtype).kind == "c":
+        others["lazily conjugated"] = kind.put(np.conjugate(a)).conj()
+    else:
+        others["followed by autograd"] = kind.put(a).requires_grad_()
+    for name, x in others.items():
+        assert tessera._factor_plain_torch_matrix(x, lower, wait=False) is None, name
+        with torch.no_grad():
+            factor, info = tessera.cholesky_ex(x, lower=lower)
+        assert int(info) == 0 and backward_error(a, kind.get(factor.detach()), lower) < tolerance(dtype, n), name
+
+
 @pytest.mark.parametrize("lower", [True, False])
 @pytest.mark.parametrize("n, batch", [(128, 1), (257, 2), (513, 5), (700, 3)])
 def test_short_stacks_of_larger_matrices(kind, n, batch, lower):

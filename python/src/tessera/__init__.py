@@ -21,7 +21,7 @@ _cuda_libraries.preload()  # the CUDA libraries the native module links, from NV
 with _blas_kernel.loading_with_this_cpus_kernel() as _kernel_asked_for:
     from . import _core
 from . import _jax, _progress, scipy
-from ._arrays import NumPyArrays, classify, float_dtype, host_result, square_shape
+from ._arrays import NumPyArrays, classify, float_dtype, host_result, loaded_torch_adapter, square_shape
 from ._runtime import Runtime, check_gpu_usable, check_mode, requested_mode, runtime_call
 
 __version__ = "0.2.0"
@@ -112,6 +112,12 @@ def cholesky(a, *, lower=None, upper=None, mode=None, policy=None, progress=None
     adaptive-precision factorization (cholesky_adaptive), a factor whose backward error is about
     that instead of FP64's."""
     lower = True if lower is None and upper is None else _triangle(lower, upper)
+    if accuracy is None and mode is None and policy is None:
+        done = _factor_plain_torch_matrix(a, lower, wait=True)
+        if done is not None:
+            if done[1]:
+                raise NotPositiveDefiniteError(done[1])
+            return done[0]
     if accuracy is not None:
         return _cholesky_adaptive(a, lower, mode, policy, progress, accuracy)[0]
     if type(a) is np.ndarray and policy is None:
@@ -146,6 +152,10 @@ def cholesky_ex(a, *, lower=None, upper=None, mode=None, policy=None, progress=N
     to gpu: tessera::device::potrf_ex); the factor of a failed matrix is partial, as LAPACK leaves
     it."""
     lower = _triangle(lower, upper)
+    if mode is None and policy is None:
+        done = _factor_plain_torch_matrix(a, lower, wait=False)
+        if done is not None:
+            return done
     if _jax.is_traced(a):
         square_shape(a.shape)
         return _jax.cholesky(a, float_dtype(a.dtype), lower, mode, policy, False,
@@ -559,13 +569,14 @@ _POTRF_INTO = {np.dtype(t): getattr(_core, "potrf_batched_device_into" + _suffix
 
 
 # The dense device API's factorizations on the published runtime (without runtime_call(); None or
-# False where no runtime is published): per precision, and the waiting forms by the name of the
-# runtime call they stand for.
+# False where no runtime is published): per precision, and the waiting forms per precision and by
+# the name of the runtime call they stand for.
 _POTRF_DENSE_INTO_PUBLISHED = {np.dtype(t): getattr(_core, "potrf_device_into_published" + _suffix(t))
                                for t in (np.float32, np.float64, np.complex64, np.complex128)}
-_PUBLISHED_CALLS = {"potrf_device_into_and_wait" + _suffix(t): getattr(_core, "potrf_device_into_and_wait_published" +
-                                                                       _suffix(t))
-                    for t in (np.float32, np.float64, np.complex64, np.complex128)}
+_POTRF_DENSE_INTO_AND_WAIT_PUBLISHED = {np.dtype(t): getattr(_core, "potrf_device_into_and_wait_published" + _suffix(t))
+                                        for t in (np.float32, np.float64, np.complex64, np.complex128)}
+_PUBLISHED_CALLS = {"potrf_device_into_and_wait" + _suffix(t): call
+                    for t, call in _POTRF_DENSE_INTO_AND_WAIT_PUBLISHED.items()}
 
 # The plan's route of a GPU stack per precision (_takes_batched_kernels).
 _STACK_TAKES_BATCHED_KERNELS = {np.dtype(t): getattr(_core, "stack_takes_batched_kernels" + _suffix(t))
@@ -819,6 +830,37 @@ def _factor_device(ad, a, lower, mode, policy):
             _factor_dense_at(ad.pointer(source), (row, col, step), ad.pointer(f), ad.pointer(info), n, batch, dtype,
                              mode, policy, ad.stream(a))
     return f, info
+
+
+def _factor_plain_torch_matrix(a, lower, wait):
+    """One plain PyTorch matrix on the GPU (_Torch.plain_matrix_dtype) of an order the plan gives to
+    the dense device API, factored on the published runtime as _factor_device (with `wait`,
+    _factor_device_matrix) does, without the general path's steps: each of its PyTorch calls costs
+    microseconds, as much as the factorization of a small matrix. (factor, info tensor), or with
+    `wait` (factor, LAPACK's info as an int); None where a is not such a matrix or no runtime is
+    published yet, for the general path to take the call."""
+    ad = loaded_torch_adapter()
+    dtype = None if ad is None else ad.plain_matrix_dtype(a)
+    if dtype is None:
+        return None
+    n = a.shape[0]
+    if n == 0 or a.shape[1] != n or _STACK_TAKES_BATCHED_KERNELS[dtype](n, 1):
+        return None
+    check_gpu_usable()
+    row, col = a.stride()
+    if not lower:
+        row, col = col, row
+    # The factor as _factor_device makes it: column by column for a lower one, C-ordered for an upper.
+    factor = a.new_empty_strided((n, n), (1, n)) if lower else a.new_empty((n, n))
+    if wait:
+        info = _POTRF_DENSE_INTO_AND_WAIT_PUBLISHED[dtype](a.data_ptr(), row, col, factor.data_ptr(), n, "",
+                                                           ad.stream(a))
+        return None if info is None else (factor, info)
+    info = a.new_empty((), dtype=ad.int32)
+    if _POTRF_DENSE_INTO_PUBLISHED[dtype](a.data_ptr(), row, col, 0, factor.data_ptr(), n, 1, "", info.data_ptr(),
+                                          ad.stream(a)):
+        return factor, info
+    return None
 
 
 def _factor_device_matrix(ad, a, lower, mode, policy, native_call, *arguments):

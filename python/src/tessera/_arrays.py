@@ -118,6 +118,19 @@ class _Torch:
         # The current stream's handle without building a Stream object (a few microseconds a call).
         self.raw_stream = getattr(torch._C, "_cuda_getCurrentRawStream", None)
         self.current_device = getattr(torch._C, "_cuda_getDevice", None) or torch.cuda.current_device
+        self.int32 = torch.int32
+
+    def plain_matrix_dtype(self, a):
+        """The numpy dtype of a where a is a plain torch.Tensor (no subclass) of two dimensions on the
+        current GPU, of a type Tessera factors, holding its values as they read (no lazy conjugation
+        or negation) and not followed by autograd: a matrix the kernels can read where it lies with
+        no device guard. None for any other array."""
+        if type(a) is not self.torch.Tensor or not a.is_cuda or a.dim() != 2 or a.requires_grad:
+            return None
+        dtype = self.dtypes.get(a.dtype)
+        if dtype is None or a.is_conj() or a.is_neg() or a.get_device() != self.current_device():
+            return None
+        return dtype
 
     def dtype(self, a):
         known = self.dtypes.get(a.dtype)
@@ -291,6 +304,12 @@ class DeviceArrays:
 
 # One adapter per array library, made on first use: a call then costs no lookups.
 _native_kinds = {}
+
+
+def loaded_torch_adapter():
+    """The PyTorch adapter once a call has made it (classify), else None."""
+    kind = _native_kinds.get("torch")
+    return None if kind is None else kind.adapter
 
 
 def _native_kind(module):
