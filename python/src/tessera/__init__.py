@@ -112,12 +112,6 @@ def cholesky(a, *, lower=None, upper=None, mode=None, policy=None, progress=None
     adaptive-precision factorization (cholesky_adaptive), a factor whose backward error is about
     that instead of FP64's."""
     lower = True if lower is None and upper is None else _triangle(lower, upper)
-    if accuracy is None and mode is None and policy is None:
-        done = _factor_plain_torch_matrix(a, lower, wait=True)
-        if done is not None:
-            if done[1]:
-                raise NotPositiveDefiniteError(done[1])
-            return done[0]
     if accuracy is not None:
         return _cholesky_adaptive(a, lower, mode, policy, progress, accuracy)[0]
     if type(a) is np.ndarray and policy is None:
@@ -127,6 +121,12 @@ def cholesky(a, *, lower=None, upper=None, mode=None, policy=None, progress=None
             if failed:
                 raise NotPositiveDefiniteError(int(info) if info.ndim == 0 else info)
             return factor
+    elif mode is None and policy is None:
+        done = _factor_plain_torch_matrix(a, lower, wait=True)
+        if done is not None:
+            if done[1]:
+                raise NotPositiveDefiniteError(done[1])
+            return done[0]
     if _torch_needs_grad(a):
         from . import _autograd
 
@@ -152,7 +152,7 @@ def cholesky_ex(a, *, lower=None, upper=None, mode=None, policy=None, progress=N
     to gpu: tessera::device::potrf_ex); the factor of a failed matrix is partial, as LAPACK leaves
     it."""
     lower = _triangle(lower, upper)
-    if mode is None and policy is None:
+    if type(a) is not np.ndarray and mode is None and policy is None:
         done = _factor_plain_torch_matrix(a, lower, wait=False)
         if done is not None:
             return done
