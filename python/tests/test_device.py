@@ -197,14 +197,15 @@ def test_one_matrix_waited_for_gives_its_factor_or_its_column(kind, n, lower, dt
 
 @pytest.mark.parametrize("dtype", [np.float64, np.float32, np.complex128, np.complex64])
 @pytest.mark.parametrize("lower", [True, False])
-@pytest.mark.parametrize("n", [97, 300])
+@pytest.mark.parametrize("n", [1, 17, 33, 64, 97, 300])
 def test_one_plain_torch_matrix_takes_the_short_route(n, lower, dtype):
     """One plain 2-D torch tensor on the current GPU goes the short route
-    (_factor_plain_torch_matrix) once a call has made PyTorch's adapter, where the plan gives its
-    order to the dense device API (complex single at 97 goes to the batched kernels): the factor of
-    every layout, read where it lies, each info and cholesky's raised column. A tensor it does not
-    take (a lazily conjugated view, one autograd follows, a subclass) gets the same results through
-    the general path."""
+    (_factor_plain_torch_matrix) once a call has made PyTorch's adapter, to the batched kernels or
+    to the dense device API as the plan gives its order (the register kernel up to 32, the panel
+    kernel above): the factor of every layout, read where it lies and laid out as the general path
+    lays it out, each info and cholesky's raised column. A tensor it does not take (a lazily
+    conjugated view, one autograd follows, a subclass) gets the same results through the general
+    path."""
     torch = _torch()
     if torch is None:
         pytest.skip("no PyTorch with a CUDA GPU")
@@ -215,10 +216,11 @@ def test_one_plain_torch_matrix_takes_the_short_route(n, lower, dtype):
     spread[::2, ::2] = a
     layouts = {"C": kind.put(a), "Fortran": kind.swap(kind.put(np.ascontiguousarray(a.T))),
                "every other row and column": kind.put(spread)[::2, ::2]}
+    general_factor = tessera.cholesky_ex(torch.nn.Parameter(kind.put(a), requires_grad=False), lower=lower)[0]
     for name, x in layouts.items():
-        short_route = not tessera._takes_batched_kernels(n, 1, dtype)
-        assert (tessera._factor_plain_torch_matrix(x, lower, wait=False) is not None) == short_route, name
+        assert tessera._factor_plain_torch_matrix(x, lower, wait=False) is not None, name
         factor, info = tessera.cholesky_ex(x, lower=lower)
+        assert factor.stride() == general_factor.stride(), name
         for f in (kind.get(factor), kind.get(tessera.cholesky(x, lower=lower))):
             assert f.dtype == dtype and backward_error(a, f, lower) < tolerance(dtype, n), name
             assert not (np.triu(f, 1) if lower else np.tril(f, -1)).any(), name

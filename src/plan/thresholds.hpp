@@ -106,9 +106,13 @@ struct Thresholds {
   int short_stack_min_n = 192;
   int complex_double_short_stack_min_n = 96;
   int complex_single_short_stack_min_n = 160;
-  int single_matrix_vendor_min_n = 96;
+  // One matrix from Python's short route, whose host time is the same for either side: cuSOLVER's
+  // potrf was the faster from order 64 in both real types (H100).
+  int single_matrix_vendor_min_n = 64;
   // One complex matrix: cuSOLVER's potrf from these orders, the batched kernel below them.
-  int complex_double_single_matrix_vendor_min_n = 64;
+  // Complex single keeps the kernel up to 127: cuSOLVER's was the faster at 64 but the slower at
+  // 80 and 96 (H100).
+  int complex_double_single_matrix_vendor_min_n = 48;
   int complex_single_single_matrix_vendor_min_n = 128;
   int short_stack_max_batch = 384;
   // The batched solve kernels (a thread block per matrix) take long stacks (from

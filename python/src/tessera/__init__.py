@@ -22,7 +22,7 @@ with _blas_kernel.loading_with_this_cpus_kernel() as _kernel_asked_for:
     from . import _core
 from . import _jax, _progress, scipy
 from ._arrays import NumPyArrays, classify, float_dtype, host_result, loaded_torch_adapter, square_shape
-from ._runtime import Runtime, check_gpu_usable, check_mode, requested_mode, runtime_call
+from ._runtime import Runtime, check_gpu_usable, check_mode, gpu_usable, requested_mode, runtime_call
 
 __version__ = "0.2.0"
 library_version = _core.library_version
@@ -833,20 +833,23 @@ def _factor_device(ad, a, lower, mode, policy):
 
 
 def _factor_plain_torch_matrix(a, lower, wait):
-    """One plain PyTorch matrix on the GPU (_Torch.plain_matrix_dtype) of an order the plan gives to
-    the dense device API, factored on the published runtime as _factor_device (with `wait`,
-    _factor_device_matrix) does, without the general path's steps: each of its PyTorch calls costs
-    microseconds, as much as the factorization of a small matrix. (factor, info tensor), or with
-    `wait` (factor, LAPACK's info as an int); None where a is not such a matrix or no runtime is
-    published yet, for the general path to take the call."""
+    """One plain PyTorch matrix on the GPU (_Torch.plain_matrix_dtype), factored as the general path
+    factors it, without that path's steps (each of its PyTorch calls costs microseconds, as much as
+    the factorization of a small matrix): an order the plan gives to the batched kernels as
+    _factor_batched_device does, one it gives to the dense device API on the published runtime as
+    _factor_device (with `wait`, _factor_device_matrix) does. (factor, info tensor), or with `wait`
+    (factor, LAPACK's info as an int); None where a is not such a matrix or no runtime is published
+    yet, for the general path to take the call (and in a child forked after CUDA started, where
+    asking PyTorch for the current GPU would raise its own error: the general path raises Tessera's)."""
     ad = loaded_torch_adapter()
-    dtype = None if ad is None else ad.plain_matrix_dtype(a)
+    dtype = None if ad is None or not gpu_usable() else ad.plain_matrix_dtype(a)
     if dtype is None:
         return None
     n = a.shape[0]
-    if n == 0 or a.shape[1] != n or _STACK_TAKES_BATCHED_KERNELS[dtype](n, 1):
+    if n == 0 or a.shape[1] != n:
         return None
-    check_gpu_usable()
+    if _STACK_TAKES_BATCHED_KERNELS[dtype](n, 1):
+        return _factor_plain_torch_matrix_by_kernel(ad, a, n, dtype, lower, wait)
     row, col = a.stride()
     if not lower:
         row, col = col, row
@@ -861,6 +864,21 @@ def _factor_plain_torch_matrix(a, lower, wait):
                                           ad.stream(a)):
         return factor, info
     return None
+
+
+def _factor_plain_torch_matrix_by_kernel(ad, a, n, dtype, lower, wait):
+    """_factor_plain_torch_matrix's matrix through the batched kernels, in the layout
+    _factor_batched_device gives its factor; with `wait` the info is read back (as the general path
+    reads it)."""
+    row, col = a.stride()
+    fortran = _batched_lower_by_columns(n, lower)
+    factor = a.new_empty_strided((n, n), (1, n)) if fortran else a.new_empty((n, n))
+    if not fortran:
+        row, col = col, row
+    info = a.new_empty((), dtype=ad.int32)
+    _POTRF_INTO[dtype](a.data_ptr(), row, col, 0, factor.data_ptr(), n, 1, lower and not fortran, info.data_ptr(),
+                       ad.stream(a))
+    return (factor, int(info)) if wait else (factor, info)
 
 
 def _factor_device_matrix(ad, a, lower, mode, policy, native_call, *arguments):

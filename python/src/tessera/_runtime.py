@@ -216,6 +216,11 @@ def check_policy(policy):
         raise ValueError(f"unknown scheduling policy {policy!r}: one of {', '.join(_core.policy_names())}")
 
 
+def gpu_usable():
+    """Whether GPU arrays can be worked on here (check_gpu_usable raises where they cannot)."""
+    return not _cuda_lost
+
+
 def check_gpu_usable():
     """Raises where GPU arrays cannot be worked on: in a child forked from a process that had
     initialised CUDA."""
