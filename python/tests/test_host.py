@@ -698,6 +698,25 @@ def test_progress_bar_on_stderr_when_asked(small_tiles, capsys):
         tessera.cholesky(spd(300), progress="yes")
 
 
+@pytest.mark.parametrize("n", [1, 5, 300])
+def test_a_progress_of_no_known_form_is_refused_on_every_route(n):
+    """Orders that run on the calling thread never report progress, but take the same argument."""
+    a = spd(n)
+    L = np.linalg.cholesky(a)
+    calls = [lambda p: tessera.cholesky(a, progress=p), lambda p: tessera.cholesky_ex(a, progress=p),
+             lambda p: tessera.cholesky(np.stack([a, a]), progress=p), lambda p: tessera.cho_solve(L, np.ones(n), progress=p),
+             lambda p: tessera.posv(a, np.ones(n), progress=p), lambda p: tessera.logdet(a, progress=p),
+             lambda p: tessera.logdet_ex(a, progress=p), lambda p: tessera.cholesky_inverse(L, progress=p),
+             lambda p: tessera.inv(a, progress=p), lambda p: tessera.cholesky_adaptive(a, 1e-8, progress=p),
+             lambda p: tessera.cholesky(a, accuracy=1e-8, progress=p)]
+    for call in calls:
+        for bad in ("yes", 5, 0.5, [print]):
+            with pytest.raises(TypeError, match="progress must be None, True, False or a callable"):
+                call(bad)
+        call(lambda fraction: None)
+        call(False)
+
+
 def test_progress_bar_waits_for_its_delay():
     from tessera._progress import Bar
 

@@ -112,6 +112,8 @@ def cholesky(a, *, lower=None, upper=None, mode=None, policy=None, progress=None
     adaptive-precision factorization (cholesky_adaptive), a factor whose backward error is about
     that instead of FP64's."""
     lower = True if lower is None and upper is None else _triangle(lower, upper)
+    if progress is not None:
+        _progress.check(progress)
     if accuracy is not None:
         return _cholesky_adaptive(a, lower, mode, policy, progress, accuracy)[0]
     if type(a) is np.ndarray and policy is None:
@@ -152,6 +154,8 @@ def cholesky_ex(a, *, lower=None, upper=None, mode=None, policy=None, progress=N
     to gpu: tessera::device::potrf_ex); the factor of a failed matrix is partial, as LAPACK leaves
     it."""
     lower = _triangle(lower, upper)
+    if progress is not None:
+        _progress.check(progress)
     if type(a) is not np.ndarray and mode is None and policy is None:
         done = _factor_plain_torch_matrix(a, lower, wait=False)
         if done is not None:
@@ -180,6 +184,8 @@ def cho_solve(c, b, *, lower=None, mode=None, policy=None, progress=None):
     of vectors (..., n) with one dimension fewer than c, which cannot be read as matrices (its
     second last dimension is not n), is read as vectors, x then of that shape. ``progress`` as in
     cholesky."""
+    if progress is not None:
+        _progress.check(progress)
     c, lower = _factor_and_triangle(c, lower)
     if _jax.is_traced(c, b):
         import jax.numpy as jnp
@@ -273,6 +279,8 @@ def cholesky_adaptive(a, accuracy, *, lower=True, mode=None, policy=None, progre
     each arithmetic, {"fp16": .., "fp32": .., "fp64": ..}. Gains where tiles far from the diagonal
     are small (covariance matrices of spatial data ordered along space). Raises
     NotPositiveDefiniteError; ValueError for an accuracy outside (0, 1)."""
+    if progress is not None:
+        _progress.check(progress)
     return _cholesky_adaptive(a, bool(lower), mode, policy, progress, accuracy)
 
 
@@ -446,6 +454,8 @@ def cholesky_inverse(c, *, lower=None, mode=None, policy=None, progress=None):
     above), neither synchronising: a factor with a zero on its diagonal gives an inverse of NaN.
     Larger GPU stacks, gradients and JAX traces compute cho_solve(c, I) (twice potri's
     arithmetic)."""
+    if progress is not None:
+        _progress.check(progress)
     c, lower = _factor_and_triangle(c, lower)
     if not _jax.is_traced(c) and not _torch_needs_grad(c):
         where, arrays, native = classify(c)

@@ -37,6 +37,13 @@ class Bar:
         self._drawn = True
 
 
+def check(progress):
+    """Raises TypeError for a `progress` that none of the forms above is: checked on every call, also
+    those that run on the calling thread and never report."""
+    if progress is not None and progress is not True and progress is not False and not callable(progress):
+        raise TypeError(f"progress must be None, True, False or a callable taking the fraction done, not {progress!r}")
+
+
 def reporter(progress):
     """The callable the native wait reports to for `progress`, or None for no report."""
     if progress is None:
@@ -48,6 +55,5 @@ def reporter(progress):
         return Bar(sys.stderr, 0.0)
     if progress is False:
         return None
-    if callable(progress):
-        return progress
-    raise TypeError(f"progress must be None, True, False or a callable taking the fraction done, not {progress!r}")
+    check(progress)
+    return progress
