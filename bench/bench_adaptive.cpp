@@ -9,8 +9,10 @@
 // and to the pinned and the pageable array. Per run: seconds (best of --reps), the FP64-equivalent
 // TFLOP/s (n^3 / 3 flops), the share of tiles per arithmetic, the log-determinant's relative error
 // against FP64's and the Gaussian-process log-likelihood's (for data z drawn from the FP64 factor;
-// host runs), and the speed against Tessera's FP64 run of the same state (cuSOLVER's rows against
-// resident tiles).
+// host runs), the speed against Tessera's FP64 run of the same state (cuSOLVER's rows against
+// resident tiles), and the tile map's bound on that speed: the factorization's flops over those it
+// leaves in FP64 (every potrf, trsm and syrk, and the updates of FP64 tiles), the speed-up if the
+// reduced updates took no time at all.
 //   bench_adaptive [--n 20000,40000] [--range 0.03] [--accuracy 1e-4,1e-8,1e-12] [--reps 1]
 //                  [--mode auto|gpu|cpu] [--nb 0] [--json FILE]
 #include <fmt/format.h>
@@ -121,9 +123,34 @@ struct Run {
   std::string name;
   double seconds = 0;
   long long tiles[3] = {0, 0, 0};  // fp64, fp32, fp16 below the diagonal
+  double bound = 1;                // flops over FP64 flops (reduced_update_bound)
   double logdet_error = 0;
   double likelihood_error = 0;
 };
+
+// The factorization's flops over those the map leaves in FP64, for n in tiles of nb (or of the size
+// that gives the map's count): the speed-up over FP64 if every reduced update were free (1 for an
+// FP64 run, whose map is empty).
+double reduced_update_bound(const tessera::TileArithmeticMap& map, int n, int nb) {
+  if (map.tiles == 0) return 1;
+  if ((n + nb - 1) / nb != map.tiles) nb = (n + map.tiles - 1) / map.tiles;
+  const auto rows = [&](int i) { return double(std::min(nb, n - i * nb)); };
+  double all = 0, fp64 = 0;
+  for (int k = 0; k < map.tiles; ++k) {
+    const double mk = rows(k);
+    double panel = mk * mk * mk / 3;  // potrf, then each trsm and syrk of the step
+    for (int i = k + 1; i < map.tiles; ++i) panel += 2 * rows(i) * mk * mk;
+    all += panel;
+    fp64 += panel;
+    for (int i = k + 1; i < map.tiles; ++i)
+      for (int j = k + 1; j < i; ++j) {
+        const double gemm = 2 * rows(i) * rows(j) * mk;
+        all += gemm;
+        if (map.at(i, j) == tessera::TileArithmetic::fp64) fp64 += gemm;
+      }
+  }
+  return all / fp64;
+}
 
 #ifdef TESSERA_HAVE_CUDA
 // The matrix in GPU memory (an LAPACK array) and in pinned host memory, for the runs that start
@@ -236,8 +263,8 @@ int main(int argc, char** argv) {
   base.nb = nb;
   nlohmann::json results = nlohmann::json::array();
   fmt::print("Matérn (smoothness 1/2, range {}) on a jittered grid in Morton order\n", range);
-  fmt::print("{:>6} {:>5} {:>18} {:>9} {:>8} {:>7} {:>7} {:>7} {:>11} {:>11} {:>8}\n", "n", "nb", "run", "s",
-             "TFLOP/s", "fp64%", "fp32%", "fp16%", "logdet err", "loglik err", "/ fp64");
+  fmt::print("{:>6} {:>5} {:>18} {:>9} {:>8} {:>7} {:>7} {:>7} {:>11} {:>11} {:>8} {:>7}\n", "n", "nb", "run", "s",
+             "TFLOP/s", "fp64%", "fp32%", "fp16%", "logdet err", "loglik err", "/ fp64", "bound");
   for (int n : sizes) {
     const std::vector<double> A = matern_covariance(locations(n), range);
     std::vector<double> F(A.size(), 0.0);
@@ -265,6 +292,7 @@ int main(int argc, char** argv) {
         if (info != 0) throw std::runtime_error(fmt::format("{}: info {}", name, info));
       }
       for (int a = 0; a < 3; ++a) run.tiles[a] = map.count(static_cast<tessera::TileArithmetic>(a));
+      run.bound = reduced_update_bound(map, n, tile);
       return run;
     };
     // Host arrays, end to end: the FP64 factor first, and data z = L w drawn from it.
@@ -298,6 +326,7 @@ int main(int argc, char** argv) {
         for (int r = 0; r < reps; ++r)
           run.seconds = std::min(run.seconds, tessera::bench::time_resident_potrf(runtime, n, tile, A, options));
         for (int a = 0; a < 3; ++a) run.tiles[a] = map.count(static_cast<tessera::TileArithmetic>(a));
+        run.bound = reduced_update_bound(map, n, tile);
         return run;
       };
       runs.push_back(resident_run("resident fp64", 0));
@@ -336,11 +365,12 @@ int main(int argc, char** argv) {
     for (const Run& r : runs) {
       const double total = double(r.tiles[0] + r.tiles[1] + r.tiles[2]);
       const auto share = [&](int a) { return total > 0 ? fmt::format("{:.1f}", 100.0 * r.tiles[a] / total) : std::string("-"); };
-      fmt::print("{:>6} {:>5} {:>18} {:>9.4f} {:>8.2f} {:>7} {:>7} {:>7} {:>11.2e} {:>11.2e} {:>7.2f}x\n", n, tile,
-                 r.name, r.seconds, flops / r.seconds * 1e-12, share(0), share(1), share(2), r.logdet_error,
-                 r.likelihood_error, fp64_of(r) / r.seconds);
+      fmt::print("{:>6} {:>5} {:>18} {:>9.4f} {:>8.2f} {:>7} {:>7} {:>7} {:>11.2e} {:>11.2e} {:>7.2f}x {:>6.2f}x\n", n,
+                 tile, r.name, r.seconds, flops / r.seconds * 1e-12, share(0), share(1), share(2), r.logdet_error,
+                 r.likelihood_error, fp64_of(r) / r.seconds, r.bound);
       results.push_back({{"n", n}, {"nb", tile}, {"run", r.name}, {"seconds", r.seconds}, {"tiles_fp64", r.tiles[0]},
-                         {"tiles_fp32", r.tiles[1]}, {"tiles_fp16", r.tiles[2]}, {"logdet_relative_error", r.logdet_error},
+                         {"tiles_fp32", r.tiles[1]}, {"tiles_fp16", r.tiles[2]}, {"reduced_update_bound", r.bound},
+                         {"logdet_relative_error", r.logdet_error},
                          {"loglik_relative_error", r.likelihood_error}, {"range", range}});
     }
   }
