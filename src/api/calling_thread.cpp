@@ -39,16 +39,28 @@ bool triangle_non_finite(Uplo uplo, int n, const T* A, int lda) {
                              : kernels::cpu::first_non_finite_row(true, n, n, A, lda) >= 0;
 }
 
-// Matrices of order below kThresholds.calling_thread_threaded_blas_from_n with one BLAS thread:
-// OpenBLAS threads the factorization of even a 64 x 64 matrix, which then takes longer.
-class SmallMatrixBlas {
+// The BLAS threads of a call on the calling thread. Matrices of order below
+// kThresholds.calling_thread_threaded_blas_from_n with one: OpenBLAS threads the factorization of
+// even a 64 x 64 matrix, which then takes longer. Larger ones with the program's threads, but with
+// one where other threads of the process hold all the CPUs but one (blas_threads_with_a_cpu):
+// threaded OpenBLAS synchronises its threads many times a call, each time waiting for a thread
+// that shares its CPU with, say, NumPy's OpenBLAS threads spinning after NumPy's last call.
+class CallingThreadBlas {
  public:
-  explicit SmallMatrixBlas(int n) {
-    if (n < kThresholds.calling_thread_threaded_blas_from_n) one_thread_.emplace();
+  explicit CallingThreadBlas(int n) : small_(n < kThresholds.calling_thread_threaded_blas_from_n) {
+    if (small_ || blas_threads_with_a_cpu() == 1) one_thread_.emplace();
   }
-  bool single_threaded() const { return one_thread_.has_value(); }
+  ~CallingThreadBlas() {
+    if (!one_thread_) note_threaded_blas_call_end();
+  }
+  CallingThreadBlas(const CallingThreadBlas&) = delete;
+  CallingThreadBlas& operator=(const CallingThreadBlas&) = delete;
+  // Whether the matrices are small enough for one BLAS thread each (a stack's parallelism is then
+  // in the stack).
+  bool small() const { return small_; }
 
  private:
+  bool small_;
   std::optional<SingleThreadedBlas> one_thread_;
 };
 
@@ -128,14 +140,14 @@ template <class T>
 CallingThreadResult potrf_on_calling_thread(Uplo uplo, int n, T* A, int lda) {
   if (n == 0) return {};
   const bool non_finite = triangle_non_finite(uplo, n, A, lda);
-  const SmallMatrixBlas blas(n);
+  const CallingThreadBlas blas(n);
   return {potrf_via_lower(uplo, n, A, lda), non_finite};
 }
 
 template <class T>
 void potrs_on_calling_thread(Uplo uplo, int n, int nrhs, const T* A, int lda, T* B, int ldb) {
   if (n == 0 || nrhs == 0) return;
-  const SmallMatrixBlas blas(n);
+  const CallingThreadBlas blas(n);
   kernels::cpu::potrs(letter(uplo), n, nrhs, A, lda, B, ldb);
 }
 
@@ -203,11 +215,14 @@ void run_in_parts(int batch, int parts, const Part& part) {
 }
 
 // part(first, last) over a batch of order n, in the parts batch_parts gives work of nrhs
-// right-hand sides, each with one BLAS thread where the order is small.
+// right-hand sides (no more than have a CPU to themselves), each with one BLAS thread where the
+// order is small.
 template <class Part>
 void run_batch(int n, int nrhs, int batch, const Part& part) {
-  const SmallMatrixBlas blas(n);
-  run_in_parts(batch, blas.single_threaded() ? batch_parts(n, nrhs, batch) : 1, part);
+  const CallingThreadBlas blas(n);
+  int parts = blas.small() ? batch_parts(n, nrhs, batch) : 1;
+  if (parts > 1) parts = std::min(parts, blas_threads_with_a_cpu());
+  run_in_parts(batch, parts, part);
 }
 
 }  // namespace

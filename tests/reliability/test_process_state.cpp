@@ -6,10 +6,15 @@
 #include <gtest/gtest.h>
 #include <starpu.h>
 
+#include <atomic>
+#include <chrono>
 #include <memory>
+#include <thread>
 #include <vector>
 
 #include "../test_support.hpp"
+#include "process_state.hpp"
+#include "tessera/tessera.h"
 #include "tessera/tessera.hpp"
 
 namespace tessera::test {
@@ -76,6 +81,60 @@ TEST(BlasThreads, SingleThreadedForTheRuntimesLifeWhenItsWorkersStayAwake) {
     EXPECT_EQ(openblas_get_num_threads(), 1) << "awake workers may run an application's tasks at any time";
   }
   EXPECT_EQ(openblas_get_num_threads(), kProgramThreads) << "after the runtime ended";
+}
+// Threads that spin until stopped, as a BLAS's pool does after its call.
+class Spinners {
+ public:
+  explicit Spinners(int count) {
+    for (int i = 0; i < count; ++i)
+      threads_.emplace_back([this] {
+        started_.fetch_add(1);
+        while (!stop_.load(std::memory_order_relaxed)) {
+        }
+      });
+    while (started_.load() < count) std::this_thread::yield();
+  }
+  ~Spinners() {
+    stop_ = true;
+    for (std::thread& thread : threads_) thread.join();
+  }
+
+ private:
+  std::atomic<bool> stop_{false};
+  std::atomic<int> started_{0};
+  std::vector<std::thread> threads_;
+};
+
+TEST(BlasThreads, TheCallingThreadsBlasLeavesTheCpusOtherThreadsHold) {
+  using detail::blas_threads_with_a_cpu;
+  openblas_set_num_threads(kProgramThreads);
+  ASSERT_EQ(openblas_get_num_threads(), kProgramThreads) << "this test needs a BLAS with at least 2 threads";
+  std::this_thread::sleep_for(std::chrono::milliseconds(400));  // OpenBLAS's workers asleep since the load
+  EXPECT_EQ(blas_threads_with_a_cpu(), kProgramThreads) << "no other thread runs";
+  {
+    const Spinners others(kProgramThreads - 1);
+    EXPECT_EQ(blas_threads_with_a_cpu(), 1) << "the other threads hold every CPU but the caller's";
+  }
+  EXPECT_EQ(blas_threads_with_a_cpu(), kProgramThreads) << "the other threads ended";
+  detail::note_threaded_blas_call_end();
+  {
+    const Spinners own_workers(kProgramThreads - 1);
+    EXPECT_EQ(blas_threads_with_a_cpu(), kProgramThreads)
+        << "as many as Tessera's own BLAS workers, which spin for a while after its threaded call";
+  }
+  {
+    const Spinners others(kProgramThreads);
+    EXPECT_EQ(blas_threads_with_a_cpu(), 1) << "more than Tessera's own workers";
+  }
+  // The calling thread's factorization is right with either count.
+  const int n = 600;
+  std::vector<double> A = random_spd<double>(n, n, 5);
+  const std::vector<double> original = A;
+  {
+    const Spinners others(kProgramThreads - 1);
+    ASSERT_EQ(tessera_dpotrf('L', n, A.data(), n), 0);
+  }
+  EXPECT_LT(factor_backward_error(Uplo::lower, n, original, A, n), 30.0);
 }
 #else
 TEST(BlasThreads, SingleThreadedDuringRequestsAndTheProgramsBetweenThem) {

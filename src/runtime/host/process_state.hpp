@@ -32,6 +32,17 @@ struct SingleThreadedBlas : ProcessSettingHolder {
 // whatever Tessera holds; 1 for a BLAS without thread control).
 int program_blas_threads();
 
+// How many of the program's BLAS threads (program_blas_threads) have a CPU to themselves now: less
+// one for each other thread of this process that is running or waiting for a CPU (state R in
+// /proc/self/task), such as another library's thread pool spinning after its call (NumPy's
+// OpenBLAS for about 0.1 s after each); at least 1. Tessera's own BLAS workers are not counted
+// while they may still spin after its last threaded call (note_threaded_blas_call_end). Where the
+// threads cannot be read (no /proc, too many to scan quickly) all of them.
+int blas_threads_with_a_cpu();
+
+// Marks the end of a call that ran with the program's BLAS threads.
+void note_threaded_blas_call_end();
+
 // StarPU's task profiling on for the holder's lifetime (a program that had it on keeps it on).
 struct TaskProfiling : ProcessSettingHolder {
   TaskProfiling() : ProcessSettingHolder(ProcessSetting::task_profiling) {}
