@@ -82,6 +82,7 @@ TEST(BlasThreads, SingleThreadedForTheRuntimesLifeWhenItsWorkersStayAwake) {
   }
   EXPECT_EQ(openblas_get_num_threads(), kProgramThreads) << "after the runtime ended";
 }
+
 // Threads that spin until stopped, as a BLAS's pool does after its call.
 class Spinners {
  public:
