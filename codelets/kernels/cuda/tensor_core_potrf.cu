@@ -5,6 +5,7 @@
 
 #include "check.hpp"
 #include "matrix_utils.hpp"
+#include "stream_memory.hpp"
 #include "vendor.hpp"
 
 namespace tessera::kernels::cuda {
@@ -14,7 +15,6 @@ namespace {
 // Splits fall on multiples of this where they can: the products' shapes stay friendly to the
 // tensor cores' tiles.
 constexpr int kSplitAlignment = 256;
-constexpr std::size_t kWorkspaceAlignment = 256;
 
 // The order of the first part of a split of n (n >= 2): half, rounded up to the alignment while
 // that leaves a second part.
@@ -50,29 +50,25 @@ struct Layout {
   int lwork = 0;
 };
 
-std::size_t place(std::size_t& bytes, std::size_t count, std::size_t size) {
-  const std::size_t at = (bytes + kWorkspaceAlignment - 1) / kWorkspaceAlignment * kWorkspaceAlignment;
-  bytes = at + count * size;
-  return at;
-}
-
 int leaf_lwork(cusolverDnHandle_t solver, int order) {
   return std::max(vendor::potrf_workspace(solver, 'L', order, static_cast<float*>(nullptr), std::max(order, 1)), 1);
 }
 
 Layout layout_of(cusolverDnHandle_t solver, ProductOperands operands, int n, const RecursionLeaves& leaves) {
   Layout l;
+  Carving c;
   l.lwork = leaf_lwork(solver, std::min(n, leaves.potrf));
   const std::size_t product_order = std::size_t(std::min(n, leaves.syrk));
-  l.leaf_info = place(l.bytes, 1, sizeof(int));
-  l.solver_work = place(l.bytes, std::size_t(l.lwork), sizeof(float));
-  l.product = place(l.bytes, product_order * product_order, sizeof(float));
-  l.room = place(l.bytes, rounds_operands(operands) ? potrf_room(n, leaves) : 0, 2);
+  l.leaf_info = c.place(1, sizeof(int));
+  l.solver_work = c.place(std::size_t(l.lwork), sizeof(float));
+  l.product = c.place(product_order * product_order, sizeof(float));
+  l.room = c.place(rounds_operands(operands) ? potrf_room(n, leaves) : 0, 2);
   // The leaves' inverses, n x leaves.potrf (the leaf at offset o in rows o...), and a solve's
   // product before it goes back into place (at most n x leaves.potrf).
   const std::size_t tall = leaves.trsm_by_inverse ? std::size_t(n) * std::min(n, leaves.potrf) : 0;
-  l.inverses = place(l.bytes, tall, sizeof(float));
-  l.solved = place(l.bytes, tall, sizeof(float));
+  l.inverses = c.place(tall, sizeof(float));
+  l.solved = c.place(tall, sizeof(float));
+  l.bytes = c.bytes();
   return l;
 }
 

@@ -35,21 +35,6 @@ namespace tessera::detail {
 
 namespace {
 
-// Offsets of buffers carved one after the other from one allocation, each aligned as cudaMalloc's.
-class Carving {
- public:
-  std::size_t place(std::size_t count, std::size_t size) {
-    const std::size_t at = (bytes_ + kAlignment - 1) / kAlignment * kAlignment;
-    bytes_ = at + count * size;
-    return at;
-  }
-  std::size_t bytes() const { return bytes_; }
-
- private:
-  static constexpr std::size_t kAlignment = 256;
-  std::size_t bytes_ = 0;
-};
-
 // cuSOLVER's batched potrf of a stack of one scalar type, order, leading dimension and count,
 // captured as a CUDA graph: one launch instead of the two dozen of its kernels, whose launches
 // took most of the time of a call on a short stack of small matrices. The graph reads the matrices
@@ -253,6 +238,7 @@ struct StreamSolvers {
 };
 
 namespace cuda = kernels::cuda;
+using cuda::Carving;
 
 // cuSOLVER's potrf of the lower triangle of L (n x n, ld), then LAPACK's info from the factor's
 // diagonal (check_potrf_info: cuSOLVER may let a failing pivot through as a NaN) into `info`
