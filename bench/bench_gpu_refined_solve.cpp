@@ -22,8 +22,9 @@
 // largest ITER and "fb" how many matrices fell back to double precision. Two refined columns: the
 // public function, along the path the plan takes on this GPU (T plan: ITER -1 where it solves in
 // double precision at once), and the refinement in single precision asked for (T single).
-// With --tile-dag, the FP16 refined solve and factorization once more through the tile DAG
-// (grain tiles: the path the plan took before the recursive factorization on the stream).
+// With --tile-dag, each tensor-core refined solve and factorization once more through the tile DAG
+// (grain tiles, "/t": the plan's path below the table's order for the recursive factorization on
+// the stream, and the one it takes there measured against it).
 //   bench_gpu_refined_solve [--sizes 8192,16384,30000] [--conds 1e2,1e6] [--nrhs 1,16]
 //                           [--repetitions 3] [--nb 0] [--trace] [--trace-cores fp16] [--complex]
 //                           [--tile-dag] [--batched 10000x32,1000x256]
@@ -52,6 +53,7 @@
 #include "kernels/cuda/vendor.hpp"
 #include "tessera/device.hpp"
 #include "tessera/tessera.hpp"
+#include "thresholds.hpp"
 
 namespace {
 
@@ -500,7 +502,8 @@ int main(int argc, char** argv) {
     run_complex(runtime, h, sizes, conds, rhs_counts, repetitions, nb);
     return 0;
   }
-  // Each arithmetic as the plan runs it; with --tile-dag, FP16 through the tile DAG as well ("/t").
+  // Each arithmetic as the plan runs it; with --tile-dag, the tensor cores' through the tile DAG as
+  // well ("/t").
   struct Arithmetic {
     TensorCores cores;
     TaskGrain grain;
@@ -510,11 +513,14 @@ int main(int argc, char** argv) {
                                          {TensorCores::tf32, TaskGrain::automatic},
                                          {TensorCores::bf16, TaskGrain::automatic},
                                          {TensorCores::fp16, TaskGrain::automatic}};
-  if (tile_dag) arithmetics.push_back({TensorCores::fp16, TaskGrain::tiles});
+  if (tile_dag)
+    for (TensorCores cores : {TensorCores::tf32, TensorCores::bf16, TensorCores::fp16})
+      arithmetics.push_back({cores, TaskGrain::tiles});
   fmt::print("refined solves by the factor's product arithmetic (off: FP32; then the tensor cores with TF32, "
              "BF16 or FP16 operands); x/cuS: cuSOLVER's FP64 time over the refined solve's\n");
   fmt::print("factorizations alone of S A S in single precision: cuSOLVER spotrf, Tessera by arithmetic (the plan's "
-             "path: recursive on the stream with tensor cores, the tile DAG otherwise and for /t)\n");
+             "path: with tensor cores recursive on the stream from n = {}, the tile DAG otherwise and for /t)\n",
+             tessera::detail::kThresholds.tensor_core_recursive_min_n);
   std::string header = fmt::format("{:>6} {:>5} {:>4} | {:>8} {:>6} | {:>8} {:>6}", "n", "cond", "nrhs", "cuS dp",
                                    "berr", "T posv", "berr");
   for (const Arithmetic& a : arithmetics)

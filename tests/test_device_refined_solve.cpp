@@ -8,6 +8,7 @@
 
 #include <cmath>
 #include <cstring>
+#include <functional>
 #include <limits>
 #include <map>
 #include <string>
@@ -20,6 +21,7 @@
 #ifdef TESSERA_HAVE_CUDA
 #include <cuda_runtime.h>
 
+#include "callers_stream.hpp"
 #include "cuda/kernel_test_support.hpp"
 #endif
 
@@ -307,10 +309,15 @@ TEST(DeviceRefinedSolve, SingularInSinglePrecisionFactorsInDoubleGpu) {
   }
 }
 
-// ||A - L L^T||_1 / ||A||_1 of device::potrf's float factor of an SPD matrix (n x n, ld; its
-// opposite triangle NaN) by each arithmetic, tiles of nb (0: the plan's path); info 0 and every
-// element outside the triangle, padding included, bit-identical after the call.
-std::map<TensorCores, double> float_factor_errors(Uplo uplo, int n, int ld, int nb, unsigned seed) {
+// factor(A, cores): LAPACK's info of a float factorization in place of A (n x n, ld, GPU memory)
+// by the arithmetic `cores`.
+using FloatFactorization = std::function<int(float*, TensorCores)>;
+
+// ||A - L L^T||_1 / ||A||_1 of the float factor of an SPD matrix (n x n, ld; its opposite triangle
+// NaN) by each arithmetic; info 0 and every element outside the triangle, padding included,
+// bit-identical after the call.
+std::map<TensorCores, double> float_factor_errors(Uplo uplo, int n, int ld, unsigned seed,
+                                                  const FloatFactorization& factor) {
   std::map<TensorCores, double> relative;
   for (TensorCores cores : kArithmetics) {
     SCOPED_TRACE(testing::Message() << to_string(uplo) << " " << to_string(cores));
@@ -320,7 +327,7 @@ std::map<TensorCores, double> float_factor_errors(Uplo uplo, int n, int ld, int 
       for (int i = 0; i < n; ++i)
         if (uplo == Uplo::lower ? i < j : i > j) before[at(i, j, ld)] = std::numeric_limits<float>::quiet_NaN();
     DeviceBuffer<float> dA(before);
-    EXPECT_EQ(device::potrf(runtime(), n, dA.get(), ld, nullptr, gpu_options(uplo, nb, cores)), 0);
+    EXPECT_EQ(factor(dA.get(), cores), 0);
     const std::vector<float> after = dA.to_host();
     int written_outside = 0;
     for (int j = 0; j < n; ++j)
@@ -341,7 +348,9 @@ std::map<TensorCores, double> float_factor_errors(Uplo uplo, int n, int ld, int 
 TEST(DeviceRefinedSolve, TensorCoreFactorizationKeepsToItsTriangleGpu) {
   TESSERA_SKIP_WITHOUT_GPU();
   for (Uplo uplo : {Uplo::lower, Uplo::upper}) {
-    std::map<TensorCores, double> relative = float_factor_errors(uplo, 997, 1000, 128, 21);
+    std::map<TensorCores, double> relative = float_factor_errors(uplo, 997, 1000, 21, [&](float* A, TensorCores cores) {
+      return device::potrf(runtime(), 997, A, 1000, nullptr, gpu_options(uplo, 128, cores));
+    });
     SCOPED_TRACE(to_string(uplo));
     // TF32 and FP16 operands (unit roundoff 2^-11) bound it near 1e-3, BF16 (2^-8) 8x that.
     EXPECT_LT(relative[TensorCores::tf32], 5e-3);
@@ -357,15 +366,18 @@ TEST(DeviceRefinedSolve, TensorCoreFactorizationKeepsToItsTriangleGpu) {
   }
 }
 
-// The same through the plan's own path on one GPU (nb 0): the recursive factorization on the
-// caller's stream, whose panel solves are tensor-core products too (every arithmetic less
-// accurate than FP32's); and LAPACK's info at a failing column either side of its first split
-// (1500 = 768 + 732).
+// The same by the recursive factorization on the caller's stream (the plan's path for large
+// matrices on one GPU; here through the runtime layer's entry at an order a test can check), whose
+// panel solves are tensor-core products too (every arithmetic less accurate than FP32's); and
+// LAPACK's info at a failing column either side of its first split (1500 = 768 + 732).
 TEST(DeviceRefinedSolve, RecursiveTensorCoreFactorizationGpu) {
   TESSERA_SKIP_WITHOUT_GPU();
   const int n = 1500, ld = 1503;
   for (Uplo uplo : {Uplo::lower, Uplo::upper}) {
-    std::map<TensorCores, double> relative = float_factor_errors(uplo, n, ld, 0, 23);
+    const auto recursive = [&](float* A, TensorCores cores) {
+      return detail::potrf_on_callers_stream(runtime(), 0, uplo, n, A, ld, nullptr, cores);
+    };
+    std::map<TensorCores, double> relative = float_factor_errors(uplo, n, ld, 23, recursive);
     SCOPED_TRACE(to_string(uplo));
     EXPECT_LT(relative[TensorCores::tf32], 5e-3);
     EXPECT_LT(relative[TensorCores::fp16], 5e-3);
@@ -376,7 +388,7 @@ TEST(DeviceRefinedSolve, RecursiveTensorCoreFactorizationGpu) {
       std::vector<float> A = random_spd<float>(n, ld, 23);
       A[at(k - 1, k - 1, ld)] = -1;
       DeviceBuffer<float> dA(A);
-      EXPECT_EQ(device::potrf(runtime(), n, dA.get(), ld, nullptr, gpu_options(uplo, 0, TensorCores::fp16)), k);
+      EXPECT_EQ(recursive(dA.get(), TensorCores::fp16), k);
     }
   }
 }

@@ -196,11 +196,12 @@ TEST(Plan, DeviceMatricesUpToTheLimitAreOneVendorCallOnTheCallersStream) {
   EXPECT_EQ(detail::plan(one_gpu(), tiled).path, Path::tiles);
 }
 
-// A tensor-core factorization of a float matrix in GPU memory is recursive on the caller's stream
-// at every order on one GPU (its tiles are no task's, so no GPU is too small for them); asked
-// tiles, a trace or two GPUs keep the tile DAG.
-TEST(Plan, TensorCoreFactorizationsOfDeviceMatricesAreRecursiveOnTheCallersStream) {
-  for (const int n : {1, 4096, 40000}) {
+// A tensor-core factorization of a float matrix in GPU memory on one GPU is recursive on the
+// caller's stream from the table's order (its tiles are no task's, so no GPU is too small for
+// them), the tile DAG below it; asked tiles, a trace or two GPUs keep the tile DAG.
+TEST(Plan, LargeTensorCoreFactorizationsOfDeviceMatricesAreRecursiveOnTheCallersStream) {
+  const int from = kThresholds.tensor_core_recursive_min_n;
+  for (const int n : {from, 40000}) {
     PlanRequest r = request(DataPlace::device_array, n, Mode::automatic, Precision::single_real);
     r.options.tensor_cores = TensorCores::fp16;
     const Plan p = detail::plan(one_gpu(16 * kGiB), r);
@@ -208,7 +209,14 @@ TEST(Plan, TensorCoreFactorizationsOfDeviceMatricesAreRecursiveOnTheCallersStrea
     EXPECT_EQ(p.grain, TaskGrain::whole_matrix) << n;
     EXPECT_EQ(p.tensor_cores, TensorCores::fp16) << n;
   }
-  PlanRequest r = request(DataPlace::device_array, 16384, Mode::automatic, Precision::single_real);
+  for (const int n : {1, 4096, from - 1}) {
+    PlanRequest r = request(DataPlace::device_array, n, Mode::automatic, Precision::single_real);
+    r.options.tensor_cores = TensorCores::fp16;
+    const Plan p = detail::plan(one_gpu(16 * kGiB), r);
+    EXPECT_EQ(p.path, Path::tiles) << n;
+    EXPECT_EQ(p.tensor_cores, TensorCores::fp16) << n;
+  }
+  PlanRequest r = request(DataPlace::device_array, from, Mode::automatic, Precision::single_real);
   r.options.tensor_cores = TensorCores::tf32;
   EXPECT_EQ(detail::plan(two_gpus(), r).path, Path::tiles);
   PlanRequest tiled = r;

@@ -124,14 +124,15 @@ bool factors_device_matrix_whole(const Machine& machine, const PlanRequest& r, c
          r.options.nb == 0 && r.n <= whole_max_n && machine.cuda_devices == 1 && p.runs_as_gpu_mode;
 }
 
-// A factorization on the tensor cores of a device array on one GPU, grain and tile size left to
-// Tessera: recursive on the caller's stream (kernels::cuda::potrf_lower_on_tensor_cores), where
+// A large factorization on the tensor cores of a device array on one GPU, grain and tile size left
+// to Tessera: recursive on the caller's stream (kernels::cuda::potrf_lower_on_tensor_cores), where
 // the tile DAG waits on each FP32 panel solve and diagonal factorization between products that
 // the tensor cores finish in a fraction of their time. A trace records the runtime's tasks: the
 // tile DAG then.
 bool factors_device_matrix_recursively(const Machine& machine, const PlanRequest& r, const Plan& p) {
-  return p.tensor_cores != TensorCores::off && !r.inverts && r.options.grain == TaskGrain::automatic &&
-         r.options.nb == 0 && !r.options.trace && machine.cuda_devices == 1 && p.runs_as_gpu_mode;
+  return p.tensor_cores != TensorCores::off && !r.inverts && r.n >= t.tensor_core_recursive_min_n &&
+         r.options.grain == TaskGrain::automatic && r.options.nb == 0 && !r.options.trace &&
+         machine.cuda_devices == 1 && p.runs_as_gpu_mode;
 }
 
 void plan_device_array(const Machine& machine, const PlanRequest& r, Plan& p) {
@@ -139,7 +140,10 @@ void plan_device_array(const Machine& machine, const PlanRequest& r, Plan& p) {
     p.grain = TaskGrain::whole_matrix;
     p.nb = std::max(r.n, 1);
     p.path = Path::callers_stream;
-    say(p, [&] { return "recursive on the caller's stream, its products on the tensor cores (one GPU)"; });
+    say(p, [&] {
+      return fmt::format("recursive on the caller's stream, its products on the tensor cores (n >= {} on one GPU)",
+                         t.tensor_core_recursive_min_n);
+    });
     return;
   }
   if (!factors_device_matrix_whole(machine, r, p)) {

@@ -137,11 +137,11 @@ TEST(TensorCorePotrf, FactorsToTheOperandsAccuracyWithinTheLowerTriangle) {
     }
 }
 
-// The default leaves: one leaf of cuSOLVER's (n <= 512), then one split of 512 + 188.
+// The default leaves: one leaf of cuSOLVER's (n <= 1024), then one split of 768 + 732.
 TEST(TensorCorePotrf, DefaultLeaves) {
   TESSERA_REQUIRE_CUDA_DEVICE();
   const Handles h;
-  for (const int n : {500, 700}) {
+  for (const int n : {1000, 1500}) {
     const int ld = n + 1;
     const std::vector<float> A = unit_diagonal_spd(n, ld, 7);
     for (const tk::ProductOperands operands : kOperands) {

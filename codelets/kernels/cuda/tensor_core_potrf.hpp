@@ -24,12 +24,12 @@ enum class ProductOperands { tf32, bf16, fp16 };
 // the triangle's) and the symmetric update (the updated block's order). trsm_by_inverse: the
 // triangular solve's leaves are TF32 products with the inverses of the factorization's leaves
 // (each inverted once, after its factorization) instead of cuBLAS's FP32 solves; its leaves are
-// then the factorization's.
+// then the factorization's. The defaults are the fastest measured (docs/performance.md).
 struct RecursionLeaves {
-  int potrf = 512;
+  int potrf = 1024;
   int trsm = 512;
-  int syrk = 1024;
-  bool trsm_by_inverse = false;
+  int syrk = 2048;
+  bool trsm_by_inverse = true;
 };
 
 // Bytes of device workspace potrf_lower_on_tensor_cores takes for order n.
