@@ -519,7 +519,8 @@ int main(int argc, char** argv) {
   fmt::print("refined solves by the factor's product arithmetic (off: FP32; then the tensor cores with TF32, "
              "BF16 or FP16 operands); x/cuS: cuSOLVER's FP64 time over the refined solve's\n");
   fmt::print("factorizations alone of S A S in single precision: cuSOLVER spotrf, Tessera by arithmetic (the plan's "
-             "path: with tensor cores recursive on the stream from n = {}, the tile DAG otherwise and for /t)\n",
+             "path: with 16-bit tensor-core operands recursive on the stream from n = {}, the tile DAG otherwise and "
+             "for /t)\n",
              tessera::detail::kThresholds.tensor_core_recursive_min_n);
   std::string header = fmt::format("{:>6} {:>5} {:>4} | {:>8} {:>6} | {:>8} {:>6}", "n", "cond", "nrhs", "cuS dp",
                                    "berr", "T posv", "berr");

@@ -124,13 +124,14 @@ bool factors_device_matrix_whole(const Machine& machine, const PlanRequest& r, c
          r.options.nb == 0 && r.n <= whole_max_n && machine.cuda_devices == 1 && p.runs_as_gpu_mode;
 }
 
-// A large factorization on the tensor cores of a device array on one GPU, grain and tile size left
-// to Tessera: recursive on the caller's stream (kernels::cuda::potrf_lower_on_tensor_cores), where
-// the tile DAG waits on each FP32 panel solve and diagonal factorization between products that
-// the tensor cores finish in a fraction of their time. A trace records the runtime's tasks: the
-// tile DAG then.
+// A large factorization on the tensor cores with 16-bit operands of a device array on one GPU, grain
+// and tile size left to Tessera: recursive on the caller's stream
+// (kernels::cuda::potrf_lower_on_tensor_cores), where the tile DAG waits on each FP32 panel solve
+// and diagonal factorization between products that the tensor cores finish in a fraction of their
+// time. A trace records the runtime's tasks: the tile DAG then.
 bool factors_device_matrix_recursively(const Machine& machine, const PlanRequest& r, const Plan& p) {
-  return p.tensor_cores != TensorCores::off && !r.inverts && r.n >= t.tensor_core_recursive_min_n &&
+  const bool sixteen_bit = p.tensor_cores == TensorCores::fp16 || p.tensor_cores == TensorCores::bf16;
+  return sixteen_bit && !r.inverts && r.n >= t.tensor_core_recursive_min_n &&
          r.options.grain == TaskGrain::automatic && r.options.nb == 0 && !r.options.trace &&
          machine.cuda_devices == 1 && p.runs_as_gpu_mode;
 }
@@ -141,7 +142,8 @@ void plan_device_array(const Machine& machine, const PlanRequest& r, Plan& p) {
     p.nb = std::max(r.n, 1);
     p.path = Path::callers_stream;
     say(p, [&] {
-      return fmt::format("recursive on the caller's stream, its products on the tensor cores (n >= {} on one GPU)",
+      return fmt::format("recursive on the caller's stream, its products on the tensor cores (16-bit operands, n >= "
+                         "{} on one GPU)",
                          t.tensor_core_recursive_min_n);
     });
     return;
