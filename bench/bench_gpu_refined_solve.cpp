@@ -22,9 +22,12 @@
 // largest ITER and "fb" how many matrices fell back to double precision. Two refined columns: the
 // public function, along the path the plan takes on this GPU (T plan: ITER -1 where it solves in
 // double precision at once), and the refinement in single precision asked for (T single).
+// With --tile-dag, each tensor-core refined solve and factorization once more through the tile DAG
+// (grain tiles, "/t": the plan's path below the table's order for the recursive factorization on
+// the stream, and the one it takes there measured against it).
 //   bench_gpu_refined_solve [--sizes 8192,16384,30000] [--conds 1e2,1e6] [--nrhs 1,16]
 //                           [--repetitions 3] [--nb 0] [--trace] [--trace-cores fp16] [--complex]
-//                           [--batched 10000x32,1000x256]
+//                           [--tile-dag] [--batched 10000x32,1000x256]
 #include <cublas_v2.h>
 #include <cuda_runtime.h>
 #include <curand.h>
@@ -50,6 +53,7 @@
 #include "kernels/cuda/vendor.hpp"
 #include "tessera/device.hpp"
 #include "tessera/tessera.hpp"
+#include "thresholds.hpp"
 
 namespace {
 
@@ -454,7 +458,7 @@ int main(int argc, char** argv) {
   std::vector<int> sizes = {8192, 16384, 30000}, rhs_counts = {1, 16};
   std::vector<std::string> conds = {"1e2", "1e6"};
   int repetitions = 3, nb = 0;
-  bool trace = false, hermitian = false;
+  bool trace = false, hermitian = false, tile_dag = false;
   std::vector<std::pair<int, int>> batched;  // (count, n)
   TensorCores trace_cores = TensorCores::fp16;
   for (bench::Arguments args(argc, argv); args.next();) {
@@ -465,6 +469,7 @@ int main(int argc, char** argv) {
     else if (option == "--repetitions") repetitions = std::stoi(args.value());
     else if (option == "--nb") nb = std::stoi(args.value());
     else if (option == "--trace") trace = true;
+    else if (option == "--tile-dag") tile_dag = true;
     else if (option == "--trace-cores") trace_cores = parse_tensor_cores(args.value());
     else if (option == "--complex") hermitian = true;
     else if (option == "--batched") {
@@ -497,17 +502,32 @@ int main(int argc, char** argv) {
     run_complex(runtime, h, sizes, conds, rhs_counts, repetitions, nb);
     return 0;
   }
-  const std::vector<TensorCores> arithmetics = {TensorCores::off, TensorCores::tf32, TensorCores::bf16,
-                                                 TensorCores::fp16};
-  fmt::print("refined solves by the factor's trailing-update arithmetic (off: FP32; then the tensor cores with TF32, "
+  // Each arithmetic as the plan runs it; with --tile-dag, the tensor cores' through the tile DAG as
+  // well ("/t").
+  struct Arithmetic {
+    TensorCores cores;
+    TaskGrain grain;
+    std::string name() const { return std::string(to_string(cores)) + (grain == TaskGrain::tiles ? "/t" : ""); }
+  };
+  std::vector<Arithmetic> arithmetics = {{TensorCores::off, TaskGrain::automatic},
+                                         {TensorCores::tf32, TaskGrain::automatic},
+                                         {TensorCores::bf16, TaskGrain::automatic},
+                                         {TensorCores::fp16, TaskGrain::automatic}};
+  if (tile_dag)
+    for (TensorCores cores : {TensorCores::tf32, TensorCores::bf16, TensorCores::fp16})
+      arithmetics.push_back({cores, TaskGrain::tiles});
+  fmt::print("refined solves by the factor's product arithmetic (off: FP32; then the tensor cores with TF32, "
              "BF16 or FP16 operands); x/cuS: cuSOLVER's FP64 time over the refined solve's\n");
-  fmt::print("factorizations alone of S A S in single precision: cuSOLVER spotrf, Tessera by arithmetic (tile DAG)\n");
+  fmt::print("factorizations alone of S A S in single precision: cuSOLVER spotrf, Tessera by arithmetic (the plan's "
+             "path: with 16-bit tensor-core operands recursive on the stream from n = {}, the tile DAG otherwise and "
+             "for /t)\n",
+             tessera::detail::kThresholds.tensor_core_recursive_min_n);
   std::string header = fmt::format("{:>6} {:>5} {:>4} | {:>8} {:>6} | {:>8} {:>6}", "n", "cond", "nrhs", "cuS dp",
                                    "berr", "T posv", "berr");
-  for (TensorCores cores : arithmetics)
-    header += fmt::format(" | {:>8} {:>3} {:>6} {:>6}", std::string("T ") + to_string(cores), "it", "berr", "x/cuS");
+  for (const Arithmetic& a : arithmetics)
+    header += fmt::format(" | {:>8} {:>3} {:>6} {:>6}", "T " + a.name(), "it", "berr", "x/cuS");
   header += fmt::format(" | {:>8}", "cuS sp");
-  for (TensorCores cores : arithmetics) header += fmt::format(" {:>8}", std::string("sp ") + to_string(cores));
+  for (const Arithmetic& a : arithmetics) header += fmt::format(" {:>8}", "sp " + a.name());
   fmt::print("{}\n", header);
   for (int n : sizes)
     for (const std::string& cond_text : conds) {
@@ -536,9 +556,10 @@ int main(int argc, char** argv) {
         });
         std::string row = fmt::format("{:>6} {:>5} {:>4} | {:>8.4f} {:>6.2f} | {:>8.4f} {:>6.2f}", n, cond_text, nrhs,
                                       cusolver.seconds, cusolver.berr, fp64.seconds, fp64.berr);
-        for (TensorCores cores : arithmetics) {
+        for (const Arithmetic& a : arithmetics) {
           FactorOptions o = options;
-          o.tensor_cores = cores;
+          o.tensor_cores = a.cores;
+          o.grain = a.grain;
           const Outcome refined = time_solve(h, repetitions, n, nrhs, A.get(), B.get(), [&](double* a, double* x) {
             return device::posv_refined(runtime, n, nrhs, a, n, B.get(), n, x, n, nullptr, o).iter;
           });
@@ -551,9 +572,10 @@ int main(int argc, char** argv) {
           Buffer<float> w(swork);
           TESSERA_CUSOLVER_CHECK(cusolverDnSpotrf(h.solver, CUBLAS_FILL_MODE_LOWER, n, a, n, w.get(), swork, info.get()));
         }));
-        for (TensorCores cores : arithmetics) {
+        for (const Arithmetic& a : arithmetics) {
           FactorOptions o = options;
-          o.tensor_cores = cores;
+          o.tensor_cores = a.cores;
+          o.grain = a.grain;
           row += fmt::format(" {:>8.4f}", time_single_factor(repetitions, n, A.get(), [&](float* a) {
             device::potrf(runtime, n, a, n, nullptr, o);
           }));

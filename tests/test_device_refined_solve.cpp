@@ -8,6 +8,7 @@
 
 #include <cmath>
 #include <cstring>
+#include <functional>
 #include <limits>
 #include <map>
 #include <string>
@@ -20,6 +21,7 @@
 #ifdef TESSERA_HAVE_CUDA
 #include <cuda_runtime.h>
 
+#include "callers_stream.hpp"
 #include "cuda/kernel_test_support.hpp"
 #endif
 
@@ -307,6 +309,37 @@ TEST(DeviceRefinedSolve, SingularInSinglePrecisionFactorsInDoubleGpu) {
   }
 }
 
+// factor(A, cores): LAPACK's info of a float factorization in place of A (n x n, ld, GPU memory)
+// by the arithmetic `cores`.
+using FloatFactorization = std::function<int(float*, TensorCores)>;
+
+// ||A - L L^T||_1 / ||A||_1 of the float factor of an SPD matrix (n x n, ld; its opposite triangle
+// NaN) by each arithmetic; info 0 and every element outside the triangle, padding included,
+// bit-identical after the call.
+std::map<TensorCores, double> float_factor_errors(Uplo uplo, int n, int ld, unsigned seed,
+                                                  const FloatFactorization& factor) {
+  std::map<TensorCores, double> relative;
+  for (TensorCores cores : kArithmetics) {
+    SCOPED_TRACE(testing::Message() << to_string(uplo) << " " << to_string(cores));
+    const std::vector<float> A = random_spd<float>(n, ld, seed);
+    std::vector<float> before = A;
+    for (int j = 0; j < n; ++j)
+      for (int i = 0; i < n; ++i)
+        if (uplo == Uplo::lower ? i < j : i > j) before[at(i, j, ld)] = std::numeric_limits<float>::quiet_NaN();
+    DeviceBuffer<float> dA(before);
+    EXPECT_EQ(factor(dA.get(), cores), 0);
+    const std::vector<float> after = dA.to_host();
+    int written_outside = 0;
+    for (int j = 0; j < n; ++j)
+      for (int i = 0; i < ld; ++i)
+        if (i >= n || (uplo == Uplo::lower ? i < j : i > j))
+          written_outside += std::memcmp(&after[at(i, j, ld)], &before[at(i, j, ld)], sizeof(float)) != 0;
+    EXPECT_EQ(written_outside, 0);
+    relative[cores] = factor_backward_error(uplo, n, A, after, ld) * n * std::numeric_limits<float>::epsilon();
+  }
+  return relative;
+}
+
 // A float factorization with its trailing updates on the tensor cores, through the tile DAG on a
 // matrix in GPU memory: a factor as accurate as the operands' format allows and no more (the
 // arithmetic asked for is the one that ran: less accurate than FP32's, BF16's than FP16's where
@@ -314,25 +347,10 @@ TEST(DeviceRefinedSolve, SingularInSinglePrecisionFactorsInDoubleGpu) {
 // nothing written outside the triangle (the diagonal tiles' products go through a workspace).
 TEST(DeviceRefinedSolve, TensorCoreFactorizationKeepsToItsTriangleGpu) {
   TESSERA_SKIP_WITHOUT_GPU();
-  const int n = 997, ld = 1000;
   for (Uplo uplo : {Uplo::lower, Uplo::upper}) {
-    std::map<TensorCores, double> relative;  // ||A - L L^T||_1 / ||A||_1
-    for (TensorCores cores : kArithmetics) {
-      SCOPED_TRACE(testing::Message() << to_string(uplo) << " " << to_string(cores));
-      const std::vector<float> A = random_spd<float>(n, ld, 21);
-      std::vector<float> before = A;
-      for (int j = 0; j < n; ++j)
-        for (int i = 0; i < n; ++i)
-          if (uplo == Uplo::lower ? i < j : i > j) before[at(i, j, ld)] = std::numeric_limits<float>::quiet_NaN();
-      DeviceBuffer<float> dA(before);
-      EXPECT_EQ(device::potrf(runtime(), n, dA.get(), ld, nullptr, gpu_options(uplo, 128, cores)), 0);
-      const std::vector<float> after = dA.to_host();
-      for (int j = 0; j < n; ++j)
-        for (int i = 0; i < ld; ++i)
-          if (i >= n || (uplo == Uplo::lower ? i < j : i > j))
-            ASSERT_EQ(std::memcmp(&after[at(i, j, ld)], &before[at(i, j, ld)], sizeof(float)), 0) << i << "," << j;
-      relative[cores] = factor_backward_error(uplo, n, A, after, ld) * n * std::numeric_limits<float>::epsilon();
-    }
+    std::map<TensorCores, double> relative = float_factor_errors(uplo, 997, 1000, 21, [&](float* A, TensorCores cores) {
+      return device::potrf(runtime(), 997, A, 1000, nullptr, gpu_options(uplo, 128, cores));
+    });
     SCOPED_TRACE(to_string(uplo));
     // TF32 and FP16 operands (unit roundoff 2^-11) bound it near 1e-3, BF16 (2^-8) 8x that.
     EXPECT_LT(relative[TensorCores::tf32], 5e-3);
@@ -345,6 +363,33 @@ TEST(DeviceRefinedSolve, TensorCoreFactorizationKeepsToItsTriangleGpu) {
     // updates' format shows.
     if (uplo == Uplo::upper)
       EXPECT_GT(relative[TensorCores::bf16], 3 * relative[TensorCores::fp16]) << "BF16 as accurate as FP16";
+  }
+}
+
+// The same by the recursive factorization on the caller's stream (the plan's path for large
+// matrices on one GPU; here through the runtime layer's entry at an order a test can check), whose
+// panel solves are tensor-core products too (every arithmetic less accurate than FP32's); and
+// LAPACK's info at a failing column either side of its first split (1500 = 768 + 732).
+TEST(DeviceRefinedSolve, RecursiveTensorCoreFactorizationGpu) {
+  TESSERA_SKIP_WITHOUT_GPU();
+  const int n = 1500, ld = 1503;
+  for (Uplo uplo : {Uplo::lower, Uplo::upper}) {
+    const auto recursive = [&](float* A, TensorCores cores) {
+      return detail::potrf_on_callers_stream(runtime(), 0, uplo, n, A, ld, nullptr, cores);
+    };
+    std::map<TensorCores, double> relative = float_factor_errors(uplo, n, ld, 23, recursive);
+    SCOPED_TRACE(to_string(uplo));
+    EXPECT_LT(relative[TensorCores::tf32], 5e-3);
+    EXPECT_LT(relative[TensorCores::fp16], 5e-3);
+    EXPECT_LT(relative[TensorCores::bf16], 4e-2);
+    for (TensorCores cores : {TensorCores::tf32, TensorCores::bf16, TensorCores::fp16})
+      EXPECT_GT(relative[cores], 2 * relative[TensorCores::off]) << to_string(cores) << " as accurate as FP32";
+    for (const int k : {700, 1000}) {
+      std::vector<float> A = random_spd<float>(n, ld, 23);
+      A[at(k - 1, k - 1, ld)] = -1;
+      DeviceBuffer<float> dA(A);
+      EXPECT_EQ(recursive(dA.get(), TensorCores::fp16), k);
+    }
   }
 }
 

@@ -196,6 +196,47 @@ TEST(Plan, DeviceMatricesUpToTheLimitAreOneVendorCallOnTheCallersStream) {
   EXPECT_EQ(detail::plan(one_gpu(), tiled).path, Path::tiles);
 }
 
+// A tensor-core factorization with 16-bit operands of a float matrix in GPU memory on one GPU is
+// recursive on the caller's stream from the table's order (its tiles are no task's, so no GPU is
+// too small for them), the tile DAG below it; TF32, asked tiles, a trace or two GPUs keep the tile
+// DAG.
+TEST(Plan, LargeTensorCoreFactorizationsOfDeviceMatricesAreRecursiveOnTheCallersStream) {
+  const int from = kThresholds.tensor_core_recursive_min_n;
+  for (const int n : {from, 40000})
+    for (const TensorCores cores : {TensorCores::fp16, TensorCores::bf16}) {
+      PlanRequest r = request(DataPlace::device_array, n, Mode::automatic, Precision::single_real);
+      r.options.tensor_cores = cores;
+      const Plan p = detail::plan(one_gpu(16 * kGiB), r);
+      EXPECT_EQ(p.path, Path::callers_stream) << n;
+      EXPECT_EQ(p.grain, TaskGrain::whole_matrix) << n;
+      EXPECT_EQ(p.tensor_cores, cores) << n;
+    }
+  for (const int n : {1, 4096, from - 1}) {
+    PlanRequest r = request(DataPlace::device_array, n, Mode::automatic, Precision::single_real);
+    r.options.tensor_cores = TensorCores::fp16;
+    const Plan p = detail::plan(one_gpu(16 * kGiB), r);
+    EXPECT_EQ(p.path, Path::tiles) << n;
+    EXPECT_EQ(p.tensor_cores, TensorCores::fp16) << n;
+  }
+  PlanRequest r = request(DataPlace::device_array, from, Mode::automatic, Precision::single_real);
+  r.options.tensor_cores = TensorCores::tf32;
+  EXPECT_EQ(detail::plan(one_gpu(16 * kGiB), r).path, Path::tiles);
+  r.options.tensor_cores = TensorCores::fp16;
+  EXPECT_EQ(detail::plan(two_gpus(), r).path, Path::tiles);
+  PlanRequest tiled = r;
+  tiled.options.nb = 1024;
+  EXPECT_EQ(detail::plan(one_gpu(), tiled).path, Path::tiles);
+  tiled = r;
+  tiled.options.grain = TaskGrain::tiles;
+  EXPECT_EQ(detail::plan(one_gpu(), tiled).path, Path::tiles);
+  PlanRequest traced = r;
+  traced.options.trace = std::make_shared<Trace>();
+  EXPECT_EQ(detail::plan(one_gpu(), traced).path, Path::tiles);
+  PlanRequest on_cpus = r;
+  on_cpus.options.mode = Mode::cpu;
+  EXPECT_EQ(detail::plan(one_gpu(), on_cpus).path, Path::tiles);
+}
+
 // The inverse from a factor in GPU memory has its own limit: cuSOLVER's potri below it, the tile DAG
 // above.
 TEST(Plan, DeviceInversesUpToTheirLimitAreOneVendorCallOnTheCallersStream) {

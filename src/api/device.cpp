@@ -140,7 +140,7 @@ int potrf_dense(Runtime& runtime, int n, T* A, int lda, Stream stream, const Fac
   const detail::Plan plan = device_plan<T>(runtime, n, options);
   const int device = device_holding("potrf", A, "A", 3);
   if (on_callers_stream(plan, {device}))
-    return detail::potrf_on_callers_stream(runtime, device, options.uplo, n, A, lda, stream);
+    return detail::potrf_on_callers_stream(runtime, device, options.uplo, n, A, lda, stream, plan.tensor_cores);
   detail::synchronize_stream(stream);
   return factor_planned(runtime, plan, n, A, lda, device, options);
 }
@@ -153,7 +153,7 @@ void potrf_ex_checked(Runtime& runtime, int n, T* A, int lda, int* info, int dev
                       const FactorOptions& options) {
   const detail::Plan plan = device_plan<T>(runtime, n, options);
   if (on_callers_stream(plan, {device, info_device})) {
-    detail::potrf_on_callers_stream_async(runtime, device, options.uplo, n, A, lda, info, stream);
+    detail::potrf_on_callers_stream_async(runtime, device, options.uplo, n, A, lda, info, stream, plan.tensor_cores);
     return;
   }
   detail::synchronize_stream(stream);
@@ -227,7 +227,7 @@ int potrf(Runtime& runtime, int n, const T* A, long long rowStrideA, long long c
   const detail::Plan plan = device_plan<T>(runtime, n, lower);
   if (on_callers_stream(plan, {device}))
     return detail::potrf_into_on_callers_stream(runtime, device, options.uplo, n, A, rowStrideA, colStrideA, L, ldl,
-                                                stream);
+                                                stream, plan.tensor_cores);
   const bool upper = options.uplo == Uplo::upper;
   detail::load_lower_on_stream(device, n, A, upper ? colStrideA : rowStrideA, upper ? rowStrideA : colStrideA, L, ldl,
                                upper, stream);
@@ -254,14 +254,17 @@ void potrf_stack_ex(Runtime& runtime, int n, const T* A, long long rowStrideA, l
     throw InvalidArgument(qualified("potrf_stack_ex") + ": L (argument 7) is not on the GPU that holds A", 7);
   const int info_device = device_holding("potrf_stack_ex", info, "info", 11);
   const detail::StackPath path = detail::stack_path(n, batch, ScalarTraits<T>::precision);
+  // A stack asked to factor on the tensor cores takes them matrix by matrix (potrf_ex).
+  const bool stacked = options.tensor_cores == TensorCores::off;
   const bool one_call = path == detail::StackPath::vendor_batched || path == detail::StackPath::blocked_kernels;
-  if (n > 0 && batch > 1 && one_call && on_callers_stream(device_plan<T>(runtime, n, options), {device, info_device})) {
+  if (n > 0 && batch > 1 && stacked && one_call &&
+      on_callers_stream(device_plan<T>(runtime, n, options), {device, info_device})) {
     detail::potrf_stack_on_callers_stream_async(runtime, device, options.uplo, n, A, rowStrideA, colStrideA, strideA, L,
                                                 ldl, strideL, batch, info, stream,
                                                 path == detail::StackPath::blocked_kernels);
     return;
   }
-  if (n > 0 && path == detail::StackPath::blocked_kernels) {  // off the caller's stream: the kernels alone
+  if (n > 0 && stacked && path == detail::StackPath::blocked_kernels) {  // off the caller's stream: the kernels alone
     potrf_batched_ex(options.uplo, n, A, rowStrideA, colStrideA, strideA, L, ldl, strideL, batch, info, stream);
     return;
   }
@@ -325,7 +328,8 @@ int posv_dense(Runtime& runtime, int n, int nrhs, T* A, int lda, T* B, int ldb, 
   const int b_device = nrhs > 0 ? device_holding("posv", B, "B", 6) : a_device;
   if (on_callers_stream(plan, {a_device, b_device})) {
     // As LAPACK: B is left as it was when the factorization fails.
-    const int info = detail::potrf_on_callers_stream(runtime, a_device, options.uplo, n, A, lda, stream);
+    const int info =
+        detail::potrf_on_callers_stream(runtime, a_device, options.uplo, n, A, lda, stream, plan.tensor_cores);
     if (info == 0 && nrhs > 0)
       detail::potrs_on_callers_stream<T>(runtime, a_device, options.uplo, n, nrhs, A, lda, B, ldb, stream);
     return info;

@@ -46,7 +46,8 @@ std::string mode_reason(const Machine& machine, const Plan& p) {
 void check_tiles_fit_gpu(const Machine& machine, const Plan& p, Precision precision, int n) {
   const int tile_order = std::min(p.nb, n);
   const std::size_t capacity = machine.gpu_memory_bytes;
-  if (capacity == 0 || p.mode == Mode::cpu) return;
+  // The caller's stream runs no task: the matrix is in GPU memory already.
+  if (capacity == 0 || p.mode == Mode::cpu || p.path == Path::callers_stream) return;
   const double task_bytes = 3.0 * tile_order * tile_order * bytes_per_element(precision);
   if (task_bytes <= static_cast<double>(capacity)) return;
   const double mib = 1024.0 * 1024.0;
@@ -123,7 +124,30 @@ bool factors_device_matrix_whole(const Machine& machine, const PlanRequest& r, c
          r.options.nb == 0 && r.n <= whole_max_n && machine.cuda_devices == 1 && p.runs_as_gpu_mode;
 }
 
+// A large factorization on the tensor cores with 16-bit operands of a device array on one GPU, grain
+// and tile size left to Tessera: recursive on the caller's stream
+// (kernels::cuda::potrf_lower_on_tensor_cores), where the tile DAG waits on each FP32 panel solve
+// and diagonal factorization between products that the tensor cores finish in a fraction of their
+// time. A trace records the runtime's tasks: the tile DAG then.
+bool factors_device_matrix_recursively(const Machine& machine, const PlanRequest& r, const Plan& p) {
+  const bool sixteen_bit = p.tensor_cores == TensorCores::fp16 || p.tensor_cores == TensorCores::bf16;
+  return sixteen_bit && !r.inverts && r.n >= t.tensor_core_recursive_min_n &&
+         r.options.grain == TaskGrain::automatic && r.options.nb == 0 && !r.options.trace &&
+         machine.cuda_devices == 1 && p.runs_as_gpu_mode;
+}
+
 void plan_device_array(const Machine& machine, const PlanRequest& r, Plan& p) {
+  if (factors_device_matrix_recursively(machine, r, p)) {
+    p.grain = TaskGrain::whole_matrix;
+    p.nb = std::max(r.n, 1);
+    p.path = Path::callers_stream;
+    say(p, [&] {
+      return fmt::format("recursive on the caller's stream, its products on the tensor cores (16-bit operands, n >= "
+                         "{} on one GPU)",
+                         t.tensor_core_recursive_min_n);
+    });
+    return;
+  }
   if (!factors_device_matrix_whole(machine, r, p)) {
     choose_tile_size(machine, r, p);
     return;

@@ -83,6 +83,13 @@ struct Thresholds {
   // vendor::invert_from_lower_factor) up to this order, the tile DAG of the triangular inverse and
   // its product above, where the DAG overtakes the one call.
   int whole_device_inverse_max_n = 8192;
+  // A factorization on the tensor cores with 16-bit operands (FP16, BF16) of a matrix in one GPU's
+  // memory from this order is recursive on the caller's stream
+  // (kernels::cuda::potrf_lower_on_tensor_cores), below it the tile DAG: the recursion's FP32
+  // leaves run one after another, where the DAG overlaps its diagonal steps with products, which
+  // costs more than the recursion's wider products gain until the products dominate. TF32's
+  // products, four times as slow, dominate at every order: the tile DAG.
+  int tensor_core_recursive_min_n = 30000;
   // That triangular inverse by one solve of the identity up to this order, by levels above
   // (vendor::invert_lower_by_levels): above it the solve's steps through the whole triangle take
   // longer than the levels' few wide launches, in each scalar type.

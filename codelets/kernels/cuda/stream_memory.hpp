@@ -42,4 +42,19 @@ inline void* grown_workspace(void*& memory, std::size_t& bytes, std::size_t need
   return memory;
 }
 
+// Offsets of buffers carved one after the other from one allocation, each aligned as cudaMalloc's.
+class Carving {
+ public:
+  std::size_t place(std::size_t count, std::size_t size) {
+    const std::size_t at = (bytes_ + kAlignment - 1) / kAlignment * kAlignment;
+    bytes_ = at + count * size;
+    return at;
+  }
+  std::size_t bytes() const { return bytes_; }
+
+ private:
+  static constexpr std::size_t kAlignment = 256;
+  std::size_t bytes_ = 0;
+};
+
 }  // namespace tessera::kernels::cuda

@@ -27,27 +27,13 @@
 #include "kernels/cuda/stream_memory.hpp"
 #include "kernels/cuda/batched_kernels.hpp"
 #include "kernels/cuda/refinement.hpp"
+#include "kernels/cuda/tensor_core_potrf.hpp"
 #include "kernels/cuda/vendor.hpp"
 #include "runtime_resources.hpp"
 
 namespace tessera::detail {
 
 namespace {
-
-// Offsets of buffers carved one after the other from one allocation, each aligned as cudaMalloc's.
-class Carving {
- public:
-  std::size_t place(std::size_t count, std::size_t size) {
-    const std::size_t at = (bytes_ + kAlignment - 1) / kAlignment * kAlignment;
-    bytes_ = at + count * size;
-    return at;
-  }
-  std::size_t bytes() const { return bytes_; }
-
- private:
-  static constexpr std::size_t kAlignment = 256;
-  std::size_t bytes_ = 0;
-};
 
 // cuSOLVER's batched potrf of a stack of one scalar type, order, leading dimension and count,
 // captured as a CUDA graph: one launch instead of the two dozen of its kernels, whose launches
@@ -252,6 +238,7 @@ struct StreamSolvers {
 };
 
 namespace cuda = kernels::cuda;
+using cuda::Carving;
 
 // cuSOLVER's potrf of the lower triangle of L (n x n, ld), then LAPACK's info from the factor's
 // diagonal (check_potrf_info: cuSOLVER may let a failing pivot through as a NaN) into `info`
@@ -264,8 +251,29 @@ void factor_triangle(StreamSolvers& handles, char uplo, int n, T* L, int ld, int
   cuda::check_potrf_info(n, L, ld, info, stream);
 }
 
+// The recursive factorization whose products run on the tensor cores (float only; the plan
+// refuses tensor cores for other scalars), its workspace kept between calls while it is small
+// enough to keep, as the transposed copies are.
+void factor_lower_on_tensor_cores(StreamSolvers& handles, TensorCores cores, int n, float* L, int ld, int* info,
+                                  cudaStream_t stream) {
+  const cuda::ProductOperands operands = cores == TensorCores::tf32   ? cuda::ProductOperands::tf32
+                                         : cores == TensorCores::bf16 ? cuda::ProductOperands::bf16
+                                                                      : cuda::ProductOperands::fp16;
+  const std::size_t bytes = cuda::potrf_lower_on_tensor_cores_workspace(handles.solver, operands, n);
+  std::optional<cuda::StreamBuffer<unsigned char>> own;
+  void* workspace = handles.kept_workspace_of(bytes, stream);
+  if (!workspace) workspace = own.emplace(bytes, stream).data();
+  cuda::potrf_lower_on_tensor_cores(handles.blas, handles.solver, operands, n, L, ld, workspace, info, stream);
+}
+
 template <class T>
-void factor_lower(StreamSolvers& handles, int n, T* L, int ld, int* info, cudaStream_t stream) {
+void factor_lower(StreamSolvers& handles, TensorCores cores, int n, T* L, int ld, int* info, cudaStream_t stream) {
+  if constexpr (std::is_same_v<T, float>) {
+    if (cores != TensorCores::off) {
+      factor_lower_on_tensor_cores(handles, cores, n, L, ld, info, stream);
+      return;
+    }
+  }
   factor_triangle(handles, 'L', n, L, ld, info, stream);
 }
 
@@ -324,9 +332,13 @@ void through_lower_triangle(StreamSolvers& handles, Uplo uplo, int n, T* A, int 
 
 // potrf of the triangle `uplo` of A, its info into `info` (device memory), all on `stream`.
 template <class T>
-void factor(StreamSolvers& handles, Uplo uplo, int n, T* A, int lda, int* info, cudaStream_t stream) {
+void factor(StreamSolvers& handles, TensorCores cores, Uplo uplo, int n, T* A, int lda, int* info,
+            cudaStream_t stream) {
   through_lower_triangle(handles, uplo, n, A, lda, stream, [&](char triangle, T* M, int ld) {
-    factor_triangle(handles, triangle, n, M, ld, info, stream);
+    if (triangle == 'L')
+      factor_lower(handles, cores, n, M, ld, info, stream);
+    else
+      factor_triangle(handles, triangle, n, M, ld, info, stream);
   });
 }
 
@@ -401,29 +413,30 @@ StreamSolverPool::Lease lease_handles(const Runtime& runtime, int device) {
 }  // namespace
 
 template <class T>
-int potrf_on_callers_stream(const Runtime& runtime, int device, Uplo uplo, int n, T* A, int lda, void* caller_stream) {
+int potrf_on_callers_stream(const Runtime& runtime, int device, Uplo uplo, int n, T* A, int lda, void* caller_stream,
+                            TensorCores cores) {
   const CurrentDevice current(device);
   const auto stream = static_cast<cudaStream_t>(caller_stream);
   const StreamSolverPool::Lease handles = lease_handles(runtime, device);
   handles->bind(stream);
-  factor(*handles, uplo, n, A, lda, handles->device_info, stream);
+  factor(*handles, cores, uplo, n, A, lda, handles->device_info, stream);
   return handles->info_after(stream);
 }
 
 template <class T>
 void potrf_on_callers_stream_async(const Runtime& runtime, int device, Uplo uplo, int n, T* A, int lda, int* info,
-                                   void* caller_stream) {
+                                   void* caller_stream, TensorCores cores) {
   const CurrentDevice current(device);
   const auto stream = static_cast<cudaStream_t>(caller_stream);
   const StreamSolverPool::Lease handles = lease_handles(runtime, device);
   handles->bind(stream);
-  factor(*handles, uplo, n, A, lda, info, stream);
+  factor(*handles, cores, uplo, n, A, lda, info, stream);
   handles->enqueued(stream);
 }
 
 template <class T>
 int potrf_into_on_callers_stream(const Runtime& runtime, int device, Uplo uplo, int n, const T* A, long long row_stride,
-                                 long long col_stride, T* L, int ldl, void* caller_stream) {
+                                 long long col_stride, T* L, int ldl, void* caller_stream, TensorCores cores) {
   const CurrentDevice current(device);
   const auto stream = static_cast<cudaStream_t>(caller_stream);
   const StreamSolverPool::Lease handles = lease_handles(runtime, device);
@@ -432,7 +445,7 @@ int potrf_into_on_callers_stream(const Runtime& runtime, int device, Uplo uplo, 
   // The triangle read as a lower one: an upper one through the transposed strides (and
   // conjugated: a Hermitian matrix's lower triangle).
   cuda::load_lower(n, A, upper ? col_stride : row_stride, upper ? row_stride : col_stride, L, ldl, upper, stream);
-  factor_lower(*handles, n, L, ldl, handles->device_info, stream);
+  factor_lower(*handles, cores, n, L, ldl, handles->device_info, stream);
   if (upper) {
     cuda::transpose_triangle(cuda::Triangle::upper, n, L, ldl, L, ldl, stream);
     cuda::zero_opposite_triangle_batched(cuda::BatchUplo::upper, n, L, ldl, 0, 1, stream);
@@ -780,10 +793,10 @@ template class RefinementOnStream<double>;
 template class RefinementOnStream<std::complex<double>>;
 
 #define TESSERA_INSTANTIATE(T)                                                                                         \
-  template int potrf_on_callers_stream<T>(const Runtime&, int, Uplo, int, T*, int, void*);                             \
+  template int potrf_on_callers_stream<T>(const Runtime&, int, Uplo, int, T*, int, void*, TensorCores);                \
   template int potrf_into_on_callers_stream<T>(const Runtime&, int, Uplo, int, const T*, long long, long long, T*,     \
-                                               int, void*);                                                            \
-  template void potrf_on_callers_stream_async<T>(const Runtime&, int, Uplo, int, T*, int, int*, void*);                \
+                                               int, void*, TensorCores);                                               \
+  template void potrf_on_callers_stream_async<T>(const Runtime&, int, Uplo, int, T*, int, int*, void*, TensorCores);   \
   template void potri_on_callers_stream<T>(const Runtime&, int, Uplo, int, T*, int, void*, bool);                      \
   template void potri_into_on_callers_stream_async<T>(const Runtime&, int, Uplo, int, const T*, long long, long long,  \
                                                       T*, int, int*, void*, bool);                                     \

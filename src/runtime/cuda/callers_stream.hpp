@@ -20,15 +20,18 @@ namespace tessera::detail {
 // A (n x n, lda, in the memory of `device`) factored in place on `stream` (a cudaStream_t; null:
 // the legacy default stream), after the work already on it; returns LAPACK's info once the factor
 // is complete. Only the triangle `uplo` is read and written: an upper-stored A is transposed into
-// a workspace of n x n elements (stream-ordered) and back.
+// a workspace of n x n elements (stream-ordered) and back. `cores` other than off (float only):
+// a recursive factorization whose products run on the tensor cores
+// (kernels::cuda::potrf_lower_on_tensor_cores) instead of cuSOLVER's.
 template <class T>
-int potrf_on_callers_stream(const Runtime& runtime, int device, Uplo uplo, int n, T* A, int lda, void* stream);
+int potrf_on_callers_stream(const Runtime& runtime, int device, Uplo uplo, int n, T* A, int lda, void* stream,
+                            TensorCores cores = TensorCores::off);
 
 // As potrf_on_callers_stream, with LAPACK's info written to `info` (device memory, on `device`) in
 // the order of `stream`: returns once the work is enqueued, never waiting for the GPU.
 template <class T>
 void potrf_on_callers_stream_async(const Runtime& runtime, int device, Uplo uplo, int n, T* A, int lda, int* info,
-                                   void* stream);
+                                   void* stream, TensorCores cores = TensorCores::off);
 
 // The out-of-place form of device::potrf: L (n x n, ldl, on `device`) := the factor of the matrix
 // whose element (i, j) lies at A + i * row_stride + j * col_stride (its triangle `uplo` read, loaded
@@ -37,7 +40,8 @@ void potrf_on_callers_stream_async(const Runtime& runtime, int device, Uplo uplo
 // synchronisation of the stream, through the handles' own info word).
 template <class T>
 int potrf_into_on_callers_stream(const Runtime& runtime, int device, Uplo uplo, int n, const T* A, long long row_stride,
-                                 long long col_stride, T* L, int ldl, void* stream);
+                                 long long col_stride, T* L, int ldl, void* stream,
+                                 TensorCores cores = TensorCores::off);
 
 // A stack of `batch` matrices (matrix k's element (i, j) at A + k * strideA + i * row_stride + j *
 // col_stride, on `device`) factored out of place into L + k * strideL (n x n, ldl), each as
