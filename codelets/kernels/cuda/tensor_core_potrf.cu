@@ -76,12 +76,6 @@ __global__ void note_leaf_info_kernel(const int* leaf_info, int offset, int* inf
   if (*info == 0 && *leaf_info > 0) *info = offset + *leaf_info;
 }
 
-// X (n x n, ld) := I.
-__global__ void identity_kernel(int n, float* X, int ld) {
-  const int i = blockIdx.x * blockDim.x + threadIdx.x, j = blockIdx.y;
-  if (i < n) X[i + std::size_t(j) * ld] = i == j ? 1.0f : 0.0f;
-}
-
 // A product's operand: FP32 (products in TF32) or rounded to 16 bits.
 struct Operand {
   const void* data;
@@ -132,8 +126,7 @@ class Recursion {
   // The inverse of the factor's leaf at (offset, offset), of order b, into the leaves' inverses.
   void invert_leaf(int offset, int b) {
     float* X = inverses_ + offset;
-    identity_kernel<<<dim3((b + 255) / 256, b), 256, 0, stream_>>>(b, X, n_);
-    TESSERA_CUDA_CHECK_LAUNCH();
+    set_identity(b, b, X, n_, stream_);
     vendor::trsm(blas_, true, 'L', Trans::no, b, b, 1.0f, at(offset, offset), lda_, X, n_);
   }
 
