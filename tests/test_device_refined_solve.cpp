@@ -203,8 +203,11 @@ struct SolveCase {
   int nrhs;
 };
 
-// One tile, partial tiles either side of a boundary, a prime order over many tiles.
-const SolveCase kSolveCases[] = {{1, 64, 0, 1}, {63, 64, 3, 2}, {65, 64, 1, 1}, {997, 128, 5, 3}, {1500, 0, 0, 1}};
+// One tile, partial tiles either side of a boundary, a prime order over many tiles; one to 17
+// right-hand sides (the residual of several columns in passes of 16: 17 takes two, the last of one
+// column).
+const SolveCase kSolveCases[] = {{1, 64, 0, 1},    {63, 64, 3, 2},   {65, 64, 1, 1},
+                                 {300, 64, 2, 17}, {997, 128, 5, 3}, {1500, 0, 0, 1}};
 
 TEST(DeviceRefinedSolve, ConvergesToDoublePrecisionAccuracyGpu) {
   TESSERA_SKIP_WITHOUT_GPU();

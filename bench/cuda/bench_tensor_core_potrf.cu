@@ -13,11 +13,13 @@
 #include <cusolverDn.h>
 #include <fmt/core.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstdlib>
 #include <string>
 #include <vector>
 
+#include "bench_support.hpp"
 #include "cuda/check.hpp"
 #include "cuda/tensor_core_potrf.hpp"
 #include "device_support.hpp"
@@ -27,27 +29,10 @@ using tessera::bench::Device;
 
 namespace {
 
-std::vector<std::string> split(const std::string& text, char separator) {
-  std::vector<std::string> parts;
-  std::size_t start = 0;
-  while (start <= text.size()) {
-    const std::size_t end = text.find(separator, start);
-    parts.push_back(text.substr(start, end == std::string::npos ? std::string::npos : end - start));
-    if (end == std::string::npos) break;
-    start = end + 1;
-  }
-  return parts;
-}
-
-__global__ void uniform_kernel(float* x, std::size_t count, unsigned seed) {
-  for (std::size_t e = blockIdx.x * std::size_t(blockDim.x) + threadIdx.x; e < count;
-       e += std::size_t(gridDim.x) * blockDim.x) {
-    unsigned long long h = (e + 1) * 0x9E3779B97F4A7C15ull ^ seed;
-    h ^= h >> 33;
-    h *= 0xFF51AFD7ED558CCDull;
-    h ^= h >> 33;
-    x[e] = float(h >> 40) / float(1 << 24) * 2.0f - 1.0f;
-  }
+// "1024/512/2048/i" -> {"1024", "512", "2048", "i"}.
+std::vector<std::string> split_slashes(std::string spec) {
+  std::replace(spec.begin(), spec.end(), '/', ',');
+  return tessera::bench::split_commas(spec);
 }
 
 // A's lower triangle := A(i, j) / sqrt(A(i, i) A(j, j)), from the diagonal saved in d.
@@ -56,15 +41,10 @@ __global__ void unit_diagonal_kernel(int n, float* A, const float* d) {
   if (i < n && i >= j) A[i + std::size_t(j) * n] /= sqrtf(d[i] * d[j]);
 }
 
-void uniform(float* x, std::size_t count, unsigned seed) {
-  uniform_kernel<<<1024, 256>>>(x, count, seed);
-  TESSERA_CUDA_CHECK_LAUNCH();
-}
-
 void make_matrix(cublasHandle_t blas, int n, float* A) {
   const std::size_t nn = std::size_t(n) * n;
   Device<float> G(nn), d(n);
-  uniform(G.get(), nn, 2026);
+  tessera::bench::fill_uniform(G.get(), nn, 2026);
   const float alpha = 3.0f / n, beta = 0;  // uniform [-1, 1] has variance 1/3
   TESSERA_CUBLAS_CHECK(cublasSsyrk(blas, CUBLAS_FILL_MODE_LOWER, CUBLAS_OP_N, n, n, &alpha, G.get(), n, &beta, A, n));
   const float one = 1;
@@ -94,7 +74,7 @@ double frobenius_norm(int n, const float* A) {
 // ||A x - L (L^T x)||_2 / (||A||_F ||x||_2), A's and L's lower triangles.
 double relative_residual(cublasHandle_t blas, int n, const float* A, double a_norm, const float* L) {
   Device<float> x(n), y(n), z(n);
-  uniform(x.get(), n, 7);
+  tessera::bench::fill_uniform(x.get(), n, 7);
   const float one = 1, zero = 0, minus_one = -1;
   TESSERA_CUBLAS_CHECK(cublasSsymv(blas, CUBLAS_FILL_MODE_LOWER, n, &one, A, n, x.get(), 1, &zero, y.get(), 1));
   TESSERA_CUBLAS_CHECK(cublasScopy(blas, n, x.get(), 1, z.get(), 1));
@@ -119,12 +99,11 @@ int main(int argc, char** argv) {
   for (int a = 1; a + 1 < argc; a += 2) {
     const std::string option = argv[a], value = argv[a + 1];
     if (option == "--sizes") {
-      sizes.clear();
-      for (const std::string& s : split(value, ',')) sizes.push_back(std::stoi(s));
+      sizes = tessera::bench::parse_int_list(value);
     } else if (option == "--leaves") {
-      leaves_text = split(value, ',');
+      leaves_text = tessera::bench::split_commas(value);
     } else if (option == "--operands") {
-      operands_text = split(value, ',');
+      operands_text = tessera::bench::split_commas(value);
     } else if (option == "--reps") {
       reps = std::stoi(value);
     } else {
@@ -168,7 +147,7 @@ int main(int argc, char** argv) {
                                            : o == "bf16" ? tk::ProductOperands::bf16
                                                          : tk::ProductOperands::fp16;
       for (const std::string& l : leaves_text) {
-        const std::vector<std::string> parts = split(l, '/');
+        const std::vector<std::string> parts = split_slashes(l);
         if (parts.size() != 3 && !(parts.size() == 4 && parts[3] == "i")) {
           fmt::print(stderr, "--leaves takes POTRF/TRSM/SYRK or POTRF/TRSM/SYRK/i, not {}\n", l);
           return 2;

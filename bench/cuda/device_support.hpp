@@ -26,6 +26,24 @@ inline std::string pci_bus_id(int device) {
   return id;
 }
 
+// x := uniform in [-scale, scale] from a hash of each index and the seed: the same values every run.
+template <class T>
+__global__ void uniform_kernel(T* x, std::size_t count, unsigned seed, T scale) {
+  for (std::size_t e = blockIdx.x * static_cast<std::size_t>(blockDim.x) + threadIdx.x; e < count;
+       e += static_cast<std::size_t>(gridDim.x) * blockDim.x) {
+    unsigned long long h = (e + 1) * 0x9E3779B97F4A7C15ull ^ seed;
+    h ^= h >> 33;
+    h *= 0xFF51AFD7ED558CCDull;
+    h ^= h >> 33;
+    x[e] = T((static_cast<double>(h >> 11) / static_cast<double>(1ull << 53) * 2.0 - 1.0) * scale);
+  }
+}
+template <class T>
+void fill_uniform(T* x, std::size_t count, unsigned seed, T scale = T(1)) {
+  uniform_kernel<<<1024, 256>>>(x, count, seed, scale);
+  TESSERA_CUDA_CHECK_LAUNCH();
+}
+
 // Reads a buffer larger than the L2 cache, so that the next timed work finds its data in memory.
 static __global__ void flush_kernel(const float4* buf, std::size_t count, float* sink) {
   float acc = 0;

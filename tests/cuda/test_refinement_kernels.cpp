@@ -4,7 +4,7 @@
 // of |A| for its infinity norm, the flags for a non-positive diagonal and for overflow, IxAMAX's
 // NaN rule, the scaled right-hand sides and corrections. Odd orders across the kernels' 32 x 32
 // tiles, padded leading dimensions; the triangular solves by the inverses of the factor's diagonal
-// blocks. Skipped where no CUDA device is present.
+// blocks (their products in FP32 and on the tensor cores). Skipped where no CUDA device is present.
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -196,28 +196,39 @@ TEST(RefinementKernels, TriangularSolvesByBlockInverses) {
       vendor::invert_lower_diagonal_blocks(handle, false, n, dL.get(), ld, inverses.get(), work.get(), pointers.get(),
                                            nullptr);
       for (tessera::Trans trans : {tessera::Trans::no, tessera::Trans::transpose}) {
-        DeviceBuffer<float> dR(R), dX(std::vector<float>(R.size()));
-        vendor::solve_lower_by_block_inverses(handle, trans, n, nrhs, dL.get(), ld, inverses.get(), dR.get(), n,
-                                              dX.get(), n);
-        const std::vector<float> X = dX.to_host();
-        for (int c = 0; c < nrhs; ++c) {
-          // Substitution in double: op(L) y = r.
-          std::vector<double> y(n);
-          for (int step = 0; step < n; ++step) {
-            const int i = trans == tessera::Trans::no ? step : n - 1 - step;
-            double sum = R[at(i, c, n)];
-            if (trans == tessera::Trans::no)
-              for (int j = 0; j < i; ++j) sum -= double(L[at(i, j, ld)]) * y[j];
-            else
-              for (int j = i + 1; j < n; ++j) sum -= double(L[at(j, i, ld)]) * y[j];
-            y[i] = sum / L[at(i, i, ld)];
+        double worst_fp32 = 0;
+        for (bool tf32 : {false, true}) {
+          DeviceBuffer<float> dR(R), dX(std::vector<float>(R.size()));
+          vendor::solve_lower_by_block_inverses(handle, trans, n, nrhs, dL.get(), ld, inverses.get(), dR.get(), n,
+                                                dX.get(), n, tf32);
+          const std::vector<float> X = dX.to_host();
+          // TF32 products only for several columns (one takes gemv in FP32).
+          const bool tensor_cores = tf32 && nrhs > 1;
+          double worst = 0;
+          for (int c = 0; c < nrhs; ++c) {
+            // Substitution in double: op(L) y = r.
+            std::vector<double> y(n);
+            for (int step = 0; step < n; ++step) {
+              const int i = trans == tessera::Trans::no ? step : n - 1 - step;
+              double sum = R[at(i, c, n)];
+              if (trans == tessera::Trans::no)
+                for (int j = 0; j < i; ++j) sum -= double(L[at(i, j, ld)]) * y[j];
+              else
+                for (int j = i + 1; j < n; ++j) sum -= double(L[at(j, i, ld)]) * y[j];
+              y[i] = sum / L[at(i, i, ld)];
+            }
+            double largest = 0, error = 0;
+            for (int i = 0; i < n; ++i) {
+              largest = std::max(largest, std::abs(y[i]));
+              error = std::max(error, std::abs(y[i] - double(X[at(i, c, n)])));
+            }
+            EXPECT_LT(error, (tensor_cores ? 5e-3 : 1e-4) * largest)
+                << (trans == tessera::Trans::no ? "L" : "L^T") << " column " << c << " tf32 " << tf32;
+            worst = std::max(worst, error / largest);
           }
-          double largest = 0, error = 0;
-          for (int i = 0; i < n; ++i) {
-            largest = std::max(largest, std::abs(y[i]));
-            error = std::max(error, std::abs(y[i] - double(X[at(i, c, n)])));
-          }
-          EXPECT_LT(error, 1e-4 * largest) << (trans == tessera::Trans::no ? "L" : "L^T") << " column " << c;
+          if (!tf32) worst_fp32 = worst;
+          // The TF32 products ran: their operands' rounding shows in the solution.
+          if (tensor_cores && n > 1) EXPECT_GT(worst, 10 * worst_fp32) << "no less accurate than FP32";
         }
       }
     }

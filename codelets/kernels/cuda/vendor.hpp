@@ -512,21 +512,31 @@ void invert_lower_diagonal_blocks(cublasHandle_t h, bool tf32, int n, const T* L
 }
 
 // X := op(L)^{-1} R (n x nrhs; op: none, or the (conjugate) transpose) with the block inverses of
-// invert_lower_diagonal_blocks: per block, one product with its inverse and one with the panel
-// below it (gemv for one real column, gemm otherwise). R is overwritten (the updates land there);
-// X must not overlap it.
+// invert_lower_diagonal_blocks: per block, one product with its inverse and one update of the
+// right-hand sides still to solve (gemv for one real column, gemm otherwise): forward from the
+// panel below the block; backward, gemv sums the panel's columns, and gemm takes the block row left
+// of the block (its transpose's product is parallel over the many rows it updates, where the
+// panel's would sum over them in a block of rows only a few blocks of threads take). R is
+// overwritten (the updates land there); X must not overlap it. `tf32`: a float solve's products of
+// several columns on the tensor cores, for a factor made there (its 16-bit or TF32 operands
+// already bound the correction's accuracy).
 template <class T>
 void solve_lower_by_block_inverses(cublasHandle_t h, Trans trans, int n, int nrhs, const T* L, int ldl,
-                                   const T* inverses, T* R, int ldr, T* X, int ldx) {
+                                   const T* inverses, T* R, int ldr, T* X, int ldx, bool tf32 = false) {
   constexpr int b = kInverseBlock;
   const T one = 1, minus_one = -1, zero = 0;
+  const bool by_gemv = std::is_same_v<T, float> && nrhs == 1;
   // out := alpha op(A) in + beta out, op(A) m x k.
   const auto product = [&](Trans t, int m, int k, T alpha, const T* A, int lda, const T* in, int ldi, T beta, T* out,
                            int ldo) {
     if constexpr (std::is_same_v<T, float>) {
-      if (nrhs == 1) {
+      if (by_gemv) {
         TESSERA_CUBLAS_CHECK(cublasSgemv(h, op(t), t == Trans::no ? m : k, t == Trans::no ? k : m, &alpha, A, lda, in,
                                          1, &beta, out, 1));
+        return;
+      }
+      if (tf32) {
+        gemm_tf32(h, t, Trans::no, m, nrhs, k, alpha, A, lda, in, ldi, beta, out, ldo);
         return;
       }
     }
@@ -543,9 +553,13 @@ void solve_lower_by_block_inverses(cublasHandle_t h, Trans trans, int n, int nrh
     if (trans == Trans::no) {
       product(Trans::no, kb, kb, one, inverse, b, R + k0, ldr, zero, X + k0, ldx);
       if (rest > 0) product(Trans::no, rest, kb, minus_one, panel, ldl, X + k0, ldx, one, R + k0 + kb, ldr);
-    } else {
+    } else if (by_gemv) {
       if (rest > 0) product(trans, kb, rest, minus_one, panel, ldl, X + k0 + kb, ldx, one, R + k0, ldr);
       product(trans, kb, kb, one, inverse, b, R + k0, ldr, zero, X + k0, ldx);
+    } else {
+      // R's block k is complete: every later block's update has landed.
+      product(trans, kb, kb, one, inverse, b, R + k0, ldr, zero, X + k0, ldx);
+      if (k0 > 0) product(trans, k0, kb, minus_one, L + k0, ldl, X + k0, ldx, one, R, ldr);  // block row k
     }
   }
 }

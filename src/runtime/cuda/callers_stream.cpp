@@ -611,7 +611,7 @@ struct RefinementOnStream<T>::State {
   cudaStream_t stream;
   // Held for the whole solve: its kept workspace holds every buffer below.
   StreamSolverPool::Lease handles;
-  bool tf32_inverses;  // the factor's block inverses by TF32 products
+  bool tf32_products;  // the factor's block inverses and the solves' products by TF32 (its own are)
   bool inverted = false;  // the block inverses made
   CheckLayout layout;
   // Carved from one allocation, kept with the handles between solves where it fits (as an upper
@@ -639,7 +639,7 @@ struct RefinementOnStream<T>::State {
   State(const Runtime& rt, int dev, Uplo u, int n_, int nrhs_, const T* A_, int lda_, const T* B_, int ldb_, T* X_,
         int ldx_, cudaStream_t s, bool tf32)
       : device(dev), uplo(u == Uplo::lower ? 'L' : 'U'), n(n_), nrhs(nrhs_), A(A_), lda(lda_), B(B_), ldb(ldb_),
-        X(X_), ldx(ldx_), stream(s), handles(lease_handles(rt, dev)), tf32_inverses(tf32), layout(nrhs_) {
+        X(X_), ldx(ldx_), stream(s), handles(lease_handles(rt, dev)), tf32_products(tf32), layout(nrhs_) {
     handles->bind(stream);
     carve_room();
   }
@@ -748,14 +748,14 @@ void RefinementOnStream<T>::correct(bool first) {
   s.handles->bind(s.stream);
   namespace vendor = cuda::vendor;
   if (!s.inverted) {
-    vendor::invert_lower_diagonal_blocks(s.handles->blas, s.tf32_inverses, s.n, s.single, s.n, s.block_inverses,
+    vendor::invert_lower_diagonal_blocks(s.handles->blas, s.tf32_products, s.n, s.single, s.n, s.block_inverses,
                                          s.levels_work, s.levels_pointers, s.stream);
     s.inverted = true;
   }
   vendor::solve_lower_by_block_inverses(s.handles->blas, Trans::no, s.n, s.nrhs, s.single, s.n,
-                                        s.block_inverses, s.rhs, s.n, s.forward, s.n);
+                                        s.block_inverses, s.rhs, s.n, s.forward, s.n, s.tf32_products);
   vendor::solve_lower_by_block_inverses(s.handles->blas, Trans::conjugate_transpose, s.n, s.nrhs, s.single, s.n,
-                                        s.block_inverses, s.forward, s.n, s.rhs, s.n);
+                                        s.block_inverses, s.forward, s.n, s.rhs, s.n, s.tf32_products);
   cuda::widen_scaled(!first, s.n, s.nrhs, s.scale, s.rhs, s.n, s.X, s.ldx, s.stream);
 }
 
