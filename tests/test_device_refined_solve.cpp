@@ -204,8 +204,8 @@ struct SolveCase {
 };
 
 // One tile, partial tiles either side of a boundary, a prime order over many tiles; one to 17
-// right-hand sides (the residual of several columns in passes of 16: 17 takes two, the last of one
-// column).
+// right-hand sides (several: the residual's blocked products, and with a tensor-core factor the
+// solves' products on the tensor cores).
 const SolveCase kSolveCases[] = {{1, 64, 0, 1},    {63, 64, 3, 2},   {65, 64, 1, 1},
                                  {300, 64, 2, 17}, {997, 128, 5, 3}, {1500, 0, 0, 1}};
 

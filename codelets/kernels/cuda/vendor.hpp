@@ -522,7 +522,7 @@ void invert_lower_diagonal_blocks(cublasHandle_t h, bool tf32, int n, const T* L
 // already bound the correction's accuracy).
 template <class T>
 void solve_lower_by_block_inverses(cublasHandle_t h, Trans trans, int n, int nrhs, const T* L, int ldl,
-                                   const T* inverses, T* R, int ldr, T* X, int ldx, bool tf32 = false) {
+                                   const T* inverses, T* R, int ldr, T* X, int ldx, bool tf32) {
   constexpr int b = kInverseBlock;
   const T one = 1, minus_one = -1, zero = 0;
   const bool by_gemv = std::is_same_v<T, float> && nrhs == 1;

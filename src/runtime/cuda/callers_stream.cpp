@@ -611,7 +611,7 @@ struct RefinementOnStream<T>::State {
   cudaStream_t stream;
   // Held for the whole solve: its kept workspace holds every buffer below.
   StreamSolverPool::Lease handles;
-  bool tf32_products;  // the factor's block inverses and the solves' products by TF32 (its own are)
+  bool tf32_products;  // a tensor-core factor: its block inverses and the solves' products by TF32
   bool inverted = false;  // the block inverses made
   CheckLayout layout;
   // Carved from one allocation, kept with the handles between solves where it fits (as an upper
