@@ -1,12 +1,15 @@
-// The steps of one refinement iteration of the refined solve in GPU memory, each against the
-// careful peer on the same data: the residual R := B - A X of a symmetric double A (lower
-// triangle), Tessera's (symmetric_residual for one column, the blocked products of
-// vendor::subtract_symmetric_product for several) against cuBLAS's dsymv / dsymm of the whole
-// matrix; and the two FP32 triangular solves with the factor (vendor::solve_lower_by_block_inverses,
-// L then L^T; its products in FP32, and on the tensor cores as for a tensor-core factor) against
-// cuBLAS's strsm. Milliseconds (median of --reps after two untimed calls, the L2 cache flushed
-// before each); "diff": the largest difference from strsm's solution relative to its largest
-// magnitude.
+// The steps of the refined solve in GPU memory, each against the careful peer on the same data.
+// Per order: the steps before the first iteration, A's scaled single-precision copy
+// (scale_and_narrow, against a plain copy of A's bytes) and the inverses of the factor's diagonal
+// blocks (vendor::invert_lower_diagonal_blocks, FP32 and TF32 products). Per iteration: the
+// residual R := B - A X of a symmetric double A (lower triangle), Tessera's (symmetric_residual,
+// one read of the triangle, up to the columns one pass takes; "blocked": the blocked products of
+// vendor::subtract_symmetric_product, the path past them) against cuBLAS's dsymv / dsymm of the
+// whole matrix; and the two FP32 triangular solves with the factor
+// (vendor::solve_lower_by_block_inverses, L then L^T; its products in FP32, and on the tensor cores
+// as for a tensor-core factor) against cuBLAS's strsm. Milliseconds (median of --reps after two
+// untimed calls, the L2 cache flushed before each); "diff": the largest difference from strsm's
+// solution relative to its largest magnitude.
 //   bench_refinement_steps [--sizes 16384,30000,40000] [--nrhs 1,2,8,16,32] [--reps 10]
 #include <cublas_v2.h>
 #include <cuda_runtime.h>
@@ -84,8 +87,8 @@ int main(int argc, char** argv) {
   cudaDeviceProp prop{};
   TESSERA_CUDA_CHECK(cudaGetDeviceProperties(&prop, 0));
   fmt::print("{}; ms (median of {}); x: the peer's time over Tessera's\n", prop.name, reps);
-  fmt::print("{:>6} {:>4} | {:>8} {:>8} {:>6} | {:>8} {:>8} {:>8} {:>6} {:>6} {:>8} {:>8} | {:>8} {:>8} {:>8} {:>6} {:>6} {:>8} {:>8}\n",
-             "n", "nrhs", "residual", "cuBLAS", "x", "L fp32", "L tf32", "strsm", "x fp32", "x tf32", "diff32",
+  fmt::print("{:>6} {:>4} | {:>8} {:>8} {:>8} {:>6} | {:>8} {:>8} {:>8} {:>6} {:>6} {:>8} {:>8} | {:>8} {:>8} {:>8} {:>6} {:>6} {:>8} {:>8}\n",
+             "n", "nrhs", "residual", "blocked", "cuBLAS", "x", "L fp32", "L tf32", "strsm", "x fp32", "x tf32", "diff32",
              "diff tf", "L^T fp32", "L^T tf32", "strsm", "x fp32", "x tf32", "diff32", "diff tf");
   cublasHandle_t blas;
   TESSERA_CUBLAS_CHECK(cublasCreate(&blas));
@@ -96,15 +99,33 @@ int main(int argc, char** argv) {
     Device<double> A(nn);
     fill_uniform(A.get(), nn, 2026);
     Device<float> L(nn), inverses(tk::vendor::inverse_blocks_elements(n));
+    {
+      // The steps before the first iteration; L is the narrowed copy here, made again below.
+      Device<double> scale(n), row_sums(n), bytes_copy(nn / 2);
+      Device<int> flags(1);
+      const double narrow_ms = timer.median_ms(reps, [] {}, [&] {
+        tk::scale_and_narrow('L', n, A.get(), n, scale.get(), L.get(), n, row_sums.get(), flags.get(), nullptr);
+      });
+      const double copy_ms = timer.median_ms(reps, [] {}, [&] {
+        TESSERA_CUDA_CHECK(cudaMemcpyAsync(bytes_copy.get(), A.get(), sizeof(double) * (nn / 2),
+                                           cudaMemcpyDeviceToDevice));
+      });
+      fmt::print("{:>6} narrowing {:.3f} ms (copying half of A's bytes {:.3f} ms)", n, narrow_ms, copy_ms);
+    }
     fill_uniform(L.get(), nn, 2027, float(1 / std::sqrt(double(n))));
     set_diagonal_kernel<<<(n + 255) / 256, 256>>>(n, L.get(), 2.0f);
     TESSERA_CUDA_CHECK_LAUNCH();
     {
       Device<float> work(std::max<std::size_t>(1, tk::vendor::inverse_by_levels_elements(n, tk::vendor::kInverseBlock)));
       Device<float*> pointers(std::max(1, tk::vendor::inverse_by_levels_pointers(n)));
-      tk::vendor::invert_lower_diagonal_blocks(blas, false, n, L.get(), n, inverses.get(), work.get(), pointers.get(),
-                                               nullptr);
+      double invert_ms[2];
+      for (int tf32 = 1; tf32 >= 0; --tf32)  // FP32 last: its inverses serve the solves below
+        invert_ms[tf32] = timer.median_ms(reps, [] {}, [&] {
+          tk::vendor::invert_lower_diagonal_blocks(blas, tf32 == 1, n, L.get(), n, inverses.get(), work.get(),
+                                                   pointers.get(), nullptr);
+        });
       TESSERA_CUDA_CHECK(cudaDeviceSynchronize());
+      fmt::print("; block inverses {:.3f} ms FP32, {:.3f} ms TF32\n", invert_ms[0], invert_ms[1]);
     }
     for (const int nrhs : counts) {
       const std::size_t columns = std::size_t(n) * nrhs;
@@ -112,13 +133,19 @@ int main(int argc, char** argv) {
       Device<double> X(columns), B(columns), R(columns), R_whole(columns);
       fill_uniform(X.get(), columns, 7);
       fill_uniform(B.get(), columns, 11);
-      Device<double> work(nrhs == 1 ? tk::symmetric_residual_workspace(n) : 1);
-      const double residual_ms = timer.median_ms(reps, [&] { copy(R.get(), B.get(), columns); }, [&] {
-        if (nrhs == 1)
-          tk::symmetric_residual('L', n, A.get(), n, X.get(), B.get(), R.get(), work.get(), nullptr);
+      const bool one_pass = nrhs <= tk::symmetric_residual_most_columns<double>();
+      Device<double> work(one_pass ? tk::symmetric_residual_workspace(n, nrhs) : 1);
+      const double residual_ms = timer.median_ms(reps, [] {}, [&] {
+        if (one_pass)
+          tk::symmetric_residual('L', n, nrhs, A.get(), n, X.get(), n, B.get(), n, R.get(), n, work.get(), nullptr);
         else
           tk::vendor::subtract_symmetric_product(blas, 'L', n, nrhs, A.get(), n, X.get(), n, R.get(), n);
       });
+      const auto blocked = [&] {
+        tk::vendor::subtract_symmetric_product(blas, 'L', n, nrhs, A.get(), n, X.get(), n, R_whole.get(), n);
+      };
+      const double blocked_ms =
+          nrhs == 1 ? NAN : timer.median_ms(reps, [&] { copy(R_whole.get(), B.get(), columns); }, blocked);
       const double whole_ms = timer.median_ms(reps, [&] { copy(R_whole.get(), B.get(), columns); }, [&] {
         TESSERA_CUBLAS_CHECK(cublasDsymm(blas, CUBLAS_SIDE_LEFT, CUBLAS_FILL_MODE_LOWER, n, nrhs, &minus_one, A.get(),
                                          n, X.get(), n, &one, R_whole.get(), n));
@@ -142,9 +169,9 @@ int main(int argc, char** argv) {
         }
       }
       fmt::print(
-          "{:>6} {:>4} | {:>8.3f} {:>8.3f} {:>5.2f}x | {:>8.3f} {:>8.3f} {:>8.3f} {:>5.2f}x {:>5.2f}x {:>8.1e} {:>8.1e} | "
+          "{:>6} {:>4} | {:>8.3f} {:>8.3f} {:>8.3f} {:>5.2f}x | {:>8.3f} {:>8.3f} {:>8.3f} {:>5.2f}x {:>5.2f}x {:>8.1e} {:>8.1e} | "
           "{:>8.3f} {:>8.3f} {:>8.3f} {:>5.2f}x {:>5.2f}x {:>8.1e} {:>8.1e}\n",
-          n, nrhs, residual_ms, whole_ms, whole_ms / residual_ms, solve_ms[0][0], solve_ms[0][1], strsm_ms[0],
+          n, nrhs, residual_ms, blocked_ms, whole_ms, whole_ms / residual_ms, solve_ms[0][0], solve_ms[0][1], strsm_ms[0],
           strsm_ms[0] / solve_ms[0][0], strsm_ms[0] / solve_ms[0][1], difference[0][0], difference[0][1],
           solve_ms[1][0], solve_ms[1][1], strsm_ms[1], strsm_ms[1] / solve_ms[1][0], strsm_ms[1] / solve_ms[1][1],
           difference[1][0], difference[1][1]);

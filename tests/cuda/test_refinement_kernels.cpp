@@ -20,6 +20,7 @@
 #include "cuda/refinement.hpp"
 #include "cuda/vendor.hpp"
 #include "kernel_test_support.hpp"
+#include "tessera/error.hpp"
 
 namespace tk = tessera::kernels::cuda;
 using namespace tessera::test;  // kernel_test_support.hpp
@@ -350,54 +351,68 @@ TEST(RefinementKernels, ResidualsByBlocksOfTheSymmetricMatrix) {
   check_subtract_symmetric_product<std::complex<double>>();
 }
 
-// symmetric_residual: b - A x against the host's sum in double, A symmetric (complex: Hermitian,
+// symmetric_residual: B - A X against the host's sum in double, A symmetric (complex: Hermitian,
 // its diagonal's imaginary parts set and not to be read) in either triangle with NaN in the other
-// one; orders across the kernel's tiles of 64 and runs of tiles (4100: several tiles per run, the
-// last run short); padded leading dimension; r written over b; the same bits on a second run.
+// one; every column count one pass takes; orders across the kernel's tiles of 64 and runs of tiles
+// (4100: several tiles per run, the last run short); padded leading dimensions; R written over B;
+// the same bits on a second run; a column more than a pass takes refused.
 template <class T>
 void check_symmetric_residual() {
   constexpr bool complex = !std::is_same_v<T, double>;
-  for (int n : {1, 63, 64, 65, 257, 4100})
-    for (char uplo : {'L', 'U'}) {
-      SCOPED_TRACE(testing::Message() << "n=" << n << " uplo=" << uplo << " complex=" << complex);
-      const int lda = n + 3;
-      std::mt19937 gen(n * 5 + (uplo == 'L'));
-      std::uniform_real_distribution<double> u(-1, 1);
-      const auto draw = [&] {
-        if constexpr (complex) return T(u(gen), u(gen)); else return T(u(gen));
-      };
-      std::vector<T> A(static_cast<std::size_t>(lda) * n, T(std::numeric_limits<double>::quiet_NaN()));
-      for (int j = 0; j < n; ++j)
-        for (int i = j; i < n; ++i) A[uplo == 'L' ? at(i, j, lda) : at(j, i, lda)] = draw();
-      const auto value = [&](int i, int j) -> T {  // the Hermitian matrix's (i, j)
-        if (i == j) return T(std::real(A[at(i, i, lda)]));
-        const bool stored_here = uplo == 'L' ? i > j : i < j;
-        if constexpr (complex) return stored_here ? A[at(i, j, lda)] : std::conj(A[at(j, i, lda)]);
-        else return stored_here ? A[at(i, j, lda)] : A[at(j, i, lda)];
-      };
-      std::vector<T> x(n), b(n);
-      for (T& v : x) v = draw();
-      for (T& v : b) v = draw();
-      DeviceBuffer<T> dA(A), dx(x), db(b), dr{std::vector<T>(n)};
-      DeviceBuffer<T> work{std::vector<T>(std::max<std::size_t>(1, tk::symmetric_residual_workspace(n)))};
-      tk::symmetric_residual(uplo, n, dA.get(), lda, dx.get(), db.get(), dr.get(), work.get(), nullptr);
-      const std::vector<T> got = dr.to_host();
-      double worst = 0, scale = 0;
-      for (int i = 0; i < n; ++i) {
-        T sum = b[i];
-        for (int k = 0; k < n; ++k) sum -= value(i, k) * x[k];
-        worst = std::max(worst, std::abs(sum - got[i]));
-        scale = std::max(scale, std::abs(sum));
+  for (int nrhs = 1; nrhs <= tk::symmetric_residual_most_columns<T>(); ++nrhs)
+    for (int n : {1, 63, 64, 65, 257, 4100})
+      for (char uplo : {'L', 'U'}) {
+        SCOPED_TRACE(testing::Message() << "n=" << n << " nrhs=" << nrhs << " uplo=" << uplo << " complex=" << complex);
+        const int lda = n + 3, ldx = n + 1, ldb = n + 2;
+        std::mt19937 gen(n * 5 + (uplo == 'L') + 17 * nrhs);
+        std::uniform_real_distribution<double> u(-1, 1);
+        const auto draw = [&] {
+          if constexpr (complex) return T(u(gen), u(gen)); else return T(u(gen));
+        };
+        std::vector<T> A(static_cast<std::size_t>(lda) * n, T(std::numeric_limits<double>::quiet_NaN()));
+        for (int j = 0; j < n; ++j)
+          for (int i = j; i < n; ++i) A[uplo == 'L' ? at(i, j, lda) : at(j, i, lda)] = draw();
+        const auto value = [&](int i, int j) -> T {  // the Hermitian matrix's (i, j)
+          if (i == j) return T(std::real(A[at(i, i, lda)]));
+          const bool stored_here = uplo == 'L' ? i > j : i < j;
+          if constexpr (complex) return stored_here ? A[at(i, j, lda)] : std::conj(A[at(j, i, lda)]);
+          else return stored_here ? A[at(i, j, lda)] : A[at(j, i, lda)];
+        };
+        std::vector<T> X(static_cast<std::size_t>(ldx) * nrhs), B(static_cast<std::size_t>(ldb) * nrhs);
+        for (T& v : X) v = draw();
+        for (T& v : B) v = draw();
+        DeviceBuffer<T> dA(A), dX(X), dB(B), dR{std::vector<T>(static_cast<std::size_t>(ldb) * nrhs)};
+        DeviceBuffer<T> work{std::vector<T>(std::max<std::size_t>(1, tk::symmetric_residual_workspace(n, nrhs)))};
+        tk::symmetric_residual(uplo, n, nrhs, dA.get(), lda, dX.get(), ldx, dB.get(), ldb, dR.get(), ldb, work.get(),
+                               nullptr);
+        const std::vector<T> got = dR.to_host();
+        double worst = 0, scale = 0;
+        for (int k = 0; k < nrhs; ++k)
+          for (int i = 0; i < n; ++i) {
+            T sum = B[at(i, k, ldb)];
+            for (int c = 0; c < n; ++c) sum -= value(i, c) * X[at(c, k, ldx)];
+            worst = std::max(worst, std::abs(sum - got[at(i, k, ldb)]));
+            scale = std::max(scale, std::abs(sum));
+          }
+        EXPECT_LT(worst, 1e-14 * n) << "max |B - A X - got| (largest |B - A X| " << scale << ")";
+        // In place, twice: the same bits as the first run; the rows past n not written.
+        for (int run = 0; run < 2; ++run) {
+          DeviceBuffer<T> in_place(B);
+          tk::symmetric_residual(uplo, n, nrhs, dA.get(), lda, dX.get(), ldx, in_place.get(), ldb, in_place.get(), ldb,
+                                 work.get(), nullptr);
+          const std::vector<T> again = in_place.to_host();
+          for (int k = 0; k < nrhs; ++k) {
+            for (int i = 0; i < n; ++i)
+              ASSERT_EQ(again[at(i, k, ldb)], got[at(i, k, ldb)]) << "run " << run << " row " << i << " column " << k;
+            for (int i = n; i < ldb; ++i) ASSERT_EQ(again[at(i, k, ldb)], B[at(i, k, ldb)]) << "padding written";
+          }
+        }
       }
-      EXPECT_LT(worst, 1e-14 * n) << "max |b - A x - got| (largest |b - A x| " << scale << ")";
-      // In place, twice: the same bits as the first run.
-      for (int run = 0; run < 2; ++run) {
-        DeviceBuffer<T> in_place(b);
-        tk::symmetric_residual(uplo, n, dA.get(), lda, dx.get(), in_place.get(), in_place.get(), work.get(), nullptr);
-        const std::vector<T> again = in_place.to_host();
-        for (int i = 0; i < n; ++i) ASSERT_EQ(again[i], got[i]) << "run " << run << " row " << i;
-      }
-    }
+  const int more = tk::symmetric_residual_most_columns<T>() + 1;
+  DeviceBuffer<T> scratch{std::vector<T>(64 * more)};
+  EXPECT_THROW(tk::symmetric_residual('L', 8, more, scratch.get(), 8, scratch.get(), 8, scratch.get(), 8,
+                                      scratch.get(), 8, scratch.get(), nullptr),
+               tessera::InvalidArgument);
 }
 
 TEST(RefinementKernels, ResidualReadsTheStoredTriangleOnceInAFixedOrder) {

@@ -5,9 +5,11 @@
 #include <algorithm>
 #include <cfloat>
 #include <cmath>
+#include <string>
 #include <type_traits>
 
 #include "check.hpp"
+#include "tessera/error.hpp"
 
 namespace tessera::kernels::cuda {
 
@@ -201,18 +203,27 @@ __global__ void mark_non_finite_kernel(int n, int cols, const W* M, long long ld
   if (i < n && j < cols && !is_finite(M[i + j * ldm])) non_finite[j] = 1;  // any writer writes 1
 }
 
-// The residual r := b - A x of a symmetric (Hermitian) A stored in its triangle uplo, reading that
-// triangle once: cuBLAS's symv reads it at about half the memory's bandwidth. A block of threads
-// takes a run of tiles of 64 x 64 in one tile column J (a chunk of the column's stored tiles): each
-// tile's product with x_J is summed across the threads at once (the rows' share), its conjugate
-// transpose's with x_I is kept per thread across the run (the columns' share). The shares go to
-// `work` (symmetric_residual_workspace(n) elements: n for each tile column, then n for each chunk
-// of a column) and are summed in a fixed order by the second kernel: no atomics, so the same
-// inputs give the same r bit for bit.
+// The residual R := B - A X of a symmetric (Hermitian) A stored in its triangle uplo, for K <= 4
+// columns of X at once, reading that triangle once: cuBLAS's symv reads it at about half the
+// memory's bandwidth, and its blocked products for several columns read the off-diagonal blocks
+// twice. A block of threads takes a run of tiles of 64 x 64 in one tile column J (a chunk of the
+// column's stored tiles): each tile's product with X_J is summed across the threads at once (the
+// rows' share), its conjugate transpose's with X_I is kept per thread across the run (the columns'
+// share). The shares go to `work` (symmetric_residual_workspace(n, K) elements: per column of X, n
+// for each tile column, then n for each chunk of a column) and are summed in a fixed order by the
+// second kernel: no atomics, so the same inputs give the same R bit for bit.
 constexpr int kResidualTile = 64;
-constexpr int kResidualGroups = 4;  // column groups of a tile, 16 columns per thread
-constexpr int kResidualColumns = kResidualTile / kResidualGroups;
-constexpr int kResidualThreads = kResidualTile * kResidualGroups;
+
+// A thread's columns of a tile: 16 for one column of X; for several, 8 (twice the threads, each
+// with K sums per column): the registers of 16 columns' sums left one block of 8 warps per
+// multiprocessor, too few loads in flight.
+template <class W, int K>
+struct ResidualShape {
+  static constexpr int kColumns = K == 1 ? 16 : 8;
+  static constexpr int kGroups = kResidualTile / kColumns;
+  static constexpr int kThreads = kResidualTile * kGroups;
+  static_assert(kThreads >= K * kResidualTile, "a thread per row and column of X sums the rows' shares");
+};
 
 __device__ double times(double a, double b) { return a * b; }
 __device__ cuDoubleComplex times(cuDoubleComplex a, cuDoubleComplex b) { return cuCmul(a, b); }
@@ -235,96 +246,123 @@ __device__ inline ResidualChunk residual_chunk(char uplo, int tiles, int J, int 
   const int first = begin + chunk * per_chunk;
   return {first, min(end, first + per_chunk)};
 }
+// The shares' slots of one column of X: one per tile column, then one per chunk.
+__host__ __device__ inline long long residual_slots(int tiles, int per_chunk) {
+  return tiles + (tiles + per_chunk - 1) / per_chunk;
+}
 
-template <class W>
-__global__ void __launch_bounds__(kResidualThreads)
-    residual_shares_kernel(char uplo, int n, const W* __restrict__ A, long long lda, const W* __restrict__ x,
-                           int per_chunk, W* __restrict__ work) {
+template <class W, int K>
+__global__ void __launch_bounds__(ResidualShape<W, K>::kThreads)
+    residual_shares_kernel(char uplo, int n, const W* __restrict__ A, long long lda, const W* __restrict__ X,
+                           long long ldx, int per_chunk, W* __restrict__ work) {
+  using Shape = ResidualShape<W, K>;
+  constexpr int kColumns = Shape::kColumns, kGroups = Shape::kGroups;
   const int tiles = residual_tiles(n), J = blockIdx.x;
   const ResidualChunk run = residual_chunk(uplo, tiles, J, blockIdx.y, per_chunk);
   if (run.first >= run.last) return;
+  const long long slots = residual_slots(tiles, per_chunk);
   const W zero = zero_of(W{});
   const int r = threadIdx.x % kResidualTile, group = threadIdx.x / kResidualTile;
-  const int c0 = group * kResidualColumns;  // the thread's first column in the tile
-  __shared__ W x_J[kResidualTile];
-  __shared__ W rows[kResidualGroups][kResidualTile];
-  if (threadIdx.x < kResidualTile) {
-    const int j = J * kResidualTile + threadIdx.x;
-    x_J[threadIdx.x] = j < n ? x[j] : zero;
+  const int c0 = group * kColumns;  // the thread's first column in the tile
+  __shared__ W x_J[K][kResidualTile];
+  __shared__ W rows[kGroups][K][kResidualTile];
+  if (threadIdx.x < K * kResidualTile) {
+    const int k = threadIdx.x / kResidualTile, c = threadIdx.x % kResidualTile, j = J * kResidualTile + c;
+    x_J[k][c] = j < n ? X[j + k * ldx] : zero;
   }
-  W columns[kResidualColumns];
-  for (int q = 0; q < kResidualColumns; ++q) columns[q] = zero;
+  W columns[kColumns][K];
+#pragma unroll
+  for (int q = 0; q < kColumns; ++q)
+#pragma unroll
+    for (int k = 0; k < K; ++k) columns[q][k] = zero;
   const long long j0 = static_cast<long long>(J) * kResidualTile + c0;
-  const int width = max(0, min(kResidualColumns, n - static_cast<int>(j0)));  // columns inside the matrix
+  const int width = max(0, min(kColumns, n - static_cast<int>(j0)));  // columns inside the matrix
   __syncthreads();
   for (int I = run.first; I < run.last; ++I) {
     const int i = I * kResidualTile + r;
     const bool row_inside = i < n;
-    W a[kResidualColumns];
+    W a[kColumns];
     const W* from = A + i + j0 * lda;
 #pragma unroll
-    for (int q = 0; q < kResidualColumns; ++q) a[q] = (row_inside && q < width) ? from[q * lda] : zero;
-    const W x_i = row_inside ? x[i] : zero;
-    W row = zero;
+    for (int q = 0; q < kColumns; ++q) a[q] = (row_inside && q < width) ? from[q * lda] : zero;
+    W x_i[K], row[K];
+#pragma unroll
+    for (int k = 0; k < K; ++k) {
+      x_i[k] = row_inside ? X[i + k * ldx] : zero;
+      row[k] = zero;
+    }
     if (I != J) {
 #pragma unroll
-      for (int q = 0; q < kResidualColumns; ++q) {
-        row = sum(row, times(a[q], x_J[c0 + q]));
-        columns[q] = sum(columns[q], times(conjugate(a[q]), x_i));
-      }
+      for (int q = 0; q < kColumns; ++q)
+#pragma unroll
+        for (int k = 0; k < K; ++k) {
+          row[k] = sum(row[k], times(a[q], x_J[k][c0 + q]));
+          columns[q][k] = sum(columns[q][k], times(conjugate(a[q]), x_i[k]));
+        }
     } else {
       // The diagonal tile: only its stored triangle, its diagonal's real part, mirrored once.
 #pragma unroll
-      for (int q = 0; q < kResidualColumns; ++q) {
+      for (int q = 0; q < kColumns; ++q) {
         const int c = c0 + q;
         const bool stored = uplo == 'L' ? r >= c : r <= c;
         if (!stored) continue;
-        if (r == c) {
-          row = sum(row, times(on_diagonal(a[q]), x_J[c]));
-        } else {
-          row = sum(row, times(a[q], x_J[c]));
-          columns[q] = sum(columns[q], times(conjugate(a[q]), x_i));
+#pragma unroll
+        for (int k = 0; k < K; ++k) {
+          if (r == c) {
+            row[k] = sum(row[k], times(on_diagonal(a[q]), x_J[k][c]));
+          } else {
+            row[k] = sum(row[k], times(a[q], x_J[k][c]));
+            columns[q][k] = sum(columns[q][k], times(conjugate(a[q]), x_i[k]));
+          }
         }
       }
     }
-    rows[group][r] = row;
+#pragma unroll
+    for (int k = 0; k < K; ++k) rows[group][k][r] = row[k];
     __syncthreads();
-    if (group == 0 && row_inside) {
-      W total = rows[0][r];
-      for (int g = 1; g < kResidualGroups; ++g) total = sum(total, rows[g][r]);
-      work[i + static_cast<long long>(J) * n] = total;  // slot J: tile (I, J)'s rows
+    if (threadIdx.x < K * kResidualTile) {
+      const int k = threadIdx.x / kResidualTile, rr = threadIdx.x % kResidualTile, ii = I * kResidualTile + rr;
+      if (ii < n) {
+        W total = rows[0][k][rr];
+        for (int g = 1; g < kGroups; ++g) total = sum(total, rows[g][k][rr]);
+        work[ii + (k * slots + J) * n] = total;  // slot J: tile (I, J)'s rows
+      }
     }
     __syncthreads();
   }
   // The columns' shares: each column summed over the tile's 64 rows (two warps), in a fixed order.
-  __shared__ W halves[2][kResidualTile];
+  __shared__ W halves[2][K][kResidualTile];
   const int lane = threadIdx.x % 32, half = r / 32;
-  for (int q = 0; q < kResidualColumns; ++q) {
-    const W v = warp_sum(columns[q]);
-    if (lane == 0) halves[half][c0 + q] = v;
-  }
+#pragma unroll
+  for (int q = 0; q < kColumns; ++q)
+#pragma unroll
+    for (int k = 0; k < K; ++k) {
+      const W v = warp_sum(columns[q][k]);
+      if (lane == 0) halves[half][k][c0 + q] = v;
+    }
   __syncthreads();
-  if (threadIdx.x < kResidualTile) {
-    const int j = J * kResidualTile + threadIdx.x;
-    if (j < n)
-      work[j + static_cast<long long>(tiles + blockIdx.y) * n] = sum(halves[0][threadIdx.x], halves[1][threadIdx.x]);
+  if (threadIdx.x < K * kResidualTile) {
+    const int k = threadIdx.x / kResidualTile, c = threadIdx.x % kResidualTile, j = J * kResidualTile + c;
+    if (j < n) work[j + (k * slots + tiles + blockIdx.y) * n] = sum(halves[0][k][c], halves[1][k][c]);
   }
 }
 
-// r_i := b_i - (the shares of row i): the rows' shares of the tiles in tile row I, then the columns'
-// shares of the chunks of tile column I, in that order.
+// R_ik := B_ik - (the shares of row i, column k): the rows' shares of the tiles in tile row I, then
+// the columns' shares of the chunks of tile column I, in that order.
 template <class W>
-__global__ void residual_sum_kernel(char uplo, int n, const W* __restrict__ work, int per_chunk, const W* b, W* r) {
-  const int i = blockIdx.x * blockDim.x + threadIdx.x;
+__global__ void residual_sum_kernel(char uplo, int n, const W* __restrict__ work, int per_chunk, const W* B,
+                                    long long ldb, W* R, long long ldr) {
+  const int i = blockIdx.x * blockDim.x + threadIdx.x, k = blockIdx.y;
   if (i >= n) return;
   const int tiles = residual_tiles(n), I = i / kResidualTile;
+  const W* shares = work + k * residual_slots(tiles, per_chunk) * n;
   const int first = uplo == 'L' ? 0 : I, last = uplo == 'L' ? I : tiles - 1;
   W total = zero_of(W{});
-  for (int J = first; J <= last; ++J) total = sum(total, work[i + static_cast<long long>(J) * n]);
+  for (int J = first; J <= last; ++J) total = sum(total, shares[i + static_cast<long long>(J) * n]);
   const int stored = uplo == 'L' ? tiles - I : I + 1;
   const int chunks = (stored + per_chunk - 1) / per_chunk;
-  for (int c = 0; c < chunks; ++c) total = sum(total, work[i + static_cast<long long>(tiles + c) * n]);
-  r[i] = sum(b[i], scaled(total, -1.0));
+  for (int c = 0; c < chunks; ++c) total = sum(total, shares[i + static_cast<long long>(tiles + c) * n]);
+  R[i + k * ldr] = sum(B[i + k * ldb], scaled(total, -1.0));
 }
 
 // Tiles per chunk: enough blocks of threads to fill the GPU several times over, few enough shares.
@@ -333,15 +371,38 @@ int residual_tiles_per_chunk(int n) {
   return static_cast<int>(std::clamp<long long>(stored / 1024, 1, 16));
 }
 
-template <class T>
-void symmetric_residual_as(char uplo, int n, const T* A, long long lda, const T* x, const T* b, T* r, T* work,
-                           cudaStream_t stream) {
-  if (n <= 0) return;
+template <int K, class W>
+void launch_residual_shares(char uplo, int n, const W* A, long long lda, const W* X, long long ldx, W* work,
+                            cudaStream_t stream) {
   const int tiles = residual_tiles(n), per_chunk = residual_tiles_per_chunk(n);
   const dim3 grid(static_cast<unsigned>(tiles), static_cast<unsigned>((tiles + per_chunk - 1) / per_chunk));
-  residual_shares_kernel<<<grid, kResidualThreads, 0, stream>>>(uplo, n, wide(A), lda, wide(x), per_chunk, wide(work));
+  residual_shares_kernel<W, K><<<grid, ResidualShape<W, K>::kThreads, 0, stream>>>(uplo, n, A, lda, X, ldx,
+                                                                                    per_chunk, work);
   TESSERA_CUDA_CHECK_LAUNCH();
-  residual_sum_kernel<<<(n + 255) / 256, 256, 0, stream>>>(uplo, n, wide(work), per_chunk, wide(b), wide(r));
+}
+
+template <class T>
+void symmetric_residual_as(char uplo, int n, int nrhs, const T* A, long long lda, const T* X, long long ldx,
+                           const T* B, long long ldb, T* R, long long ldr, T* work, cudaStream_t stream) {
+  if (n <= 0 || nrhs <= 0) return;
+  if (nrhs > symmetric_residual_most_columns<T>())
+    throw InvalidArgument("symmetric_residual: " + std::to_string(nrhs) + " columns, more than one pass takes (" +
+                          std::to_string(symmetric_residual_most_columns<T>()) + ")");
+  switch (nrhs) {
+    case 1: launch_residual_shares<1>(uplo, n, wide(A), lda, wide(X), ldx, wide(work), stream); break;
+    case 2: launch_residual_shares<2>(uplo, n, wide(A), lda, wide(X), ldx, wide(work), stream); break;
+    case 3:
+      if constexpr (symmetric_residual_most_columns<T>() >= 3)
+        launch_residual_shares<3>(uplo, n, wide(A), lda, wide(X), ldx, wide(work), stream);
+      break;
+    default:
+      if constexpr (symmetric_residual_most_columns<T>() >= 4)
+        launch_residual_shares<4>(uplo, n, wide(A), lda, wide(X), ldx, wide(work), stream);
+      break;
+  }
+  const dim3 grid(static_cast<unsigned>((n + 255) / 256), static_cast<unsigned>(nrhs));
+  residual_sum_kernel<<<grid, 256, 0, stream>>>(uplo, n, wide(work), residual_tiles_per_chunk(n), wide(B), ldb,
+                                                wide(R), ldr);
   TESSERA_CUDA_CHECK_LAUNCH();
 }
 
@@ -434,20 +495,20 @@ void symmetric_row_sums(char uplo, int n, const double* A, long long lda, double
   TESSERA_CUDA_CHECK_LAUNCH();
 }
 
-std::size_t symmetric_residual_workspace(int n) {
-  if (n <= 0) return 0;
-  const int tiles = residual_tiles(n), per_chunk = residual_tiles_per_chunk(n);
-  return static_cast<std::size_t>(n) * static_cast<std::size_t>(tiles + (tiles + per_chunk - 1) / per_chunk);
+std::size_t symmetric_residual_workspace(int n, int nrhs) {
+  if (n <= 0 || nrhs <= 0) return 0;
+  return static_cast<std::size_t>(n) * static_cast<std::size_t>(nrhs) *
+         static_cast<std::size_t>(residual_slots(residual_tiles(n), residual_tiles_per_chunk(n)));
 }
 
-void symmetric_residual(char uplo, int n, const double* A, long long lda, const double* x, const double* b, double* r,
-                        double* work, cudaStream_t stream) {
-  symmetric_residual_as(uplo, n, A, lda, x, b, r, work, stream);
+void symmetric_residual(char uplo, int n, int nrhs, const double* A, long long lda, const double* X, long long ldx,
+                        const double* B, long long ldb, double* R, long long ldr, double* work, cudaStream_t stream) {
+  symmetric_residual_as(uplo, n, nrhs, A, lda, X, ldx, B, ldb, R, ldr, work, stream);
 }
-void symmetric_residual(char uplo, int n, const std::complex<double>* A, long long lda, const std::complex<double>* x,
-                        const std::complex<double>* b, std::complex<double>* r, std::complex<double>* work,
-                        cudaStream_t stream) {
-  symmetric_residual_as(uplo, n, A, lda, x, b, r, work, stream);
+void symmetric_residual(char uplo, int n, int nrhs, const std::complex<double>* A, long long lda,
+                        const std::complex<double>* X, long long ldx, const std::complex<double>* B, long long ldb,
+                        std::complex<double>* R, long long ldr, std::complex<double>* work, cudaStream_t stream) {
+  symmetric_residual_as(uplo, n, nrhs, A, lda, X, ldx, B, ldb, R, ldr, work, stream);
 }
 
 void largest_magnitudes(int n, int cols, const double* M, long long ldm, double* largest, cudaStream_t stream) {

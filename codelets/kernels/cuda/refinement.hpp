@@ -45,15 +45,20 @@ void widen_scaled(bool add, int n, int nrhs, const double* scale, const std::com
 // the largest of them).
 void symmetric_row_sums(char uplo, int n, const double* A, long long lda, double* sums, cudaStream_t stream);
 
-// r := b - A x for the symmetric (Hermitian) A stored in its triangle uplo and vectors x, b, r (r
-// may be b): the triangle read once, the sum in a fixed order (the same r every run). `work` holds
-// symmetric_residual_workspace(n) elements (about n^2 / 64).
-std::size_t symmetric_residual_workspace(int n);
-void symmetric_residual(char uplo, int n, const double* A, long long lda, const double* x, const double* b, double* r,
-                        double* work, cudaStream_t stream);
-void symmetric_residual(char uplo, int n, const std::complex<double>* A, long long lda, const std::complex<double>* x,
-                        const std::complex<double>* b, std::complex<double>* r, std::complex<double>* work,
-                        cudaStream_t stream);
+// R := B - A X for the symmetric (Hermitian) A stored in its triangle uplo and n x nrhs matrices X,
+// B, R (R may be B, with ldr = ldb), nrhs <= symmetric_residual_most_columns<T>(): the triangle read
+// once, the sums in a fixed order (the same R every run). `work` holds
+// symmetric_residual_workspace(n, nrhs) elements (about nrhs n^2 / 64).
+template <class T>
+constexpr int symmetric_residual_most_columns() {
+  return sizeof(T) == sizeof(double) ? 4 : 2;  // the shares' registers and shared memory
+}
+std::size_t symmetric_residual_workspace(int n, int nrhs);
+void symmetric_residual(char uplo, int n, int nrhs, const double* A, long long lda, const double* X, long long ldx,
+                        const double* B, long long ldb, double* R, long long ldr, double* work, cudaStream_t stream);
+void symmetric_residual(char uplo, int n, int nrhs, const std::complex<double>* A, long long lda,
+                        const std::complex<double>* X, long long ldx, const std::complex<double>* B, long long ldb,
+                        std::complex<double>* R, long long ldr, std::complex<double>* work, cudaStream_t stream);
 
 // largest[j] := the magnitude IxAMAX picks in column j of M (n x cols): the first entry's unless a
 // later one is strictly larger, so that a NaN is kept only where it comes first.

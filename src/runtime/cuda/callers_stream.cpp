@@ -626,7 +626,7 @@ struct RefinementOnStream<T>::State {
   Single* levels_work = nullptr;
   Single** levels_pointers = nullptr;
   T* residual = nullptr;          // n x nrhs
-  T* residual_shares = nullptr;   // symmetric_residual's (one column)
+  T* residual_shares = nullptr;   // symmetric_residual's, where it takes nrhs columns
   double* scale = nullptr;        // S's diagonal
   double* row_sums = nullptr;     // of |A|, for its infinity norm
   // What a convergence check reads back, in one buffer read by one copy (CheckLayout).
@@ -654,7 +654,8 @@ struct RefinementOnStream<T>::State {
     const std::size_t at_levels = c.place(vendor::inverse_by_levels_elements(n, vendor::kInverseBlock), sizeof(Single));
     const std::size_t at_pointers = c.place(std::size_t(vendor::inverse_by_levels_pointers(n)), sizeof(Single*));
     const std::size_t at_residual = c.place(columns, sizeof(T));
-    const std::size_t at_shares = c.place(nrhs == 1 ? cuda::symmetric_residual_workspace(n) : 0, sizeof(T));
+    const std::size_t at_shares =
+        c.place(one_pass_residual() ? cuda::symmetric_residual_workspace(n, nrhs) : 0, sizeof(T));
     const std::size_t at_scale = c.place(order, sizeof(double)), at_sums = c.place(order, sizeof(double));
     const std::size_t at_check = c.place(layout.doubles, sizeof(double));
     auto* room = static_cast<unsigned char*>(handles->kept_transposed_of(c.bytes(), stream));
@@ -674,6 +675,9 @@ struct RefinementOnStream<T>::State {
     non_finite = layout.marks(check);
     flags = non_finite + 2 * nrhs;
   }
+  // The residual by Tessera's kernel, which reads A's triangle once, up to the columns it takes in
+  // one pass; cuBLAS's blocked products past them.
+  bool one_pass_residual() const { return nrhs <= cuda::symmetric_residual_most_columns<T>(); }
   // Marks the end of the handles' use (StreamSolvers::enqueued, which may throw).
   ~State() { cudaEventRecord(handles->done, stream); }
 
@@ -763,8 +767,9 @@ template <class T>
 typename RefinementOnStream<T>::Convergence RefinementOnStream<T>::converged(double bound) {
   State& s = *state_;
   const CurrentDevice current(s.device);
-  if (s.nrhs == 1) {
-    cuda::symmetric_residual(s.uplo, s.n, s.A, s.lda, s.X, s.B, s.residual, s.residual_shares, s.stream);
+  if (s.one_pass_residual()) {
+    cuda::symmetric_residual(s.uplo, s.n, s.nrhs, s.A, s.lda, s.X, s.ldx, s.B, s.ldb, s.residual, s.n,
+                             s.residual_shares, s.stream);
   } else {
     TESSERA_CUDA_CHECK(cudaMemcpy2DAsync(s.residual, sizeof(T) * s.n, s.B, sizeof(T) * s.ldb, sizeof(T) * s.n,
                                          s.nrhs, cudaMemcpyDeviceToDevice, s.stream));
