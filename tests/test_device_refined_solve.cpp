@@ -6,11 +6,13 @@
 // the runtime has no CUDA worker.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstring>
 #include <functional>
 #include <limits>
 #include <map>
+#include <random>
 #include <string>
 #include <vector>
 
@@ -23,6 +25,8 @@
 
 #include "callers_stream.hpp"
 #include "cuda/kernel_test_support.hpp"
+#include "cuda/vendor.hpp"
+#include "device_factor.hpp"
 #endif
 
 namespace tessera::test {
@@ -203,11 +207,12 @@ struct SolveCase {
   int nrhs;
 };
 
-// One tile, partial tiles either side of a boundary, a prime order over many tiles; one to 17
-// right-hand sides (several: the residual's blocked products, and with a tensor-core factor the
-// solves' products on the tensor cores).
-const SolveCase kSolveCases[] = {{1, 64, 0, 1},    {63, 64, 3, 2},   {65, 64, 1, 1},
-                                 {300, 64, 2, 17}, {997, 128, 5, 3}, {1500, 0, 0, 1}};
+// One tile, partial tiles either side of a boundary, a prime order over many tiles, tiles of the
+// corrections' blocks (a tensor-core tile DAG's diagonal inverses kept for them); one to 17
+// right-hand sides (several: one residual pass up to 4, the blocked products past them, and with
+// a tensor-core factor the solves' products on the tensor cores).
+const SolveCase kSolveCases[] = {{1, 64, 0, 1},    {63, 64, 3, 2},   {65, 64, 1, 1},         {300, 64, 2, 17},
+                                 {997, 128, 5, 3}, {1500, 0, 0, 1},  {4100, 2048, 1, 2}};
 
 TEST(DeviceRefinedSolve, ConvergesToDoublePrecisionAccuracyGpu) {
   TESSERA_SKIP_WITHOUT_GPU();
@@ -392,6 +397,62 @@ TEST(DeviceRefinedSolve, RecursiveTensorCoreFactorizationGpu) {
       A[at(k - 1, k - 1, ld)] = -1;
       DeviceBuffer<float> dA(A);
       EXPECT_EQ(recursive(dA.get(), TensorCores::fp16), k);
+    }
+  }
+}
+
+// A tensor-core tile DAG keeps the inverses of its diagonal tiles' factors for the refined solve's
+// corrections (device::potrf_keeping_diagonal_inverses): tiles of 2048 and a last one of 4, each
+// block's inverse times its factor block the identity (on a random vector, in double on the host),
+// zeros above its diagonal. The FP32 tile DAG solves its panels by trsm: nothing kept or written.
+TEST(DeviceRefinedSolve, TensorCoreTileDagKeepsItsDiagonalInversesGpu) {
+  TESSERA_SKIP_WITHOUT_GPU();
+  namespace vendor = kernels::cuda::vendor;
+  constexpr int b = vendor::kInverseBlock;
+  const int n = 2 * b + 4;
+  std::mt19937 gen(31);
+  std::uniform_real_distribution<float> u(-1, 1);
+  std::vector<float> A(static_cast<std::size_t>(n) * n);
+  const float off_diagonal = 1 / std::sqrt(float(n));  // eigenvalues about 2 +- 1.2: L far from I
+  for (int j = 0; j < n; ++j) {
+    A[at(j, j, n)] = 2;
+    for (int i = j + 1; i < n; ++i) A[at(i, j, n)] = A[at(j, i, n)] = off_diagonal * u(gen);
+  }
+  const float nan = std::numeric_limits<float>::quiet_NaN();
+  for (TensorCores cores : {TensorCores::fp16, TensorCores::tf32, TensorCores::off}) {
+    SCOPED_TRACE(to_string(cores));
+    DeviceBuffer<float> dA(A), dX(std::vector<float>(vendor::inverse_blocks_elements(n), nan));
+    FactorOptions options;
+    options.mode = Mode::gpu;
+    options.nb = b;
+    options.tensor_cores = cores;
+    bool kept = false;
+    EXPECT_EQ(device::potrf_keeping_diagonal_inverses(runtime(), n, dA.get(), n, dX.get(), &kept, nullptr, options), 0);
+    const std::vector<float> L = dA.to_host(), X = dX.to_host();
+    if (cores == TensorCores::off) {
+      EXPECT_FALSE(kept);
+      EXPECT_TRUE(std::all_of(X.begin(), X.end(), [](float x) { return std::isnan(x); })) << "inverses written";
+      continue;
+    }
+    ASSERT_TRUE(kept);
+    for (int k = 0; k < vendor::inverse_blocks(n); ++k) {
+      const int k0 = k * b, kb = std::min(b, n - k0);
+      const float* Xk = X.data() + vendor::inverse_block_offset(k);
+      std::vector<double> v(kb), w(kb, 0.0);
+      for (double& e : v) e = u(gen);
+      for (int j = 0; j < kb; ++j)
+        for (int i = 0; i < kb; ++i) {
+          if (i < j) ASSERT_EQ(Xk[at(i, j, b)], 0.0f) << "block " << k << " above its diagonal at " << i << ", " << j;
+          w[i] += double(Xk[at(i, j, b)]) * v[j];
+        }
+      double worst = 0, largest = 0;
+      for (int i = 0; i < kb; ++i) {
+        double y = 0;  // (L_kk w)_i
+        for (int j = 0; j <= i; ++j) y += double(L[at(k0 + i, k0 + j, n)]) * w[j];
+        worst = std::max(worst, std::abs(y - v[i]));
+        largest = std::max(largest, std::abs(v[i]));
+      }
+      EXPECT_LT(worst / largest, 1e-2) << "block " << k << ": L_kk X_k v differs from v";
     }
   }
 }

@@ -59,6 +59,12 @@ struct CholeskyPlan {
 template <class T>
 void insert_cholesky(const TaskContext& ctx, const TileGrid& A, const SchedulingHints& hints, const CholeskyPlan& plan);
 
+// Whether insert_cholesky(ctx, A, hints, plan) solves its panels by the inverses of the diagonal
+// tiles' factors (a tensor-core factorization's tiles), and so keeps them where
+// ctx.kept_panel_inverses asks.
+template <class T>
+bool solves_panels_by_inverse(const TaskContext& ctx, const TileGrid& A, const CholeskyPlan& plan);
+
 // The hints of a task of out-of-core panel `panel` (0-based) of an nt x nt tile matrix: `hints`,
 // with a priority below those of every earlier panel's tasks.
 TaskHints in_panel(TaskHints hints, int panel, int nt);

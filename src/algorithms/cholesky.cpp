@@ -1,5 +1,6 @@
 #include "algorithms.hpp"
 
+#include <algorithm>
 #include <stdexcept>
 #include <type_traits>
 
@@ -31,12 +32,13 @@ void insert_panel_solves(const TaskContext& ctx, const TileGrid& A, int k, bool 
                      hints(TaskKind::trsm, k, i, k, nt));
     return;
   }
-  if (k + 1 == nt) return;
-  const TileRef inverse = scratch_tile<float>(ctx, A.ref(k, k));
-  insert_invert_panel_factor(ctx, A.ref(k, k), inverse, hints(TaskKind::trsm, k, k + 1, k, nt));
+  const bool kept = ctx.kept_panel_inverses != nullptr;
+  if (k + 1 == nt && !kept) return;
+  const TileRef inverse = kept ? ctx.kept_panel_inverses->ref(0, k) : scratch_tile<float>(ctx, A.ref(k, k));
+  insert_invert_panel_factor(ctx, A.ref(k, k), inverse, hints(TaskKind::trsm, k, std::min(k + 1, nt - 1), k, nt));
   for (int i = k + 1; i < nt; ++i)
     insert_multiply_by_panel_inverse(ctx, inverse, A.ref(i, k), hints(TaskKind::trsm, k, i, k, nt));
-  release_scratch_tile(ctx, inverse);
+  if (!kept) release_scratch_tile(ctx, inverse);
 }
 
 }  // namespace
@@ -153,6 +155,16 @@ void insert_cholesky(const TaskContext& ctx, const TileGrid& A, const Scheduling
   insert_cholesky<T>(ctx, A, hints);
 }
 
+// The choices of insert_cholesky(ctx, A, hints, plan) above: only its tile form solves by inverses.
+template <class T>
+bool solves_panels_by_inverse(const TaskContext& ctx, const TileGrid& A, const CholeskyPlan& plan) {
+  if (plan.accuracy > 0 || plan.panel_starts.size() > 1) return false;
+  if constexpr (!kIsComplex<T>)
+    if ((plan.grain == TaskGrain::block_columns && !A.transposed()) || plan.grain == TaskGrain::whole_matrix)
+      return false;
+  return solves_by_inverse<T>(ctx, A);
+}
+
 template <class T>
 void insert_log_diagonals(const TaskContext& ctx, const TileGrid& L, double* sums, const SchedulingHints& hints) {
   const int nt = L.tile_rows();
@@ -164,7 +176,8 @@ void insert_log_diagonals(const TaskContext& ctx, const TileGrid& L, double* sum
   template void insert_cholesky<T>(const TaskContext&, const TileGrid&, const SchedulingHints&);                      \
   template void insert_cholesky_in_panels<T>(const TaskContext&, const TileGrid&, const SchedulingHints&,             \
                                              const std::vector<int>&);                                                \
-  template void insert_cholesky<T>(const TaskContext&, const TileGrid&, const SchedulingHints&, const CholeskyPlan&);
+  template void insert_cholesky<T>(const TaskContext&, const TileGrid&, const SchedulingHints&, const CholeskyPlan&); \
+  template bool solves_panels_by_inverse<T>(const TaskContext&, const TileGrid&, const CholeskyPlan&);
 TESSERA_FOR_EACH_SCALAR(TESSERA_INSTANTIATE)
 #undef TESSERA_INSTANTIATE
 

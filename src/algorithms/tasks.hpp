@@ -14,6 +14,7 @@ class Submission;
 class RuntimeResources;
 class DistributedInserter;
 class StagingRing;
+class TileGrid;
 
 // One tile: an opaque runtime handle, its shape, its tile indices (for traces) and the global
 // row and column of its first element. A transposed tile holds the transpose of tile (i, j) in
@@ -68,6 +69,10 @@ struct TaskContext {
   // Set when the tiles live on a GPU and the caller's array is reached through pinned slots
   // (HostTiles::staged): copy_in and copy_out then go through them.
   StagingRing* staging = nullptr;
+  // Where a tensor-core factorization whose panel solves go by the diagonal tiles' inverses keeps
+  // those inverses (tile (0, k) for diagonal tile k, the last one's made too), for a caller that
+  // solves with them afterwards; null: scratch tiles, released once the panel is solved.
+  const TileGrid* kept_panel_inverses = nullptr;
 };
 
 // The context of the work that keeps the tiles' own arithmetic (solves, inverses): tensor cores

@@ -14,12 +14,17 @@
 #include "operations.hpp"
 #include "plan_requests.hpp"
 #include "callers_stream.hpp"
+#include "device_factor.hpp"
 #include "device_memory.hpp"
 #include "request_support.hpp"
 #include "tile_access.hpp"
 #include "plan.hpp"
 #include "tessera/error.hpp"
 #include "tessera/precision.hpp"
+
+#ifdef TESSERA_HAVE_CUDA
+#include "cuda/vendor.hpp"
+#endif
 
 namespace tessera::device {
 
@@ -143,6 +148,38 @@ int potrf_dense(Runtime& runtime, int n, T* A, int lda, Stream stream, const Fac
     return detail::potrf_on_callers_stream(runtime, device, options.uplo, n, A, lda, stream, plan.tensor_cores);
   detail::synchronize_stream(stream);
   return factor_planned(runtime, plan, n, A, lda, device, options);
+}
+
+int potrf_keeping_diagonal_inverses(Runtime& runtime, int n, float* A, int lda, float* inverses, bool* kept,
+                                    Stream stream, const FactorOptions& options) {
+  namespace vendor = kernels::cuda::vendor;
+  *kept = false;
+  if (n == 0 || options.uplo != Uplo::lower) return potrf_dense(runtime, n, A, lda, stream, options);
+  const detail::Plan plan = device_plan<float>(runtime, n, options);
+  const int device = device_holding("potrf", A, "A", 3);
+  if (on_callers_stream(plan, {device}) || plan.tensor_cores == TensorCores::off || plan.nb != vendor::kInverseBlock)
+    return potrf_dense(runtime, n, A, lda, stream, options);
+  detail::synchronize_stream(stream);
+  const FactorOptions planned = as_planned(options, plan);
+  SymmetricTiles<float> tiles(runtime, n, plan.nb, planned, A, lda, device);
+  // Block k of the inverses as tile (0, k) of a b x (b + 1) blocks view: each block starts
+  // b (b + 1) elements after the one before (inverse_block_offset).
+  constexpr int b = vendor::kInverseBlock;
+  const int blocks = vendor::inverse_blocks(n);
+  std::unique_ptr<TileMatrix<float>> inverse_tiles =
+      TileAccess::view(runtime, b, blocks * (b + 1), b + 1, TileStructure::general, inverses, b, device);
+  const detail::TileGrid inverse_grid = detail::tile_grid(*inverse_tiles);
+  const detail::CholeskyPlan cholesky = plan.cholesky(planned.tile_arithmetic);
+  const int info = run_request(runtime, plan, planned, [&](const detail::TaskContext& ctx) {
+    const detail::TileGrid grid = detail::tile_grid(tiles.tiles());
+    detail::TaskContext keeping = ctx;
+    *kept = detail::solves_panels_by_inverse<float>(ctx, grid, cholesky);
+    if (*kept) keeping.kept_panel_inverses = &inverse_grid;
+    detail::insert_cholesky<float>(keeping, grid, planned.hints, cholesky);
+  });
+  inverse_tiles.reset();  // released: the inverses stay where they were made, in A's GPU memory
+  tiles.store(A, lda);
+  return info;
 }
 
 namespace {

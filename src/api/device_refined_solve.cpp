@@ -6,10 +6,12 @@
 #include "argument_errors.hpp"
 #include "callers_stream.hpp"
 #include "device_checks.hpp"
+#include "device_factor.hpp"
 #include "device_memory.hpp"
 #include "refined_solve.hpp"
 #include "tessera/device.hpp"
 #include "tessera/error.hpp"
+#include "tessera/precision.hpp"
 
 namespace tessera::device {
 
@@ -26,6 +28,22 @@ FactorOptions single_precision_options(const FactorOptions& options) {
   return single;
 }
 
+// The single-precision factorization of the scaled copy; a real one keeps its diagonal blocks'
+// inverses for the corrections where its tile DAG makes them.
+template <class T>
+int factor_single(Runtime& runtime, detail::RefinementOnStream<T>& steps, int n, Stream stream,
+                  const FactorOptions& options) {
+  if constexpr (kIsComplex<T>) {
+    return potrf(runtime, n, steps.single_matrix(), steps.single_ld(), stream, options);
+  } else {
+    bool kept = false;
+    const int info = potrf_keeping_diagonal_inverses(runtime, n, steps.single_matrix(), steps.single_ld(),
+                                                     steps.diagonal_block_inverses(), &kept, stream, options);
+    if (kept) steps.note_diagonal_block_inverses_made();
+    return info;
+  }
+}
+
 // The refinement: the solve's ITER (>= 0 converged, else the reason to fall back; a refinement
 // that diverged to a NaN or an infinity from a finite B falls back as one that did not converge,
 // where LAPACK's test would pass it). A is not written.
@@ -36,7 +54,7 @@ int refine(Runtime& runtime, detail::RefinementOnStream<T>& steps, int n, Stream
   if (narrowed == Narrowing::overflowed) return detail::kNarrowingOverflowed;
   if (narrowed == Narrowing::diagonal_not_positive) return detail::kSingleFactorizationFailed;
   const double bound = steps.convergence_bound();
-  if (potrf(runtime, n, steps.single_matrix(), steps.single_ld(), stream, single_precision_options(options)) != 0)
+  if (factor_single(runtime, steps, n, stream, single_precision_options(options)) != 0)
     return detail::kSingleFactorizationFailed;
   using Convergence = typename detail::RefinementOnStream<T>::Convergence;
   steps.correct(true);

@@ -476,6 +476,54 @@ TYPED_TEST(LapackLayout, PotrfThenPotrsEqualsPosv) {
         }
 }
 
+// A tensor-core factorization keeps its panel inverses where the caller asks
+// (TaskContext::kept_panel_inverses, tile (0, k) for diagonal tile k): every diagonal tile's, the
+// last one's included, is the inverse of its factor tile, zeros above its diagonal, in any order
+// of the tasks. Plans that solve their panels otherwise keep none.
+TEST(KeptPanelInverses, EveryDiagonalTileInvertedInRandomOrders) {
+  const int nb = 8;
+  std::mt19937 random(41);
+  for (int n : {1, nb - 1, nb, nb + 1, 2 * nb + 3, 37}) {
+    SCOPED_TRACE(testing::Message() << "n=" << n);
+    const int nt = TileGrid::tiles(n, nb);
+    std::vector<float> a = random_spd<float>(n, n, random);
+    HostTiles<float> A(n, n, nb, TileStructure::symmetric_lower);
+    HostTiles<float> kept(nb, nt * (nb + 1), nb + 1, TileStructure::general);
+    Submission s;
+    TaskContext ctx = recording_context(s);
+    ctx.tensor_cores = TensorCores::fp16;
+    ctx.kept_panel_inverses = &kept.grid();
+    ASSERT_TRUE(solves_panels_by_inverse<float>(ctx, A.grid(), CholeskyPlan(TaskGrain::tiles)));
+    insert_lapack_potrf<float>(ctx, A.grid(), Uplo::lower, a.data(), n, critical_path_hints);
+    s.execute_in_random_order(random);
+    ASSERT_EQ(s.info(), 0);
+    for (int k = 0; k < nt; ++k) {
+      const TileRef X = kept.grid().ref(0, k);
+      const auto x = [&](int i, int j) { return static_cast<const float*>(X.handle)[i + std::size_t(j) * X.rows]; };
+      const int k0 = k * nb, kb = std::min(nb, n - k0);
+      double worst = 0;  // max |X L_kk - I|
+      for (int j = 0; j < kb; ++j)
+        for (int i = 0; i < kb; ++i) {
+          if (i < j) {
+            EXPECT_EQ(x(i, j), 0.0f) << "tile " << k << " above its diagonal";
+          }
+          double product = 0;
+          for (int m = j; m <= i; ++m) product += double(x(i, m)) * a[(k0 + m) + std::size_t(k0 + j) * n];
+          worst = std::max(worst, std::abs(product - (i == j ? 1.0 : 0.0)));
+        }
+      EXPECT_LT(worst, 1e-4) << "tile " << k;
+    }
+  }
+  HostTiles<float> A(37, 37, nb, TileStructure::symmetric_lower);
+  Submission s;
+  TaskContext ctx = recording_context(s);
+  EXPECT_FALSE(solves_panels_by_inverse<float>(ctx, A.grid(), CholeskyPlan(TaskGrain::tiles))) << "FP32";
+  ctx.tensor_cores = TensorCores::tf32;
+  EXPECT_FALSE(solves_panels_by_inverse<double>(ctx, A.grid(), CholeskyPlan(TaskGrain::tiles))) << "double tiles";
+  for (const char* plan_name : {"block columns", "panels", "whole matrix"})
+    EXPECT_FALSE(solves_panels_by_inverse<float>(ctx, A.grid(), plan_named(plan_name, A.grid()))) << plan_name;
+}
+
 TYPED_TEST(LapackLayout, LogDiagonalsSumToTheLogDeterminantInRandomOrders) {
   using T = TypeParam;
   const int nb = 5, n = 23;

@@ -718,6 +718,14 @@ template <class T>
 int RefinementOnStream<T>::single_ld() const {
   return state_->n;
 }
+template <class T>
+typename RefinementOnStream<T>::Single* RefinementOnStream<T>::diagonal_block_inverses() const {
+  return state_->block_inverses;
+}
+template <class T>
+void RefinementOnStream<T>::note_diagonal_block_inverses_made() {
+  state_->inverted = true;
+}
 
 template <class T>
 typename RefinementOnStream<T>::Narrowing RefinementOnStream<T>::narrow_matrix() {

@@ -114,6 +114,10 @@ class RefinementOnStream {
   Narrowing narrow_matrix();
   Single* single_matrix() const;
   int single_ld() const;
+  // Where the inverses of the factor's diagonal blocks go (vendor::invert_lower_diagonal_blocks's
+  // layout); the first correction makes them unless the factorization's have been noted there.
+  Single* diagonal_block_inverses() const;
+  void note_diagonal_block_inverses_made();
   // LAPACK's convergence bound: ||A||_inf eps sqrt(n) (eps of double), after narrow_matrix.
   double convergence_bound();
   // first: X := A_s^{-1} B through the single-precision factor; then X += A_s^{-1} R with the last
