@@ -8,7 +8,7 @@
 // their factor's diagonal at the first, a middle and the last column: their info must say where
 // and (in place) their storage must come back bit-identical. Elements outside the referenced
 // triangle (the other triangle, rows past n, gaps) are NaN and must come back bit-identical. The
-// out-of-place form must write the whole Hermitian inverse for C-ordered and Fortran-ordered
+// out-of-place form must write the whole inverse, exactly Hermitian, for C-ordered and Fortran-ordered
 // sources, NaN for a failed member, and leave its source as it was. The arrays-of-pointers form
 // and the C API's forms must give the strided form's results; the variable-size form, each matrix's.
 // Skipped where no CUDA device is present.
@@ -250,18 +250,25 @@ void check_whole_inverse(const FactorBatch<T>& fb, Uplo uplo, int k, const std::
           stored ? fb.inverses[k * fb.stride + i + j * fb.lda] : conjugate(fb.inverses[k * fb.stride + j + i * fb.lda]);
       ASSERT_LE(std::abs(value - reference), tol) << where << ": matrix " << k << " X(" << i << ", " << j << ")";
     }
+  // Exactly Hermitian: each entry above the diagonal the conjugate of its mirror, bit for bit.
+  for (int j = 0; j < n; ++j)
+    for (int i = j + 1; i < n && fb.info[k] == 0; ++i)
+      ASSERT_TRUE(same_bits(out[offset + j + static_cast<long long>(i) * ldx],
+                            conjugate(out[offset + i + static_cast<long long>(j) * ldx])))
+          << where << ": matrix " << k << " X(" << j << ", " << i << ") is not the conjugate of X(" << i << ", " << j
+          << ")";
   for (int j = 0; j < n; ++j)
     ASSERT_EQ(out[offset + n + static_cast<long long>(j) * ldx], T(0)) << where << ": row n written";
 }
 
 // Out of place from C-ordered (row stride n) and Fortran-ordered (row stride 1) sources: the whole
-// inverse, column-major with ldx = n + 1; failed members NaN; the source unchanged; the same
-// inverses with a null info.
+// inverse, exactly Hermitian, column-major with ldx = n + 1; failed members NaN; the source
+// unchanged; the same inverses with a null info.
 TYPED_TEST(DeviceBatchedInverse, OutOfPlaceWritesTheWholeInverse) {
   using T = TypeParam;
   std::mt19937_64 rng(11);
   for (Uplo uplo : kUplos)
-    for (int n : {1, 31, 33, 65, 127})
+    for (int n : {1, 31, 33, 48, 64, 65, 127, 200})
       for (bool c_ordered : {false, true}) {
         const int batch = 37;
         const std::string where = describe(c_ordered ? "out of place, C-ordered" : "out of place, Fortran-ordered",

@@ -8,7 +8,8 @@
 //               panel's rows left of its block from the rows above (a barrier per panel), W kept
 //               in the square's strict upper triangle (W(i, j) at row j, column i), W(j, j) = D[j].
 //   3. X = W^H W (xLAUUM's product): warps of 32 rows by a few columns, each lane summing its
-//               entries in registers; written to X in its triangle or in both.
+//               entries in registers; written to X in its triangle or in both (the real types'
+//               upper triangles up to order 64: 64 rows a warp, every store down a column).
 // The arithmetic follows LAPACK's xPOTRI: the factor's diagonal is a full complex number in the
 // triangular inverse and its real part in the product, so that the inverse's diagonal is real.
 #include <algorithm>
@@ -376,13 +377,70 @@ __device__ void multiply_inverse(const InverseDesc<T>& d, long long k, const T* 
   }
 }
 
+// Step 3 in the real types: a lane takes two rows 32 apart (a warp 64 rows) and kUnitColumns
+// columns j, so that each broadcast entry V(m, j) serves two sums, and writes the unit's entries of
+// the triangles asked for, a column of 32 rows per store; the units cover every column of those
+// triangles, so that no entry is stored across rows. X(i, j) and X(j, i) are then the same products
+// summed in the same order (the zeros of V exactly zero), bit for bit. Warps take the units in a
+// snake order, the longest sums first, to even out their work.
+template <class T>
+__device__ void multiply_inverse_by_row_pairs(const InverseDesc<T>& d, long long k, const T* S) {
+  static_assert(std::is_floating_point_v<T>, "the complex types write their upper triangle as conjugates");
+  constexpr int kRows = 64;
+  const int n = d.n, ld = d.ld;
+  const int lane = threadIdx.x & 31, warp = threadIdx.x / 32, warps = blockDim.x / 32;
+  T* x = inverse_of(d, k);
+  const bool lower_out = !d.upper || d.full, upper_out = d.upper || d.full;
+  const int row_blocks = (n + kRows - 1) / kRows, groups = (n + kUnitColumns - 1) / kUnitColumns;
+  // The column groups of row block b: [first_group(b), last_group(b)).
+  const auto first_group = [&](int b) { return lower_out ? 0 : kRows * b / kUnitColumns; };
+  const auto last_group = [&](int b) {
+    return upper_out ? groups : (min(n, kRows * (b + 1)) + kUnitColumns - 1) / kUnitColumns;
+  };
+  int units = 0;
+  for (int b = 0; b < row_blocks; ++b) units += last_group(b) - first_group(b);
+  for (int round = 0; round * warps < units; ++round) {
+    const int u = round * warps + (round % 2 == 0 ? warp : warps - 1 - warp);
+    if (u >= units) continue;
+    int b = 0, g = u;
+    while (g >= last_group(b) - first_group(b)) g -= last_group(b) - first_group(b++);
+    const int i0 = kRows * b + lane, i1 = i0 + 32, j0 = kUnitColumns * (first_group(b) + g);
+    T sum0[kUnitColumns], sum1[kUnitColumns];
+#pragma unroll
+    for (int t = 0; t < kUnitColumns; ++t) sum0[t] = sum1[t] = T(0);
+    // Rows and columns past n read within the square (or its diagonal) and are not written.
+    const int r0 = min(i0, n - 1), r1 = min(i1, n - 1);
+    for (int m = max(kRows * b, j0); m < n; ++m) {
+      const T* row = S + static_cast<long long>(m) * ld;  // V(m, c) at row[c]
+      const T v0 = i0 < n ? row[r0] : T(0), v1 = i1 < n ? row[r1] : T(0);
+#pragma unroll
+      for (int t = 0; t < kUnitColumns; ++t) {
+        const T v_mj = row[j0 + t];
+        sum0[t] = plus_product(sum0[t], v0, v_mj);
+        sum1[t] = plus_product(sum1[t], v1, v_mj);
+      }
+    }
+#pragma unroll
+    for (int t = 0; t < kUnitColumns; ++t) {
+      const int j = j0 + t;
+      if (j >= n) break;
+      if (i0 < n && ((j <= i0 && lower_out) || (j >= i0 && upper_out)))
+        x[i0 + static_cast<long long>(j) * d.ldx] = sum0[t];
+      if (i1 < n && ((j <= i1 && lower_out) || (j >= i1 && upper_out)))
+        x[i1 + static_cast<long long>(j) * d.ldx] = sum1[t];
+    }
+  }
+}
+
 template <class T>
 __device__ void fill_with_nan(const InverseDesc<T>& d, long long k) {
   T* x = inverse_of(d, k);
   for_each_entry(d.n, [&](int r, int c) { x[r + static_cast<long long>(c) * d.ldx] = quiet_nan<T>(); });
 }
 
-template <class T>
+// RowPairs: step 3 by row pairs (multiply_inverse_by_row_pairs), a kernel of its own so that the
+// other's registers and code stay as they are.
+template <class T, bool RowPairs>
 __global__ void __launch_bounds__(kMaxInverseThreads) potri_batched_kernel(InverseDesc<T> d) {
   extern __shared__ __align__(16) unsigned char shared_bytes[];
   __shared__ int first_zero;
@@ -401,7 +459,10 @@ __global__ void __launch_bounds__(kMaxInverseThreads) potri_batched_kernel(Inver
       invert_triangle(m, S, D);
       prepare_product(m, S, D);
       __syncthreads();
-      multiply_inverse(m, k, S);
+      if constexpr (RowPairs)
+        multiply_inverse_by_row_pairs(m, k, S);
+      else
+        multiply_inverse(m, k, S);
     }
     if (threadIdx.x == 0 && d.info) d.info[k] = zero < m.n ? zero + 1 : 0;
     __syncthreads();  // the square and first_zero are free for the next matrix
@@ -559,6 +620,24 @@ void launch_warp_inverse(const InverseDesc<T>& d, cudaStream_t stream) {
 // Two warps per panel of 32 rows up to order 64, then kMaxInverseThreads.
 int inverse_threads(int n) { return n <= 64 ? 64 * ((n + kPanel - 1) / kPanel) : kMaxInverseThreads; }
 
+// Step 3 by row pairs where the real types write an upper triangle (in place, or both triangles
+// out of place) up to order 64, their square in shared memory: its stores then run down columns
+// and its broadcast reads serve two rows. Above 64 it measured no faster, and from device memory
+// slower (H100; the out-of-place form timed, the in-place upper one not).
+constexpr int kRowPairsMaxN = 64;
+
+template <class T>
+bool by_row_pairs(const InverseDesc<T>& d) {
+  return (d.upper || d.full) && d.n <= kRowPairsMaxN;
+}
+
+template <class T, bool RowPairs>
+void launch_in_shared_memory(const InverseDesc<T>& d, int threads, std::size_t square_bytes, cudaStream_t stream) {
+  detail::ensure_dynamic_smem(reinterpret_cast<const void*>(&potri_batched_kernel<T, RowPairs>), square_bytes);
+  potri_batched_kernel<T, RowPairs><<<static_cast<unsigned>(d.batch), threads, square_bytes, stream>>>(d);
+  TESSERA_CUDA_CHECK_LAUNCH();
+}
+
 template <class T>
 void launch_inverse(InverseDesc<T> d, cudaStream_t stream) {
   if (warp_inverts<T>(d.n)) {
@@ -570,17 +649,17 @@ void launch_inverse(InverseDesc<T> d, cudaStream_t stream) {
   const std::size_t square_bytes = static_cast<std::size_t>(work_elements(d.n, d.ld)) * sizeof(T);
   const int threads = inverse_threads(d.n);
   if (square_bytes <= detail::max_dynamic_smem()) {
-    detail::ensure_dynamic_smem(reinterpret_cast<const void*>(&potri_batched_kernel<T>), square_bytes);
-    potri_batched_kernel<T><<<static_cast<unsigned>(d.batch), threads, square_bytes, stream>>>(d);
-    TESSERA_CUDA_CHECK_LAUNCH();
-    return;
+    if constexpr (std::is_floating_point_v<T>) {
+      if (by_row_pairs(d)) return launch_in_shared_memory<T, true>(d, threads, square_bytes, stream);
+    }
+    return launch_in_shared_memory<T, false>(d, threads, square_bytes, stream);
   }
   const long long most_blocks = static_cast<long long>(detail::device_sm_count()) * kFewMatricesPerSm;
   const long long fit = static_cast<long long>(std::max<std::size_t>(1, kMaxWorkBytes / square_bytes));
   const int blocks = static_cast<int>(std::min<long long>({static_cast<long long>(d.batch), most_blocks, fit}));
   StreamBuffer<T> work(static_cast<std::size_t>(blocks) * static_cast<std::size_t>(work_elements(d.n, d.ld)), stream);
   d.work = work.data();
-  potri_batched_kernel<T><<<static_cast<unsigned>(blocks), threads, 0, stream>>>(d);
+  potri_batched_kernel<T, false><<<static_cast<unsigned>(blocks), threads, 0, stream>>>(d);
   TESSERA_CUDA_CHECK_LAUNCH();
 }
 
