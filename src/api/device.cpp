@@ -8,6 +8,7 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <type_traits>
 
 #include "argument_errors.hpp"
 #include "device_checks.hpp"
@@ -86,10 +87,26 @@ int run_request(Runtime& runtime, const detail::Plan& plan, const FactorOptions&
   return request.wait();
 }
 
+// A factorization's kept inverses (the refined solve's): where the plan's factorization solves its
+// panels by the inverses of its diagonal tiles' factors, those inverses go to `tiles` and `kept`
+// says so.
+struct KeptInverses {
+  const detail::TileGrid* tiles = nullptr;
+  bool kept = false;
+};
+
 template <class T>
-int factor(Runtime& runtime, const detail::Plan& plan, const SymmetricTiles<T>& A, const FactorOptions& options) {
+int factor(Runtime& runtime, const detail::Plan& plan, const SymmetricTiles<T>& A, const FactorOptions& options,
+           KeptInverses* keep = nullptr) {
   return run_request(runtime, plan, options, [&](const detail::TaskContext& ctx) {
-    detail::insert_cholesky(ctx, A.tiles(), options.hints, plan.cholesky(options.tile_arithmetic));
+    const detail::TileGrid grid = detail::tile_grid(A.tiles());
+    const detail::CholeskyPlan cholesky = plan.cholesky(options.tile_arithmetic);
+    detail::TaskContext context = ctx;
+    if (keep && detail::solves_panels_by_inverse<T>(ctx, grid, cholesky)) {
+      context.kept_panel_inverses = keep->tiles;
+      keep->kept = true;
+    }
+    detail::insert_cholesky<T>(context, grid, options.hints, cholesky);
   });
 }
 
@@ -124,21 +141,42 @@ bool on_callers_stream(const detail::Plan& plan, std::initializer_list<int> devi
   return std::all_of(devices.begin(), devices.end(), [&](int device) { return device == gpu; });
 }
 
-// A planned factorization of A in place on `device`, through the runtime's tasks.
+// A planned factorization of A in place on `device`, through the runtime's tasks (keeping its
+// diagonal tiles' inverses where `keep` asks and the plan makes them).
 template <class T>
 int factor_planned(Runtime& runtime, const detail::Plan& plan, int n, T* A, int lda, int device,
-                   const FactorOptions& options) {
+                   const FactorOptions& options, KeptInverses* keep = nullptr) {
   const FactorOptions planned = as_planned(options, plan);
   SymmetricTiles<T> tiles(runtime, n, plan.nb, planned, A, lda, device);
-  const int info = factor(runtime, plan, tiles, planned);
+  const int info = factor(runtime, plan, tiles, planned, keep);
   tiles.store(A, lda);
   return info;
 }
 
-}  // namespace
+// The refined solve's block inverses (kernels::cuda::vendor's layout, at `inverses` on `device`) as
+// the tiles a factorization keeps its diagonal tiles' inverses in: block k is tile (0, k) of a
+// b x (b + 1) blocks view, each block starting b (b + 1) elements after the one before
+// (inverse_block_offset). Released, the view leaves the inverses where they were made.
+std::unique_ptr<TileMatrix<float>> inverse_blocks_view(Runtime& runtime, int n, float* inverses, int device) {
+  namespace vendor = kernels::cuda::vendor;
+  constexpr int b = vendor::kInverseBlock;
+  return TileAccess::view(runtime, b, vendor::inverse_blocks(n) * (b + 1), b + 1, TileStructure::general, inverses, b,
+                          device);
+}
 
+// Whether a float factorization by `plan` makes the refined solve's block inverses: the
+// tensor-core tile DAG of the lower triangle, its tiles the blocks' width.
+bool makes_block_inverses(const detail::Plan& plan, const FactorOptions& options) {
+  return options.uplo == Uplo::lower && plan.tensor_cores != TensorCores::off &&
+         plan.nb == kernels::cuda::vendor::kInverseBlock;
+}
+
+// device::potrf: checked, planned once, then run on the caller's stream or through the runtime's
+// tasks; `inverses` (float only, may be null) takes the diagonal tiles' inverses where
+// makes_block_inverses, and *kept says whether it did.
 template <class T>
-int potrf_dense(Runtime& runtime, int n, T* A, int lda, Stream stream, const FactorOptions& options) {
+int potrf_planned(Runtime& runtime, int n, T* A, int lda, Stream stream, const FactorOptions& options,
+                  float* inverses = nullptr, bool* kept = nullptr) {
   detail::throw_if_invalid("device::potrf", potrf_argument_error(detail::uplo_letter(options.uplo), n, A, lda));
   require_cuda_workers("potrf", runtime);
   if (n == 0) return 0;
@@ -147,39 +185,30 @@ int potrf_dense(Runtime& runtime, int n, T* A, int lda, Stream stream, const Fac
   if (on_callers_stream(plan, {device}))
     return detail::potrf_on_callers_stream(runtime, device, options.uplo, n, A, lda, stream, plan.tensor_cores);
   detail::synchronize_stream(stream);
+  if constexpr (std::is_same_v<T, float>) {
+    if (inverses && makes_block_inverses(plan, options)) {
+      const std::unique_ptr<TileMatrix<float>> blocks = inverse_blocks_view(runtime, n, inverses, device);
+      const detail::TileGrid grid = detail::tile_grid(*blocks);
+      KeptInverses keep{&grid};
+      const int info = factor_planned(runtime, plan, n, A, lda, device, options, &keep);
+      *kept = keep.kept;
+      return info;
+    }
+  }
   return factor_planned(runtime, plan, n, A, lda, device, options);
+}
+
+}  // namespace
+
+template <class T>
+int potrf_dense(Runtime& runtime, int n, T* A, int lda, Stream stream, const FactorOptions& options) {
+  return potrf_planned(runtime, n, A, lda, stream, options);
 }
 
 int potrf_keeping_diagonal_inverses(Runtime& runtime, int n, float* A, int lda, float* inverses, bool* kept,
                                     Stream stream, const FactorOptions& options) {
-  namespace vendor = kernels::cuda::vendor;
   *kept = false;
-  if (n == 0 || options.uplo != Uplo::lower) return potrf_dense(runtime, n, A, lda, stream, options);
-  const detail::Plan plan = device_plan<float>(runtime, n, options);
-  const int device = device_holding("potrf", A, "A", 3);
-  if (on_callers_stream(plan, {device}) || plan.tensor_cores == TensorCores::off || plan.nb != vendor::kInverseBlock)
-    return potrf_dense(runtime, n, A, lda, stream, options);
-  detail::synchronize_stream(stream);
-  const FactorOptions planned = as_planned(options, plan);
-  SymmetricTiles<float> tiles(runtime, n, plan.nb, planned, A, lda, device);
-  // Block k of the inverses as tile (0, k) of a b x (b + 1) blocks view: each block starts
-  // b (b + 1) elements after the one before (inverse_block_offset).
-  constexpr int b = vendor::kInverseBlock;
-  const int blocks = vendor::inverse_blocks(n);
-  std::unique_ptr<TileMatrix<float>> inverse_tiles =
-      TileAccess::view(runtime, b, blocks * (b + 1), b + 1, TileStructure::general, inverses, b, device);
-  const detail::TileGrid inverse_grid = detail::tile_grid(*inverse_tiles);
-  const detail::CholeskyPlan cholesky = plan.cholesky(planned.tile_arithmetic);
-  const int info = run_request(runtime, plan, planned, [&](const detail::TaskContext& ctx) {
-    const detail::TileGrid grid = detail::tile_grid(tiles.tiles());
-    detail::TaskContext keeping = ctx;
-    *kept = detail::solves_panels_by_inverse<float>(ctx, grid, cholesky);
-    if (*kept) keeping.kept_panel_inverses = &inverse_grid;
-    detail::insert_cholesky<float>(keeping, grid, planned.hints, cholesky);
-  });
-  inverse_tiles.reset();  // released: the inverses stay where they were made, in A's GPU memory
-  tiles.store(A, lda);
-  return info;
+  return potrf_planned(runtime, n, A, lda, stream, options, inverses, kept);
 }
 
 namespace {
