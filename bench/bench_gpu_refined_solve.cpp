@@ -24,10 +24,12 @@
 // double precision at once), and the refinement in single precision asked for (T single).
 // With --tile-dag, each tensor-core refined solve and factorization once more through the tile DAG
 // (grain tiles, "/t": the plan's path below the table's order for the recursive factorization on
-// the stream, and the one it takes there measured against it).
+// the stream, and the one it takes there measured against it). With --gmres, each refined solve
+// once more with GMRES-IR where LAPACK's steps stall (Refinement::classical_then_gmres, "+g"; "kr"
+// its Krylov steps). --arithmetics takes a subset of off, tf32, bf16, fp16 (all by default).
 //   bench_gpu_refined_solve [--sizes 8192,16384,30000] [--conds 1e2,1e6] [--nrhs 1,16]
 //                           [--repetitions 3] [--nb 0] [--trace] [--trace-cores fp16] [--complex]
-//                           [--tile-dag] [--batched 10000x32,1000x256]
+//                           [--tile-dag] [--gmres] [--arithmetics off,fp16] [--batched 10000x32,1000x256]
 #include <cublas_v2.h>
 #include <cuda_runtime.h>
 #include <curand.h>
@@ -458,7 +460,9 @@ int main(int argc, char** argv) {
   std::vector<int> sizes = {8192, 16384, 30000}, rhs_counts = {1, 16};
   std::vector<std::string> conds = {"1e2", "1e6"};
   int repetitions = 3, nb = 0;
-  bool trace = false, hermitian = false, tile_dag = false;
+  bool trace = false, hermitian = false, tile_dag = false, with_gmres = false;
+  std::vector<TensorCores> factor_arithmetics = {TensorCores::off, TensorCores::tf32, TensorCores::bf16,
+                                                 TensorCores::fp16};
   std::vector<std::pair<int, int>> batched;  // (count, n)
   TensorCores trace_cores = TensorCores::fp16;
   for (bench::Arguments args(argc, argv); args.next();) {
@@ -470,6 +474,12 @@ int main(int argc, char** argv) {
     else if (option == "--nb") nb = std::stoi(args.value());
     else if (option == "--trace") trace = true;
     else if (option == "--tile-dag") tile_dag = true;
+    else if (option == "--gmres") with_gmres = true;
+    else if (option == "--arithmetics") {
+      factor_arithmetics.clear();
+      for (const std::string& name : bench::split_commas(args.value()))
+        factor_arithmetics.push_back(parse_tensor_cores(name));
+    }
     else if (option == "--trace-cores") trace_cores = parse_tensor_cores(args.value());
     else if (option == "--complex") hermitian = true;
     else if (option == "--batched") {
@@ -507,15 +517,25 @@ int main(int argc, char** argv) {
   struct Arithmetic {
     TensorCores cores;
     TaskGrain grain;
-    std::string name() const { return std::string(to_string(cores)) + (grain == TaskGrain::tiles ? "/t" : ""); }
+    Refinement refinement = Refinement::lapack;
+    std::string name() const {
+      return std::string(to_string(cores)) + (grain == TaskGrain::tiles ? "/t" : "") +
+             (refinement == Refinement::classical_then_gmres ? "+g" : "");
+    }
   };
-  std::vector<Arithmetic> arithmetics = {{TensorCores::off, TaskGrain::automatic},
-                                         {TensorCores::tf32, TaskGrain::automatic},
-                                         {TensorCores::bf16, TaskGrain::automatic},
-                                         {TensorCores::fp16, TaskGrain::automatic}};
+  std::vector<Arithmetic> arithmetics;
+  for (TensorCores cores : factor_arithmetics) arithmetics.push_back({cores, TaskGrain::automatic});
   if (tile_dag)
-    for (TensorCores cores : {TensorCores::tf32, TensorCores::bf16, TensorCores::fp16})
-      arithmetics.push_back({cores, TaskGrain::tiles});
+    for (TensorCores cores : factor_arithmetics)
+      if (cores != TensorCores::off) arithmetics.push_back({cores, TaskGrain::tiles});
+  // The solves' columns: each arithmetic, and with --gmres each once more with GMRES-IR (the
+  // factorizations' columns are the same).
+  std::vector<Arithmetic> solves = arithmetics;
+  if (with_gmres)
+    for (Arithmetic a : arithmetics) {
+      a.refinement = Refinement::classical_then_gmres;
+      solves.push_back(a);
+    }
   fmt::print("refined solves by the factor's product arithmetic (off: FP32; then the tensor cores with TF32, "
              "BF16 or FP16 operands); x/cuS: cuSOLVER's FP64 time over the refined solve's\n");
   fmt::print("factorizations alone of S A S in single precision: cuSOLVER spotrf, Tessera by arithmetic (the plan's "
@@ -524,8 +544,10 @@ int main(int argc, char** argv) {
              tessera::detail::kThresholds.tensor_core_recursive_min_n);
   std::string header = fmt::format("{:>6} {:>5} {:>4} | {:>8} {:>6} | {:>8} {:>6}", "n", "cond", "nrhs", "cuS dp",
                                    "berr", "T posv", "berr");
-  for (const Arithmetic& a : arithmetics)
-    header += fmt::format(" | {:>8} {:>3} {:>6} {:>6}", "T " + a.name(), "it", "berr", "x/cuS");
+  for (const Arithmetic& a : solves)
+    header += fmt::format(" | {:>8} {:>3}{} {:>6} {:>6}", "T " + a.name(), "it",
+                          a.refinement == Refinement::classical_then_gmres ? fmt::format(" {:>4}", "kr") : "", "berr",
+                          "x/cuS");
   header += fmt::format(" | {:>8}", "cuS sp");
   for (const Arithmetic& a : arithmetics) header += fmt::format(" {:>8}", "sp " + a.name());
   fmt::print("{}\n", header);
@@ -556,15 +578,20 @@ int main(int argc, char** argv) {
         });
         std::string row = fmt::format("{:>6} {:>5} {:>4} | {:>8.4f} {:>6.2f} | {:>8.4f} {:>6.2f}", n, cond_text, nrhs,
                                       cusolver.seconds, cusolver.berr, fp64.seconds, fp64.berr);
-        for (const Arithmetic& a : arithmetics) {
+        for (const Arithmetic& a : solves) {
           FactorOptions o = options;
           o.tensor_cores = a.cores;
           o.grain = a.grain;
+          o.refinement = a.refinement;
+          int krylov = 0;
           const Outcome refined = time_solve(h, repetitions, n, nrhs, A.get(), B.get(), [&](double* a, double* x) {
-            return device::posv_refined(runtime, n, nrhs, a, n, B.get(), n, x, n, nullptr, o).iter;
+            const RefinedSolve solved = device::posv_refined(runtime, n, nrhs, a, n, B.get(), n, x, n, nullptr, o);
+            krylov = solved.krylov_iterations;
+            return solved.iter;
           });
-          row += fmt::format(" | {:>8.4f} {:>3} {:>6.2f} {:>5.2f}x", refined.seconds, refined.iter, refined.berr,
-                             cusolver.seconds / refined.seconds);
+          row += fmt::format(" | {:>8.4f} {:>3}{} {:>6.2f} {:>5.2f}x", refined.seconds, refined.iter,
+                             a.refinement == Refinement::classical_then_gmres ? fmt::format(" {:>4}", krylov) : "",
+                             refined.berr, cusolver.seconds / refined.seconds);
         }
         row += fmt::format(" | {:>8.4f}", time_single_factor(repetitions, n, A.get(), [&](float* a) {
           int swork = 0;

@@ -232,6 +232,55 @@ TEST(DeviceRefinedSolve, ConvergesToDoublePrecisionAccuracyGpu) {
       }
 }
 
+// Beyond what LAPACK's steps take from the single-precision factor, GMRES-IR on GPU memory
+// (Refinement::classical_then_gmres) converges from the same factor: an FP32 factor at condition
+// 3e8 (LAPACK's steps end in the double-precision factorization there), and FP16 tensor-core
+// factors over a range of conditions, of which those whose factorization succeeds and whose
+// LAPACK steps do not converge must converge through GMRES (at least one must); A unchanged, the
+// Krylov steps counted, X as accurate as a double-precision solve; both triangles, one right-hand
+// side and three.
+TEST(DeviceRefinedSolve, IllConditionedConvergesThroughGmresGpu) {
+  TESSERA_SKIP_WITHOUT_GPU();
+  struct Case {
+    TensorCores cores;
+    int n, nb;
+    double condition;
+  };
+  const Case cases[] = {{TensorCores::off, 480, 0, 3e8},  {TensorCores::fp16, 1100, 256, 1e3},
+                        {TensorCores::fp16, 1100, 256, 1e4}, {TensorCores::fp16, 1100, 256, 1e5},
+                        {TensorCores::fp16, 1100, 256, 1e6}};
+  int rescued_fp16 = 0;
+  for (const Case& c : cases)
+    for (Uplo uplo : {Uplo::lower, Uplo::upper})
+      for (int nrhs : {1, 3}) {
+        SCOPED_TRACE(testing::Message() << to_string(c.cores) << " cond=" << c.condition << " " << to_string(uplo)
+                                        << " nrhs=" << nrhs);
+        const std::vector<double> A = spd_with_condition<double>(c.n, c.condition, 41);
+        const std::vector<double> B = random_matrix<double>(c.n, nrhs, c.n, 42);
+        FactorOptions options = gpu_options(uplo, c.nb, c.cores);
+        const Solved lapack = solve_on_device(c.n, nrhs, A, c.n, B, c.n, options);
+        EXPECT_EQ(lapack.result.krylov_iterations, 0);
+        options.refinement = Refinement::classical_then_gmres;
+        const Solved s = solve_on_device(c.n, nrhs, A, c.n, B, c.n, options);
+        EXPECT_EQ(s.result.info, 0);
+        EXPECT_LT(solve_backward_error(c.n, nrhs, A, c.n, s.X, B, c.n), kResidualThreshold);
+        if (lapack.result.iter == -3) {
+          EXPECT_EQ(s.result.iter, -3) << "the same factorization failed";
+          continue;
+        }
+        if (c.cores == TensorCores::off) EXPECT_EQ(lapack.result.iter, -31);
+        if (lapack.result.iter == -31) {
+          EXPECT_GE(s.result.iter, 1);
+          EXPECT_LE(s.result.iter, 30);
+          EXPECT_GT(s.result.krylov_iterations, 0);
+          if (c.cores == TensorCores::fp16 && s.result.iter >= 0) ++rescued_fp16;
+        } else {
+          EXPECT_LE(s.result.iter, lapack.result.iter) << "LAPACK's steps converged: GMRES-IR is not slower";
+        }
+      }
+  EXPECT_GT(rescued_fp16, 0) << "no FP16 case that LAPACK's steps could not converge";
+}
+
 // Too ill-conditioned for single precision (the Hilbert matrix of order 10, condition about
 // 1.6e13): the refinement cannot converge or the factorization fails, A then holds the
 // double-precision factor and X its solution.

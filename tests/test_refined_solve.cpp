@@ -285,38 +285,6 @@ TYPED_TEST(RefinedSolveTest, NanInBKeepsLapacksOutcome) {
   }
 }
 
-// Q D Q^H with D's entries falling geometrically from 1 to 1 / condition and Q the product of two
-// Householder reflections (both triangles): the 2-norm condition number is `condition`.
-template <class T>
-std::vector<T> with_condition(int n, double condition, unsigned seed) {
-  std::mt19937 gen(seed);
-  std::vector<T> A(static_cast<std::size_t>(n) * n, T(0));
-  for (int i = 0; i < n; ++i) A[at(i, i, n)] = T(std::pow(condition, -double(i) / std::max(1, n - 1)));
-  for (int reflection = 0; reflection < 2; ++reflection) {
-    std::vector<T> v(n);
-    double norm = 0;
-    for (T& x : v) {
-      x = random_value<T>(gen);
-      norm += std::norm(x);
-    }
-    // A := H A H, H = I - 2 v v^H / (v^H v): A v and v^H A, then the rank-two update.
-    std::vector<T> av(n, T(0)), vha(n, T(0));
-    for (int j = 0; j < n; ++j)
-      for (int i = 0; i < n; ++i) {
-        av[i] += A[at(i, j, n)] * v[j];
-        vha[j] += conj_of(v[i]) * A[at(i, j, n)];
-      }
-    T vhav(0);
-    for (int i = 0; i < n; ++i) vhav += conj_of(v[i]) * av[i];
-    const double tau = 2 / norm;
-    for (int j = 0; j < n; ++j)
-      for (int i = 0; i < n; ++i)
-        A[at(i, j, n)] += -tau * av[i] * conj_of(v[j]) - tau * v[i] * vha[j] + tau * tau * vhav * v[i] * conj_of(v[j]);
-  }
-  for (int i = 0; i < n; ++i) A[at(i, i, n)] = T(std::real(A[at(i, i, n)]));
-  return A;
-}
-
 // Beyond what classical refinement from a single-precision factor takes (condition 3e8: LAPACK's
 // steps do not converge in 30 iterations and end in the double-precision factorization; from about
 // 1e9 the single-precision factorization itself fails), GMRES-IR converges from the same factor:
@@ -324,7 +292,7 @@ std::vector<T> with_condition(int n, double condition, unsigned seed) {
 TYPED_TEST(RefinedSolveTest, IllConditionedConvergesThroughGmres) {
   using T = TypeParam;
   const int n = std::is_same_v<T, double> ? 480 : 200;
-  const std::vector<T> A0 = with_condition<T>(n, 3e8, 11);
+  const std::vector<T> A0 = spd_with_condition<T>(n, 3e8, 11);
   const std::vector<T> B = random_rhs<T>(n, 2, n, 12);
   for (char uplo : {'L', 'U'}) {
     SCOPED_TRACE(testing::Message() << "uplo=" << uplo);

@@ -7,11 +7,13 @@
 
 #include <algorithm>
 #include <cmath>
+#include <complex>
 #include <cstddef>
 #include <cstdlib>
 #include <limits>
 #include <memory>
 #include <random>
+#include <type_traits>
 #include <vector>
 
 #include "../src/testkit/residuals.hpp"
@@ -69,6 +71,55 @@ std::vector<T> random_spd(int n, int ld, unsigned seed) {
   std::vector<double> G(static_cast<std::size_t>(n) * n);
   for (double& g : G) g = dist(gen);
   testkit::gram_plus_identity(n, G, [&](int i, int j, double value) { at(i, j) = at(j, i) = static_cast<T>(value); });
+  return A;
+}
+
+namespace condition_detail {
+inline double conj_of(double x) { return x; }
+inline std::complex<double> conj_of(const std::complex<double>& x) { return std::conj(x); }
+template <class T>
+T random_value(std::mt19937& gen) {
+  std::uniform_real_distribution<double> part(-1.0, 1.0);
+  if constexpr (std::is_same_v<T, std::complex<double>>) {
+    const double re = part(gen);
+    return {re, part(gen)};
+  } else {
+    return part(gen);
+  }
+}
+}  // namespace condition_detail
+
+// Q D Q^H (T double or std::complex<double>, n x n, both triangles) with D's entries falling
+// geometrically from 1 to 1 / condition and Q the product of two Householder reflections: the
+// 2-norm condition number is `condition`.
+template <class T>
+std::vector<T> spd_with_condition(int n, double condition, unsigned seed) {
+  using condition_detail::conj_of;
+  std::mt19937 gen(seed);
+  std::vector<T> A(static_cast<std::size_t>(n) * n, T(0));
+  for (int i = 0; i < n; ++i) A[at(i, i, n)] = T(std::pow(condition, -double(i) / std::max(1, n - 1)));
+  for (int reflection = 0; reflection < 2; ++reflection) {
+    std::vector<T> v(n);
+    double norm = 0;
+    for (T& x : v) {
+      x = condition_detail::random_value<T>(gen);
+      norm += std::norm(x);
+    }
+    // A := H A H, H = I - 2 v v^H / (v^H v): A v and v^H A, then the rank-two update.
+    std::vector<T> av(n, T(0)), vha(n, T(0));
+    for (int j = 0; j < n; ++j)
+      for (int i = 0; i < n; ++i) {
+        av[i] += A[at(i, j, n)] * v[j];
+        vha[j] += conj_of(v[i]) * A[at(i, j, n)];
+      }
+    T vhav(0);
+    for (int i = 0; i < n; ++i) vhav += conj_of(v[i]) * av[i];
+    const double tau = 2 / norm;
+    for (int j = 0; j < n; ++j)
+      for (int i = 0; i < n; ++i)
+        A[at(i, j, n)] += -tau * av[i] * conj_of(v[j]) - tau * v[i] * vha[j] + tau * tau * vhav * v[i] * conj_of(v[j]);
+  }
+  for (int i = 0; i < n; ++i) A[at(i, i, n)] = T(std::real(A[at(i, i, n)]));
   return A;
 }
 

@@ -341,7 +341,10 @@ int posv(Runtime& runtime, int n, int nrhs, T* A, int lda, T* B, int ldb, Stream
 // precision (options.tensor_cores: its trailing updates on the tensor cores in TF32, BF16 or FP16),
 // the triangular solves (with the inverses of the factor's diagonal blocks of 2048) and the
 // residuals (cuBLAS) on `stream`; a workspace of n x n floats, about n x 2600 floats for those
-// inverses and a few vectors are taken from the stream's memory pool for the call. ITER -3 also where a diagonal
+// inverses and a few vectors are taken from the stream's memory pool for the call. Under
+// options.refinement = Refinement::classical_then_gmres, GMRES-IR takes over where a classical step
+// does not halve the residual, as on host arrays, its Krylov basis (n x 61 scalars) in that pool
+// too, one copy of a few scalars to the host per Krylov step. ITER -3 also where a diagonal
 // entry of A is not positive and finite (the double-precision factorization then reports it).
 // Returns once X (or A's factor and X) is complete. Misuse: InvalidArgument with LAPACK's positions
 // (uplo 1, n 2, nrhs 3, A 4, lda 5, B 6, ldb 7, X 8, ldx 9; B may share memory with A, X may not

@@ -372,10 +372,12 @@ class RuntimeCall {
   template <class T>
   std::pair<int, int> posv_refined_device(uintptr_t a, uintptr_t b, uintptr_t x, int n, int nrhs,
                                           const std::string& uplo, const std::string& mode,
-                                          const std::string& tensor_cores, uintptr_t stream) {
+                                          const std::string& tensor_cores, const std::string& refinement,
+                                          uintptr_t stream) {
     tessera::Runtime& rt = runtime();
     tessera::FactorOptions options = factor_options(uplo, mode);
     options.tensor_cores = tessera::parse_tensor_cores(tensor_cores);
+    options.refinement = tessera::parse_refinement(refinement);
     nb::gil_scoped_release unlocked;
     const int ld = std::max(1, n);
     const tessera::RefinedSolve solved = tessera::device::posv_refined(

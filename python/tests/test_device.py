@@ -940,6 +940,33 @@ def test_complex_refined_solve_in_gpu_memory(kind, n, k, lower):
 
 
 @pytest.mark.parametrize("dtype", [np.float64, np.complex128])
+def test_gmres_refinement_in_gpu_memory(kind, dtype):
+    """refinement="gmres" on one GPU matrix (condition 3e8, beyond LAPACK's steps from an FP32
+    factor): GMRES-IR converges from that factor, a and b unchanged; GPU stacks refuse it."""
+    n = 300
+    rng = np.random.default_rng(8)
+    g = rng.standard_normal((n, n)) + (1j * rng.standard_normal((n, n)) if dtype == np.complex128 else 0)
+    q, _ = np.linalg.qr(g)
+    a = (q * np.geomspace(1, 1 / 3e8, n)) @ q.conj().T
+    a = ((a + a.conj().T) / 2).astype(dtype)
+    b = rng.standard_normal((n, 2)).astype(dtype)
+    da, db = kind.put(a), kind.put(b)
+    _, lapack_iterations = tessera.posv_refined(da, db)
+    x, iterations = tessera.posv_refined(da, db, refinement="gmres")
+    if iterations == -3:  # the FP32 factorization failed: both solves are FP64's
+        assert lapack_iterations == -3
+    else:
+        assert 1 <= iterations <= 30
+        assert lapack_iterations == -31 or lapack_iterations >= iterations
+    assert np.array_equal(kind.get(da), a) and np.array_equal(kind.get(db), b)
+    x = kind.get(x)
+    scale = np.abs(a).sum(1).max() * np.abs(x).max(0) + np.abs(b).max(0)
+    assert (np.abs(a @ x - b).max(0) / scale).max() <= 30 * n * np.finfo(np.float64).eps
+    with pytest.raises(ValueError, match="refinement"):
+        tessera.posv_refined(kind.put(np.stack([a, a])), kind.put(np.stack([b, b])), refinement="gmres")
+
+
+@pytest.mark.parametrize("dtype", [np.float64, np.complex128])
 @pytest.mark.parametrize("lower", [True, False])
 @pytest.mark.parametrize("n", [1, 33, 200])
 def test_refined_solve_of_gpu_stacks(kind, n, lower, dtype):

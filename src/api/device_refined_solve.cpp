@@ -8,6 +8,7 @@
 #include "device_checks.hpp"
 #include "device_factor.hpp"
 #include "device_memory.hpp"
+#include "gmres.hpp"
 #include "refined_solve.hpp"
 #include "tessera/device.hpp"
 #include "tessera/error.hpp"
@@ -44,11 +45,51 @@ int factor_single(Runtime& runtime, detail::RefinementOnStream<T>& steps, int n,
   }
 }
 
+// GMRES-IR's Krylov space in GPU memory for one column of the last residual (gmres.hpp).
+template <class T>
+class DeviceKrylovSpace {
+ public:
+  DeviceKrylovSpace(detail::RefinementOnStream<T>& steps, int column) : steps_(steps) {
+    steps_.krylov_begin(column, detail::kMostKrylovSteps);
+  }
+  bool start(double* beta) { return steps_.krylov_start(beta); }
+  bool extend(int k, T* column) { return steps_.krylov_extend(k, column); }
+  void add_combination(int k, const T* y) { steps_.krylov_add_combination(k, y); }
+
+ private:
+  detail::RefinementOnStream<T>& steps_;
+};
+
+// GMRES-IR from X and its last residual: in each step, each column that has not converged gets
+// the correction GMRES finds for A d = r, preconditioned by the single-precision factor. The
+// solve's ITER (the `done` classical steps plus these), kNarrowingOverflowed or kNotConverged.
+template <class T>
+int refine_by_gmres(detail::RefinementOnStream<T>& steps, int n, int nrhs, double bound, int done, int* krylov) {
+  using Convergence = typename detail::RefinementOnStream<T>::Convergence;
+  for (int step = 1; step <= detail::kMostGmresSteps; ++step) {
+    for (int j = 0; j < nrhs; ++j) {
+      if (steps.column_converged(j)) continue;
+      DeviceKrylovSpace<T> space(steps, j);
+      const detail::GmresResult found = detail::gmres<T>(n, space, detail::kMostKrylovSteps, detail::kKrylovTolerance);
+      *krylov += found.iterations;
+      if (found.preconditioner_failed) return detail::kNarrowingOverflowed;
+    }
+    const Convergence state = steps.converged(bound);
+    if (state == Convergence::overflowed) return detail::kNarrowingOverflowed;
+    if (state == Convergence::diverged) return detail::kNotConverged;
+    if (state == Convergence::converged) return done + step;
+  }
+  return detail::kNotConverged;
+}
+
 // The refinement: the solve's ITER (>= 0 converged, else the reason to fall back; a refinement
 // that diverged to a NaN or an infinity from a finite B falls back as one that did not converge,
-// where LAPACK's test would pass it). A is not written.
+// where LAPACK's test would pass it). A is not written. Classical refinement, LAPACK's; under
+// Refinement::classical_then_gmres GMRES-IR takes over from the first step that does not gain
+// enough (kClassicalStepMostProgress), as on host arrays.
 template <class T>
-int refine(Runtime& runtime, detail::RefinementOnStream<T>& steps, int n, Stream stream, const FactorOptions& options) {
+int refine(Runtime& runtime, detail::RefinementOnStream<T>& steps, int n, int nrhs, Stream stream,
+           const FactorOptions& options, int* krylov) {
   using Narrowing = typename detail::RefinementOnStream<T>::Narrowing;
   const Narrowing narrowed = steps.narrow_matrix();
   if (narrowed == Narrowing::overflowed) return detail::kNarrowingOverflowed;
@@ -58,11 +99,16 @@ int refine(Runtime& runtime, detail::RefinementOnStream<T>& steps, int n, Stream
     return detail::kSingleFactorizationFailed;
   using Convergence = typename detail::RefinementOnStream<T>::Convergence;
   steps.correct(true);
+  double progress = 0;
   for (int iteration = 0;; ++iteration) {
-    const Convergence state = steps.converged(bound);
+    const double previous = progress;
+    const Convergence state = steps.converged(bound, &progress);
     if (state == Convergence::overflowed) return detail::kNarrowingOverflowed;
     if (state == Convergence::converged) return iteration;
     if (state == Convergence::diverged || iteration == detail::kMostIterations) return detail::kNotConverged;
+    if (iteration > 0 && options.refinement == Refinement::classical_then_gmres &&
+        !(progress <= detail::kClassicalStepMostProgress * previous))
+      return refine_by_gmres(steps, n, nrhs, bound, iteration, krylov);
     steps.correct(false);
   }
 }
@@ -76,10 +122,6 @@ void check_arguments(Runtime& runtime, int n, int nrhs, const T* A, int lda, con
   if (options.log_determinant)
     throw InvalidArgument(qualified(kRoutine) +
                           ": FactorOptions::log_determinant is not taken (A is factored in single precision)");
-  if (options.refinement != Refinement::lapack)
-    throw InvalidArgument(qualified(kRoutine) + ": FactorOptions::refinement " + to_string(options.refinement) +
-                          " is not taken on GPU memory yet (Refinement::lapack is; tessera::posv_refined on host "
-                          "arrays takes GMRES-IR)");
   if (kIsComplex<T> && options.tensor_cores != TensorCores::off)
     throw InvalidArgument(qualified(kRoutine) + ": FactorOptions::tensor_cores " + to_string(options.tensor_cores) +
                           " is not taken for complex matrices (their single-precision factor runs in FP32)");
@@ -104,7 +146,7 @@ RefinedSolve refined_solve(Runtime& runtime, int n, int nrhs, T* A, int lda, con
   {
     detail::RefinementOnStream<T> steps(runtime, device, options.uplo, n, nrhs, A, lda, B, ldb, X, ldx, stream,
                                          options.tensor_cores != TensorCores::off);
-    result.iter = refine(runtime, steps, n, stream, options);
+    result.iter = refine(runtime, steps, n, nrhs, stream, options, &result.krylov_iterations);
   }  // the single-precision workspace goes back to the pool before A is factored
   if (result.iter >= 0) return result;
   FactorOptions double_options = options;

@@ -193,13 +193,6 @@ struct SingleFactor {
   }
 };
 
-// GMRES-IR's steps and the Krylov steps each may take (GMRES restarts at each refinement step),
-// and the fall of the preconditioned residual at which a step's GMRES stops: each step then gains
-// about six digits, so that two or three reach LAPACK's test.
-constexpr int kMostGmresSteps = 10;
-constexpr int kMostKrylovSteps = 60;
-constexpr double kKrylovTolerance = 1e-6;
-
 // GMRES-IR from X and its residual R (n x nrhs): in each step, each column that has not converged
 // gets the correction GMRES finds for A d = r, preconditioned by the single-precision factor. The
 // solve's ITER (the `done` classical steps plus these), kNarrowingOverflowed or kNotConverged.
@@ -262,7 +255,7 @@ int refine(const RuntimeSource& runtime_of, char uplo, const MatrixView<T>& A, c
     if (diverged(X, b_non_finite)) return kNotConverged;
     const double previous = progress;
     if (residual_converged(uplo, n, nrhs, A, B, X, residual.data(), bound, &progress)) return iteration;
-    if (options.refinement == Refinement::classical_then_gmres && !(progress <= 0.5 * previous))
+    if (options.refinement == Refinement::classical_then_gmres && !(progress <= kClassicalStepMostProgress * previous))
       return refine_by_gmres(uplo, A, B, X, factor, residual, bound, b_non_finite, iteration, krylov);
   }
   return kNotConverged;

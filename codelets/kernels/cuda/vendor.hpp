@@ -281,6 +281,25 @@ inline void gemm(cublasHandle_t h, Trans transa, Trans transb, int m, int n, int
   TESSERA_CUBLAS_CHECK(cublasSgemm(h, op(transa), op(transb), m, n, k, &alpha, A, lda, B, ldb, &beta, C, ldc));
 }
 
+// y := alpha op(A) x + beta y, A m x n, x and y contiguous (GMRES-IR's Arnoldi steps).
+inline void gemv(cublasHandle_t h, Trans trans, int m, int n, double alpha, const double* A, int lda, const double* x,
+                 double beta, double* y) {
+  TESSERA_CUBLAS_CHECK(cublasDgemv(h, op(trans), m, n, &alpha, A, lda, x, 1, &beta, y, 1));
+}
+inline void gemv(cublasHandle_t h, Trans trans, int m, int n, std::complex<double> alpha, const std::complex<double>* A,
+                 int lda, const std::complex<double>* x, std::complex<double> beta, std::complex<double>* y) {
+  TESSERA_CUBLAS_CHECK(
+      cublasZgemv(h, complex_op(trans), m, n, cu(&alpha), cu(A), lda, cu(x), 1, cu(&beta), cu(y), 1));
+}
+
+// x := alpha x, x contiguous, alpha real.
+inline void scal(cublasHandle_t h, int n, double alpha, double* x) {
+  TESSERA_CUBLAS_CHECK(cublasDscal(h, n, &alpha, x, 1));
+}
+inline void scal(cublasHandle_t h, int n, double alpha, std::complex<double>* x) {
+  TESSERA_CUBLAS_CHECK(cublasZdscal(h, n, &alpha, cu(x), 1));
+}
+
 // gemm and syrk of FP32 matrices on the tensor cores: each operand rounded to TF32 inside the
 // product, FP32 accumulation and result (FactorOptions::tensor_cores).
 inline void gemm_tf32(cublasHandle_t h, Trans transa, Trans transb, int m, int n, int k, float alpha, const float* A,

@@ -242,7 +242,7 @@ def posv_refined(a, b, *, lower=True, mode=None, policy=None, tensor_cores=None,
     (BF16: 8x less), so a few more steps, and a matrix with a condition number beyond about 1e3 to
     1e4 (BF16: sooner) falls back to double precision (iterations -3). With tensor cores (and
     always on GPU arrays) a is scaled to a unit diagonal first, within FP16's range (largest value
-    65504). ``refinement``: None or "lapack" for LAPACK's steps; "gmres" (host arrays) continues
+    65504). ``refinement``: None or "lapack" for LAPACK's steps; "gmres" (not GPU stacks) continues
     where a classical step fails to halve the residual with GMRES-IR (corrections from GMRES
     preconditioned by the single-precision factor), which converges for matrices far more
     ill-conditioned than classical refinement takes, at O(n^2) per Krylov step: worth it where the
@@ -259,9 +259,7 @@ def posv_refined(a, b, *, lower=True, mode=None, policy=None, tensor_cores=None,
     if where != where_b:
         raise TypeError("a and b must both be host arrays or both GPU arrays")
     if where != "host":
-        if steps != "lapack":
-            raise ValueError("refinement='gmres' is taken for host arrays only (GPU arrays refine as LAPACK does)")
-        return _posv_refined_device(arrays, native_a, native_b, lower, mode, policy, cores)
+        return _posv_refined_device(arrays, native_a, native_b, lower, mode, policy, cores, steps)
     a, b = native_a, native_b
     n, _ = square_shape(a.shape)
     dtype = np.complex128 if np.result_type(a.dtype, b.dtype, np.float64).kind == "c" else np.float64
@@ -385,7 +383,7 @@ def _check_refined_shapes(a_shape, b_shape, n):
         raise ValueError(f"posv_refined takes a of shape (n, n) and b of shape (n,) or (n, k), not {a_shape} and {b_shape}")
 
 
-def _posv_refined_device(arrays, a, b, lower, mode, policy, cores):
+def _posv_refined_device(arrays, a, b, lower, mode, policy, cores, steps):
     check_gpu_usable()
     ad = arrays.adapter
     a_shape, b_shape = tuple(a.shape), tuple(b.shape)
@@ -395,6 +393,8 @@ def _posv_refined_device(arrays, a, b, lower, mode, policy, cores):
         raise ValueError("tensor_cores is taken for real matrices (a complex one's factor runs in complex64)")
     dtype = np.dtype(np.complex128 if complex_type else np.float64)
     if len(a_shape) > 2 or len(b_shape) > 2:
+        if steps != "lapack":
+            raise ValueError("refinement='gmres' is taken for one matrix (GPU stacks refine as LAPACK does)")
         return _posv_refined_device_stack(arrays, a, b, n, dtype, lower, cores)
     _check_refined_shapes(a_shape, b_shape, n)
     k = 1 if len(b_shape) == 1 else b_shape[1]
@@ -414,7 +414,7 @@ def _posv_refined_device(arrays, a, b, lower, mode, policy, cores):
             with runtime_call(policy, mode) as call:
                 solve = call.posv_refined_device_z if complex_type else call.posv_refined_device_d
                 info, iterations = solve(ad.pointer(af), ad.pointer(bf), ad.pointer(x), n, k, uplo, call.mode, cores,
-                                         stream)
+                                         steps, stream)
         if info:
             raise NotPositiveDefiniteError(info)
     x = ad.swap_last(x).reshape(b_shape)

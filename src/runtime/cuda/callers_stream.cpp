@@ -635,6 +635,16 @@ struct RefinementOnStream<T>::State {
   int* non_finite = nullptr;  // per column: in B, then in X
   int* flags = nullptr;       // the narrowing's
   std::optional<std::vector<int>> b_non_finite;  // read once
+  std::vector<char> columns_converged;            // by the last convergence check
+  // GMRES-IR's Krylov space (krylov_begin): the basis, n x (krylov_steps + 1), A v_k, and the
+  // sums a step reads back (CGS2's two passes' coefficients, then w^H w).
+  std::optional<cuda::StreamBuffer<T>> krylov_room;
+  int krylov_steps = 0;
+  const T* krylov_rhs = nullptr;  // the residual's column
+  T* krylov_solution = nullptr;   // X's column
+  T* basis = nullptr;
+  T* product = nullptr;
+  T* sums = nullptr;
 
   State(const Runtime& rt, int dev, Uplo u, int n_, int nrhs_, const T* A_, int lda_, const T* B_, int ldb_, T* X_,
         int ldx_, cudaStream_t s, bool tf32)
@@ -682,6 +692,58 @@ struct RefinementOnStream<T>::State {
   ~State() { cudaEventRecord(handles->done, stream); }
 
   void clear_flags() const { TESSERA_CUDA_CHECK(cudaMemsetAsync(flags, 0, sizeof(int), stream)); }
+
+  // out (+)= S A_s^{-1} S in (cols columns), A_s = L L^H the single-precision factor: L^{-H} L^{-1}
+  // through the inverses of L's diagonal blocks (made once, after the factorization). The handles
+  // are bound again: the factorization between may have used the stream with others. A value of
+  // S in beyond single precision sets the flags' kScaledOverflow.
+  void apply_single_inverse(int cols, const T* in, int ldin, T* out, int ldout, bool add) {
+    namespace vendor = cuda::vendor;
+    cuda::narrow_scaled(n, cols, scale, in, ldin, rhs, n, flags, stream);
+    handles->bind(stream);
+    if (!inverted) {
+      vendor::invert_lower_diagonal_blocks(handles->blas, tf32_products, n, single, n, block_inverses, levels_work,
+                                           levels_pointers, stream);
+      inverted = true;
+    }
+    vendor::solve_lower_by_block_inverses(handles->blas, Trans::no, n, cols, single, n, block_inverses, rhs, n,
+                                          forward, n, tf32_products);
+    vendor::solve_lower_by_block_inverses(handles->blas, Trans::conjugate_transpose, n, cols, single, n,
+                                          block_inverses, forward, n, rhs, n, tf32_products);
+    cuda::widen_scaled(add, n, cols, scale, rhs, n, out, ldout, stream);
+  }
+
+  T* basis_column(int k) const { return basis + std::size_t(n) * std::size_t(k); }
+  // w := w - V V^H w over the basis' first `count` columns, twice (CGS2: as orthogonal as modified
+  // Gram-Schmidt's, in products with the whole basis); the passes' coefficients to sums[0, count)
+  // and sums[krylov_steps + 1, ...), then w^H w to sums[2 (krylov_steps + 1)].
+  void orthogonalise(int count, T* w) const {
+    namespace vendor = cuda::vendor;
+    const std::size_t stride = std::size_t(krylov_steps) + 1;
+    for (int pass = 0; pass < 2 && count > 0; ++pass) {
+      T* coefficients = sums + pass * stride;
+      vendor::gemv(handles->blas, Trans::conjugate_transpose, n, count, T(1), basis, n, w, T(0), coefficients);
+      vendor::gemv(handles->blas, Trans::no, n, count, T(-1), basis, n, coefficients, T(1), w);
+    }
+    vendor::gemv(handles->blas, Trans::conjugate_transpose, n, 1, T(1), w, n, w, T(0), sums + 2 * stride);
+  }
+  // The step's sums (orthogonalise's) once the stream is done; false where a preconditioner's
+  // input overflowed single precision since krylov_start.
+  bool read_sums(std::vector<T>* host) const {
+    host->resize(2 * (std::size_t(krylov_steps) + 1) + 1);
+    int flag = 0;
+    TESSERA_CUDA_CHECK(cudaMemcpyAsync(host->data(), sums, sizeof(T) * host->size(), cudaMemcpyDeviceToHost, stream));
+    TESSERA_CUDA_CHECK(cudaMemcpyAsync(&flag, flags, sizeof(int), cudaMemcpyDeviceToHost, stream));
+    TESSERA_CUDA_CHECK(cudaStreamSynchronize(stream));
+    return !(flag & cuda::kScaledOverflow);
+  }
+  // v := v / ||v|| from orthogonalise's w^H w (in `host`, a sum of squares: its values are
+  // bounded by the preconditioned operator's norm); the norm (NaN where w^H w is).
+  double normalise(T* v, const std::vector<T>& host) const {
+    const double norm = std::sqrt(std::real(host.back()));
+    if (norm > 0 && std::isfinite(norm)) cuda::vendor::scal(handles->blas, n, 1 / norm, v);
+    return norm;
+  }
   // The host's copy of `count` values once the work on the stream is done.
   template <class V>
   std::vector<V> read(const V* values, std::size_t count) const {
@@ -752,27 +814,11 @@ void RefinementOnStream<T>::correct(bool first) {
   State& s = *state_;
   const CurrentDevice current(s.device);
   s.clear_flags();
-  cuda::narrow_scaled(s.n, s.nrhs, s.scale, first ? s.B : s.residual, first ? s.ldb : s.n, s.rhs, s.n, s.flags,
-                      s.stream);
-  // A_s = L L^H: L^{-H} L^{-1} (S r), through the inverses of L's diagonal blocks (made once, after
-  // the factorization). The handles are bound again: the factorization between may have used the
-  // stream with others.
-  s.handles->bind(s.stream);
-  namespace vendor = cuda::vendor;
-  if (!s.inverted) {
-    vendor::invert_lower_diagonal_blocks(s.handles->blas, s.tf32_products, s.n, s.single, s.n, s.block_inverses,
-                                         s.levels_work, s.levels_pointers, s.stream);
-    s.inverted = true;
-  }
-  vendor::solve_lower_by_block_inverses(s.handles->blas, Trans::no, s.n, s.nrhs, s.single, s.n,
-                                        s.block_inverses, s.rhs, s.n, s.forward, s.n, s.tf32_products);
-  vendor::solve_lower_by_block_inverses(s.handles->blas, Trans::conjugate_transpose, s.n, s.nrhs, s.single, s.n,
-                                        s.block_inverses, s.forward, s.n, s.rhs, s.n, s.tf32_products);
-  cuda::widen_scaled(!first, s.n, s.nrhs, s.scale, s.rhs, s.n, s.X, s.ldx, s.stream);
+  s.apply_single_inverse(s.nrhs, first ? s.B : s.residual, first ? s.ldb : s.n, s.X, s.ldx, !first);
 }
 
 template <class T>
-typename RefinementOnStream<T>::Convergence RefinementOnStream<T>::converged(double bound) {
+typename RefinementOnStream<T>::Convergence RefinementOnStream<T>::converged(double bound, double* progress) {
   State& s = *state_;
   const CurrentDevice current(s.device);
   if (s.one_pass_residual()) {
@@ -797,9 +843,78 @@ typename RefinementOnStream<T>::Convergence RefinementOnStream<T>::converged(dou
   const double* largest = checked.data();
   for (int j = 0; j < s.nrhs; ++j)
     if (x_non_finite[std::size_t(j)] && !(*s.b_non_finite)[std::size_t(j)]) return Convergence::diverged;
-  for (int j = 0; j < s.nrhs; ++j)
-    if (largest[j] > largest[s.nrhs + j] * bound) return Convergence::refining;  // a NaN passes, as in LAPACK
-  return Convergence::converged;
+  s.columns_converged.assign(std::size_t(s.nrhs), 1);
+  if (progress) *progress = 0;
+  for (int j = 0; j < s.nrhs; ++j) {
+    // A NaN passes, as in LAPACK.
+    if (largest[j] > largest[s.nrhs + j] * bound) s.columns_converged[std::size_t(j)] = 0;
+    if (progress) *progress = std::max(*progress, largest[j] / largest[s.nrhs + j]);
+  }
+  const bool all = std::all_of(s.columns_converged.begin(), s.columns_converged.end(), [](char c) { return c != 0; });
+  return all ? Convergence::converged : Convergence::refining;
+}
+
+template <class T>
+bool RefinementOnStream<T>::column_converged(int j) const {
+  return state_->columns_converged.at(std::size_t(j)) != 0;
+}
+
+template <class T>
+void RefinementOnStream<T>::krylov_begin(int column, int max_steps) {
+  State& s = *state_;
+  const CurrentDevice current(s.device);
+  const int steps = std::max(1, std::min(max_steps, s.n));
+  if (!s.krylov_room || s.krylov_steps != steps) {
+    s.krylov_room.reset();
+    const std::size_t order = std::size_t(s.n), stride = std::size_t(steps) + 1;
+    s.krylov_room.emplace(order * stride + order + 2 * stride + 1, s.stream);
+    s.krylov_steps = steps;
+    s.basis = s.krylov_room->data();
+    s.product = s.basis + order * stride;
+    s.sums = s.product + order;
+  }
+  s.krylov_rhs = s.residual + std::size_t(s.n) * std::size_t(column);
+  s.krylov_solution = s.X + std::size_t(s.ldx) * std::size_t(column);
+  s.handles->bind(s.stream);
+}
+
+template <class T>
+bool RefinementOnStream<T>::krylov_start(double* beta) {
+  State& s = *state_;
+  const CurrentDevice current(s.device);
+  s.clear_flags();
+  s.apply_single_inverse(1, s.krylov_rhs, s.n, s.basis_column(0), s.n, false);
+  s.orthogonalise(0, s.basis_column(0));
+  std::vector<T> sums;
+  if (!s.read_sums(&sums)) return false;
+  *beta = s.normalise(s.basis_column(0), sums);
+  return true;
+}
+
+template <class T>
+bool RefinementOnStream<T>::krylov_extend(int k, T* column) {
+  State& s = *state_;
+  const CurrentDevice current(s.device);
+  cuda::vendor::symm(s.handles->blas, s.uplo, s.n, 1, T(1), s.A, s.lda, s.basis_column(k), s.n, T(0), s.product, s.n);
+  T* w = s.basis_column(k + 1);
+  s.apply_single_inverse(1, s.product, s.n, w, s.n, false);
+  s.orthogonalise(k + 1, w);
+  std::vector<T> sums;
+  if (!s.read_sums(&sums)) return false;
+  const std::size_t stride = std::size_t(s.krylov_steps) + 1;
+  for (int i = 0; i <= k; ++i) column[i] = sums[std::size_t(i)] + sums[stride + std::size_t(i)];
+  column[k + 1] = T(s.normalise(w, sums));
+  return true;
+}
+
+template <class T>
+void RefinementOnStream<T>::krylov_add_combination(int k, const T* y) {
+  State& s = *state_;
+  const CurrentDevice current(s.device);
+  if (k == 0) return;
+  // y to the sums' room (from pageable memory: staged before the call returns), then x += V y.
+  TESSERA_CUDA_CHECK(cudaMemcpyAsync(s.sums, y, sizeof(T) * std::size_t(k), cudaMemcpyHostToDevice, s.stream));
+  cuda::vendor::gemv(s.handles->blas, Trans::no, s.n, k, T(1), s.basis, s.n, s.sums, T(1), s.krylov_solution);
 }
 
 template class RefinementOnStream<double>;

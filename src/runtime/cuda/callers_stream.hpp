@@ -128,7 +128,19 @@ class RefinementOnStream {
   // (LAPACK's test lets it through); first of all, whether the last correction's right-hand side
   // overflowed single precision (X unspecified). One wait for the GPU and one copy per call.
   enum class Convergence { converged, refining, diverged, overflowed };
-  Convergence converged(double bound);
+  // `progress`, where given: the largest max|r| / max|x| over the columns.
+  Convergence converged(double bound, double* progress = nullptr);
+  // After converged: whether column j passed LAPACK's test.
+  bool column_converged(int j) const;
+
+  // GMRES-IR's Krylov space (gmres.hpp) in GPU memory for column `column` of the last residual,
+  // its corrections added to X's column; at most `max_steps` steps. Arnoldi by classical
+  // Gram-Schmidt applied twice (two products with the basis each way), one copy to the host a
+  // step; M^{-1} the single-precision factor's solve with the scaling, as in `correct`.
+  void krylov_begin(int column, int max_steps);
+  bool krylov_start(double* beta);
+  bool krylov_extend(int k, T* column);
+  void krylov_add_combination(int k, const T* y);
 
  private:
   struct State;
