@@ -405,7 +405,17 @@ TEST(Plan, StacksOfGpuMatricesGoWhereTheyRunFastest) {
   EXPECT_EQ(detail::stack_path(cn - 1, 2, Precision::single_complex), StackPath::batched_kernels);
   EXPECT_EQ(detail::stack_path(cn, 2, Precision::single_complex), StackPath::vendor_batched);
   EXPECT_EQ(detail::stack_path(512, 64, Precision::double_complex), StackPath::vendor_batched);
-  EXPECT_EQ(detail::stack_path(512, 1000, Precision::double_complex), StackPath::batched_kernels);
+  // Long complex stacks: the kernels alone, then in blocks of columns from an order per precision.
+  for (auto [precision, bound] :
+       {std::pair{Precision::double_complex, kThresholds.blocked_stack_min_n_complex_double},
+        std::pair{Precision::single_complex, kThresholds.blocked_stack_min_n_complex_single}}) {
+    EXPECT_EQ(detail::stack_path(bound - 1, long_count, precision), StackPath::batched_kernels);
+    EXPECT_EQ(detail::stack_path(bound, long_count, precision), StackPath::blocked_kernels);
+    EXPECT_EQ(detail::stack_path(kThresholds.dense_device_min_n - 1, 10000, precision), StackPath::blocked_kernels);
+    EXPECT_NE(detail::stack_path(bound, short_count, precision), StackPath::blocked_kernels);
+    EXPECT_EQ(detail::stack_path(512, short_count, precision), StackPath::vendor_batched);
+    EXPECT_FALSE(device::stack_takes_batched_kernels(bound, long_count, precision));
+  }
   EXPECT_EQ(detail::stack_path(zn, 2, Precision::double_real), StackPath::batched_kernels);
   EXPECT_EQ(detail::stack_path(zn, 2, Precision::single_real), StackPath::batched_kernels);
   EXPECT_TRUE(device::stack_takes_batched_kernels(zn, 2));

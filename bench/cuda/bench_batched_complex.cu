@@ -7,10 +7,15 @@
 // max|A| on the first matrices (in double on the host) below 100 n eps.
 //
 //   bench_batched_complex [--sizes 8,16,...] [--batch N] [--reps R] [--precision z|c|both] [--json out.json]
-//                         [--tune]
+//                         [--tune] [--widths 16,32,64]
 // --tune times, for each size, every register-kernel block size (n <= 32) or every panel shape
-// compiled for complex matrices (n > 32) in lower storage, and prints the fastest.
+// compiled for complex matrices (n > 32) in lower storage, and prints the fastest. From n = 33 the
+// factorization in blocks of columns (potrf_batched_blocked: cuBLAS's batched products update each
+// block, the panel kernel factors it) is timed too, both triangles ("B lower", "B upper"), with
+// its rate over cuSOLVER's; --widths times the lower triangle in blocks of each width given too
+// (one line per order, after its row).
 #include <cuComplex.h>
+#include <cublas_v2.h>
 #include <cuda_runtime.h>
 #include <cusolverDn.h>
 #include <fmt/format.h>
@@ -43,6 +48,7 @@ struct Options {
   std::vector<char> precisions = {'z', 'c'};
   std::string json_path;
   bool tune = false;
+  std::vector<int> widths;  // potrf_batched_blocked's block widths to time besides the built-in one
 };
 
 std::vector<int> parse_sizes(const std::string& text) {
@@ -70,6 +76,7 @@ Options parse(int argc, char** argv) {
     else if (a == "--reps") o.reps = std::stoi(value());
     else if (a == "--json") o.json_path = value();
     else if (a == "--tune") o.tune = true;
+    else if (a == "--widths") o.widths = parse_sizes(value());
     else if (a == "--precision") {
       const std::string p = value();
       o.precisions = p == "both" ? std::vector<char>{'z', 'c'} : std::vector<char>{p.at(0)};
@@ -157,7 +164,8 @@ __global__ void pointers_kernel(void* base, long long stride_bytes, int batch, v
 }
 
 template <class T>
-nlohmann::json run_size(int n, int batch, int reps, Timer& timer, cusolverDnHandle_t solver, char letter) {
+nlohmann::json run_size(int n, int batch, int reps, Timer& timer, cusolverDnHandle_t solver, cublasHandle_t blas,
+                        const std::vector<int>& widths, char letter) {
   using R = typename T::value_type;
   const long long nn = static_cast<long long>(n) * n;
   const std::vector<T> host = make_batch<T>(n, batch, 1234 + n);
@@ -203,6 +211,19 @@ nlohmann::json run_size(int n, int batch, int reps, Timer& timer, cusolverDnHand
     row[upper ? "tessera_upper" : "tessera_lower"] = {
         {"ms", ms}, {"tflops", flops / ms * 1e-9}, {"failed", failed}, {"error", error}, {"ok", failed == 0 && error < tolerance}};
   }
+  if (n > 32)
+    for (bool upper : {false, true}) {
+      const tk::BatchUplo uplo = upper ? tk::BatchUplo::upper : tk::BatchUplo::lower;
+      const double ms = timer.median_ms(reps, restore, [&] {
+        tk::potrf_batched_blocked<T>(blas, uplo, n, work.get(), n, nn, batch, info.get(), nullptr);
+      });
+      const auto [failed, error] = check(upper);
+      row[upper ? "blocked_upper" : "blocked_lower"] = {{"ms", ms},
+                                                        {"tflops", flops / ms * 1e-9},
+                                                        {"failed", failed},
+                                                        {"error", error},
+                                                        {"ok", failed == 0 && error < tolerance}};
+    }
   const double solve_ms = timer.median_ms(reps, restore_rhs, [&] {
     tk::potrs_batched<T>(tk::BatchUplo::lower, n, 1, work.get(), n, nn, rhs.get(), n, n, batch, nullptr, nullptr);
   });
@@ -222,11 +243,36 @@ nlohmann::json run_size(int n, int batch, int reps, Timer& timer, cusolverDnHand
   const double upper_ratio = vendor_ms / row["tessera_upper"]["ms"].get<double>();
   row["ratio_lower"] = lower_ratio;
   row["ratio_upper"] = upper_ratio;
-  fmt::print("{:>2} {:>5} {:>7} | {:>9.3f}{} {:>9.3f}{} {:>9.3f}{} | {:>7.2f} {:>7.2f} | {:>9.1f} {:>9.1f} {:>7.2f}\n", letter, n,
+  std::string blocked = " |";
+  for (const char* key : {"blocked_lower", "blocked_upper"})
+    blocked += row.contains(key) ? fmt::format(" {:>9.3f}{}", row[key]["tflops"].get<double>(), row[key]["ok"].get<bool>() ? ' ' : '*')
+                                 : fmt::format(" {:>10}", "-");
+  for (const char* key : {"blocked_lower", "blocked_upper"})
+    blocked += row.contains(key) ? fmt::format(" {:>7.2f}", vendor_ms / row[key]["ms"].get<double>()) : fmt::format(" {:>7}", "-");
+  std::string by_width;
+  for (int width : widths) {
+    if (n <= 32 || width >= n) continue;
+    tk::BatchedOptions o;
+    o.blocked_width = width;
+    const double ms = timer.median_ms(reps, restore, [&] {
+      tk::potrf_batched_blocked<T>(blas, tk::BatchUplo::lower, n, work.get(), n, nn, batch, info.get(), nullptr, o);
+    });
+    const auto [failed, error] = check(false);
+    row["blocked_width_tflops"][std::to_string(width)] = flops / ms * 1e-9;
+    by_width += fmt::format("  {}: {:.3f}{}", width, flops / ms * 1e-9, failed == 0 && error < tolerance ? "" : "*");
+  }
+  if (!by_width.empty()) {
+    int sm_count = 0;
+    TESSERA_CUDA_CHECK(cudaDeviceGetAttribute(&sm_count, cudaDevAttrMultiProcessorCount, 0));
+    by_width = fmt::format("\n{:>2} {:>5} blocks of (lower, TFLOP/s; built-in {}):{}", letter, n,
+                           tk::potrf_batched_blocked_width(n, batch, sm_count), by_width);
+  }
+  fmt::print("{:>2} {:>5} {:>7} | {:>9.3f}{} {:>9.3f}{} {:>9.3f}{} | {:>7.2f} {:>7.2f} | {:>9.1f} {:>9.1f} {:>7.2f}{}{}\n", letter, n,
              batch, row["tessera_lower"]["tflops"].get<double>(), row["tessera_lower"]["ok"].get<bool>() ? ' ' : '*',
              row["tessera_upper"]["tflops"].get<double>(), row["tessera_upper"]["ok"].get<bool>() ? ' ' : '*',
              flops / vendor_ms * 1e-9, row["cusolver"]["ok"].get<bool>() ? ' ' : '*', lower_ratio, upper_ratio,
-             solve_flops / solve_ms * 1e-6, solve_flops / vendor_solve_ms * 1e-6, vendor_solve_ms / solve_ms);
+             solve_flops / solve_ms * 1e-6, solve_flops / vendor_solve_ms * 1e-6, vendor_solve_ms / solve_ms, blocked,
+             by_width);
   std::fflush(stdout);
   return row;
 }
@@ -285,10 +331,12 @@ int main(int argc, char** argv) {
     fmt::print("GPU: {}\nbatched complex Cholesky, matrices in GPU memory, median of {} calls (L2 flushed), TFLOP/s "
                "counting 4n^3/3 per matrix; '*': check failed\n",
                prop.name, o.reps);
-    fmt::print("{:>2} {:>5} {:>7} | {:>10} {:>10} {:>10} | {:>7} {:>7} | {:>9} {:>9} {:>7}\n", "p", "n", "batch",
-               "T lower", "T upper", "cuSOLVER", "lower/c", "upper/c", "T potrs", "c potrs", "potrs/c");
-    fmt::print("{:>2} {:>5} {:>7} | {:>10} {:>10} {:>10} | {:>7} {:>7} | {:>9} {:>9} {:>7}\n", "", "", "", "TFLOP/s",
-               "TFLOP/s", "TFLOP/s", "x", "x", "GFLOP/s", "GFLOP/s", "x");
+    fmt::print("{:>2} {:>5} {:>7} | {:>10} {:>10} {:>10} | {:>7} {:>7} | {:>9} {:>9} {:>7} | {:>10} {:>10} {:>7} {:>7}\n",
+               "p", "n", "batch", "T lower", "T upper", "cuSOLVER", "lower/c", "upper/c", "T potrs", "c potrs", "potrs/c",
+               "B lower", "B upper", "Bl/c", "Bu/c");
+    fmt::print("{:>2} {:>5} {:>7} | {:>10} {:>10} {:>10} | {:>7} {:>7} | {:>9} {:>9} {:>7} | {:>10} {:>10} {:>7} {:>7}\n",
+               "", "", "", "TFLOP/s", "TFLOP/s", "TFLOP/s", "x", "x", "GFLOP/s", "GFLOP/s", "x", "TFLOP/s", "TFLOP/s", "x",
+               "x");
     if (o.tune) {
       Timer timer;
       for (char p : o.precisions)
@@ -303,14 +351,17 @@ int main(int argc, char** argv) {
     }
     cusolverDnHandle_t solver = nullptr;
     TESSERA_CUSOLVER_CHECK(cusolverDnCreate(&solver));
+    cublasHandle_t blas = nullptr;
+    TESSERA_CUBLAS_CHECK(cublasCreate(&blas));
     Timer timer;
     nlohmann::json rows = nlohmann::json::array();
     for (char p : o.precisions)
       for (int n : o.sizes) {
         const int batch = n >= 256 ? std::min(o.batch, 2000) : o.batch;
-        rows.push_back(p == 'z' ? run_size<std::complex<double>>(n, batch, o.reps, timer, solver, p)
-                                : run_size<std::complex<float>>(n, batch, o.reps, timer, solver, p));
+        rows.push_back(p == 'z' ? run_size<std::complex<double>>(n, batch, o.reps, timer, solver, blas, o.widths, p)
+                                : run_size<std::complex<float>>(n, batch, o.reps, timer, solver, blas, o.widths, p));
       }
+    cublasDestroy(blas);
     cusolverDnDestroy(solver);
     if (!o.json_path.empty()) std::ofstream(o.json_path) << nlohmann::json{{"gpu", prop.name}, {"rows", rows}}.dump(2);
     return 0;

@@ -48,8 +48,9 @@ namespace tessera::device {
 // Whether a stack of `batch` matrices of order n and scalar type `precision` in GPU memory is
 // factored fastest by the batched kernels alone (potrf_batched_ex) rather than through
 // potrf_stack_ex: cuSOLVER's batched potrf where few large matrices would leave most of the GPU
-// idle in the batched kernels, and for real matrices of larger orders the batched kernels in blocks
-// of columns with cuBLAS's products between them. Tessera's Python package follows it.
+// idle in the batched kernels, and for larger orders (real stacks, and long complex ones) the
+// batched kernels in blocks of columns with cuBLAS's products between them. Tessera's Python
+// package follows it.
 TESSERA_EXPORT bool stack_takes_batched_kernels(int n, int batch, Precision precision = Precision::double_real);
 // Whether the solves with a stack of `batch` factors of order n and scalar type `precision` in GPU
 // memory, `nrhs` right-hand sides each, run fastest as one launch of potrs_batched_ex rather than

@@ -18,13 +18,14 @@ DENSE_N = 1031
 def test_the_library_routes_stacks_of_gpu_matrices():
     """The route of a stack is the library's plan (no GPU needed to ask): small matrices to the
     batched kernels alone; large ones, short stacks of mid-sized ones (cuSOLVER's batched call) and
-    real stacks of mid-sized ones (the batched kernels in blocks of columns) through the dense
+    long stacks of mid-sized ones (the batched kernels in blocks of columns) through the dense
     device API."""
     assert tessera._takes_batched_kernels(8, 1) and tessera._takes_batched_kernels(100, 10000)
     assert not tessera._takes_batched_kernels(DENSE_N, 10000) and not tessera._takes_batched_kernels(1024, 1)
     assert not tessera._takes_batched_kernels(512, 64) and not tessera._takes_batched_kernels(512, 1000)
     assert tessera._takes_batched_kernels(256, 1000, np.float32)
-    assert tessera._takes_batched_kernels(512, 1000, np.complex128)
+    assert tessera._takes_batched_kernels(64, 1000, np.complex128)
+    assert not tessera._takes_batched_kernels(512, 1000, np.complex128)
 
 
 def test_the_library_routes_solves_with_gpu_stacks():
@@ -805,7 +806,8 @@ def test_torch_autograd_of_logdet_and_inverse_on_the_gpu():
 
 @pytest.mark.parametrize("dtype", [np.complex128, np.complex64])
 @pytest.mark.parametrize("lower", [True, False])
-@pytest.mark.parametrize("n, batch", [(1, ()), (33, (3,)), (16, (400,)), (70, (2, 150)), (300, ()), (DENSE_N, ())])
+@pytest.mark.parametrize("n, batch", [(1, ()), (33, (3,)), (16, (400,)), (70, (2, 150)), (130, (400,)), (300, ()),
+                                      (DENSE_N, ())])
 def test_complex_factor_solve_inverse_logdet_match_numpy(kind, n, batch, lower, dtype):
     a = hpd(n, dtype, batch, seed=n)
     scale = (1e-12 if dtype == np.complex128 else 2e-4) * max(n, 10)
@@ -837,6 +839,16 @@ def test_complex_not_positive_definite_on_the_gpu(kind):
         _, info = tessera.cholesky_ex(kind.put(stack), lower=lower)
         info = kind.get(info)
         assert info[7] == 11 and np.count_nonzero(info) == 1
+    # A long stack of larger ones (the batched kernels in blocks of columns): failures in the first
+    # block and the last.
+    stack = hpd(130, np.complex128, (400,), seed=5)
+    assert not tessera._takes_batched_kernels(130, 400, np.complex128)
+    stack[3, 2, 2] = -1
+    stack[398, 129, 129] = 0
+    for lower in (True, False):
+        _, info = tessera.cholesky_ex(kind.put(stack), lower=lower)
+        info = kind.get(info)
+        assert info[3] == 3 and info[398] == 130 and np.count_nonzero(info) == 2
 
 
 def test_torch_conjugate_views_are_read_as_their_values():

@@ -387,10 +387,12 @@ StackPath stack_path_without_blocks(int n, int batch, Precision precision) {
 StackPath stack_path(int n, int batch, Precision precision) {
   if (n >= t.dense_device_min_n) return StackPath::one_at_a_time;
   const bool short_batch = batch > 0 && batch < t.short_stack_max_batch;
-  const int blocked_min_n = precision == Precision::double_real   ? t.blocked_stack_min_n_double
-                            : precision != Precision::single_real ? 0
-                            : short_batch                         ? t.blocked_short_stack_min_n_single
-                                                                  : t.blocked_stack_min_n_single;
+  const int blocked_min_n = precision == Precision::double_real      ? t.blocked_stack_min_n_double
+                            : precision == Precision::single_real    ? (short_batch ? t.blocked_short_stack_min_n_single
+                                                                                    : t.blocked_stack_min_n_single)
+                            : short_batch                            ? 0
+                            : precision == Precision::double_complex ? t.blocked_stack_min_n_complex_double
+                                                                     : t.blocked_stack_min_n_complex_single;
   if (batch > 1 && blocked_min_n > 0 && n >= blocked_min_n) return StackPath::blocked_kernels;
   return stack_path_without_blocks(n, batch, precision);
 }

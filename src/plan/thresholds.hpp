@@ -151,6 +151,11 @@ struct Thresholds {
   int blocked_stack_min_n_double = 192;
   int blocked_short_stack_min_n_single = 256;
   int blocked_stack_min_n_single = 384;
+  // Long complex stacks (from short_stack_max_batch matrices) likewise from these orders, where
+  // the products on the tensor cores beat the kernel alone, which a complex element's registers
+  // limit sooner; short ones keep cuSOLVER's batched potrf (complex_*_short_stack_min_n).
+  int blocked_stack_min_n_complex_double = 96;
+  int blocked_stack_min_n_complex_single = 128;
   // The inverse from GPU factors (Python's cholesky_inverse): up to these orders the batched
   // inverse kernel (device::potri_batched_ex, a thread block per matrix) for a long stack (from
   // short_stack_max_batch matrices), a short one and one matrix; above them one matrix goes to

@@ -7,6 +7,7 @@
 // input (LAPACK's zpotrf ignores them) and must be zero in the factor. Results are compared with
 // LAPACKE's zpotrf/cpotrf and zpotrs/cpotrs; elements outside the referenced triangles are NaN
 // and must come back bit-identical. Skipped where no CUDA device is present.
+#include <cublas_v2.h>
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -120,6 +121,15 @@ void place(const Member& m, tk::BatchUplo uplo, std::vector<C>& data, long long 
       }
 }
 
+// The members in one strided array (member k at k * stride, leading dimension lda), their
+// triangles `uplo` placed, NaN everywhere else.
+template <class C>
+std::vector<C> strided_batch(const std::vector<Member>& members, tk::BatchUplo uplo, int lda, long long stride) {
+  std::vector<C> host(static_cast<std::size_t>(stride) * members.size(), nan_complex<C>());
+  for (std::size_t k = 0; k < members.size(); ++k) place(members[k], uplo, host, static_cast<long long>(k) * stride, lda);
+  return host;
+}
+
 // LAPACK's factor of member m (column-major, ld = n) in triangle uplo, and its info.
 template <class C>
 std::vector<C> reference_factor(const Member& m, tk::BatchUplo uplo, int& info) {
@@ -196,8 +206,7 @@ TYPED_TEST(BatchedComplex, StridedInPlaceAndSolve) {
         const int lda = n + pad;
         const long long stride = static_cast<long long>(lda) * n + (pad ? 5 : 0);
         const std::vector<Member> members = make_members<C>(std::vector<int>(batch, n), this->rng);
-        std::vector<C> host(static_cast<std::size_t>(stride) * batch, nan_complex<C>());
-        for (int k = 0; k < batch; ++k) place(members[k], uplo, host, k * stride, lda);
+        const std::vector<C> host = strided_batch<C>(members, uplo, lda, stride);
         DeviceArray<C> dA(host);
         DeviceArray<int> dinfo(poisoned_info(batch));
         tk::potrf_batched<C>(uplo, n, dA.get(), lda, stride, batch, dinfo.get(), nullptr);
@@ -261,6 +270,43 @@ TYPED_TEST(BatchedComplex, StridedInPlaceAndSolve) {
           }
         }
       }
+}
+
+// In blocks of columns (potrf_batched_blocked: cuBLAS's batched products update each block, the
+// panel kernel factors it): orders across the block widths, the built-in width and 32, tight and
+// padded, both triangles, and the infos of members failing in the first block, a middle one and
+// the last; the opposite triangles the products overwrite come back bit for bit (NaN there).
+TYPED_TEST(BatchedComplex, InBlocksOfColumns) {
+  using C = TypeParam;
+  cublasHandle_t blas = nullptr;
+  ASSERT_EQ(cublasCreate(&blas), CUBLAS_STATUS_SUCCESS);
+  for (int n : {33, 64, 65, 100, 129, 257})
+    for (int width : {0, 32})
+      for (int pad : {0, 3})
+        for (tk::BatchUplo uplo : kBothUplos) {
+          const int batch = 13, lda = n + pad;
+          const long long stride = static_cast<long long>(lda) * n + (pad ? 5 : 0);
+          const std::vector<Member> members = make_members<C>(std::vector<int>(batch, n), this->rng);
+          const std::vector<C> host = strided_batch<C>(members, uplo, lda, stride);
+          DeviceArray<C> dA(host);
+          DeviceArray<int> dinfo(poisoned_info(batch));
+          tk::BatchedOptions opts;
+          opts.blocked_width = width;
+          tk::potrf_batched_blocked<C>(blas, uplo, n, dA.get(), lda, stride, batch, dinfo.get(), nullptr, opts);
+          const std::vector<C> out = dA.download();
+          const std::vector<int> info = dinfo.download();
+          std::ostringstream where;
+          where << "blocks of " << width << " " << (uplo == tk::BatchUplo::lower ? "lower" : "upper") << " n=" << n
+                << " lda=" << lda;
+          for (int k = 0; k < batch; ++k) {
+            check_member(out, members[k], k, uplo, k * stride, lda, info[k], where.str());
+            if (::testing::Test::HasFatalFailure()) {
+              cublasDestroy(blas);
+              return;
+            }
+          }
+        }
+  cublasDestroy(blas);
 }
 
 // Solves with triangular factors whose diagonal is complex (a caller's factor, or one perturbed by
@@ -417,8 +463,7 @@ TYPED_TEST(BatchedComplex, PointersVariableAndInterleaved) {
       const int batch = 45;
       const long long nn = static_cast<long long>(n) * n;
       const std::vector<Member> members = make_members<C>(std::vector<int>(batch, n), this->rng);
-      std::vector<C> host(static_cast<std::size_t>(nn) * batch, nan_complex<C>());
-      for (int k = 0; k < batch; ++k) place(members[k], uplo, host, k * nn, n);
+      const std::vector<C> host = strided_batch<C>(members, uplo, n, nn);
       DeviceArray<C> dA(host), dAi(static_cast<std::size_t>(tk::interleaved_elements(n, batch)));
       DeviceArray<int> dinfo(poisoned_info(batch));
       tk::interleave_batched<C>(n, dA.get(), n, nn, batch, dAi.get(), nullptr);
