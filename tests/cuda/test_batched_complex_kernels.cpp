@@ -122,10 +122,11 @@ void place(const Member& m, tk::BatchUplo uplo, std::vector<C>& data, long long 
 }
 
 // The members in one strided array (member k at k * stride, leading dimension lda), their
-// triangles `uplo` placed, NaN everywhere else.
+// triangles `uplo` placed, `outside` (NaN unless given) everywhere else.
 template <class C>
-std::vector<C> strided_batch(const std::vector<Member>& members, tk::BatchUplo uplo, int lda, long long stride) {
-  std::vector<C> host(static_cast<std::size_t>(stride) * members.size(), nan_complex<C>());
+std::vector<C> strided_batch(const std::vector<Member>& members, tk::BatchUplo uplo, int lda, long long stride,
+                             C outside = nan_complex<C>()) {
+  std::vector<C> host(static_cast<std::size_t>(stride) * members.size(), outside);
   for (std::size_t k = 0; k < members.size(); ++k) place(members[k], uplo, host, static_cast<long long>(k) * stride, lda);
   return host;
 }
@@ -189,6 +190,29 @@ class BatchedComplex : public GpuTest<C> {
   int batch_for(int n) const {
     if (n == 65 || n == 129) return tk::kFewMatricesPerSm * current_sm_count() + 1;
     return n <= 64 ? 37 : 13;
+  }
+
+  // potrf_batched_blocked on `batch` members of order n (leading dimension n + pad, gaps between
+  // them when padded), each member checked against LAPACK; zeros outside the triangles when the
+  // options zero the opposite triangles, NaN (which must come back bit for bit) otherwise.
+  void check_blocked(cublasHandle_t blas, tk::BatchUplo uplo, int n, int pad, int batch,
+                     const tk::BatchedOptions& opts) {
+    const int lda = n + pad;
+    const long long stride = static_cast<long long>(lda) * n + (pad ? 5 : 0);
+    const bool zero = opts.blocked_zero_opposite;
+    const std::vector<Member> members = make_members<C>(std::vector<int>(batch, n), rng);
+    DeviceArray<C> dA(strided_batch<C>(members, uplo, lda, stride, zero ? C(0) : nan_complex<C>()));
+    DeviceArray<int> dinfo(poisoned_info(batch));
+    tk::potrf_batched_blocked<C>(blas, uplo, n, dA.get(), lda, stride, batch, dinfo.get(), nullptr, opts);
+    const std::vector<C> out = dA.download();
+    const std::vector<int> info = dinfo.download();
+    std::ostringstream where;
+    where << "blocks of " << opts.blocked_width << (zero ? " zeroing " : " ")
+          << (uplo == tk::BatchUplo::lower ? "lower" : "upper") << " n=" << n << " lda=" << lda << " batch=" << batch;
+    for (int k = 0; k < batch; ++k) {
+      check_member(out, members[k], k, uplo, k * stride, lda, info[k], where.str(), zero);
+      if (::testing::Test::HasFatalFailure()) return;
+    }
   }
 };
 
@@ -277,35 +301,42 @@ TYPED_TEST(BatchedComplex, StridedInPlaceAndSolve) {
 // padded, both triangles, and the infos of members failing in the first block, a middle one and
 // the last; the opposite triangles the products overwrite come back bit for bit (NaN there).
 TYPED_TEST(BatchedComplex, InBlocksOfColumns) {
-  using C = TypeParam;
   cublasHandle_t blas = nullptr;
   ASSERT_EQ(cublasCreate(&blas), CUBLAS_STATUS_SUCCESS);
   for (int n : {33, 64, 65, 100, 129, 257})
     for (int width : {0, 32})
       for (int pad : {0, 3})
         for (tk::BatchUplo uplo : kBothUplos) {
-          const int batch = 13, lda = n + pad;
-          const long long stride = static_cast<long long>(lda) * n + (pad ? 5 : 0);
-          const std::vector<Member> members = make_members<C>(std::vector<int>(batch, n), this->rng);
-          const std::vector<C> host = strided_batch<C>(members, uplo, lda, stride);
-          DeviceArray<C> dA(host);
-          DeviceArray<int> dinfo(poisoned_info(batch));
           tk::BatchedOptions opts;
           opts.blocked_width = width;
-          tk::potrf_batched_blocked<C>(blas, uplo, n, dA.get(), lda, stride, batch, dinfo.get(), nullptr, opts);
-          const std::vector<C> out = dA.download();
-          const std::vector<int> info = dinfo.download();
-          std::ostringstream where;
-          where << "blocks of " << width << " " << (uplo == tk::BatchUplo::lower ? "lower" : "upper") << " n=" << n
-                << " lda=" << lda;
-          for (int k = 0; k < batch; ++k) {
-            check_member(out, members[k], k, uplo, k * stride, lda, info[k], where.str());
-            if (::testing::Test::HasFatalFailure()) {
-              cublasDestroy(blas);
-              return;
-            }
+          this->check_blocked(blas, uplo, n, pad, 13, opts);
+          if (::testing::Test::HasFatalFailure()) {
+            cublasDestroy(blas);
+            return;
           }
         }
+  cublasDestroy(blas);
+}
+
+// Stacks longer than the GPU has SMs, where the opposite triangles are copied out and back (or
+// zeroed, from inputs with zeros there) on a second stream beside the first and the last panel
+// kernels: every member's factor and info, and the triangles the products overwrite.
+TYPED_TEST(BatchedComplex, InBlocksOfColumnsOnLongStacks) {
+  cublasHandle_t blas = nullptr;
+  ASSERT_EQ(cublasCreate(&blas), CUBLAS_STATUS_SUCCESS);
+  const int batch = current_sm_count() + 1;
+  for (int n : {65, 129})
+    for (bool zero : {false, true})
+      for (tk::BatchUplo uplo : kBothUplos) {
+        tk::BatchedOptions opts;
+        opts.blocked_width = 32;
+        opts.blocked_zero_opposite = zero;
+        this->check_blocked(blas, uplo, n, 1, batch, opts);
+        if (::testing::Test::HasFatalFailure()) {
+          cublasDestroy(blas);
+          return;
+        }
+      }
   cublasDestroy(blas);
 }
 

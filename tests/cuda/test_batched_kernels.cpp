@@ -200,6 +200,26 @@ void run_blocked_case(cublasHandle_t blas, const HostBatch<T>& hb, tk::BatchUplo
   check_factors(hb, dA.download(), dinfo.download(), where, BackwardError::check);
 }
 
+// potrf_batched_blocked on `batch` members of order n (leading dimension n + 1, gaps between
+// them); when the options zero the opposite triangles, from inputs with zeros there, which must
+// hold zeros again where the products wrote.
+template <class T>
+void run_blocked_stack(cublasHandle_t blas, tk::BatchUplo uplo, int n, int batch, const tk::BatchedOptions& opts,
+                       std::mt19937_64& rng) {
+  const int lda = n + 1;
+  const long long stride = static_cast<long long>(lda) * n + 3;
+  HostBatch<T> hb = uniform_batch<T>(uplo, n, lda, stride, batch, rng);
+  if (opts.blocked_zero_opposite)
+    for (const BatchMember& m : hb.members)
+      for (int j = 0; j < n; ++j)
+        for (int i = 0; i < n; ++i)
+          if (uplo == tk::BatchUplo::lower ? i < j : i > j) hb.data[m.offset + i + static_cast<std::size_t>(j) * m.ld] = T(0);
+  std::ostringstream where;
+  where << "blocks of " << opts.blocked_width << (opts.blocked_zero_opposite ? " zeroing " : " ") << uplo_name(uplo)
+        << " n=" << n << " batch=" << batch;
+  run_blocked_case(blas, hb, uplo, n, lda, stride, opts, where.str());
+}
+
 // In blocks of columns (potrf_batched_blocked): orders below, at and across the block widths, widths
 // that divide them and one that does not, tight and padded, both triangles, and the broken members'
 // infos from failures in the first block, a middle one and the last; the opposite triangles that
@@ -234,25 +254,36 @@ TYPED_TEST(BatchedPotrf, InBlocksOfColumns) {
 // stacks' form): from inputs with zeros in their opposite triangles, which must hold zeros again
 // where the products wrote.
 TYPED_TEST(BatchedPotrf, InBlocksOfColumnsZeroingTheOppositeTriangle) {
-  using T = TypeParam;
   cublasHandle_t blas = nullptr;
   ASSERT_EQ(cublasCreate(&blas), CUBLAS_STATUS_SUCCESS);
   for (int n : {65, 200})
     for (tk::BatchUplo uplo : kUplos) {
-      const int lda = n + 1, batch = 13;
-      const long long stride = static_cast<long long>(lda) * n + 3;
-      HostBatch<T> hb = uniform_batch<T>(uplo, n, lda, stride, batch, this->rng);
-      for (const BatchMember& m : hb.members)
-        for (int j = 0; j < n; ++j)
-          for (int i = 0; i < n; ++i)
-            if (uplo == tk::BatchUplo::lower ? i < j : i > j)
-              hb.data[m.offset + i + static_cast<std::size_t>(j) * m.ld] = T(0);
       tk::BatchedOptions opts;
       opts.blocked_zero_opposite = true;
-      run_blocked_case(blas, hb, uplo, n, lda, stride, opts,
-                       std::string("zeroing, ") + uplo_name(uplo) + " n=" + std::to_string(n));
+      run_blocked_stack<TypeParam>(blas, uplo, n, 13, opts, this->rng);
       if (this->HasFailure()) break;
     }
+  cublasDestroy(blas);
+}
+
+// Stacks longer than the GPU has SMs, where the opposite triangles are copied out and back (or
+// zeroed) on a second stream beside the first and the last panel kernels, in both forms.
+TYPED_TEST(BatchedPotrf, InBlocksOfColumnsOnLongStacks) {
+  cublasHandle_t blas = nullptr;
+  ASSERT_EQ(cublasCreate(&blas), CUBLAS_STATUS_SUCCESS);
+  const int batch = current_sm_count() + 1;
+  for (int n : {65, 200})
+    for (bool zero : {false, true})
+      for (tk::BatchUplo uplo : kUplos) {
+        tk::BatchedOptions opts;
+        opts.blocked_width = 32;
+        opts.blocked_zero_opposite = zero;
+        run_blocked_stack<TypeParam>(blas, uplo, n, batch, opts, this->rng);
+        if (this->HasFailure()) {
+          cublasDestroy(blas);
+          return;
+        }
+      }
   cublasDestroy(blas);
 }
 

@@ -57,7 +57,9 @@ void potrf_batched(BatchUplo uplo, int n, T* A, int lda, long long strideA, int 
 // the columns left of it by cuBLAS's strided batched gemm on `blas`, then factored by the panel
 // kernel, so that most of the arithmetic of large orders runs as products (on the tensor cores in
 // double). The products also write the opposite triangle of each diagonal block, which is kept in
-// temporary device memory and put back (or zeroed: BatchedOptions::blocked_zero_opposite). `blas`
+// temporary device memory and put back (or zeroed: BatchedOptions::blocked_zero_opposite); on
+// stacks longer than the GPU has SMs those copies run on a stream of the function's own, beside
+// the first and the last block's panel kernels, ordered with `stream` by events. `blas`
 // must be bound to `stream` (cublasSetStream). Info as potrf_batched's; after a failure the
 // matrix's triangle beyond the failing block of columns holds partly updated values (unspecified,
 // as there).

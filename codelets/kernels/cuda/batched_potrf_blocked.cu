@@ -6,6 +6,10 @@
 //      updates then span the block only).
 // The gemm writes the whole w x w diagonal block, the opposite triangle included: those triangles
 // (blocks from the second on) are copied out first and put back at the end, or zeroed at the end.
+// Both copies are memory traffic beside kernels bound by their chains of per-column steps, so they
+// run on a second stream: the copy out beside the first block's panel kernel (which touches no
+// later block's columns), the copy back (or the zeros) beside the last one's (which writes only
+// its own triangle), once the last product has written.
 #include <algorithm>
 #include <optional>
 
@@ -68,6 +72,56 @@ void opposite_triangles(T* A, int lda, long long stride, int n, int width, int b
   TESSERA_CUDA_CHECK_LAUNCH();
 }
 
+bool capturing(cudaStream_t stream) {
+  cudaStreamCaptureStatus status = cudaStreamCaptureStatusNone;
+  TESSERA_CUDA_CHECK(cudaStreamIsCapturing(stream, &status));
+  return status != cudaStreamCaptureStatusNone;
+}
+
+// A second stream for work beside the caller's (for stacks longer than the GPU has SMs, where the
+// copies are long enough to pay for it, and not while the caller's stream is being captured into
+// a graph: the copies then stay on it): fork() orders it after the caller's stream's work
+// so far and returns it; join() orders the caller's stream after what was put on it (also on
+// destruction, before the temporary memory it uses is released on the caller's stream).
+class SideStream {
+ public:
+  explicit SideStream(cudaStream_t stream) : stream_(stream) {
+    TESSERA_CUDA_CHECK(cudaStreamCreateWithFlags(&side_, cudaStreamNonBlocking));
+    TESSERA_CUDA_CHECK(cudaEventCreateWithFlags(&fork_, cudaEventDisableTiming));
+    TESSERA_CUDA_CHECK(cudaEventCreateWithFlags(&join_, cudaEventDisableTiming));
+  }
+  ~SideStream() {
+    if (forked_) {
+      cudaEventRecord(join_, side_);
+      cudaStreamWaitEvent(stream_, join_, 0);
+    }
+    cudaEventDestroy(join_);
+    cudaEventDestroy(fork_);
+    cudaStreamDestroy(side_);
+  }
+  SideStream(const SideStream&) = delete;
+  SideStream& operator=(const SideStream&) = delete;
+
+  cudaStream_t fork() {
+    TESSERA_CUDA_CHECK(cudaEventRecord(fork_, stream_));
+    TESSERA_CUDA_CHECK(cudaStreamWaitEvent(side_, fork_, 0));
+    forked_ = true;
+    return side_;
+  }
+  void join() {
+    if (!forked_) return;
+    TESSERA_CUDA_CHECK(cudaEventRecord(join_, side_));
+    TESSERA_CUDA_CHECK(cudaStreamWaitEvent(stream_, join_, 0));
+    forked_ = false;
+  }
+
+ private:
+  cudaStream_t stream_;
+  cudaStream_t side_ = nullptr;
+  cudaEvent_t fork_ = nullptr, join_ = nullptr;
+  bool forked_ = false;
+};
+
 }  // namespace
 
 // Narrow blocks leave more of the arithmetic to the products; from order 448 on long stacks the
@@ -94,9 +148,12 @@ void potrf_batched_blocked(cublasHandle_t blas, BatchUplo uplo, int n, T* A, int
   const bool upper = uplo == BatchUplo::upper;
   const bool keep = !opts.blocked_zero_opposite;
   std::optional<StreamBuffer<DeviceScalar<T>>> saved;
+  std::optional<SideStream> side;  // after `saved`: joined before it is released
+  if (saved_elements(n, width) > 0 && batch > detail::device_sm_count() && !capturing(stream)) side.emplace(stream);
+  const auto beside = [&] { return side ? side->fork() : stream; };
   if (keep) {
     saved.emplace(static_cast<std::size_t>(saved_elements(n, width)) * batch, stream);
-    opposite_triangles(device_view(A), lda, strideA, n, width, batch, upper, saved->data(), Opposite::save, stream);
+    opposite_triangles(device_view(A), lda, strideA, n, width, batch, upper, saved->data(), Opposite::save, beside());
   }
   const std::size_t ld = static_cast<std::size_t>(lda);
   const T one(1), minus_one(-1);
@@ -104,6 +161,7 @@ void potrf_batched_blocked(cublasHandle_t blas, BatchUplo uplo, int n, T* A, int
     const int size = std::min(width, n - j0), rows = n - j0;
     T* block = A + j0 + j0 * ld;
     if (j0 > 0) {
+      if (j0 == width && side) side->join();  // the triangles saved before the first product writes them
       if (upper)  // A(j0:j0+w, j0:n) -= U(0:j0, j0:j0+w)^H U(0:j0, j0:n)
         vendor::gemm_strided_batched(blas, Trans::conjugate_transpose, Trans::no, size, rows, j0, minus_one,
                                      A + j0 * ld, lda, strideA, A + j0 * ld, lda, strideA, one, block, lda, strideA,
@@ -111,6 +169,9 @@ void potrf_batched_blocked(cublasHandle_t blas, BatchUplo uplo, int n, T* A, int
       else  // A(j0:n, j0:j0+w) -= L(j0:n, 0:j0) L(j0:j0+w, 0:j0)^H
         vendor::gemm_strided_batched(blas, Trans::no, Trans::conjugate_transpose, rows, size, j0, minus_one, A + j0,
                                      lda, strideA, A + j0, lda, strideA, one, block, lda, strideA, batch);
+      if (j0 + width >= n)  // the last product written: the triangles back beside the last panel kernel
+        opposite_triangles(device_view(A), lda, strideA, n, width, batch, upper, keep ? saved->data() : nullptr,
+                           keep ? Opposite::restore : Opposite::zero, beside());
     }
     batched_detail::BatchDesc<DeviceScalar<T>> desc;
     desc.A = device_view(block);
@@ -123,8 +184,7 @@ void potrf_batched_blocked(cublasHandle_t blas, BatchUplo uplo, int n, T* A, int
     desc.fast = opts.fast_math;
     batched_detail::launch_potrf_panel_columns(desc, rows, stream, opts, {j0, size});
   }
-  opposite_triangles(device_view(A), lda, strideA, n, width, batch, upper, keep ? saved->data() : nullptr,
-                     keep ? Opposite::restore : Opposite::zero, stream);
+  if (side) side->join();
 }
 
 #define TESSERA_INSTANTIATE(T)                                                                                        \
