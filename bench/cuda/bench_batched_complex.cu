@@ -7,13 +7,14 @@
 // max|A| on the first matrices (in double on the host) below 100 n eps.
 //
 //   bench_batched_complex [--sizes 8,16,...] [--batch N] [--reps R] [--precision z|c|both] [--json out.json]
-//                         [--tune] [--widths 16,32,64]
+//                         [--tune] [--widths 16,32,64] [--blocked-shapes]
 // --tune times, for each size, every register-kernel block size (n <= 32) or every panel shape
 // compiled for complex matrices (n > 32) in lower storage, and prints the fastest. From n = 33 the
 // factorization in blocks of columns (potrf_batched_blocked: cuBLAS's batched products update each
 // block, the panel kernel factors it) is timed too, both triangles ("B lower", "B upper"), with
 // its rate over cuSOLVER's; --widths times the lower triangle in blocks of each width given too
-// (one line per order, after its row).
+// (one line per order, after its row), and --blocked-shapes the lower triangle in blocks with
+// every block's panel kernel in each shape compiled for complex matrices.
 #include <cuComplex.h>
 #include <cublas_v2.h>
 #include <cuda_runtime.h>
@@ -49,6 +50,7 @@ struct Options {
   std::string json_path;
   bool tune = false;
   std::vector<int> widths;  // potrf_batched_blocked's block widths to time besides the built-in one
+  bool blocked_shapes = false;
 };
 
 std::vector<int> parse_sizes(const std::string& text) {
@@ -77,6 +79,7 @@ Options parse(int argc, char** argv) {
     else if (a == "--json") o.json_path = value();
     else if (a == "--tune") o.tune = true;
     else if (a == "--widths") o.widths = parse_sizes(value());
+    else if (a == "--blocked-shapes") o.blocked_shapes = true;
     else if (a == "--precision") {
       const std::string p = value();
       o.precisions = p == "both" ? std::vector<char>{'z', 'c'} : std::vector<char>{p.at(0)};
@@ -165,7 +168,7 @@ __global__ void pointers_kernel(void* base, long long stride_bytes, int batch, v
 
 template <class T>
 nlohmann::json run_size(int n, int batch, int reps, Timer& timer, cusolverDnHandle_t solver, cublasHandle_t blas,
-                        const std::vector<int>& widths, char letter) {
+                        const std::vector<int>& widths, bool blocked_shapes, char letter) {
   using R = typename T::value_type;
   const long long nn = static_cast<long long>(n) * n;
   const std::vector<T> host = make_batch<T>(n, batch, 1234 + n);
@@ -261,6 +264,23 @@ nlohmann::json run_size(int n, int batch, int reps, Timer& timer, cusolverDnHand
     row["blocked_width_tflops"][std::to_string(width)] = flops / ms * 1e-9;
     by_width += fmt::format("  {}: {:.3f}{}", width, flops / ms * 1e-9, failed == 0 && error < tolerance ? "" : "*");
   }
+  std::string by_shape;
+  if (blocked_shapes && n > 32)
+    for (tk::BatchedOptions o : tessera::bench::batched_kernel_shapes(n)) {
+      const std::string shape = fmt::format("({},{},{},{})", o.panel_width, o.threads, o.rows_per_thread, o.update_width);
+      double ms = 0;
+      try {
+        ms = timer.median_ms(reps, restore, [&] {
+          tk::potrf_batched_blocked<T>(blas, tk::BatchUplo::lower, n, work.get(), n, nn, batch, info.get(), nullptr, o);
+        });
+      } catch (const tessera::InvalidArgument&) {  // not compiled for complex matrices
+        continue;
+      }
+      const auto [failed, error] = check(false);
+      row["blocked_shape_tflops"][shape] = flops / ms * 1e-9;
+      by_shape += fmt::format("  {}: {:.3f}{}", shape, flops / ms * 1e-9, failed == 0 && error < tolerance ? "" : "*");
+    }
+  if (!by_shape.empty()) by_shape = fmt::format("\n{:>2} {:>5} blocks with each panel shape (lower, TFLOP/s):{}", letter, n, by_shape);
   if (!by_width.empty()) {
     int sm_count = 0;
     TESSERA_CUDA_CHECK(cudaDeviceGetAttribute(&sm_count, cudaDevAttrMultiProcessorCount, 0));
@@ -272,7 +292,7 @@ nlohmann::json run_size(int n, int batch, int reps, Timer& timer, cusolverDnHand
              row["tessera_upper"]["tflops"].get<double>(), row["tessera_upper"]["ok"].get<bool>() ? ' ' : '*',
              flops / vendor_ms * 1e-9, row["cusolver"]["ok"].get<bool>() ? ' ' : '*', lower_ratio, upper_ratio,
              solve_flops / solve_ms * 1e-6, solve_flops / vendor_solve_ms * 1e-6, vendor_solve_ms / solve_ms, blocked,
-             by_width);
+             by_width + by_shape);
   std::fflush(stdout);
   return row;
 }
@@ -358,8 +378,8 @@ int main(int argc, char** argv) {
     for (char p : o.precisions)
       for (int n : o.sizes) {
         const int batch = n >= 256 ? std::min(o.batch, 2000) : o.batch;
-        rows.push_back(p == 'z' ? run_size<std::complex<double>>(n, batch, o.reps, timer, solver, blas, o.widths, p)
-                                : run_size<std::complex<float>>(n, batch, o.reps, timer, solver, blas, o.widths, p));
+        rows.push_back(p == 'z' ? run_size<std::complex<double>>(n, batch, o.reps, timer, solver, blas, o.widths, o.blocked_shapes, p)
+                                : run_size<std::complex<float>>(n, batch, o.reps, timer, solver, blas, o.widths, o.blocked_shapes, p));
       }
     cublasDestroy(blas);
     cusolverDnDestroy(solver);

@@ -12,8 +12,10 @@
 //   bench_batched_kernels [--json out.json] [--batch N] [--reps R] [--sizes 5,8,...]
 //                         [--precision double|float|both] [--tune] [--no-main] [--solves]
 //                         [--solve-counts 8,...] [--solve-nrhs 1,...] [--solve-types real|complex|both]
+//                         [--blocked-shapes]
 // --tune measures every compiled panel shape (n > 32) and register-kernel block size (n <= 32)
-// and prints the fastest per n (how the built-in table was chosen).
+// and prints the fastest per n (how the built-in table was chosen). --blocked-shapes times the
+// factorization in blocks of columns (lower) with every block's panel kernel in each compiled shape.
 // Variable orders: a batch of the same count with orders drawn in [n/2, 3n/2] (fixed seed), each
 // the leading block of an SPD matrix of order 3n/2 (lda = 3n/2), through potrf_vbatched; its
 // GFLOP/s (the sum of n_k^3/3) against the fixed-order batch's, and its time with the orders left in
@@ -71,6 +73,7 @@ struct Options {
   std::vector<int> sizes = {5, 8, 16, 24, 32, 48, 64, 100, 128, 256, 512};
   bool do_double = true, do_float = true;
   bool tune = false;
+  bool blocked_shapes = false;
   bool main_run = true;
   bool solves = false;
   bool real_solves = true, complex_solves = false;
@@ -91,6 +94,7 @@ Options parse_options(int argc, char** argv) {
     else if (a == "--reps") o.reps = std::stoi(args.value());
     else if (a == "--sizes") o.sizes = parse_int_list(args.value());
     else if (a == "--tune") o.tune = true;
+    else if (a == "--blocked-shapes") o.blocked_shapes = true;
     else if (a == "--no-main") o.main_run = false;
     else if (a == "--solves") o.solves = true;
     else if (a == "--solve-counts") o.solve_counts = parse_int_list(args.value());
@@ -560,7 +564,7 @@ void measure_energy(json& r, const std::string& name, double flops, EnergyMeter*
 
 template <class T>
 json bench_size(int n, int batch, int reps, double copy_bw, Timer& timer, Solver& solver, EnergyMeter* meter,
-                double energy_seconds) {
+                double energy_seconds, bool blocked_shapes) {
   Problem<T> p(n, batch);
   const double f_flops = static_cast<double>(batch) * n * n * n / 3.0;
   const double s_flops = static_cast<double>(batch) * 2.0 * n * n;
@@ -618,8 +622,7 @@ json bench_size(int n, int batch, int reps, double copy_bw, Timer& timer, Solver
   // In blocks of columns, the blocks' updates by cuBLAS's products (n > 32): the built-in width in
   // both triangles, then each width in the lower one.
   if (n > 32) {
-    const auto blocked = [&](tk::BatchUplo uplo, int width) {
-      tk::BatchedOptions o;
+    const auto blocked = [&](tk::BatchUplo uplo, int width, tk::BatchedOptions o = {}) {
       o.blocked_width = width;
       const double t = timer.median_ms(
           reps, [&] { p.restore_A(); },
@@ -639,6 +642,15 @@ json bench_size(int n, int batch, int reps, double copy_bw, Timer& timer, Solver
     r["blocked_upper_backward_error"] = p.factor_error(p.work.get(), true, p.info.get());
     for (int width : {32, 64, 128, 256})
       if (width < n) r["blocked_width_ms"][std::to_string(width)] = blocked(tk::BatchUplo::lower, width);
+    if (blocked_shapes)
+      for (const tk::BatchedOptions& o : tessera::bench::batched_kernel_shapes(n)) {
+        const std::string shape =
+            fmt::format("({},{},{},{})", o.panel_width, o.threads, o.rows_per_thread, o.update_width);
+        try {
+          r["blocked_shape_ms"][shape] = blocked(tk::BatchUplo::lower, 0, o);
+        } catch (const tessera::InvalidArgument&) {  // not compiled for this type
+        }
+      }
   }
 
   // Interleaved layout (n <= 32).
@@ -795,6 +807,12 @@ void print_tables(const json& results, double copy_bw) {
                r["cusolver_ms"].get<double>() / lower, r["blocked_backward_error"].get<double>(), upper,
                r["upper_ms"].get<double>() / upper, r["blocked_upper_backward_error"].get<double>(), widths,
                r["blocked_failed"].get<int>() ? " (failures!)" : "");
+    if (r.contains("blocked_shape_ms")) {
+      std::string shapes;
+      for (const auto& [shape, t] : r["blocked_shape_ms"].items()) shapes += fmt::format("  {}: {:.4f}", shape, t.get<double>());
+      fmt::print("{:6s} {:4d} lower ms with each panel shape (nb,threads,rows,kb):{}\n", r["precision"].get<std::string>(),
+                 r["n"].get<int>(), shapes);
+    }
   }
   fmt::print("\nSolve (nrhs = 1, GFLOP/s with 2 n^2) and factor + solve\n");
   fmt::print("{:6s} {:>4s} | {:>9s} {:>8s} {:>9s} {:>8s} {:>6s} {:>8s} {:>8s} | {:>9s} {:>9s} {:>6s}\n",
@@ -884,7 +902,7 @@ int main(int argc, char** argv) {
       if (opt.main_run)
         for (int n : opt.sizes) {
           results.push_back(bench_size<T>(n, batch_for(n), opt.reps, copy_bw, timer, solver, meter.get(),
-                                          opt.energy_seconds));
+                                          opt.energy_seconds, opt.blocked_shapes));
           fmt::print("done {} n={}\n", precision_name<T>(), n);
         }
     };
