@@ -12,8 +12,9 @@
 // compiled for complex matrices (n > 32) in lower storage, and prints the fastest. From n = 33 the
 // factorization in blocks of columns (potrf_batched_blocked: cuBLAS's batched products update each
 // block, the panel kernel factors it) is timed too, both triangles ("B lower", "B upper"), with
-// its rate over cuSOLVER's; --widths times the lower triangle in blocks of each width given too
-// (one line per order, after its row), and --blocked-shapes the lower triangle in blocks with
+// its rate over cuSOLVER's, and again with each block in the whole kernel's shape for its rows
+// (BatchedOptions::columns_shape_table off; a line after the order's row); --widths times the lower
+// triangle in blocks of each width given too (one line per order), and --blocked-shapes the lower triangle in blocks with
 // every block's panel kernel in each shape compiled for complex matrices.
 #include <cuComplex.h>
 #include <cublas_v2.h>
@@ -252,6 +253,24 @@ nlohmann::json run_size(int n, int batch, int reps, Timer& timer, cusolverDnHand
                                  : fmt::format(" {:>10}", "-");
   for (const char* key : {"blocked_lower", "blocked_upper"})
     blocked += row.contains(key) ? fmt::format(" {:>7.2f}", vendor_ms / row[key]["ms"].get<double>()) : fmt::format(" {:>7}", "-");
+  std::string whole_shapes;  // each block in the whole kernel's shape for its rows, for comparison
+  if (n > 32) {
+    tk::BatchedOptions o;
+    o.columns_shape_table = false;
+    for (bool upper : {false, true}) {
+      const double ms = timer.median_ms(reps, restore, [&] {
+        tk::potrf_batched_blocked<T>(blas, upper ? tk::BatchUplo::upper : tk::BatchUplo::lower, n, work.get(), n, nn,
+                                     batch, info.get(), nullptr, o);
+      });
+      const auto [failed, error] = check(upper);
+      const char* key = upper ? "blocked_upper" : "blocked_lower";
+      row[key]["whole_shapes_ms"] = ms;
+      whole_shapes += fmt::format("  {} {:.3f} TFLOP/s ({:.2f}x cuSOLVER; the table {:.3f}x faster){}", upper ? "upper" : "lower",
+                                  flops / ms * 1e-9, vendor_ms / ms, ms / row[key]["ms"].get<double>(),
+                                  failed == 0 && error < tolerance ? "" : "*");
+    }
+    whole_shapes = fmt::format("\n{:>2} {:>5} blocks in the whole kernel's shapes:{}", letter, n, whole_shapes);
+  }
   std::string by_width;
   for (int width : widths) {
     if (n <= 32 || width >= n) continue;
@@ -292,7 +311,7 @@ nlohmann::json run_size(int n, int batch, int reps, Timer& timer, cusolverDnHand
              row["tessera_upper"]["tflops"].get<double>(), row["tessera_upper"]["ok"].get<bool>() ? ' ' : '*',
              flops / vendor_ms * 1e-9, row["cusolver"]["ok"].get<bool>() ? ' ' : '*', lower_ratio, upper_ratio,
              solve_flops / solve_ms * 1e-6, solve_flops / vendor_solve_ms * 1e-6, vendor_solve_ms / solve_ms, blocked,
-             by_width + by_shape);
+             whole_shapes + by_width + by_shape);
   std::fflush(stdout);
   return row;
 }

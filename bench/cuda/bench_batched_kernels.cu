@@ -16,6 +16,8 @@
 // --tune measures every compiled panel shape (n > 32) and register-kernel block size (n <= 32)
 // and prints the fastest per n (how the built-in table was chosen). --blocked-shapes times the
 // factorization in blocks of columns (lower) with every block's panel kernel in each compiled shape.
+// In blocks of columns, each block's panel shape from potrf_batched_columns_shape's table and, for
+// comparison, from the whole kernel's choice for its rows (BatchedOptions::columns_shape_table off).
 // Variable orders: a batch of the same count with orders drawn in [n/2, 3n/2] (fixed seed), each
 // the leading block of an SPD matrix of order 3n/2 (lda = 3n/2), through potrf_vbatched; its
 // GFLOP/s (the sum of n_k^3/3) against the fixed-order batch's, and its time with the orders left in
@@ -640,6 +642,10 @@ json bench_size(int n, int batch, int reps, double copy_bw, Timer& timer, Solver
     r["blocked_failed"] = nonzero_info(p.info, batch);
     r["blocked_upper_ms"] = blocked(tk::BatchUplo::upper, 0);
     r["blocked_upper_backward_error"] = p.factor_error(p.work.get(), true, p.info.get());
+    tk::BatchedOptions whole_kernel_shapes;  // each block in the whole kernel's shape for its rows
+    whole_kernel_shapes.columns_shape_table = false;
+    r["blocked_whole_shapes_ms"] = blocked(tk::BatchUplo::lower, 0, whole_kernel_shapes);
+    r["blocked_upper_whole_shapes_ms"] = blocked(tk::BatchUplo::upper, 0, whole_kernel_shapes);
     for (int width : {32, 64, 128, 256})
       if (width < n) r["blocked_width_ms"][std::to_string(width)] = blocked(tk::BatchUplo::lower, width);
     if (blocked_shapes)
@@ -807,6 +813,12 @@ void print_tables(const json& results, double copy_bw) {
                r["cusolver_ms"].get<double>() / lower, r["blocked_backward_error"].get<double>(), upper,
                r["upper_ms"].get<double>() / upper, r["blocked_upper_backward_error"].get<double>(), widths,
                r["blocked_failed"].get<int>() ? " (failures!)" : "");
+    const double whole = r["blocked_whole_shapes_ms"].get<double>(),
+                 whole_upper = r["blocked_upper_whole_shapes_ms"].get<double>();
+    fmt::print("{:6s} {:4d} every block in the whole kernel's shape: lower {:.4f} ms ({:.2f}x the table's time), "
+               "upper {:.4f} ms ({:.2f}x); upper over lower {:.2f}x with the table, {:.2f}x without\n",
+               r["precision"].get<std::string>(), r["n"].get<int>(), whole, whole / lower, whole_upper,
+               whole_upper / upper, upper / lower, whole_upper / whole);
     if (r.contains("blocked_shape_ms")) {
       std::string shapes;
       for (const auto& [shape, t] : r["blocked_shape_ms"].items()) shapes += fmt::format("  {}: {:.4f}", shape, t.get<double>());

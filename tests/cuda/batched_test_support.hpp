@@ -11,6 +11,8 @@
 
 #include <algorithm>
 #include <cmath>
+#include <complex>
+#include <cstring>
 #include <limits>
 #include <random>
 #include <sstream>
@@ -18,6 +20,7 @@
 #include <string>
 #include <vector>
 
+#include "cuda/batched_kernels.hpp"
 #include "kernel_test_support.hpp"
 
 namespace tessera::test {
@@ -478,6 +481,63 @@ void check_out_of_place(const HostBatch<T>& hb, const std::vector<T>& in_place, 
   for (std::size_t e = 0; e < out.size(); ++e)
     if (!written[e] && !same_bits(out[e], before[e])) ++changed;
   EXPECT_EQ(changed, 0u) << where << ": " << changed << " elements outside the factors were written";
+}
+
+// ---- one block of columns ------------------------------------------------------------------------------
+
+// potrf_batched_columns(uplo, n, count) on `input` (member k at k * stride, leading dimension ld,
+// NaN outside the triangles) against potrf_batched's factor of `clean` (the same matrices before
+// any was spoiled, each positive definite): member k's info must be full_info[k] (the column its
+// whole factorization fails at, 0 for none) where that column is among the first `count`, 0
+// otherwise; the first `count` columns of its L (all their rows, or the leading (info-1) block of
+// a member that failed) within 50 n eps max|L| of the whole factor's; every other element
+// bit-identical to the input. Real and complex types.
+template <class T>
+void check_columns(kernels::cuda::BatchUplo uplo, int n, int count, const std::vector<T>& input,
+                   const std::vector<T>& clean, int ld, long long stride, const std::vector<int>& full_info,
+                   const kernels::cuda::BatchedOptions& opts, const std::string& where) {
+  using Real = decltype(std::abs(T{}));
+  const int batch = static_cast<int>(full_info.size());
+  DeviceArray<T> whole(clean), columns(input);
+  DeviceArray<int> whole_info(poisoned_info(batch)), columns_info(poisoned_info(batch));
+  kernels::cuda::potrf_batched<T>(uplo, n, whole.get(), ld, stride, batch, whole_info.get(), nullptr);
+  kernels::cuda::potrf_batched_columns<T>(uplo, n, count, columns.get(), ld, stride, batch, columns_info.get(), nullptr,
+                                          opts);
+  cuda_ok(cudaDeviceSynchronize(), "potrf_batched_columns");
+  const std::vector<T> ref = whole.download(), out = columns.download();
+  const std::vector<int> ref_info = whole_info.download(), info = columns_info.download();
+  const bool lower = uplo == kernels::cuda::BatchUplo::lower;
+  // L(i, j), i >= j, of member k as stored (upper storage holds L^H).
+  const auto at = [&](int k, int i, int j) {
+    return static_cast<std::size_t>(k) * stride + (lower ? i + static_cast<std::size_t>(j) * ld
+                                                         : j + static_cast<std::size_t>(i) * ld);
+  };
+  std::vector<char> written(input.size(), 0);
+  for (int k = 0; k < batch; ++k) {
+    ASSERT_EQ(ref_info[k], 0) << where << ": the whole factorization of clean member " << k;
+    const int expected = full_info[k] >= 1 && full_info[k] <= count ? full_info[k] : 0;
+    ASSERT_EQ(info[k], expected) << where << ": info of member " << k << " (n = " << n << ", count = " << count << ")";
+    const int good = expected == 0 ? count : expected - 1;
+    const int rows = expected == 0 ? n : good;
+    double lmax = 1;
+    for (int j = 0; j < good; ++j)
+      for (int i = j; i < rows; ++i) lmax = std::max(lmax, static_cast<double>(std::abs(ref[at(k, i, j)])));
+    const double tolerance = 50.0 * n * std::numeric_limits<Real>::epsilon() * lmax;
+    for (int j = 0; j < count; ++j)
+      for (int i = j; i < n; ++i) written[at(k, i, j)] = 1;
+    for (int j = 0; j < good; ++j)
+      for (int i = j; i < rows; ++i) {
+        const double diff = std::abs(out[at(k, i, j)] - ref[at(k, i, j)]);
+        ASSERT_LE(diff, tolerance) << where << ": member " << k << " L(" << i << ", " << j << ") differs by " << diff
+                                   << " from the whole factor's (n = " << n << ", count = " << count << ")";
+      }
+  }
+  std::size_t changed = 0, first = 0;
+  for (std::size_t e = 0; e < out.size(); ++e)
+    if (!written[e] && std::memcmp(&out[e], &input[e], sizeof(T)) != 0)
+      if (!changed++) first = e;
+  EXPECT_EQ(changed, 0u) << where << ": " << changed << " elements past the first " << count
+                         << " columns or outside the triangles were written, the first at " << first;
 }
 
 }  // namespace tessera::test

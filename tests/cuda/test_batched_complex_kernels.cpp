@@ -340,6 +340,53 @@ TYPED_TEST(BatchedComplex, InBlocksOfColumnsOnLongStacks) {
   cublasDestroy(blas);
 }
 
+// Stacks with more matrices per SM than kFewMatricesPerSm: their blocks take the panel shapes
+// potrf_batched_columns_shape picks for many matrices, block by block.
+TYPED_TEST(BatchedComplex, InBlocksOfColumnsWithManyMatricesPerSm) {
+  cublasHandle_t blas = nullptr;
+  ASSERT_EQ(cublasCreate(&blas), CUBLAS_STATUS_SUCCESS);
+  const int batch = tk::kFewMatricesPerSm * current_sm_count() + 1;
+  for (int n : {129, 200})
+    for (tk::BatchUplo uplo : kBothUplos) {
+      this->check_blocked(blas, uplo, n, 1, batch, {});
+      if (::testing::Test::HasFatalFailure()) {
+        cublasDestroy(blas);
+        return;
+      }
+    }
+  cublasDestroy(blas);
+}
+
+// One block of columns (potrf_batched_columns) against the whole factorization (check_columns):
+// counts from one column to all of them, both triangles, the broken members' infos where their
+// column is among the first `count`, with few and with many matrices per SM.
+TYPED_TEST(BatchedComplex, OneBlockOfColumns) {
+  using C = TypeParam;
+  const int many = tk::kFewMatricesPerSm * current_sm_count() + 1;
+  for (int n : {33, 100, 257})
+    for (int count : {1, 32, 64, n})
+      for (int batch : {13, many})
+        for (tk::BatchUplo uplo : kBothUplos) {
+          if (count > n || (batch == many && n > 100)) continue;
+          const int lda = n + 1;
+          const long long stride = static_cast<long long>(lda) * n + 5;
+          std::mt19937_64 same = this->rng;
+          const std::vector<Member> members = make_members<C>(std::vector<int>(batch, n), this->rng);
+          std::vector<Member> clean;
+          std::vector<int> infos;
+          for (const Member& m : members) {
+            clean.push_back({n, random_hpd<C>(n, same), 0});
+            infos.push_back(m.expected_info);
+          }
+          std::ostringstream where;
+          where << "columns " << (uplo == tk::BatchUplo::lower ? "lower" : "upper") << " n=" << n
+                << " count=" << count << " batch=" << batch;
+          check_columns(uplo, n, count, strided_batch<C>(members, uplo, lda, stride),
+                        strided_batch<C>(clean, uplo, lda, stride), lda, stride, infos, {}, where.str());
+          if (::testing::Test::HasFailure()) return;
+        }
+}
+
 // Solves with triangular factors whose diagonal is complex (a caller's factor, or one perturbed by
 // an autograd check): every kernel divides by the complex element, conjugated in the solve with the
 // factor's conjugate transpose, as LAPACK's ztrsm (zpotrs) does. The factors are diagonally

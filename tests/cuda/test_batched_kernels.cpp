@@ -287,6 +287,117 @@ TYPED_TEST(BatchedPotrf, InBlocksOfColumnsOnLongStacks) {
   cublasDestroy(blas);
 }
 
+// Stacks with more matrices per SM than kFewMatricesPerSm, whose blocks take the panel shapes
+// potrf_batched_columns_shape picks for many matrices, block by block (and, for comparisons, the
+// whole kernel's shapes), at orders on either side of the wider blocks' threshold.
+TYPED_TEST(BatchedPotrf, InBlocksOfColumnsWithManyMatricesPerSm) {
+  cublasHandle_t blas = nullptr;
+  ASSERT_EQ(cublasCreate(&blas), CUBLAS_STATUS_SUCCESS);
+  const int batch = tk::kFewMatricesPerSm * current_sm_count() + 1;
+  const std::vector<int> orders = quick_mode() ? std::vector<int>{200} : std::vector<int>{200, 449};
+  for (int n : orders)
+    for (bool table : {true, false})
+      for (tk::BatchUplo uplo : kUplos) {
+        tk::BatchedOptions opts;
+        opts.columns_shape_table = table;
+        run_blocked_stack<TypeParam>(blas, uplo, n, batch, opts, this->rng);
+        if (this->HasFailure()) {
+          cublasDestroy(blas);
+          return;
+        }
+      }
+  cublasDestroy(blas);
+}
+
+// The blocked path's table (host logic, no GPU needed): every shape it names is compiled for its
+// type (the complex types have two), and stacks of few matrices per SM keep the whole kernel's shapes.
+TEST(BatchedColumnsShape, NamesCompiledShapesAndKeepsTheShapesForFewMatrices) {
+  const tk::PanelShape* shapes = nullptr;
+  const int count = tk::potrf_batched_panel_shapes(&shapes);
+  const auto same = [](const tk::PanelShape& a, const tk::PanelShape& b) {
+    return a.panel_width == b.panel_width && a.threads == b.threads && a.rows_per_thread == b.rows_per_thread &&
+           a.update_width == b.update_width;
+  };
+  const int sms = 132;
+  for (int bytes : {4, 8})
+    for (bool complex : {false, true})
+      for (bool upper : {false, true})
+        for (int columns : {16, 32, 64})
+          for (long long batch : {10LL, 264LL, 265LL, 1000LL, 3168LL, 3169LL, 10000LL})
+            for (int rows = 1; rows <= 1100; rows += 7) {
+              const tk::PanelShape s = tk::potrf_batched_columns_shape(rows, columns, bytes, complex, upper, batch, sms);
+              const std::string where = "bytes=" + std::to_string(bytes) + " complex=" + std::to_string(complex) +
+                                        " upper=" + std::to_string(upper) + " columns=" + std::to_string(columns) +
+                                        " batch=" + std::to_string(batch) + " rows=" + std::to_string(rows);
+              EXPECT_TRUE(std::any_of(shapes, shapes + count, [&](const tk::PanelShape& c) { return same(c, s); }))
+                  << where;
+              if (complex)  // the two shapes compiled for complex matrices
+                EXPECT_TRUE(same(s, {8, 32, 1, 8}) || same(s, {16, 64, 1, 8})) << where;
+              if (batch <= tk::kFewMatricesPerSm * sms)
+                EXPECT_TRUE(same(s, tk::potrf_batched_default_shape(rows, bytes, complex, batch, sms))) << where;
+              if (::testing::Test::HasFailure()) return;
+            }
+}
+
+// potrf_batched_columns on `batch` members of order n (leading dimension n + 1, gaps between them)
+// against the whole factorization (check_columns), with the broken members of uniform_batch.
+template <class T>
+void run_columns_case(tk::BatchUplo uplo, int n, int count, int batch, const tk::BatchedOptions& opts,
+                      const std::string& label, std::mt19937_64& rng) {
+  const int lda = n + 1;
+  const long long stride = static_cast<long long>(lda) * n + 3;
+  std::mt19937_64 same = rng;
+  const HostBatch<T> spoiled = uniform_batch<T>(uplo, n, lda, stride, batch, rng);
+  const HostBatch<T> clean = uniform_batch<T>(uplo, n, lda, stride, batch, same, false);
+  std::ostringstream where;
+  where << label << " " << uplo_name(uplo) << " n=" << n << " count=" << count << " batch=" << batch;
+  check_columns(uplo, n, count, spoiled.data, clean.data, lda, stride, expected_infos(spoiled), opts, where.str());
+}
+
+// One block of columns (potrf_batched_columns: what the blocked path's panel kernels compute)
+// against the whole factorization: orders below, at and across the block widths, counts from one
+// column to all of them, both triangles, the broken members' infos where their column is among the
+// first `count` (0 where it is not), with few and with many matrices per SM.
+TYPED_TEST(BatchedPotrf, OneBlockOfColumns) {
+  const int many = tk::kFewMatricesPerSm * current_sm_count() + 1;
+  const std::vector<int> orders =
+      quick_mode() ? std::vector<int>{33, 100} : std::vector<int>{1, 31, 33, 64, 65, 100, 200, 257, 513};
+  for (int n : orders) {
+    std::vector<int> counts = {1, 32, 64};
+    if (n != 1 && n != 32 && n != 64) counts.push_back(n);
+    for (int count : counts) {
+      if (count > n) continue;
+      for (int batch : {13, many}) {
+        if (batch == many && n > 257) continue;
+        for (tk::BatchUplo uplo : kUplos) {
+          run_columns_case<TypeParam>(uplo, n, count, batch, {}, "columns", this->rng);
+          if (this->HasFailure()) return;
+        }
+      }
+    }
+  }
+}
+
+// Every compiled panel shape on one block of columns, which the blocked path's table may pick.
+TYPED_TEST(BatchedPotrf, OneBlockOfColumnsInEveryShape) {
+  const tk::PanelShape* shapes = nullptr;
+  const int count = tk::potrf_batched_panel_shapes(&shapes);
+  for (int s = 0; s < count; ++s)
+    for (int columns : {32, 64})
+      for (tk::BatchUplo uplo : kUplos) {
+        tk::BatchedOptions opts;
+        opts.panel_width = shapes[s].panel_width;
+        opts.threads = shapes[s].threads;
+        opts.rows_per_thread = shapes[s].rows_per_thread;
+        opts.update_width = shapes[s].update_width;
+        std::ostringstream label;
+        label << "shape(" << opts.panel_width << "," << opts.threads << "," << opts.rows_per_thread << ","
+              << opts.update_width << ")";
+        run_columns_case<TypeParam>(uplo, 100, columns, 13, opts, label.str(), this->rng);
+        if (this->HasFailure()) return;
+      }
+}
+
 // Upper storage through the panel kernels that read it as lower storage is read (the comparison
 // the benchmark makes), tight and padded.
 TYPED_TEST(BatchedPotrf, UpperWithoutStagedRows) {
@@ -879,6 +990,12 @@ TYPED_TEST(BatchedArguments, InvalidArgumentsThrow) {
                                     dinfo.get(), nullptr),
                tessera::InvalidArgument);
   EXPECT_THROW(tk::interleave_batched<T>(4, dA.get(), 2, 16, 1, dA.get(), nullptr),
+               tessera::InvalidArgument);
+  EXPECT_THROW(tk::potrf_batched_columns<T>(lower, 4, 5, dA.get(), 4, 16, 1, dinfo.get(), nullptr),
+               tessera::InvalidArgument);
+  EXPECT_THROW(tk::potrf_batched_columns<T>(lower, 4, -1, dA.get(), 4, 16, 1, dinfo.get(), nullptr),
+               tessera::InvalidArgument);
+  EXPECT_THROW(tk::potrf_batched_columns<T>(lower, 4, 2, dA.get(), 3, 16, 1, dinfo.get(), nullptr),
                tessera::InvalidArgument);
 }
 

@@ -262,8 +262,9 @@ struct PanelColumns {
   int first = 0;
   int count = 0;  // 0: all of them
 };
+// In the shape potrf_batched_columns_shape picks for desc.n rows and that many columns (or opts').
 template <class T>
-void launch_potrf_panel_columns(const BatchDesc<T>& desc, int shape_n, cudaStream_t stream, const BatchedOptions& opts,
+void launch_potrf_panel_columns(const BatchDesc<T>& desc, cudaStream_t stream, const BatchedOptions& opts,
                                 const PanelColumns& columns);
 
 }  // namespace tessera::kernels::cuda::batched_detail

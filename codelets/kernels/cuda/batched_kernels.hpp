@@ -42,6 +42,9 @@ struct BatchedOptions {
   // overwrite, set to zero instead of kept (for callers whose opposite triangle holds zeros, as the
   // out-of-place forms' output does): no temporary memory.
   bool blocked_zero_opposite = false;
+  // potrf_batched_blocked, potrf_batched_columns: the panel shapes potrf_batched_columns_shape picks
+  // block by block; false takes potrf_batched_default_shape's for each block's rows (for comparisons).
+  bool columns_shape_table = true;
 };
 
 // Factor batch matrices of order n in place (A_k = L_k L_k^T or U_k^T U_k).
@@ -66,6 +69,14 @@ void potrf_batched(BatchUplo uplo, int n, T* A, int lda, long long strideA, int 
 template <class T>
 void potrf_batched_blocked(cublasHandle_t blas, BatchUplo uplo, int n, T* A, int lda, long long strideA, int batch,
                            int* info, cudaStream_t stream, const BatchedOptions& opts = {});
+// One block of columns of potrf_batched_blocked: the first `count` columns (0 <= count <= n) of
+// each matrix's factor L (rows of U in upper storage), computed from those columns of A_k alone
+// (their own left-looking updates); the rest of the matrix is neither read nor written. Info as potrf_batched's, for a pivot among
+// those columns (0 when they factor). The panel kernel's shape is potrf_batched_columns_shape's
+// unless `opts` names one (tuning sweeps: bench_batched_columns).
+template <class T>
+void potrf_batched_columns(BatchUplo uplo, int n, int count, T* A, int lda, long long strideA, int batch, int* info,
+                           cudaStream_t stream, const BatchedOptions& opts = {});
 // The built-in width of potrf_batched_blocked's blocks of columns for `batch` matrices of order n on a
 // GPU of sm_count multiprocessors.
 int potrf_batched_blocked_width(int n, long long batch, int sm_count);
@@ -209,5 +220,10 @@ int potrf_batched_panel_shapes(const PanelShape** shapes);
 inline constexpr int kFewMatricesPerSm = 2;
 PanelShape potrf_batched_default_shape(int n, int element_bytes = 8, bool complex = false, long long batch = 0,
                                        int sm_count = 0);
+// The shape of the panel kernel that factors the first `count` columns of `batch` matrices of
+// order `rows` (one block of potrf_batched_blocked, potrf_batched_columns), in the triangle `upper`:
+// potrf_batched_default_shape's for few matrices per SM, a table measured block by block otherwise.
+PanelShape potrf_batched_columns_shape(int rows, int count, int element_bytes, bool complex, bool upper,
+                                       long long batch, int sm_count);
 
 }  // namespace tessera::kernels::cuda

@@ -12,6 +12,7 @@
 // its own triangle), once the last product has written.
 #include <algorithm>
 #include <optional>
+#include <string>
 
 #include "cuda/batched_common.cuh"
 #include "cuda/batched_kernels.hpp"
@@ -19,6 +20,7 @@
 #include "cuda/stream_memory.hpp"
 #include "cuda/tile_common.cuh"
 #include "cuda/vendor.hpp"
+#include "tessera/error.hpp"
 #include "tessera/precision.hpp"
 
 namespace tessera::kernels::cuda {
@@ -134,6 +136,104 @@ int potrf_batched_blocked_width(int n, long long batch, int sm_count) {
   return n >= kWideBlockMinN && batch > sm_count ? kWideBlock : kNarrowBlock;
 }
 
+namespace {
+
+// The panel kernel's shape for one block of columns, by the block's rows: over each range of rows,
+// the shape that stayed within 4% of the fastest at every multiple of 32 in it (bench_batched_columns,
+// NVIDIA H200, docs/kernels-batched.md, "Panel shapes block by block"). Keys: the type ('d', 's',
+// 'z', 'c'), the triangle, blocks of more than 32 columns (wide), and stacks of more than
+// kLongStackMatricesPerSm matrices per SM (measured at 10000 matrices; the others at 1000). The last
+// range of a key also takes larger orders.
+struct ColumnsShapeRange {
+  char type;
+  bool upper, wide, long_stack;
+  int max_rows;
+  PanelShape shape;
+};
+constexpr ColumnsShapeRange kColumnsShapes[] = {
+    {'d', false, false, false, 32, {32, 32, 1, 4}},
+    {'d', false, false, false, 192, {16, 64, 1, 8}},
+    {'d', false, false, false, 1024, {32, 32, 1, 4}},
+    {'d', false, true, false, 128, {32, 32, 1, 4}},
+    {'d', false, true, false, 1024, {16, 64, 1, 8}},
+    {'d', false, false, true, 160, {16, 32, 1, 8}},
+    {'d', false, false, true, 384, {32, 64, 1, 4}},
+    {'d', false, true, true, 384, {16, 32, 1, 8}},
+    {'d', true, false, false, 96, {16, 32, 1, 8}},
+    {'d', true, false, false, 1024, {32, 64, 1, 8}},
+    {'d', true, true, false, 64, {16, 32, 1, 8}},
+    {'d', true, true, false, 1024, {32, 64, 1, 8}},
+    {'d', true, false, true, 160, {16, 32, 1, 8}},
+    {'d', true, false, true, 384, {32, 64, 1, 8}},
+    {'d', true, true, true, 128, {16, 32, 1, 8}},
+    {'d', true, true, true, 384, {32, 64, 1, 8}},
+    {'s', false, false, false, 32, {32, 32, 1, 4}},
+    {'s', false, false, false, 1024, {32, 64, 1, 8}},
+    {'s', false, true, false, 1024, {32, 64, 1, 8}},
+    {'s', false, false, true, 224, {16, 32, 1, 8}},
+    {'s', false, false, true, 544, {32, 64, 1, 8}},
+    {'s', false, true, true, 192, {16, 32, 1, 8}},
+    {'s', false, true, true, 544, {32, 64, 1, 8}},
+    {'s', true, false, false, 32, {16, 32, 1, 8}},
+    {'s', true, false, false, 384, {16, 64, 1, 8}},
+    {'s', true, false, false, 1024, {32, 64, 1, 8}},
+    {'s', true, true, false, 320, {16, 64, 1, 8}},
+    {'s', true, true, false, 1024, {32, 64, 1, 8}},
+    {'s', true, false, true, 224, {16, 32, 1, 8}},
+    {'s', true, false, true, 352, {16, 64, 1, 8}},
+    {'s', true, false, true, 544, {32, 64, 1, 8}},
+    {'s', true, true, true, 192, {16, 32, 1, 8}},
+    {'s', true, true, true, 320, {16, 64, 1, 8}},
+    {'s', true, true, true, 544, {32, 64, 1, 8}},
+    {'z', false, false, false, 896, {8, 32, 1, 8}},
+    {'z', false, true, false, 320, {8, 32, 1, 8}},
+    {'z', false, true, false, 896, {16, 64, 1, 8}},
+    {'z', false, false, true, 256, {8, 32, 1, 8}},
+    {'z', false, true, true, 256, {8, 32, 1, 8}},
+    {'z', true, false, false, 896, {8, 32, 1, 8}},
+    {'z', true, true, false, 192, {8, 32, 1, 8}},
+    {'z', true, true, false, 896, {16, 64, 1, 8}},
+    {'z', true, false, true, 256, {8, 32, 1, 8}},
+    {'z', true, true, true, 192, {8, 32, 1, 8}},
+    {'z', true, true, true, 256, {16, 64, 1, 8}},
+    {'c', false, false, false, 96, {8, 32, 1, 8}},
+    {'c', false, false, false, 1024, {16, 64, 1, 8}},
+    {'c', false, true, false, 96, {8, 32, 1, 8}},
+    {'c', false, true, false, 1024, {16, 64, 1, 8}},
+    {'c', false, false, true, 288, {8, 32, 1, 8}},
+    {'c', false, false, true, 384, {16, 64, 1, 8}},
+    {'c', false, true, true, 128, {8, 32, 1, 8}},
+    {'c', false, true, true, 384, {16, 64, 1, 8}},
+    {'c', true, false, false, 160, {8, 32, 1, 8}},
+    {'c', true, false, false, 1024, {16, 64, 1, 8}},
+    {'c', true, true, false, 96, {8, 32, 1, 8}},
+    {'c', true, true, false, 1024, {16, 64, 1, 8}},
+    {'c', true, false, true, 160, {8, 32, 1, 8}},
+    {'c', true, false, true, 384, {16, 64, 1, 8}},
+    {'c', true, true, true, 128, {8, 32, 1, 8}},
+    {'c', true, true, true, 384, {16, 64, 1, 8}},
+};
+// Between the two stack lengths measured (7.6 and 76 matrices per SM): their geometric mean.
+constexpr int kLongStackMatricesPerSm = 24;
+
+}  // namespace
+
+PanelShape potrf_batched_columns_shape(int rows, int count, int element_bytes, bool complex, bool upper,
+                                       long long batch, int sm_count) {
+  // Stacks of few matrices per SM keep the whole kernel's shapes (their widest blocks).
+  if (batch <= static_cast<long long>(kFewMatricesPerSm) * sm_count)
+    return potrf_batched_default_shape(rows, element_bytes, complex, batch, sm_count);
+  const char type = complex ? (element_bytes == 4 ? 'c' : 'z') : (element_bytes == 4 ? 's' : 'd');
+  const bool wide = count > 32, long_stack = batch > static_cast<long long>(kLongStackMatricesPerSm) * sm_count;
+  const ColumnsShapeRange* last = nullptr;
+  for (const ColumnsShapeRange& r : kColumnsShapes)
+    if (r.type == type && r.upper == upper && r.wide == wide && r.long_stack == long_stack) {
+      if (rows <= r.max_rows) return r.shape;
+      last = &r;
+    }
+  return last ? last->shape : potrf_batched_default_shape(rows, element_bytes, complex, batch, sm_count);
+}
+
 template <class T>
 void potrf_batched_blocked(cublasHandle_t blas, BatchUplo uplo, int n, T* A, int lda, long long strideA, int batch,
                            int* info, cudaStream_t stream, const BatchedOptions& opts) {
@@ -182,13 +282,39 @@ void potrf_batched_blocked(cublasHandle_t blas, BatchUplo uplo, int n, T* A, int
     desc.info = info;
     desc.upper = upper;
     desc.fast = opts.fast_math;
-    batched_detail::launch_potrf_panel_columns(desc, rows, stream, opts, {j0, size});
+    batched_detail::launch_potrf_panel_columns(desc, stream, opts, {j0, size});
   }
   if (side) side->join();
 }
 
+template <class T>
+void potrf_batched_columns(BatchUplo uplo, int n, int count, T* A, int lda, long long strideA, int batch, int* info,
+                           cudaStream_t stream, const BatchedOptions& opts) {
+  batched_detail::check_strided_arguments(n, A != nullptr, lda, strideA, batch, info);
+  if (count < 0 || count > n)
+    throw InvalidArgument("batched potrf of columns: count = " + std::to_string(count) + " is not in [0, n = " +
+                          std::to_string(n) + "]");
+  if (batch == 0) return;
+  if (count == 0) {
+    TESSERA_CUDA_CHECK(cudaMemsetAsync(info, 0, sizeof(int) * batch, stream));
+    return;
+  }
+  batched_detail::BatchDesc<DeviceScalar<T>> desc;
+  desc.A = device_view(A);
+  desc.n = n;
+  desc.lda = lda;
+  desc.stride = strideA;
+  desc.batch = batch;
+  desc.info = info;
+  desc.upper = uplo == BatchUplo::upper;
+  desc.fast = opts.fast_math;
+  batched_detail::launch_potrf_panel_columns(desc, stream, opts, {0, count});
+}
+
 #define TESSERA_INSTANTIATE(T)                                                                                        \
   template void potrf_batched_blocked<T>(cublasHandle_t, BatchUplo, int, T*, int, long long, int, int*, cudaStream_t, \
+                                         const BatchedOptions&);                                                      \
+  template void potrf_batched_columns<T>(BatchUplo, int, int, T*, int, long long, int, int*, cudaStream_t,             \
                                          const BatchedOptions&);
 TESSERA_FOR_EACH_SCALAR(TESSERA_INSTANTIATE)
 #undef TESSERA_INSTANTIATE

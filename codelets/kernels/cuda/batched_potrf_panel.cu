@@ -688,10 +688,9 @@ const ShapeEntry& find_shape(const PanelShape& s) {
 
 }  // namespace
 
+// The launcher of `shape` (with the overrides of `opts`) in the form desc asks for.
 template <class T>
-PanelLauncher<T> panel_launcher(const BatchDesc<T>& desc, int shape_n, const BatchedOptions& opts) {
-  PanelShape shape = potrf_batched_default_shape(shape_n, static_cast<int>(sizeof(RealPartOf<T>)),
-                                                 !std::is_floating_point_v<T>, desc.batch, cuda::detail::device_sm_count());
+PanelLauncher<T> shape_launcher(const BatchDesc<T>& desc, PanelShape shape, const BatchedOptions& opts) {
   if (opts.panel_width) shape.panel_width = opts.panel_width;
   if (opts.threads) shape.threads = opts.threads;
   if (opts.rows_per_thread) shape.rows_per_thread = opts.rows_per_thread;
@@ -711,19 +710,30 @@ PanelLauncher<T> panel_launcher(const BatchDesc<T>& desc, int shape_n, const Bat
 template <class T>
 void launch_potrf_panel(const BatchDesc<T>& desc, int shape_n, int min_n, cudaStream_t stream,
                         const BatchedOptions& opts, const ClassRange& classes) {
-  panel_launcher(desc, shape_n, opts)(desc, min_n, classes, {}, stream);
+  const PanelShape shape = potrf_batched_default_shape(shape_n, static_cast<int>(sizeof(RealPartOf<T>)),
+                                                       !std::is_floating_point_v<T>, desc.batch,
+                                                       cuda::detail::device_sm_count());
+  shape_launcher(desc, shape, opts)(desc, min_n, classes, {}, stream);
 }
 
 template <class T>
-void launch_potrf_panel_columns(const BatchDesc<T>& desc, int shape_n, cudaStream_t stream, const BatchedOptions& opts,
+void launch_potrf_panel_columns(const BatchDesc<T>& desc, cudaStream_t stream, const BatchedOptions& opts,
                                 const PanelColumns& columns) {
-  panel_launcher(desc, shape_n, opts)(desc, 0, {}, columns, stream);
+  const int count = columns.count > 0 ? std::min(columns.count, desc.n) : desc.n;
+  const int element_bytes = static_cast<int>(sizeof(RealPartOf<T>));
+  const bool complex = !std::is_floating_point_v<T>;
+  const int sm_count = cuda::detail::device_sm_count();
+  const PanelShape shape =
+      opts.columns_shape_table
+          ? potrf_batched_columns_shape(desc.n, count, element_bytes, complex, desc.upper, desc.batch, sm_count)
+          : potrf_batched_default_shape(desc.n, element_bytes, complex, desc.batch, sm_count);
+  shape_launcher(desc, shape, opts)(desc, 0, {}, columns, stream);
 }
 
 #define TESSERA_INSTANTIATE(T)                                                                                    \
   template void launch_potrf_panel<DeviceScalar<T>>(const BatchDesc<DeviceScalar<T>>&, int, int, cudaStream_t,    \
                                                     const BatchedOptions&, const ClassRange&);                    \
-  template void launch_potrf_panel_columns<DeviceScalar<T>>(const BatchDesc<DeviceScalar<T>>&, int, cudaStream_t, \
+  template void launch_potrf_panel_columns<DeviceScalar<T>>(const BatchDesc<DeviceScalar<T>>&, cudaStream_t,      \
                                                             const BatchedOptions&, const PanelColumns&);
 TESSERA_FOR_EACH_SCALAR(TESSERA_INSTANTIATE)
 #undef TESSERA_INSTANTIATE
