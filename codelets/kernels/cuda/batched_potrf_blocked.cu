@@ -74,6 +74,22 @@ void opposite_triangles(T* A, int lda, long long stride, int n, int width, int b
   TESSERA_CUDA_CHECK_LAUNCH();
 }
 
+// The panel kernel's view of `batch` matrices of order n at A (in place, member k at k * stride).
+template <class T>
+batched_detail::BatchDesc<DeviceScalar<T>> strided_desc(T* A, int n, int lda, long long stride, int batch, int* info,
+                                                        bool upper, const BatchedOptions& opts) {
+  batched_detail::BatchDesc<DeviceScalar<T>> desc;
+  desc.A = device_view(A);
+  desc.n = n;
+  desc.lda = lda;
+  desc.stride = stride;
+  desc.batch = batch;
+  desc.info = info;
+  desc.upper = upper;
+  desc.fast = opts.fast_math;
+  return desc;
+}
+
 bool capturing(cudaStream_t stream) {
   cudaStreamCaptureStatus status = cudaStreamCaptureStatusNone;
   TESSERA_CUDA_CHECK(cudaStreamIsCapturing(stream, &status));
@@ -273,16 +289,8 @@ void potrf_batched_blocked(cublasHandle_t blas, BatchUplo uplo, int n, T* A, int
         opposite_triangles(device_view(A), lda, strideA, n, width, batch, upper, keep ? saved->data() : nullptr,
                            keep ? Opposite::restore : Opposite::zero, beside());
     }
-    batched_detail::BatchDesc<DeviceScalar<T>> desc;
-    desc.A = device_view(block);
-    desc.n = rows;
-    desc.lda = lda;
-    desc.stride = strideA;
-    desc.batch = batch;
-    desc.info = info;
-    desc.upper = upper;
-    desc.fast = opts.fast_math;
-    batched_detail::launch_potrf_panel_columns(desc, stream, opts, {j0, size});
+    batched_detail::launch_potrf_panel_columns(strided_desc(block, rows, lda, strideA, batch, info, upper, opts), stream,
+                                               opts, {j0, size});
   }
   if (side) side->join();
 }
@@ -299,16 +307,8 @@ void potrf_batched_columns(BatchUplo uplo, int n, int count, T* A, int lda, long
     TESSERA_CUDA_CHECK(cudaMemsetAsync(info, 0, sizeof(int) * batch, stream));
     return;
   }
-  batched_detail::BatchDesc<DeviceScalar<T>> desc;
-  desc.A = device_view(A);
-  desc.n = n;
-  desc.lda = lda;
-  desc.stride = strideA;
-  desc.batch = batch;
-  desc.info = info;
-  desc.upper = uplo == BatchUplo::upper;
-  desc.fast = opts.fast_math;
-  batched_detail::launch_potrf_panel_columns(desc, stream, opts, {0, count});
+  batched_detail::launch_potrf_panel_columns(
+      strided_desc(A, n, lda, strideA, batch, info, uplo == BatchUplo::upper, opts), stream, opts, {0, count});
 }
 
 #define TESSERA_INSTANTIATE(T)                                                                                        \
