@@ -826,6 +826,85 @@ TEST(DeviceDense, PotrfOutOfPlaceReturnsTheInfoGpu) {
   EXPECT_CUDA_OK(cudaStreamDestroy(stream));
 }
 
+// Orders up to the plan's replayed_launches_max_n replay one CUDA graph of their launches from the
+// second call of an order on. Three calls of each order, on two streams in turn, over more orders
+// than the handles keep graphs for and past the table's order: potrf_ex out of place (its triangle
+// read, the other one NaN, never read; zeros there in L, L's rows past n untouched) and in place
+// (the other triangle left as it was, to the bit), both triangles, positive definite or failing at
+// the first, a middle or the last column: each call's info, and each call's factor within a few
+// ulps of the first call's (of an order new to the handles, that call launches its kernels one by
+// one).
+template <class T>
+void expect_replays_match_the_first_call(unsigned seed) {
+  cudaStream_t streams[2] = {nullptr, nullptr};
+  for (cudaStream_t& stream : streams) EXPECT_CUDA_OK(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking));
+  const DeviceCopy<int> info(std::vector<int>{-7});
+  const T nan = std::numeric_limits<T>::quiet_NaN();
+  for (const int n : {1, 2, 31, 33, 64, 97, 128, 130, 200, 257, 511, 512, 513})
+    for (const Uplo uplo : {Uplo::lower, Uplo::upper})
+      for (const int column : {0, 1, (n + 1) / 2, n}) {
+        const int ld = n + 1;
+        const std::string name = std::string(precision_name<T>()) + " n=" + std::to_string(n) + " " +
+                                 to_string(uplo) + " failing at " + std::to_string(column);
+        const std::vector<T> symmetric =
+            column ? spd_failing_at<T>(n, ld, column, seed++) : random_spd<T>(n, ld, seed++);
+        std::vector<T> stored = symmetric;  // the other strict triangle NaN
+        for (int j = 0; j < n; ++j)
+          for (int i = 0; i < n; ++i)
+            if (uplo == Uplo::lower ? i < j : i > j) stored[i + static_cast<std::size_t>(j) * ld] = nan;
+        FactorOptions options;
+        options.uplo = uplo;
+        std::vector<T> first_out_of_place, first_in_place;
+        for (int call = 0; call < 3; ++call) {
+          const cudaStream_t stream = streams[call % 2];
+          const std::string which = name + " call " + std::to_string(call);
+          const DeviceCopy<T> source(stored), L(std::vector<T>(static_cast<std::size_t>(ld) * n, T(-9)));
+          // cudaMemcpy from pageable memory may return before its copy lands: the streams do not wait for it.
+          EXPECT_CUDA_OK(cudaDeviceSynchronize());
+          device::potrf_ex(runtime(), n, static_cast<const T*>(source.get()), 1, ld, L.get(), ld, info.get(), stream,
+                           options);
+          EXPECT_CUDA_OK(cudaStreamSynchronize(stream));
+          EXPECT_EQ(info.to_host()[0], column) << which << " out of place";
+          const std::vector<T> out = L.to_host();
+          for (int j = 0; j < n; ++j) {
+            ASSERT_EQ(out[n + static_cast<std::size_t>(j) * ld], T(-9)) << "written past row n: " << which;
+            for (int i = 0; i < n; ++i)
+              if (uplo == Uplo::lower ? i < j : i > j)
+                ASSERT_EQ(out[i + static_cast<std::size_t>(j) * ld], T(0)) << "other triangle: " << which;
+          }
+          device::potrf_ex(runtime(), n, source.get(), ld, info.get(), stream, options);
+          EXPECT_CUDA_OK(cudaStreamSynchronize(stream));
+          EXPECT_EQ(info.to_host()[0], column) << which << " in place";
+          const std::vector<T> in_place = source.to_host();
+          expect_outside_triangle_unchanged(uplo, n, ld, stored, in_place, which + " in place");
+          if (column != 0) continue;  // a failed factor is partial, as LAPACK leaves it
+          EXPECT_LT(factor_backward_error(uplo, n, symmetric, out, ld), kResidualThreshold) << which;
+          EXPECT_LT(factor_backward_error(uplo, n, symmetric, in_place, ld), kResidualThreshold) << which;
+          if (call == 0) {
+            first_out_of_place = out;
+            first_in_place = in_place;
+            continue;
+          }
+          double largest = 0, difference = 0;
+          for (std::size_t e = 0; e < out.size(); ++e) {
+            if (std::isnan(double(first_in_place[e]))) continue;  // the other triangle in place
+            largest = std::max(largest, std::abs(double(first_out_of_place[e])));
+            difference = std::max({difference, std::abs(double(out[e]) - double(first_out_of_place[e])),
+                                   std::abs(double(in_place[e]) - double(first_in_place[e]))});
+          }
+          EXPECT_LE(difference, 8 * std::numeric_limits<T>::epsilon() * largest) << which;
+        }
+      }
+  for (cudaStream_t stream : streams) EXPECT_CUDA_OK(cudaStreamDestroy(stream));
+}
+
+TEST(DeviceDense, RepeatedSmallOrdersReplayTheirLaunchesGpu) {
+  TESSERA_SKIP_WITHOUT_GPU();
+  if (!policy_runs(Mode::gpu)) GTEST_SKIP() << runtime().scheduler() << " does not run gpu mode";
+  expect_replays_match_the_first_call<double>(1300);
+  expect_replays_match_the_first_call<float>(1400);
+}
+
 TEST(DeviceDense, NegativeTileSizeIsInvalidArgumentGpu) {
   TESSERA_SKIP_WITHOUT_GPU();
   const std::vector<double> A = random_spd<double>(8, 8, 5);

@@ -196,6 +196,32 @@ TEST(Plan, DeviceMatricesUpToTheLimitAreOneVendorCallOnTheCallersStream) {
   EXPECT_EQ(detail::plan(one_gpu(), tiled).path, Path::tiles);
 }
 
+// Up to the table's order such a call's launches are one CUDA graph replayed, in every scalar
+// type; not above it, not for an inverse, and never off the caller's stream.
+TEST(Plan, SmallDeviceFactorizationsReplayTheirLaunches) {
+  const int limit = kThresholds.replayed_launches_max_n;
+  ASSERT_LT(limit, kThresholds.whole_device_matrix_max_n);
+  for (const Precision precision : {Precision::double_real, Precision::single_real, Precision::double_complex,
+                                    Precision::single_complex})
+    for (const int n : {1, 64, limit}) {
+      PlanRequest r = request(DataPlace::device_array, n);
+      r.precision = precision;
+      const Plan p = detail::plan(one_gpu(), r);
+      EXPECT_EQ(p.path, Path::callers_stream) << n;
+      EXPECT_TRUE(p.replays_launches) << n;
+      r.inverts = true;
+      EXPECT_FALSE(detail::plan(one_gpu(), r).replays_launches) << "inverse, n = " << n;
+    }
+  EXPECT_FALSE(detail::plan(one_gpu(), request(DataPlace::device_array, limit + 1)).replays_launches);
+  PlanRequest traced = request(DataPlace::device_array, 64);
+  traced.options.trace = std::make_shared<Trace>();
+  EXPECT_FALSE(detail::plan(one_gpu(), traced).replays_launches);
+  PlanRequest asked = request(DataPlace::device_array, 64);
+  asked.options.grain = TaskGrain::whole_matrix;
+  EXPECT_FALSE(detail::plan(one_gpu(), asked).replays_launches);
+  EXPECT_FALSE(detail::plan(two_gpus(), request(DataPlace::device_array, 64)).replays_launches);
+}
+
 // A tensor-core factorization with 16-bit operands of a float matrix in GPU memory on one GPU is
 // recursive on the caller's stream from the table's order (its tiles are no task's, so no GPU is
 // too small for them), the tile DAG below it; TF32, asked tiles, a trace or two GPUs keep the tile
@@ -377,6 +403,16 @@ TEST(Plan, StacksOfGpuMatricesGoWhereTheyRunFastest) {
     EXPECT_EQ(detail::stack_path(bound - 1, 1, precision), StackPath::batched_kernels);
     EXPECT_EQ(detail::stack_path(bound, 1, precision), StackPath::vendor_batched);
   }
+  // Complex single takes the kernel again over its window of orders, where cuSOLVER's is slow.
+  const int from = kThresholds.complex_single_single_matrix_kernel_min_n;
+  const int to = kThresholds.complex_single_single_matrix_kernel_max_n;
+  ASSERT_GT(from, kThresholds.complex_single_single_matrix_vendor_min_n);
+  for (const int n : {from, to}) {
+    EXPECT_EQ(detail::stack_path(n, 1, Precision::single_complex), StackPath::batched_kernels) << n;
+    EXPECT_EQ(detail::stack_path(n, 1, Precision::double_complex), StackPath::vendor_batched) << n;
+  }
+  EXPECT_EQ(detail::stack_path(from - 1, 1, Precision::single_complex), StackPath::vendor_batched);
+  EXPECT_EQ(detail::stack_path(to + 1, 1, Precision::single_complex), StackPath::vendor_batched);
   EXPECT_EQ(detail::stack_path(256, 1), StackPath::vendor_batched);
   // Real stacks of larger matrices, short or long: the kernels in blocks of columns, double from its
   // own order at any count.

@@ -248,7 +248,7 @@ def test_one_plain_torch_matrix_takes_the_short_route(n, lower, dtype):
 @pytest.mark.parametrize("lower", [True, False])
 @pytest.mark.parametrize("n, batch", [(128, 1), (257, 2), (513, 5), (700, 3)])
 def test_short_stacks_of_larger_matrices(kind, n, batch, lower):
-    """A few matrices of order 192 to 1023 (one matrix: from order 128) go through the dense device
+    """A few matrices of order 192 to 1023 (one matrix: from order 48) go through the dense device
     API's one call (in double the batched kernels in blocks of columns, cuSOLVER's potrf for one
     matrix), not the batched kernels alone: numpy's factors, each member's info, the batched path's
     layouts."""

@@ -183,7 +183,8 @@ int potrf_planned(Runtime& runtime, int n, T* A, int lda, Stream stream, const F
   const detail::Plan plan = device_plan<T>(runtime, n, options);
   const int device = device_holding("potrf", A, "A", 3);
   if (on_callers_stream(plan, {device}))
-    return detail::potrf_on_callers_stream(runtime, device, options.uplo, n, A, lda, stream, plan.tensor_cores);
+    return detail::potrf_on_callers_stream(runtime, device, options.uplo, n, A, lda, stream, plan.tensor_cores,
+                                           plan.replays_launches);
   detail::synchronize_stream(stream);
   if constexpr (std::is_same_v<T, float>) {
     if (inverses && makes_block_inverses(plan, options)) {
@@ -213,17 +214,23 @@ int potrf_keeping_diagonal_inverses(Runtime& runtime, int n, float* A, int lda, 
 
 namespace {
 
-// potrf_ex once its arguments are checked: A (n > 0) on `device`, info on `info_device`.
+// potrf_ex by `plan` once its arguments are checked: A (n > 0) on `device`, info on `info_device`.
 template <class T>
-void potrf_ex_checked(Runtime& runtime, int n, T* A, int lda, int* info, int device, int info_device, Stream stream,
-                      const FactorOptions& options) {
-  const detail::Plan plan = device_plan<T>(runtime, n, options);
+void potrf_ex_planned(Runtime& runtime, const detail::Plan& plan, int n, T* A, int lda, int* info, int device,
+                      int info_device, Stream stream, const FactorOptions& options) {
   if (on_callers_stream(plan, {device, info_device})) {
-    detail::potrf_on_callers_stream_async(runtime, device, options.uplo, n, A, lda, info, stream, plan.tensor_cores);
+    detail::potrf_on_callers_stream_async(runtime, device, options.uplo, n, A, lda, info, stream, plan.tensor_cores,
+                                          plan.replays_launches);
     return;
   }
   detail::synchronize_stream(stream);
   detail::write_int_on_stream(info, factor_planned(runtime, plan, n, A, lda, device, options), stream);
+}
+
+template <class T>
+void potrf_ex_checked(Runtime& runtime, int n, T* A, int lda, int* info, int device, int info_device, Stream stream,
+                      const FactorOptions& options) {
+  potrf_ex_planned(runtime, device_plan<T>(runtime, n, options), n, A, lda, info, device, info_device, stream, options);
 }
 
 }  // namespace
@@ -261,14 +268,20 @@ void potrf_ex(Runtime& runtime, int n, const T* A, long long rowStrideA, long lo
     zero_opposite_triangle(options.uplo, n, L, ldl, 0, 1, stream);
     return;
   }
+  FactorOptions lower = options;
+  lower.uplo = Uplo::lower;
+  const detail::Plan plan = device_plan<T>(runtime, n, lower);
+  if (on_callers_stream(plan, {device, info_device})) {
+    detail::potrf_into_on_callers_stream_async(runtime, device, options.uplo, n, A, rowStrideA, colStrideA, L, ldl,
+                                               info, stream, plan.tensor_cores, plan.replays_launches);
+    return;
+  }
   // The triangle read as the lower triangle of L: an upper one through the transposed strides (and
   // conjugated: a Hermitian matrix's lower triangle).
   const bool upper = options.uplo == Uplo::upper;
   detail::load_lower_on_stream(device, n, A, upper ? colStrideA : rowStrideA, upper ? rowStrideA : colStrideA, L, ldl,
                                upper, stream);
-  FactorOptions lower = options;
-  lower.uplo = Uplo::lower;
-  potrf_ex_checked(runtime, n, L, ldl, info, device, info_device, stream, lower);
+  potrf_ex_planned(runtime, plan, n, L, ldl, info, device, info_device, stream, lower);
   if (upper) detail::lower_to_upper_on_stream(device, n, L, ldl, stream);
 }
 
@@ -293,7 +306,7 @@ int potrf(Runtime& runtime, int n, const T* A, long long rowStrideA, long long c
   const detail::Plan plan = device_plan<T>(runtime, n, lower);
   if (on_callers_stream(plan, {device}))
     return detail::potrf_into_on_callers_stream(runtime, device, options.uplo, n, A, rowStrideA, colStrideA, L, ldl,
-                                                stream, plan.tensor_cores);
+                                                stream, plan.tensor_cores, plan.replays_launches);
   const bool upper = options.uplo == Uplo::upper;
   detail::load_lower_on_stream(device, n, A, upper ? colStrideA : rowStrideA, upper ? rowStrideA : colStrideA, L, ldl,
                                upper, stream);
@@ -392,7 +405,8 @@ int posv_dense(Runtime& runtime, int n, int nrhs, T* A, int lda, T* B, int ldb, 
   if (on_callers_stream(plan, {a_device, b_device})) {
     // As LAPACK: B is left as it was when the factorization fails.
     const int info =
-        detail::potrf_on_callers_stream(runtime, a_device, options.uplo, n, A, lda, stream, plan.tensor_cores);
+        detail::potrf_on_callers_stream(runtime, a_device, options.uplo, n, A, lda, stream, plan.tensor_cores,
+                                        plan.replays_launches);
     if (info == 0 && nrhs > 0)
       detail::potrs_on_callers_stream<T>(runtime, a_device, options.uplo, n, nrhs, A, lda, B, ldb, stream);
     return info;

@@ -167,6 +167,12 @@ void plan_device_array(const Machine& machine, const PlanRequest& r, Plan& p) {
   if (!asked && !r.options.trace) {
     p.path = Path::callers_stream;
     say(p, [&] { return "on the caller's stream, where its matrices are on the runtime's GPU"; });
+    p.replays_launches = !r.inverts && r.n <= t.replayed_launches_max_n;
+    if (p.replays_launches)
+      say(p, [&] {
+        return fmt::format("its launches replayed as one CUDA graph from the second call of its order (n <= {})",
+                           t.replayed_launches_max_n);
+      });
   }
 }
 
@@ -378,7 +384,10 @@ StackPath stack_path_without_blocks(int n, int batch, Precision precision) {
       : precision == Precision::single_complex
           ? (one ? t.complex_single_single_matrix_vendor_min_n : t.complex_single_short_stack_min_n)
           : (one ? t.single_matrix_vendor_min_n : t.short_stack_min_n);
-  const bool short_stack = n >= vendor_min_n && batch > 0 && batch < t.short_stack_max_batch;
+  const bool kernel_again = one && precision == Precision::single_complex &&
+                            n >= t.complex_single_single_matrix_kernel_min_n &&
+                            n <= t.complex_single_single_matrix_kernel_max_n;
+  const bool short_stack = n >= vendor_min_n && !kernel_again && batch > 0 && batch < t.short_stack_max_batch;
   return short_stack ? StackPath::vendor_batched : StackPath::batched_kernels;
 }
 

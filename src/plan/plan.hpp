@@ -87,6 +87,9 @@ struct Plan {
   TensorCores tensor_cores = TensorCores::off;  // the trailing updates' arithmetic on GPU workers
   Path path = Path::tiles;
   TaskGrain grain = TaskGrain::automatic;
+  // callers_stream: the call's launches replayed as one CUDA graph (small orders, where launching
+  // them costs more host time than they take on the GPU).
+  bool replays_launches = false;
   std::vector<int> panel_starts;  // out-of-core panels (more than one: the matrix cut)
   int batch_chunk = 0;
   GpuOwners gpu_owners;           // the GPUs tile tasks are placed on (1 x 1: placed by the policy)

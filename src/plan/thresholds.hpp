@@ -78,6 +78,11 @@ struct Thresholds {
   // this order is factored by the vendor's potrf on the matrix itself: below it the DAG's chain of
   // steps pays the runtime's latency at each.
   int whole_device_matrix_max_n = 16384;
+  // Such a call's launches on the caller's stream (an out-of-place factorization: the triangle
+  // loaded, cuSOLVER's potrf, the info checked) up to this order are one CUDA graph, replayed from
+  // the second call of an order on: there launching them one by one takes longer on the host than
+  // they run on the GPU.
+  int replayed_launches_max_n = 512;
   // The same for the inverse from a factor in GPU memory (device::potri, potri_ex): the factor's
   // triangular inverse W and the product W^H W on the matrix itself (cuBLAS on the caller's stream,
   // vendor::invert_from_lower_factor) up to this order, the tile DAG of the triangular inverse and
@@ -113,15 +118,18 @@ struct Thresholds {
   int short_stack_min_n = 192;
   int complex_double_short_stack_min_n = 96;
   int complex_single_short_stack_min_n = 160;
-  // One real matrix: from order 64 cuSOLVER's potrf had the better worst case over the H100 hosts
-  // measured through Python's short route (the kernels won there only where every call's host
-  // time was long, and by less than cuSOLVER won elsewhere).
-  int single_matrix_vendor_min_n = 64;
+  // One real matrix: cuSOLVER's potrf from order 48, its launches replayed as one graph
+  // (replayed_launches_max_n); the kernels were the faster up to 40, level at 48 and the slower
+  // from 56 (H100, through Python's short route).
+  int single_matrix_vendor_min_n = 48;
   // One complex matrix: cuSOLVER's potrf from these orders, the batched kernel below them.
-  // Complex single keeps the kernel up to 127: cuSOLVER's was the faster at 64 but the slower at
-  // 80 and 96 (H100).
+  // Complex single also keeps the kernel from complex_single_single_matrix_kernel_min_n to
+  // complex_single_single_matrix_kernel_max_n, where cuSOLVER's potrf takes about twice as long as
+  // at 64 and the kernel is the faster; level at 96 (H100).
   int complex_double_single_matrix_vendor_min_n = 48;
-  int complex_single_single_matrix_vendor_min_n = 128;
+  int complex_single_single_matrix_vendor_min_n = 56;
+  int complex_single_single_matrix_kernel_min_n = 72;
+  int complex_single_single_matrix_kernel_max_n = 88;
   int short_stack_max_batch = 384;
   // The batched solve kernels (a thread block per matrix) take long stacks (from
   // short_stack_max_batch matrices) whose matrices have at most this many right-hand sides each;

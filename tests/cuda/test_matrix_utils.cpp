@@ -1,20 +1,24 @@
 // The small CUDA helpers of matrix_utils.hpp: copy_blocks, transpose_triangle in both directions and
 // in place, with leading dimensions larger than n, checked element by element (nothing outside the
-// triangle written); load_lower through any strides; check_potrf_info against the host's rule for
-// every position of a failing diagonal entry; round_to_16bit against the host's rounding. Skipped
-// where no CUDA device is present.
+// triangle written); load_lower through any strides, launched directly and as a graph node;
+// check_potrf_info against the host's rule for every position of a failing diagonal entry, and
+// store_factor_node's info by the same rule, its copy of either triangle; round_to_16bit against
+// the host's rounding. Skipped where no CUDA device is present.
 #include <cuda_bf16.h>
 #include <cuda_fp16.h>
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <complex>
 #include <cstddef>
 #include <cstdint>
 #include <cstring>
 #include <limits>
 #include <string>
+#include <type_traits>
 #include <vector>
 
+#include "cuda/graph_nodes.hpp"
 #include "cuda/matrix_utils.hpp"
 #include "kernel_test_support.hpp"
 
@@ -172,10 +176,11 @@ TYPED_TEST(MatrixUtilsTyped, CopyBlocksCopiesEachBlockAlone) {
 
 // load_lower: dst's lower triangle from the strided source's lower triangle (whose strict upper
 // triangle is NaN: never read), zeros above the diagonal, dst's rows past n untouched.
+// `as_node`: the launch of load_lower_node.
 template <class T>
-void check_load_lower(int n, long long row_stride, long long col_stride, int ldd) {
+void check_load_lower(int n, long long row_stride, long long col_stride, int ldd, bool as_node = false) {
   const std::string name = "n=" + std::to_string(n) + " strides " + std::to_string(row_stride) + ", " +
-                           std::to_string(col_stride);
+                           std::to_string(col_stride) + (as_node ? " (node)" : "");
   long long lowest = 0, highest = 0;
   for (long long corner : {0LL, (n - 1) * row_stride, (n - 1) * col_stride, (n - 1) * (row_stride + col_stride)}) {
     lowest = std::min(lowest, corner);
@@ -187,7 +192,13 @@ void check_load_lower(int n, long long row_stride, long long col_stride, int ldd
     for (int i = 0; i < n; ++i) src[at(i, j)] = i >= j ? T(1 + (i * 7 + j) % 997) : std::numeric_limits<T>::quiet_NaN();
   T* d_src = to_device(src);
   T* d_dst = to_device(std::vector<T>(static_cast<std::size_t>(ldd) * n, poison<T>()));
-  tk::load_lower<T>(n, d_src - lowest, row_stride, col_stride, d_dst, ldd, false, nullptr);
+  if (as_node) {
+    tk::KernelNode node;
+    tk::load_lower_node<T>(node, n, d_src - lowest, row_stride, col_stride, d_dst, ldd, false);
+    ASSERT_EQ(node.launch(nullptr), cudaSuccess) << name;
+  } else {
+    tk::load_lower<T>(n, d_src - lowest, row_stride, col_stride, d_dst, ldd, false, nullptr);
+  }
   ASSERT_EQ(cudaDeviceSynchronize(), cudaSuccess) << name;
   const std::vector<T> out = to_host(d_dst, static_cast<std::size_t>(ldd) * n);
   cudaFree(d_src);
@@ -207,30 +218,98 @@ void check_load_lower(int n, long long row_stride, long long col_stride, int ldd
 TYPED_TEST(MatrixUtilsTyped, LoadLowerReadsThroughStridesAndZerosAbove) {
   const std::string why = missing_gpu_reason();
   if (!why.empty()) GTEST_SKIP() << "no CUDA device: " << why;
-  for (int n : {1, 2, 31, 32, 33, 100, 257}) {
-    const long long ld = n + 3;
-    check_load_lower<TypeParam>(n, ld, 1, n + 5);         // C-ordered
-    check_load_lower<TypeParam>(n, 1, ld, n);             // Fortran-ordered
-    check_load_lower<TypeParam>(n, 2 * ld, 2, n + 1);     // every other row and column
-    check_load_lower<TypeParam>(n, -ld, -1, n + 2);       // flipped both ways
-  }
+  for (bool as_node : {false, true})
+    for (int n : {1, 2, 31, 32, 33, 100, 257}) {
+      const long long ld = n + 3;
+      check_load_lower<TypeParam>(n, ld, 1, n + 5, as_node);      // C-ordered
+      check_load_lower<TypeParam>(n, 1, ld, n, as_node);          // Fortran-ordered
+      check_load_lower<TypeParam>(n, 2 * ld, 2, n + 1, as_node);  // every other row and column
+      check_load_lower<TypeParam>(n, -ld, -1, n + 2, as_node);    // flipped both ways
+    }
 }
 
 // check_potrf_info on an n x n factor (leading dimension ld) whose diagonal is positive but at
-// `bad` (0-based; -1: none), where it holds `value`, after a factorization that reported `reported`.
+// `bad` (0-based; -1: none), where it holds `value`, after a factorization that reported `reported`;
+// with `by_store`, the info store_factor_node writes from that factor and report instead.
 template <class T>
-int checked_info(int n, int ld, int bad, T value, int reported) {
+int checked_info(int n, int ld, int bad, T value, int reported, bool by_store) {
   std::vector<T> factor(static_cast<std::size_t>(ld) * n, T(-7));  // off the diagonal: never read as a pivot
   for (int j = 0; j < n; ++j) factor[j + static_cast<std::size_t>(j) * ld] = T(1) + T(j % 5);
   if (bad >= 0) factor[bad + static_cast<std::size_t>(bad) * ld] = value;
   T* d_factor = to_device(factor);
-  int* d_info = to_device(std::vector<int>{reported});
-  tk::check_potrf_info<T>(n, d_factor, ld, d_info, nullptr);
+  int* d_info = to_device(std::vector<int>{reported, -99});
+  T* d_stored = to_device(std::vector<T>(static_cast<std::size_t>(n) * n));
+  if (by_store) {
+    tk::KernelNode node;
+    tk::store_factor_node<T>(node, n, d_factor, ld, d_info, d_stored, n, false, true, d_info + 1);
+    EXPECT_EQ(node.launch(nullptr), cudaSuccess);
+  } else {
+    tk::check_potrf_info<T>(n, d_factor, ld, d_info, nullptr);
+  }
   EXPECT_EQ(cudaDeviceSynchronize(), cudaSuccess);
-  const int info = to_host(d_info, 1)[0];
+  const std::vector<int> infos = to_host(d_info, 2);
   cudaFree(d_factor);
   cudaFree(d_info);
-  return info;
+  cudaFree(d_stored);
+  if (by_store) EXPECT_EQ(infos[0], reported) << "the factorization's report was written";
+  return infos[by_store ? 1 : 0];
+}
+
+// store_factor_node: L's lower triangle W's, or its upper one W's lower one conjugated and
+// transposed (W's upper triangle NaN: never read), the other triangle zeros or (zero_other false)
+// left, rows past n untouched.
+template <class T>
+void check_store_factor(int n, bool upper, bool zero_other) {
+  const std::string name = "n=" + std::to_string(n) + (upper ? " upper" : " lower") +
+                           (zero_other ? " zero_other" : "");
+  const int ldw = n + 3, ldl = n + 2;
+  std::vector<T> W(static_cast<std::size_t>(ldw) * n, T(std::numeric_limits<double>::quiet_NaN()));
+  for (int j = 0; j < n; ++j)
+    for (int i = j; i < n; ++i) W[i + static_cast<std::size_t>(j) * ldw] = T(1 + (i * 7 + j) % 997);
+  if constexpr (!std::is_floating_point_v<T>)
+    for (int j = 0; j < n; ++j)
+      for (int i = j + 1; i < n; ++i) W[i + static_cast<std::size_t>(j) * ldw] += T(0, 1 + (i + 3 * j) % 11);
+  const T kept(-11);
+  const DeviceBuffer<T> d_W(W), d_L(std::vector<T>(static_cast<std::size_t>(ldl) * n, kept));
+  const DeviceBuffer<int> d_infos(std::vector<int>{0, -99});
+  tk::KernelNode node;
+  tk::store_factor_node<T>(node, n, d_W.get(), ldw, d_infos.get(), d_L.get(), ldl, upper, zero_other,
+                           d_infos.get() + 1);
+  ASSERT_EQ(node.launch(nullptr), cudaSuccess) << name;
+  ASSERT_EQ(cudaDeviceSynchronize(), cudaSuccess) << name;
+  EXPECT_EQ(d_infos.to_host()[1], 0) << name;
+  const std::vector<T> L = d_L.to_host();
+  for (int j = 0; j < n; ++j)
+    for (int i = 0; i < ldl; ++i) {
+      const T got = L[i + static_cast<std::size_t>(j) * ldl];
+      const bool in_factor = upper ? i <= j : i >= j;
+      if (i >= n || (!in_factor && !zero_other))
+        ASSERT_TRUE(same_bits(got, kept)) << "written: " << name << " (" << i << ", " << j << ")";
+      else if (!in_factor)
+        ASSERT_TRUE(same_bits(got, T(0))) << "not zero: " << name << " (" << i << ", " << j << ")";
+      else if (upper)
+        ASSERT_EQ(got, std::conj(W[j + static_cast<std::size_t>(i) * ldw])) << name << " (" << i << ", " << j << ")";
+      else
+        ASSERT_EQ(got, W[i + static_cast<std::size_t>(j) * ldw]) << name << " (" << i << ", " << j << ")";
+    }
+}
+
+template <class T>
+void check_store_factor_everywhere() {
+  for (int n : {1, 2, 31, 32, 33, 100, 257})
+    for (bool upper : {false, true})
+      for (bool zero_other : {false, true}) check_store_factor<T>(n, upper, zero_other);
+}
+
+TYPED_TEST(MatrixUtilsTyped, StoreFactorNodeStoresEitherTriangle) {
+  TESSERA_REQUIRE_CUDA_DEVICE();
+  check_store_factor_everywhere<TypeParam>();
+}
+
+TEST(MatrixUtilsComplex, StoreFactorNodeConjugatesTheUpperTriangle) {
+  TESSERA_REQUIRE_CUDA_DEVICE();
+  check_store_factor_everywhere<std::complex<double>>();
+  check_store_factor_everywhere<std::complex<float>>();
 }
 
 TYPED_TEST(MatrixUtilsTyped, PotrfInfoIsTheFirstFactoredColumnWithoutAPositiveDiagonal) {
@@ -238,22 +317,26 @@ TYPED_TEST(MatrixUtilsTyped, PotrfInfoIsTheFirstFactoredColumnWithoutAPositiveDi
   if (!why.empty()) GTEST_SKIP() << "no CUDA device: " << why;
   using T = TypeParam;
   const T nan = std::numeric_limits<T>::quiet_NaN();
-  for (int n : {1, 2, 63, 64, 65, 1023, 1024, 1025, 2049}) {
+  for (bool by_store : {false, true})
+    for (int n : {1, 2, 63, 64, 65, 1023, 1024, 1025, 2049}) {
     const int ld = n + 3;
-    EXPECT_EQ(checked_info<T>(n, ld, -1, T(0), 0), 0) << "n=" << n;
-    EXPECT_EQ(checked_info<T>(n, ld, -1, T(0), -4), -4) << "a negative info is kept, n=" << n;
+    const auto info_of = [&](int order, int lead, int bad, T value, int reported) {
+      return checked_info<T>(order, lead, bad, value, reported, by_store);
+    };
+    EXPECT_EQ(info_of(n, ld, -1, T(0), 0), 0) << "n=" << n;
+    EXPECT_EQ(info_of(n, ld, -1, T(0), -4), -4) << "a negative info is kept, n=" << n;
     for (int bad : {0, 1, n / 2, n - 2, n - 1}) {
       if (bad < 0 || bad >= n) continue;
       for (T value : {T(0), T(-1), nan}) {
         // Nothing reported (a NaN let through on the last column), or a later column reported.
-        EXPECT_EQ(checked_info<T>(n, ld, bad, value, 0), bad + 1) << "n=" << n << " bad=" << bad << " value=" << value;
+        EXPECT_EQ(info_of(n, ld, bad, value, 0), bad + 1) << "n=" << n << " bad=" << bad << " value=" << value;
         if (bad + 2 <= n)
-          EXPECT_EQ(checked_info<T>(n, ld, bad, value, bad + 2), bad + 1) << "n=" << n << " bad=" << bad;
+          EXPECT_EQ(info_of(n, ld, bad, value, bad + 2), bad + 1) << "n=" << n << " bad=" << bad;
         // The reported column itself is not factored: its diagonal is not read.
-        EXPECT_EQ(checked_info<T>(n, ld, bad, value, bad + 1), bad + 1) << "n=" << n << " bad=" << bad;
+        EXPECT_EQ(info_of(n, ld, bad, value, bad + 1), bad + 1) << "n=" << n << " bad=" << bad;
       }
       // A failure reported before a bad entry wins: the entries after it are not factored.
-      if (bad >= 1) EXPECT_EQ(checked_info<T>(n, ld, bad, nan, bad), bad) << "n=" << n << " bad=" << bad;
+      if (bad >= 1) EXPECT_EQ(info_of(n, ld, bad, nan, bad), bad) << "n=" << n << " bad=" << bad;
     }
   }
 }

@@ -1,4 +1,5 @@
 #include "matrix_utils.hpp"
+#include "graph_nodes.hpp"
 
 #include <cuda_bf16.h>
 #include <cuda_fp16.h>
@@ -228,6 +229,55 @@ __global__ void check_potrf_info_kernel(int n, const T* A, int ld, long long str
     }
   __syncthreads();
   if (threadIdx.x == 0 && first < n) *info = first + 1;
+}
+
+// store_factor_node's LAPACK info, by the whole thread block: cuSOLVER's, or the first column
+// before the one it reports whose diagonal entry of W is not positive.
+template <class T>
+__device__ void store_potrf_info(int n, const T* W, int ldw, const int* solver_info, int* info) {
+  __shared__ int first;  // 0-based column of the first failing diagonal entry, n if none
+  const int thread = static_cast<int>(threadIdx.x + threadIdx.y * blockDim.x);
+  const int threads = static_cast<int>(blockDim.x * blockDim.y);
+  const int reported = *solver_info;
+  if (thread == 0) first = n;
+  __syncthreads();
+  const int factored = reported < 0 ? 0 : reported > 0 ? reported - 1 : n;
+  for (int j = thread; j < factored; j += threads)
+    if (!(batched_detail::real_of(W[j + static_cast<long long>(j) * ldw]) > 0)) {
+      atomicMin(&first, j);
+      break;  // the thread's later columns come after this one
+    }
+  __syncthreads();
+  if (thread == 0) *info = reported >= 0 && first < n ? first + 1 : reported;
+}
+
+// One 32 x 32 block of L per thread block (block row blockIdx.x, block column blockIdx.y), read
+// through shared memory along W's columns: L's lower triangle is W's, its upper one (`upper`) W's
+// lower one conjugated and transposed; zeros elsewhere where `zero_other`. Block (0, 0) also
+// writes the info.
+template <class T>
+__global__ void store_factor_kernel(int n, const T* __restrict__ W, int ldw, const int* solver_info,
+                                    T* __restrict__ L, int ldl, bool upper, bool zero_other, int* info) {
+  if (blockIdx.x == 0 && blockIdx.y == 0) store_potrf_info(n, W, ldw, solver_info, info);
+  const int row0 = static_cast<int>(blockIdx.x) * kTransposeBlock;
+  const int col0 = static_cast<int>(blockIdx.y) * kTransposeBlock;
+  const int tx = static_cast<int>(threadIdx.x);
+  const Triangle kept = upper ? Triangle::upper : Triangle::lower;
+  __shared__ T block[kTransposeBlock][kTransposeBlock + 1];  // block[r][c]: L's element (row0 + r, col0 + c)
+  for (int k = static_cast<int>(threadIdx.y); k < kTransposeBlock; k += kTransposeRows) {
+    const int r = upper ? k : tx, c = upper ? tx : k;
+    const int i = row0 + r, j = col0 + c;
+    if (i < n && j < n && in_triangle(kept, i, j))
+      block[r][c] = upper ? batched_detail::conj_of(W[j + static_cast<long long>(i) * ldw])
+                          : W[i + static_cast<long long>(j) * ldw];
+  }
+  __syncthreads();
+  for (int c = static_cast<int>(threadIdx.y); c < kTransposeBlock; c += kTransposeRows) {
+    const int i = row0 + tx, j = col0 + c;
+    const bool in_kept = in_triangle(kept, i, j);
+    if (i < n && j < n && (in_kept || zero_other))
+      L[i + static_cast<long long>(j) * ldl] = in_kept ? block[tx][c] : T(0);
+  }
 }
 
 constexpr int kLogThreads = 256;
@@ -510,8 +560,30 @@ void copy_blocks(const BlockCopy<T>* copies, int count, cudaStream_t stream) {
 TESSERA_FOR_EACH_REAL_SCALAR(TESSERA_INSTANTIATE)
 #undef TESSERA_INSTANTIATE
 
+template <class T>
+void load_lower_node(KernelNode& node, int n, const T* src, long long row_stride, long long col_stride, T* dst, int ldd,
+                     bool conjugate) {
+  using batched_detail::device_view;
+  const unsigned blocks = static_cast<unsigned>((n + kTransposeBlock - 1) / kTransposeBlock);
+  node.set(reinterpret_cast<const void*>(&load_lower_kernel<batched_detail::DeviceScalar<T>>), dim3(blocks, blocks, 1),
+           dim3(kTransposeBlock, kTransposeRows), n, device_view(src), row_stride, col_stride, 0LL, device_view(dst),
+           ldd, 0LL, conjugate);
+}
+
+template <class T>
+void store_factor_node(KernelNode& node, int n, const T* W, int ldw, const int* solver_info, T* L, int ldl, bool upper,
+                       bool zero_other, int* info) {
+  using batched_detail::device_view;
+  const unsigned blocks = static_cast<unsigned>((n + kTransposeBlock - 1) / kTransposeBlock);
+  node.set(reinterpret_cast<const void*>(&store_factor_kernel<batched_detail::DeviceScalar<T>>), dim3(blocks, blocks),
+           dim3(kTransposeBlock, kTransposeRows), n, device_view(W), ldw, solver_info, device_view(L), ldl, upper,
+           zero_other, info);
+}
+
 // Every scalar type (complex ones conjugated where a triangle is read transposed).
 #define TESSERA_INSTANTIATE(T)                                                                                       \
+  template void load_lower_node<T>(KernelNode&, int, const T*, long long, long long, T*, int, bool);                 \
+  template void store_factor_node<T>(KernelNode&, int, const T*, int, const int*, T*, int, bool, bool, int*);      \
   template void load_lower<T>(int, const T*, long long, long long, T*, int, bool, cudaStream_t);                     \
   template void transpose_triangle<T>(Triangle, int, const T*, int, T*, int, cudaStream_t);                          \
   template void finish_inverse<T>(int, const T*, long long, T*, int, int*, cudaStream_t);                            \

@@ -23,6 +23,7 @@
 #include "current_device.hpp"
 #include "device_memory.hpp"
 #include "kernels/cuda/check.hpp"
+#include "kernels/cuda/graph_nodes.hpp"
 #include "kernels/cuda/matrix_utils.hpp"
 #include "kernels/cuda/stream_memory.hpp"
 #include "kernels/cuda/batched_kernels.hpp"
@@ -60,6 +61,71 @@ struct StackGraph {
   }
 };
 
+// One matrix's out-of-place factorization of one scalar type and order n (potrf_into's launches:
+// the triangle loaded into a workspace, cuSOLVER's potrf there, the factor stored with its info)
+// as a CUDA graph: replayed with each call's matrices set into its first and last nodes, one launch
+// where the direct calls make four or more, whose host time exceeds the GPU's at small orders.
+struct FactorGraph {
+  std::type_index scalar;
+  int n;
+  void* matrix = nullptr;  // the n x n workspace (ld n) cuSOLVER factors
+  void* workspace = nullptr;
+  int* solver_info = nullptr;
+  cudaGraph_t graph = nullptr;  // kept: its nodes name the ones the replays set
+  cudaGraphNode_t load = nullptr, store = nullptr;
+  cudaGraphExec_t exec = nullptr;
+  bool capturable = true;  // false once a capture failed: that order runs the direct calls
+
+  bool matches(std::type_index s, int order) const { return scalar == s && n == order; }
+  // The memory first: cudaFree waits for the device, so for a replay still running.
+  void release() noexcept {
+    if (solver_info) cudaFree(solver_info);
+    if (workspace) cudaFree(workspace);
+    if (matrix) cudaFree(matrix);
+    if (exec) cudaGraphExecDestroy(exec);
+    if (graph) cudaGraphDestroy(graph);
+    exec = nullptr;
+    graph = nullptr;
+    solver_info = nullptr;
+    workspace = nullptr;
+    matrix = nullptr;
+  }
+
+  // L := the factor of the triangle `upper` or lower of A (element (i, j) at A + i * row_stride +
+  // j * col_stride), as potrf_into's direct calls make it (`zero_other`: zeros in L's other
+  // triangle, else left; L may be A), its info into `info`, on `stream`.
+  template <class T>
+  void replay(const T* A, long long row_stride, long long col_stride, T* L, int ldl, bool upper, bool zero_other,
+              int* info, cudaStream_t stream) const {
+    namespace cuda = kernels::cuda;
+    auto* M = static_cast<T*>(matrix);
+    cuda::KernelNode load_node, store_node;
+    cuda::load_lower_node(load_node, n, A, upper ? col_stride : row_stride, upper ? row_stride : col_stride, M, n,
+                          upper);
+    cuda::store_factor_node(store_node, n, static_cast<const T*>(M), n, solver_info, L, ldl, upper, zero_other, info);
+    TESSERA_CUDA_CHECK(cudaGraphExecKernelNodeSetParams(exec, load, &load_node.params()));
+    TESSERA_CUDA_CHECK(cudaGraphExecKernelNodeSetParams(exec, store, &store_node.params()));
+    TESSERA_CUDA_CHECK(cudaGraphLaunch(exec, stream));
+  }
+};
+
+// The entry of `graphs` (most recent first) that `matches`, moved to the front; null on a first
+// sighting, which is added (made by `make`), the least recent entry dropped past `limit`.
+template <class Graph, class Matches, class Make>
+Graph* seen_before(std::list<Graph>& graphs, std::size_t limit, Matches&& matches, Make&& make) {
+  const auto found = std::find_if(graphs.begin(), graphs.end(), matches);
+  if (found == graphs.end()) {
+    graphs.push_front(make());
+    if (graphs.size() > limit) {
+      graphs.back().release();
+      graphs.pop_back();
+    }
+    return nullptr;
+  }
+  graphs.splice(graphs.begin(), graphs, found);
+  return &graphs.front();
+}
+
 // The handles one call uses, on one GPU, and the word its info comes back through.
 struct StreamSolvers {
   int device;
@@ -93,6 +159,9 @@ struct StreamSolvers {
   // that a stack factored once pays no capture.
   static constexpr std::size_t kStackGraphs = 8;
   std::list<StackGraph> stack_graphs;
+  // The orders factored last, most recent first, the same way (FactorGraph).
+  static constexpr std::size_t kFactorGraphs = 8;
+  std::list<FactorGraph> factor_graphs;
   cudaStream_t capture_stream = nullptr;
 
   // Made with `device` current.
@@ -164,20 +233,29 @@ struct StreamSolvers {
   template <class T>
   StackGraph* stack_graph(int n, int ld, int batch, cudaStream_t stream) {
     const std::type_index scalar(typeid(T));
-    const auto found = std::find_if(stack_graphs.begin(), stack_graphs.end(),
-                                    [&](const StackGraph& g) { return g.matches(scalar, n, ld, batch); });
-    if (found == stack_graphs.end()) {
-      stack_graphs.push_front(StackGraph{scalar, n, ld, batch});
-      if (stack_graphs.size() > kStackGraphs) {
-        stack_graphs.back().release();
-        stack_graphs.pop_back();
-      }
-      return nullptr;
+    StackGraph* graph = seen_before(
+        stack_graphs, kStackGraphs, [&](const StackGraph& g) { return g.matches(scalar, n, ld, batch); },
+        [&] { return StackGraph{scalar, n, ld, batch}; });
+    if (!graph) return nullptr;
+    if (!graph->exec && graph->capturable) graph->capturable = capture<T>(*graph, stream);
+    return graph->exec ? graph : nullptr;
+  }
+
+  // The graph of one matrix's out-of-place factorization of order n (FactorGraph), captured now if
+  // the order was seen before; null where the call is to make the calls itself. The solver is
+  // bound to `stream` again on return.
+  template <class T>
+  const FactorGraph* factor_graph(int n, cudaStream_t stream) {
+    const std::type_index scalar(typeid(T));
+    FactorGraph* graph = seen_before(
+        factor_graphs, kFactorGraphs, [&](const FactorGraph& g) { return g.matches(scalar, n); },
+        [&] { return FactorGraph{scalar, n}; });
+    if (!graph) return nullptr;
+    if (!graph->exec && graph->capturable) {
+      graph->capturable = capture<T>(*graph, stream);
+      if (!graph->capturable) graph->release();
     }
-    stack_graphs.splice(stack_graphs.begin(), stack_graphs, found);
-    StackGraph& graph = stack_graphs.front();
-    if (!graph.exec && graph.capturable) graph.capturable = capture<T>(graph, stream);
-    return graph.exec ? &graph : nullptr;
+    return graph->exec ? graph : nullptr;
   }
 
   // Marks the end of this use's work on `stream`.
@@ -192,39 +270,92 @@ struct StreamSolvers {
   }
 
  private:
-  // Captures cuSOLVER's batched potrf for `graph` on the handles' own stream (capture takes no
-  // legacy default stream, which the caller's may be); whether it worked.
-  template <class T>
-  bool capture(StackGraph& graph, cudaStream_t stream) {
-    const std::size_t count = static_cast<std::size_t>(graph.batch);
+  // The graph of what enqueue() enqueues with the solver bound to the handles' own stream (capture
+  // takes no legacy default stream, which the caller's may be); null where capture failed. The
+  // solver is bound to `stream` again on return.
+  template <class Enqueue>
+  cudaGraph_t captured(cudaStream_t stream, Enqueue&& enqueue) {
     if (!capture_stream) TESSERA_CUDA_CHECK(cudaStreamCreateWithFlags(&capture_stream, cudaStreamNonBlocking));
-    TESSERA_CUDA_CHECK(cudaMalloc(&graph.pointers, sizeof(T*) * count));
-    TESSERA_CUDA_CHECK(cudaMalloc(reinterpret_cast<void**>(&graph.info), sizeof(int) * count));
     TESSERA_CUSOLVER_CHECK(cusolverDnSetStream(solver, capture_stream));
-    bool captured = false;
+    cudaGraph_t graph = nullptr;
     if (cudaStreamBeginCapture(capture_stream, cudaStreamCaptureModeThreadLocal) == cudaSuccess) {
       bool enqueued = true;
       try {
-        kernels::cuda::vendor::potrf_batched(solver, 'L', graph.n, static_cast<T**>(graph.pointers), graph.ld,
-                                             graph.info, graph.batch);
+        enqueue();
       } catch (const std::exception&) {
         enqueued = false;
       }
-      cudaGraph_t captured_graph = nullptr;
-      const bool ended = cudaStreamEndCapture(capture_stream, &captured_graph) == cudaSuccess;
-      captured = enqueued && ended && captured_graph &&
-                 cudaGraphInstantiate(&graph.exec, captured_graph, 0) == cudaSuccess;
-      if (captured_graph) cudaGraphDestroy(captured_graph);
+      const bool ended = cudaStreamEndCapture(capture_stream, &graph) == cudaSuccess;
+      if (graph && !(enqueued && ended)) {
+        cudaGraphDestroy(graph);
+        graph = nullptr;
+      }
     }
     cudaGetLastError();  // a failed capture leaves its error behind; the direct calls follow
     TESSERA_CUSOLVER_CHECK(cusolverDnSetStream(solver, stream));
-    if (!captured) graph.release();
-    return captured;
+    return graph;
+  }
+
+  // Captures cuSOLVER's batched potrf for `graph`; whether it worked.
+  template <class T>
+  bool capture(StackGraph& graph, cudaStream_t stream) {
+    const std::size_t count = static_cast<std::size_t>(graph.batch);
+    TESSERA_CUDA_CHECK(cudaMalloc(&graph.pointers, sizeof(T*) * count));
+    TESSERA_CUDA_CHECK(cudaMalloc(reinterpret_cast<void**>(&graph.info), sizeof(int) * count));
+    const cudaGraph_t captured_graph = captured(stream, [&] {
+      kernels::cuda::vendor::potrf_batched(solver, 'L', graph.n, static_cast<T**>(graph.pointers), graph.ld,
+                                           graph.info, graph.batch);
+    });
+    const bool instantiated = captured_graph && cudaGraphInstantiate(&graph.exec, captured_graph, 0) == cudaSuccess;
+    if (captured_graph) cudaGraphDestroy(captured_graph);
+    cudaGetLastError();
+    if (!instantiated) graph.release();
+    return instantiated;
+  }
+
+  // Makes `graph`: its memory, cuSOLVER's potrf captured, the load and store nodes around it (their
+  // arguments placeholders until a replay sets them); whether it worked (memory short included:
+  // the direct calls then take their memory from the stream's pool).
+  template <class T>
+  bool capture(FactorGraph& graph, cudaStream_t stream) {
+    namespace cuda = kernels::cuda;
+    const int n = graph.n;
+    const std::size_t elements = static_cast<std::size_t>(n) * static_cast<std::size_t>(n);
+    if (cudaMalloc(&graph.matrix, sizeof(T) * elements) != cudaSuccess ||
+        cudaMalloc(reinterpret_cast<void**>(&graph.solver_info), sizeof(int)) != cudaSuccess) {
+      cudaGetLastError();
+      return false;
+    }
+    auto* M = static_cast<T*>(graph.matrix);
+    const int lwork = cuda::vendor::potrf_workspace(solver, 'L', n, M, n);
+    if (cudaMalloc(&graph.workspace, sizeof(T) * static_cast<std::size_t>(std::max(lwork, 1))) != cudaSuccess) {
+      cudaGetLastError();
+      return false;
+    }
+    const cudaGraph_t potrf = captured(stream, [&] {
+      cuda::vendor::potrf(solver, 'L', n, M, n, static_cast<T*>(graph.workspace), lwork, graph.solver_info);
+    });
+    if (!potrf) return false;
+    cuda::KernelNode load_node, store_node;
+    cuda::load_lower_node(load_node, n, static_cast<const T*>(M), 1, n, M, n, false);
+    cuda::store_factor_node(store_node, n, static_cast<const T*>(M), n, graph.solver_info, M, n, false, true,
+                            graph.solver_info);
+    cudaGraphNode_t factor = nullptr;
+    const bool built =
+        cudaGraphCreate(&graph.graph, 0) == cudaSuccess &&
+        cudaGraphAddKernelNode(&graph.load, graph.graph, nullptr, 0, &load_node.params()) == cudaSuccess &&
+        cudaGraphAddChildGraphNode(&factor, graph.graph, &graph.load, 1, potrf) == cudaSuccess &&
+        cudaGraphAddKernelNode(&graph.store, graph.graph, &factor, 1, &store_node.params()) == cudaSuccess &&
+        cudaGraphInstantiate(&graph.exec, graph.graph, 0) == cudaSuccess;
+    cudaGraphDestroy(potrf);  // the child node holds a copy
+    cudaGetLastError();
+    return built;
   }
 
   // Nothing to report to on the way out: at worst a handle or a word stays allocated.
   void release() noexcept {
     for (StackGraph& graph : stack_graphs) graph.release();
+    for (FactorGraph& graph : factor_graphs) graph.release();
     if (capture_stream) cudaStreamDestroy(capture_stream);
     if (workspace) cudaFree(workspace);
     if (transposed) cudaFree(transposed);
@@ -412,45 +543,104 @@ StreamSolverPool::Lease lease_handles(const Runtime& runtime, int device) {
 
 }  // namespace
 
+namespace {
+
+// Whether `stream` is being captured into a graph (the caller's own): a capture of ours would
+// allocate memory there, which a capture forbids, and the direct calls are captured as they are.
+bool capturing(cudaStream_t stream) {
+  cudaStreamCaptureStatus status = cudaStreamCaptureStatusNone;
+  TESSERA_CUDA_CHECK(cudaStreamIsCapturing(stream, &status));
+  return status != cudaStreamCaptureStatusNone;
+}
+
+// The handles' graph for T and n where the call is `replayed` (cores off, `stream` not being
+// captured) and one is captured.
+template <class T>
+const FactorGraph* replayed_graph(StreamSolvers& handles, TensorCores cores, bool replayed, int n,
+                                  cudaStream_t stream) {
+  if (!replayed || cores != TensorCores::off || capturing(stream)) return nullptr;
+  return handles.factor_graph<T>(n, stream);
+}
+
+// A's triangle `uplo` (n x n, lda) := its factor, its info into `info` (device memory), on `stream`:
+// by the handles' graph where replayed_graph gives one, else by the calls themselves (factor).
+template <class T>
+void factor_in_place(StreamSolvers& handles, TensorCores cores, bool replayed, Uplo uplo, int n, T* A, int lda,
+                     int* info, cudaStream_t stream) {
+  if (const FactorGraph* graph = replayed_graph<T>(handles, cores, replayed, n, stream)) {
+    graph->replay(static_cast<const T*>(A), 1, lda, A, lda, uplo == Uplo::upper, false, info, stream);
+    return;
+  }
+  factor(handles, cores, uplo, n, A, lda, info, stream);
+}
+
+// L (n x n, ldl) := the factor of the triangle `uplo` of the matrix whose element (i, j) lies at A
+// + i * row_stride + j * col_stride, zeros in L's other triangle, its info into `info` (device
+// memory), on `stream`: by the handles' graph where replayed_graph gives one, else by the calls
+// themselves (the triangle read as a lower one, an upper one through the transposed strides and
+// conjugated, loaded into L's lower triangle, factored there, an upper factor moved back).
+template <class T>
+void factor_into(StreamSolvers& handles, TensorCores cores, bool replayed, Uplo uplo, int n, const T* A,
+                 long long row_stride, long long col_stride, T* L, int ldl, int* info, cudaStream_t stream) {
+  const bool upper = uplo == Uplo::upper;
+  if (const FactorGraph* graph = replayed_graph<T>(handles, cores, replayed, n, stream)) {
+    graph->replay(A, row_stride, col_stride, L, ldl, upper, true, info, stream);
+    return;
+  }
+  cuda::load_lower(n, A, upper ? col_stride : row_stride, upper ? row_stride : col_stride, L, ldl, upper, stream);
+  factor_lower(handles, cores, n, L, ldl, info, stream);
+  if (upper) {
+    cuda::transpose_triangle(cuda::Triangle::upper, n, L, ldl, L, ldl, stream);
+    cuda::zero_opposite_triangle_batched(cuda::BatchUplo::upper, n, L, ldl, 0, 1, stream);
+  }
+}
+
+}  // namespace
+
 template <class T>
 int potrf_on_callers_stream(const Runtime& runtime, int device, Uplo uplo, int n, T* A, int lda, void* caller_stream,
-                            TensorCores cores) {
+                            TensorCores cores, bool replayed) {
   const CurrentDevice current(device);
   const auto stream = static_cast<cudaStream_t>(caller_stream);
   const StreamSolverPool::Lease handles = lease_handles(runtime, device);
   handles->bind(stream);
-  factor(*handles, cores, uplo, n, A, lda, handles->device_info, stream);
+  factor_in_place(*handles, cores, replayed, uplo, n, A, lda, handles->device_info, stream);
   return handles->info_after(stream);
 }
 
 template <class T>
 void potrf_on_callers_stream_async(const Runtime& runtime, int device, Uplo uplo, int n, T* A, int lda, int* info,
-                                   void* caller_stream, TensorCores cores) {
+                                   void* caller_stream, TensorCores cores, bool replayed) {
   const CurrentDevice current(device);
   const auto stream = static_cast<cudaStream_t>(caller_stream);
   const StreamSolverPool::Lease handles = lease_handles(runtime, device);
   handles->bind(stream);
-  factor(*handles, cores, uplo, n, A, lda, info, stream);
+  factor_in_place(*handles, cores, replayed, uplo, n, A, lda, info, stream);
   handles->enqueued(stream);
 }
 
 template <class T>
 int potrf_into_on_callers_stream(const Runtime& runtime, int device, Uplo uplo, int n, const T* A, long long row_stride,
-                                 long long col_stride, T* L, int ldl, void* caller_stream, TensorCores cores) {
+                                 long long col_stride, T* L, int ldl, void* caller_stream, TensorCores cores,
+                                 bool replayed) {
   const CurrentDevice current(device);
   const auto stream = static_cast<cudaStream_t>(caller_stream);
   const StreamSolverPool::Lease handles = lease_handles(runtime, device);
   handles->bind(stream);
-  const bool upper = uplo == Uplo::upper;
-  // The triangle read as a lower one: an upper one through the transposed strides (and
-  // conjugated: a Hermitian matrix's lower triangle).
-  cuda::load_lower(n, A, upper ? col_stride : row_stride, upper ? row_stride : col_stride, L, ldl, upper, stream);
-  factor_lower(*handles, cores, n, L, ldl, handles->device_info, stream);
-  if (upper) {
-    cuda::transpose_triangle(cuda::Triangle::upper, n, L, ldl, L, ldl, stream);
-    cuda::zero_opposite_triangle_batched(cuda::BatchUplo::upper, n, L, ldl, 0, 1, stream);
-  }
+  factor_into(*handles, cores, replayed, uplo, n, A, row_stride, col_stride, L, ldl, handles->device_info, stream);
   return handles->info_after(stream);
+}
+
+template <class T>
+void potrf_into_on_callers_stream_async(const Runtime& runtime, int device, Uplo uplo, int n, const T* A,
+                                        long long row_stride, long long col_stride, T* L, int ldl, int* info,
+                                        void* caller_stream, TensorCores cores, bool replayed) {
+  const CurrentDevice current(device);
+  const auto stream = static_cast<cudaStream_t>(caller_stream);
+  const StreamSolverPool::Lease handles = lease_handles(runtime, device);
+  handles->bind(stream);
+  factor_into(*handles, cores, replayed, uplo, n, A, row_stride, col_stride, L, ldl, info, stream);
+  handles->enqueued(stream);
 }
 
 template <class T>
@@ -921,10 +1111,13 @@ template class RefinementOnStream<double>;
 template class RefinementOnStream<std::complex<double>>;
 
 #define TESSERA_INSTANTIATE(T)                                                                                         \
-  template int potrf_on_callers_stream<T>(const Runtime&, int, Uplo, int, T*, int, void*, TensorCores);                \
+  template int potrf_on_callers_stream<T>(const Runtime&, int, Uplo, int, T*, int, void*, TensorCores, bool);          \
   template int potrf_into_on_callers_stream<T>(const Runtime&, int, Uplo, int, const T*, long long, long long, T*,     \
-                                               int, void*, TensorCores);                                               \
-  template void potrf_on_callers_stream_async<T>(const Runtime&, int, Uplo, int, T*, int, int*, void*, TensorCores);   \
+                                               int, void*, TensorCores, bool);                                         \
+  template void potrf_into_on_callers_stream_async<T>(const Runtime&, int, Uplo, int, const T*, long long, long long,  \
+                                                      T*, int, int*, void*, TensorCores, bool);                        \
+  template void potrf_on_callers_stream_async<T>(const Runtime&, int, Uplo, int, T*, int, int*, void*, TensorCores,   \
+                                                 bool);                                                                \
   template void potri_on_callers_stream<T>(const Runtime&, int, Uplo, int, T*, int, void*, bool);                      \
   template void potri_into_on_callers_stream_async<T>(const Runtime&, int, Uplo, int, const T*, long long, long long,  \
                                                       T*, int, int*, void*, bool);                                     \
