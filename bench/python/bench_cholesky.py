@@ -11,10 +11,13 @@ Suites (--suites, default all three):
 The device arrays are torch tensors on the current CUDA device; cupy and tessera take them through
 DLPack (no copy). Each cell is one library on one array: a first call (its fresh-call cost, reported
 apart: the first cell of a library in the process also pays that library's start-up), then --reps
-timed calls, or more where they take less than --min-seconds (host cells: 0.5 s, so that one
-preemption of a shared machine cannot cover most of a cell), whose median gives the rate; the
-process sleeps half a second between cells, so that no library's idle BLAS threads still spin in
-the next one. A call is timed from a synchronised device to the device's
+timed calls whose median gives the rate. Host cells run one library's calls after the other's, or
+more calls where they take less than --min-seconds (0.5 s, so that one preemption of a shared
+machine cannot cover most of a cell), and the process sleeps half a second between cells, so that
+no library's idle BLAS threads still spin in the next one. Device cells alternate the libraries:
+after every library's first call, each round makes one timed call of each, the round's first
+library rotating, so that every library's calls meet the same clocks and host load (--min-seconds
+adds rounds). A call is timed from a synchronised device to the device's
 synchronisation after it, so whatever stream a library uses is counted. Every result is checked:
 ||A x - L (L^T x)|| / (||A||_F ||x||) for a random x, at most n * eps. A library that is missing,
 fails or runs out of memory gets 'n/a' in its cell and the run goes on; memory is handed back to
@@ -352,6 +355,20 @@ def measure(peer, A, synchronize, residual, tolerance, reps, flops, unit_scale, 
     finally:
         prepared = L = None
         free_memory()
+    return cell_of(first, seconds, check, tolerance, flops, unit_scale, energy)
+
+
+def timed_call(call, synchronize):
+    """One call from a synchronised device to the device's synchronisation after it: (seconds, result)."""
+    synchronize()
+    start = time.perf_counter()
+    result = call()
+    synchronize()
+    return time.perf_counter() - start, result
+
+
+def cell_of(first, seconds, check, tolerance, flops, unit_scale, energy):
+    """A library's cell from its first call, its timed calls, its check and its energy reading."""
     median = statistics.median(seconds)
     cell = {"first_s": first, "median_s": median, "times_s": seconds, "rate": flops / median / unit_scale,
             "residual": check, "residual_ok": check <= tolerance}
@@ -361,6 +378,47 @@ def measure(peer, A, synchronize, residual, tolerance, reps, flops, unit_scale, 
         cell.update({"energy_call_s": call_seconds, "gpu_joules": gpu, "host_joules": host, "process_cpu_s": cpu,
                      "gflops_per_watt": flops / joules * 1e-9 if joules > 0 else None})
     return cell
+
+
+def measure_alternated(peers, A, synchronize, residual, tolerance, reps, flops, unit_scale, meter=None,
+                       energy_seconds=0, min_seconds=0.0):
+    """The device cells of one array: every library's first call, then rounds of one timed call of
+    each library, the round's first library rotating; then each library's check (on one more call)
+    and energy reading. A library that fails gets its error and leaves the rounds."""
+    cells, ready = {}, {}
+    for name, (module_name, prepare, factor) in peers.items():
+        if module(module_name) is None:
+            cells[name] = {"error": short(MODULES[module_name])}
+            continue
+        try:
+            prepared = prepare(A)
+            ready[name] = {"call": (lambda factor=factor, prepared=prepared: factor(prepared)),
+                           "first": timed_call(lambda: factor(prepared), synchronize)[0], "seconds": []}
+        except Exception as error:  # out of memory, unsupported shape, wrong dtype...: this cell only
+            cells[name] = {"error": short(error)}
+    rounds = 0
+    while ready and (rounds < reps or (rounds <= 10000 and min(sum(entry["seconds"]) for entry in ready.values())
+                                       < min_seconds)):
+        names = list(ready)
+        for i in range(len(names)):
+            name = names[(rounds + i) % len(names)]
+            try:
+                ready[name]["seconds"].append(timed_call(ready[name]["call"], synchronize)[0])
+            except Exception as error:
+                cells[name] = {"error": short(error)}
+                del ready[name]
+        rounds += 1
+    for name, entry in ready.items():
+        try:
+            check = residual(A, timed_call(entry["call"], synchronize)[1])
+            energy = meter.per_call(entry["call"], synchronize, energy_seconds) if meter is not None else None
+        except Exception as error:
+            cells[name] = {"error": short(error)}
+            continue
+        cells[name] = cell_of(entry["first"], entry["seconds"], check, tolerance, flops, unit_scale, energy)
+    ready = None
+    free_memory()
+    return {name: cells[name] for name in peers}
 
 
 def run_case(suite, precision, batch, n, args, peers, meter=None):
@@ -378,9 +436,12 @@ def run_case(suite, precision, batch, n, args, peers, meter=None):
     synchronize = module("torch").cuda.synchronize if device else host_synchronize
     residual = device_residual if device else host_residual
     tolerance = n * float(np.finfo(PRECISIONS[precision]).eps)
-    for name, peer in peers.items():
-        row["peers"][name] = measure(peer, A, synchronize, residual, tolerance, repetitions(suite, args), flops,
-                                     UNITS[suite][1], meter, args.energy_seconds, minimum_seconds(suite, args))
+    settings = (synchronize, residual, tolerance, repetitions(suite, args), flops, UNITS[suite][1], meter,
+                args.energy_seconds, minimum_seconds(suite, args))
+    if device:
+        row["peers"] = measure_alternated(peers, A, *settings)
+    else:
+        row["peers"] = {name: measure(peer, A, *settings) for name, peer in peers.items()}
     A = None
     free_memory()
     rates = {name: cell.get("rate") for name, cell in row["peers"].items()}

@@ -56,8 +56,8 @@ for index, (key, series) in enumerate(sorted(panels.items())):
                 sizes.add(n)
         words.append(f"{peer}_{precision}")
     tics = []
-    for n in sorted(sizes):  # sizes within 1.3x of the last labelled one stay unlabelled
-        if not tics or n >= 1.3 * tics[-1]:
+    for n in sorted(sizes):  # sizes within 1.4x of the last labelled one stay unlabelled
+        if not tics or n >= 1.4 * tics[-1]:
             tics.append(n)
     print(f"{index}|{key[1]}|{' '.join(words)}|{', '.join(str(n) for n in tics)}")
 PY
@@ -68,10 +68,6 @@ rows=$(((count + 1) / 2))
   echo "set terminal $terminal"
   echo "set output \"$out\""
   echo "set multiplot layout $rows,$columns title \"${title:-Tessera's speed over each peer's, same arrays, same run}\""
-  echo "set style line 11 lc rgb '#c0392b' lw 1.5 pt 7 ps 0.9"
-  echo "set style line 12 lc rgb '#c0392b' lw 1.5 pt 6 ps 0.9"
-  echo "set style line 13 lc rgb '#2471a3' lw 1.5 pt 5 ps 0.9"
-  echo "set style line 14 lc rgb '#2471a3' lw 1.5 pt 4 ps 0.9"
   while IFS='|' read -r index panel words sizes; do
     plot_axes "$sizes"
     echo "set title \"$panel\""
@@ -79,13 +75,20 @@ rows=$(((count + 1) / 2))
     echo "set yrange [0.25:8]"
     echo "set ytics (0.25, 0.5, 0.9, 1, 2, 4, 8)"
     plots="0.9 w l lc rgb '#7f8c8d' dt 2 t '0.9'"
-    style=11
+    peers=()  # one colour per peer; one point shape per scalar type (circles, or squares for the second peer)
     for word in $words; do
       peer=${word%_*}
       precision=${word##*_}
-      name=$([ "$precision" = d ] && echo double || echo single)
-      plots+=", \"$data/${index}_${word}.dat\" u 1:2 w p ls $style t '$peer, $name'"
-      style=$((style + 1))
+      [ ${#peers[@]} -gt 0 ] && [ "${peers[-1]}" = "$peer" ] || peers+=("$peer")
+      second=$(( ${#peers[@]} > 1 ? 1 : 0 ))
+      colour=$([ $second = 1 ] && echo '#2471a3' || echo '#c0392b')
+      case $precision in
+        d) name=double; point=$([ $second = 1 ] && echo 5 || echo 7) ;;
+        s) name=single; point=$([ $second = 1 ] && echo 4 || echo 6) ;;
+        z) name="complex double"; point=$([ $second = 1 ] && echo 13 || echo 9) ;;
+        *) name="complex single"; point=$([ $second = 1 ] && echo 12 || echo 8) ;;
+      esac
+      plots+=", \"$data/${index}_${word}.dat\" u 1:2 w p lc rgb '$colour' lw 1.5 pt $point ps 0.9 t '$peer, $name'"
     done
     echo "plot $plots"
   done < "$data/panels"
