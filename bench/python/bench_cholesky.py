@@ -319,6 +319,15 @@ def energy_meter(device):
 # ---- timing -----------------------------------------------------------------------------------------
 
 
+def timed_call(call, synchronize):
+    """One call from a synchronised device to the device's synchronisation after it: (seconds, result)."""
+    synchronize()
+    start = time.perf_counter()
+    result = call()
+    synchronize()
+    return time.perf_counter() - start, result
+
+
 def time_calls(call, synchronize, reps, min_seconds=0.0):
     """A first call, then timed ones, each from one synchronisation to the next: at least reps of
     them and, where min_seconds is given, as many more as fill that time (at most 10000), so that
@@ -327,11 +336,8 @@ def time_calls(call, synchronize, reps, min_seconds=0.0):
     seconds = []
     while len(seconds) < reps + 1 or (sum(seconds[1:]) < min_seconds and len(seconds) <= 10000):
         result = None  # the previous result is freed before the next call allocates its own
-        synchronize()
-        start = time.perf_counter()
-        result = call()
-        synchronize()
-        seconds.append(time.perf_counter() - start)
+        elapsed, result = timed_call(call, synchronize)
+        seconds.append(elapsed)
     return seconds[0], seconds[1:], result
 
 
@@ -356,15 +362,6 @@ def measure(peer, A, synchronize, residual, tolerance, reps, flops, unit_scale, 
         prepared = L = None
         free_memory()
     return cell_of(first, seconds, check, tolerance, flops, unit_scale, energy)
-
-
-def timed_call(call, synchronize):
-    """One call from a synchronised device to the device's synchronisation after it: (seconds, result)."""
-    synchronize()
-    start = time.perf_counter()
-    result = call()
-    synchronize()
-    return time.perf_counter() - start, result
 
 
 def cell_of(first, seconds, check, tolerance, flops, unit_scale, energy):
@@ -392,8 +389,8 @@ def measure_alternated(peers, A, synchronize, residual, tolerance, reps, flops, 
             continue
         try:
             prepared = prepare(A)
-            ready[name] = {"call": (lambda factor=factor, prepared=prepared: factor(prepared)),
-                           "first": timed_call(lambda: factor(prepared), synchronize)[0], "seconds": []}
+            call = lambda factor=factor, prepared=prepared: factor(prepared)  # noqa: E731
+            ready[name] = {"call": call, "first": timed_call(call, synchronize)[0], "seconds": []}
         except Exception as error:  # out of memory, unsupported shape, wrong dtype...: this cell only
             cells[name] = {"error": short(error)}
     rounds = 0
@@ -416,9 +413,7 @@ def measure_alternated(peers, A, synchronize, residual, tolerance, reps, flops, 
             cells[name] = {"error": short(error)}
             continue
         cells[name] = cell_of(entry["first"], entry["seconds"], check, tolerance, flops, unit_scale, energy)
-    ready = None
-    free_memory()
-    return {name: cells[name] for name in peers}
+    return {name: cells[name] for name in peers}  # run_case hands the memory back
 
 
 def run_case(suite, precision, batch, n, args, peers, meter=None):
