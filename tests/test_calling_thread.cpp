@@ -7,6 +7,7 @@
 #include <complex>
 #include <cstring>
 #include <limits>
+#include <optional>
 #include <random>
 #include <string>
 #include <type_traits>
@@ -15,6 +16,7 @@
 
 #include "cuda_context.hpp"
 #include "kernels/cpu/blas.hpp"
+#include "process_state.hpp"
 #include "tessera/batched.hpp"
 #include "tessera/cholesky.hpp"
 #include "tessera/error.hpp"
@@ -137,7 +139,9 @@ TYPED_TEST(CallingThread, InfoIsLapacksAtEveryPosition) {
 // Upper triangles from the table's calling_thread_upper_as_lower_from_n are factored as the lower
 // factor of their transpose: LAPACK's upper factor to rounding, LAPACK's info at every failing
 // minor with the leading minor before it factored, nothing outside the triangle touched, for
-// every scalar type and on both sides of the order where that path starts.
+// every scalar type, on both sides of the order where that path starts and of the order from which
+// the call has the program's BLAS threads, and past it with BLAS held at one thread (as a runtime
+// holds it), where the swaps are taken again.
 template <class T>
 class CallingThreadUpper : public ::testing::Test {};
 using AllScalars = ::testing::Types<float, double, std::complex<float>, std::complex<double>>;
@@ -172,15 +176,21 @@ std::vector<T> hermitian_positive_definite(int n, int ld, unsigned seed) {
 TYPED_TEST(CallingThreadUpper, MatchesLapacksUpperFactorAndInfo) {
   using T = TypeParam;
   using R = RealOf<T>;
-  const int from = detail::kThresholds.calling_thread_upper_as_lower_from(std::is_same_v<T, std::complex<double>>);
+  const int from = detail::kThresholds.calling_thread_upper_as_lower_from_n;  // complex double: never swapped
   const int threaded = detail::kThresholds.calling_thread_threaded_blas_from_n;  // direct again from there
   FactorOptions options;
   options.uplo = Uplo::upper;
   options.mode = Mode::cpu;  // the calling thread's larger limit on a machine with GPUs too
-  for (int n : {from - 1, from, from + 1, 2 * from + 1, threaded - 1, threaded}) {
+  const std::vector<std::pair<int, bool>> cases = {{from - 1, false},     {from, false},     {from + 1, false},
+                                                   {2 * from + 1, false}, {threaded - 1, false}, {threaded, false},
+                                                   {threaded, true},      {threaded + 1, true}};
+  for (const auto& [n, one_thread] : cases) {
     const int ld = n + 2;
+    std::optional<detail::SingleThreadedBlas> held;
+    if (one_thread) held.emplace();
     for (int k : {0, 1, 2, n / 2, n - 1, n}) {  // k = 0: positive definite
-      SCOPED_TRACE("n = " + std::to_string(n) + ", failing minor " + std::to_string(k));
+      SCOPED_TRACE("n = " + std::to_string(n) + (one_thread ? " (BLAS held at one thread)" : "") +
+                   ", failing minor " + std::to_string(k));
       std::vector<T> A = hermitian_positive_definite<T>(n, ld, 13u + n);
       // The leading minor of order k is not positive definite, the one before it is.
       if (k > 0) A[(k - 1) + std::size_t(k - 1) * ld] = T(-1);

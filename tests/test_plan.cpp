@@ -222,6 +222,28 @@ TEST(Plan, SmallDeviceFactorizationsReplayTheirLaunches) {
   EXPECT_FALSE(detail::plan(two_gpus(), request(DataPlace::device_array, 64)).replays_launches);
 }
 
+// Up to the table's order a real matrix's factorization on the caller's stream is one thread
+// block's; not a complex one, not an inverse, not above it, and never off the caller's stream.
+TEST(Plan, SmallRealDeviceFactorizationsRunInOneBlock) {
+  const int limit = kThresholds.one_block_potrf_max_n;
+  ASSERT_LE(limit, kThresholds.replayed_launches_max_n);
+  for (const Precision precision : {Precision::double_real, Precision::single_real, Precision::double_complex,
+                                    Precision::single_complex})
+    for (const int n : {1, 48, limit, limit + 1}) {
+      PlanRequest r = request(DataPlace::device_array, n);
+      r.precision = precision;
+      const Plan p = detail::plan(one_gpu(), r);
+      EXPECT_EQ(p.path, Path::callers_stream) << n;
+      EXPECT_EQ(p.factors_in_one_block, !is_complex(precision) && n <= limit) << n;
+      r.inverts = true;
+      EXPECT_FALSE(detail::plan(one_gpu(), r).factors_in_one_block) << "inverse, n = " << n;
+    }
+  PlanRequest traced = request(DataPlace::device_array, 64);
+  traced.options.trace = std::make_shared<Trace>();
+  EXPECT_FALSE(detail::plan(one_gpu(), traced).factors_in_one_block);
+  EXPECT_FALSE(detail::plan(two_gpus(), request(DataPlace::device_array, 64)).factors_in_one_block);
+}
+
 // A tensor-core factorization with 16-bit operands of a float matrix in GPU memory on one GPU is
 // recursive on the caller's stream from the table's order (its tiles are no task's, so no GPU is
 // too small for them), the tile DAG below it; TF32, asked tiles, a trace or two GPUs keep the tile

@@ -227,7 +227,8 @@ TESSERA_EXPORT void zero_opposite_triangle(Uplo uplo, int n, T* A, int lda, long
 // One vendor call: left to Tessera (options.grain automatic, options.nb 0), a matrix of order up to
 // 16384 on the one GPU of a runtime that runs the call as gpu mode is factored by cuSOLVER's potrf
 // on the matrix itself (an upper-stored one through a transposed workspace of n x n elements, which
-// the runtime keeps for its next such call while it is at most 1/16 of the GPU's memory), the
+// the runtime keeps for its next such call while it is at most 1/16 of the GPU's memory; a real
+// matrix up to order 192 by one thread block of Tessera's in one launch instead), the
 // solves are cuBLAS's two trsm, and no trace is asked for: these are enqueued by the calling thread
 // on `stream`, after the work already there, with handles the runtime keeps, and without a task
 // of the runtime (whose request would add its own cost to every call and wait for the stream

@@ -179,10 +179,11 @@ def test_small_matrices_waited_for_give_their_factors_or_their_columns(kind, n, 
 
 @pytest.mark.parametrize("dtype", [np.float64, np.float32, np.complex128, np.complex64])
 @pytest.mark.parametrize("lower", [True, False])
-@pytest.mark.parametrize("n", [97, 300, DENSE_N])
+@pytest.mark.parametrize("n", [48, 97, 192, 193, 300, DENSE_N])
 def test_one_matrix_waited_for_gives_its_factor_or_its_column(kind, n, lower, dtype):
-    """cholesky of one GPU matrix that cuSOLVER's potrf takes reads the info back in the native
-    call (no info array): the factor in either triangle and layout, the input unchanged, and the
+    """cholesky of one GPU matrix that the dense device API takes (one thread block's kernel for a
+    real one up to 192, cuSOLVER's potrf above) reads the info back in the native call (no info
+    array): the factor in either triangle and layout, the input unchanged, and the
     failing column raised, at the first and last columns and between."""
     a = hpd(n, dtype, seed=n) if np.dtype(dtype).kind == "c" else spd(n, dtype=dtype, seed=5)
     for x in (kind.put(a), kind.swap(kind.put(np.ascontiguousarray(a.swapaxes(-1, -2))))):
@@ -198,7 +199,7 @@ def test_one_matrix_waited_for_gives_its_factor_or_its_column(kind, n, lower, dt
 
 @pytest.mark.parametrize("dtype", [np.float64, np.float32, np.complex128, np.complex64])
 @pytest.mark.parametrize("lower", [True, False])
-@pytest.mark.parametrize("n", [1, 17, 33, 64, 97, 300])
+@pytest.mark.parametrize("n", [1, 17, 33, 48, 64, 97, 192, 193, 300])
 def test_one_plain_torch_matrix_takes_the_short_route(n, lower, dtype):
     """One plain 2-D torch tensor on the current GPU goes the short route
     (_factor_plain_torch_matrix) once a call has made PyTorch's adapter, to the batched kernels or

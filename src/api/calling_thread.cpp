@@ -49,6 +49,7 @@ class CallingThreadBlas {
  public:
   explicit CallingThreadBlas(int n) : small_(n < kThresholds.calling_thread_threaded_blas_from_n) {
     if (small_ || blas_threads_with_a_cpu() == 1) one_thread_.emplace();
+    one_thread_now_ = current_blas_threads() <= 1;
   }
   ~CallingThreadBlas() {
     if (!one_thread_) note_threaded_blas_call_end();
@@ -58,10 +59,13 @@ class CallingThreadBlas {
   // Whether the matrices are small enough for one BLAS thread each (a stack's parallelism is then
   // in the stack).
   bool small() const { return small_; }
+  // Whether the call runs on one BLAS thread: small, held at one by a runtime, or left one CPU.
+  bool one_thread() const { return one_thread_now_; }
 
  private:
   bool small_;
   std::optional<SingleThreadedBlas> one_thread_;
+  bool one_thread_now_ = true;
 };
 
 // f(i, j) for every entry of the strict lower triangle of an n x n matrix (i > j), in square
@@ -103,20 +107,19 @@ void mirror_triangle(Uplo uplo, int n, T* A, int lda) {
 }
 
 // LAPACK's potrf of the triangle `uplo` of A (for the smallest orders its unblocked potf2, as
-// Tessera's kernel). An upper triangle from kThresholds.calling_thread_upper_as_lower_from_n to
-// the orders factored with threaded BLAS (where OpenBLAS's upper potrf comes within about 10% of
-// its lower one, less than the swaps cost) is factored as the lower triangle of the same
+// Tessera's kernel). An upper triangle from kThresholds.calling_thread_upper_as_lower_from_n,
+// where the call runs on one BLAS thread (with threaded BLAS OpenBLAS's upper potrf comes within
+// about 10% of its lower one, less than the swaps cost), is factored as the lower triangle of the same
 // Hermitian matrix: its adjoint is swapped into the lower triangle, whose entries wait in the upper one (potrf('L') leaves it alone) until
 // the swap back puts them home and the factor L (L L^H = A: the same leading minors, LAPACK's
 // info) where U = L^H belongs (U^H U = A). In place: a copy into a workspace cost more than the
 // lower potrf saves.
 template <class T>
-int potrf_via_lower(Uplo uplo, int n, T* A, int lda) {
+int potrf_via_lower(Uplo uplo, int n, T* A, int lda, bool one_blas_thread) {
   if (n <= kThresholds.calling_thread_unblocked_potrf_max_n(kIsComplex<T>, uplo == Uplo::upper))
     return kernels::cpu::potrf_unblocked(letter(uplo), n, A, lda);
-  if (uplo == Uplo::lower ||
-      n < kThresholds.calling_thread_upper_as_lower_from(std::is_same_v<T, std::complex<double>>) ||
-      n >= kThresholds.calling_thread_threaded_blas_from_n)
+  if (uplo == Uplo::lower || !one_blas_thread ||
+      !kThresholds.calling_thread_upper_as_lower(kIsComplex<T>, std::is_same_v<T, std::complex<double>>, n))
     return kernels::cpu::potrf(letter(uplo), n, A, lda);
   swap_triangles(n, A, lda);
   const int info = kernels::cpu::potrf('L', n, A, lda);
@@ -141,7 +144,7 @@ CallingThreadResult potrf_on_calling_thread(Uplo uplo, int n, T* A, int lda) {
   if (n == 0) return {};
   const bool non_finite = triangle_non_finite(uplo, n, A, lda);
   const CallingThreadBlas blas(n);
-  return {potrf_via_lower(uplo, n, A, lda), non_finite};
+  return {potrf_via_lower(uplo, n, A, lda, blas.one_thread()), non_finite};
 }
 
 template <class T>
@@ -173,10 +176,10 @@ int first_zero_diagonal(int n, const T* A, int lda) {
 // Matrices [first, last) of a batch, one after the other.
 template <class T>
 void batch_part(Uplo uplo, int n, int nrhs, T* A, int lda, long long strideA, T* B, int ldb, long long strideB,
-                int first, int last, int* info, bool factor) {
+                int first, int last, int* info, bool factor, bool one_blas_thread) {
   for (int k = first; k < last; ++k) {
     T* a = A + k * strideA;
-    const int matrix_info = factor ? potrf_via_lower(uplo, n, a, lda) : 0;
+    const int matrix_info = factor ? potrf_via_lower(uplo, n, a, lda, one_blas_thread) : 0;
     if (factor) info[k] = matrix_info;
     // With no right-hand side B may be null: no pointer into it is formed.
     if (matrix_info == 0 && nrhs > 0) kernels::cpu::potrs(letter(uplo), n, nrhs, a, lda, B + k * strideB, ldb);
@@ -214,15 +217,16 @@ void run_in_parts(int batch, int parts, const Part& part) {
   for (std::thread& thread : others) thread.join();
 }
 
-// part(first, last) over a batch of order n, in the parts batch_parts gives work of nrhs
-// right-hand sides (no more than have a CPU to themselves), each with one BLAS thread where the
-// order is small.
+// part(first, last, one_blas_thread) over a batch of order n, in the parts batch_parts gives work
+// of nrhs right-hand sides (no more than have a CPU to themselves), each with one BLAS thread where
+// the order is small.
 template <class Part>
 void run_batch(int n, int nrhs, int batch, const Part& part) {
   const CallingThreadBlas blas(n);
   int parts = blas.small() ? batch_parts(n, nrhs, batch) : 1;
   if (parts > 1) parts = std::min(parts, blas_threads_with_a_cpu());
-  run_in_parts(batch, parts, part);
+  const bool one_thread = blas.one_thread();
+  run_in_parts(batch, parts, [&](int first, int last) { part(first, last, one_thread); });
 }
 
 }  // namespace
@@ -236,8 +240,8 @@ void batch_on_calling_thread(Uplo uplo, int n, int nrhs, T* A, int lda, long lon
     if (factor) std::fill(info, info + batch, 0);
     return;
   }
-  run_batch(n, nrhs, batch, [&](int first, int last) {
-    batch_part(uplo, n, nrhs, A, lda, strideA, B, ldb, strideB, first, last, info, factor);
+  run_batch(n, nrhs, batch, [&](int first, int last, bool one_blas_thread) {
+    batch_part(uplo, n, nrhs, A, lda, strideA, B, ldb, strideB, first, last, info, factor, one_blas_thread);
   });
 }
 
@@ -265,11 +269,11 @@ void batch_into_on_calling_thread(Uplo uplo, int n, const T* source, int sourceL
     std::fill(info, info + batch, 0);
     return;
   }
-  run_batch(n, 0, batch, [&](int first, int last) {
+  run_batch(n, 0, batch, [&](int first, int last, bool one_blas_thread) {
     for (int k = first; k < last; ++k) {
       T* a = A + k * strideA;
       copy_triangle(uplo, n, source + k * sourceStride, sourceLd, a, lda);
-      info[k] = potrf_via_lower(uplo, n, a, lda);
+      info[k] = potrf_via_lower(uplo, n, a, lda, one_blas_thread);
     }
   });
 }
@@ -281,7 +285,7 @@ void inverse_batch_on_calling_thread(Uplo uplo, int n, T* A, int lda, long long 
     return;
   }
   // xPOTRI does twice the arithmetic of xPOTRF: counted as n / 6 right-hand sides.
-  run_batch(n, n / 6, batch, [&](int first, int last) {
+  run_batch(n, n / 6, batch, [&](int first, int last, bool) {
     for (int k = first; k < last; ++k) info[k] = potri_small_or_lapack(uplo, n, A + k * strideA, lda);
   });
 }
@@ -293,7 +297,7 @@ void inverse_into_on_calling_thread(Uplo uplo, int n, const T* source, int sourc
     std::fill(info, info + batch, 0);
     return;
   }
-  run_batch(n, n / 6, batch, [&](int first, int last) {
+  run_batch(n, n / 6, batch, [&](int first, int last, bool) {
     for (int k = first; k < last; ++k) {
       T* x = X + k * strideX;
       copy_triangle(uplo, n, source + k * sourceStride, sourceLd, x, ldx);

@@ -133,6 +133,12 @@ FactorOptions as_planned(const FactorOptions& options, const detail::Plan& plan)
   return planned;
 }
 
+// How a call on the caller's stream launches its factorization, as `plan` says.
+detail::OneMatrixLaunch one_matrix_launch(const detail::Plan& plan) {
+  if (plan.factors_in_one_block) return detail::OneMatrixLaunch::one_block;
+  return plan.replays_launches ? detail::OneMatrixLaunch::replayed : detail::OneMatrixLaunch::calls;
+}
+
 // Whether the call runs on the caller's stream (Path::callers_stream) with its matrices on the one
 // GPU of the runtime; a matrix elsewhere takes the runtime's path, which says why it cannot.
 bool on_callers_stream(const detail::Plan& plan, std::initializer_list<int> devices) {
@@ -184,7 +190,7 @@ int potrf_planned(Runtime& runtime, int n, T* A, int lda, Stream stream, const F
   const int device = device_holding("potrf", A, "A", 3);
   if (on_callers_stream(plan, {device}))
     return detail::potrf_on_callers_stream(runtime, device, options.uplo, n, A, lda, stream, plan.tensor_cores,
-                                           plan.replays_launches);
+                                           one_matrix_launch(plan));
   detail::synchronize_stream(stream);
   if constexpr (std::is_same_v<T, float>) {
     if (inverses && makes_block_inverses(plan, options)) {
@@ -220,7 +226,7 @@ void potrf_ex_planned(Runtime& runtime, const detail::Plan& plan, int n, T* A, i
                       int info_device, Stream stream, const FactorOptions& options) {
   if (on_callers_stream(plan, {device, info_device})) {
     detail::potrf_on_callers_stream_async(runtime, device, options.uplo, n, A, lda, info, stream, plan.tensor_cores,
-                                          plan.replays_launches);
+                                          one_matrix_launch(plan));
     return;
   }
   detail::synchronize_stream(stream);
@@ -273,7 +279,7 @@ void potrf_ex(Runtime& runtime, int n, const T* A, long long rowStrideA, long lo
   const detail::Plan plan = device_plan<T>(runtime, n, lower);
   if (on_callers_stream(plan, {device, info_device})) {
     detail::potrf_into_on_callers_stream_async(runtime, device, options.uplo, n, A, rowStrideA, colStrideA, L, ldl,
-                                               info, stream, plan.tensor_cores, plan.replays_launches);
+                                               info, stream, plan.tensor_cores, one_matrix_launch(plan));
     return;
   }
   // The triangle read as the lower triangle of L: an upper one through the transposed strides (and
@@ -306,7 +312,7 @@ int potrf(Runtime& runtime, int n, const T* A, long long rowStrideA, long long c
   const detail::Plan plan = device_plan<T>(runtime, n, lower);
   if (on_callers_stream(plan, {device}))
     return detail::potrf_into_on_callers_stream(runtime, device, options.uplo, n, A, rowStrideA, colStrideA, L, ldl,
-                                                stream, plan.tensor_cores, plan.replays_launches);
+                                                stream, plan.tensor_cores, one_matrix_launch(plan));
   const bool upper = options.uplo == Uplo::upper;
   detail::load_lower_on_stream(device, n, A, upper ? colStrideA : rowStrideA, upper ? rowStrideA : colStrideA, L, ldl,
                                upper, stream);
@@ -406,7 +412,7 @@ int posv_dense(Runtime& runtime, int n, int nrhs, T* A, int lda, T* B, int ldb, 
     // As LAPACK: B is left as it was when the factorization fails.
     const int info =
         detail::potrf_on_callers_stream(runtime, a_device, options.uplo, n, A, lda, stream, plan.tensor_cores,
-                                        plan.replays_launches);
+                                        one_matrix_launch(plan));
     if (info == 0 && nrhs > 0)
       detail::potrs_on_callers_stream<T>(runtime, a_device, options.uplo, n, nrhs, A, lda, B, ldb, stream);
     return info;

@@ -168,7 +168,12 @@ void plan_device_array(const Machine& machine, const PlanRequest& r, Plan& p) {
     p.path = Path::callers_stream;
     say(p, [&] { return "on the caller's stream, where its matrices are on the runtime's GPU"; });
     p.replays_launches = !r.inverts && r.n <= t.replayed_launches_max_n;
-    if (p.replays_launches)
+    p.factors_in_one_block = !r.inverts && !is_complex(r.precision) && r.n <= t.one_block_potrf_max_n;
+    if (p.factors_in_one_block)
+      say(p, [&] {
+        return fmt::format("factored by one thread block in one launch (real, n <= {})", t.one_block_potrf_max_n);
+      });
+    else if (p.replays_launches)
       say(p, [&] {
         return fmt::format("its launches replayed as one CUDA graph from the second call of its order (n <= {})",
                            t.replayed_launches_max_n);

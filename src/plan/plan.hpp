@@ -90,6 +90,9 @@ struct Plan {
   // callers_stream: the call's launches replayed as one CUDA graph (small orders, where launching
   // them costs more host time than they take on the GPU).
   bool replays_launches = false;
+  // callers_stream, a real matrix up to Thresholds::one_block_potrf_max_n: factored by one thread
+  // block in one launch (kernels::cuda::potrf_one_block) instead of cuSOLVER's potrf.
+  bool factors_in_one_block = false;
   std::vector<int> panel_starts;  // out-of-core panels (more than one: the matrix cut)
   int batch_chunk = 0;
   GpuOwners gpu_owners;           // the GPUs tile tasks are placed on (1 x 1: placed by the policy)

@@ -46,14 +46,20 @@ struct Thresholds {
   int calling_thread_split_from_n = 160;
   // From this order the calling thread factors an upper triangle as the lower factor of its
   // adjoint (swapped in place): on one thread OpenBLAS's upper potrf is the slower by more than the
-  // swaps cost. Not with threaded BLAS (from calling_thread_threaded_blas_from_n), where the gap is
-  // smaller than the swaps.
+  // swaps cost. Not where the call has several BLAS threads (from
+  // calling_thread_threaded_blas_from_n, unless a runtime or other threads leave it one CPU), where
+  // the gap is smaller than the swaps.
   int calling_thread_upper_as_lower_from_n = 64;
-  // In complex double not below the threaded orders: there the two potrfs take about the same time
-  // on one thread, less than the two swaps (which cost most where the columns lie 4 KB apart).
-  int calling_thread_upper_as_lower_from_n_complex_double = 448;
-  constexpr int calling_thread_upper_as_lower_from(bool complex_double) const {
-    return complex_double ? calling_thread_upper_as_lower_from_n_complex_double : calling_thread_upper_as_lower_from_n;
+  // Not in complex double: there the two potrfs took about the same time on one thread at every
+  // order measured, less than the two swaps (which cost most where the columns lie 4 KB apart). In
+  // complex single not from calling_thread_threaded_blas_from_n: there, on one thread, the swaps
+  // took about what they saved.
+  bool calling_thread_upper_as_lower_complex_double = false;
+  bool calling_thread_upper_as_lower_complex_single_threaded_orders = false;
+  constexpr bool calling_thread_upper_as_lower(bool complex, bool complex_double, int n) const {
+    if (n < calling_thread_upper_as_lower_from_n) return false;
+    if (complex_double) return calling_thread_upper_as_lower_complex_double;
+    return !complex || n < calling_thread_threaded_blas_from_n || calling_thread_upper_as_lower_complex_single_threaded_orders;
   }
   // Up to these orders the calling thread factors a matrix with Tessera's unblocked potf2
   // (kernels/cpu/small_potrf.hpp) instead of a call into LAPACK, whose fixed cost per call exceeds
@@ -83,6 +89,11 @@ struct Thresholds {
   // the second call of an order on: there launching them one by one takes longer on the host than
   // they run on the GPU.
   int replayed_launches_max_n = 512;
+  // ... and a real one up to this order is factored by one thread block in one launch
+  // (kernels::cuda::potrf_one_block: its whole triangle in shared memory, a warp factoring each
+  // diagonal block while the others follow and update ahead), which took less time than cuSOLVER's
+  // potrf at every order from 32 to 192 in both real types (H100); the kernel holds at most 192.
+  int one_block_potrf_max_n = 192;
   // The same for the inverse from a factor in GPU memory (device::potri, potri_ex): the factor's
   // triangular inverse W and the product W^H W on the matrix itself (cuBLAS on the caller's stream,
   // vendor::invert_from_lower_factor) up to this order, the tile DAG of the triangular inverse and
@@ -109,8 +120,8 @@ struct Thresholds {
   // batched kernels (a thread block per matrix), except a stack of fewer than short_stack_max_batch
   // matrices from order short_stack_min_n, which cuSOLVER's batched potrf factors in one call
   // (device::potrf_stack_ex, a captured graph from the second call on a stack of the same shape),
-  // and one matrix (a 2-D array) from order single_matrix_vendor_min_n, which cuSOLVER's potrf
-  // factors (device::potrf_ex). A block factors one matrix in the same time however few run beside
+  // and one matrix (a 2-D array) from order single_matrix_vendor_min_n, which the dense device API
+  // factors (device::potrf_ex: one_block_potrf_max_n, then cuSOLVER's potrf). A block factors one matrix in the same time however few run beside
   // it, so the kernels win only once the stack is long enough, or the matrices small enough;
   // complex stacks reach the vendor's side sooner, a complex element taking the registers of two
   // real ones. From dense_device_min_n each matrix is one dense call after the other.
@@ -118,9 +129,10 @@ struct Thresholds {
   int short_stack_min_n = 192;
   int complex_double_short_stack_min_n = 96;
   int complex_single_short_stack_min_n = 160;
-  // One real matrix: cuSOLVER's potrf from order 48, its launches replayed as one graph
-  // (replayed_launches_max_n); the kernels were the faster up to 40, level at 48 and the slower
-  // from 56 (H100, through Python's short route).
+  // One real matrix: the dense device API from order 48; against cuSOLVER's potrf, its launches
+  // replayed as one graph (replayed_launches_max_n), the batched kernels were the faster up to 40,
+  // level at 48 and the slower from 56 (H100, through Python's short route); the device API now
+  // runs the one-block kernel there (one_block_potrf_max_n).
   int single_matrix_vendor_min_n = 48;
   // One complex matrix: cuSOLVER's potrf from these orders, the batched kernel below them.
   // Complex single also keeps the kernel from complex_single_single_matrix_kernel_min_n to

@@ -815,7 +815,8 @@ def _factor_device(ad, a, lower, mode, policy):
     """A GPU stack the batched kernels do not take (_takes_batched_kernels): factored out of place
     by the dense device API (tessera::device::potrf_ex for one matrix: one kernel loads its
     triangle where it lies into the factor's array with zeros in the other, then cuSOLVER's potrf on
-    the array's stream up to order 16384 on one GPU, the tile DAG above; device::potrf_stack_ex for
+    the array's stream up to order 16384 on one GPU, the tile DAG above; a real matrix up to order
+    192 is read, factored and written by one kernel of Tessera's instead; device::potrf_stack_ex for
     a stack: one call of cuSOLVER's batched potrf for moderate orders, as the library's plan says).
     Tessera factors a lower triangle into column-major storage: in a C-ordered (n, n) slot the
     lower factor L of what it read reads as L^T. For a lower factor that is L returned transposed

@@ -25,12 +25,14 @@
 #include "kernels/cuda/check.hpp"
 #include "kernels/cuda/graph_nodes.hpp"
 #include "kernels/cuda/matrix_utils.hpp"
+#include "kernels/cuda/one_block_potrf.hpp"
 #include "kernels/cuda/stream_memory.hpp"
 #include "kernels/cuda/batched_kernels.hpp"
 #include "kernels/cuda/refinement.hpp"
 #include "kernels/cuda/tensor_core_potrf.hpp"
 #include "kernels/cuda/vendor.hpp"
 #include "runtime_resources.hpp"
+#include "thresholds.hpp"
 
 namespace tessera::detail {
 
@@ -553,21 +555,41 @@ bool capturing(cudaStream_t stream) {
   return status != cudaStreamCaptureStatusNone;
 }
 
-// The handles' graph for T and n where the call is `replayed` (cores off, `stream` not being
+// The handles' graph for T and n where the call is replayed (cores off, `stream` not being
 // captured) and one is captured.
 template <class T>
-const FactorGraph* replayed_graph(StreamSolvers& handles, TensorCores cores, bool replayed, int n,
+const FactorGraph* replayed_graph(StreamSolvers& handles, TensorCores cores, OneMatrixLaunch launch, int n,
                                   cudaStream_t stream) {
-  if (!replayed || cores != TensorCores::off || capturing(stream)) return nullptr;
+  if (launch != OneMatrixLaunch::replayed || cores != TensorCores::off || capturing(stream)) return nullptr;
   return handles.factor_graph<T>(n, stream);
+}
+
+static_assert(kThresholds.one_block_potrf_max_n <= cuda::one_block_potrf_max_n);
+
+// Whether the call factors a real matrix of order n by one thread block (cores off): where the
+// plan says so and the GPU's shared memory holds the kernel's, else by cuSOLVER's potrf.
+template <class T>
+bool in_one_block(TensorCores cores, OneMatrixLaunch launch, int n) {
+  if constexpr (kIsComplex<T>) {
+    return false;
+  } else {
+    return launch == OneMatrixLaunch::one_block && cores == TensorCores::off && cuda::potrf_one_block_fits<T>(n);
+  }
 }
 
 // A's triangle `uplo` (n x n, lda) := its factor, its info into `info` (device memory), on `stream`:
 // by the handles' graph where replayed_graph gives one, else by the calls themselves (factor).
 template <class T>
-void factor_in_place(StreamSolvers& handles, TensorCores cores, bool replayed, Uplo uplo, int n, T* A, int lda,
-                     int* info, cudaStream_t stream) {
-  if (const FactorGraph* graph = replayed_graph<T>(handles, cores, replayed, n, stream)) {
+void factor_in_place(StreamSolvers& handles, TensorCores cores, OneMatrixLaunch launch, Uplo uplo, int n, T* A,
+                     int lda, int* info, cudaStream_t stream) {
+  if constexpr (!kIsComplex<T>) {
+    if (in_one_block<T>(cores, launch, n)) {  // an upper triangle read and written as its transpose
+      const long long row = uplo == Uplo::upper ? lda : 1, col = uplo == Uplo::upper ? 1 : lda;
+      cuda::potrf_one_block(n, A, row, col, A, row, col, false, info, stream);
+      return;
+    }
+  }
+  if (const FactorGraph* graph = replayed_graph<T>(handles, cores, launch, n, stream)) {
     graph->replay(static_cast<const T*>(A), 1, lda, A, lda, uplo == Uplo::upper, false, info, stream);
     return;
   }
@@ -580,10 +602,17 @@ void factor_in_place(StreamSolvers& handles, TensorCores cores, bool replayed, U
 // themselves (the triangle read as a lower one, an upper one through the transposed strides and
 // conjugated, loaded into L's lower triangle, factored there, an upper factor moved back).
 template <class T>
-void factor_into(StreamSolvers& handles, TensorCores cores, bool replayed, Uplo uplo, int n, const T* A,
+void factor_into(StreamSolvers& handles, TensorCores cores, OneMatrixLaunch launch, Uplo uplo, int n, const T* A,
                  long long row_stride, long long col_stride, T* L, int ldl, int* info, cudaStream_t stream) {
   const bool upper = uplo == Uplo::upper;
-  if (const FactorGraph* graph = replayed_graph<T>(handles, cores, replayed, n, stream)) {
+  if constexpr (!kIsComplex<T>) {
+    if (in_one_block<T>(cores, launch, n)) {  // an upper factor written as the transpose of the lower
+      cuda::potrf_one_block(n, A, upper ? col_stride : row_stride, upper ? row_stride : col_stride, L,
+                            upper ? ldl : 1, upper ? 1 : ldl, true, info, stream);
+      return;
+    }
+  }
+  if (const FactorGraph* graph = replayed_graph<T>(handles, cores, launch, n, stream)) {
     graph->replay(A, row_stride, col_stride, L, ldl, upper, true, info, stream);
     return;
   }
@@ -599,47 +628,47 @@ void factor_into(StreamSolvers& handles, TensorCores cores, bool replayed, Uplo 
 
 template <class T>
 int potrf_on_callers_stream(const Runtime& runtime, int device, Uplo uplo, int n, T* A, int lda, void* caller_stream,
-                            TensorCores cores, bool replayed) {
+                            TensorCores cores, OneMatrixLaunch launch) {
   const CurrentDevice current(device);
   const auto stream = static_cast<cudaStream_t>(caller_stream);
   const StreamSolverPool::Lease handles = lease_handles(runtime, device);
   handles->bind(stream);
-  factor_in_place(*handles, cores, replayed, uplo, n, A, lda, handles->device_info, stream);
+  factor_in_place(*handles, cores, launch, uplo, n, A, lda, handles->device_info, stream);
   return handles->info_after(stream);
 }
 
 template <class T>
 void potrf_on_callers_stream_async(const Runtime& runtime, int device, Uplo uplo, int n, T* A, int lda, int* info,
-                                   void* caller_stream, TensorCores cores, bool replayed) {
+                                   void* caller_stream, TensorCores cores, OneMatrixLaunch launch) {
   const CurrentDevice current(device);
   const auto stream = static_cast<cudaStream_t>(caller_stream);
   const StreamSolverPool::Lease handles = lease_handles(runtime, device);
   handles->bind(stream);
-  factor_in_place(*handles, cores, replayed, uplo, n, A, lda, info, stream);
+  factor_in_place(*handles, cores, launch, uplo, n, A, lda, info, stream);
   handles->enqueued(stream);
 }
 
 template <class T>
 int potrf_into_on_callers_stream(const Runtime& runtime, int device, Uplo uplo, int n, const T* A, long long row_stride,
                                  long long col_stride, T* L, int ldl, void* caller_stream, TensorCores cores,
-                                 bool replayed) {
+                                 OneMatrixLaunch launch) {
   const CurrentDevice current(device);
   const auto stream = static_cast<cudaStream_t>(caller_stream);
   const StreamSolverPool::Lease handles = lease_handles(runtime, device);
   handles->bind(stream);
-  factor_into(*handles, cores, replayed, uplo, n, A, row_stride, col_stride, L, ldl, handles->device_info, stream);
+  factor_into(*handles, cores, launch, uplo, n, A, row_stride, col_stride, L, ldl, handles->device_info, stream);
   return handles->info_after(stream);
 }
 
 template <class T>
 void potrf_into_on_callers_stream_async(const Runtime& runtime, int device, Uplo uplo, int n, const T* A,
                                         long long row_stride, long long col_stride, T* L, int ldl, int* info,
-                                        void* caller_stream, TensorCores cores, bool replayed) {
+                                        void* caller_stream, TensorCores cores, OneMatrixLaunch launch) {
   const CurrentDevice current(device);
   const auto stream = static_cast<cudaStream_t>(caller_stream);
   const StreamSolverPool::Lease handles = lease_handles(runtime, device);
   handles->bind(stream);
-  factor_into(*handles, cores, replayed, uplo, n, A, row_stride, col_stride, L, ldl, info, stream);
+  factor_into(*handles, cores, launch, uplo, n, A, row_stride, col_stride, L, ldl, info, stream);
   handles->enqueued(stream);
 }
 
@@ -1111,13 +1140,14 @@ template class RefinementOnStream<double>;
 template class RefinementOnStream<std::complex<double>>;
 
 #define TESSERA_INSTANTIATE(T)                                                                                         \
-  template int potrf_on_callers_stream<T>(const Runtime&, int, Uplo, int, T*, int, void*, TensorCores, bool);          \
+  template int potrf_on_callers_stream<T>(const Runtime&, int, Uplo, int, T*, int, void*, TensorCores,                \
+                                          OneMatrixLaunch);                                                            \
   template int potrf_into_on_callers_stream<T>(const Runtime&, int, Uplo, int, const T*, long long, long long, T*,     \
-                                               int, void*, TensorCores, bool);                                         \
+                                               int, void*, TensorCores, OneMatrixLaunch);                              \
   template void potrf_into_on_callers_stream_async<T>(const Runtime&, int, Uplo, int, const T*, long long, long long,  \
-                                                      T*, int, int*, void*, TensorCores, bool);                        \
+                                                      T*, int, int*, void*, TensorCores, OneMatrixLaunch);             \
   template void potrf_on_callers_stream_async<T>(const Runtime&, int, Uplo, int, T*, int, int*, void*, TensorCores,   \
-                                                 bool);                                                                \
+                                                 OneMatrixLaunch);                                                     \
   template void potri_on_callers_stream<T>(const Runtime&, int, Uplo, int, T*, int, void*, bool);                      \
   template void potri_into_on_callers_stream_async<T>(const Runtime&, int, Uplo, int, const T*, long long, long long,  \
                                                       T*, int, int*, void*, bool);                                     \

@@ -17,35 +17,44 @@
 
 namespace tessera::detail {
 
+// How a call factors one matrix on the caller's stream (the plan's choice):
+//   calls: cuSOLVER's potrf with the loads, checks and stores around it, launched one by one;
+//   replayed: those launches as one CUDA graph, replayed from the second call of a scalar type and
+//             order on (the plan's replays_launches);
+//   one_block: kernels::cuda::potrf_one_block, loads and stores included, in one launch (real
+//              types; the plan's factors_in_one_block), where the GPU's shared memory holds it.
+enum class OneMatrixLaunch { calls, replayed, one_block };
+
 // A (n x n, lda, in the memory of `device`) factored in place on `stream` (a cudaStream_t; null:
 // the legacy default stream), after the work already on it; returns LAPACK's info once the factor
 // is complete. Only the triangle `uplo` is read and written: an upper-stored A is transposed into
 // a workspace of n x n elements (stream-ordered) and back. `cores` other than off (float only):
 // a recursive factorization whose products run on the tensor cores
 // (kernels::cuda::potrf_lower_on_tensor_cores) instead of cuSOLVER's.
-// `replayed`: as for potrf_into_on_callers_stream, the graph's store leaving A's other triangle.
+// `launch`: as for potrf_into_on_callers_stream, leaving A's other triangle.
 template <class T>
 int potrf_on_callers_stream(const Runtime& runtime, int device, Uplo uplo, int n, T* A, int lda, void* stream,
-                            TensorCores cores = TensorCores::off, bool replayed = false);
+                            TensorCores cores = TensorCores::off, OneMatrixLaunch launch = OneMatrixLaunch::calls);
 
 // As potrf_on_callers_stream, with LAPACK's info written to `info` (device memory, on `device`) in
 // the order of `stream`: returns once the work is enqueued, never waiting for the GPU.
 template <class T>
 void potrf_on_callers_stream_async(const Runtime& runtime, int device, Uplo uplo, int n, T* A, int lda, int* info,
-                                   void* stream, TensorCores cores = TensorCores::off, bool replayed = false);
+                                   void* stream, TensorCores cores = TensorCores::off, OneMatrixLaunch launch = OneMatrixLaunch::calls);
 
 // The out-of-place form of device::potrf: L (n x n, ldl, on `device`) := the factor of the matrix
 // whose element (i, j) lies at A + i * row_stride + j * col_stride (its triangle `uplo` read, loaded
 // into L's lower triangle, zeros above, an upper factor moved back into L's upper triangle), on
 // `stream` after the work already on it; returns LAPACK's info once L is complete (one
-// synchronisation of the stream, through the handles' own info word). `replayed` (the plan's
-// replays_launches; cores off): from the second call of a scalar type and order on, the call's
-// launches are one CUDA graph replayed on the call's matrices (the triangle factored in a
-// workspace of the graph's, n x n elements kept for each of the last few orders).
+// synchronisation of the stream, through the handles' own info word). `launch` replayed (cores
+// off): from the second call of a scalar type and order on, the call's launches are one CUDA graph
+// replayed on the call's matrices (the triangle factored in a workspace of the graph's, n x n
+// elements kept for each of the last few orders); one_block (cores off): one kernel reads the
+// triangle and writes the factor.
 template <class T>
 int potrf_into_on_callers_stream(const Runtime& runtime, int device, Uplo uplo, int n, const T* A, long long row_stride,
                                  long long col_stride, T* L, int ldl, void* stream,
-                                 TensorCores cores = TensorCores::off, bool replayed = false);
+                                 TensorCores cores = TensorCores::off, OneMatrixLaunch launch = OneMatrixLaunch::calls);
 
 // As potrf_into_on_callers_stream, with LAPACK's info written to `info` (device memory, on
 // `device`) in the order of `stream`: returns once the work is enqueued, never waiting for the GPU
@@ -53,7 +62,7 @@ int potrf_into_on_callers_stream(const Runtime& runtime, int device, Uplo uplo, 
 template <class T>
 void potrf_into_on_callers_stream_async(const Runtime& runtime, int device, Uplo uplo, int n, const T* A,
                                         long long row_stride, long long col_stride, T* L, int ldl, int* info,
-                                        void* stream, TensorCores cores = TensorCores::off, bool replayed = false);
+                                        void* stream, TensorCores cores = TensorCores::off, OneMatrixLaunch launch = OneMatrixLaunch::calls);
 
 // A stack of `batch` matrices (matrix k's element (i, j) at A + k * strideA + i * row_stride + j *
 // col_stride, on `device`) factored out of place into L + k * strideL (n x n, ldl), each as

@@ -93,6 +93,8 @@ CountedSetting<ProfilingSetting>& profiling() {
 
 int program_blas_threads() { return blas_threads().program_value(); }
 
+int current_blas_threads() { return BlasThreadsSetting::current(); }
+
 namespace {
 
 // OpenBLAS's workers spin for 2^28 cycles (its default THREAD_TIMEOUT) after a job before they

@@ -32,6 +32,9 @@ struct SingleThreadedBlas : ProcessSettingHolder {
 // whatever Tessera holds; 1 for a BLAS without thread control).
 int program_blas_threads();
 
+// The BLAS threads a call made now runs with: 1 while Tessera holds single-threaded BLAS.
+int current_blas_threads();
+
 // How many of the program's BLAS threads (program_blas_threads) have a CPU to themselves now: less
 // one for each other thread of this process that is running or waiting for a CPU (state R in
 // /proc/self/task), such as another library's thread pool spinning after its call (NumPy's
