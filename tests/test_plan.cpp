@@ -222,19 +222,20 @@ TEST(Plan, SmallDeviceFactorizationsReplayTheirLaunches) {
   EXPECT_FALSE(detail::plan(two_gpus(), request(DataPlace::device_array, 64)).replays_launches);
 }
 
-// Up to the table's order a real matrix's factorization on the caller's stream is one thread
-// block's; not a complex one, not an inverse, not above it, and never off the caller's stream.
-TEST(Plan, SmallRealDeviceFactorizationsRunInOneBlock) {
-  const int limit = kThresholds.one_block_potrf_max_n;
-  ASSERT_LE(limit, kThresholds.replayed_launches_max_n);
-  for (const Precision precision : {Precision::double_real, Precision::single_real, Precision::double_complex,
-                                    Precision::single_complex})
+// Up to the table's order for its scalar type a matrix's factorization on the caller's stream is
+// one thread block's; not an inverse, not above that order, and never off the caller's stream.
+TEST(Plan, SmallDeviceFactorizationsRunInOneBlock) {
+  for (auto [precision, limit] : {std::pair{Precision::double_real, kThresholds.one_block_potrf_max_n},
+                                  std::pair{Precision::single_real, kThresholds.one_block_potrf_max_n},
+                                  std::pair{Precision::double_complex, kThresholds.one_block_potrf_max_n_complex_double},
+                                  std::pair{Precision::single_complex, kThresholds.one_block_potrf_max_n_complex_single}})
     for (const int n : {1, 48, limit, limit + 1}) {
+      ASSERT_LE(limit, kThresholds.replayed_launches_max_n);
       PlanRequest r = request(DataPlace::device_array, n);
       r.precision = precision;
       const Plan p = detail::plan(one_gpu(), r);
       EXPECT_EQ(p.path, Path::callers_stream) << n;
-      EXPECT_EQ(p.factors_in_one_block, !is_complex(precision) && n <= limit) << n;
+      EXPECT_EQ(p.factors_in_one_block, n <= limit) << n;
       r.inverts = true;
       EXPECT_FALSE(detail::plan(one_gpu(), r).factors_in_one_block) << "inverse, n = " << n;
     }
@@ -413,11 +414,29 @@ TEST(Plan, OneGpuInverseTakesTheDenseCallPastTheKernel) {
 TEST(Plan, StacksOfGpuMatricesGoWhereTheyRunFastest) {
   using detail::StackPath;
   EXPECT_EQ(detail::stack_path(8, 1), StackPath::batched_kernels);
-  EXPECT_EQ(detail::stack_path(kThresholds.short_stack_min_n - 1, 3), StackPath::batched_kernels);
-  // One matrix goes to the vendor from a lower order than a stack does.
+  EXPECT_EQ(detail::stack_path(8, 3), StackPath::batched_kernels);
+  // One matrix goes to the dense device API from its order.
   EXPECT_EQ(detail::stack_path(kThresholds.single_matrix_vendor_min_n - 1, 1), StackPath::batched_kernels);
   EXPECT_EQ(detail::stack_path(kThresholds.single_matrix_vendor_min_n, 1), StackPath::vendor_batched);
-  EXPECT_EQ(detail::stack_path(kThresholds.single_matrix_vendor_min_n, 2), StackPath::batched_kernels);
+  // Stacks of a wave of blocks or fewer within the one-block orders: a thread block per matrix, in
+  // every type; more matrices from a larger order while the stack is short, else the kernels.
+  const int wave = kThresholds.one_block_stack_max_batch, from = kThresholds.one_block_stack_min_n;
+  const int short_from = kThresholds.one_block_short_stack_min_n;
+  for (auto [precision, largest] :
+       {std::pair{Precision::double_real, kThresholds.blocked_stack_min_n_double - 1},
+        std::pair{Precision::single_real, kThresholds.one_block_potrf_max_n},
+        std::pair{Precision::double_complex, kThresholds.one_block_potrf_max_n_complex_double},
+        std::pair{Precision::single_complex, kThresholds.one_block_potrf_max_n_complex_single}}) {
+    for (const int n : {from, short_from, largest})
+      for (const int batch : {2, wave}) EXPECT_EQ(detail::stack_path(n, batch, precision), StackPath::one_block) << n;
+    EXPECT_EQ(detail::stack_path(from - 1, 2, precision), StackPath::batched_kernels);
+    EXPECT_NE(detail::stack_path(largest + 1, 2, precision), StackPath::one_block);
+    EXPECT_EQ(detail::stack_path(short_from - 1, wave + 1, precision), StackPath::batched_kernels);
+    EXPECT_EQ(detail::stack_path(short_from, wave + 1, precision), StackPath::one_block);
+    EXPECT_EQ(detail::stack_path(short_from, kThresholds.short_stack_max_batch - 1, precision), StackPath::one_block);
+    EXPECT_NE(detail::stack_path(short_from, kThresholds.short_stack_max_batch, precision), StackPath::one_block);
+    EXPECT_FALSE(device::stack_takes_batched_kernels(from, 2, precision));
+  }
   // One complex matrix: its own bound per precision.
   for (auto [precision, bound] :
        {std::pair{Precision::double_complex, kThresholds.complex_double_single_matrix_vendor_min_n},
@@ -425,21 +444,17 @@ TEST(Plan, StacksOfGpuMatricesGoWhereTheyRunFastest) {
     EXPECT_EQ(detail::stack_path(bound - 1, 1, precision), StackPath::batched_kernels);
     EXPECT_EQ(detail::stack_path(bound, 1, precision), StackPath::vendor_batched);
   }
-  // Complex single takes the kernel again over its window of orders, where cuSOLVER's is slow.
-  const int from = kThresholds.complex_single_single_matrix_kernel_min_n;
-  const int to = kThresholds.complex_single_single_matrix_kernel_max_n;
-  ASSERT_GT(from, kThresholds.complex_single_single_matrix_vendor_min_n);
-  for (const int n : {from, to}) {
-    EXPECT_EQ(detail::stack_path(n, 1, Precision::single_complex), StackPath::batched_kernels) << n;
+  // ... and keeps it from there on, through the orders the one-block kernel takes.
+  for (const int n : {80, 128, 192}) {
+    EXPECT_EQ(detail::stack_path(n, 1, Precision::single_complex), StackPath::vendor_batched) << n;
     EXPECT_EQ(detail::stack_path(n, 1, Precision::double_complex), StackPath::vendor_batched) << n;
   }
-  EXPECT_EQ(detail::stack_path(from - 1, 1, Precision::single_complex), StackPath::vendor_batched);
-  EXPECT_EQ(detail::stack_path(to + 1, 1, Precision::single_complex), StackPath::vendor_batched);
   EXPECT_EQ(detail::stack_path(256, 1), StackPath::vendor_batched);
   // Real stacks of larger matrices, short or long: the kernels in blocks of columns, double from its
   // own order at any count.
   const int dn = kThresholds.blocked_stack_min_n_double;
-  EXPECT_EQ(detail::stack_path(dn - 1, 2), StackPath::batched_kernels);
+  EXPECT_EQ(detail::stack_path(dn - 1, 2), StackPath::one_block);
+  EXPECT_EQ(detail::stack_path(dn - 1, kThresholds.short_stack_max_batch), StackPath::batched_kernels);
   EXPECT_EQ(detail::stack_path(dn, 2), StackPath::blocked_kernels);
   EXPECT_EQ(detail::stack_path(dn, 100000), StackPath::blocked_kernels);
   EXPECT_EQ(detail::stack_path(512, 64), StackPath::blocked_kernels);
@@ -450,18 +465,22 @@ TEST(Plan, StacksOfGpuMatricesGoWhereTheyRunFastest) {
   const auto single = Precision::single_real;
   const int short_count = kThresholds.short_stack_max_batch - 1, long_count = kThresholds.short_stack_max_batch;
   const int ss = kThresholds.blocked_short_stack_min_n_single, sl = kThresholds.blocked_stack_min_n_single;
-  EXPECT_EQ(detail::stack_path(kThresholds.short_stack_min_n, 2, single), StackPath::vendor_batched);
+  EXPECT_EQ(detail::stack_path(kThresholds.one_block_potrf_max_n + 1, 2, single), StackPath::vendor_batched);
   EXPECT_EQ(detail::stack_path(ss - 1, short_count, single), StackPath::vendor_batched);
   EXPECT_EQ(detail::stack_path(ss, short_count, single), StackPath::blocked_kernels);
   EXPECT_EQ(detail::stack_path(ss, long_count, single), StackPath::batched_kernels);
   EXPECT_EQ(detail::stack_path(sl - 1, long_count, single), StackPath::batched_kernels);
   EXPECT_EQ(detail::stack_path(sl, long_count, single), StackPath::blocked_kernels);
-  // Complex stacks go to the vendor from their own orders, one per precision.
+  // Short complex stacks past the one-block orders go to the vendor; longer ones below the one-block
+  // stacks' order to the kernels up to the vendor's orders.
   const int zn = kThresholds.complex_double_short_stack_min_n, cn = kThresholds.complex_single_short_stack_min_n;
-  EXPECT_EQ(detail::stack_path(zn - 1, 2, Precision::double_complex), StackPath::batched_kernels);
-  EXPECT_EQ(detail::stack_path(zn, 2, Precision::double_complex), StackPath::vendor_batched);
-  EXPECT_EQ(detail::stack_path(cn - 1, 2, Precision::single_complex), StackPath::batched_kernels);
-  EXPECT_EQ(detail::stack_path(cn, 2, Precision::single_complex), StackPath::vendor_batched);
+  EXPECT_EQ(detail::stack_path(kThresholds.one_block_potrf_max_n_complex_double + 1, 2, Precision::double_complex),
+            StackPath::vendor_batched);
+  EXPECT_EQ(detail::stack_path(kThresholds.one_block_potrf_max_n_complex_single + 1, 2, Precision::single_complex),
+            StackPath::vendor_batched);
+  EXPECT_EQ(detail::stack_path(short_from - 1, wave + 1, Precision::double_complex), StackPath::batched_kernels);
+  EXPECT_LE(zn, kThresholds.one_block_potrf_max_n_complex_double);
+  EXPECT_LE(cn, kThresholds.one_block_potrf_max_n_complex_single);
   EXPECT_EQ(detail::stack_path(512, 64, Precision::double_complex), StackPath::vendor_batched);
   // Long complex stacks: the kernels alone, then in blocks of columns from an order per precision.
   for (auto [precision, bound] :
@@ -474,10 +493,8 @@ TEST(Plan, StacksOfGpuMatricesGoWhereTheyRunFastest) {
     EXPECT_EQ(detail::stack_path(512, short_count, precision), StackPath::vendor_batched);
     EXPECT_FALSE(device::stack_takes_batched_kernels(bound, long_count, precision));
   }
-  EXPECT_EQ(detail::stack_path(zn, 2, Precision::double_real), StackPath::batched_kernels);
-  EXPECT_EQ(detail::stack_path(zn, 2, Precision::single_real), StackPath::batched_kernels);
-  EXPECT_TRUE(device::stack_takes_batched_kernels(zn, 2));
-  EXPECT_FALSE(device::stack_takes_batched_kernels(zn, 2, Precision::double_complex));
+  EXPECT_TRUE(device::stack_takes_batched_kernels(short_from - 1, wave + 1));
+  EXPECT_FALSE(device::stack_takes_batched_kernels(short_from, wave + 1));
   EXPECT_FALSE(detail::stack_takes_batched_kernels(512, 64));
   EXPECT_FALSE(detail::stack_takes_batched_kernels(256, 1000));
   EXPECT_TRUE(detail::stack_takes_batched_kernels(256, 1000, single));

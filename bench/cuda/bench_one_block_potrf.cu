@@ -1,14 +1,15 @@
-// One small real matrix in GPU memory: Tessera's one-block factorization
-// (kernels::cuda::potrf_one_block, what the device API runs for a real matrix up to the plan's
-// one_block_potrf_max_n) against cuSOLVER's potrf on the same matrix, in one process. cuSOLVER:
-// the legacy {D,S}potrf and the 64-bit Xpotrf with their workspaces allocated once, the faster of
-// the two reported. Every call is preceded by the same device-to-device copy that restores the
+// One small matrix in GPU memory: Tessera's one-block factorization (kernels::cuda::potrf_one_block,
+// what the device API runs for one matrix up to the plan's one-block orders) against cuSOLVER's
+// potrf on the same matrix, in one process. cuSOLVER: the legacy {D,S,Z,C}potrf and the 64-bit
+// Xpotrf with their workspaces allocated once, the faster of the two reported. Every call is preceded by the same device-to-device copy that restores the
 // matrix, timed alone too ("copy"). "stream": 200 back-to-back calls (copy + factorization) timed
 // with CUDA events, the median of 5 rounds, per call; "one": the median of 50 calls each followed
 // by a synchronisation, host clock. Each factor is checked: info 0 and the backward error
-// max|A - L L^T| / (n max|A|).
+// max|A - L L^H| / (n max|A|). Complex matrices: Hermitian, G G^H / n + I.
 //
-//   bench_one_block_potrf [--sizes 32,48,...] [--precision d|s|both]
+// With --batches, stacks of that many matrices instead (run_stacks).
+//
+//   bench_one_block_potrf [--sizes 32,48,...] [--precisions d,s,z,c] [--batches 8,100,...]
 #include <cuda_runtime.h>
 #include <cusolverDn.h>
 #include <fmt/core.h>
@@ -16,6 +17,7 @@
 #include <algorithm>
 #include <chrono>
 #include <cmath>
+#include <complex>
 #include <functional>
 #include <random>
 #include <stdexcept>
@@ -24,6 +26,7 @@
 
 #include "../bench_support.hpp"
 #include "cuda/check.hpp"
+#include "cuda/batched_kernels.hpp"
 #include "cuda/one_block_potrf.hpp"
 #include "device_support.hpp"
 
@@ -82,6 +85,9 @@ struct Solver<double> {
   static cusolverStatus_t potrf(cusolverDnHandle_t h, int n, double* a, double* w, int lwork, int* info) {
     return cusolverDnDpotrf(h, CUBLAS_FILL_MODE_LOWER, n, a, n, w, lwork, info);
   }
+  static cusolverStatus_t batched(cusolverDnHandle_t h, int n, double** a, int* info, int batch) {
+    return cusolverDnDpotrfBatched(h, CUBLAS_FILL_MODE_LOWER, n, a, n, info, batch);
+  }
 };
 template <>
 struct Solver<float> {
@@ -92,40 +98,106 @@ struct Solver<float> {
   static cusolverStatus_t potrf(cusolverDnHandle_t h, int n, float* a, float* w, int lwork, int* info) {
     return cusolverDnSpotrf(h, CUBLAS_FILL_MODE_LOWER, n, a, n, w, lwork, info);
   }
+  static cusolverStatus_t batched(cusolverDnHandle_t h, int n, float** a, int* info, int batch) {
+    return cusolverDnSpotrfBatched(h, CUBLAS_FILL_MODE_LOWER, n, a, n, info, batch);
+  }
 };
 
-// max|A - L L^T| / (n max|A|) of the lower factor in `factor` (n x n) against A.
+template <>
+struct Solver<std::complex<double>> {
+  using Z = std::complex<double>;
+  static constexpr cudaDataType type = CUDA_C_64F;
+  static cusolverStatus_t buffer(cusolverDnHandle_t h, int n, Z* a, int* lwork) {
+    return cusolverDnZpotrf_bufferSize(h, CUBLAS_FILL_MODE_LOWER, n, reinterpret_cast<cuDoubleComplex*>(a), n, lwork);
+  }
+  static cusolverStatus_t potrf(cusolverDnHandle_t h, int n, Z* a, Z* w, int lwork, int* info) {
+    return cusolverDnZpotrf(h, CUBLAS_FILL_MODE_LOWER, n, reinterpret_cast<cuDoubleComplex*>(a), n,
+                            reinterpret_cast<cuDoubleComplex*>(w), lwork, info);
+  }
+  static cusolverStatus_t batched(cusolverDnHandle_t h, int n, Z** a, int* info, int batch) {
+    return cusolverDnZpotrfBatched(h, CUBLAS_FILL_MODE_LOWER, n, reinterpret_cast<cuDoubleComplex**>(a), n, info,
+                                   batch);
+  }
+};
+template <>
+struct Solver<std::complex<float>> {
+  using C = std::complex<float>;
+  static constexpr cudaDataType type = CUDA_C_32F;
+  static cusolverStatus_t buffer(cusolverDnHandle_t h, int n, C* a, int* lwork) {
+    return cusolverDnCpotrf_bufferSize(h, CUBLAS_FILL_MODE_LOWER, n, reinterpret_cast<cuComplex*>(a), n, lwork);
+  }
+  static cusolverStatus_t potrf(cusolverDnHandle_t h, int n, C* a, C* w, int lwork, int* info) {
+    return cusolverDnCpotrf(h, CUBLAS_FILL_MODE_LOWER, n, reinterpret_cast<cuComplex*>(a), n,
+                            reinterpret_cast<cuComplex*>(w), lwork, info);
+  }
+  static cusolverStatus_t batched(cusolverDnHandle_t h, int n, C** a, int* info, int batch) {
+    return cusolverDnCpotrfBatched(h, CUBLAS_FILL_MODE_LOWER, n, reinterpret_cast<cuComplex**>(a), n, info, batch);
+  }
+};
+
+std::complex<double> widened(double x) { return x; }
+std::complex<double> widened(float x) { return double(x); }
+template <class R>
+std::complex<double> widened(std::complex<R> x) {
+  return {double(x.real()), double(x.imag())};
+}
+
+// max|A - L L^H| / (n max|A|) of the lower factor in `factor` (n x n) against A.
 template <class T>
 double backward_error(int n, const std::vector<T>& a, const std::vector<T>& factor) {
   double worst = 0, largest = 0;
   for (int j = 0; j < n; ++j)
     for (int i = j; i < n; ++i) {
-      double sum = 0;
-      for (int k = 0; k <= j; ++k) sum += double(factor[i + std::size_t(k) * n]) * double(factor[j + std::size_t(k) * n]);
-      worst = std::max(worst, std::abs(sum - double(a[i + std::size_t(j) * n])));
-      largest = std::max(largest, std::abs(double(a[i + std::size_t(j) * n])));
+      std::complex<double> sum = 0;
+      for (int k = 0; k <= j; ++k)
+        sum += widened(factor[i + std::size_t(k) * n]) * std::conj(widened(factor[j + std::size_t(k) * n]));
+      worst = std::max(worst, std::abs(sum - widened(a[i + std::size_t(j) * n])));
+      largest = std::max(largest, std::abs(widened(a[i + std::size_t(j) * n])));
     }
   return worst / (n * largest);
 }
 
+// G G^H / n + I, column-major; real G for the real types.
+template <class T>
+std::vector<T> test_matrix(int n) {
+  constexpr bool complex = !std::is_floating_point_v<T>;
+  std::mt19937_64 rng(n);
+  std::uniform_real_distribution<double> u(-1.0, 1.0);
+  std::vector<std::complex<double>> g(std::size_t(n) * n);
+  for (auto& x : g) x = complex ? std::complex<double>(u(rng), u(rng)) : std::complex<double>(u(rng));
+  std::vector<T> a(std::size_t(n) * n);
+  for (int j = 0; j < n; ++j)
+    for (int i = 0; i < n; ++i) {
+      std::complex<double> sum = i == j ? 1.0 : 0.0;
+      for (int p = 0; p < n; ++p) sum += g[i + std::size_t(p) * n] * std::conj(g[j + std::size_t(p) * n]) / double(n);
+      if constexpr (complex)
+        a[i + std::size_t(j) * n] = T(sum);
+      else
+        a[i + std::size_t(j) * n] = T(sum.real());
+    }
+  return a;
+}
+
+template <class T>
+const char* type_name() {
+  if constexpr (std::is_same_v<T, double>) return "double";
+  if constexpr (std::is_same_v<T, float>) return "float";
+  if constexpr (std::is_same_v<T, std::complex<double>>) return "complex double";
+  return "complex float";
+}
+
 template <class T>
 void run(const std::vector<int>& sizes, cusolverDnHandle_t solver, cudaStream_t stream) {
-  const char* name = sizeof(T) == 8 ? "double" : "float";
+  const char* name = type_name<T>();
   fmt::print("\n{}: microseconds per call (the restoring copy included); ratio = cuSOLVER's time / Tessera's\n", name);
   fmt::print("{:>5} | {:>9} {:>9} | {:>9} {:>9} {:>7} | {:>7} {:>7} | {:>6} {:>6} | {}\n", "n", "stream", "one",
              "cusolver", "one", "form", "copy", "one", "ratio", "one", "Tessera's check");
   for (const int n : sizes) {
-    std::mt19937_64 rng(n);
-    std::uniform_real_distribution<double> u(-1.0, 1.0);
-    std::vector<double> g(std::size_t(n) * n);
-    for (double& x : g) x = u(rng);
-    std::vector<T> a(std::size_t(n) * n);
-    for (int j = 0; j < n; ++j)
-      for (int i = 0; i < n; ++i) {
-        double sum = i == j ? 1.0 : 0.0;
-        for (int p = 0; p < n; ++p) sum += g[i + std::size_t(p) * n] * g[j + std::size_t(p) * n] / n;
-        a[i + std::size_t(j) * n] = T(sum);
-      }
+    if (!tk::potrf_one_block_fits<T>(n)) {
+      fmt::print("{:5d} | past this GPU's shared memory for the one-block kernel\n", n);
+      continue;
+    }
+    const std::vector<T> a = test_matrix<T>(n);
     const std::size_t bytes = a.size() * sizeof(T);
     T *pristine, *work;
     int* info;
@@ -187,17 +259,88 @@ void run(const std::vector<int>& sizes, cusolverDnHandle_t solver, cudaStream_t 
   }
 }
 
+// Stacks of `batch` matrices of order n (the same matrix repeated), microseconds per stack (the
+// restoring copy of the stack included), in a stream of calls: the one-block kernel on each matrix
+// (potrf_one_block_stack), the batched kernels (potrf_batched: a thread block per matrix, its
+// built-in shape) and cuSOLVER's batched potrf (an array of pointers, made once).
+template <class T>
+void run_stacks(const std::vector<int>& sizes, const std::vector<int>& batches, cusolverDnHandle_t solver,
+                cudaStream_t stream) {
+  fmt::print("\n{} stacks: microseconds per stack (the restoring copy included), in a stream of calls\n",
+             type_name<T>());
+  fmt::print("{:>5} {:>6} | {:>9} {:>9} {:>9} {:>7} | {:>8} {:>8} | {}\n", "n", "batch", "one-block", "batched",
+             "cusolver", "copy", "/batched", "/cusolver", "one-block check");
+  for (const int n : sizes) {
+    if (!tk::potrf_one_block_fits<T>(n)) continue;
+    const std::vector<T> a = test_matrix<T>(n);
+    const std::size_t elems = a.size(), bytes = elems * sizeof(T);
+    for (const int batch : batches) {
+      T *pristine, *work;
+      int* info;
+      TESSERA_CUDA_CHECK(cudaMalloc(&pristine, bytes * batch));
+      TESSERA_CUDA_CHECK(cudaMalloc(&work, bytes * batch));
+      TESSERA_CUDA_CHECK(cudaMalloc(&info, sizeof(int) * batch));
+      for (int b = 0; b < batch; ++b)
+        TESSERA_CUDA_CHECK(cudaMemcpy(pristine + b * elems, a.data(), bytes, cudaMemcpyHostToDevice));
+      const auto restore = [&] {
+        TESSERA_CUDA_CHECK(cudaMemcpyAsync(work, pristine, bytes * batch, cudaMemcpyDeviceToDevice, stream));
+      };
+      const Times mine = time_calls(
+          [&] {
+            restore();
+            tk::potrf_one_block_stack(n, batch, work, 1, n, (long long)elems, work, 1, n, (long long)elems, false,
+                                      info, stream);
+          },
+          stream);
+      std::vector<int> infos(batch, -1);
+      TESSERA_CUDA_CHECK(cudaMemcpy(infos.data(), info, sizeof(int) * batch, cudaMemcpyDeviceToHost));
+      std::vector<T> last(elems);
+      TESSERA_CUDA_CHECK(cudaMemcpy(last.data(), work + (batch - 1) * elems, bytes, cudaMemcpyDeviceToHost));
+      const double berr = backward_error(n, a, last);
+      const int bad = int(std::count_if(infos.begin(), infos.end(), [](int i) { return i != 0; }));
+      const Times kernels = time_calls(
+          [&] {
+            restore();
+            tk::potrf_batched(tk::BatchUplo::lower, n, work, n, (long long)elems, batch, info, stream);
+          },
+          stream);
+      std::vector<T*> pointers(batch);
+      for (int b = 0; b < batch; ++b) pointers[b] = work + b * elems;
+      T** device_pointers;
+      TESSERA_CUDA_CHECK(cudaMalloc(&device_pointers, sizeof(T*) * batch));
+      TESSERA_CUDA_CHECK(cudaMemcpy(device_pointers, pointers.data(), sizeof(T*) * batch, cudaMemcpyHostToDevice));
+      const Times vendor = time_calls(
+          [&] {
+            restore();
+            TESSERA_CUSOLVER_CHECK(Solver<T>::batched(solver, n, device_pointers, info, batch));
+          },
+          stream);
+      const Times copy = time_calls(restore, stream);
+      fmt::print("{:5d} {:6d} | {:9.2f} {:9.2f} {:9.2f} {:7.2f} | {:8.2f} {:8.2f} | {} info != 0, berr {:.1e}\n", n,
+                 batch, mine.stream_us, kernels.stream_us, vendor.stream_us, copy.stream_us,
+                 kernels.stream_us / mine.stream_us, vendor.stream_us / mine.stream_us, bad, berr);
+      cudaFree(device_pointers);
+      cudaFree(info);
+      cudaFree(work);
+      cudaFree(pristine);
+    }
+  }
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
   std::vector<int> sizes = {32, 48, 64, 80, 96, 128, 160, 192};
-  std::string precision = "both";
+  std::vector<std::string> precisions = {"d", "s"};
+  std::vector<int> batches;
   for (tessera::bench::Arguments args(argc, argv); args.next();) {
     const std::string option = args.option();
     if (option == "--sizes")
       sizes = tessera::bench::parse_int_list(args.value());
-    else if (option == "--precision")
-      precision = args.value();
+    else if (option == "--batches")
+      batches = tessera::bench::parse_int_list(args.value());
+    else if (option == "--precisions")
+      precisions = tessera::bench::split_commas(args.value());
     else
       throw std::runtime_error("unknown option " + option);
   }
@@ -216,8 +359,25 @@ int main(int argc, char** argv) {
   cusolverDnHandle_t solver;
   TESSERA_CUSOLVER_CHECK(cusolverDnCreate(&solver));
   TESSERA_CUSOLVER_CHECK(cusolverDnSetStream(solver, stream));
-  if (precision != "s") run<double>(sizes, solver, stream);
-  if (precision != "d") run<float>(sizes, solver, stream);
+  const auto each = [&](auto zero) {
+    using T = decltype(zero);
+    if (batches.empty())
+      run<T>(sizes, solver, stream);
+    else
+      run_stacks<T>(sizes, batches, solver, stream);
+  };
+  for (const std::string& p : precisions) {
+    if (p == "d")
+      each(double{});
+    else if (p == "s")
+      each(float{});
+    else if (p == "z")
+      each(std::complex<double>{});
+    else if (p == "c")
+      each(std::complex<float>{});
+    else
+      throw std::runtime_error("--precisions: d, s, z or c, not " + p);
+  }
   cusolverDnDestroy(solver);
   cudaStreamDestroy(stream);
   return 0;

@@ -17,10 +17,13 @@ DENSE_N = 1031
 
 def test_the_library_routes_stacks_of_gpu_matrices():
     """The route of a stack is the library's plan (no GPU needed to ask): small matrices to the
-    batched kernels alone; large ones, short stacks of mid-sized ones (cuSOLVER's batched call) and
-    long stacks of mid-sized ones (the batched kernels in blocks of columns) through the dense
-    device API."""
+    batched kernels alone; large ones, short stacks (a thread block per matrix, or cuSOLVER's
+    batched call past the one-block orders) and long stacks of mid-sized ones (the batched kernels
+    in blocks of columns) through the dense device API."""
     assert tessera._takes_batched_kernels(8, 1) and tessera._takes_batched_kernels(100, 10000)
+    assert tessera._takes_batched_kernels(16, 100) and tessera._takes_batched_kernels(64, 300)
+    for dtype in (np.float32, np.float64, np.complex64, np.complex128):
+        assert not tessera._takes_batched_kernels(64, 100, dtype) and not tessera._takes_batched_kernels(96, 300, dtype)
     assert not tessera._takes_batched_kernels(DENSE_N, 10000) and not tessera._takes_batched_kernels(1024, 1)
     assert not tessera._takes_batched_kernels(512, 64) and not tessera._takes_batched_kernels(512, 1000)
     assert tessera._takes_batched_kernels(256, 1000, np.float32)
@@ -267,6 +270,31 @@ def test_short_stacks_of_larger_matrices(kind, n, batch, lower):
     assert not (np.triu(f[good], 1) if lower else np.tril(f[good], -1)).any()
     c_ordered = kind.swap(factor) if lower else factor
     assert c_ordered.is_contiguous() if kind.name == "torch" else c_ordered.flags.c_contiguous
+
+
+@pytest.mark.parametrize("dtype", [np.float64, np.float32, np.complex128, np.complex64])
+@pytest.mark.parametrize("lower", [True, False])
+@pytest.mark.parametrize("n, batch", [(33, 4), (64, 100), (128, 7), (97, 200)])
+def test_short_stacks_take_a_thread_block_per_matrix(kind, n, batch, lower, dtype):
+    """Short stacks within the one-block orders (a thread block per matrix, one launch): numpy's
+    factors, each member's info (a failing minor, a NaN pivot), zeros in the other triangle, and
+    the input left as it was."""
+    assert not tessera._takes_batched_kernels(n, batch, dtype)
+    a = hpd(n, dtype, batch=(batch,), seed=n) if np.dtype(dtype).kind == "c" else spd(n, (batch,), dtype, seed=n)
+    expected = np.zeros(batch, np.int32)
+    a[1] = not_spd_at(a[1], n // 2 + 1)
+    expected[1] = n // 2 + 1
+    a[-1, n - 1, n - 1] = np.nan
+    expected[-1] = n
+    x = kind.put(a)
+    factor, info = tessera.cholesky_ex(x, lower=lower)
+    assert np.array_equal(kind.get(info), expected)
+    assert np.array_equal(kind.get(x), a, equal_nan=True)
+    f = kind.get(factor)
+    good = expected == 0
+    assert backward_error(a[good], f[good], lower) < tolerance(dtype, n)
+    assert not (np.triu(f[good], 1) if lower else np.tril(f[good], -1)).any()
+    assert not np.imag(np.diagonal(f[good], axis1=-2, axis2=-1)).any()
 
 
 @pytest.mark.parametrize("dtype", [np.float64, np.float32])

@@ -339,11 +339,14 @@ void potrf_stack_ex(Runtime& runtime, int n, const T* A, long long rowStrideA, l
     throw InvalidArgument(qualified("potrf_stack_ex") + ": L (argument 7) is not on the GPU that holds A", 7);
   const int info_device = device_holding("potrf_stack_ex", info, "info", 11);
   const detail::StackPath path = detail::stack_path(n, batch, ScalarTraits<T>::precision);
-  const bool one_call = path == detail::StackPath::vendor_batched || path == detail::StackPath::blocked_kernels;
+  const bool one_call = path == detail::StackPath::vendor_batched || path == detail::StackPath::blocked_kernels ||
+                        path == detail::StackPath::one_block;
   if (n > 0 && batch > 1 && one_call && on_callers_stream(device_plan<T>(runtime, n, options), {device, info_device})) {
+    const detail::StackLaunch launch = path == detail::StackPath::blocked_kernels ? detail::StackLaunch::in_blocks
+                                       : path == detail::StackPath::one_block     ? detail::StackLaunch::one_block
+                                                                                  : detail::StackLaunch::vendor_batched;
     detail::potrf_stack_on_callers_stream_async(runtime, device, options.uplo, n, A, rowStrideA, colStrideA, strideA, L,
-                                                ldl, strideL, batch, info, stream,
-                                                path == detail::StackPath::blocked_kernels);
+                                                ldl, strideL, batch, info, stream, launch);
     return;
   }
   if (n > 0 && path == detail::StackPath::blocked_kernels) {  // off the caller's stream: the kernels alone

@@ -23,6 +23,13 @@ void say(Plan& p, Text&& text) {
 
 constexpr const Thresholds& t = kThresholds;
 
+// The largest order of one matrix of this scalar type that one thread block factors.
+int one_block_max_n(Precision precision) {
+  return precision == Precision::double_complex   ? t.one_block_potrf_max_n_complex_double
+         : precision == Precision::single_complex ? t.one_block_potrf_max_n_complex_single
+                                                  : t.one_block_potrf_max_n;
+}
+
 Mode allowed_by_policy(const PolicyModes& policy, Mode mode) {
   if (!policy.runs(mode))
     throw RuntimeError("scheduling policy '" + policy.name + "' cannot run " + to_string(mode) +
@@ -168,10 +175,10 @@ void plan_device_array(const Machine& machine, const PlanRequest& r, Plan& p) {
     p.path = Path::callers_stream;
     say(p, [&] { return "on the caller's stream, where its matrices are on the runtime's GPU"; });
     p.replays_launches = !r.inverts && r.n <= t.replayed_launches_max_n;
-    p.factors_in_one_block = !r.inverts && !is_complex(r.precision) && r.n <= t.one_block_potrf_max_n;
+    p.factors_in_one_block = !r.inverts && r.n <= one_block_max_n(r.precision);
     if (p.factors_in_one_block)
       say(p, [&] {
-        return fmt::format("factored by one thread block in one launch (real, n <= {})", t.one_block_potrf_max_n);
+        return fmt::format("factored by one thread block in one launch (n <= {})", one_block_max_n(r.precision));
       });
     else if (p.replays_launches)
       say(p, [&] {
@@ -389,10 +396,7 @@ StackPath stack_path_without_blocks(int n, int batch, Precision precision) {
       : precision == Precision::single_complex
           ? (one ? t.complex_single_single_matrix_vendor_min_n : t.complex_single_short_stack_min_n)
           : (one ? t.single_matrix_vendor_min_n : t.short_stack_min_n);
-  const bool kernel_again = one && precision == Precision::single_complex &&
-                            n >= t.complex_single_single_matrix_kernel_min_n &&
-                            n <= t.complex_single_single_matrix_kernel_max_n;
-  const bool short_stack = n >= vendor_min_n && !kernel_again && batch > 0 && batch < t.short_stack_max_batch;
+  const bool short_stack = n >= vendor_min_n && batch > 0 && batch < t.short_stack_max_batch;
   return short_stack ? StackPath::vendor_batched : StackPath::batched_kernels;
 }
 
@@ -408,6 +412,10 @@ StackPath stack_path(int n, int batch, Precision precision) {
                             : precision == Precision::double_complex ? t.blocked_stack_min_n_complex_double
                                                                      : t.blocked_stack_min_n_complex_single;
   if (batch > 1 && blocked_min_n > 0 && n >= blocked_min_n) return StackPath::blocked_kernels;
+  const bool one_wave = batch <= t.one_block_stack_max_batch;
+  if (batch > 1 && n >= t.one_block_stack_min_n && n <= one_block_max_n(precision) &&
+      (one_wave || (short_batch && n >= t.one_block_short_stack_min_n)))
+    return StackPath::one_block;
   return stack_path_without_blocks(n, batch, precision);
 }
 

@@ -90,8 +90,9 @@ struct Plan {
   // callers_stream: the call's launches replayed as one CUDA graph (small orders, where launching
   // them costs more host time than they take on the GPU).
   bool replays_launches = false;
-  // callers_stream, a real matrix up to Thresholds::one_block_potrf_max_n: factored by one thread
-  // block in one launch (kernels::cuda::potrf_one_block) instead of cuSOLVER's potrf.
+  // callers_stream, a matrix up to Thresholds::one_block_potrf_max_n (and its complex forms):
+  // factored by one thread block in one launch (kernels::cuda::potrf_one_block) instead of
+  // cuSOLVER's potrf.
   bool factors_in_one_block = false;
   std::vector<int> panel_starts;  // out-of-core panels (more than one: the matrix cut)
   int batch_chunk = 0;
@@ -139,8 +140,9 @@ int default_batch_chunk(const Machine& machine, int batch, Mode mode);
 
 // How a stack of `batch` matrices of order n and scalar type `precision` in GPU memory is factored
 // (thresholds.hpp): the batched kernels alone, the batched kernels in blocks of columns with
-// cuBLAS's products between them, cuSOLVER's batched potrf, or one dense call per matrix.
-enum class StackPath { batched_kernels, blocked_kernels, vendor_batched, one_at_a_time };
+// cuBLAS's products between them, cuSOLVER's batched potrf, the one-block kernel (a thread block
+// per matrix), or one dense call per matrix.
+enum class StackPath { batched_kernels, blocked_kernels, vendor_batched, one_block, one_at_a_time };
 StackPath stack_path(int n, int batch, Precision precision = Precision::double_real);
 inline bool stack_takes_batched_kernels(int n, int batch, Precision precision = Precision::double_real) {
   return stack_path(n, batch, precision) == StackPath::batched_kernels;

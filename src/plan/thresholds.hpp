@@ -89,11 +89,14 @@ struct Thresholds {
   // the second call of an order on: there launching them one by one takes longer on the host than
   // they run on the GPU.
   int replayed_launches_max_n = 512;
-  // ... and a real one up to this order is factored by one thread block in one launch
+  // ... and one up to these orders is factored by one thread block in one launch
   // (kernels::cuda::potrf_one_block: its whole triangle in shared memory, a warp factoring each
   // diagonal block while the others follow and update ahead), which took less time than cuSOLVER's
-  // potrf at every order from 32 to 192 in both real types (H100); the kernel holds at most 192.
+  // potrf at every order from 32 to 192 in the real types and complex single, to 128 in complex
+  // double (H100); the kernel holds at most 192, complex double's shared memory 128.
   int one_block_potrf_max_n = 192;
+  int one_block_potrf_max_n_complex_single = 192;
+  int one_block_potrf_max_n_complex_double = 128;
   // The same for the inverse from a factor in GPU memory (device::potri, potri_ex): the factor's
   // triangular inverse W and the product W^H W on the matrix itself (cuBLAS on the caller's stream,
   // vendor::invert_from_lower_factor) up to this order, the tile DAG of the triangular inverse and
@@ -134,15 +137,21 @@ struct Thresholds {
   // level at 48 and the slower from 56 (H100, through Python's short route); the device API now
   // runs the one-block kernel there (one_block_potrf_max_n).
   int single_matrix_vendor_min_n = 48;
-  // One complex matrix: cuSOLVER's potrf from these orders, the batched kernel below them.
-  // Complex single also keeps the kernel from complex_single_single_matrix_kernel_min_n to
-  // complex_single_single_matrix_kernel_max_n, where cuSOLVER's potrf takes about twice as long as
-  // at 64 and the kernel is the faster; level at 96 (H100).
+  // One complex matrix: the dense device API from these orders (the one-block kernel, then
+  // cuSOLVER's potrf), the batched kernel below them.
   int complex_double_single_matrix_vendor_min_n = 48;
   int complex_single_single_matrix_vendor_min_n = 56;
-  int complex_single_single_matrix_kernel_min_n = 72;
-  int complex_single_single_matrix_kernel_max_n = 88;
   int short_stack_max_batch = 384;
+  // A stack of matrices from one_block_stack_min_n up to the one-block orders of its type
+  // (one_block_potrf_max_n and its complex forms) goes to the one-block kernel, a thread block per
+  // matrix, when it has at most one_block_stack_max_batch matrices (a block on each of an H100's
+  // multiprocessors), or fewer than short_stack_max_batch from order one_block_short_stack_min_n:
+  // there it took less time than the batched kernels and cuSOLVER's batched potrf in every type
+  // (H100, stacks of 8 to 384); from 264 matrices below order 96 the batched kernels won. Real
+  // double keeps its blocks of columns from blocked_stack_min_n_double.
+  int one_block_stack_min_n = 32;
+  int one_block_stack_max_batch = 132;
+  int one_block_short_stack_min_n = 96;
   // The batched solve kernels (a thread block per matrix) take long stacks (from
   // short_stack_max_batch matrices) whose matrices have at most this many right-hand sides each;
   // more go through the vendor's batched solves, whose advantage grows with the count.

@@ -1,5 +1,6 @@
-// potrf_one_block: the Cholesky factor of one real matrix of order up to 192 by one thread block
-// of 16 warps, in one launch.
+// potrf_one_block: the Cholesky factor of one real or complex (Hermitian) matrix of order up to
+// 192 by one thread block of 16 warps (8 in complex double, whose 32-element rows take twice the
+// registers), in one launch.
 //
 // The lower triangle, padded to N = round_up(n, 32) with an identity, lives in shared memory as
 // column panels of width 32 (panel P keeps rows 32P..N-1, leading dimension N - 32P + 4, so that
@@ -18,18 +19,20 @@
 // float (CH = 1) every lane tracks it (d_{j+1} = b_j - a_j^2 / d_j, with a_j = A(j+1, j) and
 // b_j = A(j+1, j+1) through column j - 1, handed over a column ahead), so that the chain is one
 // reciprocal and one FMA; in double that lost to the shuffle, the warp being bound by the
-// counter's fences and instruction latency there.
+// counter's fences and instruction latency there. The complex types take the shuffle (CH = 0).
 // A follower spins on the counter that the diagonal warp of the same block raises: warps of a
 // block progress independently, so the wait always ends.
 #include "one_block_potrf.hpp"
 
 #include <cuda_runtime.h>
 
+#include <complex>
 #include <cstddef>
 #include <type_traits>
 #include <utility>
 
 #include "batched_common.cuh"
+#include "batched_scalar.cuh"
 #include "batched_static_for.cuh"
 #include "check.hpp"
 #include "tile_common.cuh"
@@ -38,10 +41,18 @@ namespace tessera::kernels::cuda {
 namespace detail {
 namespace {
 
+using batched_detail::DeviceComplex;
+using batched_detail::DeviceScalar;
+using batched_detail::minus_product_conj;
+using batched_detail::real_of;
+using batched_detail::RealPartOf;
 using batched_detail::rsqrt_approx_ftz;
 using batched_detail::static_for;
 
-constexpr int kWarps = 16;
+// Warps per block: a complex double row of 32 elements takes 128 registers, which only a block of
+// at most 8 warps leaves a thread beside the rest.
+template <class T>
+constexpr int kWarps = std::is_same_v<T, DeviceComplex<double>> ? 8 : 16;
 
 __host__ __device__ constexpr int padded(int n) { return (n + 31) / 32 * 32; }
 // Panel P of the padded order N: N - 32P rows, leading dimension N - 32P + 4, its offset in elements.
@@ -103,11 +114,38 @@ __device__ __forceinline__ void load_tail(const float* row, float (&v)[32]) {
     }
 }
 
+template <int J>
+__device__ __forceinline__ void load_tail(const DeviceComplex<double>* row, DeviceComplex<double> (&v)[32]) {
+#pragma unroll
+  for (int k = J + 1; k < 32; ++k) {
+    const double2 q = *reinterpret_cast<const double2*>(row + k);
+    v[k] = {q.x, q.y};
+  }
+}
+template <int J>
+__device__ __forceinline__ void load_tail(const DeviceComplex<float>* row, DeviceComplex<float> (&v)[32]) {
+#pragma unroll
+  for (int k = 0; k < 32; k += 2)
+    if (k + 1 > J) {
+      const float4 q = *reinterpret_cast<const float4*>(row + k);
+      v[k] = {q.x, q.y};
+      v[k + 1] = {q.z, q.w};
+    }
+}
+
+// acc - |l|^2 (acc - l^2 for a real l): the next pivot's update by the current column.
+__device__ __forceinline__ float minus_square(float acc, float l) { return fma(-l, l, acc); }
+__device__ __forceinline__ double minus_square(double acc, double l) { return fma(-l, l, acc); }
+template <class R>
+__device__ __forceinline__ R minus_square(R acc, DeviceComplex<R> l) {
+  return fma(-l.im, l.im, fma(-l.re, l.re, acc));
+}
+
 // Shared state of the panel factorization.
 template <class T>
 struct PanelShared {
-  T lcol[32][32];  // lcol[j][r] = L(32J + r, 32J + j), the diagonal block's columns
-  T sinv[32];      // 1 / L(32J + j, 32J + j)
+  T lcol[32][32];          // lcol[j][r] = L(32J + r, 32J + j), the diagonal block's columns
+  RealPartOf<T> sinv[32];  // 1 / L(32J + j, 32J + j)
   int flag;        // columns published so far (over all panels: 32J + j + 1)
   int fail;        // first failing column of the current panel (relative), 32 if none
 };
@@ -116,8 +154,8 @@ struct PanelShared {
 
 // The diagonal warp's step j after its pivot: column j of the block (l on each lane) and the pivot's
 // reciprocal square root s published, the counter raised, then the block's later columns updated.
-template <int j, class T>
-__device__ __forceinline__ void publish_column(T (&x)[32], T l, T s, int failed, PanelShared<T>& sh, int colbase) {
+template <int j, class T, class R>
+__device__ __forceinline__ void publish_column(T (&x)[32], T l, R s, int failed, PanelShared<T>& sh, int colbase) {
   const int lane = static_cast<int>(threadIdx.x) & 31;
   sh.lcol[j][lane] = l;
   if (lane == 0) {
@@ -129,7 +167,7 @@ __device__ __forceinline__ void publish_column(T (&x)[32], T l, T s, int failed,
   T v[32];
   load_tail<j>(sh.lcol[j], v);
 #pragma unroll
-  for (int k = j + 1; k < 32; ++k) x[k] = fma(-v[k], l, x[k]);
+  for (int k = j + 1; k < 32; ++k) x[k] = minus_product_conj(x[k], l, v[k]);
   x[j] = l;
 }
 
@@ -140,14 +178,19 @@ __device__ __forceinline__ int diag_panel(T (&x)[32], PanelShared<T>& sh, int co
   const int lane = static_cast<int>(threadIdx.x) & 31;
   int failed = 32;
   if constexpr (CH == 0) {
-    T pivot = __shfl_sync(kFullMask, x[0], 0);
+    using R = RealPartOf<T>;
+    R pivot = __shfl_sync(kFullMask, real_of(x[0]), 0);
     static_for<0, 32>([&](auto jc) {
       constexpr int j = decltype(jc)::value;
-      const T d = pivot;
-      failed = (failed == 32 && !(d > T(0))) ? j : failed;
-      const T s = rsqrt(d);
-      const T l = lane >= j ? x[j] * s : T(0);
-      if constexpr (j + 1 < 32) pivot = __shfl_sync(kFullMask, fma(-l, l, x[j + 1]), j + 1);
+      const R d = pivot;
+      failed = (failed == 32 && !(d > R(0))) ? j : failed;
+      const R s = reciprocal_sqrt(d);
+      T l;
+      if constexpr (std::is_floating_point_v<T>)
+        l = lane >= j ? x[j] * s : T(0);
+      else  // the diagonal real: its input's imaginary part ignored, as LAPACK does
+        l = lane > j ? x[j] * s : T(lane == j ? d * s : R(0));
+      if constexpr (j + 1 < 32) pivot = __shfl_sync(kFullMask, minus_square(real_of(x[j + 1]), l), j + 1);
       publish_column<j>(x, l, s, failed, sh, colbase);
     });
   } else {
@@ -185,30 +228,34 @@ __device__ __forceinline__ void follow_panel(T (&x)[32], PanelShared<T>& sh, int
   static_for<0, 32>([&](auto jc) {
     constexpr int j = decltype(jc)::value;
     if (j >= avail) avail = wait_flag(&sh.flag, colbase + j + 1) - colbase;
-    const T s = sh.sinv[j];
+    const RealPartOf<T> s = sh.sinv[j];
     const T l = x[j] * s;
     T v[32];
     load_tail<j>(sh.lcol[j], v);
 #pragma unroll
-    for (int k = j + 1; k < 32; ++k) x[k] = fma(-v[k], l, x[k]);
+    for (int k = j + 1; k < 32; ++k) x[k] = minus_product_conj(x[k], l, v[k]);
     x[j] = l;
   });
 }
 
 // ---- trailing update -----------------------------------------------------------------------
 
-// Panels P0..P1 -= (their rows of panel J) (their columns' rows of panel J)^T.
-// Double: FP64 MMA; work item = (panel, 16-row tile, NS-th of the 4 8-column tiles).
-template <int NS>
-__device__ __forceinline__ void update(double* S, int N, int J, int P0, int P1, int rank, int workers) {
+// Panels P0..P1 -= (their rows of panel J) (their columns' rows of panel J)^H.
+// Double and complex double: FP64 MMA (complex: four per tile, on the real and imaginary parts,
+// Re = Ar Br^T + Ai Bi^T and Im = Ai Br^T - Ar Bi^T); work item = (panel, 16-row tile, NS-th of
+// the 4 8-column tiles).
+template <int NS, class T>
+__device__ __forceinline__ void update_by_mma(T* S, int N, int J, int P0, int P1, int rank, int workers) {
+  constexpr bool complex = !std::is_same_v<T, double>;
+  constexpr int parts = complex ? 2 : 1;  // acc[0]: the real part, acc[1]: the imaginary one
   const int lane = static_cast<int>(threadIdx.x) & 31, g = lane >> 2, t = lane & 3;
   const int ldJ = panel_ld(N, J);
-  const double* LJ = S + panel_offset(N, J);
+  const T* LJ = S + panel_offset(N, J);
   constexpr int NT = 4 / NS;
   int item = 0;
   for (int P = P0; P <= P1; ++P) {
     const int RP = N - 32 * P, ldP = RP + 4;
-    double* SP = S + panel_offset(N, P);
+    T* SP = S + panel_offset(N, P);
     const int rowJ0 = 32 * (P - J);
     const int items = (RP / 16) * NS;
     // this warp's first item of this panel
@@ -220,22 +267,35 @@ __device__ __forceinline__ void update(double* S, int N, int J, int P0, int P1, 
       // in the diagonal block's first 16 rows only columns 0..15 are needed
       const int ntn = (mt == 0) ? max(0, min(NT, 2 - nt0)) : NT;
       if (ntn == 0) continue;
-      double acc[NT][4];
+      double acc[parts][NT][4];
 #pragma unroll
-      for (int a = 0; a < NT; ++a)
+      for (int q = 0; q < parts; ++q)
 #pragma unroll
-        for (int v = 0; v < 4; ++v) acc[a][v] = 0.0;
-      const double* qa = LJ + rowJ0 + 16 * mt + g;
-      const double* qb = LJ + rowJ0 + 8 * nt0 + g;
+        for (int a = 0; a < NT; ++a)
+#pragma unroll
+          for (int v = 0; v < 4; ++v) acc[q][a][v] = 0.0;
+      const T* qa = LJ + rowJ0 + 16 * mt + g;
+      const T* qb = LJ + rowJ0 + 8 * nt0 + g;
 #pragma unroll
       for (int kk = 0; kk < 32; kk += 8) {
         const int k0 = (kk + t) * ldJ, k1 = (kk + t + 4) * ldJ;
-        const double fa[4] = {qa[k0], qa[k0 + 8], qa[k1], qa[k1 + 8]};
+        const T fa[4] = {qa[k0], qa[k0 + 8], qa[k1], qa[k1 + 8]};
 #pragma unroll
         for (int a = 0; a < NT; ++a) {
           if (a < ntn) {
-            const double fb[2] = {qb[k0 + 8 * a], qb[k1 + 8 * a]};
-            dmma_16x8x8(acc[a], fa, fb);
+            const T fb[2] = {qb[k0 + 8 * a], qb[k1 + 8 * a]};
+            if constexpr (complex) {
+              const double ar[4] = {fa[0].re, fa[1].re, fa[2].re, fa[3].re};
+              const double ai[4] = {fa[0].im, fa[1].im, fa[2].im, fa[3].im};
+              const double an[4] = {-fa[0].re, -fa[1].re, -fa[2].re, -fa[3].re};
+              const double br[2] = {fb[0].re, fb[1].re}, bi[2] = {fb[0].im, fb[1].im};
+              dmma_16x8x8(acc[0][a], ar, br);
+              dmma_16x8x8(acc[0][a], ai, bi);
+              dmma_16x8x8(acc[1][a], ai, br);
+              dmma_16x8x8(acc[1][a], an, bi);
+            } else {
+              dmma_16x8x8(acc[0][a], fa, fb);
+            }
           }
         }
       }
@@ -245,7 +305,11 @@ __device__ __forceinline__ void update(double* S, int N, int J, int P0, int P1, 
 #pragma unroll
           for (int v = 0; v < 4; ++v) {
             const int r = 16 * mt + g + 8 * (v >> 1), c = 8 * (nt0 + a) + 2 * t + (v & 1);
-            SP[c * ldP + r] -= acc[a][v];
+            T& out = SP[c * ldP + r];
+            if constexpr (complex)
+              out = {out.re - acc[0][a][v], out.im - acc[1][a][v]};
+            else
+              out -= acc[0][a][v];
           }
         }
       }
@@ -254,52 +318,90 @@ __device__ __forceinline__ void update(double* S, int N, int J, int P0, int P1, 
   }
 }
 
-// Float: FFMA; work item = (panel, 32-row block, 16-column half); lane: 4 rows x 4 columns.
-template <int NS>
-__device__ __forceinline__ void update(float* S, int N, int J, int P0, int P1, int rank, int workers) {
+// Float and complex float: FFMA; work item = (panel, 32-row block, 16-column half); lane: 4 rows x
+// 4 columns.
+template <int NS, class T>
+__device__ __forceinline__ void update_by_fma(T* S, int N, int J, int P0, int P1, int rank, int workers) {
+  constexpr bool complex = !std::is_same_v<T, float>;
   const int lane = static_cast<int>(threadIdx.x) & 31, rg = lane & 7, cg = lane >> 3;
   const int ldJ = panel_ld(N, J);
-  const float* LJ = S + panel_offset(N, J);
+  const T* LJ = S + panel_offset(N, J);
   int item = 0;
   for (int P = P0; P <= P1; ++P) {
     const int RP = N - 32 * P, ldP = RP + 4;
-    float* SP = S + panel_offset(N, P);
+    T* SP = S + panel_offset(N, P);
     const int rowJ0 = 32 * (P - J);
     const int items = (RP / 32) * 2;
     int i = rank - item;
     i = i < 0 ? ((i % workers) + workers) % workers : i;
     for (; i < items; i += workers) {
       const int rb = i >> 1, h = i & 1;
-      float acc[4][4];
+      float re[4][4], im[4][4];  // im: complex only
 #pragma unroll
       for (int a = 0; a < 4; ++a)
 #pragma unroll
-        for (int b = 0; b < 4; ++b) acc[a][b] = 0.f;
-      const float* qa = LJ + rowJ0 + 32 * rb + 4 * rg;
-      const float* qb = LJ + rowJ0 + 16 * h + 4 * cg;
-#pragma unroll 8
+        for (int b = 0; b < 4; ++b) re[a][b] = im[a][b] = 0.f;
+      const T* qa = LJ + rowJ0 + 32 * rb + 4 * rg;
+      const T* qb = LJ + rowJ0 + 16 * h + 4 * cg;
+      constexpr int kUnroll = complex ? 4 : 8;
+#pragma unroll kUnroll
       for (int k = 0; k < 32; ++k) {
-        const float4 av = *reinterpret_cast<const float4*>(qa + k * ldJ);
-        const float4 bv = *reinterpret_cast<const float4*>(qb + k * ldJ);
-        const float a4[4] = {av.x, av.y, av.z, av.w}, b4[4] = {bv.x, bv.y, bv.z, bv.w};
+        // four consecutive elements of each operand: one float4 (real) or two (complex)
+        float ar[4], ai[4], br[4], bi[4];
+        if constexpr (complex) {
+          const float4 a01 = *reinterpret_cast<const float4*>(qa + k * ldJ);
+          const float4 a23 = *reinterpret_cast<const float4*>(qa + k * ldJ + 2);
+          const float4 b01 = *reinterpret_cast<const float4*>(qb + k * ldJ);
+          const float4 b23 = *reinterpret_cast<const float4*>(qb + k * ldJ + 2);
+          ar[0] = a01.x, ai[0] = a01.y, ar[1] = a01.z, ai[1] = a01.w, ar[2] = a23.x, ai[2] = a23.y, ar[3] = a23.z,
+          ai[3] = a23.w;
+          br[0] = b01.x, bi[0] = b01.y, br[1] = b01.z, bi[1] = b01.w, br[2] = b23.x, bi[2] = b23.y, br[3] = b23.z,
+          bi[3] = b23.w;
+        } else {
+          const float4 av = *reinterpret_cast<const float4*>(qa + k * ldJ);
+          const float4 bv = *reinterpret_cast<const float4*>(qb + k * ldJ);
+          ar[0] = av.x, ar[1] = av.y, ar[2] = av.z, ar[3] = av.w;
+          br[0] = bv.x, br[1] = bv.y, br[2] = bv.z, br[3] = bv.w;
+        }
 #pragma unroll
         for (int a = 0; a < 4; ++a)
 #pragma unroll
-          for (int b = 0; b < 4; ++b) acc[a][b] = fmaf(a4[a], b4[b], acc[a][b]);
+          for (int b = 0; b < 4; ++b) {
+            if constexpr (complex) {
+              re[a][b] = fmaf(ai[a], bi[b], fmaf(ar[a], br[b], re[a][b]));
+              im[a][b] = fmaf(-ar[a], bi[b], fmaf(ai[a], br[b], im[a][b]));
+            } else {
+              re[a][b] = fmaf(ar[a], br[b], re[a][b]);
+            }
+          }
       }
 #pragma unroll
       for (int b = 0; b < 4; ++b) {
         float4* dst = reinterpret_cast<float4*>(SP + (16 * h + 4 * cg + b) * ldP + 32 * rb + 4 * rg);
-        float4 o = *dst;
-        o.x -= acc[0][b];
-        o.y -= acc[1][b];
-        o.z -= acc[2][b];
-        o.w -= acc[3][b];
-        *dst = o;
+        if constexpr (complex) {
+          float4 o01 = dst[0], o23 = dst[1];
+          o01.x -= re[0][b], o01.y -= im[0][b], o01.z -= re[1][b], o01.w -= im[1][b];
+          o23.x -= re[2][b], o23.y -= im[2][b], o23.z -= re[3][b], o23.w -= im[3][b];
+          dst[0] = o01;
+          dst[1] = o23;
+        } else {
+          float4 o = *dst;
+          o.x -= re[0][b], o.y -= re[1][b], o.z -= re[2][b], o.w -= re[3][b];
+          *dst = o;
+        }
       }
     }
     item += items;
   }
+}
+
+// The update in T's arithmetic: FP64 MMA in the double types, FFMA in the single ones.
+template <int NS, class T>
+__device__ __forceinline__ void update(T* S, int N, int J, int P0, int P1, int rank, int workers) {
+  if constexpr (std::is_same_v<RealPartOf<T>, double>)
+    update_by_mma<NS>(S, N, J, P0, P1, rank, workers);
+  else
+    update_by_fma<NS>(S, N, J, P0, P1, rank, workers);
 }
 
 // ---- warp roles ----------------------------------------------------------------------------
@@ -316,10 +418,19 @@ __device__ __forceinline__ int follower_index(int w) {
 // L(i, j) at L + i * lr + j * lc := the factor of the matrix whose element (i, j) lies at
 // A + i * ar + j * ac (potrf_one_block).
 template <class T, int CH>
-__global__ void __launch_bounds__(kWarps * 32, 1)
-    one_block_potrf_kernel(int n, const T* A, long long ar, long long ac, T* L, long long lr, long long lc,
-                           int out_of_place, int* info) {
-  constexpr int NW = kWarps;
+__global__ void __launch_bounds__(kWarps<T> * 32, 1)
+    one_block_potrf_kernel(int n, const T* A, long long ar, long long ac, long long a_matrix, T* L, long long lr,
+                           long long lc, long long l_matrix, int out_of_place, int* info) {
+  constexpr int NW = kWarps<T>;
+  // block b: matrix b of a stack (the pointers hidden from the compiler afterwards: derived from
+  // the parameters throughout the kernel, they took registers that its rows need)
+  if (blockIdx.x != 0) {
+    A += blockIdx.x * a_matrix;
+    L += blockIdx.x * l_matrix;
+    info += blockIdx.x;
+  }
+  opaque(A);
+  opaque(L);
   extern __shared__ __align__(16) unsigned char one_block_smem[];
   T* S = reinterpret_cast<T*>(one_block_smem);
   __shared__ __align__(16) PanelShared<T> sh;
@@ -440,13 +551,16 @@ __global__ void __launch_bounds__(kWarps * 32, 1)
 }  // namespace
 
 template <class T>
-void launch_one_block_potrf(int n, const T* A, long long ar, long long ac, T* L, long long lr, long long lc,
-                            bool out_of_place, int* info, cudaStream_t stream) {
-  constexpr int chain = std::is_same_v<T, double> ? 0 : 1;
+void launch_one_block_potrf(int n, int batch, const T* A, long long ar, long long ac, long long a_matrix, T* L,
+                            long long lr, long long lc, long long l_matrix, bool out_of_place, int* info,
+                            cudaStream_t stream) {
+  if (batch == 0) return;
+  constexpr int chain = std::is_same_v<T, float> ? 1 : 0;
   const auto kernel = one_block_potrf_kernel<T, chain>;
   const std::size_t smem = dynamic_smem_bytes<T>(n);
   ensure_dynamic_smem(reinterpret_cast<const void*>(kernel), smem);
-  kernel<<<1, kWarps * 32, smem, stream>>>(n, A, ar, ac, L, lr, lc, out_of_place ? 1 : 0, info);
+  kernel<<<batch, kWarps<T> * 32, smem, stream>>>(n, A, ar, ac, a_matrix, L, lr, lc, l_matrix, out_of_place ? 1 : 0,
+                                                   info);
   TESSERA_CUDA_CHECK_LAUNCH();
 }
 
@@ -454,21 +568,32 @@ void launch_one_block_potrf(int n, const T* A, long long ar, long long ac, T* L,
 
 template <class T>
 bool potrf_one_block_fits(int n) {
+  using D = batched_detail::DeviceScalar<T>;
   return n >= 0 && n <= one_block_potrf_max_n &&
-         detail::dynamic_smem_bytes<T>(n) + sizeof(detail::PanelShared<T>) <= detail::max_dynamic_smem();
+         detail::dynamic_smem_bytes<D>(n) + sizeof(detail::PanelShared<D>) <= detail::max_dynamic_smem();
 }
 
 template <class T>
 void potrf_one_block(int n, const T* A, long long a_row, long long a_col, T* L, long long l_row, long long l_col,
                      bool out_of_place, int* info, cudaStream_t stream) {
-  detail::launch_one_block_potrf(n, A, a_row, a_col, L, l_row, l_col, out_of_place, info, stream);
+  potrf_one_block_stack(n, 1, A, a_row, a_col, 0, L, l_row, l_col, 0, out_of_place, info, stream);
 }
 
-template bool potrf_one_block_fits<float>(int);
-template bool potrf_one_block_fits<double>(int);
-template void potrf_one_block<float>(int, const float*, long long, long long, float*, long long, long long, bool,
-                                     int*, cudaStream_t);
-template void potrf_one_block<double>(int, const double*, long long, long long, double*, long long, long long, bool,
-                                      int*, cudaStream_t);
+template <class T>
+void potrf_one_block_stack(int n, int batch, const T* A, long long a_row, long long a_col, long long a_matrix, T* L,
+                           long long l_row, long long l_col, long long l_matrix, bool out_of_place, int* info,
+                           cudaStream_t stream) {
+  detail::launch_one_block_potrf(n, batch, batched_detail::device_view(A), a_row, a_col, a_matrix,
+                                 batched_detail::device_view(L), l_row, l_col, l_matrix, out_of_place, info, stream);
+}
+
+#define TESSERA_INSTANTIATE(T)                                                                               \
+  template bool potrf_one_block_fits<T>(int);                                                                \
+  template void potrf_one_block<T>(int, const T*, long long, long long, T*, long long, long long, bool, int*, \
+                                   cudaStream_t);                                                            \
+  template void potrf_one_block_stack<T>(int, int, const T*, long long, long long, long long, T*, long long,   \
+                                         long long, long long, bool, int*, cudaStream_t);
+TESSERA_FOR_EACH_SCALAR(TESSERA_INSTANTIATE)
+#undef TESSERA_INSTANTIATE
 
 }  // namespace tessera::kernels::cuda

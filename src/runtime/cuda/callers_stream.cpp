@@ -564,17 +564,15 @@ const FactorGraph* replayed_graph(StreamSolvers& handles, TensorCores cores, One
   return handles.factor_graph<T>(n, stream);
 }
 
-static_assert(kThresholds.one_block_potrf_max_n <= cuda::one_block_potrf_max_n);
+static_assert(kThresholds.one_block_potrf_max_n <= cuda::one_block_potrf_max_n &&
+              kThresholds.one_block_potrf_max_n_complex_single <= cuda::one_block_potrf_max_n &&
+              kThresholds.one_block_potrf_max_n_complex_double <= cuda::one_block_potrf_max_n);
 
-// Whether the call factors a real matrix of order n by one thread block (cores off): where the
-// plan says so and the GPU's shared memory holds the kernel's, else by cuSOLVER's potrf.
+// Whether the call factors a matrix of order n by one thread block (cores off): where the plan
+// says so and the GPU's shared memory holds the kernel's, else by cuSOLVER's potrf.
 template <class T>
 bool in_one_block(TensorCores cores, OneMatrixLaunch launch, int n) {
-  if constexpr (kIsComplex<T>) {
-    return false;
-  } else {
-    return launch == OneMatrixLaunch::one_block && cores == TensorCores::off && cuda::potrf_one_block_fits<T>(n);
-  }
+  return launch == OneMatrixLaunch::one_block && cores == TensorCores::off && cuda::potrf_one_block_fits<T>(n);
 }
 
 // A's triangle `uplo` (n x n, lda) := its factor, its info into `info` (device memory), on `stream`:
@@ -582,12 +580,10 @@ bool in_one_block(TensorCores cores, OneMatrixLaunch launch, int n) {
 template <class T>
 void factor_in_place(StreamSolvers& handles, TensorCores cores, OneMatrixLaunch launch, Uplo uplo, int n, T* A,
                      int lda, int* info, cudaStream_t stream) {
-  if constexpr (!kIsComplex<T>) {
-    if (in_one_block<T>(cores, launch, n)) {  // an upper triangle read and written as its transpose
-      const long long row = uplo == Uplo::upper ? lda : 1, col = uplo == Uplo::upper ? 1 : lda;
-      cuda::potrf_one_block(n, A, row, col, A, row, col, false, info, stream);
-      return;
-    }
+  if (in_one_block<T>(cores, launch, n)) {  // an upper triangle read and written as its transpose
+    const long long row = uplo == Uplo::upper ? lda : 1, col = uplo == Uplo::upper ? 1 : lda;
+    cuda::potrf_one_block(n, A, row, col, A, row, col, false, info, stream);
+    return;
   }
   if (const FactorGraph* graph = replayed_graph<T>(handles, cores, launch, n, stream)) {
     graph->replay(static_cast<const T*>(A), 1, lda, A, lda, uplo == Uplo::upper, false, info, stream);
@@ -605,12 +601,10 @@ template <class T>
 void factor_into(StreamSolvers& handles, TensorCores cores, OneMatrixLaunch launch, Uplo uplo, int n, const T* A,
                  long long row_stride, long long col_stride, T* L, int ldl, int* info, cudaStream_t stream) {
   const bool upper = uplo == Uplo::upper;
-  if constexpr (!kIsComplex<T>) {
-    if (in_one_block<T>(cores, launch, n)) {  // an upper factor written as the transpose of the lower
-      cuda::potrf_one_block(n, A, upper ? col_stride : row_stride, upper ? row_stride : col_stride, L,
-                            upper ? ldl : 1, upper ? 1 : ldl, true, info, stream);
-      return;
-    }
+  if (in_one_block<T>(cores, launch, n)) {  // an upper factor written as the transpose of the lower
+    cuda::potrf_one_block(n, A, upper ? col_stride : row_stride, upper ? row_stride : col_stride, L, upper ? ldl : 1,
+                          upper ? 1 : ldl, true, info, stream);
+    return;
   }
   if (const FactorGraph* graph = replayed_graph<T>(handles, cores, launch, n, stream)) {
     graph->replay(A, row_stride, col_stride, L, ldl, upper, true, info, stream);
@@ -704,18 +698,25 @@ void potri_into_on_callers_stream_async(const Runtime& runtime, int device, Uplo
 template <class T>
 void potrf_stack_on_callers_stream_async(const Runtime& runtime, int device, Uplo uplo, int n, const T* A,
                                          long long row_stride, long long col_stride, long long strideA, T* L, int ldl,
-                                         long long strideL, int batch, int* info, void* caller_stream, bool in_blocks) {
+                                         long long strideL, int batch, int* info, void* caller_stream,
+                                         StackLaunch launch) {
   if (n <= 0 || batch <= 0) return;
   const CurrentDevice current(device);
   const auto stream = static_cast<cudaStream_t>(caller_stream);
+  const bool upper = uplo == Uplo::upper;
+  if (launch == StackLaunch::one_block && cuda::potrf_one_block_fits<T>(n)) {
+    // an upper factor written as the transpose of the lower (factor_into's one-block form)
+    cuda::potrf_one_block_stack(n, batch, A, upper ? col_stride : row_stride, upper ? row_stride : col_stride, strideA,
+                                L, upper ? ldl : 1, upper ? 1 : ldl, strideL, true, info, stream);
+    return;
+  }
   const StreamSolverPool::Lease handles = lease_handles(runtime, device);
   handles->bind(stream);
   // The triangle read as a lower one: an upper one through the transposed strides (and
   // conjugated: a Hermitian matrix's lower triangle).
-  const bool upper = uplo == Uplo::upper;
   cuda::load_lower_batched(n, A, upper ? col_stride : row_stride, upper ? row_stride : col_stride, strideA, L, ldl,
                            strideL, batch, upper, stream);
-  if (in_blocks) {
+  if (launch == StackLaunch::in_blocks) {
     kernels::cuda::BatchedOptions zeros_above;  // as load_lower_batched left them
     zeros_above.blocked_zero_opposite = true;
     kernels::cuda::potrf_batched_blocked<T>(handles->blas, kernels::cuda::BatchUplo::lower, n, L, ldl, strideL, batch,
@@ -1155,7 +1156,8 @@ template class RefinementOnStream<std::complex<double>>;
   template void potrs_stack_on_callers_stream_async<T>(const Runtime&, int, Uplo, int, int, const T*, int, long long,  \
                                                        T*, int, long long, int, void*);                                \
   template void potrf_stack_on_callers_stream_async<T>(const Runtime&, int, Uplo, int, const T*, long long, long long, \
-                                                       long long, T*, int, long long, int, int*, void*, bool);
+                                                       long long, T*, int, long long, int, int*, void*,         \
+                                                       StackLaunch);
 TESSERA_FOR_EACH_SCALAR(TESSERA_INSTANTIATE)
 #undef TESSERA_INSTANTIATE
 

@@ -21,8 +21,8 @@ namespace tessera::detail {
 //   calls: cuSOLVER's potrf with the loads, checks and stores around it, launched one by one;
 //   replayed: those launches as one CUDA graph, replayed from the second call of a scalar type and
 //             order on (the plan's replays_launches);
-//   one_block: kernels::cuda::potrf_one_block, loads and stores included, in one launch (real
-//              types; the plan's factors_in_one_block), where the GPU's shared memory holds it.
+//   one_block: kernels::cuda::potrf_one_block, loads and stores included, in one launch (the
+//              plan's factors_in_one_block), where the GPU's shared memory holds it.
 enum class OneMatrixLaunch { calls, replayed, one_block };
 
 // A (n x n, lda, in the memory of `device`) factored in place on `stream` (a cudaStream_t; null:
@@ -66,16 +66,22 @@ void potrf_into_on_callers_stream_async(const Runtime& runtime, int device, Uplo
 
 // A stack of `batch` matrices (matrix k's element (i, j) at A + k * strideA + i * row_stride + j *
 // col_stride, on `device`) factored out of place into L + k * strideL (n x n, ldl), each as
-// device::potrf_ex's out-of-place form does: the triangle `uplo` loaded into L's lower triangle,
-// zeros above, all of them factored by one call of cuSOLVER's batched potrf (`in_blocks`: by the
-// batched kernels in blocks of columns, kernels::cuda::potrf_batched_blocked, real types only),
-// LAPACK's info of matrix k into info[k] (device memory), an upper factor moved back into L's upper
-// triangle. On `stream` after the work already on it; returns once enqueued, never waiting for the
-// GPU.
+// device::potrf_ex's out-of-place form does, LAPACK's info of matrix k into info[k] (device
+// memory), by `launch`:
+//   vendor_batched: the triangle `uplo` loaded into L's lower triangle, zeros above, all of them
+//                   factored by one call of cuSOLVER's batched potrf, an upper factor moved back
+//                   into L's upper triangle;
+//   in_blocks:      the same, the batched kernels in blocks of columns factoring them
+//                   (kernels::cuda::potrf_batched_blocked);
+//   one_block:      kernels::cuda::potrf_one_block_stack, a thread block per matrix reading its
+//                   triangle and writing its factor in one launch (vendor_batched where the GPU's
+//                   shared memory does not hold order n).
+// On `stream` after the work already on it; returns once enqueued, never waiting for the GPU.
+enum class StackLaunch { vendor_batched, in_blocks, one_block };
 template <class T>
 void potrf_stack_on_callers_stream_async(const Runtime& runtime, int device, Uplo uplo, int n, const T* A,
                                          long long row_stride, long long col_stride, long long strideA, T* L, int ldl,
-                                         long long strideL, int batch, int* info, void* stream, bool in_blocks = false);
+                                         long long strideL, int batch, int* info, void* stream, StackLaunch launch);
 
 // A (n x n, lda, on `device`) holding potrf's factor in its triangle `uplo` := A^{-1} in that
 // triangle (W = L^{-1} by a triangular solve of the identity, or by levels where `by_levels`, then
