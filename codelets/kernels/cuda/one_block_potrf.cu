@@ -133,8 +133,8 @@ __device__ __forceinline__ void load_tail(const DeviceComplex<float>* row, Devic
     }
 }
 
-// acc - |l|^2 (acc - l^2 for a real l): the next pivot's update by the current column.
-__device__ __forceinline__ float minus_square(float acc, float l) { return fma(-l, l, acc); }
+// acc - |l|^2 (acc - l^2 for a real l): the next pivot's update by the current column (the
+// shuffled chain, CH = 0: not float's).
 __device__ __forceinline__ double minus_square(double acc, double l) { return fma(-l, l, acc); }
 template <class R>
 __device__ __forceinline__ R minus_square(R acc, DeviceComplex<R> l) {
@@ -150,6 +150,17 @@ struct PanelShared {
   int fail;        // first failing column of the current panel (relative), 32 if none
 };
 
+// A row's step for column j of the diagonal block, whose entries lie in `column`: its later
+// entries updated by l times their conjugates in that column, entry j := l.
+template <int j, class T>
+__device__ __forceinline__ void apply_column(T (&x)[32], T l, const T (&column)[32]) {
+  T v[32];
+  load_tail<j>(column, v);
+#pragma unroll
+  for (int k = j + 1; k < 32; ++k) x[k] = minus_product_conj(x[k], l, v[k]);
+  x[j] = l;
+}
+
 // ---- the diagonal warp ---------------------------------------------------------------------
 
 // The diagonal warp's step j after its pivot: column j of the block (l on each lane) and the pivot's
@@ -164,11 +175,7 @@ __device__ __forceinline__ void publish_column(T (&x)[32], T l, R s, int failed,
   }
   __syncwarp();
   if (lane == 0) st_release_shared(&sh.flag, colbase + j + 1);
-  T v[32];
-  load_tail<j>(sh.lcol[j], v);
-#pragma unroll
-  for (int k = j + 1; k < 32; ++k) x[k] = minus_product_conj(x[k], l, v[k]);
-  x[j] = l;
+  apply_column<j>(x, l, sh.lcol[j]);
 }
 
 // CH = 0: the next pivot from its owner by one shuffle per column, CUDA's rsqrt. CH = 1: every lane
@@ -230,11 +237,7 @@ __device__ __forceinline__ void follow_panel(T (&x)[32], PanelShared<T>& sh, int
     if (j >= avail) avail = wait_flag(&sh.flag, colbase + j + 1) - colbase;
     const RealPartOf<T> s = sh.sinv[j];
     const T l = x[j] * s;
-    T v[32];
-    load_tail<j>(sh.lcol[j], v);
-#pragma unroll
-    for (int k = j + 1; k < 32; ++k) x[k] = minus_product_conj(x[k], l, v[k]);
-    x[j] = l;
+    apply_column<j>(x, l, sh.lcol[j]);
   });
 }
 
