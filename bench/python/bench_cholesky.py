@@ -11,14 +11,15 @@ Suites (--suites, default all three):
 The device arrays are torch tensors on the current CUDA device; cupy and tessera take them through
 DLPack (no copy). Each cell is one library on one array: a first call (its fresh-call cost, reported
 apart: the first cell of a library in the process also pays that library's start-up), then --reps
-timed calls whose median gives the rate. Host cells run one library's calls after the other's, or
-more calls where they take less than --min-seconds (0.5 s, so that one preemption of a shared
-machine cannot cover most of a cell), and the process sleeps half a second between cells, so that
-no library's idle BLAS threads still spin in the next one. Device cells alternate the libraries:
-after every library's first call, each round makes one timed call of each, the round's first
-library rotating, so that every library's calls meet the same clocks and host load (--min-seconds
-adds rounds). A call is timed from a synchronised device to the device's
-synchronisation after it, so whatever stream a library uses is counted. Every result is checked:
+timed calls whose median gives the rate. Cells alternate the libraries, so that every library's
+calls meet the same clocks and host load: after every library's first call, each round makes one
+block of timed calls of each library, the round's first library rotating. A device block is one
+call (--min-seconds adds rounds). A host cell has --host-rounds rounds (3), each block a third of
+the --reps calls or more where they take less than a third of --min-seconds (0.5 s, so that one
+preemption of a shared machine cannot cover most of a cell), after a pause of half a second, so
+that no library's idle BLAS threads still spin in the next library's block. A call is timed from a
+synchronised device to the device's synchronisation after it, so whatever stream a library uses is
+counted. Every result is checked:
 ||A x - L (L^T x)|| / (||A||_F ||x||) for a random x, at most n * eps. A library that is missing,
 fails or runs out of memory gets 'n/a' in its cell and the run goes on; memory is handed back to
 the device (torch and cupy caches emptied) between cells.
@@ -328,42 +329,6 @@ def timed_call(call, synchronize):
     return time.perf_counter() - start, result
 
 
-def time_calls(call, synchronize, reps, min_seconds=0.0):
-    """A first call, then timed ones, each from one synchronisation to the next: at least reps of
-    them and, where min_seconds is given, as many more as fill that time (at most 10000), so that
-    one preemption cannot cover most of a cell's calls. Returns (first seconds, the timed calls'
-    seconds, the last result)."""
-    seconds = []
-    while len(seconds) < reps + 1 or (sum(seconds[1:]) < min_seconds and len(seconds) <= 10000):
-        result = None  # the previous result is freed before the next call allocates its own
-        elapsed, result = timed_call(call, synchronize)
-        seconds.append(elapsed)
-    return seconds[0], seconds[1:], result
-
-
-def measure(peer, A, synchronize, residual, tolerance, reps, flops, unit_scale, meter=None, energy_seconds=0,
-            min_seconds=0.0):
-    """One cell: the timings of one library on A and the check of its factor (and the energy of
-    one call with a meter), or its error."""
-    module_name, prepare, factor = peer
-    if module(module_name) is None:
-        return {"error": short(MODULES[module_name])}
-    energy = None
-    try:
-        prepared = prepare(A)
-        first, seconds, L = time_calls(lambda: factor(prepared), synchronize, reps, min_seconds)
-        check = residual(A, L)
-        L = None
-        if meter is not None:
-            energy = meter.per_call(lambda: factor(prepared), synchronize, energy_seconds)
-    except Exception as error:  # out of memory, unsupported shape, wrong dtype...: this cell only
-        return {"error": short(error)}
-    finally:
-        prepared = L = None
-        free_memory()
-    return cell_of(first, seconds, check, tolerance, flops, unit_scale, energy)
-
-
 def cell_of(first, seconds, check, tolerance, flops, unit_scale, energy):
     """A library's cell from its first call, its timed calls, its check and its energy reading."""
     median = statistics.median(seconds)
@@ -378,10 +343,13 @@ def cell_of(first, seconds, check, tolerance, flops, unit_scale, energy):
 
 
 def measure_alternated(peers, A, synchronize, residual, tolerance, reps, flops, unit_scale, meter=None,
-                       energy_seconds=0, min_seconds=0.0):
-    """The device cells of one array: every library's first call, then rounds of one timed call of
-    each library, the round's first library rotating; then each library's check (on one more call)
-    and energy reading. A library that fails gets its error and leaves the rounds."""
+                       energy_seconds=0, min_seconds=0.0, block=None):
+    """The cells of one array: every library's first call, then rounds of one block of timed calls
+    of each library, the round's first library rotating; then each library's check (on one more
+    call) and energy reading. A device block is one call (reps rounds, more while a library's calls
+    fill less than min_seconds); a host block (block = (rounds, quiet seconds before it)) is a
+    rounds-th part of the cell's calls and time, after a quiet pause. A library that fails gets its
+    error and leaves the rounds."""
     cells, ready = {}, {}
     for name, (module_name, prepare, factor) in peers.items():
         if module(module_name) is None:
@@ -393,14 +361,25 @@ def measure_alternated(peers, A, synchronize, residual, tolerance, reps, flops, 
             ready[name] = {"call": call, "first": timed_call(call, synchronize)[0], "seconds": []}
         except Exception as error:  # out of memory, unsupported shape, wrong dtype...: this cell only
             cells[name] = {"error": short(error)}
+    block_rounds, quiet = block if block is not None else (None, 0.0)
+    calls_per_block = -(-reps // block_rounds) if block_rounds else 1
+    block_seconds = min_seconds / block_rounds if block_rounds else 0.0
+
+    def more_rounds(rounds):
+        if block_rounds:
+            return rounds < block_rounds
+        return rounds < reps or (rounds <= 10000 and min(sum(entry["seconds"]) for entry in ready.values())
+                                 < min_seconds)
+
     rounds = 0
-    while ready and (rounds < reps or (rounds <= 10000 and min(sum(entry["seconds"]) for entry in ready.values())
-                                       < min_seconds)):
+    while ready and more_rounds(rounds):
         names = list(ready)
         for i in range(len(names)):
             name = names[(rounds + i) % len(names)]
+            time.sleep(quiet)
             try:
-                ready[name]["seconds"].append(timed_call(ready[name]["call"], synchronize)[0])
+                ready[name]["seconds"] += time_block(ready[name]["call"], synchronize, calls_per_block,
+                                                     block_seconds)
             except Exception as error:
                 cells[name] = {"error": short(error)}
                 del ready[name]
@@ -414,6 +393,14 @@ def measure_alternated(peers, A, synchronize, residual, tolerance, reps, flops, 
             continue
         cells[name] = cell_of(entry["first"], entry["seconds"], check, tolerance, flops, unit_scale, energy)
     return {name: cells[name] for name in peers}  # run_case hands the memory back
+
+
+def time_block(call, synchronize, calls, seconds):
+    """At least `calls` timed calls and as many more as fill `seconds` (at most 10000): their seconds."""
+    times = []
+    while len(times) < calls or (sum(times) < seconds and len(times) < 10000):
+        times.append(timed_call(call, synchronize)[0])
+    return times
 
 
 def run_case(suite, precision, batch, n, args, peers, meter=None):
@@ -433,10 +420,8 @@ def run_case(suite, precision, batch, n, args, peers, meter=None):
     tolerance = n * float(np.finfo(PRECISIONS[precision]).eps)
     settings = (synchronize, residual, tolerance, repetitions(suite, args), flops, UNITS[suite][1], meter,
                 args.energy_seconds, minimum_seconds(suite, args))
-    if device:
-        row["peers"] = measure_alternated(peers, A, *settings)
-    else:
-        row["peers"] = {name: measure(peer, A, *settings) for name, peer in peers.items()}
+    block = None if device else (args.host_rounds, QUIET_SECONDS)
+    row["peers"] = measure_alternated(peers, A, *settings, block=block)
     A = None
     free_memory()
     rates = {name: cell.get("rate") for name, cell in row["peers"].items()}
@@ -541,6 +526,8 @@ def parse_arguments():
     parser.add_argument("--reps", type=int, help="timed calls per cell (default: batched 20, dense 5, host 3)")
     parser.add_argument("--min-seconds", type=float,
                         help="more timed calls in a cell until they fill this time (default: host 0.5, device 0)")
+    parser.add_argument("--host-rounds", type=int, default=3,
+                        help="host cells: rounds of one block of calls per library (default 3)")
     parser.add_argument("--quick", action="store_true", help="few sizes and calls, for a check that all runs")
     parser.add_argument("--seed", type=int, default=2024)
     parser.add_argument("--json", help="write the machine and every row here (rewritten after each row)")
@@ -555,6 +542,8 @@ def parse_arguments():
     args.precisions = [p for p in args.precisions.split(",") if p]
     if args.reps is not None and args.reps < 1:
         parser.error("--reps must be at least 1")
+    if args.host_rounds < 1:
+        parser.error("--host-rounds must be at least 1")
     unknown = set(args.suites) - set(SUITE_PEERS) | set(args.precisions) - set(PRECISIONS)
     if unknown:
         parser.error(f"unknown suite or precision: {', '.join(sorted(unknown))}")
