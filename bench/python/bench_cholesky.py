@@ -348,20 +348,21 @@ def measure_alternated(peers, A, synchronize, residual, tolerance, reps, flops, 
     of each library, the round's first library rotating; then each library's check (on one more
     call) and energy reading. A device block is one call (reps rounds, more while a library's calls
     fill less than min_seconds); a host block (block = (rounds, quiet seconds before it)) is a
-    rounds-th part of the cell's calls and time, after a quiet pause. A library that fails gets its
-    error and leaves the rounds."""
+    rounds-th part of the cell's calls and time, after a quiet pause, as is each first call. A
+    library that fails gets its error and leaves the rounds."""
+    block_rounds, quiet = block if block is not None else (None, 0.0)
     cells, ready = {}, {}
     for name, (module_name, prepare, factor) in peers.items():
         if module(module_name) is None:
             cells[name] = {"error": short(MODULES[module_name])}
             continue
+        time.sleep(quiet)  # a first call meets no other library's spinning BLAS workers either
         try:
             prepared = prepare(A)
             call = lambda factor=factor, prepared=prepared: factor(prepared)  # noqa: E731
             ready[name] = {"call": call, "first": timed_call(call, synchronize)[0], "seconds": []}
         except Exception as error:  # out of memory, unsupported shape, wrong dtype...: this cell only
             cells[name] = {"error": short(error)}
-    block_rounds, quiet = block if block is not None else (None, 0.0)
     calls_per_block = -(-reps // block_rounds) if block_rounds else 1
     block_seconds = min_seconds / block_rounds if block_rounds else 0.0
 
