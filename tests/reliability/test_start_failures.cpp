@@ -350,6 +350,21 @@ int free_thread_keys() {
   return static_cast<int>(keys.size());
 }
 
+TEST(FailedStarts, NoWorkerSaysWhy) {
+  // A start with no worker names what left none, rather than pointing at StarPU's variables.
+  RuntimeOptions no_worker;
+  no_worker.ncpus = 0;
+  no_worker.ncuda = 0;
+  try {
+    Runtime runtime(no_worker);
+    FAIL() << "a runtime with no worker started";
+  } catch (const RuntimeError& error) {
+    const std::string what = error.what();
+    EXPECT_NE(what.find("0 CPU workers were asked for"), std::string::npos) << what;
+    EXPECT_NE(what.find("no CUDA worker was to start"), std::string::npos) << what;
+  }
+}
+
 TEST(FailedStarts, LeaveTheProcessItsThreadKeys) {
   // StarPU 1.3 created a thread key at each start and deleted it only at shutdown, so a start it
   // refused (no worker) kept one: a program that retried used them all up after about a thousand

@@ -128,10 +128,21 @@ void keep_a_core_for_the_caller(const RuntimeOptions& options, starpu_conf& conf
   if (core_kept_for_the_caller(allowed_cpus().size(), gpus, driver_threads)) conf.reserve_ncpus = 1;
 }
 
+// What StarPU's "no worker" refusal of `conf` (as given to starpu_init) means for the caller.
+std::string no_worker_message(const starpu_conf& conf) {
+  const std::string cpus = conf.ncpus == 0
+                               ? "0 CPU workers were asked for (the CPU-worker option, TESSERA_NCPU or STARPU_NCPU)"
+                               : "no CPU worker could start";
+  const std::string gpus = conf.ncuda == 0
+                               ? "no CUDA worker was to start (none asked for, or CUDA's libraries unusable)"
+                               : "no CUDA worker could start (no usable GPU)";
+  return "StarPU could not start: no worker is available: " + cpus + ", and " + gpus;
+}
+
 void init_starpu(starpu_conf& conf) {
+  const starpu_conf given = conf;
   const int ret = starpu_init(&conf);
-  if (ret == -ENODEV)
-    throw RuntimeError("StarPU could not start: no worker is available (check STARPU_NCPU/STARPU_NCUDA)");
+  if (ret == -ENODEV) throw RuntimeError(no_worker_message(given));
   if (ret != 0) throw RuntimeError("StarPU could not start (starpu_init returned " + std::to_string(ret) + ")");
 }
 
